@@ -1,0 +1,126 @@
+#include "config.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpe-alloc.h"
+
+static atomic_size_t budget_bytes;
+
+bool
+rpe_size_prod (size_t *out, size_t n, const size_t *dims)
+{
+  size_t acc = 1;
+
+  for (size_t i = 0; i < n; i++)
+    if (!rpe_size_mul (acc, dims[i], &acc))
+      return false;
+  *out = acc;
+  return true;
+}
+
+RpeStatus
+rpe_size_bytes (size_t *out, size_t elem, size_t a, size_t b, size_t c, size_t d)
+{
+  size_t dims[5] = { elem, a, b, c, d };
+
+  if (!rpe_size_prod (out, 5, dims))
+    return RPE_ERROR_OVERFLOW;
+  return RPE_OK;
+}
+
+size_t
+rpe_physical_memory (void)
+{
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long page_size = sysconf (_SC_PAGE_SIZE);
+  size_t total;
+
+  if (pages <= 0 || page_size <= 0 || !rpe_size_mul ((size_t) pages, (size_t) page_size, &total))
+    return (size_t) 4 << 30;
+  return total;
+}
+
+size_t
+rpe_budget_get (void)
+{
+  size_t b = atomic_load (&budget_bytes);
+
+  if (b == 0)
+    b = rpe_physical_memory () / 4 * 3;
+  return b;
+}
+
+void
+rpe_budget_set (size_t bytes)
+{
+  atomic_store (&budget_bytes, bytes);
+}
+
+RpeStatus
+rpe_budget_check (size_t bytes)
+{
+  return bytes <= rpe_budget_get () ? RPE_OK : RPE_ERROR_NO_MEMORY;
+}
+
+void *
+rpe_alloc (size_t count, size_t elem_size, RpeStatus *status)
+{
+  size_t bytes;
+  void *ptr = NULL;
+  RpeStatus st = RPE_OK;
+
+  if (!rpe_size_mul (count, elem_size, &bytes) || !rpe_size_add (bytes, 63, &bytes))
+    st = RPE_ERROR_OVERFLOW;
+  else if ((st = rpe_budget_check (bytes)) == RPE_OK)
+    {
+      bytes &= ~(size_t) 63;
+      if (bytes == 0)
+        bytes = 64;
+      if (posix_memalign (&ptr, 64, bytes) != 0)
+        {
+          ptr = NULL;
+          st = RPE_ERROR_NO_MEMORY;
+        }
+    }
+  if (status != NULL)
+    *status = st;
+  return ptr;
+}
+
+void *
+rpe_alloc0 (size_t count, size_t elem_size, RpeStatus *status)
+{
+  void *ptr = rpe_alloc (count, elem_size, status);
+
+  if (ptr != NULL)
+    memset (ptr, 0, count * elem_size);
+  return ptr;
+}
+
+void
+rpe_free (void *ptr)
+{
+  free (ptr);
+}
+
+bool
+rpe_all_finite_f (const float *x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (x[i]))
+      return false;
+  return true;
+}
+
+bool
+rpe_all_finite_d (const double *x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (x[i]))
+      return false;
+  return true;
+}

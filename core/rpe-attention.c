@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-attention.h"
+
+/* TODO: not implemented yet. */

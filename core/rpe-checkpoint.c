@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-checkpoint.h"
+
+/* TODO: not implemented yet. */

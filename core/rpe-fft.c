@@ -1,0 +1,114 @@
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "rpe-fft.h"
+
+struct _RpeFftPlan
+{
+  size_t     n;
+  fftwf_plan forward;
+  fftwf_plan inverse;
+};
+
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+RpeFftPlan *
+rpe_fft_plan_new (size_t     n,
+                  unsigned   flags,
+                  RpeStatus *status)
+{
+  RpeFftPlan *plan;
+  float *re = NULL;
+  fftwf_complex *co = NULL;
+  unsigned fftw_flags = FFTW_UNALIGNED | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+
+  if (n == 0 || n > (size_t) 1 << 30)
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
+  plan = calloc (1, sizeof *plan);
+  if (plan == NULL)
+    {
+      *status = RPE_ERROR_NO_MEMORY;
+      return NULL;
+    }
+  plan->n = n;
+
+  pthread_mutex_lock (&planner_lock);
+  re = fftwf_alloc_real (n);
+  co = fftwf_alloc_complex (n / 2 + 1);
+  if (re != NULL && co != NULL)
+    {
+      plan->forward = fftwf_plan_dft_r2c_1d ((int) n, re, co, fftw_flags);
+      plan->inverse = fftwf_plan_dft_c2r_1d ((int) n, co, re, fftw_flags | FFTW_DESTROY_INPUT);
+    }
+  fftwf_free (re);
+  fftwf_free (co);
+  pthread_mutex_unlock (&planner_lock);
+
+  if (plan->forward == NULL || plan->inverse == NULL)
+    {
+      rpe_fft_plan_free (plan);
+      *status = RPE_ERROR_INTERNAL;
+      return NULL;
+    }
+  *status = RPE_OK;
+  return plan;
+}
+
+void
+rpe_fft_plan_free (RpeFftPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  pthread_mutex_lock (&planner_lock);
+  if (plan->forward != NULL)
+    fftwf_destroy_plan (plan->forward);
+  if (plan->inverse != NULL)
+    fftwf_destroy_plan (plan->inverse);
+  pthread_mutex_unlock (&planner_lock);
+  free (plan);
+}
+
+size_t
+rpe_fft_plan_size (const RpeFftPlan *plan)
+{
+  return plan->n;
+}
+
+void
+rpe_fft_forward (const RpeFftPlan *plan,
+                 const float      *in,
+                 fftwf_complex    *out)
+{
+  fftwf_execute_dft_r2c (plan->forward, (float *) in, out);
+}
+
+void
+rpe_fft_inverse (const RpeFftPlan *plan,
+                 fftwf_complex    *in,
+                 float            *out)
+{
+  fftwf_execute_dft_c2r (plan->inverse, in, out);
+}
+
+size_t
+rpe_fft_good_size (size_t n)
+{
+  if (n <= 1)
+    return 1;
+  for (size_t m = n;; m++)
+    {
+      size_t r = m;
+
+      while (r % 2 == 0) r /= 2;
+      while (r % 3 == 0) r /= 3;
+      while (r % 5 == 0) r /= 5;
+      while (r % 7 == 0) r /= 7;
+      if (r == 1)
+        return m;
+    }
+}

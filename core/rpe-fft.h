@@ -1,0 +1,40 @@
+/* rpe-fft.h: real FFT plans over FFTW3 (single precision).
+ *
+ * Plans are created and destroyed under one process-wide mutex (FFTW's planner
+ * is not thread-safe); executing a plan is thread-safe and takes caller arrays
+ * (the new-array execute interface, planned FFTW_UNALIGNED so any pointer works).
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include <fftw3.h>
+
+#include "rpe-status.h"
+
+typedef struct _RpeFftPlan RpeFftPlan;
+
+enum
+{
+  RPE_FFT_ESTIMATE = 0,      /* plan quickly (tests, one-off sizes) */
+  RPE_FFT_MEASURE  = 1 << 0, /* plan carefully (hot loops reused many times) */
+};
+
+/* A plan for real transforms of length n (n >= 1): forward r2c (n reals ->
+ * n/2+1 complex) and inverse c2r (unnormalised: inverse(forward(x)) = n x). */
+RpeFftPlan *rpe_fft_plan_new  (size_t     n,
+                               unsigned   flags,
+                               RpeStatus *status);
+void        rpe_fft_plan_free (RpeFftPlan *plan);
+size_t      rpe_fft_plan_size (const RpeFftPlan *plan);
+
+void rpe_fft_forward (const RpeFftPlan *plan,
+                      const float      *in,
+                      fftwf_complex    *out);
+/* Destroys `in` (FFTW c2r semantics). */
+void rpe_fft_inverse (const RpeFftPlan *plan,
+                      fftwf_complex    *in,
+                      float            *out);
+
+/* Smallest n' >= n whose only prime factors are 2, 3, 5 and 7 (fast for FFTW). */
+size_t rpe_fft_good_size (size_t n);

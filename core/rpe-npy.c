@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-npy.h"
+
+/* TODO: not implemented yet. */

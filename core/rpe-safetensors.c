@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-safetensors.h"
+
+/* TODO: not implemented yet. */

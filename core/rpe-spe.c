@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-spe.h"
+
+/* TODO: not implemented yet. */

@@ -1,0 +1,148 @@
+/* rpe-spe.h: Stochastic Positional Encoding (MATH.md sections 1-4).
+ *
+ * Layouts (C order, one batch item):
+ *   q, k            (N, H, D)       queries / keys
+ *   qbar, kbar      (N, H, D, R)    codes
+ *   qhat, khat      (N, H, R)       encoded queries / keys
+ *   sine noise z    (H, D, 2K, R)   raw N(0,1), row 2k cosine, 2k+1 sine of sine k
+ *   conv noise z    (R, H*D, N+4L)  raw N(0,1), channel c = h*D + d
+ *   gate noise eps  (H, D, R)       raw N(0,1)
+ *   templates       (N, N) per (h, d); lag profiles (2N-1), index i <-> tau = i - (N-1)
+ *
+ * All parameters are *effective* values (after the as-coded transforms):
+ * f = sigmoid(freqs)/2, theta = offsets, lambda = softplus(gains), g = sigmoid(gate).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpe-status.h"
+
+typedef enum
+{
+  RPE_SPE_SINE,
+  RPE_SPE_CONV,
+} RpeSpeMethod;
+
+typedef struct
+{
+  RpeSpeMethod method;
+  size_t n_heads;     /* H */
+  size_t n_features;  /* D */
+  size_t n_sines;     /* K (sine only) */
+  size_t kernel;      /* L (conv only) */
+  float *freqs;       /* sine: (H, D, K) f_k in [0, 0.5] */
+  float *offsets;     /* sine: (H, D, K) theta_k */
+  float *gains;       /* sine: (H, D, K) lambda_k >= 0 */
+  float *wq;          /* conv: (H*D, L) query filter (the reference's conv_k.weight) */
+  float *wk;          /* conv: (H*D, L) key filter (the reference's conv_q.weight) */
+  float *gate;        /* (H, D) g in [0, 1]; NULL when ungated */
+} RpeSpeParams;
+
+/* Allocates zeroed parameter arrays for the method; `size` is K (sine) or L (conv). */
+RpeStatus rpe_spe_params_init   (RpeSpeParams *params,
+                                 RpeSpeMethod  method,
+                                 size_t        n_heads,
+                                 size_t        n_features,
+                                 size_t        size,
+                                 bool          gated);
+void      rpe_spe_params_clear  (RpeSpeParams *params);      /* frees, NULL-safe, zeroes the struct */
+RpeStatus rpe_spe_params_copy   (RpeSpeParams       *dest,   /* dest is initialised by the call */
+                                 const RpeSpeParams *src);
+/* Draws parameters like the reference initialisation, deterministically from seed. */
+RpeStatus rpe_spe_params_random (RpeSpeParams *params,
+                                 uint64_t      seed);
+/* RPE_ERROR_NOT_FINITE / RPE_ERROR_INVALID_ARGUMENT when a value is out of its domain. */
+RpeStatus rpe_spe_params_validate (const RpeSpeParams *params);
+
+/* Number of floats in the noise of one draw (sine: H*D*2K*R, conv: R*H*D*(N+4L)). */
+RpeStatus rpe_spe_noise_size (const RpeSpeParams *params,
+                              size_t              n,
+                              size_t              r,
+                              size_t             *out_count);
+/* Fills z with the seeded draw of the method's noise (stream RPE_STREAM_SINE / _CONV). */
+RpeStatus rpe_spe_noise_fill (const RpeSpeParams *params,
+                              size_t              n,
+                              size_t              r,
+                              uint64_t            seed,
+                              float              *z);
+/* Fills eps (H, D, R) with the seeded gate noise (stream RPE_STREAM_GATE). */
+RpeStatus rpe_spe_gate_noise_fill (const RpeSpeParams *params,
+                                   size_t              r,
+                                   uint64_t            seed,
+                                   float              *eps);
+
+/* Codes Qbar, Kbar (N, H, D, R) before gating, from raw noise z. */
+RpeStatus rpe_spe_codes (const RpeSpeParams *params,
+                         size_t              n,
+                         size_t              r,
+                         const float        *z,
+                         float              *qbar,
+                         float              *kbar,
+                         const RpeMonitor   *monitor);
+
+/* Gating in place: Qbar' = sqrt(1-g) Qbar + sqrt(g) s eps (and Kbar'), eps raw (H, D, R).
+ * A no-op (RPE_OK) when params->gate is NULL. */
+RpeStatus rpe_spe_gate_codes (const RpeSpeParams *params,
+                              size_t              n,
+                              size_t              r,
+                              const float        *eps,
+                              float              *qbar,
+                              float              *kbar);
+
+/* Encoded queries/keys: qhat[m,h,r] = sum_d qbar[m,h,d,r] q[m,h,d] (likewise khat). */
+RpeStatus rpe_spe_encode (size_t            n,
+                          size_t            n_heads,
+                          size_t            n_features,
+                          size_t            r,
+                          const float      *qbar,
+                          const float      *kbar,
+                          const float      *q,
+                          const float      *k,
+                          float            *qhat,
+                          float            *khat,
+                          const RpeMonitor *monitor);
+
+/* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g. */
+RpeStatus rpe_spe_template_lags (const RpeSpeParams *params,
+                                 size_t              h,
+                                 size_t              d,
+                                 size_t              n,
+                                 bool                gated,
+                                 float              *out);
+/* Analytic template of (h, d) as an N x N matrix, out[m*N + n] = P_d(m, n). */
+RpeStatus rpe_spe_template (const RpeSpeParams *params,
+                            size_t              h,
+                            size_t              d,
+                            size_t              n,
+                            bool                gated,
+                            float              *out);
+/* Empirical template of (h, d) from (gated) codes: sqrt(R D)/R * Qbar_d Kbar_d^T, N x N. */
+RpeStatus rpe_spe_empirical_template (size_t            n,
+                                      size_t            n_heads,
+                                      size_t            n_features,
+                                      size_t            r,
+                                      const float      *qbar,
+                                      const float      *kbar,
+                                      size_t            h,
+                                      size_t            d,
+                                      float            *out);
+
+/* SPE logits (H, N, N): lhat[h,m,n] = qhat[m,h] . khat[n,h] / sqrt(R). */
+RpeStatus rpe_spe_logits (size_t            n,
+                          size_t            n_heads,
+                          size_t            r,
+                          const float      *qhat,
+                          const float      *khat,
+                          float            *logits,
+                          const RpeMonitor *monitor);
+/* Exact logits (H, N, N): l[h,m,n] = sum_d q[m,h,d] k[n,h,d] Ptilde_hd(m - n) / sqrt(D). */
+RpeStatus rpe_spe_exact_logits (const RpeSpeParams *params,
+                                size_t              n,
+                                const float        *q,
+                                const float        *k,
+                                bool                gated,
+                                float              *logits,
+                                const RpeMonitor   *monitor);

@@ -1,0 +1,23 @@
+#include "config.h"
+
+#include "rpe-status.h"
+
+const char *
+rpe_status_to_string (RpeStatus status)
+{
+  switch (status)
+    {
+    case RPE_OK: return "success";
+    case RPE_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case RPE_ERROR_OVERFLOW: return "size overflow";
+    case RPE_ERROR_NO_MEMORY: return "not enough memory (or over the memory budget)";
+    case RPE_ERROR_CANCELLED: return "cancelled";
+    case RPE_ERROR_NOT_FINITE: return "input holds NaN or infinity";
+    case RPE_ERROR_IO: return "input/output error";
+    case RPE_ERROR_FORMAT: return "malformed file";
+    case RPE_ERROR_UNSUPPORTED: return "unsupported";
+    case RPE_ERROR_NOT_FOUND: return "not found";
+    case RPE_ERROR_INTERNAL: return "internal library failure";
+    default: return "unknown status";
+    }
+}

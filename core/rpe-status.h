@@ -1,0 +1,54 @@
+/* rpe-status.h: status codes, cancellation and progress for the numeric core.
+ *
+ * The core never prints and never aborts: every fallible call returns an
+ * RpeStatus.  Long calls take an RpeMonitor (NULL is allowed) through which the
+ * caller can cancel and observe progress.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum
+{
+  RPE_OK = 0,
+  RPE_ERROR_INVALID_ARGUMENT, /* a size, index or option is out of range */
+  RPE_ERROR_OVERFLOW,         /* a size computation does not fit in size_t */
+  RPE_ERROR_NO_MEMORY,        /* allocation failed, or the request exceeds the memory budget */
+  RPE_ERROR_CANCELLED,        /* the monitor's cancel flag was raised */
+  RPE_ERROR_NOT_FINITE,       /* an input holds NaN or infinity */
+  RPE_ERROR_IO,               /* reading or writing a file failed */
+  RPE_ERROR_FORMAT,           /* a file is malformed */
+  RPE_ERROR_UNSUPPORTED,      /* a well-formed input uses something we do not support */
+  RPE_ERROR_NOT_FOUND,        /* a tensor or module is missing */
+  RPE_ERROR_INTERNAL,         /* a library (FFTW, ...) failed */
+} RpeStatus;
+
+const char *rpe_status_to_string (RpeStatus status);
+
+/* Progress: fraction in [0, 1].  Called from the computing thread. */
+typedef void (*RpeProgressFunc) (double    fraction,
+                                 void     *user_data);
+
+typedef struct
+{
+  const atomic_int *cancel;     /* nonzero means "stop as soon as you can"; may be NULL */
+  RpeProgressFunc   progress;   /* may be NULL */
+  void             *user_data;
+} RpeMonitor;
+
+static inline bool
+rpe_monitor_cancelled (const RpeMonitor *monitor)
+{
+  return monitor != NULL && monitor->cancel != NULL
+         && atomic_load_explicit (monitor->cancel, memory_order_relaxed) != 0;
+}
+
+static inline void
+rpe_monitor_progress (const RpeMonitor *monitor,
+                      double            fraction)
+{
+  if (monitor != NULL && monitor->progress != NULL)
+    monitor->progress (fraction < 0 ? 0 : fraction > 1 ? 1 : fraction, monitor->user_data);
+}

@@ -1,0 +1,5 @@
+#include "config.h"
+
+#include "rpe-tensor.h"
+
+/* TODO: not implemented yet. */
