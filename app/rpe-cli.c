@@ -1,10 +1,861 @@
+/* rpe-cli.c: `rpe`, the headless command-line tool over the numeric core.
+ *
+ * Scripts depend on this interface: options are only ever added, never changed.
+ * Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "rpe-alloc.h"
+#include "rpe-attention.h"
+#include "rpe-checkpoint.h"
+#include "rpe-error.h"
+#include "rpe-npy.h"
+#include "rpe-rng.h"
+#include "rpe-spe.h"
+
+#include "rpe-cli.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAILURE_OTHER 1
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+
+int
+rpe_cli_exit_code_for_error (const GError *error)
+{
+  if (error == NULL)
+    return 0;
+  if (error->domain == G_OPTION_ERROR)
+    return EXIT_USAGE;
+  if (error->domain == RPE_ERROR)
+    {
+      switch ((RpeStatus) error->code)
+        {
+        case RPE_ERROR_INVALID_ARGUMENT:
+        case RPE_ERROR_OVERFLOW:
+        case RPE_ERROR_NO_MEMORY:
+        case RPE_ERROR_NOT_FINITE:
+        case RPE_ERROR_FORMAT:
+        case RPE_ERROR_UNSUPPORTED:
+        case RPE_ERROR_NOT_FOUND:
+          return EXIT_USAGE;
+        case RPE_ERROR_IO:
+          /* an unreadable input file is bad input; write failures are reported as IO too,
+           * callers that write map them to 1 themselves */
+          return EXIT_USAGE;
+        default:
+          return EXIT_FAILURE_OTHER;
+        }
+    }
+  if (error->domain == G_FILE_ERROR || error->domain == G_IO_ERROR)
+    return EXIT_USAGE;
+  return EXIT_FAILURE_OTHER;
+}
+
+gboolean
+rpe_cli_status_error (RpeStatus    status,
+                      const char  *what,
+                      GError     **error)
+{
+  if (status == RPE_OK)
+    return TRUE;
+  if (status == RPE_ERROR_OVERFLOW)
+    return rpe_set_error (error, status,
+                          "%s: the request is far too large (its size does not fit in memory addresses); "
+                          "reduce --length, --realizations, --heads or --features", what);
+  if (status == RPE_ERROR_NO_MEMORY)
+    return rpe_set_error (error, status,
+                          "%s: the arrays would not fit in the memory budget of %.1f MiB "
+                          "(reduce --length, --realizations, --heads or --features)",
+                          what, (double) rpe_budget_get () / (1024.0 * 1024.0));
+  return rpe_set_error (error, status, "%s: %s", what, rpe_status_to_string (status));
+}
+
+gboolean
+rpe_cli_check_budget (const char   *what,
+                      gsize         n_arrays,
+                      const gsize (*dims)[4],
+                      GError      **error)
+{
+  gsize total = 0;
+
+  for (gsize i = 0; i < n_arrays; i++)
+    {
+      gsize bytes;
+
+      if (rpe_size_bytes (&bytes, sizeof (float), dims[i][0], dims[i][1], dims[i][2], dims[i][3]) != RPE_OK
+          || !rpe_size_add (total, bytes, &total))
+        return rpe_cli_status_error (RPE_ERROR_OVERFLOW, what, error);
+    }
+  if (rpe_budget_check (total) != RPE_OK)
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                          "%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
+                          "(reduce --length, --realizations, --heads or --features)",
+                          what, (double) total / (1024.0 * 1024.0),
+                          (double) rpe_budget_get () / (1024.0 * 1024.0));
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+
+void
+rpe_cli_options_init (RpeCliOptions *o)
+{
+  memset (o, 0, sizeof *o);
+  o->layer = -1;
+  o->heads = 8;
+  o->features = 64;
+  o->sines = 5;
+  o->kernel = 128;
+  o->length = RPE_CLI_UNSET;
+  o->realizations = RPE_CLI_UNSET;
+  o->seed = 0;
+  o->head = -1;
+  o->feature = -1;
+  o->dpfp_nu = 1;
+  o->performer_features = -1;
+  o->train_length = RPE_CLI_UNSET;
+}
+
+void
+rpe_cli_options_clear (RpeCliOptions *o)
+{
+  g_free (o->checkpoint);
+  g_free (o->prefix);
+  g_free (o->method);
+  g_free (o->noise);
+  g_free (o->gate_noise);
+  g_free (o->queries);
+  g_free (o->keys);
+  g_free (o->values);
+  g_free (o->feature_map);
+  g_free (o->relative_embeddings);
+  g_free (o->content);
+  g_free (o->out);
+  g_free (o->out_keys);
+  g_free (o->lrpe_p);
+  g_free (o->lrpe_lambda);
+  g_free (o->lrpe_theta);
+  g_free (o->lrpe_norm);
+  g_free (o->bias);
+  g_free (o->bias_rows);
+  g_free (o->bias_cols);
+  g_free (o->grid);
+  g_free (o->fastrpb_attention);
+  memset (o, 0, sizeof *o);
+}
+
+GOptionGroup *
+rpe_cli_parameter_group (RpeCliOptions *o)
+{
+  const GOptionEntry entries[] = {
+    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "Parameters from a checkpoint (.safetensors, .npy); else random init", "FILE" },
+    { "prefix", 0, 0, G_OPTION_ARG_STRING, &o->prefix, "Module prefix in the checkpoint (see rpe info)", "P" },
+    { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, "Gate of this layer (default: the first one found)", "I" },
+    { "method", 0, 0, G_OPTION_ARG_STRING, &o->method, "sine or conv (random init; with a checkpoint, picks the module)", "sine|conv" },
+    { "heads", 0, 0, G_OPTION_ARG_INT, &o->heads, "Heads H for random init (default 8)", "H" },
+    { "features", 0, 0, G_OPTION_ARG_INT, &o->features, "Features per head D for random init (default 64)", "D" },
+    { "sines", 0, 0, G_OPTION_ARG_INT, &o->sines, "Sines K for random sine init (default 5)", "K" },
+    { "kernel", 0, 0, G_OPTION_ARG_INT, &o->kernel, "Filter length L for random conv init (default 128)", "L" },
+    { "length", 0, 0, G_OPTION_ARG_INT64, &o->length, "Sequence length N (default 256, or the inputs' length)", "N" },
+    { "realizations", 0, 0, G_OPTION_ARG_INT64, &o->realizations, "Realizations R (default 64, or the noise's R)", "R" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of every random draw (default 0)", "S" },
+    { "no-gate", 0, 0, G_OPTION_ARG_NONE, &o->no_gate, "Ignore the gate", NULL },
+    { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
+    { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
+    { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
+    { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, "Queries, shape (N, H, D) or (1, N, H, D)", "Q.npy" },
+    { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Keys, shape (N, H, D) (default: the queries)", "K.npy" },
+    { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, "Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)", "V.npy" },
+    { "content", 0, 0, G_OPTION_ARG_STRING, &o->content, "Queries/keys when not loaded: unit (all ones, the pure positional view; default) or random (seeded N(0,1))", "unit|random" },
+    { "feature-map", 0, 0, G_OPTION_ARG_STRING, &o->feature_map, "Linear attention feature map (default elu1)", "relu|elu1|exp|performer|dpfp" },
+    { "performer-features", 0, 0, G_OPTION_ARG_INT, &o->performer_features, "Random features m for performer (default: the input width)", "M" },
+    { "dpfp-nu", 0, 0, G_OPTION_ARG_INT, &o->dpfp_nu, "DPFP parameter nu (default 1)", "NU" },
+    { "exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "Exact logits instead of the SPE estimate", NULL },
+    { "relative-embeddings", 0, 0, G_OPTION_ARG_FILENAME, &o->relative_embeddings, "rpe-logits: E of shape (2N-1, D) or (H, 2N-1, D)", "E.npy" },
+    { "head", 0, 0, G_OPTION_ARG_INT, &o->head, "Restrict a template to head h", "h" },
+    { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, "Restrict a template to feature d", "d" },
+    { "f64", 0, 0, G_OPTION_ARG_NONE, &o->f64, "Write float64 instead of float32", NULL },
+    { "lrpe-p", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_p, "LRPE P (default identity)", "identity|householder|permutation|odd-even|fourier|dct" },
+    { "lrpe-lambda", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_lambda, "LRPE Lambda (default rotation)", "rotation|mixed|complex|permutation" },
+    { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, "LRPE theta type (default a, RoPE)", "a|b|c" },
+    { "lrpe-norm", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_norm, "lrpe-linear normalisation (default denominator)", "denominator|layer|none" },
+    { "lrpe-before", 0, 0, G_OPTION_ARG_NONE, &o->lrpe_before, "Apply LRPE before the feature map (default: after, as the reference code)", NULL },
+    { "train-length", 0, 0, G_OPTION_ARG_INT64, &o->train_length, "Training length N_train (LRPE theta b/c use it; curves mark it)", "N" },
+    { "bias", 0, 0, G_OPTION_ARG_FILENAME, &o->bias, "fastrpb: Toeplitz weights, shape (2N-1,) or (H, 2N-1), index i for tau = i-(N-1)", "W.npy" },
+    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "fastrpb 2-D: an N1 x N2 grid, positions flattened row-major", "N1xN2" },
+    { "bias-rows", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_rows, "fastrpb 2-D: 2 N1 - 1 row weights (optionally per head)", "Wr.npy" },
+    { "bias-cols", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_cols, "fastrpb 2-D: 2 N2 - 1 column weights (optionally per head)", "Wc.npy" },
+    { "fastrpb-attention", 0, 0, G_OPTION_ARG_STRING, &o->fastrpb_attention, "fastrpb: add W V to this attention of q, k (default none: W V alone)", "none|softmax|linear" },
+    { NULL }
+  };
+  GOptionGroup *group = g_option_group_new ("parameters", "Parameter options", "Show parameter options", NULL, NULL);
+
+  g_option_group_add_entries (group, entries);
+  return group;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parameters and inputs                                                    */
+
+static gboolean
+check_positive (gint64 value, gint64 max, const char *option, GError **error)
+{
+  if (value < 1 || value > max)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "%s must be between 1 and %" G_GINT64_FORMAT " (got %" G_GINT64_FORMAT ")",
+                          option, max, value);
+  return TRUE;
+}
+
+gboolean
+rpe_cli_load_params (const RpeCliOptions *o,
+                     RpeSpeParams        *params,
+                     GError             **error)
+{
+  RpeSpeMethod method = RPE_SPE_SINE;
+  RpeStatus st;
+
+  memset (params, 0, sizeof *params);
+  if (o->method != NULL)
+    {
+      if (g_str_equal (o->method, "sine"))
+        method = RPE_SPE_SINE;
+      else if (g_str_equal (o->method, "conv"))
+        method = RPE_SPE_CONV;
+      else
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--method must be sine or conv (got '%s')", o->method);
+    }
+
+  if (o->checkpoint != NULL)
+    {
+      g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (o->checkpoint, error);
+      const char *prefix = o->prefix;
+
+      if (set == NULL)
+        return FALSE;
+      if (prefix == NULL && o->method != NULL)
+        {
+          g_autoptr(GPtrArray) modules = rpe_checkpoint_find_modules (set);
+
+          for (guint i = 0; i < modules->len && prefix == NULL; i++)
+            {
+              const RpeSpeModuleInfo *info = g_ptr_array_index (modules, i);
+              if (info->method == method)
+                prefix = info->prefix;
+            }
+          if (prefix == NULL)
+            return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: no %s SPE module found (see rpe info)",
+                                  o->checkpoint, o->method);
+          if (!rpe_checkpoint_load_spe (set, prefix, o->layer, params, error))
+            return FALSE;
+        }
+      else if (!rpe_checkpoint_load_spe (set, prefix, o->layer, params, error))
+        return FALSE;
+      if (o->method != NULL && params->method != method)
+        {
+          rpe_spe_params_clear (params);
+          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                "module '%s' of %s is not a %s module",
+                                prefix ? prefix : "(first)", o->checkpoint, o->method);
+        }
+    }
+  else
+    {
+      if (!check_positive (o->heads, 4096, "--heads", error)
+          || !check_positive (o->features, 1 << 16, "--features", error)
+          || (method == RPE_SPE_SINE && !check_positive (o->sines, 1 << 16, "--sines", error))
+          || (method == RPE_SPE_CONV && !check_positive (o->kernel, 1 << 24, "--kernel", error)))
+        return FALSE;
+      {
+        /* sine: freqs, offsets, gains (H, D, K); conv: two (H*D, L) filters; the gate (H, D) */
+        const gsize dims[2][4] = {
+          { (gsize) o->heads, (gsize) o->features, method == RPE_SPE_SINE ? (gsize) o->sines : (gsize) o->kernel,
+            method == RPE_SPE_SINE ? 3 : 2 },
+          { (gsize) o->heads, (gsize) o->features, 1, 1 },
+        };
+        if (!rpe_cli_check_budget ("random parameters", 2, dims, error))
+          return FALSE;
+      }
+      st = rpe_spe_params_init (params, method, (size_t) o->heads, (size_t) o->features,
+                                method == RPE_SPE_SINE ? (size_t) o->sines : (size_t) o->kernel, TRUE);
+      if (st == RPE_OK)
+        st = rpe_spe_params_random (params, (uint64_t) o->seed);
+      if (st != RPE_OK)
+        {
+          rpe_spe_params_clear (params);
+          return rpe_cli_status_error (st, "random parameters", error);
+        }
+    }
+  if (o->no_gate && params->gate != NULL)
+    {
+      rpe_free (params->gate);
+      params->gate = NULL;
+    }
+  return TRUE;
+}
+
+/* Reads an .npy of `want_ndim` dims, accepting one extra leading 1 (a batch of one). */
+RpeTensor *
+rpe_cli_read_array (const char  *path,
+                    gsize        want_ndim,
+                    const char  *what,
+                    GError     **error)
+{
+  g_autoptr(RpeTensor) t = rpe_npy_read (path, error);
+
+  if (t == NULL)
+    return NULL;
+  if (t->ndim == want_ndim + 1 && t->shape[0] == 1)
+    {
+      memmove (t->shape, t->shape + 1, want_ndim * sizeof t->shape[0]);
+      t->ndim = want_ndim;
+    }
+  if (t->ndim != want_ndim)
+    {
+      g_autofree char *shape = rpe_tensor_shape_string (t);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: %s must have %zu dimensions, got shape %s",
+                     path, what, (size_t) want_ndim, shape);
+      return NULL;
+    }
+  if (!rpe_tensor_check_finite (t, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return NULL;
+    }
+  return g_steal_pointer (&t);
+}
+
+/* N, from --length or the inputs. */
+gboolean
+rpe_cli_resolve_length (const RpeCliOptions *o,
+                        gsize                input_length,
+                        gsize               *n,
+                        GError             **error)
+{
+  if (o->length != RPE_CLI_UNSET)
+    {
+      if (!check_positive (o->length, (gint64) 1 << 32, "--length", error))
+        return FALSE;
+      if (input_length != 0 && (gsize) o->length != input_length)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--length %" G_GINT64_FORMAT " does not match the inputs' length %zu",
+                              o->length, (size_t) input_length);
+      *n = (gsize) o->length;
+    }
+  else
+    *n = input_length != 0 ? input_length : 256;
+  return TRUE;
+}
+
+void
+rpe_cli_inputs_clear (RpeCliInputs *in)
+{
+  rpe_free (in->q);
+  rpe_free (in->k);
+  rpe_free (in->v);
+  memset (in, 0, sizeof *in);
+}
+
+static float *
+take_tensor_data (RpeTensor *t)
+{
+  float *data = t->data;
+
+  t->data = NULL;
+  rpe_tensor_free (t);
+  return data;
+}
+
+/* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
+gboolean
+rpe_cli_load_inputs (const RpeCliOptions *o,
+                     const RpeSpeParams  *params,
+                     gboolean             want_values,
+                     RpeCliInputs        *in,
+                     GError             **error)
+{
+  gsize H = params->n_heads, D = params->n_features, n_in = 0, count;
+  RpeTensor *v = NULL;
+  RpeStatus st;
+
+  memset (in, 0, sizeof *in);
+  if (o->keys != NULL && o->queries == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--keys needs --queries");
+  if (o->queries != NULL)
+    {
+      RpeTensor *q = rpe_cli_read_array (o->queries, 3, "queries", error), *k = NULL;
+
+      if (q == NULL)
+        return FALSE;
+      if (q->shape[1] != H || q->shape[2] != D)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: queries must have shape (N, %zu, %zu) to match the parameters, got (%zu, %zu, %zu)",
+                         o->queries, (size_t) H, (size_t) D,
+                         (size_t) q->shape[0], (size_t) q->shape[1], (size_t) q->shape[2]);
+          rpe_tensor_free (q);
+          return FALSE;
+        }
+      if (o->keys != NULL)
+        {
+          k = rpe_cli_read_array (o->keys, 3, "keys", error);
+          if (k == NULL)
+            {
+              rpe_tensor_free (q);
+              return FALSE;
+            }
+          if (k->shape[0] != q->shape[0] || k->shape[1] != H || k->shape[2] != D)
+            {
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "%s: keys must have the queries' shape (%zu, %zu, %zu)",
+                             o->keys, (size_t) q->shape[0], (size_t) H, (size_t) D);
+              rpe_tensor_free (q);
+              rpe_tensor_free (k);
+              return FALSE;
+            }
+        }
+      n_in = q->shape[0];
+      in->n = n_in;
+      in->q = take_tensor_data (q);
+      if (k != NULL)
+        in->k = take_tensor_data (k);
+      else
+        {
+          in->k = rpe_alloc (n_in * H * D, sizeof (float), &st);
+          if (in->k == NULL)
+            {
+              rpe_cli_inputs_clear (in);
+              return rpe_cli_status_error (st, "keys", error);
+            }
+          memcpy (in->k, in->q, n_in * H * D * sizeof (float));
+        }
+    }
+
+  if (want_values && o->values != NULL)
+    {
+      v = rpe_cli_read_array (o->values, 3, "values", error);
+      if (v == NULL)
+        {
+          rpe_cli_inputs_clear (in);
+          return FALSE;
+        }
+      if (n_in == 0)
+        n_in = v->shape[0];   /* without queries, the values decide N */
+    }
+
+  if (!rpe_cli_resolve_length (o, n_in, &in->n, error))
+    {
+      rpe_tensor_free (v);
+      rpe_cli_inputs_clear (in);
+      return FALSE;
+    }
+
+  if (in->q == NULL)
+    {
+      gboolean random = FALSE;
+
+      if (o->content != NULL)
+        {
+          if (g_str_equal (o->content, "random"))
+            random = TRUE;
+          else if (!g_str_equal (o->content, "unit"))
+            {
+              rpe_tensor_free (v);
+              rpe_cli_inputs_clear (in);
+              return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                    "--content must be unit or random (got '%s')", o->content);
+            }
+        }
+      st = rpe_size_bytes (&count, 1, in->n, H, D, 1);
+      if (st == RPE_OK)
+        in->q = rpe_alloc (count, sizeof (float), &st);
+      if (st == RPE_OK)
+        in->k = rpe_alloc (count, sizeof (float), &st);
+      if (st != RPE_OK)
+        {
+          rpe_tensor_free (v);
+          rpe_cli_inputs_clear (in);
+          return rpe_cli_status_error (st, "queries and keys", error);
+        }
+      if (random)
+        {
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, in->q, count);
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, 0, in->k, count);
+        }
+      else
+        for (gsize i = 0; i < count; i++)
+          in->q[i] = in->k[i] = 1.0f;
+    }
+
+  in->dv = D;
+  /* v is only read when want_values */
+  if (want_values)
+    {
+      if (v != NULL)
+        {
+          if (v->shape[0] != in->n || v->shape[1] != H || v->shape[2] == 0)
+            {
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "%s: values must have shape (%zu, %zu, Dv), got (%zu, %zu, %zu)",
+                             o->values, (size_t) in->n, (size_t) H,
+                             (size_t) v->shape[0], (size_t) v->shape[1], (size_t) v->shape[2]);
+              rpe_tensor_free (v);
+              rpe_cli_inputs_clear (in);
+              return FALSE;
+            }
+          in->dv = v->shape[2];
+          in->v = take_tensor_data (v);
+        }
+      else
+        {
+          st = rpe_size_bytes (&count, 1, in->n, H, D, 1);
+          if (st == RPE_OK)
+            in->v = rpe_alloc (count, sizeof (float), &st);
+          if (st != RPE_OK)
+            {
+              rpe_cli_inputs_clear (in);
+              return rpe_cli_status_error (st, "values", error);
+            }
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_VALUES, 0, in->v, count);
+        }
+    }
+  return TRUE;
+}
+
+/* R from --realizations, or from the noise file, or 64. */
+static gboolean
+resolve_realizations (const RpeCliOptions *o,
+                      gsize                from_noise,
+                      gsize               *r,
+                      GError             **error)
+{
+  if (o->realizations != RPE_CLI_UNSET)
+    {
+      if (!check_positive (o->realizations, (gint64) 1 << 24, "--realizations", error))
+        return FALSE;
+      if (from_noise != 0 && (gsize) o->realizations != from_noise)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--realizations %" G_GINT64_FORMAT " does not match the noise's R = %zu",
+                              o->realizations, (size_t) from_noise);
+      *r = (gsize) o->realizations;
+    }
+  else
+    *r = from_noise != 0 ? from_noise : 64;
+  return TRUE;
+}
+
+void
+rpe_cli_codes_clear (RpeCliCodes *c)
+{
+  rpe_free (c->qbar);
+  rpe_free (c->kbar);
+  memset (c, 0, sizeof *c);
+}
+
+/* Codes (N, H, D, R) from replayed or seeded noise; gated if `gate` and the params have a gate. */
+gboolean
+rpe_cli_make_codes (const RpeCliOptions *o,
+                    const RpeSpeParams  *params,
+                    gsize                n,
+                    gboolean             gate,
+                    RpeCliCodes         *codes,
+                    GError             **error)
+{
+  gsize H = params->n_heads, D = params->n_features, r = 0, count, zcount;
+  g_autoptr(RpeTensor) z = NULL;
+  g_autoptr(RpeTensor) eps = NULL;
+  float *zbuf = NULL, *ebuf = NULL;
+  RpeStatus st;
+  gboolean ok = FALSE;
+
+  memset (codes, 0, sizeof *codes);
+  if (o->noise != NULL)
+    {
+      gsize want_ndim = params->method == RPE_SPE_SINE ? 4 : 3;
+
+      z = rpe_cli_read_array (o->noise, want_ndim, "the code noise", error);
+      if (z == NULL)
+        return FALSE;
+      if (params->method == RPE_SPE_SINE)
+        {
+          if (z->shape[0] != H || z->shape[1] != D || z->shape[2] != 2 * params->n_sines)
+            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                  "%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)",
+                                  o->noise, (size_t) H, (size_t) D, (size_t) (2 * params->n_sines),
+                                  (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2],
+                                  (size_t) z->shape[3]);
+          r = z->shape[3];
+        }
+      else
+        {
+          if (z->shape[1] != H * D || z->shape[2] != n + 4 * params->kernel)
+            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                  "%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)",
+                                  o->noise, (size_t) (H * D), (size_t) (n + 4 * params->kernel),
+                                  (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2]);
+          r = z->shape[0];
+        }
+      if (r == 0)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the noise has R = 0", o->noise);
+    }
+  if (!resolve_realizations (o, r, &r, error))
+    return FALSE;
+  {
+    /* the noise, both codes, the gate noise */
+    const gsize dims[4][4] = {
+      { H, D, params->method == RPE_SPE_SINE ? 2 * params->n_sines : 1,
+        params->method == RPE_SPE_SINE ? r : r * (n + 4 * params->kernel) },
+      { n, H, D, r },
+      { n, H, D, r },
+      { H, D, r, 1 },
+    };
+    if (z == NULL && !rpe_cli_check_budget ("codes", 4, dims, error))
+      return FALSE;
+    if (z != NULL && !rpe_cli_check_budget ("codes", 3, dims + 1, error))
+      return FALSE;
+  }
+
+  if (z != NULL)
+    zbuf = z->data;
+  else
+    {
+      st = rpe_spe_noise_size (params, n, r, &zcount);
+      if (st == RPE_OK)
+        zbuf = rpe_alloc (zcount, sizeof (float), &st);
+      if (st == RPE_OK)
+        st = rpe_spe_noise_fill (params, n, r, (uint64_t) o->seed, zbuf);
+      if (st != RPE_OK)
+        {
+          rpe_cli_status_error (st, "code noise", error);
+          goto out;
+        }
+    }
+
+  st = rpe_size_bytes (&count, 1, n, H, D, r);
+  if (st == RPE_OK)
+    codes->qbar = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    codes->kbar = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    st = rpe_spe_codes (params, n, r, zbuf, codes->qbar, codes->kbar, NULL);
+  if (st != RPE_OK)
+    {
+      rpe_cli_status_error (st, "codes", error);
+      goto out;
+    }
+  codes->n = n;
+  codes->r = r;
+
+  if (gate && params->gate != NULL)
+    {
+      if (o->gate_noise != NULL)
+        {
+          eps = rpe_cli_read_array (o->gate_noise, 3, "the gate noise", error);
+          if (eps == NULL)
+            goto out;
+          if (eps->shape[0] != H || eps->shape[1] != D || eps->shape[2] != r)
+            {
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)",
+                             o->gate_noise, (size_t) H, (size_t) D, (size_t) r,
+                             (size_t) eps->shape[0], (size_t) eps->shape[1], (size_t) eps->shape[2]);
+              goto out;
+            }
+          ebuf = eps->data;
+        }
+      else
+        {
+          st = rpe_size_bytes (&count, 1, H, D, r, 1);
+          if (st == RPE_OK)
+            ebuf = rpe_alloc (count, sizeof (float), &st);
+          if (st == RPE_OK)
+            st = rpe_spe_gate_noise_fill (params, r, (uint64_t) o->seed, ebuf);
+          if (st != RPE_OK)
+            {
+              rpe_cli_status_error (st, "gate noise", error);
+              goto out;
+            }
+        }
+      st = rpe_spe_gate_codes (params, n, r, ebuf, codes->qbar, codes->kbar);
+      if (st != RPE_OK)
+        {
+          rpe_cli_status_error (st, "gating", error);
+          goto out;
+        }
+    }
+  ok = TRUE;
+
+out:
+  if (z == NULL)
+    rpe_free (zbuf);
+  if (eps == NULL)
+    rpe_free (ebuf);
+  if (!ok)
+    rpe_cli_codes_clear (codes);
+  return ok;
+}
+
+/* Encoded queries and keys (N, H, R) from gated codes and the content. */
+gboolean
+rpe_cli_encode (const RpeSpeParams *params,
+                const RpeCliCodes  *codes,
+                const RpeCliInputs *in,
+                float             **qhat,
+                float             **khat,
+                GError            **error)
+{
+  gsize count;
+  RpeStatus st = rpe_size_bytes (&count, 1, codes->n, params->n_heads, codes->r, 1);
+
+  *qhat = *khat = NULL;
+  if (st == RPE_OK)
+    *qhat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    *khat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    st = rpe_spe_encode (codes->n, params->n_heads, params->n_features, codes->r,
+                         codes->qbar, codes->kbar, in->q, in->k, *qhat, *khat, NULL);
+  if (st != RPE_OK)
+    {
+      g_clear_pointer (qhat, rpe_free);
+      g_clear_pointer (khat, rpe_free);
+      return rpe_cli_status_error (st, "encoding", error);
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                   */
+
+gboolean
+rpe_cli_write (const RpeCliOptions *o,
+               const char          *path,
+               const float         *data,
+               gsize                ndim,
+               const gsize         *shape,
+               int                 *exit_code,
+               GError             **error)
+{
+  if (!rpe_npy_write (path, data, ndim, shape, o->f64, error))
+    {
+      *exit_code = EXIT_FAILURE_OTHER;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* rpe info                                                                 */
+
+static int
+cmd_info (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr(GPtrArray) modules = NULL;
+
+  if (argc != 2 || g_str_has_prefix (argv[1], "-"))
+    {
+      if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
+        {
+          printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n");
+          return 0;
+        }
+      fprintf (stderr, "rpe info: usage: rpe info FILE\n");
+      return EXIT_USAGE;
+    }
+  set = rpe_checkpoint_read (argv[1], &error);
+  if (set == NULL)
+    {
+      fprintf (stderr, "rpe info: %s\n", error->message);
+      return rpe_cli_exit_code_for_error (error);
+    }
+  printf ("%s: %zu tensors\n", argv[1], (size_t) rpe_tensor_set_size (set));
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (set, i);
+      g_autofree char *shape = rpe_tensor_shape_string (t);
+
+      printf ("  %-48s %-4s %s\n", t->name, rpe_dtype_to_string (t->dtype), shape);
+    }
+  modules = rpe_checkpoint_find_modules (set);
+  printf ("SPE modules: %u\n", modules->len);
+  for (guint i = 0; i < modules->len; i++)
+    {
+      const RpeSpeModuleInfo *m = g_ptr_array_index (modules, i);
+      GString *layers = g_string_new (NULL);
+
+      for (guint j = 0; j < m->layers->len; j++)
+        g_string_append_printf (layers, "%s%d", j ? ", " : "", g_array_index (m->layers, int, j));
+      printf ("  %-24s %s  H=%zu D=%zu %s=%zu  gates: %s  (%s)\n",
+              m->prefix, m->method == RPE_SPE_SINE ? "sine" : "conv",
+              (size_t) m->n_heads, (size_t) m->n_features,
+              m->method == RPE_SPE_SINE ? "K" : "L", (size_t) m->size,
+              layers->len ? layers->str : "none", m->convention);
+      g_string_free (layers, TRUE);
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage:\n"
+           "  rpe info FILE                    tensors and the SPE modules recognised\n"
+           "  rpe compute WHAT [options] -o OUT.npy\n"
+           "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
+           "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
+           "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
+           "  rpe --version\n"
+           "\n"
+           "Run 'rpe compute --help-all' for the options.\n");
+}
 
 int
 main (int argc, char **argv)
 {
-  fprintf (stderr, "rpe: not implemented yet\n");
-  return 1;
+  setlocale (LC_ALL, "");
+  /* Numbers are printed and parsed the C way whatever the locale. */
+  setlocale (LC_NUMERIC, "C");
+
+  if (argc < 2)
+    {
+      usage (stderr);
+      return EXIT_USAGE;
+    }
+  if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") || g_str_equal (argv[1], "help"))
+    {
+      usage (stdout);
+      return 0;
+    }
+  if (g_str_equal (argv[1], "--version"))
+    {
+      printf ("rpe %s\n", PACKAGE_VERSION);
+      return 0;
+    }
+  if (g_str_equal (argv[1], "info"))
+    return cmd_info (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "compute"))
+    return rpe_cli_compute (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "curves"))
+    return rpe_cli_curves (argc - 1, argv + 1);
+  fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
+  usage (stderr);
+  return EXIT_USAGE;
 }

@@ -31,3 +31,83 @@ RpeStatus rpe_ape_logits (size_t            n,
                           const float      *k,
                           float            *logits,
                           const RpeMonitor *monitor);
+
+/* ---- Streaming attention rows (for viewers of long sequences) ----
+ *
+ * A viewer asks for rows m0 .. m0 + n_rows - 1 of one head's N x N attention
+ * map at a time, so the peak memory is O(n_rows x N) instead of O(N^2).  The
+ * logits come either from a caller's callback (any positional scheme), or from
+ * q, k and a logits kind (rpe_attention_rows below).  The row softmax and the
+ * causal mask use the *absolute* row index m (column n > m masked). */
+
+/* Softmax of a block of rows whose first row is absolute row m0 of a map with
+ * `n` columns: rows (n_rows, n), in place; causal masks n > m0 + i.
+ * Conventions (also for rpe_softmax_rows): -INFINITY logits are allowed and get
+ * weight 0; a row whose every unmasked entry is -INFINITY becomes all 0; if
+ * some entries are +INFINITY they share the row's mass equally; NaN gives
+ * RPE_ERROR_NOT_FINITE (rows before it are already transformed). */
+RpeStatus rpe_softmax_row_block (float            *rows,
+                                 size_t            n_rows,
+                                 size_t            n,
+                                 size_t            m0,
+                                 bool              causal);
+
+/* Fills out (n_rows, n_cols) with the logits of rows m0 .. m0 + n_rows - 1. */
+typedef RpeStatus (*RpeLogitsRowsFunc) (size_t    m0,
+                                        size_t    n_rows,
+                                        size_t    n_cols,
+                                        float    *out,
+                                        void     *user_data);
+
+/* Attention rows from a logits callback: calls func once per chunk of at most
+ * `chunk` rows (0 = all n_rows at once), then softmaxes each chunk in place.
+ * out (n_rows, n_cols).  The callback's status is passed through. */
+RpeStatus rpe_attention_rows_func (size_t             n_cols,
+                                   size_t             m0,
+                                   size_t             n_rows,
+                                   size_t             chunk,
+                                   bool               causal,
+                                   RpeLogitsRowsFunc  func,
+                                   void              *user_data,
+                                   float             *out,
+                                   const RpeMonitor  *monitor);
+
+typedef enum
+{
+  RPE_LOGITS_DOT,       /* q_m . k_n / sqrt(D) */
+  RPE_LOGITS_APE,       /* (q_m + p_m) . (k_n + p_n) / sqrt(D), p sinusoidal */
+  RPE_LOGITS_RELATIVE,  /* (q_m . k_n + q_m . E[m - n]) / sqrt(D)  (Shaw / skewing, rpe-skew.h) */
+} RpeLogitsKind;
+
+typedef struct
+{
+  RpeLogitsKind kind;
+  size_t        n;             /* N */
+  size_t        n_heads;       /* H */
+  size_t        d;             /* D */
+  const float  *q;             /* (N, H, D) */
+  const float  *k;             /* (N, H, D) */
+  const float  *rel;           /* RELATIVE only: E (2N-1, D), or (H, 2N-1, D) if rel_per_head */
+  bool          rel_per_head;
+} RpeLogitsSpec;
+
+/* Rows m0 .. m0 + n_rows - 1 of head `head` of the logits (raw, before the softmax),
+ * into out (n_rows, N).  Causal entries n > m are -INFINITY. */
+RpeStatus rpe_logits_rows (const RpeLogitsSpec *spec,
+                           size_t               head,
+                           size_t               m0,
+                           size_t               n_rows,
+                           bool                 causal,
+                           float               *out,
+                           const RpeMonitor    *monitor);
+
+/* The same rows after the row softmax: attention weights, out (n_rows, N).
+ * Identical (to float rounding) to the matching rows of the full map
+ * rpe_softmax_rows (logits) for any blocking.  Extra memory O(N D). */
+RpeStatus rpe_attention_rows (const RpeLogitsSpec *spec,
+                              size_t               head,
+                              size_t               m0,
+                              size_t               n_rows,
+                              bool                 causal,
+                              float               *out,
+                              const RpeMonitor    *monitor);

@@ -1,3 +1,730 @@
+/* rpe-linear-attention.c: kernel feature maps and linear attention
+ * (MATH.md section 5).  See rpe-linear-attention.h for layouts and conventions.
+ *
+ * Linear attention: Katharopoulos et al. 2020 ("Transformers are RNNs");
+ * Performer: Choromanski et al. 2021; DPFP: Schlag, Irie, Schmidhuber 2021. */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include <fftw3.h>
+#include <cblas.h>
+
+#include "rpe-alloc.h"
+#include "rpe-linear-attention.h"
+#include "rpe-rng.h"
+
+/* Rows per BLAS call / cancellation check. */
+#define ROW_CHUNK 256
+/* Rows per chunk of the causal linear attention. */
+#define CAUSAL_CHUNK 64
+
+/* Stream for the norms of the orthogonal Performer rows (distinct from W's own draws). */
+#define STREAM_PERFORMER_NORMS ((uint64_t) RPE_STREAM_PERFORMER | ((uint64_t) 1 << 32))
+
+static inline size_t
+min_size (size_t a,
+          size_t b)
+{
+  return a < b ? a : b;
+}
+
+static inline float
+relu (float x)
+{
+  return x > 0.0f ? x : 0.0f;
+}
+
+RpeStatus
+rpe_feature_map_dim (RpeFeatureMap            map,
+                     const RpeFeatureOptions *options,
+                     size_t                   f,
+                     size_t                  *out_m)
+{
+  size_t two_f;
+
+  if (out_m == NULL || f == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  switch (map)
+    {
+    case RPE_FEATURE_RELU:
+    case RPE_FEATURE_ELU1:
+    case RPE_FEATURE_EXP:
+      *out_m = f;
+      return RPE_OK;
+    case RPE_FEATURE_PERFORMER:
+      if (options == NULL || options->m == 0)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      *out_m = options->m;
+      return RPE_OK;
+    case RPE_FEATURE_DPFP:
+      if (options == NULL || options->nu == 0)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      if (!rpe_size_mul (f, 2, &two_f))
+        return RPE_ERROR_OVERFLOW;
+      if (options->nu >= two_f)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      if (!rpe_size_mul (two_f, options->nu, out_m))
+        return RPE_ERROR_OVERFLOW;
+      return RPE_OK;
+    default:
+      return RPE_ERROR_INVALID_ARGUMENT;
+    }
+}
+
+/* ---- Performer projection ---- */
+
+/* Orthonormalises the rows of g (f x f, double) in place: modified
+ * Gram-Schmidt applied twice ("twice is enough") for stability. */
+static RpeStatus
+gram_schmidt (double *g,
+              size_t  f)
+{
+  for (size_t i = 0; i < f; i++)
+    {
+      double *r = g + i * f;
+      double norm0 = 0, norm = 0;
+
+      for (size_t t = 0; t < f; t++)
+        norm0 += r[t] * r[t];
+      for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < i; j++)
+          {
+            const double *u = g + j * f;
+            double dot = 0;
+
+            for (size_t t = 0; t < f; t++)
+              dot += r[t] * u[t];
+            for (size_t t = 0; t < f; t++)
+              r[t] -= dot * u[t];
+          }
+      for (size_t t = 0; t < f; t++)
+        norm += r[t] * r[t];
+      /* Rank deficiency has probability zero for Gaussian input. */
+      if (!(norm > 1e-24 * norm0) || norm == 0)
+        return RPE_ERROR_INTERNAL;
+      norm = 1.0 / sqrt (norm);
+      for (size_t t = 0; t < f; t++)
+        r[t] *= norm;
+    }
+  return RPE_OK;
+}
+
+RpeStatus
+rpe_performer_matrix (const RpeFeatureOptions *options,
+                      size_t                   f,
+                      float                   *w)
+{
+  RpeStatus st = RPE_OK;
+  size_t count, ff;
+  float *raw = NULL;
+  double *g = NULL;
+
+  if (options == NULL || w == NULL || f == 0 || options->m == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (options->m, f, &count) || !rpe_size_mul (f, f, &ff))
+    return RPE_ERROR_OVERFLOW;
+
+  /* Row i of W is draw (i F .. i F + F - 1) of the stream, so the first rows do
+   * not depend on m; the orthogonal variant orthogonalises those same draws
+   * block by block. */
+  rpe_rng_normal (options->seed, RPE_STREAM_PERFORMER, 0, w, count);
+  if (!options->orthogonal)
+    return RPE_OK;
+
+  raw = rpe_alloc (f, sizeof (float), &st);
+  if (raw != NULL)
+    g = rpe_alloc (ff, sizeof (double), &st);
+  if (g == NULL)
+    goto done;
+
+  for (size_t b0 = 0; b0 < options->m; b0 += f)
+    {
+      size_t rows = min_size (f, options->m - b0);
+
+      /* The full F x F Gaussian block (also for a partial last block). */
+      for (size_t i = 0; i < f; i++)
+        {
+          rpe_rng_normal (options->seed, RPE_STREAM_PERFORMER, (b0 + i) * f, raw, f);
+          for (size_t t = 0; t < f; t++)
+            g[i * f + t] = raw[t];
+        }
+      if ((st = gram_schmidt (g, f)) != RPE_OK)
+        goto done;
+      for (size_t i = 0; i < rows; i++)
+        {
+          double len = 0;
+
+          /* Row length ~ chi_F, as for a Gaussian row. */
+          rpe_rng_normal (options->seed, STREAM_PERFORMER_NORMS, (b0 + i) * f, raw, f);
+          for (size_t t = 0; t < f; t++)
+            len += (double) raw[t] * raw[t];
+          len = sqrt (len);
+          for (size_t t = 0; t < f; t++)
+            w[(b0 + i) * f + t] = (float) (g[i * f + t] * len);
+        }
+    }
+
+done:
+  rpe_free (g);
+  rpe_free (raw);
+  return st;
+}
+
+/* ---- feature maps ---- */
+
+/* phi (N, H, M) <- exp(phi - shift) * factor in place for head h, where phi
+ * holds exponents; shift = row max (query) or head max (key). */
+static void
+exp_shifted_head (float          *phi,
+                  size_t          n,
+                  size_t          n_heads,
+                  size_t          m,
+                  size_t          h,
+                  RpeFeatureRole  role,
+                  float           factor)
+{
+  float head_max = -INFINITY;
+
+  if (role == RPE_FEATURE_KEY)
+    for (size_t i = 0; i < n; i++)
+      {
+        const float *r = phi + (i * n_heads + h) * m;
+
+        for (size_t j = 0; j < m; j++)
+          head_max = r[j] > head_max ? r[j] : head_max;
+      }
+
+  for (size_t i = 0; i < n; i++)
+    {
+      float *r = phi + (i * n_heads + h) * m;
+      float c = head_max;
+
+      if (role == RPE_FEATURE_QUERY)
+        {
+          c = -INFINITY;
+          for (size_t j = 0; j < m; j++)
+            c = r[j] > c ? r[j] : c;
+        }
+      for (size_t j = 0; j < m; j++)
+        r[j] = expf (r[j] - c) * factor;
+    }
+}
+
+/* Performer exponents for head h: phi[i, h, :] = W x_i - |x_i|^2 / 2. */
+static void
+performer_exponents_head (const float *x,
+                          const float *w,
+                          size_t       n,
+                          size_t       n_heads,
+                          size_t       f,
+                          size_t       m,
+                          size_t       h,
+                          float       *phi)
+{
+  for (size_t i0 = 0; i0 < n; i0 += ROW_CHUNK)
+    {
+      size_t b = min_size (ROW_CHUNK, n - i0);
+
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans,
+                   (int) b, (int) m, (int) f,
+                   1.0f, x + (i0 * n_heads + h) * f, (int) (n_heads * f), w, (int) f,
+                   0.0f, phi + (i0 * n_heads + h) * m, (int) (n_heads * m));
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      const float *xr = x + (i * n_heads + h) * f;
+      float *r = phi + (i * n_heads + h) * m;
+      double sq = 0;
+      float half;
+
+      for (size_t t = 0; t < f; t++)
+        sq += (double) xr[t] * xr[t];
+      half = (float) (0.5 * sq);
+      for (size_t j = 0; j < m; j++)
+        r[j] -= half;
+    }
+}
+
+RpeStatus
+rpe_feature_map_apply (RpeFeatureMap            map,
+                       const RpeFeatureOptions *options,
+                       RpeFeatureRole           role,
+                       size_t                   n,
+                       size_t                   n_heads,
+                       size_t                   f,
+                       const float             *x,
+                       float                   *phi,
+                       const RpeMonitor        *monitor)
+{
+  RpeStatus st;
+  size_t m, rows, in_count, out_count;
+  float *w = NULL;
+
+  if (x == NULL || phi == NULL || n == 0 || n_heads == 0 || f == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (role != RPE_FEATURE_QUERY && role != RPE_FEATURE_KEY)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_feature_map_dim (map, options, f, &m)) != RPE_OK)
+    return st;
+  if (!rpe_size_mul (n, n_heads, &rows) || !rpe_size_mul (rows, f, &in_count)
+      || !rpe_size_mul (rows, m, &out_count))
+    return RPE_ERROR_OVERFLOW;
+  if (!rpe_all_finite_f (x, in_count))
+    return RPE_ERROR_NOT_FINITE;
+
+  switch (map)
+    {
+    case RPE_FEATURE_RELU:
+    case RPE_FEATURE_ELU1:
+      for (size_t i = 0; i < in_count; i++)
+        {
+          float v = x[i];
+
+          phi[i] = map == RPE_FEATURE_RELU ? relu (v) : v > 0.0f ? v + 1.0f : expf (v);
+        }
+      break;
+
+    case RPE_FEATURE_DPFP:
+      for (size_t r = 0; r < rows; r++)
+        {
+          const float *xr = x + r * f;
+          float *o = phi + r * m;
+          const size_t two_f = 2 * f;
+
+          if ((r & 1023) == 0 && rpe_monitor_cancelled (monitor))
+            return RPE_ERROR_CANCELLED;
+          /* x'_i = relu(x_i) for i < F, relu(-x_{i-F}) after. */
+          for (size_t j = 1; j <= options->nu; j++)
+            for (size_t i = 0; i < two_f; i++)
+              {
+                size_t a = i, b = (i + j) % two_f;
+                float xa = a < f ? relu (xr[a]) : relu (-xr[a - f]);
+                float xb = b < f ? relu (xr[b]) : relu (-xr[b - f]);
+
+                o[(j - 1) * two_f + i] = xa * xb;
+              }
+        }
+      break;
+
+    case RPE_FEATURE_EXP:
+      memcpy (phi, x, in_count * sizeof (float));
+      for (size_t h = 0; h < n_heads; h++)
+        {
+          if (rpe_monitor_cancelled (monitor))
+            return RPE_ERROR_CANCELLED;
+          exp_shifted_head (phi, n, n_heads, m, h, role, 1.0f);
+          rpe_monitor_progress (monitor, (double) (h + 1) / (double) n_heads);
+        }
+      break;
+
+    case RPE_FEATURE_PERFORMER:
+      if (f > INT_MAX || m > INT_MAX || n_heads * f > INT_MAX || n_heads * m > INT_MAX)
+        return RPE_ERROR_OVERFLOW;
+      if (!rpe_size_mul (m, f, &in_count))
+        return RPE_ERROR_OVERFLOW;
+      w = rpe_alloc (in_count, sizeof (float), &st);
+      if (w == NULL)
+        return st;
+      if ((st = rpe_performer_matrix (options, f, w)) != RPE_OK)
+        {
+          rpe_free (w);
+          return st;
+        }
+      for (size_t h = 0; h < n_heads; h++)
+        {
+          if (rpe_monitor_cancelled (monitor))
+            {
+              rpe_free (w);
+              return RPE_ERROR_CANCELLED;
+            }
+          performer_exponents_head (x, w, n, n_heads, f, m, h, phi);
+          exp_shifted_head (phi, n, n_heads, m, h, role, (float) (1.0 / sqrt ((double) m)));
+          rpe_monitor_progress (monitor, (double) (h + 1) / (double) n_heads);
+        }
+      rpe_free (w);
+      break;
+
+    default:
+      return RPE_ERROR_INVALID_ARGUMENT;
+    }
+  rpe_monitor_progress (monitor, 1.0);
+  return RPE_OK;
+}
+
+/* ---- linear attention ---- */
+
+static RpeStatus
+linear_check (size_t       n,
+              size_t       n_heads,
+              size_t       m,
+              size_t       dv,
+              const float *phi_q,
+              const float *phi_k,
+              const float *v)
+{
+  size_t rows, cq, cv, hm, hdv;
+
+  if (phi_q == NULL || phi_k == NULL || (dv > 0 && v == NULL)
+      || n == 0 || n_heads == 0 || m == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (n, n_heads, &rows) || !rpe_size_mul (rows, m, &cq)
+      || !rpe_size_mul (rows, dv, &cv) || !rpe_size_mul (n_heads, m, &hm)
+      || !rpe_size_mul (n_heads, dv, &hdv))
+    return RPE_ERROR_OVERFLOW;
+  if (n > INT_MAX || hm > INT_MAX || hdv > INT_MAX)
+    return RPE_ERROR_OVERFLOW;
+  if (!rpe_all_finite_f (phi_q, cq) || !rpe_all_finite_f (phi_k, cq)
+      || (dv > 0 && !rpe_all_finite_f (v, cv)))
+    return RPE_ERROR_NOT_FINITE;
+  return RPE_OK;
+}
+
+RpeStatus
+rpe_linear_attention (size_t            n,
+                      size_t            n_heads,
+                      size_t            m,
+                      size_t            dv,
+                      const float      *phi_q,
+                      const float      *phi_k,
+                      const float      *v,
+                      bool              causal,
+                      float            *y,
+                      const RpeMonitor *monitor)
+{
+  RpeStatus st;
+  const size_t hm = n_heads * m, hdv = n_heads * dv;
+  size_t mdv;
+  float *kv = NULL, *s_f = NULL, *intra = NULL;
+  double *s = NULL, *z = NULL;
+
+  if (dv == 0 || y == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = linear_check (n, n_heads, m, dv, phi_q, phi_k, v)) != RPE_OK)
+    return st;
+  if (!rpe_size_mul (m, dv, &mdv))
+    return RPE_ERROR_OVERFLOW;
+
+  z = rpe_alloc (m, sizeof (double), &st);
+  if (z == NULL)
+    goto done;
+  kv = rpe_alloc (mdv, sizeof (float), &st);
+  if (kv == NULL)
+    goto done;
+  if (causal)
+    {
+      s = rpe_alloc (mdv, sizeof (double), &st);
+      if (s != NULL)
+        s_f = rpe_alloc (mdv, sizeof (float), &st);
+      if (s_f != NULL)
+        intra = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st);
+      if (intra == NULL)
+        goto done;
+    }
+
+  for (size_t h = 0; h < n_heads; h++)
+    {
+      const float *pq = phi_q + h * m, *pk = phi_k + h * m, *vh = v + h * dv;
+      float *yh = y + h * dv;
+
+      if (rpe_monitor_cancelled (monitor))
+        {
+          st = RPE_ERROR_CANCELLED;
+          goto done;
+        }
+      memset (z, 0, m * sizeof (double));
+
+      if (!causal)
+        {
+          /* kv (M, Dv) = phi(K)^T V; z = phi(K)^T 1 */
+          cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans,
+                       (int) m, (int) dv, (int) n,
+                       1.0f, pk, (int) hm, vh, (int) hdv,
+                       0.0f, kv, (int) dv);
+          for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+              z[j] += pk[i * hm + j];
+
+          for (size_t i0 = 0; i0 < n; i0 += ROW_CHUNK)
+            {
+              size_t b = min_size (ROW_CHUNK, n - i0);
+
+              if (rpe_monitor_cancelled (monitor))
+                {
+                  st = RPE_ERROR_CANCELLED;
+                  goto done;
+                }
+              /* numerators (b, Dv) = phi(Q) kv, written in place into y */
+              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                           (int) b, (int) dv, (int) m,
+                           1.0f, pq + i0 * hm, (int) hm, kv, (int) dv,
+                           0.0f, yh + i0 * hdv, (int) hdv);
+              for (size_t i = i0; i < i0 + b; i++)
+                {
+                  double den = 0;
+                  float *yr = yh + i * hdv;
+
+                  for (size_t j = 0; j < m; j++)
+                    den += pq[i * hm + j] * z[j];
+                  for (size_t t = 0; t < dv; t++)
+                    yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
+                }
+              rpe_monitor_progress (monitor, ((double) h + (double) (i0 + b) / (double) n) / (double) n_heads);
+            }
+        }
+      else
+        {
+          /* Causal, in chunks of C rows (Katharopoulos et al. 2020, eq. 10-12,
+           * evaluated chunkwise): with S, z the running sums over all rows
+           * before the chunk,
+           *   num_i = phi(q_i)^T S + sum_{c0 <= j <= i} (phi(q_i) . phi(k_j)) v_j
+           *   den_i = phi(q_i) . z + sum_{c0 <= j <= i}  phi(q_i) . phi(k_j)
+           * which is exactly y_i = phi(q_i)^T S_i / (phi(q_i) . z_i).  The
+           * products run in BLAS; S and z are accumulated in double (s, z) and
+           * S is rounded once per chunk into s_f for the next product.  Memory:
+           * O(M Dv + C^2), never N x N. */
+          memset (s, 0, mdv * sizeof (double));
+          memset (s_f, 0, mdv * sizeof (float));
+          for (size_t c0 = 0; c0 < n; c0 += CAUSAL_CHUNK)
+            {
+              const size_t b = min_size (CAUSAL_CHUNK, n - c0);
+              const float *qc = pq + c0 * hm, *kc = pk + c0 * hm, *vc = vh + c0 * hdv;
+              float *yc = yh + c0 * hdv;
+
+              if (rpe_monitor_cancelled (monitor))
+                {
+                  st = RPE_ERROR_CANCELLED;
+                  goto done;
+                }
+              /* yc (b, Dv) = Qc S_prev */
+              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                           (int) b, (int) dv, (int) m,
+                           1.0f, qc, (int) hm, s_f, (int) dv,
+                           0.0f, yc, (int) hdv);
+              /* intra (b, b) = Qc Kc^T, lower triangle kept */
+              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans,
+                           (int) b, (int) b, (int) m,
+                           1.0f, qc, (int) hm, kc, (int) hm,
+                           0.0f, intra, (int) b);
+              for (size_t i = 0; i < b; i++)
+                for (size_t j = i + 1; j < b; j++)
+                  intra[i * b + j] = 0.0f;
+              /* yc += intra Vc */
+              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                           (int) b, (int) dv, (int) b,
+                           1.0f, intra, (int) b, vc, (int) hdv,
+                           1.0f, yc, (int) hdv);
+              for (size_t i = 0; i < b; i++)
+                {
+                  double den = 0;
+                  float *yr = yc + i * hdv;
+
+                  for (size_t j = 0; j < m; j++)
+                    den += (double) qc[i * hm + j] * z[j];
+                  for (size_t j = 0; j <= i; j++)
+                    den += intra[i * b + j];
+                  for (size_t t = 0; t < dv; t++)
+                    yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
+                }
+              /* S += Kc^T Vc,  z += Kc^T 1 */
+              cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans,
+                           (int) m, (int) dv, (int) b,
+                           1.0f, kc, (int) hm, vc, (int) hdv,
+                           0.0f, kv, (int) dv);
+              for (size_t t = 0; t < mdv; t++)
+                {
+                  s[t] += kv[t];
+                  s_f[t] = (float) s[t];
+                }
+              for (size_t i = 0; i < b; i++)
+                for (size_t j = 0; j < m; j++)
+                  z[j] += kc[i * hm + j];
+              rpe_monitor_progress (monitor, ((double) h + (double) (c0 + b) / (double) n) / (double) n_heads);
+            }
+        }
+    }
+
+done:
+  rpe_free (intra);
+  rpe_free (s_f);
+  rpe_free (s);
+  rpe_free (kv);
+  rpe_free (z);
+  return st;
+}
+
+/* Maps a stage's progress into [base, base + span] of the parent monitor. */
+typedef struct
+{
+  RpeMonitor        monitor;
+  const RpeMonitor *parent;
+  double            base;
+  double            span;
+} Stage;
+
+static void
+stage_progress (double  fraction,
+                void   *user_data)
+{
+  const Stage *stage = user_data;
+
+  rpe_monitor_progress (stage->parent, stage->base + stage->span * fraction);
+}
+
+RpeStatus
+rpe_linear_attention_qkv (RpeFeatureMap            map,
+                          const RpeFeatureOptions *options,
+                          size_t                   n,
+                          size_t                   n_heads,
+                          size_t                   f,
+                          size_t                   dv,
+                          const float             *q,
+                          const float             *k,
+                          const float             *v,
+                          bool                     causal,
+                          float                   *y,
+                          const RpeMonitor        *monitor)
+{
+  RpeStatus st;
+  size_t m, count;
+  float *pq = NULL, *pk = NULL;
+  Stage stage;
+
+  if (q == NULL || k == NULL || n == 0 || n_heads == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_feature_map_dim (map, options, f, &m)) != RPE_OK)
+    return st;
+  if (!rpe_size_mul (n, n_heads, &count) || !rpe_size_mul (count, m, &count))
+    return RPE_ERROR_OVERFLOW;
+
+  pq = rpe_alloc (count, sizeof (float), &st);
+  if (pq != NULL)
+    pk = rpe_alloc (count, sizeof (float), &st);
+  if (pk == NULL)
+    goto done;
+  /* Three stages share the caller's progress range: queries 0-25 %, keys 25-50 %, attention 50-100 %. */
+  stage.parent = monitor;
+  stage.monitor.cancel = monitor != NULL ? monitor->cancel : NULL;
+  stage.monitor.progress = stage_progress;
+  stage.monitor.user_data = &stage;
+  stage.base = 0.0;
+  stage.span = 0.25;
+  if ((st = rpe_feature_map_apply (map, options, RPE_FEATURE_QUERY, n, n_heads, f, q, pq, &stage.monitor)) != RPE_OK)
+    goto done;
+  stage.base = 0.25;
+  if ((st = rpe_feature_map_apply (map, options, RPE_FEATURE_KEY, n, n_heads, f, k, pk, &stage.monitor)) != RPE_OK)
+    goto done;
+  stage.base = 0.5;
+  stage.span = 0.5;
+  st = rpe_linear_attention (n, n_heads, m, dv, pq, pk, v, causal, y, &stage.monitor);
+
+done:
+  rpe_free (pk);
+  rpe_free (pq);
+  return st;
+}
+
+/* ---- implied attention map ---- */
+
+static void
+map_rows_checked (size_t       n,
+                  size_t       n_heads,
+                  size_t       m,
+                  const float *phi_q,
+                  const float *phi_k,
+                  bool         causal,
+                  size_t       h,
+                  size_t       m0,
+                  size_t       n_rows,
+                  float       *out)
+{
+  const size_t hm = n_heads * m;
+  const size_t end = m0 + n_rows;
+
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans,
+               (int) n_rows, (int) (causal ? end : n), (int) m,
+               1.0f, phi_q + m0 * hm + h * m, (int) hm, phi_k + h * m, (int) hm,
+               0.0f, out, (int) n);
+  for (size_t i = 0; i < n_rows; i++)
+    {
+      float *r = out + i * n;
+      size_t n_cols = causal ? m0 + i + 1 : n;
+      double sum = 0;
+
+      for (size_t j = 0; j < n_cols; j++)
+        sum += r[j];
+      for (size_t j = 0; j < n_cols; j++)
+        r[j] = sum != 0 ? (float) (r[j] / sum) : 0.0f;
+      for (size_t j = n_cols; j < n; j++)
+        r[j] = 0.0f;
+    }
+}
+
+RpeStatus
+rpe_linear_attention_map_rows (size_t            n,
+                               size_t            n_heads,
+                               size_t            m,
+                               const float      *phi_q,
+                               const float      *phi_k,
+                               bool              causal,
+                               size_t            head,
+                               size_t            m0,
+                               size_t            n_rows,
+                               float            *out,
+                               const RpeMonitor *monitor)
+{
+  RpeStatus st;
+  size_t end;
+
+  if ((st = linear_check (n, n_heads, m, 0, phi_q, phi_k, NULL)) != RPE_OK)
+    return st;
+  if (out == NULL || n_rows == 0 || head >= n_heads
+      || !rpe_size_add (m0, n_rows, &end) || end > n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+
+  for (size_t r = 0; r < n_rows; r += ROW_CHUNK)
+    {
+      size_t b = min_size (ROW_CHUNK, n_rows - r);
+
+      if (rpe_monitor_cancelled (monitor))
+        return RPE_ERROR_CANCELLED;
+      map_rows_checked (n, n_heads, m, phi_q, phi_k, causal, head, m0 + r, b, out + r * n);
+      rpe_monitor_progress (monitor, (double) (r + b) / (double) n_rows);
+    }
+  return RPE_OK;
+}
+
+RpeStatus
+rpe_linear_attention_map (size_t            n,
+                          size_t            n_heads,
+                          size_t            m,
+                          const float      *phi_q,
+                          const float      *phi_k,
+                          bool              causal,
+                          float            *a,
+                          const RpeMonitor *monitor)
+{
+  RpeStatus st;
+  size_t per_map;
+
+  if ((st = linear_check (n, n_heads, m, 0, phi_q, phi_k, NULL)) != RPE_OK)
+    return st;
+  if (a == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (n, n, &per_map) || !rpe_size_mul (per_map, n_heads, &(size_t) { 0 }))
+    return RPE_ERROR_OVERFLOW;
+
+  for (size_t h = 0; h < n_heads; h++)
+    for (size_t r = 0; r < n; r += ROW_CHUNK)
+      {
+        size_t b = min_size (ROW_CHUNK, n - r);
+
+        if (rpe_monitor_cancelled (monitor))
+          return RPE_ERROR_CANCELLED;
+        map_rows_checked (n, n_heads, m, phi_q, phi_k, causal, h, r, b, a + h * per_map + r * n);
+        rpe_monitor_progress (monitor, ((double) h + (double) (r + b) / (double) n) / (double) n_heads);
+      }
+  return RPE_OK;
+}

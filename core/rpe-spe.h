@@ -51,7 +51,12 @@ RpeStatus rpe_spe_params_init   (RpeSpeParams *params,
 void      rpe_spe_params_clear  (RpeSpeParams *params);      /* frees, NULL-safe, zeroes the struct */
 RpeStatus rpe_spe_params_copy   (RpeSpeParams       *dest,   /* dest is initialised by the call */
                                  const RpeSpeParams *src);
-/* Draws parameters like the reference initialisation, deterministically from seed. */
+/* Draws parameters like the reference initialisation, deterministically from seed
+ * (stream RPE_STREAM_PARAMS); the shapes come from rpe_spe_params_init:
+ *   sine: f = sigmoid(N(0,1) - 4) / 2, theta = N(0,1), lambda = softplus(raw) with raw ~ N(0,1)
+ *         divided per (h, d) by sqrt(|raw|_2) / 2;  conv: wq, wk ~ N(0,1) / sqrt(L);
+ *   gate (if allocated): g = sigmoid(N(0,1) - 2), drawn at a fixed offset (2^40) so it does
+ *   not depend on K or L. */
 RpeStatus rpe_spe_params_random (RpeSpeParams *params,
                                  uint64_t      seed);
 /* RPE_ERROR_NOT_FINITE / RPE_ERROR_INVALID_ARGUMENT when a value is out of its domain. */
@@ -68,6 +73,18 @@ RpeStatus rpe_spe_noise_fill (const RpeSpeParams *params,
                               size_t              r,
                               uint64_t            seed,
                               float              *z);
+/* Fills z[0 .. count-1] with elements offset .. offset+count-1 of the same draw as
+ * rpe_spe_noise_fill (so a draw can be generated in chunks; counter-based RNG). */
+RpeStatus rpe_spe_noise_fill_range (const RpeSpeParams *params,
+                                    size_t              n,
+                                    size_t              r,
+                                    uint64_t            seed,
+                                    size_t              offset,
+                                    size_t              count,
+                                    float              *z);
+/* The code scale s = 1 / (R D)^(1/4) (MATH.md section 1); 0 if an argument is 0. */
+double    rpe_spe_code_scale (size_t n_features,
+                              size_t r);
 /* Fills eps (H, D, R) with the seeded gate noise (stream RPE_STREAM_GATE). */
 RpeStatus rpe_spe_gate_noise_fill (const RpeSpeParams *params,
                                    size_t              r,
@@ -105,7 +122,24 @@ RpeStatus rpe_spe_encode (size_t            n,
                           float            *khat,
                           const RpeMonitor *monitor);
 
-/* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g. */
+/* Codes, gating and encoding in one pass, without the (N, H, D, R) code buffers:
+ * the same qhat/khat as rpe_spe_codes + rpe_spe_gate_codes + rpe_spe_encode (up to float
+ * rounding).  eps (H, D, R) is required when params->gate != NULL and ignored otherwise.
+ * Either side may be skipped by passing q and qhat (or k and khat) as NULL.
+ * Scratch: O(N R) (conv) or O(128 D (2K+1)) (sine) floats. */
+RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
+                                size_t              n,
+                                size_t              r,
+                                const float        *z,
+                                const float        *eps,
+                                const float        *q,
+                                const float        *k,
+                                float              *qhat,
+                                float              *khat,
+                                const RpeMonitor   *monitor);
+
+/* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g
+ * (gated with params->gate == NULL means g = 0, i.e. the plain P). */
 RpeStatus rpe_spe_template_lags (const RpeSpeParams *params,
                                  size_t              h,
                                  size_t              d,

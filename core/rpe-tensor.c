@@ -1,5 +1,413 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
 #include "rpe-tensor.h"
 
-/* TODO: not implemented yet. */
+/* ---- dtypes ----------------------------------------------------------- */
+
+const char *
+rpe_dtype_to_string (RpeDType dtype)
+{
+  switch (dtype)
+    {
+    case RPE_DTYPE_F32:
+      return "F32";
+    case RPE_DTYPE_F64:
+      return "F64";
+    case RPE_DTYPE_F16:
+      return "F16";
+    case RPE_DTYPE_BF16:
+      return "BF16";
+    default:
+      return "?";
+    }
+}
+
+gsize
+rpe_dtype_size (RpeDType dtype)
+{
+  switch (dtype)
+    {
+    case RPE_DTYPE_F32:
+      return 4;
+    case RPE_DTYPE_F64:
+      return 8;
+    case RPE_DTYPE_F16:
+    case RPE_DTYPE_BF16:
+      return 2;
+    default:
+      return 0;
+    }
+}
+
+static float
+float_from_bits (guint32 bits)
+{
+  float f;
+
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
+/* binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits. */
+float
+rpe_half_to_float (guint16 bits)
+{
+  guint32 sign = (guint32) (bits & 0x8000u) << 16;
+  guint32 exponent = (bits >> 10) & 0x1fu;
+  guint32 mantissa = bits & 0x3ffu;
+
+  if (exponent == 0)
+    {
+      /* zero or subnormal: mantissa * 2^-24, exact in float32 */
+      float v = ldexpf ((float) mantissa, -24);
+      return sign ? -v : v;
+    }
+  if (exponent == 0x1f)
+    /* infinity (mantissa 0) or NaN (payload kept in the top mantissa bits) */
+    return float_from_bits (sign | 0x7f800000u | (mantissa << 13));
+  return float_from_bits (sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+/* bfloat16 is the top half of a float32. */
+float
+rpe_bfloat16_to_float (guint16 bits)
+{
+  return float_from_bits ((guint32) bits << 16);
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+
+RpeTensor *
+rpe_tensor_new (const char   *name,
+                gsize         ndim,
+                const gsize  *shape,
+                GError      **error)
+{
+  RpeTensor *tensor;
+  gsize count, bytes;
+  RpeStatus status;
+
+  if (ndim > RPE_TENSOR_MAX_DIMS)
+    {
+      rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                     "Tensor '%s' has %" G_GSIZE_FORMAT " dimensions; at most %d are supported",
+                     name != NULL ? name : "", ndim, RPE_TENSOR_MAX_DIMS);
+      return NULL;
+    }
+  if (ndim > 0 && shape == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Tensor '%s': no shape given",
+                     name != NULL ? name : "");
+      return NULL;
+    }
+  if (!rpe_size_prod (&count, ndim, shape)
+      || rpe_size_bytes (&bytes, sizeof (float), count, 1, 1, 1) != RPE_OK)
+    {
+      rpe_set_error (error, RPE_ERROR_OVERFLOW,
+                     "Tensor '%s': the element count of its shape overflows", name != NULL ? name : "");
+      return NULL;
+    }
+  if (rpe_budget_check (bytes) != RPE_OK)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                     "Tensor '%s' needs %" G_GSIZE_FORMAT " bytes, more than the memory budget (%"
+                     G_GSIZE_FORMAT " bytes)", name != NULL ? name : "", bytes, rpe_budget_get ());
+      return NULL;
+    }
+
+  tensor = g_new0 (RpeTensor, 1);
+  tensor->data = rpe_alloc0 (count, sizeof (float), &status);
+  if (tensor->data == NULL)
+    {
+      rpe_set_error (error, status, "Tensor '%s': cannot allocate %" G_GSIZE_FORMAT " bytes (%s)",
+                     name != NULL ? name : "", bytes, rpe_status_to_string (status));
+      g_free (tensor);
+      return NULL;
+    }
+  tensor->name = g_strdup (name != NULL ? name : "");
+  tensor->dtype = RPE_DTYPE_F32;
+  tensor->ndim = ndim;
+  for (gsize i = 0; i < ndim; i++)
+    tensor->shape[i] = shape[i];
+  tensor->n_elements = count;
+  return tensor;
+}
+
+void
+rpe_tensor_free (RpeTensor *tensor)
+{
+  if (tensor == NULL)
+    return;
+  rpe_free (tensor->data);
+  g_free (tensor->name);
+  g_free (tensor);
+}
+
+char *
+rpe_tensor_shape_string (const RpeTensor *tensor)
+{
+  GString *s = g_string_new ("(");
+
+  for (gsize i = 0; i < tensor->ndim; i++)
+    g_string_append_printf (s, i == 0 ? "%" G_GSIZE_FORMAT : ", %" G_GSIZE_FORMAT, tensor->shape[i]);
+  g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+rpe_tensor_check_finite (const RpeTensor *tensor,
+                         GError         **error)
+{
+  for (gsize i = 0; i < tensor->n_elements; i++)
+    {
+      if (!isfinite (tensor->data[i]))
+        {
+          /* report the multi-index of the first bad value */
+          GString *index = g_string_new ("[");
+          gsize rest = i;
+          gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
+
+          for (gsize d = tensor->ndim; d-- > 0;)
+            {
+              idx[d] = tensor->shape[d] != 0 ? rest % tensor->shape[d] : 0;
+              rest = tensor->shape[d] != 0 ? rest / tensor->shape[d] : 0;
+            }
+          for (gsize d = 0; d < tensor->ndim; d++)
+            g_string_append_printf (index, d == 0 ? "%" G_GSIZE_FORMAT : ", %" G_GSIZE_FORMAT, idx[d]);
+          g_string_append_c (index, ']');
+          if (tensor->name[0] != '\0')
+            rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                           "Tensor '%s' holds a non-finite value (%g) at index %s",
+                           tensor->name, (double) tensor->data[i], index->str);
+          else
+            rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                           "the array holds a non-finite value (%g) at index %s",
+                           (double) tensor->data[i], index->str);
+          g_string_free (index, TRUE);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* ---- tensor sets ------------------------------------------------------ */
+
+struct _RpeTensorSet
+{
+  GPtrArray  *tensors;   /* RpeTensor*, file order */
+  GHashTable *by_name;   /* name (owned by the tensor) -> RpeTensor* */
+};
+
+RpeTensorSet *
+rpe_tensor_set_new (void)
+{
+  RpeTensorSet *set = g_new0 (RpeTensorSet, 1);
+
+  set->tensors = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_tensor_free);
+  set->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  return set;
+}
+
+void
+rpe_tensor_set_free (RpeTensorSet *set)
+{
+  if (set == NULL)
+    return;
+  g_hash_table_destroy (set->by_name);
+  g_ptr_array_unref (set->tensors);
+  g_free (set);
+}
+
+gboolean
+rpe_tensor_set_add (RpeTensorSet *set,
+                    RpeTensor    *tensor,
+                    GError      **error)
+{
+  if (g_hash_table_contains (set->by_name, tensor->name))
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT, "Duplicate tensor name '%s'", tensor->name);
+      rpe_tensor_free (tensor);
+      return FALSE;
+    }
+  g_ptr_array_add (set->tensors, tensor);
+  g_hash_table_insert (set->by_name, tensor->name, tensor);
+  return TRUE;
+}
+
+gsize
+rpe_tensor_set_size (const RpeTensorSet *set)
+{
+  return set->tensors->len;
+}
+
+const RpeTensor *
+rpe_tensor_set_get (const RpeTensorSet *set,
+                    gsize               index)
+{
+  if (index >= set->tensors->len)
+    return NULL;
+  return g_ptr_array_index (set->tensors, index);
+}
+
+const RpeTensor *
+rpe_tensor_set_lookup (const RpeTensorSet *set,
+                       const char         *name)
+{
+  return g_hash_table_lookup (set->by_name, name);
+}
+
+/* ---- atomic writing --------------------------------------------------- */
+
+struct _RpeAtomicFile
+{
+  char *path;
+  char *tmp_path;
+  int   fd;
+};
+
+static gboolean
+io_error (GError    **error,
+          const char *what,
+          const char *path,
+          int         saved_errno)
+{
+  return rpe_set_error (error, RPE_ERROR_IO, "Cannot %s '%s': %s", what, path, g_strerror (saved_errno));
+}
+
+RpeAtomicFile *
+rpe_atomic_file_new (const char  *path,
+                     GError     **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmpl = NULL;
+  RpeAtomicFile *file;
+  int fd;
+
+  tmpl = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
+  fd = g_mkstemp_full (tmpl, O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      io_error (error, "create a temporary file for", path, errno);
+      return NULL;
+    }
+  /* mkstemp uses 0600; give the result ordinary permissions */
+  (void) fchmod (fd, 0644);
+  file = g_new0 (RpeAtomicFile, 1);
+  file->path = g_strdup (path);
+  file->tmp_path = g_steal_pointer (&tmpl);
+  file->fd = fd;
+  return file;
+}
+
+gboolean
+rpe_atomic_file_write (RpeAtomicFile  *file,
+                       const void     *data,
+                       gsize           length,
+                       GError        **error)
+{
+  const guint8 *p = data;
+
+  while (length > 0)
+    {
+      gssize n = write (file->fd, p, MIN (length, (gsize) 1 << 30));
+
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return io_error (error, "write", file->path, errno);
+        }
+      p += n;
+      length -= (gsize) n;
+    }
+  return TRUE;
+}
+
+static void
+atomic_file_free (RpeAtomicFile *file)
+{
+  g_free (file->path);
+  g_free (file->tmp_path);
+  g_free (file);
+}
+
+gboolean
+rpe_atomic_file_commit (RpeAtomicFile  *file,
+                        GError        **error)
+{
+  int fd = file->fd;
+
+  file->fd = -1;
+  if (fsync (fd) != 0)
+    {
+      io_error (error, "flush", file->path, errno);
+      close (fd);
+      goto fail;
+    }
+  if (close (fd) != 0)
+    {
+      io_error (error, "close", file->path, errno);
+      goto fail;
+    }
+  if (g_rename (file->tmp_path, file->path) != 0)
+    {
+      io_error (error, "replace", file->path, errno);
+      goto fail;
+    }
+  atomic_file_free (file);
+  return TRUE;
+
+fail:
+  g_unlink (file->tmp_path);
+  atomic_file_free (file);
+  return FALSE;
+}
+
+void
+rpe_atomic_file_abort (RpeAtomicFile *file)
+{
+  if (file == NULL)
+    return;
+  if (file->fd >= 0)
+    close (file->fd);
+  g_unlink (file->tmp_path);
+  atomic_file_free (file);
+}
+
+/* ---- mapping ---------------------------------------------------------- */
+
+GBytes *
+rpe_map_file (const char  *path,
+              GError     **error)
+{
+  g_autoptr (GError) local = NULL;
+  GMappedFile *mapped;
+  GBytes *bytes;
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it is a directory", path);
+      return NULL;
+    }
+  mapped = g_mapped_file_new (path, FALSE, &local);
+  if (mapped == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", path, local->message);
+      return NULL;
+    }
+  bytes = g_mapped_file_get_bytes (mapped);
+  g_mapped_file_unref (mapped);
+  return bytes;
+}

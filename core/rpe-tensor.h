@@ -31,6 +31,12 @@ typedef struct
 } RpeTensor;
 
 const char *rpe_dtype_to_string (RpeDType dtype);   /* "F32", "F64", "F16", "BF16" */
+gsize       rpe_dtype_size      (RpeDType dtype);   /* bytes per element in the file: 4, 8, 2, 2 */
+
+/* IEEE 754 binary16 and bfloat16 bit patterns to float32 (exact: subnormals,
+ * infinities and NaN included). */
+float       rpe_half_to_float     (guint16 bits);
+float       rpe_bfloat16_to_float (guint16 bits);
 
 /* Allocates a zero-filled tensor; checks the element count and bytes for
  * overflow and against the memory budget. */
@@ -61,5 +67,28 @@ const RpeTensor *rpe_tensor_set_get (const RpeTensorSet *set,
 const RpeTensor *rpe_tensor_set_lookup (const RpeTensorSet *set,
                                         const char         *name);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTensorSet, rpe_tensor_set_free)
+
+/* Atomic file writing, shared by the writers: data goes to a temporary file in
+ * the target's directory, which commit fsyncs and renames over the target.  On
+ * any failure (or abort) the temporary file is removed and an existing target
+ * is left untouched.  Errors are RPE_ERROR_IO and name the path. */
+typedef struct _RpeAtomicFile RpeAtomicFile;
+
+RpeAtomicFile *rpe_atomic_file_new    (const char     *path,
+                                       GError        **error);
+gboolean       rpe_atomic_file_write  (RpeAtomicFile  *file,
+                                       const void     *data,
+                                       gsize           length,
+                                       GError        **error);
+/* fsync, close, rename; frees `file` whatever the outcome. */
+gboolean       rpe_atomic_file_commit (RpeAtomicFile  *file,
+                                       GError        **error);
+/* Removes the temporary file and frees `file`; NULL-safe. */
+void           rpe_atomic_file_abort  (RpeAtomicFile  *file);
+
+/* Maps a file read-only (no copy).  The GBytes may be empty (size 0).
+ * RPE_ERROR_IO naming the path on failure. */
+GBytes        *rpe_map_file           (const char     *path,
+                                       GError        **error);
 
 G_END_DECLS

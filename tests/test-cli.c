@@ -1,12 +1,640 @@
+/* test-cli.c: the `rpe` tool end to end: shapes, values against closed forms and
+ * naive code written here, replayed noise, and clear errors with exit status 2. */
 #include "config.h"
 
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
 
-/* TODO: tests for rng. */
+#include "rpe-npy.h"
+#include "rpe-rng.h"
+#include "rpe-safetensors.h"
+#include "rpe-test-utils.h"
+
+/* The fixture checkpoint: H = 2, D = 3, sine K = 2, conv L = 4, gates for layers 0 and 1. */
+#define H 2
+#define D 3
+#define K 2
+#define L 4
+
+static double raw_freqs[H * D * K], raw_offsets[H * D * K], raw_gains[H * D * K];
+static double raw_gate0[H * D], raw_gate1[H * D];
+static double conv_q[H * D * L], conv_k[H * D * L];
+static char *ckpt_path;
+
+static double sigmoid (double x) { return 1.0 / (1.0 + exp (-x)); }
+static double softplus (double x) { return log1p (exp (x)); }
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+/* Runs rpe with a command line (shell-quoted words); returns the exit status. */
+static int
+run_rpe (char **err_out, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static int
+run_rpe (char **err_out, const char *format, ...)
+{
+  const char *rpe = g_getenv ("RPE_CLI");
+  va_list args;
+  g_autofree char *cmdline = NULL;
+  g_autofree char *full = NULL;
+  g_auto(GStrv) argv = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int wait_status = 0;
+
+  g_assert_nonnull (rpe);
+  va_start (args, format);
+  cmdline = g_strdup_vprintf (format, args);
+  va_end (args);
+  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
+  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
+  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
+  g_assert_no_error (error);
+  if (g_test_verbose ())
+    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
+  if (err_out != NULL)
+    *err_out = g_steal_pointer (&err);
+  g_assert_true (WIFEXITED (wait_status));
+  return WEXITSTATUS (wait_status);
+}
+
+static RpeTensor *
+read_npy (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  RpeTensor *t = rpe_npy_read (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (t);
+  return t;
+}
+
+static void
+assert_shape (const RpeTensor *t, gsize ndim, const gsize *shape)
+{
+  g_assert_cmpuint (t->ndim, ==, ndim);
+  for (gsize i = 0; i < ndim; i++)
+    g_assert_cmpuint (t->shape[i], ==, shape[i]);
+}
+
+static void
+write_npy (const char *path, const float *data, gsize ndim, const gsize *shape)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (rpe_npy_write (path, data, ndim, shape, FALSE, &error));
+  g_assert_no_error (error);
+}
+
+static void
+add_tensor (RpeTensorSet *set, const char *name, const double *values, gsize ndim, const gsize *shape)
+{
+  g_autoptr(GError) error = NULL;
+  RpeTensor *t = rpe_tensor_new (name, ndim, shape, &error);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < t->n_elements; i++)
+    t->data[i] = (float) values[i];
+  g_assert_true (rpe_tensor_set_add (set, t, &error));
+}
+
+static void
+make_checkpoint (void)
+{
+  g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr(GError) error = NULL;
+  float u[H * D * (3 * K + 2 + 2 * L)];
+  gsize j = 0;
+
+  rpe_rng_uniform (2024, 77, 0, u, G_N_ELEMENTS (u));
+  for (gsize i = 0; i < H * D * K; i++)
+    {
+      raw_freqs[i] = -3.0 + 2.0 * u[j++];     /* f = sigmoid/2 in about [0.02, 0.13] */
+      raw_offsets[i] = -1.0 + 2.0 * u[j++];
+      raw_gains[i] = -0.5 + u[j++];
+    }
+  for (gsize i = 0; i < H * D; i++)
+    {
+      raw_gate0[i] = -2.0 + 2.0 * u[j++];
+      raw_gate1[i] = 1.0 + u[j++];
+    }
+  for (gsize i = 0; i < H * D * L; i++)
+    {
+      conv_q[i] = -1.0 + 2.0 * u[j++];
+      conv_k[i] = -1.0 + 2.0 * u[j++];
+    }
+  add_tensor (set, "model.spe.freqs", raw_freqs, 3, (gsize[]) { H, D, K });
+  add_tensor (set, "model.spe.offsets", raw_offsets, 3, (gsize[]) { H, D, K });
+  add_tensor (set, "model.spe.gains", raw_gains, 3, (gsize[]) { H, D, K });
+  add_tensor (set, "model.spe_filters.0.gate", raw_gate0, 2, (gsize[]) { H, D });
+  add_tensor (set, "model.spe_filters.1.gate", raw_gate1, 2, (gsize[]) { H, D });
+  add_tensor (set, "cnn.spe.conv_q.weight", conv_q, 3, (gsize[]) { H * D, 1, L });
+  add_tensor (set, "cnn.spe.conv_k.weight", conv_k, 3, (gsize[]) { H * D, 1, L });
+  add_tensor (set, "cnn.spe_filters.0.gate", raw_gate0, 2, (gsize[]) { H, D });
+  ckpt_path = tmp_path ("fixture.safetensors");
+  g_assert_true (rpe_safetensors_write (ckpt_path, set, &error));
+  g_assert_no_error (error);
+}
+
+/* MATH.md section 1, straight from the formula: the gated sine template of (h, d) at lag tau. */
+static double
+sine_template (gsize h, gsize d, double tau, const double *raw_gate)
+{
+  double p = 0;
+
+  for (gsize k = 0; k < K; k++)
+    {
+      gsize i = (h * D + d) * K + k;
+      double f = sigmoid (raw_freqs[i]) / 2, lam = softplus (raw_gains[i]);
+      p += lam * lam * cos (2 * M_PI * f * tau + raw_offsets[i]);
+    }
+  p /= 2 * K;
+  if (raw_gate != NULL)
+    {
+      double g = sigmoid (raw_gate[h * D + d]);
+      p = (1 - g) * p + g;
+    }
+  return p;
+}
+
+/* MATH.md section 2: query filter = conv_k.weight, key filter = conv_q.weight. */
+static double
+conv_template (gsize c, long tau)
+{
+  double p = 0;
+
+  for (long j = 0; j < L; j++)
+    if (j + tau >= 0 && j + tau < L)
+      p += conv_k[c * L + j] * conv_q[c * L + j + tau];
+  return p;
+}
+
+static void
+test_usage_errors (void)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_rpe (NULL, "--version"), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "--help"), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "frobnicate"), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute"), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute template"), ==, 2);             /* no -o */
+  g_assert_cmpint (run_rpe (NULL, "compute nonsense -o x.npy"), ==, 2);
+  g_assert_cmpint (run_rpe (&err, "compute template --length -5 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "--length"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "compute template --method wavelet -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "sine or conv"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "compute template --heads abc -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "compute codes --length 8 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "--out-keys"));
+  {
+    g_autofree char *x = tmp_path ("x.npy");
+    g_assert_false (g_file_test (x, G_FILE_TEST_EXISTS));
+  }
+}
+
+/* A request whose arrays cannot fit is refused before allocating, naming the budget. */
+static void
+test_absurd_sizes (void)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_rpe (&err, "compute template --length 200000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "budget"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "compute template --length 4000000000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "too large"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "compute codes --heads 4096 --features 65536 --realizations 16000000 --length 100000 -o %s/a.npy --out-keys %s/b.npy",
+                            rpe_test_tmpdir (), rpe_test_tmpdir ()), ==, 2);
+  g_assert_true (strstr (err, "budget") != NULL || strstr (err, "too large") != NULL);
+  g_clear_pointer (&err, g_free);
+  /* parameters that fit, codes that do not: refused before the parameters are drawn */
+  g_assert_cmpint (run_rpe (&err, "compute encode --heads 1024 --features 65536 --sines 8 --realizations 4096 --length 4096 -o %s/a.npy",
+                            rpe_test_tmpdir ()), ==, 2);
+  g_assert_nonnull (strstr (err, "budget"));
+}
+
+static void
+test_info (void)
+{
+  g_autofree char *path = tmp_path ("info.txt");
+  g_autofree char *cmd = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  cmd = g_strdup_printf ("'%s' info '%s'", g_getenv ("RPE_CLI"), ckpt_path);
+  g_assert_true (g_spawn_command_line_sync (cmd, &out, &err, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "model.spe.freqs"));
+  g_assert_nonnull (strstr (out, "F32"));
+  g_assert_nonnull (strstr (out, "(2, 3, 2)"));
+  g_assert_nonnull (strstr (out, "model"));
+  g_assert_nonnull (strstr (out, "cnn"));
+  g_assert_nonnull (strstr (out, "sine"));
+  g_assert_nonnull (strstr (out, "conv"));
+}
+
+/* The gated sine template of layer 1 against the closed form. */
+static void
+test_template_checkpoint (void)
+{
+  g_autofree char *out = tmp_path ("tmpl.npy");
+  g_autoptr(RpeTensor) t = NULL;
+  const gsize n = 20;
+  double err = 0;
+
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --prefix model --layer 1 --length %zu -o %s",
+                            ckpt_path, (size_t) n, out), ==, 0);
+  t = read_npy (out);
+  assert_shape (t, 4, (gsize[]) { H, D, n, n });
+  for (gsize h = 0; h < H; h++)
+    for (gsize d = 0; d < D; d++)
+      for (gsize m = 0; m < n; m++)
+        for (gsize j = 0; j < n; j++)
+          {
+            double ref = sine_template (h, d, (double) m - (double) j, raw_gate1);
+            err = fmax (err, fabs (ref - t->data[((h * D + d) * n + m) * n + j]));
+          }
+  g_assert_cmpfloat (err, <, 1e-5);
+
+  /* --no-gate and one cell */
+  g_clear_pointer (&t, rpe_tensor_free);
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --prefix model --no-gate --head 1 --feature 2 --length %zu -o %s",
+                            ckpt_path, (size_t) n, out), ==, 0);
+  t = read_npy (out);
+  assert_shape (t, 2, (gsize[]) { n, n });
+  err = 0;
+  for (gsize m = 0; m < n; m++)
+    for (gsize j = 0; j < n; j++)
+      err = fmax (err, fabs (sine_template (1, 2, (double) m - (double) j, NULL) - t->data[m * n + j]));
+  g_assert_cmpfloat (err, <, 1e-5);
+}
+
+/* conv: the q/k swap of the reference, and exact zeros outside |m - n| < L. */
+static void
+test_template_conv (void)
+{
+  g_autofree char *out = tmp_path ("conv.npy");
+  g_autoptr(RpeTensor) t = NULL;
+  const gsize n = 12;
+
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --method conv --no-gate --length %zu -o %s",
+                            ckpt_path, (size_t) n, out), ==, 0);
+  t = read_npy (out);
+  assert_shape (t, 4, (gsize[]) { H, D, n, n });
+  for (gsize c = 0; c < H * D; c++)
+    for (gsize m = 0; m < n; m++)
+      for (gsize j = 0; j < n; j++)
+        {
+          long tau = (long) m - (long) j;
+          float v = t->data[(c * n + m) * n + j];
+          if (labs (tau) >= L)
+            g_assert_cmpfloat (v, ==, 0.0f);
+          else
+            g_assert_cmpfloat_with_epsilon (v, conv_template (c, tau), 1e-5);
+        }
+}
+
+/* Replayed noise: codes and encodings equal the sums of MATH.md evaluated here. */
+static void
+test_replay_sine (void)
+{
+  enum { n = 9, r = 5 };
+  g_autofree char *zp = tmp_path ("z.npy"), *ep = tmp_path ("eps.npy"), *qp = tmp_path ("q.npy");
+  g_autofree char *kp = tmp_path ("k.npy"), *qo = tmp_path ("qbar.npy"), *ko = tmp_path ("kbar.npy");
+  g_autofree char *qh = tmp_path ("qhat.npy"), *kh = tmp_path ("khat.npy");
+  float z[1 * H * D * 2 * K * r], eps[H * D * r], q[n * H * D], k[n * H * D];
+  g_autoptr(RpeTensor) qbar = NULL, kbar = NULL, qhat = NULL, khat = NULL;
+  double s = 1.0 / pow ((double) (r * D), 0.25);
+  double err = 0, err_hat = 0;
+
+  rpe_rng_normal (5, 1000, 0, z, G_N_ELEMENTS (z));
+  rpe_rng_normal (6, 1000, 0, eps, G_N_ELEMENTS (eps));
+  rpe_rng_normal (7, 1000, 0, q, G_N_ELEMENTS (q));
+  rpe_rng_normal (8, 1000, 0, k, G_N_ELEMENTS (k));
+  write_npy (zp, z, 5, (gsize[]) { 1, H, D, 2 * K, r });    /* with the optional leading 1 */
+  write_npy (ep, eps, 3, (gsize[]) { H, D, r });
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 4, (gsize[]) { 1, n, H, D });
+
+  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --prefix model --length %zu --noise %s -o %s --out-keys %s",
+                            ckpt_path, (size_t) n, zp, qo, ko), ==, 0);
+  qbar = read_npy (qo);
+  kbar = read_npy (ko);
+  assert_shape (qbar, 4, (gsize[]) { n, H, D, r });
+  assert_shape (kbar, 4, (gsize[]) { n, H, D, r });
+
+  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint %s --prefix model --layer 0 --noise %s --gate-noise %s --queries %s --keys %s -o %s --out-keys %s",
+                            ckpt_path, zp, ep, qp, kp, qh, kh), ==, 0);
+  qhat = read_npy (qh);
+  khat = read_npy (kh);
+  assert_shape (qhat, 3, (gsize[]) { n, H, r });
+
+  for (gsize m = 0; m < n; m++)
+    for (gsize h = 0; h < H; h++)
+      for (gsize rr = 0; rr < r; rr++)
+        {
+          double eq = 0, ek = 0;
+          for (gsize d = 0; d < D; d++)
+            {
+              double cq = 0, ck = 0, g = sigmoid (raw_gate0[h * D + d]);
+              for (gsize kk = 0; kk < K; kk++)
+                {
+                  gsize i = (h * D + d) * K + kk;
+                  double f = sigmoid (raw_freqs[i]) / 2, lam = softplus (raw_gains[i]) / sqrt (2.0 * K);
+                  double zc = z[((h * D + d) * 2 * K + 2 * kk) * r + rr];
+                  double zs = z[((h * D + d) * 2 * K + 2 * kk + 1) * r + rr];
+                  double pq = 2 * M_PI * f * m + raw_offsets[i], pk = 2 * M_PI * f * m;
+                  cq += lam * (cos (pq) * zc + sin (pq) * zs);
+                  ck += lam * (cos (pk) * zc + sin (pk) * zs);
+                }
+              cq *= s;
+              ck *= s;
+              err = fmax (err, fabs (cq - qbar->data[((m * H + h) * D + d) * r + rr]));
+              err = fmax (err, fabs (ck - kbar->data[((m * H + h) * D + d) * r + rr]));
+              /* gated */
+              {
+                double e = s * eps[(h * D + d) * r + rr];
+                double gq = sqrt (1 - g) * cq + sqrt (g) * e, gk = sqrt (1 - g) * ck + sqrt (g) * e;
+                eq += gq * q[(m * H + h) * D + d];
+                ek += gk * k[(m * H + h) * D + d];
+              }
+            }
+          err_hat = fmax (err_hat, fabs (eq - qhat->data[(m * H + h) * r + rr]));
+          err_hat = fmax (err_hat, fabs (ek - khat->data[(m * H + h) * r + rr]));
+        }
+  g_assert_cmpfloat (err, <, 1e-5);
+  g_assert_cmpfloat (err_hat, <, 2e-5);
+
+  /* the noise's R must agree with --realizations */
+  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --prefix model --realizations 6 --noise %s -o %s --out-keys %s",
+                            ckpt_path, zp, qo, ko), ==, 2);
+  /* and the noise must fit the module */
+  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --method conv --length %zu --noise %s -o %s --out-keys %s",
+                            ckpt_path, (size_t) n, zp, qo, ko), ==, 2);
+}
+
+/* Seeded runs are reproducible, and different seeds differ. */
+static void
+test_seed_determinism (void)
+{
+  g_autofree char *a = tmp_path ("ea.npy"), *b = tmp_path ("eb.npy"), *c = tmp_path ("ec.npy");
+  g_autoptr(RpeTensor) ta = NULL, tb = NULL, tc = NULL;
+  gsize differ = 0;
+
+  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", b), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 12 -o %s", c), ==, 0);
+  ta = read_npy (a);
+  tb = read_npy (b);
+  tc = read_npy (c);
+  assert_shape (ta, 4, (gsize[]) { 2, 4, 16, 16 });
+  g_assert_cmpmem (ta->data, ta->n_elements * sizeof (float), tb->data, tb->n_elements * sizeof (float));
+  for (gsize i = 0; i < ta->n_elements; i++)
+    differ += ta->data[i] != tc->data[i];
+  g_assert_cmpuint (differ, >, ta->n_elements / 2);
+}
+
+/* attention: rows of the (causal) map sum to 1, masked entries are 0, and the exact map is
+ * the softmax of the exact logits computed here from the template. */
+static void
+test_attention_exact (void)
+{
+  enum { n = 7 };
+  g_autofree char *qp = tmp_path ("aq.npy"), *out = tmp_path ("att.npy");
+  float q[n * H * D];
+  g_autoptr(RpeTensor) a = NULL;
+
+  rpe_rng_normal (31, 1000, 0, q, G_N_ELEMENTS (q));
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  g_assert_cmpint (run_rpe (NULL, "compute attention --exact --causal --checkpoint %s --prefix model --layer 0 --queries %s -o %s",
+                            ckpt_path, qp, out), ==, 0);
+  a = read_npy (out);
+  assert_shape (a, 3, (gsize[]) { H, n, n });
+  for (gsize h = 0; h < H; h++)
+    for (gsize m = 0; m < n; m++)
+      {
+        double logit[n], mx = -INFINITY, z = 0;
+        for (gsize j = 0; j <= m; j++)
+          {
+            logit[j] = 0;
+            for (gsize d = 0; d < D; d++)   /* keys default to the queries */
+              logit[j] += q[(m * H + h) * D + d] * q[(j * H + h) * D + d]
+                          * sine_template (h, d, (double) m - (double) j, raw_gate0);
+            logit[j] /= sqrt ((double) D);
+            mx = fmax (mx, logit[j]);
+          }
+        for (gsize j = 0; j <= m; j++)
+          z += exp (logit[j] - mx);
+        for (gsize j = 0; j < n; j++)
+          {
+            double ref = j <= m ? exp (logit[j] - mx) / z : 0.0;
+            g_assert_cmpfloat_with_epsilon (a->data[(h * n + m) * n + j], ref, 2e-6);
+          }
+      }
+}
+
+/* rpe-logits (skewing) equals q_m . k_n + q_m . E[m-n] with E the template, written naively. */
+static void
+test_rpe_logits (void)
+{
+  enum { n = 6 };
+  g_autofree char *qp = tmp_path ("rq.npy"), *kp = tmp_path ("rk.npy"), *out = tmp_path ("rl.npy");
+  g_autofree char *ep = tmp_path ("E.npy"), *out2 = tmp_path ("rl2.npy");
+  float q[n * H * D], k[n * H * D], e[(2 * n - 1) * D];
+  g_autoptr(RpeTensor) l = NULL, l2 = NULL;
+
+  rpe_rng_normal (41, 1000, 0, q, G_N_ELEMENTS (q));
+  rpe_rng_normal (42, 1000, 0, k, G_N_ELEMENTS (k));
+  rpe_rng_normal (43, 1000, 0, e, G_N_ELEMENTS (e));
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 3, (gsize[]) { n, H, D });
+  write_npy (ep, e, 2, (gsize[]) { 2 * n - 1, D });
+  g_assert_cmpint (run_rpe (NULL, "compute rpe-logits --checkpoint %s --prefix model --no-gate --queries %s --keys %s -o %s",
+                            ckpt_path, qp, kp, out), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute rpe-logits --checkpoint %s --prefix model --queries %s --keys %s --relative-embeddings %s -o %s",
+                            ckpt_path, qp, kp, ep, out2), ==, 0);
+  l = read_npy (out);
+  l2 = read_npy (out2);
+  assert_shape (l, 3, (gsize[]) { H, n, n });
+  for (gsize h = 0; h < H; h++)
+    for (gsize m = 0; m < n; m++)
+      for (gsize j = 0; j < n; j++)
+        {
+          double ref = 0, ref2 = 0;
+          for (gsize d = 0; d < D; d++)
+            {
+              double qd = q[(m * H + h) * D + d], kd = k[(j * H + h) * D + d];
+              ref += qd * kd + qd * sine_template (h, d, (double) m - (double) j, NULL);
+              ref2 += qd * kd + qd * e[(m - j + n - 1) * D + d];
+            }
+          g_assert_cmpfloat_with_epsilon (l->data[(h * n + m) * n + j], ref / sqrt ((double) D), 1e-5);
+          g_assert_cmpfloat_with_epsilon (l2->data[(h * n + m) * n + j], ref2 / sqrt ((double) D), 1e-5);
+        }
+}
+
+/* linear (non-causal and causal) equals the quadratic formula on the encoded queries/keys that
+ * `encode` writes for the same seed, with the elu+1 feature map. */
+static void
+test_linear_matches_quadratic (void)
+{
+  enum { n = 10, r = 6, dv = 2 };
+  g_autofree char *vp = tmp_path ("v.npy"), *qh = tmp_path ("lqh.npy"), *kh = tmp_path ("lkh.npy");
+  g_autofree char *y1 = tmp_path ("y1.npy"), *y2 = tmp_path ("y2.npy");
+  float v[n * H * dv];
+  g_autoptr(RpeTensor) qhat = NULL, khat = NULL, ya = NULL, yc = NULL;
+
+  rpe_rng_normal (51, 1000, 0, v, G_N_ELEMENTS (v));
+  write_npy (vp, v, 3, (gsize[]) { n, H, dv });
+  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint %s --prefix model --content random --seed 3 --length %zu --realizations %zu -o %s --out-keys %s",
+                            ckpt_path, (size_t) n, (size_t) r, qh, kh), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --feature-map elu1 -o %s",
+                            ckpt_path, (size_t) r, vp, y1), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --causal -o %s",
+                            ckpt_path, (size_t) r, vp, y2), ==, 0);
+  qhat = read_npy (qh);
+  khat = read_npy (kh);
+  ya = read_npy (y1);
+  yc = read_npy (y2);
+  assert_shape (ya, 3, (gsize[]) { n, H, dv });
+  for (int causal = 0; causal < 2; causal++)
+    for (gsize h = 0; h < H; h++)
+      for (gsize m = 0; m < n; m++)
+        {
+          double num[dv], den = 0;
+          memset (num, 0, sizeof num);
+          for (gsize j = 0; j < (causal ? m + 1 : n); j++)
+            {
+              double w = 0;
+              for (gsize i = 0; i < r; i++)
+                {
+                  double a = qhat->data[(m * H + h) * r + i], b = khat->data[(j * H + h) * r + i];
+                  a = a > 0 ? a + 1 : exp (a);
+                  b = b > 0 ? b + 1 : exp (b);
+                  w += a * b;
+                }
+              den += w;
+              for (gsize c = 0; c < dv; c++)
+                num[c] += w * v[(j * H + h) * dv + c];
+            }
+          for (gsize c = 0; c < dv; c++)
+            g_assert_cmpfloat_with_epsilon ((causal ? yc : ya)->data[(m * H + h) * dv + c], num[c] / den,
+                                            2e-5 * (1 + fabs (num[c] / den)));
+        }
+}
+
+/* Malformed and hostile inputs: a clear message naming the file and exit status 2. */
+static void
+test_bad_files (void)
+{
+  g_autofree char *trunc = tmp_path ("trunc.npy"), *notnpy = tmp_path ("junk.npy");
+  g_autofree char *ints = tmp_path ("ints.npy"), *nan = tmp_path ("nan.npy");
+  g_autofree char *badst = tmp_path ("bad.safetensors"), *out = tmp_path ("o.npy");
+  g_autofree char *wrong = tmp_path ("wrong.npy");
+  g_autofree char *err = NULL;
+  const char int_npy[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+  GString *hdr = g_string_new_len (int_npy, sizeof int_npy - 1);
+  float q[4 * H * D] = { 0 };
+
+  /* a float32 npy with its data cut short */
+  write_npy (trunc, q, 3, (gsize[]) { 4, H, D });
+  {
+    g_autofree char *contents = NULL;
+    gsize len;
+    g_assert_true (g_file_get_contents (trunc, &contents, &len, NULL));
+    g_assert_true (g_file_set_contents (trunc, contents, (gssize) len - 7, NULL));
+  }
+  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, trunc, out), ==, 2);
+  g_assert_nonnull (strstr (err, "trunc.npy"));
+  g_clear_pointer (&err, g_free);
+
+  g_assert_true (g_file_set_contents (notnpy, "hello, world", -1, NULL));
+  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, notnpy, out), ==, 2);
+  g_assert_nonnull (strstr (err, "junk.npy"));
+  g_clear_pointer (&err, g_free);
+
+  /* int32 data: a clear dtype error */
+  while (hdr->len < 127)
+    g_string_append_c (hdr, ' ');
+  g_string_append_c (hdr, '\n');
+  g_string_append_len (hdr, "\1\0\0\0\2\0\0\0", 8);
+  g_assert_true (g_file_set_contents (ints, hdr->str, (gssize) hdr->len, NULL));
+  g_string_free (hdr, TRUE);
+  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, ints, out), ==, 2);
+  g_assert_nonnull (strstr (err, "i4"));
+  g_clear_pointer (&err, g_free);
+
+  /* NaN in the queries */
+  q[5] = NAN;
+  write_npy (nan, q, 3, (gsize[]) { 4, H, D });
+  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, nan, out), ==, 2);
+  g_assert_nonnull (strstr (err, "nan.npy"));
+  g_clear_pointer (&err, g_free);
+
+  /* wrong shape for the parameters */
+  q[5] = 0;
+  write_npy (wrong, q, 3, (gsize[]) { 4, D, H });
+  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, wrong, out), ==, 2);
+  g_assert_nonnull (strstr (err, "shape"));
+  g_clear_pointer (&err, g_free);
+
+  /* a safetensors file whose header length is larger than the file */
+  g_assert_true (g_file_set_contents (badst, "\xff\xff\x00\x00\x00\x00\x00\x00{}", 10, NULL));
+  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint %s -o %s", badst, out), ==, 2);
+  g_assert_nonnull (strstr (err, "bad.safetensors"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "info %s", badst), ==, 2);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (&err, "info %s/does-not-exist.safetensors", rpe_test_tmpdir ()), ==, 2);
+  g_clear_pointer (&err, g_free);
+
+  /* a missing module */
+  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint %s --prefix nosuch -o %s", ckpt_path, out), ==, 2);
+  g_assert_nonnull (strstr (err, "nosuch"));
+  g_clear_pointer (&err, g_free);
+
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+}
+
+/* An unwritable output is a failure (1), not bad input, and leaves nothing behind. */
+static void
+test_unwritable_output (void)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_rpe (&err, "compute template --heads 1 --features 2 --sines 1 --length 4 -o %s/no/such/dir/t.npy",
+                            rpe_test_tmpdir ()), ==, 1);
+  g_assert_nonnull (strstr (err, "t.npy"));
+}
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  make_checkpoint ();
+  g_test_add_func ("/cli/usage-errors", test_usage_errors);
+  g_test_add_func ("/cli/absurd-sizes", test_absurd_sizes);
+  g_test_add_func ("/cli/info", test_info);
+  g_test_add_func ("/cli/template-checkpoint", test_template_checkpoint);
+  g_test_add_func ("/cli/template-conv", test_template_conv);
+  g_test_add_func ("/cli/replay-sine", test_replay_sine);
+  g_test_add_func ("/cli/seed-determinism", test_seed_determinism);
+  g_test_add_func ("/cli/attention-exact", test_attention_exact);
+  g_test_add_func ("/cli/rpe-logits", test_rpe_logits);
+  g_test_add_func ("/cli/linear-matches-quadratic", test_linear_matches_quadratic);
+  g_test_add_func ("/cli/bad-files", test_bad_files);
+  g_test_add_func ("/cli/unwritable-output", test_unwritable_output);
   return g_test_run ();
 }

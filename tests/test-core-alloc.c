@@ -1,12 +1,94 @@
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
+#include <stdint.h>
 
-/* TODO: tests for alloc. */
+#include "rpe-alloc.h"
+
+static void
+test_size_overflow (void)
+{
+  size_t out = 0;
+  size_t dims[3] = { SIZE_MAX / 2, 2, 2 };
+
+  g_assert_true (rpe_size_mul (3, 5, &out));
+  g_assert_cmpuint (out, ==, 15);
+  g_assert_false (rpe_size_mul (SIZE_MAX / 2 + 1, 2, &out));
+  g_assert_false (rpe_size_add (SIZE_MAX, 1, &out));
+  g_assert_false (rpe_size_prod (&out, 3, dims));
+  g_assert_true (rpe_size_prod (&out, 2, dims));
+  g_assert_cmpint (rpe_size_bytes (&out, 4, (size_t) 1 << 50, (size_t) 1 << 20, 1, 1), ==, RPE_ERROR_OVERFLOW);
+  g_assert_cmpint (rpe_size_bytes (&out, 4, 1024, 1024, 8, 1), ==, RPE_OK);
+  g_assert_cmpuint (out, ==, (size_t) 4 * 1024 * 1024 * 8);
+}
+
+static void
+test_budget (void)
+{
+  RpeStatus st = RPE_OK;
+  void *p;
+
+  g_assert_cmpuint (rpe_budget_get (), >, 0);
+  g_assert_cmpuint (rpe_budget_get (), <=, rpe_physical_memory ());
+
+  rpe_budget_set (1 << 20);
+  g_assert_cmpint (rpe_budget_check (1 << 20), ==, RPE_OK);
+  g_assert_cmpint (rpe_budget_check ((1 << 20) + 1), ==, RPE_ERROR_NO_MEMORY);
+  p = rpe_alloc (1 << 20, 2, &st);
+  g_assert_null (p);
+  g_assert_cmpint (st, ==, RPE_ERROR_NO_MEMORY);
+  p = rpe_alloc (SIZE_MAX / 2, 4, &st);
+  g_assert_null (p);
+  g_assert_cmpint (st, ==, RPE_ERROR_OVERFLOW);
+  rpe_budget_set (0);   /* back to the default */
+  g_assert_cmpuint (rpe_budget_get (), ==, rpe_physical_memory () / 4 * 3);
+
+  p = rpe_alloc0 (1000, sizeof (float), &st);
+  g_assert_nonnull (p);
+  g_assert_cmpint (st, ==, RPE_OK);
+  g_assert_cmpuint ((uintptr_t) p % 64, ==, 0);
+  for (int i = 0; i < 1000; i++)
+    g_assert_cmpfloat (((float *) p)[i], ==, 0.0f);
+  rpe_free (p);
+  rpe_free (NULL);
+}
+
+static void
+test_finite (void)
+{
+  float f[4] = { 1, 2, 3, 4 };
+  double d[3] = { 0, -1, 1e300 };
+
+  g_assert_true (rpe_all_finite_f (f, 4));
+  f[2] = NAN;
+  g_assert_false (rpe_all_finite_f (f, 4));
+  f[2] = INFINITY;
+  g_assert_false (rpe_all_finite_f (f, 4));
+  g_assert_true (rpe_all_finite_d (d, 3));
+  d[1] = -INFINITY;
+  g_assert_false (rpe_all_finite_d (d, 3));
+}
+
+static void
+test_status_strings (void)
+{
+  for (int s = RPE_OK; s <= RPE_ERROR_INTERNAL; s++)
+    {
+      const char *msg = rpe_status_to_string ((RpeStatus) s);
+      g_assert_nonnull (msg);
+      g_assert_cmpstr (msg, !=, "unknown status");
+    }
+  g_assert_cmpstr (rpe_status_to_string ((RpeStatus) 999), ==, "unknown status");
+}
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/alloc/size-overflow", test_size_overflow);
+  g_test_add_func ("/core/alloc/budget", test_budget);
+  g_test_add_func ("/core/alloc/finite", test_finite);
+  g_test_add_func ("/core/alloc/status-strings", test_status_strings);
   return g_test_run ();
 }

@@ -1,12 +1,586 @@
+/* test-core-linear.c: feature maps and linear attention against naive
+ * double-precision quadratic references written here. */
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
 
-/* TODO: tests for linear. */
+#include "rpe-linear-attention.h"
+#include "rpe-test-utils.h"
+
+static float *
+random_floats (GRand  *rand,
+               size_t  count,
+               double  amp)
+{
+  float *x = g_new (float, count);
+
+  for (size_t i = 0; i < count; i++)
+    x[i] = (float) g_rand_double_range (rand, -amp, amp);
+  return x;
+}
+
+typedef struct
+{
+  const char        *name;
+  RpeFeatureMap      map;
+  RpeFeatureOptions  opts;
+} MapCase;
+
+static const MapCase map_cases[] = {
+  { "relu", RPE_FEATURE_RELU, { 0 } },
+  { "elu1", RPE_FEATURE_ELU1, { 0 } },
+  { "exp", RPE_FEATURE_EXP, { 0 } },
+  { "performer", RPE_FEATURE_PERFORMER, { .seed = 7, .m = 16 } },
+  { "performer-orth", RPE_FEATURE_PERFORMER, { .seed = 9, .m = 15, .orthogonal = true } },
+  { "dpfp1", RPE_FEATURE_DPFP, { .nu = 1 } },
+  { "dpfp3", RPE_FEATURE_DPFP, { .nu = 3 } },
+};
+
+/* Naive unshifted phi of one row x (F) into out; returns M.  w is W (m, F) for Performer. */
+static size_t
+naive_phi (const MapCase *mc,
+           const float   *x,
+           size_t         f,
+           const float   *w,
+           double        *out)
+{
+  switch (mc->map)
+    {
+    case RPE_FEATURE_RELU:
+      for (size_t i = 0; i < f; i++)
+        out[i] = MAX (0.0, (double) x[i]);
+      return f;
+    case RPE_FEATURE_ELU1:
+      for (size_t i = 0; i < f; i++)
+        out[i] = x[i] > 0 ? x[i] + 1.0 : exp ((double) x[i]);
+      return f;
+    case RPE_FEATURE_EXP:
+      for (size_t i = 0; i < f; i++)
+        out[i] = exp ((double) x[i]);
+      return f;
+    case RPE_FEATURE_PERFORMER:
+      {
+        double sq = 0;
+
+        for (size_t i = 0; i < f; i++)
+          sq += (double) x[i] * x[i];
+        for (size_t j = 0; j < mc->opts.m; j++)
+          {
+            double dot = 0;
+
+            for (size_t i = 0; i < f; i++)
+              dot += (double) w[j * f + i] * x[i];
+            out[j] = exp (dot - sq / 2) / sqrt ((double) mc->opts.m);
+          }
+        return mc->opts.m;
+      }
+    case RPE_FEATURE_DPFP:
+      {
+        double *xp = g_new (double, 2 * f);
+
+        for (size_t i = 0; i < f; i++)
+          {
+            xp[i] = MAX (0.0, (double) x[i]);
+            xp[f + i] = MAX (0.0, -(double) x[i]);
+          }
+        for (size_t j = 1; j <= mc->opts.nu; j++)
+          for (size_t i = 0; i < 2 * f; i++)
+            out[(j - 1) * 2 * f + i] = xp[i] * xp[(i + j) % (2 * f)];
+        g_free (xp);
+        return 2 * f * mc->opts.nu;
+      }
+    default:
+      g_assert_not_reached ();
+    }
+  return 0;
+}
+
+/* Naive phi for all rows (N, H, M). */
+static double *
+naive_phi_all (const MapCase *mc,
+               const float   *x,
+               size_t         n,
+               size_t         hc,
+               size_t         f,
+               size_t        *out_m)
+{
+  float *w = NULL;
+  size_t m = mc->map == RPE_FEATURE_PERFORMER ? mc->opts.m
+           : mc->map == RPE_FEATURE_DPFP ? 2 * f * mc->opts.nu : f;
+  double *phi = g_new (double, n * hc * m);
+
+  if (mc->map == RPE_FEATURE_PERFORMER)
+    {
+      w = g_new (float, m * f);
+      g_assert_cmpint (rpe_performer_matrix (&mc->opts, f, w), ==, RPE_OK);
+    }
+  for (size_t r = 0; r < n * hc; r++)
+    g_assert_cmpuint (naive_phi (mc, x + r * f, f, w, phi + r * m), ==, m);
+  g_free (w);
+  *out_m = m;
+  return phi;
+}
+
+/* The quadratic form: Y = (A / rowsum(A)) V, A = phi(Q) phi(K)^T (masked), zero rows -> 0. */
+static double *
+naive_quadratic (const double *pq,
+                 const double *pk,
+                 const float  *v,
+                 size_t        n,
+                 size_t        hc,
+                 size_t        m,
+                 size_t        dv,
+                 gboolean      causal,
+                 double       *amap)   /* (H, N, N) row-normalised, may be NULL */
+{
+  double *y = g_new0 (double, n * hc * dv);
+  double *row = g_new (double, n);
+
+  for (size_t h = 0; h < hc; h++)
+    for (size_t i = 0; i < n; i++)
+      {
+        double den = 0;
+        size_t cols = causal ? i + 1 : n;
+
+        for (size_t j = 0; j < n; j++)
+          {
+            double a = 0;
+
+            if (j < cols)
+              for (size_t t = 0; t < m; t++)
+                a += pq[(i * hc + h) * m + t] * pk[(j * hc + h) * m + t];
+            row[j] = a;
+            den += a;
+          }
+        for (size_t j = 0; j < n; j++)
+          {
+            double a = den != 0 ? row[j] / den : 0;
+
+            if (amap != NULL)
+              amap[(h * n + i) * n + j] = a;
+            for (size_t t = 0; t < dv; t++)
+              y[(i * hc + h) * dv + t] += a * v[(j * hc + h) * dv + t];
+          }
+      }
+  g_free (row);
+  return y;
+}
+
+static void
+test_linear_vs_quadratic (void)
+{
+  const size_t lengths[] = { 1, 9, 300 };
+  GRand *rand = g_rand_new_with_seed (21);
+
+  for (size_t ci = 0; ci < G_N_ELEMENTS (map_cases); ci++)
+    for (size_t li = 0; li < G_N_ELEMENTS (lengths); li++)
+      for (int causal = 0; causal < 2; causal++)
+        {
+          const MapCase *mc = &map_cases[ci];
+          const size_t n = lengths[li], hc = 2, f = 5, dv = 3;
+          float *q = random_floats (rand, n * hc * f, 1.0);
+          float *k = random_floats (rand, n * hc * f, 1.0);
+          float *v = random_floats (rand, n * hc * dv, 1.0);
+          float *y = g_new (float, n * hc * dv);
+          size_t m, m_api;
+          double *pq = naive_phi_all (mc, q, n, hc, f, &m);
+          double *pk = naive_phi_all (mc, k, n, hc, f, &m);
+          double *amap = g_new (double, hc * n * n);
+          double *yref = naive_quadratic (pq, pk, v, n, hc, m, dv, causal, amap);
+          float *fq = g_new (float, n * hc * m), *fk = g_new (float, n * hc * m);
+          float *a = g_new (float, hc * n * n);
+          double err;
+
+          g_test_message ("%s n=%zu causal=%d", mc->name, n, causal);
+          g_assert_cmpint (rpe_feature_map_dim (mc->map, &mc->opts, f, &m_api), ==, RPE_OK);
+          g_assert_cmpuint (m_api, ==, m);
+
+          g_assert_cmpint (rpe_linear_attention_qkv (mc->map, &mc->opts, n, hc, f, dv, q, k, v, causal, y, NULL),
+                           ==, RPE_OK);
+          err = rpe_test_max_rel_err (y, yref, n * hc * dv, 1e-3);
+          g_test_message ("  max rel err vs quadratic %.2e", err);
+          g_assert_cmpfloat (err, <, 2e-5);
+
+          /* implied map from the API's own features: rows sum to 1 (or are 0), equal the naive map */
+          g_assert_cmpint (rpe_feature_map_apply (mc->map, &mc->opts, RPE_FEATURE_QUERY, n, hc, f, q, fq, NULL), ==, RPE_OK);
+          g_assert_cmpint (rpe_feature_map_apply (mc->map, &mc->opts, RPE_FEATURE_KEY, n, hc, f, k, fk, NULL), ==, RPE_OK);
+          g_assert_cmpint (rpe_linear_attention_map (n, hc, m, fq, fk, causal, a, NULL), ==, RPE_OK);
+          g_assert_cmpfloat (rpe_test_max_abs_err (a, amap, hc * n * n), <, 2e-6);
+          for (size_t r = 0; r < hc * n; r++)
+            {
+              double sum = 0, sum_ref = 0;
+
+              for (size_t j = 0; j < n; j++)
+                {
+                  sum += a[r * n + j];
+                  sum_ref += amap[r * n + j];
+                  if (causal && j > r % n)
+                    g_assert_true (a[r * n + j] == 0.0f);
+                }
+              g_assert_cmpfloat_with_epsilon (sum, sum_ref > 0.5 ? 1.0 : 0.0, 1e-5);
+            }
+          /* streamed rows of the implied map equal the full map */
+          if (n > 3)
+            {
+              float *rows = g_new (float, n * n);
+
+              g_assert_cmpint (rpe_linear_attention_map_rows (n, hc, m, fq, fk, causal, 1, 2, n - 3, rows, NULL),
+                               ==, RPE_OK);
+              for (size_t i = 0; i < (n - 3) * n; i++)
+                g_assert_cmpfloat_with_epsilon (rows[i], a[(n + 2) * n + i], 1e-6);
+              g_free (rows);
+            }
+
+          g_free (a);
+          g_free (fk);
+          g_free (fq);
+          g_free (yref);
+          g_free (amap);
+          g_free (pk);
+          g_free (pq);
+          g_free (y);
+          g_free (v);
+          g_free (k);
+          g_free (q);
+        }
+  g_rand_free (rand);
+}
+
+/* The features themselves: exact for relu / elu+1 / DPFP, equal up to the
+ * documented shift (per row for queries, per head for keys) for exp / Performer. */
+static void
+test_feature_values (void)
+{
+  GRand *rand = g_rand_new_with_seed (8);
+  const size_t n = 20, hc = 3, f = 4;
+  float *x = random_floats (rand, n * hc * f, 2.0);
+
+  for (size_t ci = 0; ci < G_N_ELEMENTS (map_cases); ci++)
+    for (int role = 0; role < 2; role++)
+      {
+        const MapCase *mc = &map_cases[ci];
+        size_t m;
+        double *ref = naive_phi_all (mc, x, n, hc, f, &m);
+        float *phi = g_new (float, n * hc * m);
+        gboolean shifted = mc->map == RPE_FEATURE_EXP || mc->map == RPE_FEATURE_PERFORMER;
+
+        g_assert_cmpint (rpe_feature_map_apply (mc->map, &mc->opts, role, n, hc, f, x, phi, NULL), ==, RPE_OK);
+        if (!shifted)
+          g_assert_cmpfloat (rpe_test_max_rel_err (phi, ref, n * hc * m, 1e-3), <, 1e-6);
+        else if (role == RPE_FEATURE_QUERY)
+          for (size_t r = 0; r < n * hc; r++)
+            {
+              /* phi = ref * c_r: the ratio is constant along the row, and the row's max is 1 / sqrt(m) or 1 */
+              double c = phi[r * m] / ref[r * m], mx = 0;
+
+              for (size_t j = 0; j < m; j++)
+                {
+                  g_assert_cmpfloat_with_epsilon (phi[r * m + j] / ref[r * m + j], c, 1e-5 * c);
+                  mx = MAX (mx, phi[r * m + j]);
+                }
+              g_assert_cmpfloat_with_epsilon (mx, mc->map == RPE_FEATURE_EXP ? 1.0 : 1.0 / sqrt ((double) m), 1e-6);
+            }
+        else
+          for (size_t h = 0; h < hc; h++)
+            {
+              double c = phi[h * m] / ref[h * m];
+
+              for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < m; j++)
+                  {
+                    size_t idx = (i * hc + h) * m + j;
+                    g_assert_cmpfloat_with_epsilon (phi[idx] / ref[idx], c, 1e-5 * c);
+                  }
+            }
+        g_free (phi);
+        g_free (ref);
+      }
+  g_free (x);
+  g_rand_free (rand);
+}
+
+/* exp features: a constant added to a query row, or to every key of a head,
+ * leaves the output unchanged -- even when e^(x + c) overflows float. */
+static void
+test_exp_shift_invariance (void)
+{
+  const size_t n = 40, hc = 2, f = 6, dv = 4;
+  GRand *rand = g_rand_new_with_seed (12);
+  float *q = random_floats (rand, n * hc * f, 1.0);
+  float *k = random_floats (rand, n * hc * f, 1.0);
+  float *v = random_floats (rand, n * hc * dv, 1.0);
+  float *y0 = g_new (float, n * hc * dv), *y1 = g_new (float, n * hc * dv);
+  double *ref = g_new (double, n * hc * dv);
+
+  for (int causal = 0; causal < 2; causal++)
+    {
+      float *q2 = g_memdup2 (q, n * hc * f * sizeof (float));
+      float *k2 = g_memdup2 (k, n * hc * f * sizeof (float));
+
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_EXP, NULL, n, hc, f, dv, q, k, v, causal, y0, NULL), ==, RPE_OK);
+      for (size_t i = 0; i < n * hc * dv; i++)
+        ref[i] = y0[i];
+      for (size_t i = 0; i < n; i++)
+        for (size_t t = 0; t < f; t++)
+          {
+            q2[(i * hc + 0) * f + t] += 200.0f + (float) i;   /* per-row constant, head 0 */
+            k2[(i * hc + 1) * f + t] += 150.0f;               /* per-head constant, head 1 */
+          }
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_EXP, NULL, n, hc, f, dv, q2, k2, v, causal, y1, NULL), ==, RPE_OK);
+      g_assert_cmpfloat (rpe_test_max_rel_err (y1, ref, n * hc * dv, 1e-3), <, 1e-4);
+      g_free (k2);
+      g_free (q2);
+    }
+  g_free (ref);
+  g_free (y1);
+  g_free (y0);
+  g_free (v);
+  g_free (k);
+  g_free (q);
+  g_rand_free (rand);
+}
+
+/* relu features with disjoint supports: zero denominators give 0, never NaN. */
+static void
+test_zero_denominator (void)
+{
+  const size_t n = 4, f = 2, dv = 2;
+  const float q[8] = { 1, 1,  -1, -1,  1, 0,  -2, -3 };  /* rows 1 and 3 vanish under relu */
+  const float k[8] = { 1, 2,   3, 1,   0, 1,   1, 1 };
+  const float v[8] = { 1, 2,   3, 4,   5, 6,   7, 8 };
+  float y[8], a[16];
+  float pq[8], pk[8];
+
+  for (int causal = 0; causal < 2; causal++)
+    {
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_RELU, NULL, n, 1, f, dv, q, k, v, causal, y, NULL), ==, RPE_OK);
+      g_assert_true (y[2] == 0.0f && y[3] == 0.0f && y[6] == 0.0f && y[7] == 0.0f);
+      g_assert_cmpfloat_with_epsilon (y[0], causal ? 1.0 : (3 * 1 + 4 * 3 + 1 * 5 + 2 * 7) / 10.0, 1e-6);
+    }
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_RELU, NULL, RPE_FEATURE_QUERY, n, 1, f, q, pq, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_RELU, NULL, RPE_FEATURE_KEY, n, 1, f, k, pk, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_linear_attention_map (n, 1, f, pq, pk, FALSE, a, NULL), ==, RPE_OK);
+  for (size_t j = 0; j < n; j++)
+    g_assert_true (a[4 + j] == 0.0f && a[12 + j] == 0.0f);
+}
+
+/* Performer: E[phi(q) . phi(k)] = exp(q . k) (unshifted features built from
+ * the API's W); orthogonal blocks are orthogonal; rows look N(0, I). */
+static void
+test_performer_statistics (void)
+{
+  const size_t f = 8, m = 40000;
+  float *w = g_new (float, m * f);
+  float q[8], k[8];
+  GRand *rand = g_rand_new_with_seed (33);
+
+  for (size_t t = 0; t < f; t++)
+    {
+      q[t] = (float) g_rand_double_range (rand, -0.35, 0.35);
+      k[t] = (float) g_rand_double_range (rand, -0.35, 0.35);
+    }
+
+  for (int orth = 0; orth < 2; orth++)
+    {
+      RpeFeatureOptions opts = { .seed = 99, .m = m, .orthogonal = orth };
+      double qq = 0, kk = 0, qk = 0, sum = 0, sum2 = 0, mean, se, norm2 = 0, entry_mean = 0;
+
+      g_assert_cmpint (rpe_performer_matrix (&opts, f, w), ==, RPE_OK);
+      for (size_t t = 0; t < f; t++)
+        {
+          qq += q[t] * q[t];
+          kk += k[t] * k[t];
+          qk += q[t] * k[t];
+        }
+      for (size_t j = 0; j < m; j++)
+        {
+          double wq = 0, wk = 0, s;
+
+          for (size_t t = 0; t < f; t++)
+            {
+              wq += (double) w[j * f + t] * q[t];
+              wk += (double) w[j * f + t] * k[t];
+              norm2 += (double) w[j * f + t] * w[j * f + t];
+              entry_mean += w[j * f + t];
+            }
+          s = exp (wq - qq / 2) * exp (wk - kk / 2);
+          sum += s;
+          sum2 += s * s;
+        }
+      mean = sum / m;
+      se = sqrt ((sum2 / m - mean * mean) / m);
+      g_test_message ("orth=%d mean %.5f target %.5f se %.5f", orth, mean, exp (qk), se);
+      /* 5 standard errors (iid estimate; orthogonal features only reduce the variance) */
+      g_assert_cmpfloat (fabs (mean - exp (qk)), <, 5 * se);
+      /* E|w|^2 = F: relative se sqrt(2/F)/sqrt(m) ~ 0.0025 */
+      g_assert_cmpfloat_with_epsilon (norm2 / m, (double) f, 0.02 * f);
+      g_assert_cmpfloat_with_epsilon (entry_mean / (m * f), 0.0, 0.01);
+
+      if (orth)
+        for (size_t b0 = 0; b0 < 5 * f; b0 += f)
+          for (size_t i = b0; i < b0 + f; i++)
+            for (size_t j = b0; j < i; j++)
+              {
+                double dot = 0, ni = 0, nj = 0;
+
+                for (size_t t = 0; t < f; t++)
+                  {
+                    dot += (double) w[i * f + t] * w[j * f + t];
+                    ni += (double) w[i * f + t] * w[i * f + t];
+                    nj += (double) w[j * f + t] * w[j * f + t];
+                  }
+                g_assert_cmpfloat (fabs (dot) / sqrt (ni * nj), <, 1e-5);
+              }
+    }
+
+  /* Deterministic in the seed, and the seed matters. */
+  {
+    RpeFeatureOptions a = { .seed = 1, .m = 10 }, b = { .seed = 2, .m = 10 };
+    float wa[80], wa2[80], wb[80];
+
+    g_assert_cmpint (rpe_performer_matrix (&a, f, wa), ==, RPE_OK);
+    g_assert_cmpint (rpe_performer_matrix (&a, f, wa2), ==, RPE_OK);
+    g_assert_cmpint (rpe_performer_matrix (&b, f, wb), ==, RPE_OK);
+    g_assert_true (memcmp (wa, wa2, sizeof wa) == 0);
+    g_assert_true (memcmp (wa, wb, sizeof wa) != 0);
+  }
+  g_free (w);
+  g_rand_free (rand);
+}
+
+/* Performer linear attention approximates softmax attention, error ~ 1/sqrt(m). */
+static void
+test_performer_approximates_softmax (void)
+{
+  const size_t n = 24, f = 4, dv = 2;
+  GRand *rand = g_rand_new_with_seed (44);
+  float *q = random_floats (rand, n * f, 0.5);
+  float *k = random_floats (rand, n * f, 0.5);
+  float *v = random_floats (rand, n * dv, 1.0);
+  double *ref = g_new0 (double, n * dv);
+  float *y = g_new (float, n * dv);
+  double errs[2];
+  const size_t ms[2] = { 256, 16384 };
+
+  for (size_t i = 0; i < n; i++)
+    {
+      double z = 0;
+
+      for (size_t j = 0; j < n; j++)
+        {
+          double d = 0, e;
+
+          for (size_t t = 0; t < f; t++)
+            d += (double) q[i * f + t] * k[j * f + t];
+          e = exp (d);
+          z += e;
+          for (size_t t = 0; t < dv; t++)
+            ref[i * dv + t] += e * v[j * dv + t];
+        }
+      for (size_t t = 0; t < dv; t++)
+        ref[i * dv + t] /= z;
+    }
+  for (int mi = 0; mi < 2; mi++)
+    {
+      RpeFeatureOptions opts = { .seed = 5, .m = ms[mi], .orthogonal = true };
+
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_PERFORMER, &opts, n, 1, f, dv, q, k, v, FALSE, y, NULL),
+                       ==, RPE_OK);
+      errs[mi] = rpe_test_max_abs_err (y, ref, n * dv);
+      g_test_message ("performer m=%zu max abs err vs softmax %.5f", ms[mi], errs[mi]);
+    }
+  /* outputs are O(0.3); at m = 16384 the error is well under 1/sqrt(m) scale x few */
+  g_assert_cmpfloat (errs[1], <, 0.03);
+  g_assert_cmpfloat (errs[1], <, errs[0]);
+
+  g_free (y);
+  g_free (ref);
+  g_free (v);
+  g_free (k);
+  g_free (q);
+  g_rand_free (rand);
+}
+
+static void
+record_progress (double  fraction,
+                 void   *user_data)
+{
+  double *last = user_data;
+
+  g_assert_true (fraction >= *last && fraction <= 1.0);   /* monotone within [0, 1] */
+  *last = fraction;
+}
+
+static void
+test_monitor (void)
+{
+  const size_t n = 700, hc = 2, f = 4;
+  GRand *rand = g_rand_new_with_seed (2);
+  float *q = random_floats (rand, n * hc * f, 1.0);
+  float *y = g_new (float, n * hc * f);
+  RpeFeatureOptions opts = { .seed = 1, .m = 8 };
+
+  for (int causal = 0; causal < 2; causal++)
+    {
+      double last = 0;
+      RpeMonitor monitor = { .progress = record_progress, .user_data = &last };
+
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_PERFORMER, &opts, n, hc, f, f, q, q, q, causal, y, &monitor),
+                       ==, RPE_OK);
+      g_assert_cmpfloat_with_epsilon (last, 1.0, 1e-12);
+    }
+  g_free (y);
+  g_free (q);
+  g_rand_free (rand);
+}
+
+static void
+test_errors (void)
+{
+  float x[8] = { 0 }, phi[64], y[8];
+  RpeFeatureOptions opts = { .m = 0, .nu = 0 };
+  size_t m;
+  atomic_int cancel = 1;
+  RpeMonitor monitor = { .cancel = &cancel };
+
+  g_assert_cmpint (rpe_feature_map_dim (RPE_FEATURE_PERFORMER, &opts, 4, &m), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_feature_map_dim (RPE_FEATURE_DPFP, &opts, 4, &m), ==, RPE_ERROR_INVALID_ARGUMENT);
+  opts.nu = 8;
+  g_assert_cmpint (rpe_feature_map_dim (RPE_FEATURE_DPFP, &opts, 4, &m), ==, RPE_ERROR_INVALID_ARGUMENT);
+  opts.nu = 7;
+  g_assert_cmpint (rpe_feature_map_dim (RPE_FEATURE_DPFP, &opts, 4, &m), ==, RPE_OK);
+  g_assert_cmpuint (m, ==, 56);
+  g_assert_cmpint (rpe_feature_map_dim (RPE_FEATURE_PERFORMER, NULL, 4, &m), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_feature_map_dim ((RpeFeatureMap) 42, NULL, 4, &m), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_RELU, NULL, RPE_FEATURE_QUERY, 0, 1, 4, x, phi, NULL),
+                   ==, RPE_ERROR_INVALID_ARGUMENT);
+  x[3] = NAN;
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_RELU, NULL, RPE_FEATURE_QUERY, 2, 1, 4, x, phi, NULL),
+                   ==, RPE_ERROR_NOT_FINITE);
+  x[3] = 0;
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_EXP, NULL, RPE_FEATURE_QUERY, 2, 1, 4, x, phi, &monitor),
+                   ==, RPE_ERROR_CANCELLED);
+  g_assert_cmpint (rpe_linear_attention (2, 1, 4, 4, x, x, x, FALSE, y, &monitor), ==, RPE_ERROR_CANCELLED);
+  g_assert_cmpint (rpe_linear_attention (2, 1, 4, 4, x, x, x, TRUE, y, &monitor), ==, RPE_ERROR_CANCELLED);
+  g_assert_cmpint (rpe_linear_attention (2, 1, 4, 0, x, x, x, TRUE, y, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_linear_attention ((size_t) 1 << 62, 4, 4, 4, x, x, x, TRUE, y, NULL), ==, RPE_ERROR_OVERFLOW);
+  g_assert_cmpint (rpe_linear_attention_map_rows (2, 1, 4, x, x, FALSE, 0, 1, 2, phi, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+}
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/linear/vs-quadratic", test_linear_vs_quadratic);
+  g_test_add_func ("/core/linear/feature-values", test_feature_values);
+  g_test_add_func ("/core/linear/exp-shift-invariance", test_exp_shift_invariance);
+  g_test_add_func ("/core/linear/zero-denominator", test_zero_denominator);
+  g_test_add_func ("/core/linear/performer-statistics", test_performer_statistics);
+  g_test_add_func ("/core/linear/performer-approximates-softmax", test_performer_approximates_softmax);
+  g_test_add_func ("/core/linear/monitor", test_monitor);
+  g_test_add_func ("/core/linear/errors", test_errors);
   return g_test_run ();
 }

@@ -1,12 +1,158 @@
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
 
-/* TODO: tests for rng. */
+#include "rpe-alloc.h"
+#include "rpe-rng.h"
+
+/* Known-answer vectors of Philox4x32-10 (Salmon et al. 2011, Random123 kat_vectors). */
+static void
+test_philox_kat (void)
+{
+  static const struct { uint32_t ctr[4], key[2], out[4]; } kat[] = {
+    { { 0, 0, 0, 0 }, { 0, 0 }, { 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8 } },
+    { { 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff }, { 0xffffffff, 0xffffffff },
+      { 0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd } },
+    { { 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344 }, { 0xa4093822, 0x299f31d0 },
+      { 0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1 } },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (kat); i++)
+    {
+      uint32_t out[4];
+
+      rpe_philox4x32_10 (kat[i].ctr, kat[i].key, out);
+      for (int j = 0; j < 4; j++)
+        g_assert_cmphex (out[j], ==, kat[i].out[j]);
+    }
+}
+
+/* Any chunking of the draw gives the same numbers: element i depends on (seed, stream, i) only. */
+static void
+test_chunking_invariance (void)
+{
+  const gsize n = 1001;
+  float *whole = g_new (float, n);
+  float *pieces = g_new (float, n);
+  gsize pos = 0, step = 1;
+
+  rpe_rng_normal (42, RPE_STREAM_SINE, 0, whole, n);
+  while (pos < n)
+    {
+      gsize len = MIN (step, n - pos);
+      rpe_rng_normal (42, RPE_STREAM_SINE, pos, pieces + pos, len);
+      pos += len;
+      step = step * 3 % 17 + 1;
+    }
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat (whole[i], ==, pieces[i]);
+
+  /* another seed or stream differs */
+  rpe_rng_normal (43, RPE_STREAM_SINE, 0, pieces, n);
+  {
+    gsize same = 0;
+    for (gsize i = 0; i < n; i++)
+      same += whole[i] == pieces[i];
+    g_assert_cmpuint (same, <, 5);
+  }
+  rpe_rng_normal (42, RPE_STREAM_CONV, 0, pieces, n);
+  {
+    gsize same = 0;
+    for (gsize i = 0; i < n; i++)
+      same += whole[i] == pieces[i];
+    g_assert_cmpuint (same, <, 5);
+  }
+  g_free (whole);
+  g_free (pieces);
+}
+
+/* Moments of N(0,1): with n = 2^20 the standard errors are 1e-3 (mean), 1.4e-3 (variance),
+ * 2.4e-3 (skewness), 4.9e-3 (excess kurtosis); tolerances are ~5 standard errors. */
+static void
+test_normal_moments (void)
+{
+  const gsize n = 1 << 20;
+  float *x = g_new (float, n);
+  double m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+  gsize tail = 0;
+
+  rpe_rng_normal (7, RPE_STREAM_QUERIES, 0, x, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      double v = x[i];
+      g_assert_true (isfinite (v));
+      m1 += v;
+      m2 += v * v;
+      m3 += v * v * v;
+      m4 += v * v * v * v;
+      tail += fabs (v) > 1.959964;
+    }
+  m1 /= n; m2 /= n; m3 /= n; m4 /= n;
+  g_assert_cmpfloat_with_epsilon (m1, 0.0, 5e-3);
+  g_assert_cmpfloat_with_epsilon (m2, 1.0, 7e-3);
+  g_assert_cmpfloat_with_epsilon (m3, 0.0, 1.2e-2);
+  g_assert_cmpfloat_with_epsilon (m4 - 3.0, 0.0, 2.5e-2);
+  /* P(|x| > 1.96) = 0.05; binomial sd = sqrt(0.05 * 0.95 / n) = 2.1e-4 */
+  g_assert_cmpfloat_with_epsilon ((double) tail / n, 0.05, 1.1e-3);
+  g_free (x);
+}
+
+/* Uniform draws: in [0, 1), mean 1/2, variance 1/12, and lag-1 correlation near 0. */
+static void
+test_uniform (void)
+{
+  const gsize n = 1 << 18;
+  float *u = g_new (float, n);
+  double mean = 0, var = 0, cov = 0;
+
+  rpe_rng_uniform (9, RPE_STREAM_PARAMS, 0, u, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      g_assert_cmpfloat (u[i], >=, 0.0f);
+      g_assert_cmpfloat (u[i], <, 1.0f);
+      mean += u[i];
+    }
+  mean /= n;
+  for (gsize i = 0; i < n; i++)
+    {
+      var += (u[i] - mean) * (u[i] - mean);
+      if (i + 1 < n)
+        cov += (u[i] - mean) * (u[i + 1] - mean);
+    }
+  var /= n;
+  cov /= (n - 1);
+  g_assert_cmpfloat_with_epsilon (mean, 0.5, 3e-3);
+  g_assert_cmpfloat_with_epsilon (var, 1.0 / 12.0, 1e-3);
+  g_assert_cmpfloat_with_epsilon (cov / var, 0.0, 1e-2);
+  g_free (u);
+}
+
+static void
+test_u64_distinct (void)
+{
+  GHashTable *seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  gint64 *vals = g_new (gint64, 10000);
+
+  for (int i = 0; i < 10000; i++)
+    {
+      vals[i] = (gint64) rpe_rng_u64 (1, RPE_STREAM_LRPE, (uint64_t) i);
+      g_assert_false (g_hash_table_contains (seen, &vals[i]));
+      g_hash_table_add (seen, &vals[i]);
+    }
+  g_assert_cmpuint (rpe_rng_u64 (1, RPE_STREAM_LRPE, 5), ==, rpe_rng_u64 (1, RPE_STREAM_LRPE, 5));
+  g_hash_table_unref (seen);
+  g_free (vals);
+}
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/rng/philox-known-answers", test_philox_kat);
+  g_test_add_func ("/core/rng/chunking-invariance", test_chunking_invariance);
+  g_test_add_func ("/core/rng/normal-moments", test_normal_moments);
+  g_test_add_func ("/core/rng/uniform", test_uniform);
+  g_test_add_func ("/core/rng/u64-distinct", test_u64_distinct);
   return g_test_run ();
 }

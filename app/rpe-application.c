@@ -1,0 +1,104 @@
+/* rpe-application.c: the RPE Studio application: app.quit, app.about, and a
+ * new window on every activation. */
+#include "config.h"
+
+#include "rpe-application.h"
+#include "rpe-window.h"
+
+struct _RpeApplication
+{
+  AdwApplication parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (RpeApplication, rpe_application, ADW_TYPE_APPLICATION)
+
+static void
+rpe_application_activate (GApplication *app)
+{
+  RpeWindow *window = rpe_window_new (GTK_APPLICATION (app));
+
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+action_quit (GSimpleAction *action,
+             GVariant      *parameter,
+             gpointer       user_data)
+{
+  g_application_quit (G_APPLICATION (user_data));
+}
+
+static void
+action_about (GSimpleAction *action,
+              GVariant      *parameter,
+              gpointer       user_data)
+{
+  GtkApplication *app = GTK_APPLICATION (user_data);
+  static const char *developers[] = { "The RPE Studio developers", NULL };
+  GtkWidget *about;
+
+  about = g_object_new (ADW_TYPE_ABOUT_WINDOW,
+                        "transient-for", gtk_application_get_active_window (app),
+                        "application-name", "RPE Studio",
+                        "application-icon", APPLICATION_ID,
+                        "version", PACKAGE_VERSION,
+                        "developer-name", "The RPE Studio developers",
+                        "developers", developers,
+                        "comments", "See and measure relative positional encodings in linear transformers: "
+                                    "stochastic positional encoding (sine and convolutional SPE), "
+                                    "their templates, attention maps and measurements.",
+                        "website", "https://github.com/rpestudio/rpe-studio",
+                        "issue-url", "https://github.com/rpestudio/rpe-studio/issues",
+                        "license-type", GTK_LICENSE_GPL_3_0,
+                        "copyright", "© The RPE Studio developers",
+                        NULL);
+  adw_about_window_add_legal_section (ADW_ABOUT_WINDOW (about),
+                                      "Colour maps",
+                                      "viridis, magma, inferno: Nathaniel J. Smith, Stefan van der Walt "
+                                      "(and Eric Firing); cividis: Jamie R. Nunez, Christopher R. Anderton, "
+                                      "Ryan S. Renslow; RdBu: Cynthia A. Brewer (ColorBrewer). "
+                                      "Tables as distributed with matplotlib.",
+                                      GTK_LICENSE_CUSTOM,
+                                      "viridis, magma and inferno are released under CC0 1.0.");
+  gtk_window_present (GTK_WINDOW (about));
+}
+
+static const GActionEntry app_actions[] = {
+  { "quit", action_quit, NULL, NULL, NULL, { 0 } },
+  { "about", action_about, NULL, NULL, NULL, { 0 } },
+};
+
+static void
+rpe_application_startup (GApplication *app)
+{
+  static const char *quit_accels[] = { "<Control>q", NULL };
+
+  G_APPLICATION_CLASS (rpe_application_parent_class)->startup (app);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+}
+
+static void
+rpe_application_class_init (RpeApplicationClass *klass)
+{
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  app_class->activate = rpe_application_activate;
+  app_class->startup = rpe_application_startup;
+}
+
+static void
+rpe_application_init (RpeApplication *self)
+{
+}
+
+RpeApplication *
+rpe_application_new (void)
+{
+  return g_object_new (RPE_TYPE_APPLICATION,
+                       "application-id", APPLICATION_ID,
+                       "flags", G_APPLICATION_DEFAULT_FLAGS,
+                       "resource-base-path", "/io/github/rpestudio/RpeStudio",
+                       NULL);
+}

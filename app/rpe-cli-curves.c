@@ -1,0 +1,976 @@
+/* rpe-cli-curves.c: `rpe curves profile|error|extrapolation [options] -o OUT.csv`
+ *
+ * The analysis curves of core/rpe-curves.h written as CSV: '# key: value'
+ * metadata lines, a header row, then numbers (%.9g, C locale).
+ * Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rpe-alloc.h"
+#include "rpe-curves.h"
+#include "rpe-error.h"
+#include "rpe-lrpe.h"
+#include "rpe-npy.h"
+#include "rpe-rng.h"
+#include "rpe-spe.h"
+
+#include "rpe-cli.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAILURE_OTHER 1
+
+/* the stream of the synthetic FastRPB bias ("curv") */
+#define CURVES_STREAM_BIAS 0x63757276u
+
+typedef struct
+{
+  char   *realizations_list;
+  char   *models;
+  char   *against;
+  char   *out;
+  gint64  max_length;
+  gint64  seeds;
+  gint64  window;
+  gint64  block;
+} CurvesOptions;
+
+typedef struct
+{
+  const RpeCliOptions *o;
+  const CurvesOptions *co;
+  int                  exit_code;
+} Ctx;
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+static gboolean
+usage_error (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+usage_error (GError **error, const char *format, ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
+}
+
+/* "4,8,16": positive integers up to max. */
+static gboolean
+parse_size_list (const char *text, const char *option, guint64 max, GArray **out, GError **error)
+{
+  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  GArray *list = g_array_new (FALSE, FALSE, sizeof (size_t));
+
+  for (gsize i = 0; parts[i] != NULL; i++)
+    {
+      guint64 v;
+      g_autofree char *s = g_strstrip (g_strdup (parts[i]));
+
+      if (!g_ascii_string_to_unsigned (s, 10, 1, max, &v, NULL))
+        {
+          g_array_unref (list);
+          return usage_error (error, "%s must be a comma-separated list of integers 1..%" G_GUINT64_FORMAT
+                              " (got '%s')", option, max, text);
+        }
+      g_array_append_val (list, (size_t) { v });
+    }
+  if (list->len == 0)
+    {
+      g_array_unref (list);
+      return usage_error (error, "%s is empty", option);
+    }
+  *out = list;
+  return TRUE;
+}
+
+/* Loads the SPE parameters of `method` (the checkpoint's module of that method, or random init). */
+static gboolean
+load_method (const RpeCliOptions *o, RpeSpeMethod method, RpeSpeParams *params, GError **error)
+{
+  RpeCliOptions copy = *o;   /* shallow: only read */
+
+  copy.method = (char *) (method == RPE_SPE_SINE ? "sine" : "conv");
+  return rpe_cli_load_params (&copy, params, error);
+}
+
+static gboolean
+check_head_feature (const RpeCliOptions *o, gsize H, gsize D, GError **error)
+{
+  if (o->head < -1 || (o->head >= 0 && (gsize) o->head >= H))
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
+  if (o->feature < -1 || (o->feature >= 0 && (gsize) o->feature >= D))
+    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->feature);
+  return TRUE;
+}
+
+/* H and D: the checkpoint's first module, or --heads/--features. */
+static gboolean
+resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
+{
+  if (o->checkpoint != NULL)
+    {
+      RpeSpeParams p;
+
+      if (!rpe_cli_load_params (o, &p, error))
+        return FALSE;
+      *H = p.n_heads;
+      *D = p.n_features;
+      rpe_spe_params_clear (&p);
+      return TRUE;
+    }
+  if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16))
+    return usage_error (error, "--heads must be 1..4096 and --features 1..65536");
+  *H = (gsize) o->heads;
+  *D = (gsize) o->features;
+  return TRUE;
+}
+
+/* The content c (D floats): NULL for unit (1/sqrt(D) ones), else a seeded unit-norm vector. */
+static gboolean
+make_content (const RpeCliOptions *o, gsize D, float **out, GError **error)
+{
+  double norm = 0;
+  float *c;
+
+  *out = NULL;
+  if (o->content == NULL || g_str_equal (o->content, "unit"))
+    return TRUE;
+  if (!g_str_equal (o->content, "random"))
+    return usage_error (error, "--content must be unit or random (got '%s')", o->content);
+  c = g_new (float, D);
+  rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, c, D);
+  for (gsize d = 0; d < D; d++)
+    norm += (double) c[d] * c[d];
+  norm = sqrt (norm);
+  for (gsize d = 0; d < D; d++)
+    c[d] = norm > 0 ? (float) (c[d] / norm) : (float) (1.0 / sqrt ((double) D));
+  *out = c;
+  return TRUE;
+}
+
+typedef struct
+{
+  const char *name;
+  int         value;
+} Choice;
+
+static gboolean
+parse_choice (const char *option, const char *given, const char *fallback, const Choice *choices,
+              gsize n_choices, int *out, GError **error)
+{
+  const char *name = given != NULL ? given : fallback;
+  g_autoptr(GString) list = g_string_new (NULL);
+
+  for (gsize i = 0; i < n_choices; i++)
+    {
+      if (g_str_equal (name, choices[i].name))
+        {
+          *out = choices[i].value;
+          return TRUE;
+        }
+      g_string_append_printf (list, "%s%s", i ? ", " : "", choices[i].name);
+    }
+  return usage_error (error, "%s must be one of %s (got '%s')", option, list->str, name);
+}
+
+/* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c. */
+static RpeLrpe *
+make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, GError **error)
+{
+  static const Choice ps[] = {
+    { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
+    { "permutation", RPE_LRPE_P_PERMUTATION }, { "odd-even", RPE_LRPE_P_ODD_EVEN },
+    { "fourier", RPE_LRPE_P_FOURIER }, { "dct", RPE_LRPE_P_DCT },
+  };
+  static const Choice lambdas[] = {
+    { "rotation", RPE_LRPE_LAMBDA_ROTATION }, { "mixed", RPE_LRPE_LAMBDA_MIXED },
+    { "complex", RPE_LRPE_LAMBDA_COMPLEX_EXP }, { "permutation", RPE_LRPE_LAMBDA_PERMUTATION },
+  };
+  static const Choice thetas[] = {
+    { "a", RPE_LRPE_THETA_A }, { "b", RPE_LRPE_THETA_B }, { "c", RPE_LRPE_THETA_C },
+  };
+  RpeLrpeConfig config = { 0 };
+  int p, lambda, theta;
+  RpeStatus st;
+  RpeLrpe *lrpe;
+
+  if (!parse_choice ("--lrpe-p", o->lrpe_p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
+      || !parse_choice ("--lrpe-lambda", o->lrpe_lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
+      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error))
+    return NULL;
+  config.dim = dim;
+  config.length = length;
+  config.p = (RpeLrpeP) p;
+  config.lambda = (RpeLrpeLambda) lambda;
+  config.theta_kind = (RpeLrpeTheta) theta;
+  config.seed = (uint64_t) o->seed;
+  lrpe = rpe_lrpe_new (&config, &st);
+  if (lrpe == NULL)
+    rpe_cli_status_error (st, "LRPE", error);
+  return lrpe;
+}
+
+/* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the synthetic seeded bias
+ * w_tau ~ N(0, 1) / N_train for |tau| < N_train and 0 beyond (nothing is "trained" there). */
+static float *
+make_bias (const RpeCliOptions *o, gsize n, gsize H, gsize n_train, gboolean *per_head, GError **error)
+{
+  gsize len = 2 * n - 1;
+  float *w;
+
+  *per_head = FALSE;
+  if (o->bias != NULL)
+    {
+      g_autoptr(RpeTensor) t = rpe_npy_read (o->bias, error);
+
+      if (t == NULL)
+        return NULL;
+      if (!rpe_tensor_check_finite (t, error))
+        {
+          g_prefix_error (error, "%s: ", o->bias);
+          return NULL;
+        }
+      if (t->ndim == 1 && t->shape[0] == len)
+        *per_head = FALSE;
+      else if (t->ndim == 2 && t->shape[0] == H && t->shape[1] == len)
+        *per_head = TRUE;
+      else
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (t);
+          usage_error (error, "%s: --bias must have shape (%zu,) or (%zu, %zu) for length %zu, got %s",
+                       o->bias, (size_t) len, (size_t) H, (size_t) len, (size_t) n, shape);
+          return NULL;
+        }
+      w = g_new (float, *per_head ? H * len : len);
+      memcpy (w, t->data, (*per_head ? H * len : len) * sizeof (float));
+      return w;
+    }
+  w = g_new (float, len);
+  rpe_rng_normal ((uint64_t) o->seed, CURVES_STREAM_BIAS, 0, w, len);
+  for (gsize i = 0; i < len; i++)
+    {
+      gsize lag = i >= n - 1 ? i - (n - 1) : (n - 1) - i;
+      w[i] = lag < n_train ? (float) (w[i] / (double) n_train) : 0.0f;
+    }
+  return w;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Model names: ape | lrpe | fastrpb | (sine|conv)[-gated|-ungated][-est]    */
+
+typedef struct
+{
+  char        *name;      /* column prefix: '-' replaced by '_' */
+  int          base;      /* 0 ape, 1 sine, 2 conv, 3 lrpe, 4 fastrpb */
+  int          gate;      /* -1 default, 0 ungated, 1 gated */
+  gboolean     estimate;
+} ModelSpec;
+
+static void
+model_specs_free (GArray *specs)
+{
+  for (guint i = 0; specs != NULL && i < specs->len; i++)
+    g_free (g_array_index (specs, ModelSpec, i).name);
+  if (specs != NULL)
+    g_array_unref (specs);
+}
+
+static gboolean
+parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **error)
+{
+  static const char *bases[] = { "ape", "sine", "conv", "lrpe", "fastrpb" };
+  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  GArray *specs = g_array_new (FALSE, TRUE, sizeof (ModelSpec));
+
+  for (gsize i = 0; parts[i] != NULL; i++)
+    {
+      g_autofree char *s = g_strstrip (g_strdup (parts[i]));
+      g_auto(GStrv) words = g_strsplit (s, "-", -1);
+      ModelSpec spec = { NULL, -1, -1, FALSE };
+      gboolean ok = TRUE;
+
+      for (gsize b = 0; b < G_N_ELEMENTS (bases); b++)
+        if (g_str_equal (words[0] ? words[0] : "", bases[b]))
+          spec.base = (int) b;
+      if (spec.base < 0)
+        ok = FALSE;
+      for (gsize w = 1; ok && words[w] != NULL; w++)
+        {
+          if (spec.base != 1 && spec.base != 2)
+            ok = FALSE;
+          else if (g_str_equal (words[w], "gated") && spec.gate < 0 && !spec.estimate)
+            spec.gate = 1;
+          else if (g_str_equal (words[w], "ungated") && spec.gate < 0 && !spec.estimate)
+            spec.gate = 0;
+          else if (g_str_equal (words[w], "est") && !spec.estimate)
+            spec.estimate = TRUE;
+          else
+            ok = FALSE;
+        }
+      if (!ok)
+        {
+          model_specs_free (specs);
+          return usage_error (error, "unknown model '%s' in --models (ape, sine, conv, lrpe, fastrpb; "
+                              "sine/conv may end in -gated or -ungated%s)", s,
+                              allow_estimate ? ", then -est for the SPE estimate" : "");
+        }
+      if (spec.estimate && !allow_estimate)
+        {
+          model_specs_free (specs);
+          return usage_error (error, "model '%s': the SPE estimate (-est) is not a profile", s);
+        }
+      spec.name = g_strdelimit (g_strdup (s), "-", '_');
+      for (guint j = 0; j < specs->len; j++)
+        if (g_str_equal (g_array_index (specs, ModelSpec, j).name, spec.name))
+          {
+            g_free (spec.name);
+            model_specs_free (specs);
+            return usage_error (error, "model '%s' is listed twice", s);
+          }
+      g_array_append_val (specs, spec);
+    }
+  *out = specs;
+  return TRUE;
+}
+
+/* Parameters of both methods, loaded on demand. */
+typedef struct
+{
+  RpeSpeParams params[2];
+  gboolean     loaded[2];
+} ParamCache;
+
+static const RpeSpeParams *
+cache_get (ParamCache *c, const RpeCliOptions *o, int base, GError **error)
+{
+  int i = base == 1 ? 0 : 1;
+
+  if (!c->loaded[i])
+    {
+      if (!load_method (o, i == 0 ? RPE_SPE_SINE : RPE_SPE_CONV, &c->params[i], error))
+        return NULL;
+      c->loaded[i] = TRUE;
+    }
+  return &c->params[i];
+}
+
+static void
+cache_clear (ParamCache *c)
+{
+  for (int i = 0; i < 2; i++)
+    if (c->loaded[i])
+      rpe_spe_params_clear (&c->params[i]);
+}
+
+/* Whether spec uses the gate; an explicit -gated needs one. */
+static gboolean
+spec_gated (const ModelSpec *spec, const RpeSpeParams *p, const RpeCliOptions *o, gboolean *gated,
+            GError **error)
+{
+  if (spec->gate == 1 && p->gate == NULL)
+    return usage_error (error, "model '%s' needs a gate, but the %s parameters have none%s", spec->name,
+                        p->method == RPE_SPE_SINE ? "sine" : "conv", o->no_gate ? " (--no-gate)" : "");
+  *gated = spec->gate < 0 ? p->gate != NULL : spec->gate == 1;
+  return TRUE;
+}
+
+/* The default models: each method (or --method's) plain and, if a gate exists, gated. */
+static char *
+default_models (const RpeCliOptions *o, ParamCache *cache, gboolean profile, GError **error)
+{
+  GString *s = g_string_new (profile ? "" : "ape");
+  const char *methods[2] = { "sine", "conv" };
+
+  for (int i = 0; i < 2; i++)
+    {
+      const RpeSpeParams *p;
+
+      if (o->method != NULL && !g_str_equal (o->method, methods[i]))
+        continue;
+      if (!profile)
+        {
+          g_string_append_printf (s, ",%s", methods[i]);
+          continue;
+        }
+      p = cache_get (cache, o, i + 1, error);
+      if (p == NULL)
+        {
+          g_string_free (s, TRUE);
+          return NULL;
+        }
+      g_string_append_printf (s, "%s%s-ungated", s->len ? "," : "", methods[i]);
+      if (p->gate != NULL)
+        g_string_append_printf (s, ",%s-gated", methods[i]);
+    }
+  if (profile)
+    g_string_append_printf (s, "%slrpe", s->len ? "," : "");
+  return g_string_free (s, FALSE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* profile                                                                  */
+
+static RpeCurveTable *
+curves_profile (Ctx *c, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  ParamCache cache = { 0 };
+  GArray *specs = NULL;
+  g_autofree char *models = NULL;
+  g_autofree float *content = NULL;
+  g_autofree float *bias = NULL;
+  RpeCurveTable *t = NULL;
+  RpeLrpe *lrpe = NULL;
+  gsize n, H, D, head;
+  gboolean ok = FALSE;
+  RpeStatus st;
+
+  if (!rpe_cli_resolve_length (o, 0, &n, error) || !resolve_shape (o, &H, &D, error)
+      || !check_head_feature (o, H, D, error))
+    return NULL;
+  head = o->head >= 0 ? (gsize) o->head : 0;
+  models = c->co->models != NULL ? g_strdup (c->co->models) : default_models (o, &cache, TRUE, error);
+  if (models == NULL || !parse_models (models, FALSE, &specs, error))
+    goto out;
+  if (!make_content (o, D, &content, error))
+    goto out;
+  t = rpe_curve_profile_new (n, &st);
+  if (!rpe_cli_status_error (st, "profile", error))
+    goto out;
+
+  for (guint i = 0; i < specs->len; i++)
+    {
+      const ModelSpec *spec = &g_array_index (specs, ModelSpec, i);
+
+      if (spec->base == 1 || spec->base == 2)
+        {
+          const RpeSpeParams *p = cache_get (&cache, o, spec->base, error);
+          gboolean gated;
+
+          if (p == NULL || !spec_gated (spec, p, o, &gated, error))
+            goto out;
+          if (p->n_heads != H || p->n_features != D || head >= p->n_heads)
+            {
+              usage_error (error, "the sine and conv modules differ in shape; give --head within both");
+              goto out;
+            }
+          st = rpe_curve_profile_add_spe (t, spec->name, p, head,
+                                          o->feature >= 0 ? (gsize) o->feature : RPE_CURVE_ALL, gated, NULL);
+        }
+      else if (spec->base == 3)
+        {
+          if (lrpe == NULL)
+            lrpe = make_lrpe (o, D, o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n, error);
+          if (lrpe == NULL)
+            goto out;
+          st = rpe_curve_profile_add_lrpe (t, spec->name, lrpe, content, content);
+        }
+      else if (spec->base == 4)
+        {
+          gboolean per_head;
+          gsize nt = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n;
+
+          if (bias == NULL && (bias = make_bias (o, n, H, nt, &per_head, error)) == NULL)
+            goto out;
+          st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (per_head ? head * (2 * n - 1) : 0),
+                                              o->causal);
+        }
+      else
+        {
+          usage_error (error, "model '%s' has no template profile (ape is absolute)", spec->name);
+          goto out;
+        }
+      if (!rpe_cli_status_error (st, spec->name, error))
+        goto out;
+    }
+  st = rpe_curve_table_set_meta_double (t, "length", (double) n);
+  if (st == RPE_OK)
+    st = rpe_curve_table_set_meta_double (t, "head", (double) head);
+  if (st == RPE_OK)
+    {
+      if (o->feature >= 0)
+        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->feature);
+      else
+        st = rpe_curve_table_set_meta (t, "feature", "mean over features");
+    }
+  if (st == RPE_OK && o->train_length != RPE_CLI_UNSET)
+    st = rpe_curve_table_set_meta_double (t, "n_train", (double) o->train_length);
+  ok = rpe_cli_status_error (st, "metadata", error);
+
+out:
+  rpe_lrpe_free (lrpe);
+  model_specs_free (specs);
+  cache_clear (&cache);
+  if (!ok)
+    g_clear_pointer (&t, rpe_curve_table_free);
+  return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* error                                                                    */
+
+static RpeCurveTable *
+curves_error (Ctx *c, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  const CurvesOptions *co = c->co;
+  ParamCache cache = { 0 };
+  GArray *rlist = NULL;
+  RpeCurveTable *t = NULL;
+  gboolean by_position = FALSE, ok = FALSE;
+  gsize n, r = 64, rows, seeds, H = 0, D = 0;
+  double *x = NULL, *mean = NULL, *rms = NULL, *sd = NULL;
+  const char *methods[2] = { "sine", "conv" };
+  RpeStatus st = RPE_OK;
+
+  if (co->against != NULL)
+    {
+      if (g_str_equal (co->against, "position"))
+        by_position = TRUE;
+      else if (!g_str_equal (co->against, "r"))
+        {
+          usage_error (error, "--against must be r or position (got '%s')", co->against);
+          return NULL;
+        }
+    }
+  if (o->length != RPE_CLI_UNSET)
+    {
+      if (!rpe_cli_resolve_length (o, 0, &n, error))
+        return NULL;
+    }
+  else
+    n = 64;
+  if (n > 65536)
+    {
+      usage_error (error, "--length must be at most 65536 for the error curve (N x N templates)");
+      return NULL;
+    }
+  if (co->seeds != RPE_CLI_UNSET && (co->seeds < 1 || co->seeds > 1000000))
+    {
+      usage_error (error, "--seeds must be between 1 and 1000000 (got %" G_GINT64_FORMAT ")", co->seeds);
+      return NULL;
+    }
+  seeds = co->seeds != RPE_CLI_UNSET ? (gsize) co->seeds : 0;   /* 0: decided per method below */
+  if (by_position)
+    {
+      if (co->realizations_list != NULL)
+        {
+          usage_error (error, "--realizations-list goes with --against r; use --realizations R with position");
+          return NULL;
+        }
+      if (o->realizations != RPE_CLI_UNSET)
+        {
+          if (o->realizations < 1 || o->realizations > (1 << 24))
+            {
+              usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
+              return NULL;
+            }
+          r = (gsize) o->realizations;
+        }
+      rows = n;
+    }
+  else
+    {
+      if (!parse_size_list (co->realizations_list ? co->realizations_list : "4,8,16,32,64,128,256,512,1024",
+                            "--realizations-list", 1 << 24, &rlist, error))
+        return NULL;
+      rows = rlist->len;
+    }
+  if (o->method != NULL && !g_str_equal (o->method, "sine") && !g_str_equal (o->method, "conv"))
+    {
+      usage_error (error, "--method must be sine or conv (got '%s')", o->method);
+      goto out;
+    }
+
+  t = rpe_curve_table_new (rows, &st);
+  if (!rpe_cli_status_error (st, "table", error))
+    goto out;
+  x = g_new (double, rows);
+  mean = g_new (double, rows);
+  rms = g_new (double, rows);
+  sd = g_new (double, rows);
+  for (gsize i = 0; i < rows; i++)
+    x[i] = by_position ? (double) i : (double) g_array_index (rlist, size_t, i);
+  st = rpe_curve_table_add_column (t, by_position ? "m" : "R", x, NULL);
+  if (!rpe_cli_status_error (st, "table", error))
+    goto out;
+
+  for (int mi = 0; mi < 2; mi++)
+    {
+      const RpeSpeParams *p;
+      RpeCurveErrorConfig cfg = { 0 };
+      g_autofree char *c_sd = g_strdup_printf ("%s_sd", methods[mi]);
+      g_autofree char *c_rms = g_strdup_printf ("%s_rms", methods[mi]);
+
+      if (o->method != NULL && !g_str_equal (o->method, methods[mi]))
+        continue;
+      p = cache_get (&cache, o, mi + 1, error);
+      if (p == NULL)
+        goto out;
+      if (!check_head_feature (o, p->n_heads, p->n_features, error))
+        goto out;
+      H = p->n_heads;
+      D = p->n_features;
+      cfg.params = p;
+      cfg.n = n;
+      cfg.gated = p->gate != NULL;
+      cfg.head = o->head >= 0 ? (gsize) o->head : 0;
+      cfg.feature = o->feature >= 0 ? (gsize) o->feature : RPE_CURVE_ALL;
+      if (seeds == 0)
+        {
+          /* default: 256 (cell, seed) samples per point, at least 2 seeds */
+          gsize cells = o->feature >= 0 ? 1 : p->n_features;
+          seeds = MAX ((gsize) 2, (256 + cells - 1) / cells);
+        }
+      cfg.n_seeds = seeds;
+      cfg.seed = (uint64_t) o->seed;
+      if (by_position)
+        st = rpe_curve_error_vs_position (&cfg, r, mean, rms, sd, NULL);
+      else
+        st = rpe_curve_error_vs_r (&cfg, (const size_t *) (void *) rlist->data, rows, mean, rms, sd, NULL);
+      if (!rpe_cli_status_error (st, methods[mi], error))
+        goto out;
+      if ((st = rpe_curve_table_add_column (t, methods[mi], mean, NULL)) != RPE_OK
+          || (st = rpe_curve_table_add_column (t, c_rms, rms, NULL)) != RPE_OK
+          || (st = rpe_curve_table_add_column (t, c_sd, sd, NULL)) != RPE_OK)
+        {
+          rpe_cli_status_error (st, "table", error);
+          goto out;
+        }
+      {
+        g_autofree char *k_gated = g_strdup_printf ("%s_gated", methods[mi]);
+        st = rpe_curve_table_set_meta (t, k_gated, cfg.gated ? "true" : "false");
+      }
+      if (!by_position && rows >= 2 && st == RPE_OK)
+        {
+          double slope = NAN, se = NAN, slope_rms = NAN;
+          g_autofree char *k_slope = g_strdup_printf ("%s_slope", methods[mi]);
+          g_autofree char *k_se = g_strdup_printf ("%s_slope_se", methods[mi]);
+          g_autofree char *k_rms = g_strdup_printf ("%s_slope_rms", methods[mi]);
+
+          /* a NaN/zero error (e.g. a zero template) leaves the slope NaN */
+          (void) rpe_curve_fit_loglog (x, mean, rows, &slope, NULL, &se);
+          (void) rpe_curve_fit_loglog (x, rms, rows, &slope_rms, NULL, NULL);
+          if ((st = rpe_curve_table_set_meta_double (t, k_slope, slope)) == RPE_OK
+              && (st = rpe_curve_table_set_meta_double (t, k_se, se)) == RPE_OK)
+            st = rpe_curve_table_set_meta_double (t, k_rms, slope_rms);
+        }
+      if (!rpe_cli_status_error (st, "metadata", error))
+        goto out;
+    }
+  if ((st = rpe_curve_table_set_meta_double (t, "length", (double) n)) == RPE_OK
+      && (st = rpe_curve_table_set_meta_double (t, "seeds", (double) seeds)) == RPE_OK
+      && (st = rpe_curve_table_set_meta_double (t, "head", (double) (o->head >= 0 ? o->head : 0))) == RPE_OK)
+    {
+      if (o->feature >= 0)
+        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->feature);
+      else
+        st = rpe_curve_table_set_meta (t, "feature", "all (mean over features)");
+    }
+  if (st == RPE_OK && by_position)
+    st = rpe_curve_table_set_meta_double (t, "realizations", (double) r);
+  if (st == RPE_OK)
+    st = rpe_curve_table_set_meta (t, "error", by_position
+                                   ? "|Phat[m,:] - Ptilde[m,:]| / |Ptilde[m,:]| (mean over seeds and features)"
+                                   : "|Phat - Ptilde|_F / |Ptilde|_F (mean over seeds and features); slope of log mean vs log R");
+  (void) H;
+  (void) D;
+  ok = rpe_cli_status_error (st, "metadata", error);
+
+out:
+  g_free (x);
+  g_free (mean);
+  g_free (rms);
+  g_free (sd);
+  if (rlist != NULL)
+    g_array_unref (rlist);
+  cache_clear (&cache);
+  if (!ok)
+    g_clear_pointer (&t, rpe_curve_table_free);
+  return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* extrapolation                                                            */
+
+static RpeCurveTable *
+curves_extrapolation (Ctx *c, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  const CurvesOptions *co = c->co;
+  ParamCache cache = { 0 };
+  GArray *specs = NULL;
+  g_autofree char *models = NULL;
+  g_autofree float *content = NULL;
+  g_autofree float *bias = NULL;
+  g_autofree RpeCurveModel *cm = NULL;
+  RpeCurveExtrapolationConfig cfg = { 0 };
+  RpeCurveTable *t = NULL;
+  RpeLrpe *lrpe = NULL;
+  gsize H, D, nt, nmax, r = 64;
+  gboolean ok = FALSE, per_head = FALSE;
+  RpeStatus st = RPE_OK;
+
+  if (o->train_length != RPE_CLI_UNSET && (o->train_length < 1 || o->train_length > ((gint64) 1 << 24)))
+    {
+      usage_error (error, "--train-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 24,
+                   o->train_length);
+      return NULL;
+    }
+  nt = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : 64;
+  if (co->max_length != RPE_CLI_UNSET && (co->max_length < 1 || co->max_length > ((gint64) 1 << 26)))
+    {
+      usage_error (error, "--max-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 26,
+                   co->max_length);
+      return NULL;
+    }
+  nmax = co->max_length != RPE_CLI_UNSET ? (gsize) co->max_length : 4 * nt;
+  if (co->window != RPE_CLI_UNSET && (co->window < 1 || (gsize) co->window > nt))
+    {
+      usage_error (error, "--window must be between 1 and N_train = %zu (got %" G_GINT64_FORMAT ")",
+                   (size_t) nt, co->window);
+      return NULL;
+    }
+  if (co->block != RPE_CLI_UNSET && (co->block < 1 || co->block > (1 << 20)))
+    {
+      usage_error (error, "--block must be between 1 and %d", 1 << 20);
+      return NULL;
+    }
+  if (o->realizations != RPE_CLI_UNSET)
+    {
+      if (o->realizations < 1 || o->realizations > (1 << 24))
+        {
+          usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
+          return NULL;
+        }
+      r = (gsize) o->realizations;
+    }
+  if (!resolve_shape (o, &H, &D, error) || !check_head_feature (o, H, D, error))
+    return NULL;
+  models = co->models != NULL ? g_strdup (co->models) : default_models (o, &cache, FALSE, error);
+  if (models == NULL || !parse_models (models, TRUE, &specs, error))
+    goto out;
+  if (!make_content (o, D, &content, error))
+    goto out;
+
+  cm = g_new0 (RpeCurveModel, specs->len);
+  for (guint i = 0; i < specs->len; i++)
+    {
+      const ModelSpec *spec = &g_array_index (specs, ModelSpec, i);
+
+      cm[i].name = spec->name;
+      switch (spec->base)
+        {
+        case 0:
+          cm[i].kind = RPE_CURVE_MODEL_APE;
+          break;
+        case 1:
+        case 2:
+          {
+            const RpeSpeParams *p = cache_get (&cache, o, spec->base, error);
+            gboolean gated;
+
+            if (p == NULL || !spec_gated (spec, p, o, &gated, error))
+              goto out;
+            if (p->n_heads != H || p->n_features != D)
+              {
+                usage_error (error, "model '%s': the module's shape (H=%zu, D=%zu) differs from (H=%zu, D=%zu)",
+                             spec->name, (size_t) p->n_heads, (size_t) p->n_features, (size_t) H, (size_t) D);
+                goto out;
+              }
+            cm[i].kind = spec->estimate ? RPE_CURVE_MODEL_SPE_ESTIMATE : RPE_CURVE_MODEL_SPE_EXACT;
+            cm[i].spe = p;
+            cm[i].gated = gated;
+            cm[i].realizations = r;
+            cm[i].seed = (uint64_t) o->seed;
+          }
+          break;
+        case 3:
+          if (lrpe == NULL && (lrpe = make_lrpe (o, D, nt, error)) == NULL)
+            goto out;
+          cm[i].kind = RPE_CURVE_MODEL_LRPE;
+          cm[i].lrpe = lrpe;
+          break;
+        default:
+          if (bias == NULL && (bias = make_bias (o, nmax, H, nt, &per_head, error)) == NULL)
+            goto out;
+          cm[i].kind = RPE_CURVE_MODEL_FASTRPB;
+          cm[i].bias = bias;
+          cm[i].bias_per_head = per_head;
+          break;
+        }
+    }
+
+  cfg.n_train = nt;
+  cfg.n_max = nmax;
+  cfg.n_heads = H;
+  cfg.n_features = D;
+  cfg.window = co->window != RPE_CLI_UNSET ? (gsize) co->window : 0;
+  cfg.causal = o->causal;
+  cfg.content = content;
+  cfg.block_rows = co->block != RPE_CLI_UNSET ? (gsize) co->block : 0;
+  t = rpe_curve_extrapolation_table (&cfg, cm, specs->len, o->head >= 0 ? (gsize) o->head : RPE_CURVE_ALL,
+                                     &st, NULL);
+  if (!rpe_cli_status_error (st, "extrapolation", error))
+    goto out;
+  if ((st = rpe_curve_table_set_meta (t, "content", content ? "random (seeded, unit norm)" : "unit (1/sqrt(D) ones)")) == RPE_OK
+      && (st = rpe_curve_table_set_meta (t, "heads", o->head >= 0 ? "one" : "mean over heads")) == RPE_OK
+      && o->head >= 0)
+    st = rpe_curve_table_set_meta_double (t, "head", (double) o->head);
+  if (st == RPE_OK)
+    st = rpe_curve_table_set_meta (t, "metrics",
+                                   "distance = sum_n a|m-n|, entropy = -sum_n a log a (row softmax); "
+                                   "ti, mono on u = exp(logit) over the window (see rpe-curves.h)");
+  ok = rpe_cli_status_error (st, "metadata", error);
+
+out:
+  rpe_lrpe_free (lrpe);
+  model_specs_free (specs);
+  cache_clear (&cache);
+  if (!ok)
+    g_clear_pointer (&t, rpe_curve_table_free);
+  return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry point                                                              */
+
+int
+rpe_cli_curves (int argc, char **argv)
+{
+  RpeCliOptions o;
+  CurvesOptions co = { 0 };
+  Ctx c = { 0 };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *command = NULL;
+  RpeCurveTable *t = NULL;
+  const char *what = NULL;
+  GOptionGroup *group;
+  int status = 0;
+  const GOptionEntry main_entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, "Write the CSV here", "OUT.csv" },
+    { NULL }
+  };
+  const GOptionEntry curve_entries[] = {
+    { "max-length", 0, 0, G_OPTION_ARG_INT64, &co.max_length, "extrapolation: evaluation length N_max (default 4 N_train)", "N" },
+    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &co.realizations_list, "error: the R values (default 4,8,16,...,1024)", "R1,R2,..." },
+    { "seeds", 0, 0, G_OPTION_ARG_INT64, &co.seeds, "error: draws per point, seeds --seed, --seed + 1, ... (default: 256 / cells, at least 2)", "S" },
+    { "against", 0, 0, G_OPTION_ARG_STRING, &co.against, "error: against R (default) or query position m (one R: --realizations)", "r|position" },
+    { "models", 0, 0, G_OPTION_ARG_STRING, &co.models, "profile/extrapolation: ape,sine,conv,lrpe,fastrpb; sine/conv[-gated|-ungated][-est]", "LIST" },
+    { "window", 0, 0, G_OPTION_ARG_INT64, &co.window, "extrapolation: offsets W of the PE metrics (default min(N_train, 64))", "W" },
+    { "block", 0, 0, G_OPTION_ARG_INT64, &co.block, "extrapolation: rows per block (default 64; memory block x N_max)", "B" },
+    { NULL }
+  };
+
+  rpe_cli_options_init (&o);
+  co.max_length = co.seeds = co.window = co.block = RPE_CLI_UNSET;
+  {
+    /* the command line, for the CSV's metadata */
+    GString *s = g_string_new ("rpe");
+    for (int i = 0; i < argc; i++)
+      {
+        g_autofree char *q = g_shell_quote (argv[i]);
+        g_string_append_c (s, ' ');
+        g_string_append (s, strpbrk (argv[i], " '\"\\$`*?;&|<>()") ? q : argv[i]);
+      }
+    command = g_string_free (s, FALSE);
+    for (char *p = command; *p; p++)
+      if ((unsigned char) *p < 0x20)
+        *p = ' ';
+  }
+
+  context = g_option_context_new ("KIND - analysis curves as CSV");
+  g_option_context_set_summary (context,
+    "KIND: profile | error | extrapolation\n"
+    "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
+    "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
+    "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
+    "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
+    "  extrapolation  per query position m < N_max, identical content at every position:\n"
+    "                 mean attended distance, entropy, translation invariance (ti) and\n"
+    "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length");
+  g_option_context_add_main_entries (context, main_entries, NULL);
+  g_option_context_add_group (context, rpe_cli_parameter_group (&o));
+  group = g_option_group_new ("curves", "Curve options", "Show curve options", NULL, NULL);
+  g_option_group_add_entries (group, curve_entries);
+  g_option_context_add_group (context, group);
+
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      fprintf (stderr, "rpe curves: %s\n", error->message);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (argc != 2)
+    {
+      fprintf (stderr, "rpe curves: %s\n", argc < 2 ? "say which curve: profile | error | extrapolation"
+                                                    : "too many arguments");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  what = argv[1];
+  if (!g_str_equal (what, "profile") && !g_str_equal (what, "error") && !g_str_equal (what, "extrapolation"))
+    {
+      fprintf (stderr, "rpe curves: unknown curve '%s' (profile | error | extrapolation)\n", what);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (co.out == NULL)
+    {
+      fprintf (stderr, "rpe curves: -o OUT.csv is required\n");
+      status = EXIT_USAGE;
+      goto done;
+    }
+
+  c.o = &o;
+  c.co = &co;
+  if (g_str_equal (what, "profile"))
+    t = curves_profile (&c, &error);
+  else if (g_str_equal (what, "error"))
+    t = curves_error (&c, &error);
+  else
+    t = curves_extrapolation (&c, &error);
+
+  if (t != NULL)
+    {
+      /* the command first, then the curve's own metadata */
+      RpeCurveTable *u = t;
+      RpeStatus st = rpe_curve_table_set_meta (u, "command", command);
+      int err = 0;
+
+      if (st == RPE_OK)
+        st = rpe_curve_table_set_meta (u, "curve", what);
+      if (st == RPE_OK)
+        st = rpe_curve_table_write_csv (u, co.out, &err);
+      if (st != RPE_OK)
+        {
+          fprintf (stderr, "rpe curves %s: cannot write '%s': %s\n", what, co.out,
+                   err ? g_strerror (err) : rpe_status_to_string (st));
+          status = EXIT_FAILURE_OTHER;
+        }
+    }
+  else
+    {
+      fprintf (stderr, "rpe curves %s: %s\n", what, error ? error->message : "failed");
+      status = c.exit_code != 0 ? c.exit_code : rpe_cli_exit_code_for_error (error);
+    }
+
+done:
+  rpe_curve_table_free (t);
+  g_free (co.out);
+  g_free (co.realizations_list);
+  g_free (co.models);
+  g_free (co.against);
+  rpe_cli_options_clear (&o);
+  return status;
+}

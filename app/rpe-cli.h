@@ -1,0 +1,152 @@
+/* rpe-cli.h: shared pieces of the `rpe` command-line tool. */
+#pragma once
+
+#include <glib.h>
+
+#include "rpe-linear-attention.h"
+#include "rpe-spe.h"
+#include "rpe-tensor.h"
+
+G_BEGIN_DECLS
+
+/* an integer option that was not given */
+#define RPE_CLI_UNSET G_MININT64
+
+typedef struct
+{
+  char    *checkpoint;
+  char    *prefix;
+  int      layer;
+  char    *method;
+  int      heads;
+  int      features;
+  int      sines;
+  int      kernel;
+  gint64   length;
+  gint64   realizations;
+  gint64   seed;
+  gboolean no_gate;
+  gboolean causal;
+  gboolean exact;
+  gboolean f64;
+  char    *noise;
+  char    *gate_noise;
+  char    *queries;
+  char    *keys;
+  char    *values;
+  char    *content;
+  char    *feature_map;
+  int      performer_features;
+  int      dpfp_nu;
+  char    *relative_embeddings;
+  int      head;
+  int      feature;
+  char    *out;
+  char    *out_keys;
+  /* LRPE / FastRPB (issue 3) */
+  char    *lrpe_p;
+  char    *lrpe_lambda;
+  char    *lrpe_theta;
+  char    *lrpe_norm;
+  gboolean lrpe_before;
+  gint64   train_length;
+  char    *bias;
+  char    *bias_rows;
+  char    *bias_cols;
+  char    *grid;
+  char    *fastrpb_attention;
+} RpeCliOptions;
+
+typedef struct
+{
+  gsize  n;
+  gsize  dv;
+  float *q;   /* (N, H, D) */
+  float *k;   /* (N, H, D) */
+  float *v;   /* (N, H, Dv), only when asked for */
+} RpeCliInputs;
+
+typedef struct
+{
+  gsize  n;
+  gsize  r;
+  float *qbar;   /* (N, H, D, R) */
+  float *kbar;
+} RpeCliCodes;
+
+int           rpe_cli_exit_code_for_error (const GError *error);
+gboolean      rpe_cli_status_error (RpeStatus    status,
+                                    const char  *what,
+                                    GError     **error);
+
+/* Refuses, before anything is allocated, a request whose float arrays (each the product of
+ * 4 dims) together exceed the memory budget; the message names both sizes. */
+gboolean      rpe_cli_check_budget (const char   *what,
+                                    gsize         n_arrays,
+                                    const gsize (*dims)[4],
+                                    GError      **error);
+
+void          rpe_cli_options_init  (RpeCliOptions *o);
+void          rpe_cli_options_clear (RpeCliOptions *o);
+GOptionGroup *rpe_cli_parameter_group (RpeCliOptions *o);
+
+gboolean      rpe_cli_load_params (const RpeCliOptions *o,
+                                   RpeSpeParams        *params,
+                                   GError             **error);
+RpeTensor    *rpe_cli_read_array (const char  *path,
+                                  gsize        want_ndim,
+                                  const char  *what,
+                                  GError     **error);
+gboolean      rpe_cli_resolve_length (const RpeCliOptions *o,
+                                      gsize                input_length,
+                                      gsize               *n,
+                                      GError             **error);
+gboolean      rpe_cli_load_inputs (const RpeCliOptions *o,
+                                   const RpeSpeParams  *params,
+                                   gboolean             want_values,
+                                   RpeCliInputs        *in,
+                                   GError             **error);
+void          rpe_cli_inputs_clear (RpeCliInputs *in);
+gboolean      rpe_cli_make_codes (const RpeCliOptions *o,
+                                  const RpeSpeParams  *params,
+                                  gsize                n,
+                                  gboolean             gate,
+                                  RpeCliCodes         *codes,
+                                  GError             **error);
+void          rpe_cli_codes_clear (RpeCliCodes *codes);
+gboolean      rpe_cli_encode (const RpeSpeParams *params,
+                              const RpeCliCodes  *codes,
+                              const RpeCliInputs *in,
+                              float             **qhat,
+                              float             **khat,
+                              GError            **error);
+gboolean      rpe_cli_write (const RpeCliOptions *o,
+                             const char          *path,
+                             const float         *data,
+                             gsize                ndim,
+                             const gsize         *shape,
+                             int                 *exit_code,
+                             GError             **error);
+
+gboolean      rpe_cli_parse_feature_map (const RpeCliOptions *o,
+                                         RpeFeatureMap       *map,
+                                         RpeFeatureOptions   *fopts,
+                                         gsize                width,
+                                         GError             **error);
+gboolean      rpe_cli_compute_linear (const RpeCliOptions *o,
+                                      const RpeSpeParams  *params,
+                                      gboolean             gated,
+                                      int                 *exit_code,
+                                      GError             **error);
+
+gboolean      rpe_cli_compute_positional (const char          *what,
+                                          const RpeCliOptions *o,
+                                          int                 *exit_code,
+                                          GError             **error);
+
+int           rpe_cli_compute (int    argc,
+                               char **argv);
+int           rpe_cli_curves  (int    argc,
+                               char **argv);
+
+G_END_DECLS

@@ -1,0 +1,57 @@
+/* rpe-conv-spe.h: convSPE ("Variant II", MATH.md section 2).
+ *
+ * Qbar[m, c, r] = s * sum_{j<L} wq[c, j] z[r, c, m + L + j] (Kbar likewise with wk),
+ * computed either directly, O(N L) per (c, r), or with real FFTs of length
+ * n_fft = good_size(N + L - 1) >= N + L - 1 (so the circular correlation never wraps),
+ * O(n_fft log n_fft) per (c, r) with one plan per call.  The automatic choice
+ * takes the FFT when L > RPE_CONV_SPE_FFT_MIN_KERNEL.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "rpe-spe.h"
+
+#define RPE_CONV_SPE_FFT_MIN_KERNEL 64
+
+typedef enum
+{
+  RPE_CONV_SPE_PATH_AUTO,
+  RPE_CONV_SPE_PATH_DIRECT,
+  RPE_CONV_SPE_PATH_FFT,
+} RpeConvSpePath;
+
+/* The path RPE_CONV_SPE_PATH_AUTO resolves to for length N and kernel L. */
+RpeConvSpePath rpe_conv_spe_choose_path (size_t n,
+                                         size_t kernel);
+
+/* Codes Qbar, Kbar (N, H, D, R) from raw noise z (R, H*D, N+4L), with an explicit path.
+ * Validates its arguments like rpe_spe_codes. */
+RpeStatus rpe_conv_spe_codes (const RpeSpeParams *params,
+                              size_t              n,
+                              size_t              r,
+                              const float        *z,
+                              float              *qbar,
+                              float              *kbar,
+                              RpeConvSpePath      path,
+                              const RpeMonitor   *monitor);
+
+/* Fused codes + gating + encoding (see rpe_spe_encode_fused; arguments checked there). */
+RpeStatus _rpe_conv_spe_encode_fused (const RpeSpeParams *params,
+                                      size_t              n,
+                                      size_t              r,
+                                      const float        *z,
+                                      const float        *eps,
+                                      const float        *q,
+                                      const float        *k,
+                                      float              *qhat,
+                                      float              *khat,
+                                      const RpeMonitor   *monitor);
+
+/* Ungated lag profile of channel c = h*D + d in double:
+ * out[i] = sum_j wq[c, j] wk[c, j + tau], tau = i - (N-1); exactly 0 for |tau| >= L. */
+void      _rpe_conv_spe_lags (const RpeSpeParams *params,
+                              size_t              h,
+                              size_t              d,
+                              size_t              n,
+                              double             *out);

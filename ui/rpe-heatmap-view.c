@@ -1,0 +1,354 @@
+/* rpe-heatmap-view.c: a widget showing one heatmap; snapshot calls the
+ * GTK-free renderer through gtk_snapshot_append_cairo. */
+#include "config.h"
+
+#include "rpe-heatmap-view.h"
+
+struct _RpeHeatmapView
+{
+  GtkWidget          parent_instance;
+
+  GBytes            *values;
+  gsize              rows;
+  gsize              cols;
+  char              *title;
+  const RpeColormap *colormap;
+  RpeHeatmapScale    scale;
+  gboolean           fixed_range;
+  double             vmin;
+  double             vmax;
+  gsize              train_length;
+  gboolean           show_axes;
+  gboolean           equal_aspect;
+};
+
+G_DEFINE_FINAL_TYPE (RpeHeatmapView, rpe_heatmap_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_TITLE,
+  PROP_TRAIN_LENGTH,
+  PROP_SHOW_AXES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+void
+rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
+                                  RpeHeatmapData *data)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  rpe_heatmap_data_init (data);
+  data->values = self->values != NULL ? g_bytes_get_data (self->values, NULL) : NULL;
+  data->rows = self->rows;
+  data->cols = self->cols;
+  data->title = self->title;
+  data->colormap = self->colormap;
+  data->scale = self->scale;
+  data->fixed_range = self->fixed_range;
+  data->vmin = self->vmin;
+  data->vmax = self->vmax;
+  data->train_length = self->train_length;
+  data->show_axes = self->show_axes;
+  data->equal_aspect = self->equal_aspect;
+}
+
+static void
+rpe_heatmap_view_snapshot (GtkWidget   *widget,
+                           GtkSnapshot *snapshot)
+{
+  RpeHeatmapView *self = RPE_HEATMAP_VIEW (widget);
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+  RpeHeatmapData data;
+  GdkRGBA fg;
+  cairo_t *cr;
+
+  if (self->values == NULL || width <= 0 || height <= 0)
+    return;
+
+  rpe_heatmap_view_get_render_data (self, &data);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  data.foreground[0] = fg.red;
+  data.foreground[1] = fg.green;
+  data.foreground[2] = fg.blue;
+  data.foreground[3] = fg.alpha;
+
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  rpe_plot_render_heatmap (cr, &data, width, height);
+  cairo_destroy (cr);
+}
+
+static void
+rpe_heatmap_view_measure (GtkWidget      *widget,
+                          GtkOrientation  orientation,
+                          int             for_size,
+                          int            *minimum,
+                          int            *natural,
+                          int            *minimum_baseline,
+                          int            *natural_baseline)
+{
+  *minimum = 120;
+  *natural = 240;
+}
+
+static void
+rpe_heatmap_view_finalize (GObject *object)
+{
+  RpeHeatmapView *self = RPE_HEATMAP_VIEW (object);
+
+  g_clear_pointer (&self->values, g_bytes_unref);
+  g_clear_pointer (&self->title, g_free);
+
+  G_OBJECT_CLASS (rpe_heatmap_view_parent_class)->finalize (object);
+}
+
+static void
+rpe_heatmap_view_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  RpeHeatmapView *self = RPE_HEATMAP_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_TITLE:
+      g_value_set_string (value, self->title);
+      break;
+    case PROP_TRAIN_LENGTH:
+      g_value_set_uint (value, rpe_heatmap_view_get_train_length (self));
+      break;
+    case PROP_SHOW_AXES:
+      g_value_set_boolean (value, self->show_axes);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+rpe_heatmap_view_set_property (GObject      *object,
+                               guint         prop_id,
+                               const GValue *value,
+                               GParamSpec   *pspec)
+{
+  RpeHeatmapView *self = RPE_HEATMAP_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_TITLE:
+      rpe_heatmap_view_set_title (self, g_value_get_string (value));
+      break;
+    case PROP_TRAIN_LENGTH:
+      rpe_heatmap_view_set_train_length (self, g_value_get_uint (value));
+      break;
+    case PROP_SHOW_AXES:
+      rpe_heatmap_view_set_show_axes (self, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+rpe_heatmap_view_class_init (RpeHeatmapViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->finalize = rpe_heatmap_view_finalize;
+  object_class->get_property = rpe_heatmap_view_get_property;
+  object_class->set_property = rpe_heatmap_view_set_property;
+
+  widget_class->snapshot = rpe_heatmap_view_snapshot;
+  widget_class->measure = rpe_heatmap_view_measure;
+
+  properties[PROP_TITLE] =
+    g_param_spec_string ("title", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TRAIN_LENGTH] =
+    g_param_spec_uint ("train-length", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_AXES] =
+    g_param_spec_boolean ("show-axes", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_css_name (widget_class, "heatmap");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+rpe_heatmap_view_init (RpeHeatmapView *self)
+{
+  self->scale = RPE_HEATMAP_SCALE_AUTO;
+  self->show_axes = TRUE;
+  self->equal_aspect = TRUE;
+  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
+}
+
+GtkWidget *
+rpe_heatmap_view_new (void)
+{
+  return g_object_new (RPE_TYPE_HEATMAP_VIEW, NULL);
+}
+
+void
+rpe_heatmap_view_set_data (RpeHeatmapView *self,
+                           GBytes         *values,
+                           gsize           rows,
+                           gsize           cols)
+{
+  gsize count;
+
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (values != NULL)
+    {
+      g_return_if_fail (rows > 0 && cols > 0);
+      g_return_if_fail (g_size_checked_mul (&count, rows, cols));
+      g_return_if_fail (g_size_checked_mul (&count, count, sizeof (float)));
+      g_return_if_fail (g_bytes_get_size (values) >= count);
+      g_bytes_ref (values);
+    }
+  g_clear_pointer (&self->values, g_bytes_unref);
+  self->values = values;
+  self->rows = values != NULL ? rows : 0;
+  self->cols = values != NULL ? cols : 0;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+const float *
+rpe_heatmap_view_get_data (RpeHeatmapView *self,
+                           gsize          *rows,
+                           gsize          *cols)
+{
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), NULL);
+
+  if (rows != NULL)
+    *rows = self->rows;
+  if (cols != NULL)
+    *cols = self->cols;
+  return self->values != NULL ? g_bytes_get_data (self->values, NULL) : NULL;
+}
+
+void
+rpe_heatmap_view_set_title (RpeHeatmapView *self,
+                            const char     *title)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (g_strcmp0 (self->title, title) != 0)
+    {
+      g_free (self->title);
+      self->title = g_strdup (title);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                      GTK_ACCESSIBLE_PROPERTY_LABEL, title != NULL ? title : "",
+                                      -1);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
+    }
+}
+
+const char *
+rpe_heatmap_view_get_title (RpeHeatmapView *self)
+{
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), NULL);
+  return self->title;
+}
+
+void
+rpe_heatmap_view_set_colormap (RpeHeatmapView    *self,
+                               const RpeColormap *colormap)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (self->colormap != colormap)
+    {
+      self->colormap = colormap;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
+
+void
+rpe_heatmap_view_set_scale (RpeHeatmapView  *self,
+                            RpeHeatmapScale  scale)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (self->scale != scale)
+    {
+      self->scale = scale;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
+
+void
+rpe_heatmap_view_set_range (RpeHeatmapView *self,
+                            gboolean        fixed,
+                            double          vmin,
+                            double          vmax)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  self->fixed_range = !!fixed;
+  self->vmin = vmin;
+  self->vmax = vmax;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+rpe_heatmap_view_set_train_length (RpeHeatmapView *self,
+                                   gsize           train_length)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (self->train_length != train_length)
+    {
+      self->train_length = train_length;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TRAIN_LENGTH]);
+    }
+}
+
+guint
+rpe_heatmap_view_get_train_length (RpeHeatmapView *self)
+{
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), 0);
+  return (guint) MIN (self->train_length, G_MAXUINT);
+}
+
+void
+rpe_heatmap_view_set_show_axes (RpeHeatmapView *self,
+                                gboolean        show_axes)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  show_axes = !!show_axes;
+  if (self->show_axes != show_axes)
+    {
+      self->show_axes = show_axes;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_AXES]);
+    }
+}
+
+void
+rpe_heatmap_view_set_equal_aspect (RpeHeatmapView *self,
+                                   gboolean        equal_aspect)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  equal_aspect = !!equal_aspect;
+  if (self->equal_aspect != equal_aspect)
+    {
+      self->equal_aspect = equal_aspect;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
