@@ -855,6 +855,10 @@ main (int argc, char **argv)
     return rpe_cli_compute (argc - 1, argv + 1);
   if (g_str_equal (argv[1], "curves"))
     return rpe_cli_curves (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "export"))
+    return rpe_cli_export (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "bench"))
+    return rpe_cli_bench (argc - 1, argv + 1);
   fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
   usage (stderr);
   return EXIT_USAGE;

@@ -148,5 +148,9 @@ int           rpe_cli_compute (int    argc,
                                char **argv);
 int           rpe_cli_curves  (int    argc,
                                char **argv);
+int           rpe_cli_export  (int    argc,
+                               char **argv);
+int           rpe_cli_bench   (int    argc,
+                               char **argv);
 
 G_END_DECLS

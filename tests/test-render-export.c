@@ -1,0 +1,12 @@
+#include "config.h"
+
+#include <glib.h>
+
+/* TODO: tests not written yet. */
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  return g_test_run ();
+}

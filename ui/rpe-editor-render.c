@@ -1,0 +1,3 @@
+#include "config.h"
+
+/* TODO: not implemented yet. */
