@@ -341,34 +341,32 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
     return FALSE;
   if (o->values == NULL && o->queries == NULL && kind == 0 && o->length == RPE_CLI_UNSET && o->grid == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb needs --values V.npy (or --length N for seeded values)");
-  if (o->grid != NULL)
-    {
-      RpeCliOptions o2 = *o;
+  {
+    /* N and H: from --grid, the values (when there are no queries), or the options */
+    RpeCliOptions o2 = *o;
 
-      if (!parse_grid (o->grid, &n1, &n2, error))
-        return FALSE;
-      if (o->length != RPE_CLI_UNSET && (gsize) o->length != n1 * n2)
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--length must be N1*N2 = %zu with --grid",
-                              (size_t) (n1 * n2));
-      o2.length = (gint64) (n1 * n2);
-      if (!load_plain_inputs (&o2, TRUE, &in, &H, &D, error))
-        return FALSE;
-    }
-  else if (o->values != NULL && o->queries == NULL && o->length == RPE_CLI_UNSET)
-    {
-      /* values alone decide N and H */
-      RpeCliOptions o2 = *o;
-      g_autoptr(RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
+    if (o->values != NULL && o->queries == NULL)
+      {
+        g_autoptr(RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
 
-      if (v == NULL)
-        return FALSE;
-      o2.length = (gint64) v->shape[0];
-      o2.heads = (int) MIN (v->shape[1], 4096);
-      if (!load_plain_inputs (&o2, TRUE, &in, &H, &D, error))
-        return FALSE;
-    }
-  else if (!load_plain_inputs (o, TRUE, &in, &H, &D, error))
-    return FALSE;
+        if (v == NULL)
+          return FALSE;
+        o2.heads = (int) MIN (v->shape[1], (gsize) G_MAXINT);
+        if (o->length == RPE_CLI_UNSET && o->grid == NULL)
+          o2.length = (gint64) MIN (v->shape[0], (gsize) G_MAXINT64);
+      }
+    if (o->grid != NULL)
+      {
+        if (!parse_grid (o->grid, &n1, &n2, error))
+          return FALSE;
+        if (o->length != RPE_CLI_UNSET && (gsize) o->length != n1 * n2)
+          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--length must be N1*N2 = %zu with --grid",
+                                (size_t) (n1 * n2));
+        o2.length = (gint64) (n1 * n2);
+      }
+    if (!load_plain_inputs (&o2, TRUE, &in, &H, &D, error))
+      return FALSE;
+  }
 
   if (o->grid != NULL)
     {

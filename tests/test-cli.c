@@ -619,6 +619,213 @@ test_unwritable_output (void)
   g_assert_nonnull (strstr (err, "t.npy"));
 }
 
+/* lrpe-encode with P = identity, Lambda = rotation, theta a is RoPE, written here from its formula. */
+static void
+test_lrpe_encode_rope (void)
+{
+  enum { n = 11, h = 2, d = 6 };
+  g_autofree char *xp = tmp_path ("lx.npy"), *out = tmp_path ("lrope.npy"), *outc = tmp_path ("lcx.npy");
+  float x[n * h * d];
+  g_autoptr(RpeTensor) y = NULL, yc = NULL;
+
+  rpe_rng_normal (61, 1000, 0, x, G_N_ELEMENTS (x));
+  write_npy (xp, x, 3, (gsize[]) { n, h, d });
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-p identity --lrpe-lambda rotation --lrpe-theta a -o %s",
+                            xp, out), ==, 0);
+  y = read_npy (out);
+  assert_shape (y, 3, (gsize[]) { n, h, d });
+  for (gsize m = 0; m < n; m++)
+    for (gsize hh = 0; hh < h; hh++)
+      for (gsize k = 0; k < d / 2; k++)
+        {
+          double a = pow (10000.0, -2.0 * k / d), c = cos (m * a), sn = sin (m * a);
+          double x0 = x[(m * h + hh) * d + 2 * k], x1 = x[(m * h + hh) * d + 2 * k + 1];
+          g_assert_cmpfloat_with_epsilon (y->data[(m * h + hh) * d + 2 * k], x0 * c - x1 * sn, 1e-5);
+          g_assert_cmpfloat_with_epsilon (y->data[(m * h + hh) * d + 2 * k + 1], x1 * c + x0 * sn, 1e-5);
+        }
+  /* the complex exponential doubles the width: [real | imag] */
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-lambda complex -o %s", xp, outc), ==, 0);
+  yc = read_npy (outc);
+  assert_shape (yc, 3, (gsize[]) { n, h, 2 * d });
+  /* the unitary maps keep norms */
+  for (gsize m = 0; m < n; m++)
+    for (gsize hh = 0; hh < h; hh++)
+      {
+        double nx = 0, ny = 0;
+        for (gsize j = 0; j < d; j++)
+          nx += (double) x[(m * h + hh) * d + j] * x[(m * h + hh) * d + j];
+        for (gsize j = 0; j < 2 * d; j++)
+          ny += (double) yc->data[(m * h + hh) * 2 * d + j] * yc->data[(m * h + hh) * 2 * d + j];
+        g_assert_cmpfloat_with_epsilon (ny, nx, 1e-4 * (1 + nx));
+      }
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-p wavelet -o %s", xp, out), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-theta z -o %s", xp, out), ==, 2);
+}
+
+/* lrpe-attention (implied, row-normalised map) and lrpe-linear (denominator) against the quadratic form
+ * with RoPE applied after elu+1 features, evaluated here. */
+static void
+test_lrpe_attention_linear (void)
+{
+  enum { n = 9, h = 2, d = 4, dv = 3 };
+  g_autofree char *qp = tmp_path ("lq.npy"), *kp = tmp_path ("lk.npy"), *vp = tmp_path ("lv.npy");
+  g_autofree char *ap = tmp_path ("la.npy"), *yp = tmp_path ("ly.npy");
+  float q[n * h * d], k[n * h * d], v[n * h * dv];
+  g_autoptr(RpeTensor) a = NULL, y = NULL;
+
+  rpe_rng_normal (71, 1000, 0, q, G_N_ELEMENTS (q));
+  rpe_rng_normal (72, 1000, 0, k, G_N_ELEMENTS (k));
+  rpe_rng_normal (73, 1000, 0, v, G_N_ELEMENTS (v));
+  write_npy (qp, q, 3, (gsize[]) { n, h, d });
+  write_npy (kp, k, 3, (gsize[]) { n, h, d });
+  write_npy (vp, v, 3, (gsize[]) { n, h, dv });
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-attention --queries %s --keys %s --feature-map elu1 -o %s", qp, kp, ap), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --keys %s --values %s --feature-map elu1 -o %s", qp, kp, vp, yp), ==, 0);
+  a = read_npy (ap);
+  y = read_npy (yp);
+  assert_shape (a, 3, (gsize[]) { h, n, n });
+  assert_shape (y, 3, (gsize[]) { n, h, dv });
+  for (gsize hh = 0; hh < h; hh++)
+    for (gsize m = 0; m < n; m++)
+      {
+        double s[n], den = 0;
+        for (gsize j = 0; j < n; j++)
+          {
+            double fq[d], fk[d], rq[d], rk[d];
+            s[j] = 0;
+            for (gsize i = 0; i < d; i++)
+              {
+                double xq = q[(m * h + hh) * d + i], xk = k[(j * h + hh) * d + i];
+                fq[i] = xq > 0 ? xq + 1 : exp (xq);
+                fk[i] = xk > 0 ? xk + 1 : exp (xk);
+              }
+            for (gsize kk = 0; kk < d / 2; kk++)
+              {
+                double th = pow (10000.0, -2.0 * kk / d);
+                rq[2 * kk] = fq[2 * kk] * cos (m * th) - fq[2 * kk + 1] * sin (m * th);
+                rq[2 * kk + 1] = fq[2 * kk + 1] * cos (m * th) + fq[2 * kk] * sin (m * th);
+                rk[2 * kk] = fk[2 * kk] * cos (j * th) - fk[2 * kk + 1] * sin (j * th);
+                rk[2 * kk + 1] = fk[2 * kk + 1] * cos (j * th) + fk[2 * kk] * sin (j * th);
+              }
+            for (gsize i = 0; i < d; i++)
+              s[j] += rq[i] * rk[i];
+            den += s[j];
+          }
+        for (gsize j = 0; j < n; j++)
+          g_assert_cmpfloat_with_epsilon (a->data[(hh * n + m) * n + j], s[j] / den, 1e-4 * (1 + fabs (s[j] / den)));
+        for (gsize c = 0; c < dv; c++)
+          {
+            double num = 0;
+            for (gsize j = 0; j < n; j++)
+              num += s[j] * v[(j * h + hh) * dv + c];
+            g_assert_cmpfloat_with_epsilon (y->data[(m * h + hh) * dv + c], num / den, 1e-4 * (1 + fabs (num / den)));
+          }
+      }
+  /* performer with more features than dims cannot take LRPE after the map */
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp -o %s", qp, vp, yp), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp --lrpe-before -o %s", qp, vp, yp), ==, 0);
+}
+
+/* fastrpb alone is the Toeplitz product W V; causal zeroes negative lags; per-head weights; 2-D grid. */
+static void
+test_fastrpb (void)
+{
+  enum { n = 13, h = 2, dv = 3, n1 = 3, n2 = 4 };
+  g_autofree char *vp = tmp_path ("fv.npy"), *wp = tmp_path ("fw.npy"), *whp = tmp_path ("fwh.npy");
+  g_autofree char *yp = tmp_path ("fy.npy"), *v2p = tmp_path ("fv2.npy"), *wr = tmp_path ("fwr.npy");
+  g_autofree char *wc = tmp_path ("fwc.npy"), *qp = tmp_path ("fq.npy");
+  float v[n * h * dv], w[2 * n - 1], wh[h * (2 * n - 1)], v2[n1 * n2 * h * dv], wx[2 * n1 - 1], wy[2 * n2 - 1];
+  float q[n * h * 2];
+
+  rpe_rng_normal (81, 1000, 0, v, G_N_ELEMENTS (v));
+  rpe_rng_normal (82, 1000, 0, w, G_N_ELEMENTS (w));
+  rpe_rng_normal (83, 1000, 0, wh, G_N_ELEMENTS (wh));
+  rpe_rng_normal (84, 1000, 0, v2, G_N_ELEMENTS (v2));
+  rpe_rng_normal (85, 1000, 0, wx, G_N_ELEMENTS (wx));
+  rpe_rng_normal (86, 1000, 0, wy, G_N_ELEMENTS (wy));
+  rpe_rng_normal (87, 1000, 0, q, G_N_ELEMENTS (q));
+  write_npy (vp, v, 3, (gsize[]) { n, h, dv });
+  write_npy (wp, w, 1, (gsize[]) { 2 * n - 1 });
+  write_npy (whp, wh, 2, (gsize[]) { h, 2 * n - 1 });
+  write_npy (v2p, v2, 3, (gsize[]) { n1 * n2, h, dv });
+  write_npy (wr, wx, 1, (gsize[]) { 2 * n1 - 1 });
+  write_npy (wc, wy, 1, (gsize[]) { 2 * n2 - 1 });
+  write_npy (qp, q, 3, (gsize[]) { n, h, 2 });
+
+  for (int variant = 0; variant < 4; variant++)
+    {
+      g_autoptr(RpeTensor) y = NULL;
+      gboolean causal = variant == 1, per_head = variant == 2, softmax = variant == 3;
+
+      if (softmax)
+        g_assert_cmpint (run_rpe (NULL, "compute fastrpb --queries %s --values %s --bias %s --fastrpb-attention softmax -o %s",
+                                  qp, vp, wp, yp), ==, 0);
+      else
+        g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s --bias %s %s -o %s", vp, per_head ? whp : wp,
+                                  causal ? "--causal" : "", yp), ==, 0);
+      y = read_npy (yp);
+      assert_shape (y, 3, (gsize[]) { n, h, dv });
+      for (gsize hh = 0; hh < h; hh++)
+        for (gsize m = 0; m < n; m++)
+          {
+            double att[n], z = 0, mx = -INFINITY;
+            if (softmax)
+              {
+                for (gsize j = 0; j < n; j++)
+                  {
+                    att[j] = (q[(m * h + hh) * 2] * q[(j * h + hh) * 2] + q[(m * h + hh) * 2 + 1] * q[(j * h + hh) * 2 + 1]) / sqrt (2.0);
+                    mx = fmax (mx, att[j]);
+                  }
+                for (gsize j = 0; j < n; j++)
+                  z += exp (att[j] - mx);
+                for (gsize j = 0; j < n; j++)
+                  att[j] = exp (att[j] - mx) / z;
+              }
+            for (gsize c = 0; c < dv; c++)
+              {
+                double ref = 0;
+                for (gsize j = 0; j < n; j++)
+                  {
+                    long tau = (long) m - (long) j;
+                    double wt = per_head ? wh[hh * (2 * n - 1) + tau + n - 1] : w[tau + n - 1];
+                    if (causal && tau < 0)
+                      wt = 0;
+                    if (softmax)
+                      wt += att[j];
+                    ref += wt * v[(j * h + hh) * dv + c];
+                  }
+                g_assert_cmpfloat_with_epsilon (y->data[(m * h + hh) * dv + c], ref, 1e-4 * (1 + fabs (ref)));
+              }
+          }
+    }
+
+  /* 2-D: W[(i,j),(i',j')] = wx_{i-i'} + wy_{j-j'} */
+  {
+    g_autoptr(RpeTensor) y = NULL;
+
+    g_assert_cmpint (run_rpe (NULL, "compute fastrpb --grid %dx%d --values %s --bias-rows %s --bias-cols %s -o %s",
+                              n1, n2, v2p, wr, wc, yp), ==, 0);
+    y = read_npy (yp);
+    assert_shape (y, 3, (gsize[]) { n1 * n2, h, dv });
+    for (gsize p = 0; p < n1 * n2; p++)
+      for (gsize hh = 0; hh < h; hh++)
+        for (gsize c = 0; c < dv; c++)
+          {
+            double ref = 0;
+            for (gsize pp = 0; pp < n1 * n2; pp++)
+              {
+                long di = (long) (p / n2) - (long) (pp / n2), dj = (long) (p % n2) - (long) (pp % n2);
+                ref += (wx[di + n1 - 1] + wy[dj + n2 - 1]) * v2[(pp * h + hh) * dv + c];
+              }
+            g_assert_cmpfloat_with_epsilon (y->data[(p * h + hh) * dv + c], ref, 1e-4 * (1 + fabs (ref)));
+          }
+  }
+  /* wrong weight count, bad grid */
+  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s --bias %s -o %s", v2p, wp, yp), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --grid 3by4 --values %s --bias-rows %s --bias-cols %s -o %s", v2p, wr, wc, yp), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s -o %s", vp, yp), ==, 2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -636,5 +843,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/linear-matches-quadratic", test_linear_matches_quadratic);
   g_test_add_func ("/cli/bad-files", test_bad_files);
   g_test_add_func ("/cli/unwritable-output", test_unwritable_output);
+  g_test_add_func ("/cli/lrpe-encode-rope", test_lrpe_encode_rope);
+  g_test_add_func ("/cli/lrpe-attention-linear", test_lrpe_attention_linear);
+  g_test_add_func ("/cli/fastrpb", test_fastrpb);
   return g_test_run ();
 }
