@@ -1,13 +1,984 @@
-/* rpe-cli-export.c: `rpe export` */
+/* rpe-cli-export.c: `rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy`
+ *
+ * Publication figures of the views of RPE Studio, rendered by the same
+ * GTK-free renderers as the window (ui/rpe-export.h).
+ *   heatmap views  templates | template | attention | spe-vs-rpe: the options of
+ *                  `rpe compute` (parameters, length, realizations, seed, inputs);
+ *   curve views    profile | error | extrapolation: every option of `rpe curves`
+ *                  (the table is computed by it, then plotted).
+ * Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "rpe-alloc.h"
+#include "rpe-attention.h"
+#include "rpe-curves.h"
+#include "rpe-error.h"
+#include "rpe-export.h"
+#include "rpe-spe.h"
 
 #include "rpe-cli.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAILURE_OTHER 1
+
+typedef struct
+{
+  char     *out;
+  char     *colormap;
+  char     *title;
+  char     *reduce;
+  double    width;
+  double    height;
+  double    dpi;
+  gboolean  all_heads;
+  gboolean  attention_transform;
+  gboolean  empirical;
+  gboolean  difference;
+  gboolean  per_cell_scale;
+} ExportOptions;
+
+typedef struct
+{
+  const char          *view;
+  const RpeCliOptions *o;
+  const ExportOptions *eo;
+  RpeExportFormat      format;
+  RpeExportSize        size;
+  const RpeColormap   *cmap;
+  RpeHeatmapReduce     reduce;
+  RpeSpeParams         params;
+  gboolean             gated;
+  int                  exit_code;
+} Ctx;
+
+static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
+static const char *const curve_views[] = { "profile", "error", "extrapolation", NULL };
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+
+static gboolean
+usage_error (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+usage_error (GError **error, const char *format, ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
+}
+
+/* The output path of a head: every "{head}" replaced by its number. */
+static char *
+path_for_head (const char *pattern, gsize head)
+{
+  g_autofree char *num = g_strdup_printf ("%zu", (size_t) head);
+  GString *s = g_string_new (pattern);
+
+  g_string_replace (s, "{head}", num, 0);
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+export_file (Ctx *c, const RpeFigure *fig, const char *path, GError **error)
+{
+  if (rpe_export_figure (fig, c->format, &c->size, path, error))
+    return TRUE;
+  if ((*error)->domain == RPE_ERROR && (*error)->code == RPE_ERROR_IO)
+    c->exit_code = EXIT_FAILURE_OTHER;
+  return FALSE;
+}
+
+static gboolean
+alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error)
+{
+  gsize count;
+  RpeStatus st = rpe_size_bytes (&count, 1, a, b, c, d);
+
+  *out = NULL;
+  if (st == RPE_OK)
+    *out = rpe_alloc (count, sizeof (float), &st);
+  return rpe_cli_status_error (st, what, error);
+}
+
+static void
+heatmap_defaults (Ctx *c, RpeHeatmapData *d, const float *values, gsize rows, gsize cols)
+{
+  rpe_heatmap_data_init (d);
+  d->values = values;
+  d->rows = rows;
+  d->cols = cols;
+  d->colormap = c->cmap;
+  d->reduce = c->reduce;
+  d->equal_aspect = TRUE;
+  if (c->o->train_length != RPE_CLI_UNSET && c->o->train_length > 0)
+    d->train_length = (gsize) c->o->train_length;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Heatmap views                                                            */
+
+/* The template of (h, d) in the mode asked for: analytic, empirical or their difference. */
+static gboolean
+template_of (Ctx *c, const RpeCliCodes *codes, gsize n, gsize h, gsize d, float *out, float *scratch,
+             GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  RpeStatus st = RPE_OK;
+
+  (void) o;
+  if (c->eo->empirical || c->eo->difference)
+    st = rpe_spe_empirical_template (n, c->params.n_heads, c->params.n_features, codes->r, codes->qbar,
+                                     codes->kbar, h, d, out);
+  if (st == RPE_OK && (!c->eo->empirical || c->eo->difference))
+    st = rpe_spe_template (&c->params, h, d, n, c->gated, c->eo->difference ? scratch : out);
+  if (st == RPE_OK && c->eo->difference)
+    for (gsize i = 0; i < n * n; i++)
+      out[i] -= scratch[i];
+  return rpe_cli_status_error (st, "template", error);
+}
+
+static const char *
+template_mode (Ctx *c)
+{
+  return c->eo->difference ? "empirical \xe2\x88\x92 analytic" : c->eo->empirical ? "empirical" : "analytic";
+}
+
+static gboolean
+view_templates (Ctx *c, gboolean one, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, h0, h1, d0, d1, cells;
+  RpeCliCodes codes = { 0 };
+  float *maps = NULL, *scratch = NULL;
+  RpeHeatmapData *data = NULL;
+  char **titles = NULL;
+  gboolean ok = FALSE;
+
+  if (o->head >= 0 && (gsize) o->head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
+  if (o->feature >= 0 && (gsize) o->feature >= D)
+    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->feature);
+  if (!one && o->feature >= 0)
+    return usage_error (error, "templates shows every feature of a head; use the view 'template' for --feature");
+  if (c->eo->empirical && c->eo->difference)
+    return usage_error (error, "--empirical and --difference are exclusive (--difference is empirical - analytic)");
+  if (!rpe_cli_resolve_length (o, 0, &n, error))
+    return FALSE;
+  {
+    const gsize dims[3][4] = { { one ? 1 : D, n, n, 2 }, { n, H, D, c->eo->empirical || c->eo->difference ? 2 * 64 : 0 },
+                               { n, n, 1, 1 } };
+    if (!rpe_cli_check_budget ("templates", 3, dims, error))
+      return FALSE;
+  }
+  if ((c->eo->empirical || c->eo->difference) && !rpe_cli_make_codes (o, &c->params, n, c->gated, &codes, error))
+    return FALSE;
+
+  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h1 = c->eo->all_heads ? H : h0 + 1;
+  d0 = one && o->feature >= 0 ? (gsize) o->feature : 0;
+  d1 = one ? d0 + 1 : D;
+  cells = d1 - d0;
+  if (!alloc_floats (&maps, cells, n, n, 1, "templates", error)
+      || !alloc_floats (&scratch, n, n, 1, 1, "templates", error))
+    goto out;
+  data = g_new0 (RpeHeatmapData, cells);
+  titles = g_new0 (char *, cells + 1);
+
+  for (gsize h = h0; h < h1; h++)
+    {
+      RpeFigure fig;
+      g_autofree char *path = path_for_head (c->eo->out, h);
+      g_autofree char *title = NULL;
+
+      for (gsize d = d0; d < d1; d++)
+        {
+          gsize i = d - d0;
+
+          if (!template_of (c, &codes, n, h, d, maps + i * n * n, scratch, error))
+            goto out;
+          heatmap_defaults (c, &data[i], maps + i * n * n, n, n);
+          g_free (titles[i]);
+          titles[i] = g_strdup_printf ("h=%zu, d=%zu", (size_t) h, (size_t) d);
+          data[i].title = titles[i];
+          data[i].x_label = "key position n";
+          data[i].y_label = "query position m";
+        }
+      if (c->eo->empirical || c->eo->difference)
+        title = g_strdup_printf ("%s SPE template%s, %s%s (R = %zu, N = %zu)",
+                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
+                                 template_mode (c), c->gated ? ", gated" : "", (size_t) codes.r, (size_t) n);
+      else
+        title = g_strdup_printf ("%s SPE template%s, %s%s (N = %zu)",
+                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
+                                 template_mode (c), c->gated ? ", gated" : "", (size_t) n);
+      if (one)
+        {
+          rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
+          fig.heatmap = data[0];
+          if (c->eo->title == NULL)
+            {
+              g_free (title);
+              title = g_strdup_printf ("%s SPE template h=%zu, d=%zu (%s%s)",
+                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
+                                       (size_t) d0, template_mode (c), c->gated ? ", gated" : "");
+            }
+        }
+      else
+        {
+          rpe_figure_init (&fig, RPE_FIGURE_GRID);
+          fig.grid.cells = data;
+          fig.grid.n_cells = cells;
+          fig.grid.shared_scale = !c->eo->per_cell_scale;
+          if (c->eo->title == NULL)
+            {
+              g_free (title);
+              title = g_strdup_printf ("%s SPE templates of head %zu, %s%s (N = %zu)",
+                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
+                                       template_mode (c), c->gated ? ", gated" : "", (size_t) n);
+            }
+        }
+      fig.title = c->eo->title != NULL ? c->eo->title : title;
+      if (!export_file (c, &fig, path, error))
+        goto out;
+    }
+  ok = TRUE;
+
+out:
+  if (titles != NULL)
+    g_strfreev (titles);
+  g_free (data);
+  rpe_free (maps);
+  rpe_free (scratch);
+  rpe_cli_codes_clear (&codes);
+  return ok;
+}
+
+/* Attention (H, N, N) of the SPE estimate or the exact relative attention. */
+static gboolean
+attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsize *r_out, GError **error)
+{
+  gsize H = c->params.n_heads, n = in->n;
+  RpeCliCodes codes = { 0 };
+  float *qhat = NULL, *khat = NULL;
+  RpeStatus st;
+  gboolean ok = FALSE;
+
+  *out = NULL;
+  if (exact)
+    {
+      if (!alloc_floats (out, H, n, n, 1, "attention", error))
+        return FALSE;
+      st = rpe_spe_exact_logits (&c->params, n, in->q, in->k, c->gated, *out, NULL);
+    }
+  else
+    {
+      if (!rpe_cli_make_codes (c->o, &c->params, n, c->gated, &codes, error)
+          || !rpe_cli_encode (&c->params, &codes, in, &qhat, &khat, error))
+        goto out;
+      *r_out = codes.r;
+      rpe_cli_codes_clear (&codes);
+      if (!alloc_floats (out, H, n, n, 1, "attention", error))
+        goto out;
+      st = rpe_spe_logits (n, H, *r_out, qhat, khat, *out, NULL);
+    }
+  if (st == RPE_OK)
+    st = rpe_softmax_rows (*out, H, n, c->o->causal, NULL);
+  ok = rpe_cli_status_error (st, "attention", error);
+
+out:
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_cli_codes_clear (&codes);
+  if (!ok)
+    g_clear_pointer (out, rpe_free);
+  return ok;
+}
+
+static gboolean
+view_attention (Ctx *c, gboolean compare, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1;
+  RpeCliInputs in = { 0 };
+  float *exact = NULL, *est = NULL, *diff = NULL;
+  gboolean ok = FALSE;
+
+  if (o->head >= 0 && (gsize) o->head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
+  if (compare && o->exact)
+    return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
+  if (o->queries == NULL)
+    {
+      gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
+
+      if (!rpe_cli_resolve_length (o, 0, &n, error))
+        return FALSE;
+      {
+        const gsize dims[3][4] = { { H, n, n, compare ? 3 : 1 }, { n, H, D, 2 * rr + 3 }, { n, H, rr, 2 } };
+        if (!rpe_cli_check_budget ("attention", 3, dims, error))
+          return FALSE;
+      }
+    }
+  if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
+    return FALSE;
+  n = in.n;
+  if ((compare || o->exact) && !attention_maps (c, &in, TRUE, &exact, &r, error))
+    goto out;
+  if ((compare || !o->exact) && !attention_maps (c, &in, FALSE, &est, &r, error))
+    goto out;
+  if (compare)
+    {
+      if (!alloc_floats (&diff, H, n, n, 1, "difference", error))
+        goto out;
+      for (gsize i = 0; i < H * n * n; i++)
+        diff[i] = est[i] - exact[i];
+    }
+
+  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h1 = c->eo->all_heads ? H : h0 + 1;
+  for (gsize h = h0; h < h1; h++)
+    {
+      RpeFigure fig;
+      g_autofree char *path = path_for_head (c->eo->out, h);
+      g_autofree char *title = NULL;
+      g_autofree char *t_est = g_strdup_printf ("SPE estimate (R = %zu)", (size_t) r);
+      gsize off = h * n * n;
+
+      if (compare)
+        {
+          rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
+          fig.n_panels = 3;
+          fig.share_scale = TRUE;
+          heatmap_defaults (c, &fig.panels[0], exact + off, n, n);
+          heatmap_defaults (c, &fig.panels[1], est + off, n, n);
+          heatmap_defaults (c, &fig.panels[2], diff + off, n, n);
+          fig.panels[0].title = "exact RPE";
+          fig.panels[1].title = t_est;
+          fig.panels[2].title = "estimate \xe2\x88\x92 exact";
+          for (int i = 0; i < 2; i++)
+            {
+              fig.panels[i].scale = RPE_HEATMAP_SCALE_LINEAR;
+              if (c->eo->attention_transform)
+                fig.panels[i].transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
+            }
+          fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
+          fig.panels[2].colormap = c->eo->colormap != NULL && rpe_colormap_is_diverging (c->cmap)
+                                   ? c->cmap : rpe_colormap_default_diverging ();
+          title = g_strdup_printf ("%s SPE vs exact relative attention, head %zu%s%s (N = %zu)",
+                                   c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
+                                   c->gated ? ", gated" : "", o->causal ? ", causal" : "", (size_t) n);
+        }
+      else
+        {
+          rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
+          heatmap_defaults (c, &fig.heatmap, (o->exact ? exact : est) + off, n, n);
+          fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
+          if (c->eo->attention_transform)
+            fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
+          if (o->exact)
+            title = g_strdup_printf ("Exact relative attention, %s, head %zu%s%s",
+                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
+                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
+          else
+            title = g_strdup_printf ("SPE attention, %s, head %zu, R = %zu%s%s",
+                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h, (size_t) r,
+                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
+        }
+      fig.title = c->eo->title != NULL ? c->eo->title : title;
+      if (!export_file (c, &fig, path, error))
+        goto out;
+    }
+  ok = TRUE;
+
+out:
+  rpe_free (exact);
+  rpe_free (est);
+  rpe_free (diff);
+  rpe_cli_inputs_clear (&in);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Curve views                                                              */
+
+/* Reads the CSV written by rpe_curve_table_write_csv. */
+static RpeCurveTable *
+read_curve_csv (const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_auto(GStrv) names = NULL;
+  GPtrArray *meta = g_ptr_array_new_with_free_func (g_free);
+  GArray *values = g_array_new (FALSE, FALSE, sizeof (double));
+  RpeCurveTable *t = NULL;
+  gsize n_cols = 0, n_rows = 0;
+  RpeStatus st = RPE_OK;
+
+  if (!g_file_get_contents (path, &text, NULL, error))
+    goto out;
+  lines = g_strsplit (text, "\n", -1);
+  for (gsize i = 0; lines[i] != NULL; i++)
+    {
+      char *line = lines[i];
+
+      if (line[0] == '\0')
+        continue;
+      if (line[0] == '#')
+        {
+          char *colon = strchr (line, ':');
+
+          if (colon != NULL && names == NULL)
+            {
+              *colon = '\0';
+              g_ptr_array_add (meta, g_strdup (g_strstrip (line + 1)));
+              g_ptr_array_add (meta, g_strdup (g_strstrip (colon + 1)));
+            }
+          continue;
+        }
+      if (names == NULL)
+        {
+          names = g_strsplit (line, ",", -1);
+          n_cols = g_strv_length (names);
+          continue;
+        }
+      {
+        g_auto(GStrv) cells = g_strsplit (line, ",", -1);
+
+        if (g_strv_length (cells) != n_cols)
+          {
+            rpe_set_error (error, RPE_ERROR_FORMAT, "%s: row %zu has %u values, expected %zu", path,
+                           (size_t) n_rows + 1, g_strv_length (cells), (size_t) n_cols);
+            goto out;
+          }
+        for (gsize j = 0; j < n_cols; j++)
+          {
+            double v = g_ascii_strtod (cells[j], NULL);
+            g_array_append_val (values, v);
+          }
+        n_rows++;
+      }
+    }
+  if (names == NULL || n_cols == 0 || n_rows == 0)
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT, "%s: the curve table is empty", path);
+      goto out;
+    }
+  t = rpe_curve_table_new (n_rows, &st);
+  for (gsize j = 0; st == RPE_OK && j < n_cols; j++)
+    {
+      size_t col;
+
+      st = rpe_curve_table_add_column (t, names[j], NULL, &col);
+      if (st == RPE_OK)
+        {
+          double *dst = rpe_curve_table_column (t, col);
+          for (gsize i = 0; i < n_rows; i++)
+            dst[i] = g_array_index (values, double, i * n_cols + j);
+        }
+    }
+  for (guint k = 0; st == RPE_OK && k + 1 < meta->len; k += 2)
+    st = rpe_curve_table_set_meta (t, g_ptr_array_index (meta, k), g_ptr_array_index (meta, k + 1));
+  if (st != RPE_OK)
+    {
+      rpe_curve_table_free (t);
+      t = NULL;
+      rpe_cli_status_error (st, "curve table", error);
+    }
+
+out:
+  g_ptr_array_unref (meta);
+  g_array_unref (values);
+  return t;
+}
+
+typedef struct
+{
+  GArray    *series;   /* RpeCurveSeries */
+  GPtrArray *strings;  /* labels */
+} SeriesSet;
+
+static const RpeCurveMarker markers[] = {
+  RPE_CURVE_MARKER_CIRCLE, RPE_CURVE_MARKER_SQUARE, RPE_CURVE_MARKER_TRIANGLE, RPE_CURVE_MARKER_DIAMOND,
+};
+
+static RpeCurveSeries *
+add_series (SeriesSet *set, const RpeCurveTable *t, size_t xcol, size_t ycol, char *label)
+{
+  RpeCurveSeries s = { 0 };
+
+  s.x = rpe_curve_table_column_const (t, xcol);
+  s.y = rpe_curve_table_column_const (t, ycol);
+  s.n = rpe_curve_table_n_rows (t);
+  s.label = label;
+  g_ptr_array_add (set->strings, label);
+  g_array_append_val (set->series, s);
+  return &g_array_index (set->series, RpeCurveSeries, set->series->len - 1);
+}
+
+static double
+meta_double (const RpeCurveTable *t, const char *key)
+{
+  const char *v = rpe_curve_table_get_meta (t, key);
+
+  return v != NULL ? g_ascii_strtod (v, NULL) : NAN;
+}
+
+static gboolean
+view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, Ctx *c, GError **error)
+{
+  g_autofree char *tmpdir = NULL;
+  g_autofree char *csv = NULL;
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  RpeCurveTable *t = NULL;
+  SeriesSet sets[4];
+  RpeCurvePlot plots[4];
+  RpeCurveSeries ref = { 0 };
+  double *ref_y = NULL;
+  size_t n_plots = 0;
+  gboolean ok = FALSE;
+  int status;
+
+  for (int i = 0; i < 4; i++)
+    {
+      sets[i].series = g_array_new (FALSE, TRUE, sizeof (RpeCurveSeries));
+      sets[i].strings = g_ptr_array_new_with_free_func (g_free);
+      rpe_curve_plot_init (&plots[i]);
+    }
+
+  /* rpe curves VIEW [its options] -o CSV */
+  g_ptr_array_add (args, (char *) "curves");
+  g_ptr_array_add (args, (char *) view);
+  for (int i = 1; i < argc; i++)
+    if (!g_str_equal (argv[i], view) || i != 1)
+      g_ptr_array_add (args, argv[i]);
+  if (c->format == RPE_EXPORT_CSV)
+    csv = g_strdup (eo->out);
+  else
+    {
+      tmpdir = g_dir_make_tmp ("rpe-export-XXXXXX", error);
+      if (tmpdir == NULL)
+        {
+          c->exit_code = EXIT_FAILURE_OTHER;
+          goto out;
+        }
+      csv = g_build_filename (tmpdir, "curve.csv", NULL);
+    }
+  g_ptr_array_add (args, (char *) "-o");
+  g_ptr_array_add (args, csv);
+  g_ptr_array_add (args, NULL);
+  status = rpe_cli_curves ((int) args->len - 1, (char **) args->pdata);
+  if (status != 0)
+    {
+      /* rpe curves has said why */
+      c->exit_code = status;
+      goto out;
+    }
+  if (c->format == RPE_EXPORT_CSV)
+    {
+      ok = TRUE;
+      goto out;
+    }
+  t = read_curve_csv (csv, error);
+  if (t == NULL)
+    {
+      c->exit_code = EXIT_FAILURE_OTHER;
+      goto out;
+    }
+
+  if (g_str_equal (view, "profile"))
+    {
+      long xcol = rpe_curve_table_find (t, "tau");
+      const char *feature = rpe_curve_table_get_meta (t, "feature");
+
+      if (xcol < 0)
+        {
+          usage_error (error, "the profile table has no tau column");
+          goto out;
+        }
+      for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
+        if ((long) j != xcol)
+          add_series (&sets[0], t, (size_t) xcol, j, g_strdup (rpe_curve_table_column_name (t, j)));
+      plots[0].x_label = "lag \xcf\x84 = m \xe2\x88\x92 n";
+      plots[0].y_label = "template P(\xcf\x84)";
+      plots[0].title = g_strdup_printf ("Template profiles, head %.0f (%s%s)", meta_double (t, "head"),
+                                        feature != NULL && g_ascii_isdigit (feature[0]) ? "feature " : "",
+                                        feature != NULL ? feature : "");
+      g_ptr_array_add (sets[0].strings, (char *) plots[0].title);
+      if (isfinite (meta_double (t, "n_train")))
+        {
+          plots[0].x_marker = meta_double (t, "n_train");
+          plots[0].x_marker_label = "N_train";
+        }
+      n_plots = 1;
+    }
+  else if (g_str_equal (view, "error"))
+    {
+      long xcol = rpe_curve_table_find (t, "R");
+      gboolean by_r = xcol >= 0;
+      size_t k = 0;
+
+      if (!by_r)
+        xcol = rpe_curve_table_find (t, "m");
+      if (xcol < 0)
+        {
+          usage_error (error, "the error table has neither an R nor an m column");
+          goto out;
+        }
+      for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
+        {
+          const char *name = rpe_curve_table_column_name (t, j);
+          g_autofree char *sd_name = g_strdup_printf ("%s_sd", name);
+          g_autofree char *slope_key = g_strdup_printf ("%s_slope", name);
+          double slope = meta_double (t, slope_key);
+          long sd = rpe_curve_table_find (t, sd_name);
+          RpeCurveSeries *s;
+
+          if ((long) j == xcol || g_str_has_suffix (name, "_sd") || g_str_has_suffix (name, "_rms"))
+            continue;
+          s = add_series (&sets[0], t, (size_t) xcol, j,
+                          by_r && isfinite (slope) ? g_strdup_printf ("%s (slope %.2f)", name, slope)
+                                                   : g_strdup (name));
+          s->marker = markers[k % G_N_ELEMENTS (markers)];
+          if (sd >= 0)
+            s->y_err = rpe_curve_table_column_const (t, (size_t) sd);
+          k++;
+        }
+      if (by_r && sets[0].series->len > 0)
+        {
+          /* The Monte Carlo rate R^(-1/2) through the first series' first point. */
+          const RpeCurveSeries *s0 = &g_array_index (sets[0].series, RpeCurveSeries, 0);
+          size_t rows = rpe_curve_table_n_rows (t);
+
+          ref_y = g_new (double, rows);
+          for (size_t i = 0; i < rows; i++)
+            ref_y[i] = s0->y[0] * sqrt (s0->x[0] / s0->x[i]);
+          ref.x = s0->x;
+          ref.y = ref_y;
+          ref.n = rows;
+          ref.label = "\xe2\x88\x9d R^(\xe2\x88\x92" "1/2)";
+          ref.dashed = TRUE;
+          ref.line_width = 1.0;
+          ref.color[0] = ref.color[1] = ref.color[2] = 0.45;
+          ref.color[3] = 1.0;
+          g_array_append_val (sets[0].series, ref);
+        }
+      plots[0].x_log = plots[0].y_log = by_r;
+      plots[0].x_label = by_r ? "realizations R" : "query position m";
+      plots[0].y_label = by_r ? "relative error \xe2\x80\x96P_est \xe2\x88\x92 P\xe2\x80\x96_F / \xe2\x80\x96P\xe2\x80\x96_F"
+                              : "relative row error";
+      plots[0].title = by_r ? "SPE estimator error against R" : "SPE estimator error per query position";
+      n_plots = 1;
+    }
+  else
+    {
+      static const char *const suffix[4] = { "_distance", "_entropy", "_ti", "_mono" };
+      static const char *const titles[4] = {
+        "Mean attended distance", "Attention entropy (nats)",
+        "Translation invariance (lower is better)", "Monotonicity (lower is better)",
+      };
+      long xcol = rpe_curve_table_find (t, "m");
+      double nt = meta_double (t, "n_train");
+
+      if (xcol < 0)
+        {
+          usage_error (error, "the extrapolation table has no m column");
+          goto out;
+        }
+      for (int p = 0; p < 4; p++)
+        {
+          for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
+            {
+              const char *name = rpe_curve_table_column_name (t, j);
+
+              if (g_str_has_suffix (name, suffix[p]))
+                add_series (&sets[p], t, (size_t) xcol, j, g_strndup (name, strlen (name) - strlen (suffix[p])));
+            }
+          plots[p].title = titles[p];
+          plots[p].x_label = "query position m";
+          plots[p].legend = p == 0 ? RPE_CURVE_LEGEND_BEST : RPE_CURVE_LEGEND_NONE;
+          if (isfinite (nt))
+            {
+              plots[p].x_marker = nt;
+              plots[p].x_marker_label = "N_train";
+            }
+        }
+      n_plots = 4;
+    }
+
+  for (size_t p = 0; p < n_plots; p++)
+    {
+      plots[p].series = (const RpeCurveSeries *) (void *) sets[p].series->data;
+      plots[p].n_series = sets[p].series->len;
+    }
+  {
+    RpeFigure fig;
+    g_autofree char *ftitle = NULL;
+
+    rpe_figure_init (&fig, RPE_FIGURE_CURVES);
+    fig.plots = plots;
+    fig.n_plots = n_plots;
+    fig.table = t;
+    if (n_plots > 1)
+      {
+        const char *heads = rpe_curve_table_get_meta (t, "heads");
+        ftitle = g_strdup_printf ("Extrapolation of identical tokens (N_train = %.0f, %s)",
+                                  meta_double (t, "n_train"),
+                                  heads != NULL ? heads : "");
+      }
+    fig.title = eo->title != NULL ? eo->title : ftitle;
+    ok = export_file (c, &fig, eo->out, error);
+  }
+
+out:
+  for (int i = 0; i < 4; i++)
+    {
+      g_array_unref (sets[i].series);
+      g_ptr_array_unref (sets[i].strings);
+    }
+  g_free (ref_y);
+  rpe_curve_table_free (t);
+  if (tmpdir != NULL)
+    {
+      if (csv != NULL)
+        (void) g_unlink (csv);
+      (void) g_rmdir (tmpdir);
+    }
+  return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry point                                                              */
+
+static void
+print_usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy\n"
+           "\n"
+           "Publication figures, rendered exactly as in the window.\n"
+           "  templates      all D templates of --head in a grid (analytic; --empirical, --difference)\n"
+           "  template       one template (--head, --feature)\n"
+           "  attention      one head's attention map (SPE estimate; --exact, --causal, --train-length)\n"
+           "  spe-vs-rpe     exact | SPE estimate | difference, side by side\n"
+           "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
+           "  error          estimator error against R          (every option of 'rpe curves error')\n"
+           "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
+           "\n"
+           "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
+           "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
+           "for SVG/PDF; or --dpi alone (PNG: the default size in inches x dpi).\n"
+           "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
+           "\n"
+           "Run 'rpe export VIEW --help-all' for every option.\n");
+}
 
 int
 rpe_cli_export (int argc, char **argv)
 {
-  fprintf (stderr, "rpe export: not implemented yet\n");
-  return 1;
+  RpeCliOptions o;
+  ExportOptions eo = { 0 };
+  Ctx c = { 0 };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *view;
+  gboolean curves, ok = FALSE;
+  int status = 0;
+  GOptionGroup *group;
+  const GOptionEntry main_entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
+    { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
+    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)", NULL },
+    { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, "Figure title (default: what it shows)", "T" },
+    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
+    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
+    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, "PNG resolution (default 150)", "D" },
+    { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, "One file per head; -o must contain {head}", NULL },
+    { NULL }
+  };
+  const GOptionEntry view_entries[] = {
+    { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, "templates/template: the empirical template of the draw", NULL },
+    { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, "templates/template: empirical - analytic", NULL },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates: each cell its own colour scale", NULL },
+    { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, "Cells per pixel when the map is larger than the image: mean (default) or max", "mean|max" },
+    { NULL }
+  };
+
+  rpe_cli_options_init (&o);
+  if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+    {
+      print_usage (argc < 2 ? stderr : stdout);
+      rpe_cli_options_clear (&o);
+      return argc < 2 ? EXIT_USAGE : 0;
+    }
+  view = argv[1];
+  curves = g_strv_contains (curve_views, view);
+  if (!curves && !g_strv_contains (heatmap_views, view))
+    {
+      fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
+                       "profile | error | extrapolation)\n", view);
+      rpe_cli_options_clear (&o);
+      return EXIT_USAGE;
+    }
+
+  context = g_option_context_new ("VIEW - publication figures");
+  g_option_context_add_main_entries (context, main_entries, NULL);
+  if (curves)
+    {
+      /* Everything else goes to `rpe curves` unchanged. */
+      g_option_context_set_ignore_unknown_options (context, TRUE);
+      g_option_context_set_help_enabled (context, FALSE);
+    }
+  else
+    {
+      group = g_option_group_new ("view", "View options", "Show view options", NULL, NULL);
+      g_option_group_add_entries (group, view_entries);
+      g_option_context_add_group (context, group);
+      g_option_context_add_group (context, rpe_cli_parameter_group (&o));
+    }
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      fprintf (stderr, "rpe export: %s\n", error->message);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (curves)
+    {
+      for (int i = 1; i < argc; i++)
+        if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h") || g_str_has_prefix (argv[i], "--help-"))
+          {
+            print_usage (stdout);
+            printf ("\nCurve options: see 'rpe curves --help-all'.\n");
+            goto done;
+          }
+    }
+  else if (argc != 2)
+    {
+      fprintf (stderr, "rpe export: too many arguments\n");
+      status = EXIT_USAGE;
+      goto done;
+    }
+
+  c.view = view;
+  c.o = &o;
+  c.eo = &eo;
+  if (eo.out == NULL)
+    {
+      fprintf (stderr, "rpe export %s: -o FILE.png|svg|pdf%s is required\n", view, curves ? "|csv" : "|npy");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!rpe_export_format_from_path (eo.out, &c.format))
+    {
+      fprintf (stderr, "rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf, .csv or .npy)\n",
+               view, eo.out);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if ((curves && c.format == RPE_EXPORT_NPY) || (!curves && c.format == RPE_EXPORT_CSV))
+    {
+      fprintf (stderr, "rpe export %s: %s\n", view, curves ? "curves are written as .csv, not .npy"
+                                                          : "heatmaps are written as .npy, not .csv");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.all_heads && (curves || strstr (eo.out, "{head}") == NULL))
+    {
+      fprintf (stderr, "rpe export %s: %s\n", view,
+               curves ? "--all-heads is for the heatmap views; give --head to the curves"
+                      : "--all-heads needs {head} in the output name, e.g. -o 'attn-h{head}.pdf'");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  c.size.width = eo.width;
+  c.size.height = eo.height;
+  c.size.dpi = eo.dpi;
+  {
+    /* Validate the size before any computation. */
+    RpeFigure probe;
+
+    rpe_figure_init (&probe, curves ? RPE_FIGURE_CURVES : RPE_FIGURE_HEATMAP);
+    if (!rpe_export_resolve_size (&probe, c.format, &c.size, NULL, NULL, NULL, NULL, &error))
+      {
+        fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+        status = EXIT_USAGE;
+        goto done;
+      }
+  }
+  c.cmap = rpe_colormap_default ();
+  if (eo.colormap != NULL && (c.cmap = rpe_colormap_lookup (eo.colormap)) == NULL)
+    {
+      fprintf (stderr, "rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n",
+               view, eo.colormap);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.colormap == NULL && !curves && !g_str_equal (view, "attention") && !g_str_equal (view, "spe-vs-rpe"))
+    c.cmap = NULL;   /* templates: viridis, or the diverging map for signed data */
+  c.reduce = RPE_HEATMAP_REDUCE_MEAN;
+  if (eo.reduce != NULL)
+    {
+      if (g_str_equal (eo.reduce, "max"))
+        c.reduce = RPE_HEATMAP_REDUCE_MAX;
+      else if (!g_str_equal (eo.reduce, "mean"))
+        {
+          fprintf (stderr, "rpe export %s: --reduce must be mean or max (got '%s')\n", view, eo.reduce);
+          status = EXIT_USAGE;
+          goto done;
+        }
+    }
+
+  if (curves)
+    {
+      ok = view_curves (view, argc, argv, &eo, &c, &error);
+      if (!ok && error == NULL)
+        {
+          status = c.exit_code != 0 ? c.exit_code : EXIT_FAILURE_OTHER;
+          goto done;
+        }
+    }
+  else
+    {
+      if (!rpe_cli_load_params (&o, &c.params, &error))
+        goto report;
+      c.gated = c.params.gate != NULL;
+      if (g_str_equal (view, "templates"))
+        ok = view_templates (&c, FALSE, &error);
+      else if (g_str_equal (view, "template"))
+        ok = view_templates (&c, TRUE, &error);
+      else if (g_str_equal (view, "attention"))
+        ok = view_attention (&c, FALSE, &error);
+      else
+        ok = view_attention (&c, TRUE, &error);
+    }
+
+report:
+  if (ok)
+    status = 0;
+  else
+    {
+      fprintf (stderr, "rpe export %s: %s\n", view, error ? error->message : "failed");
+      status = c.exit_code != 0 ? c.exit_code : rpe_cli_exit_code_for_error (error);
+    }
+
+done:
+  rpe_spe_params_clear (&c.params);
+  g_free (eo.out);
+  g_free (eo.colormap);
+  g_free (eo.title);
+  g_free (eo.reduce);
+  rpe_cli_options_clear (&o);
+  return status;
 }

@@ -1,3 +1,1017 @@
+/* rpe-curve-render.c: a Cairo renderer for line plots (GTK-free). */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-curve-render.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define FONT_FAMILY "Sans"
+#define MAX_TICKS   64
+
+void
+rpe_curve_plot_init (RpeCurvePlot *plot)
+{
+  memset (plot, 0, sizeof *plot);
+  plot->show_grid = true;
+  plot->legend = RPE_CURVE_LEGEND_BEST;
+  plot->x_marker = NAN;
+  plot->foreground[3] = 1.0;
+}
+
+void
+rpe_curve_palette (size_t i,
+                   double rgb[3])
+{
+  /* matplotlib "tab10" (Vega category10). */
+  static const unsigned int tab10[10] = {
+    0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+    0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf,
+  };
+  unsigned int c = tab10[i % 10];
+
+  rgb[0] = ((c >> 16) & 0xff) / 255.0;
+  rgb[1] = ((c >> 8) & 0xff) / 255.0;
+  rgb[2] = (c & 0xff) / 255.0;
+}
+
+static void
+series_color (const RpeCurveSeries *s,
+              size_t                i,
+              double                rgba[4])
+{
+  if (s->color[3] > 0.0)
+    {
+      memcpy (rgba, s->color, 4 * sizeof (double));
+      return;
+    }
+  rpe_curve_palette (i, rgba);
+  rgba[3] = 1.0;
+}
+
+/* ----------------------------------------------------------------- ranges */
+
+/* The axis coordinate of a data value: log10 on a log axis; NaN if not shown. */
+static double
+axis_value (double v,
+            bool   log_axis)
+{
+  if (!isfinite (v))
+    return NAN;
+  if (log_axis)
+    return v > 0.0 ? log10 (v) : NAN;
+  return v;
+}
+
+static bool
+data_range (const RpeCurvePlot *plot,
+            bool                y_axis,
+            double             *lo,
+            double             *hi)
+{
+  bool log_axis = y_axis ? plot->y_log : plot->x_log;
+  double a = INFINITY, b = -INFINITY;
+
+  for (size_t s = 0; s < plot->n_series; s++)
+    {
+      const RpeCurveSeries *se = &plot->series[s];
+
+      if (se->x == NULL || se->y == NULL)
+        continue;
+      for (size_t i = 0; i < se->n; i++)
+        {
+          double u = axis_value (se->x[i], plot->x_log);
+          double v = axis_value (se->y[i], plot->y_log);
+
+          if (isnan (u) || isnan (v))
+            continue;
+          if (y_axis && se->y_err != NULL && isfinite (se->y_err[i]))
+            {
+              double e = fabs (se->y_err[i]);
+              double l = axis_value (se->y[i] - e, log_axis), h = axis_value (se->y[i] + e, log_axis);
+
+              if (!isnan (l))
+                a = fmin (a, l);
+              if (!isnan (h))
+                b = fmax (b, h);
+            }
+          a = fmin (a, y_axis ? v : u);
+          b = fmax (b, y_axis ? v : u);
+        }
+    }
+  *lo = a;
+  *hi = b;
+  return a <= b;
+}
+
+static bool
+has_markers (const RpeCurvePlot *plot)
+{
+  for (size_t s = 0; s < plot->n_series; s++)
+    if (plot->series[s].marker != RPE_CURVE_MARKER_NONE)
+      return true;
+  return false;
+}
+
+static bool
+axis_range (const RpeCurvePlot *plot,
+            bool                y_axis,
+            double             *lo,
+            double             *hi)
+{
+  bool log_axis = y_axis ? plot->y_log : plot->x_log;
+  bool fixed = y_axis ? plot->fixed_y : plot->fixed_x;
+  double a, b, pad;
+
+  if (fixed)
+    {
+      a = axis_value (y_axis ? plot->y_min : plot->x_min, log_axis);
+      b = axis_value (y_axis ? plot->y_max : plot->x_max, log_axis);
+      if (isnan (a) || isnan (b) || !(b > a))
+        return false;
+      *lo = a;
+      *hi = b;
+      return true;
+    }
+  if (!data_range (plot, y_axis, &a, &b))
+    return false;
+  if (!(b > a))
+    {
+      double half = log_axis ? 0.5 : (a != 0.0 ? 0.1 * fabs (a) : 0.5);
+
+      a -= half;
+      b += half;
+    }
+  else
+    {
+      /* matplotlib-like margins: 5 % on y; on x only when markers would be cut */
+      pad = y_axis ? 0.05 : (has_markers (plot) ? 0.03 : 0.0);
+      pad *= b - a;
+      a -= pad;
+      b += pad;
+    }
+  *lo = a;
+  *hi = b;
+  return true;
+}
+
+/* ------------------------------------------------------------------ ticks */
+
+typedef struct
+{
+  size_t n;
+  double pos[MAX_TICKS];       /* axis coordinate */
+  char   label[MAX_TICKS][32];
+  int    exponent[MAX_TICKS];  /* > INT_MIN: draw "10" with this superscript */
+  size_t n_minor;
+  double minor[MAX_TICKS];
+} Ticks;
+
+#define NO_EXPONENT (-100000)
+
+static double
+nice_step (double range,
+           double target)
+{
+  double raw, mag, f;
+
+  if (!(range > 0.0) || !(target >= 1.0))
+    return 1.0;
+  raw = range / target;
+  mag = pow (10.0, floor (log10 (raw)));
+  f = raw / mag;
+  f = f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0;
+  return f * mag;
+}
+
+static void
+format_linear (char   *buf,
+               size_t  size,
+               double  v,
+               double  step,
+               double  magnitude)
+{
+  int decimals;
+
+  if (v == 0.0)
+    {
+      snprintf (buf, size, "0");
+      return;
+    }
+  if (magnitude >= 1e5 || magnitude < 1e-3)
+    {
+      snprintf (buf, size, "%.2g", v);
+      return;
+    }
+  decimals = step >= 1.0 ? 0 : (int) ceil (-log10 (step) - 1e-9);
+  if (decimals > 6)
+    decimals = 6;
+  snprintf (buf, size, "%.*f", decimals, v);
+}
+
+static void
+linear_ticks (double  lo,
+              double  hi,
+              double  target,
+              bool    log_axis,  /* lo/hi are log10; ticks are linear in the data */
+              Ticks  *t)
+{
+  double dlo = log_axis ? pow (10.0, lo) : lo, dhi = log_axis ? pow (10.0, hi) : hi;
+  double step = nice_step (dhi - dlo, target);
+  double first = ceil (dlo / step - 1e-9) * step;
+  double mag = fmax (fabs (dlo), fabs (dhi));
+
+  t->n = 0;
+  for (size_t k = 0; t->n < MAX_TICKS; k++)
+    {
+      double v = first + step * (double) k;
+
+      if (v > dhi + step * 1e-9)
+        break;
+      if (fabs (v) < step * 1e-9)
+        v = 0.0;
+      if (log_axis && !(v > 0.0))
+        continue;
+      t->pos[t->n] = log_axis ? log10 (v) : v;
+      t->exponent[t->n] = NO_EXPONENT;
+      format_linear (t->label[t->n], sizeof t->label[0], v, step, mag);
+      t->n++;
+    }
+}
+
+static void
+make_ticks (double  lo,
+            double  hi,
+            bool    log_axis,
+            double  length,
+            double  spacing,   /* the room one label needs along the axis */
+            Ticks  *t)
+{
+  double target = fmax (2.0, fmin (10.0, length / fmax (1.0, spacing)));
+
+  memset (t, 0, sizeof *t);
+  if (log_axis && hi - lo >= 1.0)
+    {
+      int k0 = (int) ceil (lo - 1e-9), k1 = (int) floor (hi + 1e-9);
+      int every = (int) ceil ((double) (k1 - k0 + 1) / target);
+
+      if (every < 1)
+        every = 1;
+      for (int k = k0; k <= k1 && t->n < MAX_TICKS; k++)
+        {
+          if ((k - k0) % every != 0)
+            continue;
+          t->pos[t->n] = k;
+          if (k >= -3 && k <= 4)
+            {
+              snprintf (t->label[t->n], sizeof t->label[0], "%.*f", k < 0 ? -k : 0, pow (10.0, k));
+              t->exponent[t->n] = NO_EXPONENT;
+            }
+          else
+            {
+              snprintf (t->label[t->n], sizeof t->label[0], "10");
+              t->exponent[t->n] = k;
+            }
+          t->n++;
+        }
+      if (every == 1 && k1 - k0 <= 8)
+        for (int k = k0 - 1; k <= k1; k++)
+          for (int m = 2; m <= 9 && t->n_minor < MAX_TICKS; m++)
+            {
+              double p = k + log10 ((double) m);
+
+              if (p >= lo && p <= hi)
+                t->minor[t->n_minor++] = p;
+            }
+      return;
+    }
+  linear_ticks (lo, hi, target, log_axis, t);
+}
+
+/* ------------------------------------------------------------------- text */
+
+static double
+text_width (cairo_t    *cr,
+            const char *text)
+{
+  cairo_text_extents_t ext;
+
+  cairo_text_extents (cr, text, &ext);
+  return ext.x_advance;
+}
+
+static void
+show_text_at (cairo_t    *cr,
+              const char *text,
+              double      x,
+              double      y,
+              double      xalign,
+              double      yalign)
+{
+  cairo_font_extents_t fext;
+  double w = text_width (cr, text);
+
+  cairo_font_extents (cr, &fext);
+  cairo_move_to (cr, x - w * xalign, y + fext.ascent - (fext.ascent + fext.descent) * yalign);
+  cairo_show_text (cr, text);
+  cairo_new_path (cr);
+}
+
+/* Width of tick label i (with its superscript). */
+static double
+tick_label_width (cairo_t     *cr,
+                  const Ticks *t,
+                  size_t       i,
+                  double       font)
+{
+  double w = text_width (cr, t->label[i]);
+
+  if (t->exponent[i] != NO_EXPONENT)
+    {
+      char sup[16];
+
+      snprintf (sup, sizeof sup, "%d", t->exponent[i]);
+      cairo_set_font_size (cr, font * 0.7);
+      w += text_width (cr, sup);
+      cairo_set_font_size (cr, font);
+    }
+  return w;
+}
+
+static void
+show_tick_label (cairo_t     *cr,
+                 const Ticks *t,
+                 size_t       i,
+                 double       x,
+                 double       y,
+                 double       xalign,
+                 double       yalign,
+                 double       font)
+{
+  cairo_font_extents_t fext;
+  double w = tick_label_width (cr, t, i, font), left = x - w * xalign, base;
+
+  cairo_font_extents (cr, &fext);
+  base = y + fext.ascent - (fext.ascent + fext.descent) * yalign;
+  cairo_move_to (cr, left, base);
+  cairo_show_text (cr, t->label[i]);
+  if (t->exponent[i] != NO_EXPONENT)
+    {
+      char sup[16];
+      double bw = text_width (cr, t->label[i]);
+
+      snprintf (sup, sizeof sup, "%d", t->exponent[i]);
+      cairo_set_font_size (cr, font * 0.7);
+      cairo_move_to (cr, left + bw, base - fext.ascent * 0.45);
+      cairo_show_text (cr, sup);
+      cairo_set_font_size (cr, font);
+    }
+  cairo_new_path (cr);
+}
+
+/* ----------------------------------------------------------------- layout */
+
+typedef struct
+{
+  RpeCurveFrame frame;
+  double        font;
+  double        title_font;
+  double        tick;
+  double        gap;
+  Ticks         xt, yt;
+} Layout;
+
+static bool
+compute_layout (cairo_t            *cr,
+                const RpeCurvePlot *plot,
+                double              width,
+                double              height,
+                Layout             *lay)
+{
+  double x0, x1, y0, y1, left, right, top, bottom, label_h, widest = 0.0;
+
+  memset (lay, 0, sizeof *lay);
+  if (plot == NULL || !(width > 0.0) || !(height > 0.0))
+    return false;
+  if (!axis_range (plot, false, &x0, &x1) || !axis_range (plot, true, &y0, &y1))
+    return false;
+
+  lay->font = fmin (11.0, fmax (7.0, fmin (width, height) / 28.0))
+              * (plot->font_scale > 0.0 ? plot->font_scale : 1.0);
+  lay->title_font = lay->font * 1.15;
+  lay->tick = fmax (2.0, lay->font * 0.35);
+  lay->gap = fmax (2.0, lay->font * 0.35);
+  label_h = lay->font * 1.2;
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, lay->font);
+
+  top = lay->gap + label_h * 0.3;
+  if (plot->title != NULL && plot->title[0] != '\0')
+    top += lay->title_font * 1.25 + lay->gap;
+  bottom = lay->gap + lay->tick + lay->gap + label_h * 1.2
+           + (plot->x_label != NULL && plot->x_label[0] != '\0' ? label_h + lay->gap : 0.0);
+
+  /* The y ticks depend on the plot's height, their labels' width on the ticks. */
+  make_ticks (y0, y1, plot->y_log, height - top - bottom, label_h * 2.2, &lay->yt);
+  for (size_t i = 0; i < lay->yt.n; i++)
+    widest = fmax (widest, tick_label_width (cr, &lay->yt, i, lay->font));
+  left = lay->gap + (plot->y_label != NULL && plot->y_label[0] != '\0' ? label_h + lay->gap : 0.0)
+         + widest + lay->gap + lay->tick;
+  right = lay->gap + lay->font * 1.5;
+
+  lay->frame.area.x = round (left);
+  lay->frame.area.y = round (top);
+  lay->frame.area.width = floor (width - right) - lay->frame.area.x;
+  lay->frame.area.height = floor (height - bottom) - lay->frame.area.y;
+  if (lay->frame.area.width < 10.0 || lay->frame.area.height < 10.0)
+    return false;
+  {
+    double sample = text_width (cr, "-0.000");
+
+    make_ticks (x0, x1, plot->x_log, lay->frame.area.width, sample * 2.0, &lay->xt);
+  }
+  lay->frame.x0 = x0;
+  lay->frame.x1 = x1;
+  lay->frame.y0 = y0;
+  lay->frame.y1 = y1;
+  lay->frame.x_log = plot->x_log;
+  lay->frame.y_log = plot->y_log;
+  return true;
+}
+
+bool
+rpe_curve_plot_layout (cairo_t            *cr,
+                       const RpeCurvePlot *plot,
+                       double              width,
+                       double              height,
+                       RpeCurveFrame      *frame)
+{
+  Layout lay;
+  bool ok;
+
+  cairo_save (cr);
+  ok = compute_layout (cr, plot, width, height, &lay);
+  cairo_restore (cr);
+  if (frame != NULL)
+    *frame = lay.frame;
+  return ok;
+}
+
+static double
+map_x (const RpeCurveFrame *f,
+       double               ax)
+{
+  return f->area.x + f->area.width * (ax - f->x0) / (f->x1 - f->x0);
+}
+
+static double
+map_y (const RpeCurveFrame *f,
+       double               ay)
+{
+  return f->area.y + f->area.height * (1.0 - (ay - f->y0) / (f->y1 - f->y0));
+}
+
+bool
+rpe_curve_frame_map (const RpeCurveFrame *frame,
+                     double               x,
+                     double               y,
+                     double              *px,
+                     double              *py)
+{
+  double ax = axis_value (x, frame->x_log), ay = axis_value (y, frame->y_log);
+
+  if (isnan (ax) || isnan (ay) || !(frame->x1 > frame->x0) || !(frame->y1 > frame->y0))
+    return false;
+  *px = map_x (frame, ax);
+  *py = map_y (frame, ay);
+  return true;
+}
+
+bool
+rpe_curve_plot_nearest (const RpeCurvePlot  *plot,
+                        const RpeCurveFrame *frame,
+                        double               px,
+                        double               py,
+                        size_t              *series,
+                        size_t              *index,
+                        double              *distance)
+{
+  double best = INFINITY;
+  bool found = false;
+
+  if (plot == NULL || frame == NULL)
+    return false;
+  for (size_t s = 0; s < plot->n_series; s++)
+    {
+      const RpeCurveSeries *se = &plot->series[s];
+
+      if (se->x == NULL || se->y == NULL)
+        continue;
+      for (size_t i = 0; i < se->n; i++)
+        {
+          double qx, qy, d;
+
+          if (!rpe_curve_frame_map (frame, se->x[i], se->y[i], &qx, &qy))
+            continue;
+          d = hypot (qx - px, qy - py);
+          if (d < best)
+            {
+              best = d;
+              found = true;
+              if (series != NULL)
+                *series = s;
+              if (index != NULL)
+                *index = i;
+            }
+        }
+    }
+  if (found && distance != NULL)
+    *distance = best;
+  return found;
+}
+
+/* ---------------------------------------------------------------- drawing */
+
+static void
+draw_marker (cairo_t        *cr,
+             RpeCurveMarker  marker,
+             double          x,
+             double          y,
+             double          r)
+{
+  switch (marker)
+    {
+    case RPE_CURVE_MARKER_CIRCLE:
+      cairo_new_sub_path (cr);
+      cairo_arc (cr, x, y, r, 0, 2 * M_PI);
+      break;
+    case RPE_CURVE_MARKER_SQUARE:
+      cairo_rectangle (cr, x - r * 0.85, y - r * 0.85, r * 1.7, r * 1.7);
+      break;
+    case RPE_CURVE_MARKER_TRIANGLE:
+      cairo_move_to (cr, x, y - r * 1.15);
+      cairo_line_to (cr, x + r, y + r * 0.7);
+      cairo_line_to (cr, x - r, y + r * 0.7);
+      cairo_close_path (cr);
+      break;
+    case RPE_CURVE_MARKER_DIAMOND:
+      cairo_move_to (cr, x, y - r * 1.2);
+      cairo_line_to (cr, x + r, y);
+      cairo_line_to (cr, x, y + r * 1.2);
+      cairo_line_to (cr, x - r, y);
+      cairo_close_path (cr);
+      break;
+    case RPE_CURVE_MARKER_NONE:
+    default:
+      break;
+    }
+}
+
+static void
+set_fg (cairo_t            *cr,
+        const RpeCurvePlot *plot,
+        double              alpha)
+{
+  cairo_set_source_rgba (cr, plot->foreground[0], plot->foreground[1], plot->foreground[2],
+                         plot->foreground[3] * alpha);
+}
+
+static void
+draw_series (cairo_t              *cr,
+             const RpeCurvePlot   *plot,
+             const RpeCurveFrame  *f,
+             size_t                s,
+             double                font)
+{
+  const RpeCurveSeries *se = &plot->series[s];
+  double rgba[4], lw = se->line_width > 0.0 ? se->line_width : 1.5;
+  bool open = false;
+
+  if (se->x == NULL || se->y == NULL || se->n == 0)
+    return;
+  series_color (se, s, rgba);
+
+  /* Band y -+ err. */
+  if (se->y_err != NULL)
+    {
+      cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3] * 0.2);
+      for (size_t i = 0; i + 1 < se->n; i++)
+        {
+          double xa, xb, ya0, ya1, yb0, yb1;
+          double ea = fabs (se->y_err[i]), eb = fabs (se->y_err[i + 1]);
+
+          if (!rpe_curve_frame_map (f, se->x[i], se->y[i] + ea, &xa, &ya1)
+              || !rpe_curve_frame_map (f, se->x[i], se->y[i] - ea, &xa, &ya0)
+              || !rpe_curve_frame_map (f, se->x[i + 1], se->y[i + 1] + eb, &xb, &yb1)
+              || !rpe_curve_frame_map (f, se->x[i + 1], se->y[i + 1] - eb, &xb, &yb0))
+            continue;
+          cairo_move_to (cr, xa, ya0);
+          cairo_line_to (cr, xb, yb0);
+          cairo_line_to (cr, xb, yb1);
+          cairo_line_to (cr, xa, ya1);
+          cairo_close_path (cr);
+        }
+      cairo_fill (cr);
+    }
+
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+  cairo_set_line_width (cr, lw);
+  cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
+  if (se->dashed)
+    {
+      double dash[2] = { lw * 3.5, lw * 2.0 };
+
+      cairo_set_dash (cr, dash, 2, 0);
+      cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+    }
+  else
+    cairo_set_dash (cr, NULL, 0, 0);
+  if (!se->no_line)
+    {
+      for (size_t i = 0; i < se->n; i++)
+        {
+          double px, py;
+
+          if (!rpe_curve_frame_map (f, se->x[i], se->y[i], &px, &py))
+            {
+              open = false;
+              continue;
+            }
+          if (open)
+            cairo_line_to (cr, px, py);
+          else
+            cairo_move_to (cr, px, py);
+          open = true;
+        }
+      cairo_stroke (cr);
+    }
+  cairo_set_dash (cr, NULL, 0, 0);
+  if (se->marker != RPE_CURVE_MARKER_NONE)
+    {
+      double r = fmax (1.5, font * 0.28);
+
+      for (size_t i = 0; i < se->n; i++)
+        {
+          double px, py;
+
+          if (rpe_curve_frame_map (f, se->x[i], se->y[i], &px, &py))
+            draw_marker (cr, se->marker, px, py, r);
+        }
+      cairo_fill_preserve (cr);
+      cairo_set_source_rgba (cr, 1, 1, 1, 0.9);
+      cairo_set_line_width (cr, 0.6);
+      cairo_stroke (cr);
+    }
+}
+
+static void
+draw_legend (cairo_t            *cr,
+             const RpeCurvePlot *plot,
+             const Layout       *lay)
+{
+  const RpeCurveFrame *f = &lay->frame;
+  double font = lay->font * 0.92, row_h = font * 1.35, sample = font * 2.2, pad = font * 0.5;
+  double widest = 0.0, box_w, box_h, bx = 0.0, by = 0.0;
+  size_t entries = 0;
+  RpeCurveLegend where = plot->legend;
+
+  if (where == RPE_CURVE_LEGEND_NONE)
+    return;
+  cairo_set_font_size (cr, font);
+  for (size_t s = 0; s < plot->n_series; s++)
+    if (plot->series[s].label != NULL && plot->series[s].label[0] != '\0')
+      {
+        widest = fmax (widest, text_width (cr, plot->series[s].label));
+        entries++;
+      }
+  if (entries == 0)
+    return;
+  box_w = pad * 3.0 + sample + widest;
+  box_h = pad * 2.0 + row_h * (double) entries;
+  if (box_w > f->area.width || box_h > f->area.height)
+    return;
+
+  if (where == RPE_CURVE_LEGEND_BEST)
+    {
+      /* The corner whose box hides the fewest points (top right first on ties). */
+      static const RpeCurveLegend order[4] = {
+        RPE_CURVE_LEGEND_TOP_RIGHT, RPE_CURVE_LEGEND_TOP_LEFT,
+        RPE_CURVE_LEGEND_BOTTOM_RIGHT, RPE_CURVE_LEGEND_BOTTOM_LEFT,
+      };
+      size_t best = SIZE_MAX;
+
+      for (int c = 0; c < 4; c++)
+        {
+          bool right = order[c] == RPE_CURVE_LEGEND_TOP_RIGHT || order[c] == RPE_CURVE_LEGEND_BOTTOM_RIGHT;
+          bool topc = order[c] == RPE_CURVE_LEGEND_TOP_RIGHT || order[c] == RPE_CURVE_LEGEND_TOP_LEFT;
+          double x0 = right ? f->area.x + f->area.width - pad - box_w : f->area.x + pad;
+          double y0 = topc ? f->area.y + pad : f->area.y + f->area.height - pad - box_h;
+          size_t hidden = 0;
+
+          for (size_t s = 0; s < plot->n_series; s++)
+            {
+              const RpeCurveSeries *se = &plot->series[s];
+
+              for (size_t i = 0; se->x != NULL && se->y != NULL && i < se->n; i++)
+                {
+                  double px, py;
+
+                  if (rpe_curve_frame_map (f, se->x[i], se->y[i], &px, &py)
+                      && px >= x0 - pad && px <= x0 + box_w + pad && py >= y0 - pad && py <= y0 + box_h + pad)
+                    hidden++;
+                }
+            }
+          if (hidden < best)
+            {
+              best = hidden;
+              where = order[c];
+            }
+        }
+    }
+  switch (where)
+    {
+    case RPE_CURVE_LEGEND_TOP_LEFT:
+      bx = f->area.x + pad;
+      by = f->area.y + pad;
+      break;
+    case RPE_CURVE_LEGEND_BOTTOM_RIGHT:
+      bx = f->area.x + f->area.width - pad - box_w;
+      by = f->area.y + f->area.height - pad - box_h;
+      break;
+    case RPE_CURVE_LEGEND_BOTTOM_LEFT:
+      bx = f->area.x + pad;
+      by = f->area.y + f->area.height - pad - box_h;
+      break;
+    case RPE_CURVE_LEGEND_TOP_RIGHT:
+    default:
+      bx = f->area.x + f->area.width - pad - box_w;
+      by = f->area.y + pad;
+      break;
+    }
+  bx = round (bx) + 0.5;
+  by = round (by) + 0.5;
+
+  cairo_rectangle (cr, bx, by, round (box_w), round (box_h));
+  cairo_set_source_rgba (cr, 1, 1, 1, 0.85);
+  cairo_fill_preserve (cr);
+  set_fg (cr, plot, 0.35);
+  cairo_set_line_width (cr, 0.8);
+  cairo_stroke (cr);
+
+  {
+    size_t row = 0;
+
+    for (size_t s = 0; s < plot->n_series; s++)
+      {
+        const RpeCurveSeries *se = &plot->series[s];
+        double rgba[4], y, lw = se->line_width > 0.0 ? se->line_width : 1.5;
+
+        if (se->label == NULL || se->label[0] == '\0')
+          continue;
+        y = by + pad + row_h * ((double) row + 0.5);
+        series_color (se, s, rgba);
+        cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+        if (!se->no_line)
+          {
+            cairo_set_line_width (cr, lw);
+            if (se->dashed)
+              {
+                double dash[2] = { lw * 3.5, lw * 2.0 };
+                cairo_set_dash (cr, dash, 2, 0);
+              }
+            cairo_move_to (cr, bx + pad, y);
+            cairo_line_to (cr, bx + pad + sample, y);
+            cairo_stroke (cr);
+            cairo_set_dash (cr, NULL, 0, 0);
+          }
+        if (se->marker != RPE_CURVE_MARKER_NONE)
+          {
+            draw_marker (cr, se->marker, bx + pad + sample / 2.0, y, fmax (1.5, lay->font * 0.28));
+            cairo_fill (cr);
+          }
+        set_fg (cr, plot, 1.0);
+        show_text_at (cr, se->label, bx + pad * 2.0 + sample, y, 0.0, 0.5);
+        row++;
+      }
+  }
+  cairo_set_font_size (cr, lay->font);
+}
+
+void
+rpe_curve_render (cairo_t            *cr,
+                  const RpeCurvePlot *plot,
+                  double              width,
+                  double              height)
+{
+  Layout lay;
+  const RpeCurveFrame *f;
+  double label_h;
+
+  if (cr == NULL || plot == NULL)
+    return;
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, width, height);
+  cairo_clip (cr);
+  if (plot->background[3] > 0.0)
+    {
+      cairo_set_source_rgba (cr, plot->background[0], plot->background[1], plot->background[2],
+                             plot->background[3]);
+      cairo_paint (cr);
+    }
+  if (!compute_layout (cr, plot, width, height, &lay))
+    {
+      cairo_restore (cr);
+      return;
+    }
+  f = &lay.frame;
+  label_h = lay.font * 1.2;
+
+  /* Grid lines. */
+  if (plot->show_grid)
+    {
+      cairo_set_line_width (cr, 0.6);
+      set_fg (cr, plot, 0.13);
+      for (size_t i = 0; i < lay.xt.n; i++)
+        {
+          double x = round (map_x (f, lay.xt.pos[i])) + 0.5;
+          cairo_move_to (cr, x, f->area.y);
+          cairo_line_to (cr, x, f->area.y + f->area.height);
+        }
+      for (size_t i = 0; i < lay.yt.n; i++)
+        {
+          double y = round (map_y (f, lay.yt.pos[i])) + 0.5;
+          cairo_move_to (cr, f->area.x, y);
+          cairo_line_to (cr, f->area.x + f->area.width, y);
+        }
+      cairo_stroke (cr);
+      set_fg (cr, plot, 0.06);
+      for (size_t i = 0; i < lay.xt.n_minor; i++)
+        {
+          double x = round (map_x (f, lay.xt.minor[i])) + 0.5;
+          cairo_move_to (cr, x, f->area.y);
+          cairo_line_to (cr, x, f->area.y + f->area.height);
+        }
+      for (size_t i = 0; i < lay.yt.n_minor; i++)
+        {
+          double y = round (map_y (f, lay.yt.minor[i])) + 0.5;
+          cairo_move_to (cr, f->area.x, y);
+          cairo_line_to (cr, f->area.x + f->area.width, y);
+        }
+      cairo_stroke (cr);
+    }
+
+  /* Series, clipped to the plot area. */
+  cairo_save (cr);
+  cairo_rectangle (cr, f->area.x, f->area.y, f->area.width, f->area.height);
+  cairo_clip (cr);
+  for (size_t s = 0; s < plot->n_series; s++)
+    draw_series (cr, plot, f, s, lay.font);
+  cairo_restore (cr);
+
+  /* Marker line (N_train). */
+  if (isfinite (plot->x_marker))
+    {
+      double ax = axis_value (plot->x_marker, plot->x_log);
+
+      if (!isnan (ax) && ax >= f->x0 && ax <= f->x1)
+        {
+          static const double dash[2] = { 4.0, 3.0 };
+          double x = round (map_x (f, ax)) + 0.5;
+
+          cairo_save (cr);
+          set_fg (cr, plot, 0.6);
+          cairo_set_line_width (cr, 1.0);
+          cairo_set_dash (cr, dash, 2, 0);
+          cairo_move_to (cr, x, f->area.y);
+          cairo_line_to (cr, x, f->area.y + f->area.height);
+          cairo_stroke (cr);
+          cairo_restore (cr);
+          if (plot->x_marker_label != NULL)
+            {
+              set_fg (cr, plot, 0.9);
+              cairo_set_font_size (cr, lay.font * 0.9);
+              /* inside the plot, right of the line (left of it near the right edge) */
+              double lw = text_width (cr, plot->x_marker_label);
+              bool right = x + lay.gap + lw < f->area.x + f->area.width - lay.gap;
+
+              show_text_at (cr, plot->x_marker_label, right ? x + lay.gap * 0.7 : x - lay.gap * 0.7,
+                            f->area.y + lay.gap * 0.6, right ? 0.0 : 1.0, 0.0);
+              cairo_set_font_size (cr, lay.font);
+            }
+        }
+    }
+
+  /* Frame, ticks and labels. */
+  set_fg (cr, plot, 0.85);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, f->area.x + 0.5, f->area.y + 0.5, f->area.width - 1.0, f->area.height - 1.0);
+  cairo_stroke (cr);
+  set_fg (cr, plot, 1.0);
+  for (size_t i = 0; i < lay.xt.n; i++)
+    {
+      double x = round (map_x (f, lay.xt.pos[i])) + 0.5;
+
+      cairo_move_to (cr, x, f->area.y + f->area.height);
+      cairo_line_to (cr, x, f->area.y + f->area.height + lay.tick);
+      cairo_stroke (cr);
+      show_tick_label (cr, &lay.xt, i, x, f->area.y + f->area.height + lay.tick + lay.gap, 0.5, 0.0, lay.font);
+    }
+  for (size_t i = 0; i < lay.yt.n; i++)
+    {
+      double y = round (map_y (f, lay.yt.pos[i])) + 0.5;
+
+      cairo_move_to (cr, f->area.x, y);
+      cairo_line_to (cr, f->area.x - lay.tick, y);
+      cairo_stroke (cr);
+      show_tick_label (cr, &lay.yt, i, f->area.x - lay.tick - lay.gap, y, 1.0, 0.5, lay.font);
+    }
+  if (plot->x_label != NULL && plot->x_label[0] != '\0')
+    show_text_at (cr, plot->x_label, f->area.x + f->area.width / 2.0, height - lay.gap, 0.5, 1.0);
+  if (plot->y_label != NULL && plot->y_label[0] != '\0')
+    {
+      cairo_save (cr);
+      cairo_translate (cr, lay.gap, f->area.y + f->area.height / 2.0);
+      cairo_rotate (cr, -M_PI_2);
+      show_text_at (cr, plot->y_label, 0, 0, 0.5, 0.0);
+      cairo_restore (cr);
+    }
+  if (plot->title != NULL && plot->title[0] != '\0')
+    {
+      cairo_save (cr);
+      cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+      double tx = f->area.x + f->area.width / 2.0, tw;
+
+      cairo_set_font_size (cr, lay.title_font);
+      tw = text_width (cr, plot->title);
+      if (tw > width - 2.0 * lay.gap)
+        {
+          cairo_set_font_size (cr, lay.title_font * (width - 2.0 * lay.gap) / tw);
+          tw = width - 2.0 * lay.gap;
+        }
+      tx = fmin (fmax (tx, tw / 2.0 + lay.gap), width - tw / 2.0 - lay.gap);
+      show_text_at (cr, plot->title, tx, lay.gap, 0.5, 0.0);
+      cairo_restore (cr);
+    }
+  (void) label_h;
+
+  draw_legend (cr, plot, &lay);
+  cairo_restore (cr);
+}
+
+void
+rpe_curve_render_highlight (cairo_t            *cr,
+                            const RpeCurvePlot *plot,
+                            double              width,
+                            double              height,
+                            size_t              series,
+                            size_t              index)
+{
+  Layout lay;
+  const RpeCurveSeries *se;
+  double px, py, rgba[4], w, bx, by, pad;
+  char text[160];
+
+  if (cr == NULL || plot == NULL || series >= plot->n_series)
+    return;
+  se = &plot->series[series];
+  if (se->x == NULL || se->y == NULL || index >= se->n)
+    return;
+  cairo_save (cr);
+  if (!compute_layout (cr, plot, width, height, &lay)
+      || !rpe_curve_frame_map (&lay.frame, se->x[index], se->y[index], &px, &py))
+    {
+      cairo_restore (cr);
+      return;
+    }
+  series_color (se, series, rgba);
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], 1.0);
+  cairo_set_line_width (cr, 2.0);
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, px, py, lay.font * 0.55, 0, 2 * M_PI);
+  cairo_stroke (cr);
+
+  snprintf (text, sizeof text, "%s%sx = %.6g, y = %.6g", se->label != NULL ? se->label : "",
+            se->label != NULL ? ": " : "", se->x[index], se->y[index]);
+  cairo_set_font_size (cr, lay.font);
+  pad = lay.font * 0.4;
+  w = text_width (cr, text) + 2.0 * pad;
+  bx = px + lay.font;
+  by = py - lay.font * 2.2;
+  if (bx + w > lay.frame.area.x + lay.frame.area.width)
+    bx = px - lay.font - w;
+  if (bx < 0.0)
+    bx = 0.0;
+  if (by < lay.frame.area.y)
+    by = py + lay.font;
+  cairo_rectangle (cr, round (bx) + 0.5, round (by) + 0.5, round (w), round (lay.font * 1.5));
+  cairo_set_source_rgba (cr, 1, 1, 1, 0.92);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], 1.0);
+  cairo_set_line_width (cr, 1.0);
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, 0, 0, 0, 1);
+  show_text_at (cr, text, bx + pad, by + lay.font * 0.75, 0.0, 0.5);
+  cairo_restore (cr);
+}

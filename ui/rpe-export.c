@@ -1,3 +1,718 @@
+/* rpe-export.c: publication figures to PNG / SVG / PDF (atomic), CSV, .npy. */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
+#include "rpe-npy.h"
+
+#define FONT_FAMILY "Sans"
+#define DEFAULT_DPI 150.0
+
+/* ------------------------------------------------------------------ setup */
+
+void
+rpe_figure_init (RpeFigure     *fig,
+                 RpeFigureKind  kind)
+{
+  memset (fig, 0, sizeof *fig);
+  fig->kind = kind;
+  rpe_heatmap_data_init (&fig->heatmap);
+  rpe_heatmap_grid_init (&fig->grid);
+  for (size_t i = 0; i < RPE_FIGURE_MAX_PANELS; i++)
+    rpe_heatmap_data_init (&fig->panels[i]);
+  fig->foreground[3] = 1.0;
+  fig->background[0] = fig->background[1] = fig->background[2] = fig->background[3] = 1.0;
+}
+
+static size_t
+plot_columns (const RpeFigure *fig)
+{
+  if (fig->n_plot_columns > 0)
+    return MIN (fig->n_plot_columns, MAX (fig->n_plots, (size_t) 1));
+  return fig->n_plots <= 1 ? 1 : 2;
+}
+
+void
+rpe_figure_default_size (const RpeFigure *fig,
+                         double          *width_pt,
+                         double          *height_pt)
+{
+  double w = 468.0, h = 324.0;   /* 6.5 x 4.5 in: a full text width */
+
+  switch (fig->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      w = 360.0;
+      h = 300.0;
+      break;
+    case RPE_FIGURE_GRID:
+      {
+        size_t n = MAX (fig->grid.n_cells, (size_t) 1);
+        size_t cols = fig->grid.n_columns > 0 ? MIN (fig->grid.n_columns, n) : (size_t) ceil (sqrt ((double) n));
+        size_t rows = (n + cols - 1) / cols;
+        double cell = (468.0 - 110.0) / (double) cols;
+
+        w = 468.0;
+        h = CLAMP (cell * (double) rows * 1.12 + 60.0, 160.0, 640.0);
+      }
+      break;
+    case RPE_FIGURE_COMPARE:
+      w = fig->n_panels >= 3 ? 612.0 : 468.0;
+      h = fig->n_panels >= 3 ? 200.0 : 230.0;
+      break;
+    case RPE_FIGURE_CURVES:
+      {
+        size_t cols = plot_columns (fig);
+        size_t rows = (MAX (fig->n_plots, (size_t) 1) + cols - 1) / cols;
+
+        w = cols == 1 ? 468.0 : 540.0;
+        h = cols == 1 && rows == 1 ? 324.0 : 220.0 * (double) rows + 20.0;
+      }
+      break;
+    default:
+      break;
+    }
+  if (width_pt != NULL)
+    *width_pt = w;
+  if (height_pt != NULL)
+    *height_pt = h;
+}
+
+/* ----------------------------------------------------------------- render */
+
+static gboolean
+heatmap_has_data (const RpeHeatmapData *d)
+{
+  return rpe_plot_heatmap_range (d, NULL, NULL, NULL);
+}
+
+static gboolean
+figure_has_data (const RpeFigure *fig)
+{
+  if (fig == NULL)
+    return FALSE;
+  switch (fig->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      return heatmap_has_data (&fig->heatmap);
+    case RPE_FIGURE_GRID:
+      return rpe_plot_grid_range (&fig->grid, NULL, NULL, NULL);
+    case RPE_FIGURE_COMPARE:
+      if (fig->n_panels < 1 || fig->n_panels > RPE_FIGURE_MAX_PANELS)
+        return FALSE;
+      for (size_t i = 0; i < fig->n_panels; i++)
+        if (!heatmap_has_data (&fig->panels[i]))
+          return FALSE;
+      return TRUE;
+    case RPE_FIGURE_CURVES:
+      {
+        cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+        cairo_t *cr = cairo_create (s);
+        gboolean any = FALSE;
+
+        for (size_t i = 0; fig->plots != NULL && i < fig->n_plots && !any; i++)
+          any = rpe_curve_plot_layout (cr, &fig->plots[i], 400, 300, NULL);
+        cairo_destroy (cr);
+        cairo_surface_destroy (s);
+        return any;
+      }
+    default:
+      return FALSE;
+    }
+}
+
+static gboolean
+target_is_vector (cairo_t *cr)
+{
+  switch (cairo_surface_get_type (cairo_get_target (cr)))
+    {
+    case CAIRO_SURFACE_TYPE_PDF:
+    case CAIRO_SURFACE_TYPE_SVG:
+    case CAIRO_SURFACE_TYPE_PS:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+static void
+prepare_heatmap (RpeHeatmapData  *d,
+                 const RpeFigure *fig,
+                 gboolean         vector)
+{
+  memcpy (d->foreground, fig->foreground, sizeof d->foreground);
+  d->background[3] = 0.0;
+  if (vector)
+    d->full_resolution = true;
+}
+
+/* Draws the figure title; returns the height it took. */
+static double
+draw_title (cairo_t         *cr,
+            const RpeFigure *fig,
+            double           width,
+            double           height)
+{
+  double font = fmin (13.0, fmax (8.0, fmin (width, height) / 24.0));
+  cairo_text_extents_t ext;
+
+  if (fig->title == NULL || fig->title[0] == '\0')
+    return 0.0;
+  cairo_save (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size (cr, font);
+  cairo_text_extents (cr, fig->title, &ext);
+  if (ext.x_advance > width - font)
+    {
+      cairo_set_font_size (cr, font * (width - font) / ext.x_advance);
+      cairo_text_extents (cr, fig->title, &ext);
+    }
+  cairo_set_source_rgba (cr, fig->foreground[0], fig->foreground[1], fig->foreground[2], fig->foreground[3]);
+  cairo_move_to (cr, (width - ext.x_advance) / 2.0, font * 0.4 + font);
+  cairo_show_text (cr, fig->title);
+  cairo_restore (cr);
+  return round (font * 1.9);
+}
+
+gboolean
+rpe_figure_render (cairo_t         *cr,
+                   const RpeFigure *fig,
+                   double           width,
+                   double           height)
+{
+  gboolean vector;
+
+  if (cr == NULL || !figure_has_data (fig) || !(width > 0.0) || !(height > 0.0))
+    return FALSE;
+  vector = target_is_vector (cr);
+
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, width, height);
+  cairo_clip (cr);
+  if (fig->background[3] > 0.0)
+    {
+      cairo_set_source_rgba (cr, fig->background[0], fig->background[1], fig->background[2],
+                             fig->background[3]);
+      cairo_paint (cr);
+    }
+
+  switch (fig->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      {
+        RpeHeatmapData d = fig->heatmap;
+
+        prepare_heatmap (&d, fig, vector);
+        if (fig->title != NULL)
+          d.title = fig->title;
+        rpe_plot_render_heatmap (cr, &d, width, height);
+      }
+      break;
+
+    case RPE_FIGURE_GRID:
+      {
+        RpeHeatmapGrid g = fig->grid;
+        RpeHeatmapData *cells = g_new (RpeHeatmapData, g.n_cells);
+
+        for (size_t i = 0; i < g.n_cells; i++)
+          {
+            cells[i] = fig->grid.cells[i];
+            prepare_heatmap (&cells[i], fig, vector);
+          }
+        g.cells = cells;
+        memcpy (g.foreground, fig->foreground, sizeof g.foreground);
+        g.background[3] = 0.0;
+        if (fig->title != NULL)
+          g.title = fig->title;
+        rpe_plot_render_heatmap_grid (cr, &g, width, height);
+        g_free (cells);
+      }
+      break;
+
+    case RPE_FIGURE_COMPARE:
+      {
+        double top = draw_title (cr, fig, width, height);
+        double pw = width / (double) fig->n_panels;
+        double lo = INFINITY, hi = -INFINITY;
+
+        if (fig->share_scale && fig->n_panels >= 2)
+          for (size_t i = 0; i < 2; i++)
+            {
+              double a, b;
+
+              if (rpe_plot_heatmap_range (&fig->panels[i], &a, &b, NULL))
+                {
+                  lo = fmin (lo, a);
+                  hi = fmax (hi, b);
+                }
+            }
+        for (size_t i = 0; i < fig->n_panels; i++)
+          {
+            RpeHeatmapData d = fig->panels[i];
+
+            prepare_heatmap (&d, fig, vector);
+            d.equal_aspect = true;
+            if (i < 2 && lo <= hi)
+              {
+                d.fixed_range = true;
+                d.vmin = lo;
+                d.vmax = hi;
+              }
+            cairo_save (cr);
+            cairo_translate (cr, floor (pw * (double) i), top);
+            rpe_plot_render_heatmap (cr, &d, floor (pw * (double) (i + 1)) - floor (pw * (double) i),
+                                     height - top);
+            cairo_restore (cr);
+          }
+      }
+      break;
+
+    case RPE_FIGURE_CURVES:
+      {
+        double top = fig->n_plots > 1 ? draw_title (cr, fig, width, height) : 0.0;
+        size_t cols = plot_columns (fig);
+        size_t rows = (fig->n_plots + cols - 1) / cols;
+        double cw = width / (double) cols, ch = (height - top) / (double) rows;
+
+        for (size_t i = 0; i < fig->n_plots; i++)
+          {
+            RpeCurvePlot p = fig->plots[i];
+            double x0 = floor (cw * (double) (i % cols)), y0 = floor (top + ch * (double) (i / cols));
+
+            memcpy (p.foreground, fig->foreground, sizeof p.foreground);
+            p.background[3] = 0.0;
+            if (fig->n_plots == 1 && fig->title != NULL)
+              p.title = fig->title;
+            cairo_save (cr);
+            cairo_translate (cr, x0, y0);
+            rpe_curve_render (cr, &p, floor (cw * (double) (i % cols + 1)) - x0,
+                              floor (top + ch * (double) (i / cols + 1)) - y0);
+            cairo_restore (cr);
+          }
+      }
+      break;
+
+    default:
+      break;
+    }
+  cairo_restore (cr);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ sizes */
+
+gboolean
+rpe_export_format_from_path (const char      *path,
+                             RpeExportFormat *format)
+{
+  static const struct { const char *ext; RpeExportFormat fmt; } table[] = {
+    { ".png", RPE_EXPORT_PNG }, { ".svg", RPE_EXPORT_SVG }, { ".pdf", RPE_EXPORT_PDF },
+    { ".csv", RPE_EXPORT_CSV }, { ".npy", RPE_EXPORT_NPY },
+  };
+  size_t len;
+
+  if (path == NULL)
+    return FALSE;
+  len = strlen (path);
+  for (size_t i = 0; i < G_N_ELEMENTS (table); i++)
+    if (len > 4 && g_ascii_strcasecmp (path + len - 4, table[i].ext) == 0)
+      {
+        if (format != NULL)
+          *format = table[i].fmt;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+rpe_export_format_extension (RpeExportFormat format)
+{
+  switch (format)
+    {
+    case RPE_EXPORT_PNG: return "png";
+    case RPE_EXPORT_SVG: return "svg";
+    case RPE_EXPORT_PDF: return "pdf";
+    case RPE_EXPORT_CSV: return "csv";
+    case RPE_EXPORT_NPY: return "npy";
+    default: return NULL;
+    }
+}
+
+gboolean
+rpe_export_resolve_size (const RpeFigure     *fig,
+                         RpeExportFormat      format,
+                         const RpeExportSize *size,
+                         double              *width_pt,
+                         double              *height_pt,
+                         int                 *width_px,
+                         int                 *height_px,
+                         GError             **error)
+{
+  RpeExportSize def = { 0 };
+  double dw, dh, w, h, dpi;
+
+  if (size == NULL)
+    size = &def;
+  rpe_figure_default_size (fig, &dw, &dh);
+  if (!(size->width >= 0.0) || !(size->height >= 0.0) || !(size->dpi >= 0.0)
+      || !isfinite (size->width) || !isfinite (size->height) || !isfinite (size->dpi))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: width, height and dpi must be positive");
+  dpi = size->dpi > 0.0 ? size->dpi : DEFAULT_DPI;
+  if (dpi < 10.0 || dpi > 2400.0)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: dpi must be between 10 and 2400 (got %g)", dpi);
+
+  w = size->width > 0.0 ? size->width : 0.0;
+  h = size->height > 0.0 ? size->height : 0.0;
+  if (format == RPE_EXPORT_PNG)
+    {
+      double pw, ph;
+
+      if (w > 0.0 || h > 0.0)
+        {
+          /* pixels given; the aspect ratio of the default when one is missing */
+          pw = w > 0.0 ? w : h * dw / dh;
+          ph = h > 0.0 ? h : w * dh / dw;
+        }
+      else
+        {
+          pw = dw * dpi / 72.0;
+          ph = dh * dpi / 72.0;
+        }
+      pw = round (pw);
+      ph = round (ph);
+      if (pw < 1.0 || ph < 1.0 || pw > 20000.0 || ph > 20000.0)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "figure size: PNG sides must be between 1 and 20000 pixels (got %.0f x %.0f)", pw, ph);
+      if (width_px != NULL)
+        *width_px = (int) pw;
+      if (height_px != NULL)
+        *height_px = (int) ph;
+      if (width_pt != NULL)
+        *width_pt = pw * 72.0 / dpi;
+      if (height_pt != NULL)
+        *height_pt = ph * 72.0 / dpi;
+      return TRUE;
+    }
+  if (w == 0.0 && h == 0.0)
+    {
+      w = dw;
+      h = dh;
+    }
+  else if (w == 0.0)
+    w = h * dw / dh;
+  else if (h == 0.0)
+    h = w * dh / dw;
+  if (w < 1.0 || h < 1.0 || w > 14400.0 || h > 14400.0)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "figure size: sides must be between 1 and 14400 points (got %g x %g)", w, h);
+  if (width_pt != NULL)
+    *width_pt = w;
+  if (height_pt != NULL)
+    *height_pt = h;
+  if (width_px != NULL)
+    *width_px = (int) ceil (w * dpi / 72.0);
+  if (height_px != NULL)
+    *height_px = (int) ceil (h * dpi / 72.0);
+  return TRUE;
+}
+
+/* ----------------------------------------------------------------- output */
+
+typedef struct
+{
+  int fd;
+  int err;
+} Sink;
+
+static cairo_status_t
+sink_write (void                *closure,
+            const unsigned char *data,
+            unsigned int         length)
+{
+  Sink *sink = closure;
+
+  while (length > 0)
+    {
+      ssize_t n = write (sink->fd, data, length);
+
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          sink->err = errno;
+          return CAIRO_STATUS_WRITE_ERROR;
+        }
+      data += n;
+      length -= (unsigned int) n;
+    }
+  return CAIRO_STATUS_SUCCESS;
+}
+
+static gboolean
+check_cancelled (GCancellable *cancellable,
+                 GError      **error)
+{
+  return g_cancellable_set_error_if_cancelled (cancellable, error);
+}
+
+/* Renders into the open temporary file. */
+static gboolean
+write_image (const RpeFigure *fig,
+             RpeExportFormat  format,
+             double           wpt,
+             double           hpt,
+             int              wpx,
+             int              hpx,
+             Sink            *sink,
+             const char      *path,
+             GError         **error)
+{
+  cairo_surface_t *surface = NULL;
+  cairo_status_t status;
+  cairo_t *cr;
+
+  if (format == RPE_EXPORT_PNG)
+    {
+      size_t bytes;
+
+      if (rpe_size_bytes (&bytes, 4, (size_t) wpx, (size_t) hpx, 1, 1) != RPE_OK
+          || rpe_budget_check (bytes) != RPE_OK)
+        return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                              "%s: a %d x %d image exceeds the memory budget", path, wpx, hpx);
+      surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
+    }
+  else if (format == RPE_EXPORT_SVG)
+    {
+      surface = cairo_svg_surface_create_for_stream (sink_write, sink, wpt, hpt);
+      cairo_svg_surface_restrict_to_version (surface, CAIRO_SVG_VERSION_1_1);
+      cairo_svg_surface_set_document_unit (surface, CAIRO_SVG_UNIT_PT);
+    }
+  else
+    {
+      surface = cairo_pdf_surface_create_for_stream (sink_write, sink, wpt, hpt);
+      cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_CREATOR, "RPE Studio " PACKAGE_VERSION);
+      if (fig->title != NULL)
+        cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_TITLE, fig->title);
+    }
+  if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
+    {
+      status = cairo_surface_status (surface);
+      cairo_surface_destroy (surface);
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: cannot create the surface: %s", path,
+                            cairo_status_to_string (status));
+    }
+
+  cr = cairo_create (surface);
+  if (format == RPE_EXPORT_PNG)
+    cairo_scale (cr, (double) wpx / wpt, (double) hpx / hpt);
+  rpe_figure_render (cr, fig, wpt, hpt);
+  if (format != RPE_EXPORT_PNG)
+    cairo_show_page (cr);
+  status = cairo_status (cr);
+  cairo_destroy (cr);
+
+  if (status == CAIRO_STATUS_SUCCESS && format == RPE_EXPORT_PNG)
+    status = cairo_surface_write_to_png_stream (surface, sink_write, sink);
+  cairo_surface_finish (surface);
+  if (status == CAIRO_STATUS_SUCCESS)
+    status = cairo_surface_status (surface);
+  cairo_surface_destroy (surface);
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      if (sink->err != 0)
+        return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (sink->err));
+      return rpe_set_error (error, status == CAIRO_STATUS_NO_MEMORY ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
+                            "%s: cannot render: %s", path, cairo_status_to_string (status));
+    }
+  return TRUE;
+}
+
+static gboolean
+export_image (const RpeFigure     *fig,
+              RpeExportFormat      format,
+              const RpeExportSize *size,
+              const char          *path,
+              GCancellable        *cancellable,
+              GError             **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmp = NULL;
+  double wpt, hpt;
+  int wpx, hpx;
+  Sink sink = { -1, 0 };
+  gboolean ok = FALSE;
+
+  if (!rpe_export_resolve_size (fig, format, size, &wpt, &hpt, &wpx, &hpx, error))
+    return FALSE;
+  if (check_cancelled (cancellable, error))
+    return FALSE;
+
+  tmp = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
+  sink.fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0644);
+  if (sink.fd < 0)
+    {
+      int err = errno;
+      return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot create a file in %s: %s", path, dir,
+                            g_strerror (err));
+    }
+
+  if (!write_image (fig, format, wpt, hpt, wpx, hpx, &sink, path, error))
+    goto out;
+  if (fsync (sink.fd) != 0 && errno != EINVAL && errno != EROFS)
+    {
+      int err = errno;
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (err));
+      goto out;
+    }
+  {
+    int fd = sink.fd;
+
+    sink.fd = -1;
+    if (close (fd) != 0)
+      {
+        int err = errno;
+        rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (err));
+        goto out;
+      }
+  }
+  /* mkstemp's mode ignores the umask on some systems: make it an ordinary file */
+  (void) g_chmod (tmp, 0644);
+  if (check_cancelled (cancellable, error))
+    goto out;
+  if (g_rename (tmp, path) != 0)
+    {
+      int err = errno;
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot replace the file: %s", path, g_strerror (err));
+      goto out;
+    }
+  ok = TRUE;
+
+out:
+  if (sink.fd >= 0)
+    close (sink.fd);
+  if (!ok)
+    (void) g_unlink (tmp);
+  return ok;
+}
+
+/* The heatmaps of a figure as one float32 array. */
+static gboolean
+export_npy (const RpeFigure *fig,
+            const char      *path,
+            GError         **error)
+{
+  const RpeHeatmapData *maps;
+  size_t n, rows, cols, count, bytes;
+  float *buf;
+  RpeStatus st = RPE_OK;
+  gboolean ok;
+
+  switch (fig->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      maps = &fig->heatmap;
+      n = 1;
+      break;
+    case RPE_FIGURE_GRID:
+      maps = fig->grid.cells;
+      n = fig->grid.n_cells;
+      break;
+    case RPE_FIGURE_COMPARE:
+      maps = fig->panels;
+      n = fig->n_panels;
+      break;
+    default:
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                            "%s: curves are exported as CSV, not .npy", path);
+    }
+  if (maps == NULL || n == 0 || maps[0].values == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the figure has no data", path);
+  rows = maps[0].rows;
+  cols = maps[0].cols;
+  for (size_t i = 0; i < n; i++)
+    if (maps[i].values == NULL || maps[i].rows != rows || maps[i].cols != cols)
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                            "%s: the figure's arrays differ in shape; export them one by one", path);
+  if (fig->kind == RPE_FIGURE_HEATMAP)
+    return rpe_npy_write (path, maps[0].values, 2, (gsize[]) { rows, cols }, FALSE, error);
+
+  if ((st = rpe_size_bytes (&bytes, 1, n, rows, cols, 1)) != RPE_OK)
+    return rpe_set_error (error, st, "%s: the arrays are too large", path);
+  count = bytes;
+  buf = rpe_alloc (count, sizeof (float), &st);
+  if (buf == NULL)
+    return rpe_set_error (error, st, "%s: the arrays do not fit in the memory budget", path);
+  for (size_t i = 0; i < n; i++)
+    memcpy (buf + i * rows * cols, maps[i].values, rows * cols * sizeof (float));
+  ok = rpe_npy_write (path, buf, 3, (gsize[]) { n, rows, cols }, FALSE, error);
+  rpe_free (buf);
+  return ok;
+}
+
+gboolean
+rpe_export_figure_cancellable (const RpeFigure     *fig,
+                               RpeExportFormat      format,
+                               const RpeExportSize *size,
+                               const char          *path,
+                               GCancellable        *cancellable,
+                               GError             **error)
+{
+  if (path == NULL || path[0] == '\0')
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "no output file given");
+  if (fig == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: no figure", path);
+  if (check_cancelled (cancellable, error))
+    return FALSE;
+
+  switch (format)
+    {
+    case RPE_EXPORT_PNG:
+    case RPE_EXPORT_SVG:
+    case RPE_EXPORT_PDF:
+      if (!figure_has_data (fig))
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the figure has no data to draw", path);
+      return export_image (fig, format, size, path, cancellable, error);
+    case RPE_EXPORT_CSV:
+      {
+        int err = 0;
+        RpeStatus st;
+
+        if (fig->kind != RPE_FIGURE_CURVES || fig->table == NULL)
+          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                "%s: only curves are exported as CSV (use .npy for arrays)", path);
+        st = rpe_curve_table_write_csv (fig->table, path, &err);
+        if (st != RPE_OK)
+          return rpe_set_error (error, st, "%s: cannot write: %s", path,
+                                err != 0 ? g_strerror (err) : rpe_status_to_string (st));
+        return TRUE;
+      }
+    case RPE_EXPORT_NPY:
+      return export_npy (fig, path, error);
+    default:
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: unknown export format", path);
+    }
+}
+
+gboolean
+rpe_export_figure (const RpeFigure     *fig,
+                   RpeExportFormat      format,
+                   const RpeExportSize *size,
+                   const char          *path,
+                   GError             **error)
+{
+  return rpe_export_figure_cancellable (fig, format, size, path, NULL, error);
+}

@@ -91,6 +91,18 @@ rpe_plot_heatmap_range (const RpeHeatmapData  *data,
         return false;
     }
 
+  if (data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
+    {
+      /* transformed weights lie in [0, 1] whatever the data */
+      if (vmin != NULL)
+        *vmin = 0.0;
+      if (vmax != NULL)
+        *vmax = 1.0;
+      if (colormap != NULL)
+        *colormap = data->colormap != NULL ? data->colormap : rpe_colormap_default ();
+      return true;
+    }
+
   symmetric = is_symmetric (data, lo, hi);
   if (symmetric)
     {
@@ -201,6 +213,71 @@ format_value (char   *buf,
   snprintf (buf, size, "%.*f", decimals, v == 0.0 ? 0.0 : v);
 }
 
+double
+rpe_plot_attention_transform (double a)
+{
+  /* SPE paper (Liutkus et al. 2021), figures of attention: min(1, a^0.4 / 0.02^0.4). */
+  if (isnan (a))
+    return a;
+  if (!(a > 0.0))
+    return 0.0;
+  return fmin (1.0, pow (a / 0.02, 0.4));
+}
+
+typedef struct
+{
+  size_t n;
+  double t[MAX_TICKS];        /* position on the bar, 0 bottom .. 1 top */
+  char   label[MAX_TICKS][24];
+} BarTicks;
+
+static void
+colorbar_ticks (double               vmin,
+                double               vmax,
+                RpeHeatmapTransform  transform,
+                double               height,
+                double               font,
+                BarTicks            *bt)
+{
+  double label_h = font * 1.2;
+
+  bt->n = 0;
+  if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
+    {
+      static const double values[] = { 0.0, 0.0005, 0.002, 0.005, 0.01, 0.02 };
+      static const char *const labels[] = { "0", "0.0005", "0.002", "0.005", "0.01", "\xe2\x89\xa5 0.02" };
+      double last = INFINITY;
+
+      /* From the top down, skipping labels that would overlap. */
+      for (size_t k = sizeof values / sizeof values[0]; k-- > 0;)
+        {
+          double t = rpe_plot_attention_transform (values[k]);
+          double y = (1.0 - t) * height;
+
+          if (last != INFINITY && y - last < label_h && k != 0)
+            continue;
+          if (k == 0 && last != INFINITY && y - last < label_h && bt->n > 1)
+            bt->n--;   /* keep 0 rather than its neighbour */
+          bt->t[bt->n] = t;
+          snprintf (bt->label[bt->n], sizeof bt->label[0], "%s", labels[k]);
+          bt->n++;
+          last = y;
+        }
+      return;
+    }
+  {
+    double ticks[MAX_TICKS], step, mag = fmax (fabs (vmin), fabs (vmax));
+    size_t n = value_ticks (vmin, vmax, fmax (2.0, fmin (8.0, height / (label_h * 2.5))), ticks, &step);
+
+    for (size_t i = 0; i < n; i++)
+      {
+        bt->t[i] = (ticks[i] - vmin) / (vmax - vmin);
+        format_value (bt->label[i], sizeof bt->label[0], ticks[i], step, mag);
+      }
+    bt->n = n;
+  }
+}
+
 /* ----------------------------------------------------------------- layout */
 
 typedef struct
@@ -213,11 +290,9 @@ typedef struct
   double            gap;
   RpePlotRect       image;
   RpePlotRect       bar;
-  size_t            n_xticks, n_yticks, n_bticks;
+  size_t            n_xticks, n_yticks;
   size_t            xticks[MAX_TICKS];
   size_t            yticks[MAX_TICKS];
-  double            bticks[MAX_TICKS];
-  double            bstep;
   double            vmin, vmax;
   const RpeColormap *cmap;
 } Layout;
@@ -262,7 +337,8 @@ compute_layout (cairo_t              *cr,
   if (!rpe_plot_heatmap_range (data, &lay->vmin, &lay->vmax, &lay->cmap))
     return false;
 
-  lay->font = fmin (12.0, fmax (7.0, fmin (width, height) / 26.0));
+  lay->font = fmin (12.0, fmax (7.0, fmin (width, height) / 26.0))
+              * (data->font_scale > 0.0 ? data->font_scale : 1.0);
   lay->title_font = lay->font * 1.15;
   lay->tick = fmax (2.0, lay->font * 0.35);
   lay->gap = fmax (2.0, lay->font * 0.3);
@@ -292,17 +368,10 @@ compute_layout (cairo_t              *cr,
   if (data->show_colorbar)
     {
       double bar_w = fmax (6.0, lay->font * 1.1);
-      double widest = 0.0, mag = fmax (fabs (lay->vmin), fabs (lay->vmax));
       double plot_h = height - top - bottom;
+      double labels = rpe_plot_colorbar_label_width (cr, lay->vmin, lay->vmax, data->transform, plot_h, lay->font);
 
-      lay->n_bticks = value_ticks (lay->vmin, lay->vmax, fmax (2.0, fmin (8.0, plot_h / (label_h * 2.5))),
-                                   lay->bticks, &lay->bstep);
-      for (size_t i = 0; i < lay->n_bticks; i++)
-        {
-          format_value (buf, sizeof buf, lay->bticks[i], lay->bstep, mag);
-          widest = fmax (widest, text_width (cr, buf));
-        }
-      right = lay->gap + lay->gap * 2.0 + bar_w + lay->tick + lay->gap + widest + lay->gap;
+      right = lay->gap + lay->gap * 2.0 + bar_w + labels + lay->gap;
       lay->bar.width = bar_w;
     }
 
@@ -372,13 +441,16 @@ rpe_plot_heatmap_layout (cairo_t              *cr,
 /* ------------------------------------------------------------------ image */
 
 static uint32_t
-pixel_of (double             v,
-          double             vmin,
-          double             vmax,
-          const RpeColormap *cmap)
+pixel_of (double               v,
+          double               vmin,
+          double               vmax,
+          const RpeColormap   *cmap,
+          RpeHeatmapTransform  transform)
 {
   uint8_t rgb[3];
 
+  if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
+    v = rpe_plot_attention_transform (v);
   if (!isfinite (v))
     return NAN_PIXEL;
   rpe_colormap_map_u8 (cmap, (v - vmin) / (vmax - vmin), rgb);
@@ -458,10 +530,20 @@ make_image (const RpeHeatmapData *data,
   size_t bytes, tmp;
   int stride;
 
+  size_t kx = 1, ky = 1;
+
+  /* More pixels than cells: whole cells replicated kx (ky) times, so that viewers
+   * which smooth images on zoom keep the cells crisp; otherwise one pixel per cell. */
   if (iw > data->cols)
-    iw = data->cols;
+    {
+      kx = data->full_resolution ? iw / data->cols : 1;
+      iw = data->cols * kx;
+    }
   if (ih > data->rows)
-    ih = data->rows;
+    {
+      ky = data->full_resolution ? ih / data->rows : 1;
+      ih = data->rows * ky;
+    }
   if (iw == 0 || ih == 0 || iw > INT32_MAX / 4 || ih > INT32_MAX)
     return NULL;
   /* Index arithmetic below multiplies 2 * pixels * cells. */
@@ -484,18 +566,20 @@ make_image (const RpeHeatmapData *data,
   for (size_t i = 0; i < ih; i++)
     {
       uint32_t *out = (uint32_t *) (void *) (pixels + (size_t) stride * i);
-      size_t r0 = block_start (i, data->rows, ih), r1 = block_start (i + 1, data->rows, ih);
+      size_t r0 = ky > 1 ? i / ky : block_start (i, data->rows, ih);
+      size_t r1 = ky > 1 ? r0 + 1 : block_start (i + 1, data->rows, ih);
 
       for (size_t j = 0; j < iw; j++)
         {
-          size_t c0 = block_start (j, data->cols, iw), c1 = block_start (j + 1, data->cols, iw);
+          size_t c0 = kx > 1 ? j / kx : block_start (j, data->cols, iw);
+          size_t c1 = kx > 1 ? c0 + 1 : block_start (j + 1, data->cols, iw);
           double v;
 
           if (r1 - r0 == 1 && c1 - c0 == 1)
             v = data->values[r0 * data->cols + c0];
           else
             v = reduce_block (data, r0, r1, c0, c1);
-          out[j] = pixel_of (v, lay->vmin, lay->vmax, lay->cmap);
+          out[j] = pixel_of (v, lay->vmin, lay->vmax, lay->cmap, data->transform);
         }
     }
   cairo_surface_mark_dirty (surface);
@@ -547,7 +631,11 @@ paint_surface (cairo_t           *cr,
   cairo_scale (cr, rect->width / sw, rect->height / sh);
   cairo_set_source_surface (cr, surface, 0, 0);
   cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
-  cairo_pattern_set_extend (cairo_get_source (cr), CAIRO_EXTEND_PAD);
+  /* PAD keeps the raster edges crisp on screen; vector backends would rasterise a
+   * padded pattern, and the image covers the clip exactly anyway. */
+  cairo_pattern_set_extend (cairo_get_source (cr),
+                            cairo_surface_get_type (cairo_get_target (cr)) == CAIRO_SURFACE_TYPE_IMAGE
+                            ? CAIRO_EXTEND_PAD : CAIRO_EXTEND_NONE);
   cairo_paint (cr);
   cairo_restore (cr);
 }
@@ -569,6 +657,35 @@ show_text_at (cairo_t    *cr,
   cairo_move_to (cr, x - w * xalign, y + fext.ascent - (fext.ascent + fext.descent) * yalign);
   cairo_show_text (cr, text);
   cairo_new_path (cr);
+}
+
+/* Shrinks cr's font (now `size`) so that text fits in max_width. */
+static void
+fit_text (cairo_t    *cr,
+          const char *text,
+          double      size,
+          double      max_width)
+{
+  double w = text_width (cr, text);
+
+  if (w > max_width && max_width > 0.0)
+    cairo_set_font_size (cr, size * max_width / w);
+}
+
+/* The centre of a text wanted at x, moved so that it stays inside [0, width]. */
+static double
+title_centre (cairo_t    *cr,
+              const char *text,
+              double      x,
+              double      width)
+{
+  double half = text_width (cr, text) / 2.0;
+
+  if (x - half < 0.0)
+    x = half;
+  if (x + half > width)
+    x = width - half;
+  return x;
 }
 
 static void
@@ -622,6 +739,19 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   cairo_user_to_device_distance (cr, &dw, &dh);
   dw = ceil (fabs (dw));
   dh = ceil (fabs (dh));
+  if (data->full_resolution)
+    {
+      /* Vector output: every cell (up to the cap), and at least 2 pixels per
+       * device unit (144 ppi in points) by whole-cell replication. */
+      dw = fmin (fmax (2.0 * dw, (double) data->cols), (double) RPE_PLOT_MAX_IMAGE_SIDE);
+      dh = fmin (fmax (2.0 * dh, (double) data->rows), (double) RPE_PLOT_MAX_IMAGE_SIDE);
+      if (dw > (double) data->cols)
+        dw = fmax (1.0, fmin (ceil (dw / (double) data->cols),
+                              floor (RPE_PLOT_MAX_IMAGE_SIDE / (double) data->cols))) * (double) data->cols;
+      if (dh > (double) data->rows)
+        dh = fmax (1.0, fmin (ceil (dh / (double) data->rows),
+                              floor (RPE_PLOT_MAX_IMAGE_SIDE / (double) data->rows))) * (double) data->rows;
+    }
   iw = dw < 1.0 ? 1 : dw > 1e7 ? 10000000 : (size_t) dw;
   ih = dh < 1.0 ? 1 : dh > 1e7 ? 10000000 : (size_t) dh;
 
@@ -692,8 +822,10 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, lay.title_font);
+      fit_text (cr, data->title, lay.title_font, width - 2.0 * lay.gap);
       set_fg (cr, data, 1.0);
-      show_text_at (cr, data->title, im->x + im->width / 2.0, lay.gap + lay.offset_y, 0.5, 0.0);
+      show_text_at (cr, data->title, title_centre (cr, data->title, im->x + im->width / 2.0, width),
+                    lay.gap + lay.offset_y, 0.5, 0.0);
       cairo_restore (cr);
     }
 
@@ -733,32 +865,320 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     }
 
   if (data->show_colorbar)
+    rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, &lay.bar, lay.font,
+                              data->foreground);
+
+  cairo_restore (cr);
+}
+
+/* -------------------------------------------------------------- colour bar */
+
+double
+rpe_plot_colorbar_label_width (cairo_t             *cr,
+                               double               vmin,
+                               double               vmax,
+                               RpeHeatmapTransform  transform,
+                               double               height,
+                               double               font)
+{
+  BarTicks bt;
+  double widest = 0.0;
+
+  if (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
+    return 0.0;
+  cairo_save (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  colorbar_ticks (vmin, vmax, transform, height, font, &bt);
+  for (size_t i = 0; i < bt.n; i++)
+    widest = fmax (widest, text_width (cr, bt.label[i]));
+  cairo_restore (cr);
+  return fmax (2.0, font * 0.35) + fmax (2.0, font * 0.3) + widest;
+}
+
+void
+rpe_plot_render_colorbar (cairo_t             *cr,
+                          const RpeColormap   *colormap,
+                          double               vmin,
+                          double               vmax,
+                          RpeHeatmapTransform  transform,
+                          const RpePlotRect   *b,
+                          double               font,
+                          const double         fg[4])
+{
+  cairo_surface_t *bar;
+  BarTicks bt;
+  double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3);
+
+  if (cr == NULL || b == NULL || !(b->width > 0.0) || !(b->height > 0.0))
+    return;
+  if (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
+    return;
+  if (colormap == NULL)
+    colormap = rpe_colormap_default ();
+
+  cairo_save (cr);
+  bar = make_colorbar (colormap);
+  if (bar != NULL)
     {
-      cairo_surface_t *bar = make_colorbar (lay.cmap);
-      const RpePlotRect *b = &lay.bar;
-      double mag = fmax (fabs (lay.vmin), fabs (lay.vmax));
+      /* inside the frame, so that its first and last rows are the map's end colours */
+      RpePlotRect inner = { b->x + 1.0, b->y + 1.0, b->width - 2.0, b->height - 2.0 };
 
-      if (bar != NULL)
-        {
-          paint_surface (cr, bar, b);
-          cairo_surface_destroy (bar);
-        }
-      set_fg (cr, data, 0.8);
-      cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
+      if (inner.width > 0.0 && inner.height > 0.0)
+        paint_surface (cr, bar, &inner);
+      cairo_surface_destroy (bar);
+    }
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
+  cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  colorbar_ticks (vmin, vmax, transform, b->height, font, &bt);
+  for (size_t i = 0; i < bt.n; i++)
+    {
+      double y = round (b->y + b->height * (1.0 - bt.t[i])) + 0.5;
+
+      cairo_move_to (cr, b->x + b->width, y);
+      cairo_line_to (cr, b->x + b->width + tick, y);
       cairo_stroke (cr);
-      set_fg (cr, data, 1.0);
-      for (size_t i = 0; i < lay.n_bticks; i++)
-        {
-          double t = (lay.bticks[i] - lay.vmin) / (lay.vmax - lay.vmin);
-          double y = round (b->y + b->height * (1.0 - t)) + 0.5;
+      show_text_at (cr, bt.label[i], b->x + b->width + tick + gap, y, 0.0, 0.5);
+    }
+  cairo_restore (cr);
+}
 
-          cairo_move_to (cr, b->x + b->width, y);
-          cairo_line_to (cr, b->x + b->width + lay.tick, y);
-          cairo_stroke (cr);
-          format_value (buf, sizeof buf, lay.bticks[i], lay.bstep, mag);
-          show_text_at (cr, buf, b->x + b->width + lay.tick + lay.gap, y, 0.0, 0.5);
+/* -------------------------------------------------------------------- grid */
+
+void
+rpe_heatmap_grid_init (RpeHeatmapGrid *grid)
+{
+  memset (grid, 0, sizeof *grid);
+  grid->shared_scale = true;
+  grid->foreground[3] = 1.0;
+}
+
+bool
+rpe_plot_grid_range (const RpeHeatmapGrid  *grid,
+                     double                *vmin,
+                     double                *vmax,
+                     const RpeColormap    **colormap)
+{
+  double lo = INFINITY, hi = -INFINITY;
+  const RpeColormap *cmap = NULL;
+  bool symmetric = false, any = false, attention = false;
+
+  if (grid == NULL || grid->cells == NULL)
+    return false;
+  for (size_t i = 0; i < grid->n_cells; i++)
+    {
+      const RpeHeatmapData *c = &grid->cells[i];
+      const RpeColormap *cm;
+      double a, b;
+
+      if (!rpe_plot_heatmap_range (c, &a, &b, &cm))
+        continue;
+      if (!any)
+        cmap = cm;
+      any = true;
+      lo = fmin (lo, a);
+      hi = fmax (hi, b);
+      if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
+        attention = true;
+      else if (c->scale == RPE_HEATMAP_SCALE_SYMMETRIC || (c->scale == RPE_HEATMAP_SCALE_AUTO && a < 0.0 && b > 0.0))
+        symmetric = true;
+    }
+  if (!any)
+    return false;
+  if (symmetric && !attention)
+    {
+      double m = fmax (fabs (lo), fabs (hi));
+
+      lo = -m;
+      hi = m;
+      if (grid->cells[0].colormap == NULL)
+        cmap = rpe_colormap_default_diverging ();
+    }
+  if (vmin != NULL)
+    *vmin = lo;
+  if (vmax != NULL)
+    *vmax = hi;
+  if (colormap != NULL)
+    *colormap = cmap;
+  return true;
+}
+
+typedef struct
+{
+  double      font;
+  double      gap;
+  size_t      n_cols, n_rows;
+  RpePlotRect area;     /* the cells */
+  double      cell_w, cell_h;
+  RpePlotRect bar;      /* shared colour bar (width 0: none) */
+  double      vmin, vmax;
+  const RpeColormap *cmap;
+  RpeHeatmapTransform transform;
+} GridLayout;
+
+static bool
+grid_layout (cairo_t              *cr,
+             const RpeHeatmapGrid *grid,
+             double                width,
+             double                height,
+             GridLayout           *gl)
+{
+  double scale = grid->font_scale > 0.0 ? grid->font_scale : 1.0;
+  double top, bottom, left, right, label_h;
+
+  memset (gl, 0, sizeof *gl);
+  if (grid == NULL || grid->cells == NULL || grid->n_cells == 0 || !(width > 0.0) || !(height > 0.0))
+    return false;
+  gl->n_cols = grid->n_columns > 0 ? grid->n_columns : (size_t) ceil (sqrt ((double) grid->n_cells));
+  if (gl->n_cols > grid->n_cells)
+    gl->n_cols = grid->n_cells;
+  gl->n_rows = (grid->n_cells + gl->n_cols - 1) / gl->n_cols;
+  gl->font = fmin (12.0, fmax (7.0, fmin (width, height) / 26.0)) * scale;
+  gl->gap = fmax (2.0, gl->font * 0.3);
+  label_h = gl->font * 1.2;
+
+  top = gl->gap;
+  if (grid->title != NULL && grid->title[0] != '\0')
+    top += gl->font * 1.15 * 1.25 + gl->gap;
+  bottom = gl->gap + label_h + gl->gap;
+  left = gl->gap + label_h + gl->gap;
+  right = gl->gap;
+  if (grid->shared_scale && rpe_plot_grid_range (grid, &gl->vmin, &gl->vmax, &gl->cmap))
+    {
+      double bar_w = fmax (6.0, gl->font * 1.1);
+
+      gl->transform = grid->cells[0].transform;
+      gl->bar.width = bar_w;
+      right += gl->gap * 2.0 + bar_w
+               + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform,
+                                                height - top - bottom, gl->font) + gl->gap;
+    }
+  gl->area.x = round (left);
+  gl->area.y = round (top);
+  gl->area.width = floor (width - right) - gl->area.x;
+  gl->area.height = floor (height - bottom) - gl->area.y;
+  if (gl->area.width < 8.0 || gl->area.height < 8.0)
+    return false;
+  gl->cell_w = gl->area.width / (double) gl->n_cols;
+  gl->cell_h = gl->area.height / (double) gl->n_rows;
+  if (gl->bar.width > 0.0)
+    {
+      gl->bar.x = gl->area.x + gl->area.width + gl->gap * 2.0;
+      gl->bar.y = gl->area.y + label_h;
+      gl->bar.height = gl->area.height - label_h;
+    }
+  return true;
+}
+
+bool
+rpe_plot_grid_cell_rect (cairo_t              *cr,
+                         const RpeHeatmapGrid *grid,
+                         double                width,
+                         double                height,
+                         size_t                i,
+                         RpePlotRect          *rect)
+{
+  GridLayout gl;
+
+  if (grid == NULL || i >= grid->n_cells || !grid_layout (cr, grid, width, height, &gl))
+    return false;
+  rect->x = floor (gl.area.x + gl.cell_w * (double) (i % gl.n_cols));
+  rect->y = floor (gl.area.y + gl.cell_h * (double) (i / gl.n_cols));
+  rect->width = floor (gl.area.x + gl.cell_w * (double) (i % gl.n_cols + 1)) - rect->x;
+  rect->height = floor (gl.area.y + gl.cell_h * (double) (i / gl.n_cols + 1)) - rect->y;
+  return true;
+}
+
+void
+rpe_plot_render_heatmap_grid (cairo_t              *cr,
+                              const RpeHeatmapGrid *grid,
+                              double                width,
+                              double                height)
+{
+  GridLayout gl;
+  const double *fg;
+
+  if (cr == NULL || grid == NULL)
+    return;
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, width, height);
+  cairo_clip (cr);
+  if (grid->background[3] > 0.0)
+    {
+      cairo_set_source_rgba (cr, grid->background[0], grid->background[1], grid->background[2],
+                             grid->background[3]);
+      cairo_paint (cr);
+    }
+  if (!grid_layout (cr, grid, width, height, &gl))
+    {
+      cairo_restore (cr);
+      return;
+    }
+  fg = grid->foreground;
+
+  for (size_t i = 0; i < grid->n_cells; i++)
+    {
+      RpeHeatmapData cell = grid->cells[i];
+      RpePlotRect r;
+
+      if (!rpe_plot_grid_cell_rect (cr, grid, width, height, i, &r))
+        continue;
+      cell.show_axes = false;
+      cell.show_colorbar = !grid->shared_scale;
+      cell.equal_aspect = true;
+      cell.background[3] = 0.0;
+      memcpy (cell.foreground, grid->foreground, sizeof cell.foreground);
+      /* Cell titles at the grid's label size, whatever the cell's size. */
+      cell.font_scale = 0.8 * gl.font / fmin (12.0, fmax (7.0, fmin (r.width, r.height) / 26.0));
+      if (grid->shared_scale && gl.bar.width > 0.0)
+        {
+          cell.fixed_range = true;
+          cell.vmin = gl.vmin;
+          cell.vmax = gl.vmax;
+          cell.colormap = gl.cmap;
+          cell.scale = RPE_HEATMAP_SCALE_LINEAR;
         }
+      cairo_save (cr);
+      cairo_translate (cr, r.x, r.y);
+      rpe_plot_render_heatmap (cr, &cell, r.width, r.height);
+      cairo_restore (cr);
     }
 
+  if (gl.bar.width > 0.0)
+    rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, &gl.bar, gl.font, fg);
+
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, gl.font);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  {
+    char buf[160];
+    const RpeHeatmapData *c0 = &grid->cells[0];
+    const char *xl = grid->x_label != NULL ? grid->x_label : "key position n";
+    const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
+
+    /* The axes of every cell: the positions' range in the labels. */
+    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, left to right)", xl, c0->cols > 0 ? c0->cols - 1 : 0);
+    show_text_at (cr, buf, gl.area.x + gl.area.width / 2.0, height - gl.gap, 0.5, 1.0);
+    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, top to bottom)", yl, c0->rows > 0 ? c0->rows - 1 : 0);
+    cairo_save (cr);
+    cairo_translate (cr, gl.gap, gl.area.y + gl.area.height / 2.0);
+    cairo_rotate (cr, -M_PI_2);
+    show_text_at (cr, buf, 0, 0, 0.5, 0.0);
+    cairo_restore (cr);
+  }
+  if (grid->title != NULL && grid->title[0] != '\0')
+    {
+      cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+      cairo_set_font_size (cr, gl.font * 1.15);
+      fit_text (cr, grid->title, gl.font * 1.15, width - 2.0 * gl.gap);
+      show_text_at (cr, grid->title, title_centre (cr, grid->title, gl.area.x + gl.area.width / 2.0, width),
+                    gl.gap, 0.5, 0.0);
+    }
   cairo_restore (cr);
 }

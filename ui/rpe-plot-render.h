@@ -28,6 +28,17 @@ typedef enum
   RPE_HEATMAP_SCALE_SYMMETRIC,  /* [-a, a], a = max |v|, onto the diverging map; 0 at its centre */
 } RpeHeatmapScale;
 
+typedef enum
+{
+  RPE_HEATMAP_TRANSFORM_NONE,       /* values as they are */
+  RPE_HEATMAP_TRANSFORM_ATTENTION,  /* the SPE paper's display transform min(1, a^0.4 / 0.02^0.4) of
+                                     * attention weights a >= 0 (MATH.md section 4); the colour bar is
+                                     * labelled in attention units */
+} RpeHeatmapTransform;
+
+/* The largest side, in pixels, of a heatmap image rendered at full resolution. */
+#define RPE_PLOT_MAX_IMAGE_SIDE 4096
+
 typedef struct
 {
   const float        *values;        /* rows x cols, C order: values[m * cols + n] */
@@ -48,6 +59,12 @@ typedef struct
   bool                equal_aspect;  /* square cells: the plot is centred in the area */
   double              foreground[4]; /* text and frame colour, RGBA */
   double              background[4]; /* filled first when alpha > 0 */
+  /* Added after the first release (zero in rpe_heatmap_data_init): */
+  RpeHeatmapTransform transform;     /* applied to each (reduced) value before the colour map */
+  bool                full_resolution; /* image at the data's resolution (at most
+                                        * RPE_PLOT_MAX_IMAGE_SIDE per side, reduced by `reduce`)
+                                        * instead of the target's device pixels: vector exports */
+  double              font_scale;    /* text size factor (0 = 1) */
 } RpeHeatmapData;
 
 typedef struct
@@ -80,6 +97,29 @@ bool rpe_plot_heatmap_layout (cairo_t              *cr,
                               RpePlotRect          *image,
                               RpePlotRect          *colorbar);
 
+/* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
+double rpe_plot_attention_transform (double a);
+
+/* A vertical colour bar in `rect` (the map's bottom entry at the bottom), framed,
+ * with ticks and labels on its right for values vmin .. vmax (or attention units
+ * under RPE_HEATMAP_TRANSFORM_ATTENTION, where vmin/vmax are ignored).  font is
+ * the label size in user units; fg the RGBA of the frame and text. */
+void rpe_plot_render_colorbar (cairo_t             *cr,
+                               const RpeColormap   *colormap,
+                               double               vmin,
+                               double               vmax,
+                               RpeHeatmapTransform  transform,
+                               const RpePlotRect   *rect,
+                               double               font,
+                               const double         fg[4]);
+/* The width the labels of such a colour bar need right of the bar (tick + text). */
+double rpe_plot_colorbar_label_width (cairo_t             *cr,
+                                      double               vmin,
+                                      double               vmax,
+                                      RpeHeatmapTransform  transform,
+                                      double               height,
+                                      double               font);
+
 /* Draws the heatmap in (0, 0, width, height) of cr's user space.  When the
  * data has more cells than the image has device pixels, each pixel shows the
  * mean / max of the cells it covers; memory used is at most the image's
@@ -88,3 +128,47 @@ void rpe_plot_render_heatmap (cairo_t              *cr,
                               const RpeHeatmapData *data,
                               double                width,
                               double                height);
+
+/* ---- Small multiples: a grid of heatmaps (e.g. the D templates of a head) ---- */
+
+typedef struct
+{
+  const RpeHeatmapData *cells;        /* n_cells heatmaps; each cell's title is drawn above it
+                                       * (e.g. "h=0, d=3"); their own axes/colour bar flags are
+                                       * ignored */
+  size_t                n_cells;
+  size_t                n_columns;    /* 0: ceil(sqrt(n_cells)) */
+  const char           *title;        /* NULL: none */
+  const char           *x_label;      /* NULL: "key position n" */
+  const char           *y_label;      /* NULL: "query position m" */
+  bool                  shared_scale; /* one range over all cells and one colour bar at the
+                                       * right; else each cell has its own range and bar */
+  double                foreground[4];
+  double                background[4];
+  double                font_scale;   /* 0 = 1 */
+} RpeHeatmapGrid;
+
+/* Defaults: no cells, shared scale, black foreground, transparent background. */
+void rpe_heatmap_grid_init (RpeHeatmapGrid *grid);
+
+/* The shared range of a grid (the union of the cells' ranges; symmetric when any
+ * cell's scale makes it so) and its colour map.  False if no cell has data. */
+bool rpe_plot_grid_range (const RpeHeatmapGrid  *grid,
+                          double                *vmin,
+                          double                *vmax,
+                          const RpeColormap    **colormap);
+
+/* Where cell i goes (its whole area, title included) for this size; false if out of
+ * range or the area is too small. */
+bool rpe_plot_grid_cell_rect (cairo_t              *cr,
+                              const RpeHeatmapGrid *grid,
+                              double                width,
+                              double                height,
+                              size_t                i,
+                              RpePlotRect          *rect);
+
+/* Draws the grid in (0, 0, width, height); leaves cr's state as it found it. */
+void rpe_plot_render_heatmap_grid (cairo_t              *cr,
+                                   const RpeHeatmapGrid *grid,
+                                   double                width,
+                                   double                height);
