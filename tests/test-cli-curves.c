@@ -451,6 +451,7 @@ test_bad_usage (void)
   {
     g_autofree char *err = NULL;
     g_assert_cmpint (run_rpe (&err, "curves profile --heads 2 --features 4"), ==, 2);   /* no -o */
+    g_clear_pointer (&err, g_free);
     g_assert_cmpint (run_rpe (&err, "curves profile --heads 2 --features 4 --length 8 -o '%s'", unwritable), ==, 1);
   }
 }

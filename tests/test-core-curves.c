@@ -767,7 +767,6 @@ test_extrapolation_naive (void)
 {
   const float content[4] = { 0.9f, -0.3f, 0.1f, 0.4f };
 
-  g_test_message ("models");
 
   for (int causal = 0; causal < 2; causal++)
     {
