@@ -159,7 +159,7 @@ GOptionGroup *
 rpe_cli_parameter_group (RpeCliOptions *o)
 {
   const GOptionEntry entries[] = {
-    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "Parameters from a checkpoint (.safetensors, .npy); else random init", "FILE" },
+    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "Parameters from a checkpoint (.safetensors, .pt, .npz, .npy; 'demo': the embedded demo); else random init", "FILE" },
     { "prefix", 0, 0, G_OPTION_ARG_STRING, &o->prefix, "Module prefix in the checkpoint (see rpe info)", "P" },
     { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, "Gate of this layer (default: the first one found)", "I" },
     { "method", 0, 0, G_OPTION_ARG_STRING, &o->method, "sine or conv (random init; with a checkpoint, picks the module)", "sine|conv" },
@@ -218,6 +218,22 @@ check_positive (gint64 value, gint64 max, const char *option, GError **error)
   return TRUE;
 }
 
+RpeTensorSet *
+rpe_cli_read_checkpoint (const char  *path,
+                         GError     **error)
+{
+  /* "demo" is the embedded demo checkpoint, unless a file of that name exists */
+  if (g_str_equal (path, "demo") && !g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(GBytes) bytes = g_resources_lookup_data ("/io/github/rpestudio/RpeStudio/demo/demo.safetensors",
+                                                         G_RESOURCE_LOOKUP_FLAGS_NONE, error);
+      if (bytes == NULL)
+        return NULL;
+      return rpe_checkpoint_read_bytes (bytes, "demo", error);
+    }
+  return rpe_checkpoint_read (path, error);
+}
+
 gboolean
 rpe_cli_load_params (const RpeCliOptions *o,
                      RpeSpeParams        *params,
@@ -240,7 +256,7 @@ rpe_cli_load_params (const RpeCliOptions *o,
 
   if (o->checkpoint != NULL)
     {
-      g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (o->checkpoint, error);
+      g_autoptr(RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
       const char *prefix = o->prefix;
 
       if (set == NULL)
@@ -770,13 +786,14 @@ cmd_info (int argc, char **argv)
     {
       if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
         {
-          printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n");
+          printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n"
+                  "FILE 'demo' is the embedded demo checkpoint.\n");
           return 0;
         }
       fprintf (stderr, "rpe info: usage: rpe info FILE\n");
       return EXIT_USAGE;
     }
-  set = rpe_checkpoint_read (argv[1], &error);
+  set = rpe_cli_read_checkpoint (argv[1], &error);
   if (set == NULL)
     {
       fprintf (stderr, "rpe info: %s\n", error->message);

@@ -90,6 +90,9 @@ void          rpe_cli_options_init  (RpeCliOptions *o);
 void          rpe_cli_options_clear (RpeCliOptions *o);
 GOptionGroup *rpe_cli_parameter_group (RpeCliOptions *o);
 
+/* A checkpoint file, or "demo" for the embedded demo checkpoint. */
+RpeTensorSet *rpe_cli_read_checkpoint (const char  *path,
+                                       GError     **error);
 gboolean      rpe_cli_load_params (const RpeCliOptions *o,
                                    RpeSpeParams        *params,
                                    GError             **error);

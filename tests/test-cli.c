@@ -246,6 +246,24 @@ test_info (void)
   g_assert_nonnull (strstr (out, "conv"));
 }
 
+/* "demo" is the embedded demo checkpoint: the same arrays as the file the build made. */
+static void
+test_embedded_demo (void)
+{
+  const char *demo_file = g_getenv ("RPE_DEMO_CHECKPOINT");
+  g_autofree char *a = tmp_path ("demo-a.npy"), *b = tmp_path ("demo-b.npy");
+  g_autoptr(RpeTensor) ta = NULL, tb = NULL;
+
+  g_assert_nonnull (demo_file);
+  g_assert_cmpint (run_rpe (NULL, "info demo"), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint demo --method conv --length 40 -o %s", a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --method conv --length 40 -o %s", demo_file, b), ==, 0);
+  ta = read_npy (a);
+  tb = read_npy (b);
+  assert_shape (ta, 4, (gsize[]) { 4, 16, 40, 40 });
+  g_assert_cmpmem (ta->data, ta->n_elements * sizeof (float), tb->data, tb->n_elements * sizeof (float));
+}
+
 /* The gated sine template of layer 1 against the closed form. */
 static void
 test_template_checkpoint (void)
@@ -834,6 +852,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/usage-errors", test_usage_errors);
   g_test_add_func ("/cli/absurd-sizes", test_absurd_sizes);
   g_test_add_func ("/cli/info", test_info);
+  g_test_add_func ("/cli/embedded-demo", test_embedded_demo);
   g_test_add_func ("/cli/template-checkpoint", test_template_checkpoint);
   g_test_add_func ("/cli/template-conv", test_template_conv);
   g_test_add_func ("/cli/replay-sine", test_replay_sine);
