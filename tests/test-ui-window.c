@@ -1,4 +1,4 @@
-/* test-ui-window.c: the first window on the embedded demo, the worker, and the
+/* test-ui-window.c: the window on the embedded demo, the worker, and the
  * heatmap view (needs a display: run under xvfb-run). */
 #include "config.h"
 
@@ -44,10 +44,9 @@ static gboolean
 window_ready (gpointer data)
 {
   RpeWindow *window = data;
+  RpeTemplatesView *tv = RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEMPLATES));
 
-  return !rpe_window_is_busy (window)
-         && rpe_window_get_templates (window, RPE_WINDOW_PANE_SINE) != NULL
-         && rpe_window_get_templates (window, RPE_WINDOW_PANE_CONV) != NULL;
+  return !rpe_window_is_busy (window) && rpe_templates_view_get_templates (tv) != NULL;
 }
 
 /* Independent references (MATH.md 1-3), straight from the formulas in double. */
@@ -99,16 +98,18 @@ gated_ref (const RpeSpeParams *p,
   return (1.0 - g) * value + g;
 }
 
-/* Checks every view of a pane against the reference; returns max |view - ref| / max |ref|. */
+/* Checks every cell of the templates view against the reference; returns
+ * max |view - ref| / max |ref|. */
 static double
-check_pane (RpeWindow       *window,
-            RpeWindowPaneId  pane_id,
-            gsize            head,
-            gsize            n,
-            gboolean         gated)
+check_templates (RpeWindow *window,
+                 gsize      head,
+                 gsize      n,
+                 gboolean   gated)
 {
-  const RpeSpeParams *p = rpe_window_get_params (window, pane_id);
-  RpeTemplates *templates = rpe_window_get_templates (window, pane_id);
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeTemplatesView *tv = RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEMPLATES));
+  const RpeSpeParams *p = rpe_explorer_state_get_params (state, rpe_explorer_state_get_spe_kind (state));
+  RpeTemplates *templates = rpe_templates_view_get_templates (tv);
   double max_err = 0.0, max_ref = 0.0;
 
   g_assert_nonnull (p);
@@ -116,11 +117,12 @@ check_pane (RpeWindow       *window,
   g_assert_cmpuint (templates->head, ==, head);
   g_assert_cmpuint (templates->n, ==, n);
   g_assert_cmpuint (templates->n_features, ==, p->n_features);
-  g_assert_null (rpe_window_get_heatmap_view (window, pane_id, p->n_features));
+  g_assert_cmpint (templates->method, ==, p->method);
+  g_assert_null (rpe_templates_view_get_heatmap (tv, p->n_features));
 
   for (gsize d = 0; d < p->n_features; d++)
     {
-      RpeHeatmapView *view = rpe_window_get_heatmap_view (window, pane_id, d);
+      RpeHeatmapView *view = rpe_templates_view_get_heatmap (tv, d);
       gsize rows = 0, cols = 0;
       const float *values;
 
@@ -130,7 +132,6 @@ check_pane (RpeWindow       *window,
       g_assert_cmpuint (rows, ==, n);
       g_assert_cmpuint (cols, ==, n);
       g_assert_true (values == rpe_templates_get_feature (templates, d));
-      g_assert_true (gtk_widget_get_visible (GTK_WIDGET (view)));
 
       for (gsize m = 0; m < n; m++)
         for (gsize k = 0; k < n; k++)
@@ -157,19 +158,21 @@ static void
 test_window_demo (void)
 {
   RpeWindow *window = rpe_window_new (NULL);
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeTemplatesView *tv = RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEMPLATES));
   const RpeSpeParams *sine, *conv;
   gsize n_conv_band_nonzero = 0;
   double err;
 
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
   gtk_window_present (GTK_WINDOW (window));
   iterate_until (window_ready, window);
 
   /* The embedded demo loaded: no fallback, H = 4, D = 16 in both modules. */
   g_assert_null (rpe_window_get_message (window));
-  g_assert_true (rpe_window_get_from_demo (window, RPE_WINDOW_PANE_SINE));
-  g_assert_true (rpe_window_get_from_demo (window, RPE_WINDOW_PANE_CONV));
-  sine = rpe_window_get_params (window, RPE_WINDOW_PANE_SINE);
-  conv = rpe_window_get_params (window, RPE_WINDOW_PANE_CONV);
+  g_assert_true (rpe_window_get_from_demo (window));
+  sine = rpe_explorer_state_get_params (state, RPE_SPE_SINE);
+  conv = rpe_explorer_state_get_params (state, RPE_SPE_CONV);
   g_assert_cmpint (sine->method, ==, RPE_SPE_SINE);
   g_assert_cmpint (conv->method, ==, RPE_SPE_CONV);
   g_assert_cmpuint (sine->n_heads, ==, 4);
@@ -178,26 +181,24 @@ test_window_demo (void)
   g_assert_cmpuint (conv->n_features, ==, 16);
 
   /* Head 0, default length, ungated: the views hold the analytic templates. */
-  {
-    RpeTemplates *t = rpe_window_get_templates (window, RPE_WINDOW_PANE_SINE);
-    gsize n = t->n;
+  err = check_templates (window, 0, rpe_explorer_state_get_length (state), FALSE);
+  g_test_message ("sine templates vs reference: max rel err %.3g", err);
+  g_assert_cmpfloat (err, <, 1e-5);
 
-    g_assert_cmpuint (n, >=, 2 * conv->kernel);
-    err = check_pane (window, RPE_WINDOW_PANE_SINE, 0, n, FALSE);
-    g_test_message ("sine templates vs reference: max rel err %.3g", err);
-    g_assert_cmpfloat (err, <, 1e-5);
-    err = check_pane (window, RPE_WINDOW_PANE_CONV, 0, n, FALSE);
-    g_test_message ("conv templates vs reference: max rel err %.3g", err);
-    g_assert_cmpfloat (err, <, 1e-5);
-  }
+  g_object_set (state, "spe-kind", RPE_SPE_CONV, NULL);
+  g_assert_true (rpe_window_is_busy (window));
+  iterate_until (window_ready, window);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), >=, 2 * conv->kernel);
+  err = check_templates (window, 0, rpe_explorer_state_get_length (state), FALSE);
+  g_test_message ("conv templates vs reference: max rel err %.3g", err);
+  g_assert_cmpfloat (err, <, 1e-5);
 
   /* convSPE templates vanish exactly outside the band |m - n| < L (in the data
    * the views hold), and are not all zero inside it. */
   for (gsize d = 0; d < conv->n_features; d++)
     {
       gsize rows, cols;
-      const float *values = rpe_heatmap_view_get_data (
-        rpe_window_get_heatmap_view (window, RPE_WINDOW_PANE_CONV, d), &rows, &cols);
+      const float *values = rpe_heatmap_view_get_data (rpe_templates_view_get_heatmap (tv, d), &rows, &cols);
 
       for (gsize m = 0; m < rows; m++)
         for (gsize k = 0; k < cols; k++)
@@ -214,25 +215,25 @@ test_window_demo (void)
 
   /* Two quick requests: the first one's result is stale and must be dropped;
    * what is shown is the last request's (head 2, N = 48). */
-  rpe_window_show_head (window, 1, 40);
-  rpe_window_show_head (window, 2, 48);
+  g_object_set (state, "head", 1, "length", 40, NULL);
+  g_object_set (state, "head", 2, "length", 48, NULL);
   g_assert_true (rpe_window_is_busy (window));
   iterate_until (window_ready, window);
-  err = check_pane (window, RPE_WINDOW_PANE_SINE, 2, 48, FALSE);
+  err = check_templates (window, 2, 48, FALSE);
   g_assert_cmpfloat (err, <, 1e-5);
-  err = check_pane (window, RPE_WINDOW_PANE_CONV, 2, 48, FALSE);
+  g_object_set (state, "spe-kind", RPE_SPE_SINE, NULL);
+  iterate_until (window_ready, window);
+  err = check_templates (window, 2, 48, FALSE);
   g_assert_cmpfloat (err, <, 1e-5);
 
   /* The gated templates (1 - g) P + g, when the demo has gates. */
   if (sine->gate != NULL && conv->gate != NULL)
     {
-      rpe_window_set_gated (window, TRUE);
+      g_object_set (state, "gated", TRUE, NULL);
       g_assert_true (rpe_window_is_busy (window));
       iterate_until (window_ready, window);
-      g_assert_true (rpe_window_get_templates (window, RPE_WINDOW_PANE_SINE)->gated);
-      err = check_pane (window, RPE_WINDOW_PANE_SINE, 2, 48, TRUE);
-      g_assert_cmpfloat (err, <, 1e-5);
-      err = check_pane (window, RPE_WINDOW_PANE_CONV, 2, 48, TRUE);
+      g_assert_true (rpe_templates_view_get_templates (tv)->gated);
+      err = check_templates (window, 2, 48, TRUE);
       g_assert_cmpfloat (err, <, 1e-5);
     }
   else
@@ -265,7 +266,7 @@ test_window_destroy_busy (void)
    * is gone and must be dropped without touching it. */
   g_weak_ref_init (&ref, window);
   gtk_window_present (GTK_WINDOW (window));
-  rpe_window_show_head (window, 3, 512);
+  g_object_set (rpe_window_get_state (window), "head", 3, "length", 512, NULL);
   g_assert_true (rpe_window_is_busy (window));
   gtk_window_destroy (GTK_WINDOW (window));
   iterate_until (all_windows_gone, &ref);

@@ -1,3 +1,862 @@
+/* rpe-attention-view.c: the attention map, streamed in row blocks and reduced
+ * to the canvas' pixels by the worker (rpe_compute_attention_async). */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-attention-view.h"
+
+#include <math.h>
+
+#include "rpe-colormap.h"
+
+#define MARGIN_LEFT    58.0
+#define MARGIN_TOP     10.0
+#define MARGIN_RIGHT   86.0
+#define MARGIN_BOTTOM  42.0
+#define PROGRESS_DELAY_MS 150
+
+#define ATTENTION_CHANGES (RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_TEMPLATE_KIND \
+                                                      | RPE_EXPLORER_CHANGE_TRAIN_LENGTH \
+                                                      | RPE_EXPLORER_CHANGE_COLORMAP))
+
+struct _RpeAttentionView
+{
+  GtkWidget          parent_instance;
+
+  RpeExplorerState  *state;
+  gulong             changed_id;
+  RpeJobSlot         slot;
+  gboolean           dirty;
+  RpeAttentionImage *image;
+  cairo_surface_t   *surface;     /* the image, coloured */
+  gsize              n;           /* N of the viewport */
+  double             vm0, vm1, vn0, vn1;
+  RpeHeatmapReduce   reduce;
+  int                requested_side;
+  guint              progress_timeout;
+  double             drag_m0, drag_n0;
+  double             fraction;
+
+  GtkWidget         *box;
+  GtkLabel          *caption;
+  GtkWidget         *canvas;
+  GtkWidget         *progress_box;
+  GtkProgressBar    *progress;
+  GtkLabel          *hover;
+};
+
+G_DEFINE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, GTK_TYPE_WIDGET)
+
+typedef struct
+{
+  GWeakRef self;
+} ViewRef;
+
+/* ---------------------------------------------------------------- layout */
+
+static gboolean
+plot_rect (RpeAttentionView *self,
+           double           *x,
+           double           *y,
+           double           *side)
+{
+  double w = gtk_widget_get_width (self->canvas) - MARGIN_LEFT - MARGIN_RIGHT;
+  double h = gtk_widget_get_height (self->canvas) - MARGIN_TOP - MARGIN_BOTTOM;
+  double s = floor (fmin (w, h));
+
+  if (s < 16.0)
+    return FALSE;
+  *side = s;
+  *x = MARGIN_LEFT + floor ((w - s) / 2.0);
+  *y = MARGIN_TOP + floor ((h - s) / 2.0);
+  return TRUE;
+}
+
+static double
+nice_step (double span)
+{
+  double raw = span / 5.0, p = pow (10.0, floor (log10 (raw))), f = raw / p;
+
+  return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * p;
+}
+
+static const RpeColormap *
+current_colormap (RpeAttentionView *self)
+{
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+
+  return cmap != NULL ? cmap : rpe_colormap_default ();
+}
+
+static void
+rebuild_surface (RpeAttentionView *self)
+{
+  RpeAttentionImage *img = self->image;
+  const RpeColormap *cmap = current_colormap (self);
+  double lo, hi;
+  guint8 *data;
+  int stride;
+
+  g_clear_pointer (&self->surface, cairo_surface_destroy);
+  if (img == NULL)
+    return;
+  lo = img->vmin;
+  hi = img->vmax;
+  if (rpe_colormap_is_diverging (cmap))
+    {
+      hi = fmax (fabs (lo), fabs (hi));
+      lo = -hi;
+    }
+  if (!(hi > lo))
+    hi = lo + 1.0;
+  self->surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) img->cols, (int) img->rows);
+  cairo_surface_flush (self->surface);
+  data = cairo_image_surface_get_data (self->surface);
+  stride = cairo_image_surface_get_stride (self->surface);
+  for (gsize i = 0; i < img->rows; i++)
+    {
+      guint32 *row = (guint32 *) (data + i * stride);
+
+      for (gsize j = 0; j < img->cols; j++)
+        {
+          float v = img->values[i * img->cols + j];
+          guint8 rgb[3];
+
+          rpe_colormap_map_u8 (cmap, isfinite (v) ? (v - lo) / (hi - lo) : 0.0, rgb);
+          row[j] = 0xff000000u | ((guint32) rgb[0] << 16) | ((guint32) rgb[1] << 8) | rgb[2];
+        }
+    }
+  cairo_surface_mark_dirty (self->surface);
+}
+
+static void
+draw_text (cairo_t    *cr,
+           const char *text,
+           double      x,
+           double      y,
+           double      ax,
+           double      ay)
+{
+  cairo_text_extents_t ext;
+
+  cairo_text_extents (cr, text, &ext);
+  cairo_move_to (cr, x - ax * ext.width - ext.x_bearing, y - ay * ext.height - ext.y_bearing);
+  cairo_show_text (cr, text);
+}
+
+static void
+canvas_draw (GtkDrawingArea *area,
+             cairo_t        *cr,
+             int             width,
+             int             height,
+             gpointer        user_data)
+{
+  RpeAttentionView *self = user_data;
+  RpeAttentionImage *img = self->image;
+  const RpeColormap *cmap = current_colormap (self);
+  double x, y, side, step;
+  GdkRGBA fg;
+  guint train = 0;
+
+  if (!plot_rect (self, &x, &y, &side))
+    return;
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+
+  cairo_save (cr);
+  cairo_rectangle (cr, x, y, side, side);
+  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.08);
+  cairo_fill_preserve (cr);
+  cairo_clip (cr);
+  if (img != NULL && self->surface != NULL)
+    {
+      /* the image's window [m0, m1) x [n0, n1), placed in the current viewport */
+      double sx = side / (self->vn1 - self->vn0), sy = side / (self->vm1 - self->vm0);
+
+      cairo_save (cr);
+      cairo_translate (cr, x + (img->n0 - self->vn0) * sx, y + (img->m0 - self->vm0) * sy);
+      cairo_scale (cr, (img->n1 - img->n0) * sx / img->cols, (img->m1 - img->m0) * sy / img->rows);
+      cairo_set_source_surface (cr, self->surface, 0, 0);
+      cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+      cairo_paint (cr);
+      cairo_restore (cr);
+    }
+  /* N_train: keys n >= N_train right of the vertical line, queries below the horizontal */
+  g_object_get (self->state, "train-length", &train, NULL);
+  if (train > 0 && train < self->n)
+    {
+      double tx = x + ((double) train - self->vn0) / (self->vn1 - self->vn0) * side;
+      double ty = y + ((double) train - self->vm0) / (self->vm1 - self->vm0) * side;
+      const double dash[] = { 6.0, 4.0 };
+
+      cairo_set_line_width (cr, 1.5);
+      cairo_set_dash (cr, dash, 2, 0);
+      cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.9);
+      cairo_move_to (cr, tx, y);
+      cairo_line_to (cr, tx, y + side);
+      cairo_move_to (cr, x, ty);
+      cairo_line_to (cr, x + side, ty);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+      cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.9);
+      cairo_set_font_size (cr, 11.0);
+      draw_text (cr, "N_train", tx + 4, y + 4, 0.0, 0.0);
+    }
+  cairo_restore (cr);
+
+  /* frame, ticks, labels */
+  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, fg.alpha);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, x + 0.5, y + 0.5, side - 1.0, side - 1.0);
+  cairo_stroke (cr);
+  cairo_set_font_size (cr, 11.0);
+  step = fmax (1.0, nice_step (self->vn1 - self->vn0));
+  for (double t = ceil (self->vn0 / step) * step; t <= self->vn1; t += step)
+    {
+      double px = x + (t - self->vn0) / (self->vn1 - self->vn0) * side;
+      g_autofree char *label = g_strdup_printf ("%.0f", t);
+
+      cairo_move_to (cr, px, y + side);
+      cairo_line_to (cr, px, y + side + 4);
+      cairo_stroke (cr);
+      draw_text (cr, label, px, y + side + 6, 0.5, 0.0);
+    }
+  step = fmax (1.0, nice_step (self->vm1 - self->vm0));
+  for (double t = ceil (self->vm0 / step) * step; t <= self->vm1; t += step)
+    {
+      double py = y + (t - self->vm0) / (self->vm1 - self->vm0) * side;
+      g_autofree char *label = g_strdup_printf ("%.0f", t);
+
+      cairo_move_to (cr, x - 4, py);
+      cairo_line_to (cr, x, py);
+      cairo_stroke (cr);
+      draw_text (cr, label, x - 6, py, 1.0, 0.5);
+    }
+  draw_text (cr, "key position n", x + side / 2, y + side + 22, 0.5, 0.0);
+  cairo_save (cr);
+  cairo_translate (cr, 12, y + side / 2);
+  cairo_rotate (cr, -G_PI / 2);
+  draw_text (cr, "query position m", 0, 0, 0.5, 0.5);
+  cairo_restore (cr);
+
+  /* colour bar */
+  if (img != NULL)
+    {
+      double bx = x + side + 14, bw = 14;
+      double lo = img->vmin, hi = img->vmax;
+      g_autofree char *top = NULL;
+      g_autofree char *bottom = NULL;
+
+      if (rpe_colormap_is_diverging (cmap))
+        {
+          hi = fmax (fabs (lo), fabs (hi));
+          lo = -hi;
+        }
+      for (int i = 0; i < (int) side; i++)
+        {
+          double rgb[3];
+
+          rpe_colormap_map (cmap, 1.0 - (i + 0.5) / side, rgb);
+          cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
+          cairo_rectangle (cr, bx, y + i, bw, 1);
+          cairo_fill (cr);
+        }
+      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, fg.alpha);
+      cairo_rectangle (cr, bx + 0.5, y + 0.5, bw - 1, side - 1);
+      cairo_stroke (cr);
+      top = g_strdup_printf ("%.3g", hi);
+      bottom = g_strdup_printf ("%.3g", lo);
+      draw_text (cr, top, bx + bw + 4, y, 0.0, 0.0);
+      draw_text (cr, bottom, bx + bw + 4, y + side, 0.0, 1.0);
+    }
+}
+
+/* -------------------------------------------------------------- requests */
+
+static void
+clamp_viewport (RpeAttentionView *self)
+{
+  double n = (double) self->n;
+  double min_span = fmin (n, 4.0);
+  double sm = fmin (fmax (self->vm1 - self->vm0, min_span), n);
+  double sn = fmin (fmax (self->vn1 - self->vn0, min_span), n);
+
+  self->vm0 = CLAMP (self->vm0, 0.0, n - sm);
+  self->vm1 = self->vm0 + sm;
+  self->vn0 = CLAMP (self->vn0, 0.0, n - sn);
+  self->vn1 = self->vn0 + sn;
+}
+
+static void
+hide_progress (RpeAttentionView *self)
+{
+  g_clear_handle_id (&self->progress_timeout, g_source_remove);
+  gtk_widget_set_visible (self->progress_box, FALSE);
+}
+
+static gboolean
+show_progress (gpointer data)
+{
+  RpeAttentionView *self = data;
+
+  self->progress_timeout = 0;
+  gtk_widget_set_visible (self->progress_box, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+attention_done (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  ViewRef *ref = user_data;
+  g_autoptr (RpeAttentionView) self = g_weak_ref_get (&ref->self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeAttentionImage) img = rpe_compute_attention_finish (result, &error);
+
+  g_weak_ref_clear (&ref->self);
+  g_free (ref);
+  if (self == NULL || !rpe_job_slot_done (&self->slot, result))
+    return;
+  if (!rpe_job_slot_busy (&self->slot))
+    hide_progress (self);
+  if (img != NULL)
+    {
+      g_autofree char *caption = NULL;
+      gboolean reduced = img->rows < img->m1 - img->m0 || img->cols < img->n1 - img->n0;
+
+      g_clear_pointer (&self->image, rpe_attention_image_unref);
+      self->image = g_steal_pointer (&img);
+      rebuild_surface (self);
+      caption = g_strdup_printf ("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
+                                 "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset.",
+                                 rpe_explorer_method_name (self->image->method), self->image->head,
+                                 self->image->n, self->image->causal ? ", causal" : "",
+                                 self->image->m0, self->image->m1 - 1, self->image->n0, self->image->n1 - 1,
+                                 reduced ? (self->image->reduce == RPE_HEATMAP_REDUCE_MAX
+                                            ? " (each pixel: the max of its cells)"
+                                            : " (each pixel: the mean of its cells)") : "",
+                                 self->image->seconds * 1e3);
+      gtk_label_set_text (self->caption, caption);
+      gtk_widget_queue_draw (self->canvas);
+    }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+  else
+    {
+      g_autofree char *text = g_strdup_printf ("Could not compute the attention map: %s", error->message);
+
+      gtk_label_set_text (self->caption, text);
+    }
+}
+
+static void
+attention_progress (double   fraction,
+                    gpointer user_data)
+{
+  RpeAttentionView *self = user_data;
+
+  self->fraction = fraction;
+  gtk_progress_bar_set_fraction (self->progress, fraction);
+}
+
+static void
+attention_start (gpointer      owner,
+                 GCancellable *cancellable)
+{
+  RpeAttentionView *self = owner;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  RpeAttentionRequest req = { 0 };
+  ViewRef *ref = g_new0 (ViewRef, 1);
+  double x, y, side;
+  int scale = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+
+  if (!plot_rect (self, &x, &y, &side))
+    side = 512;
+  self->requested_side = (int) side;
+  clamp_viewport (self);
+  req.m0 = (gsize) floor (self->vm0);
+  req.m1 = (gsize) ceil (self->vm1);
+  req.n0 = (gsize) floor (self->vn0);
+  req.n1 = (gsize) ceil (self->vn1);
+  req.max_rows = (gsize) side * scale;
+  req.max_cols = (gsize) side * scale;
+  req.reduce = self->reduce;
+  g_weak_ref_init (&ref->self, self);
+  self->fraction = 0.0;
+  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  if (self->progress_timeout == 0 && !gtk_widget_get_visible (self->progress_box))
+    self->progress_timeout = g_timeout_add (PROGRESS_DELAY_MS, show_progress, self);
+  rpe_compute_attention_async (s, &req, attention_progress, self, cancellable, attention_done, ref);
+}
+
+static void
+attention_request (RpeAttentionView *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = TRUE;
+      return;
+    }
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+}
+
+static void
+sync_length (RpeAttentionView *self)
+{
+  gsize n = rpe_explorer_state_get_length (self->state);
+
+  if (n != self->n)
+    {
+      self->n = n;
+      self->vm0 = self->vn0 = 0.0;
+      self->vm1 = self->vn1 = (double) n;
+    }
+}
+
+static void
+state_changed (RpeExplorerState  *state,
+               RpeExplorerChange  what,
+               RpeAttentionView  *self)
+{
+  if (what & RPE_EXPLORER_CHANGE_LENGTH)
+    sync_length (self);
+  if (what & ATTENTION_CHANGES)
+    attention_request (self);
+  else if (what & RPE_EXPLORER_CHANGE_COLORMAP)
+    {
+      rebuild_surface (self);
+      gtk_widget_queue_draw (self->canvas);
+    }
+  else if (what & RPE_EXPLORER_CHANGE_TRAIN_LENGTH)
+    gtk_widget_queue_draw (self->canvas);
+}
+
+/* ------------------------------------------------------------ interaction */
+
+static void
+viewport_changed (RpeAttentionView *self)
+{
+  clamp_viewport (self);
+  gtk_widget_queue_draw (self->canvas);
+  attention_request (self);
+}
+
+static void
+zoom_at (RpeAttentionView *self,
+         double            factor,
+         double            fm,
+         double            fn)
+{
+  /* keep the position under (fm, fn) (fractions of the plot) fixed */
+  double cm = self->vm0 + fm * (self->vm1 - self->vm0);
+  double cn = self->vn0 + fn * (self->vn1 - self->vn0);
+  double sm = (self->vm1 - self->vm0) / factor, sn = (self->vn1 - self->vn0) / factor;
+
+  self->vm0 = cm - fm * sm;
+  self->vm1 = self->vm0 + sm;
+  self->vn0 = cn - fn * sn;
+  self->vn1 = self->vn0 + sn;
+  viewport_changed (self);
+}
+
+static gboolean
+canvas_scroll (GtkEventControllerScroll *controller,
+               double                    dx,
+               double                    dy,
+               RpeAttentionView         *self)
+{
+  double x, y, side, px = 0, py = 0;
+  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
+
+  if (!plot_rect (self, &x, &y, &side))
+    return FALSE;
+  if (event != NULL)
+    {
+      gdk_event_get_position (event, &px, &py);
+      gtk_widget_translate_coordinates (GTK_WIDGET (gtk_widget_get_root (self->canvas)), self->canvas,
+                                        px, py, &px, &py);
+    }
+  zoom_at (self, pow (1.25, -dy), CLAMP ((py - y) / side, 0.0, 1.0), CLAMP ((px - x) / side, 0.0, 1.0));
+  return TRUE;
+}
+
+static void
+canvas_drag_begin (GtkGestureDrag   *gesture,
+                   double            x,
+                   double            y,
+                   RpeAttentionView *self)
+{
+  self->drag_m0 = self->vm0;
+  self->drag_n0 = self->vn0;
+}
+
+static void
+canvas_drag_update (GtkGestureDrag   *gesture,
+                    double            dx,
+                    double            dy,
+                    RpeAttentionView *self)
+{
+  double x, y, side, sm = self->vm1 - self->vm0, sn = self->vn1 - self->vn0;
+
+  if (!plot_rect (self, &x, &y, &side))
+    return;
+  self->vm0 = self->drag_m0 - dy / side * sm;
+  self->vm1 = self->vm0 + sm;
+  self->vn0 = self->drag_n0 - dx / side * sn;
+  self->vn1 = self->vn0 + sn;
+  viewport_changed (self);
+}
+
+static void
+canvas_zoom_changed (GtkGestureZoom   *gesture,
+                     double            scale,
+                     RpeAttentionView *self)
+{
+  static double last = 1.0;
+
+  if (scale > 0 && fabs (scale - last) > 0.05)
+    {
+      zoom_at (self, scale / last, 0.5, 0.5);
+      last = scale;
+    }
+}
+
+static void
+canvas_motion (GtkEventControllerMotion *controller,
+               double                    x,
+               double                    y,
+               RpeAttentionView         *self)
+{
+  g_autofree char *text = rpe_attention_view_describe_point (self, x, y);
+
+  gtk_label_set_text (self->hover, text != NULL ? text : " ");
+}
+
+static void
+canvas_resize (GtkDrawingArea   *area,
+               int               width,
+               int               height,
+               RpeAttentionView *self)
+{
+  double x, y, side;
+
+  if (plot_rect (self, &x, &y, &side) && abs ((int) side - self->requested_side) > 8)
+    attention_request (self);
+}
+
+static void
+cancel_clicked (GtkButton        *button,
+                RpeAttentionView *self)
+{
+  rpe_attention_view_cancel (self);
+}
+
+static void
+reduce_changed (GtkDropDown      *dropdown,
+                GParamSpec       *pspec,
+                RpeAttentionView *self)
+{
+  rpe_attention_view_set_reduce (self, gtk_drop_down_get_selected (dropdown) == 1
+                                       ? RPE_HEATMAP_REDUCE_MAX : RPE_HEATMAP_REDUCE_MEAN);
+}
+
+static void
+reset_clicked (GtkButton        *button,
+               RpeAttentionView *self)
+{
+  rpe_attention_view_reset_zoom (self);
+}
+
+static void
+action_zoom (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  RpeAttentionView *self = RPE_ATTENTION_VIEW (widget);
+  double factor = g_variant_get_double (parameter);
+
+  if (factor <= 0.0)
+    rpe_attention_view_reset_zoom (self);
+  else
+    rpe_attention_view_zoom (self, factor);
+}
+
+/* -------------------------------------------------------------- lifecycle */
+
+static void
+view_map (GtkWidget *widget)
+{
+  RpeAttentionView *self = RPE_ATTENTION_VIEW (widget);
+
+  GTK_WIDGET_CLASS (rpe_attention_view_parent_class)->map (widget);
+  if (self->dirty || self->image == NULL)
+    attention_request (self);
+}
+
+static void
+rpe_attention_view_dispose (GObject *object)
+{
+  RpeAttentionView *self = RPE_ATTENTION_VIEW (object);
+
+  rpe_job_slot_clear (&self->slot);
+  g_clear_handle_id (&self->progress_timeout, g_source_remove);
+  if (self->state != NULL)
+    g_clear_signal_handler (&self->changed_id, self->state);
+  g_clear_object (&self->state);
+  g_clear_pointer (&self->image, rpe_attention_image_unref);
+  g_clear_pointer (&self->surface, cairo_surface_destroy);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (rpe_attention_view_parent_class)->dispose (object);
+}
+
+static void
+rpe_attention_view_class_init (RpeAttentionViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_attention_view_dispose;
+  widget_class->map = view_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  gtk_widget_class_install_action (widget_class, "attention.zoom", "d", action_zoom);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, 0, "attention.zoom", "d", 1.25);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, 0, "attention.zoom", "d", 1.25);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, 0, "attention.zoom", "d", 1.25);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, 0, "attention.zoom", "d", 0.8);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, 0, "attention.zoom", "d", 0.8);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "attention.zoom", "d", 0.0);
+}
+
+static void
+rpe_attention_view_init (RpeAttentionView *self)
+{
+  GtkWidget *overlay, *bottom, *button, *dropdown;
+  GtkEventController *scroll, *motion;
+  GtkGesture *drag, *zoom;
+  const char *reduce_names[] = { "Mean per pixel", "Max per pixel", NULL };
+
+  rpe_job_slot_init (&self->slot, attention_start, self);
+  self->reduce = RPE_HEATMAP_REDUCE_MEAN;
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
+
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (self->box, "rpe-pane");
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  self->caption = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_xalign (self->caption, 0.0f);
+  gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
+
+  overlay = gtk_overlay_new ();
+  gtk_widget_set_vexpand (overlay, TRUE);
+  self->canvas = gtk_drawing_area_new ();
+  gtk_widget_set_hexpand (self->canvas, TRUE);
+  gtk_widget_set_vexpand (self->canvas, TRUE);
+  gtk_widget_set_size_request (self->canvas, 300, 260);
+  gtk_widget_set_tooltip_text (self->canvas, NULL);
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->canvas), canvas_draw, self, NULL);
+  g_signal_connect (self->canvas, "resize", G_CALLBACK (canvas_resize), self);
+  gtk_overlay_set_child (GTK_OVERLAY (overlay), self->canvas);
+
+  scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (canvas_scroll), self);
+  gtk_widget_add_controller (self->canvas, scroll);
+  drag = gtk_gesture_drag_new ();
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (canvas_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (canvas_drag_update), self);
+  gtk_widget_add_controller (self->canvas, GTK_EVENT_CONTROLLER (drag));
+  zoom = gtk_gesture_zoom_new ();
+  g_signal_connect (zoom, "scale-changed", G_CALLBACK (canvas_zoom_changed), self);
+  gtk_widget_add_controller (self->canvas, GTK_EVENT_CONTROLLER (zoom));
+  motion = gtk_event_controller_motion_new ();
+  g_signal_connect (motion, "motion", G_CALLBACK (canvas_motion), self);
+  gtk_widget_add_controller (self->canvas, motion);
+
+  self->progress_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_add_css_class (self->progress_box, "osd");
+  gtk_widget_add_css_class (self->progress_box, "rpe-progress");
+  gtk_widget_set_halign (self->progress_box, GTK_ALIGN_CENTER);
+  gtk_widget_set_valign (self->progress_box, GTK_ALIGN_END);
+  gtk_widget_set_margin_bottom (self->progress_box, 56);
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_size_request (GTK_WIDGET (self->progress), 260, -1);
+  gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
+  gtk_box_append (GTK_BOX (self->progress_box), GTK_WIDGET (self->progress));
+  button = gtk_button_new_with_mnemonic ("_Cancel");
+  gtk_widget_set_tooltip_text (button, "Stop computing this map (Escape)");
+  g_signal_connect (button, "clicked", G_CALLBACK (cancel_clicked), self);
+  gtk_box_append (GTK_BOX (self->progress_box), button);
+  gtk_widget_set_visible (self->progress_box, FALSE);
+  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->progress_box);
+  gtk_box_append (GTK_BOX (self->box), overlay);
+
+  bottom = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  self->hover = GTK_LABEL (gtk_label_new (" "));
+  gtk_label_set_xalign (self->hover, 0.0f);
+  gtk_widget_set_hexpand (GTK_WIDGET (self->hover), TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->hover), "monospace");
+  gtk_box_append (GTK_BOX (bottom), GTK_WIDGET (self->hover));
+  dropdown = gtk_drop_down_new_from_strings (reduce_names);
+  gtk_widget_set_tooltip_text (dropdown, "How a pixel covering several cells of a long map is coloured");
+  g_signal_connect (dropdown, "notify::selected", G_CALLBACK (reduce_changed), self);
+  gtk_box_append (GTK_BOX (bottom), dropdown);
+  button = gtk_button_new_from_icon_name ("zoom-original-symbolic");
+  gtk_widget_set_tooltip_text (button, "Show the whole map (0)");
+  g_signal_connect (button, "clicked", G_CALLBACK (reset_clicked), self);
+  gtk_box_append (GTK_BOX (bottom), button);
+  gtk_box_append (GTK_BOX (self->box), bottom);
+}
+
+GtkWidget *
+rpe_attention_view_new (RpeExplorerState *state)
+{
+  RpeAttentionView *self = g_object_new (RPE_TYPE_ATTENTION_VIEW, NULL);
+
+  self->state = g_object_ref (state);
+  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
+  self->dirty = TRUE;
+  sync_length (self);
+  return GTK_WIDGET (self);
+}
+
+/* ----------------------------------------------------------------- public */
+
+RpeAttentionImage *
+rpe_attention_view_get_image (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  return self->image;
+}
+
+gboolean
+rpe_attention_view_is_busy (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), FALSE);
+  return rpe_job_slot_busy (&self->slot);
+}
+
+void
+rpe_attention_view_cancel (RpeAttentionView *self)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  if (rpe_job_slot_busy (&self->slot))
+    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+  rpe_job_slot_cancel (&self->slot);
+  hide_progress (self);
+}
+
+void
+rpe_attention_view_get_viewport (RpeAttentionView *self,
+                                 double           *m0,
+                                 double           *m1,
+                                 double           *n0,
+                                 double           *n1)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  *m0 = self->vm0;
+  *m1 = self->vm1;
+  *n0 = self->vn0;
+  *n1 = self->vn1;
+}
+
+void
+rpe_attention_view_set_viewport (RpeAttentionView *self,
+                                 double            m0,
+                                 double            m1,
+                                 double            n0,
+                                 double            n1)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  self->vm0 = m0;
+  self->vm1 = m1;
+  self->vn0 = n0;
+  self->vn1 = n1;
+  viewport_changed (self);
+}
+
+void
+rpe_attention_view_zoom (RpeAttentionView *self,
+                         double            factor)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  g_return_if_fail (factor > 0);
+  zoom_at (self, factor, 0.5, 0.5);
+}
+
+void
+rpe_attention_view_reset_zoom (RpeAttentionView *self)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  rpe_attention_view_set_viewport (self, 0, (double) self->n, 0, (double) self->n);
+}
+
+void
+rpe_attention_view_set_reduce (RpeAttentionView *self,
+                               RpeHeatmapReduce  reduce)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  if (self->reduce != reduce)
+    {
+      self->reduce = reduce;
+      attention_request (self);
+    }
+}
+
+char *
+rpe_attention_view_describe_point (RpeAttentionView *self,
+                                   double            px,
+                                   double            py)
+{
+  RpeAttentionImage *img = self->image;
+  double x, y, side, fm, fn;
+  gsize m, n, i, j;
+
+  if (img == NULL || !plot_rect (self, &x, &y, &side))
+    return NULL;
+  fm = self->vm0 + (py - y) / side * (self->vm1 - self->vm0);
+  fn = self->vn0 + (px - x) / side * (self->vn1 - self->vn0);
+  if (fm < img->m0 || fn < img->n0 || fm >= img->m1 || fn >= img->n1)
+    return NULL;
+  m = (gsize) fm;
+  n = (gsize) fn;
+  i = (gsize) (((guint64) (m - img->m0) * img->rows) / (img->m1 - img->m0));
+  j = (gsize) (((guint64) (n - img->n0) * img->cols) / (img->n1 - img->n0));
+  if (img->rows == img->m1 - img->m0 && img->cols == img->n1 - img->n0)
+    return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, img->values[i * img->cols + j]);
+  return g_strdup_printf ("m ≈ %zu, n ≈ %zu: %.6g (%s of %.0f × %.0f cells)", m, n,
+                          img->values[i * img->cols + j],
+                          img->reduce == RPE_HEATMAP_REDUCE_MAX ? "max" : "mean",
+                          (double) (img->m1 - img->m0) / img->rows, (double) (img->n1 - img->n0) / img->cols);
+}
+
+GtkWidget *
+rpe_attention_view_get_canvas (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  return self->canvas;
+}
+
+gboolean
+rpe_attention_view_get_progress_visible (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), FALSE);
+  return gtk_widget_get_visible (self->progress_box);
+}
+
+double
+rpe_attention_view_get_progress (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), 0.0);
+  return self->fraction;
+}
+
+const char *
+rpe_attention_view_get_caption (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  return gtk_label_get_text (self->caption);
+}

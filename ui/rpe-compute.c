@@ -7,11 +7,17 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-attention.h"
 #include "rpe-error.h"
+#include "rpe-fastrpb.h"
+#include "rpe-linear-attention.h"
+#include "rpe-lrpe.h"
 
 #define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)   /* at most 20 Hz */
+#define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
 
 /* ------------------------------------------------------------- templates */
 
@@ -21,6 +27,7 @@ rpe_templates_clear (gpointer data)
   RpeTemplates *templates = data;
 
   rpe_free (templates->values);
+  rpe_free (templates->profiles);
 }
 
 RpeTemplates *
@@ -63,29 +70,185 @@ rpe_templates_dup_feature_bytes (RpeTemplates *templates,
                                      rpe_templates_ref (templates));
 }
 
+/* -------------------------------------------------------- other results */
+
+static void
+attention_image_clear (gpointer data)
+{
+  RpeAttentionImage *image = data;
+
+  rpe_free (image->values);
+}
+
+RpeAttentionImage *
+rpe_attention_image_ref (RpeAttentionImage *image)
+{
+  g_return_val_if_fail (image != NULL, NULL);
+  return g_atomic_rc_box_acquire (image);
+}
+
+void
+rpe_attention_image_unref (RpeAttentionImage *image)
+{
+  if (image != NULL)
+    g_atomic_rc_box_release_full (image, attention_image_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeAttentionImage, rpe_attention_image, rpe_attention_image_ref, rpe_attention_image_unref)
+
+GBytes *
+rpe_attention_image_dup_bytes (RpeAttentionImage *image)
+{
+  g_return_val_if_fail (image != NULL, NULL);
+  return g_bytes_new_with_free_func (image->values, image->rows * image->cols * sizeof (float),
+                                     (GDestroyNotify) rpe_attention_image_unref,
+                                     rpe_attention_image_ref (image));
+}
+
+static void
+teaching_clear (gpointer data)
+{
+  RpeTeaching *t = data;
+
+  rpe_free (t->exact);
+  rpe_free (t->estimate);
+  rpe_free (t->difference);
+  g_free (t->curve_r);
+  g_free (t->curve_mean);
+  g_free (t->curve_sd);
+}
+
+RpeTeaching *
+rpe_teaching_ref (RpeTeaching *teaching)
+{
+  g_return_val_if_fail (teaching != NULL, NULL);
+  return g_atomic_rc_box_acquire (teaching);
+}
+
+void
+rpe_teaching_unref (RpeTeaching *teaching)
+{
+  if (teaching != NULL)
+    g_atomic_rc_box_release_full (teaching, teaching_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeTeaching, rpe_teaching, rpe_teaching_ref, rpe_teaching_unref)
+
+GBytes *
+rpe_teaching_dup_bytes (RpeTeaching *teaching,
+                        guint        which)
+{
+  const float *maps[3];
+
+  g_return_val_if_fail (teaching != NULL && which < 3, NULL);
+  maps[0] = teaching->exact;
+  maps[1] = teaching->estimate;
+  maps[2] = teaching->difference;
+  return g_bytes_new_with_free_func (maps[which], teaching->n * teaching->n * sizeof (float),
+                                     (GDestroyNotify) rpe_teaching_unref, rpe_teaching_ref (teaching));
+}
+
+static void
+curves_clear (gpointer data)
+{
+  RpeCurves *c = data;
+
+  rpe_curve_table_free (c->profile);
+  rpe_curve_table_free (c->error);
+  rpe_curve_table_free (c->extrapolation);
+}
+
+RpeCurves *
+rpe_curves_ref (RpeCurves *curves)
+{
+  g_return_val_if_fail (curves != NULL, NULL);
+  return g_atomic_rc_box_acquire (curves);
+}
+
+void
+rpe_curves_unref (RpeCurves *curves)
+{
+  if (curves != NULL)
+    g_atomic_rc_box_release_full (curves, curves_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeCurves, rpe_curves, rpe_curves_ref, rpe_curves_unref)
+
+static void
+checkpoint_data_clear (gpointer data)
+{
+  RpeCheckpointData *c = data;
+
+  g_free (c->path);
+  g_clear_pointer (&c->set, rpe_tensor_set_free);
+  g_clear_pointer (&c->modules, g_ptr_array_unref);
+  rpe_spe_params_clear (&c->sine);
+  rpe_spe_params_clear (&c->conv);
+  g_free (c->sine_prefix);
+  g_free (c->conv_prefix);
+}
+
+RpeCheckpointData *
+rpe_checkpoint_data_ref (RpeCheckpointData *data)
+{
+  g_return_val_if_fail (data != NULL, NULL);
+  return g_atomic_rc_box_acquire (data);
+}
+
+void
+rpe_checkpoint_data_unref (RpeCheckpointData *data)
+{
+  if (data != NULL)
+    g_atomic_rc_box_release_full (data, checkpoint_data_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeCheckpointData, rpe_checkpoint_data, rpe_checkpoint_data_ref, rpe_checkpoint_data_unref)
+
 /* ------------------------------------------------------------------- jobs */
 
-typedef struct
+typedef struct _Job Job;
+
+/* Runs on the worker; on RPE_OK sets *result and *result_free.  May set
+ * job->error for a more precise message. */
+typedef RpeStatus (*JobRunFunc) (Job               *job,
+                                 const RpeMonitor  *monitor,
+                                 gpointer          *result,
+                                 GDestroyNotify    *result_free);
+
+struct _Job
 {
-  RpeSpeParams            params;         /* our copy */
-  gsize                   head;
-  gsize                   n;
-  gboolean                gated;
   atomic_int              cancel;         /* the core's flag, raised by the cancellable */
   RpeComputeProgressFunc  progress;
   gpointer                progress_data;
   GTask                  *task;           /* not a reference: the job lives in it */
   GMainContext           *context;        /* where progress is delivered */
   gint64                  last_progress;  /* worker thread only */
-} TemplatesJob;
+  JobRunFunc              run;
+  const char             *what;           /* for error messages */
+  GError                 *error;
+
+  /* inputs (which ones depends on the job) */
+  RpeExplorerSnapshot    *snapshot;
+  RpeSpeParams            params;         /* templates (old API) */
+  gsize                   head;
+  gsize                   n;
+  gboolean                gated;
+  gsize                   n_cap;
+  gboolean                with_curve;
+  RpeAttentionRequest     request;
+  char                   *path;
+};
 
 static void
-templates_job_free (gpointer data)
+job_free (gpointer data)
 {
-  TemplatesJob *job = data;
+  Job *job = data;
 
   rpe_spe_params_clear (&job->params);
+  g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&job->context, g_main_context_unref);
+  g_clear_error (&job->error);
+  g_free (job->path);
   g_free (job);
 }
 
@@ -108,7 +271,7 @@ static gboolean
 progress_event_dispatch (gpointer data)
 {
   ProgressEvent *event = data;
-  TemplatesJob *job = g_task_get_task_data (event->task);
+  Job *job = g_task_get_task_data (event->task);
   GCancellable *cancellable = g_task_get_cancellable (event->task);
 
   if (!g_task_get_completed (event->task)
@@ -122,7 +285,7 @@ static void
 job_progress (double  fraction,
               void   *user_data)
 {
-  TemplatesJob *job = user_data;
+  Job *job = user_data;
   gint64 now = g_get_monotonic_time ();
   ProgressEvent *event;
   GSource *source;
@@ -145,35 +308,124 @@ static void
 job_cancelled (GCancellable *cancellable,
                gpointer      user_data)
 {
-  TemplatesJob *job = user_data;
+  Job *job = user_data;
 
   atomic_store (&job->cancel, 1);
 }
 
+static void
+job_worker (GTask        *task,
+            gpointer      source_object,
+            gpointer      task_data,
+            GCancellable *cancellable)
+{
+  Job *job = task_data;
+  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  gpointer result = NULL;
+  GDestroyNotify result_free = NULL;
+  RpeStatus status;
+  gulong handler = 0;
+
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
+
+  status = job->run (job, &monitor, &result, &result_free);
+
+  if (cancellable != NULL)
+    g_cancellable_disconnect (cancellable, handler);
+
+  if (status == RPE_OK)
+    g_task_return_pointer (task, result, result_free);
+  else if (status == RPE_ERROR_CANCELLED)
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+  else if (job->error != NULL)
+    g_task_return_error (task, g_steal_pointer (&job->error));
+  else
+    g_task_return_new_error (task, RPE_ERROR, status, "Cannot compute %s: %s",
+                             job->what, rpe_status_to_string (status));
+}
+
+static Job *
+job_new (gpointer                source_tag,
+         const char             *what,
+         JobRunFunc              run,
+         RpeComputeProgressFunc  progress,
+         gpointer                progress_data,
+         GCancellable           *cancellable,
+         GAsyncReadyCallback     callback,
+         gpointer                user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  Job *job = g_new0 (Job, 1);
+
+  g_task_set_source_tag (task, source_tag);
+  g_task_set_name (task, what);
+  g_task_set_return_on_cancel (task, FALSE);
+  job->what = what;
+  job->run = run;
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->task = task;
+  job->context = g_main_context_ref (g_task_get_context (task));
+  atomic_init (&job->cancel, 0);
+  g_task_set_task_data (task, job, job_free);
+  return job;
+}
+
+static void
+job_start (Job *job)
+{
+  GTask *task = job->task;
+
+  g_task_run_in_thread (task, job_worker);
+  g_object_unref (task);
+}
+
+static void
+job_fail (Job       *job,
+          RpeStatus  status,
+          const char *message)
+{
+  GTask *task = job->task;
+
+  g_task_return_new_error (task, RPE_ERROR, status, "%s: %s", message, rpe_status_to_string (status));
+  g_object_unref (task);
+}
+
+static double
+elapsed_s (gint64 start)
+{
+  return (g_get_monotonic_time () - start) / 1e6;
+}
+
+/* ------------------------------------------------------ analytic templates */
+
 static RpeStatus
-compute_templates (const TemplatesJob  *job,
+compute_templates (const RpeSpeParams  *params,
+                   gsize                head,
+                   gsize                n,
+                   gboolean             gated,
                    const RpeMonitor    *monitor,
                    RpeTemplates       **out)
 {
-  const RpeSpeParams *params = &job->params;
   gsize count, per_feature;
   RpeStatus status = RPE_OK;
   RpeTemplates *templates;
   double lo = INFINITY, hi = -INFINITY;
 
-  if (job->n == 0 || job->head >= params->n_heads || params->n_features == 0)
+  if (n == 0 || head >= params->n_heads || params->n_features == 0)
     return RPE_ERROR_INVALID_ARGUMENT;
-  if (!rpe_size_mul (job->n, job->n, &per_feature)
+  if (!rpe_size_mul (n, n, &per_feature)
       || !rpe_size_mul (per_feature, params->n_features, &count))
     return RPE_ERROR_OVERFLOW;
 
   templates = g_atomic_rc_box_new0 (RpeTemplates);
   templates->method = params->method;
-  templates->head = job->head;
+  templates->head = head;
   templates->n_features = params->n_features;
-  templates->n = job->n;
+  templates->n = n;
   templates->size = params->method == RPE_SPE_SINE ? params->n_sines : params->kernel;
-  templates->gated = job->gated && params->gate != NULL;
+  templates->gated = gated && params->gate != NULL;
   templates->values = rpe_alloc (count, sizeof (float), &status);
   if (templates->values == NULL)
     goto fail;
@@ -187,7 +439,7 @@ compute_templates (const TemplatesJob  *job,
           status = RPE_ERROR_CANCELLED;
           goto fail;
         }
-      status = rpe_spe_template (params, job->head, d, job->n, templates->gated, out_d);
+      status = rpe_spe_template (params, head, d, n, templates->gated, out_d);
       if (status != RPE_OK)
         goto fail;
       for (gsize i = 0; i < per_feature; i++)
@@ -208,33 +460,24 @@ fail:
   return status;
 }
 
-static void
-templates_worker (GTask        *task,
-                  gpointer      source_object,
-                  gpointer      task_data,
-                  GCancellable *cancellable)
+static RpeStatus
+templates_run (Job               *job,
+               const RpeMonitor  *monitor,
+               gpointer          *result,
+               GDestroyNotify    *result_free)
 {
-  TemplatesJob *job = task_data;
-  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
   RpeTemplates *templates = NULL;
-  RpeStatus status;
-  gulong handler = 0;
-
-  if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
-
-  status = compute_templates (job, &monitor, &templates);
-
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, handler);
+  RpeStatus status = compute_templates (&job->params, job->head, job->n, job->gated, monitor, &templates);
 
   if (status == RPE_OK)
-    g_task_return_pointer (task, templates, (GDestroyNotify) rpe_templates_unref);
-  else if (status == RPE_ERROR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
-  else
-    g_task_return_new_error (task, RPE_ERROR, status, "Cannot compute the templates of head %zu: %s",
-                             job->head, rpe_status_to_string (status));
+    {
+      *result = templates;
+      *result_free = (GDestroyNotify) rpe_templates_unref;
+    }
+  else if (status == RPE_ERROR_INVALID_ARGUMENT)
+    job->error = g_error_new (RPE_ERROR, status, "Cannot compute the templates of head %zu: %s",
+                              job->head, rpe_status_to_string (status));
+  return status;
 }
 
 void
@@ -248,38 +491,24 @@ rpe_compute_templates_async_full (const RpeSpeParams     *params,
                                   GAsyncReadyCallback     callback,
                                   gpointer                user_data)
 {
-  g_autoptr (GTask) task = NULL;
-  TemplatesJob *job;
+  Job *job;
   RpeStatus status;
 
   g_return_if_fail (params != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, rpe_compute_templates_async_full);
-  g_task_set_name (task, "[rpe] templates");
-  g_task_set_return_on_cancel (task, FALSE);
-
-  job = g_new0 (TemplatesJob, 1);
+  job = job_new (rpe_compute_templates_async_full, "the templates", templates_run,
+                 progress, progress_data, cancellable, callback, user_data);
   job->head = head;
   job->n = n;
   job->gated = gated;
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->task = task;
-  job->context = g_main_context_ref (g_task_get_context (task));
-  atomic_init (&job->cancel, 0);
-  g_task_set_task_data (task, job, templates_job_free);
-
   status = rpe_spe_params_copy (&job->params, params);
   if (status != RPE_OK)
     {
-      g_task_return_new_error (task, RPE_ERROR, status, "Cannot copy the parameters: %s",
-                               rpe_status_to_string (status));
+      job_fail (job, status, "Cannot copy the parameters");
       return;
     }
-
-  g_task_run_in_thread (task, templates_worker);
+  job_start (job);
 }
 
 void
@@ -300,7 +529,1153 @@ rpe_compute_templates_finish (GAsyncResult  *result,
                               GError       **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_templates_async_full, NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_templates_async_full
+                        || g_task_get_source_tag (G_TASK (result)) == rpe_compute_template_grid_async, NULL);
 
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------- one head's SPE draw */
+
+/* Parameters of head h alone (H = 1), so the codes of one head can be computed
+ * without the others'. */
+static RpeStatus
+head_params (const RpeSpeParams *p,
+             gsize               h,
+             gboolean            gated,
+             RpeSpeParams       *out)
+{
+  gsize D = p->n_features;
+  RpeStatus status;
+
+  status = rpe_spe_params_init (out, p->method, 1, D,
+                                p->method == RPE_SPE_SINE ? p->n_sines : p->kernel,
+                                gated && p->gate != NULL);
+  if (status != RPE_OK)
+    return status;
+  if (p->method == RPE_SPE_SINE)
+    {
+      gsize per = D * p->n_sines;
+
+      memcpy (out->freqs, p->freqs + h * per, per * sizeof (float));
+      memcpy (out->offsets, p->offsets + h * per, per * sizeof (float));
+      memcpy (out->gains, p->gains + h * per, per * sizeof (float));
+    }
+  else
+    {
+      gsize per = D * p->kernel;
+
+      memcpy (out->wq, p->wq + h * per, per * sizeof (float));
+      memcpy (out->wk, p->wk + h * per, per * sizeof (float));
+    }
+  if (out->gate != NULL)
+    memcpy (out->gate, p->gate + h * D, D * sizeof (float));
+  return RPE_OK;
+}
+
+/* The slice of head h of the full module's draw (seed, R): z for the H = 1
+ * parameters and eps (D, R) (NULL when ungated).  Caller frees both. */
+static RpeStatus
+head_noise (const RpeSpeParams *p,
+            gsize               h,
+            gsize               n,
+            gsize               r,
+            guint64             seed,
+            gboolean            gated,
+            float             **z_out,
+            float             **eps_out)
+{
+  gsize D = p->n_features, count, per;
+  RpeStatus status = RPE_OK;
+  float *z = NULL, *eps = NULL;
+
+  if (p->method == RPE_SPE_SINE)
+    {
+      if (!rpe_size_mul (D * 2 * p->n_sines, r, &per))
+        return RPE_ERROR_OVERFLOW;
+      z = rpe_alloc (per, sizeof (float), &status);
+      if (z == NULL)
+        return status;
+      status = rpe_spe_noise_fill_range (p, n, r, seed, h * per, per, z);
+    }
+  else
+    {
+      gsize width;
+
+      if (!rpe_size_add (n, 4 * p->kernel, &width) || !rpe_size_mul (D, width, &per)
+          || !rpe_size_mul (per, r, &count))
+        return RPE_ERROR_OVERFLOW;
+      z = rpe_alloc (count, sizeof (float), &status);
+      if (z == NULL)
+        return status;
+      for (gsize i = 0; i < r && status == RPE_OK; i++)
+        status = rpe_spe_noise_fill_range (p, n, r, seed, (i * p->n_heads + h) * per, per, z + i * per);
+    }
+  if (status == RPE_OK && gated && p->gate != NULL)
+    {
+      gsize all = p->n_heads * D * r;
+
+      eps = rpe_alloc (all, sizeof (float), &status);
+      if (eps != NULL)
+        {
+          status = rpe_spe_gate_noise_fill (p, r, seed, eps);
+          memmove (eps, eps + h * D * r, D * r * sizeof (float));
+        }
+    }
+  if (status != RPE_OK)
+    {
+      rpe_free (z);
+      rpe_free (eps);
+      return status;
+    }
+  *z_out = z;
+  *eps_out = eps;
+  return RPE_OK;
+}
+
+/* --------------------------------------------------------- template grid */
+
+static RpeStatus
+grid_run (Job               *job,
+          const RpeMonitor  *monitor,
+          gpointer          *result,
+          GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  const RpeSpeParams *p = &s->spe;
+  gsize n = MIN (s->n, job->n_cap), D, lags, per;
+  RpeTemplates *t = NULL;
+  RpeSpeParams hp = { 0 };
+  float *z = NULL, *eps = NULL, *qbar = NULL, *kbar = NULL, *emp = NULL;
+  RpeStatus status;
+  double lo = INFINITY, hi = -INFINITY, num = 0.0, den = 0.0;
+  gboolean draw = s->template_kind != RPE_TEMPLATE_ANALYTIC;
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+
+  if (!s->have_spe)
+    return RPE_ERROR_NOT_FOUND;
+  D = p->n_features;
+  status = compute_templates (p, s->head, n, s->gated, &sub, &t);
+  if (status != RPE_OK)
+    return status;
+  t->serial = s->serial;
+  t->kind = s->template_kind;
+  t->r = s->r;
+  lags = 2 * n - 1;
+  per = n * n;
+  t->profiles = rpe_alloc (D * lags, sizeof (float), &status);
+  if (t->profiles == NULL)
+    goto out;
+  for (gsize d = 0; d < D && status == RPE_OK; d++)
+    status = rpe_spe_template_lags (p, s->head, d, n, t->gated, t->profiles + d * lags);
+  if (status != RPE_OK)
+    goto out;
+  rpe_monitor_progress (monitor, draw ? 0.2 : 1.0);
+
+  if (draw)
+    {
+      gsize codes;
+
+      if (!rpe_size_mul (n * D, s->r, &codes))
+        {
+          status = RPE_ERROR_OVERFLOW;
+          goto out;
+        }
+      if ((status = head_params (p, s->head, t->gated, &hp)) != RPE_OK
+          || (status = head_noise (p, s->head, n, s->r, s->seed, t->gated, &z, &eps)) != RPE_OK)
+        goto out;
+      qbar = rpe_alloc (codes, sizeof (float), &status);
+      kbar = qbar != NULL ? rpe_alloc (codes, sizeof (float), &status) : NULL;
+      emp = kbar != NULL ? rpe_alloc (per, sizeof (float), &status) : NULL;
+      if (emp == NULL)
+        goto out;
+      if ((status = rpe_spe_codes (&hp, n, s->r, z, qbar, kbar, &sub)) != RPE_OK
+          || (status = rpe_spe_gate_codes (&hp, n, s->r, eps, qbar, kbar)) != RPE_OK)
+        goto out;
+      rpe_monitor_progress (monitor, 0.5);
+      for (gsize d = 0; d < D; d++)
+        {
+          float *td = t->values + d * per;
+
+          if (rpe_monitor_cancelled (monitor))
+            {
+              status = RPE_ERROR_CANCELLED;
+              goto out;
+            }
+          status = rpe_spe_empirical_template (n, 1, D, s->r, qbar, kbar, 0, d, emp);
+          if (status != RPE_OK)
+            goto out;
+          for (gsize i = 0; i < per; i++)
+            {
+              double diff = (double) emp[i] - td[i];
+
+              num += diff * diff;
+              den += (double) td[i] * td[i];
+              td[i] = s->template_kind == RPE_TEMPLATE_EMPIRICAL ? emp[i] : (float) diff;
+            }
+          rpe_monitor_progress (monitor, 0.5 + 0.5 * (d + 1) / D);
+        }
+      t->error = den > 0 ? sqrt (num / den) : NAN;
+      for (gsize i = 0; i < D * per; i++)
+        if (isfinite (t->values[i]))
+          {
+            lo = fmin (lo, t->values[i]);
+            hi = fmax (hi, t->values[i]);
+          }
+      t->vmin = lo <= hi ? lo : 0.0;
+      t->vmax = lo <= hi ? hi : 0.0;
+    }
+
+out:
+  rpe_spe_params_clear (&hp);
+  rpe_free (z);
+  rpe_free (eps);
+  rpe_free (qbar);
+  rpe_free (kbar);
+  rpe_free (emp);
+  if (status != RPE_OK)
+    {
+      rpe_templates_unref (t);
+      return status;
+    }
+  *result = t;
+  *result_free = (GDestroyNotify) rpe_templates_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_template_grid_async (RpeExplorerSnapshot    *snapshot,
+                                 gsize                   n_cap,
+                                 RpeComputeProgressFunc  progress,
+                                 gpointer                progress_data,
+                                 GCancellable           *cancellable,
+                                 GAsyncReadyCallback     callback,
+                                 gpointer                user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL);
+  job = job_new (rpe_compute_template_grid_async, "the templates", grid_run,
+                 progress, progress_data, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->n_cap = MAX (n_cap, 2);
+  job_start (job);
+}
+
+/* --------------------------------------------------------- attention rows */
+
+/* Everything needed to produce attention rows of one head of one method. */
+typedef struct
+{
+  RpeExplorerMethod  method;
+  gsize              n;
+  gsize              d;          /* D */
+  gboolean           causal;
+  float             *q;          /* (N, D) content of the head */
+  float             *k;
+  float             *qhat;       /* (N, R) SPE, LINEAR */
+  float             *khat;
+  float             *phi_q;      /* (N, M) LINEAR */
+  float             *phi_k;
+  gsize              m;
+  float             *lags;       /* (D, 2N-1) EXACT */
+  float             *enc_q;      /* (N, W) LRPE */
+  float             *enc_k;
+  float             *w;          /* (2N-1) FASTRPB */
+  RpeLogitsSpec      spec;
+} RowSource;
+
+static void
+row_source_clear (RowSource *src)
+{
+  rpe_free (src->q);
+  rpe_free (src->k);
+  rpe_free (src->qhat);
+  rpe_free (src->khat);
+  rpe_free (src->phi_q);
+  rpe_free (src->phi_k);
+  rpe_free (src->lags);
+  rpe_free (src->enc_q);
+  rpe_free (src->enc_k);
+  rpe_free (src->w);
+  memset (src, 0, sizeof *src);
+}
+
+static RpeStatus
+row_source_init (RowSource                 *src,
+                 const RpeExplorerSnapshot *s,
+                 RpeExplorerMethod          method,
+                 gsize                      n,
+                 const RpeMonitor          *monitor)
+{
+  const RpeSpeParams *p = &s->spe;
+  gsize H, D, count, all;
+  float *qa = NULL, *ka = NULL;
+  RpeStatus status = RPE_OK;
+
+  memset (src, 0, sizeof *src);
+  if (!s->have_spe || n < 1)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  H = p->n_heads;
+  D = p->n_features;
+  src->method = method;
+  src->n = n;
+  src->d = D;
+  src->causal = s->causal;
+
+  /* The head's content, (N, D). */
+  if (!rpe_size_mul (n, D, &count) || !rpe_size_mul (count, H, &all))
+    return RPE_ERROR_OVERFLOW;
+  qa = rpe_alloc (all, sizeof (float), &status);
+  ka = qa != NULL ? rpe_alloc (all, sizeof (float), &status) : NULL;
+  src->q = ka != NULL ? rpe_alloc (count, sizeof (float), &status) : NULL;
+  src->k = src->q != NULL ? rpe_alloc (count, sizeof (float), &status) : NULL;
+  if (src->k == NULL)
+    goto out;
+  status = rpe_explorer_snapshot_fill_content (s, n, qa, ka);
+  if (status != RPE_OK)
+    goto out;
+  for (gsize i = 0; i < n; i++)
+    {
+      memcpy (src->q + i * D, qa + (i * H + s->head) * D, D * sizeof (float));
+      memcpy (src->k + i * D, ka + (i * H + s->head) * D, D * sizeof (float));
+    }
+  g_clear_pointer (&qa, rpe_free);
+  g_clear_pointer (&ka, rpe_free);
+
+  src->spec.n = n;
+  src->spec.n_heads = 1;
+  src->spec.d = D;
+  src->spec.q = src->q;
+  src->spec.k = src->k;
+  src->spec.kind = RPE_LOGITS_DOT;
+
+  switch (method)
+    {
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_LINEAR:
+      {
+        RpeSpeParams hp = { 0 };
+        float *z = NULL, *eps = NULL;
+        gsize codes;
+
+        if (!rpe_size_mul (n, s->r, &codes))
+          return RPE_ERROR_OVERFLOW;
+        status = head_params (p, s->head, s->gated, &hp);
+        if (status == RPE_OK)
+          status = head_noise (p, s->head, n, s->r, s->seed, s->gated, &z, &eps);
+        if (status == RPE_OK)
+          src->qhat = rpe_alloc (codes, sizeof (float), &status);
+        if (src->qhat != NULL)
+          src->khat = rpe_alloc (codes, sizeof (float), &status);
+        if (src->khat != NULL)
+          status = rpe_spe_encode_fused (&hp, n, s->r, z, eps, src->q, src->k, src->qhat, src->khat, monitor);
+        rpe_spe_params_clear (&hp);
+        rpe_free (z);
+        rpe_free (eps);
+        if (status != RPE_OK)
+          goto out;
+        src->spec.d = s->r;
+        src->spec.q = src->qhat;
+        src->spec.k = src->khat;
+        if (method == RPE_EXPLORER_METHOD_LINEAR)
+          {
+            RpeFeatureOptions options = { s->seed, 64, TRUE, 1 };
+            gsize feats;
+
+            status = rpe_feature_map_dim (s->feature_map, &options, s->r, &src->m);
+            if (status != RPE_OK)
+              goto out;
+            if (!rpe_size_mul (n, src->m, &feats))
+              return RPE_ERROR_OVERFLOW;
+            src->phi_q = rpe_alloc (feats, sizeof (float), &status);
+            src->phi_k = src->phi_q != NULL ? rpe_alloc (feats, sizeof (float), &status) : NULL;
+            if (src->phi_k == NULL)
+              goto out;
+            status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_QUERY, n, 1, s->r,
+                                            src->qhat, src->phi_q, monitor);
+            if (status == RPE_OK)
+              status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_KEY, n, 1, s->r,
+                                              src->khat, src->phi_k, monitor);
+          }
+      }
+      break;
+
+    case RPE_EXPLORER_METHOD_EXACT:
+      {
+        gsize lags = 2 * n - 1, total;
+
+        if (!rpe_size_mul (lags, D, &total))
+          return RPE_ERROR_OVERFLOW;
+        src->lags = rpe_alloc (total, sizeof (float), &status);
+        for (gsize d = 0; src->lags != NULL && d < D && status == RPE_OK; d++)
+          status = rpe_spe_template_lags (p, s->head, d, n, s->gated, src->lags + d * lags);
+      }
+      break;
+
+    case RPE_EXPLORER_METHOD_APE:
+      src->spec.kind = RPE_LOGITS_APE;
+      break;
+
+    case RPE_EXPLORER_METHOD_LRPE:
+      {
+        RpeLrpe *lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
+        gsize width, enc;
+        float scale;
+
+        if (lrpe == NULL)
+          goto out;
+        width = rpe_lrpe_out_width (lrpe);
+        if (!rpe_size_mul (n, width, &enc))
+          {
+            rpe_lrpe_free (lrpe);
+            return RPE_ERROR_OVERFLOW;
+          }
+        src->enc_q = rpe_alloc (enc, sizeof (float), &status);
+        src->enc_k = src->enc_q != NULL ? rpe_alloc (enc, sizeof (float), &status) : NULL;
+        if (src->enc_k != NULL)
+          status = rpe_lrpe_encode (lrpe, n, 1, 0, src->q, src->enc_q, monitor);
+        if (status == RPE_OK && src->enc_k != NULL)
+          status = rpe_lrpe_encode (lrpe, n, 1, 0, src->k, src->enc_k, monitor);
+        rpe_lrpe_free (lrpe);
+        if (status != RPE_OK)
+          goto out;
+        /* RoPE-style softmax of Re ((Lambda(m) P q)^H (Lambda(n) P k)) / sqrt(D): the
+         * DOT kind divides by sqrt(W), so scale q by sqrt(W / D). */
+        scale = (float) sqrt ((double) width / (double) D);
+        for (gsize i = 0; i < enc; i++)
+          src->enc_q[i] *= scale;
+        src->spec.d = width;
+        src->spec.q = src->enc_q;
+        src->spec.k = src->enc_k;
+      }
+      break;
+
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      src->w = rpe_alloc (2 * n - 1, sizeof (float), &status);
+      if (src->w != NULL)
+        rpe_explorer_snapshot_fastrpb_weights (s, n, src->w);
+      break;
+
+    case RPE_EXPLORER_N_METHODS:
+    default:
+      status = RPE_ERROR_INVALID_ARGUMENT;
+    }
+
+out:
+  rpe_free (qa);
+  rpe_free (ka);
+  if (status != RPE_OK)
+    row_source_clear (src);
+  return status;
+}
+
+/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+static RpeStatus
+exact_logits_rows (size_t  m0,
+                   size_t  n_rows,
+                   size_t  n_cols,
+                   float  *out,
+                   void   *user_data)
+{
+  const RowSource *src = user_data;
+  gsize D = src->d, lags = 2 * src->n - 1;
+  float inv = (float) (1.0 / sqrt ((double) D));
+
+  for (gsize i = 0; i < n_rows; i++)
+    {
+      gsize m = m0 + i;
+      const float *qm = src->q + m * D;
+      float *row = out + i * n_cols;
+
+      for (gsize c = 0; c < n_cols; c++)
+        {
+          const float *kn = src->k + c * D;
+          gsize lag = m + (src->n - 1) - c;
+          float acc = 0.0f;
+
+          if (src->causal && c > m)
+            {
+              row[c] = -INFINITY;
+              continue;
+            }
+          for (gsize d = 0; d < D; d++)
+            acc += qm[d] * kn[d] * src->lags[d * lags + lag];
+          row[c] = acc * inv;
+        }
+    }
+  return RPE_OK;
+}
+
+/* Rows m0 .. m0 + n_rows - 1 of the map, out (n_rows, N). */
+static RpeStatus
+row_source_rows (RowSource        *src,
+                 gsize             m0,
+                 gsize             n_rows,
+                 float            *out,
+                 const RpeMonitor *monitor)
+{
+  gsize n = src->n;
+  RpeStatus status;
+
+  switch (src->method)
+    {
+    case RPE_EXPLORER_METHOD_EXACT:
+      return rpe_attention_rows_func (n, m0, n_rows, n_rows, src->causal, exact_logits_rows, src, out, NULL);
+    case RPE_EXPLORER_METHOD_LINEAR:
+      return rpe_linear_attention_map_rows (n, 1, src->m, src->phi_q, src->phi_k, src->causal,
+                                            0, m0, n_rows, out, NULL);
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      status = rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
+      if (status != RPE_OK)
+        return status;
+      /* the operator applied to V: A + W, W[m, n] = w_{m-n} (causal: zero for n > m) */
+      for (gsize i = 0; i < n_rows; i++)
+        {
+          gsize m = m0 + i;
+          gsize end = src->causal ? m + 1 : n;
+
+          for (gsize c = 0; c < end; c++)
+            out[i * n + c] += src->w[m + (n - 1) - c];
+        }
+      return RPE_OK;
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_APE:
+    case RPE_EXPLORER_METHOD_LRPE:
+    case RPE_EXPLORER_N_METHODS:
+    default:
+      return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
+    }
+  (void) monitor;
+}
+
+static RpeStatus
+attention_run (Job               *job,
+               const RpeMonitor  *monitor,
+               gpointer          *result,
+               GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  const RpeAttentionRequest *req = &job->request;
+  gint64 start = g_get_monotonic_time ();
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  RpeAttentionImage *img;
+  RowSource src;
+  gsize n = s->n, m0, m1, n0, n1, rows, cols, block, count;
+  double *acc = NULL;
+  gsize *row_bin = NULL, *col_bin = NULL, *row_cnt = NULL, *col_cnt = NULL;
+  float *buf = NULL;
+  RpeStatus status;
+  gboolean use_max = req->reduce == RPE_HEATMAP_REDUCE_MAX;
+  double lo = INFINITY, hi = -INFINITY;
+
+  m0 = MIN (req->m0, n - 1);
+  m1 = req->m1 == 0 ? n : MIN (req->m1, n);
+  n0 = MIN (req->n0, n - 1);
+  n1 = req->n1 == 0 ? n : MIN (req->n1, n);
+  if (m1 <= m0 || n1 <= n0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  rows = MIN (m1 - m0, MAX (req->max_rows, 1));
+  cols = MIN (n1 - n0, MAX (req->max_cols, 1));
+
+  status = row_source_init (&src, s, s->method, n, &sub);
+  if (status != RPE_OK)
+    return status;
+  rpe_monitor_progress (monitor, 0.02);
+
+  img = g_atomic_rc_box_new0 (RpeAttentionImage);
+  img->serial = s->serial;
+  img->method = s->method;
+  img->causal = s->causal;
+  img->n = n;
+  img->head = s->head;
+  img->m0 = m0;
+  img->m1 = m1;
+  img->n0 = n0;
+  img->n1 = n1;
+  img->rows = rows;
+  img->cols = cols;
+  img->reduce = use_max ? RPE_HEATMAP_REDUCE_MAX : RPE_HEATMAP_REDUCE_MEAN;
+
+  if (!rpe_size_mul (rows, cols, &count))
+    {
+      status = RPE_ERROR_OVERFLOW;
+      goto out;
+    }
+  block = MAX (1, MIN (m1 - m0, ROW_BLOCK_FLOATS / n));
+  img->values = rpe_alloc (count, sizeof (float), &status);
+  acc = img->values != NULL ? rpe_alloc (count, sizeof (double), &status) : NULL;
+  buf = acc != NULL ? rpe_alloc (block * n, sizeof (float), &status) : NULL;
+  row_bin = buf != NULL ? rpe_alloc (m1 - m0, sizeof (gsize), &status) : NULL;
+  col_bin = row_bin != NULL ? rpe_alloc (n1 - n0, sizeof (gsize), &status) : NULL;
+  row_cnt = col_bin != NULL ? rpe_alloc0 (rows, sizeof (gsize), &status) : NULL;
+  col_cnt = row_cnt != NULL ? rpe_alloc0 (cols, sizeof (gsize), &status) : NULL;
+  if (col_cnt == NULL)
+    goto out;
+  for (gsize i = 0; i < count; i++)
+    acc[i] = use_max ? -INFINITY : 0.0;
+  /* pixel of each row / column: floor (offset * pixels / span) */
+  for (gsize m = m0; m < m1; m++)
+    {
+      row_bin[m - m0] = (gsize) (((guint64) (m - m0) * rows) / (m1 - m0));
+      row_cnt[row_bin[m - m0]]++;
+    }
+  for (gsize c = n0; c < n1; c++)
+    {
+      col_bin[c - n0] = (gsize) (((guint64) (c - n0) * cols) / (n1 - n0));
+      col_cnt[col_bin[c - n0]]++;
+    }
+
+  for (gsize b = m0; b < m1; b += block)
+    {
+      gsize nb = MIN (block, m1 - b);
+
+      if (rpe_monitor_cancelled (monitor))
+        {
+          status = RPE_ERROR_CANCELLED;
+          goto out;
+        }
+      status = row_source_rows (&src, b, nb, buf, monitor);
+      if (status != RPE_OK)
+        goto out;
+      for (gsize i = 0; i < nb; i++)
+        {
+          double *arow = acc + row_bin[b + i - m0] * cols;
+          const float *row = buf + i * n;
+
+          if (use_max)
+            for (gsize c = n0; c < n1; c++)
+              {
+                double *cell = arow + col_bin[c - n0];
+
+                if (row[c] > *cell)
+                  *cell = row[c];
+              }
+          else
+            for (gsize c = n0; c < n1; c++)
+              arow[col_bin[c - n0]] += row[c];
+        }
+      rpe_monitor_progress (monitor, 0.02 + 0.98 * (double) (b + nb - m0) / (double) (m1 - m0));
+    }
+
+  for (gsize i = 0; i < rows; i++)
+    for (gsize j = 0; j < cols; j++)
+      {
+        double v = acc[i * cols + j];
+
+        if (!use_max)
+          v /= (double) row_cnt[i] * (double) col_cnt[j];
+        img->values[i * cols + j] = (float) v;
+        if (isfinite (v))
+          {
+            lo = fmin (lo, v);
+            hi = fmax (hi, v);
+          }
+      }
+  img->vmin = lo <= hi ? lo : 0.0;
+  img->vmax = lo <= hi ? hi : 0.0;
+  img->seconds = elapsed_s (start);
+
+out:
+  row_source_clear (&src);
+  rpe_free (acc);
+  rpe_free (buf);
+  rpe_free (row_bin);
+  rpe_free (col_bin);
+  rpe_free (row_cnt);
+  rpe_free (col_cnt);
+  if (status != RPE_OK)
+    {
+      rpe_attention_image_unref (img);
+      return status;
+    }
+  *result = img;
+  *result_free = (GDestroyNotify) rpe_attention_image_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_attention_async (RpeExplorerSnapshot       *snapshot,
+                             const RpeAttentionRequest *request,
+                             RpeComputeProgressFunc     progress,
+                             gpointer                   progress_data,
+                             GCancellable              *cancellable,
+                             GAsyncReadyCallback        callback,
+                             gpointer                   user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL && request != NULL);
+  job = job_new (rpe_compute_attention_async, "the attention map", attention_run,
+                 progress, progress_data, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->request = *request;
+  job_start (job);
+}
+
+RpeAttentionImage *
+rpe_compute_attention_finish (GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_attention_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+RpeStatus
+rpe_compute_attention_cell (const RpeExplorerSnapshot *snapshot,
+                            gsize                      m,
+                            gsize                      n,
+                            double                    *value)
+{
+  RowSource src;
+  float *row;
+  RpeStatus status;
+
+  if (m >= snapshot->n || n >= snapshot->n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  status = row_source_init (&src, snapshot, snapshot->method, snapshot->n, NULL);
+  if (status != RPE_OK)
+    return status;
+  row = rpe_alloc (snapshot->n, sizeof (float), &status);
+  if (row != NULL)
+    status = row_source_rows (&src, m, 1, row, NULL);
+  if (status == RPE_OK)
+    *value = row[n];
+  rpe_free (row);
+  row_source_clear (&src);
+  return status;
+}
+
+/* --------------------------------------------------------------- teaching */
+
+static RpeStatus
+full_map (const RpeExplorerSnapshot *s,
+          RpeExplorerMethod          method,
+          gsize                      n,
+          float                     *out,
+          const RpeMonitor          *monitor)
+{
+  RowSource src;
+  RpeStatus status = row_source_init (&src, s, method, n, monitor);
+
+  if (status == RPE_OK)
+    status = row_source_rows (&src, 0, n, out, monitor);
+  row_source_clear (&src);
+  return status;
+}
+
+static RpeStatus
+teaching_run (Job               *job,
+              const RpeMonitor  *monitor,
+              gpointer          *result,
+              GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  gsize n = MIN (s->n, job->n_cap), per;
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  RpeTeaching *t;
+  RpeStatus status = RPE_OK;
+  double num = 0.0, den = 0.0;
+
+  if (!s->have_spe)
+    return RPE_ERROR_NOT_FOUND;
+  if (!rpe_size_mul (n, n, &per))
+    return RPE_ERROR_OVERFLOW;
+  t = g_atomic_rc_box_new0 (RpeTeaching);
+  t->serial = s->serial;
+  t->n = n;
+  t->r = s->r;
+  t->head = s->head;
+  t->exact = rpe_alloc (per, sizeof (float), &status);
+  t->estimate = t->exact != NULL ? rpe_alloc (per, sizeof (float), &status) : NULL;
+  t->difference = t->estimate != NULL ? rpe_alloc (per, sizeof (float), &status) : NULL;
+  if (t->difference == NULL)
+    goto out;
+  if ((status = full_map (s, RPE_EXPLORER_METHOD_EXACT, n, t->exact, &sub)) != RPE_OK)
+    goto out;
+  rpe_monitor_progress (monitor, 0.1);
+  if ((status = full_map (s, RPE_EXPLORER_METHOD_SPE, n, t->estimate, &sub)) != RPE_OK)
+    goto out;
+  rpe_monitor_progress (monitor, 0.2);
+  for (gsize i = 0; i < per; i++)
+    {
+      t->difference[i] = t->estimate[i] - t->exact[i];
+      num += (double) t->difference[i] * t->difference[i];
+      den += (double) t->exact[i] * t->exact[i];
+    }
+  t->error = den > 0 ? sqrt (num / den) : NAN;
+
+  if (job->with_curve)
+    {
+      RpeCurveErrorConfig config = { &s->spe, MIN (n, 128), s->gated, s->head, RPE_CURVE_ALL, 3, 1000 };
+      RpeMonitor cm = { monitor->cancel, NULL, NULL };
+      gsize rl[16], nr = 0;
+
+      for (gsize r = 1; r <= 1024; r *= 2)
+        rl[nr++] = r;
+      t->n_curve = nr;
+      t->curve_r = g_new0 (double, nr);
+      t->curve_mean = g_new0 (double, nr);
+      t->curve_sd = g_new0 (double, nr);
+      for (gsize i = 0; i < nr; i++)
+        {
+          t->curve_r[i] = (double) rl[i];
+          status = rpe_curve_error_vs_r (&config, rl + i, 1, t->curve_mean + i, NULL, t->curve_sd + i, &cm);
+          if (status != RPE_OK)
+            goto out;
+          rpe_monitor_progress (monitor, 0.2 + 0.8 * (double) (i + 1) / (double) nr);
+        }
+      t->slope = NAN;
+      rpe_curve_fit_loglog (t->curve_r, t->curve_mean, nr, &t->slope, NULL, NULL);
+    }
+
+out:
+  if (status != RPE_OK)
+    {
+      rpe_teaching_unref (t);
+      return status;
+    }
+  *result = t;
+  *result_free = (GDestroyNotify) rpe_teaching_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_teaching_async (RpeExplorerSnapshot    *snapshot,
+                            gsize                   n_cap,
+                            gboolean                with_curve,
+                            RpeComputeProgressFunc  progress,
+                            gpointer                progress_data,
+                            GCancellable           *cancellable,
+                            GAsyncReadyCallback     callback,
+                            gpointer                user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL);
+  job = job_new (rpe_compute_teaching_async, "the SPE estimate", teaching_run,
+                 progress, progress_data, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->n_cap = MAX (n_cap, 2);
+  job->with_curve = with_curve;
+  job_start (job);
+}
+
+RpeTeaching *
+rpe_compute_teaching_finish (GAsyncResult  *result,
+                             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_teaching_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ----------------------------------------------------------------- curves */
+
+static RpeStatus
+curves_run (Job               *job,
+            const RpeMonitor  *monitor,
+            gpointer          *result,
+            GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  const RpeSpeParams *p = &s->spe;
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  gsize n = MIN (s->n, 1024), D;
+  RpeCurves *c;
+  RpeLrpe *lrpe = NULL, *lrpe_x = NULL;
+  float *w = NULL, *bias = NULL;
+  RpeStatus status = RPE_OK;
+
+  if (!s->have_spe)
+    return RPE_ERROR_NOT_FOUND;
+  D = p->n_features;
+  c = g_atomic_rc_box_new0 (RpeCurves);
+  c->serial = s->serial;
+
+  /* 1. profiles */
+  c->profile = rpe_curve_profile_new (n, &status);
+  if (c->profile == NULL)
+    goto out;
+  if ((status = rpe_curve_profile_add_spe (c->profile, "spe_d", p, s->head, s->feature, s->gated, &sub)) != RPE_OK
+      || (status = rpe_curve_profile_add_spe (c->profile, "spe_mean", p, s->head, RPE_CURVE_ALL, s->gated, &sub)) != RPE_OK)
+    goto out;
+  lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
+  if (lrpe == NULL || (status = rpe_curve_profile_add_lrpe (c->profile, "lrpe", lrpe, NULL, NULL)) != RPE_OK)
+    goto out;
+  w = rpe_alloc (2 * n - 1, sizeof (float), &status);
+  if (w == NULL)
+    goto out;
+  rpe_explorer_snapshot_fastrpb_weights (s, n, w);
+  if ((status = rpe_curve_profile_add_fastrpb (c->profile, "fastrpb", w, s->causal)) != RPE_OK)
+    goto out;
+  rpe_monitor_progress (monitor, 0.1);
+
+  /* 2. estimator error against R */
+  {
+    RpeCurveErrorConfig config = { p, MIN (n, 96), s->gated, s->head, RPE_CURVE_ALL, 2, s->seed };
+    gsize rl[16], nr = 0;
+    double mean[16], sd[16], rr[16];
+    double slope = NAN;
+
+    for (gsize r = 1; r <= 512; r *= 2)
+      {
+        rr[nr] = (double) r;
+        rl[nr++] = r;
+      }
+    if ((status = rpe_curve_error_vs_r (&config, rl, nr, mean, NULL, sd, &sub)) != RPE_OK)
+      goto out;
+    c->error = rpe_curve_table_new (nr, &status);
+    if (c->error == NULL
+        || (status = rpe_curve_table_add_column (c->error, "R", rr, NULL)) != RPE_OK
+        || (status = rpe_curve_table_add_column (c->error, "mean", mean, NULL)) != RPE_OK
+        || (status = rpe_curve_table_add_column (c->error, "sd", sd, NULL)) != RPE_OK)
+      goto out;
+    if (rpe_curve_fit_loglog (rr, mean, nr, &slope, NULL, NULL) == RPE_OK)
+      rpe_curve_table_set_meta_double (c->error, "slope", slope);
+  }
+  rpe_monitor_progress (monitor, 0.4);
+
+  /* 3. extrapolation beyond N_train */
+  {
+    RpeCurveExtrapolationConfig config = { 0 };
+    RpeCurveModel models[5];
+    gsize n_train = s->train_length > 0 ? MIN (s->train_length, 256) : MAX (n / 2, 2);
+    gsize n_max = MIN (MAX (n, 2 * n_train), 512);
+    RpeExplorerSnapshot tmp;
+
+    c->n_train = n_train;
+    config.n_train = n_train;
+    config.n_max = n_max;
+    config.n_heads = p->n_heads;
+    config.n_features = D;
+    config.causal = s->causal;
+    memset (models, 0, sizeof models);
+    models[0].kind = RPE_CURVE_MODEL_APE;
+    models[0].name = "ape";
+    models[1].kind = RPE_CURVE_MODEL_SPE_EXACT;
+    models[1].name = "spe_exact";
+    models[1].spe = p;
+    models[1].gated = s->gated;
+    models[2].kind = RPE_CURVE_MODEL_SPE_ESTIMATE;
+    models[2].name = "spe_estimate";
+    models[2].spe = p;
+    models[2].gated = s->gated;
+    models[2].realizations = s->r;
+    models[2].seed = s->seed;
+    tmp = *s;
+    tmp.train_length = n_train;
+    lrpe_x = rpe_explorer_snapshot_new_lrpe (&tmp, D, &status);
+    if (lrpe_x == NULL)
+      goto out;
+    models[3].kind = RPE_CURVE_MODEL_LRPE;
+    models[3].name = "lrpe";
+    models[3].lrpe = lrpe_x;
+    bias = rpe_alloc (2 * n_max - 1, sizeof (float), &status);
+    if (bias == NULL)
+      goto out;
+    rpe_explorer_snapshot_fastrpb_weights (s, n_max, bias);
+    models[4].kind = RPE_CURVE_MODEL_FASTRPB;
+    models[4].name = "fastrpb";
+    models[4].bias = bias;
+    c->extrapolation = rpe_curve_extrapolation_table (&config, models, 5, s->head, &status, &sub);
+    if (c->extrapolation == NULL)
+      goto out;
+  }
+  rpe_monitor_progress (monitor, 1.0);
+
+out:
+  rpe_lrpe_free (lrpe);
+  rpe_lrpe_free (lrpe_x);
+  rpe_free (w);
+  rpe_free (bias);
+  if (status != RPE_OK)
+    {
+      rpe_curves_unref (c);
+      return status;
+    }
+  *result = c;
+  *result_free = (GDestroyNotify) rpe_curves_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
+                          RpeComputeProgressFunc  progress,
+                          gpointer                progress_data,
+                          GCancellable           *cancellable,
+                          GAsyncReadyCallback     callback,
+                          gpointer                user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL);
+  job = job_new (rpe_compute_curves_async, "the curves", curves_run,
+                 progress, progress_data, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job_start (job);
+}
+
+RpeCurves *
+rpe_compute_curves_finish (GAsyncResult  *result,
+                           GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_curves_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------- checkpoints */
+
+static RpeStatus
+checkpoint_run (Job               *job,
+                const RpeMonitor  *monitor,
+                gpointer          *result,
+                GDestroyNotify    *result_free)
+{
+  RpeCheckpointData *c = g_atomic_rc_box_new0 (RpeCheckpointData);
+  g_autofree char *base = g_path_get_basename (job->path);
+
+  c->path = g_strdup (job->path);
+  c->set = rpe_checkpoint_read (job->path, &job->error);
+  if (c->set == NULL)
+    goto fail;
+  if (rpe_monitor_cancelled (monitor))
+    {
+      rpe_checkpoint_data_unref (c);
+      return RPE_ERROR_CANCELLED;
+    }
+  c->modules = rpe_checkpoint_find_modules (c->set);
+  if (c->modules == NULL || c->modules->len == 0)
+    {
+      job->error = g_error_new (RPE_ERROR, RPE_ERROR_NOT_FOUND,
+                                "No SPE module was recognised in “%s” (%zu tensors)",
+                                base, rpe_tensor_set_size (c->set));
+      goto fail;
+    }
+  for (guint i = 0; i < c->modules->len; i++)
+    {
+      const RpeSpeModuleInfo *info = g_ptr_array_index (c->modules, i);
+      gboolean *have = info->method == RPE_SPE_SINE ? &c->have_sine : &c->have_conv;
+
+      if (*have)
+        continue;
+      if (!rpe_checkpoint_load_spe (c->set, info->prefix, -1,
+                                    info->method == RPE_SPE_SINE ? &c->sine : &c->conv, &job->error))
+        goto fail;
+      *have = TRUE;
+      if (info->method == RPE_SPE_SINE)
+        c->sine_prefix = g_strdup (info->prefix);
+      else
+        c->conv_prefix = g_strdup (info->prefix);
+    }
+  *result = c;
+  *result_free = (GDestroyNotify) rpe_checkpoint_data_unref;
+  return RPE_OK;
+
+fail:
+  rpe_checkpoint_data_unref (c);
+  return job->error != NULL && job->error->domain == RPE_ERROR ? (RpeStatus) job->error->code
+                                                                : RPE_ERROR_IO;
+}
+
+void
+rpe_compute_open_checkpoint_async (const char          *path,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  Job *job;
+
+  g_return_if_fail (path != NULL);
+  job = job_new (rpe_compute_open_checkpoint_async, "the checkpoint", checkpoint_run,
+                 NULL, NULL, cancellable, callback, user_data);
+  job->path = g_strdup (path);
+  job_start (job);
+}
+
+RpeCheckpointData *
+rpe_compute_open_checkpoint_finish (GAsyncResult  *result,
+                                    GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_open_checkpoint_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ---------------------------------------------------------------- slots */
+
+void
+rpe_job_slot_init (RpeJobSlot      *slot,
+                   RpeJobStartFunc  start,
+                   gpointer         owner)
+{
+  memset (slot, 0, sizeof *slot);
+  slot->start = start;
+  slot->owner = owner;
+}
+
+static void
+slot_start (RpeJobSlot *slot)
+{
+  slot->pending = FALSE;
+  slot->running = g_cancellable_new ();
+  slot->start (slot->owner, slot->running);
+}
+
+void
+rpe_job_slot_request (RpeJobSlot *slot)
+{
+  if (slot->running != NULL)
+    {
+      g_cancellable_cancel (slot->running);
+      slot->pending = TRUE;
+      return;
+    }
+  slot_start (slot);
+}
+
+void
+rpe_job_slot_cancel (RpeJobSlot *slot)
+{
+  slot->pending = FALSE;
+  if (slot->running != NULL)
+    {
+      g_cancellable_cancel (slot->running);
+      g_clear_object (&slot->running);
+    }
+}
+
+gboolean
+rpe_job_slot_done (RpeJobSlot   *slot,
+                   GAsyncResult *result)
+{
+  GCancellable *cancellable = g_task_get_cancellable (G_TASK (result));
+  gboolean cancelled;
+
+  if (slot->running == NULL || cancellable != slot->running)
+    return FALSE;   /* a job the slot already forgot (cancelled by rpe_job_slot_cancel) */
+  cancelled = g_cancellable_is_cancelled (cancellable);
+  g_clear_object (&slot->running);
+  if (slot->pending)
+    {
+      slot_start (slot);
+      return FALSE;
+    }
+  return !cancelled;
+}
+
+gboolean
+rpe_job_slot_busy (const RpeJobSlot *slot)
+{
+  return slot->running != NULL || slot->pending;
+}
+
+void
+rpe_job_slot_clear (RpeJobSlot *slot)
+{
+  rpe_job_slot_cancel (slot);
+  slot->start = NULL;
+  slot->owner = NULL;
 }

@@ -11,6 +11,10 @@
 
 #include <gio/gio.h>
 
+#include "rpe-checkpoint.h"
+#include "rpe-curves.h"
+#include "rpe-explorer-state.h"
+#include "rpe-plot-render.h"
 #include "rpe-spe.h"
 
 G_BEGIN_DECLS
@@ -28,6 +32,12 @@ typedef struct
   float        *values;      /* rpe_alloc'd */
   double        vmin;        /* over all finite values */
   double        vmax;
+  /* Filled by rpe_compute_template_grid_async (zero / NULL otherwise): */
+  guint64         serial;    /* the state serial computed from */
+  RpeTemplateKind kind;      /* what values holds */
+  gsize           r;         /* R of the draw (empirical, difference) */
+  float          *profiles;  /* (D, 2N - 1) analytic lag profiles, i <-> tau = i - (N-1) */
+  double          error;     /* empirical, difference: |Phat - Ptilde|_F / |Ptilde|_F over the head */
 } RpeTemplates;
 
 #define RPE_TYPE_TEMPLATES (rpe_templates_get_type ())
@@ -65,7 +75,199 @@ void          rpe_compute_templates_async_full (const RpeSpeParams     *params,
                                                 GCancellable           *cancellable,
                                                 GAsyncReadyCallback     callback,
                                                 gpointer                user_data);
+/* Also for rpe_compute_template_grid_async. */
 RpeTemplates *rpe_compute_templates_finish     (GAsyncResult           *result,
                                                 GError                **error);
+
+/* The templates grid of the snapshot's head: kind analytic / empirical (one draw
+ * of R codes with the snapshot's seed, MATH.md section 4) / difference, at
+ * length min (N, n_cap), plus the analytic lag profiles. */
+void          rpe_compute_template_grid_async  (RpeExplorerSnapshot    *snapshot,
+                                                gsize                   n_cap,
+                                                RpeComputeProgressFunc  progress,
+                                                gpointer                progress_data,
+                                                GCancellable           *cancellable,
+                                                GAsyncReadyCallback     callback,
+                                                gpointer                user_data);
+
+/* ---- Attention maps, streamed and reduced to pixels ---- */
+
+/* A (rows, cols) image of the window [m0, m1) x [n0, n1) of one head's N x N map:
+ * pixel (i, j) covers rows m0 + i (m1 - m0) / rows .. and columns likewise; it
+ * holds the mean (or max) of the entries it covers.  When the window is not
+ * larger than the image, rows = m1 - m0 and cols = n1 - n0 (one cell, one pixel). */
+typedef struct
+{
+  guint64            serial;
+  RpeExplorerMethod  method;
+  gboolean           causal;
+  gsize              n;          /* N */
+  gsize              head;
+  gsize              m0, m1, n0, n1;
+  gsize              rows, cols;
+  RpeHeatmapReduce   reduce;
+  float             *values;     /* rows x cols, rpe_alloc'd */
+  double             vmin, vmax; /* over the finite values */
+  double             seconds;    /* worker time */
+} RpeAttentionImage;
+
+GType              rpe_attention_image_get_type (void) G_GNUC_CONST;
+RpeAttentionImage *rpe_attention_image_ref   (RpeAttentionImage *image);
+void               rpe_attention_image_unref (RpeAttentionImage *image);
+GBytes            *rpe_attention_image_dup_bytes (RpeAttentionImage *image);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeAttentionImage, rpe_attention_image_unref)
+
+typedef struct
+{
+  gsize            m0, m1;       /* rows shown, 0 <= m0 < m1 <= N (m1 = 0: N) */
+  gsize            n0, n1;       /* columns shown (n1 = 0: N) */
+  gsize            max_rows;     /* image size limit (pixels) */
+  gsize            max_cols;
+  RpeHeatmapReduce reduce;       /* MEAN or MAX */
+} RpeAttentionRequest;
+
+/* Rows of the attention map of the snapshot's method and head (MATH.md 4-9),
+ * computed in blocks of rows (memory O(block x N), never N x N when N exceeds
+ * the image), reduced to the image in the worker. */
+void               rpe_compute_attention_async  (RpeExplorerSnapshot       *snapshot,
+                                                 const RpeAttentionRequest *request,
+                                                 RpeComputeProgressFunc     progress,
+                                                 gpointer                   progress_data,
+                                                 GCancellable              *cancellable,
+                                                 GAsyncReadyCallback        callback,
+                                                 gpointer                   user_data);
+RpeAttentionImage *rpe_compute_attention_finish (GAsyncResult              *result,
+                                                 GError                   **error);
+
+/* The value of one cell (m, n) of the same map (computes row m). */
+RpeStatus          rpe_compute_attention_cell   (const RpeExplorerSnapshot *snapshot,
+                                                 gsize                      m,
+                                                 gsize                      n,
+                                                 double                    *value);
+
+/* ---- The teaching view: exact attention vs its SPE estimate ---- */
+
+typedef struct
+{
+  guint64  serial;
+  gsize    n;              /* min (N, n_cap) */
+  gsize    r;
+  gsize    head;
+  float   *exact;          /* (N, N) softmax of the exact logits */
+  float   *estimate;       /* (N, N) softmax of the SPE logits */
+  float   *difference;     /* estimate - exact */
+  double   error;          /* |estimate - exact|_F / |exact|_F */
+  /* Template error against R (rpe_curve_error_vs_r, the head's D features,
+   * n_seeds draws): n_curve points, or 0 when not requested. */
+  gsize    n_curve;
+  double  *curve_r;
+  double  *curve_mean;
+  double  *curve_sd;
+  double   slope;          /* log-log slope of the mean (about -1/2) */
+} RpeTeaching;
+
+GType        rpe_teaching_get_type (void) G_GNUC_CONST;
+RpeTeaching *rpe_teaching_ref   (RpeTeaching *teaching);
+void         rpe_teaching_unref (RpeTeaching *teaching);
+/* One of the three maps as GBytes holding a reference (which: 0 exact, 1 estimate, 2 difference). */
+GBytes      *rpe_teaching_dup_bytes (RpeTeaching *teaching,
+                                     guint        which);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTeaching, rpe_teaching_unref)
+
+void         rpe_compute_teaching_async  (RpeExplorerSnapshot    *snapshot,
+                                          gsize                   n_cap,
+                                          gboolean                with_curve,
+                                          RpeComputeProgressFunc  progress,
+                                          gpointer                progress_data,
+                                          GCancellable           *cancellable,
+                                          GAsyncReadyCallback     callback,
+                                          gpointer                user_data);
+RpeTeaching *rpe_compute_teaching_finish (GAsyncResult           *result,
+                                          GError                **error);
+
+/* ---- Curves: profiles, estimator error, extrapolation ---- */
+
+typedef struct
+{
+  guint64        serial;
+  RpeCurveTable *profile;        /* "tau", "spe_d", "spe_mean", "lrpe", "fastrpb" */
+  RpeCurveTable *error;          /* "R", "mean", "sd" */
+  RpeCurveTable *extrapolation;  /* rpe_curve_extrapolation_table: "m", "<model>_distance", ... */
+  gsize          n_train;
+} RpeCurves;
+
+GType      rpe_curves_get_type (void) G_GNUC_CONST;
+RpeCurves *rpe_curves_ref   (RpeCurves *curves);
+void       rpe_curves_unref (RpeCurves *curves);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeCurves, rpe_curves_unref)
+
+void       rpe_compute_curves_async  (RpeExplorerSnapshot    *snapshot,
+                                      RpeComputeProgressFunc  progress,
+                                      gpointer                progress_data,
+                                      GCancellable           *cancellable,
+                                      GAsyncReadyCallback     callback,
+                                      gpointer                user_data);
+RpeCurves *rpe_compute_curves_finish (GAsyncResult           *result,
+                                      GError                **error);
+
+/* ---- Opening a checkpoint ---- */
+
+typedef struct
+{
+  char         *path;
+  RpeTensorSet *set;
+  GPtrArray    *modules;          /* RpeSpeModuleInfo* */
+  RpeSpeParams  sine;             /* the first sine module found (have_sine) */
+  RpeSpeParams  conv;
+  gboolean      have_sine;
+  gboolean      have_conv;
+  char         *sine_prefix;
+  char         *conv_prefix;
+} RpeCheckpointData;
+
+GType              rpe_checkpoint_data_get_type (void) G_GNUC_CONST;
+RpeCheckpointData *rpe_checkpoint_data_ref   (RpeCheckpointData *data);
+void               rpe_checkpoint_data_unref (RpeCheckpointData *data);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeCheckpointData, rpe_checkpoint_data_unref)
+
+/* Reads the file and recognises its SPE modules; an error (RPE_ERROR_FORMAT,
+ * RPE_ERROR_NOT_FOUND "no SPE module", ...) names the reason. */
+void               rpe_compute_open_checkpoint_async  (const char          *path,
+                                                       GCancellable        *cancellable,
+                                                       GAsyncReadyCallback  callback,
+                                                       gpointer             user_data);
+RpeCheckpointData *rpe_compute_open_checkpoint_finish (GAsyncResult        *result,
+                                                       GError             **error);
+
+/* ---- One job per view ----
+ *
+ * A view owns one RpeJobSlot.  rpe_job_slot_request () asks for a new
+ * computation: if none runs, start () is called at once with a fresh
+ * cancellable; if one runs, it is cancelled and the request is remembered, and
+ * start () runs when the cancelled job's callback calls rpe_job_slot_done ()
+ * (so at most one job per view runs, and a burst of changes coalesces into one
+ * new job).  The callback passes its GTask; rpe_job_slot_done () returns TRUE
+ * if the result is current (to be shown), FALSE if it is stale. */
+typedef void (*RpeJobStartFunc) (gpointer      owner,
+                                 GCancellable *cancellable);
+
+typedef struct
+{
+  GCancellable    *running;
+  gboolean         pending;
+  RpeJobStartFunc  start;
+  gpointer         owner;
+} RpeJobSlot;
+
+void     rpe_job_slot_init    (RpeJobSlot      *slot,
+                               RpeJobStartFunc  start,
+                               gpointer         owner);
+void     rpe_job_slot_request (RpeJobSlot      *slot);
+/* Cancels the running job and forgets a pending request. */
+void     rpe_job_slot_cancel  (RpeJobSlot      *slot);
+gboolean rpe_job_slot_done    (RpeJobSlot      *slot,
+                               GAsyncResult    *result);
+gboolean rpe_job_slot_busy    (const RpeJobSlot *slot);
+void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 
 G_END_DECLS

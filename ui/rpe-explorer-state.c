@@ -1,3 +1,832 @@
+/* rpe-explorer-state.c: the explorer's parameters (a GObject on the main
+ * thread) and their immutable snapshots for the workers. */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-explorer-state.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
+#include "rpe-rng.h"
+
+/* ------------------------------------------------------------- the flags */
+
+GType
+rpe_explorer_change_get_type (void)
+{
+  static gsize type_id = 0;
+
+  if (g_once_init_enter (&type_id))
+    {
+      static const GFlagsValue values[] = {
+        { RPE_EXPLORER_CHANGE_METHOD, "RPE_EXPLORER_CHANGE_METHOD", "method" },
+        { RPE_EXPLORER_CHANGE_SPE_KIND, "RPE_EXPLORER_CHANGE_SPE_KIND", "spe-kind" },
+        { RPE_EXPLORER_CHANGE_SPE_PARAMS, "RPE_EXPLORER_CHANGE_SPE_PARAMS", "spe-params" },
+        { RPE_EXPLORER_CHANGE_GATE, "RPE_EXPLORER_CHANGE_GATE", "gate" },
+        { RPE_EXPLORER_CHANGE_LENGTH, "RPE_EXPLORER_CHANGE_LENGTH", "length" },
+        { RPE_EXPLORER_CHANGE_REALIZATIONS, "RPE_EXPLORER_CHANGE_REALIZATIONS", "realizations" },
+        { RPE_EXPLORER_CHANGE_SEED, "RPE_EXPLORER_CHANGE_SEED", "seed" },
+        { RPE_EXPLORER_CHANGE_HEAD, "RPE_EXPLORER_CHANGE_HEAD", "head" },
+        { RPE_EXPLORER_CHANGE_FEATURE, "RPE_EXPLORER_CHANGE_FEATURE", "feature" },
+        { RPE_EXPLORER_CHANGE_CAUSAL, "RPE_EXPLORER_CHANGE_CAUSAL", "causal" },
+        { RPE_EXPLORER_CHANGE_GATED, "RPE_EXPLORER_CHANGE_GATED", "gated" },
+        { RPE_EXPLORER_CHANGE_FEATURE_MAP, "RPE_EXPLORER_CHANGE_FEATURE_MAP", "feature-map" },
+        { RPE_EXPLORER_CHANGE_TEMPLATE_KIND, "RPE_EXPLORER_CHANGE_TEMPLATE_KIND", "template-kind" },
+        { RPE_EXPLORER_CHANGE_CONTENT, "RPE_EXPLORER_CHANGE_CONTENT", "content" },
+        { RPE_EXPLORER_CHANGE_LRPE, "RPE_EXPLORER_CHANGE_LRPE", "lrpe" },
+        { RPE_EXPLORER_CHANGE_FASTRPB, "RPE_EXPLORER_CHANGE_FASTRPB", "fastrpb" },
+        { RPE_EXPLORER_CHANGE_TRAIN_LENGTH, "RPE_EXPLORER_CHANGE_TRAIN_LENGTH", "train-length" },
+        { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
+        { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
+        { 0, NULL, NULL }
+      };
+      GType type = g_flags_register_static (g_intern_static_string ("RpeExplorerChange"), values);
+
+      g_once_init_leave (&type_id, type);
+    }
+  return type_id;
+}
+
+const char *
+rpe_explorer_method_name (RpeExplorerMethod method)
+{
+  static const char *names[] = { "SPE estimate", "Exact RPE", "APE", "LRPE", "FastRPB", "Linear (implied)" };
+
+  return (guint) method < G_N_ELEMENTS (names) ? names[method] : "?";
+}
+
+/* -------------------------------------------------------------- snapshots */
+
+typedef struct
+{
+  RpeExplorerSnapshot public;
+  float              *npy_copy;
+} SnapshotPrivate;
+
+static void
+snapshot_clear (gpointer data)
+{
+  SnapshotPrivate *priv = data;
+
+  rpe_spe_params_clear (&priv->public.spe);
+  rpe_free (priv->npy_copy);
+}
+
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_ref (RpeExplorerSnapshot *snapshot)
+{
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  return (RpeExplorerSnapshot *) g_atomic_rc_box_acquire ((gpointer) snapshot);
+}
+
+void
+rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot)
+{
+  if (snapshot != NULL)
+    g_atomic_rc_box_release_full ((gpointer) snapshot, snapshot_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeExplorerSnapshot, rpe_explorer_snapshot,
+                     rpe_explorer_snapshot_ref, rpe_explorer_snapshot_unref)
+
+RpeStatus
+rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *s,
+                                    gsize                      n,
+                                    float                     *q,
+                                    float                     *k)
+{
+  gsize H = s->have_spe ? s->spe.n_heads : 1;
+  gsize D = s->have_spe ? s->spe.n_features : 1;
+  gsize row, count;
+
+  if (!rpe_size_mul (H, D, &row) || !rpe_size_mul (row, n, &count))
+    return RPE_ERROR_OVERFLOW;
+
+  switch (s->content)
+    {
+    case RPE_CONTENT_RANDOM:
+      rpe_rng_normal (s->seed, RPE_STREAM_QUERIES, 0, q, count);
+      rpe_rng_normal (s->seed, RPE_STREAM_KEYS, 0, k, count);
+      return RPE_OK;
+
+    case RPE_CONTENT_NPY:
+      if (s->npy_data != NULL && s->npy_n > 0)
+        {
+          gsize width = s->npy_per_head ? row : D;
+
+          for (gsize m = 0; m < n; m++)
+            {
+              const float *src = s->npy_data + (m % s->npy_n) * width;
+
+              for (gsize h = 0; h < H; h++)
+                {
+                  memcpy (q + m * row + h * D, s->npy_per_head ? src + h * D : src, D * sizeof (float));
+                  memcpy (k + m * row + h * D, s->npy_per_head ? src + h * D : src, D * sizeof (float));
+                }
+            }
+          return RPE_OK;
+        }
+      G_GNUC_FALLTHROUGH;
+
+    case RPE_CONTENT_UNIT:
+    case RPE_CONTENT_N_KINDS:
+    default:
+      for (gsize i = 0; i < count; i++)
+        q[i] = k[i] = 1.0f;
+      return RPE_OK;
+    }
+}
+
+void
+rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *s,
+                                       gsize                      n,
+                                       float                     *w)
+{
+  const long T = RPE_EXPLORER_FASTRPB_TAPS;
+
+  for (gsize i = 0; i < 2 * n - 1; i++)
+    {
+      long tau = (long) i - (long) (n - 1);
+
+      w[i] = labs (tau) < T ? s->fastrpb_w[tau + T - 1] : 0.0f;
+    }
+}
+
+RpeLrpe *
+rpe_explorer_snapshot_new_lrpe (const RpeExplorerSnapshot *s,
+                                gsize                      f,
+                                RpeStatus                 *status)
+{
+  RpeLrpeConfig config = { 0 };
+
+  config.dim = f;
+  config.length = s->train_length > 0 ? s->train_length : s->n;
+  config.p = s->lrpe_p;
+  config.lambda = s->lrpe_lambda;
+  config.theta_kind = s->lrpe_theta;
+  config.seed = s->seed;
+  return rpe_lrpe_new (&config, status);
+}
+
+/* ------------------------------------------------------------------ state */
+
+struct _RpeExplorerState
+{
+  GObject             parent_instance;
+
+  guint64             serial;
+  RpeExplorerMethod   method;
+  RpeSpeMethod        spe_kind;
+  RpeSpeParams        modules[2];      /* indexed by RpeSpeMethod */
+  gboolean            have[2];
+  char               *source[2];
+  guint               n;
+  guint               r;
+  guint               seed;
+  guint               head;
+  guint               feature;
+  gboolean            causal;
+  gboolean            gated;
+  RpeFeatureMap       feature_map;
+  RpeTemplateKind     template_kind;
+  RpeExplorerContent  content;
+  float              *npy;
+  gsize               npy_n;
+  gboolean            npy_per_head;
+  gsize               npy_shape[3];
+  RpeLrpeP            lrpe_p;
+  RpeLrpeLambda       lrpe_lambda;
+  RpeLrpeTheta        lrpe_theta;
+  float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
+  guint               train_length;
+  char               *colormap;
+};
+
+G_DEFINE_FINAL_TYPE (RpeExplorerState, rpe_explorer_state, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_METHOD,
+  PROP_SPE_KIND,
+  PROP_LENGTH,
+  PROP_REALIZATIONS,
+  PROP_SEED,
+  PROP_HEAD,
+  PROP_FEATURE,
+  PROP_CAUSAL,
+  PROP_GATED,
+  PROP_FEATURE_MAP,
+  PROP_TEMPLATE_KIND,
+  PROP_CONTENT,
+  PROP_LRPE_P,
+  PROP_LRPE_LAMBDA,
+  PROP_LRPE_THETA,
+  PROP_TRAIN_LENGTH,
+  PROP_COLORMAP,
+  N_PROPS
+};
+
+enum {
+  SIGNAL_CHANGED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+static void
+emit_changed (RpeExplorerState  *self,
+              RpeExplorerChange  what)
+{
+  self->serial++;
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0, what);
+}
+
+/* The guint field behind a property and the change it makes. */
+static guint *
+uint_field (RpeExplorerState   *self,
+            guint               prop_id,
+            RpeExplorerChange  *what)
+{
+  switch (prop_id)
+    {
+    case PROP_METHOD:        *what = RPE_EXPLORER_CHANGE_METHOD;        return (guint *) &self->method;
+    case PROP_SPE_KIND:      *what = RPE_EXPLORER_CHANGE_SPE_KIND;      return (guint *) &self->spe_kind;
+    case PROP_LENGTH:        *what = RPE_EXPLORER_CHANGE_LENGTH;        return &self->n;
+    case PROP_REALIZATIONS:  *what = RPE_EXPLORER_CHANGE_REALIZATIONS;  return &self->r;
+    case PROP_SEED:          *what = RPE_EXPLORER_CHANGE_SEED;          return &self->seed;
+    case PROP_HEAD:          *what = RPE_EXPLORER_CHANGE_HEAD;          return &self->head;
+    case PROP_FEATURE:       *what = RPE_EXPLORER_CHANGE_FEATURE;       return &self->feature;
+    case PROP_FEATURE_MAP:   *what = RPE_EXPLORER_CHANGE_FEATURE_MAP;   return (guint *) &self->feature_map;
+    case PROP_TEMPLATE_KIND: *what = RPE_EXPLORER_CHANGE_TEMPLATE_KIND; return (guint *) &self->template_kind;
+    case PROP_CONTENT:       *what = RPE_EXPLORER_CHANGE_CONTENT;       return (guint *) &self->content;
+    case PROP_LRPE_P:        *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_p;
+    case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
+    case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
+    case PROP_TRAIN_LENGTH:  *what = RPE_EXPLORER_CHANGE_TRAIN_LENGTH;  return &self->train_length;
+    default:                 return NULL;
+    }
+}
+
+static void
+rpe_explorer_state_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  RpeExplorerState *self = RPE_EXPLORER_STATE (object);
+  RpeExplorerChange what;
+  guint *field;
+
+  switch (prop_id)
+    {
+    case PROP_CAUSAL:
+      g_value_set_boolean (value, self->causal);
+      return;
+    case PROP_GATED:
+      g_value_set_boolean (value, self->gated);
+      return;
+    case PROP_COLORMAP:
+      g_value_set_string (value, self->colormap);
+      return;
+    default:
+      break;
+    }
+  field = uint_field (self, prop_id, &what);
+  if (field != NULL)
+    g_value_set_uint (value, *field);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+rpe_explorer_state_set_property (GObject      *object,
+                                 guint         prop_id,
+                                 const GValue *value,
+                                 GParamSpec   *pspec)
+{
+  RpeExplorerState *self = RPE_EXPLORER_STATE (object);
+  RpeExplorerChange what;
+  guint *field;
+
+  switch (prop_id)
+    {
+    case PROP_CAUSAL:
+    case PROP_GATED:
+      {
+        gboolean *flag = prop_id == PROP_CAUSAL ? &self->causal : &self->gated;
+        gboolean v = g_value_get_boolean (value);
+
+        if (*flag != v)
+          {
+            *flag = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, prop_id == PROP_CAUSAL ? RPE_EXPLORER_CHANGE_CAUSAL
+                                                       : RPE_EXPLORER_CHANGE_GATED);
+          }
+      }
+      return;
+    case PROP_COLORMAP:
+      if (g_strcmp0 (self->colormap, g_value_get_string (value)) != 0)
+        {
+          g_free (self->colormap);
+          self->colormap = g_value_dup_string (value);
+          g_object_notify_by_pspec (object, pspec);
+          emit_changed (self, RPE_EXPLORER_CHANGE_COLORMAP);
+        }
+      return;
+    default:
+      break;
+    }
+  field = uint_field (self, prop_id, &what);
+  if (field == NULL)
+    {
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  if (*field != g_value_get_uint (value))
+    {
+      *field = g_value_get_uint (value);
+      g_object_notify_by_pspec (object, pspec);
+      emit_changed (self, what);
+    }
+}
+
+static void
+rpe_explorer_state_finalize (GObject *object)
+{
+  RpeExplorerState *self = RPE_EXPLORER_STATE (object);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      rpe_spe_params_clear (&self->modules[i]);
+      g_free (self->source[i]);
+    }
+  rpe_free (self->npy);
+  g_free (self->colormap);
+
+  G_OBJECT_CLASS (rpe_explorer_state_parent_class)->finalize (object);
+}
+
+static GParamSpec *
+uint_pspec (const char *name,
+            const char *blurb,
+            guint       lo,
+            guint       hi,
+            guint       def)
+{
+  return g_param_spec_uint (name, NULL, blurb, lo, hi, def,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+}
+
+static void
+rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = rpe_explorer_state_finalize;
+  object_class->get_property = rpe_explorer_state_get_property;
+  object_class->set_property = rpe_explorer_state_set_property;
+
+  properties[PROP_METHOD] = uint_pspec ("method", "RpeExplorerMethod", 0, RPE_EXPLORER_N_METHODS - 1, 0);
+  properties[PROP_SPE_KIND] = uint_pspec ("spe-kind", "RpeSpeMethod", 0, 1, 0);
+  properties[PROP_LENGTH] = uint_pspec ("length", "N", 2, RPE_EXPLORER_MAX_LENGTH, 96);
+  properties[PROP_REALIZATIONS] = uint_pspec ("realizations", "R", 1, RPE_EXPLORER_MAX_R, 64);
+  properties[PROP_SEED] = uint_pspec ("seed", "noise seed", 0, G_MAXINT, 1);
+  properties[PROP_HEAD] = uint_pspec ("head", "h", 0, 1023, 0);
+  properties[PROP_FEATURE] = uint_pspec ("feature", "d", 0, 4095, 0);
+  properties[PROP_FEATURE_MAP] = uint_pspec ("feature-map", "RpeFeatureMap", 0, RPE_FEATURE_DPFP, RPE_FEATURE_ELU1);
+  properties[PROP_TEMPLATE_KIND] = uint_pspec ("template-kind", "RpeTemplateKind", 0, RPE_TEMPLATE_N_KINDS - 1, 0);
+  properties[PROP_CONTENT] = uint_pspec ("content", "RpeExplorerContent", 0, RPE_CONTENT_N_KINDS - 1, 0);
+  properties[PROP_LRPE_P] = uint_pspec ("lrpe-p", "RpeLrpeP", 0, RPE_LRPE_P_DCT, 0);
+  properties[PROP_LRPE_LAMBDA] = uint_pspec ("lrpe-lambda", "RpeLrpeLambda", 0, RPE_LRPE_LAMBDA_PERMUTATION, 0);
+  properties[PROP_LRPE_THETA] = uint_pspec ("lrpe-theta", "RpeLrpeTheta (A, B, C)", 0, RPE_LRPE_THETA_C, 0);
+  properties[PROP_TRAIN_LENGTH] = uint_pspec ("train-length", "N_train (0: none)", 0, RPE_EXPLORER_MAX_LENGTH, 64);
+  properties[PROP_CAUSAL] =
+    g_param_spec_boolean ("causal", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_GATED] =
+    g_param_spec_boolean ("gated", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLORMAP] =
+    g_param_spec_string ("colormap", NULL, NULL, "viridis",
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * RpeExplorerState::changed:
+   * @what: the RpeExplorerChange flags of what changed
+   */
+  signals[SIGNAL_CHANGED] =
+    g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, RPE_TYPE_EXPLORER_CHANGE);
+}
+
+static void
+rpe_explorer_state_init (RpeExplorerState *self)
+{
+  const long T = RPE_EXPLORER_FASTRPB_TAPS;
+
+  self->method = RPE_EXPLORER_METHOD_SPE;
+  self->spe_kind = RPE_SPE_SINE;
+  self->n = 96;
+  self->r = 64;
+  self->seed = 1;
+  self->feature_map = RPE_FEATURE_ELU1;
+  self->train_length = 64;
+  self->colormap = g_strdup ("viridis");
+  /* A local bias that favours the recent past: w_tau = 0.6 e^{-|tau|/6}, a bit
+   * stronger for tau >= 0 (keys before the query). */
+  for (long i = 0; i < 2 * T - 1; i++)
+    {
+      long tau = i - (T - 1);
+
+      self->fastrpb_w[i] = (float) ((tau >= 0 ? 0.6 : 0.3) * exp (-labs (tau) / 6.0));
+    }
+}
+
+RpeExplorerState *
+rpe_explorer_state_new (void)
+{
+  return g_object_new (RPE_TYPE_EXPLORER_STATE, NULL);
+}
+
+/* ---------------------------------------------------------------- modules */
+
+gboolean
+rpe_explorer_state_set_modules (RpeExplorerState   *self,
+                                const RpeSpeParams *sine,
+                                const char         *sine_source,
+                                const RpeSpeParams *conv,
+                                const char         *conv_source,
+                                GError            **error)
+{
+  const RpeSpeParams *in[2] = { sine, conv };
+  const char *src[2] = { sine_source, conv_source };
+  RpeSpeParams copies[2] = { { 0 }, { 0 } };
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+
+  /* Copy both first so that a failure leaves the state as it was. */
+  for (guint i = 0; i < 2; i++)
+    {
+      RpeStatus status;
+
+      if (in[i] == NULL)
+        continue;
+      if (in[i]->method != (RpeSpeMethod) i)
+        {
+          g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "Wrong module kind");
+          rpe_spe_params_clear (&copies[0]);
+          rpe_spe_params_clear (&copies[1]);
+          return FALSE;
+        }
+      status = rpe_spe_params_validate (in[i]);
+      if (status == RPE_OK)
+        status = rpe_spe_params_copy (&copies[i], in[i]);
+      if (status != RPE_OK)
+        {
+          g_set_error (error, RPE_ERROR, status, "Invalid %s parameters: %s",
+                       i == RPE_SPE_SINE ? "sine" : "conv", rpe_status_to_string (status));
+          rpe_spe_params_clear (&copies[0]);
+          rpe_spe_params_clear (&copies[1]);
+          return FALSE;
+        }
+    }
+  for (guint i = 0; i < 2; i++)
+    {
+      if (in[i] == NULL)
+        continue;
+      rpe_spe_params_clear (&self->modules[i]);
+      self->modules[i] = copies[i];
+      self->have[i] = TRUE;
+      g_free (self->source[i]);
+      self->source[i] = g_strdup (src[i] != NULL ? src[i] : "parameters");
+    }
+  emit_changed (self, RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_PARAMS | RPE_EXPLORER_CHANGE_GATE);
+  return TRUE;
+}
+
+const RpeSpeParams *
+rpe_explorer_state_get_params (RpeExplorerState *self,
+                               RpeSpeMethod      kind)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  g_return_val_if_fail ((guint) kind < 2, NULL);
+  return self->have[kind] ? &self->modules[kind] : NULL;
+}
+
+const char *
+rpe_explorer_state_get_source (RpeExplorerState *self,
+                               RpeSpeMethod      kind)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  g_return_val_if_fail ((guint) kind < 2, NULL);
+  return self->source[kind];
+}
+
+gboolean
+rpe_explorer_state_set_sine (RpeExplorerState *self,
+                             gsize             h,
+                             gsize             d,
+                             gsize             k,
+                             double            f,
+                             double            theta,
+                             double            lambda,
+                             gboolean          all_features)
+{
+  RpeSpeParams *p = &self->modules[RPE_SPE_SINE];
+  gsize d0, d1;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (!self->have[RPE_SPE_SINE] || h >= p->n_heads || d >= p->n_features || k >= p->n_sines)
+    return FALSE;
+  if (!isfinite (f) || !isfinite (theta) || !isfinite (lambda))
+    return FALSE;
+  f = CLAMP (f, 0.0, 0.5);
+  lambda = MAX (lambda, 0.0);
+  d0 = all_features ? 0 : d;
+  d1 = all_features ? p->n_features : d + 1;
+  for (gsize dd = d0; dd < d1; dd++)
+    {
+      gsize i = (h * p->n_features + dd) * p->n_sines + k;
+
+      p->freqs[i] = (float) f;
+      p->offsets[i] = (float) theta;
+      p->gains[i] = (float) lambda;
+    }
+  emit_changed (self, RPE_EXPLORER_CHANGE_SPE_PARAMS);
+  return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_conv_taps (RpeExplorerState *self,
+                                  gsize             h,
+                                  gsize             d,
+                                  gboolean          query,
+                                  const float      *taps,
+                                  gsize             n_taps,
+                                  gboolean          all_features)
+{
+  RpeSpeParams *p = &self->modules[RPE_SPE_CONV];
+  gsize d0, d1;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (!self->have[RPE_SPE_CONV] || h >= p->n_heads || d >= p->n_features
+      || n_taps != p->kernel || taps == NULL || !rpe_all_finite_f (taps, n_taps))
+    return FALSE;
+  d0 = all_features ? 0 : d;
+  d1 = all_features ? p->n_features : d + 1;
+  for (gsize dd = d0; dd < d1; dd++)
+    memcpy ((query ? p->wq : p->wk) + (h * p->n_features + dd) * p->kernel, taps,
+            n_taps * sizeof (float));
+  emit_changed (self, RPE_EXPLORER_CHANGE_SPE_PARAMS);
+  return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_conv_length (RpeExplorerState *self,
+                                    gsize             length)
+{
+  RpeSpeParams *p = &self->modules[RPE_SPE_CONV];
+  RpeSpeParams np = { 0 };
+  gsize channels;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (!self->have[RPE_SPE_CONV] || length < 1 || length > 4096)
+    return FALSE;
+  if (length == p->kernel)
+    return TRUE;
+  if (rpe_spe_params_init (&np, RPE_SPE_CONV, p->n_heads, p->n_features, length, p->gate != NULL) != RPE_OK)
+    return FALSE;
+  channels = p->n_heads * p->n_features;
+  for (gsize c = 0; c < channels; c++)
+    {
+      gsize keep = MIN (length, p->kernel);
+
+      memcpy (np.wq + c * length, p->wq + c * p->kernel, keep * sizeof (float));
+      memcpy (np.wk + c * length, p->wk + c * p->kernel, keep * sizeof (float));
+    }
+  if (p->gate != NULL)
+    memcpy (np.gate, p->gate, channels * sizeof (float));
+  rpe_spe_params_clear (p);
+  *p = np;
+  emit_changed (self, RPE_EXPLORER_CHANGE_SPE_PARAMS | RPE_EXPLORER_CHANGE_MODULES);
+  return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_gate (RpeExplorerState *self,
+                             gsize             h,
+                             gsize             d,
+                             double            g,
+                             gboolean          all_features)
+{
+  RpeSpeParams *p;
+  gsize d0, d1;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  p = &self->modules[self->spe_kind];
+  if (!self->have[self->spe_kind] || h >= p->n_heads || d >= p->n_features || !isfinite (g))
+    return FALSE;
+  if (p->gate == NULL)
+    {
+      RpeStatus status;
+
+      p->gate = rpe_alloc0 (p->n_heads * p->n_features, sizeof (float), &status);
+      if (p->gate == NULL)
+        return FALSE;
+    }
+  g = CLAMP (g, 0.0, 1.0);
+  d0 = all_features ? 0 : d;
+  d1 = all_features ? p->n_features : d + 1;
+  for (gsize dd = d0; dd < d1; dd++)
+    p->gate[h * p->n_features + dd] = (float) g;
+  emit_changed (self, RPE_EXPLORER_CHANGE_GATE);
+  return TRUE;
+}
+
+void
+rpe_explorer_state_set_fastrpb_weights (RpeExplorerState *self,
+                                        const float      *w,
+                                        gsize             count)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  g_return_if_fail (w != NULL);
+
+  count = MIN (count, G_N_ELEMENTS (self->fastrpb_w));
+  for (gsize i = 0; i < count; i++)
+    self->fastrpb_w[i] = isfinite (w[i]) ? w[i] : 0.0f;
+  emit_changed (self, RPE_EXPLORER_CHANGE_FASTRPB);
+}
+
+const float *
+rpe_explorer_state_get_fastrpb_weights (RpeExplorerState *self,
+                                        gsize            *count)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (count != NULL)
+    *count = G_N_ELEMENTS (self->fastrpb_w);
+  return self->fastrpb_w;
+}
+
+gboolean
+rpe_explorer_state_set_npy_content (RpeExplorerState *self,
+                                    const float      *data,
+                                    gsize             ndim,
+                                    const gsize      *shape,
+                                    GError          **error)
+{
+  gsize count = 1;
+  RpeStatus status = RPE_OK;
+  float *copy;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+
+  if (ndim != 2 && ndim != 3)
+    {
+      g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT,
+                   "Queries/keys must have shape (N, D) or (N, H, D); this array has %zu dimensions", ndim);
+      return FALSE;
+    }
+  for (gsize i = 0; i < ndim; i++)
+    if (shape[i] == 0 || !rpe_size_mul (count, shape[i], &count))
+      {
+        g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "Empty or oversized array");
+        return FALSE;
+      }
+  if (!rpe_all_finite_f (data, count))
+    {
+      g_set_error (error, RPE_ERROR, RPE_ERROR_NOT_FINITE, "The array holds NaN or infinite values");
+      return FALSE;
+    }
+  copy = rpe_alloc (count, sizeof (float), &status);
+  if (copy == NULL)
+    {
+      g_set_error (error, RPE_ERROR, status, "%s", rpe_status_to_string (status));
+      return FALSE;
+    }
+  memcpy (copy, data, count * sizeof (float));
+  rpe_free (self->npy);
+  self->npy = copy;
+  self->npy_n = shape[0];
+  self->npy_per_head = ndim == 3;
+  memset (self->npy_shape, 0, sizeof self->npy_shape);
+  for (gsize i = 0; i < ndim; i++)
+    self->npy_shape[i] = shape[i];
+  if (self->content != RPE_CONTENT_NPY)
+    {
+      self->content = RPE_CONTENT_NPY;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONTENT]);
+    }
+  emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- snapshot */
+
+guint64
+rpe_explorer_state_get_serial (RpeExplorerState *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), 0);
+  return self->serial;
+}
+
+RpeExplorerSnapshot *
+rpe_explorer_state_snapshot (RpeExplorerState *self)
+{
+  SnapshotPrivate *priv;
+  RpeExplorerSnapshot *s;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+
+  priv = g_atomic_rc_box_new0 (SnapshotPrivate);
+  s = &priv->public;
+  s->serial = self->serial;
+  s->method = self->method;
+  s->spe_kind = self->spe_kind;
+  s->n = self->n;
+  s->r = self->r;
+  s->seed = self->seed;
+  s->causal = self->causal;
+  s->feature_map = self->feature_map;
+  s->template_kind = self->template_kind;
+  s->content = self->content;
+  s->lrpe_p = self->lrpe_p;
+  s->lrpe_lambda = self->lrpe_lambda;
+  s->lrpe_theta = self->lrpe_theta;
+  s->train_length = self->train_length;
+  memcpy (s->fastrpb_w, self->fastrpb_w, sizeof s->fastrpb_w);
+
+  if (self->have[self->spe_kind]
+      && rpe_spe_params_copy (&s->spe, &self->modules[self->spe_kind]) == RPE_OK)
+    {
+      s->have_spe = TRUE;
+      s->head = MIN ((gsize) self->head, s->spe.n_heads - 1);
+      s->feature = MIN ((gsize) self->feature, s->spe.n_features - 1);
+      s->gated = self->gated && s->spe.gate != NULL;
+    }
+
+  if (self->npy != NULL && s->have_spe)
+    {
+      gboolean fits = self->npy_per_head
+                      ? self->npy_shape[1] == s->spe.n_heads && self->npy_shape[2] == s->spe.n_features
+                      : self->npy_shape[1] == s->spe.n_features;
+      gsize count = self->npy_n * (self->npy_per_head ? self->npy_shape[1] * self->npy_shape[2]
+                                                      : self->npy_shape[1]);
+      RpeStatus status;
+
+      if (fits && (priv->npy_copy = rpe_alloc (count, sizeof (float), &status)) != NULL)
+        {
+          memcpy (priv->npy_copy, self->npy, count * sizeof (float));
+          s->npy_data = priv->npy_copy;
+          s->npy_n = self->npy_n;
+          s->npy_per_head = self->npy_per_head;
+        }
+    }
+  return s;
+}
+
+gsize
+rpe_explorer_state_get_length (RpeExplorerState *self)
+{
+  return self->n;
+}
+
+gsize
+rpe_explorer_state_get_r (RpeExplorerState *self)
+{
+  return self->r;
+}
+
+gsize
+rpe_explorer_state_get_head (RpeExplorerState *self)
+{
+  return self->head;
+}
+
+gsize
+rpe_explorer_state_get_feature (RpeExplorerState *self)
+{
+  return self->feature;
+}
+
+RpeSpeMethod
+rpe_explorer_state_get_spe_kind (RpeExplorerState *self)
+{
+  return self->spe_kind;
+}
+
+RpeExplorerMethod
+rpe_explorer_state_get_method (RpeExplorerState *self)
+{
+  return self->method;
+}
+
+const char *
+rpe_explorer_state_get_colormap (RpeExplorerState *self)
+{
+  return self->colormap;
+}

@@ -1,3 +1,923 @@
+/* rpe-teaching-view.c: the "SPE vs RPE" teaching view, the Curves page and
+ * the line-plot widget (drawn by rpe-curve-render). */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-teaching-view.h"
+
+#include <math.h>
+
+#define TEACHING_N_CAP 256
+
+/* ============================================================ line plot */
+
+struct _RpeLinePlot
+{
+  GtkWidget       parent_instance;
+
+  RpeCurvePlot    plot;
+  RpeCurveSeries *series;
+  GPtrArray      *owned;      /* copies of arrays and strings */
+  gboolean        hovering;
+  gsize           hover_series;
+  gsize           hover_index;
+};
+
+G_DEFINE_FINAL_TYPE (RpeLinePlot, rpe_line_plot, GTK_TYPE_WIDGET)
+
+static void
+line_plot_fill_colors (GtkWidget    *widget,
+                       RpeCurvePlot *plot)
+{
+  GdkRGBA fg;
+
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  plot->foreground[0] = fg.red;
+  plot->foreground[1] = fg.green;
+  plot->foreground[2] = fg.blue;
+  plot->foreground[3] = fg.alpha;
+}
+
+static void
+rpe_line_plot_snapshot (GtkWidget   *widget,
+                        GtkSnapshot *snapshot)
+{
+  RpeLinePlot *self = RPE_LINE_PLOT (widget);
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+  RpeCurvePlot plot = self->plot;
+  cairo_t *cr;
+
+  if (width <= 0 || height <= 0 || plot.n_series == 0)
+    return;
+  line_plot_fill_colors (widget, &plot);
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  rpe_curve_render (cr, &plot, width, height);
+  if (self->hovering && self->hover_series < plot.n_series)
+    rpe_curve_render_highlight (cr, &plot, width, height, self->hover_series, self->hover_index);
+  cairo_destroy (cr);
+}
+
+static void
+line_plot_motion (GtkEventControllerMotion *controller,
+                  double                    x,
+                  double                    y,
+                  RpeLinePlot              *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cairo_t *cr = cairo_create (surface);
+  RpeCurveFrame frame;
+  gsize s, i;
+  double distance;
+  gboolean hit = FALSE;
+
+  if (self->plot.n_series > 0
+      && rpe_curve_plot_layout (cr, &self->plot, gtk_widget_get_width (widget),
+                                gtk_widget_get_height (widget), &frame)
+      && rpe_curve_plot_nearest (&self->plot, &frame, x, y, &s, &i, &distance)
+      && distance < 24.0)
+    hit = TRUE;
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  if (hit != self->hovering || (hit && (s != self->hover_series || i != self->hover_index)))
+    {
+      self->hovering = hit;
+      if (hit)
+        {
+          self->hover_series = s;
+          self->hover_index = i;
+        }
+      gtk_widget_queue_draw (widget);
+    }
+}
+
+static void
+line_plot_leave (GtkEventControllerMotion *controller,
+                 RpeLinePlot              *self)
+{
+  if (self->hovering)
+    {
+      self->hovering = FALSE;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
+
+static void
+rpe_line_plot_measure (GtkWidget      *widget,
+                       GtkOrientation  orientation,
+                       int             for_size,
+                       int            *minimum,
+                       int            *natural,
+                       int            *minimum_baseline,
+                       int            *natural_baseline)
+{
+  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 150;
+  *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 360 : 240;
+}
+
+static void
+rpe_line_plot_finalize (GObject *object)
+{
+  RpeLinePlot *self = RPE_LINE_PLOT (object);
+
+  g_clear_pointer (&self->owned, g_ptr_array_unref);
+  g_free (self->series);
+  G_OBJECT_CLASS (rpe_line_plot_parent_class)->finalize (object);
+}
+
+static void
+rpe_line_plot_class_init (RpeLinePlotClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->finalize = rpe_line_plot_finalize;
+  widget_class->snapshot = rpe_line_plot_snapshot;
+  widget_class->measure = rpe_line_plot_measure;
+  gtk_widget_class_set_css_name (widget_class, "lineplot");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+rpe_line_plot_init (RpeLinePlot *self)
+{
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+
+  rpe_curve_plot_init (&self->plot);
+  self->owned = g_ptr_array_new_with_free_func (g_free);
+  g_signal_connect (motion, "motion", G_CALLBACK (line_plot_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (line_plot_leave), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), motion);
+  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
+}
+
+GtkWidget *
+rpe_line_plot_new (void)
+{
+  return g_object_new (RPE_TYPE_LINE_PLOT, NULL);
+}
+
+static const char *
+own_string (GPtrArray  *owned,
+            const char *s)
+{
+  char *copy;
+
+  if (s == NULL)
+    return NULL;
+  copy = g_strdup (s);
+  g_ptr_array_add (owned, copy);
+  return copy;
+}
+
+static const double *
+own_doubles (GPtrArray    *owned,
+             const double *v,
+             gsize         n)
+{
+  double *copy;
+
+  if (v == NULL)
+    return NULL;
+  copy = g_memdup2 (v, n * sizeof (double));
+  g_ptr_array_add (owned, copy);
+  return copy;
+}
+
+void
+rpe_line_plot_set (RpeLinePlot        *self,
+                   const RpeCurvePlot *plot)
+{
+  GPtrArray *owned;
+  RpeCurveSeries *series;
+
+  g_return_if_fail (RPE_IS_LINE_PLOT (self));
+  g_return_if_fail (plot != NULL);
+
+  owned = g_ptr_array_new_with_free_func (g_free);
+  series = g_new0 (RpeCurveSeries, MAX (plot->n_series, 1));
+  for (gsize i = 0; i < plot->n_series; i++)
+    {
+      const RpeCurveSeries *in = &plot->series[i];
+
+      series[i] = *in;
+      series[i].x = own_doubles (owned, in->x, in->n);
+      series[i].y = own_doubles (owned, in->y, in->n);
+      series[i].y_err = own_doubles (owned, in->y_err, in->n);
+      series[i].label = own_string (owned, in->label);
+    }
+  g_clear_pointer (&self->owned, g_ptr_array_unref);
+  g_free (self->series);
+  self->owned = owned;
+  self->series = series;
+  self->plot = *plot;
+  self->plot.series = series;
+  self->plot.title = own_string (owned, plot->title);
+  self->plot.x_label = own_string (owned, plot->x_label);
+  self->plot.y_label = own_string (owned, plot->y_label);
+  self->plot.x_marker_label = own_string (owned, plot->x_marker_label);
+  self->hovering = FALSE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+const RpeCurvePlot *
+rpe_line_plot_get (RpeLinePlot *self)
+{
+  g_return_val_if_fail (RPE_IS_LINE_PLOT (self), NULL);
+  return &self->plot;
+}
+
+/* ======================================================== shared helper */
+
+typedef struct
+{
+  GWeakRef self;
+} ViewRef;
+
+static ViewRef *
+view_ref_new (gpointer self)
+{
+  ViewRef *ref = g_new0 (ViewRef, 1);
+
+  g_weak_ref_init (&ref->self, self);
+  return ref;
+}
+
+static void
+view_ref_free (ViewRef *ref)
+{
+  g_weak_ref_clear (&ref->self);
+  g_free (ref);
+}
+
+static GtkWidget *
+caption_label (void)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
+  gtk_widget_add_css_class (label, "dim-label");
+  return label;
+}
+
+/* ======================================================= teaching view */
+
+#define TEACHING_CURVE_CHANGES (RPE_EXPLORER_CHANGE_SPE_KIND | RPE_EXPLORER_CHANGE_SPE_PARAMS \
+                                | RPE_EXPLORER_CHANGE_GATE | RPE_EXPLORER_CHANGE_LENGTH   \
+                                | RPE_EXPLORER_CHANGE_HEAD | RPE_EXPLORER_CHANGE_GATED    \
+                                | RPE_EXPLORER_CHANGE_MODULES)
+#define TEACHING_CHANGES (TEACHING_CURVE_CHANGES | RPE_EXPLORER_CHANGE_REALIZATIONS        \
+                          | RPE_EXPLORER_CHANGE_SEED | RPE_EXPLORER_CHANGE_CAUSAL          \
+                          | RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_COLORMAP)
+
+struct _RpeTeachingView
+{
+  GtkWidget         parent_instance;
+
+  RpeExplorerState *state;
+  gulong            changed_id;
+  RpeJobSlot        slot;
+  gboolean          dirty;
+  gboolean          curve_dirty;
+  RpeTeaching      *result;
+  RpeTeaching      *curve;       /* the last result that carried the error curve */
+
+  GtkWidget        *box;
+  GtkLabel         *caption;
+  GtkProgressBar   *progress;
+  RpeHeatmapView   *maps[3];
+  GtkScale         *r_scale;
+  GtkLabel         *r_label;
+  RpeLinePlot      *plot;
+  gboolean          updating;
+};
+
+G_DEFINE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, GTK_TYPE_WIDGET)
+
+static void teaching_request (RpeTeachingView *self);
+
+static void
+teaching_update_plot (RpeTeachingView *self)
+{
+  RpeCurvePlot plot;
+  RpeCurveSeries series[2] = { { 0 }, { 0 } };
+  double half[16], rr[16];
+  gsize r = rpe_explorer_state_get_r (self->state);
+  g_autofree char *marker = g_strdup_printf ("R = %zu", r);
+  g_autofree char *title = NULL;
+
+  if (self->curve == NULL)
+    return;
+  rpe_curve_plot_init (&plot);
+  series[0].x = self->curve->curve_r;
+  series[0].y = self->curve->curve_mean;
+  series[0].y_err = self->curve->curve_sd;
+  series[0].n = self->curve->n_curve;
+  series[0].label = "|P̂ − P̃|_F / |P̃|_F";
+  series[0].marker = RPE_CURVE_MARKER_CIRCLE;
+  /* the 1/sqrt(R) reference through the first point */
+  for (gsize i = 0; i < self->curve->n_curve && i < 16; i++)
+    {
+      rr[i] = self->curve->curve_r[i];
+      half[i] = self->curve->curve_mean[0] / sqrt (rr[i]);
+    }
+  series[1].x = rr;
+  series[1].y = half;
+  series[1].n = MIN (self->curve->n_curve, 16);
+  series[1].label = "∝ 1/√R";
+  series[1].dashed = TRUE;
+  plot.series = series;
+  plot.n_series = 2;
+  title = g_strdup_printf ("Template error against R (head %zu, mean over D, slope %.2f)",
+                           self->curve->head, self->curve->slope);
+  plot.title = title;
+  plot.x_label = "realizations R";
+  plot.y_label = "relative error";
+  plot.x_log = TRUE;
+  plot.y_log = TRUE;
+  plot.x_marker = (double) r;
+  plot.x_marker_label = marker;
+  rpe_line_plot_set (self->plot, &plot);
+}
+
+static void
+teaching_show (RpeTeachingView *self,
+               RpeTeaching     *t)
+{
+  static const char *titles[3] = { "exact RPE attention", "SPE estimate", "estimate − exact" };
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  g_autofree char *caption = NULL;
+  double a = 0.0;
+
+  g_clear_pointer (&self->result, rpe_teaching_unref);
+  self->result = rpe_teaching_ref (t);
+  if (t->n_curve > 0)
+    {
+      g_clear_pointer (&self->curve, rpe_teaching_unref);
+      self->curve = rpe_teaching_ref (t);
+    }
+  for (gsize i = 0; i < t->n * t->n; i++)
+    a = fmax (a, fmax (fabs (t->exact[i]), fabs (t->estimate[i])));
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr (GBytes) bytes = rpe_teaching_dup_bytes (t, i);
+
+      rpe_heatmap_view_set_data (self->maps[i], bytes, t->n, t->n);
+      rpe_heatmap_view_set_title (self->maps[i], titles[i]);
+      if (i < 2)
+        {
+          rpe_heatmap_view_set_colormap (self->maps[i], cmap);
+          rpe_heatmap_view_set_scale (self->maps[i], RPE_HEATMAP_SCALE_LINEAR);
+          rpe_heatmap_view_set_range (self->maps[i], TRUE, 0.0, a);
+        }
+    }
+  caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate (right) of the exact "
+                             "relative attention (left) has relative error |Â − A|_F / |A|_F = %.3f. "
+                             "Raise R to watch it sharpen; draw new noise to see another estimate.",
+                             t->head, t->n, t->r, t->error);
+  gtk_label_set_text (self->caption, caption);
+  teaching_update_plot (self);
+}
+
+static void
+teaching_done (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  ViewRef *ref = user_data;
+  g_autoptr (RpeTeachingView) self = g_weak_ref_get (&ref->self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTeaching) t = rpe_compute_teaching_finish (result, &error);
+
+  view_ref_free (ref);
+  if (self == NULL || !rpe_job_slot_done (&self->slot, result))
+    return;
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  if (t != NULL)
+    teaching_show (self, t);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    gtk_label_set_text (self->caption, error->message);
+}
+
+static void
+teaching_progress (double   fraction,
+                   gpointer user_data)
+{
+  RpeTeachingView *self = user_data;
+
+  gtk_progress_bar_set_fraction (self->progress, fraction);
+}
+
+static void
+teaching_start (gpointer      owner,
+                GCancellable *cancellable)
+{
+  RpeTeachingView *self = owner;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  gboolean with_curve = self->curve_dirty || self->curve == NULL;
+
+  self->curve_dirty = FALSE;
+  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
+  rpe_compute_teaching_async (s, TEACHING_N_CAP, with_curve, teaching_progress, self,
+                              cancellable, teaching_done, view_ref_new (self));
+}
+
+static void
+teaching_request (RpeTeachingView *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = TRUE;
+      return;
+    }
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+}
+
+static void
+teaching_sync_r (RpeTeachingView *self)
+{
+  gsize r = rpe_explorer_state_get_r (self->state);
+  g_autofree char *text = g_strdup_printf ("R = %zu", r);
+
+  self->updating = TRUE;
+  gtk_range_set_value (GTK_RANGE (self->r_scale), log2 ((double) r));
+  self->updating = FALSE;
+  gtk_label_set_text (self->r_label, text);
+}
+
+static void
+teaching_state_changed (RpeExplorerState  *state,
+                        RpeExplorerChange  what,
+                        RpeTeachingView   *self)
+{
+  if (what & RPE_EXPLORER_CHANGE_REALIZATIONS)
+    {
+      teaching_sync_r (self);
+      teaching_update_plot (self);
+    }
+  if (what & TEACHING_CURVE_CHANGES)
+    self->curve_dirty = TRUE;
+  if (what & TEACHING_CHANGES)
+    teaching_request (self);
+}
+
+static void
+teaching_r_changed (GtkRange        *range,
+                    RpeTeachingView *self)
+{
+  guint r = (guint) lround (exp2 (gtk_range_get_value (range)));
+
+  if (!self->updating)
+    g_object_set (self->state, "realizations", MAX (r, 1u), NULL);
+}
+
+static void
+teaching_new_noise (GtkButton       *button,
+                    RpeTeachingView *self)
+{
+  guint seed;
+
+  g_object_get (self->state, "seed", &seed, NULL);
+  g_object_set (self->state, "seed", seed + 1, NULL);
+}
+
+static void
+teaching_map (GtkWidget *widget)
+{
+  RpeTeachingView *self = RPE_TEACHING_VIEW (widget);
+
+  GTK_WIDGET_CLASS (rpe_teaching_view_parent_class)->map (widget);
+  if (self->dirty || self->result == NULL)
+    teaching_request (self);
+}
+
+static void
+rpe_teaching_view_dispose (GObject *object)
+{
+  RpeTeachingView *self = RPE_TEACHING_VIEW (object);
+
+  rpe_job_slot_clear (&self->slot);
+  if (self->state != NULL)
+    g_clear_signal_handler (&self->changed_id, self->state);
+  g_clear_object (&self->state);
+  g_clear_pointer (&self->result, rpe_teaching_unref);
+  g_clear_pointer (&self->curve, rpe_teaching_unref);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
+}
+
+static void
+rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_teaching_view_dispose;
+  widget_class->map = teaching_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+rpe_teaching_view_init (RpeTeachingView *self)
+{
+  GtkWidget *row, *controls, *button, *label;
+
+  rpe_job_slot_init (&self->slot, teaching_start, self);
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (self->box, "rpe-pane");
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+
+  self->caption = GTK_LABEL (caption_label ());
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+
+  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  gtk_box_set_homogeneous (GTK_BOX (row), TRUE);
+  gtk_widget_set_vexpand (row, TRUE);
+  for (guint i = 0; i < 3; i++)
+    {
+      self->maps[i] = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
+      rpe_heatmap_view_set_scale (self->maps[i], i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC);
+      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->maps[i]));
+    }
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[0]),
+                               "Exact relative attention: softmax of Σ_d q k P̃_d(m − n) / √D");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[1]),
+                               "SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), "The estimate's error, estimate − exact");
+  gtk_box_append (GTK_BOX (self->box), row);
+
+  controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  label = gtk_label_new ("Realizations");
+  gtk_box_append (GTK_BOX (controls), label);
+  self->r_scale = GTK_SCALE (gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, 12.0, 1.0));
+  gtk_range_set_round_digits (GTK_RANGE (self->r_scale), 0);
+  gtk_scale_set_draw_value (self->r_scale, FALSE);
+  for (int i = 0; i <= 12; i += 2)
+    {
+      g_autofree char *mark = g_strdup_printf ("%d", 1 << i);
+
+      gtk_scale_add_mark (self->r_scale, i, GTK_POS_BOTTOM, mark);
+    }
+  gtk_widget_set_hexpand (GTK_WIDGET (self->r_scale), TRUE);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->r_scale),
+                               "Number of noise realizations R (log scale): the estimate's error shrinks like 1/√R");
+  g_signal_connect (self->r_scale, "value-changed", G_CALLBACK (teaching_r_changed), self);
+  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->r_scale));
+  self->r_label = GTK_LABEL (gtk_label_new ("R"));
+  gtk_label_set_width_chars (self->r_label, 9);
+  gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->r_label));
+  button = gtk_button_new_with_mnemonic ("_Draw New Noise");
+  gtk_widget_set_tooltip_text (button, "Draw a new noise realization (next seed)");
+  g_signal_connect (button, "clicked", G_CALLBACK (teaching_new_noise), self);
+  gtk_box_append (GTK_BOX (controls), button);
+  gtk_box_append (GTK_BOX (self->box), controls);
+
+  self->plot = RPE_LINE_PLOT (rpe_line_plot_new ());
+  gtk_widget_set_size_request (GTK_WIDGET (self->plot), -1, 220);
+  gtk_widget_set_vexpand (GTK_WIDGET (self->plot), FALSE);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plot),
+                               "Relative Frobenius error of the empirical template against R (mean over 3 draws)");
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->plot));
+}
+
+GtkWidget *
+rpe_teaching_view_new (RpeExplorerState *state)
+{
+  RpeTeachingView *self = g_object_new (RPE_TYPE_TEACHING_VIEW, NULL);
+
+  self->state = g_object_ref (state);
+  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (teaching_state_changed), self);
+  self->dirty = TRUE;
+  teaching_sync_r (self);
+  return GTK_WIDGET (self);
+}
+
+RpeTeaching *
+rpe_teaching_view_get_result (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return self->result;
+}
+
+RpeHeatmapView *
+rpe_teaching_view_get_heatmap (RpeTeachingView *self,
+                               guint            which)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self) && which < 3, NULL);
+  return self->maps[which];
+}
+
+RpeLinePlot *
+rpe_teaching_view_get_plot (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return self->plot;
+}
+
+gboolean
+rpe_teaching_view_is_busy (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), FALSE);
+  return rpe_job_slot_busy (&self->slot);
+}
+
+void
+rpe_teaching_view_cancel (RpeTeachingView *self)
+{
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  rpe_job_slot_cancel (&self->slot);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+}
+
+/* ========================================================= curves page */
+
+struct _RpeCurvesPage
+{
+  GtkWidget         parent_instance;
+
+  RpeExplorerState *state;
+  gulong            changed_id;
+  RpeJobSlot        slot;
+  gboolean          dirty;
+  RpeCurves        *result;
+
+  GtkWidget        *box;
+  GtkLabel         *caption;
+  GtkProgressBar   *progress;
+  RpeLinePlot      *plots[4];
+};
+
+G_DEFINE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, GTK_TYPE_WIDGET)
+
+static void
+add_column_series (RpeCurveSeries      *series,
+                   gsize               *n_series,
+                   const RpeCurveTable *table,
+                   const char          *x_name,
+                   const char          *y_name,
+                   const char          *label)
+{
+  long xi = rpe_curve_table_find (table, x_name);
+  long yi = rpe_curve_table_find (table, y_name);
+  RpeCurveSeries *s = &series[*n_series];
+
+  if (xi < 0 || yi < 0)
+    return;
+  memset (s, 0, sizeof *s);
+  s->x = rpe_curve_table_column_const (table, (gsize) xi);
+  s->y = rpe_curve_table_column_const (table, (gsize) yi);
+  s->n = rpe_curve_table_n_rows (table);
+  s->label = label;
+  (*n_series)++;
+}
+
+static void
+curves_show (RpeCurvesPage *self,
+             RpeCurves     *c)
+{
+  static const char *models[5][2] = {
+    { "ape", "APE" }, { "spe_exact", "SPE exact" }, { "spe_estimate", "SPE estimate" },
+    { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
+  };
+  RpeCurveSeries series[8];
+  RpeCurvePlot plot;
+  gsize n;
+  g_autofree char *ntrain = g_strdup_printf ("N_train = %zu", c->n_train);
+
+  g_clear_pointer (&self->result, rpe_curves_unref);
+  self->result = rpe_curves_ref (c);
+
+  /* profiles */
+  n = 0;
+  add_column_series (series, &n, c->profile, "tau", "spe_d", "SPE P_d(τ)");
+  add_column_series (series, &n, c->profile, "tau", "spe_mean", "SPE mean over d");
+  add_column_series (series, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
+  add_column_series (series, &n, c->profile, "tau", "fastrpb", "FastRPB w_τ");
+  rpe_curve_plot_init (&plot);
+  plot.series = series;
+  plot.n_series = n;
+  plot.title = "Template profiles";
+  plot.x_label = "lag τ = m − n";
+  plot.y_label = "P(τ)";
+  rpe_line_plot_set (self->plots[0], &plot);
+
+  /* estimator error */
+  n = 0;
+  add_column_series (series, &n, c->error, "R", "mean", "mean relative error");
+  if (n == 1)
+    {
+      long sd = rpe_curve_table_find (c->error, "sd");
+
+      series[0].y_err = sd >= 0 ? rpe_curve_table_column_const (c->error, (gsize) sd) : NULL;
+      series[0].marker = RPE_CURVE_MARKER_CIRCLE;
+    }
+  rpe_curve_plot_init (&plot);
+  plot.series = series;
+  plot.n_series = n;
+  plot.title = "Estimator error |P̂ − P̃|_F / |P̃|_F";
+  plot.x_label = "realizations R";
+  plot.y_label = "relative error";
+  plot.x_log = TRUE;
+  plot.y_log = TRUE;
+  rpe_line_plot_set (self->plots[1], &plot);
+
+  /* extrapolation: attended distance and translation invariance */
+  for (guint which = 0; which < 2; which++)
+    {
+      const char *suffix = which == 0 ? "distance" : "ti";
+
+      n = 0;
+      for (guint i = 0; i < 5; i++)
+        {
+          g_autofree char *col = g_strdup_printf ("%s_%s", models[i][0], suffix);
+
+          add_column_series (series, &n, c->extrapolation, "m", col, models[i][1]);
+        }
+      rpe_curve_plot_init (&plot);
+      plot.series = series;
+      plot.n_series = n;
+      plot.title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
+      plot.x_label = "query position m";
+      plot.y_label = which == 0 ? "Σ_n a(m, n) |m − n|" : "TI(m)";
+      plot.x_marker = (double) c->n_train;
+      plot.x_marker_label = ntrain;
+      rpe_line_plot_set (self->plots[2 + which], &plot);
+    }
+  gtk_label_set_text (self->caption,
+                      "Profiles of the chosen head, the SPE estimator's error against R "
+                      "(2 draws, the head's features), and how each scheme behaves beyond the "
+                      "training length (identical content at every position).");
+}
+
+static void
+curves_done (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  ViewRef *ref = user_data;
+  g_autoptr (RpeCurvesPage) self = g_weak_ref_get (&ref->self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeCurves) c = rpe_compute_curves_finish (result, &error);
+
+  view_ref_free (ref);
+  if (self == NULL || !rpe_job_slot_done (&self->slot, result))
+    return;
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  if (c != NULL)
+    curves_show (self, c);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    gtk_label_set_text (self->caption, error->message);
+}
+
+static void
+curves_progress (double   fraction,
+                 gpointer user_data)
+{
+  RpeCurvesPage *self = user_data;
+
+  gtk_progress_bar_set_fraction (self->progress, fraction);
+}
+
+static void
+curves_start (gpointer      owner,
+              GCancellable *cancellable)
+{
+  RpeCurvesPage *self = owner;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+
+  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
+  rpe_compute_curves_async (s, curves_progress, self, cancellable, curves_done, view_ref_new (self));
+}
+
+static void
+curves_request (RpeCurvesPage *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = TRUE;
+      return;
+    }
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+}
+
+static void
+curves_state_changed (RpeExplorerState  *state,
+                      RpeExplorerChange  what,
+                      RpeCurvesPage     *self)
+{
+  if (what & ~(RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
+               | RPE_EXPLORER_CHANGE_METHOD | RPE_EXPLORER_CHANGE_CONTENT
+               | RPE_EXPLORER_CHANGE_FEATURE_MAP))
+    curves_request (self);
+}
+
+static void
+curves_map (GtkWidget *widget)
+{
+  RpeCurvesPage *self = RPE_CURVES_PAGE (widget);
+
+  GTK_WIDGET_CLASS (rpe_curves_page_parent_class)->map (widget);
+  if (self->dirty || self->result == NULL)
+    curves_request (self);
+}
+
+static void
+rpe_curves_page_dispose (GObject *object)
+{
+  RpeCurvesPage *self = RPE_CURVES_PAGE (object);
+
+  rpe_job_slot_clear (&self->slot);
+  if (self->state != NULL)
+    g_clear_signal_handler (&self->changed_id, self->state);
+  g_clear_object (&self->state);
+  g_clear_pointer (&self->result, rpe_curves_unref);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (rpe_curves_page_parent_class)->dispose (object);
+}
+
+static void
+rpe_curves_page_class_init (RpeCurvesPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_curves_page_dispose;
+  widget_class->map = curves_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+rpe_curves_page_init (RpeCurvesPage *self)
+{
+  GtkWidget *grid;
+
+  rpe_job_slot_init (&self->slot, curves_start, self);
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (self->box, "rpe-pane");
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  self->caption = GTK_LABEL (caption_label ());
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  grid = gtk_grid_new ();
+  gtk_grid_set_row_homogeneous (GTK_GRID (grid), TRUE);
+  gtk_grid_set_column_homogeneous (GTK_GRID (grid), TRUE);
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 6);
+  gtk_widget_set_vexpand (grid, TRUE);
+  for (guint i = 0; i < 4; i++)
+    {
+      self->plots[i] = RPE_LINE_PLOT (rpe_line_plot_new ());
+      gtk_grid_attach (GTK_GRID (grid), GTK_WIDGET (self->plots[i]), i % 2, i / 2, 1, 1);
+    }
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), "Lag profiles P(τ) of the chosen head and feature");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[1]), "Estimator error against R, log-log; the slope should be about −1/2");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[2]), "Mean attended distance per query position, beyond N_train");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[3]), "Translation invariance per query position (Wang et al. 2021)");
+  gtk_box_append (GTK_BOX (self->box), grid);
+}
+
+GtkWidget *
+rpe_curves_page_new (RpeExplorerState *state)
+{
+  RpeCurvesPage *self = g_object_new (RPE_TYPE_CURVES_PAGE, NULL);
+
+  self->state = g_object_ref (state);
+  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (curves_state_changed), self);
+  self->dirty = TRUE;
+  return GTK_WIDGET (self);
+}
+
+RpeCurves *
+rpe_curves_page_get_result (RpeCurvesPage *self)
+{
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
+  return self->result;
+}
+
+gboolean
+rpe_curves_page_is_busy (RpeCurvesPage *self)
+{
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), FALSE);
+  return rpe_job_slot_busy (&self->slot);
+}
+
+void
+rpe_curves_page_cancel (RpeCurvesPage *self)
+{
+  g_return_if_fail (RPE_IS_CURVES_PAGE (self));
+  rpe_job_slot_cancel (&self->slot);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+}

@@ -1,3 +1,455 @@
+/* rpe-templates-view.c: the templates grid (MATH.md sections 1-4). */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-templates-view.h"
+
+#include <math.h>
+
+#define GRID_CHANGES (RPE_EXPLORER_CHANGE_SPE_KIND | RPE_EXPLORER_CHANGE_SPE_PARAMS          \
+                      | RPE_EXPLORER_CHANGE_GATE | RPE_EXPLORER_CHANGE_LENGTH               \
+                      | RPE_EXPLORER_CHANGE_HEAD | RPE_EXPLORER_CHANGE_GATED                \
+                      | RPE_EXPLORER_CHANGE_TEMPLATE_KIND | RPE_EXPLORER_CHANGE_MODULES)
+#define DRAW_CHANGES (RPE_EXPLORER_CHANGE_REALIZATIONS | RPE_EXPLORER_CHANGE_SEED)
+
+struct _RpeTemplatesView
+{
+  GtkWidget         parent_instance;
+
+  RpeExplorerState *state;
+  gulong            changed_id;
+  RpeJobSlot        slot;
+  gboolean          dirty;
+  RpeTemplates     *templates;
+  GPtrArray        *cells;        /* RpeHeatmapView* */
+  int               open_cell;
+
+  GtkWidget        *box;
+  GtkLabel         *caption;
+  GtkProgressBar   *progress;
+  GtkStack         *stack;
+  GtkGrid          *grid;
+  RpeHeatmapView   *detail;
+  RpeLinePlot      *profile;
+  GtkLabel         *detail_title;
+};
+
+G_DEFINE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, GTK_TYPE_WIDGET)
+
+typedef struct
+{
+  GWeakRef self;
+} ViewRef;
+
+static void
+view_ref_free (ViewRef *ref)
+{
+  g_weak_ref_clear (&ref->self);
+  g_free (ref);
+}
+
+static const char *kind_names[] = { "analytic P̃_d", "empirical P̂_d", "difference P̂_d − P̃_d" };
+
+static void
+update_detail (RpeTemplatesView *self)
+{
+  RpeTemplates *t = self->templates;
+  gsize d;
+  RpeCurvePlot plot;
+  RpeCurveSeries series = { 0 };
+  double *x, *y;
+  gsize lags;
+  g_autofree char *title = NULL;
+  g_autofree char *label = NULL;
+
+  if (t == NULL || self->open_cell < 0 || (gsize) self->open_cell >= t->n_features)
+    return;
+  d = (gsize) self->open_cell;
+  {
+    g_autoptr (GBytes) bytes = rpe_templates_dup_feature_bytes (t, d);
+
+    rpe_heatmap_view_set_data (self->detail, bytes, t->n, t->n);
+  }
+  title = g_strdup_printf ("h = %zu, d = %zu: %s", t->head, d, kind_names[t->kind]);
+  rpe_heatmap_view_set_title (self->detail, title);
+  gtk_label_set_text (self->detail_title, title);
+  if (t->profiles == NULL)
+    return;
+  lags = 2 * t->n - 1;
+  x = g_new (double, lags);
+  y = g_new (double, lags);
+  for (gsize i = 0; i < lags; i++)
+    {
+      x[i] = (double) i - (double) (t->n - 1);
+      y[i] = t->profiles[d * lags + i];
+    }
+  label = g_strdup_printf ("P_%zu(τ)%s", d, t->gated ? " gated" : "");
+  series.x = x;
+  series.y = y;
+  series.n = lags;
+  series.label = label;
+  rpe_curve_plot_init (&plot);
+  plot.series = &series;
+  plot.n_series = 1;
+  plot.title = "Analytic lag profile";
+  plot.x_label = "lag τ = m − n";
+  plot.y_label = "P_d(τ)";
+  plot.legend = RPE_CURVE_LEGEND_NONE;
+  rpe_line_plot_set (self->profile, &plot);
+  g_free (x);
+  g_free (y);
+}
+
+static void
+cell_pressed (GtkGestureClick *gesture,
+              int              n_press,
+              double           x,
+              double           y,
+              RpeTemplatesView *self)
+{
+  GtkWidget *cell = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  guint index;
+
+  if (g_ptr_array_find (self->cells, cell, &index))
+    {
+      g_object_set (self->state, "feature", index, NULL);
+      rpe_templates_view_open_cell (self, (int) index);
+    }
+}
+
+static void
+ensure_cells (RpeTemplatesView *self,
+              gsize             count)
+{
+  guint columns = (guint) ceil (sqrt ((double) count));
+  GtkWidget *child;
+
+  if (self->cells->len == count)
+    return;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
+    gtk_grid_remove (self->grid, child);
+  g_ptr_array_set_size (self->cells, 0);
+  for (gsize d = 0; d < count; d++)
+    {
+      GtkWidget *view = rpe_heatmap_view_new ();
+      GtkGesture *click = gtk_gesture_click_new ();
+      g_autofree char *tip = g_strdup_printf ("Feature d = %zu: click to open it large with its profile", d);
+
+      rpe_heatmap_view_set_show_axes (RPE_HEATMAP_VIEW (view), FALSE);
+      gtk_widget_set_size_request (view, 110, 110);
+      gtk_widget_set_tooltip_text (view, tip);
+      g_signal_connect (click, "pressed", G_CALLBACK (cell_pressed), self);
+      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (click));
+      gtk_grid_attach (self->grid, view, (int) (d % columns), (int) (d / columns), 1, 1);
+      g_ptr_array_add (self->cells, view);
+    }
+}
+
+static void
+show_templates (RpeTemplatesView *self,
+                RpeTemplates     *t)
+{
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  const char *source = rpe_explorer_state_get_source (self->state, t->method);
+  g_autofree char *caption = NULL;
+  g_autofree char *err = NULL;
+  gsize n_state = rpe_explorer_state_get_length (self->state);
+  double a = fmax (fabs (t->vmin), fabs (t->vmax));
+
+  g_clear_pointer (&self->templates, rpe_templates_unref);
+  self->templates = rpe_templates_ref (t);
+  ensure_cells (self, t->n_features);
+  for (gsize d = 0; d < t->n_features; d++)
+    {
+      RpeHeatmapView *view = g_ptr_array_index (self->cells, d);
+      g_autoptr (GBytes) bytes = rpe_templates_dup_feature_bytes (t, d);
+      g_autofree char *title = g_strdup_printf ("d = %zu", d);
+
+      rpe_heatmap_view_set_data (view, bytes, t->n, t->n);
+      rpe_heatmap_view_set_title (view, title);
+      /* one diverging scale shared by the grid, 0 at its centre */
+      rpe_heatmap_view_set_scale (view, RPE_HEATMAP_SCALE_SYMMETRIC);
+      rpe_heatmap_view_set_range (view, TRUE, -a, a);
+      rpe_heatmap_view_set_colormap (view, cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL);
+    }
+  rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
+  if (t->kind != RPE_TEMPLATE_ANALYTIC)
+    err = g_strdup_printf (" One draw of R = %zu codes: |P̂ − P̃|_F / |P̃|_F = %.3f.", t->r, t->error);
+  caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s%s.%s "
+                             "Click a cell to open it with its profile.",
+                             kind_names[t->kind], t->head, source != NULL ? source : "parameters",
+                             t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
+                             t->gated ? ", gated (1 − g) P + g" : "",
+                             n_state > t->n ? " (the grid is capped at N = 512)" : "",
+                             err != NULL ? err : "");
+  gtk_label_set_text (self->caption, caption);
+  update_detail (self);
+}
+
+static void
+grid_done (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  ViewRef *ref = user_data;
+  g_autoptr (RpeTemplatesView) self = g_weak_ref_get (&ref->self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTemplates) t = rpe_compute_templates_finish (result, &error);
+
+  view_ref_free (ref);
+  if (self == NULL || !rpe_job_slot_done (&self->slot, result))
+    return;
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  if (t != NULL)
+    show_templates (self, t);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autofree char *text = g_strdup_printf ("Could not compute the templates: %s", error->message);
+
+      gtk_label_set_text (self->caption, text);
+    }
+}
+
+static void
+grid_progress (double   fraction,
+               gpointer user_data)
+{
+  RpeTemplatesView *self = user_data;
+
+  gtk_progress_bar_set_fraction (self->progress, fraction);
+}
+
+static void
+grid_start (gpointer      owner,
+            GCancellable *cancellable)
+{
+  RpeTemplatesView *self = owner;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  ViewRef *ref = g_new0 (ViewRef, 1);
+
+  g_weak_ref_init (&ref->self, self);
+  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
+  rpe_compute_template_grid_async (s, RPE_TEMPLATES_VIEW_N_CAP, grid_progress, self,
+                                   cancellable, grid_done, ref);
+}
+
+static void
+grid_request (RpeTemplatesView *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = TRUE;
+      return;
+    }
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+}
+
+static void
+state_changed (RpeExplorerState  *state,
+               RpeExplorerChange  what,
+               RpeTemplatesView  *self)
+{
+  guint kind;
+
+  g_object_get (state, "template-kind", &kind, NULL);
+  if ((what & GRID_CHANGES) || ((what & DRAW_CHANGES) && kind != RPE_TEMPLATE_ANALYTIC))
+    grid_request (self);
+  else if ((what & RPE_EXPLORER_CHANGE_COLORMAP) && self->templates != NULL)
+    show_templates (self, self->templates);
+}
+
+static void
+back_clicked (GtkButton        *button,
+              RpeTemplatesView *self)
+{
+  rpe_templates_view_open_cell (self, -1);
+}
+
+static void
+view_map (GtkWidget *widget)
+{
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (widget);
+
+  GTK_WIDGET_CLASS (rpe_templates_view_parent_class)->map (widget);
+  if (self->dirty || self->templates == NULL)
+    grid_request (self);
+}
+
+static void
+rpe_templates_view_dispose (GObject *object)
+{
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (object);
+
+  rpe_job_slot_clear (&self->slot);
+  if (self->state != NULL)
+    g_clear_signal_handler (&self->changed_id, self->state);
+  g_clear_object (&self->state);
+  g_clear_pointer (&self->templates, rpe_templates_unref);
+  if (self->cells != NULL)
+    g_ptr_array_set_size (self->cells, 0);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (rpe_templates_view_parent_class)->dispose (object);
+}
+
+static void
+rpe_templates_view_finalize (GObject *object)
+{
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (object);
+
+  g_clear_pointer (&self->cells, g_ptr_array_unref);
+  G_OBJECT_CLASS (rpe_templates_view_parent_class)->finalize (object);
+}
+
+static void
+rpe_templates_view_class_init (RpeTemplatesViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_templates_view_dispose;
+  object_class->finalize = rpe_templates_view_finalize;
+  widget_class->map = view_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+rpe_templates_view_init (RpeTemplatesView *self)
+{
+  GtkWidget *scrolled, *detail, *header, *back, *paned;
+
+  rpe_job_slot_init (&self->slot, grid_start, self);
+  self->cells = g_ptr_array_new ();
+  self->open_cell = -1;
+
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (self->box, "rpe-pane");
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  self->caption = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_xalign (self->caption, 0.0f);
+  gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+
+  self->stack = GTK_STACK (gtk_stack_new ());
+  gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_NONE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self->stack), TRUE);
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->stack));
+
+  scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  self->grid = GTK_GRID (gtk_grid_new ());
+  gtk_grid_set_row_homogeneous (self->grid, TRUE);
+  gtk_grid_set_column_homogeneous (self->grid, TRUE);
+  gtk_grid_set_row_spacing (self->grid, 4);
+  gtk_grid_set_column_spacing (self->grid, 4);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), GTK_WIDGET (self->grid));
+  gtk_stack_add_named (self->stack, scrolled, "grid");
+
+  detail = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  back = gtk_button_new_from_icon_name ("go-previous-symbolic");
+  gtk_widget_set_tooltip_text (back, "Back to the grid");
+  g_signal_connect (back, "clicked", G_CALLBACK (back_clicked), self);
+  gtk_box_append (GTK_BOX (header), back);
+  self->detail_title = GTK_LABEL (gtk_label_new (NULL));
+  gtk_widget_add_css_class (GTK_WIDGET (self->detail_title), "heading");
+  gtk_box_append (GTK_BOX (header), GTK_WIDGET (self->detail_title));
+  gtk_box_append (GTK_BOX (detail), header);
+  paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
+  gtk_widget_set_vexpand (paned, TRUE);
+  self->detail = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), "The template P_d(m, n): query position m down, key position n across");
+  self->profile = RPE_LINE_PLOT (rpe_line_plot_new ());
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), "The analytic profile P_d(τ), τ = m − n");
+  gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->detail));
+  gtk_paned_set_end_child (GTK_PANED (paned), GTK_WIDGET (self->profile));
+  gtk_paned_set_position (GTK_PANED (paned), 520);
+  gtk_box_append (GTK_BOX (detail), paned);
+  gtk_stack_add_named (self->stack, detail, "detail");
+  gtk_stack_set_visible_child_name (self->stack, "grid");
+}
+
+GtkWidget *
+rpe_templates_view_new (RpeExplorerState *state)
+{
+  RpeTemplatesView *self = g_object_new (RPE_TYPE_TEMPLATES_VIEW, NULL);
+
+  self->state = g_object_ref (state);
+  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
+  self->dirty = TRUE;
+  return GTK_WIDGET (self);
+}
+
+RpeTemplates *
+rpe_templates_view_get_templates (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return self->templates;
+}
+
+RpeHeatmapView *
+rpe_templates_view_get_heatmap (RpeTemplatesView *self,
+                                gsize             d)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return d < self->cells->len ? g_ptr_array_index (self->cells, d) : NULL;
+}
+
+void
+rpe_templates_view_open_cell (RpeTemplatesView *self,
+                              int               d)
+{
+  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
+
+  self->open_cell = d;
+  if (d >= 0)
+    update_detail (self);
+  gtk_stack_set_visible_child_name (self->stack, d >= 0 ? "detail" : "grid");
+}
+
+int
+rpe_templates_view_get_open_cell (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), -1);
+  return self->open_cell;
+}
+
+RpeHeatmapView *
+rpe_templates_view_get_detail (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return self->detail;
+}
+
+RpeLinePlot *
+rpe_templates_view_get_profile (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return self->profile;
+}
+
+gboolean
+rpe_templates_view_is_busy (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), FALSE);
+  return rpe_job_slot_busy (&self->slot);
+}
+
+void
+rpe_templates_view_cancel (RpeTemplatesView *self)
+{
+  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
+  rpe_job_slot_cancel (&self->slot);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+}
+
+const char *
+rpe_templates_view_get_caption (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return gtk_label_get_text (self->caption);
+}

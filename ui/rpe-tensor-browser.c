@@ -1,3 +1,236 @@
+/* rpe-tensor-browser.c: the tensor browser dialog of an opened checkpoint. */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-tensor-browser.h"
+
+struct _RpeTensorBrowser
+{
+  AdwWindow          parent_instance;
+
+  RpeCheckpointData *data;
+  GtkListBox        *tensors;
+  GtkDropDown       *module_dropdown;
+  GtkDropDown       *layer_dropdown;
+  GtkLabel          *module_label;
+  guint              n_rows;
+};
+
+G_DEFINE_FINAL_TYPE (RpeTensorBrowser, rpe_tensor_browser, ADW_TYPE_WINDOW)
+
+enum {
+  SIGNAL_MODULE_CHOSEN,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static const RpeSpeModuleInfo *
+module_at (RpeTensorBrowser *self,
+           guint             i)
+{
+  if (self->data == NULL || self->data->modules == NULL || i >= self->data->modules->len)
+    return NULL;
+  return g_ptr_array_index (self->data->modules, i);
+}
+
+static void
+update_layers (RpeTensorBrowser *self)
+{
+  const RpeSpeModuleInfo *info = module_at (self, gtk_drop_down_get_selected (self->module_dropdown));
+  GtkStringList *layers = gtk_string_list_new (NULL);
+  g_autofree char *text = NULL;
+
+  gtk_string_list_append (layers, "first gate");
+  if (info != NULL && info->layers != NULL)
+    for (guint i = 0; i < info->layers->len; i++)
+      {
+        g_autofree char *name = g_strdup_printf ("layer %d", g_array_index (info->layers, int, i));
+
+        gtk_string_list_append (layers, name);
+      }
+  gtk_drop_down_set_model (self->layer_dropdown, G_LIST_MODEL (layers));
+  g_object_unref (layers);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->layer_dropdown),
+                            info != NULL && info->layers != NULL && info->layers->len > 0);
+  if (info != NULL)
+    text = g_strdup_printf ("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %u gated layer(s), %s naming",
+                            info->method == RPE_SPE_SINE ? "Sine" : "Conv", info->prefix, info->n_heads,
+                            info->n_features, info->method == RPE_SPE_SINE ? "K" : "L", info->size,
+                            info->layers != NULL ? info->layers->len : 0, info->convention);
+  gtk_label_set_text (self->module_label, text != NULL ? text : "No SPE module was recognised.");
+}
+
+static void
+module_changed (GtkDropDown      *dropdown,
+                GParamSpec       *pspec,
+                RpeTensorBrowser *self)
+{
+  update_layers (self);
+}
+
+static void
+use_clicked (GtkButton        *button,
+             RpeTensorBrowser *self)
+{
+  guint module = gtk_drop_down_get_selected (self->module_dropdown);
+  guint layer_index = gtk_drop_down_get_selected (self->layer_dropdown);
+  const RpeSpeModuleInfo *info = module_at (self, module);
+  int layer = -1;
+
+  if (info == NULL)
+    return;
+  if (layer_index > 0 && info->layers != NULL && layer_index - 1 < info->layers->len)
+    layer = g_array_index (info->layers, int, layer_index - 1);
+  rpe_tensor_browser_choose (self, module, layer);
+}
+
+static void
+rpe_tensor_browser_dispose (GObject *object)
+{
+  RpeTensorBrowser *self = RPE_TENSOR_BROWSER (object);
+
+  g_clear_pointer (&self->data, rpe_checkpoint_data_unref);
+  G_OBJECT_CLASS (rpe_tensor_browser_parent_class)->dispose (object);
+}
+
+static void
+rpe_tensor_browser_class_init (RpeTensorBrowserClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_tensor_browser_dispose;
+  signals[SIGNAL_MODULE_CHOSEN] =
+    g_signal_new ("module-chosen", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_INT);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+}
+
+static void
+rpe_tensor_browser_init (RpeTensorBrowser *self)
+{
+  GtkWidget *box, *header, *scrolled, *pickers, *button, *label;
+
+  gtk_window_set_default_size (GTK_WINDOW (self), 640, 520);
+  gtk_window_set_modal (GTK_WINDOW (self), TRUE);
+  gtk_window_set_title (GTK_WINDOW (self), "Checkpoint Contents");
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  header = adw_header_bar_new ();
+  gtk_box_append (GTK_BOX (box), header);
+
+  label = gtk_label_new ("Tensors");
+  gtk_widget_add_css_class (label, "heading");
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
+  gtk_widget_set_margin_start (label, 12);
+  gtk_widget_set_margin_top (label, 12);
+  gtk_box_append (GTK_BOX (box), label);
+  scrolled = gtk_scrolled_window_new ();
+  gtk_widget_set_vexpand (scrolled, TRUE);
+  gtk_widget_set_margin_start (scrolled, 12);
+  gtk_widget_set_margin_end (scrolled, 12);
+  gtk_widget_set_margin_top (scrolled, 6);
+  self->tensors = GTK_LIST_BOX (gtk_list_box_new ());
+  gtk_list_box_set_selection_mode (self->tensors, GTK_SELECTION_NONE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->tensors), "boxed-list");
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), GTK_WIDGET (self->tensors));
+  gtk_box_append (GTK_BOX (box), scrolled);
+
+  self->module_label = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->module_label, TRUE);
+  gtk_label_set_xalign (self->module_label, 0.0f);
+  gtk_widget_set_margin_start (GTK_WIDGET (self->module_label), 12);
+  gtk_widget_set_margin_end (GTK_WIDGET (self->module_label), 12);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->module_label), 12);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->module_label));
+
+  pickers = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_margin_start (pickers, 12);
+  gtk_widget_set_margin_end (pickers, 12);
+  gtk_widget_set_margin_top (pickers, 8);
+  gtk_widget_set_margin_bottom (pickers, 12);
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Module"));
+  self->module_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->module_dropdown), "The SPE module to explore");
+  g_signal_connect (self->module_dropdown, "notify::selected", G_CALLBACK (module_changed), self);
+  gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->module_dropdown));
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Gate"));
+  self->layer_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->layer_dropdown), "Which layer's gate to use (one code, one gate per layer)");
+  gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->layer_dropdown));
+  button = gtk_button_new_with_mnemonic ("_Use Module");
+  gtk_widget_add_css_class (button, "suggested-action");
+  gtk_widget_set_hexpand (button, TRUE);
+  gtk_widget_set_halign (button, GTK_ALIGN_END);
+  gtk_widget_set_tooltip_text (button, "Explore this module and gate");
+  g_signal_connect (button, "clicked", G_CALLBACK (use_clicked), self);
+  gtk_box_append (GTK_BOX (pickers), button);
+  gtk_box_append (GTK_BOX (box), pickers);
+  adw_window_set_content (ADW_WINDOW (self), box);
+}
+
+RpeTensorBrowser *
+rpe_tensor_browser_new (GtkWindow         *parent,
+                        RpeCheckpointData *data)
+{
+  RpeTensorBrowser *self = g_object_new (RPE_TYPE_TENSOR_BROWSER, "transient-for", parent, NULL);
+  GtkStringList *modules = gtk_string_list_new (NULL);
+  g_autofree char *base = g_path_get_basename (data->path);
+  g_autofree char *title = g_strdup_printf ("Contents of %s", base);
+
+  self->data = rpe_checkpoint_data_ref (data);
+  gtk_window_set_title (GTK_WINDOW (self), title);
+  for (gsize i = 0; i < rpe_tensor_set_size (data->set); i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (data->set, i);
+      g_autofree char *shape = rpe_tensor_shape_string (t);
+      GtkWidget *row = adw_action_row_new ();
+
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), t->name[0] != '\0' ? t->name : "(unnamed array)");
+      adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), rpe_dtype_to_string (t->dtype));
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_label_new (shape));
+      gtk_list_box_append (self->tensors, row);
+      self->n_rows++;
+    }
+  for (guint i = 0; data->modules != NULL && i < data->modules->len; i++)
+    {
+      const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
+      g_autofree char *name = g_strdup_printf ("%s (%s)", info->prefix,
+                                               info->method == RPE_SPE_SINE ? "sine" : "conv");
+
+      gtk_string_list_append (modules, name);
+    }
+  gtk_drop_down_set_model (self->module_dropdown, G_LIST_MODEL (modules));
+  g_object_unref (modules);
+  update_layers (self);
+  return self;
+}
+
+RpeCheckpointData *
+rpe_tensor_browser_get_data (RpeTensorBrowser *self)
+{
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), NULL);
+  return self->data;
+}
+
+guint
+rpe_tensor_browser_get_n_rows (RpeTensorBrowser *self)
+{
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), 0);
+  return self->n_rows;
+}
+
+void
+rpe_tensor_browser_choose (RpeTensorBrowser *self,
+                           guint             module,
+                           int               layer)
+{
+  const RpeSpeModuleInfo *info;
+
+  g_return_if_fail (RPE_IS_TENSOR_BROWSER (self));
+  info = module_at (self, module);
+  if (info == NULL)
+    return;
+  g_signal_emit (self, signals[SIGNAL_MODULE_CHOSEN], 0, info->prefix, layer);
+  gtk_window_close (GTK_WINDOW (self));
+}

@@ -1,3 +1,306 @@
+/* rpe-window-actions.c: the window's actions and shortcuts (win.*), the file
+ * chooser, recent files, the tensor browser and .npy content. */
 #include "config.h"
 
-/* TODO: not implemented yet. */
+#include "rpe-window-private.h"
+
+#include "rpe-checkpoint.h"
+#include "rpe-npy.h"
+
+static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+
+/* ------------------------------------------------------------ open files */
+
+static void
+chooser_response (GtkNativeDialog *dialog,
+                  int              response,
+                  RpeWindow       *self)
+{
+  gboolean npy = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (dialog), "npy"));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+      if (npy)
+        _rpe_window_open_npy (self, file);
+      else
+        rpe_window_open_file (self, file);
+    }
+  gtk_native_dialog_destroy (dialog);
+  if (self->chooser == GTK_FILE_CHOOSER_NATIVE (dialog))
+    g_clear_object (&self->chooser);
+}
+
+static void
+show_chooser (RpeWindow *self,
+              gboolean   npy)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint",
+                                               GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
+                                               "_Open", "_Cancel");
+  if (npy)
+    {
+      gtk_file_filter_set_name (filter, "NumPy arrays (.npy)");
+      gtk_file_filter_add_suffix (filter, "npy");
+    }
+  else
+    {
+      gtk_file_filter_set_name (filter, "Checkpoints (.safetensors, .npy, .npz, .pt)");
+      gtk_file_filter_add_suffix (filter, "safetensors");
+      gtk_file_filter_add_suffix (filter, "npy");
+      gtk_file_filter_add_suffix (filter, "npz");
+      gtk_file_filter_add_suffix (filter, "pt");
+      gtk_file_filter_add_suffix (filter, "pth");
+    }
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_object_unref (filter);
+  g_object_set_data (G_OBJECT (self->chooser), "npy", GUINT_TO_POINTER (npy));
+  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+action_open (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  show_chooser (RPE_WINDOW (widget), FALSE);
+}
+
+static void
+action_open_npy (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *parameter)
+{
+  show_chooser (RPE_WINDOW (widget), TRUE);
+}
+
+static void
+action_open_recent (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  g_autoptr (GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
+
+  rpe_window_open_file (RPE_WINDOW (widget), file);
+}
+
+void
+_rpe_window_open_npy (RpeWindow *self,
+                      GFile     *file)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr (GError) error = NULL;
+  RpeTensor *tensor = path != NULL ? rpe_npy_read (path, &error) : NULL;
+
+  if (tensor == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("Could not load the queries/keys: %s",
+                                               error != NULL ? error->message : "not a local file");
+
+      _rpe_window_show_message (self, text);
+      return;
+    }
+  if (!rpe_explorer_state_set_npy_content (self->state, tensor->data, tensor->ndim, tensor->shape, &error))
+    {
+      g_autofree char *text = g_strdup_printf ("Could not use the queries/keys: %s", error->message);
+
+      _rpe_window_show_message (self, text);
+    }
+  else
+    _rpe_window_show_message (self, NULL);
+  rpe_tensor_free (tensor);
+}
+
+void
+_rpe_window_update_recent_menu (RpeWindow *self)
+{
+  GList *items;
+  guint count = 0;
+
+  if (self->recent_menu == NULL)
+    return;
+  g_menu_remove_all (self->recent_menu);
+  items = gtk_recent_manager_get_items (gtk_recent_manager_get_default ());
+  for (GList *l = items; l != NULL && count < 8; l = l->next)
+    {
+      GtkRecentInfo *info = l->data;
+      const char *uri = gtk_recent_info_get_uri (info);
+      GMenuItem *item;
+
+      if (!g_str_has_suffix (uri, ".safetensors") && !g_str_has_suffix (uri, ".npz")
+          && !g_str_has_suffix (uri, ".pt") && !g_str_has_suffix (uri, ".pth"))
+        continue;
+      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
+      g_menu_append_item (self->recent_menu, item);
+      g_object_unref (item);
+      count++;
+    }
+  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+/* --------------------------------------------------------- tensor browser */
+
+static void
+module_chosen (RpeTensorBrowser *browser,
+               const char       *prefix,
+               int               layer,
+               RpeWindow        *self)
+{
+  RpeCheckpointData *data = rpe_tensor_browser_get_data (browser);
+  RpeSpeParams params = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *base = g_path_get_basename (data->path);
+  g_autofree char *source = NULL;
+
+  if (!rpe_checkpoint_load_spe (data->set, prefix, layer, &params, &error))
+    {
+      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s", prefix, error->message);
+
+      _rpe_window_show_message (self, text);
+      return;
+    }
+  source = layer >= 0 ? g_strdup_printf ("%s module “%s”, gate of layer %d", base, prefix, layer)
+                      : g_strdup_printf ("%s module “%s”", base, prefix);
+  if (params.method == RPE_SPE_SINE)
+    rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
+  else
+    rpe_explorer_state_set_modules (self->state, NULL, NULL, &params, source, &error);
+  g_object_set (self->state, "spe-kind", params.method, NULL);
+  rpe_spe_params_clear (&params);
+}
+
+static void
+action_browse_tensors (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (self->checkpoint == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Open a checkpoint first (the demo is built in)."));
+      return;
+    }
+  if (self->browser != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
+      gtk_window_destroy (GTK_WINDOW (self->browser));
+    }
+  self->browser = rpe_tensor_browser_new (GTK_WINDOW (self), self->checkpoint);
+  g_object_add_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
+  g_signal_connect_object (self->browser, "module-chosen", G_CALLBACK (module_chosen), self, 0);
+  gtk_window_present (GTK_WINDOW (self->browser));
+}
+
+static void
+action_load_demo (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  g_autoptr (GBytes) bytes = g_resources_lookup_data (RPE_DEMO_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  g_autoptr (RpeTensorSet) set = bytes != NULL ? rpe_checkpoint_read_bytes (bytes, "demo", NULL) : NULL;
+  RpeSpeParams sine = { 0 }, conv = { 0 };
+
+  if (set == NULL || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, NULL)
+      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, NULL))
+    {
+      _rpe_window_show_message (self, "The demo checkpoint is not available in this build.");
+    }
+  else
+    {
+      rpe_explorer_state_set_modules (self->state, &sine, "demo module “sine”", &conv, "demo module “conv”", NULL);
+      self->from_demo = TRUE;
+      _rpe_window_show_message (self, NULL);
+    }
+  rpe_spe_params_clear (&sine);
+  rpe_spe_params_clear (&conv);
+}
+
+/* ------------------------------------------------------------------ misc */
+
+static void
+action_view (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  int v = g_variant_get_int32 (parameter);
+
+  if (v >= 1 && v <= RPE_WINDOW_N_VIEWS)
+    adw_view_stack_set_visible_child_name (RPE_WINDOW (widget)->stack, view_names[v - 1]);
+}
+
+static void
+action_toggle_sidebar (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
+}
+
+static void
+action_cancel (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  rpe_window_cancel (RPE_WINDOW (widget));
+}
+
+static void
+action_dismiss (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  _rpe_window_show_message (RPE_WINDOW (widget), NULL);
+}
+
+static void
+action_export (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  /* disabled until the export dialog lands (see _rpe_window_actions_init) */
+}
+
+void
+_rpe_window_class_actions_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
+  gtk_widget_class_install_action (widget_class, "win.open-npy", NULL, action_open_npy);
+  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", action_open_recent);
+  gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
+  gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);
+  gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
+  gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
+  gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
+  gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.dismiss-message", NULL, action_dismiss);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_e, GDK_CONTROL_MASK, "win.export", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_CONTROL_MASK, "win.view", "i", 1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_CONTROL_MASK, "win.view", "i", 2);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_CONTROL_MASK, "win.view", "i", 3);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_4, GDK_CONTROL_MASK, "win.view", "i", 4);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-sidebar", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close", NULL);
+}
+
+void
+_rpe_window_actions_init (RpeWindow *self)
+{
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", FALSE);
+}

@@ -1,27 +1,10 @@
 /* rpe-window-private.h: RpeWindow's instance struct, shared by the files that
- * implement the window (rpe-window.c, later rpe-window-actions.c). */
+ * implement the window (rpe-window.c, rpe-window-actions.c). */
 #pragma once
 
 #include "rpe-window.h"
 
 G_BEGIN_DECLS
-
-typedef struct
-{
-  RpeWindow       *window;        /* not a reference: the pane lives in it */
-  RpeWindowPaneId  id;
-  RpeSpeMethod     method;
-  RpeSpeParams     params;
-  gboolean         have_params;
-  gboolean         from_demo;
-  char            *module_name;   /* checkpoint prefix, or NULL for random parameters */
-  GCancellable    *cancellable;   /* the running request, replaced on every request */
-  RpeTemplates    *templates;     /* the templates shown */
-  GPtrArray       *views;         /* RpeHeatmapView*, one per feature, in order */
-  GtkGrid         *grid;
-  GtkProgressBar  *progress;
-  GtkLabel        *caption;
-} RpeWindowPane;
 
 struct _RpeWindow
 {
@@ -29,24 +12,45 @@ struct _RpeWindow
 
   /* template children */
   AdwViewStack         *stack;
-  GtkSpinButton        *head_spin;
-  GtkSpinButton        *length_spin;
-  GtkToggleButton      *gate_toggle;
+  AdwFlap              *flap;
+  GtkBox               *sidebar;
   GtkRevealer          *message_revealer;
   GtkLabel             *message_label;
-  GtkGrid              *sine_grid;
-  GtkGrid              *conv_grid;
-  GtkProgressBar       *sine_progress;
-  GtkProgressBar       *conv_progress;
-  GtkLabel             *sine_caption;
-  GtkLabel             *conv_caption;
+  AdwToastOverlay      *toasts;
+  GtkMenuButton        *menu_button;
 
+  RpeExplorerState     *state;
   GSettings            *settings;     /* NULL when the schema is not installed */
   char                 *message;
-  gboolean              updating;     /* setting the controls programmatically */
-  RpeWindowPane         panes[RPE_WINDOW_N_PANES];
+  gboolean              from_demo;
+  GtkWidget            *views[RPE_WINDOW_N_VIEWS];
+  GCancellable         *load_cancellable;
+  RpeCheckpointData    *checkpoint;   /* the last opened checkpoint */
+  RpeTensorBrowser     *browser;
+  GtkFileChooserNative *chooser;
+  GMenu                *recent_menu;
+
+  /* sidebar pieces rebuilt when the module, head or feature changes */
+  GtkAdjustment        *head_adj;
+  GtkAdjustment        *feature_adj;
+  GtkWidget            *sine_group;
+  GtkWidget            *sine_box;
+  GtkWidget            *conv_group;
+  GtkWidget            *conv_box;
+  GtkWidget            *gate_scale;
+  GtkWidget            *gate_all;
+  GtkWidget            *sine_all;
+  GtkWidget            *conv_all;
+  GtkWidget            *fastrpb_box;
+  gboolean              updating;
 };
 
-void _rpe_window_request_all (RpeWindow *self);
+void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
+void _rpe_window_actions_init       (RpeWindow      *self);
+void _rpe_window_show_message       (RpeWindow      *self,
+                                     const char     *text);
+void _rpe_window_update_recent_menu (RpeWindow      *self);
+void _rpe_window_open_npy           (RpeWindow      *self,
+                                     GFile          *file);
 
 G_END_DECLS

@@ -1,6 +1,5 @@
-/* rpe-window.c: the main window.  For now it shows the analytic templates
- * (MATH.md sections 1-3) of the embedded demo checkpoint's sine and conv
- * modules, one small multiple per feature d of the chosen head. */
+/* rpe-window.c: the main window: the explorer state, the four views, the
+ * sidebar of live controls, loading the demo and checkpoints, settings. */
 #include "config.h"
 
 #include "rpe-window-private.h"
@@ -8,6 +7,9 @@
 #include <math.h>
 
 #include "rpe-checkpoint.h"
+#include "rpe-error.h"
+#include "rpe-spectrum-editor.h"
+#include "rpe-stem-editor.h"
 
 G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -17,40 +19,22 @@ G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 #define FALLBACK_SINES     5
 #define FALLBACK_KERNEL    12
 
-typedef struct
+static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+
+/* ---------------------------------------------------------------- messages */
+
+void
+_rpe_window_show_message (RpeWindow  *self,
+                          const char *text)
 {
-  GWeakRef        window;
-  RpeWindowPaneId pane;
-} PaneRequest;
-
-static void
-pane_request_free (PaneRequest *request)
-{
-  g_weak_ref_clear (&request->window);
-  g_free (request);
-}
-
-static const char *
-method_name (RpeSpeMethod method)
-{
-  return method == RPE_SPE_SINE ? "sine" : "conv";
-}
-
-/* ---------------------------------------------------------------- loading */
-
-static void
-append_message (RpeWindow  *self,
-                const char *text)
-{
-  char *joined = self->message != NULL
-                 ? g_strconcat (self->message, "\n", text, NULL)
-                 : g_strdup (text);
-
   g_free (self->message);
-  self->message = joined;
+  self->message = g_strdup (text);
+  gtk_label_set_text (self->message_label, text != NULL ? text : "");
+  gtk_revealer_set_reveal_child (self->message_revealer, text != NULL);
 }
 
-/* Loads the demo's modules into the panes; returns why it failed (or NULL). */
+/* ----------------------------------------------------------------- loading */
+
 static char *
 load_demo (RpeWindow *self)
 {
@@ -58,295 +42,694 @@ load_demo (RpeWindow *self)
   g_autoptr (GBytes) bytes = NULL;
   g_autoptr (RpeTensorSet) set = NULL;
   g_autoptr (GPtrArray) modules = NULL;
-  GString *why = NULL;
+  RpeSpeParams params[2] = { { 0 }, { 0 } };
+  char *names[2] = { NULL, NULL };
+  gboolean have[2] = { FALSE, FALSE };
+  GString *why = g_string_new (NULL);
 
   bytes = g_resources_lookup_data (RPE_DEMO_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
   if (bytes != NULL)
     set = rpe_checkpoint_read_bytes (bytes, "demo.safetensors", &error);
   if (set == NULL)
-    return g_strdup_printf ("The demo checkpoint could not be read: %s",
-                            error != NULL ? error->message : "unknown error");
-
-  modules = rpe_checkpoint_find_modules (set);
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
     {
-      RpeWindowPane *pane = &self->panes[p];
-      const RpeSpeModuleInfo *found = NULL;
+      g_string_append_printf (why, "The demo checkpoint could not be read: %s",
+                              error != NULL ? error->message : "unknown error");
+      return g_string_free (why, FALSE);
+    }
+  modules = rpe_checkpoint_find_modules (set);
+  for (guint i = 0; modules != NULL && i < modules->len; i++)
+    {
+      const RpeSpeModuleInfo *info = g_ptr_array_index (modules, i);
       g_autoptr (GError) load_error = NULL;
 
-      for (guint i = 0; modules != NULL && i < modules->len && found == NULL; i++)
-        {
-          const RpeSpeModuleInfo *info = g_ptr_array_index (modules, i);
-
-          if (info->method == pane->method)
-            found = info;
-        }
-      if (found == NULL)
-        {
-          if (why == NULL)
-            why = g_string_new (NULL);
-          g_string_append_printf (why, "%sThe demo checkpoint has no %s module.",
-                                  why->len > 0 ? "\n" : "", method_name (pane->method));
-          continue;
-        }
-      if (!rpe_checkpoint_load_spe (set, found->prefix, -1, &pane->params, &load_error))
-        {
-          if (why == NULL)
-            why = g_string_new (NULL);
-          g_string_append_printf (why, "%sThe demo's %s module could not be loaded: %s",
-                                  why->len > 0 ? "\n" : "", found->prefix, load_error->message);
-          continue;
-        }
-      pane->have_params = TRUE;
-      pane->from_demo = TRUE;
-      pane->module_name = g_strdup (found->prefix);
-    }
-  return why != NULL ? g_string_free (why, FALSE) : NULL;
-}
-
-static void
-load_parameters (RpeWindow *self)
-{
-  g_autofree char *why = load_demo (self);
-
-  if (why != NULL)
-    append_message (self, why);
-
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
-    {
-      RpeWindowPane *pane = &self->panes[p];
-      RpeStatus status;
-
-      if (pane->have_params)
+      if (have[info->method])
         continue;
-      rpe_spe_params_clear (&pane->params);
-      status = rpe_spe_params_init (&pane->params, pane->method, FALLBACK_HEADS, FALLBACK_FEATURES,
-                                    pane->method == RPE_SPE_SINE ? FALLBACK_SINES : FALLBACK_KERNEL,
-                                    TRUE);
-      if (status == RPE_OK)
-        status = rpe_spe_params_random (&pane->params, 1 + p);
-      if (status == RPE_OK)
+      if (!rpe_checkpoint_load_spe (set, info->prefix, -1, &params[info->method], &load_error))
         {
-          g_autofree char *text = g_strdup_printf ("Showing random %s parameters instead.",
-                                                   method_name (pane->method));
-          pane->have_params = TRUE;
-          append_message (self, text);
+          g_string_append_printf (why, "%sThe demo's %s module could not be loaded: %s",
+                                  why->len > 0 ? "\n" : "", info->prefix, load_error->message);
+          continue;
         }
-      else
-        {
-          g_autofree char *text = g_strdup_printf ("Random %s parameters failed too: %s",
-                                                   method_name (pane->method),
-                                                   rpe_status_to_string (status));
-          rpe_spe_params_clear (&pane->params);
-          append_message (self, text);
-        }
+      have[info->method] = TRUE;
+      names[info->method] = g_strdup_printf ("demo module “%s”", info->prefix);
     }
+  /* a random stand-in for a missing module */
+  for (guint m = 0; m < 2; m++)
+    if (!have[m])
+      {
+        RpeStatus status = rpe_spe_params_init (&params[m], m, FALLBACK_HEADS, FALLBACK_FEATURES,
+                                                m == RPE_SPE_SINE ? FALLBACK_SINES : FALLBACK_KERNEL, TRUE);
 
-  if (self->message != NULL)
+        if (status == RPE_OK)
+          status = rpe_spe_params_random (&params[m], 1 + m);
+        if (status == RPE_OK)
+          {
+            have[m] = TRUE;
+            names[m] = g_strdup ("random parameters");
+            g_string_append_printf (why, "%sShowing random %s parameters instead.",
+                                    why->len > 0 ? "\n" : "", m == RPE_SPE_SINE ? "sine" : "conv");
+          }
+      }
+  rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
+                                  have[1] ? &params[1] : NULL, names[1], NULL);
+  self->from_demo = have[0] && have[1] && g_str_has_prefix (names[0], "demo") && g_str_has_prefix (names[1], "demo");
+  rpe_spe_params_clear (&params[0]);
+  rpe_spe_params_clear (&params[1]);
+  g_free (names[0]);
+  g_free (names[1]);
+  if (why->len == 0)
     {
-      gtk_label_set_text (self->message_label, self->message);
-      gtk_revealer_set_reveal_child (self->message_revealer, TRUE);
+      g_string_free (why, TRUE);
+      return NULL;
     }
-}
-
-/* ------------------------------------------------------------------ panes */
-
-static void
-pane_set_caption (RpeWindowPane *pane,
-                  const char    *text)
-{
-  gtk_label_set_text (pane->caption, text);
+  return g_string_free (why, FALSE);
 }
 
 static void
-pane_update_views (RpeWindowPane *pane,
-                   RpeTemplates  *templates)
-{
-  gsize d_count = templates->n_features;
-  guint columns = (guint) ceil (sqrt ((double) d_count));
-
-  if (pane->views->len != d_count)
-    {
-      GtkWidget *child;
-
-      while ((child = gtk_widget_get_first_child (GTK_WIDGET (pane->grid))) != NULL)
-        gtk_grid_remove (pane->grid, child);
-      g_ptr_array_set_size (pane->views, 0);
-      for (gsize d = 0; d < d_count; d++)
-        {
-          GtkWidget *view = rpe_heatmap_view_new ();
-
-          rpe_heatmap_view_set_scale (RPE_HEATMAP_VIEW (view), RPE_HEATMAP_SCALE_SYMMETRIC);
-          gtk_widget_set_size_request (view, 200, 200);
-          gtk_grid_attach (pane->grid, view, (int) (d % columns), (int) (d / columns), 1, 1);
-          g_ptr_array_add (pane->views, view);
-        }
-    }
-
-  for (gsize d = 0; d < d_count; d++)
-    {
-      RpeHeatmapView *view = g_ptr_array_index (pane->views, d);
-      g_autoptr (GBytes) bytes = rpe_templates_dup_feature_bytes (templates, d);
-      g_autofree char *title = g_strdup_printf ("d = %zu", d);
-
-      rpe_heatmap_view_set_data (view, bytes, templates->n, templates->n);
-      rpe_heatmap_view_set_title (view, title);
-    }
-}
-
-static void
-pane_show_templates (RpeWindowPane *pane,
-                     RpeTemplates  *templates)
-{
-  const RpeSpeParams *params = &pane->params;
-  g_autofree char *caption = NULL;
-  g_autofree char *source = NULL;
-
-  g_clear_pointer (&pane->templates, rpe_templates_unref);
-  pane->templates = rpe_templates_ref (templates);
-  pane_update_views (pane, templates);
-
-  source = pane->from_demo
-           ? g_strdup_printf ("demo module “%s”", pane->module_name)
-           : g_strdup ("random parameters");
-  if (params->method == RPE_SPE_SINE)
-    caption = g_strdup_printf ("Analytic sineSPE templates P(m, n) of head %zu of %zu, %s: "
-                               "D = %zu features, K = %zu sines, N = %zu%s.",
-                               templates->head, params->n_heads, source, templates->n_features,
-                               params->n_sines, templates->n,
-                               templates->gated ? ", gated (1 − g) P + g" : "");
-  else
-    caption = g_strdup_printf ("Analytic convSPE templates P(m, n) of head %zu of %zu, %s: "
-                               "D = %zu features, filter length L = %zu (zero for |m − n| ≥ L), N = %zu%s.",
-                               templates->head, params->n_heads, source, templates->n_features,
-                               params->kernel, templates->n,
-                               templates->gated ? ", gated (1 − g) P + g" : "");
-  pane_set_caption (pane, caption);
-}
-
-static void
-pane_progress (double   fraction,
-               gpointer user_data)
-{
-  RpeWindowPane *pane = user_data;
-
-  gtk_progress_bar_set_fraction (pane->progress, fraction);
-}
-
-static void
-pane_done (GObject      *source_object,
+open_done (GObject      *source,
            GAsyncResult *result,
            gpointer      user_data)
 {
-  PaneRequest *request = user_data;
-  g_autoptr (RpeWindow) self = g_weak_ref_get (&request->window);
-  g_autoptr (RpeTemplates) templates = NULL;
+  GWeakRef *ref = user_data;
+  g_autoptr (RpeWindow) self = g_weak_ref_get (ref);
   g_autoptr (GError) error = NULL;
-  RpeWindowPane *pane;
+  g_autoptr (RpeCheckpointData) data = rpe_compute_open_checkpoint_finish (result, &error);
 
-  templates = rpe_compute_templates_finish (result, &error);
-  if (self == NULL)
-    goto out;
-  pane = &self->panes[request->pane];
-  /* A stale result: a newer request replaced this one, or the window went away. */
-  if (pane->cancellable == NULL || g_task_get_cancellable (G_TASK (result)) != pane->cancellable)
-    goto out;
-
-  g_clear_object (&pane->cancellable);
-  gtk_widget_set_visible (GTK_WIDGET (pane->progress), FALSE);
-
-  if (templates != NULL)
-    pane_show_templates (pane, templates);
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  g_weak_ref_clear (ref);
+  g_free (ref);
+  if (self == NULL || g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
+    return;
+  g_clear_object (&self->load_cancellable);
+  if (data == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Could not compute the templates: %s", error->message);
+      g_autofree char *text = NULL;
 
-      pane_set_caption (pane, text);
-    }
-
-out:
-  pane_request_free (request);
-}
-
-static void
-pane_request (RpeWindowPane *pane,
-              gsize          head,
-              gsize          n,
-              gboolean       gated)
-{
-  PaneRequest *request;
-
-  if (pane->cancellable != NULL)
-    {
-      g_cancellable_cancel (pane->cancellable);
-      g_clear_object (&pane->cancellable);
-    }
-  if (!pane->have_params)
-    {
-      pane_set_caption (pane, "No parameters to show.");
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      text = g_strdup_printf ("Could not open the checkpoint: %s. The previous parameters are kept.",
+                              error->message);
+      _rpe_window_show_message (self, text);
       return;
     }
-  if (head >= pane->params.n_heads)
-    {
-      g_autofree char *text = g_strdup_printf ("This module has only %zu heads.", pane->params.n_heads);
+  {
+    g_autofree char *base = g_path_get_basename (data->path);
+    g_autofree char *sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
+    g_autofree char *conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
+    g_autofree char *uri = g_filename_to_uri (data->path, NULL, NULL);
+    g_autoptr (GError) set_error = NULL;
 
-      pane_set_caption (pane, text);
-      return;
-    }
+    if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
+                                         data->have_conv ? &data->conv : NULL, conv_src, &set_error))
+      {
+        g_autofree char *text = g_strdup_printf ("Could not use the checkpoint: %s", set_error->message);
 
-  pane->cancellable = g_cancellable_new ();
-  gtk_progress_bar_set_fraction (pane->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (pane->progress), TRUE);
-
-  request = g_new0 (PaneRequest, 1);
-  g_weak_ref_init (&request->window, pane->window);
-  request->pane = pane->id;
-  rpe_compute_templates_async_full (&pane->params, head, n, gated,
-                                    pane_progress, pane,
-                                    pane->cancellable, pane_done, request);
+        _rpe_window_show_message (self, text);
+        return;
+      }
+    self->from_demo = FALSE;
+    if (data->have_sine != data->have_conv)
+      g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
+    _rpe_window_show_message (self, NULL);
+    g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+    self->checkpoint = rpe_checkpoint_data_ref (data);
+    if (uri != NULL)
+      gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+    _rpe_window_update_recent_menu (self);
+    adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened %s", base));
+    /* several modules or layers: let the user pick */
+    if (data->modules->len > 2 || gtk_widget_get_mapped (GTK_WIDGET (self)))
+      gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
+  }
 }
 
 void
-_rpe_window_request_all (RpeWindow *self)
+rpe_window_open_file (RpeWindow *self,
+                      GFile     *file)
 {
-  gsize head = (gsize) gtk_spin_button_get_value_as_int (self->head_spin);
-  gsize n = (gsize) gtk_spin_button_get_value_as_int (self->length_spin);
-  gboolean gated = gtk_toggle_button_get_active (self->gate_toggle);
+  g_autofree char *path = NULL;
+  GWeakRef *ref;
 
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
-    pane_request (&self->panes[p], head, n, gated);
+  g_return_if_fail (RPE_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      _rpe_window_show_message (self, "Only local files can be opened.");
+      return;
+    }
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  ref = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (ref, self);
+  rpe_compute_open_checkpoint_async (path, self->load_cancellable, open_done, ref);
 }
 
-/* --------------------------------------------------------------- controls */
+/* ----------------------------------------------------------------- sidebar */
+
+static GtkWidget *
+group_new (RpeWindow  *self,
+           const char *title,
+           const char *description)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
+  if (description != NULL)
+    adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
+  gtk_box_append (self->sidebar, group);
+  return group;
+}
+
+static GtkAdjustment *
+spin_row (RpeWindow  *self,
+          GtkWidget  *group,
+          const char *title,
+          const char *tooltip,
+          double      lo,
+          double      hi,
+          double      step,
+          const char *property)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkAdjustment *adj = gtk_adjustment_new (lo, lo, hi, step, step * 8, 0);
+  GtkWidget *spin = gtk_spin_button_new (adj, step, 0);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  gtk_widget_set_tooltip_text (row, tooltip);
+  gtk_widget_set_tooltip_text (spin, tooltip);
+  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
+  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
+  gtk_editable_set_width_chars (GTK_EDITABLE (spin), 5);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+  if (property != NULL)
+    g_object_bind_property (self->state, property, adj, "value", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  return adj;
+}
+
+static GtkWidget *
+combo_row (RpeWindow          *self,
+           GtkWidget          *group,
+           const char         *title,
+           const char         *tooltip,
+           const char * const *items,
+           const char         *property)
+{
+  GtkWidget *row = adw_combo_row_new ();
+  GtkStringList *model = gtk_string_list_new (items);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (model));
+  g_object_unref (model);
+  gtk_widget_set_tooltip_text (row, tooltip);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+  if (property != NULL)
+    g_object_bind_property (self->state, property, row, "selected", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  return row;
+}
+
+static GtkWidget *
+switch_row (RpeWindow  *self,
+            GtkWidget  *group,
+            const char *title,
+            const char *tooltip,
+            const char *property)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *sw = gtk_switch_new ();
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  gtk_widget_set_tooltip_text (row, tooltip);
+  gtk_widget_set_tooltip_text (sw, tooltip);
+  gtk_widget_set_valign (sw, GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), sw);
+  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), sw);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+  g_object_bind_property (self->state, property, sw, "active", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  return sw;
+}
+
+static GtkWidget *
+check_new (const char *label,
+           const char *tooltip)
+{
+  GtkWidget *check = gtk_check_button_new_with_label (label);
+
+  gtk_widget_set_tooltip_text (check, tooltip);
+  return check;
+}
 
 static void
-on_control_changed (RpeWindow *self)
+clear_box (GtkWidget *box)
+{
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (box)) != NULL)
+    gtk_box_remove (GTK_BOX (box), child);
+}
+
+static gboolean
+all_features (GtkWidget *check)
+{
+  return check != NULL && gtk_check_button_get_active (GTK_CHECK_BUTTON (check));
+}
+
+/* sine components: spectrum editor + numbers */
+
+static void
+sine_component_changed (RpeSpectrumEditor *editor,
+                        guint              k,
+                        double             f,
+                        double             theta,
+                        double             lambda,
+                        RpeWindow         *self)
+{
+  if (self->updating)
+    return;
+  rpe_explorer_state_set_sine (self->state, rpe_explorer_state_get_head (self->state),
+                               rpe_explorer_state_get_feature (self->state), k, f, theta, lambda,
+                               all_features (self->sine_all));
+}
+
+static void
+sine_spin_changed (GtkSpinButton *spin,
+                   RpeWindow     *self)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (self->state, RPE_SPE_SINE);
+  guint k = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (spin), "k"));
+  guint which = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (spin), "which"));
+  gsize h = rpe_explorer_state_get_head (self->state), d = rpe_explorer_state_get_feature (self->state);
+  gsize i;
+  double v[3];
+
+  if (self->updating || p == NULL || h >= p->n_heads || d >= p->n_features)
+    return;
+  i = (h * p->n_features + d) * p->n_sines + k;
+  v[0] = p->freqs[i];
+  v[1] = p->offsets[i];
+  v[2] = p->gains[i];
+  v[which] = gtk_spin_button_get_value (spin);
+  rpe_explorer_state_set_sine (self->state, h, d, k, v[0], v[1], v[2], all_features (self->sine_all));
+}
+
+static void
+sync_sine (RpeWindow *self,
+           gboolean   rebuild)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (self->state, RPE_SPE_SINE);
+  gsize h = rpe_explorer_state_get_head (self->state), d = rpe_explorer_state_get_feature (self->state);
+  GtkWidget *editor, *grid;
+  gsize base, K;
+
+  if (p == NULL || h >= p->n_heads || d >= p->n_features)
+    {
+      clear_box (self->sine_box);
+      return;
+    }
+  K = p->n_sines;
+  base = (h * p->n_features + d) * K;
+  self->updating = TRUE;
+  if (rebuild || gtk_widget_get_first_child (self->sine_box) == NULL)
+    {
+      g_autofree char *title = g_strdup_printf ("Sine components of h = %zu, d = %zu", h, d);
+      const char *heads[3] = { "f", "θ", "λ" };
+
+      clear_box (self->sine_box);
+      editor = rpe_spectrum_editor_new ();
+      gtk_widget_set_size_request (editor, -1, 170);
+      gtk_widget_set_tooltip_text (editor, "Drag a point: frequency f across, gain λ up; Shift+drag or scroll turns its phase θ");
+      rpe_spectrum_editor_set_title (RPE_SPECTRUM_EDITOR (editor), title);
+      g_signal_connect (editor, "component-changed", G_CALLBACK (sine_component_changed), self);
+      gtk_box_append (GTK_BOX (self->sine_box), editor);
+      grid = gtk_grid_new ();
+      gtk_grid_set_column_spacing (GTK_GRID (grid), 4);
+      gtk_grid_set_row_spacing (GTK_GRID (grid), 2);
+      for (guint c = 0; c < 3; c++)
+        gtk_grid_attach (GTK_GRID (grid), gtk_label_new (heads[c]), (int) c + 1, 0, 1, 1);
+      for (gsize k = 0; k < K; k++)
+        {
+          g_autofree char *name = g_strdup_printf ("k = %zu", k);
+
+          gtk_grid_attach (GTK_GRID (grid), gtk_label_new (name), 0, (int) k + 1, 1, 1);
+          for (guint c = 0; c < 3; c++)
+            {
+              static const double lo[3] = { 0.0, -10.0, 0.0 }, hi[3] = { 0.5, 10.0, 100.0 }, st[3] = { 0.001, 0.05, 0.01 };
+              GtkWidget *spin = gtk_spin_button_new_with_range (lo[c], hi[c], st[c]);
+              static const char *tips[3] = { "Frequency f_k in cycles per position, 0 … 0.5",
+                                             "Phase θ_k in radians (query side)",
+                                             "Gain λ_k ≥ 0" };
+
+              gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), c == 0 ? 4 : 3);
+              gtk_orientable_set_orientation (GTK_ORIENTABLE (spin), GTK_ORIENTATION_VERTICAL);
+              gtk_editable_set_width_chars (GTK_EDITABLE (spin), 6);
+              gtk_widget_set_tooltip_text (spin, tips[c]);
+              g_object_set_data (G_OBJECT (spin), "k", GUINT_TO_POINTER ((guint) k));
+              g_object_set_data (G_OBJECT (spin), "which", GUINT_TO_POINTER (c));
+              g_signal_connect (spin, "value-changed", G_CALLBACK (sine_spin_changed), self);
+              gtk_grid_attach (GTK_GRID (grid), spin, (int) c + 1, (int) k + 1, 1, 1);
+            }
+        }
+      gtk_box_append (GTK_BOX (self->sine_box), grid);
+    }
+  editor = gtk_widget_get_first_child (self->sine_box);
+  rpe_spectrum_editor_set_components (RPE_SPECTRUM_EDITOR (editor), p->freqs + base, p->offsets + base,
+                                      p->gains + base, K);
+  grid = gtk_widget_get_next_sibling (editor);
+  for (gsize k = 0; k < K; k++)
+    {
+      const float *arrays[3] = { p->freqs, p->offsets, p->gains };
+
+      for (guint c = 0; c < 3; c++)
+        {
+          GtkWidget *spin = gtk_grid_get_child_at (GTK_GRID (grid), (int) c + 1, (int) k + 1);
+
+          if (spin != NULL)
+            gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), arrays[c][base + k]);
+        }
+    }
+  self->updating = FALSE;
+}
+
+/* conv filters: two stem editors */
+
+static void
+conv_taps_changed (RpeStemEditor *editor,
+                   guint          first,
+                   guint          count,
+                   RpeWindow     *self)
+{
+  gsize n = 0;
+  const float *values = rpe_stem_editor_get_values (editor, &n);
+  gboolean query = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (editor), "query"));
+
+  if (self->updating)
+    return;
+  self->updating = TRUE;
+  rpe_explorer_state_set_conv_taps (self->state, rpe_explorer_state_get_head (self->state),
+                                    rpe_explorer_state_get_feature (self->state), query, values, n,
+                                    all_features (self->conv_all));
+  self->updating = FALSE;
+}
+
+static void
+conv_length_changed (GtkSpinButton *spin,
+                     RpeWindow     *self)
 {
   if (!self->updating)
-    _rpe_window_request_all (self);
+    rpe_explorer_state_set_conv_length (self->state, (gsize) gtk_spin_button_get_value_as_int (spin));
 }
 
 static void
-setup_controls (RpeWindow *self)
+sync_conv (RpeWindow *self,
+           gboolean   rebuild)
 {
-  gsize heads = 0;
-  gboolean any_gate = FALSE;
+  const RpeSpeParams *p = rpe_explorer_state_get_params (self->state, RPE_SPE_CONV);
+  gsize h = rpe_explorer_state_get_head (self->state), d = rpe_explorer_state_get_feature (self->state);
+  GtkWidget *child;
+  gsize base;
 
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
+  if (p == NULL || h >= p->n_heads || d >= p->n_features)
     {
-      const RpeWindowPane *pane = &self->panes[p];
-
-      if (!pane->have_params)
-        continue;
-      heads = MAX (heads, pane->params.n_heads);
-      any_gate |= pane->params.gate != NULL;
+      clear_box (self->conv_box);
+      return;
     }
-
+  base = (h * p->n_features + d) * p->kernel;
   self->updating = TRUE;
-  gtk_spin_button_set_range (self->head_spin, 0, heads > 0 ? (double) (heads - 1) : 0);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->gate_toggle), any_gate);
-  gtk_toggle_button_set_active (self->gate_toggle, FALSE);
+  if (rebuild || gtk_widget_get_first_child (self->conv_box) == NULL)
+    {
+      GtkWidget *row, *spin;
+
+      clear_box (self->conv_box);
+      for (guint q = 0; q < 2; q++)
+        {
+          GtkWidget *editor = rpe_stem_editor_new ();
+          g_autofree char *title = g_strdup_printf ("%s filter of h = %zu, d = %zu", q == 0 ? "Query" : "Key", h, d);
+
+          gtk_widget_set_size_request (editor, -1, 120);
+          rpe_stem_editor_set_title (RPE_STEM_EDITOR (editor), title);
+          rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), "tap j");
+          gtk_widget_set_tooltip_text (editor, q == 0 ? "Draw the query filter taps w_q with the mouse"
+                                                      : "Draw the key filter taps w_k with the mouse");
+          g_object_set_data (G_OBJECT (editor), "query", GUINT_TO_POINTER (q == 0));
+          g_signal_connect (editor, "values-changed", G_CALLBACK (conv_taps_changed), self);
+          gtk_box_append (GTK_BOX (self->conv_box), editor);
+        }
+      row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+      gtk_box_append (GTK_BOX (row), gtk_label_new ("Filter length L"));
+      spin = gtk_spin_button_new_with_range (1, 512, 1);
+      gtk_widget_set_tooltip_text (spin, "Length L of the conv filters (templates vanish for |m − n| ≥ L)");
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), (double) p->kernel);
+      g_signal_connect (spin, "value-changed", G_CALLBACK (conv_length_changed), self);
+      gtk_box_append (GTK_BOX (row), spin);
+      gtk_box_append (GTK_BOX (self->conv_box), row);
+    }
+  child = gtk_widget_get_first_child (self->conv_box);
+  rpe_stem_editor_set_values (RPE_STEM_EDITOR (child), p->wq + base, p->kernel);
+  child = gtk_widget_get_next_sibling (child);
+  rpe_stem_editor_set_values (RPE_STEM_EDITOR (child), p->wk + base, p->kernel);
   self->updating = FALSE;
+}
+
+/* gates */
+
+static void
+gate_values_changed (RpeStemEditor *editor,
+                     guint          first,
+                     guint          count,
+                     RpeWindow     *self)
+{
+  gsize n = 0;
+  const float *values = rpe_stem_editor_get_values (editor, &n);
+  gsize h = rpe_explorer_state_get_head (self->state);
+
+  if (self->updating)
+    return;
+  self->updating = TRUE;
+  for (guint i = first; i < first + count && i < n; i++)
+    rpe_explorer_state_set_gate (self->state, h, i, values[i], FALSE);
+  self->updating = FALSE;
+}
+
+static void
+gate_all_changed (GtkRange  *range,
+                  RpeWindow *self)
+{
+  if (!self->updating)
+    rpe_explorer_state_set_gate (self->state, rpe_explorer_state_get_head (self->state), 0,
+                                 gtk_range_get_value (range), TRUE);
+}
+
+static void
+sync_gates (RpeWindow *self)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (self->state, rpe_explorer_state_get_spe_kind (self->state));
+  gsize h = rpe_explorer_state_get_head (self->state);
+  float zeros[4096] = { 0 };
+  g_autofree char *title = NULL;
+
+  if (p == NULL || h >= p->n_heads)
+    return;
+  self->updating = TRUE;
+  title = g_strdup_printf ("Gates g of head %zu (0: all positional, 1: none)", h);
+  rpe_stem_editor_set_title (RPE_STEM_EDITOR (self->gate_all), title);
+  rpe_stem_editor_set_values (RPE_STEM_EDITOR (self->gate_all),
+                              p->gate != NULL ? p->gate + h * p->n_features : zeros,
+                              MIN (p->n_features, G_N_ELEMENTS (zeros)));
+  self->updating = FALSE;
+}
+
+static void
+fastrpb_changed (RpeStemEditor *editor,
+                 guint          first,
+                 guint          count,
+                 RpeWindow     *self)
+{
+  gsize n = 0;
+  const float *values = rpe_stem_editor_get_values (editor, &n);
+
+  if (self->updating)
+    return;
+  self->updating = TRUE;
+  rpe_explorer_state_set_fastrpb_weights (self->state, values, n);
+  self->updating = FALSE;
+}
+
+static void
+sync_ranges (RpeWindow *self)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (self->state, rpe_explorer_state_get_spe_kind (self->state));
+
+  if (p == NULL)
+    return;
+  gtk_adjustment_set_upper (self->head_adj, (double) p->n_heads - 1);
+  gtk_adjustment_set_upper (self->feature_adj, (double) p->n_features - 1);
+}
+
+static void
+sidebar_state_changed (RpeExplorerState  *state,
+                       RpeExplorerChange  what,
+                       RpeWindow         *self)
+{
+  gboolean rebuild = (what & (RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_HEAD
+                              | RPE_EXPLORER_CHANGE_FEATURE | RPE_EXPLORER_CHANGE_SPE_KIND)) != 0;
+
+  if (what & (RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_KIND))
+    sync_ranges (self);
+  if (self->updating)
+    return;
+  if (rebuild || (what & RPE_EXPLORER_CHANGE_SPE_PARAMS))
+    {
+      sync_sine (self, rebuild);
+      sync_conv (self, rebuild);
+    }
+  if (rebuild || (what & RPE_EXPLORER_CHANGE_GATE))
+    sync_gates (self);
+  if (what & RPE_EXPLORER_CHANGE_SPE_KIND)
+    {
+      RpeSpeMethod kind = rpe_explorer_state_get_spe_kind (state);
+
+      gtk_widget_set_visible (self->sine_group, kind == RPE_SPE_SINE);
+      gtk_widget_set_visible (self->conv_group, kind == RPE_SPE_CONV);
+    }
+}
+
+static void
+npy_clicked (GtkButton *button,
+             RpeWindow *self)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.open-npy", NULL);
+}
+
+static void
+colormap_selected (AdwComboRow *row,
+                   GParamSpec  *pspec,
+                   RpeWindow   *self)
+{
+  const RpeColormap *cmap = rpe_colormap_get ((RpeColormapId) adw_combo_row_get_selected (row));
+
+  if (cmap != NULL)
+    g_object_set (self->state, "colormap", rpe_colormap_get_name (cmap), NULL);
+}
+
+static void
+colormap_notify (RpeExplorerState *state,
+                 GParamSpec       *pspec,
+                 AdwComboRow      *row)
+{
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (state));
+
+  if (cmap != NULL && adw_combo_row_get_selected (row) != (guint) rpe_colormap_get_id (cmap))
+    adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
+}
+
+static void
+build_sidebar (RpeWindow *self)
+{
+  static const char *kinds[] = { "Sine SPE", "Conv SPE", NULL };
+  static const char *methods[] = { "SPE estimate", "Exact RPE", "APE", "LRPE", "FastRPB", "Linear (implied)", NULL };
+  static const char *maps[] = { "ReLU", "ELU + 1", "exp", "Performer", "DPFP", NULL };
+  static const char *tkinds[] = { "Analytic", "Empirical", "Difference", NULL };
+  static const char *contents[] = { "Unit (positional only)", "Random (seeded)", "Loaded .npy", NULL };
+  static const char *ps[] = { "Identity", "Householder", "Permutation", "Odd–even", "Fourier", "DCT", NULL };
+  static const char *lambdas[] = { "Rotation", "Mixed", "Complex exponential", "Permutation", NULL };
+  static const char *thetas[] = { "A (RoPE)", "B (linear)", "C (inverse)", NULL };
+  const char *cmaps[RPE_COLORMAP_N_MAPS + 1];
+  GtkWidget *group, *row, *button, *box, *editor;
+  GtkAdjustment *adj;
+
+  group = group_new (self, "Model", NULL);
+  combo_row (self, group, "SPE module", "Which SPE module of the checkpoint to explore: sine (periodic) or conv (vanishing)",
+             kinds, "spe-kind");
+  combo_row (self, group, "Attention", "The positional scheme of the attention view", methods, "method");
+  switch_row (self, group, "Causal", "Mask keys after the query (n > m)", "causal");
+  switch_row (self, group, "Gated", "Use the gate: templates (1 − g) P + g", "gated");
+  combo_row (self, group, "Feature map", "Kernel feature map φ of the linear model (and its implied attention)",
+             maps, "feature-map");
+
+  group = group_new (self, "Sequence", NULL);
+  spin_row (self, group, "Length N", "Sequence length N (long maps are streamed and reduced to pixels)",
+            2, RPE_EXPLORER_MAX_LENGTH, 8, "length");
+  spin_row (self, group, "Realizations R", "Number of SPE noise realizations R", 1, RPE_EXPLORER_MAX_R, 1, "realizations");
+  adj = spin_row (self, group, "Seed", "Seed of the noise (and of random content)", 0, G_MAXINT, 1, "seed");
+  (void) adj;
+  self->head_adj = spin_row (self, group, "Head h", "Attention head h", 0, 3, 1, "head");
+  self->feature_adj = spin_row (self, group, "Feature d", "Feature d (the cell opened in the templates view)",
+                                0, 15, 1, "feature");
+  spin_row (self, group, "Training length", "N_train, marked on the maps and curves (0: none)",
+            0, RPE_EXPLORER_MAX_LENGTH, 8, "train-length");
+  combo_row (self, group, "Templates", "What the templates grid shows", tkinds, "template-kind");
+  for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
+    cmaps[i] = rpe_colormap_get_name (rpe_colormap_get (i));
+  cmaps[RPE_COLORMAP_N_MAPS] = NULL;
+  row = combo_row (self, group, "Colour map", "Colour map of the attention view", cmaps, NULL);
+  g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
+  g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
+  colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
+
+  group = group_new (self, "Queries and keys", NULL);
+  combo_row (self, group, "Content", "Queries and keys: unit (pure positional view), random or loaded", contents, "content");
+  row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "From a file");
+  button = gtk_button_new_with_mnemonic ("Load ._npy…");
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  gtk_widget_set_tooltip_text (button, "Load queries/keys of shape (N, D) or (N, H, D) from a .npy file");
+  g_signal_connect (button, "clicked", G_CALLBACK (npy_clicked), self);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+
+  self->sine_group = group_new (self, "Sine components", "Per (h, d): K frequencies, phases and gains");
+  self->sine_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->sine_group), self->sine_box);
+  self->sine_all = check_new ("Apply to every feature of the head", "Edits change all D features of head h at once");
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->sine_group), self->sine_all);
+
+  self->conv_group = group_new (self, "Conv filters", "Draw the taps with the mouse");
+  self->conv_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->conv_group), self->conv_box);
+  self->conv_all = check_new ("Apply to every feature of the head", "Edits change all D features of head h at once");
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->conv_group), self->conv_all);
+  gtk_widget_set_visible (self->conv_group, FALSE);
+
+  group = group_new (self, "Gates", "Per feature (draw), or all at once (slider)");
+  self->gate_all = rpe_stem_editor_new ();
+  gtk_widget_set_size_request (self->gate_all, -1, 110);
+  rpe_stem_editor_set_range (RPE_STEM_EDITOR (self->gate_all), TRUE, 0.0, 1.0);
+  rpe_stem_editor_set_label (RPE_STEM_EDITOR (self->gate_all), "feature d");
+  gtk_widget_set_tooltip_text (self->gate_all, "Draw the gate g of each feature of the head");
+  g_signal_connect (self->gate_all, "values-changed", G_CALLBACK (gate_values_changed), self);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->gate_all);
+  self->gate_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, 1.0, 0.01);
+  gtk_widget_set_tooltip_text (self->gate_scale, "Set the gate g of every feature of the head at once");
+  g_signal_connect (self->gate_scale, "value-changed", G_CALLBACK (gate_all_changed), self);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->gate_scale);
+
+  group = group_new (self, "LRPE", "W_s = Pᴴ Λ(s) P (Qin et al. 2023)");
+  combo_row (self, group, "P", "The unitary P applied first", ps, "lrpe-p");
+  combo_row (self, group, "Λ", "The relative part Λ(s)", lambdas, "lrpe-lambda");
+  combo_row (self, group, "θ", "The frequencies of Λ", thetas, "lrpe-theta");
+
+  group = group_new (self, "FastRPB", "Draw the bias weights w_τ for |τ| &lt; 32");
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  editor = rpe_stem_editor_new ();
+  gtk_widget_set_size_request (editor, -1, 120);
+  rpe_stem_editor_set_x_offset (RPE_STEM_EDITOR (editor), -(RPE_EXPLORER_FASTRPB_TAPS - 1));
+  rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), "lag τ");
+  gtk_widget_set_tooltip_text (editor, "Draw the additive bias w_τ, W[m, n] = w_{m−n}");
+  {
+    gsize count;
+    const float *w = rpe_explorer_state_get_fastrpb_weights (self->state, &count);
+
+    rpe_stem_editor_set_values (RPE_STEM_EDITOR (editor), w, count);
+  }
+  g_signal_connect (editor, "values-changed", G_CALLBACK (fastrpb_changed), self);
+  gtk_box_append (GTK_BOX (box), editor);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), box);
+  self->fastrpb_box = box;
+
+  g_signal_connect_object (self->state, "changed", G_CALLBACK (sidebar_state_changed), self, 0);
 }
 
 /* --------------------------------------------------------------- settings */
@@ -368,8 +751,8 @@ load_window_state (RpeWindow *self)
                                g_settings_get_int (self->settings, "window-height"));
   if (g_settings_get_boolean (self->settings, "window-maximized"))
     gtk_window_maximize (GTK_WINDOW (self));
-  g_settings_bind (self->settings, "last-page", self->stack, "visible-child-name",
-                   G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "last-view", self->stack, "visible-child-name", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (self->settings, "colormap", self->state, "colormap", G_SETTINGS_BIND_DEFAULT);
 }
 
 static void
@@ -398,6 +781,26 @@ rpe_window_close_request (GtkWindow *window)
   return GTK_WINDOW_CLASS (rpe_window_parent_class)->close_request (window);
 }
 
+/* ----------------------------------------------------------- drag and drop */
+
+static gboolean
+on_drop (GtkDropTarget *target,
+         const GValue  *value,
+         double         x,
+         double         y,
+         RpeWindow     *self)
+{
+  GSList *files;
+
+  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  files = g_value_get_boxed (value);
+  if (files == NULL)
+    return FALSE;
+  rpe_window_open_file (self, files->data);
+  return TRUE;
+}
+
 /* -------------------------------------------------------------- lifecycle */
 
 static void
@@ -405,19 +808,22 @@ rpe_window_dispose (GObject *object)
 {
   RpeWindow *self = RPE_WINDOW (object);
 
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
-    {
-      RpeWindowPane *pane = &self->panes[p];
-
-      if (pane->cancellable != NULL)
-        g_cancellable_cancel (pane->cancellable);
-      g_clear_object (&pane->cancellable);
-      g_clear_pointer (&pane->templates, rpe_templates_unref);
-      if (pane->views != NULL)
-        g_ptr_array_set_size (pane->views, 0);
-    }
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
   g_clear_object (&self->settings);
-
+  g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  if (self->browser != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
+      gtk_window_destroy (GTK_WINDOW (self->browser));
+      self->browser = NULL;
+    }
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
   G_OBJECT_CLASS (rpe_window_parent_class)->dispose (object);
 }
 
@@ -426,16 +832,8 @@ rpe_window_finalize (GObject *object)
 {
   RpeWindow *self = RPE_WINDOW (object);
 
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
-    {
-      RpeWindowPane *pane = &self->panes[p];
-
-      rpe_spe_params_clear (&pane->params);
-      g_clear_pointer (&pane->module_name, g_free);
-      g_clear_pointer (&pane->views, g_ptr_array_unref);
-    }
+  g_clear_object (&self->state);
   g_clear_pointer (&self->message, g_free);
-
   G_OBJECT_CLASS (rpe_window_parent_class)->finalize (object);
 }
 
@@ -454,47 +852,57 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class, RPE_RESOURCE_PREFIX "/ui/rpe-window.ui");
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, stack);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, head_spin);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, length_spin);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, gate_toggle);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, sidebar);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, message_revealer);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, message_label);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, sine_grid);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, conv_grid);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, sine_progress);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, conv_progress);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, sine_caption);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, conv_caption);
-  gtk_widget_class_bind_template_callback (widget_class, on_control_changed);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, toasts);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, menu_button);
+  gtk_widget_class_bind_template_child_full (widget_class, "recent_submenu", FALSE,
+                                             G_STRUCT_OFFSET (RpeWindow, recent_menu));
 
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close", NULL);
+  _rpe_window_class_actions_init (widget_class);
 }
 
 static void
 rpe_window_init (RpeWindow *self)
 {
+  static const char *titles[RPE_WINDOW_N_VIEWS] = { "_Templates", "_Attention", "_Curves", "_SPE vs RPE" };
+  static const char *icons[RPE_WINDOW_N_VIEWS] = { "rpe-sine-symbolic", "view-grid-symbolic",
+                                                   "utilities-system-monitor-symbolic", "rpe-conv-symbolic" };
+  g_autofree char *why = NULL;
+  GtkDropTarget *drop;
+
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->state = rpe_explorer_state_new ();
 
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
+  self->views[RPE_WINDOW_VIEW_TEMPLATES] = rpe_templates_view_new (self->state);
+  self->views[RPE_WINDOW_VIEW_ATTENTION] = rpe_attention_view_new (self->state);
+  self->views[RPE_WINDOW_VIEW_CURVES] = rpe_curves_page_new (self->state);
+  self->views[RPE_WINDOW_VIEW_TEACHING] = rpe_teaching_view_new (self->state);
+  for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
     {
-      RpeWindowPane *pane = &self->panes[p];
+      AdwViewStackPage *page = adw_view_stack_add_titled (self->stack, self->views[v], view_names[v], titles[v]);
 
-      pane->window = self;
-      pane->id = p;
-      pane->method = p == RPE_WINDOW_PANE_SINE ? RPE_SPE_SINE : RPE_SPE_CONV;
-      pane->views = g_ptr_array_new ();
+      adw_view_stack_page_set_use_underline (page, TRUE);
+      adw_view_stack_page_set_icon_name (page, icons[v]);
     }
-  self->panes[RPE_WINDOW_PANE_SINE].grid = self->sine_grid;
-  self->panes[RPE_WINDOW_PANE_SINE].progress = self->sine_progress;
-  self->panes[RPE_WINDOW_PANE_SINE].caption = self->sine_caption;
-  self->panes[RPE_WINDOW_PANE_CONV].grid = self->conv_grid;
-  self->panes[RPE_WINDOW_PANE_CONV].progress = self->conv_progress;
-  self->panes[RPE_WINDOW_PANE_CONV].caption = self->conv_caption;
 
+  why = load_demo (self);
+  if (why != NULL)
+    _rpe_window_show_message (self, why);
+  build_sidebar (self);
+  sync_ranges (self);
+  sync_sine (self, TRUE);
+  sync_conv (self, TRUE);
+  sync_gates (self);
   load_window_state (self);
-  load_parameters (self);
-  setup_controls (self);
-  _rpe_window_request_all (self);
+  _rpe_window_actions_init (self);
+  _rpe_window_update_recent_menu (self);
+
+  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 }
 
 /* ----------------------------------------------------------------- public */
@@ -505,78 +913,86 @@ rpe_window_new (GtkApplication *application)
   return g_object_new (RPE_TYPE_WINDOW, "application", application, NULL);
 }
 
-static RpeWindowPane *
-get_pane (RpeWindow       *self,
-          RpeWindowPaneId  pane)
+RpeExplorerState *
+rpe_window_get_state (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
-  g_return_val_if_fail ((guint) pane < RPE_WINDOW_N_PANES, NULL);
-  return &self->panes[pane];
-}
-
-const RpeSpeParams *
-rpe_window_get_params (RpeWindow       *self,
-                       RpeWindowPaneId  pane)
-{
-  RpeWindowPane *p = get_pane (self, pane);
-
-  return p != NULL && p->have_params ? &p->params : NULL;
+  return self->state;
 }
 
 gboolean
-rpe_window_get_from_demo (RpeWindow       *self,
-                          RpeWindowPaneId  pane)
+rpe_window_get_from_demo (RpeWindow *self)
 {
-  RpeWindowPane *p = get_pane (self, pane);
-
-  return p != NULL && p->from_demo;
+  g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
+  return self->from_demo;
 }
 
-RpeTemplates *
-rpe_window_get_templates (RpeWindow       *self,
-                          RpeWindowPaneId  pane)
+void
+rpe_window_set_view (RpeWindow     *self,
+                     RpeWindowView  view)
 {
-  RpeWindowPane *p = get_pane (self, pane);
-
-  return p != NULL ? p->templates : NULL;
+  g_return_if_fail (RPE_IS_WINDOW (self));
+  g_return_if_fail ((guint) view < RPE_WINDOW_N_VIEWS);
+  adw_view_stack_set_visible_child_name (self->stack, view_names[view]);
 }
 
-RpeHeatmapView *
-rpe_window_get_heatmap_view (RpeWindow       *self,
-                             RpeWindowPaneId  pane,
-                             gsize            d)
+RpeWindowView
+rpe_window_get_view (RpeWindow *self)
 {
-  RpeWindowPane *p = get_pane (self, pane);
+  const char *name;
 
-  if (p == NULL || d >= p->views->len)
-    return NULL;
-  return g_ptr_array_index (p->views, d);
+  g_return_val_if_fail (RPE_IS_WINDOW (self), 0);
+  name = adw_view_stack_get_visible_child_name (self->stack);
+  for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
+    if (g_strcmp0 (name, view_names[v]) == 0)
+      return v;
+  return RPE_WINDOW_VIEW_TEMPLATES;
+}
+
+GtkWidget *
+rpe_window_get_view_widget (RpeWindow     *self,
+                            RpeWindowView  view)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  g_return_val_if_fail ((guint) view < RPE_WINDOW_N_VIEWS, NULL);
+  return self->views[view];
 }
 
 gboolean
 rpe_window_is_busy (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
-
-  for (guint p = 0; p < RPE_WINDOW_N_PANES; p++)
-    if (self->panes[p].cancellable != NULL)
-      return TRUE;
-  return FALSE;
+  return self->load_cancellable != NULL
+         || rpe_templates_view_is_busy (RPE_TEMPLATES_VIEW (self->views[0]))
+         || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
+         || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
+         || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]));
 }
 
 void
-rpe_window_show_head (RpeWindow *self,
-                      gsize      head,
-                      gsize      n)
+rpe_window_cancel (RpeWindow *self)
 {
   g_return_if_fail (RPE_IS_WINDOW (self));
-  g_return_if_fail (n >= 1);
+  rpe_templates_view_cancel (RPE_TEMPLATES_VIEW (self->views[0]));
+  rpe_attention_view_cancel (RPE_ATTENTION_VIEW (self->views[1]));
+  rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
+  rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+}
 
-  self->updating = TRUE;
-  gtk_spin_button_set_value (self->head_spin, (double) head);
-  gtk_spin_button_set_value (self->length_spin, (double) n);
-  self->updating = FALSE;
-  _rpe_window_request_all (self);
+gboolean
+rpe_window_is_loading (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
+  return self->load_cancellable != NULL;
+}
+
+RpeTensorBrowser *
+rpe_window_get_tensor_browser (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->browser;
 }
 
 const char *
@@ -586,12 +1002,17 @@ rpe_window_get_message (RpeWindow *self)
   return self->message;
 }
 
+gboolean
+rpe_window_get_sidebar_visible (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
+  return adw_flap_get_reveal_flap (self->flap);
+}
+
 void
-rpe_window_set_gated (RpeWindow *self,
-                      gboolean   gated)
+rpe_window_set_sidebar_visible (RpeWindow *self,
+                                gboolean   visible)
 {
   g_return_if_fail (RPE_IS_WINDOW (self));
-
-  /* notify::active requests new templates when the state changes */
-  gtk_toggle_button_set_active (self->gate_toggle, gated);
+  adw_flap_set_reveal_flap (self->flap, visible);
 }

@@ -1,52 +1,66 @@
-/* rpe-window.h: the main window (the explorer; for now the demo's templates). */
+/* rpe-window.h: the main window, the explorer.
+ *
+ * One RpeExplorerState drives four views in an AdwViewStack (Templates,
+ * Attention, Curves, SPE vs RPE) and a sidebar of live controls (AdwFlap).
+ * The embedded demo loads at start; checkpoints open from the file chooser,
+ * drag and drop or the recent files, on a worker; errors show in a banner
+ * and the previous state stays.
+ */
 #pragma once
 
 #include <adwaita.h>
 
+#include "rpe-attention-view.h"
 #include "rpe-compute.h"
+#include "rpe-explorer-state.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-teaching-view.h"
+#include "rpe-templates-view.h"
+#include "rpe-tensor-browser.h"
 
 G_BEGIN_DECLS
 
 #define RPE_RESOURCE_PREFIX  "/io/github/rpestudio/RpeStudio"
 #define RPE_DEMO_RESOURCE    RPE_RESOURCE_PREFIX "/demo/demo.safetensors"
 
-/* The panes, in the order of the view stack. */
+/* The views, in the order of the view stack (Ctrl+1 .. Ctrl+4). */
 typedef enum
 {
-  RPE_WINDOW_PANE_SINE,
-  RPE_WINDOW_PANE_CONV,
-  RPE_WINDOW_N_PANES,
-} RpeWindowPaneId;
+  RPE_WINDOW_VIEW_TEMPLATES,
+  RPE_WINDOW_VIEW_ATTENTION,
+  RPE_WINDOW_VIEW_CURVES,
+  RPE_WINDOW_VIEW_TEACHING,
+  RPE_WINDOW_N_VIEWS,
+} RpeWindowView;
 
 #define RPE_TYPE_WINDOW (rpe_window_get_type ())
 G_DECLARE_FINAL_TYPE (RpeWindow, rpe_window, RPE, WINDOW, AdwApplicationWindow)
 
 /* application may be NULL (tests). */
-RpeWindow      *rpe_window_new               (GtkApplication  *application);
-/* The parameters shown in a pane (NULL if none could be loaded or drawn). */
-const RpeSpeParams *rpe_window_get_params    (RpeWindow       *self,
-                                              RpeWindowPaneId  pane);
-/* TRUE if the pane shows the demo checkpoint (FALSE: random fallback). */
-gboolean        rpe_window_get_from_demo     (RpeWindow       *self,
-                                              RpeWindowPaneId  pane);
-/* The templates currently shown in a pane, NULL while none have arrived. */
-RpeTemplates   *rpe_window_get_templates     (RpeWindow       *self,
-                                              RpeWindowPaneId  pane);
-/* The view of feature d in a pane (NULL if out of range). */
-RpeHeatmapView *rpe_window_get_heatmap_view  (RpeWindow       *self,
-                                              RpeWindowPaneId  pane,
-                                              gsize            d);
-/* TRUE while a computation is running in any pane. */
-gboolean        rpe_window_is_busy           (RpeWindow       *self);
-/* Requests the templates of `head` at length n in every pane (n >= 1). */
-void            rpe_window_show_head         (RpeWindow       *self,
-                                              gsize            head,
-                                              gsize            n);
-/* Shows the gated templates (1 - g) P + g (if the modules have a gate). */
-void            rpe_window_set_gated         (RpeWindow       *self,
-                                              gboolean         gated);
-/* The message shown when the demo could not be loaded (NULL if none). */
-const char     *rpe_window_get_message       (RpeWindow       *self);
+RpeWindow        *rpe_window_new                (GtkApplication *application);
+RpeExplorerState *rpe_window_get_state          (RpeWindow      *self);
+/* TRUE when the parameters come from the embedded demo (FALSE: random fallback). */
+gboolean          rpe_window_get_from_demo      (RpeWindow      *self);
+void              rpe_window_set_view           (RpeWindow      *self,
+                                                 RpeWindowView   view);
+RpeWindowView     rpe_window_get_view           (RpeWindow      *self);
+GtkWidget        *rpe_window_get_view_widget    (RpeWindow      *self,
+                                                 RpeWindowView   view);
+/* TRUE while a view computes or a file loads. */
+gboolean          rpe_window_is_busy            (RpeWindow      *self);
+/* Cancels every running job (Escape). */
+void              rpe_window_cancel             (RpeWindow      *self);
+/* Opens a checkpoint on a worker (like the file chooser); on error the banner
+ * shows the reason and the state is unchanged. */
+void              rpe_window_open_file          (RpeWindow      *self,
+                                                 GFile          *file);
+gboolean          rpe_window_is_loading         (RpeWindow      *self);
+/* The tensor browser of the last opened checkpoint (NULL if none is open). */
+RpeTensorBrowser *rpe_window_get_tensor_browser (RpeWindow      *self);
+/* The message shown in the banner (NULL if none). */
+const char       *rpe_window_get_message        (RpeWindow      *self);
+gboolean          rpe_window_get_sidebar_visible (RpeWindow     *self);
+void              rpe_window_set_sidebar_visible (RpeWindow     *self,
+                                                  gboolean       visible);
 
 G_END_DECLS

@@ -1,0 +1,56 @@
+/* rpe-attention-view.h: the full attention map of the chosen method and head
+ * (MATH.md sections 4-9), causal or not, with N_train marked.
+ *
+ * Long sequences are never held as N x N: the worker computes blocks of rows
+ * and reduces them to the canvas' pixels (mean or max per pixel).  Zoom
+ * (scroll, pinch, + / - / 0), pan (drag) and a hover read-out of (m, n, value)
+ * (the value of the pixel's cells: exact when one cell is one pixel).  While a
+ * job runs the old image stays (moved to the new zoom at once) under a
+ * progress bar with a Cancel button. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "rpe-compute.h"
+#include "rpe-explorer-state.h"
+
+G_BEGIN_DECLS
+
+#define RPE_TYPE_ATTENTION_VIEW (rpe_attention_view_get_type ())
+G_DECLARE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, RPE, ATTENTION_VIEW, GtkWidget)
+
+GtkWidget         *rpe_attention_view_new          (RpeExplorerState *state);
+/* The image shown (NULL while none). */
+RpeAttentionImage *rpe_attention_view_get_image    (RpeAttentionView *self);
+gboolean           rpe_attention_view_is_busy      (RpeAttentionView *self);
+/* Cancels the running job (the Cancel button, Escape). */
+void               rpe_attention_view_cancel       (RpeAttentionView *self);
+/* The visible window, in positions: rows [m0, m1), columns [n0, n1). */
+void               rpe_attention_view_get_viewport (RpeAttentionView *self,
+                                                    double           *m0,
+                                                    double           *m1,
+                                                    double           *n0,
+                                                    double           *n1);
+void               rpe_attention_view_set_viewport (RpeAttentionView *self,
+                                                    double            m0,
+                                                    double            m1,
+                                                    double            n0,
+                                                    double            n1);
+/* factor > 1 zooms in around the centre; reset shows the whole map. */
+void               rpe_attention_view_zoom         (RpeAttentionView *self,
+                                                    double            factor);
+void               rpe_attention_view_reset_zoom   (RpeAttentionView *self);
+void               rpe_attention_view_set_reduce   (RpeAttentionView *self,
+                                                    RpeHeatmapReduce  reduce);
+/* The read-out for canvas coordinates (x, y) (as hovering there shows);
+ * NULL outside the map.  Free with g_free. */
+char              *rpe_attention_view_describe_point (RpeAttentionView *self,
+                                                      double            x,
+                                                      double            y);
+GtkWidget         *rpe_attention_view_get_canvas   (RpeAttentionView *self);
+/* The progress overlay (visible while a job runs for more than 150 ms). */
+gboolean           rpe_attention_view_get_progress_visible (RpeAttentionView *self);
+double             rpe_attention_view_get_progress (RpeAttentionView *self);
+const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
+
+G_END_DECLS

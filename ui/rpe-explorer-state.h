@@ -1,0 +1,208 @@
+/* rpe-explorer-state.h: every parameter of the explorer in one GObject.
+ *
+ * The state lives on the main thread.  Each scalar parameter is a property
+ * (enums are guint properties so that GtkDropDown:selected binds to them);
+ * arrays (the SPE parameters of the sine and conv modules, the FastRPB
+ * weights, the loaded content) are changed through setters.  Every change
+ * bumps a serial and emits "changed" with the RpeExplorerChange flags of what
+ * changed (once per setter call).
+ *
+ * Workers never see the GObject: rpe_explorer_state_snapshot () returns an
+ * immutable, atomically refcounted deep copy, safe to read from any thread.
+ */
+#pragma once
+
+#include <glib-object.h>
+
+#include "rpe-linear-attention.h"
+#include "rpe-lrpe.h"
+#include "rpe-spe.h"
+
+G_BEGIN_DECLS
+
+/* The attention scheme shown in the attention view. */
+typedef enum
+{
+  RPE_EXPLORER_METHOD_SPE,        /* SPE estimate: softmax (Qhat Khat^T / sqrt R) (MATH.md 4) */
+  RPE_EXPLORER_METHOD_EXACT,      /* exact RPE: softmax (sum_d q k Ptilde_d / sqrt D) (MATH.md 4) */
+  RPE_EXPLORER_METHOD_APE,        /* sinusoidal absolute encoding (MATH.md 9) */
+  RPE_EXPLORER_METHOD_LRPE,       /* LRPE-encoded features, row-normalised scores (MATH.md 7) */
+  RPE_EXPLORER_METHOD_FASTRPB,    /* softmax (q k^T / sqrt D) + W, W[m, n] = w_{m-n} (MATH.md 8) */
+  RPE_EXPLORER_METHOD_LINEAR,     /* implied attention of linear attention on Qhat, Khat (MATH.md 5) */
+  RPE_EXPLORER_N_METHODS,
+} RpeExplorerMethod;
+
+/* What the templates grid shows. */
+typedef enum
+{
+  RPE_TEMPLATE_ANALYTIC,          /* Ptilde_d */
+  RPE_TEMPLATE_EMPIRICAL,         /* Phat_d from one draw of R codes */
+  RPE_TEMPLATE_DIFFERENCE,        /* Phat_d - Ptilde_d */
+  RPE_TEMPLATE_N_KINDS,
+} RpeTemplateKind;
+
+/* Queries and keys. */
+typedef enum
+{
+  RPE_CONTENT_UNIT,               /* q = k = 1 everywhere: the pure positional view */
+  RPE_CONTENT_RANDOM,             /* N(0, 1), seeded (streams RPE_STREAM_QUERIES / _KEYS) */
+  RPE_CONTENT_NPY,                /* loaded from a .npy file (positions cycle if it is shorter) */
+  RPE_CONTENT_N_KINDS,
+} RpeExplorerContent;
+
+typedef enum /*< flags >*/
+{
+  RPE_EXPLORER_CHANGE_METHOD        = 1 << 0,
+  RPE_EXPLORER_CHANGE_SPE_KIND      = 1 << 1,
+  RPE_EXPLORER_CHANGE_SPE_PARAMS    = 1 << 2,   /* frequencies, phases, gains, filter taps */
+  RPE_EXPLORER_CHANGE_GATE          = 1 << 3,   /* gate values */
+  RPE_EXPLORER_CHANGE_LENGTH        = 1 << 4,
+  RPE_EXPLORER_CHANGE_REALIZATIONS  = 1 << 5,
+  RPE_EXPLORER_CHANGE_SEED          = 1 << 6,
+  RPE_EXPLORER_CHANGE_HEAD          = 1 << 7,
+  RPE_EXPLORER_CHANGE_FEATURE       = 1 << 8,
+  RPE_EXPLORER_CHANGE_CAUSAL        = 1 << 9,
+  RPE_EXPLORER_CHANGE_GATED         = 1 << 10,  /* the gate toggle */
+  RPE_EXPLORER_CHANGE_FEATURE_MAP   = 1 << 11,
+  RPE_EXPLORER_CHANGE_TEMPLATE_KIND = 1 << 12,
+  RPE_EXPLORER_CHANGE_CONTENT       = 1 << 13,
+  RPE_EXPLORER_CHANGE_LRPE          = 1 << 14,
+  RPE_EXPLORER_CHANGE_FASTRPB       = 1 << 15,
+  RPE_EXPLORER_CHANGE_TRAIN_LENGTH  = 1 << 16,
+  RPE_EXPLORER_CHANGE_MODULES       = 1 << 17,  /* new parameters (a checkpoint was opened) */
+  RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
+} RpeExplorerChange;
+
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 19) - 1))
+
+GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
+#define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
+
+#define RPE_EXPLORER_MAX_LENGTH   65536
+#define RPE_EXPLORER_MAX_R        4096
+#define RPE_EXPLORER_FASTRPB_TAPS 32     /* w_tau editable for |tau| < 32, zero beyond */
+
+/* An immutable copy of the state for workers (read-only; refcounted). */
+typedef struct
+{
+  guint64             serial;
+  RpeExplorerMethod   method;
+  RpeSpeMethod        spe_kind;
+  gboolean            have_spe;
+  RpeSpeParams        spe;            /* the active module (sine or conv), effective values */
+  gsize               n;              /* N */
+  gsize               r;              /* R */
+  guint64             seed;
+  gsize               head;           /* clamped to the module's H - 1 */
+  gsize               feature;        /* clamped to D - 1 */
+  gboolean            causal;
+  gboolean            gated;          /* use the gate (only if spe.gate != NULL) */
+  RpeFeatureMap       feature_map;
+  RpeTemplateKind     template_kind;
+  RpeExplorerContent  content;
+  const float        *npy_data;       /* NPY: (npy_n, H, D) or (npy_n, D) shared by heads */
+  gsize               npy_n;
+  gboolean            npy_per_head;
+  RpeLrpeP            lrpe_p;
+  RpeLrpeLambda       lrpe_lambda;
+  RpeLrpeTheta        lrpe_theta;
+  float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];   /* index i <-> tau = i - (T-1) */
+  gsize               train_length;   /* 0: none */
+} RpeExplorerSnapshot;
+
+GType                rpe_explorer_snapshot_get_type (void) G_GNUC_CONST;
+RpeExplorerSnapshot *rpe_explorer_snapshot_ref   (RpeExplorerSnapshot *snapshot);
+void                 rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerSnapshot, rpe_explorer_snapshot_unref)
+
+/* Fills q and k (n, H, D) with the snapshot's content for positions 0..n-1
+ * (any n, also != snapshot->n).  Returns RPE_ERROR_INVALID_ARGUMENT if the
+ * loaded content does not match H, D. */
+RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapshot,
+                                              gsize                      n,
+                                              float                     *q,
+                                              float                     *k);
+/* The FastRPB weights for length n: (2n - 1) floats, index i <-> tau = i - (n-1). */
+void      rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *snapshot,
+                                                 gsize                      n,
+                                                 float                     *w);
+/* The LRPE object of the snapshot for feature width f; NULL and *status on failure. */
+RpeLrpe  *rpe_explorer_snapshot_new_lrpe (const RpeExplorerSnapshot *snapshot,
+                                          gsize                      f,
+                                          RpeStatus                 *status);
+
+const char *rpe_explorer_method_name (RpeExplorerMethod method);
+
+#define RPE_TYPE_EXPLORER_STATE (rpe_explorer_state_get_type ())
+G_DECLARE_FINAL_TYPE (RpeExplorerState, rpe_explorer_state, RPE, EXPLORER_STATE, GObject)
+
+RpeExplorerState *rpe_explorer_state_new (void);
+
+/* Replaces the sine and/or conv module (NULL keeps the current one); the
+ * parameters are copied.  source: shown in captions ("demo module “sine”"). */
+gboolean  rpe_explorer_state_set_modules  (RpeExplorerState   *self,
+                                           const RpeSpeParams *sine,
+                                           const char         *sine_source,
+                                           const RpeSpeParams *conv,
+                                           const char         *conv_source,
+                                           GError            **error);
+/* The module of that kind (NULL if none). */
+const RpeSpeParams *rpe_explorer_state_get_params (RpeExplorerState *self,
+                                                   RpeSpeMethod      kind);
+const char *rpe_explorer_state_get_source (RpeExplorerState *self,
+                                           RpeSpeMethod      kind);
+
+/* Sine component k of (h, d) of the sine module; all_features: of every d of
+ * head h.  f in [0, 0.5], lambda >= 0. */
+gboolean  rpe_explorer_state_set_sine     (RpeExplorerState *self,
+                                           gsize             h,
+                                           gsize             d,
+                                           gsize             k,
+                                           double            f,
+                                           double            theta,
+                                           double            lambda,
+                                           gboolean          all_features);
+/* Filter taps (L values) of channel (h, d) of the conv module; query: wq, else wk. */
+gboolean  rpe_explorer_state_set_conv_taps (RpeExplorerState *self,
+                                            gsize             h,
+                                            gsize             d,
+                                            gboolean          query,
+                                            const float      *taps,
+                                            gsize             n_taps,
+                                            gboolean          all_features);
+/* Changes the conv filter length L of the conv module (taps kept, zero-padded or cut). */
+gboolean  rpe_explorer_state_set_conv_length (RpeExplorerState *self,
+                                              gsize             length);
+/* Gate g in [0, 1] of (h, d) in the active module (all_features: every d of h).
+ * Gives the module a gate (zeros) if it had none. */
+gboolean  rpe_explorer_state_set_gate     (RpeExplorerState *self,
+                                           gsize             h,
+                                           gsize             d,
+                                           double            g,
+                                           gboolean          all_features);
+/* FastRPB weights for |tau| < RPE_EXPLORER_FASTRPB_TAPS: w (2T - 1), index i <-> tau = i - (T-1). */
+void      rpe_explorer_state_set_fastrpb_weights (RpeExplorerState *self,
+                                                  const float      *w,
+                                                  gsize             count);
+const float *rpe_explorer_state_get_fastrpb_weights (RpeExplorerState *self,
+                                                     gsize            *count);
+/* Loaded content (shape (N', H, D) or (N', D)); takes a copy; sets content = NPY. */
+gboolean  rpe_explorer_state_set_npy_content (RpeExplorerState *self,
+                                              const float      *data,
+                                              gsize             ndim,
+                                              const gsize      *shape,
+                                              GError          **error);
+
+guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
+RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);
+
+/* Convenience getters of properties. */
+gsize     rpe_explorer_state_get_length   (RpeExplorerState *self);
+gsize     rpe_explorer_state_get_r        (RpeExplorerState *self);
+gsize     rpe_explorer_state_get_head     (RpeExplorerState *self);
+gsize     rpe_explorer_state_get_feature  (RpeExplorerState *self);
+RpeSpeMethod      rpe_explorer_state_get_spe_kind (RpeExplorerState *self);
+RpeExplorerMethod rpe_explorer_state_get_method   (RpeExplorerState *self);
+const char *rpe_explorer_state_get_colormap (RpeExplorerState *self);
+
+G_END_DECLS

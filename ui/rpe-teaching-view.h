@@ -1,0 +1,56 @@
+/* rpe-teaching-view.h: the "SPE vs RPE" teaching view, the Curves page, and
+ * the small line-plot widget they share.
+ *
+ * RpeLinePlot     a GtkWidget drawing an RpeCurvePlot (rpe-curve-render.h)
+ *                 with a hover read-out of the nearest point.
+ * RpeTeachingView exact attention, its SPE estimate and their difference side
+ *                 by side (MATH.md section 4), an R slider, a "Draw new noise"
+ *                 button and the template error against R with the current R
+ *                 marked.
+ * RpeCurvesPage   the profile, estimator error and extrapolation curves.
+ * Both views follow an RpeExplorerState and compute on workers (one job each).
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "rpe-compute.h"
+#include "rpe-curve-render.h"
+#include "rpe-explorer-state.h"
+#include "rpe-heatmap-view.h"
+
+G_BEGIN_DECLS
+
+#define RPE_TYPE_LINE_PLOT (rpe_line_plot_get_type ())
+G_DECLARE_FINAL_TYPE (RpeLinePlot, rpe_line_plot, RPE, LINE_PLOT, GtkWidget)
+
+GtkWidget          *rpe_line_plot_new (void);
+/* Copies the plot and its series (arrays and strings). */
+void                rpe_line_plot_set (RpeLinePlot        *self,
+                                       const RpeCurvePlot *plot);
+const RpeCurvePlot *rpe_line_plot_get (RpeLinePlot        *self);
+
+#define RPE_TYPE_TEACHING_VIEW (rpe_teaching_view_get_type ())
+G_DECLARE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, RPE, TEACHING_VIEW, GtkWidget)
+
+GtkWidget      *rpe_teaching_view_new          (RpeExplorerState *state);
+/* The result shown (NULL while none). */
+RpeTeaching    *rpe_teaching_view_get_result   (RpeTeachingView  *self);
+RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
+                                                guint             which);  /* 0 exact, 1 estimate, 2 difference */
+RpeLinePlot    *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
+gboolean        rpe_teaching_view_is_busy      (RpeTeachingView  *self);
+void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
+
+#define RPE_TYPE_CURVES_PAGE (rpe_curves_page_get_type ())
+G_DECLARE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, RPE, CURVES_PAGE, GtkWidget)
+
+GtkWidget      *rpe_curves_page_new            (RpeExplorerState *state);
+RpeCurves      *rpe_curves_page_get_result     (RpeCurvesPage    *self);
+gboolean        rpe_curves_page_is_busy        (RpeCurvesPage    *self);
+void            rpe_curves_page_cancel         (RpeCurvesPage    *self);
+
+/* Teaching and curves views compute only while mapped; a change while hidden
+ * is computed when they are shown. */
+
+G_END_DECLS

@@ -1,0 +1,37 @@
+/* rpe-templates-view.h: a grid of the templates P_d of the chosen head
+ * (analytic, empirical or their difference; like the SPE paper's Fig. 7).
+ * Clicking a cell opens it large beside its lag profile P_d(tau) and selects
+ * feature d in the state.  Computes on a worker (one job at a time, stale
+ * results dropped) while mapped. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "rpe-compute.h"
+#include "rpe-explorer-state.h"
+#include "rpe-heatmap-view.h"
+#include "rpe-teaching-view.h"
+
+G_BEGIN_DECLS
+
+#define RPE_TEMPLATES_VIEW_N_CAP 512   /* the grid shows at most N = 512 */
+
+#define RPE_TYPE_TEMPLATES_VIEW (rpe_templates_view_get_type ())
+G_DECLARE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, RPE, TEMPLATES_VIEW, GtkWidget)
+
+GtkWidget      *rpe_templates_view_new           (RpeExplorerState *state);
+RpeTemplates   *rpe_templates_view_get_templates (RpeTemplatesView *self);
+/* The cell of feature d (NULL if out of range). */
+RpeHeatmapView *rpe_templates_view_get_heatmap   (RpeTemplatesView *self,
+                                                  gsize             d);
+/* Opens cell d large with its profile (as a click does); -1 returns to the grid. */
+void            rpe_templates_view_open_cell     (RpeTemplatesView *self,
+                                                  int               d);
+int             rpe_templates_view_get_open_cell (RpeTemplatesView *self);
+RpeHeatmapView *rpe_templates_view_get_detail    (RpeTemplatesView *self);
+RpeLinePlot    *rpe_templates_view_get_profile   (RpeTemplatesView *self);
+gboolean        rpe_templates_view_is_busy       (RpeTemplatesView *self);
+void            rpe_templates_view_cancel        (RpeTemplatesView *self);
+const char     *rpe_templates_view_get_caption   (RpeTemplatesView *self);
+
+G_END_DECLS
