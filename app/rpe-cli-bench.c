@@ -1,13 +1,849 @@
-/* rpe-cli-bench.c: `rpe bench` */
+/* rpe-cli-bench.c: `rpe bench`, timings of the numeric core (issue 6).
+ *
+ * Each workload runs once as a warm-up, then `repeats` times; the table shows
+ * the median, min and max wall-clock time.  Peak memory is the increase of the
+ * process's peak resident set (VmHWM in /proc/self/status) over its resident
+ * set just before the workload's buffers were allocated, with the peak reset
+ * by writing "5" to /proc/self/clear_refs (Linux >= 4.0); it covers the inputs,
+ * the outputs and every scratch buffer, and is shown next to the size of the
+ * inputs plus outputs.  When the reset is not possible the column is empty.
+ * Buffers of 1 MiB and more are fresh mappings (M_MMAP_THRESHOLD), so a
+ * workload's peak is not hidden by heap pages an earlier one left resident.
+ *
+ * Threads: OpenBLAS uses its default (every core unless OPENBLAS_NUM_THREADS
+ * says otherwise); the core's own threaded parts use rpe_parallel_threads().
+ */
 #include "config.h"
 
+#include <malloc.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include <fftw3.h>
+#include <cblas.h>
+
+#include "rpe-alloc.h"
+#include "rpe-attention.h"
 #include "rpe-cli.h"
+#include "rpe-linear-attention.h"
+#include "rpe-parallel.h"
+#include "rpe-rng.h"
+#include "rpe-skew.h"
+#include "rpe-spe.h"
+
+#define MAX_REPEATS 1000
+
+typedef struct
+{
+  char    name[64];
+  char    size[64];
+  double  median, min, max;   /* seconds */
+  int     runs;
+  double  peak_mb;            /* < 0: not measured */
+  double  io_mb;              /* inputs + outputs, < 0: n/a */
+  double  gflops;             /* < 0: n/a */
+  double  ref_gflops;         /* bare sgemm of the same shape, < 0: n/a */
+  char    note[96];
+} BenchRow;
+
+typedef struct
+{
+  gboolean  quick;
+  int       repeats;
+  char     *only;
+  GArray   *rows;             /* BenchRow */
+  gboolean  hwm_reset;
+  double    rss0;
+  gboolean  failed;
+} Bench;
+
+typedef RpeStatus (*WorkFunc) (void *data);
+
+static double
+now (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* kB value of a "Key:   123 kB" line of /proc/self/status, < 0 if absent */
+static double
+status_kb (const char *key)
+{
+  FILE *f = fopen ("/proc/self/status", "r");
+  char line[256];
+  double v = -1;
+  size_t kl = strlen (key);
+
+  if (f == NULL)
+    return -1;
+  while (fgets (line, sizeof line, f) != NULL)
+    if (strncmp (line, key, kl) == 0 && line[kl] == ':')
+      {
+        v = g_ascii_strtod (line + kl + 1, NULL);
+        break;
+      }
+  fclose (f);
+  return v;
+}
+
+/* Starts a memory measurement: resets the peak RSS to the current RSS. */
+static void
+mem_begin (Bench *b)
+{
+  FILE *f;
+
+  /* give freed heap pages back so they are not counted as already resident */
+  malloc_trim (0);
+  f = fopen ("/proc/self/clear_refs", "w");
+  b->hwm_reset = FALSE;
+  if (f != NULL)
+    {
+      b->hwm_reset = fputs ("5", f) >= 0;
+      if (fclose (f) != 0)
+        b->hwm_reset = FALSE;
+    }
+  b->rss0 = status_kb ("VmRSS");
+  if (b->hwm_reset && status_kb ("VmHWM") > b->rss0 + 1024)
+    b->hwm_reset = FALSE;   /* the reset did not take */
+}
+
+/* MB of peak RSS above the start, < 0 when unknown */
+static double
+mem_end (Bench *b)
+{
+  double hwm = status_kb ("VmHWM");
+
+  if (!b->hwm_reset || hwm < 0 || b->rss0 < 0)
+    return -1;
+  return (hwm - b->rss0) / 1024.0;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static gboolean
+selected (Bench *b, const char *name)
+{
+  return b->only == NULL || strstr (name, b->only) != NULL;
+}
+
+/* Warm-up plus repeats; fills the timing fields of row. */
+static gboolean
+time_work (Bench *b, BenchRow *row, WorkFunc func, void *data, int repeats)
+{
+  double t[MAX_REPEATS];
+  RpeStatus st;
+
+  if ((st = func (data)) != RPE_OK)
+    goto fail;
+  for (int i = 0; i < repeats; i++)
+    {
+      double t0 = now ();
+
+      if ((st = func (data)) != RPE_OK)
+        goto fail;
+      t[i] = now () - t0;
+    }
+  qsort (t, (size_t) repeats, sizeof (double), cmp_double);
+  row->runs = repeats;
+  row->min = t[0];
+  row->max = t[repeats - 1];
+  row->median = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+  return TRUE;
+
+fail:
+  fprintf (stderr, "rpe bench: %s (%s): %s\n", row->name, row->size, rpe_status_to_string (st));
+  b->failed = TRUE;
+  return FALSE;
+}
+
+static BenchRow
+row_new (const char *name, const char *size)
+{
+  BenchRow row;
+
+  memset (&row, 0, sizeof row);
+  g_strlcpy (row.name, name, sizeof row.name);
+  g_strlcpy (row.size, size, sizeof row.size);
+  row.peak_mb = row.io_mb = row.gflops = row.ref_gflops = -1;
+  return row;
+}
+
+static void *
+balloc (Bench *b, size_t count)
+{
+  RpeStatus st;
+  void *p = rpe_alloc (count, sizeof (float), &st);
+
+  if (p == NULL)
+    {
+      fprintf (stderr, "rpe bench: cannot allocate %zu floats: %s\n", count, rpe_status_to_string (st));
+      b->failed = TRUE;
+    }
+  return p;
+}
+
+static double
+mb (size_t floats)
+{
+  return (double) floats * sizeof (float) / (1024.0 * 1024.0);
+}
+
+/* ---- output ---- */
+
+static void
+fmt_time (char *buf, size_t len, double s)
+{
+  if (s >= 1)
+    g_snprintf (buf, len, "%.2f s", s);
+  else if (s >= 1e-3)
+    g_snprintf (buf, len, "%.1f ms", s * 1e3);
+  else
+    g_snprintf (buf, len, "%.0f us", s * 1e6);
+}
+
+static void
+print_header (void)
+{
+  printf ("%-26s %-26s %10s %10s %10s %10s %10s %8s %8s  %s\n", "workload", "size", "median", "min",
+          "max", "peak MB", "in+out MB", "GFLOP/s", "sgemm", "note");
+  fflush (stdout);
+}
+
+static void
+print_row (const BenchRow *r)
+{
+  char med[32] = "-", lo[32] = "-", hi[32] = "-", pk[32] = "-", io[32] = "-", gf[32] = "-", rf[32] = "-";
+
+  if (r->runs > 0)
+    {
+      fmt_time (med, sizeof med, r->median);
+      fmt_time (lo, sizeof lo, r->min);
+      fmt_time (hi, sizeof hi, r->max);
+    }
+  if (r->peak_mb >= 0)
+    g_snprintf (pk, sizeof pk, "%.0f", r->peak_mb);
+  if (r->io_mb >= 0)
+    g_snprintf (io, sizeof io, "%.0f", r->io_mb);
+  if (r->gflops >= 0)
+    g_snprintf (gf, sizeof gf, "%.1f", r->gflops);
+  if (r->ref_gflops >= 0)
+    g_snprintf (rf, sizeof rf, "%.1f", r->ref_gflops);
+  printf ("%-26s %-26s %10s %10s %10s %10s %10s %8s %8s  %s\n", r->name, r->size, med, lo, hi,
+          pk, io, gf, rf, r->note);
+  fflush (stdout);
+}
+
+/* rows are printed as they complete, so a long run shows progress */
+static void
+add_row (Bench *b, BenchRow *row)
+{
+  g_array_append_val (b->rows, *row);
+  print_row (row);
+}
+
+/* ---- bare sgemm reference ---- */
+
+typedef struct
+{
+  int          m, n, k;
+  const float *a, *b;
+  float       *c;
+  int          lda, ldb, ldc;
+  gboolean     trans_b;
+} GemmWork;
+
+static RpeStatus
+gemm_work (void *data)
+{
+  GemmWork *g = data;
+
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
+               g->m, g->n, g->k, 1.0f, g->a, g->lda, g->b, g->ldb, 0.0f, g->c, g->ldc);
+  return RPE_OK;
+}
+
+/* GFLOP/s of `count` sgemms (m x k)(k x n) with B transposed, like the logits. */
+static double
+sgemm_rate (Bench *b, int m, int n, int k, int count, int repeats)
+{
+  float *a = balloc (b, (size_t) m * k), *bb = balloc (b, (size_t) n * k), *c = balloc (b, (size_t) m * n);
+  GemmWork g = { m, n, k, a, bb, c, k, k, n, TRUE };
+  BenchRow row = row_new ("sgemm", "");
+  double rate = -1, t0, best = 1e300;
+
+  if (a == NULL || bb == NULL || c == NULL)
+    goto out;
+  rpe_rng_normal (1, 1, 0, a, (size_t) m * k);
+  rpe_rng_normal (1, 2, 0, bb, (size_t) n * k);
+  gemm_work (&g);
+  /* median over repeats of `count` calls */
+  for (int r = 0; r < repeats; r++)
+    {
+      t0 = now ();
+      for (int i = 0; i < count; i++)
+        gemm_work (&g);
+      t0 = now () - t0;
+      if (t0 < best)
+        best = t0;
+    }
+  (void) row;
+  rate = 2.0 * m * (double) n * k * count / best * 1e-9;
+out:
+  rpe_free (a);
+  rpe_free (bb);
+  rpe_free (c);
+  return rate;
+}
+
+/* ---- workload 1: SPE forward ---- */
+
+typedef struct
+{
+  RpeSpeParams params;
+  size_t       n, r;
+  float       *eps, *q, *k, *qhat, *khat;
+} SpeWork;
+
+static RpeStatus
+spe_work (void *data)
+{
+  SpeWork *w = data;
+  RpeStatus st;
+
+  /* everything from the seed: gate noise, code noise (generated inside), encoding */
+  if ((st = rpe_spe_gate_noise_fill (&w->params, w->r, 7, w->eps)) != RPE_OK)
+    return st;
+  return rpe_spe_encode_seeded (&w->params, w->n, w->r, 7, w->eps, w->q, w->k,
+                                w->qhat, w->khat, NULL);
+}
+
+static void
+bench_spe (Bench *b, RpeSpeMethod method, size_t size, size_t n)
+{
+  const size_t H = 8, D = 64, R = 64;
+  char name[64], sz[64];
+  SpeWork w;
+  BenchRow row;
+  size_t io;
+
+  g_snprintf (name, sizeof name, "1 spe %s %s=%zu", method == RPE_SPE_SINE ? "sine" : "conv",
+              method == RPE_SPE_SINE ? "K" : "L", size);
+  g_snprintf (sz, sizeof sz, "N=%zu H=8 D=64 R=64", n);
+  if (!selected (b, name))
+    return;
+  row = row_new (name, sz);
+  memset (&w, 0, sizeof w);
+  w.n = n;
+  w.r = R;
+  mem_begin (b);
+  if (rpe_spe_params_init (&w.params, method, H, D, size, true) != RPE_OK
+      || rpe_spe_params_random (&w.params, 3) != RPE_OK)
+    {
+      b->failed = TRUE;
+      goto out;
+    }
+  if ((w.eps = balloc (b, H * D * R)) == NULL || (w.q = balloc (b, n * H * D)) == NULL
+      || (w.k = balloc (b, n * H * D)) == NULL || (w.qhat = balloc (b, n * H * R)) == NULL
+      || (w.khat = balloc (b, n * H * R)) == NULL)
+    goto out;
+  rpe_rng_normal (1, RPE_STREAM_QUERIES, 0, w.q, n * H * D);
+  rpe_rng_normal (1, RPE_STREAM_KEYS, 0, w.k, n * H * D);
+  if (!time_work (b, &row, spe_work, &w, b->repeats))
+    goto out;
+  io = 2 * n * H * D + 2 * n * H * R;
+  row.peak_mb = mem_end (b);
+  row.io_mb = mb (io);
+  g_strlcpy (row.note, "noise + gate + codes + encode (fused)", sizeof row.note);
+  add_row (b, &row);
+out:
+  rpe_free (w.eps);
+  rpe_free (w.q);
+  rpe_free (w.k);
+  rpe_free (w.qhat);
+  rpe_free (w.khat);
+  rpe_spe_params_clear (&w.params);
+}
+
+/* ---- workload 2: empirical templates ---- */
+
+typedef struct
+{
+  size_t       n, H, D, r;
+  const float *qbar, *kbar;
+  float       *out;
+} EmpWork;
+
+static RpeStatus
+emp_work (void *data)
+{
+  EmpWork *w = data;
+  RpeStatus st;
+
+  for (size_t h = 0; h < w->H; h++)
+    for (size_t d = 0; d < w->D; d++)
+      if ((st = rpe_spe_empirical_template (w->n, w->H, w->D, w->r, w->qbar, w->kbar, h, d, w->out)) != RPE_OK)
+        return st;
+  return RPE_OK;
+}
+
+static void
+bench_empirical (Bench *b, size_t n, size_t H)
+{
+  const size_t D = 64, R = 64;
+  char sz[64];
+  RpeSpeParams params;
+  float *qbar = NULL, *kbar = NULL, *z = NULL, *out = NULL;
+  size_t zc;
+  BenchRow row;
+  EmpWork w;
+  double flops;
+
+  if (!selected (b, "2 empirical templates"))
+    return;
+  g_snprintf (sz, sizeof sz, "N=%zu H=%zu D=64 R=64", n, H);
+  row = row_new ("2 empirical templates", sz);
+  memset (&params, 0, sizeof params);
+  if (rpe_spe_params_init (&params, RPE_SPE_SINE, H, D, 5, false) != RPE_OK
+      || rpe_spe_params_random (&params, 3) != RPE_OK
+      || rpe_spe_noise_size (&params, n, R, &zc) != RPE_OK)
+    {
+      b->failed = TRUE;
+      goto out;
+    }
+  if ((z = balloc (b, zc)) == NULL || (qbar = balloc (b, n * H * D * R)) == NULL
+      || (kbar = balloc (b, n * H * D * R)) == NULL || (out = balloc (b, n * n)) == NULL)
+    goto out;
+  if (rpe_spe_noise_fill (&params, n, R, 5, z) != RPE_OK
+      || rpe_spe_codes (&params, n, R, z, qbar, kbar, NULL) != RPE_OK)
+    {
+      b->failed = TRUE;
+      goto out;
+    }
+  w = (EmpWork) { n, H, D, R, qbar, kbar, out };
+  if (!time_work (b, &row, emp_work, &w, b->repeats))
+    goto out;
+  flops = 2.0 * n * (double) n * R * H * D;
+  row.gflops = flops / row.median * 1e-9;
+  row.ref_gflops = sgemm_rate (b, (int) n, (int) n, (int) R, 8, 3);
+  g_strlcpy (row.note, "all (h, d), one N x N output reused", sizeof row.note);
+  add_row (b, &row);
+out:
+  rpe_free (z);
+  rpe_free (qbar);
+  rpe_free (kbar);
+  rpe_free (out);
+  rpe_spe_params_clear (&params);
+}
+
+/* ---- workload 3: attention maps ---- */
+
+typedef struct
+{
+  size_t       n, H, r;
+  const float *qhat, *khat;
+  float       *maps;
+} AttWork;
+
+static RpeStatus
+att_work (void *data)
+{
+  AttWork *w = data;
+  RpeStatus st;
+
+  if ((st = rpe_spe_logits (w->n, w->H, w->r, w->qhat, w->khat, w->maps, NULL)) != RPE_OK)
+    return st;
+  return rpe_softmax_rows (w->maps, w->H, w->n, false, NULL);
+}
+
+/* qhat/khat (N, H, R) drawn as N(0, 1) / R^(1/4) (the scale of encoded unit queries) */
+static gboolean
+make_hats (Bench *b, size_t n, size_t H, size_t R, float **qhat, float **khat)
+{
+  float s = (float) pow ((double) R, -0.25);
+
+  *qhat = balloc (b, n * H * R);
+  *khat = balloc (b, n * H * R);
+  if (*qhat == NULL || *khat == NULL)
+    return FALSE;
+  rpe_rng_normal (2, RPE_STREAM_QUERIES, 0, *qhat, n * H * R);
+  rpe_rng_normal (2, RPE_STREAM_KEYS, 0, *khat, n * H * R);
+  for (size_t i = 0; i < n * H * R; i++)
+    {
+      (*qhat)[i] *= s;
+      (*khat)[i] *= s;
+    }
+  return TRUE;
+}
+
+static void
+bench_attention (Bench *b, size_t n, size_t H)
+{
+  const size_t R = 64;
+  char sz[64];
+  float *qhat = NULL, *khat = NULL, *maps = NULL;
+  BenchRow row;
+  AttWork w;
+
+  if (!selected (b, "3 attention map"))
+    return;
+  g_snprintf (sz, sizeof sz, "N=%zu H=%zu R=64", n, H);
+  row = row_new ("3 attention map", sz);
+  mem_begin (b);
+  if (!make_hats (b, n, H, R, &qhat, &khat) || (maps = balloc (b, H * n * n)) == NULL)
+    goto out;
+  w = (AttWork) { n, H, R, qhat, khat, maps };
+  if (!time_work (b, &row, att_work, &w, b->repeats))
+    goto out;
+  row.peak_mb = mem_end (b);
+  row.io_mb = mb (2 * n * H * R + H * n * n);
+  row.gflops = 2.0 * n * (double) n * R * H / row.median * 1e-9;
+  row.ref_gflops = sgemm_rate (b, (int) n, (int) n, (int) R, (int) H, 3);
+  g_strlcpy (row.note, "SPE logits + row softmax, full (H, N, N)", sizeof row.note);
+  add_row (b, &row);
+out:
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (maps);
+}
+
+typedef struct
+{
+  RpeLogitsSpec spec;
+  size_t        n, side, block;
+  float        *rows;    /* (block, N) */
+  double       *acc;     /* (side) */
+  float        *image;   /* (side, side) */
+} StreamWork;
+
+static RpeStatus
+stream_work (void *data)
+{
+  StreamWork *w = data;
+  const size_t n = w->n, side = w->side, f = n / side;   /* f x f keys/queries per pixel */
+  const double inv = 1.0 / ((double) f * (double) f);
+  RpeStatus st;
+
+  for (size_t m0 = 0; m0 < n; m0 += w->block)
+    {
+      if ((st = rpe_attention_rows (&w->spec, 0, m0, w->block, false, w->rows, NULL)) != RPE_OK)
+        return st;
+      /* block rows are a whole number of pixel rows */
+      for (size_t pr = 0; pr < w->block / f; pr++)
+        {
+          for (size_t j = 0; j < side; j++)
+            w->acc[j] = 0;
+          for (size_t i = 0; i < f; i++)
+            {
+              const float *row = w->rows + (pr * f + i) * n;
+
+              for (size_t j = 0; j < side; j++)
+                {
+                  float s = 0;
+
+                  for (size_t t = 0; t < f; t++)
+                    s += row[j * f + t];
+                  w->acc[j] += s;
+                }
+            }
+          for (size_t j = 0; j < side; j++)
+            w->image[(m0 / f + pr) * side + j] = (float) (w->acc[j] * inv);
+        }
+    }
+  return RPE_OK;
+}
+
+static void
+bench_stream (Bench *b, size_t n, size_t side)
+{
+  const size_t R = 64, H = 1;
+  char sz[64];
+  float *qhat = NULL, *khat = NULL;
+  StreamWork w;
+  BenchRow row;
+
+  if (!selected (b, "3 attention streamed"))
+    return;
+  memset (&w, 0, sizeof w);
+  g_snprintf (sz, sizeof sz, "N=%zu -> %zux%zu", n, side, side);
+  row = row_new ("3 attention streamed", sz);
+  mem_begin (b);
+  w.n = n;
+  w.side = side;
+  w.block = 256 > n / side ? 256 : n / side;
+  if (!make_hats (b, n, H, R, &qhat, &khat) || (w.rows = balloc (b, w.block * n)) == NULL
+      || (w.acc = (double *) balloc (b, 2 * side)) == NULL || (w.image = balloc (b, side * side)) == NULL)
+    goto out;
+  w.spec = (RpeLogitsSpec) { RPE_LOGITS_DOT, n, H, R, qhat, khat, NULL, false };
+  if (!time_work (b, &row, stream_work, &w, b->repeats))
+    goto out;
+  row.peak_mb = mem_end (b);
+  row.io_mb = mb (2 * n * H * R + side * side);
+  row.gflops = 2.0 * n * (double) n * R / row.median * 1e-9;
+  row.ref_gflops = sgemm_rate (b, (int) w.block, (int) n, (int) R, (int) (n / w.block), 3);
+  g_snprintf (row.note, sizeof row.note, "one head, %zu-row blocks, mean per pixel", w.block);
+  add_row (b, &row);
+out:
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (w.rows);
+  rpe_free (w.acc);
+  rpe_free (w.image);
+}
+
+/* ---- workload 4: linear attention ---- */
+
+typedef struct
+{
+  size_t       n, H, r, dv;
+  const float *qhat, *khat, *v;
+  float       *y;
+  bool         causal;
+} LinWork;
+
+static RpeStatus
+lin_work (void *data)
+{
+  LinWork *w = data;
+
+  return rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, w->n, w->H, w->r, w->dv,
+                                   w->qhat, w->khat, w->v, w->causal, w->y, NULL);
+}
+
+static void
+bench_linear (Bench *b, size_t n, size_t H, bool causal, int repeats)
+{
+  const size_t R = 64, DV = 64;
+  char sz[64], name[64];
+  float *qhat = NULL, *khat = NULL, *v = NULL, *y = NULL;
+  LinWork w;
+  BenchRow row;
+
+  g_snprintf (name, sizeof name, "4 linear %s", causal ? "causal" : "non-causal");
+  if (!selected (b, name))
+    return;
+  g_snprintf (sz, sizeof sz, "N=%zu H=%zu R=64 Dv=64", n, H);
+  row = row_new (name, sz);
+  mem_begin (b);
+  if (!make_hats (b, n, H, R, &qhat, &khat) || (v = balloc (b, n * H * DV)) == NULL
+      || (y = balloc (b, n * H * DV)) == NULL)
+    goto out;
+  rpe_rng_normal (2, RPE_STREAM_VALUES, 0, v, n * H * DV);
+  w = (LinWork) { n, H, R, DV, qhat, khat, v, y, causal };
+  if (!time_work (b, &row, lin_work, &w, repeats))
+    goto out;
+  row.peak_mb = mem_end (b);
+  row.io_mb = mb (2 * n * H * R + 2 * n * H * DV);
+  g_strlcpy (row.note, "elu1 features on SPE-encoded q/k", sizeof row.note);
+  add_row (b, &row);
+out:
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (v);
+  rpe_free (y);
+}
+
+/* ---- workload 5: exact RPE logits with skewing ---- */
+
+typedef struct
+{
+  RpeRelSpec spec;
+  float     *logits;
+} SkewWork;
+
+static RpeStatus
+skew_work (void *data)
+{
+  SkewWork *w = data;
+
+  return rpe_rel_logits (&w->spec, w->logits, NULL);
+}
+
+static void
+bench_skew (Bench *b, size_t n)
+{
+  const size_t D = 64, H = 1;
+  char sz[64];
+  float *q = NULL, *k = NULL, *e = NULL, *logits = NULL;
+  SkewWork w;
+  BenchRow row;
+
+  if (!selected (b, "5 rpe logits skew"))
+    return;
+  g_snprintf (sz, sizeof sz, "N=%zu H=1 D=64", n);
+  row = row_new ("5 rpe logits skew", sz);
+  mem_begin (b);
+  if ((q = balloc (b, n * H * D)) == NULL || (k = balloc (b, n * H * D)) == NULL
+      || (e = balloc (b, (2 * n - 1) * D)) == NULL || (logits = balloc (b, H * n * n)) == NULL)
+    goto out;
+  rpe_rng_normal (3, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (3, RPE_STREAM_KEYS, 0, k, n * H * D);
+  rpe_rng_normal (3, RPE_STREAM_VALUES, 0, e, (2 * n - 1) * D);
+  w.spec = (RpeRelSpec) { n, H, D, q, k, e, false, false };
+  w.logits = logits;
+  if (!time_work (b, &row, skew_work, &w, b->repeats))
+    goto out;
+  row.peak_mb = mem_end (b);
+  row.io_mb = mb (2 * n * H * D + (2 * n - 1) * D + H * n * n);
+  row.gflops = 4.0 * n * (double) n * D * H / row.median * 1e-9;
+  g_strlcpy (row.note, "(Q K^T + S_rel) / sqrt(D), no N x N x D", sizeof row.note);
+  add_row (b, &row);
+out:
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (e);
+  rpe_free (logits);
+}
+
+static void
+json_num (FILE *f, const char *key, double v, gboolean last)
+{
+  if (v < 0 || !isfinite (v))
+    fprintf (f, "\"%s\": null%s", key, last ? "" : ", ");
+  else
+    fprintf (f, "\"%s\": %.6g%s", key, v, last ? "" : ", ");
+}
+
+static gboolean
+write_json (Bench *b, const char *path)
+{
+  FILE *f = fopen (path, "w");
+
+  if (f == NULL)
+    return FALSE;
+  fprintf (f, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
+           b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
+  for (guint i = 0; i < b->rows->len; i++)
+    {
+      BenchRow *r = &g_array_index (b->rows, BenchRow, i);
+
+      fprintf (f, "  {\"workload\": \"%s\", \"size\": \"%s\", \"runs\": %d, ", r->name, r->size, r->runs);
+      json_num (f, "median_s", r->runs > 0 ? r->median : -1, FALSE);
+      json_num (f, "min_s", r->runs > 0 ? r->min : -1, FALSE);
+      json_num (f, "max_s", r->runs > 0 ? r->max : -1, FALSE);
+      json_num (f, "peak_mb", r->peak_mb, FALSE);
+      json_num (f, "io_mb", r->io_mb, FALSE);
+      json_num (f, "gflops", r->gflops, FALSE);
+      json_num (f, "sgemm_gflops", r->ref_gflops, FALSE);
+      fprintf (f, "\"note\": \"%s\"}%s\n", r->note, i + 1 < b->rows->len ? "," : "");
+    }
+  fprintf (f, "]}\n");
+  return fclose (f) == 0;
+}
 
 int
 rpe_cli_bench (int argc, char **argv)
 {
-  fprintf (stderr, "rpe bench: not implemented yet\n");
-  return 1;
+  gboolean quick = FALSE;
+  char *json = NULL, *only = NULL;
+  int repeats = 0;
+  GOptionEntry entries[] = {
+    { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "Small sizes, few repeats", NULL },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Also write the results as JSON", "FILE" },
+    { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "Timed runs per workload (after one warm-up)", "N" },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Only workloads whose name contains W", "W" },
+    { NULL },
+  };
+  GOptionContext *ctx = g_option_context_new ("- time the numeric core");
+  GError *error = NULL;
+  Bench b;
+  int code = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "rpe bench: %s\n", error->message);
+      g_clear_error (&error);
+      g_option_context_free (ctx);
+      return 2;
+    }
+  g_option_context_free (ctx);
+  if (argc > 1 || repeats < 0 || repeats > MAX_REPEATS)
+    {
+      fprintf (stderr, "rpe bench: bad arguments (repeats 1 .. %d, no positional arguments)\n", MAX_REPEATS);
+      g_free (json);
+      g_free (only);
+      return 2;
+    }
+
+  /* a fixed mmap threshold: every large buffer is a fresh mapping, so the peak RSS of a
+   * workload counts it (glibc's dynamic threshold would recycle resident heap up to 32 MB) */
+  mallopt (M_MMAP_THRESHOLD, 1 << 20);
+  memset (&b, 0, sizeof b);
+  b.quick = quick;
+  b.repeats = repeats > 0 ? repeats : quick ? 3 : 5;
+  b.only = only;
+  b.rows = g_array_new (FALSE, TRUE, sizeof (BenchRow));
+
+  printf ("rpe bench (%s): %d timed runs after one warm-up; %zu threads\n",
+          quick ? "quick" : "full", b.repeats, rpe_parallel_threads ());
+  print_header ();
+
+  if (quick)
+    {
+      bench_spe (&b, RPE_SPE_SINE, 5, 1024);
+      bench_spe (&b, RPE_SPE_SINE, 10, 1024);
+      bench_spe (&b, RPE_SPE_CONV, 128, 1024);
+      bench_empirical (&b, 512, 1);
+      bench_attention (&b, 512, 1);
+      bench_attention (&b, 512, 8);
+      bench_stream (&b, 2048, 256);
+      bench_linear (&b, 16384, 8, false, b.repeats);
+      bench_linear (&b, 16384, 8, true, b.repeats);
+      bench_skew (&b, 1024);
+    }
+  else
+    {
+      static const size_t spe_n[] = { 1024, 4096, 16384 };
+
+      for (size_t i = 0; i < G_N_ELEMENTS (spe_n); i++)
+        {
+          bench_spe (&b, RPE_SPE_SINE, 5, spe_n[i]);
+          bench_spe (&b, RPE_SPE_SINE, 10, spe_n[i]);
+          bench_spe (&b, RPE_SPE_CONV, 128, spe_n[i]);
+        }
+      bench_empirical (&b, 2048, 8);
+      bench_attention (&b, 2048, 1);
+      bench_attention (&b, 2048, 8);
+      bench_attention (&b, 4096, 1);
+      bench_attention (&b, 4096, 8);
+      bench_stream (&b, 16384, 1024);
+      bench_linear (&b, 4096, 8, false, b.repeats);
+      bench_linear (&b, 4096, 8, true, b.repeats);
+      bench_linear (&b, 65536, 8, false, b.repeats);
+      bench_linear (&b, 65536, 8, true, b.repeats);
+      bench_linear (&b, 1048576, 2, false, 3);
+      bench_linear (&b, 1048576, 2, true, 3);
+      bench_skew (&b, 8192);
+    }
+  if (b.only == NULL || strstr ("6 gui live loop", b.only) != NULL)
+    {
+      BenchRow row = row_new ("6 gui live loop", "-");
+
+      g_strlcpy (row.note, "PLACEHOLDER: measured by the GUI engineer later", sizeof row.note);
+      add_row (&b, &row);
+    }
+
+  if (json != NULL && !write_json (&b, json))
+    {
+      fprintf (stderr, "rpe bench: cannot write %s\n", json);
+      code = 1;
+    }
+  if (b.failed && code == 0)
+    code = 1;
+  g_array_free (b.rows, TRUE);
+  g_free (json);
+  g_free (only);
+  return code;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rpe-spe.h"
 
@@ -47,6 +48,19 @@ RpeStatus _rpe_conv_spe_encode_fused (const RpeSpeParams *params,
                                       float              *qhat,
                                       float              *khat,
                                       const RpeMonitor   *monitor);
+
+/* The same with the noise drawn on the fly from (seed, RPE_STREAM_CONV): equal to
+ * rpe_spe_noise_fill + _rpe_conv_spe_encode_fused without the (R, H*D, N+4L) buffer. */
+RpeStatus _rpe_conv_spe_encode_seeded (const RpeSpeParams *params,
+                                       size_t              n,
+                                       size_t              r,
+                                       uint64_t            seed,
+                                       const float        *eps,
+                                       const float        *q,
+                                       const float        *k,
+                                       float              *qhat,
+                                       float              *khat,
+                                       const RpeMonitor   *monitor);
 
 /* Ungated lag profile of channel c = h*D + d in double:
  * out[i] = sum_j wq[c, j] wk[c, j + tau], tau = i - (N-1); exactly 0 for |tau| >= L. */

@@ -22,7 +22,8 @@ rpe_fft_plan_new (size_t     n,
   RpeFftPlan *plan;
   float *re = NULL;
   fftwf_complex *co = NULL;
-  unsigned fftw_flags = FFTW_UNALIGNED | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
+                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
 
   if (n == 0 || n > (size_t) 1 << 30)
     {

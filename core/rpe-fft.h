@@ -18,6 +18,8 @@ enum
 {
   RPE_FFT_ESTIMATE = 0,      /* plan quickly (tests, one-off sizes) */
   RPE_FFT_MEASURE  = 1 << 0, /* plan carefully (hot loops reused many times) */
+  RPE_FFT_ALIGNED  = 1 << 1, /* the caller promises 16-byte aligned arrays (rpe_alloc's are)
+                              * for every execute: FFTW may use its SIMD codelets */
 };
 
 /* A plan for real transforms of length n (n >= 1): forward r2c (n reals ->

@@ -16,6 +16,29 @@
 #include "rpe-linear-attention.h"
 #include "rpe-rng.h"
 
+/* True if every value is finite: the exponent field of no value is all ones.
+ * Blocks of 16 with an OR-reduction the compiler vectorises (rpe_all_finite_f
+ * stops at each element, ~10x slower on the large inputs here). */
+static bool
+all_finite_fast (const float *x, size_t n)
+{
+  const uint32_t *u = (const uint32_t *) x;
+  size_t i = 0;
+
+  for (; i + 1024 <= n; i += 1024)
+    {
+      uint32_t acc[16] = { 0 };
+
+      for (size_t j = 0; j < 1024; j += 16)
+        for (int l = 0; l < 16; l++)
+          acc[l] |= (uint32_t) ((u[i + j + l] & 0x7f800000u) == 0x7f800000u);
+      for (int l = 0; l < 16; l++)
+        if (acc[l] != 0)
+          return false;
+    }
+  return rpe_all_finite_f (x + i, n - i);
+}
+
 /* Rows per BLAS call / cancellation check. */
 #define ROW_CHUNK 256
 /* Rows per chunk of the causal linear attention. */
@@ -272,7 +295,7 @@ rpe_feature_map_apply (RpeFeatureMap            map,
   if (!rpe_size_mul (n, n_heads, &rows) || !rpe_size_mul (rows, f, &in_count)
       || !rpe_size_mul (rows, m, &out_count))
     return RPE_ERROR_OVERFLOW;
-  if (!rpe_all_finite_f (x, in_count))
+  if (!all_finite_fast (x, in_count))
     return RPE_ERROR_NOT_FINITE;
 
   switch (map)
@@ -376,8 +399,8 @@ linear_check (size_t       n,
     return RPE_ERROR_OVERFLOW;
   if (n > INT_MAX || hm > INT_MAX || hdv > INT_MAX)
     return RPE_ERROR_OVERFLOW;
-  if (!rpe_all_finite_f (phi_q, cq) || !rpe_all_finite_f (phi_k, cq)
-      || (dv > 0 && !rpe_all_finite_f (v, cv)))
+  if (!all_finite_fast (phi_q, cq) || !all_finite_fast (phi_k, cq)
+      || (dv > 0 && !all_finite_fast (v, cv)))
     return RPE_ERROR_NOT_FINITE;
   return RPE_OK;
 }

@@ -615,3 +615,45 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
   return _rpe_sine_spe_encode_fused (params, n, r, z, params->gate != NULL ? eps : NULL,
                                      q, k, qhat, khat, monitor);
 }
+
+RpeStatus
+rpe_spe_encode_seeded (const RpeSpeParams *params,
+                       size_t              n,
+                       size_t              r,
+                       uint64_t            seed,
+                       const float        *eps,
+                       const float        *q,
+                       const float        *k,
+                       float              *qhat,
+                       float              *khat,
+                       const RpeMonitor   *monitor)
+{
+  bool do_q = q != NULL && qhat != NULL;
+  bool do_k = k != NULL && khat != NULL;
+  size_t noise, bytes;
+  float *z;
+  RpeStatus st;
+
+  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
+    return st;
+  if (n == 0 || r == 0 || (params->gate != NULL && eps == NULL)
+      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
+      || (!do_q && !do_k))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_spe_noise_size (params, n, r, &noise)) != RPE_OK)
+    return st;
+  if ((st = rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r))
+      != RPE_OK)
+    return st;
+
+  if (params->method == RPE_SPE_CONV)
+    return _rpe_conv_spe_encode_seeded (params, n, r, seed, params->gate != NULL ? eps : NULL,
+                                        q, k, qhat, khat, monitor);
+  /* sine: the noise (H, D, 2K, R) does not grow with N */
+  if ((z = rpe_alloc (noise, sizeof (float), &st)) == NULL)
+    return st;
+  if ((st = rpe_spe_noise_fill (params, n, r, seed, z)) == RPE_OK)
+    st = rpe_spe_encode_fused (params, n, r, z, eps, q, k, qhat, khat, monitor);
+  rpe_free (z);
+  return st;
+}

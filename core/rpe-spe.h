@@ -138,6 +138,21 @@ RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
                                 float              *khat,
                                 const RpeMonitor   *monitor);
 
+/* rpe_spe_encode_fused with the code noise drawn from `seed` inside the call (the draw of
+ * rpe_spe_noise_fill (params, n, r, seed, z)): same result as filling z and calling
+ * rpe_spe_encode_fused, without the noise buffer for conv (R*H*D*(N+4L) floats).
+ * Threaded over heads (rpe-parallel.h); the result does not depend on the thread count. */
+RpeStatus rpe_spe_encode_seeded (const RpeSpeParams *params,
+                                 size_t              n,
+                                 size_t              r,
+                                 uint64_t            seed,
+                                 const float        *eps,
+                                 const float        *q,
+                                 const float        *k,
+                                 float              *qhat,
+                                 float              *khat,
+                                 const RpeMonitor   *monitor);
+
 /* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g
  * (gated with params->gate == NULL means g = 0, i.e. the plain P). */
 RpeStatus rpe_spe_template_lags (const RpeSpeParams *params,

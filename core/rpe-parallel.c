@@ -1,0 +1,74 @@
+/* rpe-parallel.c: fork-join over pthreads (see rpe-parallel.h). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rpe-parallel.h"
+
+#define MAX_WORKERS 256
+
+typedef struct
+{
+  RpeParallelFunc func;
+  void           *data;
+  size_t          worker, n_workers;
+} Job;
+
+size_t
+rpe_parallel_threads (void)
+{
+  const char *env = getenv ("RPE_NUM_THREADS");
+  long n;
+
+  if (env != NULL && *env != '\0')
+    {
+      char *end;
+
+      n = strtol (env, &end, 10);
+      if (*end == '\0' && n >= 1 && n <= MAX_WORKERS)
+        return (size_t) n;
+    }
+  n = sysconf (_SC_NPROCESSORS_ONLN);
+  if (n < 1)
+    return 1;
+  return n > MAX_WORKERS ? MAX_WORKERS : (size_t) n;
+}
+
+static void *
+job_main (void *arg)
+{
+  Job *job = arg;
+
+  job->func (job->worker, job->n_workers, job->data);
+  return NULL;
+}
+
+void
+rpe_parallel_run (size_t           n_workers,
+                  RpeParallelFunc  func,
+                  void            *data)
+{
+  pthread_t threads[MAX_WORKERS];
+  Job jobs[MAX_WORKERS];
+  int started[MAX_WORKERS];
+
+  if (n_workers == 0)
+    return;
+  if (n_workers > MAX_WORKERS)
+    n_workers = MAX_WORKERS;
+  for (size_t w = 1; w < n_workers; w++)
+    {
+      jobs[w] = (Job) { func, data, w, n_workers };
+      started[w] = pthread_create (&threads[w], NULL, job_main, &jobs[w]) == 0;
+    }
+  func (0, n_workers, data);
+  for (size_t w = 1; w < n_workers; w++)
+    {
+      if (started[w])
+        pthread_join (threads[w], NULL);
+      else
+        func (w, n_workers, data);
+    }
+}
