@@ -8,6 +8,8 @@
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
+#include "rpe-npz.h"
+#include "rpe-pt.h"
 #include "rpe-safetensors.h"
 
 /* Checkpoint names (MATH.md section 10).
@@ -937,7 +939,7 @@ read_data (const guint8 *data,
 {
   if (length == 0)
     {
-      rpe_set_error (error, RPE_ERROR_FORMAT, "'%s' is empty; it is not a .safetensors or .npy file", name);
+      rpe_set_error (error, RPE_ERROR_FORMAT, "'%s' is empty; it is not a checkpoint file", name);
       return NULL;
     }
   if (length >= 6 && memcmp (data, "\x93NUMPY", 6) == 0)
@@ -964,19 +966,26 @@ read_data (const guint8 *data,
     }
   if (length >= 4 && memcmp (data, "PK\x03\x04", 4) == 0)
     {
-      rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                     "'%s' is a zip archive (.npz or PyTorch .pt); these are not supported yet: "
-                     "convert it to .safetensors", name);
-      return NULL;
+      /* a zip: a PyTorch .pt if it holds <archive>/data.pkl, else an .npz
+       * (whose reader refuses members that are not .npy) */
+      g_autoptr (RpeZip) zip = rpe_zip_open (data, length, name, error);
+
+      if (zip == NULL)
+        return NULL;
+      if (rpe_pt_is_archive (zip))
+        return rpe_pt_read_bytes (data, length, name, error);
+      return rpe_npz_read_bytes (data, length, name, error);
     }
   if (length >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
     {
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                     "'%s' is a Python pickle (legacy PyTorch .pt); it is not supported: "
-                     "convert it to .safetensors", name);
+                     "'%s' is a bare Python pickle: the legacy (non-zip) torch.save format is not "
+                     "supported; re-save it with torch.save(..., _use_new_zipfile_serialization=True) "
+                     "or convert it to .safetensors", name);
       return NULL;
     }
-  rpe_set_error (error, RPE_ERROR_FORMAT, "'%s' is not a .safetensors or .npy file", name);
+  rpe_set_error (error, RPE_ERROR_FORMAT,
+                 "'%s' is not a .safetensors or .npy file (nor an .npz or a PyTorch .pt)", name);
   return NULL;
 }
 

@@ -22,8 +22,9 @@ typedef struct
 
 void rpe_spe_module_info_free (RpeSpeModuleInfo *info);
 
-/* Reads a checkpoint; the format is recognised from the content (.safetensors,
- * .npy; later .npz and .pt). */
+/* Reads a checkpoint; the format is recognised from the content: .safetensors,
+ * .npy, .npz, and PyTorch .pt zip archives (read with a restricted unpickler
+ * that never executes anything, see rpe-pickle.h). */
 RpeTensorSet *rpe_checkpoint_read       (const char  *path,
                                          GError     **error);
 RpeTensorSet *rpe_checkpoint_read_bytes (GBytes      *bytes,

@@ -510,7 +510,7 @@ test_read (void)
       { "", 0, RPE_ERROR_FORMAT, "empty" },
       { "hello world, this is text", 25, RPE_ERROR_FORMAT, "not a .safetensors or .npy file" },
       { "\x93NUMP", 5, RPE_ERROR_FORMAT, "not a .safetensors or .npy file" },
-      { "PK\x03\x04 zip data", 14, RPE_ERROR_UNSUPPORTED, "zip" },
+      { "PK\x03\x04 zip data", 14, RPE_ERROR_FORMAT, "zip" },
       { "\x80\x02}q\x00(X", 7, RPE_ERROR_UNSUPPORTED, "pickle" },
       { "\x10\0\0\0\0\0\0\0[1, 2]          ", 24, RPE_ERROR_FORMAT, "not a .safetensors" },
     };
