@@ -155,6 +155,21 @@ rpe_cli_options_clear (RpeCliOptions *o)
   memset (o, 0, sizeof *o);
 }
 
+static gboolean
+parse_memory_budget (const char *option_name, const char *value, gpointer data, GError **error)
+{
+  size_t bytes;
+
+  if (!rpe_budget_parse (value, &bytes))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--memory-budget takes a size such as 512M, 2G or 50%% (got '%s')", value);
+      return FALSE;
+    }
+  rpe_budget_set (bytes);
+  return TRUE;
+}
+
 GOptionGroup *
 rpe_cli_parameter_group (RpeCliOptions *o)
 {
@@ -186,6 +201,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "head", 0, 0, G_OPTION_ARG_INT, &o->head, "Restrict a template to head h", "h" },
     { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, "Restrict a template to feature d", "d" },
     { "f64", 0, 0, G_OPTION_ARG_NONE, &o->f64, "Write float64 instead of float32", NULL },
+    { "memory-budget", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer) parse_memory_budget, "The most memory one computation may use (default RPE_MEMORY_BUDGET, else 75% of RAM)", "SIZE" },
     { "lrpe-p", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_p, "LRPE P (default identity)", "identity|householder|permutation|odd-even|fourier|dct" },
     { "lrpe-lambda", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_lambda, "LRPE Lambda (default rotation)", "rotation|mixed|complex|permutation" },
     { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, "LRPE theta type (default a, RoPE)", "a|b|c" },

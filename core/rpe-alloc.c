@@ -44,13 +44,59 @@ rpe_physical_memory (void)
   return total;
 }
 
+bool
+rpe_budget_parse (const char *text, size_t *bytes)
+{
+  char *end = NULL;
+  double value;
+  double scale = 1.0;
+
+  if (text == NULL)
+    return false;
+  value = strtod (text, &end);
+  if (end == text || !(value > 0) || !isfinite (value))
+    return false;
+  switch (*end)
+    {
+    case 'k': case 'K': scale = 1024.0; end++; break;
+    case 'm': case 'M': scale = 1024.0 * 1024.0; end++; break;
+    case 'g': case 'G': scale = 1024.0 * 1024.0 * 1024.0; end++; break;
+    case 't': case 'T': scale = 1024.0 * 1024.0 * 1024.0 * 1024.0; end++; break;
+    case '%':
+      if (value > 100)
+        return false;
+      *bytes = (size_t) ((double) rpe_physical_memory () * value / 100.0);
+      return end[1] == '\0' && *bytes > 0;
+    default: break;
+    }
+  if ((*end == 'i' || *end == 'I') && scale > 1)
+    end++;
+  if ((*end == 'b' || *end == 'B'))
+    end++;
+  if (*end != '\0' || value * scale >= 18446744073709551615.0 || value * scale < 1)
+    return false;
+  *bytes = (size_t) (value * scale);
+  return true;
+}
+
+size_t
+rpe_budget_default (void)
+{
+  size_t b;
+  const char *env = getenv ("RPE_MEMORY_BUDGET");
+
+  if (env != NULL && rpe_budget_parse (env, &b))
+    return b;
+  return rpe_physical_memory () / 4 * 3;
+}
+
 size_t
 rpe_budget_get (void)
 {
   size_t b = atomic_load (&budget_bytes);
 
   if (b == 0)
-    b = rpe_physical_memory () / 4 * 3;
+    b = rpe_budget_default ();
   return b;
 }
 

@@ -31,7 +31,12 @@ bool rpe_size_prod (size_t *out, size_t n, const size_t *dims);
 RpeStatus rpe_size_bytes (size_t *out, size_t elem, size_t a, size_t b, size_t c, size_t d);
 
 /* The memory budget, in bytes: the most one computation may hold at once.
- * Default: 3/4 of physical memory.  0 restores the default. */
+ * Default: the environment variable RPE_MEMORY_BUDGET if set and valid, else
+ * 3/4 of physical memory.  rpe_budget_set (0) restores the default. */
+size_t rpe_budget_default (void);
+/* "512M", "2G", "1.5GiB", "1048576", "50%" (of physical memory) -> bytes; false if malformed. */
+bool   rpe_budget_parse (const char *text,
+                         size_t     *bytes);
 size_t rpe_budget_get (void);
 void   rpe_budget_set (size_t bytes);
 size_t rpe_physical_memory (void);

@@ -42,7 +42,7 @@ test_budget (void)
   g_assert_null (p);
   g_assert_cmpint (st, ==, RPE_ERROR_OVERFLOW);
   rpe_budget_set (0);   /* back to the default */
-  g_assert_cmpuint (rpe_budget_get (), ==, rpe_physical_memory () / 4 * 3);
+  g_assert_cmpuint (rpe_budget_get (), ==, rpe_budget_default ());
 
   p = rpe_alloc0 (1000, sizeof (float), &st);
   g_assert_nonnull (p);
@@ -52,6 +52,48 @@ test_budget (void)
     g_assert_cmpfloat (((float *) p)[i], ==, 0.0f);
   rpe_free (p);
   rpe_free (NULL);
+}
+
+static void
+test_budget_parse (void)
+{
+  size_t b = 0;
+
+  g_assert_true (rpe_budget_parse ("1048576", &b));
+  g_assert_cmpuint (b, ==, 1048576);
+  g_assert_true (rpe_budget_parse ("512M", &b));
+  g_assert_cmpuint (b, ==, (size_t) 512 << 20);
+  g_assert_true (rpe_budget_parse ("1.5GiB", &b));
+  g_assert_cmpuint (b, ==, (size_t) 3 << 29);
+  g_assert_true (rpe_budget_parse ("2g", &b));
+  g_assert_cmpuint (b, ==, (size_t) 2 << 30);
+  g_assert_true (rpe_budget_parse ("50%", &b));
+  g_assert_cmpuint (b, ==, (size_t) ((double) rpe_physical_memory () * 0.5));
+  g_assert_false (rpe_budget_parse ("", &b));
+  g_assert_false (rpe_budget_parse ("-5M", &b));
+  g_assert_false (rpe_budget_parse ("12X", &b));
+  g_assert_false (rpe_budget_parse ("nan", &b));
+  g_assert_false (rpe_budget_parse ("200%", &b));
+  g_assert_false (rpe_budget_parse ("1e40", &b));
+  g_assert_false (rpe_budget_parse (NULL, &b));
+}
+
+/* RPE_MEMORY_BUDGET sets the default, in a child so the parent's environment stays clean. */
+static void
+test_budget_env (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_setenv ("RPE_MEMORY_BUDGET", "64M", TRUE);
+      rpe_budget_set (0);
+      g_assert_cmpuint (rpe_budget_get (), ==, (size_t) 64 << 20);
+      g_assert_cmpint (rpe_budget_check ((size_t) 65 << 20), ==, RPE_ERROR_NO_MEMORY);
+      g_setenv ("RPE_MEMORY_BUDGET", "garbage", TRUE);
+      g_assert_cmpuint (rpe_budget_get (), ==, rpe_physical_memory () / 4 * 3);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
 }
 
 static void
@@ -88,6 +130,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/alloc/size-overflow", test_size_overflow);
   g_test_add_func ("/core/alloc/budget", test_budget);
+  g_test_add_func ("/core/alloc/budget-parse", test_budget_parse);
+  g_test_add_func ("/core/alloc/budget-env", test_budget_env);
   g_test_add_func ("/core/alloc/finite", test_finite);
   g_test_add_func ("/core/alloc/status-strings", test_status_strings);
   return g_test_run ();
