@@ -27,6 +27,7 @@ struct _RpeAttentionView
   RpeJobSlot         slot;
   gboolean           dirty;
   RpeAttentionImage *image;
+  RpeExplorerSnapshot *image_snapshot;  /* the parameters of image */
   cairo_surface_t   *surface;     /* the image, coloured */
   gsize              n;           /* N of the viewport */
   double             vm0, vm1, vn0, vn1;
@@ -48,8 +49,11 @@ G_DEFINE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, GTK_TYPE_WIDGET)
 
 typedef struct
 {
-  GWeakRef self;
+  GWeakRef             self;
+  RpeExplorerSnapshot *snapshot;   /* what the job computes (for the figure's title) */
 } ViewRef;
+
+static guint figure_changed_signal;
 
 /* ---------------------------------------------------------------- layout */
 
@@ -313,6 +317,7 @@ attention_done (GObject      *source,
   g_autoptr (RpeAttentionView) self = g_weak_ref_get (&ref->self);
   g_autoptr (GError) error = NULL;
   g_autoptr (RpeAttentionImage) img = rpe_compute_attention_finish (result, &error);
+  g_autoptr (RpeExplorerSnapshot) snapshot = ref->snapshot;
 
   g_weak_ref_clear (&ref->self);
   g_free (ref);
@@ -327,6 +332,8 @@ attention_done (GObject      *source,
 
       g_clear_pointer (&self->image, rpe_attention_image_unref);
       self->image = g_steal_pointer (&img);
+      g_clear_pointer (&self->image_snapshot, rpe_explorer_snapshot_unref);
+      self->image_snapshot = g_steal_pointer (&snapshot);
       rebuild_surface (self);
       caption = g_strdup_printf ("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
                                  "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset.",
@@ -339,6 +346,7 @@ attention_done (GObject      *source,
                                  self->image->seconds * 1e3);
       gtk_label_set_text (self->caption, caption);
       gtk_widget_queue_draw (self->canvas);
+      g_signal_emit (self, figure_changed_signal, 0);
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
@@ -383,6 +391,7 @@ attention_start (gpointer      owner,
   req.max_cols = (gsize) side * scale;
   req.reduce = self->reduce;
   g_weak_ref_init (&ref->self, self);
+  ref->snapshot = rpe_explorer_snapshot_ref (s);
   self->fraction = 0.0;
   gtk_progress_bar_set_fraction (self->progress, 0.0);
   if (self->progress_timeout == 0 && !gtk_widget_get_visible (self->progress_box))
@@ -606,6 +615,7 @@ rpe_attention_view_dispose (GObject *object)
     g_clear_signal_handler (&self->changed_id, self->state);
   g_clear_object (&self->state);
   g_clear_pointer (&self->image, rpe_attention_image_unref);
+  g_clear_pointer (&self->image_snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&self->surface, cairo_surface_destroy);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_attention_view_parent_class)->dispose (object);
@@ -620,6 +630,14 @@ rpe_attention_view_class_init (RpeAttentionViewClass *klass)
   object_class->dispose = rpe_attention_view_dispose;
   widget_class->map = view_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /**
+   * RpeAttentionView::figure-changed:
+   *
+   * A new image is shown (rpe_attention_view_build_figure has changed).
+   */
+  figure_changed_signal = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_install_action (widget_class, "attention.zoom", "d", action_zoom);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, 0, "attention.zoom", "d", 1.25);
@@ -859,4 +877,75 @@ rpe_attention_view_get_caption (RpeAttentionView *self)
 {
   g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
   return gtk_label_get_text (self->caption);
+}
+
+/* The figure of the image shown, as `rpe export attention` draws the same map
+ * (app/rpe-cli-export.c): a linear scale, the state's colour map, N_train
+ * marked, the CLI's title.  A zoomed or pixel-reduced image is exported as
+ * shown, its axis labels naming the rows and columns it covers. */
+RpeFigureBundle *
+rpe_attention_view_build_figure (RpeAttentionView *self)
+{
+  RpeAttentionImage *img;
+  const RpeExplorerSnapshot *s;
+  RpeFigureBundle *b;
+  RpeHeatmapData *d;
+  const char *kind, *gated, *causal;
+  guint train = 0;
+  gboolean whole;
+
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  img = self->image;
+  s = self->image_snapshot;
+  if (img == NULL || s == NULL || img->rows == 0 || img->cols == 0)
+    return NULL;
+  g_object_get (self->state, "train-length", &train, NULL);
+  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
+          && img->rows == img->n && img->cols == img->n;
+
+  b = rpe_figure_bundle_new (RPE_FIGURE_HEATMAP);
+  rpe_figure_bundle_keep (b, rpe_attention_image_ref (img), (GDestroyNotify) rpe_attention_image_unref);
+  d = &b->fig.heatmap;
+  rpe_heatmap_data_init (d);
+  d->values = img->values;
+  d->rows = img->rows;
+  d->cols = img->cols;
+  d->colormap = current_colormap (self);
+  d->reduce = img->reduce;
+  d->equal_aspect = TRUE;
+  d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  d->train_length = whole ? train : 0;
+  if (whole)
+    {
+      d->x_label = "key position n";
+      d->y_label = "query position m";
+    }
+  else
+    {
+      d->x_label = rpe_figure_bundle_printf (b, "key position n, %zu \u2026 %zu%s", img->n0, img->n1 - 1,
+                                             img->cols < img->n1 - img->n0 ? " (reduced to pixels)" : "");
+      d->y_label = rpe_figure_bundle_printf (b, "query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
+                                             img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
+    }
+  kind = s->spe_kind == RPE_SPE_SINE ? "sine" : "conv";
+  gated = s->gated ? ", gated" : "";
+  causal = img->causal ? ", causal" : "";
+  switch (img->method)
+    {
+    case RPE_EXPLORER_METHOD_SPE:
+      b->fig.title = rpe_figure_bundle_printf (b, "SPE attention, %s, head %zu, R = %zu%s%s", kind, img->head,
+                                               s->r, gated, causal);
+      break;
+    case RPE_EXPLORER_METHOD_EXACT:
+      b->fig.title = rpe_figure_bundle_printf (b, "Exact relative attention, %s, head %zu%s%s", kind, img->head,
+                                               gated, causal);
+      break;
+    default:
+      b->fig.title = rpe_figure_bundle_printf (b, "%s attention, head %zu%s", rpe_explorer_method_name (img->method),
+                                               img->head, causal);
+      break;
+    }
+  b->has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
+  b->default_name = g_strdup_printf ("attention-h%zu", img->head);
+  return b;
 }

@@ -13,6 +13,7 @@
 
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export-dialog.h"
 
 G_BEGIN_DECLS
 
@@ -52,5 +53,9 @@ GtkWidget         *rpe_attention_view_get_canvas   (RpeAttentionView *self);
 gboolean           rpe_attention_view_get_progress_visible (RpeAttentionView *self);
 double             rpe_attention_view_get_progress (RpeAttentionView *self);
 const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
+/* The figure of the image shown (as `rpe export attention` for the SPE and
+ * exact methods), holding a reference on it; NULL while there is none.
+ * "figure-changed" is emitted when a new image is shown. */
+RpeFigureBundle   *rpe_attention_view_build_figure (RpeAttentionView *self);
 
 G_END_DECLS

@@ -298,6 +298,8 @@ struct _RpeTeachingView
 
 G_DEFINE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, GTK_TYPE_WIDGET)
 
+static guint teaching_figure_changed;
+
 static void teaching_request (RpeTeachingView *self);
 
 static void
@@ -381,6 +383,7 @@ teaching_show (RpeTeachingView *self,
                              t->head, t->n, t->r, t->error);
   gtk_label_set_text (self->caption, caption);
   teaching_update_plot (self);
+  g_signal_emit (self, teaching_figure_changed, 0);
 }
 
 static void
@@ -521,6 +524,14 @@ rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
   object_class->dispose = rpe_teaching_view_dispose;
   widget_class->map = teaching_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /**
+   * RpeTeachingView::figure-changed:
+   *
+   * A new result is shown (rpe_teaching_view_build_figure has changed).
+   */
+  teaching_figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -658,6 +669,8 @@ struct _RpeCurvesPage
 
 G_DEFINE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, GTK_TYPE_WIDGET)
 
+static guint curves_figure_changed;
+
 static void
 add_column_series (RpeCurveSeries      *series,
                    gsize               *n_series,
@@ -680,82 +693,99 @@ add_column_series (RpeCurveSeries      *series,
   (*n_series)++;
 }
 
+#define CURVES_MAX_SERIES 8
+
+/* The page's four plots for c: plots[p] uses series[p * CURVES_MAX_SERIES ..];
+ * ntrain labels the N_train marker.  Strings are static or ntrain. */
 static void
-curves_show (RpeCurvesPage *self,
-             RpeCurves     *c)
+curves_fill_plots (RpeCurves      *c,
+                   RpeCurvePlot    plots[4],
+                   RpeCurveSeries *series,
+                   const char     *ntrain)
 {
   static const char *models[5][2] = {
     { "ape", "APE" }, { "spe_exact", "SPE exact" }, { "spe_estimate", "SPE estimate" },
     { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
   };
-  RpeCurveSeries series[8];
-  RpeCurvePlot plot;
+  static const char *cols[2][5] = {
+    { "ape_distance", "spe_exact_distance", "spe_estimate_distance", "lrpe_distance", "fastrpb_distance" },
+    { "ape_ti", "spe_exact_ti", "spe_estimate_ti", "lrpe_ti", "fastrpb_ti" },
+  };
+  RpeCurveSeries *s;
   gsize n;
-  g_autofree char *ntrain = g_strdup_printf ("N_train = %zu", c->n_train);
-
-  g_clear_pointer (&self->result, rpe_curves_unref);
-  self->result = rpe_curves_ref (c);
 
   /* profiles */
+  s = series;
   n = 0;
-  add_column_series (series, &n, c->profile, "tau", "spe_d", "SPE P_d(τ)");
-  add_column_series (series, &n, c->profile, "tau", "spe_mean", "SPE mean over d");
-  add_column_series (series, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
-  add_column_series (series, &n, c->profile, "tau", "fastrpb", "FastRPB w_τ");
-  rpe_curve_plot_init (&plot);
-  plot.series = series;
-  plot.n_series = n;
-  plot.title = "Template profiles";
-  plot.x_label = "lag τ = m − n";
-  plot.y_label = "P(τ)";
-  rpe_line_plot_set (self->plots[0], &plot);
+  add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE P_d(τ)");
+  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE mean over d");
+  add_column_series (s, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
+  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB w_τ");
+  rpe_curve_plot_init (&plots[0]);
+  plots[0].series = s;
+  plots[0].n_series = n;
+  plots[0].title = "Template profiles";
+  plots[0].x_label = "lag τ = m − n";
+  plots[0].y_label = "P(τ)";
 
   /* estimator error */
+  s = series + CURVES_MAX_SERIES;
   n = 0;
-  add_column_series (series, &n, c->error, "R", "mean", "mean relative error");
+  add_column_series (s, &n, c->error, "R", "mean", "mean relative error");
   if (n == 1)
     {
       long sd = rpe_curve_table_find (c->error, "sd");
 
-      series[0].y_err = sd >= 0 ? rpe_curve_table_column_const (c->error, (gsize) sd) : NULL;
-      series[0].marker = RPE_CURVE_MARKER_CIRCLE;
+      s[0].y_err = sd >= 0 ? rpe_curve_table_column_const (c->error, (gsize) sd) : NULL;
+      s[0].marker = RPE_CURVE_MARKER_CIRCLE;
     }
-  rpe_curve_plot_init (&plot);
-  plot.series = series;
-  plot.n_series = n;
-  plot.title = "Estimator error |P̂ − P̃|_F / |P̃|_F";
-  plot.x_label = "realizations R";
-  plot.y_label = "relative error";
-  plot.x_log = TRUE;
-  plot.y_log = TRUE;
-  rpe_line_plot_set (self->plots[1], &plot);
+  rpe_curve_plot_init (&plots[1]);
+  plots[1].series = s;
+  plots[1].n_series = n;
+  plots[1].title = "Estimator error |P̂ − P̃|_F / |P̃|_F";
+  plots[1].x_label = "realizations R";
+  plots[1].y_label = "relative error";
+  plots[1].x_log = TRUE;
+  plots[1].y_log = TRUE;
 
   /* extrapolation: attended distance and translation invariance */
   for (guint which = 0; which < 2; which++)
     {
-      const char *suffix = which == 0 ? "distance" : "ti";
+      RpeCurvePlot *plot = &plots[2 + which];
 
+      s = series + (2 + which) * CURVES_MAX_SERIES;
       n = 0;
       for (guint i = 0; i < 5; i++)
-        {
-          g_autofree char *col = g_strdup_printf ("%s_%s", models[i][0], suffix);
-
-          add_column_series (series, &n, c->extrapolation, "m", col, models[i][1]);
-        }
-      rpe_curve_plot_init (&plot);
-      plot.series = series;
-      plot.n_series = n;
-      plot.title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
-      plot.x_label = "query position m";
-      plot.y_label = which == 0 ? "Σ_n a(m, n) |m − n|" : "TI(m)";
-      plot.x_marker = (double) c->n_train;
-      plot.x_marker_label = ntrain;
-      rpe_line_plot_set (self->plots[2 + which], &plot);
+        add_column_series (s, &n, c->extrapolation, "m", cols[which][i], models[i][1]);
+      rpe_curve_plot_init (plot);
+      plot->series = s;
+      plot->n_series = n;
+      plot->title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
+      plot->x_label = "query position m";
+      plot->y_label = which == 0 ? "Σ_n a(m, n) |m − n|" : "TI(m)";
+      plot->x_marker = (double) c->n_train;
+      plot->x_marker_label = ntrain;
     }
+}
+
+static void
+curves_show (RpeCurvesPage *self,
+             RpeCurves     *c)
+{
+  RpeCurveSeries series[4 * CURVES_MAX_SERIES];
+  RpeCurvePlot plots[4];
+  g_autofree char *ntrain = g_strdup_printf ("N_train = %zu", c->n_train);
+
+  g_clear_pointer (&self->result, rpe_curves_unref);
+  self->result = rpe_curves_ref (c);
+  curves_fill_plots (c, plots, series, ntrain);
+  for (guint i = 0; i < 4; i++)
+    rpe_line_plot_set (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
                       "Profiles of the chosen head, the SPE estimator's error against R "
                       "(2 draws, the head's features), and how each scheme behaves beyond the "
                       "training length (identical content at every position).");
+  g_signal_emit (self, curves_figure_changed, 0);
 }
 
 static void
@@ -855,6 +885,14 @@ rpe_curves_page_class_init (RpeCurvesPageClass *klass)
   object_class->dispose = rpe_curves_page_dispose;
   widget_class->map = curves_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /**
+   * RpeCurvesPage::figure-changed:
+   *
+   * A new result is shown (rpe_curves_page_build_figure has changed).
+   */
+  curves_figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -920,4 +958,92 @@ rpe_curves_page_cancel (RpeCurvesPage *self)
   g_return_if_fail (RPE_IS_CURVES_PAGE (self));
   rpe_job_slot_cancel (&self->slot);
   gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+}
+
+/* exact | estimate | difference as `rpe export spe-vs-rpe` draws them
+ * (app/rpe-cli-export.c): the first two on one linear scale, the difference
+ * symmetric on the diverging map. */
+RpeFigureBundle *
+rpe_teaching_view_build_figure (RpeTeachingView *self)
+{
+  RpeTeaching *t;
+  RpeFigureBundle *b;
+  const RpeColormap *cmap;
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  const float *maps[3];
+  guint train = 0;
+
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  t = self->result;
+  if (t == NULL)
+    return NULL;
+  s = rpe_explorer_state_snapshot (self->state);
+  cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  if (cmap == NULL)
+    cmap = rpe_colormap_default ();
+  g_object_get (self->state, "train-length", &train, NULL);
+  maps[0] = t->exact;
+  maps[1] = t->estimate;
+  maps[2] = t->difference;
+
+  b = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
+  rpe_figure_bundle_keep (b, rpe_teaching_ref (t), (GDestroyNotify) rpe_teaching_unref);
+  b->fig.n_panels = 3;
+  b->fig.share_scale = TRUE;
+  for (guint i = 0; i < 3; i++)
+    {
+      RpeHeatmapData *d = &b->fig.panels[i];
+
+      rpe_heatmap_data_init (d);
+      d->values = maps[i];
+      d->rows = t->n;
+      d->cols = t->n;
+      d->colormap = cmap;
+      d->reduce = RPE_HEATMAP_REDUCE_MEAN;
+      d->equal_aspect = TRUE;
+      d->train_length = train;
+      d->scale = i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
+    }
+  b->fig.panels[2].colormap = rpe_colormap_is_diverging (cmap) ? cmap : rpe_colormap_default_diverging ();
+  b->fig.panels[0].title = "exact RPE";
+  b->fig.panels[1].title = rpe_figure_bundle_printf (b, "SPE estimate (R = %zu)", t->r);
+  b->fig.panels[2].title = "estimate − exact";
+  b->fig.title = rpe_figure_bundle_printf (b, "%s SPE vs exact relative attention, head %zu%s%s (N = %zu)",
+                                           s->spe_kind == RPE_SPE_SINE ? "sine" : "conv", t->head,
+                                           s->gated ? ", gated" : "", s->causal ? ", causal" : "", t->n);
+  b->has_attention = TRUE;
+  b->default_name = g_strdup_printf ("spe-vs-rpe-h%zu", t->head);
+  return b;
+}
+
+RpeFigureBundle *
+rpe_curves_page_build_figure (RpeCurvesPage *self)
+{
+  RpeCurves *c;
+  RpeFigureBundle *b;
+  RpeCurvePlot *plots;
+  RpeCurveSeries *series;
+  const char *ntrain;
+  guint head = 0;
+
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
+  c = self->result;
+  if (c == NULL)
+    return NULL;
+  g_object_get (self->state, "head", &head, NULL);
+  b = rpe_figure_bundle_new (RPE_FIGURE_CURVES);
+  rpe_figure_bundle_keep (b, rpe_curves_ref (c), (GDestroyNotify) rpe_curves_unref);
+  plots = rpe_figure_bundle_keep (b, g_new0 (RpeCurvePlot, 4), g_free);
+  series = rpe_figure_bundle_keep (b, g_new0 (RpeCurveSeries, 4 * CURVES_MAX_SERIES), g_free);
+  ntrain = rpe_figure_bundle_printf (b, "N_train = %zu", c->n_train);
+  curves_fill_plots (c, plots, series, ntrain);
+  plots[0].legend = RPE_CURVE_LEGEND_BEST;
+  b->fig.plots = plots;
+  b->fig.n_plots = 4;
+  b->fig.n_plot_columns = 2;
+  b->fig.table = c->extrapolation;
+  b->fig.title = rpe_figure_bundle_printf (b, "Profiles, estimator error and extrapolation (head %u, N_train = %zu)",
+                                           head, c->n_train);
+  b->default_name = g_strdup ("curves");
+  return b;
 }

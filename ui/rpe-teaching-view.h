@@ -17,6 +17,7 @@
 #include "rpe-compute.h"
 #include "rpe-curve-render.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
 
 G_BEGIN_DECLS
@@ -41,6 +42,9 @@ RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
 RpeLinePlot    *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
 gboolean        rpe_teaching_view_is_busy      (RpeTeachingView  *self);
 void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
+/* exact | SPE estimate | difference, as `rpe export spe-vs-rpe` draws them;
+ * NULL while there is no result.  "figure-changed" follows new results. */
+RpeFigureBundle *rpe_teaching_view_build_figure (RpeTeachingView *self);
 
 #define RPE_TYPE_CURVES_PAGE (rpe_curves_page_get_type ())
 G_DECLARE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, RPE, CURVES_PAGE, GtkWidget)
@@ -49,6 +53,9 @@ GtkWidget      *rpe_curves_page_new            (RpeExplorerState *state);
 RpeCurves      *rpe_curves_page_get_result     (RpeCurvesPage    *self);
 gboolean        rpe_curves_page_is_busy        (RpeCurvesPage    *self);
 void            rpe_curves_page_cancel         (RpeCurvesPage    *self);
+/* The four plots of the page in one figure (2 x 2; CSV: the extrapolation
+ * table); NULL while there is no result.  "figure-changed" follows new results. */
+RpeFigureBundle *rpe_curves_page_build_figure  (RpeCurvesPage    *self);
 
 /* Teaching and curves views compute only while mapped; a change while hidden
  * is computed when they are shown. */

@@ -35,6 +35,8 @@ struct _RpeTemplatesView
 
 G_DEFINE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, GTK_TYPE_WIDGET)
 
+static guint figure_changed_signal;
+
 typedef struct
 {
   GWeakRef self;
@@ -183,6 +185,7 @@ show_templates (RpeTemplatesView *self,
                              err != NULL ? err : "");
   gtk_label_set_text (self->caption, caption);
   update_detail (self);
+  g_signal_emit (self, figure_changed_signal, 0);
 }
 
 static void
@@ -311,6 +314,14 @@ rpe_templates_view_class_init (RpeTemplatesViewClass *klass)
   object_class->finalize = rpe_templates_view_finalize;
   widget_class->map = view_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /**
+   * RpeTemplatesView::figure-changed:
+   *
+   * A new result is shown (rpe_templates_view_build_figure has changed).
+   */
+  figure_changed_signal = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -452,4 +463,73 @@ rpe_templates_view_get_caption (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
   return gtk_label_get_text (self->caption);
+}
+
+/* The figure as `rpe export templates|template` draws it for the same data
+ * (app/rpe-cli-export.c): cells titled "h=.., d=..", one shared scale, viridis
+ * or the diverging map when the state's map is diverging, N_train marked. */
+RpeFigureBundle *
+rpe_templates_view_build_figure (RpeTemplatesView *self)
+{
+  static const char *modes[] = { "analytic", "empirical", "empirical \u2212 analytic" };
+  RpeTemplates *t;
+  RpeFigureBundle *b;
+  RpeHeatmapData *cells;
+  const RpeColormap *cmap;
+  const char *method, *mode, *gated;
+  guint train = 0;
+  gsize d0, d1;
+  gboolean one;
+
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  t = self->templates;
+  if (t == NULL || t->n_features == 0)
+    return NULL;
+  one = self->open_cell >= 0 && (gsize) self->open_cell < t->n_features;
+  d0 = one ? (gsize) self->open_cell : 0;
+  d1 = one ? d0 + 1 : t->n_features;
+  cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  if (cmap != NULL && !rpe_colormap_is_diverging (cmap))
+    cmap = NULL;
+  g_object_get (self->state, "train-length", &train, NULL);
+  method = t->method == RPE_SPE_SINE ? "sine" : "conv";
+  mode = modes[MIN ((guint) t->kind, 2u)];
+  gated = t->gated ? ", gated" : "";
+
+  b = rpe_figure_bundle_new (one ? RPE_FIGURE_HEATMAP : RPE_FIGURE_GRID);
+  rpe_figure_bundle_keep (b, rpe_templates_ref (t), (GDestroyNotify) rpe_templates_unref);
+  cells = rpe_figure_bundle_keep (b, g_new0 (RpeHeatmapData, d1 - d0), g_free);
+  for (gsize d = d0; d < d1; d++)
+    {
+      RpeHeatmapData *c = &cells[d - d0];
+
+      rpe_heatmap_data_init (c);
+      c->values = rpe_templates_get_feature (t, d);
+      c->rows = t->n;
+      c->cols = t->n;
+      c->colormap = cmap;
+      c->reduce = RPE_HEATMAP_REDUCE_MEAN;
+      c->equal_aspect = TRUE;
+      c->train_length = train;
+      c->title = rpe_figure_bundle_printf (b, "h=%zu, d=%zu", t->head, d);
+      c->x_label = "key position n";
+      c->y_label = "query position m";
+    }
+  if (one)
+    {
+      b->fig.heatmap = cells[0];
+      b->fig.title = rpe_figure_bundle_printf (b, "%s SPE template h=%zu, d=%zu (%s%s)", method, t->head, d0,
+                                               mode, gated);
+      b->default_name = g_strdup_printf ("template-h%zu-d%zu", t->head, d0);
+    }
+  else
+    {
+      b->fig.grid.cells = cells;
+      b->fig.grid.n_cells = d1 - d0;
+      b->fig.grid.shared_scale = TRUE;
+      b->fig.title = rpe_figure_bundle_printf (b, "%s SPE templates of head %zu, %s%s (N = %zu)", method,
+                                               t->head, mode, gated, t->n);
+      b->default_name = g_strdup_printf ("templates-h%zu", t->head);
+    }
+  return b;
 }

@@ -9,6 +9,7 @@
 
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-teaching-view.h"
 
@@ -33,5 +34,9 @@ RpeLinePlot    *rpe_templates_view_get_profile   (RpeTemplatesView *self);
 gboolean        rpe_templates_view_is_busy       (RpeTemplatesView *self);
 void            rpe_templates_view_cancel        (RpeTemplatesView *self);
 const char     *rpe_templates_view_get_caption   (RpeTemplatesView *self);
+/* The figure of what the view shows (as `rpe export templates`, or `template`
+ * while a cell is open), holding a reference on the result; NULL while there
+ * is none.  "figure-changed" is emitted when a new result is shown. */
+RpeFigureBundle *rpe_templates_view_build_figure (RpeTemplatesView *self);
 
 G_END_DECLS

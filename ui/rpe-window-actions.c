@@ -266,12 +266,70 @@ action_dismiss (GtkWidget  *widget,
   _rpe_window_show_message (RPE_WINDOW (widget), NULL);
 }
 
+/* ----------------------------------------------------------------- export */
+
+void
+_rpe_window_update_export (RpeWindow *self)
+{
+  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", bundle != NULL);
+}
+
+static void
+export_finished (RpeExportDialog *dialog,
+                 const char      *path,
+                 RpeWindow       *self)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *uri = g_filename_to_uri (dir, NULL, NULL);
+  AdwToast *toast = adw_toast_new_format ("Exported %s", base);
+
+  if (uri != NULL)
+    {
+      adw_toast_set_button_label (toast, "Open _Folder");
+      adw_toast_set_action_name (toast, "win.open-folder");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (uri));
+    }
+  adw_toast_overlay_add_toast (self->toasts, toast);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
 static void
 action_export (GtkWidget  *widget,
                const char *action_name,
                GVariant   *parameter)
 {
-  /* disabled until the export dialog lands (see _rpe_window_actions_init) */
+  RpeWindow *self = RPE_WINDOW (widget);
+  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  const char *dir;
+  g_autofree char *path = NULL;
+
+  if (bundle == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Nothing to export yet: the view is still computing."));
+      return;
+    }
+  if (self->export_dialog != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->export_dialog));
+  self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
+  g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
+  dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
+  if (dir == NULL || !g_file_test (dir, G_FILE_TEST_IS_DIR))
+    dir = g_get_home_dir ();
+  path = g_build_filename (dir, bundle->default_name != NULL ? bundle->default_name : "figure", NULL);
+  rpe_export_dialog_set_path (self->export_dialog, path);
+  g_signal_connect_object (self->export_dialog, "exported", G_CALLBACK (export_finished), self, 0);
+  gtk_window_present (GTK_WINDOW (self->export_dialog));
+}
+
+static void
+action_open_folder (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  gtk_show_uri (GTK_WINDOW (widget), g_variant_get_string (parameter, NULL), GDK_CURRENT_TIME);
 }
 
 void
@@ -283,6 +341,7 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
+  gtk_widget_class_install_action (widget_class, "win.open-folder", "s", action_open_folder);
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
@@ -302,5 +361,6 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
 void
 _rpe_window_actions_init (RpeWindow *self)
 {
+  /* enabled while the current view has a result (_rpe_window_update_export) */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", FALSE);
 }

@@ -29,6 +29,7 @@ struct _RpeWindow
   RpeTensorBrowser     *browser;
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
+  RpeExportDialog      *export_dialog;  /* weak */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
@@ -52,5 +53,6 @@ void _rpe_window_show_message       (RpeWindow      *self,
 void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
+void _rpe_window_update_export      (RpeWindow      *self);
 
 G_END_DECLS

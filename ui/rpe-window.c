@@ -824,6 +824,12 @@ rpe_window_dispose (GObject *object)
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
+  if (self->export_dialog != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
+      gtk_window_destroy (GTK_WINDOW (self->export_dialog));
+      self->export_dialog = NULL;
+    }
   G_OBJECT_CLASS (rpe_window_parent_class)->dispose (object);
 }
 
@@ -886,7 +892,9 @@ rpe_window_init (RpeWindow *self)
 
       adw_view_stack_page_set_use_underline (page, TRUE);
       adw_view_stack_page_set_icon_name (page, icons[v]);
+      g_signal_connect_swapped (self->views[v], "figure-changed", G_CALLBACK (_rpe_window_update_export), self);
     }
+  g_signal_connect_swapped (self->stack, "notify::visible-child-name", G_CALLBACK (_rpe_window_update_export), self);
 
   why = load_demo (self);
   if (why != NULL)
@@ -1015,4 +1023,55 @@ rpe_window_set_sidebar_visible (RpeWindow *self,
 {
   g_return_if_fail (RPE_IS_WINDOW (self));
   adw_flap_set_reveal_flap (self->flap, visible);
+}
+
+/* ----------------------------------------------------------------- export */
+
+RpeFigureBundle *
+rpe_window_build_figure (RpeWindow     *self,
+                         RpeWindowView  view)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  g_return_val_if_fail ((guint) view < RPE_WINDOW_N_VIEWS, NULL);
+  switch (view)
+    {
+    case RPE_WINDOW_VIEW_TEMPLATES:
+      return rpe_templates_view_build_figure (RPE_TEMPLATES_VIEW (self->views[view]));
+    case RPE_WINDOW_VIEW_ATTENTION:
+      return rpe_attention_view_build_figure (RPE_ATTENTION_VIEW (self->views[view]));
+    case RPE_WINDOW_VIEW_CURVES:
+      return rpe_curves_page_build_figure (RPE_CURVES_PAGE (self->views[view]));
+    case RPE_WINDOW_VIEW_TEACHING:
+      return rpe_teaching_view_build_figure (RPE_TEACHING_VIEW (self->views[view]));
+    case RPE_WINDOW_N_VIEWS:
+    default:
+      return NULL;
+    }
+}
+
+gboolean
+rpe_window_export_view (RpeWindow   *self,
+                        const char  *path,
+                        GError     **error)
+{
+  g_autoptr (RpeFigureBundle) bundle = NULL;
+  RpeExportFormat format;
+
+  g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  if (!rpe_export_format_from_path (path, &format))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)", path);
+  bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  if (bundle == NULL)
+    return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the %s view has nothing to export yet",
+                          view_names[rpe_window_get_view (self)]);
+  return rpe_export_bundle (bundle, NULL, format, NULL, path, NULL, error);
+}
+
+RpeExportDialog *
+rpe_window_get_export_dialog (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->export_dialog;
 }

@@ -13,6 +13,7 @@
 #include "rpe-attention-view.h"
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-teaching-view.h"
 #include "rpe-templates-view.h"
@@ -62,5 +63,18 @@ const char       *rpe_window_get_message        (RpeWindow      *self);
 gboolean          rpe_window_get_sidebar_visible (RpeWindow     *self);
 void              rpe_window_set_sidebar_visible (RpeWindow     *self,
                                                   gboolean       visible);
+
+/* The figure of a view as it shows it now (NULL while the view has no result);
+ * the same figure `rpe export` draws for the same parameters. */
+RpeFigureBundle  *rpe_window_build_figure       (RpeWindow      *self,
+                                                 RpeWindowView   view);
+/* Exports the current view's figure to path with the default options (the
+ * extension picks the format; default size), synchronously and atomically.
+ * Fails (RPE_ERROR_NOT_FOUND) while the view has no result. */
+gboolean          rpe_window_export_view        (RpeWindow      *self,
+                                                 const char     *path,
+                                                 GError        **error);
+/* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
+RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
 
 G_END_DECLS

@@ -1,0 +1,882 @@
+/* test-ui-export.c: exporting the explorer's views under Xvfb.
+ *
+ * For every view: the figure holds exactly the numbers the view shows; the
+ * window's PNG equals the same figure rendered with rpe_figure_render into an
+ * image surface; SVG parses (GMarkup) with the figure's size in points; the
+ * PDF page size (pdfinfo, when installed) is the figure's.  For the heatmap
+ * views the window's PNG equals what the headless `rpe export` ($RPE_CLI)
+ * writes for the same parameters ("identical between the window and a
+ * headless server").  A failed or cancelled export leaves no file (and no
+ * temporary) and keeps an existing one.  The Export dialog exports on a
+ * worker, cancels, and reports errors.
+ *
+ * With RPE_SCREENSHOT_DIR set, /ui/export/dialog saves the dialog there. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "rpe-error.h"
+#include "rpe-test-utils.h"
+#include "rpe-window.h"
+
+#define TIMEOUT_S 120
+#define TEST_N    48
+
+/* ---------------------------------------------------------------- helpers */
+
+static gboolean
+timed_out (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+iterate_until (gboolean (*done) (gpointer),
+               gpointer   data)
+{
+  gboolean expired = FALSE;
+  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
+
+  while (!done (data) && !expired)
+    g_main_context_iteration (NULL, TRUE);
+  if (!expired)
+    g_source_remove (id);
+  g_assert_false (expired);
+}
+
+static void
+iterate_ms (int ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < end)
+    {
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      g_usleep (2000);
+    }
+}
+
+static gboolean
+window_idle (gpointer data)
+{
+  return !rpe_window_is_busy (RPE_WINDOW (data));
+}
+
+static void
+settle (RpeWindow *window)
+{
+  iterate_ms (30);
+  iterate_until (window_idle, window);
+  iterate_ms (60);
+}
+
+static RpeWindow *
+open_window (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  g_object_set (rpe_window_get_state (window), "length", TEST_N, NULL);
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
+static void
+show_view (RpeWindow     *window,
+           RpeWindowView  view)
+{
+  rpe_window_set_view (window, view);
+  settle (window);
+}
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+/* Number of entries in dir (to find left-over temporaries). */
+static guint
+count_entries (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (d);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+typedef struct
+{
+  double fraction;    /* pixels that differ */
+  int    max_delta;   /* largest channel difference */
+  int    x0, y0, x1, y1;  /* bounding box of the differences */
+} PixelDiff;
+
+static PixelDiff
+compare_surfaces (cairo_surface_t *a,
+                  cairo_surface_t *b)
+{
+  int w = cairo_image_surface_get_width (a), h = cairo_image_surface_get_height (a);
+  int sa = cairo_image_surface_get_stride (a), sb = cairo_image_surface_get_stride (b);
+  const guint8 *da, *db;
+  PixelDiff diff = { 0.0, 0, G_MAXINT, G_MAXINT, -1, -1 };
+  gsize differ = 0;
+
+  cairo_surface_flush (a);
+  cairo_surface_flush (b);
+  da = cairo_image_surface_get_data (a);
+  db = cairo_image_surface_get_data (b);
+  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
+  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        const guint8 *pa = da + y * sa + 4 * x, *pb = db + y * sb + 4 * x;
+        gboolean same = TRUE;
+
+        for (int c = 0; c < 4; c++)
+          {
+            int delta = abs ((int) pa[c] - (int) pb[c]);
+
+            diff.max_delta = MAX (diff.max_delta, delta);
+            same = same && delta == 0;
+          }
+        differ += !same;
+        if (!same)
+          {
+            diff.x0 = MIN (diff.x0, x);
+            diff.y0 = MIN (diff.y0, y);
+            diff.x1 = MAX (diff.x1, x);
+            diff.y1 = MAX (diff.y1, y);
+          }
+      }
+  diff.fraction = (double) differ / ((double) w * h);
+  return diff;
+}
+
+static cairo_surface_t *
+load_png (const char *path)
+{
+  cairo_surface_t *s = cairo_image_surface_create_from_png (path);
+
+  g_assert_cmpint (cairo_surface_status (s), ==, CAIRO_STATUS_SUCCESS);
+  return s;
+}
+
+/* The figure drawn by rpe_figure_render at the default PNG size (independent of
+ * the file writer: only the layout call is shared). */
+static cairo_surface_t *
+render_figure (const RpeFigure *fig)
+{
+  double wpt, hpt;
+  int wpx, hpx;
+  cairo_surface_t *s;
+  cairo_t *cr;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (rpe_export_resolve_size (fig, RPE_EXPORT_PNG, NULL, &wpt, &hpt, &wpx, &hpx, &error));
+  g_assert_no_error (error);
+  /* default: 150 dpi */
+  g_assert_cmpint (wpx, ==, (int) lround (wpt * 150.0 / 72.0));
+  s = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
+  cr = cairo_create (s);
+  cairo_scale (cr, (double) wpx / wpt, (double) hpx / hpt);
+  g_assert_true (rpe_figure_render (cr, fig, wpt, hpt));
+  cairo_destroy (cr);
+  return s;
+}
+
+/* ---------------------------------------- the figure holds what the view shows */
+
+static void
+assert_floats_equal (const float *a,
+                     const float *b,
+                     gsize        n)
+{
+  g_assert_nonnull (a);
+  g_assert_nonnull (b);
+  g_assert_cmpint (memcmp (a, b, n * sizeof (float)), ==, 0);
+}
+
+static void
+check_figure_matches_view (RpeWindow       *window,
+                           RpeWindowView    view,
+                           RpeFigureBundle *bundle)
+{
+  GtkWidget *w = rpe_window_get_view_widget (window, view);
+  const RpeFigure *fig = &bundle->fig;
+  gsize rows, cols;
+
+  switch (view)
+    {
+    case RPE_WINDOW_VIEW_TEMPLATES:
+      {
+        RpeTemplates *t = rpe_templates_view_get_templates (RPE_TEMPLATES_VIEW (w));
+
+        g_assert_cmpint (fig->kind, ==, RPE_FIGURE_GRID);
+        g_assert_cmpuint (fig->grid.n_cells, ==, t->n_features);
+        for (gsize d = 0; d < t->n_features; d++)
+          {
+            const float *shown = rpe_heatmap_view_get_data (rpe_templates_view_get_heatmap (RPE_TEMPLATES_VIEW (w), d),
+                                                            &rows, &cols);
+
+            g_assert_cmpuint (fig->grid.cells[d].rows, ==, rows);
+            g_assert_cmpuint (fig->grid.cells[d].cols, ==, cols);
+            assert_floats_equal (fig->grid.cells[d].values, shown, rows * cols);
+          }
+        g_assert_true (fig->grid.shared_scale);
+      }
+      break;
+
+    case RPE_WINDOW_VIEW_ATTENTION:
+      {
+        RpeAttentionImage *img = rpe_attention_view_get_image (RPE_ATTENTION_VIEW (w));
+
+        g_assert_cmpint (fig->kind, ==, RPE_FIGURE_HEATMAP);
+        g_assert_cmpuint (fig->heatmap.rows, ==, img->rows);
+        g_assert_cmpuint (fig->heatmap.cols, ==, img->cols);
+        /* at this size one cell is one pixel: the whole N x N map */
+        g_assert_cmpuint (img->rows, ==, TEST_N);
+        assert_floats_equal (fig->heatmap.values, img->values, img->rows * img->cols);
+        g_assert_true (bundle->has_attention);
+      }
+      break;
+
+    case RPE_WINDOW_VIEW_TEACHING:
+      g_assert_cmpint (fig->kind, ==, RPE_FIGURE_COMPARE);
+      g_assert_cmpuint (fig->n_panels, ==, 3);
+      for (guint i = 0; i < 3; i++)
+        {
+          const float *shown = rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (RPE_TEACHING_VIEW (w), i),
+                                                          &rows, &cols);
+
+          g_assert_cmpuint (fig->panels[i].rows, ==, rows);
+          assert_floats_equal (fig->panels[i].values, shown, rows * cols);
+        }
+      break;
+
+    case RPE_WINDOW_VIEW_CURVES:
+      {
+        RpeCurves *c = rpe_curves_page_get_result (RPE_CURVES_PAGE (w));
+
+        g_assert_cmpint (fig->kind, ==, RPE_FIGURE_CURVES);
+        g_assert_cmpuint (fig->n_plots, ==, 4);
+        g_assert_true (fig->table == c->extrapolation);
+        /* the error plot: R against the mean column of the result, log-log */
+        g_assert_true (fig->plots[1].x_log && fig->plots[1].y_log);
+        g_assert_cmpuint (fig->plots[1].n_series, ==, 1);
+        g_assert_cmpuint (fig->plots[1].series[0].n, ==, rpe_curve_table_n_rows (c->error));
+        for (gsize i = 0; i < fig->plots[1].series[0].n; i++)
+          g_assert_cmpfloat (fig->plots[1].series[0].y[i], ==,
+                             rpe_curve_table_column_const (c->error, (gsize) rpe_curve_table_find (c->error, "mean"))[i]);
+        for (gsize p = 0; p < 4; p++)
+          g_assert_cmpuint (fig->plots[p].n_series, >, 0);
+      }
+      break;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* --------------------------------------------------------- file checks */
+
+typedef struct
+{
+  gboolean root_svg;
+  char    *width;
+  char    *height;
+} SvgInfo;
+
+static void
+svg_start (GMarkupParseContext *context,
+           const char          *element,
+           const char         **names,
+           const char         **values,
+           gpointer             user_data,
+           GError             **error)
+{
+  SvgInfo *info = user_data;
+
+  if (g_markup_parse_context_get_element_stack (context)->next != NULL)
+    return;
+  info->root_svg = g_str_equal (element, "svg");
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      if (g_str_equal (names[i], "width"))
+        info->width = g_strdup (values[i]);
+      else if (g_str_equal (names[i], "height"))
+        info->height = g_strdup (values[i]);
+    }
+}
+
+static void
+check_svg (const char *path,
+           double      wpt,
+           double      hpt)
+{
+  g_autofree char *text = NULL;
+  gsize length;
+  GMarkupParser parser = { svg_start, NULL, NULL, NULL, NULL };
+  SvgInfo info = { FALSE, NULL, NULL };
+  GMarkupParseContext *context;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+  context = g_markup_parse_context_new (&parser, 0, &info, NULL);
+  g_assert_true (g_markup_parse_context_parse (context, text, (gssize) length, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_markup_parse_context_end_parse (context, &error));
+  g_markup_parse_context_free (context);
+  g_assert_true (info.root_svg);
+  g_assert_nonnull (info.width);
+  g_assert_nonnull (info.height);
+  g_assert_true (g_str_has_suffix (info.width, "pt"));
+  g_assert_cmpfloat_with_epsilon (g_ascii_strtod (info.width, NULL), wpt, 0.5);
+  g_assert_cmpfloat_with_epsilon (g_ascii_strtod (info.height, NULL), hpt, 0.5);
+  g_free (info.width);
+  g_free (info.height);
+}
+
+static void
+check_pdf (const char *path,
+           double      wpt,
+           double      hpt)
+{
+  g_autofree char *pdfinfo = g_find_program_in_path ("pdfinfo");
+  g_autofree char *out = NULL;
+  const char *argv[] = { NULL, path, NULL };
+  const char *line;
+  int status = 0;
+  double w = 0, h = 0;
+  g_autofree char *head = NULL;
+
+  g_assert_true (g_file_get_contents (path, &head, NULL, NULL));
+  g_assert_true (g_str_has_prefix (head, "%PDF-"));
+  if (pdfinfo == NULL)
+    {
+      g_test_message ("pdfinfo not installed: page size not checked");
+      return;
+    }
+  argv[0] = pdfinfo;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
+                               &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  line = strstr (out, "Page size:");
+  g_assert_nonnull (line);
+  g_assert_cmpint (sscanf (line, "Page size: %lf x %lf", &w, &h), ==, 2);
+  g_assert_cmpfloat_with_epsilon (w, wpt, 0.5);
+  g_assert_cmpfloat_with_epsilon (h, hpt, 0.5);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void
+test_views (void)
+{
+  static const char *names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+  RpeWindow *window = open_window ();
+  g_autoptr (GError) error = NULL;
+
+  /* nothing to export before the first result */
+  g_assert_null (rpe_window_build_figure (window, RPE_WINDOW_VIEW_CURVES));
+
+  for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
+    {
+      g_autoptr (RpeFigureBundle) bundle = NULL;
+      g_autofree char *png = NULL, *svg = NULL, *pdf = NULL;
+      g_autofree char *base = NULL;
+      cairo_surface_t *file, *ref;
+      PixelDiff diff;
+      double wpt, hpt;
+
+      show_view (window, v);
+      bundle = rpe_window_build_figure (window, v);
+      g_assert_nonnull (bundle);
+      check_figure_matches_view (window, v, bundle);
+      base = g_strdup_printf ("%s/view-%s", rpe_test_tmpdir (), names[v]);
+      png = g_strconcat (base, ".png", NULL);
+      svg = g_strconcat (base, ".svg", NULL);
+      pdf = g_strconcat (base, ".pdf", NULL);
+
+      g_assert_true (rpe_window_export_view (window, png, &error));
+      g_assert_no_error (error);
+      g_assert_true (rpe_window_export_view (window, svg, &error));
+      g_assert_no_error (error);
+      g_assert_true (rpe_window_export_view (window, pdf, &error));
+      g_assert_no_error (error);
+
+      /* PNG == the figure rendered into an image surface */
+      file = load_png (png);
+      ref = render_figure (&bundle->fig);
+      diff = compare_surfaces (file, ref);
+      g_test_message ("%s: %d x %d px, %.4f%% pixels differ from rpe_figure_render (max delta %d)", names[v],
+                      cairo_image_surface_get_width (file), cairo_image_surface_get_height (file),
+                      100 * diff.fraction, diff.max_delta);
+      g_assert_cmpfloat (diff.fraction, ==, 0.0);
+      cairo_surface_destroy (file);
+      cairo_surface_destroy (ref);
+
+      rpe_figure_default_size (&bundle->fig, &wpt, &hpt);
+      check_svg (svg, wpt, hpt);
+      check_pdf (pdf, wpt, hpt);
+    }
+  /* CSV for the curves, .npy for heatmaps; not the other way round */
+  {
+    g_autofree char *csv = tmp_path ("curves.csv");
+    g_autofree char *npy = tmp_path ("attention.npy");
+    g_autofree char *text = NULL;
+
+    show_view (window, RPE_WINDOW_VIEW_CURVES);
+    g_assert_true (rpe_window_export_view (window, csv, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+    g_assert_nonnull (strstr (text, "ape_distance"));
+    g_assert_false (rpe_window_export_view (window, npy, &error));
+    g_assert_nonnull (error);
+    g_clear_error (&error);
+    g_assert_false (g_file_test (npy, G_FILE_TEST_EXISTS));
+
+    show_view (window, RPE_WINDOW_VIEW_ATTENTION);
+    g_assert_true (rpe_window_export_view (window, npy, &error));
+    g_assert_no_error (error);
+    {
+      g_autofree char *data = NULL;
+      gsize length;
+
+      /* header + N x N float32 */
+      g_assert_true (g_file_get_contents (npy, &data, &length, NULL));
+      g_assert_true (memcmp (data, "\x93NUMPY", 6) == 0);
+      g_assert_cmpuint (length, >, (gsize) TEST_N * TEST_N * 4);
+      g_assert_cmpint (memcmp (data + length - (gsize) TEST_N * TEST_N * 4,
+                               rpe_attention_view_get_image (RPE_ATTENTION_VIEW (
+                                 rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)))->values,
+                               (gsize) TEST_N * TEST_N * 4), ==, 0);
+    }
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Runs `rpe export VIEW ARGS... -o out` and returns its exit status. */
+static int
+run_cli (const char * const *args,
+         const char         *out)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) cli);
+  g_ptr_array_add (argv, (char *) "export");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, (char *) "-o");
+  g_ptr_array_add (argv, (char *) out);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                               &err, &status, NULL));
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_test_message ("rpe export failed: %s", err);
+  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
+}
+
+/* The raw arrays of the window and the CLI: max |a - b| over the float32 payloads. */
+static double
+compare_npy (RpeWindow          *window,
+             const char         *name,
+             const char * const *args)
+{
+  g_autofree char *gui = g_strdup_printf ("%s/gui-%s.npy", rpe_test_tmpdir (), name);
+  g_autofree char *cli = g_strdup_printf ("%s/cli-%s.npy", rpe_test_tmpdir (), name);
+  g_autofree char *da = NULL, *db = NULL;
+  gsize la, lb;
+  g_autoptr (GError) error = NULL;
+  double worst = 0.0;
+
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  g_assert_true (g_file_get_contents (gui, &da, &la, NULL));
+  g_assert_true (g_file_get_contents (cli, &db, &lb, NULL));
+  g_assert_cmpuint (la, ==, lb);
+  /* both headers are 64 or 128 bytes long (the .npy format pads them to 64) */
+  for (gsize i = la - (la - 128) / 4 * 4; i + 4 <= la && la > 128; i += 4)
+    {
+      float fa, fb;
+
+      memcpy (&fa, da + i, 4);
+      memcpy (&fb, db + i, 4);
+      worst = fmax (worst, fabs ((double) fa - fb));
+    }
+  return worst;
+}
+
+static void
+compare_with_cli (RpeWindow          *window,
+                  const char         *name,
+                  const char * const *args)
+{
+  g_autofree char *gui = g_strdup_printf ("%s/gui-%s.png", rpe_test_tmpdir (), name);
+  g_autofree char *cli = g_strdup_printf ("%s/cli-%s.png", rpe_test_tmpdir (), name);
+  g_autoptr (GError) error = NULL;
+  cairo_surface_t *a, *b;
+  PixelDiff diff;
+
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  a = load_png (gui);
+  b = load_png (cli);
+  diff = compare_surfaces (a, b);
+  g_test_message ("%s: window vs `rpe export`: %.4f%% of %d x %d pixels differ, max channel delta %d"
+                  " (in x %d..%d, y %d..%d)", name,
+                  100 * diff.fraction, cairo_image_surface_get_width (a), cairo_image_surface_get_height (a),
+                  diff.max_delta, diff.x0, diff.x1, diff.y0, diff.y1);
+  if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
+    {
+      g_autofree char *ca = g_strdup_printf ("%s/gui-%s.png", g_getenv ("RPE_SCREENSHOT_DIR"), name);
+      g_autofree char *cb = g_strdup_printf ("%s/cli-%s.png", g_getenv ("RPE_SCREENSHOT_DIR"), name);
+
+      g_autofree char *cd = g_strdup_printf ("%s/diff-%s.png", g_getenv ("RPE_SCREENSHOT_DIR"), name);
+      cairo_surface_t *d = cairo_image_surface_create (CAIRO_FORMAT_RGB24, cairo_image_surface_get_width (a),
+                                                       cairo_image_surface_get_height (a));
+      const guint8 *pa = cairo_image_surface_get_data (a), *pb = cairo_image_surface_get_data (b);
+      guint8 *pd = cairo_image_surface_get_data (d);
+      int stride = cairo_image_surface_get_stride (a);
+
+      /* white where equal, black where the two differ */
+      for (int i = 0; i < stride * cairo_image_surface_get_height (a); i += 4)
+        *(guint32 *) (pd + i) = memcmp (pa + i, pb + i, 4) == 0 ? 0xffffffu : 0;
+      cairo_surface_mark_dirty (d);
+      cairo_surface_write_to_png (d, cd);
+      cairo_surface_destroy (d);
+      cairo_surface_write_to_png (a, ca);
+      cairo_surface_write_to_png (b, cb);
+    }
+  /* The same figure of the same numbers: the arrays agree to float rounding (the
+   * window's workers and the CLI may sum in another order); the pictures differ
+   * only where glyph edges are rasterised differently by the two processes (the
+   * GTK process and the CLI get other font hinting from fontconfig/cairo), a
+   * small fraction of the pixels. */
+  {
+    double worst = compare_npy (window, name, args);
+
+    g_test_message ("%s: window vs `rpe export` arrays: max |difference| %.3g", name, worst);
+    g_assert_cmpfloat (worst, <=, 1e-5);
+  }
+  g_assert_cmpfloat (diff.fraction, <=, 0.02);
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+}
+
+static void
+test_cli (void)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+  RpeWindow *window;
+  RpeExplorerState *state;
+  RpeWindowView v;
+
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return;
+    }
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  /* the window starts on the demo; gated off (the CLI: --no-gate), N_train 64 */
+  g_assert_true (rpe_window_get_from_demo (window));
+  g_object_set (state, "head", 1, "train-length", 32, NULL);
+
+  v = RPE_WINDOW_VIEW_TEMPLATES;
+  show_view (window, v);
+  {
+    const char *args[] = { "templates", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--train-length", "32", NULL };
+    compare_with_cli (window, "templates", args);
+  }
+  rpe_templates_view_open_cell (RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, v)), 3);
+  {
+    const char *args[] = { "template", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--feature", "3", "--length", "48", "--train-length", "32", NULL };
+    compare_with_cli (window, "template", args);
+  }
+  rpe_templates_view_open_cell (RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, v)), -1);
+
+  show_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  {
+    const char *args[] = { "attention", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--realizations", "64", "--seed", "1", "--train-length", "32", NULL };
+    compare_with_cli (window, "attention-spe", args);
+  }
+  g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, "spe-kind", RPE_SPE_CONV, NULL);
+  settle (window);
+  {
+    const char *args[] = { "attention", "--exact", "--causal", "--checkpoint", "demo", "--method", "conv",
+                           "--no-gate", "--head", "1", "--length", "48", "--train-length", "32", NULL };
+    compare_with_cli (window, "attention-exact", args);
+  }
+  g_object_set (state, "causal", FALSE, "spe-kind", RPE_SPE_SINE, "realizations", 32, "seed", 5, NULL);
+  show_view (window, RPE_WINDOW_VIEW_TEACHING);
+  {
+    const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--realizations", "32", "--seed", "5", "--train-length", "32", NULL };
+    compare_with_cli (window, "spe-vs-rpe", args);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_failures (void)
+{
+  RpeWindow *window = open_window ();
+  g_autoptr (RpeFigureBundle) bundle = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = tmp_path ("failures");
+  g_autofree char *existing = NULL, *fresh = NULL, *missing = NULL, *before = NULL, *after = NULL;
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  gsize len_before, len_after;
+  guint entries;
+
+  show_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  bundle = rpe_window_build_figure (window, RPE_WINDOW_VIEW_TEMPLATES);
+  g_assert_nonnull (bundle);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  existing = g_build_filename (dir, "existing.png", NULL);
+  fresh = g_build_filename (dir, "fresh.png", NULL);
+  missing = g_build_filename (dir, "no-such-dir", "x.png", NULL);
+  g_assert_true (g_file_set_contents (existing, "keep me", -1, NULL));
+  entries = count_entries (dir);
+
+  /* an unwritable path: the directory does not exist */
+  g_assert_false (rpe_window_export_view (window, missing, &error));
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_IO);
+  g_test_message ("unwritable: %s", error->message);
+  g_clear_error (&error);
+
+  /* a read-only directory keeps its file (root bypasses the permissions) */
+  if (geteuid () != 0)
+    {
+      g_assert_cmpint (g_chmod (dir, 0555), ==, 0);
+      g_assert_false (rpe_window_export_view (window, existing, &error));
+      g_assert_nonnull (error);
+      g_test_message ("read-only directory: %s", error->message);
+      g_clear_error (&error);
+      g_assert_cmpint (g_chmod (dir, 0755), ==, 0);
+    }
+  else
+    g_test_message ("running as root: the read-only directory case is not tested");
+
+  /* a failed export (CSV of a heatmap view cannot be written) keeps the existing file */
+  {
+    g_autofree char *csv = g_build_filename (dir, "existing.csv", NULL);
+
+    g_assert_true (g_file_set_contents (csv, "keep me too", -1, NULL));
+    g_assert_false (rpe_window_export_view (window, csv, &error));
+    g_assert_nonnull (error);
+    g_clear_error (&error);
+    g_assert_true (g_file_get_contents (csv, &before, &len_before, NULL));
+    g_assert_cmpstr (before, ==, "keep me too");
+    g_clear_pointer (&before, g_free);
+    g_unlink (csv);
+  }
+
+  /* cancelled: no file, the existing one untouched, no temporary left */
+  g_cancellable_cancel (cancellable);
+  g_assert_false (rpe_export_bundle (bundle, NULL, RPE_EXPORT_PNG, NULL, fresh, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (fresh, G_FILE_TEST_EXISTS));
+  g_assert_false (rpe_export_bundle (bundle, NULL, RPE_EXPORT_PDF, NULL, existing, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_true (g_file_get_contents (existing, &before, &len_before, NULL));
+  g_assert_cmpstr (before, ==, "keep me");
+  g_assert_cmpuint (count_entries (dir), ==, entries);
+
+  /* and a successful export replaces it */
+  g_assert_true (rpe_window_export_view (window, existing, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (existing, &after, &len_after, NULL));
+  g_assert_cmpuint (len_after, >, 1000);
+  g_assert_true (memcmp (after, "\x89PNG", 4) == 0);
+  g_assert_cmpuint (count_entries (dir), ==, entries);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* ----------------------------------------------------------------- dialog */
+
+static gboolean
+dialog_done (gpointer data)
+{
+  return !rpe_export_dialog_is_exporting (RPE_EXPORT_DIALOG (data));
+}
+
+static gboolean
+dialog_closed (gpointer data)
+{
+  return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
+}
+
+static cairo_surface_t *
+render_widget (GtkWidget *widget)
+{
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GskRenderNode *node;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+
+  g_assert_cmpint (width, >, 0);
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cr = cairo_create (surface);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  if (node != NULL)
+    {
+      gsk_render_node_draw (node, cr);
+      gsk_render_node_unref (node);
+    }
+  cairo_destroy (cr);
+  g_object_unref (paintable);
+  cairo_surface_flush (surface);
+  return surface;
+}
+
+/* Distinct colours in the preview: a rendered heatmap has many. */
+static guint
+count_colours (cairo_surface_t *s)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  int w = cairo_image_surface_get_width (s), h = cairo_image_surface_get_height (s);
+  int stride = cairo_image_surface_get_stride (s);
+  const guint8 *data = cairo_image_surface_get_data (s);
+
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      g_hash_table_add (seen, GUINT_TO_POINTER (*(const guint32 *) (data + y * stride + 4 * x) & 0xffffff));
+  return g_hash_table_size (seen);
+}
+
+static void
+test_dialog (void)
+{
+  RpeWindow *window = open_window ();
+  RpeExportDialog *dialog;
+  g_autofree char *path = tmp_path ("dialog-templates.svg");
+  g_autofree char *big = tmp_path ("dialog-big.png");
+  g_autofree char *bad = tmp_path ("no-such-dir/x.pdf");
+  const char *shots = g_getenv ("RPE_SCREENSHOT_DIR");
+  RpeExportOptions options;
+  RpeExportSize size;
+  cairo_surface_t *shot;
+
+  show_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+  dialog = rpe_window_get_export_dialog (window);
+  g_assert_nonnull (dialog);
+  iterate_ms (300);
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (dialog)));
+  /* default options: the view's figure, its title prefilled, PNG at 150 dpi */
+  rpe_export_dialog_get_options (dialog, &options, &size);
+  {
+    g_autoptr (RpeFigureBundle) b = rpe_window_build_figure (window, RPE_WINDOW_VIEW_TEMPLATES);
+
+    g_assert_cmpstr (options.title, ==, b->fig.title);
+  }
+  g_assert_cmpfloat (size.dpi, ==, 150.0);
+  g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PNG);
+  g_assert_true (g_str_has_suffix (rpe_export_dialog_get_path (dialog), "/templates-h0.png"));
+  shot = render_widget (rpe_export_dialog_get_preview (dialog));
+  g_test_message ("preview: %u colours", count_colours (shot));
+  g_assert_cmpuint (count_colours (shot), >, 50);
+  cairo_surface_destroy (shot);
+  if (shots != NULL)
+    {
+      g_autofree char *file = g_build_filename (shots, "export-dialog.png", NULL);
+
+      shot = render_widget (GTK_WIDGET (dialog));
+      g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
+      cairo_surface_destroy (shot);
+    }
+
+  /* an error is shown with the reason, the dialog stays */
+  rpe_export_dialog_set_path (dialog, bad);
+  g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PDF);
+  rpe_export_dialog_start (dialog);
+  g_assert_true (rpe_export_dialog_is_exporting (dialog));
+  iterate_until (dialog_done, dialog);
+  g_assert_nonnull (rpe_export_dialog_get_error (dialog));
+  g_test_message ("dialog error: %s", rpe_export_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "Could not export"));
+  g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
+
+  /* a large PNG cancelled at once: no file */
+  rpe_export_dialog_set_path (dialog, big);
+  g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PNG);
+  size.width = 4000;
+  size.height = 3000;
+  rpe_export_dialog_set_size (dialog, &size);
+  rpe_export_dialog_start (dialog);
+  rpe_export_dialog_cancel_export (dialog);
+  iterate_until (dialog_done, dialog);
+  g_assert_false (g_file_test (big, G_FILE_TEST_EXISTS));
+  g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "cancelled"));
+
+  /* success: the file is written, the dialog closes with a toast */
+  rpe_export_dialog_set_path (dialog, path);
+  g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_SVG);
+  rpe_export_dialog_start (dialog);
+  iterate_until (dialog_closed, window);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  /* switching from PNG to SVG kept the physical size: 4000 x 3000 px at 150 dpi */
+  check_svg (path, 4000 * 72.0 / 150.0, 3000 * 72.0 / 150.0);
+
+  /* the dialog on the other views (screenshots) */
+  for (guint v = RPE_WINDOW_VIEW_ATTENTION; shots != NULL && v < RPE_WINDOW_N_VIEWS; v++)
+    {
+      g_autofree char *file = g_strdup_printf ("%s/export-dialog-%u.png", shots, v);
+
+      show_view (window, v);
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+      dialog = rpe_window_get_export_dialog (window);
+      g_assert_nonnull (dialog);
+      iterate_ms (300);
+      shot = render_widget (GTK_WIDGET (dialog));
+      g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
+      cairo_surface_destroy (shot);
+      gtk_window_destroy (GTK_WINDOW (dialog));
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  g_test_add_func ("/ui/export/views", test_views);
+  g_test_add_func ("/ui/export/cli", test_cli);
+  g_test_add_func ("/ui/export/failures", test_failures);
+  g_test_add_func ("/ui/export/dialog", test_dialog);
+
+  return g_test_run ();
+}

@@ -1,0 +1,1030 @@
+/* rpe-export-dialog.c: figure bundles, export options and the Export dialog. */
+#include "config.h"
+
+#include "rpe-export-dialog.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "rpe-error.h"
+
+#define RPE_EXPORT_DIALOG_RESOURCE "/io/github/rpestudio/RpeStudio/ui/rpe-export-dialog.ui"
+
+/* ================================================================ bundles */
+
+typedef struct
+{
+  gpointer       data;
+  GDestroyNotify destroy;
+} Owned;
+
+static void
+owned_free (gpointer p)
+{
+  Owned *o = p;
+
+  if (o->destroy != NULL && o->data != NULL)
+    o->destroy (o->data);
+  g_free (o);
+}
+
+RpeFigureBundle *
+rpe_figure_bundle_new (RpeFigureKind kind)
+{
+  RpeFigureBundle *bundle = g_atomic_rc_box_new0 (RpeFigureBundle);
+
+  rpe_figure_init (&bundle->fig, kind);
+  bundle->owned = g_ptr_array_new_with_free_func (owned_free);
+  return bundle;
+}
+
+RpeFigureBundle *
+rpe_figure_bundle_ref (RpeFigureBundle *bundle)
+{
+  g_return_val_if_fail (bundle != NULL, NULL);
+  return g_atomic_rc_box_acquire (bundle);
+}
+
+static void
+bundle_clear (gpointer p)
+{
+  RpeFigureBundle *bundle = p;
+
+  /* release in reverse order: derived data before what it points into */
+  while (bundle->owned->len > 0)
+    g_ptr_array_remove_index (bundle->owned, bundle->owned->len - 1);
+  g_ptr_array_unref (bundle->owned);
+  g_free (bundle->default_name);
+}
+
+void
+rpe_figure_bundle_unref (RpeFigureBundle *bundle)
+{
+  if (bundle != NULL)
+    g_atomic_rc_box_release_full (bundle, bundle_clear);
+}
+
+gpointer
+rpe_figure_bundle_keep (RpeFigureBundle *bundle,
+                        gpointer         data,
+                        GDestroyNotify   destroy)
+{
+  Owned *o;
+
+  g_return_val_if_fail (bundle != NULL, data);
+  if (data == NULL)
+    return NULL;
+  o = g_new0 (Owned, 1);
+  o->data = data;
+  o->destroy = destroy;
+  g_ptr_array_add (bundle->owned, o);
+  return data;
+}
+
+const char *
+rpe_figure_bundle_strdup (RpeFigureBundle *bundle,
+                          const char      *s)
+{
+  return s != NULL ? rpe_figure_bundle_keep (bundle, g_strdup (s), g_free) : NULL;
+}
+
+const char *
+rpe_figure_bundle_printf (RpeFigureBundle *bundle,
+                          const char      *format,
+                          ...)
+{
+  va_list args;
+  char *s;
+
+  va_start (args, format);
+  s = g_strdup_vprintf (format, args);
+  va_end (args);
+  return rpe_figure_bundle_keep (bundle, s, g_free);
+}
+
+/* ================================================================ options */
+
+void
+rpe_export_options_init (RpeExportOptions *options)
+{
+  memset (options, 0, sizeof *options);
+}
+
+static void
+apply_heatmap (RpeHeatmapData         *d,
+               const RpeExportOptions *o,
+               gboolean                attention)
+{
+  if (o->colormap != NULL)
+    d->colormap = o->colormap;
+  if (o->scale == RPE_EXPORT_SCALE_LINEAR || o->scale == RPE_EXPORT_SCALE_SYMMETRIC)
+    {
+      d->scale = o->scale == RPE_EXPORT_SCALE_LINEAR ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
+      d->fixed_range = FALSE;
+    }
+  if (attention)
+    d->transform = o->attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
+}
+
+RpeFigureBundle *
+rpe_figure_bundle_with_options (RpeFigureBundle        *base,
+                                const RpeExportOptions *options)
+{
+  RpeExportOptions none;
+  RpeFigureBundle *b;
+  RpeFigure *fig;
+
+  g_return_val_if_fail (base != NULL, NULL);
+  if (options == NULL)
+    {
+      rpe_export_options_init (&none);
+      options = &none;
+    }
+  b = rpe_figure_bundle_new (base->fig.kind);
+  rpe_figure_bundle_keep (b, rpe_figure_bundle_ref (base), (GDestroyNotify) rpe_figure_bundle_unref);
+  b->fig = base->fig;
+  b->has_attention = base->has_attention;
+  b->default_name = g_strdup (base->default_name);
+  fig = &b->fig;
+  if (options->title != NULL)
+    fig->title = options->title[0] != '\0' ? rpe_figure_bundle_strdup (b, options->title) : NULL;
+
+  switch (fig->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      apply_heatmap (&fig->heatmap, options, b->has_attention);
+      break;
+
+    case RPE_FIGURE_GRID:
+      {
+        RpeHeatmapData *cells = g_memdup2 (fig->grid.cells, fig->grid.n_cells * sizeof (RpeHeatmapData));
+
+        rpe_figure_bundle_keep (b, cells, g_free);
+        for (gsize i = 0; i < fig->grid.n_cells; i++)
+          apply_heatmap (&cells[i], options, b->has_attention);
+        fig->grid.cells = cells;
+        if (options->scale == RPE_EXPORT_SCALE_SHARED)
+          fig->grid.shared_scale = TRUE;
+        else if (options->scale == RPE_EXPORT_SCALE_PER_CELL)
+          fig->grid.shared_scale = FALSE;
+      }
+      break;
+
+    case RPE_FIGURE_COMPARE:
+      for (gsize i = 0; i < fig->n_panels; i++)
+        {
+          /* the difference panel (symmetric) keeps a diverging map */
+          if (fig->panels[i].scale == RPE_HEATMAP_SCALE_SYMMETRIC && i >= 2)
+            {
+              if (options->colormap != NULL && rpe_colormap_is_diverging (options->colormap))
+                fig->panels[i].colormap = options->colormap;
+              continue;
+            }
+          apply_heatmap (&fig->panels[i], options, b->has_attention);
+        }
+      break;
+
+    case RPE_FIGURE_CURVES:
+      {
+        RpeCurvePlot *plots = g_memdup2 (fig->plots, MAX (fig->n_plots, 1) * sizeof (RpeCurvePlot));
+
+        rpe_figure_bundle_keep (b, plots, g_free);
+        for (gsize i = 0; i < fig->n_plots; i++)
+          {
+            if (options->x_axis != RPE_EXPORT_AXIS_AS_VIEW)
+              plots[i].x_log = options->x_axis == RPE_EXPORT_AXIS_LOG;
+            if (options->y_axis != RPE_EXPORT_AXIS_AS_VIEW)
+              plots[i].y_log = options->y_axis == RPE_EXPORT_AXIS_LOG;
+          }
+        fig->plots = plots;
+      }
+      break;
+    }
+  return b;
+}
+
+gboolean
+rpe_export_bundle (RpeFigureBundle        *bundle,
+                   const RpeExportOptions *options,
+                   RpeExportFormat         format,
+                   const RpeExportSize    *size,
+                   const char             *path,
+                   GCancellable           *cancellable,
+                   GError                **error)
+{
+  g_autoptr (RpeFigureBundle) derived = NULL;
+
+  g_return_val_if_fail (bundle != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  derived = rpe_figure_bundle_with_options (bundle, options);
+  return rpe_export_figure_cancellable (&derived->fig, format, size, path, cancellable, error);
+}
+
+/* ================================================================= dialog */
+
+#define MAX_FORMATS 5
+#define MAX_SCALES  5
+
+struct _RpeExportDialog
+{
+  AdwWindow             parent_instance;
+
+  /* template children */
+  AdwToastOverlay      *toasts;
+  GtkButton            *cancel_button;
+  GtkButton            *export_button;
+  GtkSpinner           *spinner;
+  GtkRevealer          *error_revealer;
+  GtkLabel             *error_label;
+  AdwComboRow          *format_row;
+  AdwActionRow         *file_row;
+  GtkButton            *choose_button;
+  GtkWidget            *size_group;
+  GtkWidget            *look_group;
+  AdwActionRow         *width_row;
+  AdwActionRow         *height_row;
+  AdwActionRow         *dpi_row;
+  GtkSpinButton        *width_spin;
+  GtkSpinButton        *height_spin;
+  GtkSpinButton        *dpi_spin;
+  AdwEntryRow          *title_row;
+  AdwComboRow          *colormap_row;
+  AdwComboRow          *scale_row;
+  GtkWidget            *transform_row;
+  GtkSwitch            *transform_switch;
+  GtkWidget            *xlog_row;
+  GtkWidget            *ylog_row;
+  GtkSwitch            *xlog_switch;
+  GtkSwitch            *ylog_switch;
+  GtkLabel             *preview_label;
+  GtkWidget            *preview;
+
+  RpeFigureBundle      *bundle;
+  RpeFigureBundle      *shown;        /* the bundle with the current options (preview) */
+  RpeExportFormat       formats[MAX_FORMATS];
+  guint                 n_formats;
+  RpeExportScale        scales[MAX_SCALES];
+  guint                 n_scales;
+  RpeExportFormat       format;       /* the format of the size controls */
+  char                 *path;
+  char                 *error;
+  GCancellable         *cancellable;
+  GtkFileChooserNative *chooser;
+  gboolean              x_touched;
+  gboolean              y_touched;
+  gboolean              updating;
+  gboolean              disposed;
+};
+
+G_DEFINE_FINAL_TYPE (RpeExportDialog, rpe_export_dialog, ADW_TYPE_WINDOW)
+
+enum
+{
+  SIGNAL_EXPORTED,
+  SIGNAL_FINISHED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static const char *
+format_label (RpeExportFormat format)
+{
+  switch (format)
+    {
+    case RPE_EXPORT_PNG: return "PNG image";
+    case RPE_EXPORT_SVG: return "SVG vector image";
+    case RPE_EXPORT_PDF: return "PDF document";
+    case RPE_EXPORT_CSV: return "CSV table (the numbers)";
+    case RPE_EXPORT_NPY: return "NumPy array (.npy, the raw values)";
+    default:             return "?";
+    }
+}
+
+static gboolean
+format_is_figure (RpeExportFormat format)
+{
+  return format == RPE_EXPORT_PNG || format == RPE_EXPORT_SVG || format == RPE_EXPORT_PDF;
+}
+
+static void
+show_error (RpeExportDialog *self,
+            const char      *text)
+{
+  g_free (self->error);
+  self->error = g_strdup (text);
+  gtk_label_set_text (self->error_label, text != NULL ? text : "");
+  gtk_revealer_set_reveal_child (self->error_revealer, text != NULL);
+}
+
+/* ---------------------------------------------------------------- options */
+
+void
+rpe_export_dialog_get_options (RpeExportDialog  *self,
+                               RpeExportOptions *options,
+                               RpeExportSize    *size)
+{
+  guint cm, sc;
+
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  if (options != NULL)
+    {
+      rpe_export_options_init (options);
+      cm = adw_combo_row_get_selected (self->colormap_row);
+      options->colormap = cm > 0 && cm != GTK_INVALID_LIST_POSITION ? rpe_colormap_get ((RpeColormapId) (cm - 1)) : NULL;
+      options->title = gtk_editable_get_text (GTK_EDITABLE (self->title_row));
+      sc = adw_combo_row_get_selected (self->scale_row);
+      options->scale = sc < self->n_scales ? self->scales[sc] : RPE_EXPORT_SCALE_AS_VIEW;
+      options->attention_transform = gtk_switch_get_active (self->transform_switch);
+      if (self->x_touched)
+        options->x_axis = gtk_switch_get_active (self->xlog_switch) ? RPE_EXPORT_AXIS_LOG : RPE_EXPORT_AXIS_LINEAR;
+      if (self->y_touched)
+        options->y_axis = gtk_switch_get_active (self->ylog_switch) ? RPE_EXPORT_AXIS_LOG : RPE_EXPORT_AXIS_LINEAR;
+    }
+  if (size != NULL)
+    {
+      size->width = gtk_spin_button_get_value (self->width_spin);
+      size->height = gtk_spin_button_get_value (self->height_spin);
+      size->dpi = gtk_spin_button_get_value (self->dpi_spin);
+    }
+}
+
+static void
+update_preview (RpeExportDialog *self)
+{
+  RpeExportOptions options;
+
+  rpe_export_dialog_get_options (self, &options, NULL);
+  g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
+  self->shown = rpe_figure_bundle_with_options (self->bundle, &options);
+  gtk_widget_queue_draw (self->preview);
+}
+
+static void
+preview_draw (GtkDrawingArea *area,
+              cairo_t        *cr,
+              int             width,
+              int             height,
+              gpointer        user_data)
+{
+  RpeExportDialog *self = user_data;
+  RpeExportFormat format = format_is_figure (self->format) ? self->format : RPE_EXPORT_PDF;
+  RpeExportSize size;
+  double wpt = 0, hpt = 0, scale, margin = 8.0;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  if (self->shown == NULL)
+    return;
+  rpe_export_dialog_get_options (self, NULL, &size);
+  if (!format_is_figure (self->format))
+    size.width = size.height = 0;   /* CSV / npy: show the figure at its default size */
+  if (!rpe_export_resolve_size (&self->shown->fig, format, &size, &wpt, &hpt, NULL, NULL, &error))
+    {
+      text = g_strdup_printf ("Cannot preview: %s", error->message);
+      gtk_label_set_text (self->preview_label, text);
+      return;
+    }
+  scale = fmin ((width - 2 * margin) / wpt, (height - 2 * margin) / hpt);
+  if (!(scale > 0))
+    return;
+  text = g_strdup_printf ("Preview at %.0f%% of the layout size %.0f × %.0f pt%s.", scale * 100, wpt, hpt,
+                          format_is_figure (self->format) ? "" : " (the file holds the numbers, not the picture)");
+  gtk_label_set_text (self->preview_label, text);
+  cairo_save (cr);
+  cairo_translate (cr, floor ((width - wpt * scale) / 2), floor ((height - hpt * scale) / 2));
+  cairo_scale (cr, scale, scale);
+  cairo_rectangle (cr, 0, 0, wpt, hpt);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_fill (cr);
+  rpe_figure_render (cr, &self->shown->fig, wpt, hpt);
+  cairo_restore (cr);
+  cairo_set_source_rgba (cr, 0.5, 0.5, 0.5, 0.6);
+  cairo_set_line_width (cr, 1.0);
+  cairo_rectangle (cr, floor ((width - wpt * scale) / 2) + 0.5, floor ((height - hpt * scale) / 2) + 0.5,
+                   floor (wpt * scale), floor (hpt * scale));
+  cairo_stroke (cr);
+}
+
+/* ------------------------------------------------------------------- size */
+
+/* The default size of the figure in the units of format. */
+static void
+default_size (RpeExportDialog *self,
+              RpeExportFormat  format,
+              double           dpi,
+              double          *w,
+              double          *h)
+{
+  double wpt, hpt;
+
+  rpe_figure_default_size (&self->bundle->fig, &wpt, &hpt);
+  if (format == RPE_EXPORT_PNG)
+    {
+      *w = round (wpt * dpi / 72.0);
+      *h = round (hpt * dpi / 72.0);
+    }
+  else
+    {
+      *w = round (wpt);
+      *h = round (hpt);
+    }
+}
+
+static void
+sync_format_controls (RpeExportDialog *self,
+                      RpeExportFormat  format)
+{
+  gboolean figure = format_is_figure (format);
+  gboolean png = format == RPE_EXPORT_PNG;
+  double dpi = gtk_spin_button_get_value (self->dpi_spin);
+  const char *unit = png ? "pixels" : "points (1/72 in)";
+
+  self->updating = TRUE;
+  if (figure && format_is_figure (self->format) && (self->format == RPE_EXPORT_PNG) != png)
+    {
+      /* keep the physical size: pixels = points × dpi / 72 */
+      double f = png ? dpi / 72.0 : 72.0 / dpi;
+
+      gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->width_spin), png ? 20000 : 14400);
+      gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->height_spin), png ? 20000 : 14400);
+      gtk_spin_button_set_value (self->width_spin, round (gtk_spin_button_get_value (self->width_spin) * f));
+      gtk_spin_button_set_value (self->height_spin, round (gtk_spin_button_get_value (self->height_spin) * f));
+    }
+  else if (figure && !format_is_figure (self->format))
+    {
+      double w, h;
+
+      default_size (self, format, dpi, &w, &h);
+      gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->width_spin), png ? 20000 : 14400);
+      gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->height_spin), png ? 20000 : 14400);
+      gtk_spin_button_set_value (self->width_spin, w);
+      gtk_spin_button_set_value (self->height_spin, h);
+    }
+  adw_action_row_set_subtitle (self->width_row, unit);
+  adw_action_row_set_subtitle (self->height_row, unit);
+  gtk_widget_set_visible (GTK_WIDGET (self->dpi_row), png);
+  gtk_widget_set_visible (self->size_group, figure);
+  gtk_widget_set_visible (self->look_group, figure);
+  self->format = format;
+  self->updating = FALSE;
+}
+
+/* path with the extension of format (replacing a known one) */
+static char *
+path_with_extension (const char      *path,
+                     RpeExportFormat  format)
+{
+  const char *ext = rpe_export_format_extension (format);
+  RpeExportFormat current;
+  g_autofree char *base = NULL;
+  const char *dot;
+
+  if (rpe_export_format_from_path (path, &current) && current == format)
+    return g_strdup (path);
+  base = g_path_get_basename (path);
+  dot = strrchr (base, '.');
+  if (dot != NULL && rpe_export_format_from_path (path, &current))
+    return g_strdup_printf ("%.*s.%s", (int) (strlen (path) - strlen (dot)), path, ext);
+  return g_strconcat (path, ".", ext, NULL);
+}
+
+static void
+update_file_row (RpeExportDialog *self)
+{
+  adw_action_row_set_subtitle (self->file_row, self->path != NULL ? self->path : "No file chosen");
+  gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), self->path != NULL && self->cancellable == NULL);
+}
+
+static void
+format_selected (AdwComboRow     *row,
+                 GParamSpec      *pspec,
+                 RpeExportDialog *self)
+{
+  guint i = adw_combo_row_get_selected (row);
+
+  if (i >= self->n_formats)
+    return;
+  sync_format_controls (self, self->formats[i]);
+  if (self->path != NULL)
+    {
+      char *path = path_with_extension (self->path, self->formats[i]);
+
+      g_free (self->path);
+      self->path = path;
+      update_file_row (self);
+    }
+  gtk_widget_queue_draw (self->preview);
+}
+
+static void
+option_changed (RpeExportDialog *self)
+{
+  if (!self->updating)
+    update_preview (self);
+}
+
+static void
+xlog_changed (RpeExportDialog *self)
+{
+  if (!self->updating)
+    self->x_touched = TRUE;
+  option_changed (self);
+}
+
+static void
+ylog_changed (RpeExportDialog *self)
+{
+  if (!self->updating)
+    self->y_touched = TRUE;
+  option_changed (self);
+}
+
+static void
+size_changed (RpeExportDialog *self)
+{
+  if (!self->updating)
+    gtk_widget_queue_draw (self->preview);
+}
+
+/* ---------------------------------------------------------------- chooser */
+
+static void
+chooser_response (GtkNativeDialog *dialog,
+                  int              response,
+                  RpeExportDialog *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+      if (path != NULL)
+        rpe_export_dialog_set_path (self, path);
+      else
+        show_error (self, "Only local files can be written.");
+    }
+  gtk_native_dialog_destroy (dialog);
+  if (self->chooser == GTK_FILE_CHOOSER_NATIVE (dialog))
+    g_clear_object (&self->chooser);
+}
+
+static void
+choose_clicked (GtkButton       *button,
+                RpeExportDialog *self)
+{
+  g_autofree char *name = NULL;
+
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  self->chooser = gtk_file_chooser_native_new ("Export Figure", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                               "_Save", "_Cancel");
+  if (self->path != NULL)
+    {
+      g_autoptr (GFile) file = g_file_new_for_path (self->path);
+      g_autoptr (GFile) dir = g_file_get_parent (file);
+
+      if (dir != NULL)
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->chooser), dir, NULL);
+      name = g_path_get_basename (self->path);
+    }
+  else
+    name = g_strconcat (self->bundle->default_name != NULL ? self->bundle->default_name : "figure", ".",
+                        rpe_export_format_extension (self->format), NULL);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), name);
+  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+/* ----------------------------------------------------------------- export */
+
+typedef struct
+{
+  RpeFigureBundle *bundle;
+  RpeExportFormat  format;
+  RpeExportSize    size;
+  char            *path;
+} ExportJob;
+
+static void
+export_job_free (gpointer p)
+{
+  ExportJob *job = p;
+
+  rpe_figure_bundle_unref (job->bundle);
+  g_free (job->path);
+  g_free (job);
+}
+
+static void
+export_thread (GTask        *task,
+               gpointer      source,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  ExportJob *job = task_data;
+  GError *error = NULL;
+
+  if (rpe_export_figure_cancellable (&job->bundle->fig, job->format, &job->size, job->path, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+set_exporting (RpeExportDialog *self,
+               gboolean         exporting)
+{
+  gtk_spinner_set_spinning (self->spinner, exporting);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->choose_button), !exporting);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->format_row), !exporting);
+  update_file_row (self);
+}
+
+static void
+export_done (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  RpeExportDialog *self = RPE_EXPORT_DIALOG (source);
+  ExportJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_strdup (job->path);
+  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
+
+  g_clear_object (&self->cancellable);
+  if (self->disposed)
+    return;
+  set_exporting (self, FALSE);
+  if (ok)
+    {
+      show_error (self, NULL);
+      g_signal_emit (self, signals[SIGNAL_EXPORTED], 0, path);
+    }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    show_error (self, "Export cancelled: no file was written and an existing file is unchanged.");
+  else
+    {
+      g_autofree char *text = g_strdup_printf ("Could not export to “%s”: %s", path, error->message);
+
+      show_error (self, text);
+    }
+  g_signal_emit (self, signals[SIGNAL_FINISHED], 0, ok);
+}
+
+void
+rpe_export_dialog_start (RpeExportDialog *self)
+{
+  RpeExportOptions options;
+  ExportJob *job;
+  GTask *task;
+
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  if (self->cancellable != NULL)
+    return;
+  if (self->path == NULL)
+    {
+      choose_clicked (NULL, self);
+      return;
+    }
+  job = g_new0 (ExportJob, 1);
+  rpe_export_dialog_get_options (self, &options, &job->size);
+  job->bundle = rpe_figure_bundle_with_options (self->bundle, &options);
+  job->format = self->format;
+  job->path = g_strdup (self->path);
+  if (!format_is_figure (job->format))
+    memset (&job->size, 0, sizeof job->size);
+  self->cancellable = g_cancellable_new ();
+  show_error (self, NULL);
+  set_exporting (self, TRUE);
+  task = g_task_new (self, self->cancellable, export_done, NULL);
+  g_task_set_source_tag (task, rpe_export_dialog_start);
+  g_task_set_task_data (task, job, export_job_free);
+  g_task_run_in_thread (task, export_thread);
+  g_object_unref (task);
+}
+
+void
+rpe_export_dialog_cancel_export (RpeExportDialog *self)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+}
+
+gboolean
+rpe_export_dialog_is_exporting (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), FALSE);
+  return self->cancellable != NULL;
+}
+
+static void
+export_clicked (GtkButton       *button,
+                RpeExportDialog *self)
+{
+  rpe_export_dialog_start (self);
+}
+
+static void
+cancel_clicked (GtkButton       *button,
+                RpeExportDialog *self)
+{
+  if (self->cancellable != NULL)
+    rpe_export_dialog_cancel_export (self);
+  else
+    gtk_window_close (GTK_WINDOW (self));
+}
+
+static void
+action_cancel (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  cancel_clicked (NULL, RPE_EXPORT_DIALOG (widget));
+}
+
+static void
+action_export (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  rpe_export_dialog_start (RPE_EXPORT_DIALOG (widget));
+}
+
+/* -------------------------------------------------------------- lifecycle */
+
+static void
+rpe_export_dialog_dispose (GObject *object)
+{
+  RpeExportDialog *self = RPE_EXPORT_DIALOG (object);
+
+  self->disposed = TRUE;
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  G_OBJECT_CLASS (rpe_export_dialog_parent_class)->dispose (object);
+}
+
+static void
+rpe_export_dialog_finalize (GObject *object)
+{
+  RpeExportDialog *self = RPE_EXPORT_DIALOG (object);
+
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
+  g_clear_pointer (&self->bundle, rpe_figure_bundle_unref);
+  g_free (self->path);
+  g_free (self->error);
+  G_OBJECT_CLASS (rpe_export_dialog_parent_class)->finalize (object);
+}
+
+static void
+rpe_export_dialog_class_init (RpeExportDialogClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_export_dialog_dispose;
+  object_class->finalize = rpe_export_dialog_finalize;
+
+  /**
+   * RpeExportDialog::exported:
+   * @path: the file written
+   */
+  signals[SIGNAL_EXPORTED] =
+    g_signal_new ("exported", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
+  /**
+   * RpeExportDialog::finished:
+   * @ok: TRUE when the file was written
+   */
+  signals[SIGNAL_FINISHED] =
+    g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+
+  gtk_widget_class_set_template_from_resource (widget_class, RPE_EXPORT_DIALOG_RESOURCE);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, toasts);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, cancel_button);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, export_button);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, spinner);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, error_revealer);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, error_label);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, format_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, file_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, choose_button);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, size_group);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, look_group);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, width_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, height_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, dpi_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, width_spin);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, height_spin);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, dpi_spin);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, title_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, colormap_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, scale_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, transform_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, transform_switch);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, xlog_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, ylog_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, xlog_switch);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, ylog_switch);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, preview_label);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, preview);
+
+  gtk_widget_class_install_action (widget_class, "export.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "export.start", NULL, action_export);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "export.cancel", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, GDK_CONTROL_MASK, "export.start", NULL);
+}
+
+static void
+rpe_export_dialog_init (RpeExportDialog *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->format = RPE_EXPORT_PNG;
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->preview), preview_draw, self, NULL);
+  g_signal_connect (self->export_button, "clicked", G_CALLBACK (export_clicked), self);
+  g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (cancel_clicked), self);
+  g_signal_connect (self->choose_button, "clicked", G_CALLBACK (choose_clicked), self);
+}
+
+static void
+setup (RpeExportDialog *self)
+{
+  RpeFigure *fig = &self->bundle->fig;
+  g_autoptr (GtkStringList) formats = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) cmaps = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) scales = gtk_string_list_new (NULL);
+  gboolean heatmaps = fig->kind != RPE_FIGURE_CURVES;
+  double w, h;
+
+  self->updating = TRUE;
+  self->formats[self->n_formats++] = RPE_EXPORT_PNG;
+  self->formats[self->n_formats++] = RPE_EXPORT_SVG;
+  self->formats[self->n_formats++] = RPE_EXPORT_PDF;
+  if (fig->kind == RPE_FIGURE_CURVES && fig->table != NULL)
+    self->formats[self->n_formats++] = RPE_EXPORT_CSV;
+  if (heatmaps)
+    self->formats[self->n_formats++] = RPE_EXPORT_NPY;
+  for (guint i = 0; i < self->n_formats; i++)
+    gtk_string_list_append (formats, format_label (self->formats[i]));
+  adw_combo_row_set_model (self->format_row, G_LIST_MODEL (formats));
+
+  gtk_string_list_append (cmaps, "As in the view");
+  for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
+    gtk_string_list_append (cmaps, rpe_colormap_get_name (rpe_colormap_get (i)));
+  adw_combo_row_set_model (self->colormap_row, G_LIST_MODEL (cmaps));
+  gtk_widget_set_visible (GTK_WIDGET (self->colormap_row), heatmaps);
+
+  self->scales[self->n_scales++] = RPE_EXPORT_SCALE_AS_VIEW;
+  gtk_string_list_append (scales, "As in the view");
+  if (fig->kind == RPE_FIGURE_GRID)
+    {
+      self->scales[self->n_scales++] = RPE_EXPORT_SCALE_SHARED;
+      gtk_string_list_append (scales, "One scale shared by the cells");
+      self->scales[self->n_scales++] = RPE_EXPORT_SCALE_PER_CELL;
+      gtk_string_list_append (scales, "Each cell its own scale");
+    }
+  if (heatmaps)
+    {
+      self->scales[self->n_scales++] = RPE_EXPORT_SCALE_LINEAR;
+      gtk_string_list_append (scales, "Linear: [min, max]");
+      self->scales[self->n_scales++] = RPE_EXPORT_SCALE_SYMMETRIC;
+      gtk_string_list_append (scales, "Symmetric: [−a, a], 0 at the centre");
+    }
+  adw_combo_row_set_model (self->scale_row, G_LIST_MODEL (scales));
+  gtk_widget_set_visible (GTK_WIDGET (self->scale_row), heatmaps);
+  gtk_widget_set_visible (self->transform_row, self->bundle->has_attention);
+  gtk_widget_set_visible (self->xlog_row, !heatmaps);
+  gtk_widget_set_visible (self->ylog_row, !heatmaps);
+  if (!heatmaps && fig->n_plots > 0)
+    {
+      gtk_switch_set_active (self->xlog_switch, fig->plots[0].x_log);
+      gtk_switch_set_active (self->ylog_switch, fig->plots[0].y_log);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->xlog_row), "Untouched: each plot as in the view");
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->ylog_row), "Untouched: each plot as in the view");
+    }
+  gtk_editable_set_text (GTK_EDITABLE (self->title_row), fig->title != NULL ? fig->title : "");
+
+  default_size (self, RPE_EXPORT_PNG, 150.0, &w, &h);
+  gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->width_spin), 20000);
+  gtk_adjustment_set_upper (gtk_spin_button_get_adjustment (self->height_spin), 20000);
+  gtk_spin_button_set_value (self->width_spin, w);
+  gtk_spin_button_set_value (self->height_spin, h);
+  self->updating = FALSE;
+  sync_format_controls (self, RPE_EXPORT_PNG);
+
+  g_signal_connect (self->format_row, "notify::selected", G_CALLBACK (format_selected), self);
+  g_signal_connect_swapped (self->colormap_row, "notify::selected", G_CALLBACK (option_changed), self);
+  g_signal_connect_swapped (self->scale_row, "notify::selected", G_CALLBACK (option_changed), self);
+  g_signal_connect_swapped (self->title_row, "changed", G_CALLBACK (option_changed), self);
+  g_signal_connect_swapped (self->transform_switch, "notify::active", G_CALLBACK (option_changed), self);
+  g_signal_connect_swapped (self->xlog_switch, "notify::active", G_CALLBACK (xlog_changed), self);
+  g_signal_connect_swapped (self->ylog_switch, "notify::active", G_CALLBACK (ylog_changed), self);
+  g_signal_connect_swapped (self->width_spin, "value-changed", G_CALLBACK (size_changed), self);
+  g_signal_connect_swapped (self->height_spin, "value-changed", G_CALLBACK (size_changed), self);
+  g_signal_connect_swapped (self->dpi_spin, "value-changed", G_CALLBACK (size_changed), self);
+  update_file_row (self);
+  update_preview (self);
+}
+
+RpeExportDialog *
+rpe_export_dialog_new (GtkWindow       *parent,
+                       RpeFigureBundle *bundle)
+{
+  RpeExportDialog *self;
+
+  g_return_val_if_fail (bundle != NULL, NULL);
+  self = g_object_new (RPE_TYPE_EXPORT_DIALOG, "transient-for", parent, NULL);
+  self->bundle = rpe_figure_bundle_ref (bundle);
+  setup (self);
+  return self;
+}
+
+void
+rpe_export_dialog_set_path (RpeExportDialog *self,
+                            const char      *path)
+{
+  RpeExportFormat format;
+
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  g_free (self->path);
+  self->path = g_strdup (path);
+  /* a known extension picks the format, if this figure offers it */
+  if (path != NULL && rpe_export_format_from_path (path, &format))
+    for (guint i = 0; i < self->n_formats; i++)
+      if (self->formats[i] == format)
+        {
+          adw_combo_row_set_selected (self->format_row, i);
+          break;
+        }
+  if (self->path != NULL)
+    {
+      char *fixed = path_with_extension (self->path, self->format);
+
+      g_free (self->path);
+      self->path = fixed;
+    }
+  update_file_row (self);
+}
+
+const char *
+rpe_export_dialog_get_path (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), NULL);
+  return self->path;
+}
+
+void
+rpe_export_dialog_set_format (RpeExportDialog *self,
+                              RpeExportFormat  format)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  for (guint i = 0; i < self->n_formats; i++)
+    if (self->formats[i] == format)
+      adw_combo_row_set_selected (self->format_row, i);
+}
+
+void
+rpe_export_dialog_set_size (RpeExportDialog     *self,
+                            const RpeExportSize *size)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  g_return_if_fail (size != NULL);
+  if (size->width > 0)
+    gtk_spin_button_set_value (self->width_spin, size->width);
+  if (size->height > 0)
+    gtk_spin_button_set_value (self->height_spin, size->height);
+  if (size->dpi > 0)
+    gtk_spin_button_set_value (self->dpi_spin, size->dpi);
+}
+
+RpeExportFormat
+rpe_export_dialog_get_format (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), RPE_EXPORT_PNG);
+  return self->format;
+}
+
+const char *
+rpe_export_dialog_get_error (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), NULL);
+  return self->error;
+}
+
+GtkWidget *
+rpe_export_dialog_get_preview (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), NULL);
+  return self->preview;
+}
