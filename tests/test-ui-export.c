@@ -567,17 +567,18 @@ compare_with_cli (RpeWindow          *window,
       cairo_surface_write_to_png (b, cb);
     }
   /* The same figure of the same numbers: the arrays agree to float rounding (the
-   * window's workers and the CLI may sum in another order); the pictures differ
-   * only where glyph edges are rasterised differently by the two processes (the
-   * GTK process and the CLI get other font hinting from fontconfig/cairo), a
-   * small fraction of the pixels. */
+   * window's workers and the CLI may sum in another order), and the renderers fix
+   * their font options (rpe_plot_use_figure_fonts), so the pictures are identical
+   * but for the rare cell whose value rounding moves it into the next colour-map
+   * entry (measured: 0 pixels differ on every view). */
   {
     double worst = compare_npy (window, name, args);
 
     g_test_message ("%s: window vs `rpe export` arrays: max |difference| %.3g", name, worst);
     g_assert_cmpfloat (worst, <=, 1e-5);
   }
-  g_assert_cmpfloat (diff.fraction, <=, 0.02);
+  g_assert_cmpfloat (diff.fraction, <=, 1e-3);
+  g_assert_cmpint (diff.max_delta, <=, (diff.fraction > 0 ? 40 : 0));
   cairo_surface_destroy (a);
   cairo_surface_destroy (b);
 }

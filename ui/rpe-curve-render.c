@@ -451,6 +451,7 @@ rpe_curve_plot_layout (cairo_t            *cr,
   bool ok;
 
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   ok = compute_layout (cr, plot, width, height, &lay);
   cairo_restore (cr);
   if (frame != NULL)
@@ -812,6 +813,7 @@ rpe_curve_render (cairo_t            *cr,
   if (cr == NULL || plot == NULL)
     return;
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   cairo_rectangle (cr, 0, 0, width, height);
   cairo_clip (cr);
   if (plot->background[3] > 0.0)
@@ -979,6 +981,7 @@ rpe_curve_render_highlight (cairo_t            *cr,
   if (se->x == NULL || se->y == NULL || index >= se->n)
     return;
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   if (!compute_layout (cr, plot, width, height, &lay)
       || !rpe_curve_frame_map (&lay.frame, se->x[index], se->y[index], &px, &py))
     {

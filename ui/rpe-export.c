@@ -200,6 +200,7 @@ rpe_figure_render (cairo_t         *cr,
   vector = target_is_vector (cr);
 
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   cairo_rectangle (cr, 0, 0, width, height);
   cairo_clip (cr);
   if (fig->background[3] > 0.0)

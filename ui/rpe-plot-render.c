@@ -15,6 +15,21 @@
 #define NAN_PIXEL     0x808080u   /* cells without a finite value */
 
 void
+rpe_plot_use_figure_fonts (cairo_t *cr)
+{
+  /* The same glyph rasterisation in every process (GTK's or the headless tool's) and on every
+   * surface: grey antialiasing, no hinting, unhinted metrics (so layouts do not move either). */
+  cairo_font_options_t *options = cairo_font_options_create ();
+
+  cairo_font_options_set_antialias (options, CAIRO_ANTIALIAS_GRAY);
+  cairo_font_options_set_hint_style (options, CAIRO_HINT_STYLE_NONE);
+  cairo_font_options_set_hint_metrics (options, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_subpixel_order (options, CAIRO_SUBPIXEL_ORDER_DEFAULT);
+  cairo_set_font_options (cr, options);
+  cairo_font_options_destroy (options);
+}
+
+void
 rpe_heatmap_data_init (RpeHeatmapData *data)
 {
   memset (data, 0, sizeof *data);
@@ -429,6 +444,7 @@ rpe_plot_heatmap_layout (cairo_t              *cr,
   bool ok;
 
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   ok = compute_layout (cr, data, width, height, &lay);
   cairo_restore (cr);
   if (image != NULL)
@@ -716,6 +732,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     return;
 
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   cairo_rectangle (cr, 0, 0, width, height);
   cairo_clip (cr);
   if (data->background[3] > 0.0)
@@ -767,7 +784,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
   /* Training length N_train: dashed lines at the boundary between position
    * N_train - 1 and N_train (positions beyond it are extrapolation). */
-  if (data->train_length > 0)
+  if (data->train_length > 0 && (data->train_length < data->cols || data->train_length < data->rows))
     {
       static const double dash[] = { 4.0, 3.0 };
       double x = im->x + im->width * (double) data->train_length / (double) data->cols;
@@ -887,6 +904,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
   if (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
     return 0.0;
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, font);
   colorbar_ticks (vmin, vmax, transform, height, font, &bt);
@@ -918,6 +936,7 @@ rpe_plot_render_colorbar (cairo_t             *cr,
     colormap = rpe_colormap_default ();
 
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   bar = make_colorbar (colormap);
   if (bar != NULL)
     {
@@ -1107,6 +1126,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
   if (cr == NULL || grid == NULL)
     return;
   cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
   cairo_rectangle (cr, 0, 0, width, height);
   cairo_clip (cr);
   if (grid->background[3] > 0.0)

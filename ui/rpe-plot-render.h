@@ -75,6 +75,10 @@ typedef struct
   double height;
 } RpePlotRect;
 
+/* Sets the font options every renderer uses (grey antialiasing, no hinting, unhinted metrics), so
+ * text is rasterised and laid out identically in the window, the exporter and the headless tool. */
+void rpe_plot_use_figure_fonts (cairo_t *cr);
+
 /* Defaults: no data, auto scale, mean reduction, colour bar and axes shown,
  * black foreground, transparent background. */
 void rpe_heatmap_data_init (RpeHeatmapData *data);
