@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include <glib.h>
@@ -665,6 +667,47 @@ test_atomic (void)
   g_assert_cmpuint (count_dir (dir), ==, 2);
 }
 
+/* A full disk (simulated with RLIMIT_FSIZE, so writes past 4 KiB fail with EFBIG) gives an error,
+ * keeps the existing file byte for byte and leaves no temporary file; for every format. */
+static void
+test_disk_full (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autofree char *dir = tmp_path ("full");
+      g_autofree char *path = g_build_filename (dir, "fig", NULL);
+      g_autofree float *a = identity_map (300);
+      struct rlimit limit = { 4096, 4096 };
+      static const RpeExportFormat formats[] = { RPE_EXPORT_PNG, RPE_EXPORT_SVG, RPE_EXPORT_PDF, RPE_EXPORT_NPY };
+      RpeFigure fig;
+
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+      g_assert_true (g_file_set_contents (path, "precious", -1, NULL));
+      rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
+      fig.heatmap.values = a;
+      fig.heatmap.rows = fig.heatmap.cols = 300;
+      signal (SIGXFSZ, SIG_IGN);
+      g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &limit), ==, 0);
+      for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+        {
+          GError *error = NULL;
+          g_autofree char *content = NULL;
+          RpeExportSize size = { 1600, 1200, 150 };
+
+          g_assert_false (rpe_export_figure (&fig, formats[i], &size, path, &error));
+          g_assert_nonnull (error);
+          g_test_message ("format %d: %s", (int) formats[i], error->message);
+          g_clear_error (&error);
+          g_assert_true (g_file_get_contents (path, &content, NULL, NULL));
+          g_assert_cmpstr (content, ==, "precious");
+          g_assert_cmpuint (count_dir (dir), ==, 1);
+        }
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 /* PNG size rules: pixels given, or the default size in inches x dpi. */
 static void
 test_sizes (void)
@@ -831,6 +874,7 @@ main (int argc, char **argv)
   g_test_add_func ("/render/export/svg", test_svg);
   g_test_add_func ("/render/export/pdf", test_pdf);
   g_test_add_func ("/render/export/atomic", test_atomic);
+  g_test_add_func ("/render/export/disk-full", test_disk_full);
   g_test_add_func ("/render/export/sizes", test_sizes);
   g_test_add_func ("/render/export/data-formats", test_data_formats);
   g_test_add_func ("/render/export/all-kinds", test_all_kinds);
