@@ -4,6 +4,8 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fftw3.h>
@@ -11,6 +13,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-parallel.h"
 #include "rpe-skew.h"
 
 /* Rows per cancellation / progress check in the full-map routines. */
@@ -18,30 +21,213 @@
 
 /* ---- softmax ---- */
 
+/* ---- vectorised exp ----
+ *
+ * expf on 8 lanes with GCC vector extensions (Cephes' single-precision
+ * algorithm, as the SPE rng's log / sin / cos in rpe-rng.c): exp(x) = 2^n exp(r),
+ * n = round(x / ln 2), r = x - n ln 2 in two parts (Cody-Waite, ln2_hi has 9
+ * significant bits so n * ln2_hi is exact), exp(r) = 1 + r + r^2 P(r) with the
+ * degree-5 minimax P on |r| <= ln 2 / 2, and 2^n applied as two power-of-two
+ * factors so the gradual underflow down to -103.97 is kept.  Max error ~1.5 ulp
+ * against the correctly rounded exp (tested in test-core-attention).  Overflow
+ * (x > 88.72283) gives +inf, x < -104 gives 0 (as expf: below the smallest
+ * subnormal), NaN propagates.
+ *
+ * The kernels are compiled twice: for AVX2+FMA (picked at run time when the CPU
+ * has it) and for the baseline x86-64 (SSE2, each 8-lane vector as two halves). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+typedef float   v8f __attribute__ ((vector_size (32)));
+typedef int32_t v8i __attribute__ ((vector_size (32)));
+
+#define SPLAT8(x) { x, x, x, x, x, x, x, x }
+
+static inline __attribute__ ((always_inline)) v8f
+v8_load (const float *p)
+{
+  v8f v;
+
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static inline __attribute__ ((always_inline)) void
+v8_store (float *p,
+          v8f    v)
+{
+  memcpy (p, &v, sizeof v);
+}
+
+static inline __attribute__ ((always_inline)) v8f
+v8_select (v8i mask,
+           v8f a,
+           v8f b)
+{
+  return (v8f) (((v8i) a & mask) | ((v8i) b & ~mask));
+}
+
+static inline __attribute__ ((always_inline)) v8f
+v8_exp (v8f x)
+{
+  const v8f hi = SPLAT8 (88.7228317f), lo = SPLAT8 (-104.0f);
+  const v8f magic = SPLAT8 (12582912.0f);     /* 1.5 * 2^23: adding it rounds to an integer */
+  const v8i nan = x != x, over = x > hi;
+  v8f xc, t, nf, r, p, y;
+  v8i n, n1, n2;
+
+  xc = v8_select (x < lo, lo, x);
+  xc = v8_select (xc > hi, hi, xc);
+  xc = v8_select (nan, lo, xc);
+  t = xc * (v8f) SPLAT8 (1.44269504088896341f) + magic;
+  n = (v8i) t - (v8i) magic;                  /* round (x / ln 2), in [-150, 128] */
+  nf = t - magic;
+  r = xc - nf * (v8f) SPLAT8 (0.693359375f);
+  r = r - nf * (v8f) SPLAT8 (-2.12194440e-4f);
+  p = (v8f) SPLAT8 (1.9875691500e-4f);
+  p = p * r + (v8f) SPLAT8 (1.3981999507e-3f);
+  p = p * r + (v8f) SPLAT8 (8.3334519073e-3f);
+  p = p * r + (v8f) SPLAT8 (4.1665795894e-2f);
+  p = p * r + (v8f) SPLAT8 (1.6666665459e-1f);
+  p = p * r + (v8f) SPLAT8 (5.0000001201e-1f);
+  y = p * (r * r) + r + (v8f) SPLAT8 (1.0f);
+  n1 = n >> 1;
+  n2 = n - n1;
+  y = y * (v8f) ((n1 + 127) << 23);
+  y = y * (v8f) ((n2 + 127) << 23);
+  y = v8_select (over, (v8f) SPLAT8 (INFINITY), y);
+  return v8_select (nan, x, y);
+}
+
+/* exp of n floats (x and y may be the same array) */
+static inline __attribute__ ((always_inline)) void
+exp_kernel (const float *x,
+            float       *y,
+            size_t       n)
+{
+  size_t i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    v8_store (y + i, v8_exp (v8_load (x + i)));
+  if (i < n)
+    {
+      float buf[8] = { 0 };
+
+      memcpy (buf, x + i, (n - i) * sizeof (float));
+      v8_store (buf, v8_exp (v8_load (buf)));
+      memcpy (y + i, buf, (n - i) * sizeof (float));
+    }
+}
+
+/* The row max of r[0 .. n-1]; *has_nan set when a NaN is present.  -INFINITY
+ * for n == 0. */
+static inline __attribute__ ((always_inline)) float
+max_kernel (const float *r,
+            size_t       n,
+            bool        *has_nan)
+{
+  v8f m = SPLAT8 (-INFINITY);
+  v8i bad = SPLAT8 (0);
+  float max = -INFINITY;
+  size_t i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    {
+      v8f v = v8_load (r + i);
+
+      bad |= v != v;
+      m = v8_select (v > m, v, m);
+    }
+  for (int l = 0; l < 8; l++)
+    {
+      if (bad[l])
+        *has_nan = true;
+      if (m[l] > max)
+        max = m[l];
+    }
+  for (; i < n; i++)
+    {
+      if (isnan (r[i]))
+        *has_nan = true;
+      if (r[i] > max)
+        max = r[i];
+    }
+  return max;
+}
+
+/* r[j] = exp(r[j] - max) for j < n, returns the sum (in double over blocks of
+ * 512 float partial sums) */
+static inline __attribute__ ((always_inline)) double
+exp_sum_kernel (float  *r,
+                size_t  n,
+                float   max)
+{
+  const v8f mv = SPLAT8 (max);
+  double sum = 0;
+  size_t i = 0;
+
+  while (i + 8 <= n)
+    {
+      v8f acc = SPLAT8 (0.0f);
+      size_t end = i + 512 < n ? i + 512 : n;
+
+      for (; i + 8 <= end; i += 8)
+        {
+          v8f e = v8_exp (v8_load (r + i) - mv);
+
+          v8_store (r + i, e);
+          acc += e;
+        }
+      for (int l = 0; l < 8; l++)
+        sum += acc[l];
+    }
+  if (i < n)
+    {
+      v8f b = SPLAT8 (-INFINITY);
+
+      for (size_t j = i; j < n; j++)
+        b[j - i] = r[j];
+      b = v8_exp (b - mv);
+      for (size_t j = i; j < n; j++)
+        {
+          r[j] = b[j - i];
+          sum += b[j - i];
+        }
+    }
+  return sum;
+}
+
+static inline __attribute__ ((always_inline)) void
+scale_kernel (float  *r,
+              size_t  n,
+              float   s)
+{
+  const v8f sv = SPLAT8 (s);
+  size_t i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    v8_store (r + i, v8_load (r + i) * sv);
+  for (; i < n; i++)
+    r[i] *= s;
+}
+
 /* One row, in place; only the first n_cols entries take part, the rest
  * (causally masked) become 0. */
-static RpeStatus
-softmax_row (float  *r,
-             size_t  n,
-             size_t  n_cols)
+static inline __attribute__ ((always_inline)) RpeStatus
+softmax_row_kernel (float  *r,
+                    size_t  n,
+                    size_t  n_cols)
 {
-  float max = -INFINITY;
+  bool has_nan = false;
+  float max = max_kernel (r, n_cols, &has_nan);
 
-  for (size_t j = 0; j < n_cols; j++)
-    {
-      if (isnan (r[j]))
-        return RPE_ERROR_NOT_FINITE;
-      if (r[j] > max)
-        max = r[j];
-    }
-
+  if (has_nan)
+    return RPE_ERROR_NOT_FINITE;
   if (max == -INFINITY)
     {
       /* Every entry masked out: no distribution; documented as an all-zero row. */
       memset (r, 0, n * sizeof (float));
       return RPE_OK;
     }
-
   if (max == INFINITY)
     {
       /* The limit of the softmax: the +inf entries share the mass. */
@@ -56,23 +242,196 @@ softmax_row (float  *r,
     {
       /* Subtract the row max: every exponent is <= 0, the max gives exactly 1,
        * so the sum is >= 1 and nothing overflows.  x - max may round to -inf
-       * for differences beyond FLT_MAX; expf(-inf) = 0 is still right. */
-      double sum = 0, inv;
+       * for differences beyond FLT_MAX; exp(-inf) = 0 is still right. */
+      double sum = exp_sum_kernel (r, n_cols, max);
 
-      for (size_t j = 0; j < n_cols; j++)
-        {
-          float e = expf (r[j] - max);
-          r[j] = e;
-          sum += e;
-        }
-      inv = 1.0 / sum;
-      for (size_t j = 0; j < n_cols; j++)
-        r[j] = (float) (r[j] * inv);
+      scale_kernel (r, n_cols, (float) (1.0 / sum));
     }
-
-  for (size_t j = n_cols; j < n; j++)
-    r[j] = 0.0f;
+  if (n_cols < n)
+    memset (r + n_cols, 0, (n - n_cols) * sizeof (float));
   return RPE_OK;
+}
+
+/* Rows g = 0 .. count-1 of a stack of rows of n columns; row g is row
+ * (m0 + g) mod period (period 0: no wrap) of its map for the causal mask.
+ * Returns the first error; rows before it are transformed. */
+static inline __attribute__ ((always_inline)) RpeStatus
+softmax_rows_kernel (float  *rows,
+                     size_t  count,
+                     size_t  n,
+                     size_t  m0,
+                     size_t  period,
+                     bool    causal)
+{
+  for (size_t g = 0; g < count; g++)
+    {
+      size_t n_cols = n, m = period ? (m0 + g) % period : m0 + g;
+      RpeStatus st;
+
+      /* Causal: column j survives iff j <= m. */
+      if (causal && m < n)
+        n_cols = m + 1;
+      if ((st = softmax_row_kernel (rows + g * n, n, n_cols)) != RPE_OK)
+        return st;
+    }
+  return RPE_OK;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SOFTMAX_HAVE_AVX2 1
+
+static __attribute__ ((target ("avx2,fma"))) void
+exp_avx2 (const float *x, float *y, size_t n)
+{
+  exp_kernel (x, y, n);
+}
+
+static __attribute__ ((target ("avx2,fma"))) RpeStatus
+softmax_rows_avx2 (float *rows, size_t count, size_t n, size_t m0, size_t period, bool causal)
+{
+  return softmax_rows_kernel (rows, count, n, m0, period, causal);
+}
+
+static bool
+have_avx2 (void)
+{
+  static int cached = -1;
+
+  if (cached < 0)
+    {
+      __builtin_cpu_init ();
+      /* RPE_SOFTMAX_GENERIC forces the baseline path (to test both) */
+      cached = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+               && getenv ("RPE_SOFTMAX_GENERIC") == NULL;
+    }
+  return cached == 1;
+}
+#endif
+
+static void
+exp_generic (const float *x, float *y, size_t n)
+{
+  exp_kernel (x, y, n);
+}
+
+static RpeStatus
+softmax_rows_generic (float *rows, size_t count, size_t n, size_t m0, size_t period, bool causal)
+{
+  return softmax_rows_kernel (rows, count, n, m0, period, causal);
+}
+
+void
+rpe_exp_f (const float *x,
+           float       *y,
+           size_t       n)
+{
+  if (x == NULL || y == NULL)
+    return;
+#ifdef SOFTMAX_HAVE_AVX2
+  if (have_avx2 ())
+    {
+      exp_avx2 (x, y, n);
+      return;
+    }
+#endif
+  exp_generic (x, y, n);
+}
+
+static RpeStatus
+softmax_rows_any (float *rows, size_t count, size_t n, size_t m0, size_t period, bool causal)
+{
+#ifdef SOFTMAX_HAVE_AVX2
+  if (have_avx2 ())
+    return softmax_rows_avx2 (rows, count, n, m0, period, causal);
+#endif
+  return softmax_rows_generic (rows, count, n, m0, period, causal);
+}
+
+/* ---- threaded softmax over a stack of rows ---- */
+
+/* Work below this many entries stays on the calling thread. */
+#define PARALLEL_MIN ((size_t) 1 << 18)
+#define MAX_UNITS_WORKERS 64
+
+typedef struct
+{
+  float            *rows;
+  size_t            total, n, m0, period, unit;
+  bool              causal;
+  const RpeMonitor *monitor;
+  size_t            n_workers;
+  RpeStatus         status[MAX_UNITS_WORKERS];
+  size_t            fail_row[MAX_UNITS_WORKERS];
+} SoftmaxJob;
+
+/* worker w takes the contiguous units w * total / n_workers .. (w + 1) * total / n_workers */
+static void
+softmax_worker (size_t  w,
+                size_t  n_workers,
+                void   *data)
+{
+  SoftmaxJob *job = data;
+  const size_t g0 = job->total * w / n_workers, g1 = job->total * (w + 1) / n_workers;
+
+  job->status[w] = RPE_OK;
+  job->fail_row[w] = SIZE_MAX;
+  for (size_t g = g0; g < g1; g += job->unit)
+    {
+      size_t b = g1 - g < job->unit ? g1 - g : job->unit;
+      RpeStatus st;
+
+      if (rpe_monitor_cancelled (job->monitor))
+        {
+          job->status[w] = RPE_ERROR_CANCELLED;
+          job->fail_row[w] = g;
+          return;
+        }
+      st = softmax_rows_any (job->rows + g * job->n, b, job->n, job->m0 + g, job->period, job->causal);
+      if (st != RPE_OK)
+        {
+          job->status[w] = st;
+          job->fail_row[w] = g;
+          return;
+        }
+      if (w == 0)
+        rpe_monitor_progress (job->monitor, (double) (g + b - g0) / (double) (g1 - g0));
+    }
+}
+
+static RpeStatus
+softmax_stack (float            *rows,
+               size_t            total,
+               size_t            n,
+               size_t            m0,
+               size_t            period,
+               bool              causal,
+               const RpeMonitor *monitor)
+{
+  SoftmaxJob job;
+  size_t workers = rpe_parallel_threads (), best = SIZE_MAX;
+  RpeStatus st = RPE_OK;
+
+  if (total == 0 || n == 0)
+    return RPE_OK;
+  if (workers > MAX_UNITS_WORKERS)
+    workers = MAX_UNITS_WORKERS;
+  if (total * n < PARALLEL_MIN || total < 2)
+    workers = 1;
+  if (workers > total)
+    workers = total;
+  job = (SoftmaxJob) { rows, total, n, m0, period, ROW_CHUNK, causal, monitor, workers, { 0 }, { 0 } };
+  if (workers == 1)
+    softmax_worker (0, 1, &job);
+  else
+    rpe_parallel_run (workers, softmax_worker, &job);
+  /* the error of the first failing row (cancellation included) */
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK && job.fail_row[w] < best)
+      {
+        best = job.fail_row[w];
+        st = job.status[w];
+      }
+  return st;
 }
 
 RpeStatus
@@ -88,19 +447,7 @@ rpe_softmax_row_block (float  *rows,
     return RPE_ERROR_INVALID_ARGUMENT;
   if (!rpe_size_mul (n_rows, n, &count))
     return RPE_ERROR_OVERFLOW;
-
-  for (size_t i = 0; i < n_rows; i++)
-    {
-      size_t n_cols = n;
-      RpeStatus st;
-
-      /* Causal: column j survives iff j <= m = m0 + i. */
-      if (causal && m0 + i < n)
-        n_cols = m0 + i + 1;
-      if ((st = softmax_row (rows + i * n, n, n_cols)) != RPE_OK)
-        return st;
-    }
-  return RPE_OK;
+  return softmax_stack (rows, n_rows, n, m0, 0, causal, NULL);
 }
 
 RpeStatus
@@ -111,7 +458,6 @@ rpe_softmax_rows (float            *logits,
                   const RpeMonitor *monitor)
 {
   size_t per_map, total;
-  RpeStatus st;
 
   if (!rpe_size_mul (n, n, &per_map) || !rpe_size_mul (per_map, n_maps, &total))
     return RPE_ERROR_OVERFLOW;
@@ -119,20 +465,9 @@ rpe_softmax_rows (float            *logits,
     return RPE_OK;
   if (logits == NULL)
     return RPE_ERROR_INVALID_ARGUMENT;
-
-  for (size_t h = 0; h < n_maps; h++)
-    for (size_t m = 0; m < n; m += ROW_CHUNK)
-      {
-        size_t b = n - m < ROW_CHUNK ? n - m : ROW_CHUNK;
-
-        if (rpe_monitor_cancelled (monitor))
-          return RPE_ERROR_CANCELLED;
-        st = rpe_softmax_row_block (logits + h * per_map + m * n, b, n, m, causal);
-        if (st != RPE_OK)
-          return st;
-        rpe_monitor_progress (monitor, ((double) h + (double) (m + b) / (double) n) / (double) n_maps);
-      }
-  return RPE_OK;
+  if (rpe_monitor_cancelled (monitor))
+    return RPE_ERROR_CANCELLED;
+  return softmax_stack (logits, n_maps * n, n, 0, n, causal, monitor);
 }
 
 void

@@ -14,6 +14,14 @@ RpeStatus rpe_softmax_rows (float            *logits,
                             bool              causal,
                             const RpeMonitor *monitor);
 
+/* y[i] = exp(x[i]) for i < n, vectorised (AVX2+FMA when the CPU has it, else SSE2):
+ * max error ~1.5 ulp against the correctly rounded exp; x > 88.72283 gives +inf,
+ * x < -104 gives 0, NaN stays NaN.  x and y may be the same array.  The row
+ * softmax uses the same exp. */
+void      rpe_exp_f (const float *x,
+                     float       *y,
+                     size_t       n);
+
 /* The SPE paper's display transform min(1, a^0.4 / 0.02^0.4), in place. */
 void      rpe_attention_display_transform (float *a,
                                            size_t count);

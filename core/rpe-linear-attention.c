@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include "rpe-alloc.h"
+#include "rpe-attention.h"
 #include "rpe-linear-attention.h"
 #include "rpe-rng.h"
 
@@ -301,13 +302,15 @@ rpe_feature_map_apply (RpeFeatureMap            map,
   switch (map)
     {
     case RPE_FEATURE_RELU:
-    case RPE_FEATURE_ELU1:
       for (size_t i = 0; i < in_count; i++)
-        {
-          float v = x[i];
+        phi[i] = relu (x[i]);
+      break;
 
-          phi[i] = map == RPE_FEATURE_RELU ? relu (v) : v > 0.0f ? v + 1.0f : expf (v);
-        }
+    case RPE_FEATURE_ELU1:
+      /* elu(x) + 1: x + 1 for x > 0, e^x otherwise (vectorised exp, rpe-attention.h) */
+      rpe_exp_f (x, phi, in_count);
+      for (size_t i = 0; i < in_count; i++)
+        phi[i] = x[i] > 0.0f ? x[i] + 1.0f : phi[i];
       break;
 
     case RPE_FEATURE_DPFP:
@@ -596,6 +599,205 @@ stage_progress (double  fraction,
   rpe_monitor_progress (stage->parent, stage->base + stage->span * fraction);
 }
 
+/* ---- chunked features + linear attention (rpe_linear_attention_qkv) ----
+ *
+ * For the row-local feature maps (RELU, ELU1, DPFP: phi(x_m) depends on x_m
+ * alone), the features are never formed for all N rows: keys and values are
+ * consumed QKV_CHUNK rows at a time.  Non-causal: pass 1 accumulates
+ * kv_h = phi(K_h)^T V_h and z_h = phi(K_h)^T 1 (in double) chunk by chunk,
+ * pass 2 turns each chunk of queries into outputs.  Causal: one pass, the
+ * running sums S, z of every head carried from chunk to chunk, each chunk
+ * evaluated by the same 64-row recurrence as rpe_linear_attention (QKV_CHUNK is
+ * a multiple of CAUSAL_CHUNK, so the arithmetic is the same).  Extra memory
+ * O(QKV_CHUNK H M + H M Dv) instead of 2 N H M. */
+#define QKV_CHUNK 2048
+
+typedef struct
+{
+  size_t  n_heads, m, dv;
+  double *s;       /* (H, M, Dv) causal running sum S, or the non-causal kv sums */
+  float  *s_f;     /* (H, M, Dv) S rounded (causal) / kv (non-causal) */
+  double *z;       /* (H, M) */
+  float  *kv;      /* (M, Dv) product scratch */
+  float  *intra;   /* (C, C) causal scratch */
+} LinState;
+
+/* Causal rows of head h for one stretch of b rows (pointers at the stretch's first
+ * row; phi rows of stride H M, v / y rows of stride H Dv): the recurrence of
+ * rpe_linear_attention, state (s, s_f, z of head h) carried in and out. */
+static void
+causal_stretch (const float *pq,
+                const float *pk,
+                const float *vh,
+                float       *yh,
+                size_t       n,
+                size_t       hm,
+                size_t       hdv,
+                size_t       m,
+                size_t       dv,
+                double      *s,
+                float       *s_f,
+                double      *z,
+                float       *kv,
+                float       *intra)
+{
+  const size_t mdv = m * dv;
+
+  for (size_t c0 = 0; c0 < n; c0 += CAUSAL_CHUNK)
+    {
+      const size_t b = min_size (CAUSAL_CHUNK, n - c0);
+      const float *qc = pq + c0 * hm, *kc = pk + c0 * hm, *vc = vh + c0 * hdv;
+      float *yc = yh + c0 * hdv;
+
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                   1.0f, qc, (int) hm, s_f, (int) dv, 0.0f, yc, (int) hdv);
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) b, (int) b, (int) m,
+                   1.0f, qc, (int) hm, kc, (int) hm, 0.0f, intra, (int) b);
+      for (size_t i = 0; i < b; i++)
+        for (size_t j = i + 1; j < b; j++)
+          intra[i * b + j] = 0.0f;
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) b,
+                   1.0f, intra, (int) b, vc, (int) hdv, 1.0f, yc, (int) hdv);
+      for (size_t i = 0; i < b; i++)
+        {
+          double den = 0;
+          float *yr = yc + i * hdv;
+
+          for (size_t j = 0; j < m; j++)
+            den += (double) qc[i * hm + j] * z[j];
+          for (size_t j = 0; j <= i; j++)
+            den += intra[i * b + j];
+          for (size_t t = 0; t < dv; t++)
+            yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
+        }
+      cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                   1.0f, kc, (int) hm, vc, (int) hdv, 0.0f, kv, (int) dv);
+      for (size_t t = 0; t < mdv; t++)
+        {
+          s[t] += kv[t];
+          s_f[t] = (float) s[t];
+        }
+      for (size_t i = 0; i < b; i++)
+        for (size_t j = 0; j < m; j++)
+          z[j] += kc[i * hm + j];
+    }
+}
+
+static RpeStatus
+qkv_chunked (RpeFeatureMap            map,
+             const RpeFeatureOptions *options,
+             size_t                   n,
+             size_t                   n_heads,
+             size_t                   f,
+             size_t                   m,
+             size_t                   dv,
+             const float             *q,
+             const float             *k,
+             const float             *v,
+             bool                     causal,
+             float                   *y,
+             const RpeMonitor        *monitor)
+{
+  const size_t hm = n_heads * m, hdv = n_heads * dv, hf = n_heads * f;
+  const size_t rows = min_size (QKV_CHUNK, n);
+  size_t count, hmdv, mdv;
+  float *pq = NULL, *pk = NULL, *kv = NULL, *s_f = NULL, *intra = NULL;
+  double *s = NULL, *z = NULL;
+  RpeStatus st;
+  const int passes = causal ? 1 : 2;
+
+  if (!rpe_size_mul (rows, hm, &count) || !rpe_size_mul (m, dv, &mdv)
+      || !rpe_size_mul (mdv, n_heads, &hmdv) || n > INT_MAX || hm > INT_MAX || hdv > INT_MAX)
+    return RPE_ERROR_OVERFLOW;
+  if (!all_finite_fast (v, n * hdv))
+    return RPE_ERROR_NOT_FINITE;
+  if ((pq = rpe_alloc (count, sizeof (float), &st)) == NULL
+      || (pk = rpe_alloc (count, sizeof (float), &st)) == NULL
+      || (kv = rpe_alloc (mdv, sizeof (float), &st)) == NULL
+      || (s_f = rpe_alloc0 (hmdv, sizeof (float), &st)) == NULL
+      || (s = rpe_alloc0 (hmdv, sizeof (double), &st)) == NULL
+      || (z = rpe_alloc0 (hm, sizeof (double), &st)) == NULL
+      || (intra = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st)) == NULL)
+    goto done;
+
+  for (int pass = 0; pass < passes; pass++)
+    {
+      const bool keys = causal || pass == 0, queries = causal || pass == 1;
+
+      if (!causal && pass == 1)
+        for (size_t t = 0; t < hmdv; t++)
+          s_f[t] = (float) s[t];
+      for (size_t r0 = 0; r0 < n; r0 += rows)
+        {
+          const size_t b = min_size (rows, n - r0);
+
+          if (rpe_monitor_cancelled (monitor))
+            {
+              st = RPE_ERROR_CANCELLED;
+              goto done;
+            }
+          if (keys && (st = rpe_feature_map_apply (map, options, RPE_FEATURE_KEY, b, n_heads, f,
+                                                   k + r0 * hf, pk, NULL)) != RPE_OK)
+            goto done;
+          if (queries && (st = rpe_feature_map_apply (map, options, RPE_FEATURE_QUERY, b, n_heads, f,
+                                                      q + r0 * hf, pq, NULL)) != RPE_OK)
+            goto done;
+          for (size_t h = 0; h < n_heads; h++)
+            {
+              const float *vh = v + r0 * hdv + h * dv;
+              float *yh = y + r0 * hdv + h * dv;
+              double *zh = z + h * m, *sh = s + h * mdv;
+              float *sfh = s_f + h * mdv;
+
+              if (causal)
+                {
+                  causal_stretch (pq + h * m, pk + h * m, vh, yh, b, hm, hdv, m, dv,
+                                  sh, sfh, zh, kv, intra);
+                  continue;
+                }
+              if (keys)
+                {
+                  /* kv_h += phi(K_c)^T V_c, z_h += phi(K_c)^T 1 */
+                  cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                               1.0f, pk + h * m, (int) hm, vh, (int) hdv, 0.0f, kv, (int) dv);
+                  for (size_t t = 0; t < mdv; t++)
+                    sh[t] += kv[t];
+                  for (size_t i = 0; i < b; i++)
+                    for (size_t j = 0; j < m; j++)
+                      zh[j] += pk[i * hm + h * m + j];
+                }
+              else
+                {
+                  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                               1.0f, pq + h * m, (int) hm, sfh, (int) dv, 0.0f, yh, (int) hdv);
+                  for (size_t i = 0; i < b; i++)
+                    {
+                      const float *qr = pq + i * hm + h * m;
+                      float *yr = yh + i * hdv;
+                      double den = 0;
+
+                      for (size_t j = 0; j < m; j++)
+                        den += qr[j] * zh[j];
+                      for (size_t t = 0; t < dv; t++)
+                        yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
+                    }
+                }
+            }
+          rpe_monitor_progress (monitor, ((double) pass + (double) (r0 + b) / (double) n) / passes);
+        }
+    }
+
+done:
+  rpe_free (pq);
+  rpe_free (pk);
+  rpe_free (kv);
+  rpe_free (s_f);
+  rpe_free (s);
+  rpe_free (z);
+  rpe_free (intra);
+  return st;
+}
+
 RpeStatus
 rpe_linear_attention_qkv (RpeFeatureMap            map,
                           const RpeFeatureOptions *options,
@@ -621,6 +823,16 @@ rpe_linear_attention_qkv (RpeFeatureMap            map,
     return st;
   if (!rpe_size_mul (n, n_heads, &count) || !rpe_size_mul (count, m, &count))
     return RPE_ERROR_OVERFLOW;
+  /* row-local features: chunked, O(chunk) extra memory */
+  if ((map == RPE_FEATURE_RELU || map == RPE_FEATURE_ELU1 || map == RPE_FEATURE_DPFP)
+      && v != NULL && y != NULL && dv > 0)
+    {
+      size_t cv;
+
+      if (!rpe_size_mul (n, n_heads, &cv) || !rpe_size_mul (cv, dv, &cv))
+        return RPE_ERROR_OVERFLOW;
+      return qkv_chunked (map, options, n, n_heads, f, m, dv, q, k, v, causal, y, monitor);
+    }
 
   pq = rpe_alloc (count, sizeof (float), &st);
   if (pq != NULL)

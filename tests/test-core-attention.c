@@ -424,12 +424,138 @@ test_monitor (void)
   g_free (x);
 }
 
+/* rpe_exp_f against the correctly rounded exp (double exp rounded to float) over
+ * the whole float range of exp, in ulps; and its special values. */
+static void
+test_exp_vectorised (void)
+{
+  const size_t count = 2000003;   /* odd: the vector tail is used */
+  float *x = g_new (float, count), *y = g_new (float, count);
+  double worst_ulp = 0, worst_x = 0, worst_sub = 0;
+  const float special[] = { 0.0f, -0.0f, 1.0f, -1.0f, 88.72283f, 88.7229f, 89.0f, 1e30f,
+                            -87.3f, -103.0f, -103.97f, -104.5f, -1e30f, INFINITY, -INFINITY, NAN };
+  float sy[G_N_ELEMENTS (special)];
+
+  /* a dense grid over [-104, 89] plus random points */
+  for (size_t i = 0; i < count; i++)
+    x[i] = (float) (-104.0 + 193.0 * (double) i / (double) (count - 1));
+  rpe_exp_f (x, y, count);
+  for (size_t i = 0; i < count; i++)
+    {
+      double ref = exp ((double) x[i]);
+      float rf = (float) ref;
+
+      if (!isfinite (rf))
+        {
+          /* beyond FLT_MAX after rounding: +inf, or FLT_MAX right at the edge */
+          g_assert_true (y[i] == INFINITY || y[i] >= 3.40e38f);
+          continue;
+        }
+      if (ref < 1.1754943508222875e-38)
+        {
+          /* subnormal results: absolute error in units of the smallest subnormal */
+          double e = fabs ((double) y[i] - ref) / 1.401298464324817e-45;
+
+          worst_sub = MAX (worst_sub, e);
+          continue;
+        }
+      {
+        /* ulp of the reference's float binade */
+        int ex;
+        double ulp, e;
+
+        frexp (ref, &ex);
+        ulp = ldexp (1.0, ex - 24);
+        e = fabs ((double) y[i] - ref) / ulp;
+        if (e > worst_ulp)
+          {
+            worst_ulp = e;
+            worst_x = x[i];
+          }
+      }
+    }
+  g_test_message ("rpe_exp_f: max error %.3f ulp (at x = %.6g), subnormal range %.2f x 2^-149",
+                  worst_ulp, worst_x, worst_sub);
+  g_assert_cmpfloat (worst_ulp, <, 2.0);
+  g_assert_cmpfloat (worst_sub, <=, 2.0);
+
+  /* in place gives the same as out of place */
+  memcpy (y, x, 1000 * sizeof (float));
+  rpe_exp_f (y, y, 1000);
+  for (size_t i = 0; i < 1000; i++)
+    {
+      float one;
+
+      rpe_exp_f (&x[i], &one, 1);
+      g_assert_true (one == y[i]);
+    }
+
+  rpe_exp_f (special, sy, G_N_ELEMENTS (special));
+  g_assert_true (sy[0] == 1.0f && sy[1] == 1.0f);
+  g_assert_cmpfloat_with_epsilon (sy[2], M_E, 3e-7);
+  g_assert_cmpfloat_with_epsilon (sy[3], 1.0 / M_E, 1e-7);
+  g_assert_true (isfinite (sy[4]) && sy[4] > 3.4e38f);
+  g_assert_true (sy[5] == INFINITY && sy[6] == INFINITY && sy[7] == INFINITY);
+  g_assert_cmpfloat (fabs (sy[8] - exp ((double) special[8])) / exp ((double) special[8]), <, 1e-6);
+  g_assert_cmpfloat (fabs (sy[9] - exp ((double) special[9])), <=, 2.9e-45);
+  g_assert_true (sy[10] >= 0.0f && sy[10] <= 2.9e-45f);
+  g_assert_true (sy[11] == 0.0f && sy[12] == 0.0f);
+  g_assert_true (sy[13] == INFINITY && sy[14] == 0.0f && isnan (sy[15]));
+  g_free (x);
+  g_free (y);
+}
+
+/* The threaded, vectorised softmax on a map large enough to be split across
+ * workers, with row lengths that leave vector tails and -inf entries, against
+ * the naive double softmax; and every blocking of rpe_softmax_row_block agrees
+ * exactly with the full-map call (the same kernel on the same rows). */
+static void
+test_softmax_threaded (void)
+{
+  const size_t n = 611, maps = 3;   /* 3 x 611 x 611 > 2^18 entries: threaded */
+  GRand *rand = g_rand_new_with_seed (7);
+
+  for (int causal = 0; causal < 2; causal++)
+    {
+      float *x = random_floats (rand, maps * n * n, 30.0);
+      float *blocks;
+      double *ref;
+
+      for (size_t i = 1; i < maps * n * n; i += 97)
+        if (i % n != 0)   /* column 0 stays finite: no all-masked causal row */
+          x[i] = -INFINITY;
+      x[5 * n] = x[5 * n + 1] = 1e6f;   /* a very peaked row */
+      blocks = g_memdup2 (x, maps * n * n * sizeof (float));
+      ref = naive_softmax (x, maps, n, causal);
+      g_assert_cmpint (rpe_softmax_rows (x, maps, n, causal, NULL), ==, RPE_OK);
+      g_assert_cmpfloat (rpe_test_max_abs_err (x, ref, maps * n * n), <, 2e-7);
+      g_assert_cmpfloat_with_epsilon (x[5 * n], 0.5, 1e-7);
+      for (size_t h = 0; h < maps; h++)
+        for (size_t m0 = 0; m0 < n; m0 += 37)
+          {
+            size_t b = MIN (37, n - m0);
+
+            g_assert_cmpint (rpe_softmax_row_block (blocks + (h * n + m0) * n, b, n, m0, causal), ==, RPE_OK);
+          }
+      g_assert_true (memcmp (blocks, x, maps * n * n * sizeof (float)) == 0);
+      /* a NaN anywhere is reported */
+      blocks[maps * n * n - 3] = NAN;
+      g_assert_cmpint (rpe_softmax_rows (blocks, maps, n, causal, NULL), ==, RPE_ERROR_NOT_FINITE);
+      g_free (ref);
+      g_free (x);
+      g_free (blocks);
+    }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/attention/softmax-vs-naive", test_softmax_vs_naive);
   g_test_add_func ("/core/attention/softmax-extremes", test_softmax_extremes);
+  g_test_add_func ("/core/attention/softmax-threaded", test_softmax_threaded);
+  g_test_add_func ("/core/attention/exp-vectorised", test_exp_vectorised);
   g_test_add_func ("/core/attention/display-transform", test_display_transform);
   g_test_add_func ("/core/attention/ape-encoding", test_ape_encoding);
   g_test_add_func ("/core/attention/ape-logits", test_ape_logits);

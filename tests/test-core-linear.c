@@ -570,11 +570,47 @@ test_errors (void)
   g_assert_cmpint (rpe_linear_attention_map_rows (2, 1, 4, x, x, FALSE, 0, 1, 2, phi, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
 }
 
+/* rpe_linear_attention_qkv processes the row-local feature maps (relu, elu1,
+ * dpfp) in chunks of 2048 rows, never forming all N features: at N = 4500 (three
+ * chunks, the last one partial and not a multiple of the 64-row causal block)
+ * it must still equal the quadratic form in double, causal or not. */
+static void
+test_qkv_chunked (void)
+{
+  const size_t n = 4500, hc = 2, f = 4, dv = 3;
+  const size_t cases[] = { 0, 1, 6 };   /* relu, elu1, dpfp3 in map_cases */
+  GRand *rand = g_rand_new_with_seed (31);
+
+  for (size_t ci = 0; ci < G_N_ELEMENTS (cases); ci++)
+    for (int causal = 0; causal < 2; causal++)
+      {
+        const MapCase *mc = &map_cases[cases[ci]];
+        float *q = random_floats (rand, n * hc * f, 1.0);
+        float *k = random_floats (rand, n * hc * f, 1.0);
+        float *v = random_floats (rand, n * hc * dv, 1.0);
+        float *y = g_new (float, n * hc * dv);
+        size_t m;
+        double *pq = naive_phi_all (mc, q, n, hc, f, &m);
+        double *pk = naive_phi_all (mc, k, n, hc, f, &m);
+        double *yref = naive_quadratic (pq, pk, v, n, hc, m, dv, causal, NULL);
+        double err;
+
+        g_assert_cmpint (rpe_linear_attention_qkv (mc->map, &mc->opts, n, hc, f, dv, q, k, v, causal, y, NULL),
+                         ==, RPE_OK);
+        err = rpe_test_max_rel_err (y, yref, n * hc * dv, 1e-3);
+        g_test_message ("qkv chunked %s causal=%d: max rel err %.3g", mc->name, causal, err);
+        g_assert_cmpfloat (err, <, 2e-5);
+        g_free (q); g_free (k); g_free (v); g_free (y); g_free (pq); g_free (pk); g_free (yref);
+      }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/linear/vs-quadratic", test_linear_vs_quadratic);
+  g_test_add_func ("/core/linear/qkv-chunked", test_qkv_chunked);
   g_test_add_func ("/core/linear/feature-values", test_feature_values);
   g_test_add_func ("/core/linear/exp-shift-invariance", test_exp_shift_invariance);
   g_test_add_func ("/core/linear/zero-denominator", test_zero_denominator);

@@ -1211,6 +1211,60 @@ test_bad_sizes (void)
   rpe_spe_params_clear (&p);
 }
 
+/* rpe_spe_encode_seeded draws the code noise inside the call: it must equal
+ * rpe_spe_noise_fill + rpe_spe_encode_fused exactly (same draw, same arithmetic),
+ * and the fused path must equal the three-step codes + gate + encode to float
+ * rounding; the three-step path is itself checked against naive references in
+ * /core/spe/encode. */
+static void
+test_fused_seeded (void)
+{
+  const size_t H = 2, D = 6, R = 8;
+  const size_t lengths[] = { 37, 300 };
+
+  for (int method = 0; method < 2; method++)
+    for (size_t li = 0; li < G_N_ELEMENTS (lengths); li++)
+      for (int gated = 0; gated < 2; gated++)
+        {
+          const size_t n = lengths[li];
+          RpeSpeParams p;
+          size_t zc;
+          float *z, *eps = g_new (float, H * D * R), *q = g_new (float, n * H * D), *k = g_new (float, n * H * D);
+          float *qs = g_new (float, n * H * R), *ks = g_new (float, n * H * R);
+          float *qf = g_new (float, n * H * R), *kf = g_new (float, n * H * R);
+          float *qbar = g_new (float, n * H * D * R), *kbar = g_new (float, n * H * D * R);
+          float *q3 = g_new (float, n * H * R), *k3 = g_new (float, n * H * R);
+          double *ref = g_new (double, n * H * R);
+
+          make_params (&p, method == 0 ? RPE_SPE_SINE : RPE_SPE_CONV, H, D, method == 0 ? 3 : 9, gated, 11);
+          if (gated)
+            set_gates (&p);
+          z = noise_new (&p, n, R, 21, &zc);
+          g_assert_cmpint (rpe_spe_gate_noise_fill (&p, R, 22, eps), ==, RPE_OK);
+          rpe_rng_normal (23, RPE_STREAM_QUERIES, 0, q, n * H * D);
+          rpe_rng_normal (23, RPE_STREAM_KEYS, 0, k, n * H * D);
+
+          g_assert_cmpint (rpe_spe_encode_seeded (&p, n, R, 21, eps, q, k, qs, ks, NULL), ==, RPE_OK);
+          g_assert_cmpint (rpe_spe_encode_fused (&p, n, R, z, eps, q, k, qf, kf, NULL), ==, RPE_OK);
+          g_assert_true (memcmp (qs, qf, n * H * R * sizeof (float)) == 0);
+          g_assert_true (memcmp (ks, kf, n * H * R * sizeof (float)) == 0);
+
+          g_assert_cmpint (rpe_spe_codes (&p, n, R, z, qbar, kbar, NULL), ==, RPE_OK);
+          g_assert_cmpint (rpe_spe_gate_codes (&p, n, R, eps, qbar, kbar), ==, RPE_OK);
+          g_assert_cmpint (rpe_spe_encode (n, H, D, R, qbar, kbar, q, k, q3, k3, NULL), ==, RPE_OK);
+          for (size_t i = 0; i < n * H * R; i++)
+            ref[i] = q3[i];
+          g_assert_cmpfloat (rpe_test_max_rel_err (qf, ref, n * H * R, 1e-30), <, 2e-6);
+          for (size_t i = 0; i < n * H * R; i++)
+            ref[i] = k3[i];
+          g_assert_cmpfloat (rpe_test_max_rel_err (kf, ref, n * H * R, 1e-30), <, 2e-6);
+
+          rpe_spe_params_clear (&p);
+          g_free (z); g_free (eps); g_free (q); g_free (k); g_free (qs); g_free (ks);
+          g_free (qf); g_free (kf); g_free (qbar); g_free (kbar); g_free (q3); g_free (k3); g_free (ref);
+        }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1222,6 +1276,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/spe/conv/codes", test_conv_codes);
   g_test_add_func ("/core/spe/conv/fft-vs-direct", test_conv_fft_direct);
   g_test_add_func ("/core/spe/encode", test_encode);
+  g_test_add_func ("/core/spe/encode/fused-seeded", test_fused_seeded);
   g_test_add_func ("/core/spe/template/sine", test_template_sine);
   g_test_add_func ("/core/spe/template/conv", test_template_conv);
   g_test_add_func ("/core/spe/template/gated", test_template_gated);
