@@ -420,7 +420,9 @@ test_long_job (void)
   g_test_message ("main loop: %u ticks of 5 ms, largest stall %.1f ms (cancel at %.0f ms)", probe.ticks,
                   probe.max_gap / 1e3, (cancel_at - start) / 1e3);
   g_print ("# largest main-loop stall during the N = 65536 job: %.1f ms\n", probe.max_gap / 1e3);
-  g_assert_cmpint (probe.max_gap, <, 100 * 1000);
+  /* under valgrind every thread runs serialised on one core and 20-50x slower: the bound is meaningless */
+  if (g_getenv ("RPE_UNDER_VALGRIND") == NULL)
+    g_assert_cmpint (probe.max_gap, <, 100 * 1000);
   g_assert_cmpstr (rpe_attention_view_get_caption (av), !=, NULL);
   g_assert_nonnull (strstr (rpe_attention_view_get_caption (av), "Cancelled"));
 
