@@ -594,6 +594,25 @@ test_bad_files (void)
   g_assert_nonnull (strstr (err, "i4"));
   g_clear_pointer (&err, g_free);
 
+  /* an absurd shape: 2^62 x 8 float32 would need 2^67 bytes */
+  {
+    g_autofree char *absurd = tmp_path ("absurd.npy");
+    const char head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }";
+    GString *h2 = g_string_new_len (head, sizeof head - 1);
+
+    while (h2->len < 127)
+      g_string_append_c (h2, ' ');
+    g_string_append_c (h2, '\n');
+    g_string_append_len (h2, "\0\0\0\0\0\0\0\0", 8);
+    g_assert_true (g_file_set_contents (absurd, h2->str, (gssize) h2->len, NULL));
+    g_string_free (h2, TRUE);
+    g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, absurd, out), ==, 2);
+    g_assert_nonnull (strstr (err, "absurd.npy"));
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_rpe (&err, "info %s", absurd), ==, 2);
+    g_clear_pointer (&err, g_free);
+  }
+
   /* NaN in the queries */
   q[5] = NAN;
   write_npy (nan, q, 3, (gsize[]) { 4, H, D });
