@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include <fftw3.h>
-#include <cblas.h>
 
 #include "rpe-alloc.h"
 #include "rpe-conv-spe.h"
@@ -47,6 +46,26 @@ axpy_f (float       *restrict y,
     y[i] += a * x[i];
 }
 
+/* y += a * b elementwise */
+static inline void
+mul_acc_f (float       *restrict y,
+           const float *restrict a,
+           const float *restrict b,
+           size_t                n)
+{
+  size_t i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    {
+      y[i] += a[i] * b[i];             y[i + 1] += a[i + 1] * b[i + 1];
+      y[i + 2] += a[i + 2] * b[i + 2]; y[i + 3] += a[i + 3] * b[i + 3];
+      y[i + 4] += a[i + 4] * b[i + 4]; y[i + 5] += a[i + 5] * b[i + 5];
+      y[i + 6] += a[i + 6] * b[i + 6]; y[i + 7] += a[i + 7] * b[i + 7];
+    }
+  for (; i < n; i++)
+    y[i] += a[i] * b[i];
+}
+
 RpeConvSpePath
 rpe_conv_spe_choose_path (size_t n,
                           size_t kernel)
@@ -59,6 +78,40 @@ rpe_conv_spe_choose_path (size_t n,
   return RPE_CONV_SPE_PATH_FFT;
 }
 
+/* Overlap-save block length for N outputs of a length-L filter: the power of two
+ * nfft >= 2L (at least 64) minimising nblk nfft log2(nfft), nblk = ceil(N / (nfft - L + 1)).
+ * Small power-of-two transforms stay in cache and use FFTW's SIMD codelets: at
+ * N = 4096, L = 128 eleven blocks of 512 cost a third of one transform of 4320. */
+static bool
+choose_blocks (size_t  n,
+               size_t  L,
+               size_t *nfft,
+               size_t *nblk)
+{
+  double best = 0.0;
+  size_t b = 64;
+
+  *nfft = 0;
+  while (b < 2 * L)
+    b *= 2;
+  for (; b <= MAX_FFT; b *= 2)
+    {
+      size_t valid = b - L + 1;
+      size_t nb = n / valid + (n % valid != 0);
+      double cost = (double) nb * (double) b * log2 ((double) b);
+
+      if (*nfft == 0 || cost < best)
+        {
+          best = cost;
+          *nfft = b;
+          *nblk = nb;
+        }
+      if (nb == 1)
+        break;
+    }
+  return *nfft != 0;
+}
+
 /* Per-call state shared by both paths; one channel at a time. */
 typedef struct
 {
@@ -69,11 +122,13 @@ typedef struct
   /* direct */
   float              *zt;      /* (N+L-1, R): the noise segment of the channel, transposed */
   float              *w;       /* (2, L): s * wq, s * wk */
-  /* fft */
-  RpeFftPlan         *plan;
-  size_t              nfft, nc;
-  float              *x;
-  fftwf_complex      *xs, *wqs, *wks, *ys;
+  /* fft: overlap-save over blocks of nfft = 2^k samples, nvalid = nfft - L + 1
+   * outputs per block, nblk blocks (nblk * nvalid >= N) */
+  RpeFftC2cPlan      *plan;
+  size_t              nfft, nvalid, nblk, xlen;
+  float              *x;       /* (xlen): the noise segment, zero padded */
+  float              *yq, *yk; /* (N): filtered outputs */
+  fftwf_complex      *zin, *zs, *v, *u0, *u1, *uo; /* (nfft) each */
   /* noise drawn on the fly (z == NULL) */
   bool                seeded;
   uint64_t            seed;
@@ -85,11 +140,15 @@ conv_ctx_clear (ConvCtx *ctx)
   rpe_free (ctx->zt);
   rpe_free (ctx->w);
   rpe_free (ctx->x);
-  rpe_free (ctx->xs);
-  rpe_free (ctx->wqs);
-  rpe_free (ctx->wks);
-  rpe_free (ctx->ys);
-  rpe_fft_plan_free (ctx->plan);
+  rpe_free (ctx->yq);
+  rpe_free (ctx->yk);
+  rpe_free (ctx->zin);
+  rpe_free (ctx->zs);
+  rpe_free (ctx->v);
+  rpe_free (ctx->u0);
+  rpe_free (ctx->u1);
+  rpe_free (ctx->uo);
+  rpe_fft_c2c_plan_free (ctx->plan);
   memset (ctx, 0, sizeof *ctx);
 }
 
@@ -127,22 +186,28 @@ conv_ctx_init (ConvCtx            *ctx,
   if (ctx->path != RPE_CONV_SPE_PATH_FFT)
     return RPE_ERROR_INVALID_ARGUMENT;
 
-  /* circular cross-correlation of length n_fft >= N + L - 1: y[m] = sum_j w[j] x[m + j]
-   * never wraps for m < N */
+  /* overlap-save: the circular cross-correlation of a block of nfft samples,
+   * y[t] = sum_j w[j] x[(t + j) mod nfft], never wraps for t < nfft - L + 1 */
   if (ctx->seg > MAX_FFT)
     return RPE_ERROR_INVALID_ARGUMENT;
-  ctx->nfft = rpe_fft_good_size (ctx->seg);
-  if (ctx->nfft > MAX_FFT)
+  if (!choose_blocks (n, L, &ctx->nfft, &ctx->nblk))
     return RPE_ERROR_INVALID_ARGUMENT;
-  ctx->nc = ctx->nfft / 2 + 1;
+  ctx->nvalid = ctx->nfft - L + 1;
+  /* blocks go by pairs: room for a last, unused, block b = nblk (zeros)
+   * nblk nvalid + nfft >= N + L - 1 = seg */
+  ctx->xlen = ctx->nblk * ctx->nvalid + ctx->nfft;
   /* measured once per size: FFTW keeps the wisdom, later plans of the size are instant */
-  if ((ctx->plan = rpe_fft_plan_new (ctx->nfft, RPE_FFT_MEASURE | RPE_FFT_ALIGNED, &st)) == NULL)
+  if ((ctx->plan = rpe_fft_c2c_plan_new (ctx->nfft, RPE_FFT_MEASURE | RPE_FFT_ALIGNED, &st)) == NULL)
     goto fail;
-  if ((ctx->x = rpe_alloc (ctx->nfft, sizeof (float), &st)) == NULL
-      || (ctx->xs = rpe_alloc (ctx->nc, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->wqs = rpe_alloc (ctx->nc, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->wks = rpe_alloc (ctx->nc, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->ys = rpe_alloc (ctx->nc, sizeof (fftwf_complex), &st)) == NULL)
+  if ((ctx->x = rpe_alloc (ctx->xlen, sizeof (float), &st)) == NULL
+      || (ctx->yq = rpe_alloc (n, sizeof (float), &st)) == NULL
+      || (ctx->yk = rpe_alloc (n, sizeof (float), &st)) == NULL
+      || (ctx->zin = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
+      || (ctx->zs = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
+      || (ctx->v = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
+      || (ctx->u0 = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
+      || (ctx->u1 = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
+      || (ctx->uo = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL)
     goto fail;
   return RPE_OK;
 
@@ -210,8 +275,119 @@ channel_direct (ConvCtx     *ctx,
     }
 }
 
-/* FFT path: one forward transform of the noise segment serves both filters,
- * Y = X conj(W), O(n_fft log n_fft) per (c, r). */
+/* Spectrum of the complex filter w = wq + i wk of channel c.  For real x the
+ * correlation sum_j w[j] x[t + j] = yq[t] + i yk[t] has the spectrum X[f] Zw[-f]
+ * with Zw = DFT(w), so v[f] = scale/2 Zw[(B - f) mod B] (the 1/2 belongs to the
+ * split of two packed real blocks in filter_segment). */
+static void
+filter_spectra (ConvCtx *ctx,
+                size_t   c,
+                float    scale)
+{
+  const size_t L = ctx->params->kernel, B = ctx->nfft;
+  const float *wq = ctx->params->wq + c * L, *wk = ctx->params->wk + c * L;
+  const float hs = 0.5f * scale;
+
+  memset (ctx->zin, 0, B * sizeof (fftwf_complex));
+  for (size_t j = 0; j < L; j++)
+    {
+      ctx->zin[j][0] = wq[j];
+      ctx->zin[j][1] = wk[j];
+    }
+  rpe_fft_c2c_forward (ctx->plan, ctx->zin, ctx->zs);
+  for (size_t f = 0; f < B; f++)
+    {
+      const size_t fm = (B - f) & (B - 1);
+
+      ctx->v[f][0] = hs * ctx->zs[fm][0];
+      ctx->v[f][1] = hs * ctx->zs[fm][1];
+    }
+}
+
+/* Overlap-save over ctx->x (the segment, zero padded to xlen): block b covers
+ * x[b V .. b V + B) and yields y[b V + t] for t < V = B - L + 1 (the circular
+ * correlation of a block does not wrap there).  Two real blocks are packed in
+ * one complex transform Z = DFT(x_b + i x_{b+1}) and split,
+ *   X_b[f] = (Z[f] + conj Z[-f]) / 2,  X_{b+1}[f] = -i (Z[f] - conj Z[-f]) / 2,
+ * and each U = X V is one complex inverse whose real and imaginary parts are
+ * the two filtered outputs: 3 complex transforms per 2 blocks. */
+static void
+filter_segment (ConvCtx *ctx)
+{
+  const size_t n = ctx->n, B = ctx->nfft, V = ctx->nvalid;
+  const float *restrict x = ctx->x;
+  const float *restrict v = (const float *) ctx->v;
+  float *restrict zin = (float *) ctx->zin;
+  const float *restrict zs = (const float *) ctx->zs;
+  float *restrict u0 = (float *) ctx->u0;
+  float *restrict u1 = (float *) ctx->u1;
+  float *restrict zm = (float *) ctx->uo;   /* free until the inverses */
+
+  for (size_t b = 0; b < ctx->nblk; b += 2)
+    {
+      const float *x0 = x + b * V, *x1 = x + (b + 1) * V;
+
+      for (size_t t = 0; t < B; t++)
+        {
+          zin[2 * t] = x0[t];
+          zin[2 * t + 1] = x1[t];
+        }
+      rpe_fft_c2c_forward (ctx->plan, ctx->zin, ctx->zs);
+      /* conj Z[-f] first, so that the product loop below is contiguous and
+       * unrolled 4 bins wide for the SLP vectoriser (B is a power of two >= 64) */
+      zm[0] = zs[0];
+      zm[1] = -zs[1];
+      for (size_t f = 1; f < B; f++)
+        {
+          zm[2 * f] = zs[2 * (B - f)];
+          zm[2 * f + 1] = -zs[2 * (B - f) + 1];
+        }
+      for (size_t f = 0; f < 2 * B; f += 8)
+        for (size_t e = f; e < f + 8; e += 2)
+          {
+            /* 2 X_b and 2 X_{b+1} (the 1/2 is in v) */
+            const float ar = zs[e] + zm[e], ai = zs[e + 1] + zm[e + 1];
+            const float br = zs[e + 1] - zm[e + 1], bi = zm[e] - zs[e];
+            const float vr = v[e], vi = v[e + 1];
+
+            u0[e] = ar * vr - ai * vi;
+            u0[e + 1] = ar * vi + ai * vr;
+            u1[e] = br * vr - bi * vi;
+            u1[e + 1] = br * vi + bi * vr;
+          }
+      for (size_t k = 0; k < 2 && b + k < ctx->nblk; k++)
+        {
+          const size_t m0 = (b + k) * V;
+          const size_t cnt = n - m0 < V ? n - m0 : V;
+          const float *uo = (const float *) ctx->uo;
+
+          rpe_fft_c2c_backward (ctx->plan, k == 0 ? ctx->u0 : ctx->u1, ctx->uo);
+          for (size_t t = 0; t < cnt; t++)
+            {
+              ctx->yq[m0 + t] = uo[2 * t];
+              ctx->yk[m0 + t] = uo[2 * t + 1];
+            }
+        }
+    }
+}
+
+/* Loads the noise segment z[i, c, L .. N+2L-2] of realization i into ctx->x. */
+static void
+load_segment (ConvCtx     *ctx,
+              const float *z,
+              size_t       c,
+              size_t       i)
+{
+  const size_t L = ctx->params->kernel, seg = ctx->seg;
+
+  if (ctx->seeded)
+    rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->hd + c) * ctx->zlen + L, ctx->x, seg);
+  else
+    memcpy (ctx->x, z + (i * ctx->hd + c) * ctx->zlen + L, seg * sizeof (float));
+  memset (ctx->x + seg, 0, (ctx->xlen - seg) * sizeof (float));
+}
+
+/* FFT path for the codes of channel c (strided outputs). */
 static void
 channel_fft (ConvCtx     *ctx,
              const float *z,
@@ -220,44 +396,17 @@ channel_fft (ConvCtx     *ctx,
              float       *outk,
              size_t       ld)
 {
-  const size_t L = ctx->params->kernel, r = ctx->r, n = ctx->n;
-  const size_t nfft = ctx->nfft, nc = ctx->nc, seg = ctx->seg;
-  const float scale = ctx->s / (float) nfft;
-  float *x = ctx->x;
+  const size_t r = ctx->r, n = ctx->n;
 
-  memset (x, 0, nfft * sizeof (float));
-  memcpy (x, ctx->params->wq + c * L, L * sizeof (float));
-  rpe_fft_forward (ctx->plan, x, ctx->wqs);
-  memcpy (x, ctx->params->wk + c * L, L * sizeof (float));
-  rpe_fft_forward (ctx->plan, x, ctx->wks);
-
+  filter_spectra (ctx, c, ctx->s / (float) ctx->nfft);
   for (size_t i = 0; i < r; i++)
     {
-      if (ctx->seeded)
-        rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->hd + c) * ctx->zlen + L, x, seg);
-      else
-        memcpy (x, z + (i * ctx->hd + c) * ctx->zlen + L, seg * sizeof (float));
-      memset (x + seg, 0, (nfft - seg) * sizeof (float));
-      rpe_fft_forward (ctx->plan, x, ctx->xs);
-
-      for (int side = 0; side < 2; side++)
+      load_segment (ctx, z, c, i);
+      filter_segment (ctx);
+      for (size_t m = 0; m < n; m++)
         {
-          const fftwf_complex *w = side == 0 ? ctx->wqs : ctx->wks;
-          const fftwf_complex *xs = ctx->xs;
-          fftwf_complex *ys = ctx->ys;
-          float *dst = (side == 0 ? outq : outk) + i;
-
-          for (size_t f = 0; f < nc; f++)
-            {
-              float a = xs[f][0], b = xs[f][1], cr = w[f][0], ci = w[f][1];
-
-              /* (a + ib)(cr - i ci) */
-              ys[f][0] = a * cr + b * ci;
-              ys[f][1] = b * cr - a * ci;
-            }
-          rpe_fft_inverse (ctx->plan, ys, x);
-          for (size_t m = 0; m < n; m++)
-            dst[m * ld] = scale * x[m];
+          outq[m * ld + i] = ctx->yq[m];
+          outk[m * ld + i] = ctx->yk[m];
         }
     }
 }
@@ -354,8 +503,10 @@ typedef struct
  *   Qhat[m, h, r] = sum_d q[m, h, d] (a_c y_{c,r}[m] + b_c eps[c, r]),
  * so each inverse transform is accumulated straight into an (R, N) buffer
  * (contiguous in m) with the gate factor a_c and the scale s folded into the
- * filter spectrum; the gate term is one (N x D)(D x R) product per head.
- * acc holds 2 R N floats, tmp (2 N + D R) floats. */
+ * filter spectrum; the gate term, the (N x D)(D x R) product x_h diag(b) eps_h,
+ * is added row by row while the accumulator is transposed into the output.
+ * acc holds 2 R rows of ld >= N floats, tmp (2 D ld + D R) floats; ld = N + 16 keeps
+ * the rows off the power-of-two strides that make the transposes thrash the cache. */
 static RpeStatus
 head_fft (ConvCtx     *ctx,
           const float *z,
@@ -367,14 +518,37 @@ head_fft (ConvCtx     *ctx,
           float       *khat,
           float       *acc,
           float       *tmp,
+          size_t       ld,
           const RpeMonitor *monitor)
 {
   const RpeSpeParams *params = ctx->params;
-  const size_t H = params->n_heads, D = params->n_features, L = params->kernel;
-  const size_t n = ctx->n, r = ctx->r, nfft = ctx->nfft, nc = ctx->nc, seg = ctx->seg;
-  float *x = ctx->x, *xd = tmp, *eb = tmp + 2 * n;
+  const size_t H = params->n_heads, D = params->n_features;
+  const size_t n = ctx->n, r = ctx->r;
+  float *qt = tmp, *kt = tmp + ld * D, *eb = tmp + 2 * ld * D;
 
-  memset (acc, 0, 2 * n * r * sizeof (float));
+  memset (acc, 0, 2 * ld * r * sizeof (float));
+  /* the content weights of head h transposed to (D, N) for both sides, in
+   * blocks of rows: the (N, H, D) inputs are read once, not once per d */
+  for (int side = 0; side < 2; side++)
+    {
+      const float *xin = side == 0 ? q : k;
+      float *xt = side == 0 ? qt : kt;
+
+      if (xin == NULL || (side == 0 ? qhat : khat) == NULL)
+        continue;
+      for (size_t m0 = 0; m0 < n; m0 += 16)
+        {
+          size_t m1 = m0 + 16 < n ? m0 + 16 : n;
+
+          for (size_t m = m0; m < m1; m++)
+            {
+              const float *row = xin + (m * H + h) * D;
+
+              for (size_t d = 0; d < D; d++)
+                xt[d * ld + m] = row[d];
+            }
+        }
+    }
   for (size_t d = 0; d < D; d++)
     {
       const size_t c = h * D + d;
@@ -385,57 +559,20 @@ head_fft (ConvCtx     *ctx,
         return RPE_ERROR_CANCELLED;
       if (params->gate != NULL)
         a = (float) sqrt (1.0 - (double) params->gate[c]);
-      scale = a * ctx->s / (float) nfft;
-      /* conj(W) * scale for both filters */
-      memset (x, 0, nfft * sizeof (float));
-      memcpy (x, params->wq + c * L, L * sizeof (float));
-      rpe_fft_forward (ctx->plan, x, ctx->wqs);
-      memcpy (x, params->wk + c * L, L * sizeof (float));
-      rpe_fft_forward (ctx->plan, x, ctx->wks);
-      /* the content weights of channel c: x[m, h, d] for both sides */
-      for (size_t m = 0; m < n; m++)
-        {
-          xd[m] = q != NULL ? q[(m * H + h) * D + d] : 0.0f;
-          xd[n + m] = k != NULL ? k[(m * H + h) * D + d] : 0.0f;
-        }
-      for (size_t f = 0; f < nc; f++)
-        {
-          ctx->wqs[f][0] *= scale;
-          ctx->wqs[f][1] *= -scale;
-          ctx->wks[f][0] *= scale;
-          ctx->wks[f][1] *= -scale;
-        }
+      scale = a * ctx->s / (float) ctx->nfft;
+      filter_spectra (ctx, c, scale);
 
       for (size_t i = 0; i < r; i++)
         {
-          if (ctx->seeded)
-            rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->hd + c) * ctx->zlen + L, x, seg);
-          else
-            memcpy (x, z + (i * ctx->hd + c) * ctx->zlen + L, seg * sizeof (float));
-          memset (x + seg, 0, (nfft - seg) * sizeof (float));
-          rpe_fft_forward (ctx->plan, x, ctx->xs);
+          float *dq = acc + i * ld, *dk = acc + (r + i) * ld;
+          const float *yq = ctx->yq, *yk = ctx->yk, *wq = qt + d * ld, *wk = kt + d * ld;
 
-          for (int side = 0; side < 2; side++)
-            {
-              const fftwf_complex *w = side == 0 ? ctx->wqs : ctx->wks;
-              const float *xw = xd + side * n;
-              const float *xs = (const float *) ctx->xs;
-              float *ys = (float *) ctx->ys;
-              float *dst = acc + (side * r + i) * n;
-
-              if ((side == 0 ? qhat : khat) == NULL)
-                continue;
-              for (size_t f = 0; f < nc; f++)
-                {
-                  const float xr = xs[2 * f], xi = xs[2 * f + 1], wr = w[f][0], wi = w[f][1];
-
-                  ys[2 * f] = xr * wr - xi * wi;
-                  ys[2 * f + 1] = xr * wi + xi * wr;
-                }
-              rpe_fft_inverse (ctx->plan, ctx->ys, x);
-              for (size_t m = 0; m < n; m++)
-                dst[m] += xw[m] * x[m];
-            }
+          load_segment (ctx, z, c, i);
+          filter_segment (ctx);
+          if (qhat != NULL && q != NULL)
+            mul_acc_f (dq, wq, yq, n);
+          if (khat != NULL && k != NULL)
+            mul_acc_f (dk, wk, yk, n);
         }
     }
 
@@ -444,30 +581,33 @@ head_fft (ConvCtx     *ctx,
     {
       const float *xin = side == 0 ? q : k;
       float *hat = side == 0 ? qhat : khat;
-      const float *src = acc + side * r * n;
+      const float *src = acc + side * r * ld;
 
       if (hat == NULL)
         continue;
-      for (size_t m0 = 0; m0 < n; m0 += 32)
+      if (params->gate != NULL && eps != NULL)
+        for (size_t d = 0; d < D; d++)
+          {
+            const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
+
+            for (size_t i = 0; i < r; i++)
+              eb[d * r + i] = b * eps[(h * D + d) * r + i];
+          }
+      /* row by row, so each output row is written whole once; the strided reads
+       * of acc hit distinct cache sets thanks to the padded ld */
+      for (size_t m = 0; m < n; m++)
         {
-          size_t m1 = m0 + 32 < n ? m0 + 32 : n;
+          float *row = hat + (m * H + h) * r;
 
           for (size_t i = 0; i < r; i++)
-            for (size_t m = m0; m < m1; m++)
-              hat[(m * H + h) * r + i] = src[i * n + m];
-        }
-      if (params->gate != NULL && eps != NULL)
-        {
-          for (size_t d = 0; d < D; d++)
+            row[i] = src[i * ld + m];
+          if (params->gate != NULL && eps != NULL && xin != NULL)
             {
-              const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
+              const float *xr = xin + (m * H + h) * D;
 
-              for (size_t i = 0; i < r; i++)
-                eb[d * r + i] = b * eps[(h * D + d) * r + i];
+              for (size_t d = 0; d < D; d++)
+                axpy_f (row, eb + d * r, xr[d], r);
             }
-          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) r, (int) D,
-                       1.0f, xin + h * D, (int) (H * D), eb, (int) r, 1.0f,
-                       hat + h * r, (int) (H * r));
         }
     }
   return RPE_OK;
@@ -494,26 +634,35 @@ fused_worker (size_t worker, size_t n_workers, void *data)
     }
   ctx.seed = job->seed;
   ctx.seeded = job->z == NULL;
+  if (ctx.path == RPE_CONV_SPE_PATH_FFT)
+    {
+      float *tmp = NULL, *acc = NULL;
+      size_t ld, acount, tcount;
+
+      /* acc: 2 R rows of ld; tmp: the transposed inputs (2 D ld) and the gate factors (D R) */
+      if (!rpe_size_add (n, 16, &ld) || !rpe_size_mul (ld, 2 * r, &acount)
+          || !rpe_size_mul (ld, 2 * D, &tcount) || !rpe_size_add (tcount, D * r, &tcount))
+        {
+          st = RPE_ERROR_OVERFLOW;
+          goto out;
+        }
+      if ((acc = rpe_alloc (acount, sizeof (float), &st)) != NULL
+          && (tmp = rpe_alloc (tcount, sizeof (float), &st)) != NULL)
+        for (size_t h = worker; h < H && st == RPE_OK; h += n_workers)
+          {
+            st = head_fft (&ctx, job->z, h, eps, q, k, qhat, khat, acc, tmp, ld, job->monitor);
+            if (worker == 0)
+              rpe_monitor_progress (job->monitor, (double) (h / n_workers + 1)
+                                                  / (double) ((H + n_workers - 1) / n_workers));
+          }
+      rpe_free (tmp);
+      rpe_free (acc);
+      goto out;
+    }
+
   if ((sq = rpe_alloc (count, 2 * sizeof (float), &st)) == NULL)
     goto out;
   sk = sq + count;
-
-  if (ctx.path == RPE_CONV_SPE_PATH_FFT)
-    {
-      float *tmp = NULL;
-
-      if ((tmp = rpe_alloc (2 * n + D * r, sizeof (float), &st)) == NULL)
-        goto out;
-      for (size_t h = worker; h < H && st == RPE_OK; h += n_workers)
-        {
-          st = head_fft (&ctx, job->z, h, eps, q, k, qhat, khat, sq, tmp, job->monitor);
-          if (worker == 0)
-            rpe_monitor_progress (job->monitor, (double) (h / n_workers + 1)
-                                                / (double) ((H + n_workers - 1) / n_workers));
-        }
-      rpe_free (tmp);
-      goto out;
-    }
 
   for (size_t h = worker; h < H; h += n_workers)
     for (size_t d = 0; d < D; d++)

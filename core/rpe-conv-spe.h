@@ -1,10 +1,10 @@
 /* rpe-conv-spe.h: convSPE ("Variant II", MATH.md section 2).
  *
  * Qbar[m, c, r] = s * sum_{j<L} wq[c, j] z[r, c, m + L + j] (Kbar likewise with wk),
- * computed either directly, O(N L) per (c, r), or with real FFTs of length
- * n_fft = good_size(N + L - 1) >= N + L - 1 (so the circular correlation never wraps),
- * O(n_fft log n_fft) per (c, r) with one plan per call.  The automatic choice
- * takes the FFT when L > RPE_CONV_SPE_FFT_MIN_KERNEL.
+ * computed either directly, O(N L) per (c, r), or by overlap-save FFT correlation in
+ * power-of-two blocks B >= 2L (two real blocks packed into one complex transform, the
+ * query and key filters combined into one complex spectrum), O(N log B) per (c, r).
+ * The automatic choice takes the FFT when L > RPE_CONV_SPE_FFT_MIN_KERNEL.
  */
 #pragma once
 

@@ -113,3 +113,85 @@ rpe_fft_good_size (size_t n)
         return m;
     }
 }
+
+struct _RpeFftC2cPlan
+{
+  size_t     n;
+  fftwf_plan forward;
+  fftwf_plan backward;
+};
+
+RpeFftC2cPlan *
+rpe_fft_c2c_plan_new (size_t     n,
+                      unsigned   flags,
+                      RpeStatus *status)
+{
+  RpeFftC2cPlan *plan;
+  fftwf_complex *a = NULL, *b = NULL;
+  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
+                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+
+  if (n == 0 || n > (size_t) 1 << 30)
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
+  plan = calloc (1, sizeof *plan);
+  if (plan == NULL)
+    {
+      *status = RPE_ERROR_NO_MEMORY;
+      return NULL;
+    }
+  plan->n = n;
+
+  pthread_mutex_lock (&planner_lock);
+  a = fftwf_alloc_complex (n);
+  b = fftwf_alloc_complex (n);
+  if (a != NULL && b != NULL)
+    {
+      plan->forward = fftwf_plan_dft_1d ((int) n, a, b, FFTW_FORWARD, fftw_flags);
+      plan->backward = fftwf_plan_dft_1d ((int) n, a, b, FFTW_BACKWARD, fftw_flags);
+    }
+  fftwf_free (a);
+  fftwf_free (b);
+  pthread_mutex_unlock (&planner_lock);
+
+  if (plan->forward == NULL || plan->backward == NULL)
+    {
+      rpe_fft_c2c_plan_free (plan);
+      *status = RPE_ERROR_INTERNAL;
+      return NULL;
+    }
+  *status = RPE_OK;
+  return plan;
+}
+
+void
+rpe_fft_c2c_plan_free (RpeFftC2cPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  pthread_mutex_lock (&planner_lock);
+  if (plan->forward != NULL)
+    fftwf_destroy_plan (plan->forward);
+  if (plan->backward != NULL)
+    fftwf_destroy_plan (plan->backward);
+  pthread_mutex_unlock (&planner_lock);
+  free (plan);
+}
+
+void
+rpe_fft_c2c_forward (const RpeFftC2cPlan *plan,
+                     fftwf_complex       *in,
+                     fftwf_complex       *out)
+{
+  fftwf_execute_dft (plan->forward, in, out);
+}
+
+void
+rpe_fft_c2c_backward (const RpeFftC2cPlan *plan,
+                      fftwf_complex       *in,
+                      fftwf_complex       *out)
+{
+  fftwf_execute_dft (plan->backward, in, out);
+}

@@ -40,3 +40,19 @@ void rpe_fft_inverse (const RpeFftPlan *plan,
 
 /* Smallest n' >= n whose only prime factors are 2, 3, 5 and 7 (fast for FFTW). */
 size_t rpe_fft_good_size (size_t n);
+
+/* Complex-to-complex transforms of length n (n >= 1), out of place; both
+ * directions unnormalised (backward(forward(x)) = n x).  Same locking and
+ * alignment rules as the real plans. */
+typedef struct _RpeFftC2cPlan RpeFftC2cPlan;
+
+RpeFftC2cPlan *rpe_fft_c2c_plan_new  (size_t     n,
+                                      unsigned   flags,
+                                      RpeStatus *status);
+void           rpe_fft_c2c_plan_free (RpeFftC2cPlan *plan);
+void           rpe_fft_c2c_forward   (const RpeFftC2cPlan *plan,
+                                      fftwf_complex       *in,
+                                      fftwf_complex       *out);
+void           rpe_fft_c2c_backward  (const RpeFftC2cPlan *plan,
+                                      fftwf_complex       *in,
+                                      fftwf_complex       *out);
