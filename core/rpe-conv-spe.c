@@ -17,6 +17,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-conv-spe.h"
+#include "rpe-vec-private.h"
 #include "rpe-fft.h"
 #include "rpe-parallel.h"
 #include "rpe-rng.h"
@@ -27,25 +28,6 @@
 #define MAX_FFT ((size_t) 1 << 30)
 
 /* Small loops written 8-wide so that GCC's SLP vectoriser packs them at -O2. */
-static inline void
-axpy_f (float       *restrict y,
-        const float *restrict x,
-        float                 a,
-        size_t                n)
-{
-  size_t i = 0;
-
-  for (; i + 8 <= n; i += 8)
-    {
-      y[i] += a * x[i];         y[i + 1] += a * x[i + 1];
-      y[i + 2] += a * x[i + 2]; y[i + 3] += a * x[i + 3];
-      y[i + 4] += a * x[i + 4]; y[i + 5] += a * x[i + 5];
-      y[i + 6] += a * x[i + 6]; y[i + 7] += a * x[i + 7];
-    }
-  for (; i < n; i++)
-    y[i] += a * x[i];
-}
-
 /* y += a * b elementwise */
 static inline void
 mul_acc_f (float       *restrict y,
@@ -269,8 +251,8 @@ channel_direct (ConvCtx     *ctx,
           const float a = wq[j], b = wk[j];
           const float *row = zt + (m + j) * r;
 
-          axpy_f (qo, row, a, r);
-          axpy_f (ko, row, b, r);
+          rpe_axpy_f (qo, row, a, r);
+          rpe_axpy_f (ko, row, b, r);
         }
     }
 }
@@ -606,7 +588,7 @@ head_fft (ConvCtx     *ctx,
               const float *xr = xin + (m * H + h) * D;
 
               for (size_t d = 0; d < D; d++)
-                axpy_f (row, eb + d * r, xr[d], r);
+                rpe_axpy_f (row, eb + d * r, xr[d], r);
             }
         }
     }
@@ -698,9 +680,9 @@ fused_worker (size_t worker, size_t n_workers, void *data)
                 const float xb = x[(m * H + h) * D + d] * b;
                 float *out = hat + (m * H + h) * r;
 
-                axpy_f (out, codes + m * r, xa, r);
+                rpe_axpy_f (out, codes + m * r, xa, r);
                 if (eps != NULL && xb != 0.0f)
-                  axpy_f (out, eps + c * r, xb, r);
+                  rpe_axpy_f (out, eps + c * r, xb, r);
               }
           }
         if (worker == 0)

@@ -14,31 +14,13 @@
 #include "rpe-rng.h"
 #include "rpe-sine-spe.h"
 #include "rpe-spe.h"
+#include "rpe-vec-private.h"
 
 /* Where the gate's raw values start in the RPE_STREAM_PARAMS draw, far beyond
  * the filters / sine parameters so the gate does not move when K or L change. */
 #define GATE_PARAM_OFFSET ((uint64_t) 1 << 40)
 
 /* Small loops written 8-wide so that GCC's SLP vectoriser packs them at -O2. */
-static inline void
-axpy_f (float       *restrict y,
-        const float *restrict x,
-        float                 a,
-        size_t                n)
-{
-  size_t i = 0;
-
-  for (; i + 8 <= n; i += 8)
-    {
-      y[i] += a * x[i];         y[i + 1] += a * x[i + 1];
-      y[i + 2] += a * x[i + 2]; y[i + 3] += a * x[i + 3];
-      y[i + 4] += a * x[i + 4]; y[i + 5] += a * x[i + 5];
-      y[i + 6] += a * x[i + 6]; y[i + 7] += a * x[i + 7];
-    }
-  for (; i < n; i++)
-    y[i] += a * x[i];
-}
-
 /* y = a y + b x */
 static inline void
 axpby_f (float       *restrict y,
@@ -533,7 +515,7 @@ encode_side (size_t            n,
 
             memset (out, 0, r * sizeof (float));
             for (size_t d = 0; d < n_features; d++)
-              axpy_f (out, b + d * r, xv[d], r);
+              rpe_axpy_f (out, b + d * r, xv[d], r);
           }
       rpe_monitor_progress (monitor, progress_base + 0.5 * (double) m1 / (double) n);
     }
