@@ -18,6 +18,15 @@
 
 #define TIMEOUT_S 120
 
+/* The bound on the largest main-loop stall during a long job.  AddressSanitizer's instrumentation
+ * makes the main thread's own work (converting and drawing result images) 2-3x slower, so the
+ * sanitizer build (CI's second stage) gets 3x the native bound; the native build keeps 100 ms. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STALL_BOUND_US (300 * 1000)
+#else
+#define STALL_BOUND_US (100 * 1000)
+#endif
+
 /* ---------------------------------------------------------------- helpers */
 
 static gboolean
@@ -424,7 +433,7 @@ test_long_job (void)
   g_print ("# largest main-loop stall during the N = 65536 job: %.1f ms\n", probe.max_gap / 1e3);
   /* under valgrind every thread runs serialised on one core and 20-50x slower: the bound is meaningless */
   if (g_getenv ("RPE_UNDER_VALGRIND") == NULL)
-    g_assert_cmpint (probe.max_gap, <, 100 * 1000);
+    g_assert_cmpint (probe.max_gap, <, STALL_BOUND_US);
   g_assert_cmpstr (rpe_attention_view_get_caption (av), !=, NULL);
   g_assert_nonnull (strstr (rpe_attention_view_get_caption (av), "Cancelled"));
 
