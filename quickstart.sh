@@ -12,7 +12,7 @@ BUILD_DIR=${RPE_BUILD_DIR:-build}
 
 PACKAGES="build-essential pkg-config meson ninja-build python3
 libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libcairo2-dev
-libopenblas-dev libfftw3-dev
+libopenblas-dev libfftw3-dev libzip-dev libmsgpack-dev libgif-dev libgsl-dev
 xvfb xauth desktop-file-utils appstream libxml2-dev libxml2-utils poppler-utils"
 
 install_missing () {

@@ -741,10 +741,10 @@ out:
 #define LIVE_CELL_H 160
 #define LIVE_CANVAS_W 640
 #define LIVE_CANVAS_H 600
-/* the attention view's margins around its square plot (ui/rpe-attention-view.c) */
+/* the attention view's margins around its square plot (ui/widgets/rpe-attention-view.c) */
 #define LIVE_MARGIN_X (58 + 86)
 #define LIVE_MARGIN_Y (10 + 42)
-/* the grid's cap on N (ui/rpe-templates-view.h: RPE_TEMPLATES_VIEW_N_CAP) */
+/* the grid's cap on N (ui/widgets/rpe-templates-view.h: RPE_TEMPLATES_VIEW_N_CAP) */
 #define LIVE_GRID_N_CAP 512
 
 typedef struct

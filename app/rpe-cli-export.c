@@ -1,7 +1,7 @@
 /* rpe-cli-export.c: `rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy`
  *
  * Publication figures of the views of RPE Studio, rendered by the same
- * GTK-free renderers as the window (ui/rpe-export.h).
+ * GTK-free renderers as the window (ui/render/rpe-export.h).
  *   heatmap views  templates | template | attention | spe-vs-rpe: the options of
  *                  `rpe compute` (parameters, length, realizations, seed, inputs);
  *   curve views    profile | error | extrapolation: every option of `rpe curves`
