@@ -32,7 +32,9 @@ typedef struct
   size_t n_heads;     /* H */
   size_t n_features;  /* D */
   size_t n_sines;     /* K (sine only) */
-  size_t kernel;      /* L (conv only) */
+  size_t kernel;      /* L (conv only); for 2-D convSPE, L1 (filter rows) */
+  size_t kernel_cols; /* 2-D convSPE only: L2 (filter columns), wq/wk then (H*D, L1*L2) row-major;
+                         0 for 1-D (sine and 1-D conv) */
   float *freqs;       /* sine: (H, D, K) f_k in [0, 0.5] */
   float *offsets;     /* sine: (H, D, K) theta_k */
   float *gains;       /* sine: (H, D, K) lambda_k >= 0 */
