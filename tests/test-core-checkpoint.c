@@ -199,13 +199,13 @@ test_pytorch_conv (void)
   mods = rpe_checkpoint_find_modules (set);
   g_assert_cmpuint (mods->len, ==, 1);
   info = g_ptr_array_index (mods, 0);
-  g_assert_cmpstr (info->prefix, ==, "");
+  g_assert_cmpstr (info->prefix, ==, "spe");
   g_assert_cmpint (info->method, ==, RPE_SPE_CONV);
   g_assert_cmpuint (info->n_heads, ==, H);      /* from the gate */
   g_assert_cmpuint (info->n_features, ==, D);
   g_assert_cmpuint (info->size, ==, L);
 
-  g_assert_true (rpe_checkpoint_load_spe (set, "", -1, &p, &error));
+  g_assert_true (rpe_checkpoint_load_spe (set, "spe", -1, &p, &error));
   g_assert_no_error (error);
   g_assert_cmpint (p.method, ==, RPE_SPE_CONV);
   g_assert_cmpuint (p.n_heads, ==, H);

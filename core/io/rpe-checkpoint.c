@@ -778,7 +778,7 @@ discover (const RpeTensorSet *set,
       Group *g = g_ptr_array_index (dv->groups, i);
       gboolean unique = GPOINTER_TO_UINT (g_hash_table_lookup (owner_count, g->owner)) == 1;
 
-      g->prefix = g_strdup (!dv->flax && unique ? g->owner : g->pattern);
+      g->prefix = g_strdup (!dv->flax && unique && g->owner[0] != '\0' ? g->owner : g->pattern);
     }
   return g_steal_pointer (&dv);
 }
