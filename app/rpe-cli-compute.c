@@ -590,6 +590,10 @@ precheck_random_request (const RpeCliOptions *o, const char *what, GError **erro
    * linear take the fused path (O(N H R) outputs, the sine noise; conv draws its noise in slabs) */
   codes = g_str_equal (what, "codes") || g_str_equal (what, "empirical");
   encodes = !codes && !g_str_equal (what, "template") && !g_str_equal (what, "rpe-logits") && !o->exact;
+  if ((g_str_equal (what, "template") || g_str_equal (what, "empirical") || g_str_equal (what, "logits")
+       || g_str_equal (what, "attention") || g_str_equal (what, "rpe-logits"))
+      && rpe_size_bytes (&(gsize) { 0 }, sizeof (double), H, D, n, n) != RPE_OK)
+    return rpe_cli_status_error (RPE_ERROR_OVERFLOW, what, error);   /* even the streamed file cannot be addressed */
   {
     const gsize dims[6][4] = {
       { H, D, S, sine ? 3 : 2 },                                    /* parameters */
