@@ -24,6 +24,15 @@
 #include "rpe-test-utils.h"
 #include "rpe-text.h"
 
+/* Under LeakSanitizer: fontconfig's pattern cache (Pango's and cairo's fonts) is never
+ * freed before exit (as in tests/test-ui-lsan.supp).  Unused otherwise. */
+const char *__lsan_default_suppressions (void);
+const char *
+__lsan_default_suppressions (void)
+{
+  return "leak:libfontconfig.so\n";
+}
+
 static char *
 tmp_file (const char *name)
 {
@@ -308,8 +317,12 @@ page_size (const char *path,
   g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, (char *) path, NULL }, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
                                NULL, NULL, &out, NULL, &status, NULL));
   g_assert_true (g_regex_match (re, out, 0, &match));
-  *w = g_ascii_strtod (g_match_info_fetch (match, 1), NULL);
-  *h = g_ascii_strtod (g_match_info_fetch (match, 2), NULL);
+  {
+    g_autofree char *ws = g_match_info_fetch (match, 1), *hs = g_match_info_fetch (match, 2);
+
+    *w = g_ascii_strtod (ws, NULL);
+    *h = g_ascii_strtod (hs, NULL);
+  }
 }
 
 static void
@@ -424,6 +437,14 @@ main (int   argc,
   int ret;
 
   g_test_init (&argc, &argv, NULL);
+  if (g_getenv ("G_TEST_SRCDIR") != NULL)
+    {
+      /* the spawned `rpe export` under a sanitizer: the same suppression */
+      g_autofree char *supp = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "test-ui-lsan.supp", NULL);
+      g_autofree char *lsan = g_strdup_printf ("print_suppressions=0:suppressions=%s", supp);
+
+      g_setenv ("LSAN_OPTIONS", lsan, FALSE);
+    }
   g_test_add_func ("/render/figures/text", test_text);
   g_test_add_func ("/render/figures/alignment", test_alignment);
   g_test_add_func ("/render/figures/presets", test_presets);
