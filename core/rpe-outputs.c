@@ -595,7 +595,7 @@ rpe_outputs_compute (const RpeOutputsSpec *spec,
 {
   RpeStatus status;
   size_t count, n, dv;
-  double *err = NULL, *m2 = NULL, sum_before = 0.0, sum_after = 0.0;
+  double *err = NULL, *m2 = NULL, sum_before = 0.0, sum_after = 0.0, sum_all = 0.0, sum_all2 = 0.0;
   size_t cnt_before = 0, cnt_after = 0;
   float *y = NULL;
   SubProgress sp = { monitor, 0.0, 0.0 };
@@ -675,6 +675,9 @@ rpe_outputs_compute (const RpeOutputsSpec *spec,
         }
       for (size_t i = 0; i < count; i++)
         out->estimate_mean[i] += (double) target[i];
+      e = rpe_outputs_relative_error (out->reference, target, dv, 0, n);
+      sum_all += e;
+      sum_all2 += e * e;
       if (split > 0)
         {
           e = rpe_outputs_relative_error (out->reference, target, dv, 0, split);
@@ -707,6 +710,10 @@ rpe_outputs_compute (const RpeOutputsSpec *spec,
   out->error_of_mean = rpe_outputs_relative_error (out->reference, y, dv, 0, n);
   out->error_before = cnt_before > 0 ? sum_before / (double) cnt_before : NAN;
   out->error_after = cnt_after > 0 ? sum_after / (double) cnt_after : NAN;
+  out->error_draws_mean = sum_all / (double) n_draws;
+  out->error_draws_sd = n_draws > 1
+                        ? sqrt (fmax (0.0, (sum_all2 - sum_all * sum_all / (double) n_draws) / (double) (n_draws - 1)))
+                        : 0.0;
   rpe_free (err);
   rpe_free (m2);
   rpe_free (y);

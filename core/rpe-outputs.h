@@ -145,6 +145,8 @@ typedef struct
   double            error_before;  /* mean over draws of the relative error of rows < N_train (NaN: none) */
   double            error_after;   /* ... of rows >= N_train (NaN: none) */
   double            error_of_mean; /* relative Frobenius error of estimate_mean */
+  double            error_draws_mean; /* mean over the draws of the relative error, all rows */
+  double            error_draws_sd;   /* their standard deviation (0 for one draw) */
 } RpeOutputs;
 
 /* Computes the reference once and n_draws >= 1 estimates (seeds seed, seed + 1, ...).
