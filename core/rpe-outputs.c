@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -249,6 +250,8 @@ check_spec (const RpeOutputsSpec *s)
   if (s->n == 0 || s->dv == 0 || s->dv > RPE_OUTPUTS_MAX_CHANNELS || s->head >= s->params->n_heads
       || s->params->n_features == 0 || (unsigned) s->compare >= RPE_OUTPUTS_N_COMPARES)
     return RPE_ERROR_INVALID_ARGUMENT;
+  if (s->n > INT_MAX / 2)
+    return RPE_ERROR_INVALID_ARGUMENT;   /* BLAS takes int sizes */
   if (s->params->method == RPE_SPE_CONV && s->params->kernel_cols != 0)
     return RPE_ERROR_UNSUPPORTED;   /* 2-D convSPE: positions are a grid */
   if (!rpe_size_mul (s->n, s->dv, &(size_t) { 0 }) || !rpe_size_mul (s->n, s->params->n_features, &(size_t) { 0 }))
