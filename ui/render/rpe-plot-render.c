@@ -180,6 +180,19 @@ nice_step (double range,
   return f * mag;
 }
 
+/* The positions the rows / columns stand for (more than rows / cols for a pre-reduced map). */
+static size_t
+row_positions (const RpeHeatmapData *data)
+{
+  return data->row_positions > 0 ? data->row_positions : data->rows;
+}
+
+static size_t
+col_positions (const RpeHeatmapData *data)
+{
+  return data->col_positions > 0 ? data->col_positions : data->cols;
+}
+
 /* Integer position ticks in [0, n-1] at the smallest step of 1, 2, 5 x 10^k whose
  * ticks lie at least min_px apart on an axis `length` long. */
 static size_t
@@ -435,7 +448,7 @@ compute_layout (cairo_t              *cr,
 
   if (y_numbers)
     {
-      size_t widest = (data->rows > 0 ? data->rows - 1 : 0);
+      size_t widest = (row_positions (data) > 0 ? row_positions (data) - 1 : 0);
 
       snprintf (buf, sizeof buf, "%zu", widest);
       if (data->show_axes && data->hide_y_labels)
@@ -453,7 +466,7 @@ compute_layout (cairo_t              *cr,
       if (data->show_axes)
         bottom += lay->gap + label_h;
       /* The last x tick label may stick out to the right of the image. */
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
       right = fmax (right, text_width (cr, buf) / 2.0);
     }
 
@@ -502,10 +515,10 @@ compute_layout (cairo_t              *cr,
 
   if (x_numbers || y_numbers)
     {
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
-      lay->n_xticks = spaced_position_ticks (data->cols, lay->image.width, text_width (cr, buf) * 1.4 + 2.0,
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
+      lay->n_xticks = spaced_position_ticks (col_positions (data), lay->image.width, text_width (cr, buf) * 1.4 + 2.0,
                                              lay->xticks);
-      lay->n_yticks = spaced_position_ticks (data->rows, lay->image.height, label_h * 1.6, lay->yticks);
+      lay->n_yticks = spaced_position_ticks (row_positions (data), lay->image.height, label_h * 1.6, lay->yticks);
     }
   return true;
 }
@@ -857,11 +870,11 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   /* Training length N_train: thin dashed lines at the boundary between position
    * N_train - 1 and N_train (positions beyond it are extrapolation), light over a
    * faint dark edge so that they show on any colour without hiding the cells. */
-  if (data->train_length > 0 && (data->train_length < data->cols || data->train_length < data->rows))
+  if (data->train_length > 0 && (data->train_length < col_positions (data) || data->train_length < row_positions (data)))
     {
       static const double dash[] = { 3.0, 3.0 };
-      double x = round (im->x + im->width * (double) data->train_length / (double) data->cols) + 0.5;
-      double y = round (im->y + im->height * (double) data->train_length / (double) data->rows) + 0.5;
+      double x = round (im->x + im->width * (double) data->train_length / (double) col_positions (data)) + 0.5;
+      double y = round (im->y + im->height * (double) data->train_length / (double) row_positions (data)) + 0.5;
 
       cairo_save (cr);
       cairo_rectangle (cr, im->x, im->y, im->width, im->height);
@@ -880,12 +893,12 @@ rpe_plot_render_heatmap (cairo_t              *cr,
               cairo_set_line_width (cr, 1.0);
               cairo_set_dash (cr, dash, 2, 0);
             }
-          if (data->train_length < data->cols)
+          if (data->train_length < col_positions (data))
             {
               cairo_move_to (cr, x, im->y);
               cairo_line_to (cr, x, im->y + im->height);
             }
-          if (data->train_length < data->rows)
+          if (data->train_length < row_positions (data))
             {
               cairo_move_to (cr, im->x, y);
               cairo_line_to (cr, im->x + im->width, y);
@@ -902,7 +915,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       cairo_set_font_size (cr, lay.font);
       {
         double tw = text_width (cr, buf);
-        double tx = data->train_length < data->cols ? x : im->x + im->width;
+        double tx = data->train_length < col_positions (data) ? x : im->x + im->width;
 
         /* centred on the line, kept over the image */
         tx = fmin (fmax (tx, im->x + tw / 2.0), im->x + im->width - tw / 2.0);
@@ -938,7 +951,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     if (t & (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT))
       for (size_t i = 0; i < lay.n_xticks; i++)
         {
-          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) data->cols) + 0.5;
+          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) col_positions (data)) + 0.5;
 
           cairo_move_to (cr, x, im->y + im->height);
           cairo_line_to (cr, x, im->y + im->height + lay.tick);
@@ -952,7 +965,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     if (t & (RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT))
       for (size_t i = 0; i < lay.n_yticks; i++)
         {
-          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) data->rows) + 0.5;
+          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) row_positions (data)) + 0.5;
 
           cairo_move_to (cr, im->x, y);
           cairo_line_to (cr, im->x - lay.tick, y);
@@ -1316,7 +1329,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
 
     /* The axes of every cell (their ticks carry the positions), and N_train once. */
-    if (c0->train_length > 0 && (c0->train_length < c0->cols || c0->train_length < c0->rows))
+    if (c0->train_length > 0 && (c0->train_length < col_positions (c0) || c0->train_length < row_positions (c0)))
       snprintf (buf, sizeof buf, "%s   (dashed: N<sub>train</sub> = %zu)", xl, c0->train_length);
     else
       snprintf (buf, sizeof buf, "%s", xl);

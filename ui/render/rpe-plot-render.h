@@ -79,6 +79,10 @@ typedef struct
                                          * it once) */
   bool                hide_y_labels; /* with show_axes: y tick marks only, no numbers or label
                                       * (a panel right of one that has them) */
+  size_t              row_positions; /* > 0: the rows are equal bins of this many positions (a map
+                                      * already reduced, e.g. N = 65536 streamed to 2048 rows):
+                                      * ticks, labels and train_length are in positions; 0: rows */
+  size_t              col_positions; /* the same for the columns */
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space
