@@ -155,5 +155,7 @@ int           rpe_cli_export  (int    argc,
                                char **argv);
 int           rpe_cli_bench   (int    argc,
                                char **argv);
+int           rpe_cli_fit     (int    argc,
+                               char **argv);
 
 G_END_DECLS
