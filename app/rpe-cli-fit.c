@@ -471,6 +471,15 @@ fit_once (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size
       g_prefix_error (error, "the fitted checkpoint does not read back: ");
       return FALSE;
     }
+  if (back.n_heads * back.n_features != H * D)
+    {
+      rpe_spe_params_clear (&back);
+      return rpe_set_error (error, RPE_ERROR_INTERNAL, "the fitted checkpoint reads back with other sizes");
+    }
+  /* an ungated conv checkpoint stores (H*D, 1, L) and does not say H (readers take H = 1):
+   * channel c = h*D + d either way, so view it with the fit's H and D */
+  back.n_heads = H;
+  back.n_features = D;
   st = rpe_fit_profile (&back, n, f->gated, profile);
   rpe_spe_params_clear (&back);
   if (st != RPE_OK)
@@ -556,7 +565,7 @@ rpe_cli_fit (int argc, char **argv)
     { "target-file", 0, 0, G_OPTION_ARG_FILENAME, &f.target_file, "file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)", "W.npy" },
     { "fastrpb", 0, 0, G_OPTION_ARG_FILENAME, &f.fastrpb, "fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)", "FILE" },
     { "fastrpb-tensor", 0, 0, G_OPTION_ARG_STRING, &f.fastrpb_tensor, "fastrpb: the tensor's name in the checkpoint", "NAME" },
-    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, "Levenberg-Marquardt / ALS iterations (default 200)", "I" },
+    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, "Levenberg-Marquardt / ALS iterations (default 100)", "I" },
     { NULL }
   };
 

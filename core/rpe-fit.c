@@ -12,7 +12,7 @@
 #include "rpe-alloc.h"
 #include "rpe-fit.h"
 
-#define DEFAULT_ITER 200
+#define DEFAULT_ITER 100
 
 /* ---- transforms ------------------------------------------------------------------ */
 
@@ -511,6 +511,82 @@ sine_grid (const double *y, size_t n, size_t m, double *comp, double *work)
     }
 }
 
+/* Greedy pursuit on a 4x oversampled frequency grid: each step adds the cosine (with its
+ * phase) that best fits the residual together with a constant (sine terms are orthogonal
+ * to the constant and the cosine over the symmetric lags), then Levenberg-Marquardt refits
+ * every component chosen so far (when that is cheap; the final refit always runs). */
+static RpeStatus
+sine_pursuit (const double *y, size_t n, size_t m, double *comp, double *r, size_t iters)
+{
+  size_t len = 2 * n - 1, grid = 4 * len;
+  RpeStatus st = RPE_OK;
+
+  for (size_t j = 0; j < m; j++)
+    {
+      double best = -1, bf = 0.25, ba = 0, bb = 0, mean = 0;
+      size_t p = 3 * (j + 1) + 1;
+
+      /* residual of the current model, mean removed */
+      for (size_t i = 0; i < len; i++)
+        {
+          double tau = (double) i - (double) (n - 1), v = y[i];
+          for (size_t q = 0; q < j; q++)
+            {
+              double w = 2.0 * M_PI * comp[3 * q] * tau;
+              v -= comp[3 * q + 1] * cos (w) + comp[3 * q + 2] * sin (w);
+            }
+          r[i] = v;
+          mean += v;
+        }
+      mean /= (double) len;
+      for (size_t i = 0; i < len; i++)
+        r[i] -= mean;
+      for (size_t g = 1; g <= grid / 2; g++)
+        {
+          double f = (double) g / (double) grid, w = 2.0 * M_PI * f;
+          double src = 0, srs = 0, sc = 0, scc = 0, sss = 0, red;
+          /* cos, sin of w tau by rotation from tau = -(N-1) */
+          double c0 = cos (w * -(double) (n - 1)), s0 = sin (w * -(double) (n - 1));
+          double cw = cos (w), sw = sin (w);
+
+          for (size_t i = 0; i < len; i++)
+            {
+              double c1;
+              src += r[i] * c0;
+              srs += r[i] * s0;
+              sc += c0;
+              scc += c0 * c0;
+              sss += s0 * s0;
+              c1 = c0 * cw - s0 * sw;
+              s0 = s0 * cw + c0 * sw;
+              c0 = c1;
+            }
+          {
+            /* [1 cos] block: r has zero mean, so the 2x2 solve gives alpha = src / (scc - sc^2/len) */
+            double dc = scc - sc * sc / (double) len;
+            double al = dc > 1e-9 * (double) len ? src / dc : 0;
+            double be = sss > 1e-9 * (double) len ? srs / sss : 0;
+            red = al * src + be * srs;
+            if (red > best)
+              {
+                best = red;
+                bf = f;
+                ba = al;
+                bb = be;
+              }
+          }
+        }
+      comp[3 * j] = bf;
+      comp[3 * j + 1] = ba;
+      comp[3 * j + 2] = bb;
+      if (j + 1 < m && (double) len * (double) p * (double) p * 5.0 < 5e7)
+        st = sine_refine (y, n, j + 1, comp, 5);
+      if (st != RPE_OK)
+        return st;
+    }
+  return sine_refine (y, n, m, comp, iters);
+}
+
 static RpeStatus
 fit_sine (const RpeFitConfig *cfg, size_t n, const double *target, RpeSpeParams *params,
           const RpeMonitor *monitor)
@@ -523,7 +599,7 @@ fit_sine (const RpeFitConfig *cfg, size_t n, const double *target, RpeSpeParams 
 
   if ((comp = rpe_alloc (m, 3 * sizeof (double), &st)) == NULL)
     return st;
-  if ((work = rpe_alloc (n, 3 * sizeof (double), &st)) == NULL)
+  if ((work = rpe_alloc (n, 4 * sizeof (double), &st)) == NULL)
     {
       rpe_free (comp);
       return st;
@@ -541,10 +617,10 @@ fit_sine (const RpeFitConfig *cfg, size_t n, const double *target, RpeSpeParams 
       memset (comp, 0, m * 3 * sizeof (double));
       for (size_t j = 0; j < m; j++)
         comp[3 * j] = 0.25;
-      if (n > 1)
-        sine_grid (y, n, used, comp, work);
-      if (used < n - 1 && used > 0)
-        st = sine_refine (y, n, used, comp, iters);
+      if (used >= n - 1)
+        sine_grid (y, n, used, comp, work);   /* every grid frequency: exact */
+      else
+        st = sine_pursuit (y, n, used, comp, work, iters);
       /* components -> (d, k) slots: amplitude a = (1-g) lambda^2 / (2K sqrt(D)) */
       for (size_t j = 0; j < m; j++)
         {
