@@ -432,14 +432,13 @@ test_bad_input (void)
       g_assert_true (strstr (err, "rpe fit") != NULL);
     }
   {
-    g_autofree char *err = NULL;
-    g_assert_cmpint (run_rpe (NULL, &err, "fit --target file --target-file '%s' -o '%s'", nan_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, &err, "fit --target t5 --t5-bias '%s' --heads 2 -o '%s'", short_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, &err, "fit --target fastrpb --fastrpb '%s' --length 20 --heads 2 -o '%s'",
+    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target file --target-file '%s' -o '%s'", nan_npy, ckpt), ==, 2);
+    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target t5 --t5-bias '%s' --heads 2 -o '%s'", short_npy, ckpt), ==, 2);
+    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --length 20 --heads 2 -o '%s'",
                               short_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, &err, "fit --target file --target-file /nonexistent.npy -o '%s'", ckpt), ==, 2);
+    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target file --target-file /nonexistent.npy -o '%s'", ckpt), ==, 2);
     /* an unwritable output: 1 */
-    g_assert_cmpint (run_rpe (NULL, &err, "fit --target alibi --length 8 -o /nonexistent-dir/x.safetensors"), ==, 1);
+    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target alibi --length 8 -o /nonexistent-dir/x.safetensors"), ==, 1);
   }
   g_assert_false (g_file_test (ckpt, G_FILE_TEST_EXISTS));
 }
