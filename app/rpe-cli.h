@@ -6,6 +6,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,7 @@ typedef struct
 {
   char    *checkpoint;
   char    *prefix;
+  char   **map;          /* --map ROLE=TENSOR, repeatable */
   int      layer;
   char    *method;
   int      heads;
@@ -75,6 +77,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --map ROLE=TENSOR options into *map (NULL when none was given). */
+gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
+                                 RpeTensorMap        **map,
+                                 GError              **error);
 gboolean      rpe_cli_status_error (RpeStatus    status,
                                     const char  *what,
                                     GError     **error);
