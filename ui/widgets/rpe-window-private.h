@@ -29,6 +29,7 @@ struct _RpeWindow
   RpeTensorBrowser     *browser;
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
+  GMenu                *demos_menu;
   RpeExportDialog      *export_dialog;  /* weak */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
@@ -50,6 +51,7 @@ void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
 void _rpe_window_actions_init       (RpeWindow      *self);
 void _rpe_window_show_message       (RpeWindow      *self,
                                      const char     *text);
+void _rpe_window_fill_demos_menu (RpeWindow *self);
 void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);

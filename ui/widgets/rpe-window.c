@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "rpe-checkpoint.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
@@ -155,6 +156,7 @@ open_done (GObject      *source,
     if (uri != NULL)
       gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
     _rpe_window_update_recent_menu (self);
+  _rpe_window_fill_demos_menu (self);
     adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened %s", base));
     /* several modules or layers: let the user pick */
     if (data->modules->len > 2 || gtk_widget_get_mapped (GTK_WIDGET (self)))
@@ -162,12 +164,35 @@ open_done (GObject      *source,
   }
 }
 
+static void
+open_path (RpeWindow  *self,
+           const char *path)
+{
+  GWeakRef *ref;
+
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  ref = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (ref, self);
+  rpe_compute_open_checkpoint_async (path, self->load_cancellable, open_done, ref);
+}
+
+void
+rpe_window_open_demo (RpeWindow  *self,
+                      const char *spec)
+{
+  g_return_if_fail (RPE_IS_WINDOW (self));
+  g_return_if_fail (rpe_demos_is_spec (spec));
+  open_path (self, spec);
+}
+
 void
 rpe_window_open_file (RpeWindow *self,
                       GFile     *file)
 {
   g_autofree char *path = NULL;
-  GWeakRef *ref;
 
   g_return_if_fail (RPE_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -178,13 +203,7 @@ rpe_window_open_file (RpeWindow *self,
       _rpe_window_show_message (self, "Only local files can be opened.");
       return;
     }
-  if (self->load_cancellable != NULL)
-    g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  self->load_cancellable = g_cancellable_new ();
-  ref = g_new0 (GWeakRef, 1);
-  g_weak_ref_init (ref, self);
-  rpe_compute_open_checkpoint_async (path, self->load_cancellable, open_done, ref);
+  open_path (self, path);
 }
 
 /* ----------------------------------------------------------------- sidebar */
@@ -866,6 +885,8 @@ rpe_window_class_init (RpeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, menu_button);
   gtk_widget_class_bind_template_child_full (widget_class, "recent_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, recent_menu));
+  gtk_widget_class_bind_template_child_full (widget_class, "demos_submenu", FALSE,
+                                             G_STRUCT_OFFSET (RpeWindow, demos_menu));
 
   _rpe_window_class_actions_init (widget_class);
 }

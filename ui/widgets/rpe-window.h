@@ -53,6 +53,9 @@ gboolean          rpe_window_is_busy            (RpeWindow      *self);
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
  * shows the reason and the state is unchanged. */
+/* Opens "demo" or a trained demo "demo:NAME" (rpe-demos.h) as a checkpoint. */
+void              rpe_window_open_demo          (RpeWindow      *self,
+                                                 const char     *spec);
 void              rpe_window_open_file          (RpeWindow      *self,
                                                  GFile          *file);
 gboolean          rpe_window_is_loading         (RpeWindow      *self);
