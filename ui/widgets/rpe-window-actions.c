@@ -6,6 +6,7 @@
 
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
+#include "rpe-tour-bar.h"
 #include "rpe-npy.h"
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
@@ -271,6 +272,33 @@ _rpe_window_fill_demos_menu (RpeWindow *self)
     }
 }
 
+static void
+action_tour (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (self->tour != NULL)
+    rpe_tour_bar_start (RPE_TOUR_BAR (self->tour));
+}
+
+/* On the first start, an unobtrusive offer of the tour (a toast with a button), once. */
+void
+_rpe_window_offer_tour (RpeWindow *self)
+{
+  AdwToast *toast;
+
+  if (self->settings == NULL || g_settings_get_boolean (self->settings, "tour-offered"))
+    return;
+  g_settings_set_boolean (self->settings, "tour-offered", TRUE);
+  toast = adw_toast_new ("New here? A guided tour shows what SPE, LRPE and FastRPB do");
+  adw_toast_set_button_label (toast, "Take the _Tour");
+  adw_toast_set_action_name (toast, "win.tour");
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toasts, toast);
+}
+
 /* ------------------------------------------------------------------ misc */
 
 static void
@@ -385,6 +413,7 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);
   gtk_widget_class_install_action (widget_class, "win.open-demo", "s", action_open_demo);
+  gtk_widget_class_install_action (widget_class, "win.tour", NULL, action_tour);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
   gtk_widget_class_install_action (widget_class, "win.open-folder", "s", action_open_folder);
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);

@@ -11,6 +11,7 @@
 #include "rpe-error.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
+#include "rpe-tour-bar.h"
 
 G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -156,7 +157,6 @@ open_done (GObject      *source,
     if (uri != NULL)
       gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
     _rpe_window_update_recent_menu (self);
-  _rpe_window_fill_demos_menu (self);
     adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened %s", base));
     /* several modules or layers: let the user pick */
     if (data->modules->len > 2 || gtk_widget_get_mapped (GTK_WIDGET (self)))
@@ -883,6 +883,7 @@ rpe_window_class_init (RpeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, message_label);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, toasts);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, menu_button);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, tour_slot);
   gtk_widget_class_bind_template_child_full (widget_class, "recent_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, recent_menu));
   gtk_widget_class_bind_template_child_full (widget_class, "demos_submenu", FALSE,
@@ -928,6 +929,10 @@ rpe_window_init (RpeWindow *self)
   load_window_state (self);
   _rpe_window_actions_init (self);
   _rpe_window_update_recent_menu (self);
+  _rpe_window_fill_demos_menu (self);
+  self->tour = rpe_tour_bar_new (self);
+  gtk_box_append (self->tour_slot, self->tour);
+  _rpe_window_offer_tour (self);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
@@ -947,6 +952,13 @@ rpe_window_get_state (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   return self->state;
+}
+
+GtkWidget *
+rpe_window_get_tour (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->tour;
 }
 
 gboolean

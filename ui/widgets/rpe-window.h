@@ -41,6 +41,8 @@ G_DECLARE_FINAL_TYPE (RpeWindow, rpe_window, RPE, WINDOW, AdwApplicationWindow)
 RpeWindow        *rpe_window_new                (GtkApplication *application);
 RpeExplorerState *rpe_window_get_state          (RpeWindow      *self);
 /* TRUE when the parameters come from the embedded demo (FALSE: random fallback). */
+/* The guided tour's bar (an RpeTourBar; Help > Guided Tour, win.tour). */
+GtkWidget        *rpe_window_get_tour           (RpeWindow      *self);
 gboolean          rpe_window_get_from_demo      (RpeWindow      *self);
 void              rpe_window_set_view           (RpeWindow      *self,
                                                  RpeWindowView   view);
