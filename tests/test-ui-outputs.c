@@ -18,6 +18,7 @@
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-wait.h"
 #include "rpe-window.h"
 
 #define TIMEOUT_S 120
@@ -182,6 +183,13 @@ test_live (void)
   r = wait_result (window);
   g_assert_cmpfloat (r->outputs.values[5 * 2 + 0], ==, 1.0f);
   g_assert_cmpfloat (r->outputs.values[70 * 2 + 1], ==, 1.0f);
+  /* an impulse beyond N: the reason shows, nothing is drawn from a clamped position */
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 90"));
+  iterate_until (window_idle, window);
+  g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "beyond"));
+  g_assert_true (rpe_outputs_view_get_result (view) == r);
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 70"));
+  r = wait_result (window);
   rpe_outputs_view_set_channel (view, 1);
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
   bundle = rpe_outputs_view_build_figure (view);
@@ -215,6 +223,7 @@ test_live (void)
   g_assert_cmpuint (r->outputs.n, ==, 64);
 
   gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
 }
 
 /* ---------------------------------------------------- window vs the CLI */
