@@ -303,6 +303,12 @@ compare_with_cli (RpeWindow          *window,
     }
 }
 
+static gboolean
+dialog_closed (gpointer data)
+{
+  return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
+}
+
 static void
 test_cli (void)
 {
@@ -341,6 +347,27 @@ test_cli (void)
                            "--content", "random", "--value-source", "noise", "--channels", "3", "--compare", "kernel",
                            "--draws", "16", "--channel", "2", NULL };
     compare_with_cli (window, "outputs-kernel", args);
+  }
+  /* the Export dialog (Ctrl+E) writes the view's figure on a worker: PDF and CSV */
+  {
+    static const char *exts[] = { "pdf", "csv" };
+
+    for (guint e = 0; e < G_N_ELEMENTS (exts); e++)
+      {
+        g_autofree char *path = g_strdup_printf ("%s/dialog-outputs.%s", rpe_test_tmpdir (), exts[e]);
+        g_autofree char *text = NULL;
+        RpeExportDialog *dialog;
+
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+        dialog = rpe_window_get_export_dialog (window);
+        g_assert_nonnull (dialog);
+        rpe_export_dialog_set_path (dialog, path);
+        rpe_export_dialog_start (dialog);
+        g_test_message ("export dialog: %s", rpe_export_dialog_get_path (dialog));
+        iterate_until (dialog_closed, window);
+        g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+        g_assert_true (e == 0 ? g_str_has_prefix (text, "%PDF") : strstr (text, "error_mean") != NULL);
+      }
   }
   gtk_window_destroy (GTK_WINDOW (window));
 }
