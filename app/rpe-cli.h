@@ -139,6 +139,18 @@ gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,
                                     float              **qhat,
                                     float              **khat,
                                     GError             **error);
+/* One head of it, seeded noise only (no --noise): q, k (N, D), qhat, khat (N, R). */
+gboolean      rpe_cli_encode_head (const RpeCliOptions *o,
+                                   const RpeSpeParams  *params,
+                                   gboolean             gate,
+                                   gsize                n,
+                                   gsize                head,
+                                   const float         *q,
+                                   const float         *k,
+                                   gsize               *r,
+                                   float              **qhat,
+                                   float              **khat,
+                                   GError             **error);
 gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const char          *path,
                              const float         *data,
