@@ -18,6 +18,7 @@
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-wait.h"
 #include "rpe-window.h"
 
 #define TIMEOUT_S 120
@@ -182,6 +183,13 @@ test_live (void)
   r = wait_result (window);
   g_assert_cmpfloat (r->outputs.values[5 * 2 + 0], ==, 1.0f);
   g_assert_cmpfloat (r->outputs.values[70 * 2 + 1], ==, 1.0f);
+  /* an impulse beyond N: the reason shows, nothing is drawn from a clamped position */
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 90"));
+  iterate_until (window_idle, window);
+  g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "beyond"));
+  g_assert_true (rpe_outputs_view_get_result (view) == r);
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 70"));
+  r = wait_result (window);
   rpe_outputs_view_set_channel (view, 1);
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
   bundle = rpe_outputs_view_build_figure (view);
@@ -215,6 +223,7 @@ test_live (void)
   g_assert_cmpuint (r->outputs.n, ==, 64);
 
   gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
 }
 
 /* ---------------------------------------------------- window vs the CLI */
@@ -294,6 +303,12 @@ compare_with_cli (RpeWindow          *window,
     }
 }
 
+static gboolean
+dialog_closed (gpointer data)
+{
+  return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
+}
+
 static void
 test_cli (void)
 {
@@ -332,6 +347,27 @@ test_cli (void)
                            "--content", "random", "--value-source", "noise", "--channels", "3", "--compare", "kernel",
                            "--draws", "16", "--channel", "2", NULL };
     compare_with_cli (window, "outputs-kernel", args);
+  }
+  /* the Export dialog (Ctrl+E) writes the view's figure on a worker: PDF and CSV */
+  {
+    static const char *exts[] = { "pdf", "csv" };
+
+    for (guint e = 0; e < G_N_ELEMENTS (exts); e++)
+      {
+        g_autofree char *path = g_strdup_printf ("%s/dialog-outputs.%s", rpe_test_tmpdir (), exts[e]);
+        g_autofree char *text = NULL;
+        RpeExportDialog *dialog;
+
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+        dialog = rpe_window_get_export_dialog (window);
+        g_assert_nonnull (dialog);
+        rpe_export_dialog_set_path (dialog, path);
+        rpe_export_dialog_start (dialog);
+        g_test_message ("export dialog: %s", rpe_export_dialog_get_path (dialog));
+        iterate_until (dialog_closed, window);
+        g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+        g_assert_true (e == 0 ? g_str_has_prefix (text, "%PDF") : strstr (text, "error_mean") != NULL);
+      }
   }
   gtk_window_destroy (GTK_WINDOW (window));
 }
@@ -392,10 +428,22 @@ test_screenshot (void)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
   rpe_outputs_view_set_several_draws (outputs_view (window), TRUE);
   wait_result (window);
-  /* lay out the new figure (render_widget snapshots the widgets as they are) */
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
+  /* the window has painted the new figure */
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
   pixels = render_widget (GTK_WIDGET (window));
+  {
+    /* not a blank window: the figure's colour maps are there */
+    GHashTable *colours = g_hash_table_new (g_direct_hash, g_direct_equal);
+    const guint8 *data = cairo_image_surface_get_data (pixels);
+    int stride = cairo_image_surface_get_stride (pixels);
+
+    for (int y = 0; y < cairo_image_surface_get_height (pixels); y++)
+      for (int x = 0; x < cairo_image_surface_get_width (pixels); x++)
+        g_hash_table_add (colours, GUINT_TO_POINTER (*(const guint32 *) (data + y * stride + 4 * x)));
+    g_test_message ("screenshot: %u colours", g_hash_table_size (colours));
+    g_assert_cmpuint (g_hash_table_size (colours), >, 200);
+    g_hash_table_unref (colours);
+  }
   path = g_strdup_printf ("%s/outputs.png", dir);
   g_assert_cmpint (cairo_surface_write_to_png (pixels, path), ==, CAIRO_STATUS_SUCCESS);
   cairo_surface_destroy (pixels);
