@@ -157,6 +157,15 @@ selected (Bench *b, const char *name)
   return b->only == NULL || strstr (name, b->only) != NULL;
 }
 
+/* --only W also selects one size of a workload: W in "NAME SIZE" (e.g. "K=5 N=4096 "). */
+static gboolean
+selected_sized (Bench *b, const char *name, const char *size)
+{
+  g_autofree char *full = g_strdup_printf ("%s %s ", name, size);
+
+  return selected (b, name) || strstr (full, b->only) != NULL;
+}
+
 /* Warm-up plus repeats; fills the timing fields of row. */
 static gboolean
 time_work (Bench *b, BenchRow *row, WorkFunc func, void *data, int repeats)
@@ -367,7 +376,7 @@ bench_spe (Bench *b, RpeSpeMethod method, size_t size, size_t n)
   g_snprintf (name, sizeof name, "1 spe %s %s=%zu", method == RPE_SPE_SINE ? "sine" : "conv",
               method == RPE_SPE_SINE ? "K" : "L", size);
   g_snprintf (sz, sizeof sz, "N=%zu H=8 D=64 R=64", n);
-  if (!selected (b, name))
+  if (!selected_sized (b, name, sz))
     return;
   row = row_new (name, sz);
   memset (&w, 0, sizeof w);
@@ -526,9 +535,9 @@ bench_attention (Bench *b, size_t n, size_t H)
   BenchRow row;
   AttWork w;
 
-  if (!selected (b, "3 attention map"))
-    return;
   g_snprintf (sz, sizeof sz, "N=%zu H=%zu R=64", n, H);
+  if (!selected_sized (b, "3 attention map", sz))
+    return;
   row = row_new ("3 attention map", sz);
   mem_begin (b);
   if (!make_hats (b, n, H, R, &qhat, &khat) || (maps = balloc (b, H * n * n)) == NULL)
@@ -644,9 +653,9 @@ bench_linear (Bench *b, size_t n, size_t H, bool causal, int repeats)
   BenchRow row;
 
   g_snprintf (name, sizeof name, "4 linear %s", causal ? "causal" : "non-causal");
-  if (!selected (b, name))
-    return;
   g_snprintf (sz, sizeof sz, "N=%zu H=%zu R=64 Dv=64", n, H);
+  if (!selected_sized (b, name, sz))
+    return;
   row = row_new (name, sz);
   mem_begin (b);
   if (!make_hats (b, n, H, R, &qhat, &khat) || (v = balloc (b, n * H * DV)) == NULL
@@ -692,9 +701,9 @@ bench_skew (Bench *b, size_t n)
   SkewWork w;
   BenchRow row;
 
-  if (!selected (b, "5 rpe logits skew"))
-    return;
   g_snprintf (sz, sizeof sz, "N=%zu H=1 D=64", n);
+  if (!selected_sized (b, "5 rpe logits skew", sz))
+    return;
   row = row_new ("5 rpe logits skew", sz);
   mem_begin (b);
   if ((q = balloc (b, n * H * D)) == NULL || (k = balloc (b, n * H * D)) == NULL
