@@ -49,6 +49,11 @@ typedef struct
   char    *lrpe_theta;
   char    *lrpe_norm;
   gboolean lrpe_before;
+  char    *lrpe_v;             /* trained LRPE parameters (issue 10) */
+  char    *lrpe_theta_file;
+  char    *lrpe_permutation;
+  char    *lrpe_householder;
+  char    *bias_layout;
   gint64   train_length;
   char    *bias;
   char    *bias_rows;
@@ -130,6 +135,14 @@ gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const gsize         *shape,
                              int                 *exit_code,
                              GError             **error);
+
+/* The LRPE of the --lrpe-* options with any trained v / theta / permutation (.npy options, and
+ * with use_checkpoint the LRPE module of --checkpoint / --prefix).  length: N for theta b/c. */
+struct _RpeLrpe *rpe_cli_make_lrpe (const RpeCliOptions *o,
+                                    gsize                dim,
+                                    gsize                length,
+                                    gboolean             use_checkpoint,
+                                    GError             **error);
 
 gboolean      rpe_cli_parse_feature_map (const RpeCliOptions *o,
                                          RpeFeatureMap       *map,
