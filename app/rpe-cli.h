@@ -128,6 +128,16 @@ gboolean      rpe_cli_encode (const RpeSpeParams *params,
                               float             **qhat,
                               float             **khat,
                               GError            **error);
+/* Encoded queries/keys (N, H, R) by the fused core path, without (N, H, D, R) codes
+ * (rpe-cli-compute.c); *r is R. */
+gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,
+                                    const RpeSpeParams  *params,
+                                    const RpeCliInputs  *in,
+                                    gboolean             gate,
+                                    gsize               *r,
+                                    float              **qhat,
+                                    float              **khat,
+                                    GError             **error);
 gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const char          *path,
                              const float         *data,
