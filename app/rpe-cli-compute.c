@@ -683,6 +683,12 @@ rpe_cli_compute (int argc, char **argv)
       ok = rpe_cli_compute_positional (what, &o, &c.exit_code, &error);
       goto out;
     }
+  if (o.grid != NULL)
+    {
+      /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
+      ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
+      goto out;
+    }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
   c.gated = c.params.gate != NULL;

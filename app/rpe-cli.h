@@ -54,6 +54,7 @@ typedef struct
   char    *lrpe_permutation;
   char    *lrpe_householder;
   char    *bias_layout;
+  int      kernel_cols;        /* 2-D convSPE: L2 (0: = --kernel) */
   gint64   train_length;
   char    *bias;
   char    *bias_rows;
@@ -152,6 +153,12 @@ struct _RpeLrpe *rpe_cli_make_lrpe (const RpeCliOptions *o,
                                     gsize                dim,
                                     gsize                length,
                                     gboolean             use_checkpoint,
+                                    GError             **error);
+
+/* template | empirical | codes | encode over --grid N1xN2 (2-D convSPE, rpe-cli-conv2d.c) */
+gboolean      rpe_cli_compute_grid (const char          *what,
+                                    const RpeCliOptions *o,
+                                    int                 *exit_code,
                                     GError             **error);
 
 gboolean      rpe_cli_parse_feature_map (const RpeCliOptions *o,
