@@ -771,6 +771,7 @@ print_usage (FILE *f)
            "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
            "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
+           "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
            "\n"
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
@@ -811,6 +812,8 @@ rpe_cli_export (int argc, char **argv)
     { NULL }
   };
 
+  if (argc >= 2 && g_str_equal (argv[1], "outputs"))
+    return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
   rpe_cli_options_init (&o);
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {

@@ -6,6 +6,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,7 @@ typedef struct
 {
   char    *checkpoint;
   char    *prefix;
+  char   **map;          /* --map ROLE=TENSOR, repeatable */
   int      layer;
   char    *method;
   int      heads;
@@ -81,6 +83,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --map ROLE=TENSOR options into *map (NULL when none was given). */
+gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
+                                 RpeTensorMap        **map,
+                                 GError              **error);
 gboolean      rpe_cli_status_error (RpeStatus    status,
                                     const char  *what,
                                     GError     **error);
@@ -185,5 +191,11 @@ int           rpe_cli_export  (int    argc,
                                char **argv);
 int           rpe_cli_bench   (int    argc,
                                char **argv);
+/* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
+ * subcommand: "export" or "curves", argv[1] the view or curve name). */
+int           rpe_cli_export_outputs      (int    argc,
+                                           char **argv);
+int           rpe_cli_curves_output_error (int    argc,
+                                           char **argv);
 
 G_END_DECLS
