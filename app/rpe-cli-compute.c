@@ -691,6 +691,13 @@ rpe_cli_compute (int argc, char **argv)
     }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
+  if (c.params.method == RPE_SPE_CONV && c.params.kernel_cols != 0)
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
+                     "(template, empirical, codes, encode)", (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+      goto out;
+    }
   c.gated = c.params.gate != NULL;
 
   if (g_str_equal (what, "template"))

@@ -209,11 +209,63 @@ test_codes_encode (void)
   rpe_spe_params_clear (&p);
 }
 
+static char *
+fixture (const char *name)
+{
+  return g_test_build_filename (G_TEST_DIST, "fixtures", "conv2d", name, NULL);
+}
+
+/* max |got - want| / max |want| */
+static double
+rel_err (const char *got_path, const char *want_path)
+{
+  g_autoptr(RpeTensor) got = read_npy (got_path);
+  g_autoptr(RpeTensor) want = read_npy (want_path);
+  double err = 0, scale = 0;
+
+  g_assert_cmpuint (got->n_elements, ==, want->n_elements);
+  for (gsize k = 0; k < got->ndim; k++)
+    g_assert_cmpuint (got->shape[k], ==, want->shape[k]);
+  for (gsize i = 0; i < want->n_elements; i++)
+    {
+      err = MAX (err, fabs ((double) got->data[i] - want->data[i]));
+      scale = MAX (scale, fabs ((double) want->data[i]));
+    }
+  return err / scale;
+}
+
+/* A checkpoint in the authors' ConvSPE(ndim=2) layout, replayed against the torch computation
+ * of make-conv2d-fixtures.py (conv2d on the reference noise layout, gating, encoding). */
+static void
+test_checkpoint (void)
+{
+  g_autofree char *ckpt = fixture ("conv2d.pt"), *z = fixture ("z.npy"), *eps = fixture ("eps.npy");
+  g_autofree char *q = fixture ("q.npy"), *qhat = fixture ("qhat.npy"), *khat = fixture ("khat.npy");
+  g_autofree char *tmpl = fixture ("template.npy");
+  g_autofree char *oq = tmp_path ("ck-qhat.npy"), *ok = tmp_path ("ck-khat.npy"), *ot = tmp_path ("ck-t.npy");
+  g_autofree char *err = NULL;
+  double e;
+
+  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint '%s' --grid 5x6 --noise '%s' --gate-noise '%s' "
+                            "--queries '%s' -o '%s' --out-keys '%s'", ckpt, z, eps, q, oq, ok), ==, 0);
+  e = MAX (rel_err (oq, qhat), rel_err (ok, khat));
+  g_test_message ("encoded queries/keys: max rel err %.3g against torch", e);
+  g_assert_cmpfloat (e, <, 1e-5);
+  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint '%s' --grid 5x6 -o '%s'", ckpt, ot), ==, 0);
+  e = rel_err (ot, tmpl);
+  g_test_message ("template: max rel err %.3g", e);
+  g_assert_cmpfloat (e, <, 1e-5);
+  /* without --grid the 1-D commands say what is missing */
+  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint '%s' --length 8 -o '%s'", ckpt, ot), ==, 2);
+  g_assert_nonnull (strstr (err, "--grid"));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cli/conv2d/template", test_template);
   g_test_add_func ("/cli/conv2d/codes-encode", test_codes_encode);
+  g_test_add_func ("/cli/conv2d/checkpoint", test_checkpoint);
   return g_test_run ();
 }
