@@ -609,6 +609,9 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       spec.d = r;
       spec.q = qhat;
       spec.k = khat;
+      if (!rpe_cli_status_error (rpe_logits_spec_check (&spec), "encoding", error))
+        goto out;
+      spec.inputs_checked = true;   /* checked once, not per block */
       if ((w = open_writer (c, c->o->out, 3, (gsize[]) { H, n, n }, error)) == NULL)
         goto out;
       for (gsize h = 0; h < H; h++)
@@ -617,7 +620,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
             gsize b = MIN (rows, n - m0);
 
             if (attention)
-              st = rpe_attention_rows (&spec, h, m0, b, c->o->causal, logits, NULL);
+              st = rpe_attention_rows_parallel (&spec, h, m0, b, c->o->causal, logits, NULL);
             else
               {
                 st = rpe_logits_rows (&spec, h, m0, b, FALSE, logits, NULL);
@@ -828,8 +831,21 @@ rpe_cli_compute (int argc, char **argv)
       ok = rpe_cli_compute_positional (what, &o, &c.exit_code, &error);
       goto out;
     }
+  if (o.grid != NULL)
+    {
+      /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
+      ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
+      goto out;
+    }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
+  if (c.params.method == RPE_SPE_CONV && c.params.kernel_cols != 0)
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
+                     "(template, empirical, codes, encode)", (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+      goto out;
+    }
   c.gated = c.params.gate != NULL;
 
   if (g_str_equal (what, "template"))
