@@ -1245,15 +1245,34 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
       m = (RpeSpeMethod) method;
       for (gsize s = 0; s < n_slots (m); s++)
         slot[s] = mapped[(m == RPE_SPE_SINE ? RPE_ROLE_SINE_FREQS : RPE_ROLE_CONV_Q) + s];
-      for (guint i = 0; i < dv->units->len && u == NULL; i++)
-        {
-          const Unit *o = g_ptr_array_index (dv->units, i);
-          gboolean same = o->method == m;
-          for (gsize s = 0; s < n_slots (m) && same; s++)
-            same = o->slot[s] == slot[s];
-          if (same)
-            u = o;
-        }
+      /* the discovered module(s) holding the mapped tensors: if they are all of
+       * one module (in any roles), its filters still apply */
+      {
+        const Group *owner = NULL;
+        gboolean one_group = TRUE;
+
+        for (gsize s = 0; s < n_slots (m) && one_group; s++)
+          {
+            const Unit *holder = NULL;
+            for (guint i = 0; i < dv->units->len && holder == NULL; i++)
+              {
+                const Unit *o = g_ptr_array_index (dv->units, i);
+                for (gsize k = 0; k < 3; k++)
+                  if (o->slot[k] == slot[s])
+                    holder = o;
+              }
+            if (holder == NULL || (owner != NULL && holder->group != owner))
+              one_group = FALSE;
+            else
+              {
+                owner = holder->group;
+                if (u == NULL)
+                  u = holder;
+              }
+          }
+        if (!one_group || owner == NULL || owner->method != m)
+          u = NULL;
+      }
       if (u != NULL)
         {
           g = u->group;
