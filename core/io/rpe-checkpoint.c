@@ -656,9 +656,10 @@ pair_filters (Discovery *dv)
               for (guint j = 0; j < list->len; j++)
                 if (gate_fits (g_ptr_array_index (list, j), gate))
                   g_ptr_array_add (gg->codes, g_ptr_array_index (list, j));
-              /* a lone module that does not fit: paired anyway, so that loading
-               * it reports the shape instead of dropping the gate */
-              if (gg->codes->len == 0 && list->len == 1)
+              /* a filter beside a lone module that it does not fit: paired anyway,
+               * so that loading it reports the shape instead of dropping the gate
+               * (further up, a gate of another shape belongs to something else) */
+              if (gg->codes->len == 0 && list->len == 1 && level == 0)
                 g_ptr_array_add (gg->codes, g_ptr_array_index (list, 0));
               if (gg->codes->len > 0)
                 break;
