@@ -23,3 +23,6 @@ set -x
 "$rpe" export extrapolation --checkpoint "$demo" --train-length 32 --max-length 128 \
   --width 1000 --dpi 150 -o "$out/extrapolation.png"
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 -o "$out/spe-vs-rpe.pdf"
+"$rpe" export outputs --checkpoint "$demo" --method sine --no-gate --length 256 --train-length 64 \
+  --realizations 256 --value-source sweep --compare kernel --draws 16 --dpi 150 \
+  -o "$out/outputs-kernel.png"
