@@ -530,6 +530,7 @@ curves_error (Ctx *c, GError **error)
   gsize n, r = 64, rows, seeds, H = 0, D = 0;
   double *x = NULL, *mean = NULL, *rms = NULL, *sd = NULL;
   const char *methods[2] = { "sine", "conv" };
+  GArray *schemes = NULL;
   RpeStatus st = RPE_OK;
 
   if (co->against != NULL)
@@ -591,6 +592,27 @@ curves_error (Ctx *c, GError **error)
       goto out;
     }
 
+  if (o->noise_scheme != NULL)
+    {
+      g_auto(GStrv) parts = g_strsplit (o->noise_scheme, ",", -1);
+
+      schemes = g_array_new (FALSE, FALSE, sizeof (RpeNoiseScheme));
+      for (gsize i = 0; parts[i] != NULL; i++)
+        {
+          RpeNoiseScheme sc;
+          if (!rpe_noise_scheme_from_string (g_strstrip (parts[i]), &sc))
+            {
+              usage_error (error, "--noise-scheme: '%s' is not iid, orthogonal, antithetic or sobol", parts[i]);
+              goto out;
+            }
+          g_array_append_val (schemes, sc);
+        }
+      if (schemes->len == 0)
+        {
+          usage_error (error, "--noise-scheme needs at least one scheme");
+          goto out;
+        }
+    }
   t = rpe_curve_table_new (rows, &st);
   if (!rpe_cli_status_error (st, "table", error))
     goto out;
@@ -608,8 +630,6 @@ curves_error (Ctx *c, GError **error)
     {
       const RpeSpeParams *p;
       RpeCurveErrorConfig cfg = { 0 };
-      g_autofree char *c_sd = g_strdup_printf ("%s_sd", methods[mi]);
-      g_autofree char *c_rms = g_strdup_printf ("%s_rms", methods[mi]);
 
       if (o->method != NULL && !g_str_equal (o->method, methods[mi]))
         continue;
@@ -633,13 +653,24 @@ curves_error (Ctx *c, GError **error)
         }
       cfg.n_seeds = seeds;
       cfg.seed = (uint64_t) o->seed;
+      /* one curve per noise scheme (rpe-noise.h); without --noise-scheme, the plain iid
+       * columns under the method's name */
+      for (guint si = 0; si < (schemes != NULL ? schemes->len : 1); si++)
+      {
+      g_autofree char *base = schemes != NULL
+        ? g_strdup_printf ("%s_%s", methods[mi], rpe_noise_scheme_to_string (g_array_index (schemes, RpeNoiseScheme, si)))
+        : g_strdup (methods[mi]);
+      g_autofree char *c_sd = g_strdup_printf ("%s_sd", base);
+      g_autofree char *c_rms = g_strdup_printf ("%s_rms", base);
+
+      cfg.noise_scheme = schemes != NULL ? g_array_index (schemes, RpeNoiseScheme, si) : RPE_NOISE_IID;
       if (by_position)
         st = rpe_curve_error_vs_position (&cfg, r, mean, rms, sd, NULL);
       else
         st = rpe_curve_error_vs_r (&cfg, (const size_t *) (void *) rlist->data, rows, mean, rms, sd, NULL);
       if (!rpe_cli_status_error (st, methods[mi], error))
         goto out;
-      if ((st = rpe_curve_table_add_column (t, methods[mi], mean, NULL)) != RPE_OK
+      if ((st = rpe_curve_table_add_column (t, base, mean, NULL)) != RPE_OK
           || (st = rpe_curve_table_add_column (t, c_rms, rms, NULL)) != RPE_OK
           || (st = rpe_curve_table_add_column (t, c_sd, sd, NULL)) != RPE_OK)
         {
@@ -653,9 +684,9 @@ curves_error (Ctx *c, GError **error)
       if (!by_position && rows >= 2 && st == RPE_OK)
         {
           double slope = NAN, se = NAN, slope_rms = NAN;
-          g_autofree char *k_slope = g_strdup_printf ("%s_slope", methods[mi]);
-          g_autofree char *k_se = g_strdup_printf ("%s_slope_se", methods[mi]);
-          g_autofree char *k_rms = g_strdup_printf ("%s_slope_rms", methods[mi]);
+          g_autofree char *k_slope = g_strdup_printf ("%s_slope", base);
+          g_autofree char *k_se = g_strdup_printf ("%s_slope_se", base);
+          g_autofree char *k_rms = g_strdup_printf ("%s_slope_rms", base);
 
           /* a NaN/zero error (e.g. a zero template) leaves the slope NaN */
           (void) rpe_curve_fit_loglog (x, mean, rows, &slope, NULL, &se);
@@ -666,6 +697,7 @@ curves_error (Ctx *c, GError **error)
         }
       if (!rpe_cli_status_error (st, "metadata", error))
         goto out;
+      }
     }
   if ((st = rpe_curve_table_set_meta_double (t, "length", (double) n)) == RPE_OK
       && (st = rpe_curve_table_set_meta_double (t, "seeds", (double) seeds)) == RPE_OK
@@ -691,6 +723,8 @@ out:
   g_free (mean);
   g_free (rms);
   g_free (sd);
+  if (schemes != NULL)
+    g_array_unref (schemes);
   if (rlist != NULL)
     g_array_unref (rlist);
   cache_clear (&cache);
@@ -924,6 +958,12 @@ rpe_cli_curves (int argc, char **argv)
   if (!g_str_equal (what, "profile") && !g_str_equal (what, "error") && !g_str_equal (what, "extrapolation"))
     {
       fprintf (stderr, "rpe curves: unknown curve '%s' (profile | error | extrapolation)\n", what);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!g_str_equal (what, "error") && o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
+    {
+      fprintf (stderr, "rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n", what);
       status = EXIT_USAGE;
       goto done;
     }

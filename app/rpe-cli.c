@@ -81,6 +81,24 @@ rpe_cli_status_error (RpeStatus    status,
 }
 
 gboolean
+rpe_cli_noise_scheme (const RpeCliOptions *o,
+                      RpeNoiseScheme      *scheme,
+                      GError             **error)
+{
+  *scheme = RPE_NOISE_IID;
+  if (o->noise_scheme == NULL)
+    return TRUE;
+  if (!rpe_noise_scheme_from_string (o->noise_scheme, scheme))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme must be iid, orthogonal, antithetic or sobol (got '%s')", o->noise_scheme);
+  if (*scheme != RPE_NOISE_IID && (o->noise != NULL || o->gate_noise != NULL))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme %s shapes the drawn noise: it cannot apply to replayed --noise/--gate-noise",
+                          o->noise_scheme);
+  return TRUE;
+}
+
+gboolean
 rpe_cli_check_budget (const char   *what,
                       gsize         n_arrays,
                       const gsize (*dims)[4],
@@ -136,6 +154,7 @@ rpe_cli_options_clear (RpeCliOptions *o)
   g_free (o->method);
   g_free (o->noise);
   g_free (o->gate_noise);
+  g_free (o->noise_scheme);
   g_free (o->queries);
   g_free (o->keys);
   g_free (o->values);
@@ -191,6 +210,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
     { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
     { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
+    { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, "How the noise is drawn (default iid; curves error: a comma list, one curve each)", "iid|orthogonal|antithetic|sobol" },
     { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, "Queries, shape (N, H, D) or (1, N, H, D)", "Q.npy" },
     { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Keys, shape (N, H, D) (default: the queries)", "K.npy" },
     { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, "Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)", "V.npy" },
@@ -626,10 +646,13 @@ rpe_cli_make_codes (const RpeCliOptions *o,
   g_autoptr(RpeTensor) z = NULL;
   g_autoptr(RpeTensor) eps = NULL;
   float *zbuf = NULL, *ebuf = NULL;
+  RpeNoiseScheme scheme;
   RpeStatus st;
   gboolean ok = FALSE;
 
   memset (codes, 0, sizeof *codes);
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
   if (o->noise != NULL)
     {
       gsize want_ndim = params->method == RPE_SPE_SINE ? 4 : 3;
@@ -685,6 +708,18 @@ rpe_cli_make_codes (const RpeCliOptions *o,
         zbuf = rpe_alloc (zcount, sizeof (float), &st);
       if (st == RPE_OK)
         st = rpe_spe_noise_fill (params, n, r, (uint64_t) o->seed, zbuf);
+      /* noise scheme hook (rpe-noise.h): with a gate, its noise is one more coordinate of
+       * each cell, so it is drawn here, before the codes */
+      if (st == RPE_OK && scheme != RPE_NOISE_IID && gate && params->gate != NULL)
+        {
+          st = rpe_size_bytes (&count, 1, H, D, r, 1);
+          if (st == RPE_OK)
+            ebuf = rpe_alloc (count, sizeof (float), &st);
+          if (st == RPE_OK)
+            st = rpe_spe_gate_noise_fill (params, r, (uint64_t) o->seed, ebuf);
+        }
+      if (st == RPE_OK && scheme != RPE_NOISE_IID)
+        st = rpe_noise_apply (scheme, params, n, r, (uint64_t) o->seed, zbuf, ebuf);
       if (st != RPE_OK)
         {
           rpe_cli_status_error (st, "code noise", error);
@@ -724,7 +759,7 @@ rpe_cli_make_codes (const RpeCliOptions *o,
             }
           ebuf = eps->data;
         }
-      else
+      else if (ebuf == NULL)
         {
           st = rpe_size_bytes (&count, 1, H, D, r, 1);
           if (st == RPE_OK)

@@ -80,6 +80,7 @@
 #include <stdint.h>
 
 #include "rpe-lrpe.h"
+#include "rpe-noise.h"
 #include "rpe-spe.h"
 #include "rpe-status.h"
 
@@ -195,6 +196,7 @@ typedef struct
   size_t              feature;    /* d, or RPE_CURVE_ALL */
   size_t              n_seeds;    /* S >= 1: draws with seeds seed, seed + 1, ... */
   uint64_t            seed;
+  RpeNoiseScheme      noise_scheme; /* rpe-noise.h; 0 = RPE_NOISE_IID, the plain draw */
 } RpeCurveErrorConfig;
 
 /* For each R in r_list (n_r values >= 1) and every selected cell (h, d) and seed:
