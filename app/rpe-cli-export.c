@@ -102,35 +102,29 @@ path_for_head (const char *pattern, gsize head)
   return g_string_free (s, FALSE);
 }
 
-/* One frame of the animation: the figure drawn as its PNG would be. */
+/* One frame of the animation: the figure drawn as its PNG would be (rpe_gif_render_frame,
+ * shared with the window's Export dialog). */
 static gboolean
 add_frame (Ctx *c, const RpeFigure *fig, GError **error)
 {
-  RpeFigure sized = *fig;
-  double wpt, hpt;
-  int wpx, hpx;
   cairo_surface_t *surface;
-  cairo_t *cr;
   gboolean ok;
 
-  if (!rpe_export_resolve_size (fig, RPE_EXPORT_PNG, &c->size, &wpt, &hpt, &wpx, &hpx, error))
+  surface = rpe_gif_render_frame (fig, &c->size, error);
+  if (surface == NULL)
     return FALSE;
-  if (c->size.text_size > 0.0)
-    sized.text_size = c->size.text_size;
   if (c->gif == NULL)
     {
-      c->gif = rpe_gif_writer_new (c->eo->out, wpx, hpx, c->eo->frame_delay > 0 ? c->eo->frame_delay : 60, error);
+      c->gif = rpe_gif_writer_new (c->eo->out, cairo_image_surface_get_width (surface),
+                                   cairo_image_surface_get_height (surface),
+                                   c->eo->frame_delay > 0 ? c->eo->frame_delay : 60, error);
       if (c->gif == NULL)
         {
+          cairo_surface_destroy (surface);
           c->exit_code = EXIT_FAILURE_OTHER;
           return FALSE;
         }
     }
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
-  cr = cairo_create (surface);
-  cairo_scale (cr, (double) wpx / wpt, (double) hpx / hpt);
-  rpe_figure_render (cr, &sized, wpt, hpt);
-  cairo_destroy (cr);
   ok = rpe_gif_writer_add (c->gif, surface, error);
   cairo_surface_destroy (surface);
   if (!ok)
@@ -1289,6 +1283,7 @@ rpe_cli_export (int argc, char **argv)
   else
     {
       gint64 *param = NULL, from = 0, to = 0;
+      RpeSweepParam sweep_param = RPE_SWEEP_SEED;
       int frames = 1;
 
       if (c.gif_mode)
@@ -1302,12 +1297,9 @@ rpe_cli_export (int argc, char **argv)
               from = g_ascii_strtoll (range[0], &end1, 10);
               to = g_ascii_strtoll (range[1], &end2, 10);
             }
-          if (kv[0] != NULL && g_str_equal (kv[0], "realizations"))
-            param = &o.realizations;
-          else if (kv[0] != NULL && g_str_equal (kv[0], "length"))
-            param = &o.length;
-          else if (kv[0] != NULL && g_str_equal (kv[0], "seed"))
-            param = &o.seed;
+          if (kv[0] != NULL && rpe_sweep_param_from_name (kv[0], &sweep_param))
+            param = sweep_param == RPE_SWEEP_REALIZATIONS ? &o.realizations
+                    : sweep_param == RPE_SWEEP_LENGTH ? &o.length : &o.seed;
           frames = eo.frames != 0 ? eo.frames : 8;
           if (param == NULL || range == NULL || range[0] == NULL || range[1] == NULL || end1 == range[0]
               || *end1 != '\0' || end2 == range[1] || *end2 != '\0' || from < (param == &o.seed ? 0 : 1)
@@ -1332,14 +1324,7 @@ rpe_cli_export (int argc, char **argv)
       for (int k = 0; k < frames; k++)
         {
           if (param != NULL)
-            {
-              double t = (double) k / (double) (frames - 1);
-
-              /* realizations in geometric steps (the error goes like 1/sqrt(R)), the others linear */
-              *param = param == &o.realizations && from > 0 && to > 0
-                       ? (gint64) llround (exp (log ((double) from) + t * (log ((double) to) - log ((double) from))))
-                       : (gint64) llround ((double) from + t * (double) (to - from));
-            }
+            *param = rpe_sweep_value (sweep_param, from, to, (guint) k, (guint) frames);
           if (g_str_equal (view, "templates"))
             ok = view_templates (&c, FALSE, &error);
           else if (g_str_equal (view, "template"))

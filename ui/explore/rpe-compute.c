@@ -1718,3 +1718,63 @@ rpe_job_slot_clear (RpeJobSlot *slot)
   slot->start = NULL;
   slot->owner = NULL;
 }
+
+/* ------------------------------------------------------------------ sweeps */
+
+/* Runs a job's body on the calling thread (a worker of the caller's), with the same
+ * cancellation and errors as job_worker. */
+static gpointer
+job_run_sync (JobRunFunc            run,
+              const char           *what,
+              RpeExplorerSnapshot  *snapshot,
+              gsize                 n_cap,
+              GCancellable         *cancellable,
+              GError              **error)
+{
+  Job job = { 0 };
+  RpeMonitor monitor = { &job.cancel, NULL, NULL };
+  gpointer result = NULL;
+  GDestroyNotify result_free = NULL;
+  RpeStatus status;
+  gulong handler = 0;
+
+  atomic_init (&job.cancel, 0);
+  job.what = what;
+  job.snapshot = snapshot;
+  job.n_cap = MAX (n_cap, 2);
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), &job, NULL);
+  status = run (&job, &monitor, &result, &result_free);
+  if (cancellable != NULL)
+    g_cancellable_disconnect (cancellable, handler);
+  if (status == RPE_OK)
+    return result;
+  if (status == RPE_ERROR_CANCELLED)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+  else if (job.error != NULL)
+    g_propagate_error (error, g_steal_pointer (&job.error));
+  else
+    g_set_error (error, RPE_ERROR, status, "Cannot compute %s: %s", what, rpe_status_to_string (status));
+  g_clear_error (&job.error);
+  return NULL;
+}
+
+RpeTemplates *
+rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
+                           gsize                 n_cap,
+                           GCancellable         *cancellable,
+                           GError              **error)
+{
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  return job_run_sync (grid_run, "the templates", snapshot, n_cap, cancellable, error);
+}
+
+RpeTeaching *
+rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
+                      gsize                 n_cap,
+                      GCancellable         *cancellable,
+                      GError              **error)
+{
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, cancellable, error);
+}

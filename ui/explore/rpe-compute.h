@@ -14,6 +14,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-curves.h"
 #include "rpe-explorer-state.h"
+#include "rpe-gif.h"
 #include "rpe-plot-render.h"
 #include "rpe-spe.h"
 
@@ -183,6 +184,25 @@ void         rpe_compute_teaching_async  (RpeExplorerSnapshot    *snapshot,
                                           GAsyncReadyCallback     callback,
                                           gpointer                user_data);
 RpeTeaching *rpe_compute_teaching_finish (GAsyncResult           *result,
+                                          GError                **error);
+
+/* ---- Sweeps (the Export dialog's animated GIFs), on the calling (worker) thread ---- */
+
+/* A copy of snapshot with one parameter set to value (R and N clamped to the explorer's
+ * ranges 1 .. RPE_EXPLORER_MAX_R and 2 .. RPE_EXPLORER_MAX_LENGTH). */
+RpeExplorerSnapshot *rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
+                                                       RpeSweepParam              param,
+                                                       gint64                     value);
+/* The template grid / the teaching maps (without the error curve) of the snapshot, computed
+ * synchronously by the same code as rpe_compute_template_grid_async /
+ * rpe_compute_teaching_async; cancelled: G_IO_ERROR_CANCELLED. */
+RpeTemplates *rpe_compute_template_grid  (RpeExplorerSnapshot    *snapshot,
+                                          gsize                   n_cap,
+                                          GCancellable           *cancellable,
+                                          GError                **error);
+RpeTeaching  *rpe_compute_teaching       (RpeExplorerSnapshot    *snapshot,
+                                          gsize                   n_cap,
+                                          GCancellable           *cancellable,
                                           GError                **error);
 
 /* ---- Curves: profiles, estimator error, extrapolation ---- */

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "rpe-explorer-state.h"
+#include "rpe-compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -90,6 +91,55 @@ rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot)
 
 G_DEFINE_BOXED_TYPE (RpeExplorerSnapshot, rpe_explorer_snapshot,
                      rpe_explorer_snapshot_ref, rpe_explorer_snapshot_unref)
+
+/* A deep copy (own parameters and content) with one sweep parameter changed
+ * (declared in rpe-compute.h). */
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
+                                  RpeSweepParam              param,
+                                  gint64                     value)
+{
+  const SnapshotPrivate *from = (const SnapshotPrivate *) snapshot;
+  SnapshotPrivate *priv;
+  RpeExplorerSnapshot *s;
+
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  priv = g_atomic_rc_box_new0 (SnapshotPrivate);
+  s = &priv->public;
+  *s = *snapshot;
+  memset (&s->spe, 0, sizeof s->spe);
+  s->have_spe = FALSE;
+  s->npy_data = NULL;
+  s->npy_n = 0;
+  if (snapshot->have_spe && rpe_spe_params_copy (&s->spe, &snapshot->spe) == RPE_OK)
+    s->have_spe = TRUE;
+  if (from->npy_copy != NULL && s->have_spe)
+    {
+      gsize count = snapshot->npy_n * snapshot->spe.n_features * (snapshot->npy_per_head ? snapshot->spe.n_heads : 1);
+      RpeStatus status;
+
+      if ((priv->npy_copy = rpe_alloc (count, sizeof (float), &status)) != NULL)
+        {
+          memcpy (priv->npy_copy, from->npy_copy, count * sizeof (float));
+          s->npy_data = priv->npy_copy;
+          s->npy_n = snapshot->npy_n;
+        }
+    }
+  switch (param)
+    {
+    case RPE_SWEEP_REALIZATIONS:
+      s->r = (gsize) CLAMP (value, 1, RPE_EXPLORER_MAX_R);
+      break;
+    case RPE_SWEEP_LENGTH:
+      s->n = (gsize) CLAMP (value, 2, RPE_EXPLORER_MAX_LENGTH);
+      break;
+    case RPE_SWEEP_SEED:
+    default:
+      s->seed = (guint64) MAX (value, 0);
+      break;
+    }
+  return s;
+}
 
 RpeStatus
 rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *s,

@@ -374,3 +374,63 @@ rpe_gif_writer_finish (RpeGifWriter *w,
   rpe_gif_writer_abort (w);
   return TRUE;
 }
+
+/* ------------------------------------------------------------------ sweeps */
+
+gboolean
+rpe_sweep_param_from_name (const char    *name,
+                           RpeSweepParam *param)
+{
+  if (g_strcmp0 (name, "realizations") == 0)
+    *param = RPE_SWEEP_REALIZATIONS;
+  else if (g_strcmp0 (name, "length") == 0)
+    *param = RPE_SWEEP_LENGTH;
+  else if (g_strcmp0 (name, "seed") == 0)
+    *param = RPE_SWEEP_SEED;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gint64
+rpe_sweep_value (RpeSweepParam param,
+                 gint64        from,
+                 gint64        to,
+                 guint         k,
+                 guint         frames)
+{
+  double t = frames > 1 ? (double) k / (double) (frames - 1) : 0.0;
+
+  if (param == RPE_SWEEP_REALIZATIONS && from > 0 && to > 0)
+    return (gint64) llround (exp (log ((double) from) + t * (log ((double) to) - log ((double) from))));
+  return (gint64) llround ((double) from + t * (double) (to - from));
+}
+
+cairo_surface_t *
+rpe_gif_render_frame (const RpeFigure     *fig,
+                      const RpeExportSize *size,
+                      GError             **error)
+{
+  RpeFigure sized = *fig;
+  double wpt, hpt;
+  int wpx, hpx;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+
+  if (!rpe_export_resolve_size (fig, RPE_EXPORT_PNG, size, &wpt, &hpt, &wpx, &hpx, error))
+    return NULL;
+  if (size != NULL && size->text_size > 0.0)
+    sized.text_size = size->text_size;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
+  if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (surface);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "cannot make a %d x %d frame", wpx, hpx);
+      return NULL;
+    }
+  cr = cairo_create (surface);
+  cairo_scale (cr, (double) wpx / wpt, (double) hpx / hpt);
+  rpe_figure_render (cr, &sized, wpt, hpt);
+  cairo_destroy (cr);
+  return surface;
+}

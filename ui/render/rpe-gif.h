@@ -13,6 +13,8 @@
 #include <cairo.h>
 #include <gio/gio.h>
 
+#include "rpe-export.h"
+
 G_BEGIN_DECLS
 
 typedef struct _RpeGifWriter RpeGifWriter;
@@ -38,5 +40,30 @@ gboolean      rpe_gif_writer_finish (RpeGifWriter     *writer,
 void          rpe_gif_writer_abort  (RpeGifWriter     *writer);
 /* How many frames were added. */
 guint         rpe_gif_writer_n_frames (RpeGifWriter   *writer);
+
+/* ---- Sweeps: one implementation for `rpe export --sweep` and the Export dialog ---- */
+
+typedef enum
+{
+  RPE_SWEEP_REALIZATIONS,   /* R, in geometric steps (the estimator's error goes like 1/sqrt(R)) */
+  RPE_SWEEP_LENGTH,         /* N, linear steps */
+  RPE_SWEEP_SEED,           /* the draw's seed, linear steps */
+} RpeSweepParam;
+
+/* "realizations", "length", "seed" -> param; FALSE for anything else. */
+gboolean         rpe_sweep_param_from_name (const char      *name,
+                                            RpeSweepParam   *param);
+/* The value of param at frame k of frames (>= 2) going from `from` to `to` (both >= 1, or
+ * >= 0 for seeds): realizations round(exp(lerp(log from, log to))), the others round(lerp). */
+gint64           rpe_sweep_value           (RpeSweepParam    param,
+                                            gint64           from,
+                                            gint64           to,
+                                            guint            k,
+                                            guint            frames);
+/* One frame: the figure drawn as its PNG of that size would be (size in PNG units; its
+ * text size, when > 0, overrides the figure's), on a transparent ARGB32 surface. */
+cairo_surface_t *rpe_gif_render_frame      (const RpeFigure     *fig,
+                                            const RpeExportSize *size,
+                                            GError             **error);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rpe-error.h"
+#include "rpe-explorer-state.h"
 #include "rpe-text.h"
 
 #define RPE_EXPORT_DIALOG_RESOURCE "/io/github/rpestudio/RpeStudio/ui/rpe-export-dialog.ui"
@@ -237,6 +238,10 @@ rpe_export_bundle (RpeFigureBundle        *bundle,
 /* ================================================================= dialog */
 
 #define MAX_FORMATS 5
+
+/* the explorer's ranges */
+#define RPE_EXPLORER_SWEEP_MAX_R RPE_EXPLORER_MAX_R
+#define RPE_EXPLORER_SWEEP_MAX_N RPE_EXPLORER_MAX_LENGTH
 #define MAX_SCALES  5
 
 struct _RpeExportDialog
@@ -290,6 +295,21 @@ struct _RpeExportDialog
   gboolean              y_touched;
   gboolean              updating;
   gboolean              disposed;
+
+  /* animated sweeps (rpe_export_dialog_set_sweep) */
+  RpeExportSweepFunc    sweep_func;
+  gpointer              sweep_data;
+  GDestroyNotify        sweep_destroy;
+  gint64                sweep_current[3];   /* R, N, seed of the state */
+  guint                 gif_index;          /* the GIF entry of the format list (G_MAXUINT: none) */
+  gboolean              gif;                /* GIF selected */
+  GtkWidget            *sweep_group;
+  AdwComboRow          *param_row;
+  GtkSpinButton        *from_spin;
+  GtkSpinButton        *to_spin;
+  GtkSpinButton        *frames_spin;
+  GtkSpinButton        *delay_spin;
+  GtkProgressBar       *progress_bar;
 };
 
 G_DEFINE_FINAL_TYPE (RpeExportDialog, rpe_export_dialog, ADW_TYPE_WINDOW)
@@ -298,6 +318,7 @@ enum
 {
   SIGNAL_EXPORTED,
   SIGNAL_FINISHED,
+  SIGNAL_PROGRESS,
   N_SIGNALS
 };
 
@@ -516,6 +537,26 @@ path_with_extension (const char      *path,
   return g_strconcat (path, ".", ext, NULL);
 }
 
+/* path_with_extension, knowing .gif too */
+static char *
+path_with_extension_gif (const char      *path,
+                         gboolean         gif,
+                         RpeExportFormat  format)
+{
+  g_autofree char *stem = NULL;
+  RpeExportFormat current;
+
+  if (g_str_has_suffix (path, ".gif") || g_str_has_suffix (path, ".GIF"))
+    stem = g_strndup (path, strlen (path) - 4);
+  else if (gif && rpe_export_format_from_path (path, &current) && strrchr (path, '.') != NULL)
+    stem = g_strndup (path, strrchr (path, '.') - path);
+  else
+    stem = g_strdup (path);
+  if (gif)
+    return g_strconcat (stem, ".gif", NULL);
+  return path_with_extension (stem, format);
+}
+
 static void
 update_file_row (RpeExportDialog *self)
 {
@@ -529,13 +570,18 @@ format_selected (AdwComboRow     *row,
                  RpeExportDialog *self)
 {
   guint i = adw_combo_row_get_selected (row);
+  gboolean gif = self->gif_index != G_MAXUINT && i == self->gif_index;
 
-  if (i >= self->n_formats)
+  if (i >= self->n_formats && !gif)
     return;
-  sync_format_controls (self, self->formats[i]);
+  self->gif = gif;
+  if (self->sweep_group != NULL)
+    gtk_widget_set_visible (self->sweep_group, gif);
+  /* a GIF's frames are PNG images: sizes in pixels */
+  sync_format_controls (self, gif ? RPE_EXPORT_PNG : self->formats[i]);
   if (self->path != NULL)
     {
-      char *path = path_with_extension (self->path, self->formats[i]);
+      char *path = path_with_extension_gif (self->path, gif, gif ? RPE_EXPORT_PNG : self->formats[i]);
 
       g_free (self->path);
       self->path = path;
@@ -654,7 +700,7 @@ choose_clicked (GtkButton       *button,
     }
   else
     name = g_strconcat (self->bundle->default_name != NULL ? self->bundle->default_name : "figure", ".",
-                        rpe_export_format_extension (self->format), NULL);
+                        self->gif ? "gif" : rpe_export_format_extension (self->format), NULL);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (self->chooser), name);
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
@@ -702,6 +748,12 @@ set_exporting (RpeExportDialog *self,
   gtk_spinner_set_spinning (self->spinner, exporting);
   gtk_widget_set_sensitive (GTK_WIDGET (self->choose_button), !exporting);
   gtk_widget_set_sensitive (GTK_WIDGET (self->format_row), !exporting);
+  if (self->sweep_group != NULL)
+    {
+      gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
+      gtk_progress_bar_set_text (self->progress_bar, exporting ? "Starting…" : NULL);
+      gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), exporting && self->gif);
+    }
   update_file_row (self);
 }
 
@@ -736,6 +788,308 @@ export_done (GObject      *source,
   g_signal_emit (self, signals[SIGNAL_FINISHED], 0, ok);
 }
 
+/* ------------------------------------------------------------ GIF sweeps */
+
+typedef struct
+{
+  RpeExportSweepFunc  func;
+  gpointer            data;       /* the dialog's; alive while the task holds the dialog */
+  RpeSweepParam       param;
+  gint64              from, to;
+  guint               frames;
+  guint               delay_cs;
+  RpeExportOptions    options;
+  char               *title;      /* options.title's storage */
+  RpeExportSize       size;
+  char               *path;
+} GifJob;
+
+static void
+gif_job_free (gpointer p)
+{
+  GifJob *job = p;
+
+  g_free (job->title);
+  g_free (job->path);
+  g_free (job);
+}
+
+typedef struct
+{
+  RpeExportDialog *self;
+  GCancellable    *cancellable;
+  guint            done, frames;
+} GifProgress;
+
+static gboolean
+gif_progress_dispatch (gpointer p)
+{
+  GifProgress *gp = p;
+  RpeExportDialog *self = gp->self;
+
+  if (!self->disposed && self->cancellable == gp->cancellable && !g_cancellable_is_cancelled (gp->cancellable))
+    {
+      g_autofree char *text = g_strdup_printf ("Frame %u of %u", gp->done, gp->frames);
+
+      gtk_progress_bar_set_fraction (self->progress_bar, (double) gp->done / gp->frames);
+      gtk_progress_bar_set_text (self->progress_bar, text);
+      g_signal_emit (self, signals[SIGNAL_PROGRESS], 0, gp->done, gp->frames);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+static void
+gif_progress_free (gpointer p)
+{
+  GifProgress *gp = p;
+
+  g_object_unref (gp->self);
+  g_object_unref (gp->cancellable);
+  g_free (gp);
+}
+
+static void
+gif_thread (GTask        *task,
+            gpointer      source,
+            gpointer      task_data,
+            GCancellable *cancellable)
+{
+  GifJob *job = task_data;
+  RpeGifWriter *writer = NULL;
+  GError *error = NULL;
+
+  for (guint k = 0; k < job->frames; k++)
+    {
+      gint64 value = rpe_sweep_value (job->param, job->from, job->to, k, job->frames);
+      g_autoptr (RpeFigureBundle) frame = NULL;
+      g_autoptr (RpeFigureBundle) derived = NULL;
+      cairo_surface_t *surface;
+      gboolean ok;
+      GifProgress *gp;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+        goto fail;
+      frame = job->func (job->data, job->param, value, cancellable, &error);
+      if (frame == NULL)
+        goto fail;
+      derived = rpe_figure_bundle_with_options (frame, &job->options);
+      surface = rpe_gif_render_frame (&derived->fig, &job->size, &error);
+      if (surface == NULL)
+        goto fail;
+      if (writer == NULL)
+        writer = rpe_gif_writer_new (job->path, cairo_image_surface_get_width (surface),
+                                     cairo_image_surface_get_height (surface), (int) job->delay_cs, &error);
+      ok = writer != NULL && rpe_gif_writer_add (writer, surface, &error);
+      cairo_surface_destroy (surface);
+      if (!ok)
+        goto fail;
+      gp = g_new0 (GifProgress, 1);
+      gp->self = g_object_ref (source);
+      gp->cancellable = g_object_ref (cancellable);
+      gp->done = k + 1;
+      gp->frames = job->frames;
+      g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, gif_progress_dispatch, gp,
+                                  gif_progress_free);
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    goto fail;
+  if (!rpe_gif_writer_finish (writer, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+  return;
+
+fail:
+  rpe_gif_writer_abort (writer);
+  g_task_return_error (task, error);
+}
+
+static void
+gif_done (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  RpeExportDialog *self = RPE_EXPORT_DIALOG (source);
+  GifJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_strdup (job->path);
+  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
+
+  g_clear_object (&self->cancellable);
+  if (self->disposed)
+    return;
+  set_exporting (self, FALSE);
+  if (ok)
+    {
+      show_error (self, NULL);
+      g_signal_emit (self, signals[SIGNAL_EXPORTED], 0, path);
+    }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    show_error (self, "Export cancelled: no file was written and an existing file is unchanged.");
+  else
+    {
+      g_autofree char *text = g_strdup_printf ("Could not export to “%s”: %s", path, error->message);
+
+      show_error (self, text);
+    }
+  g_signal_emit (self, signals[SIGNAL_FINISHED], 0, ok);
+}
+
+static void
+gif_start (RpeExportDialog *self)
+{
+  GifJob *job = g_new0 (GifJob, 1);
+  guint p = adw_combo_row_get_selected (self->param_row);
+  GTask *task;
+
+  job->func = self->sweep_func;
+  job->data = self->sweep_data;
+  job->param = p <= RPE_SWEEP_SEED ? (RpeSweepParam) p : RPE_SWEEP_REALIZATIONS;
+  job->from = (gint64) gtk_spin_button_get_value (self->from_spin);
+  job->to = (gint64) gtk_spin_button_get_value (self->to_spin);
+  job->frames = (guint) gtk_spin_button_get_value (self->frames_spin);
+  job->delay_cs = (guint) gtk_spin_button_get_value (self->delay_spin);
+  rpe_export_dialog_get_options (self, &job->options, &job->size);
+  job->title = g_strdup (job->options.title);
+  job->options.title = job->title;
+  job->path = g_strdup (self->path);
+  self->cancellable = g_cancellable_new ();
+  show_error (self, NULL);
+  set_exporting (self, TRUE);
+  task = g_task_new (self, self->cancellable, gif_done, NULL);
+  g_task_set_source_tag (task, gif_start);
+  g_task_set_task_data (task, job, gif_job_free);
+  g_task_run_in_thread (task, gif_thread);
+  g_object_unref (task);
+}
+
+/* The From / To range of a parameter and the state's value. */
+static void
+sweep_param_changed (RpeExportDialog *self)
+{
+  guint p = adw_combo_row_get_selected (self->param_row);
+  double lo = p == RPE_SWEEP_SEED ? 0 : p == RPE_SWEEP_LENGTH ? 2 : 1;
+  double hi = p == RPE_SWEEP_SEED ? G_MAXINT32 : p == RPE_SWEEP_LENGTH ? RPE_EXPLORER_SWEEP_MAX_N : RPE_EXPLORER_SWEEP_MAX_R;
+  gint64 cur;
+
+  if (p > RPE_SWEEP_SEED)
+    return;
+  cur = self->sweep_current[p];
+  gtk_spin_button_set_range (self->from_spin, lo, hi);
+  gtk_spin_button_set_range (self->to_spin, lo, hi);
+  /* a sweep that ends at the state's current value */
+  gtk_spin_button_set_value (self->from_spin, p == RPE_SWEEP_REALIZATIONS ? 1 : p == RPE_SWEEP_LENGTH ? MAX (2, cur / 4) : 0);
+  gtk_spin_button_set_value (self->to_spin, p == RPE_SWEEP_SEED ? MAX (cur, 7) : cur);
+}
+
+static GtkSpinButton *
+sweep_spin_row (AdwPreferencesGroup *group,
+                const char          *title,
+                const char          *subtitle,
+                double               lo,
+                double               hi,
+                double               value)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *spin = gtk_spin_button_new_with_range (lo, hi, 1);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  if (subtitle != NULL)
+    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
+  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
+  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), spin);
+  adw_preferences_group_add (group, row);
+  return GTK_SPIN_BUTTON (spin);
+}
+
+void
+rpe_export_dialog_set_sweep (RpeExportDialog    *self,
+                             RpeExportSweepFunc  func,
+                             gpointer            data,
+                             GDestroyNotify      destroy,
+                             gint64              realizations,
+                             gint64              length,
+                             gint64              seed)
+{
+  GtkStringList *formats;
+  g_autoptr (GtkStringList) params = NULL;
+  AdwPreferencesGroup *group;
+  GtkWidget *row;
+
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  g_return_if_fail (func != NULL);
+  g_return_if_fail (self->sweep_func == NULL);
+  self->sweep_func = func;
+  self->sweep_data = data;
+  self->sweep_destroy = destroy;
+  self->sweep_current[RPE_SWEEP_REALIZATIONS] = realizations;
+  self->sweep_current[RPE_SWEEP_LENGTH] = length;
+  self->sweep_current[RPE_SWEEP_SEED] = seed;
+
+  group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+  adw_preferences_group_set_title (group, "Animated sweep");
+  adw_preferences_group_set_description (group, "Each frame is the view recomputed with one parameter changed; "
+                                                "the size, text and look below apply to every frame.");
+  self->sweep_group = GTK_WIDGET (group);
+  params = gtk_string_list_new (NULL);
+  /* in the order of RpeSweepParam */
+  gtk_string_list_append (params, "Realizations R (geometric steps)");
+  gtk_string_list_append (params, "Length N");
+  gtk_string_list_append (params, "Seed");
+  row = adw_combo_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Parameter");
+  adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (params));
+  adw_preferences_group_add (group, row);
+  self->param_row = ADW_COMBO_ROW (row);
+  self->from_spin = sweep_spin_row (group, "From", "the first frame's value", 1, RPE_EXPLORER_SWEEP_MAX_R, 1);
+  self->to_spin = sweep_spin_row (group, "To", "the last frame's value", 1, RPE_EXPLORER_SWEEP_MAX_R, realizations);
+  self->frames_spin = sweep_spin_row (group, "Frames", NULL, 2, RPE_GIF_MAX_FRAMES, 8);
+  self->delay_spin = sweep_spin_row (group, "Frame delay", "hundredths of a second per frame", 1, 6000, 60);
+  self->progress_bar = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_progress_bar_set_show_text (self->progress_bar, TRUE);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->progress_bar), 6);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), FALSE);
+  adw_preferences_group_add (group, GTK_WIDGET (self->progress_bar));
+  gtk_box_insert_child_after (GTK_BOX (gtk_widget_get_parent (self->size_group)), self->sweep_group,
+                              gtk_widget_get_prev_sibling (self->size_group));
+  gtk_widget_set_visible (self->sweep_group, FALSE);
+  sweep_param_changed (self);
+  g_signal_connect_swapped (self->param_row, "notify::selected", G_CALLBACK (sweep_param_changed), self);
+
+  formats = GTK_STRING_LIST (adw_combo_row_get_model (self->format_row));
+  self->gif_index = g_list_model_get_n_items (G_LIST_MODEL (formats));
+  gtk_string_list_append (formats, "GIF (animated sweep)");
+}
+
+void
+rpe_export_dialog_set_gif (RpeExportDialog *self,
+                           RpeSweepParam    param,
+                           gint64           from,
+                           gint64           to,
+                           guint            frames,
+                           guint            delay_cs)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  g_return_if_fail (self->gif_index != G_MAXUINT);
+  adw_combo_row_set_selected (self->format_row, self->gif_index);
+  adw_combo_row_set_selected (self->param_row, (guint) param);
+  gtk_spin_button_set_value (self->from_spin, (double) from);
+  gtk_spin_button_set_value (self->to_spin, (double) to);
+  gtk_spin_button_set_value (self->frames_spin, frames);
+  gtk_spin_button_set_value (self->delay_spin, delay_cs);
+}
+
+gboolean
+rpe_export_dialog_is_gif (RpeExportDialog *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), FALSE);
+  return self->gif;
+}
+
 void
 rpe_export_dialog_start (RpeExportDialog *self)
 {
@@ -749,6 +1103,11 @@ rpe_export_dialog_start (RpeExportDialog *self)
   if (self->path == NULL)
     {
       choose_clicked (NULL, self);
+      return;
+    }
+  if (self->gif)
+    {
+      gif_start (self);
       return;
     }
   job = g_new0 (ExportJob, 1);
@@ -844,6 +1203,8 @@ rpe_export_dialog_finalize (GObject *object)
   g_clear_pointer (&self->bundle, rpe_figure_bundle_unref);
   g_free (self->path);
   g_free (self->error);
+  if (self->sweep_destroy != NULL && self->sweep_data != NULL)
+    self->sweep_destroy (self->sweep_data);
   G_OBJECT_CLASS (rpe_export_dialog_parent_class)->finalize (object);
 }
 
@@ -870,6 +1231,14 @@ rpe_export_dialog_class_init (RpeExportDialogClass *klass)
   signals[SIGNAL_FINISHED] =
     g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                   G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+  /**
+   * RpeExportDialog::progress:
+   * @done: frames written of an animated sweep
+   * @frames: all its frames
+   */
+  signals[SIGNAL_PROGRESS] =
+    g_signal_new ("progress", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_UINT);
 
   gtk_widget_class_set_template_from_resource (widget_class, RPE_EXPORT_DIALOG_RESOURCE);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, toasts);
@@ -914,6 +1283,7 @@ rpe_export_dialog_init (RpeExportDialog *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->format = RPE_EXPORT_PNG;
+  self->gif_index = G_MAXUINT;
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->preview), preview_draw, self, NULL);
   g_signal_connect (self->export_button, "clicked", G_CALLBACK (export_clicked), self);
   g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (cancel_clicked), self);
@@ -1046,7 +1416,9 @@ rpe_export_dialog_set_path (RpeExportDialog *self,
   g_free (self->path);
   self->path = g_strdup (path);
   /* a known extension picks the format, if this figure offers it */
-  if (path != NULL && rpe_export_format_from_path (path, &format))
+  if (path != NULL && self->gif_index != G_MAXUINT && (g_str_has_suffix (path, ".gif") || g_str_has_suffix (path, ".GIF")))
+    adw_combo_row_set_selected (self->format_row, self->gif_index);
+  else if (path != NULL && rpe_export_format_from_path (path, &format))
     for (guint i = 0; i < self->n_formats; i++)
       if (self->formats[i] == format)
         {
@@ -1055,7 +1427,7 @@ rpe_export_dialog_set_path (RpeExportDialog *self,
         }
   if (self->path != NULL)
     {
-      char *fixed = path_with_extension (self->path, self->format);
+      char *fixed = path_with_extension_gif (self->path, self->gif, self->format);
 
       g_free (self->path);
       self->path = fixed;

@@ -21,6 +21,7 @@
 #include <adwaita.h>
 
 #include "rpe-export.h"
+#include "rpe-gif.h"
 
 G_BEGIN_DECLS
 
@@ -139,5 +140,33 @@ gboolean         rpe_export_bundle                (RpeFigureBundle        *bundl
                                                    const char             *path,
                                                    GCancellable           *cancellable,
                                                    GError                **error);
+
+/* ------------------------------------------------------ animated sweeps */
+
+/* Called on the export's worker thread: the view's figure for a copy of its state with
+ * param set to value (the same compute path and figure as the view). */
+typedef RpeFigureBundle *(*RpeExportSweepFunc) (gpointer        data,
+                                               RpeSweepParam   param,
+                                               gint64          value,
+                                               GCancellable   *cancellable,
+                                               GError        **error);
+
+/* Offers "GIF (animated sweep)" among the formats: frames from func (data is released with
+ * destroy); the From/To controls start at the state's current values. */
+void             rpe_export_dialog_set_sweep      (RpeExportDialog    *self,
+                                                   RpeExportSweepFunc  func,
+                                                   gpointer            data,
+                                                   GDestroyNotify      destroy,
+                                                   gint64              realizations,
+                                                   gint64              length,
+                                                   gint64              seed);
+/* Picks the GIF format and sets the sweep's controls (as the user would). */
+void             rpe_export_dialog_set_gif        (RpeExportDialog    *self,
+                                                   RpeSweepParam       param,
+                                                   gint64              from,
+                                                   gint64              to,
+                                                   guint               frames,
+                                                   guint               delay_cs);
+gboolean         rpe_export_dialog_is_gif         (RpeExportDialog    *self);
 
 G_END_DECLS

@@ -976,25 +976,18 @@ rpe_curves_page_cancel (RpeCurvesPage *self)
 /* exact | estimate | difference as `rpe export spe-vs-rpe` draws them
  * (app/rpe-cli-export.c): the first two on one linear scale, the difference
  * symmetric on the diverging map. */
-RpeFigureBundle *
-rpe_teaching_view_build_figure (RpeTeachingView *self)
+/* The figure of t for the snapshot s (any thread). */
+static RpeFigureBundle *
+teaching_figure (RpeTeaching               *t,
+                 const RpeExplorerSnapshot *s,
+                 const RpeColormap         *cmap,
+                 guint                      train)
 {
-  RpeTeaching *t;
   RpeFigureBundle *b;
-  const RpeColormap *cmap;
-  g_autoptr (RpeExplorerSnapshot) s = NULL;
   const float *maps[3];
-  guint train = 0;
 
-  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
-  t = self->result;
   if (t == NULL)
     return NULL;
-  s = rpe_explorer_state_snapshot (self->state);
-  cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
-  if (cmap == NULL)
-    cmap = rpe_colormap_default ();
-  g_object_get (self->state, "train-length", &train, NULL);
   maps[0] = t->exact;
   maps[1] = t->estimate;
   maps[2] = t->difference;
@@ -1028,6 +1021,82 @@ rpe_teaching_view_build_figure (RpeTeachingView *self)
   b->has_attention = TRUE;
   b->default_name = g_strdup_printf ("spe-vs-rpe-h%zu", t->head);
   return b;
+}
+
+static const RpeColormap *
+teaching_colormap (RpeTeachingView *self)
+{
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+
+  return cmap != NULL ? cmap : rpe_colormap_default ();
+}
+
+RpeFigureBundle *
+rpe_teaching_view_build_figure (RpeTeachingView *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  guint train = 0;
+
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  if (self->result == NULL)
+    return NULL;
+  s = rpe_explorer_state_snapshot (self->state);
+  g_object_get (self->state, "train-length", &train, NULL);
+  return teaching_figure (self->result, s, teaching_colormap (self), train);
+}
+
+/* An animated sweep of the view: frames computed by rpe_compute_teaching (the code of the
+ * view's own job, without the error curve the figure does not show). */
+typedef struct
+{
+  RpeExplorerSnapshot *snapshot;
+  const RpeColormap   *cmap;
+  guint                train;
+} TeachingSweep;
+
+static void
+teaching_sweep_free (gpointer p)
+{
+  TeachingSweep *ts = p;
+
+  rpe_explorer_snapshot_unref (ts->snapshot);
+  g_free (ts);
+}
+
+static RpeFigureBundle *
+teaching_sweep_frame (gpointer        data,
+                      RpeSweepParam   param,
+                      gint64          value,
+                      GCancellable   *cancellable,
+                      GError        **error)
+{
+  TeachingSweep *ts = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
+  RpeTeaching *t = rpe_compute_teaching (s, TEACHING_N_CAP, cancellable, error);
+  RpeFigureBundle *b;
+
+  if (t == NULL)
+    return NULL;
+  b = teaching_figure (t, s, ts->cmap, ts->train);
+  rpe_teaching_unref (t);
+  return b;
+}
+
+void
+rpe_teaching_view_setup_sweep (RpeTeachingView *self,
+                               RpeExportDialog *dialog)
+{
+  TeachingSweep *ts;
+  RpeExplorerSnapshot *s;
+
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  s = rpe_explorer_state_snapshot (self->state);
+  ts = g_new0 (TeachingSweep, 1);
+  ts->snapshot = s;
+  ts->cmap = teaching_colormap (self);
+  g_object_get (self->state, "train-length", &ts->train, NULL);
+  rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
+                               (gint64) s->seed);
 }
 
 RpeFigureBundle *

@@ -45,6 +45,9 @@ void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
 /* exact | SPE estimate | difference, as `rpe export spe-vs-rpe` draws them;
  * NULL while there is no result.  "figure-changed" follows new results. */
 RpeFigureBundle *rpe_teaching_view_build_figure (RpeTeachingView *self);
+/* Offers the dialog an animated sweep of this view (its state now, its presentation). */
+void             rpe_teaching_view_setup_sweep  (RpeTeachingView *self,
+                                                 RpeExportDialog *dialog);
 
 #define RPE_TYPE_CURVES_PAGE (rpe_curves_page_get_type ())
 G_DECLARE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, RPE, CURVES_PAGE, GtkWidget)

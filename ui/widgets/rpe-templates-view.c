@@ -3,6 +3,7 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-templates-view.h"
+#include "rpe-error.h"
 
 #include <math.h>
 
@@ -469,29 +470,24 @@ rpe_templates_view_get_caption (RpeTemplatesView *self)
 /* The figure as `rpe export templates|template` draws it for the same data
  * (app/rpe-cli-export.c): cells titled "h=.., d=..", one shared scale, viridis
  * or the diverging map when the state's map is diverging, N_train marked. */
-RpeFigureBundle *
-rpe_templates_view_build_figure (RpeTemplatesView *self)
+/* The figure of t (any thread): what the view shows with open_cell (-1: the grid). */
+static RpeFigureBundle *
+templates_figure (RpeTemplates      *t,
+                  int                open_cell,
+                  const RpeColormap *cmap,
+                  guint              train)
 {
-  RpeTemplates *t;
   RpeFigureBundle *b;
   RpeHeatmapData *cells;
-  const RpeColormap *cmap;
   const char *bar;
-  guint train = 0;
   gsize d0, d1;
   gboolean one;
 
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  t = self->templates;
   if (t == NULL || t->n_features == 0)
     return NULL;
-  one = self->open_cell >= 0 && (gsize) self->open_cell < t->n_features;
-  d0 = one ? (gsize) self->open_cell : 0;
+  one = open_cell >= 0 && (gsize) open_cell < t->n_features;
+  d0 = one ? (gsize) open_cell : 0;
   d1 = one ? d0 + 1 : t->n_features;
-  cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
-  if (cmap != NULL && !rpe_colormap_is_diverging (cmap))
-    cmap = NULL;
-  g_object_get (self->state, "train-length", &train, NULL);
   b = rpe_figure_bundle_new (one ? RPE_FIGURE_HEATMAP : RPE_FIGURE_GRID);
   bar = rpe_figure_bundle_keep (b, rpe_figure_template_bar (MIN ((int) t->kind, 2)), g_free);
   rpe_figure_bundle_keep (b, rpe_templates_ref (t), (GDestroyNotify) rpe_templates_unref);
@@ -533,4 +529,79 @@ rpe_templates_view_build_figure (RpeTemplatesView *self)
       b->default_name = g_strdup_printf ("templates-h%zu", t->head);
     }
   return b;
+}
+
+static const RpeColormap *
+templates_colormap (RpeTemplatesView *self)
+{
+  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+
+  return cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL;
+}
+
+RpeFigureBundle *
+rpe_templates_view_build_figure (RpeTemplatesView *self)
+{
+  guint train = 0;
+
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  g_object_get (self->state, "train-length", &train, NULL);
+  return templates_figure (self->templates, self->open_cell, templates_colormap (self), train);
+}
+
+/* An animated sweep of the view: the state's snapshot and the view's presentation, frames
+ * computed by rpe_compute_template_grid (the code of the view's own job). */
+typedef struct
+{
+  RpeExplorerSnapshot *snapshot;
+  int                  open_cell;
+  const RpeColormap   *cmap;
+  guint                train;
+} TemplatesSweep;
+
+static void
+templates_sweep_free (gpointer p)
+{
+  TemplatesSweep *ts = p;
+
+  rpe_explorer_snapshot_unref (ts->snapshot);
+  g_free (ts);
+}
+
+static RpeFigureBundle *
+templates_sweep_frame (gpointer        data,
+                       RpeSweepParam   param,
+                       gint64          value,
+                       GCancellable   *cancellable,
+                       GError        **error)
+{
+  TemplatesSweep *ts = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
+  g_autoptr (RpeTemplates) t = rpe_compute_template_grid (s, RPE_TEMPLATES_VIEW_N_CAP, cancellable, error);
+  RpeFigureBundle *b;
+
+  if (t == NULL)
+    return NULL;
+  b = templates_figure (t, ts->open_cell, ts->cmap, ts->train);
+  if (b == NULL)
+    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the templates have nothing to draw");
+  return b;
+}
+
+void
+rpe_templates_view_setup_sweep (RpeTemplatesView *self,
+                                RpeExportDialog  *dialog)
+{
+  TemplatesSweep *ts;
+  RpeExplorerSnapshot *s;
+
+  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
+  s = rpe_explorer_state_snapshot (self->state);
+  ts = g_new0 (TemplatesSweep, 1);
+  ts->snapshot = s;
+  ts->open_cell = self->open_cell;
+  ts->cmap = templates_colormap (self);
+  g_object_get (self->state, "train-length", &ts->train, NULL);
+  rpe_export_dialog_set_sweep (dialog, templates_sweep_frame, ts, templates_sweep_free, (gint64) s->r, (gint64) s->n,
+                               (gint64) s->seed);
 }

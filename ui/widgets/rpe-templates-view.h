@@ -38,5 +38,8 @@ const char     *rpe_templates_view_get_caption   (RpeTemplatesView *self);
  * while a cell is open), holding a reference on the result; NULL while there
  * is none.  "figure-changed" is emitted when a new result is shown. */
 RpeFigureBundle *rpe_templates_view_build_figure (RpeTemplatesView *self);
+/* Offers the dialog an animated sweep of this view (its state now, its presentation). */
+void             rpe_templates_view_setup_sweep (RpeTemplatesView *self,
+                                                 RpeExportDialog  *dialog);
 
 G_END_DECLS
