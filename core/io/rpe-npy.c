@@ -572,8 +572,8 @@ out:
   return tensor;
 }
 
-RpeTensor *
-rpe_npy_read (const char  *path,
+static RpeTensor *
+rpe_npy_read_impl (const char  *path,
               GError     **error)
 {
   GBytes *bytes = rpe_map_file (path, error);
@@ -699,4 +699,17 @@ rpe_npy_write (const char   *path,
     }
   g_free (buf);
   return rpe_atomic_file_commit (file, error);
+}
+
+RpeTensor *
+rpe_npy_read (const char  *path,
+              GError     **error)
+{
+  RpeTensor * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_npy_read_impl (path, error);
+  rpe_budget_scope_end ();
+  return result;
 }
