@@ -328,6 +328,7 @@ rpe_cli_compute (int argc, char **argv)
   const char *what;
   gboolean ok = FALSE;
   int status;
+  g_auto(GStrv) given = NULL;
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_opt, "Write the result here (.npy)", "OUT.npy" },
     { "out-keys", 0, 0, G_OPTION_ARG_FILENAME, &out_keys_opt, "codes/encode: write the keys' array here", "K.npy" },
@@ -335,6 +336,7 @@ rpe_cli_compute (int argc, char **argv)
   };
 
   rpe_cli_options_init (&o);
+  given = g_strdupv (argv);
   context = g_option_context_new ("WHAT - compute an array");
   g_option_context_set_summary (context,
     "WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
@@ -371,11 +373,24 @@ rpe_cli_compute (int argc, char **argv)
       rpe_cli_options_clear (&o);
       return 2;
     }
+  if (!rpe_cli_check_options ("compute", what, given, &error))
+    {
+      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      rpe_cli_options_clear (&o);
+      return 2;
+    }
   if (o.out == NULL)
     {
       fprintf (stderr, "rpe compute: -o OUT.npy is required\n");
       rpe_cli_options_clear (&o);
       return 2;
+    }
+
+  if (!rpe_cli_check_output (&o, o.out, &error) || !rpe_cli_check_output (&o, o.out_keys, &error))
+    {
+      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      rpe_cli_options_clear (&o);
+      return 1;
     }
 
   c.o = &o;

@@ -913,6 +913,45 @@ rpe_checkpoint_load_spe (const RpeTensorSet  *set,
                             "Tensor '%s' holds a value too large for softplus in float32",
                             code->slot[2]->name);
     }
+  /* finite but so large that the templates and codes overflow float32 (a
+   * gain of 3e38 squares to inf): refuse on load, naming the tensor and where */
+  {
+    const float *arrays[3] = { NULL, NULL, NULL };
+    const char *names[3] = { NULL, NULL, NULL };
+    gsize per = h * d * size;
+
+    if (c->method == RPE_SPE_SINE)
+      {
+        arrays[0] = params->freqs, names[0] = code->slot[0]->name;
+        arrays[1] = params->offsets, names[1] = code->slot[1]->name;
+        arrays[2] = params->gains, names[2] = code->slot[2]->name;
+      }
+    else
+      {
+        /* wq comes from conv_k and wk from conv_q (PyTorch), the other way for Flax */
+        arrays[0] = params->wq, names[0] = code->slot[c->convention == CONV_FLAX ? 0 : 1]->name;
+        arrays[1] = params->wk, names[1] = code->slot[c->convention == CONV_FLAX ? 1 : 0]->name;
+      }
+    for (int a = 0; a < 3; a++)
+      for (gsize i = 0; arrays[a] != NULL && i < per; i++)
+        if (!(fabsf (arrays[a][i]) <= RPE_CHECKPOINT_MAX_PARAM))
+          {
+            double v = arrays[a][i];
+
+            rpe_spe_params_clear (params);
+            if (c->method == RPE_SPE_SINE)
+              return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                                    "Tensor '%s' holds %g at index [%zu, %zu, %zu]: SPE parameters must be "
+                                    "finite and at most %g in magnitude (larger values overflow float32 "
+                                    "in the templates)", names[a], v, (size_t) (i / (d * size)),
+                                    (size_t) (i / size % d), (size_t) (i % size), RPE_CHECKPOINT_MAX_PARAM);
+            return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                                  "Tensor '%s' holds %g at channel %zu, tap %zu: SPE parameters must be "
+                                  "finite and at most %g in magnitude (larger values overflow float32 "
+                                  "in the templates)", names[a], v, (size_t) (i / size), (size_t) (i % size),
+                                  RPE_CHECKPOINT_MAX_PARAM);
+          }
+  }
   return TRUE;
 }
 

@@ -3,6 +3,8 @@
 
 #include "rpe-tensor-browser.h"
 
+#include "rpe-file.h"
+
 struct _RpeTensorBrowser
 {
   AdwWindow          parent_instance;
@@ -53,10 +55,14 @@ update_layers (RpeTensorBrowser *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->layer_dropdown),
                             info != NULL && info->layers != NULL && info->layers->len > 0);
   if (info != NULL)
-    text = g_strdup_printf ("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %u gated layer(s), %s naming",
-                            info->method == RPE_SPE_SINE ? "Sine" : "Conv", info->prefix, info->n_heads,
+    {
+      g_autofree char *shown = rpe_escape_name (info->prefix);   /* from the file */
+
+      text = g_strdup_printf ("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %u gated layer(s), %s naming",
+                            info->method == RPE_SPE_SINE ? "Sine" : "Conv", shown, info->n_heads,
                             info->n_features, info->method == RPE_SPE_SINE ? "K" : "L", info->size,
                             info->layers != NULL ? info->layers->len : 0, info->convention);
+    }
   gtk_label_set_text (self->module_label, text != NULL ? text : "No SPE module was recognised.");
 }
 
@@ -175,7 +181,8 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   RpeTensorBrowser *self = g_object_new (RPE_TYPE_TENSOR_BROWSER, "transient-for", parent, NULL);
   GtkStringList *modules = gtk_string_list_new (NULL);
   g_autofree char *base = g_path_get_basename (data->path);
-  g_autofree char *title = g_strdup_printf ("Contents of %s", base);
+  g_autofree char *shown_base = rpe_escape_name (base);
+  g_autofree char *title = g_strdup_printf ("Contents of %s", shown_base);
 
   self->data = rpe_checkpoint_data_ref (data);
   gtk_window_set_title (GTK_WINDOW (self), title);
@@ -183,9 +190,10 @@ rpe_tensor_browser_new (GtkWindow         *parent,
     {
       const RpeTensor *t = rpe_tensor_set_get (data->set, i);
       g_autofree char *shape = rpe_tensor_shape_string (t);
+      g_autofree char *shown = rpe_escape_name (t->name);   /* names come from the file */
       GtkWidget *row = adw_action_row_new ();
 
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), t->name[0] != '\0' ? t->name : "(unnamed array)");
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), t->name[0] != '\0' ? shown : "(unnamed array)");
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), rpe_dtype_to_string (t->dtype));
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_label_new (shape));
@@ -195,7 +203,8 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   for (guint i = 0; data->modules != NULL && i < data->modules->len; i++)
     {
       const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
-      g_autofree char *name = g_strdup_printf ("%s (%s)", info->prefix,
+      g_autofree char *shown = rpe_escape_name (info->prefix);
+      g_autofree char *name = g_strdup_printf ("%s (%s)", shown,
                                                info->method == RPE_SPE_SINE ? "sine" : "conv");
 
       gtk_string_list_append (modules, name);
