@@ -271,7 +271,6 @@ static gboolean
 attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsize *r_out, GError **error)
 {
   gsize H = c->params.n_heads, n = in->n;
-  RpeCliCodes codes = { 0 };
   float *qhat = NULL, *khat = NULL;
   RpeStatus st;
   gboolean ok = FALSE;
@@ -285,11 +284,8 @@ attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsi
     }
   else
     {
-      if (!rpe_cli_make_codes (c->o, &c->params, n, c->gated, &codes, error)
-          || !rpe_cli_encode (&c->params, &codes, in, &qhat, &khat, error))
+      if (!rpe_cli_encode_fused (c->o, &c->params, in, c->gated, r_out, &qhat, &khat, error))
         goto out;
-      *r_out = codes.r;
-      rpe_cli_codes_clear (&codes);
       if (!alloc_floats (out, H, n, n, 1, "attention", error))
         goto out;
       st = rpe_spe_logits (n, H, *r_out, qhat, khat, *out, NULL);
@@ -301,7 +297,6 @@ attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsi
 out:
   rpe_free (qhat);
   rpe_free (khat);
-  rpe_cli_codes_clear (&codes);
   if (!ok)
     g_clear_pointer (out, rpe_free);
   return ok;

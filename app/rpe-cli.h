@@ -6,6 +6,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,7 @@ typedef struct
 {
   char    *checkpoint;
   char    *prefix;
+  char   **map;          /* --map ROLE=TENSOR, repeatable */
   int      layer;
   char    *method;
   int      heads;
@@ -75,6 +77,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --map ROLE=TENSOR options into *map (NULL when none was given). */
+gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
+                                 RpeTensorMap        **map,
+                                 GError              **error);
 gboolean      rpe_cli_status_error (RpeStatus    status,
                                     const char  *what,
                                     GError     **error);
@@ -135,6 +141,16 @@ gboolean      rpe_cli_encode (const RpeSpeParams *params,
  * inputs the options name, or a write-protected file (unless --force). */
 gboolean      rpe_cli_check_output (const RpeCliOptions *o,
                                     const char          *path,
+                                    GError             **error);
+/* Encoded queries/keys (N, H, R) by the fused core path, without (N, H, D, R) codes
+ * (rpe-cli-compute.c); *r is R. */
+gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,
+                                    const RpeSpeParams  *params,
+                                    const RpeCliInputs  *in,
+                                    gboolean             gate,
+                                    gsize               *r,
+                                    float              **qhat,
+                                    float              **khat,
                                     GError             **error);
 gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const char          *path,

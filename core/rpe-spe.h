@@ -170,6 +170,14 @@ RpeStatus rpe_spe_template (const RpeSpeParams *params,
                             size_t              n,
                             bool                gated,
                             float              *out);
+/* Rows m0 .. m0 + n_rows - 1 of the N x N template whose lag profile (2N - 1 values, from
+ * rpe_spe_template_lags) is `lags`: out[i*N + j] = lags[m0 + i - j + N - 1].  For writing
+ * templates larger than memory a slab at a time. */
+RpeStatus rpe_spe_template_rows (const float *lags,
+                                 size_t       n,
+                                 size_t       m0,
+                                 size_t       n_rows,
+                                 float       *out);
 /* Empirical template of (h, d) from (gated) codes: sqrt(R D)/R * Qbar_d Kbar_d^T, N x N. */
 RpeStatus rpe_spe_empirical_template (size_t            n,
                                       size_t            n_heads,
@@ -180,6 +188,19 @@ RpeStatus rpe_spe_empirical_template (size_t            n,
                                       size_t            h,
                                       size_t            d,
                                       float            *out);
+
+/* The same, rows m0 .. m0 + n_rows - 1 only: out (n_rows, N). */
+RpeStatus rpe_spe_empirical_template_rows (size_t            n,
+                                           size_t            n_heads,
+                                           size_t            n_features,
+                                           size_t            r,
+                                           const float      *qbar,
+                                           const float      *kbar,
+                                           size_t            h,
+                                           size_t            d,
+                                           size_t            m0,
+                                           size_t            n_rows,
+                                           float            *out);
 
 /* SPE logits (H, N, N): lhat[h,m,n] = qhat[m,h] . khat[n,h] / sqrt(R). */
 RpeStatus rpe_spe_logits (size_t            n,
