@@ -217,6 +217,60 @@ rpe_cli_encode_fused (const RpeCliOptions *o,
   return TRUE;
 }
 
+/* One head h of rpe_cli_encode_fused for seeded noise (--noise not given): q, k (N, D) are
+ * the head's content, qhat, khat (N, R) the slice [:, h, :] of the full encoding
+ * (rpe_spe_encode_seeded_head: the same values).  For views that draw one head of a long
+ * sequence: memory O(N (D + R)), not O(N H (D + R)). */
+gboolean
+rpe_cli_encode_head (const RpeCliOptions *o,
+                     const RpeSpeParams  *params,
+                     gboolean             gate,
+                     gsize                n,
+                     gsize                head,
+                     const float         *q,
+                     const float         *k,
+                     gsize               *r_out,
+                     float              **qhat,
+                     float              **khat,
+                     GError             **error)
+{
+  gsize r = 0, count;
+  float *eps = NULL;
+  RpeSpeParams p = *params;
+  RpeStatus st;
+
+  *qhat = *khat = NULL;
+  g_return_val_if_fail (o->noise == NULL, FALSE);
+  if (!resolve_realizations_opt (o, 0, &r, error))
+    return FALSE;
+  if (!gate)
+    p.gate = NULL;
+  {
+    const gsize dims[3][4] = { { params->n_heads, params->n_features, p.gate != NULL ? r : 0, 1 },
+                               { n, r, 1, 1 }, { n, r, 1, 1 } };
+    if (!rpe_cli_check_budget ("encoding", 3, dims, error))
+      return FALSE;
+  }
+  if (p.gate != NULL && !load_gate_noise (o, params, r, &eps, error))
+    return FALSE;
+  st = rpe_size_bytes (&count, 1, n, r, 1, 1);
+  if (st == RPE_OK)
+    *qhat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    *khat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    st = rpe_spe_encode_seeded_head (&p, head, n, r, (uint64_t) o->seed, eps, q, k, *qhat, *khat, NULL);
+  rpe_free (eps);
+  if (st != RPE_OK)
+    {
+      g_clear_pointer (qhat, rpe_free);
+      g_clear_pointer (khat, rpe_free);
+      return rpe_cli_status_error (st, "encoding", error);
+    }
+  *r_out = r;
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Streamed outputs: the header first, then slabs of rows, then the atomic rename */
 

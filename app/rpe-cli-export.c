@@ -22,6 +22,7 @@
 #include "rpe-curves.h"
 #include "rpe-error.h"
 #include "rpe-export.h"
+#include "rpe-rng.h"
 #include "rpe-spe.h"
 
 #include "rpe-cli.h"
@@ -266,81 +267,238 @@ out:
   return ok;
 }
 
-/* Attention (H, N, N) of the SPE estimate or the exact relative attention. */
-static gboolean
-attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsize *r_out, GError **error)
-{
-  gsize H = c->params.n_heads, n = in->n;
-  float *qhat = NULL, *khat = NULL;
-  RpeStatus st;
-  gboolean ok = FALSE;
+/* Attention views draw one head at a time, streamed in blocks of rows through the core
+ * (rpe_attention_rows, rpe_attention_rows_func) and reduced to at most ATTENTION_MAX_SIDE
+ * pixels per side by rpe_map_reduce (the binning of the window's attention view): the
+ * N x N maps never exist, and only the drawn heads are encoded.  Up to that side the image
+ * is the map itself. */
+#define ATTENTION_MAX_SIDE 2048
+#define ATTENTION_BLOCK_FLOATS ((gsize) 1 << 21)   /* 8 MiB of rows per block */
 
-  *out = NULL;
+typedef struct
+{
+  gsize        n, D, r;
+  gboolean     causal;
+  float       *q, *k;        /* (N, D) the head's content */
+  float       *qhat, *khat;  /* (N, R) the head's encoding (SPE estimate) */
+  float       *lags;         /* (D, 2N-1) the head's gated template profiles (exact) */
+} HeadSource;
+
+static void
+head_source_clear (HeadSource *src)
+{
+  rpe_free (src->q);
+  rpe_free (src->k);
+  rpe_free (src->qhat);
+  rpe_free (src->khat);
+  rpe_free (src->lags);
+  memset (src, 0, sizeof *src);
+}
+
+/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+static RpeStatus
+exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
+{
+  const HeadSource *src = user_data;
+  gsize D = src->D, lags = 2 * src->n - 1;
+  float inv = (float) (1.0 / sqrt ((double) D));
+
+  for (gsize i = 0; i < n_rows; i++)
+    {
+      gsize m = m0 + i;
+      const float *qm = src->q + m * D;
+      float *row = out + i * n_cols;
+
+      for (gsize c = 0; c < n_cols; c++)
+        {
+          const float *kn = src->k + c * D;
+          gsize lag = m + (src->n - 1) - c;
+          float acc = 0.0f;
+
+          if (src->causal && c > m)
+            {
+              row[c] = -INFINITY;
+              continue;
+            }
+          for (gsize d = 0; d < D; d++)
+            acc += qm[d] * kn[d] * src->lags[d * lags + lag];
+          row[c] = acc * inv;
+        }
+    }
+  return RPE_OK;
+}
+
+static RpeStatus
+exact_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+
+  return rpe_attention_rows_func (src->n, m0, n_rows, n_rows, src->causal, exact_logits_rows, src, out, NULL);
+}
+
+static RpeStatus
+estimate_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+  /* lhat = qhat . khat / sqrt(R): the dot logits of width R */
+  RpeLogitsSpec spec = { RPE_LOGITS_DOT, src->n, 1, src->r, src->qhat, src->khat, NULL, false, true };
+
+  return rpe_attention_rows (&spec, 0, m0, n_rows, src->causal, out, NULL);
+}
+
+/* Called from several workers at once (rpe_map_reduce): the exact rows go to a scratch of
+ * the call's own. */
+static RpeStatus
+difference_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+  RpeStatus st;
+  float *exact = rpe_alloc (n_rows * src->n, sizeof (float), &st);
+
+  if (exact == NULL)
+    return st;
+  if ((st = estimate_rows (m0, n_rows, out, src)) == RPE_OK
+      && (st = exact_rows (m0, n_rows, exact, src)) == RPE_OK)
+    for (gsize i = 0; i < n_rows * src->n; i++)
+      out[i] -= exact[i];
+  rpe_free (exact);
+  return st;
+}
+
+/* The head's content: from the loaded inputs (full), or drawn for this head only (the same
+ * values as the (N, H, D) draw of rpe_cli_load_inputs: --content random or unit). */
+static gboolean
+head_content (Ctx *c, const RpeCliInputs *full, gsize n, gsize h, HeadSource *src, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  gsize H = c->params.n_heads, D = c->params.n_features;
+  gboolean random = o->content != NULL && g_str_equal (o->content, "random");
+
+  if (!alloc_floats (&src->q, n, D, 1, 1, "queries", error) || !alloc_floats (&src->k, n, D, 1, 1, "keys", error))
+    return FALSE;
+  for (gsize m = 0; m < n; m++)
+    {
+      float *qm = src->q + m * D, *km = src->k + m * D;
+
+      if (full != NULL)
+        {
+          memcpy (qm, full->q + (m * H + h) * D, D * sizeof (float));
+          memcpy (km, full->k + (m * H + h) * D, D * sizeof (float));
+        }
+      else if (random)
+        {
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, (m * H + h) * D, qm, D);
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, (m * H + h) * D, km, D);
+        }
+      else
+        for (gsize d = 0; d < D; d++)
+          qm[d] = km[d] = 1.0f;
+    }
+  return TRUE;
+}
+
+static gboolean
+head_source_init (Ctx *c, const RpeCliInputs *full, const float *qhat_all, const float *khat_all, gsize r_all,
+                  gsize n, gsize h, gboolean estimate, gboolean exact, HeadSource *src, GError **error)
+{
+  gsize H = c->params.n_heads, D = c->params.n_features;
+
+  memset (src, 0, sizeof *src);
+  src->n = n;
+  src->D = D;
+  src->causal = c->o->causal;
+  if (!head_content (c, full, n, h, src, error))
+    return FALSE;
+  if (estimate && qhat_all != NULL)
+    {
+      /* encoded with the full inputs (--queries or --noise): the head's slice */
+      src->r = r_all;
+      if (!alloc_floats (&src->qhat, n, r_all, 1, 1, "encoding", error)
+          || !alloc_floats (&src->khat, n, r_all, 1, 1, "encoding", error))
+        return FALSE;
+      for (gsize m = 0; m < n; m++)
+        {
+          memcpy (src->qhat + m * r_all, qhat_all + (m * H + h) * r_all, r_all * sizeof (float));
+          memcpy (src->khat + m * r_all, khat_all + (m * H + h) * r_all, r_all * sizeof (float));
+        }
+    }
+  else if (estimate
+           && !rpe_cli_encode_head (c->o, &c->params, c->gated, n, h, src->q, src->k, &src->r, &src->qhat,
+                                    &src->khat, error))
+    return FALSE;
+  if (estimate)
+    {
+      /* once here, so the streamed blocks do not rescan the keys (inputs_checked) */
+      RpeLogitsSpec spec = { RPE_LOGITS_DOT, n, 1, src->r, src->qhat, src->khat, NULL, false, false };
+
+      if (!rpe_cli_status_error (rpe_logits_spec_check (&spec), "encoding", error))
+        return FALSE;
+    }
   if (exact)
     {
-      if (!alloc_floats (out, H, n, n, 1, "attention", error))
-        return FALSE;
-      st = rpe_spe_exact_logits (&c->params, n, in->q, in->k, c->gated, *out, NULL);
-    }
-  else
-    {
-      if (!rpe_cli_encode_fused (c->o, &c->params, in, c->gated, r_out, &qhat, &khat, error))
-        goto out;
-      if (!alloc_floats (out, H, n, n, 1, "attention", error))
-        goto out;
-      st = rpe_spe_logits (n, H, *r_out, qhat, khat, *out, NULL);
-    }
-  if (st == RPE_OK)
-    st = rpe_softmax_rows (*out, H, n, c->o->causal, NULL);
-  ok = rpe_cli_status_error (st, "attention", error);
+      gsize lags = 2 * n - 1;
 
-out:
-  rpe_free (qhat);
-  rpe_free (khat);
-  if (!ok)
-    g_clear_pointer (out, rpe_free);
-  return ok;
+      if (!alloc_floats (&src->lags, D, lags, 1, 1, "template profiles", error))
+        return FALSE;
+      for (gsize d = 0; d < D; d++)
+        {
+          RpeStatus st = rpe_spe_template_lags (&c->params, h, d, n, c->gated, src->lags + d * lags);
+
+          if (!rpe_cli_status_error (st, "template profile", error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static RpeMapReduce
+map_reduce_of (RpeHeatmapReduce reduce)
+{
+  return reduce == RPE_HEATMAP_REDUCE_MAX ? RPE_MAP_REDUCE_MAX
+         : reduce == RPE_HEATMAP_REDUCE_MAX_ABS ? RPE_MAP_REDUCE_MAX_ABS : RPE_MAP_REDUCE_MEAN;
 }
 
 static gboolean
 view_attention (Ctx *c, gboolean compare, GError **error)
 {
   const RpeCliOptions *o = c->o;
-  gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1, side, r_all = 0;
+  gboolean full_inputs = o->queries != NULL || o->noise != NULL;
+  gboolean want_exact = compare || o->exact, want_est = compare || !o->exact;
   RpeCliInputs in = { 0 };
-  float *exact = NULL, *est = NULL, *diff = NULL;
+  float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
+  HeadSource src = { 0 };
   gboolean ok = FALSE;
 
   if (o->head >= 0 && (gsize) o->head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
   if (compare && o->exact)
     return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
-  if (o->queries == NULL)
+  if (o->content != NULL && !g_str_equal (o->content, "random") && !g_str_equal (o->content, "unit"))
+    return usage_error (error, "--content must be unit or random (got '%s')", o->content);
+  if (full_inputs)
     {
-      gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
-
-      if (!rpe_cli_resolve_length (o, 0, &n, error))
+      if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
         return FALSE;
-      {
-        const gsize dims[3][4] = { { H, n, n, compare ? 3 : 1 }, { n, H, D, 2 * rr + 3 }, { n, H, rr, 2 } };
-        if (!rpe_cli_check_budget ("attention", 3, dims, error))
-          return FALSE;
-      }
+      n = in.n;
     }
-  if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
+  else if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
-  n = in.n;
-  if ((compare || o->exact) && !attention_maps (c, &in, TRUE, &exact, &r, error))
+  /* a picture needs at most ATTENTION_MAX_SIDE pixels a side; a data export (.npy) is the map */
+  side = c->format == RPE_EXPORT_NPY ? n : MIN (n, (gsize) ATTENTION_MAX_SIDE);
+  {
+    gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
+    /* images, the head's content + encoding + profiles, one block of rows (two for differences) */
+    const gsize dims[4][4] = { { side, side, compare ? 3 : 1, 1 }, { n, D + rr, 2, 1 }, { want_exact ? D : 0, 2 * n, 1, 1 },
+                               { MAX (ATTENTION_BLOCK_FLOATS, n * ((n + side - 1) / side)), compare ? 2 : 1, 1, 1 } };
+    if (!rpe_cli_check_budget ("attention", 4, dims, error))
+      goto out;
+  }
+  if (full_inputs && want_est && !rpe_cli_encode_fused (o, &c->params, &in, c->gated, &r_all, &qhat_all, &khat_all, error))
     goto out;
-  if ((compare || !o->exact) && !attention_maps (c, &in, FALSE, &est, &r, error))
-    goto out;
-  if (compare)
-    {
-      if (!alloc_floats (&diff, H, n, n, 1, "difference", error))
-        goto out;
-      for (gsize i = 0; i < H * n * n; i++)
-        diff[i] = est[i] - exact[i];
-    }
+  for (int i = 0; i < (compare ? 3 : 1); i++)
+    if (!alloc_floats (&img[i], side, side, 1, 1, "attention image", error))
+      goto out;
 
   h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
   h1 = c->eo->all_heads ? H : h0 + 1;
@@ -349,17 +507,45 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       RpeFigure fig;
       g_autofree char *path = path_for_head (c->eo->out, h);
       g_autofree char *title = NULL;
-      g_autofree char *t_est = g_strdup_printf ("SPE estimate (R = %zu)", (size_t) r);
-      gsize off = h * n * n;
+      g_autofree char *t_est = NULL;
+      RpeMapReduce red = map_reduce_of (c->reduce);
+      RpeStatus st = RPE_OK;
+
+      if (!head_source_init (c, full_inputs ? &in : NULL, qhat_all, khat_all, r_all, n, h, want_est, want_exact,
+                             &src, error))
+        goto out;
+      r = src.r;
+      if (!want_exact)
+        {
+          /* the content is encoded: only qhat, khat are read from here on */
+          g_clear_pointer (&src.q, rpe_free);
+          g_clear_pointer (&src.k, rpe_free);
+        }
+      t_est = g_strdup_printf ("SPE estimate (R = %zu)", (size_t) r);
+      if (compare)
+        {
+          st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
+          if (st == RPE_OK)
+            st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, estimate_rows, &src, img[1], NULL);
+          if (st == RPE_OK)
+            st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, difference_rows, &src, img[2], NULL);
+        }
+      else
+        st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, o->exact ? exact_rows : estimate_rows, &src,
+                             img[0], NULL);
+      if (!rpe_cli_status_error (st, "attention", error))
+        goto out;
 
       if (compare)
         {
           rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
           fig.n_panels = 3;
           fig.share_scale = TRUE;
-          heatmap_defaults (c, &fig.panels[0], exact + off, n, n);
-          heatmap_defaults (c, &fig.panels[1], est + off, n, n);
-          heatmap_defaults (c, &fig.panels[2], diff + off, n, n);
+          for (int i = 0; i < 3; i++)
+            {
+              heatmap_defaults (c, &fig.panels[i], img[i], side, side);
+              fig.panels[i].row_positions = fig.panels[i].col_positions = n;
+            }
           fig.panels[0].title = "exact RPE";
           fig.panels[1].title = t_est;
           fig.panels[2].title = "estimate \xe2\x88\x92 exact";
@@ -379,7 +565,8 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       else
         {
           rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
-          heatmap_defaults (c, &fig.heatmap, (o->exact ? exact : est) + off, n, n);
+          heatmap_defaults (c, &fig.heatmap, img[0], side, side);
+          fig.heatmap.row_positions = fig.heatmap.col_positions = n;
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
           if (c->eo->attention_transform)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
@@ -393,15 +580,18 @@ view_attention (Ctx *c, gboolean compare, GError **error)
                                      c->gated ? ", gated" : "", o->causal ? ", causal" : "");
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
+      head_source_clear (&src);
       if (!export_file (c, &fig, path, error))
         goto out;
     }
   ok = TRUE;
 
 out:
-  rpe_free (exact);
-  rpe_free (est);
-  rpe_free (diff);
+  head_source_clear (&src);
+  for (int i = 0; i < 3; i++)
+    rpe_free (img[i]);
+  rpe_free (qhat_all);
+  rpe_free (khat_all);
   rpe_cli_inputs_clear (&in);
   return ok;
 }
@@ -771,6 +961,7 @@ print_usage (FILE *f)
            "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
            "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
+           "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
            "\n"
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
@@ -812,6 +1003,8 @@ rpe_cli_export (int argc, char **argv)
     { NULL }
   };
 
+  if (argc >= 2 && g_str_equal (argv[1], "outputs"))
+    return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
   rpe_cli_options_init (&o);
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {

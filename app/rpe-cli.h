@@ -152,6 +152,18 @@ gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,
                                     float              **qhat,
                                     float              **khat,
                                     GError             **error);
+/* One head of it, seeded noise only (no --noise): q, k (N, D), qhat, khat (N, R). */
+gboolean      rpe_cli_encode_head (const RpeCliOptions *o,
+                                   const RpeSpeParams  *params,
+                                   gboolean             gate,
+                                   gsize                n,
+                                   gsize                head,
+                                   const float         *q,
+                                   const float         *k,
+                                   gsize               *r,
+                                   float              **qhat,
+                                   float              **khat,
+                                   GError             **error);
 gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const char          *path,
                              const float         *data,
@@ -184,5 +196,11 @@ int           rpe_cli_export  (int    argc,
                                char **argv);
 int           rpe_cli_bench   (int    argc,
                                char **argv);
+/* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
+ * subcommand: "export" or "curves", argv[1] the view or curve name). */
+int           rpe_cli_export_outputs      (int    argc,
+                                           char **argv);
+int           rpe_cli_curves_output_error (int    argc,
+                                           char **argv);
 
 G_END_DECLS

@@ -155,6 +155,22 @@ RpeStatus rpe_spe_encode_seeded (const RpeSpeParams *params,
                                  float              *khat,
                                  const RpeMonitor   *monitor);
 
+/* One head of rpe_spe_encode_seeded, for viewers of long sequences that draw one head: the
+ * content of that head only, q and k (N, D) = x[:, head, :], and qhat, khat (N, R) = the slice
+ * [:, head, :] of the full call's output (the head's noise is drawn at its offsets in the
+ * full draw, so the values are the same).  eps is the full (H, D, R) gate noise. */
+RpeStatus rpe_spe_encode_seeded_head (const RpeSpeParams *params,
+                                      size_t              head,
+                                      size_t              n,
+                                      size_t              r,
+                                      uint64_t            seed,
+                                      const float        *eps,
+                                      const float        *q,
+                                      const float        *k,
+                                      float              *qhat,
+                                      float              *khat,
+                                      const RpeMonitor   *monitor);
+
 /* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g
  * (gated with params->gate == NULL means g = 0, i.e. the plain P). */
 RpeStatus rpe_spe_template_lags (const RpeSpeParams *params,

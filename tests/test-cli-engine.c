@@ -366,6 +366,143 @@ test_npy_writer (void)
   g_assert_cmpuint (t->n_elements, ==, 60);
 }
 
+
+/* rpe_spe_encode_seeded_head gives the head's slice of rpe_spe_encode_seeded (same noise draw). */
+static void
+test_encode_head (gconstpointer data)
+{
+  const gboolean conv = GPOINTER_TO_INT (data);
+  const gsize H = 3, D = 4, n = 150, r = 8;
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *eps = falloc (H * D * r);
+  float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
+  float *qh = falloc (n * D), *kh = falloc (n * D), *oq = falloc (n * r), *ok = falloc (n * r);
+
+  random_params (&p, conv ? RPE_SPE_CONV : RPE_SPE_SINE, H, D, conv ? 7 : 3, 31);
+  rpe_rng_normal (2, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (2, RPE_STREAM_KEYS, 0, k, n * H * D);
+  g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 12, eps), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_encode_seeded (&p, n, r, 12, eps, q, k, qhat, khat, NULL), ==, RPE_OK);
+  for (gsize h = 0; h < H; h++)
+    {
+      for (gsize m = 0; m < n; m++)
+        {
+          memcpy (qh + m * D, q + (m * H + h) * D, D * sizeof (float));
+          memcpy (kh + m * D, k + (m * H + h) * D, D * sizeof (float));
+        }
+      g_assert_cmpint (rpe_spe_encode_seeded_head (&p, h, n, r, 12, eps, qh, kh, oq, ok, NULL), ==, RPE_OK);
+      for (gsize m = 0; m < n; m++)
+        for (gsize i = 0; i < r; i++)
+          {
+            g_assert_cmpfloat (fabs (oq[m * r + i] - qhat[(m * H + h) * r + i]), <, 1e-5);
+            g_assert_cmpfloat (fabs (ok[m * r + i] - khat[(m * H + h) * r + i]), <, 1e-5);
+          }
+    }
+  g_assert_cmpint (rpe_spe_encode_seeded_head (&p, H, n, r, 12, eps, qh, kh, oq, ok, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (eps);
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (qh);
+  rpe_free (kh);
+  rpe_free (oq);
+  rpe_free (ok);
+}
+
+/* A map given by a formula, streamed to rpe_map_reduce in blocks. */
+static RpeStatus
+formula_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  const gsize n = *(const gsize *) user_data;
+
+  for (gsize i = 0; i < n_rows; i++)
+    for (gsize c = 0; c < n; c++)
+      out[i * n + c] = (float) sin (0.37 * (double) (m0 + i) + 0.011 * (double) c * (double) c);
+  return RPE_OK;
+}
+
+/* rpe_map_reduce equals the naive mean / max / max-abs over each pixel's bins
+ * {m : floor (m rows / N) = i} x {n : floor (n cols / N) = j}, for bins of unequal sizes, any
+ * block size, and rows = cols = N gives the map itself. */
+static void
+test_map_reduce (void)
+{
+  gsize n = 301;
+  const gsize sizes[][2] = { { 7, 5 }, { 64, 100 }, { 301, 301 }, { 1, 1 } };
+  float *full = falloc (n * n), *img = falloc (n * n);
+
+  g_assert_cmpint (formula_rows (0, n, full, &n), ==, RPE_OK);
+  for (gsize t = 0; t < G_N_ELEMENTS (sizes); t++)
+    for (int mode = 0; mode < 3; mode++)
+      for (gsize block = 0; block <= 4 * n; block += 4 * n)
+        {
+          gsize rows = sizes[t][0], cols = sizes[t][1];
+          double err = 0;
+
+          g_assert_cmpint (rpe_map_reduce (n, rows, cols, (RpeMapReduce) mode, block, formula_rows, &n, img, NULL),
+                           ==, RPE_OK);
+          for (gsize i = 0; i < rows; i++)
+            for (gsize j = 0; j < cols; j++)
+              {
+                double sum = 0, best = NAN;
+                gsize count = 0;
+
+                for (gsize m = 0; m < n; m++)
+                  for (gsize c = 0; c < n; c++)
+                    if ((m * rows) / n == i && (c * cols) / n == j)
+                      {
+                        double v = full[m * n + c];
+
+                        sum += v;
+                        count++;
+                        if (isnan (best) || (mode == 1 ? v > best : mode == 2 ? fabs (v) > fabs (best) : FALSE))
+                          best = v;
+                      }
+                g_assert_cmpuint (count, >, 0);
+                /* max-abs: ties of opposite sign (values that round to +-1) may go either way */
+                if (mode == 2)
+                  err = fmax (err, fabs (fabs (best) - fabs (img[i * cols + j])));
+                else
+                  err = fmax (err, fabs ((mode == 0 ? sum / count : best) - img[i * cols + j]));
+              }
+          g_assert_cmpfloat (err, <, 1e-5);
+        }
+  g_assert_cmpint (rpe_map_reduce (n, n + 1, 1, RPE_MAP_REDUCE_MEAN, 0, formula_rows, &n, img, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_free (full);
+  rpe_free (img);
+}
+
+/* `rpe export attention -o X.npy` (one head, streamed) equals that head of `rpe compute
+ * attention` (all heads), with random content drawn for the one head only. */
+static void
+test_export_attention_head (void)
+{
+  g_autofree char *ap = tmp_path ("xa.npy"), *ep = tmp_path ("xe.npy");
+  g_autoptr(RpeTensor) all = NULL, one = NULL;
+  const gsize n = 700, H = 3;
+
+  for (int conv = 0; conv < 2; conv++)
+    {
+      const char *m = conv ? "--method conv --kernel 6" : "--method sine --sines 2";
+
+      g_assert_cmpint (run_rpe ("compute attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+                                "--content random --length 700 --causal -o %s", m, ap), ==, 0);
+      g_assert_cmpint (run_rpe ("export attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+                                "--content random --length 700 --causal --head 2 -o %s", m, ep), ==, 0);
+      all = read_npy (ap);
+      one = read_npy (ep);
+      g_assert_cmpuint (all->n_elements, ==, H * n * n);
+      g_assert_cmpuint (one->n_elements, ==, n * n);
+      g_assert_cmpfloat (abs_err (one->data, all->data + 2 * n * n, n * n), <, 1e-6);
+      g_clear_pointer (&all, rpe_tensor_free);
+      g_clear_pointer (&one, rpe_tensor_free);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -375,5 +512,9 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-engine/linear", test_linear_matches_reference);
   g_test_add_func ("/cli-engine/template-streamed", test_template_streamed);
   g_test_add_func ("/cli-engine/npy-writer", test_npy_writer);
+  g_test_add_data_func ("/cli-engine/encode-head-sine", GINT_TO_POINTER (0), test_encode_head);
+  g_test_add_data_func ("/cli-engine/encode-head-conv", GINT_TO_POINTER (1), test_encode_head);
+  g_test_add_func ("/cli-engine/map-reduce", test_map_reduce);
+  g_test_add_func ("/cli-engine/export-attention-head", test_export_attention_head);
   return g_test_run ();
 }

@@ -262,6 +262,25 @@ check_figure_matches_view (RpeWindow       *window,
       }
       break;
 
+    case RPE_WINDOW_VIEW_OUTPUTS:
+      {
+        const RpeOutputs *o = &rpe_outputs_view_get_result (RPE_OUTPUTS_VIEW (w))->outputs;
+
+        /* exact | SPE | difference over (channel, position), then the two line plots */
+        g_assert_cmpint (fig->kind, ==, RPE_FIGURE_COMPARE);
+        g_assert_cmpuint (fig->n_panels, ==, 3);
+        g_assert_cmpuint (fig->n_plots, ==, 2);
+        g_assert_nonnull (fig->table);
+        for (gsize m = 0; m < o->n; m++)
+          for (gsize c = 0; c < o->dv; c++)
+            {
+              g_assert_cmpfloat (fig->panels[0].values[c * o->n + m], ==, o->reference[m * o->dv + c]);
+              g_assert_cmpfloat (fig->panels[1].values[c * o->n + m], ==, o->estimate[m * o->dv + c]);
+            }
+        g_assert_true (fig->plots[1].series[0].y == o->error_mean);
+      }
+      break;
+
     default:
       g_assert_not_reached ();
     }
@@ -362,7 +381,7 @@ check_pdf (const char *path,
 static void
 test_views (void)
 {
-  static const char *names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+  static const char *names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
   RpeWindow *window = open_window ();
   g_autoptr (GError) error = NULL;
 

@@ -73,6 +73,11 @@ rpe_figure_default_size (const RpeFigure *fig,
     case RPE_FIGURE_COMPARE:
       w = fig->n_panels >= 3 ? 612.0 : 468.0;
       h = fig->n_panels >= 3 ? 200.0 : 230.0;
+      if (fig->plots != NULL && fig->n_plots > 0)
+        {
+          w = 612.0;
+          h = 110.0 * (double) fig->n_panels + 250.0;
+        }
       break;
     case RPE_FIGURE_CURVES:
       {
@@ -188,6 +193,61 @@ draw_title (cairo_t         *cr,
   return round (font * 1.9);
 }
 
+/* COMPARE with plots: the panels as full-width strips, then the plots in one row. */
+static void
+render_strips_and_plots (cairo_t         *cr,
+                         const RpeFigure *fig,
+                         gboolean         vector,
+                         double           width,
+                         double           height)
+{
+  double top = draw_title (cr, fig, width, height);
+  double strips = floor ((height - top) * 0.56);
+  double sh = strips / (double) fig->n_panels, pw = width / (double) fig->n_plots;
+  double lo = INFINITY, hi = -INFINITY;
+
+  if (fig->share_scale && fig->n_panels >= 2)
+    for (size_t i = 0; i < 2; i++)
+      {
+        double a, b;
+
+        if (rpe_plot_heatmap_range (&fig->panels[i], &a, &b, NULL))
+          {
+            lo = fmin (lo, a);
+            hi = fmax (hi, b);
+          }
+      }
+  for (size_t i = 0; i < fig->n_panels; i++)
+    {
+      RpeHeatmapData d = fig->panels[i];
+      double y0 = floor (top + sh * (double) i);
+
+      prepare_heatmap (&d, fig, vector);
+      if (i < 2 && lo <= hi)
+        {
+          d.fixed_range = true;
+          d.vmin = lo;
+          d.vmax = hi;
+        }
+      cairo_save (cr);
+      cairo_translate (cr, 0, y0);
+      rpe_plot_render_heatmap (cr, &d, width, floor (top + sh * (double) (i + 1)) - y0);
+      cairo_restore (cr);
+    }
+  for (size_t i = 0; i < fig->n_plots; i++)
+    {
+      RpeCurvePlot p = fig->plots[i];
+      double x0 = floor (pw * (double) i), y0 = floor (top + strips);
+
+      memcpy (p.foreground, fig->foreground, sizeof p.foreground);
+      p.background[3] = 0.0;
+      cairo_save (cr);
+      cairo_translate (cr, x0, y0);
+      rpe_curve_render (cr, &p, floor (pw * (double) (i + 1)) - x0, height - y0);
+      cairo_restore (cr);
+    }
+}
+
 gboolean
 rpe_figure_render (cairo_t         *cr,
                    const RpeFigure *fig,
@@ -245,6 +305,11 @@ rpe_figure_render (cairo_t         *cr,
       break;
 
     case RPE_FIGURE_COMPARE:
+      if (fig->plots != NULL && fig->n_plots > 0)
+        {
+          render_strips_and_plots (cr, fig, vector, width, height);
+          break;
+        }
       {
         double top = draw_title (cr, fig, width, height);
         double pw = width / (double) fig->n_panels;
@@ -695,7 +760,7 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
         int err = 0;
         RpeStatus st;
 
-        if (fig->kind != RPE_FIGURE_CURVES || fig->table == NULL)
+        if (fig->table == NULL)
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                                 "%s: only curves are exported as CSV (use .npy for arrays)", path);
         if (!rpe_output_check (path, error))

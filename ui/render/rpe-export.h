@@ -7,7 +7,9 @@
  *   GRID     small multiples (e.g. the D templates of a head), per-cell titles,
  *            a shared or per-cell scale;
  *   COMPARE  2 or 3 heatmaps side by side (e.g. exact | SPE estimate | difference);
- *            with share_scale the first two share one range;
+ *            with share_scale the first two share one range; with plots (n_plots > 0)
+ *            the heatmaps are stacked as full-width strips (their own aspect) above
+ *            a row of the line plots (the Outputs view);
  *   CURVES   1 .. n line plots in a grid (e.g. the four extrapolation metrics).
  *
  * rpe_figure_render draws it on any cairo_t (the widgets and the exporter share
@@ -63,7 +65,7 @@ typedef struct
   const RpeCurvePlot  *plots;
   size_t               n_plots;
   size_t               n_plot_columns;
-  const RpeCurveTable *table;         /* the data written by RPE_EXPORT_CSV (may be NULL) */
+  const RpeCurveTable *table;         /* the data written by RPE_EXPORT_CSV (may be NULL; any kind) */
   /* Every part */
   double               foreground[4]; /* text and frames (default black) */
   double               background[4]; /* default opaque white; alpha 0: transparent */

@@ -172,6 +172,19 @@ nice_step (double range,
   return f * mag;
 }
 
+/* The positions the rows / columns stand for (more than rows / cols for a pre-reduced map). */
+static size_t
+row_positions (const RpeHeatmapData *data)
+{
+  return data->row_positions > 0 ? data->row_positions : data->rows;
+}
+
+static size_t
+col_positions (const RpeHeatmapData *data)
+{
+  return data->col_positions > 0 ? data->col_positions : data->cols;
+}
+
 /* Integer position ticks in [0, n-1]; returns how many were written. */
 static size_t
 position_ticks (size_t  n,
@@ -370,13 +383,13 @@ compute_layout (cairo_t              *cr,
 
   if (data->show_axes)
     {
-      size_t widest = (data->rows > 0 ? data->rows - 1 : 0);
+      size_t widest = (row_positions (data) > 0 ? row_positions (data) - 1 : 0);
 
       snprintf (buf, sizeof buf, "%zu", widest);
       left += label_h + lay->gap + text_width (cr, buf) + lay->gap + lay->tick;
       bottom += lay->tick + lay->gap + label_h + lay->gap + label_h;
       /* The last x tick label may stick out to the right of the image. */
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
       right = fmax (right, text_width (cr, buf) / 2.0);
     }
 
@@ -421,11 +434,11 @@ compute_layout (cairo_t              *cr,
 
   if (data->show_axes)
     {
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
-      lay->n_xticks = position_ticks (data->cols,
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
+      lay->n_xticks = position_ticks (col_positions (data),
                                       fmax (1.0, fmin (10.0, lay->image.width / (text_width (cr, buf) * 2.5 + 1.0))),
                                       lay->xticks);
-      lay->n_yticks = position_ticks (data->rows,
+      lay->n_yticks = position_ticks (row_positions (data),
                                       fmax (1.0, fmin (10.0, lay->image.height / (label_h * 2.5))),
                                       lay->yticks);
     }
@@ -784,11 +797,12 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
   /* Training length N_train: dashed lines at the boundary between position
    * N_train - 1 and N_train (positions beyond it are extrapolation). */
-  if (data->train_length > 0 && (data->train_length < data->cols || data->train_length < data->rows))
+  if (data->train_length > 0
+      && (data->train_length < col_positions (data) || data->train_length < row_positions (data)))
     {
       static const double dash[] = { 4.0, 3.0 };
-      double x = im->x + im->width * (double) data->train_length / (double) data->cols;
-      double y = im->y + im->height * (double) data->train_length / (double) data->rows;
+      double x = im->x + im->width * (double) data->train_length / (double) col_positions (data);
+      double y = im->y + im->height * (double) data->train_length / (double) row_positions (data);
 
       cairo_save (cr);
       cairo_rectangle (cr, im->x, im->y, im->width, im->height);
@@ -807,12 +821,12 @@ rpe_plot_render_heatmap (cairo_t              *cr,
               cairo_set_line_width (cr, 1.5);
               cairo_set_dash (cr, dash, 2, 0);
             }
-          if (data->train_length < data->cols)
+          if (data->train_length < col_positions (data))
             {
               cairo_move_to (cr, x, im->y);
               cairo_line_to (cr, x, im->y + im->height);
             }
-          if (data->train_length < data->rows)
+          if (data->train_length < row_positions (data))
             {
               cairo_move_to (cr, im->x, y);
               cairo_line_to (cr, im->x + im->width, y);
@@ -824,8 +838,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       set_fg (cr, data, 1.0);
       snprintf (buf, sizeof buf, "N_train = %zu", data->train_length);
       cairo_set_font_size (cr, lay.font * 0.9);
-      show_text_at (cr, buf, data->train_length < data->cols ? fmin (x, im->x + im->width) : im->x + im->width,
-                    im->y - lay.gap, data->train_length < data->cols ? 0.5 : 1.0, 1.0);
+      show_text_at (cr, buf, data->train_length < col_positions (data) ? fmin (x, im->x + im->width) : im->x + im->width,
+                    im->y - lay.gap, data->train_length < col_positions (data) ? 0.5 : 1.0, 1.0);
       cairo_set_font_size (cr, lay.font);
     }
 
@@ -853,7 +867,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       set_fg (cr, data, 1.0);
       for (size_t i = 0; i < lay.n_xticks; i++)
         {
-          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) data->cols) + 0.5;
+          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) col_positions (data)) + 0.5;
 
           cairo_move_to (cr, x, im->y + im->height);
           cairo_line_to (cr, x, im->y + im->height + lay.tick);
@@ -863,7 +877,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
         }
       for (size_t i = 0; i < lay.n_yticks; i++)
         {
-          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) data->rows) + 0.5;
+          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) row_positions (data)) + 0.5;
 
           cairo_move_to (cr, im->x, y);
           cairo_line_to (cr, im->x - lay.tick, y);
@@ -1183,9 +1197,9 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
 
     /* The axes of every cell: the positions' range in the labels. */
-    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, left to right)", xl, c0->cols > 0 ? c0->cols - 1 : 0);
+    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, left to right)", xl, col_positions (c0) > 0 ? col_positions (c0) - 1 : 0);
     show_text_at (cr, buf, gl.area.x + gl.area.width / 2.0, height - gl.gap, 0.5, 1.0);
-    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, top to bottom)", yl, c0->rows > 0 ? c0->rows - 1 : 0);
+    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, top to bottom)", yl, row_positions (c0) > 0 ? row_positions (c0) - 1 : 0);
     cairo_save (cr);
     cairo_translate (cr, gl.gap, gl.area.y + gl.area.height / 2.0);
     cairo_rotate (cr, -M_PI_2);

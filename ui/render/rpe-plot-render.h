@@ -65,6 +65,10 @@ typedef struct
                                         * RPE_PLOT_MAX_IMAGE_SIDE per side, reduced by `reduce`)
                                         * instead of the target's device pixels: vector exports */
   double              font_scale;    /* text size factor (0 = 1) */
+  size_t              row_positions; /* > 0: the rows are equal bins of this many positions (a map
+                                      * already reduced, e.g. N = 65536 streamed to 2048 rows):
+                                      * ticks, labels and train_length are in positions; 0: rows */
+  size_t              col_positions; /* the same for the columns */
 } RpeHeatmapData;
 
 typedef struct
