@@ -296,6 +296,7 @@ test_tensor_count (void)
   r = run_rpe (dir, "256M", 0, info);
   g_assert_cmpint (r.status, ==, 2);
   assert_message (&r, "65537 tensors", "at most 65536", NULL);
+  g_assert_cmpint (r.maxrss_kb, <=, 256 * 1024);
   run_clear (&r);
   g_assert_cmpuint (dir_count (dir), ==, 0);
   g_unlink (path);
