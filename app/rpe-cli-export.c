@@ -22,6 +22,7 @@
 #include "rpe-curves.h"
 #include "rpe-error.h"
 #include "rpe-export.h"
+#include "rpe-figure-names.h"
 #include "rpe-rng.h"
 #include "rpe-spe.h"
 
@@ -36,6 +37,8 @@ typedef struct
   char     *colormap;
   char     *title;
   char     *reduce;
+  char     *preset;
+  char     *panel;
   double    width;
   double    height;
   double    dpi;
@@ -151,10 +154,10 @@ template_of (Ctx *c, const RpeCliCodes *codes, gsize n, gsize h, gsize d, float 
   return rpe_cli_status_error (st, "template", error);
 }
 
-static const char *
+static int
 template_mode (Ctx *c)
 {
-  return c->eo->difference ? "empirical \xe2\x88\x92 analytic" : c->eo->empirical ? "empirical" : "analytic";
+  return c->eo->difference ? 2 : c->eo->empirical ? 1 : 0;
 }
 
 static gboolean
@@ -167,6 +170,7 @@ view_templates (Ctx *c, gboolean one, GError **error)
   RpeHeatmapData *data = NULL;
   char **titles = NULL;
   gboolean ok = FALSE;
+  g_autofree char *bar = rpe_figure_template_bar (template_mode (c));
 
   if (o->head >= 0 && (gsize) o->head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
@@ -212,30 +216,18 @@ view_templates (Ctx *c, gboolean one, GError **error)
             goto out;
           heatmap_defaults (c, &data[i], maps + i * n * n, n, n);
           g_free (titles[i]);
-          titles[i] = g_strdup_printf ("h=%zu, d=%zu", (size_t) h, (size_t) d);
+          titles[i] = rpe_figure_template_cell (d);
           data[i].title = titles[i];
           data[i].x_label = "key position n";
           data[i].y_label = "query position m";
+          data[i].colorbar_label = bar;
         }
-      if (c->eo->empirical || c->eo->difference)
-        title = g_strdup_printf ("%s SPE template%s, %s%s (R = %zu, N = %zu)",
-                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
-                                 template_mode (c), c->gated ? ", gated" : "", (size_t) codes.r, (size_t) n);
-      else
-        title = g_strdup_printf ("%s SPE template%s, %s%s (N = %zu)",
-                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
-                                 template_mode (c), c->gated ? ", gated" : "", (size_t) n);
+      title = rpe_figure_templates_title (c->params.method == RPE_SPE_SINE, c->gated, template_mode (c), h,
+                                          one ? (gssize) d0 : -1, n);
       if (one)
         {
           rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
           fig.heatmap = data[0];
-          if (c->eo->title == NULL)
-            {
-              g_free (title);
-              title = g_strdup_printf ("%s SPE template h=%zu, d=%zu (%s%s)",
-                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                       (size_t) d0, template_mode (c), c->gated ? ", gated" : "");
-            }
         }
       else
         {
@@ -243,13 +235,7 @@ view_templates (Ctx *c, gboolean one, GError **error)
           fig.grid.cells = data;
           fig.grid.n_cells = cells;
           fig.grid.shared_scale = !c->eo->per_cell_scale;
-          if (c->eo->title == NULL)
-            {
-              g_free (title);
-              title = g_strdup_printf ("%s SPE templates of head %zu, %s%s (N = %zu)",
-                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                       template_mode (c), c->gated ? ", gated" : "", (size_t) n);
-            }
+          fig.grid.colorbar_label = bar;
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
       if (!export_file (c, &fig, path, error))
@@ -507,7 +493,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       RpeFigure fig;
       g_autofree char *path = path_for_head (c->eo->out, h);
       g_autofree char *title = NULL;
-      g_autofree char *t_est = NULL;
+      g_autofree char *t_exact = NULL, *t_est = NULL, *t_diff = NULL;
       RpeMapReduce red = map_reduce_of (c->reduce);
       RpeStatus st = RPE_OK;
 
@@ -521,7 +507,9 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           g_clear_pointer (&src.q, rpe_free);
           g_clear_pointer (&src.k, rpe_free);
         }
-      t_est = g_strdup_printf ("SPE estimate (R = %zu)", (size_t) r);
+      t_exact = rpe_figure_compare_panel (0, r);
+      t_est = rpe_figure_compare_panel (1, r);
+      t_diff = rpe_figure_compare_panel (2, r);
       if (compare)
         {
           st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
@@ -546,9 +534,11 @@ view_attention (Ctx *c, gboolean compare, GError **error)
               heatmap_defaults (c, &fig.panels[i], img[i], side, side);
               fig.panels[i].row_positions = fig.panels[i].col_positions = n;
             }
-          fig.panels[0].title = "exact RPE";
+          fig.panels[0].title = t_exact;
           fig.panels[1].title = t_est;
-          fig.panels[2].title = "estimate \xe2\x88\x92 exact";
+          fig.panels[2].title = t_diff;
+          for (guint i = 0; i < 3; i++)
+            fig.panels[i].colorbar_label = rpe_figure_compare_bar (i);
           for (int i = 0; i < 2; i++)
             {
               fig.panels[i].scale = RPE_HEATMAP_SCALE_LINEAR;
@@ -558,9 +548,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
           fig.panels[2].colormap = c->eo->colormap != NULL && rpe_colormap_is_diverging (c->cmap)
                                    ? c->cmap : rpe_colormap_default_diverging ();
-          title = g_strdup_printf ("%s SPE vs exact relative attention, head %zu%s%s (N = %zu)",
-                                   c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                   c->gated ? ", gated" : "", o->causal ? ", causal" : "", (size_t) n);
+          title = rpe_figure_compare_title (c->params.method == RPE_SPE_SINE, c->gated, h, o->causal, n);
         }
       else
         {
@@ -570,14 +558,9 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
           if (c->eo->attention_transform)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
-          if (o->exact)
-            title = g_strdup_printf ("Exact relative attention, %s, head %zu%s%s",
-                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
-          else
-            title = g_strdup_printf ("SPE attention, %s, head %zu, R = %zu%s%s",
-                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h, (size_t) r,
-                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
+          fig.heatmap.colorbar_label = "attention weight";
+          title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->exact, h, r,
+                                              o->causal);
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
       head_source_clear (&src);
@@ -746,9 +729,8 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
   /* rpe curves VIEW [its options] -o CSV */
   g_ptr_array_add (args, (char *) "curves");
   g_ptr_array_add (args, (char *) view);
-  for (int i = 1; i < argc; i++)
-    if (!g_str_equal (argv[i], view) || i != 1)
-      g_ptr_array_add (args, argv[i]);
+  for (int i = 2; i < argc; i++)   /* argv[1] is the view (or "curves") */
+    g_ptr_array_add (args, argv[i]);
   if (c->format == RPE_EXPORT_CSV)
     csv = g_strdup (eo->out);
   else
@@ -795,9 +777,9 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
         }
       for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
         if ((long) j != xcol)
-          add_series (&sets[0], t, (size_t) xcol, j, g_strdup (rpe_curve_table_column_name (t, j)));
-      plots[0].x_label = "lag \xcf\x84 = m \xe2\x88\x92 n";
-      plots[0].y_label = "template P(\xcf\x84)";
+          add_series (&sets[0], t, (size_t) xcol, j, rpe_figure_model_name (rpe_curve_table_column_name (t, j)));
+      plots[0].x_label = "lag " RPE_FIG_TAU " = m " RPE_FIG_MINUS " n";
+      plots[0].y_label = "template " RPE_FIG_P_TILDE "(" RPE_FIG_TAU ")";
       plots[0].title = g_strdup_printf ("Template profiles, head %.0f (%s%s)", meta_double (t, "head"),
                                         feature != NULL && g_ascii_isdigit (feature[0]) ? "feature " : "",
                                         feature != NULL ? feature : "");
@@ -805,7 +787,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
       if (isfinite (meta_double (t, "n_train")))
         {
           plots[0].x_marker = meta_double (t, "n_train");
-          plots[0].x_marker_label = "N_train";
+          plots[0].x_marker_label = RPE_FIG_N_TRAIN;
         }
       n_plots = 1;
     }
@@ -833,9 +815,19 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
 
           if ((long) j == xcol || g_str_has_suffix (name, "_sd") || g_str_has_suffix (name, "_rms"))
             continue;
-          s = add_series (&sets[0], t, (size_t) xcol, j,
-                          by_r && isfinite (slope) ? g_strdup_printf ("%s (slope %.2f)", name, slope)
-                                                   : g_strdup (name));
+          {
+            g_autofree char *gated_key = g_strdup_printf ("%s_gated", name);
+            const char *gated = rpe_curve_table_get_meta (t, gated_key);
+            g_autofree char *human = rpe_figure_model_name (name);
+            g_autofree char *full = gated != NULL && strchr (name, '_') == NULL
+                                    ? g_strdup_printf ("%s, %s", human, g_str_equal (gated, "true") ? "gated" : "ungated")
+                                    : g_strdup (human);
+
+            s = add_series (&sets[0], t, (size_t) xcol, j,
+                            by_r && isfinite (slope)
+                            ? g_strdup_printf ("%s (slope %s%.2f)", full, slope < 0 ? RPE_FIG_MINUS : "", fabs (slope))
+                            : g_strdup (full));
+          }
           s->marker = markers[k % G_N_ELEMENTS (markers)];
           if (sd >= 0)
             s->y_err = rpe_curve_table_column_const (t, (size_t) sd);
@@ -853,7 +845,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
           ref.x = s0->x;
           ref.y = ref_y;
           ref.n = rows;
-          ref.label = "\xe2\x88\x9d R^(\xe2\x88\x92" "1/2)";
+          ref.label = "\xe2\x88\x9d R<sup>" RPE_FIG_MINUS "1/2</sup>";
           ref.dashed = TRUE;
           ref.line_width = 1.0;
           ref.color[0] = ref.color[1] = ref.color[2] = 0.45;
@@ -862,8 +854,8 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
         }
       plots[0].x_log = plots[0].y_log = by_r;
       plots[0].x_label = by_r ? "realizations R" : "query position m";
-      plots[0].y_label = by_r ? "relative error \xe2\x80\x96P_est \xe2\x88\x92 P\xe2\x80\x96_F / \xe2\x80\x96P\xe2\x80\x96_F"
-                              : "relative row error";
+      plots[0].y_label = by_r ? "relative error " RPE_FIG_TEMPLATE_ERROR
+                              : "relative row error of " RPE_FIG_P_HAT;
       plots[0].title = by_r ? "SPE estimator error against R" : "SPE estimator error per query position";
       n_plots = 1;
     }
@@ -873,6 +865,11 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
       static const char *const titles[4] = {
         "Mean attended distance", "Attention entropy (nats)",
         "Translation invariance (lower is better)", "Monotonicity (lower is better)",
+      };
+      static const char *const ylabels[4] = {
+        RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|",
+        RPE_FIG_MINUS RPE_FIG_SIGMA "<sub>n</sub> a(m, n) log a(m, n)",
+        "TI(m)", "mono(m)",
       };
       long xcol = rpe_curve_table_find (t, "m");
       double nt = meta_double (t, "n_train");
@@ -889,15 +886,20 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
               const char *name = rpe_curve_table_column_name (t, j);
 
               if (g_str_has_suffix (name, suffix[p]))
-                add_series (&sets[p], t, (size_t) xcol, j, g_strndup (name, strlen (name) - strlen (suffix[p])));
+                {
+                  g_autofree char *code = g_strndup (name, strlen (name) - strlen (suffix[p]));
+
+                  add_series (&sets[p], t, (size_t) xcol, j, rpe_figure_model_name (code));
+                }
             }
           plots[p].title = titles[p];
           plots[p].x_label = "query position m";
+          plots[p].y_label = ylabels[p];
           plots[p].legend = p == 0 ? RPE_CURVE_LEGEND_BEST : RPE_CURVE_LEGEND_NONE;
           if (isfinite (nt))
             {
               plots[p].x_marker = nt;
-              plots[p].x_marker_label = "N_train";
+              plots[p].x_marker_label = RPE_FIG_N_TRAIN;
             }
         }
       n_plots = 4;
@@ -907,6 +909,21 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
     {
       plots[p].series = (const RpeCurveSeries *) (void *) sets[p].series->data;
       plots[p].n_series = sets[p].series->len;
+    }
+  if (eo->panel != NULL && n_plots == 4)
+    {
+      /* one extrapolation panel alone, with its legend */
+      static const char *const names[4] = { "distance", "entropy", "ti", "mono" };
+
+      for (size_t p = 0; p < 4; p++)
+        if (g_str_equal (eo->panel, names[p]))
+          {
+            RpeCurvePlot one = plots[p];
+
+            one.legend = RPE_CURVE_LEGEND_BEST;
+            plots[0] = one;
+          }
+      n_plots = 1;
     }
   {
     RpeFigure fig;
@@ -919,7 +936,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
     if (n_plots > 1)
       {
         const char *heads = rpe_curve_table_get_meta (t, "heads");
-        ftitle = g_strdup_printf ("Extrapolation of identical tokens (N_train = %.0f, %s)",
+        ftitle = g_strdup_printf ("Extrapolation of identical tokens (" RPE_FIG_N_TRAIN " = %.0f, %s)",
                                   meta_double (t, "n_train"),
                                   heads != NULL ? heads : "");
       }
@@ -966,6 +983,10 @@ print_usage (FILE *f)
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
            "for SVG/PDF; or --dpi alone (PNG: the default size in inches x dpi).\n"
+           "--preset column | page | slide: 3.25 in wide with 8 pt text, 6.75 in with 9 pt, or a\n"
+           "13.333 x 7.5 in slide with 20 pt text; --width and --height still override.\n"
+           "--panel NAME: one panel of extrapolation alone (distance, entropy, ti, mono);\n"
+           "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same.\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
@@ -993,6 +1014,8 @@ rpe_cli_export (int argc, char **argv)
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
     { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, "PNG resolution (default 150)", "D" },
     { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, "One file per head; -o must contain {head}", NULL },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
+    { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, "extrapolation: one panel alone: distance, entropy, ti or mono", "NAME" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
@@ -1013,7 +1036,7 @@ rpe_cli_export (int argc, char **argv)
       return argc < 2 ? EXIT_USAGE : 0;
     }
   view = argv[1];
-  curves = g_strv_contains (curve_views, view);
+  curves = g_strv_contains (curve_views, view) || g_str_equal (view, "curves");
   if (!curves && !g_strv_contains (heatmap_views, view))
     {
       fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
@@ -1066,6 +1089,52 @@ rpe_cli_export (int argc, char **argv)
       goto done;
     }
 
+  if (g_str_equal (view, "curves"))
+    {
+      /* the Curves page's panels one by one: profile | error | extrapolation[-METRIC] */
+      const char *p = eo.panel;
+
+      if (p == NULL)
+        {
+          fprintf (stderr, "rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
+                           "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n");
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (g_str_equal (p, "profile") || g_str_equal (p, "error") || g_str_equal (p, "extrapolation"))
+        {
+          view = g_str_equal (p, "profile") ? "profile" : g_str_equal (p, "error") ? "error" : "extrapolation";
+          g_clear_pointer (&eo.panel, g_free);
+        }
+      else if (g_str_has_prefix (p, "extrapolation-"))
+        {
+          char *metric = g_strdup (p + strlen ("extrapolation-"));
+
+          view = "extrapolation";
+          g_free (eo.panel);
+          eo.panel = metric;
+        }
+      else
+        {
+          fprintf (stderr, "rpe export curves: unknown --panel '%s'\n", p);
+          status = EXIT_USAGE;
+          goto done;
+        }
+    }
+  if (eo.panel != NULL && !g_str_equal (view, "extrapolation"))
+    {
+      fprintf (stderr, "rpe export %s: --panel picks one panel of extrapolation (or of 'rpe export curves')\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.panel != NULL && !g_str_equal (eo.panel, "distance") && !g_str_equal (eo.panel, "entropy")
+      && !g_str_equal (eo.panel, "ti") && !g_str_equal (eo.panel, "mono"))
+    {
+      fprintf (stderr, "rpe export %s: --panel must be distance, entropy, ti or mono (got '%s')\n", view, eo.panel);
+      status = EXIT_USAGE;
+      goto done;
+    }
+
   if (eo.out != NULL && !rpe_cli_check_output (&o, eo.out, &error))
     {
       fprintf (stderr, "rpe export %s: %s\n", view, error->message);
@@ -1106,6 +1175,17 @@ rpe_cli_export (int argc, char **argv)
   c.size.width = eo.width;
   c.size.height = eo.height;
   c.size.dpi = eo.dpi;
+  {
+    RpeExportPreset preset;
+
+    if (!rpe_export_preset_from_name (eo.preset, &preset))
+      {
+        fprintf (stderr, "rpe export %s: unknown --preset '%s' (column, page or slide)\n", view, eo.preset);
+        status = EXIT_USAGE;
+        goto done;
+      }
+    rpe_export_preset_apply (preset, &c.size);
+  }
   {
     /* Validate the size before any computation. */
     RpeFigure probe;
@@ -1180,6 +1260,8 @@ done:
   g_free (eo.colormap);
   g_free (eo.title);
   g_free (eo.reduce);
+  g_free (eo.preset);
+  g_free (eo.panel);
   rpe_cli_options_clear (&o);
   return status;
 }

@@ -1124,6 +1124,7 @@ usage (FILE *f)
            "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
            "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
            "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
+           "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
            "  rpe --version\n"
            "\n"
            "Run 'rpe compute --help-all' for the options.\n");
@@ -1166,6 +1167,8 @@ main (int argc, char **argv)
     return rpe_cli_export (argc - 1, argv + 1);
   if (g_str_equal (argv[1], "bench"))
     return rpe_cli_bench (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "fit"))
+    return rpe_cli_fit (argc - 1, argv + 1);
   fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
   usage (stderr);
   return EXIT_USAGE;

@@ -196,6 +196,8 @@ int           rpe_cli_export  (int    argc,
                                char **argv);
 int           rpe_cli_bench   (int    argc,
                                char **argv);
+int           rpe_cli_fit     (int    argc,
+                               char **argv);
 /* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
  * subcommand: "export" or "curves", argv[1] the view or curve name). */
 int           rpe_cli_export_outputs      (int    argc,

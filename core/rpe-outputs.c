@@ -290,7 +290,7 @@ rpe_outputs_encode_head (const RpeOutputsSpec *spec,
 typedef struct
 {
   const RpeOutputsSpec *spec;
-  const float          *lags;   /* (D, 2N-1) Ptilde_d(tau), i <-> tau = i - (N-1) */
+  const float          *lags;   /* (2N-1, D) Ptilde_d(tau), row i <-> tau = i - (N-1) (contiguous in d) */
 } ExactRows;
 
 /* l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D); causal n > m: -inf. */
@@ -303,7 +303,7 @@ exact_logits_rows (size_t  m0,
 {
   const ExactRows *x = user_data;
   const RpeOutputsSpec *s = x->spec;
-  size_t D = s->params->n_features, n = s->n, lags = 2 * n - 1;
+  size_t D = s->params->n_features, n = s->n;
   float inv = (float) (1.0 / sqrt ((double) D));
 
   for (size_t i = 0; i < n_rows; i++)
@@ -323,8 +323,10 @@ exact_logits_rows (size_t  m0,
               row[c] = -INFINITY;
               continue;
             }
+          const float *p = x->lags + lag * D;
+
           for (size_t d = 0; d < D; d++)
-            acc += qm[d] * kn[d] * x->lags[d * lags + lag];
+            acc += qm[d] * kn[d] * p[d];
           row[c] = acc * inv;
         }
     }
@@ -354,12 +356,18 @@ rpe_outputs_reference (const RpeOutputsSpec *spec,
   block = spec->block > 0 ? MIN (spec->block, n) : MIN ((size_t) DEFAULT_BLOCK, n);
   if (!rpe_size_mul (block, n, &rows))
     return RPE_ERROR_OVERFLOW;
+  rows = MAX (rows, lags);   /* the buffer also holds one lag profile */
   lag_buf = rpe_alloc (total, sizeof (float), &status);
   buf = lag_buf != NULL ? rpe_alloc (rows, sizeof (float), &status) : NULL;
   if (buf == NULL)
     goto out;
+  /* the profile of each feature (2N-1 floats, in the block buffer), stored transposed */
   for (size_t d = 0; d < D && status == RPE_OK; d++)
-    status = rpe_spe_template_lags (spec->params, spec->head, d, n, spec->gated, lag_buf + d * lags);
+    {
+      status = rpe_spe_template_lags (spec->params, spec->head, d, n, spec->gated, buf);
+      for (size_t i = 0; status == RPE_OK && i < lags; i++)
+        lag_buf[i * D + d] = buf[i];
+    }
   if (status != RPE_OK)
     goto out;
   x.spec = spec;

@@ -18,6 +18,7 @@
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-wait.h"
 #include "rpe-window.h"
 
 #define TIMEOUT_S 120
@@ -182,6 +183,13 @@ test_live (void)
   r = wait_result (window);
   g_assert_cmpfloat (r->outputs.values[5 * 2 + 0], ==, 1.0f);
   g_assert_cmpfloat (r->outputs.values[70 * 2 + 1], ==, 1.0f);
+  /* an impulse beyond N: the reason shows, nothing is drawn from a clamped position */
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 90"));
+  iterate_until (window_idle, window);
+  g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "beyond"));
+  g_assert_true (rpe_outputs_view_get_result (view) == r);
+  g_assert_true (rpe_outputs_view_set_positions (view, "5, 70"));
+  r = wait_result (window);
   rpe_outputs_view_set_channel (view, 1);
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
   bundle = rpe_outputs_view_build_figure (view);
@@ -215,6 +223,7 @@ test_live (void)
   g_assert_cmpuint (r->outputs.n, ==, 64);
 
   gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
 }
 
 /* ---------------------------------------------------- window vs the CLI */
@@ -294,6 +303,12 @@ compare_with_cli (RpeWindow          *window,
     }
 }
 
+static gboolean
+dialog_closed (gpointer data)
+{
+  return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
+}
+
 static void
 test_cli (void)
 {
@@ -332,6 +347,27 @@ test_cli (void)
                            "--content", "random", "--value-source", "noise", "--channels", "3", "--compare", "kernel",
                            "--draws", "16", "--channel", "2", NULL };
     compare_with_cli (window, "outputs-kernel", args);
+  }
+  /* the Export dialog (Ctrl+E) writes the view's figure on a worker: PDF and CSV */
+  {
+    static const char *exts[] = { "pdf", "csv" };
+
+    for (guint e = 0; e < G_N_ELEMENTS (exts); e++)
+      {
+        g_autofree char *path = g_strdup_printf ("%s/dialog-outputs.%s", rpe_test_tmpdir (), exts[e]);
+        g_autofree char *text = NULL;
+        RpeExportDialog *dialog;
+
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+        dialog = rpe_window_get_export_dialog (window);
+        g_assert_nonnull (dialog);
+        rpe_export_dialog_set_path (dialog, path);
+        rpe_export_dialog_start (dialog);
+        g_test_message ("export dialog: %s", rpe_export_dialog_get_path (dialog));
+        iterate_until (dialog_closed, window);
+        g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+        g_assert_true (e == 0 ? g_str_has_prefix (text, "%PDF") : strstr (text, "error_mean") != NULL);
+      }
   }
   gtk_window_destroy (GTK_WINDOW (window));
 }

@@ -7,6 +7,7 @@
 #include "rpe-alloc.h"
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
+#include "rpe-msgpack.h"
 
 #include "rpe-npy.h"
 #include "rpe-npz.h"
@@ -1728,8 +1729,10 @@ read_data (const guint8 *data,
                      "or convert it to .safetensors", name);
       return NULL;
     }
+  if (rpe_msgpack_looks_like (data, length))
+    return rpe_msgpack_read_bytes (data, length, name, error);
   rpe_set_error (error, RPE_ERROR_FORMAT,
-                 "'%s' is not a .safetensors or .npy file (nor an .npz or a PyTorch .pt)", name);
+                 "'%s' is not a .safetensors or .npy file (nor an .npz, a PyTorch .pt or a Flax msgpack checkpoint)", name);
   return NULL;
 }
 

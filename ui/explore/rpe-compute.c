@@ -356,6 +356,18 @@ rpe_compute_jobs_alive (void)
   return (guint) g_atomic_int_get (&jobs_alive);
 }
 
+void
+_rpe_compute_job_hold (void)
+{
+  g_atomic_int_inc (&jobs_alive);
+}
+
+void
+_rpe_compute_job_release (void)
+{
+  (void) g_atomic_int_dec_and_test (&jobs_alive);
+}
+
 static Job *
 job_new (gpointer                source_tag,
          const char             *what,

@@ -143,11 +143,20 @@ make_values (const RpeExplorerSnapshot *s,
                      RPE_OUTPUTS_MAX_CHANNELS);
       return NULL;
     }
-  for (gsize i = 0; i < req->n_positions; i++)
-    positions[i] = MIN (req->positions[i], n - 1);
+  for (gsize i = 0; req->kind == RPE_VALUES_IMPULSE && i < req->n_positions; i++)
+    {
+      if (req->positions[i] >= n)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Impulse position %zu is beyond the sequence (N = %zu)",
+                         (size_t) req->positions[i], (size_t) n);
+          return NULL;
+        }
+      positions[i] = req->positions[i];
+    }
   v = rpe_alloc (n, dv * sizeof (float), &st);
   if (v != NULL)
-    st = rpe_outputs_values (req->kind, n, dv, positions, req->n_positions, s->seed, v);
+    st = rpe_outputs_values (req->kind, n, dv, positions, req->kind == RPE_VALUES_IMPULSE ? req->n_positions : 0,
+                             s->seed, v);
   if (st != RPE_OK)
     {
       rpe_free (v);
@@ -268,6 +277,7 @@ job_free (gpointer data)
 {
   Job *job = data;
 
+  _rpe_compute_job_release ();
   g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&job->context, g_main_context_unref);
   g_free (job->npy_path);
@@ -382,6 +392,7 @@ rpe_compute_outputs_async (RpeExplorerSnapshot     *snapshot,
   job->request = *request;
   job->npy_path = g_strdup (request->npy_path);
   job->request.npy_path = job->npy_path;
+  _rpe_compute_job_hold ();
   g_task_set_task_data (task, job, job_free);
   g_task_run_in_thread (task, job_worker);
   g_object_unref (task);

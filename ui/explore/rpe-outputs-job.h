@@ -23,7 +23,7 @@ typedef struct
 {
   RpeValuesKind      kind;
   gsize              dv;           /* channels of generated values (1 .. RPE_OUTPUTS_MAX_CHANNELS) */
-  gsize              positions[RPE_OUTPUTS_MAX_POSITIONS];   /* IMPULSE (each clamped to N - 1) */
+  gsize              positions[RPE_OUTPUTS_MAX_POSITIONS];   /* IMPULSE (each < N, else an error) */
   gsize              n_positions;  /* 0: evenly spread */
   const char        *npy_path;     /* ARRAY: a .npy of shape (N', Dv) or (N', H, Dv), read on the worker */
   RpeOutputsCompare  compare;

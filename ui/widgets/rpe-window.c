@@ -358,7 +358,7 @@ sync_sine (RpeWindow *self,
   if (rebuild || gtk_widget_get_first_child (self->sine_box) == NULL)
     {
       g_autofree char *title = g_strdup_printf ("Sine components of h = %zu, d = %zu", h, d);
-      const char *heads[3] = { "f", "θ", "λ" };
+      const char *heads[3] = { "f (cycles)", "θ (rad)", "λ" };
 
       clear_box (self->sine_box);
       editor = rpe_spectrum_editor_new ();
