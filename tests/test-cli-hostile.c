@@ -31,6 +31,14 @@
 #include "rpe-safetensors.h"
 #include "rpe-test-utils.h"
 
+/* Under AddressSanitizer, freed memory sits in a quarantine and every byte has
+ * shadow: the child's peak RSS says nothing about the budget there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_MEANINGFUL FALSE
+#else
+#define RSS_MEANINGFUL TRUE
+#endif
+
 /* ---- running the tool ------------------------------------------------------- */
 
 typedef struct
@@ -195,7 +203,7 @@ expect_refused_full (const char *file,
   r = run_rpe (dir, budget, 0, compute);
   g_assert_cmpint (r.status, ==, 2);
   assert_message (&r, needle, NULL);
-  if (budget != NULL)
+  if (budget != NULL && RSS_MEANINGFUL)
     {
       gsize b = 0;
 
@@ -296,7 +304,8 @@ test_tensor_count (void)
   r = run_rpe (dir, "256M", 0, info);
   g_assert_cmpint (r.status, ==, 2);
   assert_message (&r, "65537 tensors", "at most 65536", NULL);
-  g_assert_cmpint (r.maxrss_kb, <=, 256 * 1024);
+  if (RSS_MEANINGFUL)
+    g_assert_cmpint (r.maxrss_kb, <=, 256 * 1024);
   run_clear (&r);
   g_assert_cmpuint (dir_count (dir), ==, 0);
   g_unlink (path);
