@@ -18,6 +18,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-checkpoint.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
 #include "rpe-npy.h"
@@ -84,6 +85,24 @@ rpe_cli_status_error (RpeStatus    status,
 }
 
 gboolean
+rpe_cli_noise_scheme (const RpeCliOptions *o,
+                      RpeNoiseScheme      *scheme,
+                      GError             **error)
+{
+  *scheme = RPE_NOISE_IID;
+  if (o->noise_scheme == NULL)
+    return TRUE;
+  if (!rpe_noise_scheme_from_string (o->noise_scheme, scheme))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme must be iid, orthogonal, antithetic or sobol (got '%s')", o->noise_scheme);
+  if (*scheme != RPE_NOISE_IID && (o->noise != NULL || o->gate_noise != NULL))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme %s shapes the drawn noise: it cannot apply to replayed --noise/--gate-noise",
+                          o->noise_scheme);
+  return TRUE;
+}
+
+gboolean
 rpe_cli_check_budget (const char   *what,
                       gsize         n_arrays,
                       const gsize (*dims)[4],
@@ -139,6 +158,7 @@ rpe_cli_options_clear (RpeCliOptions *o)
   g_free (o->method);
   g_free (o->noise);
   g_free (o->gate_noise);
+  g_free (o->noise_scheme);
   g_free (o->queries);
   g_free (o->keys);
   g_free (o->values);
@@ -201,6 +221,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
     { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
     { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
+    { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, "How the noise is drawn (default iid; curves error: a comma list, one curve each)", "iid|orthogonal|antithetic|sobol" },
     { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, "Queries, shape (N, H, D) or (1, N, H, D)", "Q.npy" },
     { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Keys, shape (N, H, D) (default: the queries)", "K.npy" },
     { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, "Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)", "V.npy" },
@@ -407,15 +428,10 @@ RpeTensorSet *
 rpe_cli_read_checkpoint (const char  *path,
                          GError     **error)
 {
-  /* "demo" is the embedded demo checkpoint, unless a file of that name exists */
-  if (g_str_equal (path, "demo") && !g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr(GBytes) bytes = g_resources_lookup_data ("/io/github/rpestudio/RpeStudio/demo/demo.safetensors",
-                                                         G_RESOURCE_LOOKUP_FLAGS_NONE, error);
-      if (bytes == NULL)
-        return NULL;
-      return rpe_checkpoint_read_bytes (bytes, "demo", error);
-    }
+  /* "demo" is the embedded demo checkpoint and "demo:NAME" a trained one (rpe-demos.h), unless a
+   * file of that name exists */
+  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
+    return rpe_demos_read (path, error);
   return rpe_checkpoint_read (path, error);
 }
 
@@ -772,10 +788,13 @@ rpe_cli_make_codes (const RpeCliOptions *o,
   g_autoptr(RpeTensor) z = NULL;
   g_autoptr(RpeTensor) eps = NULL;
   float *zbuf = NULL, *ebuf = NULL;
+  RpeNoiseScheme scheme;
   RpeStatus st;
   gboolean ok = FALSE;
 
   memset (codes, 0, sizeof *codes);
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
   if (o->noise != NULL)
     {
       gsize want_ndim = params->method == RPE_SPE_SINE ? 4 : 3;
@@ -831,6 +850,18 @@ rpe_cli_make_codes (const RpeCliOptions *o,
         zbuf = rpe_alloc (zcount, sizeof (float), &st);
       if (st == RPE_OK)
         st = rpe_spe_noise_fill (params, n, r, (uint64_t) o->seed, zbuf);
+      /* noise scheme hook (rpe-noise.h): with a gate, its noise is one more coordinate of
+       * each cell, so it is drawn here, before the codes */
+      if (st == RPE_OK && scheme != RPE_NOISE_IID && gate && params->gate != NULL)
+        {
+          st = rpe_size_bytes (&count, 1, H, D, r, 1);
+          if (st == RPE_OK)
+            ebuf = rpe_alloc (count, sizeof (float), &st);
+          if (st == RPE_OK)
+            st = rpe_spe_gate_noise_fill (params, r, (uint64_t) o->seed, ebuf);
+        }
+      if (st == RPE_OK && scheme != RPE_NOISE_IID)
+        st = rpe_noise_apply (scheme, params, n, r, (uint64_t) o->seed, zbuf, ebuf);
       if (st != RPE_OK)
         {
           rpe_cli_status_error (st, "code noise", error);
@@ -870,7 +901,7 @@ rpe_cli_make_codes (const RpeCliOptions *o,
             }
           ebuf = eps->data;
         }
-      else
+      else if (ebuf == NULL)
         {
           st = rpe_size_bytes (&count, 1, H, D, r, 1);
           if (st == RPE_OK)
@@ -994,6 +1025,13 @@ rpe_cli_write (const RpeCliOptions *o,
   return TRUE;
 }
 
+static int
+compare_strings (const void *a,
+                 const void *b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
 /* ------------------------------------------------------------------------ */
 /* rpe info                                                                 */
 
@@ -1063,8 +1101,12 @@ cmd_info (int argc, char **argv)
     {
       if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
         {
+          g_auto (GStrv) demos = rpe_demos_list ();
+          g_autofree char *names = g_strjoinv (", ", demos);
+
           printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n"
-                  "FILE 'demo' is the embedded demo checkpoint.\n");
+                  "FILE 'demo' is the embedded demo checkpoint; 'demo:NAME' a trained demo (%s), with its metadata.\n",
+                  names);
           return 0;
         }
       fprintf (stderr, "rpe info: usage: rpe info FILE\n");
@@ -1081,6 +1123,20 @@ cmd_info (int argc, char **argv)
 
     printf ("%s: %zu tensors\n", shown, (size_t) rpe_tensor_set_size (set));
   }
+  if (rpe_demos_is_spec (argv[1]) && !g_file_test (argv[1], G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (argv[1], NULL);
+      g_autofree gpointer *keys = meta != NULL ? g_hash_table_get_keys_as_array (meta, NULL) : NULL;
+      guint n_keys = meta != NULL ? g_hash_table_size (meta) : 0;
+
+      if (n_keys > 0)
+        {
+          qsort (keys, n_keys, sizeof (gpointer), compare_strings);
+          printf ("metadata:\n");
+          for (guint i = 0; i < n_keys; i++)
+            printf ("  %-24s %s\n", (const char *) keys[i], (const char *) g_hash_table_lookup (meta, keys[i]));
+        }
+    }
   /* names come from the file: escaped (control characters, invalid UTF-8) */
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
     {

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "rpe-linear-attention.h"
+#include "rpe-noise.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
 #include "rpe-tensor-map.h"
@@ -33,6 +34,7 @@ typedef struct
   gboolean f64;
   char    *noise;
   char    *gate_noise;
+  char    *noise_scheme;   /* issue 16: iid (default) | orthogonal | antithetic | sobol */
   char    *queries;
   char    *keys;
   char    *values;
@@ -77,6 +79,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --noise-scheme (rpe-noise.h); refuses a scheme other than iid with replayed noise. */
+gboolean      rpe_cli_noise_scheme (const RpeCliOptions *o,
+                                    RpeNoiseScheme      *scheme,
+                                    GError             **error);
 /* --map ROLE=TENSOR options into *map (NULL when none was given). */
 gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
                                  RpeTensorMap        **map,
