@@ -301,8 +301,8 @@ typedef struct
                     "compute:lrpe-* compute:fastrpb"
 
 static const OptionUse option_uses[] = {
-  { "checkpoint", TRUE, SPE_WHATS " curves:* export:*" },
-  { "prefix", TRUE, SPE_WHATS " curves:* export:*" },
+  { "checkpoint", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
+  { "prefix", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "layer", TRUE, SPE_WHATS " curves:* export:*" },
   { "method", TRUE, SPE_WHATS " curves:* export:*" },
   { "heads", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
@@ -336,7 +336,7 @@ static const OptionUse option_uses[] = {
   { "lrpe-before", FALSE, "compute:lrpe-attention compute:lrpe-linear" },
   { "train-length", TRUE, "compute:lrpe-* curves:* export:*" },
   { "bias", TRUE, "compute:fastrpb curves:profile curves:extrapolation export:*" },
-  { "grid", TRUE, "compute:fastrpb" },
+  { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "bias-rows", TRUE, "compute:fastrpb" },
   { "bias-cols", TRUE, "compute:fastrpb" },
   { "fastrpb-attention", TRUE, "compute:fastrpb" },

@@ -582,11 +582,11 @@ test_unused_options (void)
     { "curves", "profile", "--realizations-list", "4,8", "-o", "out.csv", NULL },
     { "compute", "template", "--queries", "/no/such/q.npy", "-o", "out.npy", NULL },
     { "compute", "codes", "--gate-noise=/no/such/e.npy", "-o", "out.npy", NULL },
-    { "compute", "lrpe-encode", "--checkpoint", "demo", "-o", "out.npy", NULL },
+    { "compute", "lrpe-encode", "--noise", "/no/such/z.npy", "-o", "out.npy", NULL },
     { "export", "templates", "--relative-embeddings", "e.npy", "-o", "out.png", NULL },
   };
   static const char *const names[] = { "--noise", "--realizations-list", "--queries", "--gate-noise",
-                                       "--checkpoint", "--relative-embeddings" };
+                                       "--noise", "--relative-embeddings" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
