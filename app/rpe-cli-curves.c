@@ -18,6 +18,8 @@
 #include "rpe-rng.h"
 #include "rpe-spe.h"
 
+#include "rpe-checkpoint-ape.h"
+#include "rpe-demos.h"
 #include "rpe-cli.h"
 
 #define EXIT_USAGE 2
@@ -116,6 +118,26 @@ check_head_feature (const RpeCliOptions *o, gsize H, gsize D, GError **error)
 static gboolean
 resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
 {
+  if (o->checkpoint != NULL && rpe_demos_is_spec (o->checkpoint) && !g_str_equal (o->checkpoint, "demo")
+      && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS))
+    {
+      /* a trained demo states its shape in its metadata (LRPE, FastRPB and APE demos have no SPE
+       * module to read it from) */
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->checkpoint, error);
+      const char *h, *d;
+
+      if (meta == NULL)
+        return FALSE;
+      h = g_hash_table_lookup (meta, "heads");
+      d = g_hash_table_lookup (meta, "features");
+      if (h != NULL && d != NULL)
+        {
+          *H = (gsize) g_ascii_strtoull (h, NULL, 10);
+          *D = (gsize) g_ascii_strtoull (d, NULL, 10);
+          if (*H >= 1 && *H <= 4096 && *D >= 1 && *D <= (1 << 16))
+            return TRUE;
+        }
+    }
   if (o->checkpoint != NULL)
     {
       RpeSpeParams p;
@@ -750,6 +772,8 @@ curves_extrapolation (Ctx *c, GError **error)
   RpeCurveExtrapolationConfig cfg = { 0 };
   RpeCurveTable *t = NULL;
   RpeLrpe *lrpe = NULL;
+  g_autoptr (RpeTensorSet) ape_set = NULL;
+  const RpeTensor *ape = NULL;
   gsize H, D, nt, nmax, r = 64;
   gboolean ok = FALSE, per_head = FALSE;
   RpeStatus st = RPE_OK;
@@ -806,6 +830,23 @@ curves_extrapolation (Ctx *c, GError **error)
         {
         case 0:
           cm[i].kind = RPE_CURVE_MODEL_APE;
+          if (o->checkpoint != NULL && ape_set == NULL)
+            {
+              if ((ape_set = rpe_cli_read_checkpoint (o->checkpoint, error)) == NULL)
+                goto out;
+              ape = rpe_checkpoint_find_learned_ape (ape_set, H, D, error);
+              if (ape == NULL && error != NULL && *error != NULL)
+                goto out;
+            }
+          if (ape != NULL)
+            {
+              /* the checkpoint's learned absolute embedding instead of the sinusoidal one */
+              cm[i].ape_table = ape->data;
+              cm[i].ape_positions = ape->shape[0];
+              if (ape->shape[0] < nt)
+                g_printerr ("rpe curves: the learned APE '%s' has %zu positions, fewer than N_train = %zu\n",
+                            ape->name, (size_t) ape->shape[0], (size_t) nt);
+            }
           break;
         case 1:
         case 2:

@@ -16,6 +16,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-checkpoint.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-rng.h"
@@ -281,15 +282,10 @@ RpeTensorSet *
 rpe_cli_read_checkpoint (const char  *path,
                          GError     **error)
 {
-  /* "demo" is the embedded demo checkpoint, unless a file of that name exists */
-  if (g_str_equal (path, "demo") && !g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr(GBytes) bytes = g_resources_lookup_data ("/io/github/rpestudio/RpeStudio/demo/demo.safetensors",
-                                                         G_RESOURCE_LOOKUP_FLAGS_NONE, error);
-      if (bytes == NULL)
-        return NULL;
-      return rpe_checkpoint_read_bytes (bytes, "demo", error);
-    }
+  /* "demo" is the embedded demo checkpoint and "demo:NAME" a trained one (rpe-demos.h), unless a
+   * file of that name exists */
+  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
+    return rpe_demos_read (path, error);
   return rpe_checkpoint_read (path, error);
 }
 
@@ -840,6 +836,13 @@ rpe_cli_write (const RpeCliOptions *o,
   return TRUE;
 }
 
+static int
+compare_strings (const void *a,
+                 const void *b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
 /* ------------------------------------------------------------------------ */
 /* rpe info                                                                 */
 
@@ -909,8 +912,12 @@ cmd_info (int argc, char **argv)
     {
       if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
         {
+          g_auto (GStrv) demos = rpe_demos_list ();
+          g_autofree char *names = g_strjoinv (", ", demos);
+
           printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n"
-                  "FILE 'demo' is the embedded demo checkpoint.\n");
+                  "FILE 'demo' is the embedded demo checkpoint; 'demo:NAME' a trained demo (%s), with its metadata.\n",
+                  names);
           return 0;
         }
       fprintf (stderr, "rpe info: usage: rpe info FILE\n");
@@ -923,6 +930,20 @@ cmd_info (int argc, char **argv)
       return rpe_cli_exit_code_for_error (error);
     }
   printf ("%s: %zu tensors\n", argv[1], (size_t) rpe_tensor_set_size (set));
+  if (rpe_demos_is_spec (argv[1]) && !g_file_test (argv[1], G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (argv[1], NULL);
+      g_autofree gpointer *keys = meta != NULL ? g_hash_table_get_keys_as_array (meta, NULL) : NULL;
+      guint n_keys = meta != NULL ? g_hash_table_size (meta) : 0;
+
+      if (n_keys > 0)
+        {
+          qsort (keys, n_keys, sizeof (gpointer), compare_strings);
+          printf ("metadata:\n");
+          for (guint i = 0; i < n_keys; i++)
+            printf ("  %-24s %s\n", (const char *) keys[i], (const char *) g_hash_table_lookup (meta, keys[i]));
+        }
+    }
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
     {
       const RpeTensor *t = rpe_tensor_set_get (set, i);

@@ -1171,6 +1171,14 @@ extra_prepare (Extra                             *e,
   switch (model->kind)
     {
     case RPE_CURVE_MODEL_APE:
+      if (model->ape_table != NULL)
+        {
+          if (model->ape_positions == 0
+              || (st = rpe_size_bytes (&bytes, 1, model->ape_positions, H, D, 1)) != RPE_OK)
+            return model->ape_positions == 0 ? RPE_ERROR_INVALID_ARGUMENT : st;
+          if (!rpe_all_finite_f (model->ape_table, bytes))
+            return RPE_ERROR_NOT_FINITE;
+        }
       break;
     case RPE_CURVE_MODEL_SPE_EXACT:
     case RPE_CURVE_MODEL_SPE_ESTIMATE:
@@ -1233,7 +1241,16 @@ extra_prepare (Extra                             *e,
       for (size_t i = 0; i < n * H; i++)
         for (size_t d = 0; d < D; d++)
           e->x[i * D + d] = (float) e->c[d];
-      e->spec = (RpeLogitsSpec) { model->kind == RPE_CURVE_MODEL_APE ? RPE_LOGITS_APE : RPE_LOGITS_DOT,
+      if (model->kind == RPE_CURVE_MODEL_APE && model->ape_table != NULL)
+        {
+          /* learned APE: q_m = k_m = c + p_m where p was learned, c beyond */
+          size_t learned = n < model->ape_positions ? n : model->ape_positions;
+
+          for (size_t i = 0; i < learned * H * D; i++)
+            e->x[i] = (float) ((double) e->x[i] + model->ape_table[i]);
+        }
+      e->spec = (RpeLogitsSpec) { model->kind == RPE_CURVE_MODEL_APE && model->ape_table == NULL
+                                    ? RPE_LOGITS_APE : RPE_LOGITS_DOT,
                                   n, H, D, e->x, e->x, NULL, false };
       if (model->kind == RPE_CURVE_MODEL_LRPE)
         {
