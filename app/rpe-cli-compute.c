@@ -828,8 +828,21 @@ rpe_cli_compute (int argc, char **argv)
       ok = rpe_cli_compute_positional (what, &o, &c.exit_code, &error);
       goto out;
     }
+  if (o.grid != NULL)
+    {
+      /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
+      ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
+      goto out;
+    }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
+  if (c.params.method == RPE_SPE_CONV && c.params.kernel_cols != 0)
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
+                     "(template, empirical, codes, encode)", (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+      goto out;
+    }
   c.gated = c.params.gate != NULL;
 
   if (g_str_equal (what, "template"))

@@ -179,66 +179,12 @@ make_content (const RpeCliOptions *o, gsize D, float **out, GError **error)
   return TRUE;
 }
 
-typedef struct
-{
-  const char *name;
-  int         value;
-} Choice;
-
-static gboolean
-parse_choice (const char *option, const char *given, const char *fallback, const Choice *choices,
-              gsize n_choices, int *out, GError **error)
-{
-  const char *name = given != NULL ? given : fallback;
-  g_autoptr(GString) list = g_string_new (NULL);
-
-  for (gsize i = 0; i < n_choices; i++)
-    {
-      if (g_str_equal (name, choices[i].name))
-        {
-          *out = choices[i].value;
-          return TRUE;
-        }
-      g_string_append_printf (list, "%s%s", i ? ", " : "", choices[i].name);
-    }
-  return usage_error (error, "%s must be one of %s (got '%s')", option, list->str, name);
-}
-
 /* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c. */
 static RpeLrpe *
 make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, GError **error)
 {
-  static const Choice ps[] = {
-    { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
-    { "permutation", RPE_LRPE_P_PERMUTATION }, { "odd-even", RPE_LRPE_P_ODD_EVEN },
-    { "fourier", RPE_LRPE_P_FOURIER }, { "dct", RPE_LRPE_P_DCT },
-  };
-  static const Choice lambdas[] = {
-    { "rotation", RPE_LRPE_LAMBDA_ROTATION }, { "mixed", RPE_LRPE_LAMBDA_MIXED },
-    { "complex", RPE_LRPE_LAMBDA_COMPLEX_EXP }, { "permutation", RPE_LRPE_LAMBDA_PERMUTATION },
-  };
-  static const Choice thetas[] = {
-    { "a", RPE_LRPE_THETA_A }, { "b", RPE_LRPE_THETA_B }, { "c", RPE_LRPE_THETA_C },
-  };
-  RpeLrpeConfig config = { 0 };
-  int p, lambda, theta;
-  RpeStatus st;
-  RpeLrpe *lrpe;
-
-  if (!parse_choice ("--lrpe-p", o->lrpe_p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
-      || !parse_choice ("--lrpe-lambda", o->lrpe_lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
-      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error))
-    return NULL;
-  config.dim = dim;
-  config.length = length;
-  config.p = (RpeLrpeP) p;
-  config.lambda = (RpeLrpeLambda) lambda;
-  config.theta_kind = (RpeLrpeTheta) theta;
-  config.seed = (uint64_t) o->seed;
-  lrpe = rpe_lrpe_new (&config, &st);
-  if (lrpe == NULL)
-    rpe_cli_status_error (st, "LRPE", error);
-  return lrpe;
+  /* --checkpoint here names the SPE model; trained LRPE parameters come from the .npy options */
+  return rpe_cli_make_lrpe (o, dim, length, FALSE, error);
 }
 
 /* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the synthetic seeded bias

@@ -16,6 +16,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-checkpoint.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
@@ -168,6 +169,11 @@ rpe_cli_options_clear (RpeCliOptions *o)
   g_free (o->lrpe_lambda);
   g_free (o->lrpe_theta);
   g_free (o->lrpe_norm);
+  g_free (o->lrpe_v);
+  g_free (o->lrpe_theta_file);
+  g_free (o->lrpe_permutation);
+  g_free (o->lrpe_householder);
+  g_free (o->bias_layout);
   g_free (o->bias);
   g_free (o->bias_rows);
   g_free (o->bias_cols);
@@ -230,9 +236,15 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, "LRPE theta type (default a, RoPE)", "a|b|c" },
     { "lrpe-norm", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_norm, "lrpe-linear normalisation (default denominator)", "denominator|layer|none" },
     { "lrpe-before", 0, 0, G_OPTION_ARG_NONE, &o->lrpe_before, "Apply LRPE before the feature map (default: after, as the reference code)", NULL },
+    { "lrpe-v", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_v, "LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)", "V.npy" },
+    { "lrpe-theta-file", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_theta_file, "LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex", "T.npy" },
+    { "lrpe-permutation", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_permutation, "LRPE: the permutation buffer T, (1, max_positions, D)", "P.npy" },
+    { "lrpe-householder", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_householder, "LRPE: a given v is learned (used as v/(|v|+1e-6)) or fixed (used as is); auto: fixed when |v| = 1 (default auto)", "auto|learned|fixed" },
+    { "bias-layout", 0, 0, G_OPTION_ARG_STRING, &o->bias_layout, "fastrpb: layout of the weights when the shape cannot tell: centred (2N-1 for tau = i-(N-1)), full ((1, H, 2M-1), the reference) or symmetric ((1, H, M))", "centred|full|symmetric" },
     { "train-length", 0, 0, G_OPTION_ARG_INT64, &o->train_length, "Training length N_train (LRPE theta b/c use it; curves mark it)", "N" },
     { "bias", 0, 0, G_OPTION_ARG_FILENAME, &o->bias, "fastrpb: Toeplitz weights, shape (2N-1,) or (H, 2N-1), index i for tau = i-(N-1)", "W.npy" },
-    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "fastrpb 2-D: an N1 x N2 grid, positions flattened row-major", "N1xN2" },
+    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "An N1 x N2 grid, positions flattened row-major: fastrpb 2-D, and template/empirical/codes/encode with 2-D convSPE", "N1xN2" },
+    { "kernel-cols", 0, 0, G_OPTION_ARG_INT, &o->kernel_cols, "2-D convSPE (--grid): filter columns L2 for random init (default: --kernel, the rows L1)", "L2" },
     { "bias-rows", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_rows, "fastrpb 2-D: 2 N1 - 1 row weights (optionally per head)", "Wr.npy" },
     { "bias-cols", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_cols, "fastrpb 2-D: 2 N2 - 1 column weights (optionally per head)", "Wc.npy" },
     { "fastrpb-attention", 0, 0, G_OPTION_ARG_STRING, &o->fastrpb_attention, "fastrpb: add W V to this attention of q, k (default none: W V alone)", "none|softmax|linear" },
@@ -846,6 +858,39 @@ compare_strings (const void *a,
 /* ------------------------------------------------------------------------ */
 /* rpe info                                                                 */
 
+/* LRPE and FastRPB modules (issue 10), after the SPE ones */
+static void
+print_lrpe_fastrpb_modules (const RpeTensorSet *set)
+{
+  g_autoptr(GPtrArray) lrpe = rpe_checkpoint_find_lrpe_modules (set);
+  g_autoptr(GPtrArray) fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+
+  printf ("LRPE modules: %u\n", lrpe->len);
+  for (guint i = 0; i < lrpe->len; i++)
+    {
+      const RpeLrpeModuleInfo *m = g_ptr_array_index (lrpe, i);
+      g_autofree char *theta = m->theta ? rpe_tensor_shape_string (m->theta) : NULL;
+      g_autofree char *perm = m->permutation ? rpe_tensor_shape_string (m->permutation) : NULL;
+      g_autofree char *dim = m->dim ? g_strdup_printf ("%zu", (size_t) m->dim) : g_strdup ("(from theta)");
+
+      printf ("  %-24s D=%s  v: %s  theta: %s  permutation: %s\n", m->prefix, dim,
+              m->v ? "Householder (P householder)" : "none", theta ? theta : "none", perm ? perm : "none");
+    }
+  printf ("FastRPB modules: %u\n", fastrpb->len);
+  for (guint i = 0; i < fastrpb->len; i++)
+    {
+      const RpeFastrpbModuleInfo *m = g_ptr_array_index (fastrpb, i);
+
+      if (m->width % 2 == 0)
+        printf ("  %-24s H=%zu  bias.w (1, %zu, %zu): symmetric, M = %zu\n", m->prefix, (size_t) m->n_heads,
+                (size_t) m->n_heads, (size_t) m->width, (size_t) m->width);
+      else
+        printf ("  %-24s H=%zu  bias.w (1, %zu, %zu): full with M = %zu, or symmetric with M = %zu "
+                "(--bias-layout)\n", m->prefix, (size_t) m->n_heads, (size_t) m->n_heads, (size_t) m->width,
+                (size_t) (m->width + 1) / 2, (size_t) m->width);
+    }
+}
+
 /* Names from a file, escaped for the terminal. */
 static char *
 info_escape (const char *name)
@@ -969,6 +1014,7 @@ cmd_info (int argc, char **argv)
           printf ("  %s\n", name);
         }
     }
+  print_lrpe_fastrpb_modules (set);
   return 0;
 }
 
