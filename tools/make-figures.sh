@@ -21,6 +21,8 @@ set -x
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 --realizations 64 \
   --train-length 64 --preset page --dpi 150 -o "$out/spe-vs-rpe.png"
 "$rpe" export error --checkpoint "$demo" --length 32 --preset column --dpi 150 -o "$out/error.png"
+"$rpe" export error --checkpoint "$demo" --length 32 --realizations-list 4,8,16,32,64,128,256 --seeds 8 \
+  --noise-scheme iid,orthogonal,antithetic,sobol --preset page --dpi 150 -o "$out/noise-error.png"
 "$rpe" export profile --checkpoint "$demo" --head 0 --length 64 --preset page --dpi 150 -o "$out/profile.png"
 "$rpe" export extrapolation --checkpoint "$demo" --train-length 32 --max-length 128 \
   --preset page --dpi 150 -o "$out/extrapolation.png"
@@ -33,3 +35,6 @@ set -x
 # the estimate sharpening as R grows: 11 frames, R = 1, 2, 4, ..., 1024
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method sine --head 1 --length 48 --train-length 32 \
   --preset page --dpi 100 --sweep realizations=1:1024 --frames 11 --frame-delay 70 -o "$out/sharpen.gif"
+"$rpe" export outputs --checkpoint "$demo" --method sine --no-gate --length 256 --train-length 64 \
+  --realizations 256 --value-source sweep --compare kernel --draws 16 --dpi 150 \
+  -o "$out/outputs-kernel.png"

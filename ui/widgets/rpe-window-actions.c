@@ -159,25 +159,46 @@ module_chosen (RpeTensorBrowser *browser,
                RpeWindow        *self)
 {
   RpeCheckpointData *data = rpe_tensor_browser_get_data (browser);
+  const RpeTensorMap *map = rpe_tensor_browser_get_map (browser);
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
   RpeSpeParams params = { 0 };
   g_autoptr (GError) error = NULL;
   g_autofree char *base = g_path_get_basename (data->path);
   g_autofree char *source = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *mapped = NULL;
 
-  if (!rpe_checkpoint_load_spe (data->set, prefix, layer, &params, &error))
+  sel.prefix = prefix;
+  sel.layer = layer;
+  sel.map = rpe_tensor_map_is_empty (map) ? NULL : map;
+  if (sel.map != NULL
+      && (rpe_tensor_map_has_any (map, RPE_ROLE_SINE_FREQS, RPE_ROLE_SINE_GAINS)
+          || rpe_tensor_map_has_any (map, RPE_ROLE_CONV_Q, RPE_ROLE_CONV_K)))
+    sel.prefix = NULL;             /* the mapped tensors name the module */
+  if (!rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
     {
-      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s", prefix, error->message);
+      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s",
+                                               prefix != NULL ? prefix : "(mapped)", error->message);
 
       _rpe_window_show_message (self, text);
       return;
     }
-  source = layer >= 0 ? g_strdup_printf ("%s module “%s”, gate of layer %d", base, prefix, layer)
-                      : g_strdup_printf ("%s module “%s”", base, prefix);
+  mapped = sel.map != NULL ? rpe_tensor_map_to_string (map) : NULL;
+  if (mapped != NULL)
+    source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
+                        : g_strdup_printf ("%s, mapped %s", base, mapped);
+  else
+    source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
+                        : g_strdup_printf ("%s module “%s”", base, prefix);
   if (params.method == RPE_SPE_SINE)
     rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
   else
     rpe_explorer_state_set_modules (self->state, NULL, NULL, &params, source, &error);
-  g_object_set (self->state, "spe-kind", params.method, NULL);
+  /* a gated module shows its gated templates, as the CLI does */
+  g_object_set (self->state, "spe-kind", params.method, "gated", params.gate != NULL, NULL);
+  _rpe_window_show_message (self, NULL);
+  if (note != NULL)
+    adw_toast_overlay_add_toast (self->toasts, adw_toast_new (note));
   rpe_spe_params_clear (&params);
 }
 
@@ -322,6 +343,45 @@ action_toggle_sidebar (GtkWidget  *widget,
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
+/* F11: presentation (teaching) mode: full screen, large text in the controls and the
+ * plots (the .presentation style class; the plots read it), and only the controls of
+ * the current view: the sidebar of parameters is hidden (and comes back as it was). */
+static void
+action_presentation (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  gboolean on = !gtk_widget_has_css_class (widget, "presentation");
+
+  if (on)
+    {
+      g_object_set_data (G_OBJECT (self), "rpe-presentation-flap",
+                         GINT_TO_POINTER (adw_flap_get_reveal_flap (self->flap) ? 2 : 1));
+      adw_flap_set_reveal_flap (self->flap, FALSE);
+      gtk_widget_add_css_class (widget, "presentation");
+      gtk_window_fullscreen (GTK_WINDOW (self));
+    }
+  else
+    {
+      int flap = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (self), "rpe-presentation-flap"));
+
+      gtk_widget_remove_css_class (widget, "presentation");
+      gtk_window_unfullscreen (GTK_WINDOW (self));
+      if (flap != 0)
+        adw_flap_set_reveal_flap (self->flap, flap == 2);
+    }
+  /* the plots draw their text larger or smaller */
+  gtk_widget_queue_draw (widget);
+  {
+    GtkWidget *w = widget;
+
+    /* every descendant: the plots cache nothing, a redraw is enough */
+    for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+      gtk_widget_queue_draw (c);
+  }
+}
+
 static void
 action_cancel (GtkWidget  *widget,
                const char *action_name,
@@ -419,6 +479,8 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.presentation", NULL, action_presentation);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F11, 0, "win.presentation", NULL);
   gtk_widget_class_install_action (widget_class, "win.dismiss-message", NULL, action_dismiss);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);

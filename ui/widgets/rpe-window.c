@@ -9,6 +9,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 #include "rpe-tour-bar.h"
@@ -30,8 +31,10 @@ _rpe_window_show_message (RpeWindow  *self,
                           const char *text)
 {
   g_free (self->message);
-  self->message = g_strdup (text);
-  gtk_label_set_text (self->message_label, text != NULL ? text : "");
+  /* messages quote names and paths from files: no control character or
+   * invalid UTF-8 reaches the banner */
+  self->message = text != NULL ? rpe_escape_message (text) : NULL;
+  gtk_label_set_text (self->message_label, self->message != NULL ? self->message : "");
   gtk_revealer_set_reveal_child (self->message_revealer, text != NULL);
 }
 
@@ -151,6 +154,9 @@ open_done (GObject      *source,
     self->from_demo = FALSE;
     if (data->have_sine != data->have_conv)
       g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
+    /* a gated checkpoint shows its gated templates, as the CLI does */
+    g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
+                                        || (data->have_conv && data->conv.gate != NULL), NULL);
     _rpe_window_show_message (self, NULL);
     g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
     self->checkpoint = rpe_checkpoint_data_ref (data);
