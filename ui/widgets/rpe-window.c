@@ -8,6 +8,7 @@
 
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
+#include "rpe-gesture-helper.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 
@@ -900,6 +901,8 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
+  rpe_gesture_guard_scrolled_window (GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (GTK_WIDGET (self->sidebar),
+                                                                                   GTK_TYPE_SCROLLED_WINDOW)));
   sync_ranges (self);
   sync_sine (self, TRUE);
   sync_conv (self, TRUE);
