@@ -18,6 +18,7 @@ struct _RpeWindow
   GtkLabel             *message_label;
   AdwToastOverlay      *toasts;
   GtkMenuButton        *menu_button;
+  AdwViewSwitcherTitle *switcher_title;
 
   RpeExplorerState     *state;
   GSettings            *settings;     /* NULL when the schema is not installed */
