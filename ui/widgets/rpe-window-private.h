@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rpe-window.h"
+#include "rpe-undo.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,8 @@ struct _RpeWindow
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
   RpeExportDialog      *export_dialog;  /* weak */
+  RpeUndo              *undo;
+  GMenu                *undo_menu;      /* the Undo/Redo section of the main menu */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
@@ -55,5 +58,8 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-undo.c */
+void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
+void _rpe_window_undo_init          (RpeWindow      *self);
 
 G_END_DECLS

@@ -857,6 +857,7 @@ rpe_window_dispose (GObject *object)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_object (&self->settings);
+  g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   if (self->browser != NULL)
     {
@@ -912,8 +913,11 @@ rpe_window_class_init (RpeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, switcher_title);
   gtk_widget_class_bind_template_child_full (widget_class, "recent_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, recent_menu));
+  gtk_widget_class_bind_template_child_full (widget_class, "undo_section", FALSE,
+                                             G_STRUCT_OFFSET (RpeWindow, undo_menu));
 
   _rpe_window_class_actions_init (widget_class);
+  _rpe_window_class_undo_init (widget_class);
 }
 
 static void
@@ -954,6 +958,7 @@ rpe_window_init (RpeWindow *self)
   sync_gates (self);
   load_window_state (self);
   _rpe_window_actions_init (self);
+  _rpe_window_undo_init (self);
   _rpe_window_update_recent_menu (self);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
