@@ -536,48 +536,26 @@ typedef struct
 {
   RpeLogitsSpec spec;
   size_t        n, side, block;
-  float        *rows;    /* (block, N) */
-  double       *acc;     /* (side) */
   float        *image;   /* (side, side) */
 } StreamWork;
 
 static RpeStatus
+stream_rows (size_t m0, size_t n_rows, float *out, void *data)
+{
+  StreamWork *w = data;
+
+  return rpe_attention_rows (&w->spec, 0, m0, n_rows, false, out, NULL);
+}
+
+/* The path of `rpe export attention`: one head streamed in row blocks, reduced to pixels by
+ * rpe_map_reduce (threaded over pixel rows). */
+static RpeStatus
 stream_work (void *data)
 {
   StreamWork *w = data;
-  const size_t n = w->n, side = w->side, f = n / side;   /* f x f keys/queries per pixel */
-  const double inv = 1.0 / ((double) f * (double) f);
-  RpeStatus st;
 
-  for (size_t m0 = 0; m0 < n; m0 += w->block)
-    {
-      if ((st = rpe_attention_rows (&w->spec, 0, m0, w->block, false, w->rows, NULL)) != RPE_OK)
-        return st;
-      /* block rows are a whole number of pixel rows */
-      for (size_t pr = 0; pr < w->block / f; pr++)
-        {
-          /* sum the f rows of the pixel row elementwise (vectorisable), then the
-           * f columns of each pixel */
-          float *sum = w->rows + pr * f * n;
-
-          for (size_t i = 1; i < f; i++)
-            {
-              const float *row = sum + i * n;
-
-              for (size_t j = 0; j < n; j++)
-                sum[j] += row[j];
-            }
-          for (size_t j = 0; j < side; j++)
-            {
-              double s = 0;
-
-              for (size_t t = 0; t < f; t++)
-                s += sum[j * f + t];
-              w->image[(m0 / f + pr) * side + j] = (float) (s * inv);
-            }
-        }
-    }
-  return RPE_OK;
+  return rpe_map_reduce (w->n, w->side, w->side, RPE_MAP_REDUCE_MEAN, w->block * w->n, stream_rows, w,
+                         w->image, NULL);
 }
 
 static void
@@ -598,10 +576,15 @@ bench_stream (Bench *b, size_t n, size_t side)
   w.n = n;
   w.side = side;
   w.block = 256 > n / side ? 256 : n / side;
-  if (!make_hats (b, n, H, R, &qhat, &khat) || (w.rows = balloc (b, w.block * n)) == NULL
-      || (w.acc = (double *) balloc (b, 2 * side)) == NULL || (w.image = balloc (b, side * side)) == NULL)
+  if (!make_hats (b, n, H, R, &qhat, &khat) || (w.image = balloc (b, side * side)) == NULL)
     goto out;
-  w.spec = (RpeLogitsSpec) { RPE_LOGITS_DOT, n, H, R, qhat, khat, NULL, false };
+  w.spec = (RpeLogitsSpec) { RPE_LOGITS_DOT, n, H, R, qhat, khat, NULL, false, false };
+  if (rpe_logits_spec_check (&w.spec) != RPE_OK)
+    {
+      b->failed = TRUE;
+      goto out;
+    }
+  w.spec.inputs_checked = true;
   if (!time_work (b, &row, stream_work, &w, b->repeats))
     goto out;
   row.peak_mb = mem_end (b);
@@ -613,8 +596,6 @@ bench_stream (Bench *b, size_t n, size_t side)
 out:
   rpe_free (qhat);
   rpe_free (khat);
-  rpe_free (w.rows);
-  rpe_free (w.acc);
   rpe_free (w.image);
 }
 

@@ -44,15 +44,315 @@ check_index (int value, gsize limit, const char *option, GError **error)
   return TRUE;
 }
 
-/* template / empirical: (H, D, N, N), or (N, N) with --head and --feature. */
+/* R from --realizations, or from the noise file, or 64 (as rpe_cli_make_codes resolves it). */
+static gboolean
+resolve_realizations_opt (const RpeCliOptions *o,
+                          gsize                from_noise,
+                          gsize               *r,
+                          GError             **error)
+{
+  if (o->realizations != RPE_CLI_UNSET)
+    {
+      if (o->realizations < 1 || o->realizations > ((gint64) 1 << 24))
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--realizations must be between 1 and %d (got %" G_GINT64_FORMAT ")",
+                              1 << 24, o->realizations);
+      if (from_noise != 0 && (gsize) o->realizations != from_noise)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--realizations %" G_GINT64_FORMAT " does not match the noise's R = %zu",
+                              o->realizations, (size_t) from_noise);
+      *r = (gsize) o->realizations;
+    }
+  else
+    *r = from_noise != 0 ? from_noise : 64;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The encoded queries/keys by the fused core path (the one `rpe bench` times) */
+
+/* The code noise of --noise, shape-checked against the module: z (sine (H, D, 2K, R),
+ * conv (R, H*D, N+4L)); *r is its R.  NULL with *r = 0 (and TRUE) when --noise is absent. */
+static gboolean
+load_code_noise (const RpeCliOptions *o,
+                 const RpeSpeParams  *params,
+                 gsize                n,
+                 RpeTensor          **out,
+                 gsize               *r,
+                 GError             **error)
+{
+  gsize H = params->n_heads, D = params->n_features;
+  g_autoptr(RpeTensor) z = NULL;
+
+  *out = NULL;
+  *r = 0;
+  if (o->noise == NULL)
+    return TRUE;
+  z = rpe_cli_read_array (o->noise, params->method == RPE_SPE_SINE ? 4 : 3, "the code noise", error);
+  if (z == NULL)
+    return FALSE;
+  if (params->method == RPE_SPE_SINE)
+    {
+      if (z->shape[0] != H || z->shape[1] != D || z->shape[2] != 2 * params->n_sines)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)",
+                              o->noise, (size_t) H, (size_t) D, (size_t) (2 * params->n_sines),
+                              (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2],
+                              (size_t) z->shape[3]);
+      *r = z->shape[3];
+    }
+  else
+    {
+      if (z->shape[1] != H * D || z->shape[2] != n + 4 * params->kernel)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)",
+                              o->noise, (size_t) (H * D), (size_t) (n + 4 * params->kernel),
+                              (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2]);
+      *r = z->shape[0];
+    }
+  if (*r == 0)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the noise has R = 0", o->noise);
+  *out = g_steal_pointer (&z);
+  return TRUE;
+}
+
+/* The gate noise eps (H, D, R): --gate-noise, or drawn from --seed.  Caller frees with rpe_free. */
+static gboolean
+load_gate_noise (const RpeCliOptions *o,
+                 const RpeSpeParams  *params,
+                 gsize                r,
+                 float              **out,
+                 GError             **error)
+{
+  gsize H = params->n_heads, D = params->n_features, count;
+  RpeStatus st;
+
+  *out = NULL;
+  if (o->gate_noise != NULL)
+    {
+      g_autoptr(RpeTensor) eps = rpe_cli_read_array (o->gate_noise, 3, "the gate noise", error);
+
+      if (eps == NULL)
+        return FALSE;
+      if (eps->shape[0] != H || eps->shape[1] != D || eps->shape[2] != r)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)",
+                              o->gate_noise, (size_t) H, (size_t) D, (size_t) r,
+                              (size_t) eps->shape[0], (size_t) eps->shape[1], (size_t) eps->shape[2]);
+      *out = rpe_alloc (H * D * r, sizeof (float), &st);
+      if (*out == NULL)
+        return rpe_cli_status_error (st, "gate noise", error);
+      memcpy (*out, eps->data, H * D * r * sizeof (float));
+      return TRUE;
+    }
+  st = rpe_size_bytes (&count, 1, H, D, r, 1);
+  if (st == RPE_OK)
+    *out = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    st = rpe_spe_gate_noise_fill (params, r, (uint64_t) o->seed, *out);
+  if (st != RPE_OK)
+    {
+      g_clear_pointer (out, rpe_free);
+      return rpe_cli_status_error (st, "gate noise", error);
+    }
+  return TRUE;
+}
+
+/* Encoded queries and keys (N, H, R), gated if `gate` and the params have a gate, through
+ * rpe_spe_encode_seeded (seeded noise, drawn inside the core, no noise buffer for conv) or
+ * rpe_spe_encode_fused (--noise): the (N, H, D, R) codes are never formed.  The result equals
+ * rpe_cli_make_codes + rpe_cli_encode to float rounding (tests/test-cli.c checks it). */
+gboolean
+rpe_cli_encode_fused (const RpeCliOptions *o,
+                      const RpeSpeParams  *params,
+                      const RpeCliInputs  *in,
+                      gboolean             gate,
+                      gsize               *r_out,
+                      float              **qhat,
+                      float              **khat,
+                      GError             **error)
+{
+  gsize H = params->n_heads, D = params->n_features, n = in->n, r, count;
+  g_autoptr(RpeTensor) z = NULL;
+  float *eps = NULL;
+  RpeSpeParams p = *params;   /* shallow: only the gate pointer differs */
+  RpeStatus st;
+
+  *qhat = *khat = NULL;
+  if (!load_code_noise (o, params, n, &z, &r, error) || !resolve_realizations_opt (o, r, &r, error))
+    return FALSE;
+  if (!gate)
+    p.gate = NULL;
+  {
+    /* the sine noise when drawn (conv draws its noise in slabs), the gate noise, qhat, khat */
+    const gsize dims[4][4] = {
+      { H, D, z == NULL && params->method == RPE_SPE_SINE ? 2 * params->n_sines : 0, r },
+      { H, D, p.gate != NULL ? r : 0, 1 },
+      { n, H, r, 1 },
+      { n, H, r, 1 },
+    };
+    if (!rpe_cli_check_budget ("encoding", 4, dims, error))
+      return FALSE;
+  }
+  if (p.gate != NULL && !load_gate_noise (o, params, r, &eps, error))
+    return FALSE;
+  st = rpe_size_bytes (&count, 1, n, H, r, 1);
+  if (st == RPE_OK)
+    *qhat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    *khat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK && z != NULL)
+    st = rpe_spe_encode_fused (&p, n, r, z->data, eps, in->q, in->k, *qhat, *khat, NULL);
+  else if (st == RPE_OK)
+    st = rpe_spe_encode_seeded (&p, n, r, (uint64_t) o->seed, eps, in->q, in->k, *qhat, *khat, NULL);
+  rpe_free (eps);
+  if (st != RPE_OK)
+    {
+      g_clear_pointer (qhat, rpe_free);
+      g_clear_pointer (khat, rpe_free);
+      return rpe_cli_status_error (st, "encoding", error);
+    }
+  *r_out = r;
+  return TRUE;
+}
+
+/* One head h of rpe_cli_encode_fused for seeded noise (--noise not given): q, k (N, D) are
+ * the head's content, qhat, khat (N, R) the slice [:, h, :] of the full encoding
+ * (rpe_spe_encode_seeded_head: the same values).  For views that draw one head of a long
+ * sequence: memory O(N (D + R)), not O(N H (D + R)). */
+gboolean
+rpe_cli_encode_head (const RpeCliOptions *o,
+                     const RpeSpeParams  *params,
+                     gboolean             gate,
+                     gsize                n,
+                     gsize                head,
+                     const float         *q,
+                     const float         *k,
+                     gsize               *r_out,
+                     float              **qhat,
+                     float              **khat,
+                     GError             **error)
+{
+  gsize r = 0, count;
+  float *eps = NULL;
+  RpeSpeParams p = *params;
+  RpeStatus st;
+
+  *qhat = *khat = NULL;
+  g_return_val_if_fail (o->noise == NULL, FALSE);
+  if (!resolve_realizations_opt (o, 0, &r, error))
+    return FALSE;
+  if (!gate)
+    p.gate = NULL;
+  {
+    const gsize dims[3][4] = { { params->n_heads, params->n_features, p.gate != NULL ? r : 0, 1 },
+                               { n, r, 1, 1 }, { n, r, 1, 1 } };
+    if (!rpe_cli_check_budget ("encoding", 3, dims, error))
+      return FALSE;
+  }
+  if (p.gate != NULL && !load_gate_noise (o, params, r, &eps, error))
+    return FALSE;
+  st = rpe_size_bytes (&count, 1, n, r, 1, 1);
+  if (st == RPE_OK)
+    *qhat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    *khat = rpe_alloc (count, sizeof (float), &st);
+  if (st == RPE_OK)
+    st = rpe_spe_encode_seeded_head (&p, head, n, r, (uint64_t) o->seed, eps, q, k, *qhat, *khat, NULL);
+  rpe_free (eps);
+  if (st != RPE_OK)
+    {
+      g_clear_pointer (qhat, rpe_free);
+      g_clear_pointer (khat, rpe_free);
+      return rpe_cli_status_error (st, "encoding", error);
+    }
+  *r_out = r;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streamed outputs: the header first, then slabs of rows, then the atomic rename */
+
+#define SLAB_FLOATS ((gsize) 1 << 20)   /* 4 MiB of float32 rows per slab */
+
+/* Rows of N floats per slab (at least one). */
+static gsize
+slab_rows (gsize n)
+{
+  return MAX ((gsize) 1, MIN (n, SLAB_FLOATS / n));
+}
+
+/* Refuses an output the target's filesystem cannot hold (exit 2, before any work). */
+static gboolean
+check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f64, GError **error)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFile) dir = g_file_get_parent (file);
+  g_autoptr(GFileInfo) info = NULL;
+  guint64 bytes = f64 ? 8 : 4, free_bytes;
+
+  for (gsize i = 0; i < ndim; i++)
+    {
+      if (shape[i] != 0 && bytes > G_MAXUINT64 / shape[i])
+        return rpe_set_error (error, RPE_ERROR_OVERFLOW, "%s: the output is too large", path);
+      bytes *= shape[i];
+    }
+  if (dir == NULL)
+    return TRUE;
+  info = g_file_query_filesystem_info (dir, G_FILE_ATTRIBUTE_FILESYSTEM_FREE, NULL, NULL);
+  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+    return TRUE;   /* unknown: the write itself reports a full disk */
+  free_bytes = g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
+  if (bytes > free_bytes)
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                          "%s: the output needs %.1f GB, more than the %.1f GB free on its disk "
+                          "(it is written a slab at a time, outside the memory budget)",
+                          path, (double) bytes * 1e-9, (double) free_bytes * 1e-9);
+  return TRUE;
+}
+
+static RpeNpyWriter *
+open_writer (Ctx *c, const char *path, gsize ndim, const gsize *shape, GError **error)
+{
+  RpeNpyWriter *w;
+
+  if (!check_output_space (path, ndim, shape, c->o->f64, error))
+    return NULL;
+  w = rpe_npy_writer_new (path, ndim, shape, c->o->f64, error);
+  if (w == NULL)
+    c->exit_code = 1;
+  return w;
+}
+
+static gboolean
+append_slab (Ctx *c, RpeNpyWriter *w, const float *slab, gsize count, GError **error)
+{
+  if (rpe_npy_writer_append (w, slab, count, error))
+    return TRUE;
+  c->exit_code = 1;
+  return FALSE;
+}
+
+static gboolean
+commit_writer (Ctx *c, RpeNpyWriter *w, GError **error)
+{
+  if (rpe_npy_writer_commit (w, error))
+    return TRUE;
+  c->exit_code = 1;
+  return FALSE;
+}
+
+/* template / empirical: (H, D, N, N), or (N, N) with --head and --feature; streamed per (h, d)
+ * in slabs of rows, so the peak memory does not grow with H x D x N^2. */
 static gboolean
 compute_template (Ctx *c, gboolean empirical, GError **error)
 {
   const RpeCliOptions *o = c->o;
-  gsize H = c->params.n_heads, D = c->params.n_features, n;
-  gsize h0 = 0, h1 = H, d0 = 0, d1 = D, cells, cell;
-  float *out = NULL;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, rows;
+  gsize h0 = 0, h1 = H, d0 = 0, d1 = D;
+  float *slab = NULL, *lags = NULL;
   RpeCliCodes codes = { 0 };
+  RpeNpyWriter *w = NULL;
   gboolean ok = FALSE;
 
   if (!check_index (o->head, H, "--head", error) || !check_index (o->feature, D, "--feature", error))
@@ -66,35 +366,52 @@ compute_template (Ctx *c, gboolean empirical, GError **error)
       h0 = (gsize) o->head, h1 = h0 + 1;
       d0 = (gsize) o->feature, d1 = d0 + 1;
     }
-  cells = (h1 - h0) * (d1 - d0);
-  if (!alloc_floats (&out, cells, n, n, 1, "template", error))
-    return FALSE;
+  rows = slab_rows (n);
+  if (!alloc_floats (&slab, rows, n, 1, 1, "template", error)
+      || !alloc_floats (&lags, 2, n, 1, 1, "template profile", error))
+    goto out;
   if (empirical && !rpe_cli_make_codes (o, &c->params, n, c->gated, &codes, error))
     goto out;
 
-  cell = 0;
-  for (gsize h = h0; h < h1; h++)
-    for (gsize d = d0; d < d1; d++, cell++)
-      {
-        RpeStatus st;
-        float *dst = out + cell * n * n;
-
-        if (empirical)
-          st = rpe_spe_empirical_template (n, H, D, codes.r, codes.qbar, codes.kbar, h, d, dst);
-        else
-          st = rpe_spe_template (&c->params, h, d, n, c->gated, dst);
-        if (!rpe_cli_status_error (st, empirical ? "empirical template" : "template", error))
-          goto out;
-      }
-
   if (o->head >= 0)
-    ok = rpe_cli_write (o, o->out, out, 2, (gsize[]) { n, n }, &c->exit_code, error);
+    w = open_writer (c, o->out, 2, (gsize[]) { n, n }, error);
   else
-    ok = rpe_cli_write (o, o->out, out, 4, (gsize[]) { H, D, n, n }, &c->exit_code, error);
+    w = open_writer (c, o->out, 4, (gsize[]) { H, D, n, n }, error);
+  if (w == NULL)
+    goto out;
+
+  for (gsize h = h0; h < h1; h++)
+    for (gsize d = d0; d < d1; d++)
+      {
+        RpeStatus st = RPE_OK;
+
+        if (!empirical)
+          {
+            st = rpe_spe_template_lags (&c->params, h, d, n, c->gated, lags);
+            if (!rpe_cli_status_error (st, "template", error))
+              goto out;
+          }
+        for (gsize m0 = 0; m0 < n; m0 += rows)
+          {
+            gsize b = MIN (rows, n - m0);
+
+            if (empirical)
+              st = rpe_spe_empirical_template_rows (n, H, D, codes.r, codes.qbar, codes.kbar, h, d, m0, b, slab);
+            else
+              st = rpe_spe_template_rows (lags, n, m0, b, slab);
+            if (!rpe_cli_status_error (st, empirical ? "empirical template" : "template", error)
+                || !append_slab (c, w, slab, b * n, error))
+              goto out;
+          }
+      }
+  ok = commit_writer (c, w, error);
+  w = NULL;
 
 out:
+  rpe_npy_writer_abort (w);
   rpe_cli_codes_clear (&codes);
-  rpe_free (out);
+  rpe_free (slab);
+  rpe_free (lags);
   return ok;
 }
 
@@ -121,28 +438,26 @@ compute_codes (Ctx *c, GError **error)
 
 /* encode / logits / attention share codes + encoding. */
 static gboolean
-encoded (Ctx *c, RpeCliInputs *in, RpeCliCodes *codes, float **qhat, float **khat, gboolean want_values,
+encoded (Ctx *c, RpeCliInputs *in, gsize *r, float **qhat, float **khat, gboolean want_values,
          GError **error)
 {
   *qhat = *khat = NULL;
   if (!rpe_cli_load_inputs (c->o, &c->params, want_values, in, error))
     return FALSE;
-  if (!rpe_cli_make_codes (c->o, &c->params, in->n, c->gated, codes, error))
-    return FALSE;
-  return rpe_cli_encode (&c->params, codes, in, qhat, khat, error);
+  return rpe_cli_encode_fused (c->o, &c->params, in, c->gated, r, qhat, khat, error);
 }
 
 static gboolean
 compute_encode (Ctx *c, GError **error)
 {
   RpeCliInputs in = { 0 };
-  RpeCliCodes codes = { 0 };
   float *qhat = NULL, *khat = NULL;
+  gsize r = 0;
   gboolean ok = FALSE;
 
-  if (encoded (c, &in, &codes, &qhat, &khat, FALSE, error))
+  if (encoded (c, &in, &r, &qhat, &khat, FALSE, error))
     {
-      gsize shape[3] = { in.n, c->params.n_heads, codes.r };
+      gsize shape[3] = { in.n, c->params.n_heads, r };
 
       ok = rpe_cli_write (c->o, c->o->out, qhat, 3, shape, &c->exit_code, error)
            && (c->o->out_keys == NULL
@@ -150,19 +465,21 @@ compute_encode (Ctx *c, GError **error)
     }
   rpe_free (qhat);
   rpe_free (khat);
-  rpe_cli_codes_clear (&codes);
   rpe_cli_inputs_clear (&in);
   return ok;
 }
 
-/* logits (H, N, N), SPE estimate or --exact; attention = row softmax of them. */
+/* logits (H, N, N), SPE estimate or --exact; attention = row softmax of them.  The SPE
+ * estimate is streamed per head in blocks of rows (logits and softmax fused per block by
+ * rpe_logits_rows / rpe_attention_rows, the path the window's attention view and `rpe bench`
+ * use); --exact forms the (H, N, N) logits in memory. */
 static gboolean
 compute_logits (Ctx *c, gboolean attention, GError **error)
 {
   RpeCliInputs in = { 0 };
-  RpeCliCodes codes = { 0 };
   float *qhat = NULL, *khat = NULL, *logits = NULL;
   gsize H = c->params.n_heads;
+  RpeNpyWriter *w = NULL;
   gboolean ok = FALSE;
   RpeStatus st;
 
@@ -173,34 +490,60 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       if (!alloc_floats (&logits, H, in.n, in.n, 1, "logits", error))
         goto out;
       st = rpe_spe_exact_logits (&c->params, in.n, in.q, in.k, c->gated, logits, NULL);
+      if (!rpe_cli_status_error (st, "logits", error))
+        goto out;
+      if (attention)
+        {
+          st = rpe_softmax_rows (logits, H, in.n, c->o->causal, NULL);
+          if (!rpe_cli_status_error (st, "attention", error))
+            goto out;
+        }
+      ok = rpe_cli_write (c->o, c->o->out, logits, 3, (gsize[]) { H, in.n, in.n }, &c->exit_code, error);
     }
   else
     {
-      gsize r;
+      gsize r, n, rows;
+      RpeLogitsSpec spec = { 0 };
 
-      if (!encoded (c, &in, &codes, &qhat, &khat, FALSE, error))
+      if (!encoded (c, &in, &r, &qhat, &khat, FALSE, error))
         goto out;
-      r = codes.r;
-      rpe_cli_codes_clear (&codes);   /* the codes are no longer needed: free them before N x N */
-      if (!alloc_floats (&logits, H, in.n, in.n, 1, "logits", error))
+      n = in.n;
+      rows = slab_rows (n);
+      if (!alloc_floats (&logits, rows, n, 1, 1, "logits", error))
         goto out;
-      st = rpe_spe_logits (in.n, H, r, qhat, khat, logits, NULL);
+      /* lhat[h, m, n] = qhat[m, h] . khat[n, h] / sqrt(R): the dot logits of width R */
+      spec.kind = RPE_LOGITS_DOT;
+      spec.n = n;
+      spec.n_heads = H;
+      spec.d = r;
+      spec.q = qhat;
+      spec.k = khat;
+      if ((w = open_writer (c, c->o->out, 3, (gsize[]) { H, n, n }, error)) == NULL)
+        goto out;
+      for (gsize h = 0; h < H; h++)
+        for (gsize m0 = 0; m0 < n; m0 += rows)
+          {
+            gsize b = MIN (rows, n - m0);
+
+            if (attention)
+              st = rpe_attention_rows (&spec, h, m0, b, c->o->causal, logits, NULL);
+            else
+              {
+                st = rpe_logits_rows (&spec, h, m0, b, FALSE, logits, NULL);
+              }
+            if (!rpe_cli_status_error (st, attention ? "attention" : "logits", error)
+                || !append_slab (c, w, logits, b * n, error))
+              goto out;
+          }
+      ok = commit_writer (c, w, error);
+      w = NULL;
     }
-  if (!rpe_cli_status_error (st, "logits", error))
-    goto out;
-  if (attention)
-    {
-      st = rpe_softmax_rows (logits, H, in.n, c->o->causal, NULL);
-      if (!rpe_cli_status_error (st, "attention", error))
-        goto out;
-    }
-  ok = rpe_cli_write (c->o, c->o->out, logits, 3, (gsize[]) { H, in.n, in.n }, &c->exit_code, error);
 
 out:
+  rpe_npy_writer_abort (w);
   rpe_free (logits);
   rpe_free (qhat);
   rpe_free (khat);
-  rpe_cli_codes_clear (&codes);
   rpe_cli_inputs_clear (&in);
   return ok;
 }
@@ -288,7 +631,7 @@ precheck_random_request (const RpeCliOptions *o, const char *what, GError **erro
 {
   gboolean sine = o->method == NULL || g_str_equal (o->method, "sine");
   gsize H, D, S, n, r;
-  gboolean codes;
+  gboolean codes, encodes;
 
   if (o->checkpoint != NULL || o->heads < 1 || o->features < 1 || o->sines < 1 || o->kernel < 1)
     return TRUE;   /* validated with a precise message later */
@@ -297,15 +640,24 @@ precheck_random_request (const RpeCliOptions *o, const char *what, GError **erro
   S = sine ? (gsize) o->sines : (gsize) o->kernel;
   n = o->length != RPE_CLI_UNSET && o->length > 0 ? (gsize) o->length : 256;
   r = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
-  codes = !g_str_equal (what, "template") && !g_str_equal (what, "rpe-logits") && !o->exact;
+  /* only `codes` and `empirical` form the (N, H, D, R) codes; encode, logits, attention and
+   * linear take the fused path (O(N H R) outputs, the sine noise; conv draws its noise in slabs) */
+  codes = g_str_equal (what, "codes") || g_str_equal (what, "empirical");
+  encodes = !codes && !g_str_equal (what, "template") && !g_str_equal (what, "rpe-logits") && !o->exact;
+  if ((g_str_equal (what, "template") || g_str_equal (what, "empirical") || g_str_equal (what, "logits")
+       || g_str_equal (what, "attention") || g_str_equal (what, "rpe-logits"))
+      && rpe_size_bytes (&(gsize) { 0 }, sizeof (double), H, D, n, n) != RPE_OK)
+    return rpe_cli_status_error (RPE_ERROR_OVERFLOW, what, error);   /* even the streamed file cannot be addressed */
   {
     const gsize dims[6][4] = {
       { H, D, S, sine ? 3 : 2 },                                    /* parameters */
-      { H, D, codes ? (sine ? 2 * S : 1) : 0, sine ? r : r * (n + 4 * S) },   /* noise */
+      { H, D, codes || (encodes && sine) ? (sine ? 2 * S : 1) : 0, sine ? r : r * (n + 4 * S) },   /* noise */
       { n, H, D, codes ? r : 0 },                                   /* Qbar */
       { n, H, D, codes ? r : 0 },                                   /* Kbar */
       { n, H, D, 3 },                                               /* q, k, v */
-      { g_str_equal (what, "template") || g_str_equal (what, "empirical") ? D : 1, H, n, n },  /* N x N outputs */
+      /* N x N outputs: in memory for --exact and rpe-logits; else streamed a slab of rows at a time */
+      { 1, o->exact || g_str_equal (what, "rpe-logits") ? H : 1,
+        o->exact || g_str_equal (what, "rpe-logits") ? n : MAX ((gsize) 1, MIN (n, SLAB_FLOATS / n)), n },
     };
     return rpe_cli_check_budget (what, 6, dims, error);
   }
@@ -466,7 +818,6 @@ rpe_cli_compute_linear (const RpeCliOptions *o,
                         GError             **error)
 {
   RpeCliInputs in = { 0 };
-  RpeCliCodes codes = { 0 };
   float *qhat = NULL, *khat = NULL, *y = NULL;
   RpeFeatureMap map;
   RpeFeatureOptions fopts;
@@ -476,14 +827,10 @@ rpe_cli_compute_linear (const RpeCliOptions *o,
 
   if (!rpe_cli_load_inputs (o, params, TRUE, &in, error))
     return FALSE;
-  if (!rpe_cli_make_codes (o, params, in.n, gated, &codes, error))
+  if (!rpe_cli_encode_fused (o, params, &in, gated, &r, &qhat, &khat, error))
     goto out;
-  r = codes.r;
   if (!rpe_cli_parse_feature_map (o, &map, &fopts, r, error))
     goto out;
-  if (!rpe_cli_encode (params, &codes, &in, &qhat, &khat, error))
-    goto out;
-  rpe_cli_codes_clear (&codes);
   if (!alloc_floats (&y, in.n, H, in.dv, 1, "output", error))
     goto out;
   st = rpe_linear_attention_qkv (map, &fopts, in.n, H, r, in.dv, qhat, khat, in.v, o->causal, y, NULL);
@@ -495,7 +842,6 @@ out:
   rpe_free (y);
   rpe_free (qhat);
   rpe_free (khat);
-  rpe_cli_codes_clear (&codes);
   rpe_cli_inputs_clear (&in);
   return ok;
 }

@@ -872,6 +872,8 @@ rpe_cli_curves (int argc, char **argv)
     { NULL }
   };
 
+  if (argc >= 2 && g_str_equal (argv[1], "output-error"))
+    return rpe_cli_curves_output_error (argc, argv);   /* rpe-cli-outputs.c */
   rpe_cli_options_init (&o);
   co.max_length = co.seeds = co.window = co.block = RPE_CLI_UNSET;
   {
@@ -891,7 +893,7 @@ rpe_cli_curves (int argc, char **argv)
 
   context = g_option_context_new ("KIND - analysis curves as CSV");
   g_option_context_set_summary (context,
-    "KIND: profile | error | extrapolation\n"
+    "KIND: profile | error | extrapolation | output-error (first: see 'rpe curves output-error --help')\n"
     "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
     "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
     "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"

@@ -22,6 +22,8 @@
 #include "rpe-curves.h"
 #include "rpe-error.h"
 #include "rpe-export.h"
+#include "rpe-figure-names.h"
+#include "rpe-rng.h"
 #include "rpe-spe.h"
 
 #include "rpe-cli.h"
@@ -35,6 +37,8 @@ typedef struct
   char     *colormap;
   char     *title;
   char     *reduce;
+  char     *preset;
+  char     *panel;
   double    width;
   double    height;
   double    dpi;
@@ -150,10 +154,10 @@ template_of (Ctx *c, const RpeCliCodes *codes, gsize n, gsize h, gsize d, float 
   return rpe_cli_status_error (st, "template", error);
 }
 
-static const char *
+static int
 template_mode (Ctx *c)
 {
-  return c->eo->difference ? "empirical \xe2\x88\x92 analytic" : c->eo->empirical ? "empirical" : "analytic";
+  return c->eo->difference ? 2 : c->eo->empirical ? 1 : 0;
 }
 
 static gboolean
@@ -166,6 +170,7 @@ view_templates (Ctx *c, gboolean one, GError **error)
   RpeHeatmapData *data = NULL;
   char **titles = NULL;
   gboolean ok = FALSE;
+  g_autofree char *bar = rpe_figure_template_bar (template_mode (c));
 
   if (o->head >= 0 && (gsize) o->head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
@@ -211,30 +216,18 @@ view_templates (Ctx *c, gboolean one, GError **error)
             goto out;
           heatmap_defaults (c, &data[i], maps + i * n * n, n, n);
           g_free (titles[i]);
-          titles[i] = g_strdup_printf ("h=%zu, d=%zu", (size_t) h, (size_t) d);
+          titles[i] = rpe_figure_template_cell (d);
           data[i].title = titles[i];
           data[i].x_label = "key position n";
           data[i].y_label = "query position m";
+          data[i].colorbar_label = bar;
         }
-      if (c->eo->empirical || c->eo->difference)
-        title = g_strdup_printf ("%s SPE template%s, %s%s (R = %zu, N = %zu)",
-                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
-                                 template_mode (c), c->gated ? ", gated" : "", (size_t) codes.r, (size_t) n);
-      else
-        title = g_strdup_printf ("%s SPE template%s, %s%s (N = %zu)",
-                                 c->params.method == RPE_SPE_SINE ? "sine" : "conv", one ? "" : "s",
-                                 template_mode (c), c->gated ? ", gated" : "", (size_t) n);
+      title = rpe_figure_templates_title (c->params.method == RPE_SPE_SINE, c->gated, template_mode (c), h,
+                                          one ? (gssize) d0 : -1, n);
       if (one)
         {
           rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
           fig.heatmap = data[0];
-          if (c->eo->title == NULL)
-            {
-              g_free (title);
-              title = g_strdup_printf ("%s SPE template h=%zu, d=%zu (%s%s)",
-                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                       (size_t) d0, template_mode (c), c->gated ? ", gated" : "");
-            }
         }
       else
         {
@@ -242,13 +235,7 @@ view_templates (Ctx *c, gboolean one, GError **error)
           fig.grid.cells = data;
           fig.grid.n_cells = cells;
           fig.grid.shared_scale = !c->eo->per_cell_scale;
-          if (c->eo->title == NULL)
-            {
-              g_free (title);
-              title = g_strdup_printf ("%s SPE templates of head %zu, %s%s (N = %zu)",
-                                       c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                       template_mode (c), c->gated ? ", gated" : "", (size_t) n);
-            }
+          fig.grid.colorbar_label = bar;
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
       if (!export_file (c, &fig, path, error))
@@ -266,86 +253,238 @@ out:
   return ok;
 }
 
-/* Attention (H, N, N) of the SPE estimate or the exact relative attention. */
-static gboolean
-attention_maps (Ctx *c, const RpeCliInputs *in, gboolean exact, float **out, gsize *r_out, GError **error)
-{
-  gsize H = c->params.n_heads, n = in->n;
-  RpeCliCodes codes = { 0 };
-  float *qhat = NULL, *khat = NULL;
-  RpeStatus st;
-  gboolean ok = FALSE;
+/* Attention views draw one head at a time, streamed in blocks of rows through the core
+ * (rpe_attention_rows, rpe_attention_rows_func) and reduced to at most ATTENTION_MAX_SIDE
+ * pixels per side by rpe_map_reduce (the binning of the window's attention view): the
+ * N x N maps never exist, and only the drawn heads are encoded.  Up to that side the image
+ * is the map itself. */
+#define ATTENTION_MAX_SIDE 2048
+#define ATTENTION_BLOCK_FLOATS ((gsize) 1 << 21)   /* 8 MiB of rows per block */
 
-  *out = NULL;
+typedef struct
+{
+  gsize        n, D, r;
+  gboolean     causal;
+  float       *q, *k;        /* (N, D) the head's content */
+  float       *qhat, *khat;  /* (N, R) the head's encoding (SPE estimate) */
+  float       *lags;         /* (D, 2N-1) the head's gated template profiles (exact) */
+} HeadSource;
+
+static void
+head_source_clear (HeadSource *src)
+{
+  rpe_free (src->q);
+  rpe_free (src->k);
+  rpe_free (src->qhat);
+  rpe_free (src->khat);
+  rpe_free (src->lags);
+  memset (src, 0, sizeof *src);
+}
+
+/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+static RpeStatus
+exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
+{
+  const HeadSource *src = user_data;
+  gsize D = src->D, lags = 2 * src->n - 1;
+  float inv = (float) (1.0 / sqrt ((double) D));
+
+  for (gsize i = 0; i < n_rows; i++)
+    {
+      gsize m = m0 + i;
+      const float *qm = src->q + m * D;
+      float *row = out + i * n_cols;
+
+      for (gsize c = 0; c < n_cols; c++)
+        {
+          const float *kn = src->k + c * D;
+          gsize lag = m + (src->n - 1) - c;
+          float acc = 0.0f;
+
+          if (src->causal && c > m)
+            {
+              row[c] = -INFINITY;
+              continue;
+            }
+          for (gsize d = 0; d < D; d++)
+            acc += qm[d] * kn[d] * src->lags[d * lags + lag];
+          row[c] = acc * inv;
+        }
+    }
+  return RPE_OK;
+}
+
+static RpeStatus
+exact_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+
+  return rpe_attention_rows_func (src->n, m0, n_rows, n_rows, src->causal, exact_logits_rows, src, out, NULL);
+}
+
+static RpeStatus
+estimate_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+  /* lhat = qhat . khat / sqrt(R): the dot logits of width R */
+  RpeLogitsSpec spec = { RPE_LOGITS_DOT, src->n, 1, src->r, src->qhat, src->khat, NULL, false, true };
+
+  return rpe_attention_rows (&spec, 0, m0, n_rows, src->causal, out, NULL);
+}
+
+/* Called from several workers at once (rpe_map_reduce): the exact rows go to a scratch of
+ * the call's own. */
+static RpeStatus
+difference_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  HeadSource *src = user_data;
+  RpeStatus st;
+  float *exact = rpe_alloc (n_rows * src->n, sizeof (float), &st);
+
+  if (exact == NULL)
+    return st;
+  if ((st = estimate_rows (m0, n_rows, out, src)) == RPE_OK
+      && (st = exact_rows (m0, n_rows, exact, src)) == RPE_OK)
+    for (gsize i = 0; i < n_rows * src->n; i++)
+      out[i] -= exact[i];
+  rpe_free (exact);
+  return st;
+}
+
+/* The head's content: from the loaded inputs (full), or drawn for this head only (the same
+ * values as the (N, H, D) draw of rpe_cli_load_inputs: --content random or unit). */
+static gboolean
+head_content (Ctx *c, const RpeCliInputs *full, gsize n, gsize h, HeadSource *src, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  gsize H = c->params.n_heads, D = c->params.n_features;
+  gboolean random = o->content != NULL && g_str_equal (o->content, "random");
+
+  if (!alloc_floats (&src->q, n, D, 1, 1, "queries", error) || !alloc_floats (&src->k, n, D, 1, 1, "keys", error))
+    return FALSE;
+  for (gsize m = 0; m < n; m++)
+    {
+      float *qm = src->q + m * D, *km = src->k + m * D;
+
+      if (full != NULL)
+        {
+          memcpy (qm, full->q + (m * H + h) * D, D * sizeof (float));
+          memcpy (km, full->k + (m * H + h) * D, D * sizeof (float));
+        }
+      else if (random)
+        {
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, (m * H + h) * D, qm, D);
+          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, (m * H + h) * D, km, D);
+        }
+      else
+        for (gsize d = 0; d < D; d++)
+          qm[d] = km[d] = 1.0f;
+    }
+  return TRUE;
+}
+
+static gboolean
+head_source_init (Ctx *c, const RpeCliInputs *full, const float *qhat_all, const float *khat_all, gsize r_all,
+                  gsize n, gsize h, gboolean estimate, gboolean exact, HeadSource *src, GError **error)
+{
+  gsize H = c->params.n_heads, D = c->params.n_features;
+
+  memset (src, 0, sizeof *src);
+  src->n = n;
+  src->D = D;
+  src->causal = c->o->causal;
+  if (!head_content (c, full, n, h, src, error))
+    return FALSE;
+  if (estimate && qhat_all != NULL)
+    {
+      /* encoded with the full inputs (--queries or --noise): the head's slice */
+      src->r = r_all;
+      if (!alloc_floats (&src->qhat, n, r_all, 1, 1, "encoding", error)
+          || !alloc_floats (&src->khat, n, r_all, 1, 1, "encoding", error))
+        return FALSE;
+      for (gsize m = 0; m < n; m++)
+        {
+          memcpy (src->qhat + m * r_all, qhat_all + (m * H + h) * r_all, r_all * sizeof (float));
+          memcpy (src->khat + m * r_all, khat_all + (m * H + h) * r_all, r_all * sizeof (float));
+        }
+    }
+  else if (estimate
+           && !rpe_cli_encode_head (c->o, &c->params, c->gated, n, h, src->q, src->k, &src->r, &src->qhat,
+                                    &src->khat, error))
+    return FALSE;
+  if (estimate)
+    {
+      /* once here, so the streamed blocks do not rescan the keys (inputs_checked) */
+      RpeLogitsSpec spec = { RPE_LOGITS_DOT, n, 1, src->r, src->qhat, src->khat, NULL, false, false };
+
+      if (!rpe_cli_status_error (rpe_logits_spec_check (&spec), "encoding", error))
+        return FALSE;
+    }
   if (exact)
     {
-      if (!alloc_floats (out, H, n, n, 1, "attention", error))
-        return FALSE;
-      st = rpe_spe_exact_logits (&c->params, n, in->q, in->k, c->gated, *out, NULL);
-    }
-  else
-    {
-      if (!rpe_cli_make_codes (c->o, &c->params, n, c->gated, &codes, error)
-          || !rpe_cli_encode (&c->params, &codes, in, &qhat, &khat, error))
-        goto out;
-      *r_out = codes.r;
-      rpe_cli_codes_clear (&codes);
-      if (!alloc_floats (out, H, n, n, 1, "attention", error))
-        goto out;
-      st = rpe_spe_logits (n, H, *r_out, qhat, khat, *out, NULL);
-    }
-  if (st == RPE_OK)
-    st = rpe_softmax_rows (*out, H, n, c->o->causal, NULL);
-  ok = rpe_cli_status_error (st, "attention", error);
+      gsize lags = 2 * n - 1;
 
-out:
-  rpe_free (qhat);
-  rpe_free (khat);
-  rpe_cli_codes_clear (&codes);
-  if (!ok)
-    g_clear_pointer (out, rpe_free);
-  return ok;
+      if (!alloc_floats (&src->lags, D, lags, 1, 1, "template profiles", error))
+        return FALSE;
+      for (gsize d = 0; d < D; d++)
+        {
+          RpeStatus st = rpe_spe_template_lags (&c->params, h, d, n, c->gated, src->lags + d * lags);
+
+          if (!rpe_cli_status_error (st, "template profile", error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static RpeMapReduce
+map_reduce_of (RpeHeatmapReduce reduce)
+{
+  return reduce == RPE_HEATMAP_REDUCE_MAX ? RPE_MAP_REDUCE_MAX
+         : reduce == RPE_HEATMAP_REDUCE_MAX_ABS ? RPE_MAP_REDUCE_MAX_ABS : RPE_MAP_REDUCE_MEAN;
 }
 
 static gboolean
 view_attention (Ctx *c, gboolean compare, GError **error)
 {
   const RpeCliOptions *o = c->o;
-  gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1, side, r_all = 0;
+  gboolean full_inputs = o->queries != NULL || o->noise != NULL;
+  gboolean want_exact = compare || o->exact, want_est = compare || !o->exact;
   RpeCliInputs in = { 0 };
-  float *exact = NULL, *est = NULL, *diff = NULL;
+  float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
+  HeadSource src = { 0 };
   gboolean ok = FALSE;
 
   if (o->head >= 0 && (gsize) o->head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
   if (compare && o->exact)
     return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
-  if (o->queries == NULL)
+  if (o->content != NULL && !g_str_equal (o->content, "random") && !g_str_equal (o->content, "unit"))
+    return usage_error (error, "--content must be unit or random (got '%s')", o->content);
+  if (full_inputs)
     {
-      gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
-
-      if (!rpe_cli_resolve_length (o, 0, &n, error))
+      if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
         return FALSE;
-      {
-        const gsize dims[3][4] = { { H, n, n, compare ? 3 : 1 }, { n, H, D, 2 * rr + 3 }, { n, H, rr, 2 } };
-        if (!rpe_cli_check_budget ("attention", 3, dims, error))
-          return FALSE;
-      }
+      n = in.n;
     }
-  if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
+  else if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
-  n = in.n;
-  if ((compare || o->exact) && !attention_maps (c, &in, TRUE, &exact, &r, error))
+  /* a picture needs at most ATTENTION_MAX_SIDE pixels a side; a data export (.npy) is the map */
+  side = c->format == RPE_EXPORT_NPY ? n : MIN (n, (gsize) ATTENTION_MAX_SIDE);
+  {
+    gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
+    /* images, the head's content + encoding + profiles, one block of rows (two for differences) */
+    const gsize dims[4][4] = { { side, side, compare ? 3 : 1, 1 }, { n, D + rr, 2, 1 }, { want_exact ? D : 0, 2 * n, 1, 1 },
+                               { MAX (ATTENTION_BLOCK_FLOATS, n * ((n + side - 1) / side)), compare ? 2 : 1, 1, 1 } };
+    if (!rpe_cli_check_budget ("attention", 4, dims, error))
+      goto out;
+  }
+  if (full_inputs && want_est && !rpe_cli_encode_fused (o, &c->params, &in, c->gated, &r_all, &qhat_all, &khat_all, error))
     goto out;
-  if ((compare || !o->exact) && !attention_maps (c, &in, FALSE, &est, &r, error))
-    goto out;
-  if (compare)
-    {
-      if (!alloc_floats (&diff, H, n, n, 1, "difference", error))
-        goto out;
-      for (gsize i = 0; i < H * n * n; i++)
-        diff[i] = est[i] - exact[i];
-    }
+  for (int i = 0; i < (compare ? 3 : 1); i++)
+    if (!alloc_floats (&img[i], side, side, 1, 1, "attention image", error))
+      goto out;
 
   h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
   h1 = c->eo->all_heads ? H : h0 + 1;
@@ -354,20 +493,52 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       RpeFigure fig;
       g_autofree char *path = path_for_head (c->eo->out, h);
       g_autofree char *title = NULL;
-      g_autofree char *t_est = g_strdup_printf ("SPE estimate (R = %zu)", (size_t) r);
-      gsize off = h * n * n;
+      g_autofree char *t_exact = NULL, *t_est = NULL, *t_diff = NULL;
+      RpeMapReduce red = map_reduce_of (c->reduce);
+      RpeStatus st = RPE_OK;
+
+      if (!head_source_init (c, full_inputs ? &in : NULL, qhat_all, khat_all, r_all, n, h, want_est, want_exact,
+                             &src, error))
+        goto out;
+      r = src.r;
+      if (!want_exact)
+        {
+          /* the content is encoded: only qhat, khat are read from here on */
+          g_clear_pointer (&src.q, rpe_free);
+          g_clear_pointer (&src.k, rpe_free);
+        }
+      t_exact = rpe_figure_compare_panel (0, r);
+      t_est = rpe_figure_compare_panel (1, r);
+      t_diff = rpe_figure_compare_panel (2, r);
+      if (compare)
+        {
+          st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
+          if (st == RPE_OK)
+            st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, estimate_rows, &src, img[1], NULL);
+          if (st == RPE_OK)
+            st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, difference_rows, &src, img[2], NULL);
+        }
+      else
+        st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, o->exact ? exact_rows : estimate_rows, &src,
+                             img[0], NULL);
+      if (!rpe_cli_status_error (st, "attention", error))
+        goto out;
 
       if (compare)
         {
           rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
           fig.n_panels = 3;
           fig.share_scale = TRUE;
-          heatmap_defaults (c, &fig.panels[0], exact + off, n, n);
-          heatmap_defaults (c, &fig.panels[1], est + off, n, n);
-          heatmap_defaults (c, &fig.panels[2], diff + off, n, n);
-          fig.panels[0].title = "exact RPE";
+          for (int i = 0; i < 3; i++)
+            {
+              heatmap_defaults (c, &fig.panels[i], img[i], side, side);
+              fig.panels[i].row_positions = fig.panels[i].col_positions = n;
+            }
+          fig.panels[0].title = t_exact;
           fig.panels[1].title = t_est;
-          fig.panels[2].title = "estimate \xe2\x88\x92 exact";
+          fig.panels[2].title = t_diff;
+          for (guint i = 0; i < 3; i++)
+            fig.panels[i].colorbar_label = rpe_figure_compare_bar (i);
           for (int i = 0; i < 2; i++)
             {
               fig.panels[i].scale = RPE_HEATMAP_SCALE_LINEAR;
@@ -377,36 +548,33 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
           fig.panels[2].colormap = c->eo->colormap != NULL && rpe_colormap_is_diverging (c->cmap)
                                    ? c->cmap : rpe_colormap_default_diverging ();
-          title = g_strdup_printf ("%s SPE vs exact relative attention, head %zu%s%s (N = %zu)",
-                                   c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                   c->gated ? ", gated" : "", o->causal ? ", causal" : "", (size_t) n);
+          title = rpe_figure_compare_title (c->params.method == RPE_SPE_SINE, c->gated, h, o->causal, n);
         }
       else
         {
           rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
-          heatmap_defaults (c, &fig.heatmap, (o->exact ? exact : est) + off, n, n);
+          heatmap_defaults (c, &fig.heatmap, img[0], side, side);
+          fig.heatmap.row_positions = fig.heatmap.col_positions = n;
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
           if (c->eo->attention_transform)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
-          if (o->exact)
-            title = g_strdup_printf ("Exact relative attention, %s, head %zu%s%s",
-                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h,
-                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
-          else
-            title = g_strdup_printf ("SPE attention, %s, head %zu, R = %zu%s%s",
-                                     c->params.method == RPE_SPE_SINE ? "sine" : "conv", (size_t) h, (size_t) r,
-                                     c->gated ? ", gated" : "", o->causal ? ", causal" : "");
+          fig.heatmap.colorbar_label = "attention weight";
+          title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->exact, h, r,
+                                              o->causal);
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
+      head_source_clear (&src);
       if (!export_file (c, &fig, path, error))
         goto out;
     }
   ok = TRUE;
 
 out:
-  rpe_free (exact);
-  rpe_free (est);
-  rpe_free (diff);
+  head_source_clear (&src);
+  for (int i = 0; i < 3; i++)
+    rpe_free (img[i]);
+  rpe_free (qhat_all);
+  rpe_free (khat_all);
   rpe_cli_inputs_clear (&in);
   return ok;
 }
@@ -561,9 +729,8 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
   /* rpe curves VIEW [its options] -o CSV */
   g_ptr_array_add (args, (char *) "curves");
   g_ptr_array_add (args, (char *) view);
-  for (int i = 1; i < argc; i++)
-    if (!g_str_equal (argv[i], view) || i != 1)
-      g_ptr_array_add (args, argv[i]);
+  for (int i = 2; i < argc; i++)   /* argv[1] is the view (or "curves") */
+    g_ptr_array_add (args, argv[i]);
   if (c->format == RPE_EXPORT_CSV)
     csv = g_strdup (eo->out);
   else
@@ -610,9 +777,9 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
         }
       for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
         if ((long) j != xcol)
-          add_series (&sets[0], t, (size_t) xcol, j, g_strdup (rpe_curve_table_column_name (t, j)));
-      plots[0].x_label = "lag \xcf\x84 = m \xe2\x88\x92 n";
-      plots[0].y_label = "template P(\xcf\x84)";
+          add_series (&sets[0], t, (size_t) xcol, j, rpe_figure_model_name (rpe_curve_table_column_name (t, j)));
+      plots[0].x_label = "lag " RPE_FIG_TAU " = m " RPE_FIG_MINUS " n";
+      plots[0].y_label = "template " RPE_FIG_P_TILDE "(" RPE_FIG_TAU ")";
       plots[0].title = g_strdup_printf ("Template profiles, head %.0f (%s%s)", meta_double (t, "head"),
                                         feature != NULL && g_ascii_isdigit (feature[0]) ? "feature " : "",
                                         feature != NULL ? feature : "");
@@ -620,7 +787,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
       if (isfinite (meta_double (t, "n_train")))
         {
           plots[0].x_marker = meta_double (t, "n_train");
-          plots[0].x_marker_label = "N_train";
+          plots[0].x_marker_label = RPE_FIG_N_TRAIN;
         }
       n_plots = 1;
     }
@@ -648,9 +815,19 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
 
           if ((long) j == xcol || g_str_has_suffix (name, "_sd") || g_str_has_suffix (name, "_rms"))
             continue;
-          s = add_series (&sets[0], t, (size_t) xcol, j,
-                          by_r && isfinite (slope) ? g_strdup_printf ("%s (slope %.2f)", name, slope)
-                                                   : g_strdup (name));
+          {
+            g_autofree char *gated_key = g_strdup_printf ("%s_gated", name);
+            const char *gated = rpe_curve_table_get_meta (t, gated_key);
+            g_autofree char *human = rpe_figure_model_name (name);
+            g_autofree char *full = gated != NULL && strchr (name, '_') == NULL
+                                    ? g_strdup_printf ("%s, %s", human, g_str_equal (gated, "true") ? "gated" : "ungated")
+                                    : g_strdup (human);
+
+            s = add_series (&sets[0], t, (size_t) xcol, j,
+                            by_r && isfinite (slope)
+                            ? g_strdup_printf ("%s (slope %s%.2f)", full, slope < 0 ? RPE_FIG_MINUS : "", fabs (slope))
+                            : g_strdup (full));
+          }
           s->marker = markers[k % G_N_ELEMENTS (markers)];
           if (sd >= 0)
             s->y_err = rpe_curve_table_column_const (t, (size_t) sd);
@@ -668,7 +845,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
           ref.x = s0->x;
           ref.y = ref_y;
           ref.n = rows;
-          ref.label = "\xe2\x88\x9d R^(\xe2\x88\x92" "1/2)";
+          ref.label = "\xe2\x88\x9d R<sup>" RPE_FIG_MINUS "1/2</sup>";
           ref.dashed = TRUE;
           ref.line_width = 1.0;
           ref.color[0] = ref.color[1] = ref.color[2] = 0.45;
@@ -677,8 +854,8 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
         }
       plots[0].x_log = plots[0].y_log = by_r;
       plots[0].x_label = by_r ? "realizations R" : "query position m";
-      plots[0].y_label = by_r ? "relative error \xe2\x80\x96P_est \xe2\x88\x92 P\xe2\x80\x96_F / \xe2\x80\x96P\xe2\x80\x96_F"
-                              : "relative row error";
+      plots[0].y_label = by_r ? "relative error " RPE_FIG_TEMPLATE_ERROR
+                              : "relative row error of " RPE_FIG_P_HAT;
       plots[0].title = by_r ? "SPE estimator error against R" : "SPE estimator error per query position";
       n_plots = 1;
     }
@@ -688,6 +865,11 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
       static const char *const titles[4] = {
         "Mean attended distance", "Attention entropy (nats)",
         "Translation invariance (lower is better)", "Monotonicity (lower is better)",
+      };
+      static const char *const ylabels[4] = {
+        RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|",
+        RPE_FIG_MINUS RPE_FIG_SIGMA "<sub>n</sub> a(m, n) log a(m, n)",
+        "TI(m)", "mono(m)",
       };
       long xcol = rpe_curve_table_find (t, "m");
       double nt = meta_double (t, "n_train");
@@ -704,15 +886,20 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
               const char *name = rpe_curve_table_column_name (t, j);
 
               if (g_str_has_suffix (name, suffix[p]))
-                add_series (&sets[p], t, (size_t) xcol, j, g_strndup (name, strlen (name) - strlen (suffix[p])));
+                {
+                  g_autofree char *code = g_strndup (name, strlen (name) - strlen (suffix[p]));
+
+                  add_series (&sets[p], t, (size_t) xcol, j, rpe_figure_model_name (code));
+                }
             }
           plots[p].title = titles[p];
           plots[p].x_label = "query position m";
+          plots[p].y_label = ylabels[p];
           plots[p].legend = p == 0 ? RPE_CURVE_LEGEND_BEST : RPE_CURVE_LEGEND_NONE;
           if (isfinite (nt))
             {
               plots[p].x_marker = nt;
-              plots[p].x_marker_label = "N_train";
+              plots[p].x_marker_label = RPE_FIG_N_TRAIN;
             }
         }
       n_plots = 4;
@@ -722,6 +909,21 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
     {
       plots[p].series = (const RpeCurveSeries *) (void *) sets[p].series->data;
       plots[p].n_series = sets[p].series->len;
+    }
+  if (eo->panel != NULL && n_plots == 4)
+    {
+      /* one extrapolation panel alone, with its legend */
+      static const char *const names[4] = { "distance", "entropy", "ti", "mono" };
+
+      for (size_t p = 0; p < 4; p++)
+        if (g_str_equal (eo->panel, names[p]))
+          {
+            RpeCurvePlot one = plots[p];
+
+            one.legend = RPE_CURVE_LEGEND_BEST;
+            plots[0] = one;
+          }
+      n_plots = 1;
     }
   {
     RpeFigure fig;
@@ -734,7 +936,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
     if (n_plots > 1)
       {
         const char *heads = rpe_curve_table_get_meta (t, "heads");
-        ftitle = g_strdup_printf ("Extrapolation of identical tokens (N_train = %.0f, %s)",
+        ftitle = g_strdup_printf ("Extrapolation of identical tokens (" RPE_FIG_N_TRAIN " = %.0f, %s)",
                                   meta_double (t, "n_train"),
                                   heads != NULL ? heads : "");
       }
@@ -776,10 +978,15 @@ print_usage (FILE *f)
            "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
            "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
+           "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
            "\n"
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
            "for SVG/PDF; or --dpi alone (PNG: the default size in inches x dpi).\n"
+           "--preset column | page | slide: 3.25 in wide with 8 pt text, 6.75 in with 9 pt, or a\n"
+           "13.333 x 7.5 in slide with 20 pt text; --width and --height still override.\n"
+           "--panel NAME: one panel of extrapolation alone (distance, entropy, ti, mono);\n"
+           "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same.\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
@@ -806,6 +1013,8 @@ rpe_cli_export (int argc, char **argv)
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
     { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, "PNG resolution (default 150)", "D" },
     { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, "One file per head; -o must contain {head}", NULL },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
+    { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, "extrapolation: one panel alone: distance, entropy, ti or mono", "NAME" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
@@ -816,6 +1025,8 @@ rpe_cli_export (int argc, char **argv)
     { NULL }
   };
 
+  if (argc >= 2 && g_str_equal (argv[1], "outputs"))
+    return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
   rpe_cli_options_init (&o);
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {
@@ -824,7 +1035,7 @@ rpe_cli_export (int argc, char **argv)
       return argc < 2 ? EXIT_USAGE : 0;
     }
   view = argv[1];
-  curves = g_strv_contains (curve_views, view);
+  curves = g_strv_contains (curve_views, view) || g_str_equal (view, "curves");
   if (!curves && !g_strv_contains (heatmap_views, view))
     {
       fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
@@ -871,6 +1082,52 @@ rpe_cli_export (int argc, char **argv)
       goto done;
     }
 
+  if (g_str_equal (view, "curves"))
+    {
+      /* the Curves page's panels one by one: profile | error | extrapolation[-METRIC] */
+      const char *p = eo.panel;
+
+      if (p == NULL)
+        {
+          fprintf (stderr, "rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
+                           "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n");
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (g_str_equal (p, "profile") || g_str_equal (p, "error") || g_str_equal (p, "extrapolation"))
+        {
+          view = g_str_equal (p, "profile") ? "profile" : g_str_equal (p, "error") ? "error" : "extrapolation";
+          g_clear_pointer (&eo.panel, g_free);
+        }
+      else if (g_str_has_prefix (p, "extrapolation-"))
+        {
+          char *metric = g_strdup (p + strlen ("extrapolation-"));
+
+          view = "extrapolation";
+          g_free (eo.panel);
+          eo.panel = metric;
+        }
+      else
+        {
+          fprintf (stderr, "rpe export curves: unknown --panel '%s'\n", p);
+          status = EXIT_USAGE;
+          goto done;
+        }
+    }
+  if (eo.panel != NULL && !g_str_equal (view, "extrapolation"))
+    {
+      fprintf (stderr, "rpe export %s: --panel picks one panel of extrapolation (or of 'rpe export curves')\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.panel != NULL && !g_str_equal (eo.panel, "distance") && !g_str_equal (eo.panel, "entropy")
+      && !g_str_equal (eo.panel, "ti") && !g_str_equal (eo.panel, "mono"))
+    {
+      fprintf (stderr, "rpe export %s: --panel must be distance, entropy, ti or mono (got '%s')\n", view, eo.panel);
+      status = EXIT_USAGE;
+      goto done;
+    }
+
   c.view = view;
   c.o = &o;
   c.eo = &eo;
@@ -905,6 +1162,17 @@ rpe_cli_export (int argc, char **argv)
   c.size.width = eo.width;
   c.size.height = eo.height;
   c.size.dpi = eo.dpi;
+  {
+    RpeExportPreset preset;
+
+    if (!rpe_export_preset_from_name (eo.preset, &preset))
+      {
+        fprintf (stderr, "rpe export %s: unknown --preset '%s' (column, page or slide)\n", view, eo.preset);
+        status = EXIT_USAGE;
+        goto done;
+      }
+    rpe_export_preset_apply (preset, &c.size);
+  }
   {
     /* Validate the size before any computation. */
     RpeFigure probe;
@@ -979,6 +1247,8 @@ done:
   g_free (eo.colormap);
   g_free (eo.title);
   g_free (eo.reduce);
+  g_free (eo.preset);
+  g_free (eo.panel);
   rpe_cli_options_clear (&o);
   return status;
 }

@@ -132,6 +132,7 @@ rpe_cli_options_clear (RpeCliOptions *o)
 {
   g_free (o->checkpoint);
   g_free (o->prefix);
+  g_strfreev (o->map);
   g_free (o->method);
   g_free (o->noise);
   g_free (o->gate_noise);
@@ -176,7 +177,8 @@ rpe_cli_parameter_group (RpeCliOptions *o)
   const GOptionEntry entries[] = {
     { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "Parameters from a checkpoint (.safetensors, .pt, .npz, .npy; 'demo': the embedded demo); else random init", "FILE" },
     { "prefix", 0, 0, G_OPTION_ARG_STRING, &o->prefix, "Module prefix in the checkpoint (see rpe info)", "P" },
-    { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, "Gate of this layer (default: the first one found)", "I" },
+    { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, "Layer I: its gate, or its code in an unshared model (default: the first)", "I" },
+    { "map", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->map, "Use TENSOR as ROLE (repeatable; roles: freqs offsets gains conv_q conv_k gate lrpe.v lrpe.theta lrpe.permutation fastrpb.w)", "ROLE=TENSOR" },
     { "method", 0, 0, G_OPTION_ARG_STRING, &o->method, "sine or conv (random init; with a checkpoint, picks the module)", "sine|conv" },
     { "heads", 0, 0, G_OPTION_ARG_INT, &o->heads, "Heads H for random init (default 8)", "H" },
     { "features", 0, 0, G_OPTION_ARG_INT, &o->features, "Features per head D for random init (default 64)", "D" },
@@ -234,6 +236,27 @@ check_positive (gint64 value, gint64 max, const char *option, GError **error)
   return TRUE;
 }
 
+/* --map ROLE=TENSOR (repeatable) into a tensor map; NULL when not given. */
+gboolean
+rpe_cli_parse_map (const RpeCliOptions  *o,
+                   RpeTensorMap        **map,
+                   GError              **error)
+{
+  *map = NULL;
+  if (o->map == NULL || o->map[0] == NULL)
+    return TRUE;
+  if (o->checkpoint == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--map names tensors of a checkpoint: give --checkpoint");
+  *map = rpe_tensor_map_new ();
+  for (char **a = o->map; *a != NULL; a++)
+    if (!rpe_tensor_map_parse (*map, *a, error))
+      {
+        g_clear_pointer (map, rpe_tensor_map_free);
+        return FALSE;
+      }
+  return TRUE;
+}
+
 RpeTensorSet *
 rpe_cli_read_checkpoint (const char  *path,
                          GError     **error)
@@ -273,34 +296,28 @@ rpe_cli_load_params (const RpeCliOptions *o,
   if (o->checkpoint != NULL)
     {
       g_autoptr(RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
-      const char *prefix = o->prefix;
+      g_autoptr(RpeTensorMap) map = NULL;
+      g_autofree char *note = NULL;
+      RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
 
       if (set == NULL)
         return FALSE;
-      if (prefix == NULL && o->method != NULL)
-        {
-          g_autoptr(GPtrArray) modules = rpe_checkpoint_find_modules (set);
-
-          for (guint i = 0; i < modules->len && prefix == NULL; i++)
-            {
-              const RpeSpeModuleInfo *info = g_ptr_array_index (modules, i);
-              if (info->method == method)
-                prefix = info->prefix;
-            }
-          if (prefix == NULL)
-            return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: no %s SPE module found (see rpe info)",
-                                  o->checkpoint, o->method);
-          if (!rpe_checkpoint_load_spe (set, prefix, o->layer, params, error))
-            return FALSE;
-        }
-      else if (!rpe_checkpoint_load_spe (set, prefix, o->layer, params, error))
+      if (!rpe_cli_parse_map (o, &map, error))
         return FALSE;
-      if (o->method != NULL && params->method != method)
+      sel.prefix = o->prefix;
+      sel.layer = o->layer;
+      sel.method = o->method != NULL ? (int) method : -1;
+      sel.no_gate = o->no_gate;
+      sel.map = map;
+      if (!rpe_checkpoint_load_spe_full (set, &sel, params, &note, error))
         {
-          rpe_spe_params_clear (params);
-          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                "module '%s' of %s is not a %s module",
-                                prefix ? prefix : "(first)", o->checkpoint, o->method);
+          g_prefix_error (error, "%s: ", o->checkpoint);
+          return FALSE;
+        }
+      if (note != NULL)
+        {
+          g_autofree char *escaped = g_strescape (note, "\n");
+          fprintf (stderr, "rpe: %s\n", escaped);
         }
     }
   else
@@ -791,12 +808,67 @@ rpe_cli_write (const RpeCliOptions *o,
 /* ------------------------------------------------------------------------ */
 /* rpe info                                                                 */
 
+/* Names from a file, escaped for the terminal. */
+static char *
+info_escape (const char *name)
+{
+  return g_strescape (name, NULL);
+}
+
+/* One module and its pairing: the code, and every gate with its layer. */
+static void
+rpe_cli_print_module (const RpeSpeModuleInfo *m)
+{
+  g_autofree char *prefix = info_escape (m->prefix);
+  g_autofree char *code = info_escape (m->code_name);
+  GString *size = g_string_new (NULL);
+
+  if (m->method == RPE_SPE_SINE)
+    g_string_printf (size, "K=%zu", (size_t) m->size);
+  else if (m->size2 > 0)
+    g_string_printf (size, "L=%zux%zu (2-D)", (size_t) m->size, (size_t) m->size2);
+  else
+    g_string_printf (size, "L=%zu", (size_t) m->size);
+  printf ("  %-24s %s  H=%zu D=%zu %s  (%s)\n", prefix[0] != '\0' ? prefix : "''",
+          m->method == RPE_SPE_SINE ? "sine" : "conv", (size_t) m->n_heads, (size_t) m->n_features,
+          size->str, m->convention);
+  g_string_free (size, TRUE);
+  if (m->layers->len > 0 && g_str_has_suffix (m->convention, "-unshared"))
+    {
+      GString *layers = g_string_new (NULL);
+      for (guint j = 0; j < m->layers->len; j++)
+        g_string_append_printf (layers, "%s%d", j ? ", " : "", g_array_index (m->layers, int, j));
+      printf ("      code: %s  (one per layer: %s)\n", code, layers->str);
+      g_string_free (layers, TRUE);
+    }
+  else
+    printf ("      code: %s\n", code);
+  if (m->gates->len == 0)
+    printf ("      gates: none\n");
+  for (guint j = 0; j < m->gates->len; j++)
+    {
+      g_autofree char *gate = info_escape (g_ptr_array_index (m->gates, j));
+      int layer = g_array_index (m->gate_layers, int, j);
+
+      if (layer >= 0)
+        printf ("      gate of layer %d: %s\n", layer, gate);
+      else
+        printf ("      gate shared by all layers: %s\n", gate);
+    }
+  if (m->pairing_note != NULL)
+    {
+      g_autofree char *n = info_escape (m->pairing_note);
+      printf ("      ambiguous: %s (choose with --map gate=TENSOR)\n", n);
+    }
+}
+
 static int
 cmd_info (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(RpeTensorSet) set = NULL;
   g_autoptr(GPtrArray) modules = NULL;
+  g_autoptr(GPtrArray) unpaired = NULL;
 
   if (argc != 2 || g_str_has_prefix (argv[1], "-"))
     {
@@ -823,21 +895,23 @@ cmd_info (int argc, char **argv)
 
       printf ("  %-48s %-4s %s\n", t->name, rpe_dtype_to_string (t->dtype), shape);
     }
-  modules = rpe_checkpoint_find_modules (set);
+  modules = rpe_checkpoint_discover (set, &unpaired, &error);
+  if (modules == NULL)
+    {
+      fprintf (stderr, "rpe info: %s\n", error->message);
+      return rpe_cli_exit_code_for_error (error);
+    }
   printf ("SPE modules: %u\n", modules->len);
   for (guint i = 0; i < modules->len; i++)
+    rpe_cli_print_module (g_ptr_array_index (modules, i));
+  if (unpaired->len > 0)
     {
-      const RpeSpeModuleInfo *m = g_ptr_array_index (modules, i);
-      GString *layers = g_string_new (NULL);
-
-      for (guint j = 0; j < m->layers->len; j++)
-        g_string_append_printf (layers, "%s%d", j ? ", " : "", g_array_index (m->layers, int, j));
-      printf ("  %-24s %s  H=%zu D=%zu %s=%zu  gates: %s  (%s)\n",
-              m->prefix, m->method == RPE_SPE_SINE ? "sine" : "conv",
-              (size_t) m->n_heads, (size_t) m->n_features,
-              m->method == RPE_SPE_SINE ? "K" : "L", (size_t) m->size,
-              layers->len ? layers->str : "none", m->convention);
-      g_string_free (layers, TRUE);
+      printf ("Gates paired with no module (use one with --map gate=TENSOR):\n");
+      for (guint i = 0; i < unpaired->len; i++)
+        {
+          g_autofree char *name = info_escape (g_ptr_array_index (unpaired, i));
+          printf ("  %s\n", name);
+        }
     }
   return 0;
 }
@@ -855,6 +929,7 @@ usage (FILE *f)
            "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
            "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
            "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
+           "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
            "  rpe --version\n"
            "\n"
            "Run 'rpe compute --help-all' for the options.\n");
@@ -892,6 +967,8 @@ main (int argc, char **argv)
     return rpe_cli_export (argc - 1, argv + 1);
   if (g_str_equal (argv[1], "bench"))
     return rpe_cli_bench (argc - 1, argv + 1);
+  if (g_str_equal (argv[1], "fit"))
+    return rpe_cli_fit (argc - 1, argv + 1);
   fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
   usage (stderr);
   return EXIT_USAGE;

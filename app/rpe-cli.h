@@ -6,6 +6,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,7 @@ typedef struct
 {
   char    *checkpoint;
   char    *prefix;
+  char   **map;          /* --map ROLE=TENSOR, repeatable */
   int      layer;
   char    *method;
   int      heads;
@@ -75,6 +77,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --map ROLE=TENSOR options into *map (NULL when none was given). */
+gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
+                                 RpeTensorMap        **map,
+                                 GError              **error);
 gboolean      rpe_cli_status_error (RpeStatus    status,
                                     const char  *what,
                                     GError     **error);
@@ -123,6 +129,28 @@ gboolean      rpe_cli_encode (const RpeSpeParams *params,
                               float             **qhat,
                               float             **khat,
                               GError            **error);
+/* Encoded queries/keys (N, H, R) by the fused core path, without (N, H, D, R) codes
+ * (rpe-cli-compute.c); *r is R. */
+gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,
+                                    const RpeSpeParams  *params,
+                                    const RpeCliInputs  *in,
+                                    gboolean             gate,
+                                    gsize               *r,
+                                    float              **qhat,
+                                    float              **khat,
+                                    GError             **error);
+/* One head of it, seeded noise only (no --noise): q, k (N, D), qhat, khat (N, R). */
+gboolean      rpe_cli_encode_head (const RpeCliOptions *o,
+                                   const RpeSpeParams  *params,
+                                   gboolean             gate,
+                                   gsize                n,
+                                   gsize                head,
+                                   const float         *q,
+                                   const float         *k,
+                                   gsize               *r,
+                                   float              **qhat,
+                                   float              **khat,
+                                   GError             **error);
 gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const char          *path,
                              const float         *data,
@@ -155,5 +183,13 @@ int           rpe_cli_export  (int    argc,
                                char **argv);
 int           rpe_cli_bench   (int    argc,
                                char **argv);
+int           rpe_cli_fit     (int    argc,
+                               char **argv);
+/* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
+ * subcommand: "export" or "curves", argv[1] the view or curve name). */
+int           rpe_cli_export_outputs      (int    argc,
+                                           char **argv);
+int           rpe_cli_curves_output_error (int    argc,
+                                           char **argv);
 
 G_END_DECLS

@@ -14,6 +14,8 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-parallel.h"
+#include "rpe-vec-private.h"
+#include "rpe-parallel.h"
 #include "rpe-skew.h"
 
 /* Rows per cancellation / progress check in the full-map routines. */
@@ -619,6 +621,14 @@ done:
 /* ---- streaming rows ---- */
 
 RpeStatus
+rpe_logits_spec_check (const RpeLogitsSpec *spec)
+{
+  if (spec == NULL || (spec->kind != RPE_LOGITS_DOT && spec->kind != RPE_LOGITS_APE))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  return qk_check (spec->n, spec->n_heads, spec->d, spec->q, spec->k);
+}
+
+RpeStatus
 rpe_attention_rows_func (size_t             n_cols,
                          size_t             m0,
                          size_t             n_rows,
@@ -689,7 +699,15 @@ rpe_logits_rows (const RpeLogitsSpec *spec,
   if (spec->kind != RPE_LOGITS_DOT && spec->kind != RPE_LOGITS_APE)
     return RPE_ERROR_INVALID_ARGUMENT;
 
-  if ((st = qk_check (spec->n, spec->n_heads, spec->d, spec->q, spec->k)) != RPE_OK)
+  if (spec->inputs_checked)
+    {
+      if (spec->q == NULL || spec->k == NULL || spec->n == 0 || spec->n_heads == 0 || spec->d == 0)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      if (!rpe_size_mul (spec->n_heads, spec->d, &nd) || !rpe_size_mul (nd, spec->n, &nd)
+          || spec->n > INT_MAX || spec->n_heads * spec->d > INT_MAX)
+        return RPE_ERROR_OVERFLOW;
+    }
+  else if ((st = qk_check (spec->n, spec->n_heads, spec->d, spec->q, spec->k)) != RPE_OK)
     return st;
   if (head >= spec->n_heads || !rpe_size_add (m0, n_rows, &end) || end > spec->n)
     return RPE_ERROR_INVALID_ARGUMENT;
@@ -754,4 +772,164 @@ rpe_attention_rows (const RpeLogitsSpec *spec,
   if (st != RPE_OK)
     return st;
   return rpe_softmax_row_block (out, n_rows, spec->n, m0, causal);
+}
+
+/* ---- streamed reduction to an image ---- */
+
+typedef struct
+{
+  size_t            n, rows, cols, block;
+  RpeMapReduce      reduce;
+  RpeMapRowsFunc    func;
+  void             *user_data;
+  float            *image;
+  const size_t     *col_start;   /* (cols + 1): first column of each pixel column */
+  const RpeMonitor *monitor;
+  RpeStatus         status[256];
+} ReduceJob;
+
+/* First map row of pixel row p: ceil (p n / rows) (pixel of row m is floor (m rows / n)). */
+static size_t
+bin_start (size_t p, size_t n, size_t pixels)
+{
+  return (size_t) (((uint64_t) p * n + pixels - 1) / pixels);
+}
+
+static void
+reduce_worker (size_t worker, size_t n_workers, void *data)
+{
+  ReduceJob *job = data;
+  const size_t n = job->n, rows = job->rows, cols = job->cols;
+  const size_t p_begin = rows * worker / n_workers, p_end = rows * (worker + 1) / n_workers;
+  const bool by_max = job->reduce == RPE_MAP_REDUCE_MAX, by_abs = job->reduce == RPE_MAP_REDUCE_MAX_ABS;
+  RpeStatus st = RPE_OK;
+  float *buf = rpe_alloc (job->block * n, sizeof (float), &st);
+
+  for (size_t i = p_begin; buf != NULL && i < p_end && st == RPE_OK; )
+    {
+      /* whole pixel rows i .. i1 - 1 in one block of map rows m0 .. m1 - 1 */
+      size_t m0 = bin_start (i, n, rows), i1 = i + 1, m1 = bin_start (i + 1, n, rows);
+
+      while (i1 < p_end && bin_start (i1 + 1, n, rows) - m0 <= job->block)
+        m1 = bin_start (++i1, n, rows);
+      if (rpe_monitor_cancelled (job->monitor))
+        {
+          st = RPE_ERROR_CANCELLED;
+          break;
+        }
+      if ((st = job->func (m0, m1 - m0, buf, job->user_data)) != RPE_OK)
+        break;
+      for (size_t p = i; p < i1; p++)
+        {
+          size_t r0 = bin_start (p, n, rows) - m0, r1 = bin_start (p + 1, n, rows) - m0;
+          float *sum = buf + r0 * n;
+          float *out = job->image + p * cols;
+
+          /* the pixel row's map rows elementwise into its first row (vectorised) ... */
+          for (size_t r = r0 + 1; r < r1; r++)
+            {
+              const float *row = buf + r * n;
+
+              if (by_abs)
+                for (size_t c = 0; c < n; c++)
+                  sum[c] = fabsf (row[c]) > fabsf (sum[c]) ? row[c] : sum[c];
+              else if (by_max)
+                for (size_t c = 0; c < n; c++)
+                  sum[c] = row[c] > sum[c] ? row[c] : sum[c];
+              else
+                rpe_axpy_f (sum, row, 1.0f, n);
+            }
+          /* ... then each pixel's contiguous run of columns */
+          for (size_t j = 0; j < cols; j++)
+            {
+              size_t c0 = job->col_start[j], c1 = job->col_start[j + 1];
+
+              if (by_max || by_abs)
+                {
+                  float best = sum[c0];
+
+                  for (size_t c = c0 + 1; c < c1; c++)
+                    best = by_abs ? (fabsf (sum[c]) > fabsf (best) ? sum[c] : best)
+                                  : (sum[c] > best ? sum[c] : best);
+                  out[j] = best;
+                }
+              else
+                {
+                  double acc = 0.0;
+
+                  for (size_t c = c0; c < c1; c++)
+                    acc += sum[c];
+                  out[j] = (float) (acc / ((double) (r1 - r0) * (double) (c1 - c0)));
+                }
+            }
+        }
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, (double) (i1 - p_begin) / (double) (p_end - p_begin));
+      i = i1;
+    }
+  rpe_free (buf);
+  job->status[worker] = st;
+}
+
+RpeStatus
+rpe_map_reduce (size_t            n,
+                size_t            rows,
+                size_t            cols,
+                RpeMapReduce      reduce,
+                size_t            block_floats,
+                RpeMapRowsFunc    func,
+                void             *user_data,
+                float            *image,
+                const RpeMonitor *monitor)
+{
+  size_t count, per_row, block, workers, *col_start;
+  ReduceJob job;
+  RpeStatus st = RPE_OK;
+
+  if (func == NULL || image == NULL || n == 0 || rows == 0 || cols == 0 || rows > n || cols > n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (rows, cols, &count))
+    return RPE_ERROR_OVERFLOW;
+  /* the most map rows one pixel row covers: ceil (n / rows) */
+  per_row = (n + rows - 1) / rows;
+  block = block_floats / n;
+  if (block < per_row)
+    block = per_row;
+  if (block > n)
+    block = n;
+  if (!rpe_size_mul (block, n, &(size_t) { 0 }))
+    return RPE_ERROR_OVERFLOW;
+  workers = rpe_parallel_threads ();
+  if (workers > rows)
+    workers = rows;
+  if (workers > sizeof job.status / sizeof job.status[0])
+    workers = sizeof job.status / sizeof job.status[0];
+  /* each worker holds a block: fall back to one if they do not all fit */
+  if (!rpe_size_mul (block * n, workers * sizeof (float), &(size_t) { 0 })
+      || rpe_budget_check (block * n * workers * sizeof (float)) != RPE_OK)
+    workers = 1;
+  if ((col_start = rpe_alloc (cols + 1, sizeof (size_t), &st)) == NULL)
+    return st;
+  for (size_t j = 0; j <= cols; j++)
+    col_start[j] = bin_start (j, n, cols);
+
+  memset (&job, 0, sizeof job);
+  job.n = n;
+  job.rows = rows;
+  job.cols = cols;
+  job.block = block;
+  job.reduce = reduce;
+  job.func = func;
+  job.user_data = user_data;
+  job.image = image;
+  job.col_start = col_start;
+  job.monitor = monitor;
+  rpe_parallel_run (workers, reduce_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))
+      st = job.status[w];
+  rpe_free (col_start);
+  if (st == RPE_OK)
+    rpe_monitor_progress (monitor, 1.0);
+  return st;
 }

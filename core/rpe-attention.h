@@ -97,7 +97,13 @@ typedef struct
   const float  *k;             /* (N, H, D) */
   const float  *rel;           /* RELATIVE only: E (2N-1, D), or (H, 2N-1, D) if rel_per_head */
   bool          rel_per_head;
+  bool          inputs_checked; /* DOT / APE: q and k were found finite by rpe_logits_spec_check,
+                                 * so a streamed call does not rescan all of k per block */
 } RpeLogitsSpec;
+
+/* RPE_OK if the spec's sizes are valid and q, k are finite (RPE_ERROR_NOT_FINITE otherwise):
+ * the check rpe_logits_rows makes, once, for callers that then set inputs_checked. */
+RpeStatus rpe_logits_spec_check (const RpeLogitsSpec *spec);
 
 /* Rows m0 .. m0 + n_rows - 1 of head `head` of the logits (raw, before the softmax),
  * into out (n_rows, N).  Causal entries n > m are -INFINITY. */
@@ -119,3 +125,35 @@ RpeStatus rpe_attention_rows (const RpeLogitsSpec *spec,
                               bool                 causal,
                               float               *out,
                               const RpeMonitor    *monitor);
+
+/* ---- Streamed reduction of a map to an image ----
+ *
+ * Fills out (n_rows, N) with rows m0 .. m0 + n_rows - 1 of an N x N map (attention rows of
+ * one head, a difference of two maps, ...). */
+typedef RpeStatus (*RpeMapRowsFunc) (size_t    m0,
+                                     size_t    n_rows,
+                                     float    *out,
+                                     void     *user_data);
+
+/* Reduces an N x N map, streamed through func in blocks of whole pixel rows (about
+ * block_floats floats, at least one pixel row), to a rows x cols image (rows, cols <= N):
+ * pixel (i, j) is the mean (or the largest value, or the one of largest magnitude) of the entries (m, n) with
+ * floor (m rows / N) = i and floor (n cols / N) = j, the binning of the explorer's attention
+ * view.  The map's values must be finite.  Extra memory O(block_floats + N + cols); with
+ * rows = cols = N the image is the map itself.  func's status is passed through. */
+typedef enum
+{
+  RPE_MAP_REDUCE_MEAN,
+  RPE_MAP_REDUCE_MAX,
+  RPE_MAP_REDUCE_MAX_ABS,   /* the value of largest magnitude, sign kept */
+} RpeMapReduce;
+
+RpeStatus rpe_map_reduce (size_t            n,
+                          size_t            rows,
+                          size_t            cols,
+                          RpeMapReduce      reduce,
+                          size_t            block_floats,
+                          RpeMapRowsFunc    func,
+                          void             *user_data,
+                          float            *image,
+                          const RpeMonitor *monitor);

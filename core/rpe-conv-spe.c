@@ -114,6 +114,8 @@ typedef struct
   /* noise drawn on the fly (z == NULL) */
   bool                seeded;
   uint64_t            seed;
+  size_t              zhd, zc0;  /* seeded: the draw's channel count, and the draw's channel
+                                  * of this context's channel 0 (a head of a larger draw) */
 } ConvCtx;
 
 static void
@@ -151,6 +153,8 @@ conv_ctx_init (ConvCtx            *ctx,
   ctx->n = n;
   ctx->r = r;
   ctx->hd = params->n_heads * params->n_features;
+  ctx->zhd = ctx->hd;
+  ctx->zc0 = 0;
   ctx->zlen = n + 4 * L;
   ctx->seg = n + L - 1;
   ctx->s = (float) rpe_spe_code_scale (params->n_features, r);
@@ -229,7 +233,8 @@ channel_direct (ConvCtx     *ctx,
             {
               size_t len = ctx->seg - t0 < 256 ? ctx->seg - t0 : 256;
 
-              rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->hd + c) * ctx->zlen + L + t0, buf, len);
+              rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->zhd + ctx->zc0 + c) * ctx->zlen + L + t0,
+                              buf, len);
               for (size_t t = 0; t < len; t++)
                 zt[(t0 + t) * r + i] = buf[t];
             }
@@ -363,7 +368,7 @@ load_segment (ConvCtx     *ctx,
   const size_t L = ctx->params->kernel, seg = ctx->seg;
 
   if (ctx->seeded)
-    rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->hd + c) * ctx->zlen + L, ctx->x, seg);
+    rpe_rng_normal (ctx->seed, RPE_STREAM_CONV, (i * ctx->zhd + ctx->zc0 + c) * ctx->zlen + L, ctx->x, seg);
   else
     memcpy (ctx->x, z + (i * ctx->hd + c) * ctx->zlen + L, seg * sizeof (float));
   memset (ctx->x + seg, 0, (ctx->xlen - seg) * sizeof (float));
@@ -477,6 +482,7 @@ typedef struct
   const float        *eps, *q, *k;
   float              *qhat, *khat;
   const RpeMonitor   *monitor;
+  size_t              zhd, zc0;   /* see ConvCtx; zhd == 0: the params' own layout */
   RpeStatus           status[RPE_CONV_MAX_WORKERS];
 } FusedJob;
 
@@ -616,6 +622,11 @@ fused_worker (size_t worker, size_t n_workers, void *data)
     }
   ctx.seed = job->seed;
   ctx.seeded = job->z == NULL;
+  if (job->zhd != 0)
+    {
+      ctx.zhd = job->zhd;
+      ctx.zc0 = job->zc0;
+    }
   if (ctx.path == RPE_CONV_SPE_PATH_FFT)
     {
       float *tmp = NULL, *acc = NULL;
@@ -707,6 +718,8 @@ encode_fused_run (const RpeSpeParams *params,
                   size_t              r,
                   const float        *z,
                   uint64_t            seed,
+                  size_t              zhd,
+                  size_t              zc0,
                   const float        *eps,
                   const float        *q,
                   const float        *k,
@@ -744,7 +757,7 @@ encode_fused_run (const RpeSpeParams *params,
   }
 
   memset (&job, 0, sizeof job);
-  job = (FusedJob) { params, n, r, z, seed, eps, q, k, qhat, khat, monitor, { RPE_OK } };
+  job = (FusedJob) { params, n, r, z, seed, eps, q, k, qhat, khat, monitor, zhd, zc0, { RPE_OK } };
   rpe_parallel_run (workers, fused_worker, &job);
   st = RPE_OK;
   for (size_t w = 0; w < workers; w++)
@@ -775,7 +788,7 @@ _rpe_conv_spe_encode_fused (const RpeSpeParams *params,
 
   if ((st = check_conv_args (params, n, r, z)) != RPE_OK)
     return st;
-  return encode_fused_run (params, n, r, z, 0, eps, q, k, qhat, khat, monitor);
+  return encode_fused_run (params, n, r, z, 0, 0, 0, eps, q, k, qhat, khat, monitor);
 }
 
 RpeStatus
@@ -795,7 +808,7 @@ _rpe_conv_spe_encode_seeded (const RpeSpeParams *params,
 
   if ((st = check_conv_args (params, n, r, &dummy)) != RPE_OK)
     return st;
-  return encode_fused_run (params, n, r, NULL, seed, eps, q, k, qhat, khat, monitor);
+  return encode_fused_run (params, n, r, NULL, seed, 0, 0, eps, q, k, qhat, khat, monitor);
 }
 
 void
@@ -823,4 +836,30 @@ _rpe_conv_spe_lags (const RpeSpeParams *params,
         acc += (double) wq[j] * (double) wk[j + tau];
       out[i] = acc;
     }
+}
+
+RpeStatus
+_rpe_conv_spe_encode_seeded_part (const RpeSpeParams *params,
+                                  size_t              n,
+                                  size_t              r,
+                                  uint64_t            seed,
+                                  size_t              draw_channels,
+                                  size_t              first_channel,
+                                  const float        *eps,
+                                  const float        *q,
+                                  const float        *k,
+                                  float              *qhat,
+                                  float              *khat,
+                                  const RpeMonitor   *monitor)
+{
+  static const float dummy = 0.0f;   /* the noise is drawn, not passed */
+  RpeStatus st;
+
+  if ((st = check_conv_args (params, n, r, &dummy)) != RPE_OK)
+    return st;
+  if (draw_channels == 0 || first_channel > draw_channels
+      || params->n_heads * params->n_features > draw_channels - first_channel)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  return encode_fused_run (params, n, r, NULL, seed, draw_channels, first_channel, eps, q, k, qhat, khat,
+                           monitor);
 }

@@ -62,6 +62,21 @@ RpeStatus _rpe_conv_spe_encode_seeded (const RpeSpeParams *params,
                                        float              *khat,
                                        const RpeMonitor   *monitor);
 
+/* The same for a part of a larger draw: the channels of params are channels first_channel ..
+ * of a draw of draw_channels channels (R, draw_channels, N+4L), e.g. one head of H. */
+RpeStatus _rpe_conv_spe_encode_seeded_part (const RpeSpeParams *params,
+                                            size_t              n,
+                                            size_t              r,
+                                            uint64_t            seed,
+                                            size_t              draw_channels,
+                                            size_t              first_channel,
+                                            const float        *eps,
+                                            const float        *q,
+                                            const float        *k,
+                                            float              *qhat,
+                                            float              *khat,
+                                            const RpeMonitor   *monitor);
+
 /* Ungated lag profile of channel c = h*D + d in double:
  * out[i] = sum_j wq[c, j] wk[c, j + tau], tau = i - (N-1); exactly 0 for |tau| >= L. */
 void      _rpe_conv_spe_lags (const RpeSpeParams *params,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cblas.h>
+
 #include "rpe-parallel.h"
 
 #define MAX_WORKERS 256
@@ -45,6 +47,36 @@ job_main (void *arg)
   return NULL;
 }
 
+/* Thread policy: OpenBLAS's own threads and ours would oversubscribe the cores (two of ours
+ * each calling a BLAS that wakes its pool, whose idle workers then spin in sched_yield).  While
+ * any parallel region runs, OpenBLAS is set to one thread, so the BLAS calls made inside the
+ * region run on the worker that makes them; the previous count is restored when the last
+ * region ends.  Outside our regions OpenBLAS threads its large calls itself. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_depth, blas_saved;
+
+static void
+blas_region_enter (void)
+{
+  pthread_mutex_lock (&blas_lock);
+  if (blas_depth++ == 0)
+    {
+      blas_saved = openblas_get_num_threads ();
+      if (blas_saved > 1)
+        openblas_set_num_threads (1);
+    }
+  pthread_mutex_unlock (&blas_lock);
+}
+
+static void
+blas_region_leave (void)
+{
+  pthread_mutex_lock (&blas_lock);
+  if (--blas_depth == 0 && blas_saved > 1)
+    openblas_set_num_threads (blas_saved);
+  pthread_mutex_unlock (&blas_lock);
+}
+
 void
 rpe_parallel_run (size_t           n_workers,
                   RpeParallelFunc  func,
@@ -58,6 +90,12 @@ rpe_parallel_run (size_t           n_workers,
     return;
   if (n_workers > MAX_WORKERS)
     n_workers = MAX_WORKERS;
+  if (n_workers == 1)
+    {
+      func (0, 1, data);
+      return;
+    }
+  blas_region_enter ();
   for (size_t w = 1; w < n_workers; w++)
     {
       jobs[w] = (Job) { func, data, w, n_workers };
@@ -71,4 +109,5 @@ rpe_parallel_run (size_t           n_workers,
       else
         func (w, n_workers, data);
     }
+  blas_region_leave ();
 }

@@ -19,7 +19,8 @@ typedef void (*RpeParallelFunc) (size_t  worker,
 size_t rpe_parallel_threads (void);
 
 /* Runs func on n_workers workers (worker 0 on the calling thread) and waits for
- * all of them.  If a thread cannot be started, its share runs on the calling
+ * all of them.  While it runs (n_workers > 1), OpenBLAS uses one thread, so BLAS calls
+ * inside func do not oversubscribe the cores (see rpe-parallel.c).  If a thread cannot be started, its share runs on the calling
  * thread afterwards, so every worker index runs exactly once. */
 void   rpe_parallel_run (size_t           n_workers,
                          RpeParallelFunc  func,

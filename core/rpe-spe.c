@@ -639,3 +639,74 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
   rpe_free (z);
   return st;
 }
+
+RpeStatus
+rpe_spe_encode_seeded_head (const RpeSpeParams *params,
+                            size_t              head,
+                            size_t              n,
+                            size_t              r,
+                            uint64_t            seed,
+                            const float        *eps,
+                            const float        *q,
+                            const float        *k,
+                            float              *qhat,
+                            float              *khat,
+                            const RpeMonitor   *monitor)
+{
+  const size_t D = params != NULL ? params->n_features : 0;
+  bool do_q = q != NULL && qhat != NULL;
+  bool do_k = k != NULL && khat != NULL;
+  RpeSpeParams hp;
+  size_t noise, bytes, size;
+  RpeStatus st;
+  float *z;
+
+  if (params == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
+    return st;
+  if (head >= params->n_heads || n == 0 || r == 0 || (params->gate != NULL && eps == NULL)
+      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
+      || (!do_q && !do_k))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_spe_noise_size (params, n, r, &noise)) != RPE_OK)
+    return st;
+  if ((st = rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, D, r)) != RPE_OK)
+    return st;
+
+  /* the head's parameters are contiguous slices of the (H, D, ...) arrays */
+  hp = *params;
+  hp.n_heads = 1;
+  size = params->method == RPE_SPE_SINE ? params->n_sines : params->kernel;
+  if (params->kernel_cols != 0)
+    return RPE_ERROR_INVALID_ARGUMENT;   /* 2-D convSPE has its own entry points */
+  if (params->method == RPE_SPE_SINE)
+    {
+      hp.freqs = params->freqs + head * D * size;
+      hp.offsets = params->offsets + head * D * size;
+      hp.gains = params->gains + head * D * size;
+    }
+  else
+    {
+      hp.wq = params->wq + head * D * size;
+      hp.wk = params->wk + head * D * size;
+    }
+  if (params->gate != NULL)
+    {
+      hp.gate = params->gate + head * D;
+      eps += head * D * r;
+    }
+
+  if (params->method == RPE_SPE_CONV)
+    return _rpe_conv_spe_encode_seeded_part (&hp, n, r, seed, params->n_heads * D, head * D,
+                                             hp.gate != NULL ? eps : NULL, q, k, qhat, khat, monitor);
+  /* sine: the head's noise (D, 2K, R) is the contiguous slice h of (H, D, 2K, R) */
+  noise /= params->n_heads;
+  if ((z = rpe_alloc (noise, sizeof (float), &st)) == NULL)
+    return st;
+  st = rpe_spe_noise_fill_range (params, n, r, seed, head * noise, noise, z);
+  if (st == RPE_OK)
+    st = rpe_spe_encode_fused (&hp, n, r, z, hp.gate != NULL ? eps : NULL, q, k, qhat, khat, monitor);
+  rpe_free (z);
+  return st;
+}

@@ -155,6 +155,22 @@ RpeStatus rpe_spe_encode_seeded (const RpeSpeParams *params,
                                  float              *khat,
                                  const RpeMonitor   *monitor);
 
+/* One head of rpe_spe_encode_seeded, for viewers of long sequences that draw one head: the
+ * content of that head only, q and k (N, D) = x[:, head, :], and qhat, khat (N, R) = the slice
+ * [:, head, :] of the full call's output (the head's noise is drawn at its offsets in the
+ * full draw, so the values are the same).  eps is the full (H, D, R) gate noise. */
+RpeStatus rpe_spe_encode_seeded_head (const RpeSpeParams *params,
+                                      size_t              head,
+                                      size_t              n,
+                                      size_t              r,
+                                      uint64_t            seed,
+                                      const float        *eps,
+                                      const float        *q,
+                                      const float        *k,
+                                      float              *qhat,
+                                      float              *khat,
+                                      const RpeMonitor   *monitor);
+
 /* Analytic template lag profile of (h, d): out[i] = P_d(i - (N-1)); gated gives (1-g)P + g
  * (gated with params->gate == NULL means g = 0, i.e. the plain P). */
 RpeStatus rpe_spe_template_lags (const RpeSpeParams *params,
@@ -170,6 +186,14 @@ RpeStatus rpe_spe_template (const RpeSpeParams *params,
                             size_t              n,
                             bool                gated,
                             float              *out);
+/* Rows m0 .. m0 + n_rows - 1 of the N x N template whose lag profile (2N - 1 values, from
+ * rpe_spe_template_lags) is `lags`: out[i*N + j] = lags[m0 + i - j + N - 1].  For writing
+ * templates larger than memory a slab at a time. */
+RpeStatus rpe_spe_template_rows (const float *lags,
+                                 size_t       n,
+                                 size_t       m0,
+                                 size_t       n_rows,
+                                 float       *out);
 /* Empirical template of (h, d) from (gated) codes: sqrt(R D)/R * Qbar_d Kbar_d^T, N x N. */
 RpeStatus rpe_spe_empirical_template (size_t            n,
                                       size_t            n_heads,
@@ -180,6 +204,19 @@ RpeStatus rpe_spe_empirical_template (size_t            n,
                                       size_t            h,
                                       size_t            d,
                                       float            *out);
+
+/* The same, rows m0 .. m0 + n_rows - 1 only: out (n_rows, N). */
+RpeStatus rpe_spe_empirical_template_rows (size_t            n,
+                                           size_t            n_heads,
+                                           size_t            n_features,
+                                           size_t            r,
+                                           const float      *qbar,
+                                           const float      *kbar,
+                                           size_t            h,
+                                           size_t            d,
+                                           size_t            m0,
+                                           size_t            n_rows,
+                                           float            *out);
 
 /* SPE logits (H, N, N): lhat[h,m,n] = qhat[m,h] . khat[n,h] / sqrt(R). */
 RpeStatus rpe_spe_logits (size_t            n,

@@ -125,20 +125,35 @@ rpe_spe_template (const RpeSpeParams *params,
   if ((lags = rpe_alloc (len, sizeof (float), &st)) == NULL)
     return st;
   if ((st = rpe_spe_template_lags (params, h, d, n, gated, lags)) == RPE_OK)
-    {
-      /* Toeplitz expansion: out[m, n'] = lags[m - n' + N - 1]; row m is lags reversed
-       * starting at index m + N - 1 */
-      for (size_t m = 0; m < n; m++)
-        {
-          float *row = out + m * n;
-          const float *src = lags + m + n - 1;
-
-          for (size_t j = 0; j < n; j++)
-            row[j] = src[-(ptrdiff_t) j];
-        }
-    }
+    st = rpe_spe_template_rows (lags, n, 0, n, out);
   rpe_free (lags);
   return st;
+}
+
+RpeStatus
+rpe_spe_template_rows (const float *lags,
+                       size_t       n,
+                       size_t       m0,
+                       size_t       n_rows,
+                       float       *out)
+{
+  size_t end;
+
+  if (lags == NULL || out == NULL || n == 0 || !rpe_size_add (m0, n_rows, &end) || end > n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (n_rows, n, &(size_t) { 0 }))
+    return RPE_ERROR_OVERFLOW;
+  /* Toeplitz expansion: out[m, n'] = lags[m - n' + N - 1]; row m is lags reversed
+   * starting at index m + N - 1 */
+  for (size_t i = 0; i < n_rows; i++)
+    {
+      float *row = out + i * n;
+      const float *src = lags + m0 + i + n - 1;
+
+      for (size_t j = 0; j < n; j++)
+        row[j] = src[-(ptrdiff_t) j];
+    }
+  return RPE_OK;
 }
 
 RpeStatus
@@ -152,15 +167,32 @@ rpe_spe_empirical_template (size_t            n,
                             size_t            d,
                             float            *out)
 {
-  size_t bytes, hdr;
+  return rpe_spe_empirical_template_rows (n, n_heads, n_features, r, qbar, kbar, h, d, 0, n, out);
+}
+
+RpeStatus
+rpe_spe_empirical_template_rows (size_t            n,
+                                 size_t            n_heads,
+                                 size_t            n_features,
+                                 size_t            r,
+                                 const float      *qbar,
+                                 const float      *kbar,
+                                 size_t            h,
+                                 size_t            d,
+                                 size_t            m0,
+                                 size_t            n_rows,
+                                 float            *out)
+{
+  size_t bytes, hdr, end;
   RpeStatus st;
   float alpha;
 
   if (n == 0 || n_heads == 0 || n_features == 0 || r == 0 || qbar == NULL || kbar == NULL
-      || out == NULL || h >= n_heads || d >= n_features)
+      || out == NULL || h >= n_heads || d >= n_features || n_rows == 0
+      || !rpe_size_add (m0, n_rows, &end) || end > n)
     return RPE_ERROR_INVALID_ARGUMENT;
   if ((st = rpe_size_bytes (&bytes, sizeof (float), n, n_heads, n_features, r)) != RPE_OK
-      || (st = rpe_size_bytes (&bytes, sizeof (float), n, n, 1, 1)) != RPE_OK)
+      || (st = rpe_size_bytes (&bytes, sizeof (float), n_rows, n, 1, 1)) != RPE_OK)
     return st;
   hdr = n_heads * n_features * r;
   if (hdr > INT_MAX || n > INT_MAX)
@@ -168,8 +200,8 @@ rpe_spe_empirical_template (size_t            n,
 
   /* Phat_d = sqrt(R D) / R * Qbar_d Kbar_d^T, Qbar_d the strided (N x R) slice */
   alpha = (float) (sqrt ((double) r * (double) n_features) / (double) r);
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n, (int) r, alpha,
-               qbar + (h * n_features + d) * r, (int) hdr,
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n_rows, (int) n, (int) r, alpha,
+               qbar + (m0 * n_heads * n_features + h * n_features + d) * r, (int) hdr,
                kbar + (h * n_features + d) * r, (int) hdr,
                0.0f, out, (int) n);
   return RPE_OK;

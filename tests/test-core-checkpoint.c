@@ -199,13 +199,13 @@ test_pytorch_conv (void)
   mods = rpe_checkpoint_find_modules (set);
   g_assert_cmpuint (mods->len, ==, 1);
   info = g_ptr_array_index (mods, 0);
-  g_assert_cmpstr (info->prefix, ==, "");
+  g_assert_cmpstr (info->prefix, ==, "spe");
   g_assert_cmpint (info->method, ==, RPE_SPE_CONV);
   g_assert_cmpuint (info->n_heads, ==, H);      /* from the gate */
   g_assert_cmpuint (info->n_features, ==, D);
   g_assert_cmpuint (info->size, ==, L);
 
-  g_assert_true (rpe_checkpoint_load_spe (set, "", -1, &p, &error));
+  g_assert_true (rpe_checkpoint_load_spe (set, "spe", -1, &p, &error));
   g_assert_no_error (error);
   g_assert_cmpint (p.method, ==, RPE_SPE_CONV);
   g_assert_cmpuint (p.n_heads, ==, H);
@@ -309,7 +309,7 @@ test_flax (void)
   const gsize H = 2, D = 4, K = 3, L = 6;
 
   add_sine (set, "params/encoder/SineSPE_0", H, D, K);
-  /* declared out of order: layers follow the natural order of the paths */
+  /* declared out of order: the layer is the number in the path (layer_10 is layer 10) */
   g10 = add_tensor (set, "params/encoder/layer_10/SPEGate_0/gate", 2, H, D, 1, 7.0);
   g1 = add_tensor (set, "params/encoder/layer_1/SPEGate_0/gate", 2, H, D, 1, 8.0);
   g0 = add_tensor (set, "params/encoder/layer_0/SPEGate_0/gate", 2, H, D, 1, 9.0);
@@ -325,6 +325,7 @@ test_flax (void)
   g_assert_cmpstr (info->convention, ==, "flax");
   g_assert_cmpint (info->method, ==, RPE_SPE_SINE);
   g_assert_cmpuint (info->layers->len, ==, 3);
+  g_assert_cmpint (g_array_index (info->layers, int, 2), ==, 10);
   info = g_ptr_array_index (mods, 1);
   g_assert_cmpstr (info->prefix, ==, "params/spe");
   g_assert_cmpint (info->method, ==, RPE_SPE_CONV);
@@ -341,8 +342,12 @@ test_flax (void)
   g_assert_true (rpe_checkpoint_load_spe (set, "params/encoder/SineSPE_0", 1, &p, &error));
   check_gate (&p, g1, TRUE);
   rpe_spe_params_clear (&p);
-  g_assert_true (rpe_checkpoint_load_spe (set, "params/encoder/SineSPE_0", 2, &p, &error));
+  g_assert_true (rpe_checkpoint_load_spe (set, "params/encoder/SineSPE_0", 10, &p, &error));
   check_gate (&p, g10, TRUE);
+  rpe_spe_params_clear (&p);
+  g_assert_false (rpe_checkpoint_load_spe (set, "params/encoder/SineSPE_0", 2, &p, &error));
+  check_error (error, RPE_ERROR_NOT_FOUND, "layer 2", "0, 1, 10");
+  g_clear_error (&error);
   rpe_spe_params_clear (&p);
 
   /* conv: kernel (L, 1, C) transposed; conv_q is the query filter (no swap) */

@@ -11,6 +11,7 @@
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-wait.h"
 
 static const double RED[4] = { 1.0, 0.0, 0.0, 1.0 };
 static const double BLACK[4] = { 0.0, 0.0, 0.0, 1.0 };
@@ -463,14 +464,12 @@ test_render_stems (void)
 
 /* ------------------------------------------------------------ widget tests */
 
-static void
-iterate (int ms)
+static gboolean
+child_laid_out (gpointer data)
 {
-  gint64 end = g_get_monotonic_time () + ms * 1000;
+  GtkWidget *child = data;
 
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (2000);
+  return gtk_widget_get_mapped (child) && gtk_widget_get_width (child) > 0;
 }
 
 static GtkWidget *
@@ -479,18 +478,14 @@ show_in_window (GtkWidget *child,
                 int        height)
 {
   GtkWidget *window = gtk_window_new ();
-  gint64 end;
 
   gtk_window_set_default_size (GTK_WINDOW (window), width, height);
   gtk_window_set_child (GTK_WINDOW (window), child);
   gtk_window_present (GTK_WINDOW (window));
-  end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-  while ((gtk_widget_get_width (child) <= 0 || !gtk_widget_get_mapped (child))
-         && g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (gtk_widget_get_mapped (child));
+  rpe_test_iterate_until (child_laid_out, child);
   g_assert_cmpint (gtk_widget_get_width (child), >, 100);
-  iterate (50);
+  /* drawn at least once, so snapshots have content */
+  rpe_test_wait_frames (window, 2);
   return window;
 }
 
@@ -661,9 +656,9 @@ test_stem_widget (void)
   g_assert_cmpint (rec.n_notify, ==, 1);
   g_assert_cmpint (rpe_stem_editor_get_x_offset (editor), ==, -15);
 
-  iterate (50);
+  rpe_test_wait_frames (window, 1);
   gtk_window_destroy (GTK_WINDOW (window));
-  iterate (20);
+  rpe_test_drain ();
 }
 
 static void
@@ -831,9 +826,9 @@ test_spectrum_widget (void)
     g_assert_cmpfloat (rpe_spectrum_editor_get_lambda_max (editor), ==, 2.5);
   }
 
-  iterate (50);
+  rpe_test_wait_frames (window, 1);
   gtk_window_destroy (GTK_WINDOW (window));
-  iterate (20);
+  rpe_test_drain ();
 }
 
 /* Both editors (and a gate bar) in one window, as the explorer will show
@@ -908,7 +903,7 @@ test_screenshot (void)
   gtk_widget_set_margin_bottom (box, 12);
   window = show_in_window (box, 1000, 600);
   gtk_widget_grab_focus (spectrum);
-  iterate (100);
+  rpe_test_wait_frames (window, 2);
 
   g_assert_cmpint (gtk_widget_get_width (spectrum), >, 200);
   g_assert_cmpint (gtk_widget_get_height (gates), >, 100);
@@ -950,7 +945,7 @@ test_screenshot (void)
   g_object_unref (texture);
   g_object_unref (paintable);
   gtk_window_destroy (GTK_WINDOW (window));
-  iterate (20);
+  rpe_test_drain ();
 }
 
 int

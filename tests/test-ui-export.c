@@ -24,44 +24,17 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-wait.h"
 
-#define TIMEOUT_S 120
 #define TEST_N    48
 
 /* ---------------------------------------------------------------- helpers */
-
-static gboolean
-timed_out (gpointer user_data)
-{
-  *(gboolean *) user_data = TRUE;
-  return G_SOURCE_REMOVE;
-}
 
 static void
 iterate_until (gboolean (*done) (gpointer),
                gpointer   data)
 {
-  gboolean expired = FALSE;
-  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
-
-  while (!done (data) && !expired)
-    g_main_context_iteration (NULL, TRUE);
-  if (!expired)
-    g_source_remove (id);
-  g_assert_false (expired);
-}
-
-static void
-iterate_ms (int ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    {
-      while (g_main_context_iteration (NULL, FALSE))
-        ;
-      g_usleep (2000);
-    }
+  rpe_test_iterate_until (done, data);
 }
 
 static gboolean
@@ -70,12 +43,15 @@ window_idle (gpointer data)
   return !rpe_window_is_busy (RPE_WINDOW (data));
 }
 
+/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
+ * its jobs, then for two painted frames so the results are on screen. */
 static void
 settle (RpeWindow *window)
 {
-  iterate_ms (30);
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
   iterate_until (window_idle, window);
-  iterate_ms (60);
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
+  iterate_until (window_idle, window);
 }
 
 static RpeWindow *
@@ -286,6 +262,25 @@ check_figure_matches_view (RpeWindow       *window,
       }
       break;
 
+    case RPE_WINDOW_VIEW_OUTPUTS:
+      {
+        const RpeOutputs *o = &rpe_outputs_view_get_result (RPE_OUTPUTS_VIEW (w))->outputs;
+
+        /* exact | SPE | difference over (channel, position), then the two line plots */
+        g_assert_cmpint (fig->kind, ==, RPE_FIGURE_COMPARE);
+        g_assert_cmpuint (fig->n_panels, ==, 3);
+        g_assert_cmpuint (fig->n_plots, ==, 2);
+        g_assert_nonnull (fig->table);
+        for (gsize m = 0; m < o->n; m++)
+          for (gsize c = 0; c < o->dv; c++)
+            {
+              g_assert_cmpfloat (fig->panels[0].values[c * o->n + m], ==, o->reference[m * o->dv + c]);
+              g_assert_cmpfloat (fig->panels[1].values[c * o->n + m], ==, o->estimate[m * o->dv + c]);
+            }
+        g_assert_true (fig->plots[1].series[0].y == o->error_mean);
+      }
+      break;
+
     default:
       g_assert_not_reached ();
     }
@@ -386,7 +381,7 @@ check_pdf (const char *path,
 static void
 test_views (void)
 {
-  static const char *names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+  static const char *names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
   RpeWindow *window = open_window ();
   g_autoptr (GError) error = NULL;
 
@@ -792,7 +787,7 @@ test_dialog (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
   dialog = rpe_window_get_export_dialog (window);
   g_assert_nonnull (dialog);
-  iterate_ms (300);
+  rpe_test_wait_frames (GTK_WIDGET (dialog), 2);
   g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (dialog)));
   /* default options: the view's figure, its title prefilled, PNG at 150 dpi */
   rpe_export_dialog_get_options (dialog, &options, &size);
@@ -858,7 +853,7 @@ test_dialog (void)
       g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
       dialog = rpe_window_get_export_dialog (window);
       g_assert_nonnull (dialog);
-      iterate_ms (300);
+      rpe_test_wait_frames (GTK_WIDGET (dialog), 2);
       shot = render_widget (GTK_WIDGET (dialog));
       g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
       cairo_surface_destroy (shot);

@@ -10,6 +10,7 @@
 #include "rpe-alloc.h"
 #include "rpe-colormap.h"
 #include "rpe-plot-render.h"
+#include "rpe-text.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -445,6 +446,7 @@ main (int   argc,
 
   ret = g_test_run ();
   /* Drop cairo's font caches so leak checkers see only our own allocations. */
+  rpe_text_release_fonts ();
   cairo_debug_reset_static_data ();
   return ret;
 }

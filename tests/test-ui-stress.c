@@ -26,44 +26,17 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-wait.h"
 
-#define TIMEOUT_S     180
 #define WARMUP_OPS    500
 #define MAX_N         64
 #define MAX_R         32
-
-static gboolean
-timed_out (gpointer user_data)
-{
-  *(gboolean *) user_data = TRUE;
-  return G_SOURCE_REMOVE;
-}
 
 static void
 iterate_until (gboolean (*done) (gpointer),
                gpointer   data)
 {
-  gboolean expired = FALSE;
-  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
-
-  while (!done (data) && !expired)
-    g_main_context_iteration (NULL, TRUE);
-  if (!expired)
-    g_source_remove (id);
-  g_assert_false (expired);
-}
-
-static void
-iterate_ms (int ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    {
-      while (g_main_context_iteration (NULL, FALSE))
-        ;
-      g_usleep (2000);
-    }
+  rpe_test_iterate_until (done, data);
 }
 
 static gboolean
@@ -72,12 +45,14 @@ window_idle (gpointer data)
   return !rpe_window_is_busy (RPE_WINDOW (data));
 }
 
+/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
+ * its jobs, then for two painted frames so the results are on screen. */
 static void
 settle (RpeWindow *window)
 {
-  iterate_ms (30);
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
   iterate_until (window_idle, window);
-  iterate_ms (60);
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
   iterate_until (window_idle, window);
 }
 
@@ -276,8 +251,8 @@ one_op (Stress *s)
     rpe_window_set_sidebar_visible (s->window, pick (s, 2));
   else
     {
-      /* a few jobs finish undisturbed */
-      iterate_ms (5);
+      /* the running jobs finish undisturbed */
+      iterate_until (window_idle, s->window);
     }
 }
 
@@ -428,7 +403,7 @@ test_stress (void)
     }
   gtk_window_destroy (GTK_WINDOW (fresh));
   gtk_window_destroy (GTK_WINDOW (s.window));
-  iterate_ms (50);
+  rpe_test_wait_jobs ();
   g_rand_free (s.rng);
   g_unlink (s.malformed);
   g_free (s.malformed);

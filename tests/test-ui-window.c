@@ -11,6 +11,7 @@
 #include "rpe-error.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-window.h"
+#include "rpe-ui-wait.h"
 
 #define TIMEOUT_S 60
 
@@ -270,13 +271,8 @@ test_window_destroy_busy (void)
   g_assert_true (rpe_window_is_busy (window));
   gtk_window_destroy (GTK_WINDOW (window));
   iterate_until (all_windows_gone, &ref);
-  /* Let the cancelled workers finish and their callbacks run. */
-  for (int i = 0; i < 50; i++)
-    {
-      while (g_main_context_iteration (NULL, FALSE))
-        ;
-      g_usleep (10000);
-    }
+  /* The cancelled workers finish and their callbacks run (and drop the results). */
+  rpe_test_wait_jobs ();
   g_weak_ref_clear (&ref);
 }
 

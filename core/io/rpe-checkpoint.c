@@ -7,84 +7,113 @@
 #include "rpe-alloc.h"
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
+#include "rpe-msgpack.h"
+
 #include "rpe-npy.h"
 #include "rpe-npz.h"
 #include "rpe-pt.h"
 #include "rpe-safetensors.h"
 
-/* Checkpoint names (MATH.md section 10).
+/* Module discovery by structure (MATH.md sections 3 and 10).
  *
- * PyTorch (names separated by '.'; <p> is the module prefix, possibly empty):
- *   <p>.spe.freqs|offsets|gains            (H, D, K)   shared sineSPE
- *   <p>.spe.conv_q.weight|conv_k.weight    (H*D, 1, L) shared convSPE
- *   <p>.spe.<layer>.freqs ... / .conv_q.weight ...    unshared ("pytorch-unshared")
- *   <p>.spe_filters.<layer>.gate           (H, D)      g = sigmoid(gate)
- * The reference swaps the filters: the QUERY filter wq is conv_k.weight and the
- * KEY filter wk is conv_q.weight.
+ * Names are paths whose components are separated by '.' or '/' (PyTorch joins
+ * with '.', Flax with '/', converted Flax files with either).  A module is found
+ * by its leaves, whatever the attribute names above them:
+ *   <dir>.freqs|offsets|gains                  (H, D, K)            sineSPE
+ *   <dir>.conv_q.weight|conv_k.weight          (H*D, 1, L) or (H*D, 1, L1, L2)   convSPE (PyTorch)
+ *   <dir>/conv_q/kernel|conv_k/kernel          (L, 1, H*D) or (L1, L2, 1, H*D)   convSPE (Flax)
+ *   <gdir>.gate                                (H, D)               a filter's gate
+ * PyTorch's query filter is conv_k.weight (the reference swaps them); Flax's is
+ * conv_q/kernel.  g = sigmoid(gate), inverted (1 - sigmoid) in Flax files.
  *
- * Flax (names separated by '/'):
- *   <p>/freqs|offsets|gains                (H, D, K)   e.g. <p> = .../SineSPE_0
- *   <p>/conv_q/kernel|conv_k/kernel        (L, 1, H*D) transposed to (H*D, L)
- *   .../SPEGate_<i>/gate                   (H, D)      g = 1 - sigmoid(gate)
- * Assumptions for Flax (documented, not verified against a trained port):
- *   - conv_q/kernel is the query filter and conv_k/kernel the key filter (no swap);
- *   - a gate belongs to the Flax module(s) whose parent path is the deepest
- *     ancestor of the gate's path; gates of a module are numbered as layers
- *     0, 1, ... in the natural order of their paths ("layer_2" < "layer_10").
+ * Layers.  A component that is a number ("spe.3", "spe_filters.3") or ends in
+ * "_<number>" ("encoderblock_3", "EncoderBlock_3") is a layer index when
+ * another module (or gate) has the same path with another number there; a
+ * number that ends the path is one even alone ("spe_filters.0").  Replacing it
+ * with '*' gives the module's pattern; modules with the same pattern form one
+ * layered ("unshared") module, gates with the same pattern one per-layer filter.
  *
- * Module H and D: sine from the freqs shape.  Conv from the gate shape when the
- * module has a gate, else from a sine module with the same prefix, else H = 1
- * and D = H*D channels (find_modules reports that; the templates per channel
- * are the same either way). */
+ * Owners.  A code module's owner is its pattern without the last component
+ * (and without a trailing layer wildcard): "m.spe" -> "m", "m.spe.*" -> "m",
+ * "p/encoderblock_* /SelfAttention_0/SineSPE_0" -> "p/encoderblock_* /SelfAttention_0"
+ * (spaces added here only to keep this comment open).
+ * A filter's owner likewise: "m.spe_filters.*" -> "m", "m.spe_filter" -> "m",
+ * ".../SPEGate_0" -> "...".  A filter pairs with the code modules owned by its
+ * owner or, if none, by the nearest ancestor of it that owns some (shape-
+ * compatible first).  Each owner is one hash lookup, so discovery is linear in
+ * the names' total length.
+ *
+ * Display prefix: the owner (PyTorch, when no other module has that owner),
+ * else the pattern (always for Flax).  --prefix accepts the prefix, the
+ * pattern, the owner, one layer's concrete path (which picks that layer), and
+ * each of those without a "module." or "model." wrapper. */
 
-typedef enum
-{
-  CONV_PYTORCH,
-  CONV_PYTORCH_UNSHARED,
-  CONV_FLAX,
-} Convention;
+#define MAX_LAYER_CANDIDATES 8
+#define MAX_LAYER_DIGITS     6
+#define MAX_ANCESTOR_WALK    64
 
-static const char *const convention_names[] = { "pytorch", "pytorch-unshared", "flax" };
-
-/* sine: 0 freqs, 1 offsets, 2 gains; conv: 0 conv_q, 1 conv_k (as named in the file) */
-#define N_SLOTS 3
+typedef struct _Group Group;
+typedef struct _GateGroup GateGroup;
 
 typedef struct
 {
-  int              layer;            /* -1 for shared codes */
-  const RpeTensor *slot[N_SLOTS];
-} Code;
-
-typedef struct
-{
+  char            *dir;
+  RpeSpeMethod     method;
+  gboolean         flax_kernel;        /* conv: kernel (L[, L2], 1, C) */
+  const RpeTensor *slot[3];            /* sine: freqs, offsets, gains; conv: conv_q, conv_k */
+  gsize            first_index;
   int              layer;
-  const RpeTensor *tensor;
-} Gate;
+  Group           *group;
+} Unit;
 
 typedef struct
 {
-  char         *prefix;
-  Convention    convention;
-  RpeSpeMethod  method;
-  gsize         first_index;         /* position of its first tensor in the set */
-  GArray       *codes;               /* Code, sorted by layer */
-  GArray       *gates;               /* Gate, sorted by layer */
-} Candidate;
+  const RpeTensor *tensor;
+  char            *dir;
+  int              layer;
+  gsize            index;
+  GateGroup       *group;
+} GateUnit;
 
-static void
-candidate_free (gpointer p)
+struct _Group
 {
-  Candidate *c = p;
+  char         *pattern;
+  char         *owner;
+  char         *prefix;
+  RpeSpeMethod  method;
+  gboolean      layered;
+  gsize         first_index;
+  GPtrArray    *units;                 /* Unit*, sorted by layer */
+  GPtrArray    *filters;               /* GateGroup* */
+};
 
-  g_free (c->prefix);
-  g_array_unref (c->codes);
-  g_array_unref (c->gates);
-  g_free (c);
-}
+struct _GateGroup
+{
+  char      *pattern;
+  char      *owner;
+  gboolean   layered;
+  gsize      first_index;
+  GPtrArray *gates;                    /* GateUnit*, sorted by layer */
+  GPtrArray *codes;                    /* Group* */
+};
 
-static const char *const sine_slots[] = { "freqs", "offsets", "gains" };
-static const char *const conv_slots_pt[] = { "conv_q.weight", "conv_k.weight" };
-static const char *const conv_slots_flax[] = { "conv_q/kernel", "conv_k/kernel" };
+typedef struct
+{
+  GPtrArray *units;                    /* Unit*, owned */
+  GPtrArray *gate_units;               /* GateUnit*, owned */
+  GPtrArray *groups;                   /* Group*, owned, by first_index */
+  GPtrArray *gate_groups;              /* GateGroup*, owned */
+  GHashTable *sine_by_owner;           /* owner -> first sine Group* with it */
+  gboolean   flax;
+} Discovery;
+
+typedef struct
+{
+  int   layer;
+  char *pattern;
+} LayerInfo;
+
+static const char *const sine_leaves[] = { "freqs", "offsets", "gains" };
 
 static gsize
 n_slots (RpeSpeMethod method)
@@ -92,472 +121,766 @@ n_slots (RpeSpeMethod method)
   return method == RPE_SPE_SINE ? 3 : 2;
 }
 
-/* The tensor name a slot would have. */
-static char *
-slot_name (const Candidate *c,
-           int              layer,
-           gsize            slot)
-{
-  if (c->convention == CONV_FLAX)
-    return g_strdup_printf ("%s/%s", c->prefix,
-                            c->method == RPE_SPE_SINE ? sine_slots[slot] : conv_slots_flax[slot]);
-  else
-    {
-      const char *leaf = c->method == RPE_SPE_SINE ? sine_slots[slot] : conv_slots_pt[slot];
-      g_autofree char *spe = NULL;
-
-      if (c->convention == CONV_PYTORCH_UNSHARED)
-        spe = g_strdup_printf ("spe.%d.%s", layer, leaf);
-      else
-        spe = g_strdup_printf ("spe.%s", leaf);
-      return c->prefix[0] != '\0' ? g_strdup_printf ("%s.%s", c->prefix, spe) : g_strdup (spe);
-    }
-}
-
-static Candidate *
-find_candidate (GPtrArray    *cands,
-                const char   *prefix,
-                Convention    convention,
-                RpeSpeMethod  method,
-                gsize         index)
-{
-  Candidate *c;
-
-  for (guint i = 0; i < cands->len; i++)
-    {
-      c = g_ptr_array_index (cands, i);
-      if (c->convention == convention && c->method == method && strcmp (c->prefix, prefix) == 0)
-        return c;
-    }
-  c = g_new0 (Candidate, 1);
-  c->prefix = g_strdup (prefix);
-  c->convention = convention;
-  c->method = method;
-  c->first_index = index;
-  c->codes = g_array_new (FALSE, TRUE, sizeof (Code));
-  c->gates = g_array_new (FALSE, TRUE, sizeof (Gate));
-  g_ptr_array_add (cands, c);
-  return c;
-}
-
-static Code *
-candidate_code (Candidate *c,
-                int        layer)
-{
-  Code code = { 0 };
-
-  for (guint i = 0; i < c->codes->len; i++)
-    if (g_array_index (c->codes, Code, i).layer == layer)
-      return &g_array_index (c->codes, Code, i);
-  code.layer = layer;
-  g_array_append_val (c->codes, code);
-  return &g_array_index (c->codes, Code, c->codes->len - 1);
-}
-
-/* A decimal layer index (no sign, no leading '+'), bounded. */
 static gboolean
-parse_layer (const char *s,
-             int        *out)
+is_sep (char c)
 {
-  long v = 0;
+  return c == '.' || c == '/';
+}
 
-  if (*s == '\0' || strlen (s) > 6)
+/* Index of the last separator in s[0 .. len), or -1. */
+static gssize
+last_sep (const char *s,
+          gsize       len)
+{
+  for (gsize i = len; i > 0; i--)
+    if (is_sep (s[i - 1]))
+      return (gssize) (i - 1);
+  return -1;
+}
+
+static void
+unit_free (gpointer p)
+{
+  Unit *u = p;
+
+  g_free (u->dir);
+  g_free (u);
+}
+
+static void
+gate_unit_free (gpointer p)
+{
+  GateUnit *g = p;
+
+  g_free (g->dir);
+  g_free (g);
+}
+
+static void
+group_free (gpointer p)
+{
+  Group *g = p;
+
+  g_free (g->pattern);
+  g_free (g->owner);
+  g_free (g->prefix);
+  g_ptr_array_unref (g->units);
+  g_ptr_array_unref (g->filters);
+  g_free (g);
+}
+
+static void
+gate_group_free (gpointer p)
+{
+  GateGroup *g = p;
+
+  g_free (g->pattern);
+  g_free (g->owner);
+  g_ptr_array_unref (g->gates);
+  g_ptr_array_unref (g->codes);
+  g_free (g);
+}
+
+static void
+layer_info_free (gpointer p)
+{
+  LayerInfo *li = p;
+
+  if (li == NULL)
+    return;
+  g_free (li->pattern);
+  g_free (li);
+}
+
+static void
+discovery_free (Discovery *dv)
+{
+  if (dv == NULL)
+    return;
+  g_ptr_array_unref (dv->groups);
+  g_ptr_array_unref (dv->gate_groups);
+  g_ptr_array_unref (dv->units);
+  g_ptr_array_unref (dv->gate_units);
+  if (dv->sine_by_owner != NULL)
+    g_hash_table_unref (dv->sine_by_owner);
+  g_free (dv);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Discovery, discovery_free)
+
+/* ---- names ------------------------------------------------------------ */
+
+/* A Flax auto-name: "SineSPE_0", "SPEGate_12" (upper-case start, "_<digits>" end). */
+static gboolean
+is_flax_autoname (const char *s,
+                  gsize       len)
+{
+  gsize i = len;
+
+  if (len < 3 || !g_ascii_isupper (s[0]))
     return FALSE;
-  for (const char *p = s; *p != '\0'; p++)
+  while (i > 0 && g_ascii_isdigit (s[i - 1]))
+    i--;
+  return i < len && i >= 2 && s[i - 1] == '_';
+}
+
+gboolean
+rpe_checkpoint_is_flax (const RpeTensorSet *set)
+{
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
     {
-      if (!g_ascii_isdigit (*p))
-        return FALSE;
-      v = v * 10 + (*p - '0');
+      const char *name = rpe_tensor_set_get (set, i)->name;
+      gsize start = 0, len = strlen (name);
+
+      if (strchr (name, '/') != NULL)
+        return TRUE;
+      for (gsize j = 0; j <= len; j++)
+        if (j == len || is_sep (name[j]))
+          {
+            if (is_flax_autoname (name + start, j - start)
+                || (j == len && strcmp (name + start, "kernel") == 0))
+              return TRUE;
+            start = j + 1;
+          }
     }
-  *out = (int) v;
-  return TRUE;
+  return FALSE;
+}
+
+/* The layer-index digits of component s[0 .. len): a number, or "<word>_<number>". */
+static gboolean
+component_digits (const char *s,
+                  gsize       len,
+                  gsize      *d_start)
+{
+  gsize i = len;
+
+  while (i > 0 && g_ascii_isdigit (s[i - 1]))
+    i--;
+  if (i == len || len - i > MAX_LAYER_DIGITS)
+    return FALSE;
+  if (i == 0 || (i >= 2 && s[i - 1] == '_'))
+    {
+      *d_start = i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+typedef struct
+{
+  gsize start, end;                    /* digits span in the path */
+  gboolean last;                       /* the component ends the path */
+} Candidate;
+
+/* Layer-index candidates of a path, from the last component backwards. */
+static guint
+layer_candidates (const char *path,
+                  Candidate  *out)
+{
+  gsize len = strlen (path), end = len;
+  guint n = 0;
+
+  while (n < MAX_LAYER_CANDIDATES)
+    {
+      gssize sep = last_sep (path, end);
+      gsize start = (gsize) (sep + 1), d;
+
+      if (end > start && component_digits (path + start, end - start, &d))
+        {
+          out[n].start = start + d;
+          out[n].end = end;
+          out[n].last = end == len;
+          n++;
+        }
+      if (sep < 0)
+        break;
+      end = (gsize) sep;
+    }
+  return n;
 }
 
 static char *
-join_components (char **parts,
-                 gsize  n)
+pattern_key (const char      *path,
+             const Candidate *c)
 {
-  GString *s = g_string_new (NULL);
+  gsize len = strlen (path);
+  GString *s = g_string_sized_new (len + 1);
 
-  for (gsize i = 0; i < n; i++)
-    {
-      if (i > 0)
-        g_string_append_c (s, '.');
-      g_string_append (s, parts[i]);
-    }
+  g_string_append_len (s, path, (gssize) c->start);
+  g_string_append_c (s, '*');
+  g_string_append (s, path + c->end);
   return g_string_free (s, FALSE);
 }
 
-/* Recognises one PyTorch-style name. */
+/* Fills `infos` (dir -> LayerInfo*) for every key of `dirs` (a set of paths). */
 static void
-scan_pytorch (GPtrArray   *cands,
-              GPtrArray   *pt_gates,
-              const RpeTensor *t,
-              gsize        index)
+assign_layers (GHashTable *dirs)
 {
-  g_auto (GStrv) parts = g_strsplit (t->name, ".", -1);
-  gsize n = g_strv_length (parts);
-  int layer;
+  g_autoptr (GHashTable) counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer key, value;
 
-  /* <p>.spe.freqs */
-  if (n >= 2 && strcmp (parts[n - 2], "spe") == 0)
-    for (gsize s = 0; s < 3; s++)
-      if (strcmp (parts[n - 1], sine_slots[s]) == 0)
+  g_hash_table_iter_init (&it, dirs);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      Candidate c[MAX_LAYER_CANDIDATES];
+      guint n = layer_candidates (key, c);
+
+      for (guint i = 0; i < n; i++)
         {
-          g_autofree char *prefix = join_components (parts, n - 2);
-          Candidate *c = find_candidate (cands, prefix, CONV_PYTORCH, RPE_SPE_SINE, index);
-          candidate_code (c, -1)->slot[s] = t;
-          return;
+          char *k = pattern_key (key, &c[i]);
+          gpointer old = NULL;
+
+          if (g_hash_table_lookup_extended (counts, k, NULL, &old))
+            {
+              g_hash_table_insert (counts, k, GUINT_TO_POINTER (GPOINTER_TO_UINT (old) + 1));
+            }
+          else
+            g_hash_table_insert (counts, k, GUINT_TO_POINTER (1));
         }
-  /* <p>.spe.<layer>.freqs */
-  if (n >= 3 && strcmp (parts[n - 3], "spe") == 0 && parse_layer (parts[n - 2], &layer))
-    for (gsize s = 0; s < 3; s++)
-      if (strcmp (parts[n - 1], sine_slots[s]) == 0)
+    }
+
+  g_hash_table_iter_init (&it, dirs);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      Candidate c[MAX_LAYER_CANDIDATES];
+      guint n = layer_candidates (key, c);
+      LayerInfo *li = g_new0 (LayerInfo, 1);
+      int chosen = -1;
+
+      for (guint i = 0; i < n && chosen < 0; i++)
         {
-          g_autofree char *prefix = join_components (parts, n - 3);
-          Candidate *c = find_candidate (cands, prefix, CONV_PYTORCH_UNSHARED, RPE_SPE_SINE, index);
-          candidate_code (c, layer)->slot[s] = t;
-          return;
+          g_autofree char *k = pattern_key (key, &c[i]);
+          if (GPOINTER_TO_UINT (g_hash_table_lookup (counts, k)) >= 2)
+            chosen = (int) i;
         }
-  /* <p>.spe.conv_q.weight */
-  if (n >= 3 && strcmp (parts[n - 3], "spe") == 0 && strcmp (parts[n - 1], "weight") == 0)
-    for (gsize s = 0; s < 2; s++)
-      if (strcmp (parts[n - 2], s == 0 ? "conv_q" : "conv_k") == 0)
+      if (chosen < 0 && n > 0 && c[0].last
+          && (c[0].start == 0 || is_sep (((const char *) key)[c[0].start - 1])))
+        chosen = 0;                    /* a number ending the path: a ModuleList index */
+      if (chosen >= 0)
         {
-          g_autofree char *prefix = join_components (parts, n - 3);
-          Candidate *c = find_candidate (cands, prefix, CONV_PYTORCH, RPE_SPE_CONV, index);
-          candidate_code (c, -1)->slot[s] = t;
-          return;
+          const char *k = key;
+          li->layer = (int) g_ascii_strtoll (k + c[chosen].start, NULL, 10);
+          li->pattern = pattern_key (key, &c[chosen]);
         }
-  /* <p>.spe.<layer>.conv_q.weight */
-  if (n >= 4 && strcmp (parts[n - 4], "spe") == 0 && parse_layer (parts[n - 3], &layer)
-      && strcmp (parts[n - 1], "weight") == 0)
-    for (gsize s = 0; s < 2; s++)
-      if (strcmp (parts[n - 2], s == 0 ? "conv_q" : "conv_k") == 0)
+      else
         {
-          g_autofree char *prefix = join_components (parts, n - 4);
-          Candidate *c = find_candidate (cands, prefix, CONV_PYTORCH_UNSHARED, RPE_SPE_CONV, index);
-          candidate_code (c, layer)->slot[s] = t;
-          return;
+          li->layer = -1;
+          li->pattern = g_strdup (key);
         }
-  /* <p>.spe_filters.<layer>.gate: attached once all names are scanned */
-  if (n >= 3 && strcmp (parts[n - 3], "spe_filters") == 0 && parse_layer (parts[n - 2], &layer)
-      && strcmp (parts[n - 1], "gate") == 0)
-    g_ptr_array_add (pt_gates, (gpointer) t);
+      g_hash_table_iter_replace (&it, li);
+    }
 }
 
-/* Recognises one Flax-style name ('/' separated). */
-static void
-scan_flax (GPtrArray       *cands,
-           GPtrArray       *flax_gates,
-           const RpeTensor *t,
-           gsize            index)
+/* The owner of a pattern: without a trailing "*" component, then without its
+ * last component ("" at the root). */
+static char *
+owner_of (const char *pattern)
 {
-  const char *slash = strrchr (t->name, '/');
-  const char *leaf;
-  g_autofree char *dir = NULL;
+  gsize len = strlen (pattern);
+  gssize sep;
 
-  if (slash == NULL)
-    return;
-  leaf = slash + 1;
-  dir = g_strndup (t->name, (gsize) (slash - t->name));
+  if (len >= 1 && pattern[len - 1] == '*' && (len == 1 || is_sep (pattern[len - 2])))
+    len = len >= 2 ? len - 2 : 0;
+  sep = last_sep (pattern, len);
+  return sep >= 0 ? g_strndup (pattern, (gsize) sep) : g_strdup ("");
+}
+
+/* ---- geometry --------------------------------------------------------- */
+
+static gboolean
+unit_complete (const Unit *u)
+{
+  for (gsize s = 0; s < n_slots (u->method); s++)
+    if (u->slot[s] == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+/* Channels and filter sizes of a conv tensor, or FALSE. */
+static gboolean
+conv_geometry (gboolean         flax_kernel,
+               const RpeTensor *t,
+               gsize           *channels,
+               gsize           *l1,
+               gsize           *l2)
+{
+  if (flax_kernel)
+    {
+      if (t->ndim == 3 && t->shape[1] == 1)
+        {
+          *l1 = t->shape[0];
+          *l2 = 0;
+          *channels = t->shape[2];
+          return TRUE;
+        }
+      if (t->ndim == 4 && t->shape[2] == 1)
+        {
+          *l1 = t->shape[0];
+          *l2 = t->shape[1];
+          *channels = t->shape[3];
+          return TRUE;
+        }
+      return FALSE;
+    }
+  if ((t->ndim == 3 || t->ndim == 4) && t->shape[1] == 1)
+    {
+      *channels = t->shape[0];
+      *l1 = t->shape[2];
+      *l2 = t->ndim == 4 ? t->shape[3] : 0;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static const Unit *
+first_complete_unit (const Group *g)
+{
+  for (guint i = 0; i < g->units->len; i++)
+    if (unit_complete (g_ptr_array_index (g->units, i)))
+      return g_ptr_array_index (g->units, i);
+  return NULL;
+}
+
+/* H*D of a group (0 if unknown) and, for sine, H and D. */
+static gsize
+group_channels (const Group *g,
+                gsize       *h,
+                gsize       *d)
+{
+  const Unit *u = first_complete_unit (g);
+  gsize ch = 0, l1, l2;
+
+  *h = *d = 0;
+  if (u == NULL)
+    return 0;
+  if (g->method == RPE_SPE_SINE)
+    {
+      if (u->slot[0]->ndim != 3)
+        return 0;
+      *h = u->slot[0]->shape[0];
+      *d = u->slot[0]->shape[1];
+      return *h * *d;
+    }
+  if (!conv_geometry (u->flax_kernel, u->slot[0], &ch, &l1, &l2))
+    return 0;
+  return ch;
+}
+
+static gboolean
+gate_fits (const Group     *g,
+           const RpeTensor *gate)
+{
+  gsize h, d, ch = group_channels (g, &h, &d);
+
+  if (gate->ndim != 2 || ch == 0)
+    return FALSE;
+  if (g->method == RPE_SPE_SINE)
+    return gate->shape[0] == h && gate->shape[1] == d;
+  return gate->shape[0] * gate->shape[1] == ch;
+}
+
+/* ---- discovery -------------------------------------------------------- */
+
+static int
+unit_layer_compare (gconstpointer a,
+                    gconstpointer b)
+{
+  const Unit *x = *(Unit *const *) a, *y = *(Unit *const *) b;
+
+  return x->layer < y->layer ? -1 : x->layer > y->layer;
+}
+
+static int
+gate_layer_compare (gconstpointer a,
+                    gconstpointer b)
+{
+  const GateUnit *x = *(GateUnit *const *) a, *y = *(GateUnit *const *) b;
+
+  if (x->layer != y->layer)
+    return x->layer < y->layer ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int
+group_order (gconstpointer a,
+             gconstpointer b)
+{
+  const Group *x = *(Group *const *) a, *y = *(Group *const *) b;
+
+  return x->first_index < y->first_index ? -1 : x->first_index > y->first_index;
+}
+
+/* The memory discovery needs, from the names: refused over the budget. */
+static gboolean
+check_budget (const RpeTensorSet *set,
+              GError            **error)
+{
+  gsize total = 0;
+
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+    {
+      gsize len = strlen (rpe_tensor_set_get (set, i)->name), cost;
+
+      /* the unit or gate, its dir and pattern, the layer keys, the owners */
+      if (!rpe_size_mul (len, 4 + 2 * MAX_LAYER_CANDIDATES, &cost)
+          || !rpe_size_add (cost, 512, &cost) || !rpe_size_add (total, cost, &total))
+        return rpe_set_error (error, RPE_ERROR_OVERFLOW, "The checkpoint's names are too long to index");
+    }
+  if (rpe_budget_check (total) != RPE_OK)
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                          "Indexing the checkpoint's %" G_GSIZE_FORMAT " names needs about %" G_GSIZE_FORMAT
+                          " bytes, over the memory budget of %" G_GSIZE_FORMAT " bytes",
+                          rpe_tensor_set_size (set), total, rpe_budget_get ());
+  return TRUE;
+}
+
+static Unit *
+get_unit (Discovery    *dv,
+          GHashTable   *table,
+          const char   *name,
+          gsize         dir_len,
+          RpeSpeMethod  method,
+          gsize         index)
+{
+  g_autofree char *dir = g_strndup (name, dir_len);
+  Unit *u = g_hash_table_lookup (table, dir);
+
+  if (u == NULL)
+    {
+      u = g_new0 (Unit, 1);
+      u->dir = g_steal_pointer (&dir);
+      u->method = method;
+      u->first_index = index;
+      u->layer = -1;
+      g_ptr_array_add (dv->units, u);
+      g_hash_table_insert (table, u->dir, u);
+    }
+  return u;
+}
+
+static void
+scan_tensor (Discovery       *dv,
+             GHashTable      *sine_units,
+             GHashTable      *conv_units,
+             const RpeTensor *t,
+             gsize            index)
+{
+  const char *name = t->name;
+  gsize len = strlen (name);
+  gssize sep = last_sep (name, len);
+  const char *leaf = name + sep + 1;
+
   for (gsize s = 0; s < 3; s++)
-    if (strcmp (leaf, sine_slots[s]) == 0)
+    if (strcmp (leaf, sine_leaves[s]) == 0)
       {
-        Candidate *c = find_candidate (cands, dir, CONV_FLAX, RPE_SPE_SINE, index);
-        candidate_code (c, -1)->slot[s] = t;
+        Unit *u = get_unit (dv, sine_units, name, sep >= 0 ? (gsize) sep : 0, RPE_SPE_SINE, index);
+        if (u->slot[s] == NULL)
+          u->slot[s] = t;
         return;
       }
-  if (strcmp (leaf, "kernel") == 0)
+  if (sep > 0 && (strcmp (leaf, "weight") == 0 || strcmp (leaf, "kernel") == 0))
     {
-      const char *slash2 = strrchr (dir, '/');
-      const char *conv = slash2 != NULL ? slash2 + 1 : dir;
-      g_autofree char *prefix = slash2 != NULL ? g_strndup (dir, (gsize) (slash2 - dir)) : g_strdup ("");
+      gssize sep2 = last_sep (name, (gsize) sep);
+      const char *conv = name + sep2 + 1;
+      gsize conv_len = (gsize) sep - (gsize) (sep2 + 1);
 
       for (gsize s = 0; s < 2; s++)
-        if (strcmp (conv, s == 0 ? "conv_q" : "conv_k") == 0)
+        if (conv_len == 6 && strncmp (conv, s == 0 ? "conv_q" : "conv_k", 6) == 0)
           {
-            Candidate *c = find_candidate (cands, prefix, CONV_FLAX, RPE_SPE_CONV, index);
-            candidate_code (c, -1)->slot[s] = t;
+            Unit *u = get_unit (dv, conv_units, name, sep2 >= 0 ? (gsize) sep2 : 0, RPE_SPE_CONV, index);
+            if (u->slot[s] == NULL)
+              {
+                u->slot[s] = t;
+                u->flax_kernel = leaf[0] == 'k';
+              }
             return;
           }
     }
   if (strcmp (leaf, "gate") == 0)
     {
-      const char *module = strrchr (dir, '/');
-      module = module != NULL ? module + 1 : dir;
-      if (g_str_has_prefix (module, "SPEGate"))
-        g_ptr_array_add (flax_gates, (gpointer) t);
+      GateUnit *g = g_new0 (GateUnit, 1);
+
+      g->tensor = t;
+      g->dir = g_strndup (name, sep >= 0 ? (gsize) sep : 0);
+      g->layer = -1;
+      g->index = index;
+      g_ptr_array_add (dv->gate_units, g);
     }
 }
 
-/* Natural order: digit runs compare as numbers. */
-static int
-natural_compare (const char *a,
-                 const char *b)
-{
-  while (*a != '\0' && *b != '\0')
-    {
-      if (g_ascii_isdigit (*a) && g_ascii_isdigit (*b))
-        {
-          const char *ea = a, *eb = b;
-          gsize la, lb;
-          int cmp;
-
-          while (*a == '0' && g_ascii_isdigit (a[1]))
-            a++;
-          while (*b == '0' && g_ascii_isdigit (b[1]))
-            b++;
-          for (ea = a; g_ascii_isdigit (*ea); ea++)
-            ;
-          for (eb = b; g_ascii_isdigit (*eb); eb++)
-            ;
-          la = (gsize) (ea - a);
-          lb = (gsize) (eb - b);
-          if (la != lb)
-            return la < lb ? -1 : 1;
-          if ((cmp = strncmp (a, b, la)) != 0)
-            return cmp;
-          a = ea;
-          b = eb;
-        }
-      else
-        {
-          if (*a != *b)
-            return (guchar) *a < (guchar) *b ? -1 : 1;
-          a++;
-          b++;
-        }
-    }
-  return *a == *b ? 0 : *a == '\0' ? -1 : 1;
-}
-
-static int
-tensor_ptr_natural_compare (gconstpointer a,
-                            gconstpointer b)
-{
-  const RpeTensor *x = *(const RpeTensor *const *) a;
-  const RpeTensor *y = *(const RpeTensor *const *) b;
-
-  return natural_compare (x->name, y->name);
-}
-
-static int
-gate_compare (gconstpointer a,
-              gconstpointer b)
-{
-  const Gate *x = a, *y = b;
-
-  return x->layer < y->layer ? -1 : x->layer > y->layer;
-}
-
-static int
-code_compare (gconstpointer a,
-              gconstpointer b)
-{
-  const Code *x = a, *y = b;
-
-  return x->layer < y->layer ? -1 : x->layer > y->layer;
-}
-
-static int
-candidate_compare (gconstpointer a,
-                   gconstpointer b)
-{
-  const Candidate *x = *(Candidate *const *) a;
-  const Candidate *y = *(Candidate *const *) b;
-
-  return x->first_index < y->first_index ? -1 : x->first_index > y->first_index;
-}
-
-/* Whether `parent` ('' = the root) is an ancestor directory of `path`. */
-static gboolean
-is_ancestor (const char *parent,
-             const char *path)
-{
-  gsize n = strlen (parent);
-
-  if (n == 0)
-    return TRUE;
-  return strncmp (parent, path, n) == 0 && path[n] == '/';
-}
-
-static char *
-parent_of (const char *path)
-{
-  const char *slash = strrchr (path, '/');
-
-  return slash != NULL ? g_strndup (path, (gsize) (slash - path)) : g_strdup ("");
-}
-
-/* All candidate modules of a set (complete or not), in order of first appearance. */
-static GPtrArray *
-collect_candidates (const RpeTensorSet *set)
-{
-  GPtrArray *cands = g_ptr_array_new_with_free_func (candidate_free);
-  g_autoptr (GPtrArray) pt_gates = g_ptr_array_new ();
-  g_autoptr (GPtrArray) flax_gates = g_ptr_array_new ();
-
-  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
-    {
-      const RpeTensor *t = rpe_tensor_set_get (set, i);
-
-      if (strchr (t->name, '/') != NULL)
-        scan_flax (cands, flax_gates, t, i);
-      else
-        scan_pytorch (cands, pt_gates, t, i);
-    }
-
-  /* PyTorch gates go to the modules of the same prefix */
-  for (guint i = 0; i < pt_gates->len; i++)
-    {
-      const RpeTensor *t = g_ptr_array_index (pt_gates, i);
-      g_auto (GStrv) parts = g_strsplit (t->name, ".", -1);
-      gsize n = g_strv_length (parts);
-      g_autofree char *prefix = join_components (parts, n - 3);
-      Gate gate = { 0 };
-
-      parse_layer (parts[n - 2], &gate.layer);
-      gate.tensor = t;
-      for (guint j = 0; j < cands->len; j++)
-        {
-          Candidate *c = g_ptr_array_index (cands, j);
-          if (c->convention != CONV_FLAX && strcmp (c->prefix, prefix) == 0)
-            g_array_append_val (c->gates, gate);
-        }
-    }
-
-  /* Flax gates go to the module(s) whose parent is their deepest ancestor;
-   * layers are numbered in natural path order */
-  g_ptr_array_sort (flax_gates, tensor_ptr_natural_compare);
-  for (guint i = 0; i < flax_gates->len; i++)
-    {
-      const RpeTensor *t = g_ptr_array_index (flax_gates, i);
-      gsize best = 0;
-      gboolean any = FALSE;
-
-      for (int pass = 0; pass < 2; pass++)
-        for (guint j = 0; j < cands->len; j++)
-          {
-            Candidate *c = g_ptr_array_index (cands, j);
-            g_autofree char *parent = NULL;
-
-            if (c->convention != CONV_FLAX)
-              continue;
-            parent = parent_of (c->prefix);
-            if (!is_ancestor (parent, t->name))
-              continue;
-            if (pass == 0)
-              {
-                if (!any || strlen (parent) + 1 > best)
-                  best = strlen (parent) + 1;
-                any = TRUE;
-              }
-            else if (strlen (parent) + 1 == best)
-              {
-                Gate gate = { (int) c->gates->len, t };
-                g_array_append_val (c->gates, gate);
-              }
-          }
-    }
-
-  for (guint j = 0; j < cands->len; j++)
-    {
-      Candidate *c = g_ptr_array_index (cands, j);
-      g_array_sort (c->codes, code_compare);
-      g_array_sort (c->gates, gate_compare);
-    }
-  g_ptr_array_sort (cands, candidate_compare);
-  return cands;
-}
-
-static gboolean
-code_complete (const Candidate *c,
-               const Code      *code)
-{
-  for (gsize s = 0; s < n_slots (c->method); s++)
-    if (code->slot[s] == NULL)
-      return FALSE;
-  return TRUE;
-}
-
-static const Code *
-first_complete_code (const Candidate *c)
-{
-  for (guint i = 0; i < c->codes->len; i++)
-    if (code_complete (c, &g_array_index (c->codes, Code, i)))
-      return &g_array_index (c->codes, Code, i);
-  return NULL;
-}
-
-static const Gate *
-find_gate (const Candidate *c,
-           int              layer)
-{
-  for (guint i = 0; i < c->gates->len; i++)
-    if (g_array_index (c->gates, Gate, i).layer == layer)
-      return &g_array_index (c->gates, Gate, i);
-  return NULL;
-}
-
-/* Conv channel count and filter length from the (file) shape, or FALSE. */
-static gboolean
-conv_geometry (const Candidate *c,
-               const RpeTensor *t,
-               gsize           *channels,
-               gsize           *length)
-{
-  if (t->ndim != 3 || t->shape[1] != 1)
-    return FALSE;
-  if (c->convention == CONV_FLAX)
-    {
-      *length = t->shape[0];
-      *channels = t->shape[2];
-    }
-  else
-    {
-      *channels = t->shape[0];
-      *length = t->shape[2];
-    }
-  return TRUE;
-}
-
-/* H and D of a conv module: from its gate, a sine module with the same prefix,
- * or (1, channels). */
+/* Pairs every filter with the code modules of its owner or nearest ancestor. */
 static void
-conv_heads (GPtrArray       *cands,
-            const Candidate *c,
-            const Gate      *gate,
+pair_filters (Discovery *dv)
+{
+  g_autoptr (GHashTable) by_owner =
+    g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
+
+  for (guint i = 0; i < dv->groups->len; i++)
+    {
+      Group *g = g_ptr_array_index (dv->groups, i);
+      GPtrArray *list = g_hash_table_lookup (by_owner, g->owner);
+
+      if (list == NULL)
+        {
+          list = g_ptr_array_new ();
+          g_hash_table_insert (by_owner, g->owner, list);
+        }
+      g_ptr_array_add (list, g);
+    }
+
+  for (guint i = 0; i < dv->gate_groups->len; i++)
+    {
+      GateGroup *gg = g_ptr_array_index (dv->gate_groups, i);
+      const RpeTensor *gate = ((GateUnit *) g_ptr_array_index (gg->gates, 0))->tensor;
+      g_autofree char *buf = g_strdup (gg->owner);
+      gsize len = strlen (buf);
+
+      for (int level = 0; level < MAX_ANCESTOR_WALK; level++)
+        {
+          GPtrArray *list;
+          gssize sep;
+
+          buf[len] = '\0';
+          list = g_hash_table_lookup (by_owner, buf);
+          if (list != NULL)
+            {
+              for (guint j = 0; j < list->len; j++)
+                if (gate_fits (g_ptr_array_index (list, j), gate))
+                  g_ptr_array_add (gg->codes, g_ptr_array_index (list, j));
+              /* a lone module that does not fit: paired anyway, so that loading
+               * it reports the shape instead of dropping the gate */
+              if (gg->codes->len == 0 && list->len == 1)
+                g_ptr_array_add (gg->codes, g_ptr_array_index (list, 0));
+              if (gg->codes->len > 0)
+                break;
+            }
+          if (len == 0)
+            break;
+          sep = last_sep (buf, len);
+          len = sep >= 0 ? (gsize) sep : 0;
+        }
+      for (guint j = 0; j < gg->codes->len; j++)
+        g_ptr_array_add (((Group *) g_ptr_array_index (gg->codes, j))->filters, gg);
+    }
+}
+
+static Discovery *
+discover (const RpeTensorSet *set,
+          GError            **error)
+{
+  g_autoptr (Discovery) dv = NULL;
+  g_autoptr (GHashTable) sine_units = NULL, conv_units = NULL, code_dirs = NULL, gate_dirs = NULL;
+  g_autoptr (GHashTable) groups = NULL, gate_groups = NULL, owner_count = NULL;
+
+  if (!check_budget (set, error))
+    return NULL;
+
+  dv = g_new0 (Discovery, 1);
+  dv->units = g_ptr_array_new_with_free_func (unit_free);
+  dv->gate_units = g_ptr_array_new_with_free_func (gate_unit_free);
+  dv->groups = g_ptr_array_new_with_free_func (group_free);
+  dv->gate_groups = g_ptr_array_new_with_free_func (gate_group_free);
+  dv->flax = rpe_checkpoint_is_flax (set);
+
+  sine_units = g_hash_table_new (g_str_hash, g_str_equal);
+  conv_units = g_hash_table_new (g_str_hash, g_str_equal);
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+    scan_tensor (dv, sine_units, conv_units, rpe_tensor_set_get (set, i), i);
+
+  /* layers: over the code dirs (both methods together), and over the gate dirs */
+  code_dirs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, layer_info_free);
+  for (guint i = 0; i < dv->units->len; i++)
+    g_hash_table_insert (code_dirs, ((Unit *) g_ptr_array_index (dv->units, i))->dir, NULL);
+  assign_layers (code_dirs);
+  gate_dirs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, layer_info_free);
+  for (guint i = 0; i < dv->gate_units->len; i++)
+    g_hash_table_insert (gate_dirs, ((GateUnit *) g_ptr_array_index (dv->gate_units, i))->dir, NULL);
+  assign_layers (gate_dirs);
+
+  /* code groups: one per (pattern, method) */
+  groups = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < dv->units->len; i++)
+    {
+      Unit *u = g_ptr_array_index (dv->units, i);
+      const LayerInfo *li = g_hash_table_lookup (code_dirs, u->dir);
+      char *key = g_strdup_printf ("%c%s", u->method == RPE_SPE_SINE ? 's' : 'c', li->pattern);
+      Group *g = g_hash_table_lookup (groups, key);
+
+      if (g == NULL)
+        {
+          g = g_new0 (Group, 1);
+          g->pattern = g_strdup (li->pattern);
+          g->owner = owner_of (li->pattern);
+          g->method = u->method;
+          g->layered = li->layer >= 0;
+          g->first_index = u->first_index;
+          g->units = g_ptr_array_new ();
+          g->filters = g_ptr_array_new ();
+          g_ptr_array_add (dv->groups, g);
+          g_hash_table_insert (groups, key, g);
+        }
+      else
+        g_free (key);
+      u->layer = li->layer;
+      u->group = g;
+      g->first_index = MIN (g->first_index, u->first_index);
+      g_ptr_array_add (g->units, u);
+    }
+  for (guint i = 0; i < dv->groups->len; i++)
+    g_ptr_array_sort (((Group *) g_ptr_array_index (dv->groups, i))->units, unit_layer_compare);
+  g_ptr_array_sort (dv->groups, group_order);
+
+  /* filters: one per gate pattern */
+  gate_groups = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < dv->gate_units->len; i++)
+    {
+      GateUnit *gu = g_ptr_array_index (dv->gate_units, i);
+      const LayerInfo *li = g_hash_table_lookup (gate_dirs, gu->dir);
+      GateGroup *gg = g_hash_table_lookup (gate_groups, li->pattern);
+
+      if (gg == NULL)
+        {
+          gg = g_new0 (GateGroup, 1);
+          gg->pattern = g_strdup (li->pattern);
+          gg->owner = owner_of (li->pattern);
+          gg->layered = li->layer >= 0;
+          gg->first_index = gu->index;
+          gg->gates = g_ptr_array_new ();
+          gg->codes = g_ptr_array_new ();
+          g_ptr_array_add (dv->gate_groups, gg);
+          g_hash_table_insert (gate_groups, gg->pattern, gg);
+        }
+      gu->layer = li->layer;
+      gu->group = gg;
+      g_ptr_array_add (gg->gates, gu);
+    }
+  for (guint i = 0; i < dv->gate_groups->len; i++)
+    g_ptr_array_sort (((GateGroup *) g_ptr_array_index (dv->gate_groups, i))->gates, gate_layer_compare);
+
+  dv->sine_by_owner = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < dv->groups->len; i++)
+    {
+      Group *g = g_ptr_array_index (dv->groups, i);
+      if (g->method == RPE_SPE_SINE && !g_hash_table_contains (dv->sine_by_owner, g->owner))
+        g_hash_table_insert (dv->sine_by_owner, g->owner, g);
+    }
+  pair_filters (dv);
+
+  /* display prefixes */
+  owner_count = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < dv->groups->len; i++)
+    {
+      Group *g = g_ptr_array_index (dv->groups, i);
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (owner_count, g->owner));
+      g_hash_table_insert (owner_count, g->owner, GUINT_TO_POINTER (n + 1));
+    }
+  for (guint i = 0; i < dv->groups->len; i++)
+    {
+      Group *g = g_ptr_array_index (dv->groups, i);
+      gboolean unique = GPOINTER_TO_UINT (g_hash_table_lookup (owner_count, g->owner)) == 1;
+
+      g->prefix = g_strdup (!dv->flax && unique && g->owner[0] != '\0' ? g->owner : g->pattern);
+    }
+  return g_steal_pointer (&dv);
+}
+
+/* H and D of conv channels: from the gate, else a sine module with the same
+ * owner, else (1, channels). */
+static void
+conv_heads (const Discovery *dv,
+            const Group     *g,
+            const RpeTensor *gate,
             gsize            channels,
             gsize           *h,
             gsize           *d)
 {
-  if (gate == NULL && c->gates->len > 0)
-    gate = &g_array_index (c->gates, Gate, 0);
-  if (gate != NULL && gate->tensor->ndim == 2
-      && gate->tensor->shape[0] * gate->tensor->shape[1] == channels && channels > 0)
+  const Group *sine;
+
+  if (gate == NULL && g != NULL && g->filters->len > 0)
+    gate = ((GateUnit *) g_ptr_array_index (((GateGroup *) g_ptr_array_index (g->filters, 0))->gates, 0))->tensor;
+  if (gate != NULL && gate->ndim == 2 && channels > 0 && gate->shape[0] * gate->shape[1] == channels)
     {
-      *h = gate->tensor->shape[0];
-      *d = gate->tensor->shape[1];
+      *h = gate->shape[0];
+      *d = gate->shape[1];
       return;
     }
-  for (guint i = 0; i < cands->len; i++)
+  if (g != NULL && (sine = g_hash_table_lookup (dv->sine_by_owner, g->owner)) != NULL)
     {
-      const Candidate *o = g_ptr_array_index (cands, i);
-      const Code *code;
-
-      if (o->method != RPE_SPE_SINE || strcmp (o->prefix, c->prefix) != 0
-          || (code = first_complete_code (o)) == NULL || code->slot[0]->ndim != 3)
-        continue;
-      if (code->slot[0]->shape[0] * code->slot[0]->shape[1] == channels && channels > 0)
+      gsize sh, sd;
+      if (group_channels (sine, &sh, &sd) == channels && channels > 0)
         {
-          *h = code->slot[0]->shape[0];
-          *d = code->slot[0]->shape[1];
+          *h = sh;
+          *d = sd;
           return;
         }
     }
   *h = 1;
   *d = channels;
+}
+
+/* "'m.spe_filters.*.gate' (layers 0, 1)" */
+static char *
+filter_description (const GateGroup *gg)
+{
+  const GateUnit *first = g_ptr_array_index (gg->gates, 0);
+  gsize dir_len = strlen (first->dir);
+  GString *s = g_string_new ("'");
+
+  g_string_append (s, gg->pattern);
+  g_string_append (s, first->tensor->name + dir_len);
+  g_string_append_c (s, '\'');
+  if (gg->layered)
+    {
+      g_string_append (s, gg->gates->len > 1 ? " (layers " : " (layer ");
+      for (guint i = 0; i < gg->gates->len; i++)
+        g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((GateUnit *) g_ptr_array_index (gg->gates, i))->layer);
+      g_string_append_c (s, ')');
+    }
+  return g_string_free (s, FALSE);
+}
+
+static const char *
+method_name (RpeSpeMethod m)
+{
+  return m == RPE_SPE_SINE ? "sine" : "conv";
+}
+
+/* Why a module's gate needs a choice, or NULL. */
+static char *
+pairing_problem (const Group *g)
+{
+  GString *s;
+
+  if (g->filters->len > 1)
+    {
+      s = g_string_new (NULL);
+      g_string_append_printf (s, "'%s' is paired with %u filters: ", g->prefix, g->filters->len);
+      for (guint i = 0; i < g->filters->len; i++)
+        {
+          g_autofree char *d = filter_description (g_ptr_array_index (g->filters, i));
+          g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", d);
+        }
+      return g_string_free (s, FALSE);
+    }
+  if (g->filters->len == 1)
+    {
+      const GateGroup *gg = g_ptr_array_index (g->filters, 0);
+      g_autofree char *d = NULL;
+
+      if (gg->codes->len <= 1)
+        return NULL;
+      d = filter_description (gg);
+      s = g_string_new (NULL);
+      g_string_append_printf (s, "the filter %s could belong to ", d);
+      for (guint i = 0; i < gg->codes->len; i++)
+        {
+          const Group *o = g_ptr_array_index (gg->codes, i);
+          g_string_append_printf (s, "%s'%s' (%s)", i == 0 ? "" : i + 1 == gg->codes->len ? " or " : ", ",
+                                  o->prefix, method_name (o->method));
+        }
+      return g_string_free (s, FALSE);
+    }
+  return NULL;
 }
 
 void
@@ -569,27 +892,40 @@ rpe_spe_module_info_free (RpeSpeModuleInfo *info)
   if (info->layers != NULL)
     g_array_unref (info->layers);
   g_free (info->convention);
+  g_free (info->code_name);
+  if (info->gates != NULL)
+    g_ptr_array_unref (info->gates);
+  if (info->gate_layers != NULL)
+    g_array_unref (info->gate_layers);
+  g_free (info->pairing_note);
   g_free (info);
 }
 
 GPtrArray *
-rpe_checkpoint_find_modules (const RpeTensorSet *set)
+rpe_checkpoint_discover (const RpeTensorSet  *set,
+                         GPtrArray          **unpaired,
+                         GError             **error)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_spe_module_info_free);
-  g_autoptr (GPtrArray) cands = collect_candidates (set);
+  g_autoptr (Discovery) dv = discover (set, error);
+  GPtrArray *out;
 
-  for (guint i = 0; i < cands->len; i++)
+  if (unpaired != NULL)
+    *unpaired = NULL;
+  if (dv == NULL)
+    return NULL;
+  out = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_spe_module_info_free);
+  for (guint i = 0; i < dv->groups->len; i++)
     {
-      const Candidate *c = g_ptr_array_index (cands, i);
-      const Code *code = first_complete_code (c);
+      const Group *g = g_ptr_array_index (dv->groups, i);
+      const Unit *u = first_complete_unit (g);
       RpeSpeModuleInfo *info;
-      gsize h, d, size;
+      gsize h, d, size, size2 = 0;
 
-      if (code == NULL)
+      if (u == NULL)
         continue;
-      if (c->method == RPE_SPE_SINE)
+      if (g->method == RPE_SPE_SINE)
         {
-          const RpeTensor *f = code->slot[0];
+          const RpeTensor *f = u->slot[0];
           if (f->ndim != 3)
             continue;
           h = f->shape[0];
@@ -599,31 +935,66 @@ rpe_checkpoint_find_modules (const RpeTensorSet *set)
       else
         {
           gsize channels;
-          if (!conv_geometry (c, code->slot[0], &channels, &size))
+          if (!conv_geometry (u->flax_kernel, u->slot[0], &channels, &size, &size2))
             continue;
-          conv_heads (cands, c, NULL, channels, &h, &d);
+          conv_heads (dv, g, NULL, channels, &h, &d);
         }
       info = g_new0 (RpeSpeModuleInfo, 1);
-      info->prefix = g_strdup (c->prefix);
-      info->method = c->method;
+      info->prefix = g_strdup (g->prefix);
+      info->method = g->method;
       info->n_heads = h;
       info->n_features = d;
       info->size = size;
-      info->convention = g_strdup (convention_names[c->convention]);
+      info->size2 = size2;
+      info->convention = g_strdup_printf ("%s%s", dv->flax ? "flax" : "pytorch", g->layered ? "-unshared" : "");
+      info->code_name = g_strdup (u->slot[0]->name);
       info->layers = g_array_new (FALSE, FALSE, sizeof (int));
-      if (c->convention == CONV_PYTORCH_UNSHARED)
+      info->gates = g_ptr_array_new_with_free_func (g_free);
+      info->gate_layers = g_array_new (FALSE, FALSE, sizeof (int));
+      if (g->layered)
         {
-          /* one code per layer: the layers with complete code parameters */
-          for (guint j = 0; j < c->codes->len; j++)
-            if (code_complete (c, &g_array_index (c->codes, Code, j)))
-              g_array_append_val (info->layers, g_array_index (c->codes, Code, j).layer);
+          for (guint j = 0; j < g->units->len; j++)
+            if (unit_complete (g_ptr_array_index (g->units, j)))
+              g_array_append_val (info->layers, ((Unit *) g_ptr_array_index (g->units, j))->layer);
         }
-      else
-        for (guint j = 0; j < c->gates->len; j++)
-          g_array_append_val (info->layers, g_array_index (c->gates, Gate, j).layer);
+      else if (g->filters->len == 1 && ((GateGroup *) g_ptr_array_index (g->filters, 0))->layered)
+        {
+          const GateGroup *gg = g_ptr_array_index (g->filters, 0);
+          for (guint j = 0; j < gg->gates->len; j++)
+            g_array_append_val (info->layers, ((GateUnit *) g_ptr_array_index (gg->gates, j))->layer);
+        }
+      for (guint f = 0; f < g->filters->len; f++)
+        {
+          const GateGroup *gg = g_ptr_array_index (g->filters, f);
+          for (guint j = 0; j < gg->gates->len; j++)
+            {
+              const GateUnit *gu = g_ptr_array_index (gg->gates, j);
+              g_ptr_array_add (info->gates, g_strdup (gu->tensor->name));
+              g_array_append_val (info->gate_layers, gu->layer);
+            }
+        }
+      info->pairing_note = pairing_problem (g);
       g_ptr_array_add (out, info);
     }
+  if (unpaired != NULL)
+    {
+      *unpaired = g_ptr_array_new_with_free_func (g_free);
+      for (guint i = 0; i < dv->gate_units->len; i++)
+        {
+          const GateUnit *gu = g_ptr_array_index (dv->gate_units, i);
+          if (gu->group->codes->len == 0)
+            g_ptr_array_add (*unpaired, g_strdup (gu->tensor->name));
+        }
+    }
   return out;
+}
+
+GPtrArray *
+rpe_checkpoint_find_modules (const RpeTensorSet *set)
+{
+  GPtrArray *out = rpe_checkpoint_discover (set, NULL, NULL);
+
+  return out != NULL ? out : g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_spe_module_info_free);
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -649,20 +1020,47 @@ softplus (double x)
   return log1p (exp (x));
 }
 
+/* The name a missing slot would have, after the unit's dir. */
+static char *
+slot_name (const Unit *u,
+           gsize       slot)
+{
+  const char *sep = strchr (u->dir, '/') != NULL ? "/" : ".";
+  const char *leaf;
+
+  if (u->method == RPE_SPE_SINE)
+    leaf = sine_leaves[slot];
+  else if (u->flax_kernel)
+    leaf = slot == 0 ? "conv_q/kernel" : "conv_k/kernel";
+  else
+    leaf = slot == 0 ? "conv_q.weight" : "conv_k.weight";
+  if (u->dir[0] == '\0')
+    return g_strdup (leaf);
+  if (strcmp (sep, "/") == 0 || u->flax_kernel)
+    {
+      g_autofree char *l = g_strdup (leaf);
+      if (strcmp (sep, ".") == 0)
+        g_strdelimit (l, "/", '.');
+      return g_strdup_printf ("%s%s%s", u->dir, sep, l);
+    }
+  return g_strdup_printf ("%s.%s", u->dir, leaf);
+}
+
 static gboolean
-missing_error (const Candidate *c,
-               const Code      *code,
-               GError         **error)
+missing_error (const Unit       *u,
+               const char       *module,
+               const RpeTensor **slot,
+               GError          **error)
 {
   GString *missing = g_string_new (NULL), *found = g_string_new (NULL);
   gsize n_missing = 0;
 
-  for (gsize s = 0; s < n_slots (c->method); s++)
+  for (gsize s = 0; s < n_slots (u->method); s++)
     {
-      g_autofree char *name = slot_name (c, code->layer, s);
-      GString *which = code->slot[s] == NULL ? missing : found;
+      g_autofree char *name = slot[s] != NULL ? g_strdup (slot[s]->name) : slot_name (u, s);
+      GString *which = slot[s] == NULL ? missing : found;
 
-      n_missing += code->slot[s] == NULL;
+      n_missing += slot[s] == NULL;
       g_string_append_printf (which, "%s'%s'", which->len > 0 ? ", " : "", name);
     }
   if (found->len > 0)
@@ -672,7 +1070,7 @@ missing_error (const Candidate *c,
     }
   rpe_set_error (error, RPE_ERROR_NOT_FOUND,
                  "The %s SPE module '%s' is incomplete: %s %s missing%s",
-                 c->method == RPE_SPE_SINE ? "sine" : "conv", c->prefix, missing->str,
+                 method_name (u->method), module, missing->str,
                  n_missing > 1 ? "are" : "is", found->str);
   g_string_free (missing, TRUE);
   g_string_free (found, TRUE);
@@ -703,119 +1101,319 @@ same_shape (const RpeTensor *a,
 }
 
 static char *
-module_list (GPtrArray *cands)
+module_list (const Discovery *dv,
+             int              method)
 {
   GString *s = g_string_new (NULL);
 
-  for (guint i = 0; i < cands->len; i++)
+  for (guint i = 0; i < dv->groups->len; i++)
     {
-      const Candidate *c = g_ptr_array_index (cands, i);
-      g_string_append_printf (s, "%s'%s'", s->len > 0 ? ", " : "", c->prefix);
+      const Group *g = g_ptr_array_index (dv->groups, i);
+      if (method < 0 || (int) g->method == method)
+        g_string_append_printf (s, "%s'%s' (%s)", s->len > 0 ? ", " : "", g->prefix, method_name (g->method));
     }
+  if (s->len == 0)
+    g_string_append (s, "none");
   return g_string_free (s, FALSE);
 }
 
 static char *
-layer_list (const Candidate *c,
-            gboolean         codes)
+unit_layers (const Group *g)
 {
   GString *s = g_string_new (NULL);
-  guint n = codes ? c->codes->len : c->gates->len;
 
-  for (guint i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%d", s->len > 0 ? ", " : "",
-                            codes ? g_array_index (c->codes, Code, i).layer
-                                  : g_array_index (c->gates, Gate, i).layer);
+  for (guint i = 0; i < g->units->len; i++)
+    g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((Unit *) g_ptr_array_index (g->units, i))->layer);
   return g_string_free (s, FALSE);
 }
 
-gboolean
-rpe_checkpoint_load_spe (const RpeTensorSet  *set,
-                         const char          *prefix,
-                         int                  layer,
-                         RpeSpeParams        *params,
-                         GError             **error)
+static char *
+gate_layers (const GateGroup *gg)
 {
-  g_autoptr (GPtrArray) cands = NULL;
-  const Candidate *c = NULL;
-  const Code *code = NULL;
-  const Gate *gate = NULL;
-  gsize h, d, size;
-  RpeStatus st;
+  GString *s = g_string_new (NULL);
 
-  memset (params, 0, sizeof *params);
-  cands = collect_candidates (set);
-  if (cands->len == 0)
-    return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                          "No SPE module found: the checkpoint has no tensor named like "
-                          "'<prefix>.spe.freqs', '<prefix>.spe.conv_q.weight', "
-                          "'.../SineSPE_0/freqs' or '.../conv_q/kernel'");
+  for (guint i = 0; i < gg->gates->len; i++)
+    g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((GateUnit *) g_ptr_array_index (gg->gates, i))->layer);
+  return g_string_free (s, FALSE);
+}
 
-  /* the module */
-  for (guint i = 0; i < cands->len && c == NULL; i++)
-    {
-      const Candidate *o = g_ptr_array_index (cands, i);
-      if (prefix != NULL ? strcmp (o->prefix, prefix) == 0 : first_complete_code (o) != NULL)
-        c = o;
-    }
-  if (c == NULL && prefix == NULL)
-    c = g_ptr_array_index (cands, 0);
-  if (c == NULL)
-    {
-      g_autofree char *list = module_list (cands);
-      return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                            "No SPE module with prefix '%s' (found: %s)", prefix, list);
-    }
+/* Whether `p` names group g (as prefix, pattern, owner or one unit's path, with
+ * or without a module./model. wrapper); *layer receives the unit's layer when
+ * `p` is a layer's concrete path. */
+static gboolean
+prefix_matches (const Group *g,
+                const char  *p,
+                int         *layer)
+{
+  static const char *const wrappers[] = { "", "module.", "model.", "module/", "model/" };
 
-  /* the code (per layer when unshared) and the gate */
-  if (c->convention == CONV_PYTORCH_UNSHARED)
+  for (gsize w = 0; w < G_N_ELEMENTS (wrappers); w++)
     {
-      for (guint i = 0; i < c->codes->len && code == NULL; i++)
+      g_autofree char *cand = g_strconcat (wrappers[w], p, NULL);
+
+      if (strcmp (cand, g->prefix) == 0 || strcmp (cand, g->pattern) == 0
+          || (strcmp (cand, g->owner) == 0 && g->owner[0] != '\0'))
+        return TRUE;
+      for (guint i = 0; i < g->units->len; i++)
         {
-          const Code *o = &g_array_index (c->codes, Code, i);
-          if (layer < 0 || o->layer == layer)
-            code = o;
-        }
-      if (code == NULL)
-        {
-          g_autofree char *list = layer_list (c, TRUE);
-          return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                                "The SPE module '%s' has no parameters for layer %d (layers: %s)",
-                                c->prefix, layer, list);
-        }
-      gate = find_gate (c, code->layer);
-    }
-  else
-    {
-      code = &g_array_index (c->codes, Code, 0);
-      if (c->gates->len > 0)
-        {
-          gate = layer < 0 ? &g_array_index (c->gates, Gate, 0) : find_gate (c, layer);
-          if (gate == NULL)
+          const Unit *u = g_ptr_array_index (g->units, i);
+          if (g->layered && strcmp (cand, u->dir) == 0)
             {
-              g_autofree char *list = layer_list (c, FALSE);
-              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                                    "The SPE module '%s' has no gate for layer %d (layers with a gate: %s)",
-                                    c->prefix, layer, list);
+              *layer = u->layer;
+              return TRUE;
             }
         }
     }
-  if (!code_complete (c, code))
-    return missing_error (c, code, error);
+  return FALSE;
+}
+
+static gboolean
+gate_fits_hd (const RpeTensor *gate,
+              RpeSpeMethod     method,
+              gsize            h,
+              gsize            d)
+{
+  if (gate->ndim != 2)
+    return FALSE;
+  if (method == RPE_SPE_SINE)
+    return gate->shape[0] == h && gate->shape[1] == d;
+  return gate->shape[0] * gate->shape[1] == h * d;
+}
+
+gboolean
+rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
+                              const RpeSpeSelection *selection,
+                              RpeSpeParams          *params,
+                              char                 **note,
+                              GError               **error)
+{
+  static const RpeSpeSelection defaults = RPE_SPE_SELECTION_INIT;
+  const RpeSpeSelection *sel = selection != NULL ? selection : &defaults;
+  const RpeTensorMap *map = sel->map;
+  g_autoptr (Discovery) dv = NULL;
+  g_autoptr (GString) notes = g_string_new (NULL);
+  const RpeTensor *mapped[RPE_ROLE_GATE + 1] = { NULL };
+  const RpeTensor *slot[3] = { NULL };
+  const RpeTensor *gate = NULL;
+  const Group *g = NULL;
+  const Unit *u = NULL;
+  Unit mapped_unit = { 0 };
+  g_autofree char *module = NULL;
+  gboolean map_sine, map_conv, map_complete = FALSE;
+  int method = sel->method, layer = sel->layer, prefix_layer = -1;
+  RpeSpeMethod m;
+  gboolean flax_kernel;
+  gsize h, d, size, size2 = 0, channels = 0, count;
+  RpeStatus st;
+
+  memset (params, 0, sizeof *params);
+  if (note != NULL)
+    *note = NULL;
+  if ((dv = discover (set, error)) == NULL)
+    return FALSE;
+
+  /* the explicit map */
+  map_sine = rpe_tensor_map_has_any (map, RPE_ROLE_SINE_FREQS, RPE_ROLE_SINE_GAINS);
+  map_conv = rpe_tensor_map_has_any (map, RPE_ROLE_CONV_Q, RPE_ROLE_CONV_K);
+  if (map_sine && map_conv)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--map gives both sine (freqs/offsets/gains) and conv (conv_q/conv_k) roles; "
+                          "one module is loaded at a time");
+  for (int r = 0; r <= RPE_ROLE_GATE; r++)
+    {
+      const char *name = rpe_tensor_map_get (map, (RpeRole) r);
+      if (name != NULL && (mapped[r] = rpe_tensor_set_lookup (set, name)) == NULL)
+        return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                              "--map %s=%s: the checkpoint has no tensor '%s' (rpe info lists them)",
+                              rpe_role_to_string ((RpeRole) r), name, name);
+    }
+  if (map_sine || map_conv)
+    {
+      int want = map_sine ? RPE_SPE_SINE : RPE_SPE_CONV;
+      if (method >= 0 && method != want)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "--map gives %s roles but the %s method was asked for",
+                              method_name (want), method_name (method));
+      method = want;
+      map_complete = map_sine ? (mapped[0] && mapped[1] && mapped[2]) : (mapped[3] && mapped[4]);
+    }
+
+  if (map_complete)
+    {
+      /* the mapped tensors form the module; if they are one discovered module,
+       * its filters come with it */
+      m = (RpeSpeMethod) method;
+      for (gsize s = 0; s < n_slots (m); s++)
+        slot[s] = mapped[(m == RPE_SPE_SINE ? RPE_ROLE_SINE_FREQS : RPE_ROLE_CONV_Q) + s];
+      for (guint i = 0; i < dv->units->len && u == NULL; i++)
+        {
+          const Unit *o = g_ptr_array_index (dv->units, i);
+          gboolean same = o->method == m;
+          for (gsize s = 0; s < n_slots (m) && same; s++)
+            same = o->slot[s] == slot[s];
+          if (same)
+            u = o;
+        }
+      if (u != NULL)
+        {
+          g = u->group;
+          flax_kernel = u->flax_kernel;
+        }
+      else
+        {
+          mapped_unit.dir = (char *) "";
+          mapped_unit.method = m;
+          mapped_unit.flax_kernel = dv->flax;
+          mapped_unit.layer = -1;
+          u = &mapped_unit;
+          flax_kernel = dv->flax;
+        }
+      module = u == &mapped_unit ? g_strdup ("(--map)") : g_strdup (g->prefix);
+    }
+  else
+    {
+      /* the module */
+      guint n_complete = 0;
+
+      if (sel->prefix != NULL)
+        {
+          GPtrArray *matches = g_ptr_array_new ();
+          for (guint i = 0; i < dv->groups->len; i++)
+            {
+              const Group *o = g_ptr_array_index (dv->groups, i);
+              int l = -1;
+              if ((method < 0 || (int) o->method == method) && prefix_matches (o, sel->prefix, &l))
+                {
+                  g_ptr_array_add (matches, (gpointer) o);
+                  prefix_layer = l;
+                }
+            }
+          if (matches->len == 1)
+            g = g_ptr_array_index (matches, 0);
+          else if (matches->len > 1)
+            {
+              GString *s = g_string_new (NULL);
+              for (guint i = 0; i < matches->len; i++)
+                {
+                  const Group *o = g_ptr_array_index (matches, i);
+                  g_string_append_printf (s, "%s'%s' (%s)", i > 0 ? ", " : "", o->pattern, method_name (o->method));
+                }
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "The prefix '%s' names %u SPE modules: %s; give one of these (or --method)",
+                             sel->prefix, matches->len, s->str);
+              g_string_free (s, TRUE);
+              g_ptr_array_unref (matches);
+              return FALSE;
+            }
+          g_ptr_array_unref (matches);
+          if (g == NULL)
+            {
+              g_autofree char *list = module_list (dv, method);
+              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                    "No %sSPE module with prefix '%s' (found: %s)",
+                                    method == RPE_SPE_SINE ? "sine " : method == RPE_SPE_CONV ? "conv " : "",
+                                    sel->prefix, list);
+            }
+        }
+      else
+        {
+          for (guint i = 0; i < dv->groups->len; i++)
+            {
+              const Group *o = g_ptr_array_index (dv->groups, i);
+              if ((method >= 0 && (int) o->method != method) || first_complete_unit (o) == NULL)
+                continue;
+              if (g == NULL)
+                g = o;
+              n_complete++;
+            }
+          for (guint i = 0; i < dv->groups->len && g == NULL; i++)
+            {
+              const Group *o = g_ptr_array_index (dv->groups, i);
+              if (method < 0 || (int) o->method == method)
+                g = o;
+            }
+          if (g == NULL)
+            {
+              if (method >= 0 && dv->groups->len > 0)
+                {
+                  g_autofree char *list = module_list (dv, -1);
+                  return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "No %s SPE module in the checkpoint (found: %s)",
+                                        method_name (method), list);
+                }
+              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                    "No SPE module found: no tensors named '<module>.freqs|offsets|gains', "
+                                    "'<module>.conv_q.weight|conv_k.weight' or '<module>/conv_q/kernel|conv_k/kernel' "
+                                    "(map other names with --map ROLE=TENSOR)");
+            }
+          if (n_complete > 1)
+            {
+              g_autofree char *list = module_list (dv, method);
+              g_string_append_printf (notes, "Using the SPE module '%s' (%s) of %s; choose with --prefix.\n",
+                                      g->prefix, method_name (g->method), list);
+            }
+        }
+      module = g_strdup (g->prefix);
+
+      /* the code: one per layer when unshared */
+      if (prefix_layer >= 0)
+        {
+          if (layer >= 0 && layer != prefix_layer)
+            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                  "--prefix %s is layer %d's module but --layer %d was given",
+                                  sel->prefix, prefix_layer, layer);
+          layer = prefix_layer;
+        }
+      if (g->layered)
+        {
+          for (guint i = 0; i < g->units->len && u == NULL; i++)
+            {
+              const Unit *o = g_ptr_array_index (g->units, i);
+              if (layer >= 0 ? o->layer == layer : unit_complete (o))
+                u = o;
+            }
+          if (u == NULL && layer < 0)
+            u = g_ptr_array_index (g->units, 0);
+          if (u == NULL)
+            {
+              g_autofree char *list = unit_layers (g);
+              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                    "The SPE module '%s' has no parameters for layer %d (layers: %s)",
+                                    g->prefix, layer, list);
+            }
+          if (layer < 0 && g->units->len > 1)
+            {
+              g_autofree char *list = unit_layers (g);
+              g_string_append_printf (notes, "'%s' has one code per layer (layers %s); using layer %d's; "
+                                      "choose with --layer.\n", g->prefix, list, u->layer);
+            }
+        }
+      else
+        u = g_ptr_array_index (g->units, 0);
+      m = g->method;
+      flax_kernel = u->flax_kernel;
+      for (gsize s = 0; s < n_slots (m); s++)
+        {
+          const RpeTensor *over = mapped[(m == RPE_SPE_SINE ? RPE_ROLE_SINE_FREQS : RPE_ROLE_CONV_Q) + s];
+          slot[s] = over != NULL ? over : u->slot[s];
+        }
+    }
+  for (gsize s = 0; s < n_slots (m); s++)
+    if (slot[s] == NULL)
+      return missing_error (u, module, slot, error);
 
   /* shapes */
-  if (c->method == RPE_SPE_SINE)
+  if (m == RPE_SPE_SINE)
     {
-      const RpeTensor *f = code->slot[0];
+      const RpeTensor *f = slot[0];
 
       if (f->ndim != 3 || f->n_elements == 0)
         return shape_error (f, "(H, D, K) with no empty dimension", error);
       for (gsize s = 1; s < 3; s++)
-        if (!same_shape (code->slot[s], f))
+        if (!same_shape (slot[s], f))
           {
             g_autofree char *fs = rpe_tensor_shape_string (f);
             g_autofree char *want = g_strdup_printf ("%s like '%s'", fs, f->name);
-            return shape_error (code->slot[s], want, error);
+            return shape_error (slot[s], want, error);
           }
       h = f->shape[0];
       d = f->shape[1];
@@ -823,49 +1421,138 @@ rpe_checkpoint_load_spe (const RpeTensorSet  *set,
     }
   else
     {
-      const RpeTensor *q = code->slot[0];
-      gsize channels;
+      const RpeTensor *q = slot[0];
 
-      if (!conv_geometry (c, q, &channels, &size) || q->n_elements == 0)
-        return shape_error (q, c->convention == CONV_FLAX ? "(L, 1, H*D)" : "(H*D, 1, L)", error);
-      if (!same_shape (code->slot[1], q))
+      if (!conv_geometry (flax_kernel, q, &channels, &size, &size2) || q->n_elements == 0)
+        return shape_error (q, flax_kernel ? "(L, 1, H*D) or (L1, L2, 1, H*D)" : "(H*D, 1, L) or (H*D, 1, L1, L2)", error);
+      if (!same_shape (slot[1], q))
         {
           g_autofree char *qs = rpe_tensor_shape_string (q);
           g_autofree char *want = g_strdup_printf ("%s like '%s'", qs, q->name);
-          return shape_error (code->slot[1], want, error);
+          return shape_error (slot[1], want, error);
         }
-      conv_heads (cands, c, gate, channels, &h, &d);
-      if (gate != NULL && (gate->tensor->ndim != 2
-                           || gate->tensor->shape[0] * gate->tensor->shape[1] != channels))
+      h = 1;
+      d = channels;
+    }
+
+  /* the gate */
+  if (sel->no_gate)
+    gate = NULL;
+  else if (mapped[RPE_ROLE_GATE] != NULL)
+    gate = mapped[RPE_ROLE_GATE];
+  else if (g != NULL && g->filters->len > 0)
+    {
+      g_autofree char *problem = pairing_problem (g);
+      const GateGroup *gg = g_ptr_array_index (g->filters, 0);
+
+      if (problem != NULL)
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "Cannot tell which gate the SPE module '%s' uses: %s; choose with "
+                              "--map gate=TENSOR (or --no-gate)", g->prefix, problem);
+      if (g->layered && gg->layered)
+        {
+          for (guint i = 0; i < gg->gates->len && gate == NULL; i++)
+            if (((GateUnit *) g_ptr_array_index (gg->gates, i))->layer == u->layer)
+              gate = ((GateUnit *) g_ptr_array_index (gg->gates, i))->tensor;
+          if (gate == NULL)
+            {
+              g_autofree char *list = gate_layers (gg);
+              g_string_append_printf (notes, "Layer %d of '%s' has no gate (layers with a gate: %s).\n",
+                                      u->layer, g->prefix, list);
+            }
+        }
+      else if (gg->layered)
+        {
+          const GateUnit *gu = NULL;
+
+          for (guint i = 0; i < gg->gates->len && gu == NULL; i++)
+            if (layer < 0 || ((GateUnit *) g_ptr_array_index (gg->gates, i))->layer == layer)
+              gu = g_ptr_array_index (gg->gates, i);
+          if (gu == NULL)
+            {
+              g_autofree char *list = gate_layers (gg);
+              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                    "The SPE module '%s' has no gate for layer %d (layers with a gate: %s)",
+                                    g->prefix, layer, list);
+            }
+          if (layer < 0 && gg->gates->len > 1)
+            {
+              g_autofree char *list = gate_layers (gg);
+              g_string_append_printf (notes, "'%s' has %u gates (layers %s); using layer %d's '%s'; "
+                                      "choose with --layer.\n", g->prefix, gg->gates->len, list,
+                                      gu->layer, gu->tensor->name);
+            }
+          gate = gu->tensor;
+        }
+      else
+        gate = ((GateUnit *) g_ptr_array_index (gg->gates, 0))->tensor;
+    }
+
+  if (m == RPE_SPE_CONV)
+    {
+      conv_heads (dv, g, gate, channels, &h, &d);
+      if (gate != NULL && (gate->ndim != 2 || gate->shape[0] * gate->shape[1] != channels))
         {
           g_autofree char *want = g_strdup_printf ("(H, D) with H*D = %" G_GSIZE_FORMAT
-                                                   " channels of '%s'", channels, q->name);
-          return shape_error (gate->tensor, want, error);
+                                                   " channels of '%s'", channels, slot[0]->name);
+          return shape_error (gate, want, error);
         }
     }
-  if (gate != NULL && (gate->tensor->ndim != 2 || gate->tensor->shape[0] != h || gate->tensor->shape[1] != d))
+  if (gate != NULL && (gate->ndim != 2 || gate->shape[0] != h || gate->shape[1] != d))
     {
       g_autofree char *want = g_strdup_printf ("(%" G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT ") to match '%s'",
-                                               h, d, code->slot[0]->name);
-      return shape_error (gate->tensor, want, error);
+                                               h, d, slot[0]->name);
+      return shape_error (gate, want, error);
+    }
+
+  /* gates of the file that no module claims: never dropped in silence */
+  if (!sel->no_gate)
+    {
+      GString *others = g_string_new (NULL);
+      guint n_others = 0;
+
+      for (guint i = 0; i < dv->gate_units->len; i++)
+        {
+          const GateUnit *gu = g_ptr_array_index (dv->gate_units, i);
+          if (gu->group->codes->len == 0 && gu->tensor != gate && gate_fits_hd (gu->tensor, m, h, d))
+            {
+              if (n_others++ < 8)
+                g_string_append_printf (others, "%s'%s'", others->len > 0 ? ", " : "", gu->tensor->name);
+            }
+        }
+      if (n_others > 0)
+        g_string_append_printf (notes, "The checkpoint has %u gate%s of this shape paired with no module "
+                                "(%s%s), not used%s; use one with --map gate=TENSOR.\n",
+                                n_others, n_others > 1 ? "s" : "", others->str, n_others > 8 ? ", ..." : "",
+                                gate != NULL ? "" : " (the template is ungated)");
+      g_string_free (others, TRUE);
     }
 
   /* values */
-  for (gsize s = 0; s < n_slots (c->method); s++)
-    if (!rpe_tensor_check_finite (code->slot[s], error))
+  for (gsize s = 0; s < n_slots (m); s++)
+    if (!rpe_tensor_check_finite (slot[s], error))
       return FALSE;
-  if (gate != NULL && !rpe_tensor_check_finite (gate->tensor, error))
+  if (gate != NULL && !rpe_tensor_check_finite (gate, error))
     return FALSE;
 
-  st = rpe_spe_params_init (params, c->method, h, d, size, gate != NULL);
+  /* 2-D filters are held as (H*D, L1*L2) */
+  count = size;
+  if (size2 > 0 && !rpe_size_mul (size, size2, &count))
+    return rpe_set_error (error, RPE_ERROR_OVERFLOW, "The filters of '%s' are too large", slot[0]->name);
+  st = rpe_spe_params_init (params, m, h, d, count, gate != NULL);
   if (st != RPE_OK)
-    return rpe_set_error (error, st, "Cannot load the SPE module '%s': %s", c->prefix,
+    return rpe_set_error (error, st, "Cannot load the SPE module '%s': %s", module,
                           rpe_status_to_string (st));
-
-  if (c->method == RPE_SPE_SINE)
+  if (size2 > 0)
     {
-      const float *fr = code->slot[0]->data, *of = code->slot[1]->data, *ga = code->slot[2]->data;
-      gsize n = code->slot[0]->n_elements;
+      params->kernel = size;
+      params->kernel_cols = size2;
+    }
+
+  if (m == RPE_SPE_SINE)
+    {
+      const float *fr = slot[0]->data, *of = slot[1]->data, *ga = slot[2]->data;
+      gsize n = slot[0]->n_elements;
 
       for (gsize i = 0; i < n; i++)
         {
@@ -876,44 +1563,61 @@ rpe_checkpoint_load_spe (const RpeTensorSet  *set,
     }
   else
     {
-      const float *cq = code->slot[0]->data, *ck = code->slot[1]->data;
-      gsize channels = h * d;
+      const float *cq = slot[0]->data, *ck = slot[1]->data;
 
       for (gsize ch = 0; ch < channels; ch++)
-        for (gsize j = 0; j < size; j++)
+        for (gsize j = 0; j < count; j++)
           {
-            if (c->convention == CONV_FLAX)
+            if (flax_kernel)
               {
-                /* kernel (L, 1, C): element [j, 0, c]; conv_q is the query filter */
-                params->wq[ch * size + j] = cq[j * channels + ch];
-                params->wk[ch * size + j] = ck[j * channels + ch];
+                /* kernel (L[, L2], 1, C): element [j, 0, c]; conv_q is the query filter */
+                params->wq[ch * count + j] = cq[j * channels + ch];
+                params->wk[ch * count + j] = ck[j * channels + ch];
               }
             else
               {
-                /* weight (C, 1, L); the reference swaps q and k */
-                params->wq[ch * size + j] = ck[ch * size + j];
-                params->wk[ch * size + j] = cq[ch * size + j];
+                /* weight (C, 1, L[, L2]); the reference swaps q and k */
+                params->wq[ch * count + j] = ck[ch * count + j];
+                params->wk[ch * count + j] = cq[ch * count + j];
               }
           }
     }
   if (gate != NULL)
     {
-      const float *g = gate->tensor->data;
+      const float *gv = gate->data;
 
       for (gsize i = 0; i < h * d; i++)
-        params->gate[i] = (float) (c->convention == CONV_FLAX ? sigmoid (-(double) g[i])
-                                                               : sigmoid (g[i]));
+        params->gate[i] = (float) (dv->flax ? sigmoid (-(double) gv[i]) : sigmoid (gv[i]));
     }
 
   /* softplus of a huge finite gain overflows float: refuse it */
-  if (c->method == RPE_SPE_SINE && !rpe_all_finite_f (params->gains, h * d * size))
+  if (m == RPE_SPE_SINE && !rpe_all_finite_f (params->gains, h * d * size))
     {
       rpe_spe_params_clear (params);
       return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
                             "Tensor '%s' holds a value too large for softplus in float32",
-                            code->slot[2]->name);
+                            slot[2]->name);
+    }
+  if (note != NULL && notes->len > 0)
+    {
+      g_string_truncate (notes, notes->len - 1);   /* the last newline */
+      *note = g_strdup (notes->str);
     }
   return TRUE;
+}
+
+gboolean
+rpe_checkpoint_load_spe (const RpeTensorSet  *set,
+                         const char          *prefix,
+                         int                  layer,
+                         RpeSpeParams        *params,
+                         GError             **error)
+{
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+
+  sel.prefix = prefix;
+  sel.layer = layer;
+  return rpe_checkpoint_load_spe_full (set, &sel, params, NULL, error);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -984,8 +1688,10 @@ read_data (const guint8 *data,
                      "or convert it to .safetensors", name);
       return NULL;
     }
+  if (rpe_msgpack_looks_like (data, length))
+    return rpe_msgpack_read_bytes (data, length, name, error);
   rpe_set_error (error, RPE_ERROR_FORMAT,
-                 "'%s' is not a .safetensors or .npy file (nor an .npz or a PyTorch .pt)", name);
+                 "'%s' is not a .safetensors or .npy file (nor an .npz, a PyTorch .pt or a Flax msgpack checkpoint)", name);
   return NULL;
 }
 

@@ -1,30 +1,37 @@
 /* rpe-checkpoint.h: reading checkpoints and mapping tensor names to SPE parameters
- * (MATH.md section 10). */
+ * (MATH.md sections 3 and 10). */
 #pragma once
 
 #include <gio/gio.h>
 
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
 typedef struct
 {
-  char         *prefix;      /* the module's name prefix, as --prefix takes it */
+  char         *prefix;      /* the module's name, as --prefix takes it */
   RpeSpeMethod  method;
   gsize         n_heads;
   gsize         n_features;
-  gsize         size;        /* K (sine) or L (conv) */
-  GArray       *layers;      /* int: layer indices that have a gate (may be empty) */
-  char         *convention;  /* "pytorch", "pytorch-unshared" or "flax" */
+  gsize         size;        /* K (sine) or L (conv; L1 for 2-D) */
+  gsize         size2;       /* 2-D conv: L2; 0 otherwise */
+  GArray       *layers;      /* int: the layers --layer picks: the code's layers when unshared,
+                                else the layers of its per-layer gates (may be empty) */
+  char         *convention;  /* "pytorch", "pytorch-unshared", "flax" or "flax-unshared" */
+  char         *code_name;   /* its first code tensor, e.g. "model.spe.freqs" */
+  GPtrArray    *gates;       /* char*: every gate paired with it, in layer order */
+  GArray       *gate_layers; /* int, parallel to gates: the gate's layer, -1 for a shared filter */
+  char         *pairing_note;/* NULL, or why loading it needs a choice (ambiguous gates) */
 } RpeSpeModuleInfo;
 
 void rpe_spe_module_info_free (RpeSpeModuleInfo *info);
 
 /* Reads a checkpoint; the format is recognised from the content: .safetensors,
- * .npy, .npz, and PyTorch .pt zip archives (read with a restricted unpickler
- * that never executes anything, see rpe-pickle.h). */
+ * .npy, .npz, PyTorch .pt zip archives (read with a restricted unpickler
+ * that never executes anything, see rpe-pickle.h) and Flax msgpack. */
 RpeTensorSet *rpe_checkpoint_read       (const char  *path,
                                          GError     **error);
 RpeTensorSet *rpe_checkpoint_read_bytes (GBytes      *bytes,
@@ -32,17 +39,49 @@ RpeTensorSet *rpe_checkpoint_read_bytes (GBytes      *bytes,
                                          GError     **error);
 
 /* The SPE modules recognised in a tensor set: a GPtrArray of RpeSpeModuleInfo*
- * (with its free function set), in a stable order. */
+ * (with its free function set), in a stable order (first tensor in the file).
+ * Linear time in the number of names.  Empty if discovery would exceed the
+ * memory budget (rpe_checkpoint_discover says why). */
 GPtrArray    *rpe_checkpoint_find_modules (const RpeTensorSet *set);
 
-/* Fills `params` (initialised by the call) with the effective parameters of the
- * module `prefix` (NULL: the first module found) and the gate of `layer`
- * (-1: the first gate found; no gate if the module has none).  Applies the
- * as-coded transforms and checks every value is finite. */
+/* The same, with an error (RPE_ERROR_NO_MEMORY) when the discovery's own
+ * structures would not fit in the memory budget; `unpaired` (optional) receives
+ * the names (char*) of the tensors named like a gate that no module claims. */
+GPtrArray    *rpe_checkpoint_discover (const RpeTensorSet  *set,
+                                       GPtrArray          **unpaired,
+                                       GError             **error);
+
+typedef struct
+{
+  const char         *prefix;    /* NULL: the first module (of `method`, if set) */
+  int                 layer;     /* -1: the first layer / gate */
+  int                 method;    /* -1: any, else an RpeSpeMethod */
+  gboolean            no_gate;   /* load no gate, even when the file has one */
+  const RpeTensorMap *map;       /* NULL, or explicit roles that override discovery */
+} RpeSpeSelection;
+
+#define RPE_SPE_SELECTION_INIT { NULL, -1, -1, FALSE, NULL }
+
+/* Fills `params` (initialised by the call) with the effective parameters of
+ * the selected module and gate.  Applies the as-coded transforms and checks
+ * every value is finite.  `note` (optional) receives NULL or a message for the
+ * user about a choice made for them (which of several gates was used, gates
+ * of the file that this module does not use); the caller prints it. */
+gboolean      rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
+                                            const RpeSpeSelection *selection,
+                                            RpeSpeParams          *params,
+                                            char                 **note,
+                                            GError               **error);
+
+/* Shorthand: prefix (NULL: the first module found), layer (-1: the first). */
 gboolean      rpe_checkpoint_load_spe (const RpeTensorSet  *set,
                                        const char          *prefix,
                                        int                  layer,
                                        RpeSpeParams        *params,
                                        GError             **error);
+
+/* Whether the set's names are Flax's (a '/' in a name, a Flax auto-name such
+ * as "SineSPE_0", a conv "kernel" leaf, or a set read from msgpack). */
+gboolean      rpe_checkpoint_is_flax (const RpeTensorSet *set);
 
 G_END_DECLS

@@ -591,28 +591,37 @@ rpe_npy_read (const char  *path,
 
 /* ---- writer ----------------------------------------------------------- */
 
-gboolean
-rpe_npy_write (const char   *path,
-               const float  *data,
-               gsize         ndim,
-               const gsize  *shape,
-               gboolean      as_f64,
-               GError      **error)
+struct _RpeNpyWriter
+{
+  RpeAtomicFile *file;
+  gboolean       as_f64;
+  gsize          count;     /* elements the shape holds */
+  gsize          written;   /* elements appended so far */
+};
+
+RpeNpyWriter *
+rpe_npy_writer_new (const char   *path,
+                    gsize         ndim,
+                    const gsize  *shape,
+                    gboolean      as_f64,
+                    GError      **error)
 {
   GString *header;
   gsize count, prefix_len, total, pad;
   guint8 prefix[12];
   RpeAtomicFile *file;
-  enum { CHUNK = 8192 };
-  guint8 *buf;
+  RpeNpyWriter *w;
 
   if (ndim > RPE_TENSOR_MAX_DIMS || (ndim > 0 && shape == NULL))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "Cannot write '%s': invalid shape", path);
-  if (!rpe_size_prod (&count, ndim, shape))
-    return rpe_set_error (error, RPE_ERROR_OVERFLOW, "Cannot write '%s': the shape overflows", path);
-  if (count > 0 && data == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Cannot write '%s': no data", path);
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Cannot write '%s': invalid shape", path);
+      return NULL;
+    }
+  if (!rpe_size_prod (&count, ndim, shape) || count > G_MAXSIZE / 8)
+    {
+      rpe_set_error (error, RPE_ERROR_OVERFLOW, "Cannot write '%s': the shape overflows", path);
+      return NULL;
+    }
 
   header = g_string_new (NULL);
   g_string_append_printf (header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
@@ -656,25 +665,57 @@ rpe_npy_write (const char   *path,
   if (file == NULL)
     {
       g_string_free (header, TRUE);
-      return FALSE;
+      return NULL;
     }
   if (!rpe_atomic_file_write (file, prefix, prefix_len, error)
       || !rpe_atomic_file_write (file, header->str, header->len, error))
     {
       g_string_free (header, TRUE);
       rpe_atomic_file_abort (file);
-      return FALSE;
+      return NULL;
     }
   g_string_free (header, TRUE);
 
-  buf = g_malloc (CHUNK * 8);
+  w = g_new0 (RpeNpyWriter, 1);
+  w->file = file;
+  w->as_f64 = as_f64;
+  w->count = count;
+  return w;
+}
+
+gboolean
+rpe_npy_writer_append (RpeNpyWriter  *w,
+                       const float   *data,
+                       gsize          count,
+                       GError       **error)
+{
+  enum { CHUNK = 8192 };
+  guint8 buf[CHUNK * 8];
+
+  g_return_val_if_fail (w != NULL, FALSE);
+  if (count > w->count - w->written)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "npy writer: %zu more elements than the shape holds",
+                          (size_t) (count - (w->count - w->written)));
+  if (count > 0 && data == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "npy writer: no data");
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  if (!w->as_f64)
+    {
+      /* little-endian float32 is the file's layout: write the slab as it is */
+      if (count > 0 && !rpe_atomic_file_write (w->file, data, count * 4, error))
+        return FALSE;
+      w->written += count;
+      return TRUE;
+    }
+#endif
   for (gsize i = 0; i < count; i += CHUNK)
     {
       gsize n = MIN ((gsize) CHUNK, count - i);
 
       for (gsize j = 0; j < n; j++)
         {
-          if (as_f64)
+          if (w->as_f64)
             {
               double d = data[i + j];
               guint64 bits;
@@ -690,13 +731,62 @@ rpe_npy_write (const char   *path,
               memcpy (buf + 4 * j, &bits, 4);
             }
         }
-      if (!rpe_atomic_file_write (file, buf, n * (as_f64 ? 8 : 4), error))
-        {
-          g_free (buf);
-          rpe_atomic_file_abort (file);
-          return FALSE;
-        }
+      if (!rpe_atomic_file_write (w->file, buf, n * (w->as_f64 ? 8 : 4), error))
+        return FALSE;
     }
-  g_free (buf);
-  return rpe_atomic_file_commit (file, error);
+  w->written += count;
+  return TRUE;
+}
+
+gboolean
+rpe_npy_writer_commit (RpeNpyWriter  *w,
+                       GError       **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (w != NULL, FALSE);
+  if (w->written != w->count)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     "npy writer: %zu of %zu elements written", (size_t) w->written, (size_t) w->count);
+      rpe_npy_writer_abort (w);
+      return FALSE;
+    }
+  ok = rpe_atomic_file_commit (w->file, error);
+  g_free (w);
+  return ok;
+}
+
+void
+rpe_npy_writer_abort (RpeNpyWriter *w)
+{
+  if (w == NULL)
+    return;
+  rpe_atomic_file_abort (w->file);
+  g_free (w);
+}
+
+gboolean
+rpe_npy_write (const char   *path,
+               const float  *data,
+               gsize         ndim,
+               const gsize  *shape,
+               gboolean      as_f64,
+               GError      **error)
+{
+  RpeNpyWriter *w;
+  gsize count;
+
+  if (ndim <= RPE_TENSOR_MAX_DIMS && (ndim == 0 || shape != NULL)
+      && rpe_size_prod (&count, ndim, shape) && count > 0 && data == NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Cannot write '%s': no data", path);
+  w = rpe_npy_writer_new (path, ndim, shape, as_f64, error);
+  if (w == NULL)
+    return FALSE;
+  if (!rpe_npy_writer_append (w, data, w->count, error))
+    {
+      rpe_npy_writer_abort (w);
+      return FALSE;
+    }
+  return rpe_npy_writer_commit (w, error);
 }

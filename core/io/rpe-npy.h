@@ -23,4 +23,23 @@ gboolean   rpe_npy_write      (const char   *path,
                                gboolean      as_f64,
                                GError      **error);
 
+/* Streaming writer for outputs larger than memory: the header is written first, then slabs in
+ * C order, then the temporary file is renamed over `path` by commit (the same atomic path as
+ * rpe_npy_write: a failure or an abort leaves no partial file and keeps any existing one).
+ * Commit fails (and aborts) unless exactly the shape's element count was appended. */
+typedef struct _RpeNpyWriter RpeNpyWriter;
+
+RpeNpyWriter *rpe_npy_writer_new    (const char    *path,
+                                     gsize          ndim,
+                                     const gsize   *shape,
+                                     gboolean       as_f64,
+                                     GError       **error);
+gboolean      rpe_npy_writer_append (RpeNpyWriter  *writer,
+                                     const float   *data,
+                                     gsize          count,
+                                     GError       **error);
+gboolean      rpe_npy_writer_commit (RpeNpyWriter  *writer,   /* frees the writer */
+                                     GError       **error);
+void          rpe_npy_writer_abort  (RpeNpyWriter  *writer);  /* frees the writer, NULL-safe */
+
 G_END_DECLS

@@ -21,6 +21,9 @@
 
 /* ------------------------------------------------------------- templates */
 
+/* Jobs created and not yet finalised (their GTask and data freed): tests wait for 0. */
+static gint jobs_alive;
+
 static void
 rpe_templates_clear (gpointer data)
 {
@@ -244,6 +247,8 @@ job_free (gpointer data)
 {
   Job *job = data;
 
+  (void) g_atomic_int_dec_and_test (&jobs_alive);
+
   rpe_spe_params_clear (&job->params);
   g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&job->context, g_main_context_unref);
@@ -345,6 +350,24 @@ job_worker (GTask        *task,
                              job->what, rpe_status_to_string (status));
 }
 
+guint
+rpe_compute_jobs_alive (void)
+{
+  return (guint) g_atomic_int_get (&jobs_alive);
+}
+
+void
+_rpe_compute_job_hold (void)
+{
+  g_atomic_int_inc (&jobs_alive);
+}
+
+void
+_rpe_compute_job_release (void)
+{
+  (void) g_atomic_int_dec_and_test (&jobs_alive);
+}
+
 static Job *
 job_new (gpointer                source_tag,
          const char             *what,
@@ -368,6 +391,7 @@ job_new (gpointer                source_tag,
   job->task = task;
   job->context = g_main_context_ref (g_task_get_context (task));
   atomic_init (&job->cancel, 0);
+  g_atomic_int_inc (&jobs_alive);
   g_task_set_task_data (task, job, job_free);
   return job;
 }

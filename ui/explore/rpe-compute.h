@@ -270,4 +270,12 @@ gboolean rpe_job_slot_done    (RpeJobSlot      *slot,
 gboolean rpe_job_slot_busy    (const RpeJobSlot *slot);
 void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 
+/* The number of compute jobs started and not yet finalised (their callback has run and their data
+ * is freed).  Tests wait for it to reach 0 instead of sleeping; quitting can wait on it too. */
+guint    rpe_compute_jobs_alive (void);
+/* Jobs defined in other files (rpe-outputs-job.c) count themselves in it: hold when created,
+ * release when their data is freed. */
+void     _rpe_compute_job_hold    (void);
+void     _rpe_compute_job_release (void);
+
 G_END_DECLS

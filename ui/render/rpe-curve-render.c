@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "rpe-curve-render.h"
+#include "rpe-text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +35,66 @@ rpe_curve_palette (size_t i,
   rgb[0] = ((c >> 16) & 0xff) / 255.0;
   rgb[1] = ((c >> 8) & 0xff) / 255.0;
   rgb[2] = (c & 0xff) / 255.0;
+}
+
+double
+rpe_curve_auto_font (double width,
+                     double height)
+{
+  return fmin (12.0, fmax (10.0, fmin (width, height) / 28.0));
+}
+
+int
+rpe_curve_line_style (size_t i,
+                      double lw,
+                      double dashes[4])
+{
+  double u = fmax (1.0, lw);
+
+  switch (i % 5)
+    {
+    case 1:   /* dashed */
+      dashes[0] = 4.0 * u;
+      dashes[1] = 2.2 * u;
+      return 2;
+    case 2:   /* dotted */
+      dashes[0] = 0.01;
+      dashes[1] = 2.2 * u;
+      return 2;
+    case 3:   /* dash-dot */
+      dashes[0] = 4.0 * u;
+      dashes[1] = 2.0 * u;
+      dashes[2] = 0.01;
+      dashes[3] = 2.0 * u;
+      return 4;
+    case 4:   /* long dash */
+      dashes[0] = 8.0 * u;
+      dashes[1] = 2.5 * u;
+      return 2;
+    default:
+      return 0;
+    }
+}
+
+/* The dashes of series s (index i), and the cap that draws them (round: dots). */
+static int
+series_dashes (const RpeCurveSeries *se,
+               size_t                i,
+               double                lw,
+               double                dashes[4],
+               cairo_line_cap_t     *cap)
+{
+  *cap = CAIRO_LINE_CAP_ROUND;
+  if (se->dashed)
+    {
+      dashes[0] = lw * 3.5;
+      dashes[1] = lw * 2.0;
+      *cap = CAIRO_LINE_CAP_BUTT;
+      return 2;
+    }
+  if (se->color[3] > 0.0)
+    return 0;
+  return rpe_curve_line_style (i, lw, dashes);
 }
 
 static void
@@ -295,10 +356,7 @@ static double
 text_width (cairo_t    *cr,
             const char *text)
 {
-  cairo_text_extents_t ext;
-
-  cairo_text_extents (cr, text, &ext);
-  return ext.x_advance;
+  return rpe_text_width (cr, text);
 }
 
 static void
@@ -309,13 +367,25 @@ show_text_at (cairo_t    *cr,
               double      xalign,
               double      yalign)
 {
-  cairo_font_extents_t fext;
-  double w = text_width (cr, text);
+  rpe_text_show (cr, text, x, y, xalign, yalign);
+}
 
-  cairo_font_extents (cr, &fext);
-  cairo_move_to (cr, x - w * xalign, y + fext.ascent - (fext.ascent + fext.descent) * yalign);
-  cairo_show_text (cr, text);
-  cairo_new_path (cr);
+/* The markup of tick label i: a typographic minus, "10<sup>k</sup>" for powers. */
+static void
+tick_markup (const Ticks *t,
+             size_t       i,
+             char        *buf,
+             size_t       size)
+{
+  const char *label = t->label[i];
+
+  if (t->exponent[i] != NO_EXPONENT)
+    snprintf (buf, size, "%s<sup>%s%d</sup>", label, t->exponent[i] < 0 ? "\xe2\x88\x92" : "",
+              t->exponent[i] < 0 ? -t->exponent[i] : t->exponent[i]);
+  else if (label[0] == '-')
+    snprintf (buf, size, "\xe2\x88\x92%s", label + 1);
+  else
+    snprintf (buf, size, "%s", label);
 }
 
 /* Width of tick label i (with its superscript). */
@@ -325,18 +395,11 @@ tick_label_width (cairo_t     *cr,
                   size_t       i,
                   double       font)
 {
-  double w = text_width (cr, t->label[i]);
+  char buf[64];
 
-  if (t->exponent[i] != NO_EXPONENT)
-    {
-      char sup[16];
-
-      snprintf (sup, sizeof sup, "%d", t->exponent[i]);
-      cairo_set_font_size (cr, font * 0.7);
-      w += text_width (cr, sup);
-      cairo_set_font_size (cr, font);
-    }
-  return w;
+  (void) font;
+  tick_markup (t, i, buf, sizeof buf);
+  return text_width (cr, buf);
 }
 
 static void
@@ -349,25 +412,11 @@ show_tick_label (cairo_t     *cr,
                  double       yalign,
                  double       font)
 {
-  cairo_font_extents_t fext;
-  double w = tick_label_width (cr, t, i, font), left = x - w * xalign, base;
+  char buf[64];
 
-  cairo_font_extents (cr, &fext);
-  base = y + fext.ascent - (fext.ascent + fext.descent) * yalign;
-  cairo_move_to (cr, left, base);
-  cairo_show_text (cr, t->label[i]);
-  if (t->exponent[i] != NO_EXPONENT)
-    {
-      char sup[16];
-      double bw = text_width (cr, t->label[i]);
-
-      snprintf (sup, sizeof sup, "%d", t->exponent[i]);
-      cairo_set_font_size (cr, font * 0.7);
-      cairo_move_to (cr, left + bw, base - fext.ascent * 0.45);
-      cairo_show_text (cr, sup);
-      cairo_set_font_size (cr, font);
-    }
-  cairo_new_path (cr);
+  (void) font;
+  tick_markup (t, i, buf, sizeof buf);
+  show_text_at (cr, buf, x, y, xalign, yalign);
 }
 
 /* ----------------------------------------------------------------- layout */
@@ -397,7 +446,7 @@ compute_layout (cairo_t            *cr,
   if (!axis_range (plot, false, &x0, &x1) || !axis_range (plot, true, &y0, &y1))
     return false;
 
-  lay->font = fmin (11.0, fmax (7.0, fmin (width, height) / 28.0))
+  lay->font = (plot->font_size > 0.0 ? plot->font_size : rpe_curve_auto_font (width, height))
               * (plot->font_scale > 0.0 ? plot->font_scale : 1.0);
   lay->title_font = lay->font * 1.15;
   lay->tick = fmax (2.0, lay->font * 0.35);
@@ -409,6 +458,8 @@ compute_layout (cairo_t            *cr,
   top = lay->gap + label_h * 0.3;
   if (plot->title != NULL && plot->title[0] != '\0')
     top += lay->title_font * 1.25 + lay->gap;
+  if (isfinite (plot->x_marker) && plot->x_marker_label != NULL && plot->x_marker_label[0] != '\0')
+    top += label_h;   /* the marker's label, above the data */
   bottom = lay->gap + lay->tick + lay->gap + label_h * 1.2
            + (plot->x_label != NULL && plot->x_label[0] != '\0' ? label_h + lay->gap : 0.0);
 
@@ -416,7 +467,8 @@ compute_layout (cairo_t            *cr,
   make_ticks (y0, y1, plot->y_log, height - top - bottom, label_h * 2.2, &lay->yt);
   for (size_t i = 0; i < lay->yt.n; i++)
     widest = fmax (widest, tick_label_width (cr, &lay->yt, i, lay->font));
-  left = lay->gap + (plot->y_label != NULL && plot->y_label[0] != '\0' ? label_h + lay->gap : 0.0)
+  /* the y label leaves room for accents above its capitals (P̂, P̃) */
+  left = lay->gap + (plot->y_label != NULL && plot->y_label[0] != '\0' ? label_h + lay->gap + lay->font * 0.3 : 0.0)
          + widest + lay->gap + lay->tick;
   right = lay->gap + lay->font * 1.5;
 
@@ -619,16 +671,14 @@ draw_series (cairo_t              *cr,
   cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
   cairo_set_line_width (cr, lw);
   cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
-  cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
-  if (se->dashed)
-    {
-      double dash[2] = { lw * 3.5, lw * 2.0 };
+  {
+    double dashes[4];
+    cairo_line_cap_t cap;
+    int nd = series_dashes (se, s, lw, dashes, &cap);
 
-      cairo_set_dash (cr, dash, 2, 0);
-      cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
-    }
-  else
-    cairo_set_dash (cr, NULL, 0, 0);
+    cairo_set_line_cap (cr, cap);
+    cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
+  }
   if (!se->no_line)
     {
       for (size_t i = 0; i < se->n; i++)
@@ -673,7 +723,7 @@ draw_legend (cairo_t            *cr,
              const Layout       *lay)
 {
   const RpeCurveFrame *f = &lay->frame;
-  double font = lay->font * 0.92, row_h = font * 1.35, sample = font * 2.2, pad = font * 0.5;
+  double font = lay->font, row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45;
   double widest = 0.0, box_w, box_h, bx = 0.0, by = 0.0;
   size_t entries = 0;
   RpeCurveLegend where = plot->legend;
@@ -776,12 +826,13 @@ draw_legend (cairo_t            *cr,
         cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
         if (!se->no_line)
           {
+            double dashes[4];
+            cairo_line_cap_t cap;
+            int nd = series_dashes (se, s, lw, dashes, &cap);
+
             cairo_set_line_width (cr, lw);
-            if (se->dashed)
-              {
-                double dash[2] = { lw * 3.5, lw * 2.0 };
-                cairo_set_dash (cr, dash, 2, 0);
-              }
+            cairo_set_line_cap (cr, cap);
+            cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
             cairo_move_to (cr, bx + pad, y);
             cairo_line_to (cr, bx + pad + sample, y);
             cairo_stroke (cr);
@@ -872,35 +923,31 @@ rpe_curve_render (cairo_t            *cr,
     draw_series (cr, plot, f, s, lay.font);
   cairo_restore (cr);
 
-  /* Marker line (N_train). */
+  /* Marker line (N_train): thin and light, its label above the frame, clear of the data. */
   if (isfinite (plot->x_marker))
     {
       double ax = axis_value (plot->x_marker, plot->x_log);
 
       if (!isnan (ax) && ax >= f->x0 && ax <= f->x1)
         {
-          static const double dash[2] = { 4.0, 3.0 };
+          static const double dash[2] = { 3.0, 3.0 };
           double x = round (map_x (f, ax)) + 0.5;
 
           cairo_save (cr);
-          set_fg (cr, plot, 0.6);
-          cairo_set_line_width (cr, 1.0);
+          set_fg (cr, plot, 0.4);
+          cairo_set_line_width (cr, 0.8);
           cairo_set_dash (cr, dash, 2, 0);
           cairo_move_to (cr, x, f->area.y);
           cairo_line_to (cr, x, f->area.y + f->area.height);
           cairo_stroke (cr);
           cairo_restore (cr);
-          if (plot->x_marker_label != NULL)
+          if (plot->x_marker_label != NULL && plot->x_marker_label[0] != '\0')
             {
-              set_fg (cr, plot, 0.9);
-              cairo_set_font_size (cr, lay.font * 0.9);
-              /* inside the plot, right of the line (left of it near the right edge) */
               double lw = text_width (cr, plot->x_marker_label);
-              bool right = x + lay.gap + lw < f->area.x + f->area.width - lay.gap;
+              double tx = fmin (fmax (x, f->area.x + lw / 2.0), f->area.x + f->area.width - lw / 2.0);
 
-              show_text_at (cr, plot->x_marker_label, right ? x + lay.gap * 0.7 : x - lay.gap * 0.7,
-                            f->area.y + lay.gap * 0.6, right ? 0.0 : 1.0, 0.0);
-              cairo_set_font_size (cr, lay.font);
+              set_fg (cr, plot, 0.75);
+              show_text_at (cr, plot->x_marker_label, tx, f->area.y - lay.gap * 0.4, 0.5, 1.0);
             }
         }
     }
@@ -934,7 +981,7 @@ rpe_curve_render (cairo_t            *cr,
   if (plot->y_label != NULL && plot->y_label[0] != '\0')
     {
       cairo_save (cr);
-      cairo_translate (cr, lay.gap, f->area.y + f->area.height / 2.0);
+      cairo_translate (cr, lay.gap + lay.font * 0.3, f->area.y + f->area.height / 2.0);
       cairo_rotate (cr, -M_PI_2);
       show_text_at (cr, plot->y_label, 0, 0, 0.5, 0.0);
       cairo_restore (cr);

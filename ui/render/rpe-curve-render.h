@@ -43,7 +43,10 @@ typedef struct
   const char     *label;       /* legend entry; NULL: not in the legend */
   double          color[4];    /* RGBA; alpha 0: the palette colour of the series' index */
   double          line_width;  /* 0: 1.5 */
-  bool            dashed;
+  bool            dashed;      /* a dashed line; else, for a series in a palette colour,
+                                * the line style of its index (solid, dashed, dotted,
+                                * dash-dot, long dash: readable in grey and by colour-blind
+                                * readers), and solid for a series with its own colour */
   bool            no_line;     /* markers only */
   RpeCurveMarker  marker;
 } RpeCurveSeries;
@@ -68,6 +71,8 @@ typedef struct
   double                foreground[4];
   double                background[4];   /* filled first when alpha > 0 */
   double                font_scale;      /* 0 = 1 */
+  /* Added for publication figures (zero in rpe_curve_plot_init): */
+  double                font_size;       /* > 0: text size in user units instead of the automatic */
 } RpeCurvePlot;
 
 /* Where the data goes: the plot rectangle and the mapping of data to it. */
@@ -82,6 +87,16 @@ typedef struct
 /* Defaults: no series, linear axes, grid and legend (best corner) shown, no marker
  * line (x_marker = NaN), black foreground, transparent background. */
 void rpe_curve_plot_init (RpeCurvePlot *plot);
+
+/* The automatic text size of a plot of this size (user units): at least 10. */
+double rpe_curve_auto_font (double width,
+                            double height);
+
+/* The dash pattern of line style i (0 solid: returns 0; else the number of dashes
+ * written, at most 4) for a line of width lw. */
+int rpe_curve_line_style (size_t i,
+                          double lw,
+                          double dashes[4]);
 
 /* Colour i of the palette (matplotlib's "tab10", colour-blind aware order). */
 void rpe_curve_palette (size_t i,

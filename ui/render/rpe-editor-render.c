@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "rpe-editor-render.h"
+#include "rpe-text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -503,16 +504,6 @@ value_ticks (double  lo,
   return count;
 }
 
-static double
-text_width (cairo_t    *cr,
-            const char *text)
-{
-  cairo_text_extents_t ext;
-
-  cairo_text_extents (cr, text, &ext);
-  return ext.x_advance;
-}
-
 /* Draws text with its anchor at (x, y): ax, ay in [0, 1] select left/centre/
  * right and top/centre/bottom (baseline-free: uses the font's ascent). */
 static void
@@ -523,12 +514,11 @@ show_text (cairo_t    *cr,
            double      ax,
            double      ay)
 {
-  cairo_font_extents_t fe;
-  double w = text_width (cr, text);
+  double ascent, descent;
 
-  cairo_font_extents (cr, &fe);
-  cairo_move_to (cr, x - ax * w, y - ay * fe.ascent + fe.ascent);
-  cairo_show_text (cr, text);
+  /* baseline at y + (1 - ay) * ascent, as the font's ascent places it */
+  rpe_text_metrics (cr, &ascent, &descent);
+  rpe_text_show (cr, text, x, y, ax, ascent + descent > 0.0 ? ay * ascent / (ascent + descent) : 0.0);
 }
 
 static void
@@ -873,9 +863,9 @@ rpe_editor_render_spectrum (cairo_t                     *cr,
           size_t k = (size_t) data->selected;
           char buf[96];
 
-          snprintf (buf, sizeof buf, "k = %zu   f = %.4f   λ = %.3f   θ = %.0f°", k,
+          snprintf (buf, sizeof buf, "k = %zu   f = %.4f   λ = %.3f   θ = %.3f rad", k,
                     data->f[k], data->lambda[k],
-                    data->theta != NULL ? data->theta[k] * 180.0 / M_PI : 0.0);
+                    data->theta != NULL ? data->theta[k] : 0.0);
           set_rgba (cr, data->foreground, 0.75);
           show_text (cr, buf, a->x + a->width, a->y - font * 1.55, 1.0, 0.0);
         }

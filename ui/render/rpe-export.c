@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
+#include "rpe-text.h"
 
 #define FONT_FAMILY "Sans"
 #define DEFAULT_DPI 150.0
@@ -72,6 +74,11 @@ rpe_figure_default_size (const RpeFigure *fig,
     case RPE_FIGURE_COMPARE:
       w = fig->n_panels >= 3 ? 612.0 : 468.0;
       h = fig->n_panels >= 3 ? 200.0 : 230.0;
+      if (fig->plots != NULL && fig->n_plots > 0)
+        {
+          w = 612.0;
+          h = 110.0 * (double) fig->n_panels + 250.0;
+        }
       break;
     case RPE_FIGURE_CURVES:
       {
@@ -155,8 +162,189 @@ prepare_heatmap (RpeHeatmapData  *d,
 {
   memcpy (d->foreground, fig->foreground, sizeof d->foreground);
   d->background[3] = 0.0;
+  if (fig->text_size > 0.0)
+    d->font_size = fig->text_size;
   if (vector)
     d->full_resolution = true;
+}
+
+static double
+figure_title_font (const RpeFigure *fig,
+                   double           width,
+                   double           height)
+{
+  if (fig->text_size > 0.0)
+    return fig->text_size * 1.15;
+  return fmin (13.0, fmax (10.0, fmin (width, height) / 24.0));
+}
+
+static double
+title_height (const RpeFigure *fig,
+              double           width,
+              double           height)
+{
+  if (fig->title == NULL || fig->title[0] == '\0')
+    return 0.0;
+  return round (figure_title_font (fig, width, height) * 1.9);
+}
+
+/* The panels of a COMPARE figure as drawn: the shared range of the first two with one
+ * colour bar (right of the second), the y axis numbered on the first panel only, one
+ * text size, and a common cell size; each panel's rectangle is its margins around an
+ * image of the same size, so that the images have the same size and top. */
+/* Narrow and tall: the panels stacked (a column of a paper). */
+static gboolean
+compare_stacked (const RpeFigure *fig,
+                 double           width,
+                 double           height)
+{
+  return fig->n_panels >= 2 && width / (double) fig->n_panels < 120.0 && height > width;
+}
+
+typedef struct
+{
+  RpeHeatmapData d[RPE_FIGURE_MAX_PANELS];
+  RpePlotRect    rect[RPE_FIGURE_MAX_PANELS];  /* where each panel is drawn */
+  double         top;
+} CompareLayout;
+
+static gboolean
+compare_layout (cairo_t         *cr,
+                const RpeFigure *fig,
+                gboolean         vector,
+                double           width,
+                double           height,
+                CompareLayout   *cl)
+{
+  size_t n = fig->n_panels;
+  double lo = INFINITY, hi = -INFINITY, font, mw[RPE_FIGURE_MAX_PANELS], mh = 0.0, sum_w = 0.0, cell, x;
+  size_t rows = 0, cols = 0;
+
+  cl->top = title_height (fig, width, height);
+  if (fig->share_scale && n >= 2)
+    for (size_t i = 0; i < 2; i++)
+      {
+        double a, b;
+
+        if (rpe_plot_heatmap_range (&fig->panels[i], &a, &b, NULL))
+          {
+            lo = fmin (lo, a);
+            hi = fmax (hi, b);
+          }
+      }
+  font = fig->text_size > 0.0 ? fig->text_size : rpe_plot_auto_font (width / (double) n, height - cl->top);
+  if (compare_stacked (fig, width, height))
+    {
+      /* a narrow figure (a column): the panels one above the other, each with its axes
+       * and colour bar, their images of one size and left edge */
+      double ph = floor ((height - cl->top) / (double) n);
+      double scell = INFINITY;
+
+      for (size_t i = 0; i < n; i++)
+        {
+          RpeHeatmapData *d = &cl->d[i];
+          RpePlotRect image;
+
+          *d = fig->panels[i];
+          prepare_heatmap (d, fig, vector);
+          d->font_size = font;
+          d->font_scale = 0.0;
+          d->equal_aspect = true;
+          if (i < 2 && lo <= hi)
+            {
+              d->fixed_range = true;
+              d->vmin = lo;
+              d->vmax = hi;
+            }
+          cl->rect[i].x = 0.0;
+          cl->rect[i].y = cl->top + ph * (double) i;
+          cl->rect[i].width = width;
+          cl->rect[i].height = ph;
+          if (!rpe_plot_heatmap_layout (cr, d, width, ph, &image, NULL) || d->cols == 0)
+            return FALSE;
+          scell = fmin (scell, (image.width + 0.5) / (double) d->cols);
+        }
+      for (size_t i = 0; i < n; i++)
+        cl->d[i].max_cell = scell;
+      return TRUE;
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      RpeHeatmapData *d = &cl->d[i];
+      RpePlotRect image;
+      /* a probe of the panel's own share: its margins (they do not depend on the size
+       * but for the colour bar's ticks, counted at this height) */
+      double pw = width / (double) n, ph = height - cl->top;
+
+      *d = fig->panels[i];
+      prepare_heatmap (d, fig, vector);
+      d->font_size = font;
+      d->font_scale = 0.0;
+      d->equal_aspect = false;
+      d->max_cell = 0.0;
+      if (i < 2 && lo <= hi)
+        {
+          d->fixed_range = true;
+          d->vmin = lo;
+          d->vmax = hi;
+          if (i == 0)
+            d->show_colorbar = false;   /* one bar for the shared pair, right of the second */
+        }
+      if (i > 0 && d->show_axes)
+        d->hide_y_labels = true;
+      if (!rpe_plot_heatmap_layout (cr, d, pw * 4.0, ph, &image, NULL))
+        return FALSE;
+      mw[i] = pw * 4.0 - image.width;
+      mh = fmax (mh, ph - image.height);
+      sum_w += mw[i];
+      rows = MAX (rows, d->rows);
+      cols = MAX (cols, d->cols);
+    }
+  if (rows == 0 || cols == 0)
+    return FALSE;
+  cell = fmin ((width - sum_w) / ((double) n * (double) cols), (height - cl->top - mh) / (double) rows);
+  if (!(cell > 0.0))
+    return FALSE;
+  {
+    double iw = floor (cell * (double) cols), slack;
+
+    slack = width - sum_w - iw * (double) n;
+    x = floor (fmax (0.0, slack) / (double) (n + 1));
+    for (size_t i = 0; i < n; i++)
+      {
+        cl->d[i].equal_aspect = true;
+        cl->d[i].max_cell = (iw + 0.5) / (double) cols;
+        cl->rect[i].x = x;
+        cl->rect[i].y = cl->top;
+        cl->rect[i].width = floor (mw[i] + iw);
+        cl->rect[i].height = height - cl->top;
+        x += cl->rect[i].width + floor (fmax (0.0, slack) / (double) (n + 1));
+      }
+  }
+  return TRUE;
+}
+
+size_t
+rpe_figure_compare_images (cairo_t         *cr,
+                           const RpeFigure *fig,
+                           double           width,
+                           double           height,
+                           RpePlotRect      images[RPE_FIGURE_MAX_PANELS])
+{
+  CompareLayout cl;
+
+  if (cr == NULL || fig == NULL || fig->kind != RPE_FIGURE_COMPARE || !figure_has_data (fig)
+      || !(width > 0.0) || !(height > 0.0)
+      || !compare_layout (cr, fig, target_is_vector (cr), width, height, &cl))
+    return 0;
+  for (size_t i = 0; i < fig->n_panels; i++)
+    {
+      if (!rpe_plot_heatmap_layout (cr, &cl.d[i], cl.rect[i].width, cl.rect[i].height, &images[i], NULL))
+        return 0;
+      images[i].x += cl.rect[i].x;
+      images[i].y += cl.rect[i].y;
+    }
+  return fig->n_panels;
 }
 
 /* Draws the figure title; returns the height it took. */
@@ -166,25 +354,76 @@ draw_title (cairo_t         *cr,
             double           width,
             double           height)
 {
-  double font = fmin (13.0, fmax (8.0, fmin (width, height) / 24.0));
-  cairo_text_extents_t ext;
+  double font = figure_title_font (fig, width, height);
+  double w;
 
   if (fig->title == NULL || fig->title[0] == '\0')
     return 0.0;
   cairo_save (cr);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size (cr, font);
-  cairo_text_extents (cr, fig->title, &ext);
-  if (ext.x_advance > width - font)
-    {
-      cairo_set_font_size (cr, font * (width - font) / ext.x_advance);
-      cairo_text_extents (cr, fig->title, &ext);
-    }
+  w = rpe_text_width (cr, fig->title);
+  if (w > width - font)
+    cairo_set_font_size (cr, font * (width - font) / w);
   cairo_set_source_rgba (cr, fig->foreground[0], fig->foreground[1], fig->foreground[2], fig->foreground[3]);
-  cairo_move_to (cr, (width - ext.x_advance) / 2.0, font * 0.4 + font);
-  cairo_show_text (cr, fig->title);
+  rpe_text_show (cr, fig->title, width / 2.0, font * 0.4, 0.5, 0.0);
   cairo_restore (cr);
   return round (font * 1.9);
+}
+
+/* COMPARE with plots: the panels as full-width strips, then the plots in one row. */
+static void
+render_strips_and_plots (cairo_t         *cr,
+                         const RpeFigure *fig,
+                         gboolean         vector,
+                         double           width,
+                         double           height)
+{
+  double top = draw_title (cr, fig, width, height);
+  double strips = floor ((height - top) * 0.56);
+  double sh = strips / (double) fig->n_panels, pw = width / (double) fig->n_plots;
+  double lo = INFINITY, hi = -INFINITY;
+
+  if (fig->share_scale && fig->n_panels >= 2)
+    for (size_t i = 0; i < 2; i++)
+      {
+        double a, b;
+
+        if (rpe_plot_heatmap_range (&fig->panels[i], &a, &b, NULL))
+          {
+            lo = fmin (lo, a);
+            hi = fmax (hi, b);
+          }
+      }
+  for (size_t i = 0; i < fig->n_panels; i++)
+    {
+      RpeHeatmapData d = fig->panels[i];
+      double y0 = floor (top + sh * (double) i);
+
+      prepare_heatmap (&d, fig, vector);
+      if (i < 2 && lo <= hi)
+        {
+          d.fixed_range = true;
+          d.vmin = lo;
+          d.vmax = hi;
+        }
+      cairo_save (cr);
+      cairo_translate (cr, 0, y0);
+      rpe_plot_render_heatmap (cr, &d, width, floor (top + sh * (double) (i + 1)) - y0);
+      cairo_restore (cr);
+    }
+  for (size_t i = 0; i < fig->n_plots; i++)
+    {
+      RpeCurvePlot p = fig->plots[i];
+      double x0 = floor (pw * (double) i), y0 = floor (top + strips);
+
+      memcpy (p.foreground, fig->foreground, sizeof p.foreground);
+      p.background[3] = 0.0;
+      cairo_save (cr);
+      cairo_translate (cr, x0, y0);
+      rpe_curve_render (cr, &p, floor (pw * (double) (i + 1)) - x0, height - y0);
+      cairo_restore (cr);
+    }
 }
 
 gboolean
@@ -234,6 +473,8 @@ rpe_figure_render (cairo_t         *cr,
             prepare_heatmap (&cells[i], fig, vector);
           }
         g.cells = cells;
+        if (fig->text_size > 0.0)
+          g.font_size = fig->text_size;
         memcpy (g.foreground, fig->foreground, sizeof g.foreground);
         g.background[3] = 0.0;
         if (fig->title != NULL)
@@ -244,38 +485,22 @@ rpe_figure_render (cairo_t         *cr,
       break;
 
     case RPE_FIGURE_COMPARE:
+      if (fig->plots != NULL && fig->n_plots > 0)
+        {
+          render_strips_and_plots (cr, fig, vector, width, height);
+          break;
+        }
       {
-        double top = draw_title (cr, fig, width, height);
-        double pw = width / (double) fig->n_panels;
-        double lo = INFINITY, hi = -INFINITY;
+        CompareLayout cl;
 
-        if (fig->share_scale && fig->n_panels >= 2)
-          for (size_t i = 0; i < 2; i++)
-            {
-              double a, b;
-
-              if (rpe_plot_heatmap_range (&fig->panels[i], &a, &b, NULL))
-                {
-                  lo = fmin (lo, a);
-                  hi = fmax (hi, b);
-                }
-            }
+        draw_title (cr, fig, width, height);
+        if (!compare_layout (cr, fig, vector, width, height, &cl))
+          break;
         for (size_t i = 0; i < fig->n_panels; i++)
           {
-            RpeHeatmapData d = fig->panels[i];
-
-            prepare_heatmap (&d, fig, vector);
-            d.equal_aspect = true;
-            if (i < 2 && lo <= hi)
-              {
-                d.fixed_range = true;
-                d.vmin = lo;
-                d.vmax = hi;
-              }
             cairo_save (cr);
-            cairo_translate (cr, floor (pw * (double) i), top);
-            rpe_plot_render_heatmap (cr, &d, floor (pw * (double) (i + 1)) - floor (pw * (double) i),
-                                     height - top);
+            cairo_translate (cr, cl.rect[i].x, cl.rect[i].y);
+            rpe_plot_render_heatmap (cr, &cl.d[i], cl.rect[i].width, cl.rect[i].height);
             cairo_restore (cr);
           }
       }
@@ -295,6 +520,8 @@ rpe_figure_render (cairo_t         *cr,
 
             memcpy (p.foreground, fig->foreground, sizeof p.foreground);
             p.background[3] = 0.0;
+            if (fig->text_size > 0.0)
+              p.font_size = fig->text_size;
             if (fig->n_plots == 1 && fig->title != NULL)
               p.title = fig->title;
             cairo_save (cr);
@@ -368,6 +595,21 @@ rpe_export_resolve_size (const RpeFigure     *fig,
   if (size == NULL)
     size = &def;
   rpe_figure_default_size (fig, &dw, &dh);
+  if (!isfinite (size->width_pt) || !isfinite (size->height_pt) || !isfinite (size->text_size)
+      || size->width_pt < 0.0 || size->height_pt < 0.0 || size->text_size < 0.0 || size->text_size > 400.0)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: the preset size and text size must be positive");
+  if (size->width_pt > 0.0)
+    {
+      /* a preset: its width (and height, else the figure's aspect ratio; a comparison too
+       * narrow for its panels side by side stacks them) */
+      if (size->height_pt > 0.0)
+        dh = size->height_pt;
+      else if (fig->kind == RPE_FIGURE_COMPARE && size->width_pt / (double) MAX (fig->n_panels, (size_t) 1) < 120.0)
+        dh = round (size->width_pt * 0.72 * (double) fig->n_panels);
+      else
+        dh = size->width_pt * dh / dw;
+      dw = size->width_pt;
+    }
   if (!(size->width >= 0.0) || !(size->height >= 0.0) || !(size->dpi >= 0.0)
       || !isfinite (size->width) || !isfinite (size->height) || !isfinite (size->dpi))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: width, height and dpi must be positive");
@@ -428,6 +670,71 @@ rpe_export_resolve_size (const RpeFigure     *fig,
   if (height_px != NULL)
     *height_px = (int) ceil (h * dpi / 72.0);
   return TRUE;
+}
+
+/* ---------------------------------------------------------------- presets */
+
+gboolean
+rpe_export_preset_from_name (const char      *name,
+                             RpeExportPreset *preset)
+{
+  static const char *const names[] = { "none", "column", "page", "slide" };
+
+  if (name == NULL)
+    {
+      if (preset != NULL)
+        *preset = RPE_EXPORT_PRESET_NONE;
+      return TRUE;
+    }
+  for (size_t i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_ascii_strcasecmp (name, names[i]) == 0)
+      {
+        if (preset != NULL)
+          *preset = (RpeExportPreset) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+rpe_export_preset_name (RpeExportPreset preset)
+{
+  switch (preset)
+    {
+    case RPE_EXPORT_PRESET_COLUMN: return "column";
+    case RPE_EXPORT_PRESET_PAGE:   return "page";
+    case RPE_EXPORT_PRESET_SLIDE:  return "slide";
+    case RPE_EXPORT_PRESET_NONE:
+    default:                       return "none";
+    }
+}
+
+void
+rpe_export_preset_apply (RpeExportPreset  preset,
+                         RpeExportSize   *size)
+{
+  switch (preset)
+    {
+    case RPE_EXPORT_PRESET_COLUMN:
+      size->width_pt = 3.25 * 72.0;
+      size->height_pt = 0.0;
+      size->text_size = 8.0;
+      break;
+    case RPE_EXPORT_PRESET_PAGE:
+      size->width_pt = 6.75 * 72.0;
+      size->height_pt = 0.0;
+      size->text_size = 9.0;
+      break;
+    case RPE_EXPORT_PRESET_SLIDE:
+      size->width_pt = 13.333 * 72.0;
+      size->height_pt = 7.5 * 72.0;
+      size->text_size = 20.0;
+      break;
+    case RPE_EXPORT_PRESET_NONE:
+    default:
+      size->width_pt = size->height_pt = size->text_size = 0.0;
+      break;
+    }
 }
 
 /* ----------------------------------------------------------------- output */
@@ -506,7 +813,13 @@ write_image (const RpeFigure *fig,
       surface = cairo_pdf_surface_create_for_stream (sink_write, sink, wpt, hpt);
       cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_CREATOR, "RPE Studio " PACKAGE_VERSION);
       if (fig->title != NULL)
-        cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_TITLE, fig->title);
+        {
+          /* the words of the (markup) title */
+          char *plain = rpe_text_plain (fig->title);
+
+          cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_TITLE, plain);
+          free (plain);
+        }
     }
   if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
     {
@@ -571,8 +884,14 @@ export_image (const RpeFigure     *fig,
                             g_strerror (err));
     }
 
-  if (!write_image (fig, format, wpt, hpt, wpx, hpx, &sink, path, error))
-    goto out;
+  {
+    RpeFigure sized = *fig;
+
+    if (size != NULL && size->text_size > 0.0)
+      sized.text_size = size->text_size;
+    if (!write_image (&sized, format, wpt, hpt, wpx, hpx, &sink, path, error))
+      goto out;
+  }
   if (fsync (sink.fd) != 0 && errno != EINVAL && errno != EROFS)
     {
       int err = errno;
@@ -692,7 +1011,7 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
         int err = 0;
         RpeStatus st;
 
-        if (fig->kind != RPE_FIGURE_CURVES || fig->table == NULL)
+        if (fig->table == NULL)
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                                 "%s: only curves are exported as CSV (use .npy for arrays)", path);
         st = rpe_curve_table_write_csv (fig->table, path, &err);

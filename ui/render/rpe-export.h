@@ -7,7 +7,9 @@
  *   GRID     small multiples (e.g. the D templates of a head), per-cell titles,
  *            a shared or per-cell scale;
  *   COMPARE  2 or 3 heatmaps side by side (e.g. exact | SPE estimate | difference);
- *            with share_scale the first two share one range;
+ *            with share_scale the first two share one range; with plots (n_plots > 0)
+ *            the heatmaps are stacked as full-width strips (their own aspect) above
+ *            a row of the line plots (the Outputs view);
  *   CURVES   1 .. n line plots in a grid (e.g. the four extrapolation metrics).
  *
  * rpe_figure_render draws it on any cairo_t (the widgets and the exporter share
@@ -63,11 +65,23 @@ typedef struct
   const RpeCurvePlot  *plots;
   size_t               n_plots;
   size_t               n_plot_columns;
-  const RpeCurveTable *table;         /* the data written by RPE_EXPORT_CSV (may be NULL) */
+  const RpeCurveTable *table;         /* the data written by RPE_EXPORT_CSV (may be NULL; any kind) */
   /* Every part */
   double               foreground[4]; /* text and frames (default black) */
   double               background[4]; /* default opaque white; alpha 0: transparent */
+  /* Added for publication figures (zero in rpe_figure_init): */
+  double               text_size;     /* > 0: the text size of ticks and labels in points (titles
+                                       * 15 % larger); 0: automatic from each part's size */
 } RpeFigure;
+
+/* The layout of a COMPARE figure: where each panel's image goes (user units of
+ * a figure drawn in (0, 0, width, height)); their tops and heights are equal.
+ * Returns the number of panels placed (0: nothing to draw). */
+size_t    rpe_figure_compare_images  (cairo_t         *cr,
+                                      const RpeFigure *fig,
+                                      double           width,
+                                      double           height,
+                                      RpePlotRect      images[RPE_FIGURE_MAX_PANELS]);
 
 typedef struct
 {
@@ -76,7 +90,29 @@ typedef struct
   double dpi;      /* PNG: pixels per inch.  With width/height in pixels it sets the text
                     * scale (layout size = pixels * 72 / dpi); without, pixels = points * dpi / 72.
                     * 0: 150 */
+  /* Added for presets (zero: as before): */
+  double text_size;  /* > 0: text size in points (overrides the figure's) */
+  double width_pt;   /* > 0: the layout width in points whatever the format (a preset; width,
+                      * when given, still wins) */
+  double height_pt;  /* > 0: the layout height in points (0: from width_pt and the figure's
+                      * default aspect ratio) */
 } RpeExportSize;
+
+typedef enum
+{
+  RPE_EXPORT_PRESET_NONE,
+  RPE_EXPORT_PRESET_COLUMN,   /* one column of a two-column paper: 3.25 in wide, 8 pt text */
+  RPE_EXPORT_PRESET_PAGE,     /* the text width of a page: 6.75 in, 9 pt text */
+  RPE_EXPORT_PRESET_SLIDE,    /* a 16:9 slide: 13.333 x 7.5 in, 20 pt text */
+} RpeExportPreset;
+
+/* The preset of a name ("column", "page", "slide"; "none" or NULL: none); FALSE if unknown. */
+gboolean  rpe_export_preset_from_name (const char      *name,
+                                       RpeExportPreset *preset);
+const char *rpe_export_preset_name   (RpeExportPreset  preset);
+/* Fills size's width_pt, height_pt and text_size for the preset (others untouched). */
+void      rpe_export_preset_apply    (RpeExportPreset  preset,
+                                      RpeExportSize   *size);
 
 /* Zeroes and sets the defaults: black on opaque white. */
 void      rpe_figure_init            (RpeFigure       *fig,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-text.h"
 
 #define FONT_FAMILY   "Sans"
 #define MAX_TICKS     32
@@ -38,6 +39,13 @@ rpe_heatmap_data_init (RpeHeatmapData *data)
   data->show_colorbar = true;
   data->show_axes = true;
   data->foreground[3] = 1.0;
+}
+
+double
+rpe_plot_auto_font (double width,
+                    double height)
+{
+  return fmin (12.0, fmax (10.0, fmin (width, height) / 26.0));
 }
 
 /* ------------------------------------------------------------------ range */
@@ -172,25 +180,60 @@ nice_step (double range,
   return f * mag;
 }
 
-/* Integer position ticks in [0, n-1]; returns how many were written. */
+/* The positions the rows / columns stand for (more than rows / cols for a pre-reduced map). */
 static size_t
-position_ticks (size_t  n,
-                double  target,
-                size_t *ticks)
+row_positions (const RpeHeatmapData *data)
 {
-  double step = nice_step ((double) (n > 1 ? n - 1 : 1), target);
-  size_t istep = step < 1.0 ? 1 : (size_t) llround (step);
-  size_t count = 0;
+  return data->row_positions > 0 ? data->row_positions : data->rows;
+}
 
-  if (istep == 0)
-    istep = 1;
-  for (size_t p = 0; p < n && count < MAX_TICKS; p += istep)
-    {
-      ticks[count++] = p;
-      if (p > SIZE_MAX - istep)
-        break;
-    }
-  return count;
+static size_t
+col_positions (const RpeHeatmapData *data)
+{
+  return data->col_positions > 0 ? data->col_positions : data->cols;
+}
+
+/* Integer position ticks in [0, n-1] at the smallest step of 1, 2, 5 x 10^k whose
+ * ticks lie at least min_px apart on an axis `length` long. */
+static size_t
+spaced_position_ticks (size_t  n,
+                       double  length,
+                       double  min_px,
+                       size_t *ticks)
+{
+  double per = n > 0 ? length / (double) n : 0.0;
+  double step = 1.0;
+
+  if (per > 0.0)
+    for (double mag = 1.0; mag < 1e15; mag *= 10.0)
+      {
+        if (mag * per >= min_px)
+          {
+            step = mag;
+            break;
+          }
+        if (2.0 * mag * per >= min_px)
+          {
+            step = 2.0 * mag;
+            break;
+          }
+        if (5.0 * mag * per >= min_px)
+          {
+            step = 5.0 * mag;
+            break;
+          }
+      }
+  {
+    size_t istep = step > 1e15 ? (size_t) 1e15 : (size_t) step, count = 0;
+
+    for (size_t p = 0; p < n && count < MAX_TICKS; p += istep)
+      {
+        ticks[count++] = p;
+        if (p > SIZE_MAX - istep)
+          break;
+      }
+    return count;
+  }
 }
 
 static size_t
@@ -217,15 +260,23 @@ format_value (char   *buf,
               double  step,
               double  magnitude)
 {
+  char tmp[24];
+
   if (magnitude >= 1e5 || (magnitude > 0.0 && magnitude < 1e-3))
+    snprintf (tmp, sizeof tmp, "%.1e", v);
+  else
     {
-      snprintf (buf, size, "%.1e", v);
-      return;
+      int decimals = step >= 1.0 ? 0 : (int) ceil (-log10 (step) - 1e-9);
+
+      if (decimals > 6)
+        decimals = 6;
+      snprintf (tmp, sizeof tmp, "%.*f", decimals, v == 0.0 ? 0.0 : v);
     }
-  int decimals = step >= 1.0 ? 0 : (int) ceil (-log10 (step) - 1e-9);
-  if (decimals > 6)
-    decimals = 6;
-  snprintf (buf, size, "%.*f", decimals, v == 0.0 ? 0.0 : v);
+  /* a typographic minus */
+  if (tmp[0] == '-')
+    snprintf (buf, size, "\xe2\x88\x92%s", tmp + 1);
+  else
+    snprintf (buf, size, "%s", tmp);
 }
 
 double
@@ -243,7 +294,7 @@ typedef struct
 {
   size_t n;
   double t[MAX_TICKS];        /* position on the bar, 0 bottom .. 1 top */
-  char   label[MAX_TICKS][24];
+  char   label[MAX_TICKS][40];
 } BarTicks;
 
 static void
@@ -282,7 +333,19 @@ colorbar_ticks (double               vmin,
     }
   {
     double ticks[MAX_TICKS], step, mag = fmax (fabs (vmin), fabs (vmax));
-    size_t n = value_ticks (vmin, vmax, fmax (2.0, fmin (8.0, height / (label_h * 2.5))), ticks, &step);
+    /* the smallest 1-2-5 step whose labels stand 1.3 lines apart */
+    double min_step = (vmax - vmin) * label_h * 1.3 / fmax (1.0, height);
+    double target = 2.0;
+    size_t n;
+
+    if (min_step > 0.0 && isfinite (min_step))
+      {
+        double m10 = pow (10.0, floor (log10 (min_step))), f = min_step / m10;
+        double nice = (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * m10;
+
+        target = (vmax - vmin) / nice * (1.0 + 1e-9);
+      }
+    n = value_ticks (vmin, vmax, fmax (1.0, fmin (12.0, target)), ticks, &step);
 
     for (size_t i = 0; i < n; i++)
       {
@@ -316,10 +379,7 @@ static double
 text_width (cairo_t    *cr,
             const char *text)
 {
-  cairo_text_extents_t ext;
-
-  cairo_text_extents (cr, text, &ext);
-  return ext.x_advance;
+  return rpe_text_width (cr, text);
 }
 
 static const char *
@@ -334,6 +394,23 @@ y_label_of (const RpeHeatmapData *data)
   return data->y_label != NULL ? data->y_label : "query position m";
 }
 
+static const char *
+colorbar_label_of (const RpeHeatmapData *data)
+{
+  if (data->colorbar_label != NULL)
+    return data->colorbar_label[0] != '\0' ? data->colorbar_label : NULL;
+  return data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? "attention weight" : NULL;
+}
+
+static double
+font_of (const RpeHeatmapData *data,
+         double                width,
+         double                height)
+{
+  return (data->font_size > 0.0 ? data->font_size : rpe_plot_auto_font (width, height))
+         * (data->font_scale > 0.0 ? data->font_scale : 1.0);
+}
+
 /* Sets cr's font; caller saves/restores. */
 static bool
 compute_layout (cairo_t              *cr,
@@ -345,6 +422,8 @@ compute_layout (cairo_t              *cr,
   double left, right, top, bottom;
   double label_h;
   char buf[64];
+  bool x_numbers = data->show_axes || (data->cell_ticks & (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT));
+  bool y_numbers = data->show_axes || (data->cell_ticks & (RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT));
 
   memset (lay, 0, sizeof *lay);
   if (!(width > 0.0) || !(height > 0.0))
@@ -352,8 +431,7 @@ compute_layout (cairo_t              *cr,
   if (!rpe_plot_heatmap_range (data, &lay->vmin, &lay->vmax, &lay->cmap))
     return false;
 
-  lay->font = fmin (12.0, fmax (7.0, fmin (width, height) / 26.0))
-              * (data->font_scale > 0.0 ? data->font_scale : 1.0);
+  lay->font = font_of (data, width, height);
   lay->title_font = lay->font * 1.15;
   lay->tick = fmax (2.0, lay->font * 0.35);
   lay->gap = fmax (2.0, lay->font * 0.3);
@@ -365,18 +443,30 @@ compute_layout (cairo_t              *cr,
   left = right = bottom = top = lay->gap;
   if (data->title != NULL && data->title[0] != '\0')
     top += lay->title_font * 1.25 + lay->gap;
-  if (data->train_length > 0)
+  if (data->train_length > 0 && !data->hide_train_label)
     top += label_h;
 
-  if (data->show_axes)
+  if (y_numbers)
     {
-      size_t widest = (data->rows > 0 ? data->rows - 1 : 0);
+      size_t widest = (row_positions (data) > 0 ? row_positions (data) - 1 : 0);
 
       snprintf (buf, sizeof buf, "%zu", widest);
-      left += label_h + lay->gap + text_width (cr, buf) + lay->gap + lay->tick;
-      bottom += lay->tick + lay->gap + label_h + lay->gap + label_h;
+      if (data->show_axes && data->hide_y_labels)
+        left += lay->tick;
+      else
+        {
+          left += text_width (cr, buf) + lay->gap + lay->tick;
+          if (data->show_axes)
+            left += label_h + lay->gap;
+        }
+    }
+  if (x_numbers)
+    {
+      bottom += lay->tick + lay->gap + label_h;
+      if (data->show_axes)
+        bottom += lay->gap + label_h;
       /* The last x tick label may stick out to the right of the image. */
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
       right = fmax (right, text_width (cr, buf) / 2.0);
     }
 
@@ -384,7 +474,8 @@ compute_layout (cairo_t              *cr,
     {
       double bar_w = fmax (6.0, lay->font * 1.1);
       double plot_h = height - top - bottom;
-      double labels = rpe_plot_colorbar_label_width (cr, lay->vmin, lay->vmax, data->transform, plot_h, lay->font);
+      double labels = rpe_plot_colorbar_label_width (cr, lay->vmin, lay->vmax, data->transform,
+                                                     colorbar_label_of (data), plot_h, lay->font);
 
       right = lay->gap + lay->gap * 2.0 + bar_w + labels + lay->gap;
       lay->bar.width = bar_w;
@@ -400,9 +491,12 @@ compute_layout (cairo_t              *cr,
   if (data->equal_aspect)
     {
       double cell = fmin (lay->image.width / (double) data->cols, lay->image.height / (double) data->rows);
-      double w = fmax (4.0, floor (cell * (double) data->cols));
-      double h = fmax (4.0, floor (cell * (double) data->rows));
+      double w, h;
 
+      if (data->max_cell > 0.0 && cell > data->max_cell)
+        cell = data->max_cell;
+      w = fmax (4.0, floor (cell * (double) data->cols));
+      h = fmax (4.0, floor (cell * (double) data->rows));
       /* Centre the whole plot (labels move with the image). */
       lay->offset_x = floor ((lay->image.width - w) / 2.0);
       lay->offset_y = floor ((lay->image.height - h) / 2.0);
@@ -419,15 +513,12 @@ compute_layout (cairo_t              *cr,
       lay->bar.height = lay->image.height;
     }
 
-  if (data->show_axes)
+  if (x_numbers || y_numbers)
     {
-      snprintf (buf, sizeof buf, "%zu", data->cols > 0 ? data->cols - 1 : 0);
-      lay->n_xticks = position_ticks (data->cols,
-                                      fmax (1.0, fmin (10.0, lay->image.width / (text_width (cr, buf) * 2.5 + 1.0))),
-                                      lay->xticks);
-      lay->n_yticks = position_ticks (data->rows,
-                                      fmax (1.0, fmin (10.0, lay->image.height / (label_h * 2.5))),
-                                      lay->yticks);
+      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
+      lay->n_xticks = spaced_position_ticks (col_positions (data), lay->image.width, text_width (cr, buf) * 1.4 + 2.0,
+                                             lay->xticks);
+      lay->n_yticks = spaced_position_ticks (row_positions (data), lay->image.height, label_h * 1.6, lay->yticks);
     }
   return true;
 }
@@ -666,13 +757,7 @@ show_text_at (cairo_t    *cr,
               double      xalign,   /* 0 left, 0.5 centre, 1 right of x */
               double      yalign)   /* 0 top, 0.5 middle, 1 bottom at y */
 {
-  cairo_font_extents_t fext;
-  double w = text_width (cr, text);
-
-  cairo_font_extents (cr, &fext);
-  cairo_move_to (cr, x - w * xalign, y + fext.ascent - (fext.ascent + fext.descent) * yalign);
-  cairo_show_text (cr, text);
-  cairo_new_path (cr);
+  rpe_text_show (cr, text, x, y, xalign, yalign);
 }
 
 /* Shrinks cr's font (now `size`) so that text fits in max_width. */
@@ -782,13 +867,14 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   cairo_set_line_width (cr, 1.0);
   cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
 
-  /* Training length N_train: dashed lines at the boundary between position
-   * N_train - 1 and N_train (positions beyond it are extrapolation). */
-  if (data->train_length > 0 && (data->train_length < data->cols || data->train_length < data->rows))
+  /* Training length N_train: thin dashed lines at the boundary between position
+   * N_train - 1 and N_train (positions beyond it are extrapolation), light over a
+   * faint dark edge so that they show on any colour without hiding the cells. */
+  if (data->train_length > 0 && (data->train_length < col_positions (data) || data->train_length < row_positions (data)))
     {
-      static const double dash[] = { 4.0, 3.0 };
-      double x = im->x + im->width * (double) data->train_length / (double) data->cols;
-      double y = im->y + im->height * (double) data->train_length / (double) data->rows;
+      static const double dash[] = { 3.0, 3.0 };
+      double x = round (im->x + im->width * (double) data->train_length / (double) col_positions (data)) + 0.5;
+      double y = round (im->y + im->height * (double) data->train_length / (double) row_positions (data)) + 0.5;
 
       cairo_save (cr);
       cairo_rectangle (cr, im->x, im->y, im->width, im->height);
@@ -797,22 +883,22 @@ rpe_plot_render_heatmap (cairo_t              *cr,
         {
           if (pass == 0)
             {
-              cairo_set_source_rgba (cr, 0, 0, 0, 0.55);
-              cairo_set_line_width (cr, 3.0);
-              cairo_set_dash (cr, NULL, 0, 0);
+              cairo_set_source_rgba (cr, 0, 0, 0, 0.3);
+              cairo_set_line_width (cr, 2.0);
+              cairo_set_dash (cr, dash, 2, 0);
             }
           else
             {
-              cairo_set_source_rgb (cr, 1, 1, 1);
-              cairo_set_line_width (cr, 1.5);
+              cairo_set_source_rgba (cr, 1, 1, 1, 0.85);
+              cairo_set_line_width (cr, 1.0);
               cairo_set_dash (cr, dash, 2, 0);
             }
-          if (data->train_length < data->cols)
+          if (data->train_length < col_positions (data))
             {
               cairo_move_to (cr, x, im->y);
               cairo_line_to (cr, x, im->y + im->height);
             }
-          if (data->train_length < data->rows)
+          if (data->train_length < row_positions (data))
             {
               cairo_move_to (cr, im->x, y);
               cairo_line_to (cr, im->x + im->width, y);
@@ -821,12 +907,21 @@ rpe_plot_render_heatmap (cairo_t              *cr,
         }
       cairo_restore (cr);
 
-      set_fg (cr, data, 1.0);
-      snprintf (buf, sizeof buf, "N_train = %zu", data->train_length);
-      cairo_set_font_size (cr, lay.font * 0.9);
-      show_text_at (cr, buf, data->train_length < data->cols ? fmin (x, im->x + im->width) : im->x + im->width,
-                    im->y - lay.gap, data->train_length < data->cols ? 0.5 : 1.0, 1.0);
+      /* The label above the image, outside the data. */
+      if (!data->hide_train_label)
+      {
+      set_fg (cr, data, 0.75);
+      snprintf (buf, sizeof buf, "N<sub>train</sub> = %zu", data->train_length);
       cairo_set_font_size (cr, lay.font);
+      {
+        double tw = text_width (cr, buf);
+        double tx = data->train_length < col_positions (data) ? x : im->x + im->width;
+
+        /* centred on the line, kept over the image */
+        tx = fmin (fmax (tx, im->x + tw / 2.0), im->x + im->width - tw / 2.0);
+        show_text_at (cr, buf, tx, im->y - lay.gap * 0.5, 0.5, 1.0);
+      }
+      }
     }
 
   /* Frame. */
@@ -846,44 +941,60 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       cairo_restore (cr);
     }
 
-  if (data->show_axes)
-    {
-      double label_h = lay.font * 1.2;
+  {
+    unsigned int t = data->show_axes ? (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_X_TEXT
+                                        | (data->hide_y_labels ? 0u : RPE_HEATMAP_TICKS_Y_TEXT))
+                                     : data->cell_ticks;
+    double label_h = lay.font * 1.2;
 
-      set_fg (cr, data, 1.0);
+    set_fg (cr, data, 1.0);
+    if (t & (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT))
       for (size_t i = 0; i < lay.n_xticks; i++)
         {
-          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) data->cols) + 0.5;
+          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) col_positions (data)) + 0.5;
 
           cairo_move_to (cr, x, im->y + im->height);
           cairo_line_to (cr, x, im->y + im->height + lay.tick);
           cairo_stroke (cr);
-          snprintf (buf, sizeof buf, "%zu", lay.xticks[i]);
-          show_text_at (cr, buf, x, im->y + im->height + lay.tick + lay.gap, 0.5, 0.0);
+          if (t & RPE_HEATMAP_TICKS_X_TEXT)
+            {
+              snprintf (buf, sizeof buf, "%zu", lay.xticks[i]);
+              show_text_at (cr, buf, x, im->y + im->height + lay.tick + lay.gap, 0.5, 0.0);
+            }
         }
+    if (t & (RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT))
       for (size_t i = 0; i < lay.n_yticks; i++)
         {
-          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) data->rows) + 0.5;
+          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) row_positions (data)) + 0.5;
 
           cairo_move_to (cr, im->x, y);
           cairo_line_to (cr, im->x - lay.tick, y);
           cairo_stroke (cr);
-          snprintf (buf, sizeof buf, "%zu", lay.yticks[i]);
-          show_text_at (cr, buf, im->x - lay.tick - lay.gap, y, 1.0, 0.5);
+          if (t & RPE_HEATMAP_TICKS_Y_TEXT)
+            {
+              snprintf (buf, sizeof buf, "%zu", lay.yticks[i]);
+              show_text_at (cr, buf, im->x - lay.tick - lay.gap, y, 1.0, 0.5);
+            }
         }
-      show_text_at (cr, x_label_of (data), im->x + im->width / 2.0,
-                    im->y + im->height + lay.tick + lay.gap + label_h + lay.gap, 0.5, 0.0);
+    if (data->show_axes)
+      {
+        show_text_at (cr, x_label_of (data), im->x + im->width / 2.0,
+                      im->y + im->height + lay.tick + lay.gap + label_h + lay.gap, 0.5, 0.0);
 
-      cairo_save (cr);
-      cairo_translate (cr, lay.gap + lay.offset_x, im->y + im->height / 2.0);
-      cairo_rotate (cr, -M_PI_2);
-      show_text_at (cr, y_label_of (data), 0, 0, 0.5, 0.0);
-      cairo_restore (cr);
-    }
+        if (!data->hide_y_labels)
+          {
+            cairo_save (cr);
+            cairo_translate (cr, lay.gap + lay.offset_x, im->y + im->height / 2.0);
+            cairo_rotate (cr, -M_PI_2);
+            show_text_at (cr, y_label_of (data), 0, 0, 0.5, 0.0);
+            cairo_restore (cr);
+          }
+      }
+  }
 
   if (data->show_colorbar)
-    rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, &lay.bar, lay.font,
-                              data->foreground);
+    rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, colorbar_label_of (data),
+                              &lay.bar, lay.font, data->foreground);
 
   cairo_restore (cr);
 }
@@ -895,6 +1006,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
                                double               vmin,
                                double               vmax,
                                RpeHeatmapTransform  transform,
+                               const char          *label,
                                double               height,
                                double               font)
 {
@@ -911,7 +1023,8 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
   for (size_t i = 0; i < bt.n; i++)
     widest = fmax (widest, text_width (cr, bt.label[i]));
   cairo_restore (cr);
-  return fmax (2.0, font * 0.35) + fmax (2.0, font * 0.3) + widest;
+  return fmax (2.0, font * 0.35) + fmax (2.0, font * 0.3) + widest
+         + (label != NULL && label[0] != '\0' ? fmax (2.0, font * 0.3) * 2.0 + font * 1.2 : 0.0);
 }
 
 void
@@ -920,13 +1033,14 @@ rpe_plot_render_colorbar (cairo_t             *cr,
                           double               vmin,
                           double               vmax,
                           RpeHeatmapTransform  transform,
+                          const char          *label,
                           const RpePlotRect   *b,
                           double               font,
                           const double         fg[4])
 {
   cairo_surface_t *bar;
   BarTicks bt;
-  double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3);
+  double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3), widest = 0.0;
 
   if (cr == NULL || b == NULL || !(b->width > 0.0) || !(b->height > 0.0))
     return;
@@ -964,6 +1078,21 @@ rpe_plot_render_colorbar (cairo_t             *cr,
       cairo_line_to (cr, b->x + b->width + tick, y);
       cairo_stroke (cr);
       show_text_at (cr, bt.label[i], b->x + b->width + tick + gap, y, 0.0, 0.5);
+      widest = fmax (widest, text_width (cr, bt.label[i]));
+    }
+  if (label != NULL && label[0] != '\0')
+    {
+      /* What the colours mean, read bottom to top right of the numbers. */
+      double lx = b->x + b->width + tick + gap + widest + gap * 2.0;
+      double w = text_width (cr, label);
+
+      cairo_save (cr);
+      if (w > b->height && w > 0.0)
+        cairo_set_font_size (cr, font * fmax (0.6, b->height / w));
+      cairo_translate (cr, lx, b->y + b->height / 2.0);
+      cairo_rotate (cr, -M_PI_2);
+      show_text_at (cr, label, 0.0, 0.0, 0.5, 0.0);
+      cairo_restore (cr);
     }
   cairo_restore (cr);
 }
@@ -1028,6 +1157,14 @@ rpe_plot_grid_range (const RpeHeatmapGrid  *grid,
   return true;
 }
 
+static const char *
+grid_bar_label (const RpeHeatmapGrid *grid)
+{
+  if (grid->colorbar_label != NULL)
+    return grid->colorbar_label[0] != '\0' ? grid->colorbar_label : NULL;
+  return grid->n_cells > 0 ? colorbar_label_of (&grid->cells[0]) : NULL;
+}
+
 typedef struct
 {
   double      font;
@@ -1058,7 +1195,7 @@ grid_layout (cairo_t              *cr,
   if (gl->n_cols > grid->n_cells)
     gl->n_cols = grid->n_cells;
   gl->n_rows = (grid->n_cells + gl->n_cols - 1) / gl->n_cols;
-  gl->font = fmin (12.0, fmax (7.0, fmin (width, height) / 26.0)) * scale;
+  gl->font = (grid->font_size > 0.0 ? grid->font_size : rpe_plot_auto_font (width, height)) * scale;
   gl->gap = fmax (2.0, gl->font * 0.3);
   label_h = gl->font * 1.2;
 
@@ -1075,7 +1212,7 @@ grid_layout (cairo_t              *cr,
       gl->transform = grid->cells[0].transform;
       gl->bar.width = bar_w;
       right += gl->gap * 2.0 + bar_w
-               + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform,
+               + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, grid_bar_label (grid),
                                                 height - top - bottom, gl->font) + gl->gap;
     }
   gl->area.x = round (left);
@@ -1154,8 +1291,16 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
       cell.equal_aspect = true;
       cell.background[3] = 0.0;
       memcpy (cell.foreground, grid->foreground, sizeof cell.foreground);
-      /* Cell titles at the grid's label size, whatever the cell's size. */
-      cell.font_scale = 0.8 * gl.font / fmin (12.0, fmax (7.0, fmin (r.width, r.height) / 26.0));
+      /* Cell text at the grid's label size, whatever the cell's size; position ticks on
+       * every cell, their numbers on the outer ones; N_train said once, below. */
+      cell.font_size = gl.font;
+      cell.font_scale = 0.9;
+      cell.cell_ticks = RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y;
+      if (i / gl.n_cols == gl.n_rows - 1 || i + gl.n_cols >= grid->n_cells)
+        cell.cell_ticks |= RPE_HEATMAP_TICKS_X_TEXT;
+      if (i % gl.n_cols == 0)
+        cell.cell_ticks |= RPE_HEATMAP_TICKS_Y_TEXT;
+      cell.hide_train_label = true;
       if (grid->shared_scale && gl.bar.width > 0.0)
         {
           cell.fixed_range = true;
@@ -1171,7 +1316,8 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     }
 
   if (gl.bar.width > 0.0)
-    rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, &gl.bar, gl.font, fg);
+    rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, grid_bar_label (grid), &gl.bar,
+                              gl.font, fg);
 
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, gl.font);
@@ -1182,10 +1328,13 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     const char *xl = grid->x_label != NULL ? grid->x_label : "key position n";
     const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
 
-    /* The axes of every cell: the positions' range in the labels. */
-    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, left to right)", xl, c0->cols > 0 ? c0->cols - 1 : 0);
+    /* The axes of every cell (their ticks carry the positions), and N_train once. */
+    if (c0->train_length > 0 && (c0->train_length < col_positions (c0) || c0->train_length < row_positions (c0)))
+      snprintf (buf, sizeof buf, "%s   (dashed: N<sub>train</sub> = %zu)", xl, c0->train_length);
+    else
+      snprintf (buf, sizeof buf, "%s", xl);
     show_text_at (cr, buf, gl.area.x + gl.area.width / 2.0, height - gl.gap, 0.5, 1.0);
-    snprintf (buf, sizeof buf, "%s (0 \xe2\x80\x93 %zu, top to bottom)", yl, c0->rows > 0 ? c0->rows - 1 : 0);
+    snprintf (buf, sizeof buf, "%s", yl);
     cairo_save (cr);
     cairo_translate (cr, gl.gap, gl.area.y + gl.area.height / 2.0);
     cairo_rotate (cr, -M_PI_2);

@@ -65,7 +65,32 @@ typedef struct
                                         * RPE_PLOT_MAX_IMAGE_SIDE per side, reduced by `reduce`)
                                         * instead of the target's device pixels: vector exports */
   double              font_scale;    /* text size factor (0 = 1) */
+  /* Added for publication figures (zero in rpe_heatmap_data_init): */
+  double              font_size;     /* > 0: tick and label text size in user units (points in
+                                      * an export), instead of the automatic size; font_scale
+                                      * still applies */
+  const char         *colorbar_label;/* Pango markup beside the colour bar (what its values
+                                      * are, with units); NULL: "attention weight" under the
+                                      * attention transform, else none */
+  double              max_cell;      /* > 0, with equal_aspect: cells at most this wide, so
+                                      * panels side by side get the same image size */
+  unsigned int        cell_ticks;    /* without show_axes: RPE_HEATMAP_TICKS_* (small multiples) */
+  bool                hide_train_label; /* the N_train lines without their label (a grid says
+                                         * it once) */
+  bool                hide_y_labels; /* with show_axes: y tick marks only, no numbers or label
+                                      * (a panel right of one that has them) */
+  size_t              row_positions; /* > 0: the rows are equal bins of this many positions (a map
+                                      * already reduced, e.g. N = 65536 streamed to 2048 rows):
+                                      * ticks, labels and train_length are in positions; 0: rows */
+  size_t              col_positions; /* the same for the columns */
 } RpeHeatmapData;
+
+/* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space
+ * for the numbers is kept in every cell that has marks, so that the cells of a grid line up. */
+#define RPE_HEATMAP_TICKS_X       1u
+#define RPE_HEATMAP_TICKS_Y       2u
+#define RPE_HEATMAP_TICKS_X_TEXT  4u
+#define RPE_HEATMAP_TICKS_Y_TEXT  8u
 
 typedef struct
 {
@@ -113,16 +138,24 @@ void rpe_plot_render_colorbar (cairo_t             *cr,
                                double               vmin,
                                double               vmax,
                                RpeHeatmapTransform  transform,
+                               const char          *label,   /* markup, rotated right of the
+                                                              * numbers; NULL: none */
                                const RpePlotRect   *rect,
                                double               font,
                                const double         fg[4]);
-/* The width the labels of such a colour bar need right of the bar (tick + text). */
+/* The width the labels of such a colour bar need right of the bar (tick + text + label). */
 double rpe_plot_colorbar_label_width (cairo_t             *cr,
                                       double               vmin,
                                       double               vmax,
                                       RpeHeatmapTransform  transform,
+                                      const char          *label,
                                       double               height,
                                       double               font);
+
+/* The automatic text size of a heatmap of this size (user units): at least 10, so
+ * tick numbers read at 1x in the window. */
+double rpe_plot_auto_font (double width,
+                           double height);
 
 /* Draws the heatmap in (0, 0, width, height) of cr's user space.  When the
  * data has more cells than the image has device pixels, each pixel shows the
@@ -150,6 +183,9 @@ typedef struct
   double                foreground[4];
   double                background[4];
   double                font_scale;   /* 0 = 1 */
+  /* Added for publication figures (zero in rpe_heatmap_grid_init): */
+  double                font_size;    /* > 0: text size in user units instead of the automatic */
+  const char           *colorbar_label; /* markup beside the shared colour bar */
 } RpeHeatmapGrid;
 
 /* Defaults: no cells, shared scale, black foreground, transparent background. */

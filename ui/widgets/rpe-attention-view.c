@@ -2,6 +2,7 @@
  * to the canvas' pixels by the worker (rpe_compute_attention_async). */
 #include "config.h"
 
+#include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
 
 #include <math.h>
@@ -950,7 +951,7 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
   const RpeExplorerSnapshot *s;
   RpeFigureBundle *b;
   RpeHeatmapData *d;
-  const char *kind, *gated, *causal;
+  const char *causal;
   guint train = 0;
   gboolean whole;
 
@@ -987,18 +988,15 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
       d->y_label = rpe_figure_bundle_printf (b, "query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
                                              img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
     }
-  kind = s->spe_kind == RPE_SPE_SINE ? "sine" : "conv";
-  gated = s->gated ? ", gated" : "";
   causal = img->causal ? ", causal" : "";
+  d->colorbar_label = "attention weight";
   switch (img->method)
     {
     case RPE_EXPLORER_METHOD_SPE:
-      b->fig.title = rpe_figure_bundle_printf (b, "SPE attention, %s, head %zu, R = %zu%s%s", kind, img->head,
-                                               s->r, gated, causal);
-      break;
     case RPE_EXPLORER_METHOD_EXACT:
-      b->fig.title = rpe_figure_bundle_printf (b, "Exact relative attention, %s, head %zu%s%s", kind, img->head,
-                                               gated, causal);
+      b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_attention_title (s->spe_kind == RPE_SPE_SINE, s->gated,
+                                                                            img->method == RPE_EXPLORER_METHOD_EXACT,
+                                                                            img->head, s->r, img->causal), g_free);
       break;
     default:
       b->fig.title = rpe_figure_bundle_printf (b, "%s attention, head %zu%s", rpe_explorer_method_name (img->method),

@@ -871,7 +871,7 @@ setup (RpeExportDialog *self)
   self->formats[self->n_formats++] = RPE_EXPORT_PNG;
   self->formats[self->n_formats++] = RPE_EXPORT_SVG;
   self->formats[self->n_formats++] = RPE_EXPORT_PDF;
-  if (fig->kind == RPE_FIGURE_CURVES && fig->table != NULL)
+  if (fig->table != NULL)   /* curves, and figures with a table of their numbers (Outputs) */
     self->formats[self->n_formats++] = RPE_EXPORT_CSV;
   if (heatmaps)
     self->formats[self->n_formats++] = RPE_EXPORT_NPY;

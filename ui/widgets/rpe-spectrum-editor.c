@@ -441,9 +441,9 @@ query_tooltip_cb (GtkWidget         *widget,
     return FALSE;
   period = self->f[k] > 0.0f ? g_strdup_printf ("period %.3g positions", 1.0 / self->f[k])
                              : g_strdup ("constant");
-  text = g_strdup_printf ("Sine %d\nf = %.4f cycles/position (%s)\nλ = %.4g\nθ = %.1f°\n"
+  text = g_strdup_printf ("Sine %d\nf = %.4f cycles/position (%s)\nλ = %.4g\nθ = %.3f rad\n"
                           "Drag to move; Shift+drag or scroll to turn the phase",
-                          k, self->f[k], period, self->lambda[k], self->theta[k] * 180.0 / G_PI);
+                          k, self->f[k], period, self->lambda[k], (double) self->theta[k]);
   gtk_tooltip_set_text (tooltip, text);
   g_free (text);
   g_free (period);

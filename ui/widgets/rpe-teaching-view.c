@@ -2,6 +2,7 @@
  * the line-plot widget (drawn by rpe-curve-render). */
 #include "config.h"
 
+#include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
 #include "rpe-gesture-helper.h"
 
@@ -297,6 +298,9 @@ struct _RpeTeachingView
   gboolean          updating;
 };
 
+/* The R slider and the template error curve both span 1 .. 2^10 (rpe_compute_teaching). */
+#define TEACHING_R_MAX_LOG2 10
+
 G_DEFINE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, GTK_TYPE_WIDGET)
 
 static guint teaching_figure_changed;
@@ -320,7 +324,7 @@ teaching_update_plot (RpeTeachingView *self)
   series[0].y = self->curve->curve_mean;
   series[0].y_err = self->curve->curve_sd;
   series[0].n = self->curve->n_curve;
-  series[0].label = "|P̂ − P̃|_F / |P̃|_F";
+  series[0].label = "template error " RPE_FIG_TEMPLATE_ERROR;
   series[0].marker = RPE_CURVE_MARKER_CIRCLE;
   /* the 1/sqrt(R) reference through the first point */
   for (gsize i = 0; i < self->curve->n_curve && i < 16; i++)
@@ -335,11 +339,15 @@ teaching_update_plot (RpeTeachingView *self)
   series[1].dashed = TRUE;
   plot.series = series;
   plot.n_series = 2;
-  title = g_strdup_printf ("Template error against R (head %zu, mean over D, slope %.2f)",
-                           self->curve->head, self->curve->slope);
+  title = g_strdup_printf ("Template error against R (head %zu, mean over the D features, slope %s%.2f)",
+                           self->curve->head, self->curve->slope < 0 ? RPE_FIG_MINUS : "", fabs (self->curve->slope));
   plot.title = title;
   plot.x_label = "realizations R";
-  plot.y_label = "relative error";
+  plot.y_label = "template error";
+  /* the slider's range */
+  plot.fixed_x = TRUE;
+  plot.x_min = 1.0;
+  plot.x_max = (double) (1u << TEACHING_R_MAX_LOG2);
   plot.x_log = TRUE;
   plot.y_log = TRUE;
   plot.x_marker = (double) r;
@@ -351,7 +359,6 @@ static void
 teaching_show (RpeTeachingView *self,
                RpeTeaching     *t)
 {
-  static const char *titles[3] = { "exact RPE attention", "SPE estimate", "estimate − exact" };
   const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   g_autofree char *caption = NULL;
   double a = 0.0;
@@ -370,7 +377,9 @@ teaching_show (RpeTeachingView *self,
       g_autoptr (GBytes) bytes = rpe_teaching_dup_bytes (t, i);
 
       rpe_heatmap_view_set_data (self->maps[i], bytes, t->n, t->n);
-      rpe_heatmap_view_set_title (self->maps[i], titles[i]);
+      g_autofree char *panel_title = rpe_figure_compare_panel (i, t->r);
+
+      rpe_heatmap_view_set_title (self->maps[i], panel_title);
       if (i < 2)
         {
           rpe_heatmap_view_set_colormap (self->maps[i], cmap);
@@ -378,11 +387,14 @@ teaching_show (RpeTeachingView *self,
           rpe_heatmap_view_set_range (self->maps[i], TRUE, 0.0, a);
         }
     }
-  caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate (right) of the exact "
-                             "relative attention (left) has relative error |Â − A|_F / |A|_F = %.3f. "
-                             "Raise R to watch it sharpen; draw new noise to see another estimate.",
+  caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate â (middle) of the exact "
+                             "relative attention a (left) has attention error "
+                             RPE_FIG_ATTENTION_ERROR " = %.3f (right: â − a). "
+                             "The curve below is the template error " RPE_FIG_TEMPLATE_ERROR
+                             " of the head's features, another quantity; both shrink like 1/√R. "
+                             "Raise R to watch the estimate sharpen; draw new noise to see another one.",
                              t->head, t->n, t->r, t->error);
-  gtk_label_set_text (self->caption, caption);
+  gtk_label_set_markup (self->caption, caption);
   teaching_update_plot (self);
   g_signal_emit (self, teaching_figure_changed, 0);
 }
@@ -564,16 +576,17 @@ rpe_teaching_view_init (RpeTeachingView *self)
                                "Exact relative attention: softmax of Σ_d q k P̃_d(m − n) / √D");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[1]),
                                "SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), "The estimate's error, estimate − exact");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), "The estimate's error â − a (estimate − exact)");
   gtk_box_append (GTK_BOX (self->box), row);
 
   controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   label = gtk_label_new ("Realizations");
   gtk_box_append (GTK_BOX (controls), label);
-  self->r_scale = GTK_SCALE (gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, 12.0, 1.0));
+  /* R from 1 to 1024: the range of the template error curve below */
+  self->r_scale = GTK_SCALE (gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, TEACHING_R_MAX_LOG2, 1.0));
   gtk_range_set_round_digits (GTK_RANGE (self->r_scale), 0);
   gtk_scale_set_draw_value (self->r_scale, FALSE);
-  for (int i = 0; i <= 12; i += 2)
+  for (int i = 0; i <= TEACHING_R_MAX_LOG2; i += 2)
     {
       g_autofree char *mark = g_strdup_printf ("%d", 1 << i);
 
@@ -597,7 +610,7 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_widget_set_size_request (GTK_WIDGET (self->plot), -1, 220);
   gtk_widget_set_vexpand (GTK_WIDGET (self->plot), FALSE);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plot),
-                               "Relative Frobenius error of the empirical template against R (mean over 3 draws)");
+                               "Template error: relative Frobenius error of the empirical template P̂ against the analytic P̃, against R (mean over 3 draws); not the attention error of the caption");
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->plot));
 }
 
@@ -705,7 +718,7 @@ curves_fill_plots (RpeCurves      *c,
                    const char     *ntrain)
 {
   static const char *models[5][2] = {
-    { "ape", "APE" }, { "spe_exact", "SPE exact" }, { "spe_estimate", "SPE estimate" },
+    { "ape", "APE" }, { "spe_exact", "SPE, exact" }, { "spe_estimate", "SPE, estimate" },
     { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
   };
   static const char *cols[2][5] = {
@@ -718,16 +731,16 @@ curves_fill_plots (RpeCurves      *c,
   /* profiles */
   s = series;
   n = 0;
-  add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE P_d(τ)");
-  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE mean over d");
+  add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE, " RPE_FIG_P_TILDE "<sub>d</sub>(τ)");
+  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE, mean over d");
   add_column_series (s, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
-  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB w_τ");
+  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB, w<sub>τ</sub>");
   rpe_curve_plot_init (&plots[0]);
   plots[0].series = s;
   plots[0].n_series = n;
   plots[0].title = "Template profiles";
   plots[0].x_label = "lag τ = m − n";
-  plots[0].y_label = "P(τ)";
+  plots[0].y_label = RPE_FIG_P_TILDE "(τ)";
 
   /* estimator error */
   s = series + CURVES_MAX_SERIES;
@@ -743,7 +756,7 @@ curves_fill_plots (RpeCurves      *c,
   rpe_curve_plot_init (&plots[1]);
   plots[1].series = s;
   plots[1].n_series = n;
-  plots[1].title = "Estimator error |P̂ − P̃|_F / |P̃|_F";
+  plots[1].title = "Template error " RPE_FIG_TEMPLATE_ERROR;
   plots[1].x_label = "realizations R";
   plots[1].y_label = "relative error";
   plots[1].x_log = TRUE;
@@ -763,7 +776,7 @@ curves_fill_plots (RpeCurves      *c,
       plot->n_series = n;
       plot->title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
       plot->x_label = "query position m";
-      plot->y_label = which == 0 ? "Σ_n a(m, n) |m − n|" : "TI(m)";
+      plot->y_label = which == 0 ? RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|" : "TI(m)";
       plot->x_marker = (double) c->n_train;
       plot->x_marker_label = ntrain;
     }
@@ -775,7 +788,7 @@ curves_show (RpeCurvesPage *self,
 {
   RpeCurveSeries series[4 * CURVES_MAX_SERIES];
   RpeCurvePlot plots[4];
-  g_autofree char *ntrain = g_strdup_printf ("N_train = %zu", c->n_train);
+  g_autofree char *ntrain = g_strdup_printf (RPE_FIG_N_TRAIN " = %zu", c->n_train);
 
   g_clear_pointer (&self->result, rpe_curves_unref);
   self->result = rpe_curves_ref (c);
@@ -1006,12 +1019,13 @@ rpe_teaching_view_build_figure (RpeTeachingView *self)
       d->scale = i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
     }
   b->fig.panels[2].colormap = rpe_colormap_is_diverging (cmap) ? cmap : rpe_colormap_default_diverging ();
-  b->fig.panels[0].title = "exact RPE";
-  b->fig.panels[1].title = rpe_figure_bundle_printf (b, "SPE estimate (R = %zu)", t->r);
-  b->fig.panels[2].title = "estimate − exact";
-  b->fig.title = rpe_figure_bundle_printf (b, "%s SPE vs exact relative attention, head %zu%s%s (N = %zu)",
-                                           s->spe_kind == RPE_SPE_SINE ? "sine" : "conv", t->head,
-                                           s->gated ? ", gated" : "", s->causal ? ", causal" : "", t->n);
+  for (guint i = 0; i < 3; i++)
+    {
+      b->fig.panels[i].title = rpe_figure_bundle_keep (b, rpe_figure_compare_panel (i, t->r), g_free);
+      b->fig.panels[i].colorbar_label = rpe_figure_compare_bar (i);
+    }
+  b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_compare_title (s->spe_kind == RPE_SPE_SINE, s->gated, t->head,
+                                                                      s->causal, t->n), g_free);
   b->has_attention = TRUE;
   b->default_name = g_strdup_printf ("spe-vs-rpe-h%zu", t->head);
   return b;
@@ -1036,14 +1050,14 @@ rpe_curves_page_build_figure (RpeCurvesPage *self)
   rpe_figure_bundle_keep (b, rpe_curves_ref (c), (GDestroyNotify) rpe_curves_unref);
   plots = rpe_figure_bundle_keep (b, g_new0 (RpeCurvePlot, 4), g_free);
   series = rpe_figure_bundle_keep (b, g_new0 (RpeCurveSeries, 4 * CURVES_MAX_SERIES), g_free);
-  ntrain = rpe_figure_bundle_printf (b, "N_train = %zu", c->n_train);
+  ntrain = rpe_figure_bundle_printf (b, RPE_FIG_N_TRAIN " = %zu", c->n_train);
   curves_fill_plots (c, plots, series, ntrain);
   plots[0].legend = RPE_CURVE_LEGEND_BEST;
   b->fig.plots = plots;
   b->fig.n_plots = 4;
   b->fig.n_plot_columns = 2;
   b->fig.table = c->extrapolation;
-  b->fig.title = rpe_figure_bundle_printf (b, "Profiles, estimator error and extrapolation (head %u, N_train = %zu)",
+  b->fig.title = rpe_figure_bundle_printf (b, "Profiles, estimator error and extrapolation (head %u, " RPE_FIG_N_TRAIN " = %zu)",
                                            head, c->n_train);
   b->default_name = g_strdup ("curves");
   return b;

@@ -1,6 +1,7 @@
 /* rpe-templates-view.c: the templates grid (MATH.md sections 1-4). */
 #include "config.h"
 
+#include "rpe-figure-names.h"
 #include "rpe-templates-view.h"
 #include "rpe-gesture-helper.h"
 
@@ -474,12 +475,11 @@ rpe_templates_view_get_caption (RpeTemplatesView *self)
 RpeFigureBundle *
 rpe_templates_view_build_figure (RpeTemplatesView *self)
 {
-  static const char *modes[] = { "analytic", "empirical", "empirical \u2212 analytic" };
   RpeTemplates *t;
   RpeFigureBundle *b;
   RpeHeatmapData *cells;
   const RpeColormap *cmap;
-  const char *method, *mode, *gated;
+  const char *bar;
   guint train = 0;
   gsize d0, d1;
   gboolean one;
@@ -495,11 +495,8 @@ rpe_templates_view_build_figure (RpeTemplatesView *self)
   if (cmap != NULL && !rpe_colormap_is_diverging (cmap))
     cmap = NULL;
   g_object_get (self->state, "train-length", &train, NULL);
-  method = t->method == RPE_SPE_SINE ? "sine" : "conv";
-  mode = modes[MIN ((guint) t->kind, 2u)];
-  gated = t->gated ? ", gated" : "";
-
   b = rpe_figure_bundle_new (one ? RPE_FIGURE_HEATMAP : RPE_FIGURE_GRID);
+  bar = rpe_figure_bundle_keep (b, rpe_figure_template_bar (MIN ((int) t->kind, 2)), g_free);
   rpe_figure_bundle_keep (b, rpe_templates_ref (t), (GDestroyNotify) rpe_templates_unref);
   cells = rpe_figure_bundle_keep (b, g_new0 (RpeHeatmapData, d1 - d0), g_free);
   for (gsize d = d0; d < d1; d++)
@@ -514,15 +511,17 @@ rpe_templates_view_build_figure (RpeTemplatesView *self)
       c->reduce = RPE_HEATMAP_REDUCE_MEAN;
       c->equal_aspect = TRUE;
       c->train_length = train;
-      c->title = rpe_figure_bundle_printf (b, "h=%zu, d=%zu", t->head, d);
+      c->title = rpe_figure_bundle_keep (b, rpe_figure_template_cell (d), g_free);
       c->x_label = "key position n";
       c->y_label = "query position m";
+      c->colorbar_label = bar;
     }
   if (one)
     {
       b->fig.heatmap = cells[0];
-      b->fig.title = rpe_figure_bundle_printf (b, "%s SPE template h=%zu, d=%zu (%s%s)", method, t->head, d0,
-                                               mode, gated);
+      b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_templates_title (t->method == RPE_SPE_SINE, t->gated,
+                                                                            MIN ((int) t->kind, 2), t->head,
+                                                                            (gssize) d0, t->n), g_free);
       b->default_name = g_strdup_printf ("template-h%zu-d%zu", t->head, d0);
     }
   else
@@ -530,8 +529,10 @@ rpe_templates_view_build_figure (RpeTemplatesView *self)
       b->fig.grid.cells = cells;
       b->fig.grid.n_cells = d1 - d0;
       b->fig.grid.shared_scale = TRUE;
-      b->fig.title = rpe_figure_bundle_printf (b, "%s SPE templates of head %zu, %s%s (N = %zu)", method,
-                                               t->head, mode, gated, t->n);
+      b->fig.grid.colorbar_label = bar;
+      b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_templates_title (t->method == RPE_SPE_SINE, t->gated,
+                                                                            MIN ((int) t->kind, 2), t->head, -1,
+                                                                            t->n), g_free);
       b->default_name = g_strdup_printf ("templates-h%zu", t->head);
     }
   return b;

@@ -7,7 +7,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-npy.h"
 
-static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
 
 /* ------------------------------------------------------------ open files */
 
@@ -353,6 +353,7 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_CONTROL_MASK, "win.view", "i", 2);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_CONTROL_MASK, "win.view", "i", 3);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_4, GDK_CONTROL_MASK, "win.view", "i", 4);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_5, GDK_CONTROL_MASK, "win.view", "i", 5);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-sidebar", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close", NULL);

@@ -20,7 +20,7 @@ G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 #define FALLBACK_SINES     5
 #define FALLBACK_KERNEL    12
 
-static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching" };
+static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
 
 /* ---------------------------------------------------------------- messages */
 
@@ -364,7 +364,7 @@ sync_sine (RpeWindow *self,
   if (rebuild || gtk_widget_get_first_child (self->sine_box) == NULL)
     {
       g_autofree char *title = g_strdup_printf ("Sine components of h = %zu, d = %zu", h, d);
-      const char *heads[3] = { "f", "θ", "λ" };
+      const char *heads[3] = { "f (cycles)", "θ (rad)", "λ" };
 
       clear_box (self->sine_box);
       editor = rpe_spectrum_editor_new ();
@@ -923,9 +923,10 @@ rpe_window_class_init (RpeWindowClass *klass)
 static void
 rpe_window_init (RpeWindow *self)
 {
-  static const char *titles[RPE_WINDOW_N_VIEWS] = { "_Templates", "_Attention", "_Curves", "_SPE vs RPE" };
+  static const char *titles[RPE_WINDOW_N_VIEWS] = { "_Templates", "_Attention", "_Curves", "_SPE vs RPE", "_Outputs" };
   static const char *icons[RPE_WINDOW_N_VIEWS] = { "rpe-sine-symbolic", "view-grid-symbolic",
-                                                   "utilities-system-monitor-symbolic", "rpe-conv-symbolic" };
+                                                   "utilities-system-monitor-symbolic", "rpe-conv-symbolic",
+                                                   "media-playlist-consecutive-symbolic" };
   g_autofree char *why = NULL;
   GtkDropTarget *drop;
 
@@ -936,6 +937,7 @@ rpe_window_init (RpeWindow *self)
   self->views[RPE_WINDOW_VIEW_ATTENTION] = rpe_attention_view_new (self->state);
   self->views[RPE_WINDOW_VIEW_CURVES] = rpe_curves_page_new (self->state);
   self->views[RPE_WINDOW_VIEW_TEACHING] = rpe_teaching_view_new (self->state);
+  self->views[RPE_WINDOW_VIEW_OUTPUTS] = rpe_outputs_view_new (self->state);
   for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
     {
       AdwViewStackPage *page = adw_view_stack_add_titled (self->stack, self->views[v], view_names[v], titles[v]);
@@ -1027,7 +1029,8 @@ rpe_window_is_busy (RpeWindow *self)
          || rpe_templates_view_is_busy (RPE_TEMPLATES_VIEW (self->views[0]))
          || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
          || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
-         || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]));
+         || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]))
+         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
 }
 
 void
@@ -1038,6 +1041,7 @@ rpe_window_cancel (RpeWindow *self)
   rpe_attention_view_cancel (RPE_ATTENTION_VIEW (self->views[1]));
   rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
   rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
+  rpe_outputs_view_cancel (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
 }
@@ -1096,6 +1100,8 @@ rpe_window_build_figure (RpeWindow     *self,
       return rpe_curves_page_build_figure (RPE_CURVES_PAGE (self->views[view]));
     case RPE_WINDOW_VIEW_TEACHING:
       return rpe_teaching_view_build_figure (RPE_TEACHING_VIEW (self->views[view]));
+    case RPE_WINDOW_VIEW_OUTPUTS:
+      return rpe_outputs_view_build_figure (RPE_OUTPUTS_VIEW (self->views[view]));
     case RPE_WINDOW_N_VIEWS:
     default:
       return NULL;

@@ -15,6 +15,7 @@
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-outputs-view.h"
 #include "rpe-teaching-view.h"
 #include "rpe-templates-view.h"
 #include "rpe-tensor-browser.h"
@@ -25,13 +26,14 @@ G_BEGIN_DECLS
 #define RPE_RESOURCE_PREFIX  "/io/github/rpestudio/RpeStudio"
 #define RPE_DEMO_RESOURCE    RPE_RESOURCE_PREFIX "/demo/demo.safetensors"
 
-/* The views, in the order of the view stack (Ctrl+1 .. Ctrl+4). */
+/* The views, in the order of the view stack (Ctrl+1 .. Ctrl+5). */
 typedef enum
 {
   RPE_WINDOW_VIEW_TEMPLATES,
   RPE_WINDOW_VIEW_ATTENTION,
   RPE_WINDOW_VIEW_CURVES,
   RPE_WINDOW_VIEW_TEACHING,
+  RPE_WINDOW_VIEW_OUTPUTS,
   RPE_WINDOW_N_VIEWS,
 } RpeWindowView;
 

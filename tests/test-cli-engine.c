@@ -1,0 +1,520 @@
+/* test-cli-engine.c: one engine behind every entry point (issue 12).
+ *
+ * The `rpe compute` commands take the fused / streamed core paths that `rpe bench` times;
+ * these tests check that speed changes nothing: the CLI's arrays equal, to float rounding,
+ * the unfused reference computed here from the core's separate steps (noise, codes, gating,
+ * encoding, full logits, full softmax, full template), and the streamed .npy files equal the
+ * in-memory results. */
+#include "config.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "rpe-alloc.h"
+#include "rpe-attention.h"
+#include "rpe-linear-attention.h"
+#include "rpe-npy.h"
+#include "rpe-rng.h"
+#include "rpe-spe.h"
+#include "rpe-test-utils.h"
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+static int
+run_rpe (const char *format, ...) G_GNUC_PRINTF (1, 2);
+
+static int
+run_rpe (const char *format, ...)
+{
+  const char *rpe = g_getenv ("RPE_CLI");
+  va_list args;
+  g_autofree char *cmdline = NULL, *full = NULL, *out = NULL, *err = NULL;
+  g_auto(GStrv) argv = NULL;
+  g_autoptr(GError) error = NULL;
+  int wait_status = 0;
+
+  g_assert_nonnull (rpe);
+  va_start (args, format);
+  cmdline = g_strdup_vprintf (format, args);
+  va_end (args);
+  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
+  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
+  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
+  g_assert_no_error (error);
+  if (g_test_verbose () || !WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
+    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
+  g_assert_true (WIFEXITED (wait_status));
+  return WEXITSTATUS (wait_status);
+}
+
+static RpeTensor *
+read_npy (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  RpeTensor *t = rpe_npy_read (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (t);
+  return t;
+}
+
+static void
+write_npy (const char *path, const float *data, gsize ndim, const gsize *shape)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (rpe_npy_write (path, data, ndim, shape, FALSE, &error));
+  g_assert_no_error (error);
+}
+
+static float *
+falloc (gsize count)
+{
+  RpeStatus st;
+  float *p = rpe_alloc (count, sizeof (float), &st);
+
+  g_assert_nonnull (p);
+  return p;
+}
+
+/* The parameters `rpe compute` draws for random init (--heads H --features D --sines/--kernel S
+ * --seed SEED): rpe_spe_params_init (gated) + rpe_spe_params_random (seed). */
+static void
+random_params (RpeSpeParams *p, RpeSpeMethod method, gsize H, gsize D, gsize S, guint64 seed)
+{
+  g_assert_cmpint (rpe_spe_params_init (p, method, H, D, S, TRUE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (p, seed), ==, RPE_OK);
+}
+
+/* The unfused reference: noise buffer, (N, H, D, R) codes, gating, then the encoding. */
+static void
+reference_encode (const RpeSpeParams *p, gsize n, gsize r, guint64 seed, const float *q, const float *k,
+                  float *qhat, float *khat)
+{
+  gsize H = p->n_heads, D = p->n_features, zc;
+  float *z, *qbar = falloc (n * H * D * r), *kbar = falloc (n * H * D * r), *eps = falloc (H * D * r);
+
+  g_assert_cmpint (rpe_spe_noise_size (p, n, r, &zc), ==, RPE_OK);
+  z = falloc (zc);
+  g_assert_cmpint (rpe_spe_noise_fill (p, n, r, seed, z), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_codes (p, n, r, z, qbar, kbar, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_gate_noise_fill (p, r, seed, eps), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_gate_codes (p, n, r, eps, qbar, kbar), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_encode (n, H, D, r, qbar, kbar, q, k, qhat, khat, NULL), ==, RPE_OK);
+  rpe_free (z);
+  rpe_free (qbar);
+  rpe_free (kbar);
+  rpe_free (eps);
+}
+
+/* Largest |a - b| over the largest |b|: a rounding-level comparison of two float paths. */
+static double
+rel_err (const float *a, const float *b, gsize count)
+{
+  double num = 0, den = 0;
+
+  for (gsize i = 0; i < count; i++)
+    {
+      num = fmax (num, fabs ((double) a[i] - (double) b[i]));
+      den = fmax (den, fabs ((double) b[i]));
+    }
+  return den > 0 ? num / den : num;
+}
+
+static double
+abs_err (const float *a, const float *b, gsize count)
+{
+  double e = 0;
+
+  for (gsize i = 0; i < count; i++)
+    e = fmax (e, fabs ((double) a[i] - (double) b[i]));
+  return e;
+}
+
+/* `rpe compute encode` (fused path, noise drawn inside the core) equals the unfused reference,
+ * and `logits` / `attention` (streamed per head in row blocks) equal the full (H, N, N) logits
+ * and row softmax of those encodings; for sine and conv, gated. */
+static void
+test_encode_matches_reference (gconstpointer data)
+{
+  const gboolean conv = GPOINTER_TO_INT (data);
+  const gsize H = 2, D = 8, S = conv ? 9 : 3, n = 300, r = 16;
+  const guint64 seed = 21;
+  g_autofree char *qp = tmp_path ("eq.npy"), *kp = tmp_path ("ek.npy"), *qh = tmp_path ("eqh.npy");
+  g_autofree char *kh = tmp_path ("ekh.npy"), *lp = tmp_path ("el.npy"), *ap = tmp_path ("ea.npy");
+  g_autofree char *cp = tmp_path ("eac.npy");
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D);
+  float *qhat = falloc (n * H * r), *khat = falloc (n * H * r), *logits = falloc (H * n * n);
+  float *causal = falloc (H * n * n);
+  g_autoptr(RpeTensor) cq = NULL, ck = NULL, cl = NULL, ca = NULL, cc = NULL;
+  const char *m = conv ? "--method conv --kernel 9" : "--method sine --sines 3";
+
+  random_params (&p, conv ? RPE_SPE_CONV : RPE_SPE_SINE, H, D, S, seed);
+  rpe_rng_normal (4, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (4, RPE_STREAM_KEYS, 0, k, n * H * D);
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 3, (gsize[]) { n, H, D });
+  reference_encode (&p, n, r, seed, q, k, qhat, khat);
+
+  g_assert_cmpint (run_rpe ("compute encode %s --heads 2 --features 8 --realizations 16 --seed 21 "
+                            "--queries %s --keys %s -o %s --out-keys %s", m, qp, kp, qh, kh), ==, 0);
+  cq = read_npy (qh);
+  ck = read_npy (kh);
+  g_assert_cmpuint (cq->n_elements, ==, n * H * r);
+  g_assert_cmpuint (ck->n_elements, ==, n * H * r);
+  g_assert_cmpfloat (rel_err (cq->data, qhat, n * H * r), <, 2e-5);
+  g_assert_cmpfloat (rel_err (ck->data, khat, n * H * r), <, 2e-5);
+
+  /* full logits (H, N, N), then the full row softmax, from the reference encodings */
+  g_assert_cmpint (rpe_spe_logits (n, H, r, qhat, khat, logits, NULL), ==, RPE_OK);
+  memcpy (causal, logits, H * n * n * sizeof (float));
+  g_assert_cmpint (run_rpe ("compute logits %s --heads 2 --features 8 --realizations 16 --seed 21 "
+                            "--queries %s --keys %s -o %s", m, qp, kp, lp), ==, 0);
+  cl = read_npy (lp);
+  g_assert_cmpuint (cl->ndim, ==, 3);
+  g_assert_cmpuint (cl->shape[0], ==, H);
+  g_assert_cmpuint (cl->shape[1], ==, n);
+  g_assert_cmpuint (cl->shape[2], ==, n);
+  g_assert_cmpfloat (rel_err (cl->data, logits, H * n * n), <, 1e-4);
+
+  g_assert_cmpint (rpe_softmax_rows (logits, H, n, FALSE, NULL), ==, RPE_OK);
+  g_assert_cmpint (run_rpe ("compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
+                            "--queries %s --keys %s -o %s", m, qp, kp, ap), ==, 0);
+  ca = read_npy (ap);
+  g_assert_cmpuint (ca->n_elements, ==, H * n * n);
+  g_assert_cmpfloat (abs_err (ca->data, logits, H * n * n), <, 1e-5);
+
+  g_assert_cmpint (rpe_softmax_rows (causal, H, n, TRUE, NULL), ==, RPE_OK);
+  g_assert_cmpint (run_rpe ("compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
+                            "--causal --queries %s --keys %s -o %s", m, qp, kp, cp), ==, 0);
+  cc = read_npy (cp);
+  g_assert_cmpfloat (abs_err (cc->data, causal, H * n * n), <, 1e-5);
+  for (gsize h = 0; h < H; h++)
+    for (gsize i = 0; i < n; i++)
+      for (gsize j = i + 1; j < n; j++)
+        g_assert_cmpfloat (cc->data[(h * n + i) * n + j], ==, 0.0f);
+
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (logits);
+  rpe_free (causal);
+}
+
+/* `rpe compute linear` (fused encoding) equals linear attention on the reference encodings. */
+static void
+test_linear_matches_reference (void)
+{
+  const gsize H = 2, D = 4, n = 200, r = 8, dv = 3;
+  g_autofree char *qp = tmp_path ("lq.npy"), *kp = tmp_path ("lk.npy"), *vp = tmp_path ("lv.npy");
+  g_autofree char *yp = tmp_path ("ly.npy");
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *v = falloc (n * H * dv), *y = falloc (n * H * dv);
+  float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
+  g_autoptr(RpeTensor) cy = NULL;
+
+  random_params (&p, RPE_SPE_CONV, H, D, 5, 8);
+  rpe_rng_normal (9, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (9, RPE_STREAM_KEYS, 0, k, n * H * D);
+  rpe_rng_normal (9, RPE_STREAM_VALUES, 0, v, n * H * dv);
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 3, (gsize[]) { n, H, D });
+  write_npy (vp, v, 3, (gsize[]) { n, H, dv });
+  reference_encode (&p, n, r, 8, q, k, qhat, khat);
+  for (int causal = 0; causal < 2; causal++)
+    {
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, H, r, dv, qhat, khat, v,
+                                                 causal, y, NULL), ==, RPE_OK);
+      g_assert_cmpint (run_rpe ("compute linear --method conv --heads 2 --features 4 --kernel 5 --realizations 8 "
+                                "--seed 8 --queries %s --keys %s --values %s %s -o %s",
+                                qp, kp, vp, causal ? "--causal" : "", yp), ==, 0);
+      cy = read_npy (yp);
+      g_assert_cmpuint (cy->n_elements, ==, n * H * dv);
+      g_assert_cmpfloat (rel_err (cy->data, y, n * H * dv), <, 1e-4);
+      g_clear_pointer (&cy, rpe_tensor_free);
+    }
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (v);
+  rpe_free (y);
+  rpe_free (qhat);
+  rpe_free (khat);
+}
+
+/* `rpe compute template` writes (H, D, N, N) a slab at a time: the file equals rpe_spe_template
+ * of each (h, d), and N is large enough (N^2 > one slab) that several slabs per (h, d) are
+ * written. */
+static void
+test_template_streamed (void)
+{
+  const gsize H = 2, D = 3, n = 1100;   /* 1100^2 floats > the CLI's 2^20-float slab */
+  g_autofree char *tp = tmp_path ("tpl.npy"), *ep = tmp_path ("emp.npy");
+  RpeSpeParams p = { 0 };
+  float *full = falloc (n * n);
+  g_autoptr(RpeTensor) t = NULL;
+
+  random_params (&p, RPE_SPE_SINE, H, D, 4, 5);
+  g_assert_cmpint (run_rpe ("compute template --heads 2 --features 3 --sines 4 --seed 5 --length 1100 -o %s", tp), ==, 0);
+  t = read_npy (tp);
+  g_assert_cmpuint (t->ndim, ==, 4);
+  g_assert_cmpuint (t->shape[0], ==, H);
+  g_assert_cmpuint (t->shape[1], ==, D);
+  g_assert_cmpuint (t->shape[2], ==, n);
+  g_assert_cmpuint (t->shape[3], ==, n);
+  for (gsize h = 0; h < H; h++)
+    for (gsize d = 0; d < D; d++)
+      {
+        g_assert_cmpint (rpe_spe_template (&p, h, d, n, TRUE, full), ==, RPE_OK);
+        g_assert_cmpfloat (abs_err (t->data + (h * D + d) * n * n, full, n * n), ==, 0.0);
+      }
+  g_clear_pointer (&t, rpe_tensor_free);
+
+  /* empirical rows: equal to the whole-map sgemm of the same codes */
+  {
+    const gsize ne = 600, r = 8;
+    float *qbar = falloc (ne * H * D * r), *kbar = falloc (ne * H * D * r), *z, *eps = falloc (H * D * r);
+    gsize zc;
+
+    g_assert_cmpint (rpe_spe_noise_size (&p, ne, r, &zc), ==, RPE_OK);
+    z = falloc (zc);
+    g_assert_cmpint (rpe_spe_noise_fill (&p, ne, r, 5, z), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_codes (&p, ne, r, z, qbar, kbar, NULL), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 5, eps), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_gate_codes (&p, ne, r, eps, qbar, kbar), ==, RPE_OK);
+    g_assert_cmpint (run_rpe ("compute empirical --heads 2 --features 3 --sines 4 --seed 5 --length 600 "
+                              "--realizations 8 -o %s", ep), ==, 0);
+    t = read_npy (ep);
+    g_assert_cmpuint (t->n_elements, ==, H * D * ne * ne);
+    for (gsize h = 0; h < H; h++)
+      for (gsize d = 0; d < D; d++)
+        {
+          /* naive sqrt(R D)/R sum_r Qbar[m, h, d, r] Kbar[n, h, d, r] */
+          double err = 0, alpha = sqrt ((double) r * D) / r;
+
+          for (gsize i = 0; i < ne; i += 7)
+            for (gsize j = 0; j < ne; j += 5)
+              {
+                double s = 0;
+
+                for (gsize rr = 0; rr < r; rr++)
+                  s += (double) qbar[((i * H + h) * D + d) * r + rr] * kbar[((j * H + h) * D + d) * r + rr];
+                err = fmax (err, fabs (alpha * s - t->data[((h * D + d) * ne + i) * ne + j]));
+              }
+          g_assert_cmpfloat (err, <, 1e-4);
+        }
+    rpe_free (qbar);
+    rpe_free (kbar);
+    rpe_free (z);
+    rpe_free (eps);
+  }
+  rpe_spe_params_clear (&p);
+  rpe_free (full);
+}
+
+/* The streaming writer: header first, slabs, atomic commit; a wrong count is refused and leaves
+ * no file, an abort keeps the previous file. */
+static void
+test_npy_writer (void)
+{
+  g_autofree char *path = tmp_path ("stream.npy");
+  g_autoptr(GError) error = NULL;
+  float data[60];
+  RpeNpyWriter *w;
+  g_autoptr(RpeTensor) t = NULL;
+
+  for (int i = 0; i < 60; i++)
+    data[i] = (float) i * 0.5f - 3.0f;
+  for (int f64 = 0; f64 < 2; f64++)
+    {
+      w = rpe_npy_writer_new (path, 3, (gsize[]) { 3, 4, 5 }, f64, &error);
+      g_assert_no_error (error);
+      g_assert_true (rpe_npy_writer_append (w, data, 7, &error));
+      g_assert_true (rpe_npy_writer_append (w, data + 7, 0, &error));
+      g_assert_true (rpe_npy_writer_append (w, data + 7, 53, &error));
+      g_assert_false (rpe_npy_writer_append (w, data, 1, &error));   /* one too many */
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+      g_assert_true (rpe_npy_writer_commit (w, &error));
+      g_assert_no_error (error);
+      t = read_npy (path);
+      g_assert_cmpuint (t->n_elements, ==, 60);
+      g_assert_cmpmem (t->data, 60 * sizeof (float), data, 60 * sizeof (float));
+      g_clear_pointer (&t, rpe_tensor_free);
+    }
+  /* too few elements: commit fails and the previous file stays */
+  w = rpe_npy_writer_new (path, 1, (gsize[]) { 10 }, FALSE, &error);
+  g_assert_true (rpe_npy_writer_append (w, data, 9, &error));
+  g_assert_false (rpe_npy_writer_commit (w, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  t = read_npy (path);
+  g_assert_cmpuint (t->n_elements, ==, 60);
+  g_clear_pointer (&t, rpe_tensor_free);
+  w = rpe_npy_writer_new (path, 1, (gsize[]) { 10 }, FALSE, &error);
+  rpe_npy_writer_abort (w);
+  t = read_npy (path);
+  g_assert_cmpuint (t->n_elements, ==, 60);
+}
+
+
+/* rpe_spe_encode_seeded_head gives the head's slice of rpe_spe_encode_seeded (same noise draw). */
+static void
+test_encode_head (gconstpointer data)
+{
+  const gboolean conv = GPOINTER_TO_INT (data);
+  const gsize H = 3, D = 4, n = 150, r = 8;
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *eps = falloc (H * D * r);
+  float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
+  float *qh = falloc (n * D), *kh = falloc (n * D), *oq = falloc (n * r), *ok = falloc (n * r);
+
+  random_params (&p, conv ? RPE_SPE_CONV : RPE_SPE_SINE, H, D, conv ? 7 : 3, 31);
+  rpe_rng_normal (2, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (2, RPE_STREAM_KEYS, 0, k, n * H * D);
+  g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 12, eps), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_encode_seeded (&p, n, r, 12, eps, q, k, qhat, khat, NULL), ==, RPE_OK);
+  for (gsize h = 0; h < H; h++)
+    {
+      for (gsize m = 0; m < n; m++)
+        {
+          memcpy (qh + m * D, q + (m * H + h) * D, D * sizeof (float));
+          memcpy (kh + m * D, k + (m * H + h) * D, D * sizeof (float));
+        }
+      g_assert_cmpint (rpe_spe_encode_seeded_head (&p, h, n, r, 12, eps, qh, kh, oq, ok, NULL), ==, RPE_OK);
+      for (gsize m = 0; m < n; m++)
+        for (gsize i = 0; i < r; i++)
+          {
+            g_assert_cmpfloat (fabs (oq[m * r + i] - qhat[(m * H + h) * r + i]), <, 1e-5);
+            g_assert_cmpfloat (fabs (ok[m * r + i] - khat[(m * H + h) * r + i]), <, 1e-5);
+          }
+    }
+  g_assert_cmpint (rpe_spe_encode_seeded_head (&p, H, n, r, 12, eps, qh, kh, oq, ok, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (eps);
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_free (qh);
+  rpe_free (kh);
+  rpe_free (oq);
+  rpe_free (ok);
+}
+
+/* A map given by a formula, streamed to rpe_map_reduce in blocks. */
+static RpeStatus
+formula_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  const gsize n = *(const gsize *) user_data;
+
+  for (gsize i = 0; i < n_rows; i++)
+    for (gsize c = 0; c < n; c++)
+      out[i * n + c] = (float) sin (0.37 * (double) (m0 + i) + 0.011 * (double) c * (double) c);
+  return RPE_OK;
+}
+
+/* rpe_map_reduce equals the naive mean / max / max-abs over each pixel's bins
+ * {m : floor (m rows / N) = i} x {n : floor (n cols / N) = j}, for bins of unequal sizes, any
+ * block size, and rows = cols = N gives the map itself. */
+static void
+test_map_reduce (void)
+{
+  gsize n = 301;
+  const gsize sizes[][2] = { { 7, 5 }, { 64, 100 }, { 301, 301 }, { 1, 1 } };
+  float *full = falloc (n * n), *img = falloc (n * n);
+
+  g_assert_cmpint (formula_rows (0, n, full, &n), ==, RPE_OK);
+  for (gsize t = 0; t < G_N_ELEMENTS (sizes); t++)
+    for (int mode = 0; mode < 3; mode++)
+      for (gsize block = 0; block <= 4 * n; block += 4 * n)
+        {
+          gsize rows = sizes[t][0], cols = sizes[t][1];
+          double err = 0;
+
+          g_assert_cmpint (rpe_map_reduce (n, rows, cols, (RpeMapReduce) mode, block, formula_rows, &n, img, NULL),
+                           ==, RPE_OK);
+          for (gsize i = 0; i < rows; i++)
+            for (gsize j = 0; j < cols; j++)
+              {
+                double sum = 0, best = NAN;
+                gsize count = 0;
+
+                for (gsize m = 0; m < n; m++)
+                  for (gsize c = 0; c < n; c++)
+                    if ((m * rows) / n == i && (c * cols) / n == j)
+                      {
+                        double v = full[m * n + c];
+
+                        sum += v;
+                        count++;
+                        if (isnan (best) || (mode == 1 ? v > best : mode == 2 ? fabs (v) > fabs (best) : FALSE))
+                          best = v;
+                      }
+                g_assert_cmpuint (count, >, 0);
+                /* max-abs: ties of opposite sign (values that round to +-1) may go either way */
+                if (mode == 2)
+                  err = fmax (err, fabs (fabs (best) - fabs (img[i * cols + j])));
+                else
+                  err = fmax (err, fabs ((mode == 0 ? sum / count : best) - img[i * cols + j]));
+              }
+          g_assert_cmpfloat (err, <, 1e-5);
+        }
+  g_assert_cmpint (rpe_map_reduce (n, n + 1, 1, RPE_MAP_REDUCE_MEAN, 0, formula_rows, &n, img, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_free (full);
+  rpe_free (img);
+}
+
+/* `rpe export attention -o X.npy` (one head, streamed) equals that head of `rpe compute
+ * attention` (all heads), with random content drawn for the one head only. */
+static void
+test_export_attention_head (void)
+{
+  g_autofree char *ap = tmp_path ("xa.npy"), *ep = tmp_path ("xe.npy");
+  g_autoptr(RpeTensor) all = NULL, one = NULL;
+  const gsize n = 700, H = 3;
+
+  for (int conv = 0; conv < 2; conv++)
+    {
+      const char *m = conv ? "--method conv --kernel 6" : "--method sine --sines 2";
+
+      g_assert_cmpint (run_rpe ("compute attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+                                "--content random --length 700 --causal -o %s", m, ap), ==, 0);
+      g_assert_cmpint (run_rpe ("export attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+                                "--content random --length 700 --causal --head 2 -o %s", m, ep), ==, 0);
+      all = read_npy (ap);
+      one = read_npy (ep);
+      g_assert_cmpuint (all->n_elements, ==, H * n * n);
+      g_assert_cmpuint (one->n_elements, ==, n * n);
+      g_assert_cmpfloat (abs_err (one->data, all->data + 2 * n * n, n * n), <, 1e-6);
+      g_clear_pointer (&all, rpe_tensor_free);
+      g_clear_pointer (&one, rpe_tensor_free);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_data_func ("/cli-engine/encode-sine", GINT_TO_POINTER (0), test_encode_matches_reference);
+  g_test_add_data_func ("/cli-engine/encode-conv", GINT_TO_POINTER (1), test_encode_matches_reference);
+  g_test_add_func ("/cli-engine/linear", test_linear_matches_reference);
+  g_test_add_func ("/cli-engine/template-streamed", test_template_streamed);
+  g_test_add_func ("/cli-engine/npy-writer", test_npy_writer);
+  g_test_add_data_func ("/cli-engine/encode-head-sine", GINT_TO_POINTER (0), test_encode_head);
+  g_test_add_data_func ("/cli-engine/encode-head-conv", GINT_TO_POINTER (1), test_encode_head);
+  g_test_add_func ("/cli-engine/map-reduce", test_map_reduce);
+  g_test_add_func ("/cli-engine/export-attention-head", test_export_attention_head);
+  return g_test_run ();
+}

@@ -1,0 +1,455 @@
+/* test-render-figures.c: the words, alignment and sizes of the publication figures.
+ *
+ *   text       the PDFs of `rpe export` carry the mathematics and the human names
+ *              (pdftotext): P̂ and P̃ with their combining marks, τ, Σ, N_train as
+ *              "N" + subscript "train", "sine SPE, gated", "LRPE", "FastRPB", "APE";
+ *              no code name (sine_gated, lrpe, N_train, P_est) is left;
+ *   alignment  the three panels of SPE vs RPE: the pixel rows of their frames are
+ *              equal (found by scanning the picture, not from the layout);
+ *   presets    --preset column | page | slide give the page sizes asked for (pdfinfo),
+ *              and --width still overrides the preset's width;
+ *   text size  ticks are at least 10 px at 1x in the window (the automatic size).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <cairo.h>
+
+#include "rpe-export.h"
+#include "rpe-figure-names.h"
+#include "rpe-test-utils.h"
+#include "rpe-text.h"
+
+/* Under LeakSanitizer: fontconfig's pattern cache (Pango's and cairo's fonts) is never
+ * freed before exit (as in tests/test-ui-lsan.supp).  Unused otherwise. */
+const char *__lsan_default_suppressions (void);
+const char *
+__lsan_default_suppressions (void)
+{
+  return "leak:libfontconfig.so\n";
+}
+
+static char *
+tmp_file (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+static gboolean
+have_cli (void)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* rpe export ARGS...; returns the exit status. */
+static int
+run_export (const char * const *args)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  int status = -1;
+  g_autofree char *err = NULL;
+
+  g_ptr_array_add (argv, (char *) g_getenv ("RPE_CLI"));
+  g_ptr_array_add (argv, (char *) "export");
+  for (gsize i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                               &err, &status, NULL));
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_test_message ("rpe export failed: %s", err);
+  g_ptr_array_unref (argv);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* The text of a PDF (pdftotext), or NULL when poppler-utils are missing. */
+static char *
+pdf_text (const char *path)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdftotext");
+  char *out = NULL;
+  int status;
+
+  if (tool == NULL)
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-enc", "UTF-8", (char *) path, "-", NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return out;
+}
+
+/* pdftotext guesses spaces from the gaps between glyphs: compare without them */
+static char *
+squeeze (const char *s)
+{
+  GString *out = g_string_new (NULL);
+
+  for (; *s != '\0'; s++)
+    if (*s != ' ' && *s != '\n')
+      g_string_append_c (out, *s);
+  return g_string_free (out, FALSE);
+}
+
+static void
+assert_has (const char *text,
+            const char *what)
+{
+  g_autofree char *t = squeeze (text), *w = squeeze (what);
+
+  if (strstr (t, w) == NULL)
+    g_error ("the figure's text lacks “%s”:\n%s", what, text);
+}
+
+static void
+assert_lacks (const char *text,
+              const char *what)
+{
+  if (strstr (text, what) != NULL)
+    g_error ("the figure's text still has “%s”:\n%s", what, text);
+}
+
+static void
+test_text (void)
+{
+  static const struct
+  {
+    const char *name;
+    const char *args[16];
+    const char *has[8];
+  } cases[] = {
+    { "error.pdf", { "error", "--checkpoint", "demo", "--length", "16", "--seeds", "2", "--realizations-list", "4,8,16", NULL },
+      /* ‖P̂ − P̃‖_F / ‖P̃‖_F: P + U+0302, P + U+0303, a real minus, the F as its own (subscript) run */
+      { "\xe2\x80\x96P\xcc\x82 \xe2\x88\x92 P\xcc\x83\xe2\x80\x96", "sine SPE, gated", "conv SPE, gated",
+        "\xe2\x88\x9d R", NULL } },
+    { "profile.pdf", { "profile", "--checkpoint", "demo", "--length", "64", NULL },
+      { "sine SPE, ungated", "sine SPE, gated", "conv SPE, gated", "LRPE", "\xcf\x84 = m \xe2\x88\x92 n",
+        "P\xcc\x83(\xcf\x84)", NULL } },
+    { "extrapolation.pdf", { "extrapolation", "--checkpoint", "demo", "--max-length", "96", "--train-length", "32",
+                             "--models", "ape,sine,lrpe,fastrpb", NULL },
+      { "APE", "sine SPE", "LRPE", "FastRPB", "\xce\xa3", "train", NULL } },
+    { "spe-vs-rpe.pdf", { "spe-vs-rpe", "--checkpoint", "demo", "--length", "24", "--realizations", "8",
+                          "--train-length", "16", NULL },
+      { "SPE estimate a\xcc\x82", "error a\xcc\x82 \xe2\x88\x92 a", "attention weight", "sine SPE, gated",
+        "exact a", "train", NULL } },
+    { "templates.pdf", { "templates", "--checkpoint", "demo", "--length", "24", "--train-length", "16", NULL },
+      { "P\xcc\x83", "template", "d = 0", "d = 15", "sine SPE, gated", NULL } },
+  };
+
+  if (!have_cli ())
+    return;
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *path = tmp_file (cases[c].name);
+      const char *args[20];
+      g_autofree char *text = NULL;
+      gsize n = 0;
+
+      for (; cases[c].args[n] != NULL; n++)
+        args[n] = cases[c].args[n];
+      args[n++] = "-o";
+      args[n++] = path;
+      args[n] = NULL;
+      g_assert_cmpint (run_export (args), ==, 0);
+      text = pdf_text (path);
+      if (text == NULL)
+        {
+          g_test_skip ("pdftotext is not installed");
+          return;
+        }
+      for (gsize k = 0; cases[c].has[k] != NULL; k++)
+        assert_has (text, cases[c].has[k]);
+      /* no code names, no ASCII stand-ins for the mathematics */
+      assert_lacks (text, "N_train");
+      assert_lacks (text, "sine_");
+      assert_lacks (text, "conv_");
+      assert_lacks (text, "lrpe");
+      assert_lacks (text, "fastrpb");
+      assert_lacks (text, "P_est");
+      assert_lacks (text, "_F");
+      assert_lacks (text, "w_tau");
+      assert_lacks (text, "R^(");
+      g_test_message ("%s: %zu characters of text, every expected name found", cases[c].name, strlen (text));
+    }
+}
+
+/* ---------------------------------------------------------------- alignment */
+
+/* The first row, from the top, holding a run of painted (not white) pixels at least
+ * min_len long within columns [x0, x1): a frame's top edge (text and the thin N_train
+ * lines make no such runs).  -1 if none. */
+static int
+frame_top (cairo_surface_t *s,
+           int              x0,
+           int              x1,
+           int              min_len)
+{
+  const guint8 *data = cairo_image_surface_get_data (s);
+  int stride = cairo_image_surface_get_stride (s), h = cairo_image_surface_get_height (s);
+
+  for (int y = 0; y < h; y++)
+    {
+      int run = 0;
+
+      for (int x = x0; x < x1; x++)
+        {
+          guint32 p = *(const guint32 *) (const void *) (data + (gsize) y * stride + 4 * (gsize) x);
+          int r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+
+          run = r < 245 || g < 245 || b < 245 ? run + 1 : 0;
+          if (run >= min_len)
+            return y;
+        }
+    }
+  return -1;
+}
+
+static void
+test_alignment (void)
+{
+  enum { N = 40 };
+  static float maps[3][N * N];
+  RpeFigure fig;
+  RpePlotRect images[RPE_FIGURE_MAX_PANELS];
+  int width = 1275, height = 417;   /* the default 612 x 200 pt at 150 dpi */
+  int tops[3];
+
+  /* exact / estimate in [0.01, 0.04]; their difference signed, with wide (minus) labels */
+  for (int m = 0; m < N; m++)
+    for (int n = 0; n < N; n++)
+      {
+        maps[0][m * N + n] = 0.01f + 0.03f * expf (-fabsf ((float) (m - n)) / 6.0f);
+        maps[1][m * N + n] = maps[0][m * N + n] * (1.0f + 0.2f * sinf ((float) (m * 7 + n * 3)));
+        maps[2][m * N + n] = maps[1][m * N + n] - maps[0][m * N + n];
+      }
+  rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
+  fig.n_panels = 3;
+  fig.share_scale = TRUE;
+  fig.title = "alignment";
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *t = rpe_figure_compare_panel ((guint) i, 64);
+
+      fig.panels[i].values = maps[i];
+      fig.panels[i].rows = fig.panels[i].cols = N;
+      fig.panels[i].train_length = 24;
+      fig.panels[i].title = g_intern_string (t);
+      fig.panels[i].colorbar_label = rpe_figure_compare_bar ((guint) i);
+      fig.panels[i].scale = i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
+    }
+  fig.panels[2].colormap = rpe_colormap_default_diverging ();
+
+  for (int pass = 0; pass < 3; pass++)
+    {
+      /* 1x window-like pixels, the 150-dpi export, and the page preset */
+      double scale = pass == 1 ? 150.0 / 72.0 : 1.0;
+      double wpt = pass == 2 ? 486.0 : (pass == 0 ? 900.0 : 612.0), hpt = pass == 2 ? 159.0 : (pass == 0 ? 300.0 : 200.0);
+      cairo_surface_t *s;
+      cairo_t *cr;
+
+      fig.text_size = pass == 2 ? 9.0 : 0.0;   /* the page preset's text */
+      width = (int) ceil (wpt * scale);
+      height = (int) ceil (hpt * scale);
+      s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+      cr = cairo_create (s);
+      cairo_scale (cr, scale, scale);
+      g_assert_true (rpe_figure_render (cr, &fig, wpt, hpt));
+      g_assert_cmpuint (rpe_figure_compare_images (cr, &fig, wpt, hpt, images), ==, 3);
+      cairo_destroy (cr);
+      cairo_surface_flush (s);
+      for (int i = 0; i < 3; i++)
+        {
+          /* scan the panel's third of the picture for its frame's top edge */
+          int x0 = (int) floor (width * i / 3.0), x1 = (int) floor (width * (i + 1) / 3.0);
+          int len = (int) floor (images[i].width * scale * 0.8);
+
+          tops[i] = frame_top (s, x0, x1, len);
+          g_assert_cmpint (tops[i], >=, 0);
+          g_assert_cmpfloat_with_epsilon (images[i].width, images[0].width, 1e-9);
+          g_assert_cmpfloat_with_epsilon (images[i].height, images[0].height, 1e-9);
+          g_assert_cmpfloat_with_epsilon (images[i].y, images[0].y, 1e-9);
+        }
+      if (g_getenv ("RPE_FIG_DEBUG"))
+        {
+          const guint8 *px = cairo_image_surface_get_data (s);
+          int st = cairo_image_surface_get_stride (s), xx = (int) (images[0].x * scale) + 20;
+
+          for (int yy = (int) (images[0].y * scale) - 3; yy < (int) (images[0].y * scale) + 3; yy++)
+            g_printerr ("row %d: %08x (image y %g x %g)\n", yy, *(const guint32 *) (const void *) (px + yy * st + 4 * xx),
+                        images[0].y, images[0].x);
+        }
+      g_test_message ("%.0f x %.0f pt at %.2fx: frame tops at pixel rows %d, %d, %d; images %.0f x %.0f", wpt, hpt,
+                      scale, tops[0], tops[1], tops[2], images[0].width, images[0].height);
+      g_assert_cmpint (tops[1], ==, tops[0]);
+      g_assert_cmpint (tops[2], ==, tops[0]);
+      /* the frame is where the layout says: its top edge's first painted pixel row */
+      g_assert_cmpint (tops[0], ==, (int) floor (images[0].y * scale));
+      cairo_surface_destroy (s);
+    }
+}
+
+/* ------------------------------------------------------------------ presets */
+
+static void
+page_size (const char *path,
+           double     *w,
+           double     *h)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdfinfo");
+  g_autofree char *out = NULL;
+  g_autoptr (GMatchInfo) match = NULL;
+  g_autoptr (GRegex) re = g_regex_new ("Page size:\\s+([0-9.]+) x ([0-9.]+) pts", 0, 0, NULL);
+  int status;
+
+  *w = *h = -1;
+  if (tool == NULL)
+    return;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, (char *) path, NULL }, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+                               NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_regex_match (re, out, 0, &match));
+  {
+    g_autofree char *ws = g_match_info_fetch (match, 1), *hs = g_match_info_fetch (match, 2);
+
+    *w = g_ascii_strtod (ws, NULL);
+    *h = g_ascii_strtod (hs, NULL);
+  }
+}
+
+static void
+test_presets (void)
+{
+  static const struct { const char *preset; double w, h; } sizes[] = {
+    { "column", 3.25 * 72, 0 }, { "page", 6.75 * 72, 0 }, { "slide", 13.333 * 72, 7.5 * 72 },
+  };
+  static const char *const views[][12] = {
+    { "spe-vs-rpe", "--checkpoint", "demo", "--length", "16", "--realizations", "4", NULL },
+    { "templates", "--checkpoint", "demo", "--length", "16", NULL },
+    { "error", "--checkpoint", "demo", "--length", "16", "--seeds", "2", "--realizations-list", "4,8", NULL },
+  };
+
+  if (!have_cli ())
+    return;
+  for (gsize v = 0; v < G_N_ELEMENTS (views); v++)
+    for (gsize p = 0; p < G_N_ELEMENTS (sizes); p++)
+      {
+        g_autofree char *name = g_strdup_printf ("preset-%s-%s.pdf", views[v][0], sizes[p].preset);
+        g_autofree char *path = tmp_file (name);
+        const char *args[24];
+        gsize n = 0;
+        double w, h;
+
+        for (; views[v][n] != NULL; n++)
+          args[n] = views[v][n];
+        args[n++] = "--preset";
+        args[n++] = sizes[p].preset;
+        args[n++] = "-o";
+        args[n++] = path;
+        args[n] = NULL;
+        g_assert_cmpint (run_export (args), ==, 0);
+        page_size (path, &w, &h);
+        if (w < 0)
+          {
+            g_test_skip ("pdfinfo is not installed");
+            return;
+          }
+        g_test_message ("%s: %g x %g pt", name, w, h);
+        /* pdfinfo prints the size to 2 decimals at most */
+        g_assert_cmpfloat (fabs (w - sizes[p].w), <, 0.01);
+        if (sizes[p].h > 0)
+          g_assert_cmpfloat (fabs (h - sizes[p].h), <, 0.01);
+        else
+          g_assert_cmpfloat (h, >, 0.2 * w);
+      }
+
+  /* --width overrides the preset's width; the text size stays the preset's */
+  {
+    g_autofree char *path = tmp_file ("preset-override.pdf");
+    const char *args[] = { "templates", "--checkpoint", "demo", "--length", "16", "--preset", "column",
+                           "--width", "300", "--height", "200", "-o", path, NULL };
+    double w, h;
+
+    g_assert_cmpint (run_export (args), ==, 0);
+    page_size (path, &w, &h);
+    g_assert_cmpfloat (fabs (w - 300), <, 0.01);
+    g_assert_cmpfloat (fabs (h - 200), <, 0.01);
+  }
+  /* an unknown preset is bad usage */
+  {
+    g_autofree char *path = tmp_file ("preset-bad.pdf");
+    const char *args[] = { "templates", "--checkpoint", "demo", "--preset", "poster", "-o", path, NULL };
+
+    g_assert_cmpint (run_export (args), ==, 2);
+    g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  }
+}
+
+/* The text size sets the drawn text: at a preset's 8 pt the tick numbers are 8 pt
+ * tall in a PDF... measured here on pixels: a figure drawn at 1x has its tick
+ * numbers' glyphs at least the automatic 10 px (the digit "0" is ~0.73 em tall). */
+static void
+test_text_size (void)
+{
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 10, 10);
+  cairo_t *cr = cairo_create (s);
+  double a, d;
+
+  /* the automatic sizes never go below 10 user units (px at 1x in the window) */
+  for (double side = 20; side < 3000; side *= 1.3)
+    {
+      g_assert_cmpfloat (rpe_plot_auto_font (side, side), >=, 10.0);
+      g_assert_cmpfloat (rpe_curve_auto_font (side, side), >=, 10.0);
+    }
+  /* and the text helper lays text out at the size set on cr: the font's ascent +
+   * descent of DejaVu/Sans fonts is 1.0 .. 1.3 em */
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  for (double size = 8; size <= 20; size += 4)
+    {
+      cairo_set_font_size (cr, size);
+      rpe_text_metrics (cr, &a, &d);
+      g_assert_cmpfloat ((a + d) / size, >, 0.95);
+      g_assert_cmpfloat ((a + d) / size, <, 1.35);
+      /* a subscript does not change the width of what precedes it, and is narrower than full size */
+      g_assert_cmpfloat (rpe_text_width (cr, "N<sub>train</sub>"), <, rpe_text_width (cr, "Ntrain"));
+      g_assert_cmpfloat (rpe_text_width (cr, "N<sub>train</sub>"), >, rpe_text_width (cr, "N"));
+      /* a combining mark takes no advance: P̂ is as wide as P */
+      g_assert_cmpfloat_with_epsilon (rpe_text_width (cr, "P\xcc\x82"), rpe_text_width (cr, "P"), 1e-6);
+      /* text that is not markup is shown as it is */
+      g_assert_cmpfloat (rpe_text_width (cr, "a < b & c"), >, rpe_text_width (cr, "a  b  c"));
+    }
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  if (g_getenv ("G_TEST_SRCDIR") != NULL)
+    {
+      /* the spawned `rpe export` under a sanitizer: the same suppression */
+      g_autofree char *supp = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "test-ui-lsan.supp", NULL);
+      g_autofree char *lsan = g_strdup_printf ("print_suppressions=0:suppressions=%s", supp);
+
+      g_setenv ("LSAN_OPTIONS", lsan, FALSE);
+    }
+  g_test_add_func ("/render/figures/text", test_text);
+  g_test_add_func ("/render/figures/alignment", test_alignment);
+  g_test_add_func ("/render/figures/presets", test_presets);
+  g_test_add_func ("/render/figures/text-size", test_text_size);
+  ret = g_test_run ();
+  rpe_text_release_fonts ();
+  return ret;
+}

@@ -1,0 +1,408 @@
+/* rpe-outputs-job.c: the Outputs view's computation on a worker. */
+#include "config.h"
+
+#include "rpe-outputs-job.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
+#include "rpe-npy.h"
+
+#define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)
+
+/* ---------------------------------------------------------------- result */
+
+static void
+result_clear (gpointer data)
+{
+  RpeOutputsResult *r = data;
+
+  rpe_outputs_clear (&r->outputs);
+}
+
+RpeOutputsResult *
+rpe_outputs_result_ref (RpeOutputsResult *result)
+{
+  g_return_val_if_fail (result != NULL, NULL);
+  return g_atomic_rc_box_acquire (result);
+}
+
+void
+rpe_outputs_result_unref (RpeOutputsResult *result)
+{
+  if (result != NULL)
+    g_atomic_rc_box_release_full (result, result_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeOutputsResult, rpe_outputs_result, rpe_outputs_result_ref, rpe_outputs_result_unref)
+
+const char *
+rpe_feature_map_name (RpeFeatureMap map)
+{
+  switch (map)
+    {
+    case RPE_FEATURE_RELU:
+      return "relu";
+    case RPE_FEATURE_ELU1:
+      return "elu1";
+    case RPE_FEATURE_EXP:
+      return "exp";
+    case RPE_FEATURE_PERFORMER:
+      return "performer";
+    case RPE_FEATURE_DPFP:
+      return "dpfp";
+    default:
+      return "?";
+    }
+}
+
+/* ------------------------------------------------------------------- run */
+
+static gboolean
+status_error (RpeStatus    status,
+              const char  *what,
+              GError     **error)
+{
+  if (status == RPE_ERROR_CANCELLED)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+      return FALSE;
+    }
+  return rpe_set_error (error, status, "Cannot compute %s: %s", what, rpe_status_to_string (status));
+}
+
+/* V (N, Dv) for the request; *dv_out the channels. */
+static float *
+make_values (const RpeExplorerSnapshot *s,
+             const RpeOutputsRequest   *req,
+             gsize                     *dv_out,
+             GError                   **error)
+{
+  gsize n = s->n, dv = req->dv, positions[RPE_OUTPUTS_MAX_POSITIONS];
+  RpeStatus st = RPE_OK;
+  float *v;
+
+  if (req->kind == RPE_VALUES_ARRAY)
+    {
+      g_autoptr (RpeTensor) t = NULL;
+      gsize heads = 0;
+
+      if (req->npy_path == NULL)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "No values file chosen");
+          return NULL;
+        }
+      t = rpe_npy_read (req->npy_path, error);
+      if (t == NULL)
+        return NULL;
+      if (t->ndim == 3)
+        {
+          heads = t->shape[1];
+          if (heads != s->spe.n_heads)
+            {
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "%s: values of shape (N, H, Dv) must have H = %zu (got %zu)", req->npy_path,
+                             (size_t) s->spe.n_heads, (size_t) heads);
+              return NULL;
+            }
+        }
+      else if (t->ndim != 2)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (t);
+
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: values must have shape (N, Dv) or (N, H, Dv), got %s", req->npy_path, shape);
+          return NULL;
+        }
+      dv = t->shape[t->ndim - 1];
+      if (t->shape[0] == 0 || dv == 0 || dv > RPE_OUTPUTS_MAX_CHANNELS)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: values need N >= 1 and 1 <= Dv <= %d",
+                         req->npy_path, RPE_OUTPUTS_MAX_CHANNELS);
+          return NULL;
+        }
+      v = rpe_alloc (n, dv * sizeof (float), &st);
+      if (v != NULL)
+        st = rpe_outputs_values_from_array (t->data, t->shape[0], heads, dv, s->head, n, v);
+      if (st != RPE_OK)
+        {
+          rpe_free (v);
+          rpe_set_error (error, st, "%s: %s", req->npy_path,
+                         st == RPE_ERROR_NOT_FINITE ? "the values hold NaN or infinity" : rpe_status_to_string (st));
+          return NULL;
+        }
+      *dv_out = dv;
+      return v;
+    }
+
+  if (dv < 1 || dv > RPE_OUTPUTS_MAX_CHANNELS || req->n_positions > RPE_OUTPUTS_MAX_POSITIONS)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Channels must be between 1 and %d",
+                     RPE_OUTPUTS_MAX_CHANNELS);
+      return NULL;
+    }
+  for (gsize i = 0; req->kind == RPE_VALUES_IMPULSE && i < req->n_positions; i++)
+    {
+      if (req->positions[i] >= n)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Impulse position %zu is beyond the sequence (N = %zu)",
+                         (size_t) req->positions[i], (size_t) n);
+          return NULL;
+        }
+      positions[i] = req->positions[i];
+    }
+  v = rpe_alloc (n, dv * sizeof (float), &st);
+  if (v != NULL)
+    st = rpe_outputs_values (req->kind, n, dv, positions, req->kind == RPE_VALUES_IMPULSE ? req->n_positions : 0,
+                             s->seed, v);
+  if (st != RPE_OK)
+    {
+      rpe_free (v);
+      status_error (st, "the values", error);
+      return NULL;
+    }
+  *dv_out = dv;
+  return v;
+}
+
+RpeOutputsResult *
+rpe_outputs_run (const RpeExplorerSnapshot *s,
+                 const RpeOutputsRequest   *req,
+                 const RpeMonitor          *monitor,
+                 GError                   **error)
+{
+  gint64 start = g_get_monotonic_time ();
+  gsize H, D, n, dv = 0, all, count;
+  float *qa = NULL, *ka = NULL, *q = NULL, *k = NULL, *v = NULL;
+  RpeOutputsResult *result = NULL;
+  RpeOutputsSpec spec = { 0 };
+  RpeStatus st = RPE_OK;
+
+  g_return_val_if_fail (s != NULL && req != NULL, NULL);
+  if (!s->have_spe)
+    {
+      rpe_set_error (error, RPE_ERROR_NOT_FOUND, "No SPE module to compute outputs with");
+      return NULL;
+    }
+  if (req->n_draws < 1 || (unsigned) req->compare >= RPE_OUTPUTS_N_COMPARES)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Invalid outputs request");
+      return NULL;
+    }
+  H = s->spe.n_heads;
+  D = s->spe.n_features;
+  n = s->n;
+  v = make_values (s, req, &dv, error);
+  if (v == NULL)
+    return NULL;
+  if (!rpe_size_mul (n, D, &count) || !rpe_size_mul (count, H, &all))
+    st = RPE_ERROR_OVERFLOW;
+  if (st == RPE_OK)
+    qa = rpe_alloc (all, sizeof (float), &st);
+  if (qa != NULL)
+    ka = rpe_alloc (all, sizeof (float), &st);
+  if (ka != NULL)
+    q = rpe_alloc (count, sizeof (float), &st);
+  if (q != NULL)
+    k = rpe_alloc (count, sizeof (float), &st);
+  if (k != NULL)
+    st = rpe_explorer_snapshot_fill_content (s, n, qa, ka);
+  if (st != RPE_OK)
+    {
+      status_error (st, "the queries and keys", error);
+      goto out;
+    }
+  for (gsize m = 0; m < n; m++)
+    {
+      memcpy (q + m * D, qa + (m * H + s->head) * D, D * sizeof (float));
+      memcpy (k + m * D, ka + (m * H + s->head) * D, D * sizeof (float));
+    }
+  g_clear_pointer (&qa, rpe_free);
+  g_clear_pointer (&ka, rpe_free);
+
+  spec.params = &s->spe;
+  spec.head = s->head;
+  spec.n = n;
+  spec.r = s->r;
+  spec.gated = s->gated && s->spe.gate != NULL;
+  spec.causal = s->causal;
+  spec.feature_map = s->feature_map;
+  spec.compare = req->compare;
+  spec.q = q;
+  spec.k = k;
+  spec.v = v;
+  spec.dv = dv;
+
+  result = g_atomic_rc_box_new0 (RpeOutputsResult);
+  result->serial = s->serial;
+  result->method = s->spe.method;
+  result->feature_map = s->feature_map;
+  st = rpe_outputs_compute (&spec, s->seed, req->n_draws, s->train_length, &result->outputs, monitor);
+  if (st != RPE_OK)
+    {
+      status_error (st, "the outputs", error);
+      g_clear_pointer (&result, rpe_outputs_result_unref);
+      goto out;
+    }
+  result->seconds = (g_get_monotonic_time () - start) / 1e6;
+
+out:
+  rpe_free (qa);
+  rpe_free (ka);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (v);
+  return result;
+}
+
+/* ------------------------------------------------------------------- job */
+
+typedef struct
+{
+  atomic_int              cancel;
+  RpeComputeProgressFunc  progress;
+  gpointer                progress_data;
+  GTask                  *task;          /* not a reference */
+  GMainContext           *context;
+  gint64                  last_progress;
+  RpeExplorerSnapshot    *snapshot;
+  RpeOutputsRequest       request;
+  char                   *npy_path;
+} Job;
+
+static void
+job_free (gpointer data)
+{
+  Job *job = data;
+
+  _rpe_compute_job_release ();
+  g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
+  g_clear_pointer (&job->context, g_main_context_unref);
+  g_free (job->npy_path);
+  g_free (job);
+}
+
+typedef struct
+{
+  GTask  *task;
+  double  fraction;
+} ProgressEvent;
+
+static void
+progress_event_free (gpointer data)
+{
+  ProgressEvent *event = data;
+
+  g_object_unref (event->task);
+  g_free (event);
+}
+
+static gboolean
+progress_event_dispatch (gpointer data)
+{
+  ProgressEvent *event = data;
+  Job *job = g_task_get_task_data (event->task);
+  GCancellable *cancellable = g_task_get_cancellable (event->task);
+
+  if (!g_task_get_completed (event->task) && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
+    job->progress (event->fraction, job->progress_data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+job_progress (double  fraction,
+              void   *user_data)
+{
+  Job *job = user_data;
+  gint64 now = g_get_monotonic_time ();
+  ProgressEvent *event;
+  GSource *source;
+
+  if (job->last_progress != 0 && now - job->last_progress < PROGRESS_INTERVAL_US)
+    return;
+  job->last_progress = now;
+  event = g_new (ProgressEvent, 1);
+  event->task = g_object_ref (job->task);
+  event->fraction = fraction;
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, progress_event_dispatch, event, progress_event_free);
+  g_source_attach (source, job->context);
+  g_source_unref (source);
+}
+
+static void
+job_cancelled (GCancellable *cancellable,
+               gpointer      user_data)
+{
+  Job *job = user_data;
+
+  atomic_store (&job->cancel, 1);
+}
+
+static void
+job_worker (GTask        *task,
+            gpointer      source_object,
+            gpointer      task_data,
+            GCancellable *cancellable)
+{
+  Job *job = task_data;
+  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  GError *error = NULL;
+  RpeOutputsResult *result;
+  gulong handler = 0;
+
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
+  result = rpe_outputs_run (job->snapshot, &job->request, &monitor, &error);
+  if (cancellable != NULL)
+    g_cancellable_disconnect (cancellable, handler);
+  if (result != NULL)
+    g_task_return_pointer (task, result, (GDestroyNotify) rpe_outputs_result_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+rpe_compute_outputs_async (RpeExplorerSnapshot     *snapshot,
+                           const RpeOutputsRequest *request,
+                           RpeComputeProgressFunc   progress,
+                           gpointer                 progress_data,
+                           GCancellable            *cancellable,
+                           GAsyncReadyCallback      callback,
+                           gpointer                 user_data)
+{
+  GTask *task;
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL && request != NULL);
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  job = g_new0 (Job, 1);
+  g_task_set_source_tag (task, rpe_compute_outputs_async);
+  g_task_set_name (task, "the outputs");
+  g_task_set_return_on_cancel (task, FALSE);
+  atomic_init (&job->cancel, 0);
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->task = task;
+  job->context = g_main_context_ref (g_task_get_context (task));
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->request = *request;
+  job->npy_path = g_strdup (request->npy_path);
+  job->request.npy_path = job->npy_path;
+  _rpe_compute_job_hold ();
+  g_task_set_task_data (task, job, job_free);
+  g_task_run_in_thread (task, job_worker);
+  g_object_unref (task);
+}
+
+RpeOutputsResult *
+rpe_compute_outputs_finish (GAsyncResult  *result,
+                            GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_outputs_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

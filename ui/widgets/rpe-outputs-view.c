@@ -1,0 +1,648 @@
+/* rpe-outputs-view.c: the Outputs view. */
+#include "config.h"
+
+#include "rpe-outputs-view.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gi18n.h>
+
+#include "rpe-colormap.h"
+#include "rpe-outputs-render.h"
+
+#define MAX_CHANNELS 64
+
+/* What changes the outputs (the colour map only redraws). */
+#define OUTPUTS_CHANGES (RPE_EXPLORER_CHANGE_SPE_KIND | RPE_EXPLORER_CHANGE_SPE_PARAMS | RPE_EXPLORER_CHANGE_GATE  \
+                         | RPE_EXPLORER_CHANGE_LENGTH | RPE_EXPLORER_CHANGE_REALIZATIONS | RPE_EXPLORER_CHANGE_SEED \
+                         | RPE_EXPLORER_CHANGE_HEAD | RPE_EXPLORER_CHANGE_CAUSAL | RPE_EXPLORER_CHANGE_GATED       \
+                         | RPE_EXPLORER_CHANGE_FEATURE_MAP | RPE_EXPLORER_CHANGE_CONTENT                           \
+                         | RPE_EXPLORER_CHANGE_TRAIN_LENGTH | RPE_EXPLORER_CHANGE_MODULES)
+
+struct _RpeOutputsView
+{
+  GtkWidget             parent_instance;
+
+  RpeExplorerState     *state;
+  gulong                changed_id;
+  RpeJobSlot            slot;
+  gboolean              dirty;
+  RpeOutputsResult     *result;
+  RpeOutputsFigure     *figure;
+  RpeOutputsRequest     request;
+  char                 *npy_path;
+  gsize                 channel;
+  char                 *caption_text;
+  gboolean              updating;
+
+  GtkWidget            *box;
+  GtkDropDown          *values_drop;
+  GtkSpinButton        *channels_spin;
+  GtkEntry             *positions_entry;
+  GtkDropDown          *compare_drop;
+  GtkSpinButton        *channel_spin;
+  GtkCheckButton       *draws_check;
+  GtkLabel             *caption;
+  GtkWidget            *progress_box;
+  GtkProgressBar       *progress;
+  GtkWidget            *area;
+  GtkFileChooserNative *chooser;
+};
+
+G_DEFINE_FINAL_TYPE (RpeOutputsView, rpe_outputs_view, GTK_TYPE_WIDGET)
+
+static guint figure_changed;
+
+typedef struct
+{
+  GWeakRef self;
+} ViewRef;
+
+static ViewRef *
+view_ref_new (gpointer self)
+{
+  ViewRef *ref = g_new0 (ViewRef, 1);
+
+  g_weak_ref_init (&ref->self, self);
+  return ref;
+}
+
+static void
+view_ref_free (ViewRef *ref)
+{
+  g_weak_ref_clear (&ref->self);
+  g_free (ref);
+}
+
+/* ---------------------------------------------------------------- figure */
+
+static RpeOutputsFigure *
+new_figure (RpeOutputsView   *self,
+            RpeOutputsResult *result)
+{
+  RpeOutputsFigureOptions fo = { 0 };
+
+  fo.channel = self->channel;
+  fo.colormap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  fo.method = result->method == RPE_SPE_SINE ? "sine" : "conv";
+  fo.feature_map = rpe_feature_map_name (result->feature_map);
+  return rpe_outputs_figure_new (&result->outputs, &fo, NULL);
+}
+
+static void
+rebuild_figure (RpeOutputsView *self)
+{
+  g_clear_pointer (&self->figure, rpe_outputs_figure_free);
+  if (self->result != NULL)
+    self->figure = new_figure (self, self->result);
+  gtk_widget_queue_draw (self->area);
+}
+
+static void
+draw_area (GtkDrawingArea *area,
+           cairo_t        *cr,
+           int             width,
+           int             height,
+           gpointer        user_data)
+{
+  RpeOutputsView *self = user_data;
+
+  if (self->figure != NULL)
+    rpe_figure_render (cr, rpe_outputs_figure_get (self->figure), width, height);
+}
+
+static void
+set_caption (RpeOutputsView *self,
+             const char     *text)
+{
+  g_free (self->caption_text);
+  self->caption_text = g_strdup (text);
+  gtk_label_set_text (self->caption, text);
+}
+
+static void
+show_result (RpeOutputsView   *self,
+             RpeOutputsResult *result)
+{
+  const RpeOutputs *o = &result->outputs;
+  g_autofree char *text = NULL;
+  g_autofree char *split = NULL;
+
+  g_clear_pointer (&self->result, rpe_outputs_result_unref);
+  self->result = rpe_outputs_result_ref (result);
+  self->updating = TRUE;
+  gtk_spin_button_set_range (self->channel_spin, 0, (double) (o->dv - 1));
+  self->updating = FALSE;
+  self->channel = MIN (self->channel, o->dv - 1);
+  rebuild_figure (self);
+  if (o->train_length > 0 && o->train_length < o->n)
+    split = g_strdup_printf (_("; before N_train %.3g, from N_train %.3g"), o->error_before, o->error_after);
+  text = g_strdup_printf (o->compare == RPE_OUTPUTS_KERNEL
+                          ? _("Head %zu, N = %zu, R = %zu, Dv = %zu: L̂ V (SPE logits) estimates L V (exact logits) "
+                              "without bias, so its error falls like 1/√R. Relative error %.3g (first draw)%s; "
+                              "the mean of %zu draws is off by %.3g.")
+                          : _("Head %zu, N = %zu, R = %zu, Dv = %zu: SPE linear attention against exact softmax "
+                              "attention (two different models: the gap does not vanish as R grows). Relative "
+                              "error %.3g (first draw)%s; the mean of %zu draws is off by %.3g."),
+                          o->head, o->n, o->r, o->dv, o->error, split != NULL ? split : "", o->n_draws,
+                          o->error_of_mean);
+  set_caption (self, text);
+  g_signal_emit (self, figure_changed, 0);
+}
+
+/* ------------------------------------------------------------------- job */
+
+static void
+job_done (GObject      *source,
+          GAsyncResult *res,
+          gpointer      user_data)
+{
+  ViewRef *ref = user_data;
+  g_autoptr (RpeOutputsView) self = g_weak_ref_get (&ref->self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeOutputsResult) result = rpe_compute_outputs_finish (res, &error);
+
+  view_ref_free (ref);
+  if (self == NULL || !rpe_job_slot_done (&self->slot, res))
+    return;
+  gtk_widget_set_visible (self->progress_box, rpe_job_slot_busy (&self->slot));
+  if (result != NULL)
+    show_result (self, result);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    set_caption (self, error->message);
+}
+
+static void
+job_progress (double   fraction,
+              gpointer user_data)
+{
+  RpeOutputsView *self = user_data;
+
+  gtk_progress_bar_set_fraction (self->progress, fraction);
+}
+
+static void
+job_start (gpointer      owner,
+           GCancellable *cancellable)
+{
+  RpeOutputsView *self = owner;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+
+  self->request.npy_path = self->npy_path;
+  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  gtk_widget_set_visible (self->progress_box, TRUE);
+  rpe_compute_outputs_async (s, &self->request, job_progress, self, cancellable, job_done, view_ref_new (self));
+}
+
+static void
+request (RpeOutputsView *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = TRUE;
+      return;
+    }
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+}
+
+static void
+state_changed (RpeExplorerState  *state,
+               RpeExplorerChange  what,
+               RpeOutputsView    *self)
+{
+  if (what & OUTPUTS_CHANGES)
+    request (self);
+  else if (what & RPE_EXPLORER_CHANGE_COLORMAP)
+    {
+      rebuild_figure (self);
+      g_signal_emit (self, figure_changed, 0);
+    }
+}
+
+/* -------------------------------------------------------------- controls */
+
+static void
+values_changed (GtkDropDown    *drop,
+                GParamSpec     *pspec,
+                RpeOutputsView *self);
+
+static void
+chooser_response (GtkNativeDialog *dialog,
+                  int              response,
+                  RpeOutputsView  *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+      if (path != NULL)
+        rpe_outputs_view_set_npy (self, path);
+    }
+  else if (self->npy_path == NULL)
+    {
+      /* no file: back to the previous kind */
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->values_drop, self->request.kind);
+      self->updating = FALSE;
+    }
+  g_clear_object (&self->chooser);
+}
+
+static void
+open_npy (RpeOutputsView *self)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkFileFilter *filter;
+
+  if (self->chooser != NULL)
+    return;
+  self->chooser = gtk_file_chooser_native_new (_("Load Values V"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, _("NumPy arrays (N, Dv) or (N, H, Dv)"));
+  gtk_file_filter_add_pattern (filter, "*.npy");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_object_unref (filter);
+  g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+values_changed (GtkDropDown    *drop,
+                GParamSpec     *pspec,
+                RpeOutputsView *self)
+{
+  guint kind = gtk_drop_down_get_selected (drop);
+
+  if (self->updating || kind >= RPE_VALUES_N_KINDS)
+    return;
+  if (kind == RPE_VALUES_ARRAY)
+    {
+      open_npy (self);
+      return;
+    }
+  rpe_outputs_view_set_values (self, kind, (gsize) gtk_spin_button_get_value_as_int (self->channels_spin));
+}
+
+static void
+channels_changed (GtkSpinButton  *spin,
+                  RpeOutputsView *self)
+{
+  if (!self->updating && self->request.kind != RPE_VALUES_ARRAY)
+    rpe_outputs_view_set_values (self, self->request.kind, (gsize) gtk_spin_button_get_value_as_int (spin));
+}
+
+static void
+positions_changed (GtkEditable    *editable,
+                   RpeOutputsView *self)
+{
+  if (self->updating)
+    return;
+  if (rpe_outputs_view_set_positions (self, gtk_editable_get_text (editable)))
+    gtk_widget_remove_css_class (GTK_WIDGET (editable), "error");
+  else
+    gtk_widget_add_css_class (GTK_WIDGET (editable), "error");
+}
+
+static void
+compare_changed (GtkDropDown    *drop,
+                 GParamSpec     *pspec,
+                 RpeOutputsView *self)
+{
+  if (!self->updating)
+    rpe_outputs_view_set_compare (self, gtk_drop_down_get_selected (drop));
+}
+
+static void
+channel_changed (GtkSpinButton  *spin,
+                 RpeOutputsView *self)
+{
+  if (!self->updating)
+    rpe_outputs_view_set_channel (self, (gsize) gtk_spin_button_get_value_as_int (spin));
+}
+
+static void
+draws_toggled (GtkCheckButton *check,
+               RpeOutputsView *self)
+{
+  if (!self->updating)
+    rpe_outputs_view_set_several_draws (self, gtk_check_button_get_active (check));
+}
+
+static void
+cancel_clicked (GtkButton      *button,
+                RpeOutputsView *self)
+{
+  rpe_outputs_view_cancel (self);
+}
+
+/* ----------------------------------------------------------------- class */
+
+static void
+outputs_map (GtkWidget *widget)
+{
+  RpeOutputsView *self = RPE_OUTPUTS_VIEW (widget);
+
+  GTK_WIDGET_CLASS (rpe_outputs_view_parent_class)->map (widget);
+  if (self->dirty || (self->result == NULL && !rpe_job_slot_busy (&self->slot)))
+    request (self);
+}
+
+static void
+rpe_outputs_view_dispose (GObject *object)
+{
+  RpeOutputsView *self = RPE_OUTPUTS_VIEW (object);
+
+  rpe_job_slot_clear (&self->slot);
+  if (self->state != NULL)
+    g_clear_signal_handler (&self->changed_id, self->state);
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  g_clear_object (&self->state);
+  g_clear_pointer (&self->figure, rpe_outputs_figure_free);
+  g_clear_pointer (&self->result, rpe_outputs_result_unref);
+  g_clear_pointer (&self->npy_path, g_free);
+  g_clear_pointer (&self->caption_text, g_free);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (rpe_outputs_view_parent_class)->dispose (object);
+}
+
+static void
+rpe_outputs_view_class_init (RpeOutputsViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = rpe_outputs_view_dispose;
+  widget_class->map = outputs_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /**
+   * RpeOutputsView::figure-changed:
+   *
+   * A new result is shown (rpe_outputs_view_build_figure has changed).
+   */
+  figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static GtkWidget *
+labelled (GtkWidget  *row,
+          const char *mnemonic,
+          GtkWidget  *widget)
+{
+  GtkWidget *label = gtk_label_new_with_mnemonic (mnemonic);
+
+  gtk_label_set_mnemonic_widget (GTK_LABEL (label), widget);
+  gtk_box_append (GTK_BOX (row), label);
+  gtk_box_append (GTK_BOX (row), widget);
+  return widget;
+}
+
+static void
+rpe_outputs_view_init (RpeOutputsView *self)
+{
+  const char *values[] = { _("One impulse per channel"), _("Sine sweep"), _("Seeded noise"), _("From a .npy file…"), NULL };
+  const char *compares[] = { _("Softmax vs SPE linear"), _("L V vs L̂ V (unbiased)"), NULL };
+  GtkWidget *row, *button;
+
+  rpe_job_slot_init (&self->slot, job_start, self);
+  self->request.kind = RPE_VALUES_IMPULSE;
+  self->request.dv = 4;
+  self->request.compare = RPE_OUTPUTS_SOFTMAX;
+  self->request.n_draws = 1;
+
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (self->box, "rpe-pane");
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+
+  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  self->values_drop = GTK_DROP_DOWN (labelled (row, _("_Values"), gtk_drop_down_new_from_strings (values)));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->values_drop), _("The values V the attention is applied to"));
+  g_signal_connect (self->values_drop, "notify::selected", G_CALLBACK (values_changed), self);
+  self->channels_spin = GTK_SPIN_BUTTON (labelled (row, _("C_hannels"),
+                                                   gtk_spin_button_new_with_range (1, MAX_CHANNELS, 1)));
+  gtk_spin_button_set_value (self->channels_spin, 4);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->channels_spin), _("Channels Dv of the generated values"));
+  g_signal_connect (self->channels_spin, "value-changed", G_CALLBACK (channels_changed), self);
+  self->positions_entry = GTK_ENTRY (labelled (row, _("_Impulses at"), gtk_entry_new ()));
+  gtk_entry_set_placeholder_text (self->positions_entry, _("spread evenly"));
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->positions_entry), 12);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->positions_entry),
+                               _("Positions of the impulses, comma-separated (channel c uses item c modulo their number)"));
+  g_signal_connect (self->positions_entry, "changed", G_CALLBACK (positions_changed), self);
+  self->compare_drop = GTK_DROP_DOWN (labelled (row, _("C_ompare"), gtk_drop_down_new_from_strings (compares)));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->compare_drop),
+                               _("Softmax: exact softmax attention against SPE linear attention with the feature map "
+                                 "(different models). L V vs L̂ V: the logits times V, exact against SPE, linear and "
+                                 "unbiased: the error falls like 1/√R"));
+  g_signal_connect (self->compare_drop, "notify::selected", G_CALLBACK (compare_changed), self);
+  self->channel_spin = GTK_SPIN_BUTTON (labelled (row, _("_Plot channel"),
+                                                  gtk_spin_button_new_with_range (0, 3, 1)));
+  g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (channel_changed), self);
+  self->draws_check = GTK_CHECK_BUTTON (gtk_check_button_new_with_mnemonic (_("Several _draws")));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->draws_check),
+                               _("Average the error over 16 draws of the noise (seeds seed … seed + 15), with a band"));
+  g_signal_connect (self->draws_check, "toggled", G_CALLBACK (draws_toggled), self);
+  gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->draws_check));
+  gtk_box_append (GTK_BOX (self->box), row);
+
+  self->caption = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_xalign (self->caption, 0.0f);
+  gtk_label_set_selectable (self->caption, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
+
+  self->progress_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_hexpand (GTK_WIDGET (self->progress), TRUE);
+  gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
+  gtk_box_append (GTK_BOX (self->progress_box), GTK_WIDGET (self->progress));
+  button = gtk_button_new_with_mnemonic (_("_Cancel"));
+  gtk_widget_set_tooltip_text (button, _("Stop this computation (Escape)"));
+  g_signal_connect (button, "clicked", G_CALLBACK (cancel_clicked), self);
+  gtk_box_append (GTK_BOX (self->progress_box), button);
+  gtk_widget_set_visible (self->progress_box, FALSE);
+  gtk_box_append (GTK_BOX (self->box), self->progress_box);
+
+  self->area = gtk_drawing_area_new ();
+  gtk_widget_set_vexpand (self->area, TRUE);
+  gtk_widget_set_hexpand (self->area, TRUE);
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->area), draw_area, self, NULL);
+  gtk_box_append (GTK_BOX (self->box), self->area);
+}
+
+/* ---------------------------------------------------------------- public */
+
+GtkWidget *
+rpe_outputs_view_new (RpeExplorerState *state)
+{
+  RpeOutputsView *self = g_object_new (RPE_TYPE_OUTPUTS_VIEW, NULL);
+
+  self->state = g_object_ref (state);
+  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
+  self->dirty = TRUE;
+  return GTK_WIDGET (self);
+}
+
+RpeOutputsResult *
+rpe_outputs_view_get_result (RpeOutputsView *self)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
+  return self->result;
+}
+
+gboolean
+rpe_outputs_view_is_busy (RpeOutputsView *self)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
+  return rpe_job_slot_busy (&self->slot);
+}
+
+void
+rpe_outputs_view_cancel (RpeOutputsView *self)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  rpe_job_slot_cancel (&self->slot);
+  gtk_widget_set_visible (self->progress_box, FALSE);
+}
+
+void
+rpe_outputs_view_set_values (RpeOutputsView *self,
+                             RpeValuesKind   kind,
+                             gsize           channels)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  g_return_if_fail (kind < RPE_VALUES_N_KINDS);
+  if (kind == RPE_VALUES_ARRAY && self->npy_path == NULL)
+    return;
+  self->request.kind = kind;
+  self->request.dv = CLAMP (channels, 1, MAX_CHANNELS);
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (self->values_drop, kind);
+  gtk_spin_button_set_value (self->channels_spin, (double) self->request.dv);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->channels_spin), kind != RPE_VALUES_ARRAY);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->positions_entry), kind == RPE_VALUES_IMPULSE);
+  self->updating = FALSE;
+  request (self);
+}
+
+gboolean
+rpe_outputs_view_set_positions (RpeOutputsView *self,
+                                const char     *text)
+{
+  g_auto (GStrv) parts = NULL;
+  gsize pos[RPE_OUTPUTS_MAX_POSITIONS], n = 0;
+
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
+  if (text != NULL && *text != '\0')
+    {
+      parts = g_strsplit (text, ",", -1);
+      for (guint i = 0; parts[i] != NULL; i++)
+        {
+          guint64 v;
+
+          g_strstrip (parts[i]);
+          if (parts[i][0] == '\0' && parts[i + 1] == NULL && n > 0)
+            break;   /* a trailing comma while typing */
+          if (n >= RPE_OUTPUTS_MAX_POSITIONS || !g_ascii_string_to_unsigned (parts[i], 10, 0, RPE_EXPLORER_MAX_LENGTH - 1, &v, NULL))
+            return FALSE;
+          pos[n++] = (gsize) v;
+        }
+    }
+  memcpy (self->request.positions, pos, n * sizeof pos[0]);
+  self->request.n_positions = n;
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->positions_entry)), text != NULL ? text : "") != 0)
+    {
+      self->updating = TRUE;
+      gtk_editable_set_text (GTK_EDITABLE (self->positions_entry), text != NULL ? text : "");
+      gtk_widget_remove_css_class (GTK_WIDGET (self->positions_entry), "error");
+      self->updating = FALSE;
+    }
+  if (self->request.kind == RPE_VALUES_IMPULSE)
+    request (self);
+  return TRUE;
+}
+
+void
+rpe_outputs_view_set_npy (RpeOutputsView *self,
+                          const char     *path)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  g_return_if_fail (path != NULL);
+  g_free (self->npy_path);
+  self->npy_path = g_strdup (path);
+  rpe_outputs_view_set_values (self, RPE_VALUES_ARRAY, self->request.dv);
+}
+
+void
+rpe_outputs_view_set_compare (RpeOutputsView    *self,
+                              RpeOutputsCompare  compare)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  g_return_if_fail (compare < RPE_OUTPUTS_N_COMPARES);
+  self->request.compare = compare;
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (self->compare_drop, compare);
+  self->updating = FALSE;
+  request (self);
+}
+
+void
+rpe_outputs_view_set_several_draws (RpeOutputsView *self,
+                                    gboolean        several)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  self->request.n_draws = several ? RPE_OUTPUTS_SEVERAL_DRAWS : 1;
+  self->updating = TRUE;
+  gtk_check_button_set_active (self->draws_check, several);
+  self->updating = FALSE;
+  request (self);
+}
+
+void
+rpe_outputs_view_set_channel (RpeOutputsView *self,
+                              gsize           channel)
+{
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  self->channel = self->result != NULL ? MIN (channel, self->result->outputs.dv - 1) : channel;
+  self->updating = TRUE;
+  gtk_spin_button_set_value (self->channel_spin, (double) self->channel);
+  self->updating = FALSE;
+  rebuild_figure (self);
+  g_signal_emit (self, figure_changed, 0);
+}
+
+const char *
+rpe_outputs_view_get_caption (RpeOutputsView *self)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
+  return self->caption_text;
+}
+
+RpeFigureBundle *
+rpe_outputs_view_build_figure (RpeOutputsView *self)
+{
+  RpeFigureBundle *bundle;
+  RpeOutputsFigure *fig;
+
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
+  if (self->result == NULL)
+    return NULL;
+  fig = new_figure (self, self->result);
+  if (fig == NULL)
+    return NULL;
+  bundle = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
+  rpe_figure_bundle_keep (bundle, rpe_outputs_result_ref (self->result), (GDestroyNotify) rpe_outputs_result_unref);
+  rpe_figure_bundle_keep (bundle, fig, (GDestroyNotify) rpe_outputs_figure_free);
+  bundle->fig = *rpe_outputs_figure_get (fig);
+  bundle->default_name = g_strdup_printf ("outputs-h%zu", self->result->outputs.head);
+  return bundle;
+}
