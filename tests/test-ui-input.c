@@ -813,8 +813,9 @@ widget_point (GtkWidget *widget,
   g_assert_true (gtk_widget_translate_coordinates (widget, GTK_WIDGET (native),
                                                    fx * gtk_widget_get_width (widget),
                                                    fy * gtk_widget_get_height (widget), &px, &py));
-  *x = (int) (px + sx);
-  *y = (int) (py + sy);
+  /* inside the X window (xdotool reads a negative coordinate as an option) */
+  *x = CLAMP ((int) (px + sx), 0, gtk_widget_get_width (GTK_WIDGET (native)) + (int) sx - 1);
+  *y = CLAMP ((int) (py + sy), 0, gtk_widget_get_height (GTK_WIDGET (native)) + (int) sy - 1);
 }
 
 #ifdef GDK_WINDOWING_X11
@@ -985,6 +986,33 @@ find_spin_of_row (GtkWidget  *widget,
   return NULL;
 }
 
+static gboolean
+widget_mapped (gpointer data)
+{
+  GtkWidget *flap = gtk_widget_get_ancestor (GTK_WIDGET (data), ADW_TYPE_FLAP);
+
+  /* shown, and the flap done sliding in */
+  return gtk_widget_get_mapped (GTK_WIDGET (data)) && gtk_widget_get_width (GTK_WIDGET (data)) > 0
+         && (flap == NULL || adw_flap_get_reveal_progress (ADW_FLAP (flap)) >= 1.0);
+}
+
+typedef struct
+{
+  GtkWidget *spin;
+  int        x, y;
+} SpinPlace;
+
+static gboolean
+spin_in_place (gpointer data)
+{
+  SpinPlace *p = data;
+  int x, y;
+
+  g_main_context_iteration (NULL, FALSE);
+  widget_point (p->spin, 0.5, 0.5, &x, &y);
+  return x == p->x && y == p->y;
+}
+
 typedef struct
 {
   RpeExplorerState *state;
@@ -1040,6 +1068,7 @@ test_sidebar_wheel (void)
   RpeExplorerState *state;
   GtkWidget *spin, *scrolled;
   WheelWatch watch = { 0 };
+  SpinPlace place = { 0 };
   gulong xid;
 
   if (xdotool == NULL || !GDK_IS_X11_DISPLAY (gdk_display_get_default ()))
@@ -1051,12 +1080,15 @@ test_sidebar_wheel (void)
   state = rpe_window_get_state (window);
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 700);
   g_object_set (state, "length", 96, NULL);
-  rpe_window_set_sidebar_visible (window, TRUE);
   gtk_window_present (GTK_WINDOW (window));
+  settle (window);
+  /* (a folded flap hides itself when the window is shown) */
+  rpe_window_set_sidebar_visible (window, TRUE);
   settle (window);
   xid = gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window)));
   spin = find_spin_of_row (GTK_WIDGET (window), "Length N");
   g_assert_nonnull (spin);
+  iterate_until (widget_mapped, spin);
   scrolled = gtk_widget_get_ancestor (spin, GTK_TYPE_SCROLLED_WINDOW);
   g_assert_nonnull (scrolled);
   watch.state = state;
@@ -1067,6 +1099,8 @@ test_sidebar_wheel (void)
   drain ();
   g_assert_null (gtk_root_get_focus (GTK_ROOT (window)));
 
+  widget_point (spin, 0.5, 0.5, &place.x, &place.y);
+  place.spin = spin;
   /* unfocused: three notches down scroll the sidebar, N stays 96 */
   watch.length = 96;
   watch.value = 0.0;
@@ -1079,7 +1113,7 @@ test_sidebar_wheel (void)
   /* focused: one notch up is one step of the spin button (8) */
   gtk_adjustment_set_value (watch.adj, 0.0);
   gtk_widget_grab_focus (spin);
-  drain ();
+  iterate_until (spin_in_place, &place);   /* laid out where it was */
   watch.value = 0.0;
   wheel_over (xid, spin, 4, 1);
   iterate_until (wheel_arrived, &watch);

@@ -158,39 +158,68 @@ has_focus_within (GtkWidget *widget)
   return focus != NULL && (focus == widget || gtk_widget_is_ancestor (focus, widget));
 }
 
+typedef struct
+{
+  GtkWidget *widget;
+  GWeakRef   target;      /* the widget under the pointer at its last motion */
+} WheelGuard;
+
+static void
+guard_free (WheelGuard *guard)
+{
+  g_weak_ref_clear (&guard->target);
+  g_free (guard);
+}
+
+/* GTK 4 sends a scroll to the widget picked at the pointer's last motion (a
+ * scroll event has no position, and content scrolled under a still pointer
+ * keeps the old target): the guard remembers the same widget. */
+static void
+guard_motion (GtkEventControllerMotion *controller,
+              double                    x,
+              double                    y,
+              WheelGuard               *guard)
+{
+  GtkWidget *target = rpe_gesture_point_ok (x, y) ? gtk_widget_pick (guard->widget, x, y, GTK_PICK_DEFAULT) : NULL;
+
+  g_weak_ref_set (&guard->target, target);
+}
+
+static void
+guard_leave (GtkEventControllerMotion *controller,
+             WheelGuard               *guard)
+{
+  g_weak_ref_set (&guard->target, NULL);
+}
+
 static gboolean
 guard_scroll (GtkEventControllerScroll *controller,
               double                    dx,
               double                    dy,
-              GtkScrolledWindow        *scrolled)
+              WheelGuard               *guard)
 {
-  GtkWidget *widget = GTK_WIDGET (scrolled);
-  GtkNative *native = gtk_widget_get_native (widget);
-  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (scrolled);
-  GtkWidget *target, *control = NULL;
-  double x, y, sx = 0.0, sy = 0.0, step, value;
+  GtkWidget *widget = guard->widget;
+  g_autoptr (GtkWidget) target = g_weak_ref_get (&guard->target);
+  GtkWidget *control = NULL, *pane;
+  GtkAdjustment *adj;
+  double step, value;
 
-  if (native == NULL || event == NULL || !event_surface_position (event, &x, &y))
+  if (target == NULL || (target != widget && !gtk_widget_is_ancestor (target, widget)))
     return FALSE;
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  x -= sx;
-  y -= sy;
-  if (!rpe_gesture_point_ok (x, y))
-    return TRUE;   /* an event without a usable position goes nowhere */
-  target = gtk_widget_pick (GTK_WIDGET (native), x, y, GTK_PICK_DEFAULT);
   for (GtkWidget *w = target; w != NULL && w != widget; w = gtk_widget_get_parent (w))
     if (rpe_gesture_is_wheel_control (w))
       {
         control = w;
         break;
       }
-  if (control == NULL || !gtk_widget_is_ancestor (control, widget) || has_focus_within (control))
-    return FALSE;   /* the pane scrolls itself, or the focused control takes the wheel */
+  if (control == NULL || has_focus_within (control))
+    return FALSE;   /* a pane scrolls itself, or the focused control takes the wheel */
 
-  /* an unfocused control under the pointer: the pane scrolls, as GtkScrolledWindow would */
-  if (!isfinite (dy) || dy == 0.0)
+  /* an unfocused control under the pointer: its pane scrolls, as GtkScrolledWindow would */
+  pane = gtk_widget_get_ancestor (control, GTK_TYPE_SCROLLED_WINDOW);
+  if (pane == NULL || !isfinite (dy) || dy == 0.0)
     return TRUE;
+  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (pane));
   if (gtk_event_controller_scroll_get_unit (controller) == GDK_SCROLL_UNIT_WHEEL)
     step = pow (gtk_adjustment_get_page_size (adj), 2.0 / 3.0) * CLAMP (dy, -RPE_GESTURE_MAX_SCROLL, RPE_GESTURE_MAX_SCROLL);
   else
@@ -202,14 +231,25 @@ guard_scroll (GtkEventControllerScroll *controller,
 }
 
 void
-rpe_gesture_guard_scrolled_window (GtkScrolledWindow *scrolled)
+rpe_gesture_guard_wheel (GtkWidget *widget)
 {
-  GtkEventController *controller;
+  GtkEventController *scroll, *motion;
+  WheelGuard *guard;
 
-  g_return_if_fail (GTK_IS_SCROLLED_WINDOW (scrolled));
-  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
-  gtk_event_controller_set_propagation_phase (controller, GTK_PHASE_CAPTURE);
-  gtk_event_controller_set_name (controller, "rpe-scroll-guard");
-  g_signal_connect (controller, "scroll", G_CALLBACK (guard_scroll), scrolled);
-  gtk_widget_add_controller (GTK_WIDGET (scrolled), controller);
+  g_return_if_fail (GTK_IS_WIDGET (widget));
+  guard = g_new0 (WheelGuard, 1);
+  guard->widget = widget;
+  g_weak_ref_init (&guard->target, NULL);
+  motion = gtk_event_controller_motion_new ();
+  gtk_event_controller_set_propagation_phase (motion, GTK_PHASE_CAPTURE);
+  g_signal_connect (motion, "enter", G_CALLBACK (guard_motion), guard);
+  g_signal_connect (motion, "motion", G_CALLBACK (guard_motion), guard);
+  g_signal_connect (motion, "leave", G_CALLBACK (guard_leave), guard);
+  g_object_set_data_full (G_OBJECT (motion), "rpe-wheel-guard", guard, (GDestroyNotify) guard_free);
+  gtk_widget_add_controller (widget, motion);
+  scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+  gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
+  gtk_event_controller_set_name (scroll, "rpe-wheel-guard");
+  g_signal_connect (scroll, "scroll", G_CALLBACK (guard_scroll), guard);
+  gtk_widget_add_controller (widget, scroll);
 }

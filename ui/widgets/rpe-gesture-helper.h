@@ -42,11 +42,12 @@ gboolean rpe_gesture_event_position (GtkEventController *controller,
                                      double             *x,
                                      double             *y);
 
-/* The GNOME scroll convention for a scrolled pane of controls: the wheel
- * scrolls the pane; a spin button, scale or spectrum editor (whose wheel turns
- * a phase) under the pointer takes the wheel only while it has the keyboard
- * focus.  Adds a capture-phase scroll controller to scrolled. */
-void     rpe_gesture_guard_scrolled_window (GtkScrolledWindow *scrolled);
+/* The GNOME scroll convention inside widget (the window): the wheel scrolls
+ * the pane under the pointer; a spin button, scale or spectrum editor (whose
+ * wheel turns a phase) takes the wheel only while it has the keyboard focus
+ * (unfocused, its scrolled pane scrolls instead, or nothing happens).  Adds a
+ * capture-phase scroll controller to widget. */
+void     rpe_gesture_guard_wheel (GtkWidget *widget);
 /* TRUE when widget is one of those controls (the test of the guard). */
 gboolean rpe_gesture_is_wheel_control (GtkWidget *widget);
 

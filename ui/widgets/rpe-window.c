@@ -952,8 +952,7 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
-  rpe_gesture_guard_scrolled_window (GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (GTK_WIDGET (self->sidebar),
-                                                                                   GTK_TYPE_SCROLLED_WINDOW)));
+  rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
   sync_conv (self, TRUE);
