@@ -158,6 +158,41 @@ load_gate_noise (const RpeCliOptions *o,
   return TRUE;
 }
 
+/* Noise scheme hook (rpe-noise.h): the whole seeded draw z under a scheme other than iid,
+ * with eps (already the seeded gate draw, or NULL) transformed with it; NULL on error. */
+static float *
+scheme_noise (const RpeCliOptions *o, const RpeSpeParams *p, gsize n, gsize r, RpeNoiseScheme scheme,
+              float *eps, GError **error)
+{
+  gsize count;
+  float *z;
+  RpeStatus st = rpe_spe_noise_size (p, n, r, &count);
+  const gsize dims[1][4] = { { count, 1, 1, 1 } };
+
+  if (st != RPE_OK)
+    {
+      rpe_cli_status_error (st, "code noise", error);
+      return NULL;
+    }
+  if (!rpe_cli_check_budget ("noise (a scheme draws it whole)", 1, dims, error))
+    return NULL;
+  if ((z = rpe_alloc (count, sizeof (float), &st)) == NULL)
+    {
+      rpe_cli_status_error (st, "code noise", error);
+      return NULL;
+    }
+  st = rpe_spe_noise_fill (p, n, r, (uint64_t) o->seed, z);
+  if (st == RPE_OK)
+    st = rpe_noise_apply (scheme, p, n, r, (uint64_t) o->seed, z, p->gate != NULL ? eps : NULL);
+  if (st != RPE_OK)
+    {
+      rpe_free (z);
+      rpe_cli_status_error (st, "code noise", error);
+      return NULL;
+    }
+  return z;
+}
+
 /* Encoded queries and keys (N, H, R), gated if `gate` and the params have a gate, through
  * rpe_spe_encode_seeded (seeded noise, drawn inside the core, no noise buffer for conv) or
  * rpe_spe_encode_fused (--noise): the (N, H, D, R) codes are never formed.  The result equals
@@ -176,9 +211,13 @@ rpe_cli_encode_fused (const RpeCliOptions *o,
   g_autoptr(RpeTensor) z = NULL;
   float *eps = NULL;
   RpeSpeParams p = *params;   /* shallow: only the gate pointer differs */
+  RpeNoiseScheme scheme;
+  float *zs = NULL;
   RpeStatus st;
 
   *qhat = *khat = NULL;
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
   if (!load_code_noise (o, params, n, &z, &r, error) || !resolve_realizations_opt (o, r, &r, error))
     return FALSE;
   if (!gate)
@@ -201,10 +240,19 @@ rpe_cli_encode_fused (const RpeCliOptions *o,
     *qhat = rpe_alloc (count, sizeof (float), &st);
   if (st == RPE_OK)
     *khat = rpe_alloc (count, sizeof (float), &st);
-  if (st == RPE_OK && z != NULL)
-    st = rpe_spe_encode_fused (&p, n, r, z->data, eps, in->q, in->k, *qhat, *khat, NULL);
+  if (st == RPE_OK && scheme != RPE_NOISE_IID
+      && (zs = scheme_noise (o, &p, n, r, scheme, eps, error)) == NULL)
+    {
+      rpe_free (eps);
+      g_clear_pointer (qhat, rpe_free);
+      g_clear_pointer (khat, rpe_free);
+      return FALSE;
+    }
+  if (st == RPE_OK && (z != NULL || zs != NULL))
+    st = rpe_spe_encode_fused (&p, n, r, zs != NULL ? zs : z->data, eps, in->q, in->k, *qhat, *khat, NULL);
   else if (st == RPE_OK)
     st = rpe_spe_encode_seeded (&p, n, r, (uint64_t) o->seed, eps, in->q, in->k, *qhat, *khat, NULL);
+  rpe_free (zs);
   rpe_free (eps);
   if (st != RPE_OK)
     {
@@ -234,12 +282,15 @@ rpe_cli_encode_head (const RpeCliOptions *o,
                      GError             **error)
 {
   gsize r = 0, count;
-  float *eps = NULL;
+  float *eps = NULL, *zs = NULL, *zh = NULL;
   RpeSpeParams p = *params;
+  RpeNoiseScheme scheme;
   RpeStatus st;
 
   *qhat = *khat = NULL;
   g_return_val_if_fail (o->noise == NULL, FALSE);
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
   if (!resolve_realizations_opt (o, 0, &r, error))
     return FALSE;
   if (!gate)
@@ -257,7 +308,47 @@ rpe_cli_encode_head (const RpeCliOptions *o,
     *qhat = rpe_alloc (count, sizeof (float), &st);
   if (st == RPE_OK)
     *khat = rpe_alloc (count, sizeof (float), &st);
-  if (st == RPE_OK)
+  if (st == RPE_OK && scheme != RPE_NOISE_IID)
+    {
+      /* noise scheme hook: the whole draw under the scheme, then head h's slice of it */
+      gsize D = p.n_features, hd = p.n_heads * D, zlen = n + 4 * p.kernel, per;
+      RpeSpeParams v = p;
+
+      if ((zs = scheme_noise (o, &p, n, r, scheme, eps, error)) == NULL)
+        {
+          rpe_free (eps);
+          g_clear_pointer (qhat, rpe_free);
+          g_clear_pointer (khat, rpe_free);
+          return FALSE;
+        }
+      v.n_heads = 1;
+      if (p.method == RPE_SPE_SINE)
+        {
+          per = D * p.n_sines;
+          v.freqs = p.freqs + head * per;
+          v.offsets = p.offsets + head * per;
+          v.gains = p.gains + head * per;
+          zh = zs + head * 2 * per * r;
+        }
+      else
+        {
+          per = D * p.kernel * (p.kernel_cols != 0 ? p.kernel_cols : 1);
+          v.wq = p.wq + head * per;
+          v.wk = p.wk + head * per;
+          /* (R, H*D, N+4L) -> (R, D, N+4L) */
+          if ((zh = rpe_alloc (r * D, zlen * sizeof (float), &st)) != NULL)
+            for (gsize i = 0; i < r; i++)
+              memcpy (zh + i * D * zlen, zs + (i * hd + head * D) * zlen, D * zlen * sizeof (float));
+        }
+      if (p.gate != NULL)
+        v.gate = p.gate + head * D;
+      if (st == RPE_OK)
+        st = rpe_spe_encode_fused (&v, n, r, zh, eps != NULL ? eps + head * D * r : NULL, q, k, *qhat, *khat, NULL);
+      if (p.method != RPE_SPE_SINE)
+        rpe_free (zh);
+      rpe_free (zs);
+    }
+  else if (st == RPE_OK)
     st = rpe_spe_encode_seeded_head (&p, head, n, r, (uint64_t) o->seed, eps, q, k, *qhat, *khat, NULL);
   rpe_free (eps);
   if (st != RPE_OK)
@@ -737,8 +828,21 @@ rpe_cli_compute (int argc, char **argv)
       ok = rpe_cli_compute_positional (what, &o, &c.exit_code, &error);
       goto out;
     }
+  if (o.grid != NULL)
+    {
+      /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
+      ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
+      goto out;
+    }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
+  if (c.params.method == RPE_SPE_CONV && c.params.kernel_cols != 0)
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
+                     "(template, empirical, codes, encode)", (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+      goto out;
+    }
   c.gated = c.params.gate != NULL;
 
   if (g_str_equal (what, "template"))

@@ -18,6 +18,8 @@
 #include "rpe-rng.h"
 #include "rpe-spe.h"
 
+#include "rpe-checkpoint-ape.h"
+#include "rpe-demos.h"
 #include "rpe-cli.h"
 
 #define EXIT_USAGE 2
@@ -116,6 +118,26 @@ check_head_feature (const RpeCliOptions *o, gsize H, gsize D, GError **error)
 static gboolean
 resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
 {
+  if (o->checkpoint != NULL && rpe_demos_is_spec (o->checkpoint) && !g_str_equal (o->checkpoint, "demo")
+      && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS))
+    {
+      /* a trained demo states its shape in its metadata (LRPE, FastRPB and APE demos have no SPE
+       * module to read it from) */
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->checkpoint, error);
+      const char *h, *d;
+
+      if (meta == NULL)
+        return FALSE;
+      h = g_hash_table_lookup (meta, "heads");
+      d = g_hash_table_lookup (meta, "features");
+      if (h != NULL && d != NULL)
+        {
+          *H = (gsize) g_ascii_strtoull (h, NULL, 10);
+          *D = (gsize) g_ascii_strtoull (d, NULL, 10);
+          if (*H >= 1 && *H <= 4096 && *D >= 1 && *D <= (1 << 16))
+            return TRUE;
+        }
+    }
   if (o->checkpoint != NULL)
     {
       RpeSpeParams p;
@@ -157,66 +179,12 @@ make_content (const RpeCliOptions *o, gsize D, float **out, GError **error)
   return TRUE;
 }
 
-typedef struct
-{
-  const char *name;
-  int         value;
-} Choice;
-
-static gboolean
-parse_choice (const char *option, const char *given, const char *fallback, const Choice *choices,
-              gsize n_choices, int *out, GError **error)
-{
-  const char *name = given != NULL ? given : fallback;
-  g_autoptr(GString) list = g_string_new (NULL);
-
-  for (gsize i = 0; i < n_choices; i++)
-    {
-      if (g_str_equal (name, choices[i].name))
-        {
-          *out = choices[i].value;
-          return TRUE;
-        }
-      g_string_append_printf (list, "%s%s", i ? ", " : "", choices[i].name);
-    }
-  return usage_error (error, "%s must be one of %s (got '%s')", option, list->str, name);
-}
-
 /* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c. */
 static RpeLrpe *
 make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, GError **error)
 {
-  static const Choice ps[] = {
-    { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
-    { "permutation", RPE_LRPE_P_PERMUTATION }, { "odd-even", RPE_LRPE_P_ODD_EVEN },
-    { "fourier", RPE_LRPE_P_FOURIER }, { "dct", RPE_LRPE_P_DCT },
-  };
-  static const Choice lambdas[] = {
-    { "rotation", RPE_LRPE_LAMBDA_ROTATION }, { "mixed", RPE_LRPE_LAMBDA_MIXED },
-    { "complex", RPE_LRPE_LAMBDA_COMPLEX_EXP }, { "permutation", RPE_LRPE_LAMBDA_PERMUTATION },
-  };
-  static const Choice thetas[] = {
-    { "a", RPE_LRPE_THETA_A }, { "b", RPE_LRPE_THETA_B }, { "c", RPE_LRPE_THETA_C },
-  };
-  RpeLrpeConfig config = { 0 };
-  int p, lambda, theta;
-  RpeStatus st;
-  RpeLrpe *lrpe;
-
-  if (!parse_choice ("--lrpe-p", o->lrpe_p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
-      || !parse_choice ("--lrpe-lambda", o->lrpe_lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
-      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error))
-    return NULL;
-  config.dim = dim;
-  config.length = length;
-  config.p = (RpeLrpeP) p;
-  config.lambda = (RpeLrpeLambda) lambda;
-  config.theta_kind = (RpeLrpeTheta) theta;
-  config.seed = (uint64_t) o->seed;
-  lrpe = rpe_lrpe_new (&config, &st);
-  if (lrpe == NULL)
-    rpe_cli_status_error (st, "LRPE", error);
-  return lrpe;
+  /* --checkpoint here names the SPE model; trained LRPE parameters come from the .npy options */
+  return rpe_cli_make_lrpe (o, dim, length, FALSE, error);
 }
 
 /* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the synthetic seeded bias
@@ -530,6 +498,7 @@ curves_error (Ctx *c, GError **error)
   gsize n, r = 64, rows, seeds, H = 0, D = 0;
   double *x = NULL, *mean = NULL, *rms = NULL, *sd = NULL;
   const char *methods[2] = { "sine", "conv" };
+  GArray *schemes = NULL;
   RpeStatus st = RPE_OK;
 
   if (co->against != NULL)
@@ -591,6 +560,27 @@ curves_error (Ctx *c, GError **error)
       goto out;
     }
 
+  if (o->noise_scheme != NULL)
+    {
+      g_auto(GStrv) parts = g_strsplit (o->noise_scheme, ",", -1);
+
+      schemes = g_array_new (FALSE, FALSE, sizeof (RpeNoiseScheme));
+      for (gsize i = 0; parts[i] != NULL; i++)
+        {
+          RpeNoiseScheme sc;
+          if (!rpe_noise_scheme_from_string (g_strstrip (parts[i]), &sc))
+            {
+              usage_error (error, "--noise-scheme: '%s' is not iid, orthogonal, antithetic or sobol", parts[i]);
+              goto out;
+            }
+          g_array_append_val (schemes, sc);
+        }
+      if (schemes->len == 0)
+        {
+          usage_error (error, "--noise-scheme needs at least one scheme");
+          goto out;
+        }
+    }
   t = rpe_curve_table_new (rows, &st);
   if (!rpe_cli_status_error (st, "table", error))
     goto out;
@@ -608,8 +598,6 @@ curves_error (Ctx *c, GError **error)
     {
       const RpeSpeParams *p;
       RpeCurveErrorConfig cfg = { 0 };
-      g_autofree char *c_sd = g_strdup_printf ("%s_sd", methods[mi]);
-      g_autofree char *c_rms = g_strdup_printf ("%s_rms", methods[mi]);
 
       if (o->method != NULL && !g_str_equal (o->method, methods[mi]))
         continue;
@@ -633,13 +621,24 @@ curves_error (Ctx *c, GError **error)
         }
       cfg.n_seeds = seeds;
       cfg.seed = (uint64_t) o->seed;
+      /* one curve per noise scheme (rpe-noise.h); without --noise-scheme, the plain iid
+       * columns under the method's name */
+      for (guint si = 0; si < (schemes != NULL ? schemes->len : 1); si++)
+      {
+      g_autofree char *base = schemes != NULL
+        ? g_strdup_printf ("%s_%s", methods[mi], rpe_noise_scheme_to_string (g_array_index (schemes, RpeNoiseScheme, si)))
+        : g_strdup (methods[mi]);
+      g_autofree char *c_sd = g_strdup_printf ("%s_sd", base);
+      g_autofree char *c_rms = g_strdup_printf ("%s_rms", base);
+
+      cfg.noise_scheme = schemes != NULL ? g_array_index (schemes, RpeNoiseScheme, si) : RPE_NOISE_IID;
       if (by_position)
         st = rpe_curve_error_vs_position (&cfg, r, mean, rms, sd, NULL);
       else
         st = rpe_curve_error_vs_r (&cfg, (const size_t *) (void *) rlist->data, rows, mean, rms, sd, NULL);
       if (!rpe_cli_status_error (st, methods[mi], error))
         goto out;
-      if ((st = rpe_curve_table_add_column (t, methods[mi], mean, NULL)) != RPE_OK
+      if ((st = rpe_curve_table_add_column (t, base, mean, NULL)) != RPE_OK
           || (st = rpe_curve_table_add_column (t, c_rms, rms, NULL)) != RPE_OK
           || (st = rpe_curve_table_add_column (t, c_sd, sd, NULL)) != RPE_OK)
         {
@@ -653,9 +652,9 @@ curves_error (Ctx *c, GError **error)
       if (!by_position && rows >= 2 && st == RPE_OK)
         {
           double slope = NAN, se = NAN, slope_rms = NAN;
-          g_autofree char *k_slope = g_strdup_printf ("%s_slope", methods[mi]);
-          g_autofree char *k_se = g_strdup_printf ("%s_slope_se", methods[mi]);
-          g_autofree char *k_rms = g_strdup_printf ("%s_slope_rms", methods[mi]);
+          g_autofree char *k_slope = g_strdup_printf ("%s_slope", base);
+          g_autofree char *k_se = g_strdup_printf ("%s_slope_se", base);
+          g_autofree char *k_rms = g_strdup_printf ("%s_slope_rms", base);
 
           /* a NaN/zero error (e.g. a zero template) leaves the slope NaN */
           (void) rpe_curve_fit_loglog (x, mean, rows, &slope, NULL, &se);
@@ -666,6 +665,7 @@ curves_error (Ctx *c, GError **error)
         }
       if (!rpe_cli_status_error (st, "metadata", error))
         goto out;
+      }
     }
   if ((st = rpe_curve_table_set_meta_double (t, "length", (double) n)) == RPE_OK
       && (st = rpe_curve_table_set_meta_double (t, "seeds", (double) seeds)) == RPE_OK
@@ -691,6 +691,8 @@ out:
   g_free (mean);
   g_free (rms);
   g_free (sd);
+  if (schemes != NULL)
+    g_array_unref (schemes);
   if (rlist != NULL)
     g_array_unref (rlist);
   cache_clear (&cache);
@@ -716,6 +718,8 @@ curves_extrapolation (Ctx *c, GError **error)
   RpeCurveExtrapolationConfig cfg = { 0 };
   RpeCurveTable *t = NULL;
   RpeLrpe *lrpe = NULL;
+  g_autoptr (RpeTensorSet) ape_set = NULL;
+  const RpeTensor *ape = NULL;
   gsize H, D, nt, nmax, r = 64;
   gboolean ok = FALSE, per_head = FALSE;
   RpeStatus st = RPE_OK;
@@ -772,6 +776,23 @@ curves_extrapolation (Ctx *c, GError **error)
         {
         case 0:
           cm[i].kind = RPE_CURVE_MODEL_APE;
+          if (o->checkpoint != NULL && ape_set == NULL)
+            {
+              if ((ape_set = rpe_cli_read_checkpoint (o->checkpoint, error)) == NULL)
+                goto out;
+              ape = rpe_checkpoint_find_learned_ape (ape_set, H, D, error);
+              if (ape == NULL && error != NULL && *error != NULL)
+                goto out;
+            }
+          if (ape != NULL)
+            {
+              /* the checkpoint's learned absolute embedding instead of the sinusoidal one */
+              cm[i].ape_table = ape->data;
+              cm[i].ape_positions = ape->shape[0];
+              if (ape->shape[0] < nt)
+                g_printerr ("rpe curves: the learned APE '%s' has %zu positions, fewer than N_train = %zu\n",
+                            ape->name, (size_t) ape->shape[0], (size_t) nt);
+            }
           break;
         case 1:
         case 2:
@@ -924,6 +945,12 @@ rpe_cli_curves (int argc, char **argv)
   if (!g_str_equal (what, "profile") && !g_str_equal (what, "error") && !g_str_equal (what, "extrapolation"))
     {
       fprintf (stderr, "rpe curves: unknown curve '%s' (profile | error | extrapolation)\n", what);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!g_str_equal (what, "error") && o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
+    {
+      fprintf (stderr, "rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n", what);
       status = EXIT_USAGE;
       goto done;
     }

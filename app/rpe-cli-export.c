@@ -23,6 +23,7 @@
 #include "rpe-error.h"
 #include "rpe-export.h"
 #include "rpe-figure-names.h"
+#include "rpe-gif.h"
 #include "rpe-rng.h"
 #include "rpe-spe.h"
 
@@ -39,6 +40,9 @@ typedef struct
   char     *reduce;
   char     *preset;
   char     *panel;
+  char     *sweep;
+  gint      frames;
+  gint      frame_delay;
   double    width;
   double    height;
   double    dpi;
@@ -61,6 +65,9 @@ typedef struct
   RpeSpeParams         params;
   gboolean             gated;
   int                  exit_code;
+  /* --sweep: frames of an animated GIF instead of files */
+  gboolean             gif_mode;
+  RpeGifWriter        *gif;
 } Ctx;
 
 static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
@@ -95,9 +102,47 @@ path_for_head (const char *pattern, gsize head)
   return g_string_free (s, FALSE);
 }
 
+/* One frame of the animation: the figure drawn as its PNG would be. */
+static gboolean
+add_frame (Ctx *c, const RpeFigure *fig, GError **error)
+{
+  RpeFigure sized = *fig;
+  double wpt, hpt;
+  int wpx, hpx;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  gboolean ok;
+
+  if (!rpe_export_resolve_size (fig, RPE_EXPORT_PNG, &c->size, &wpt, &hpt, &wpx, &hpx, error))
+    return FALSE;
+  if (c->size.text_size > 0.0)
+    sized.text_size = c->size.text_size;
+  if (c->gif == NULL)
+    {
+      c->gif = rpe_gif_writer_new (c->eo->out, wpx, hpx, c->eo->frame_delay > 0 ? c->eo->frame_delay : 60, error);
+      if (c->gif == NULL)
+        {
+          c->exit_code = EXIT_FAILURE_OTHER;
+          return FALSE;
+        }
+    }
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
+  cr = cairo_create (surface);
+  cairo_scale (cr, (double) wpx / wpt, (double) hpx / hpt);
+  rpe_figure_render (cr, &sized, wpt, hpt);
+  cairo_destroy (cr);
+  ok = rpe_gif_writer_add (c->gif, surface, error);
+  cairo_surface_destroy (surface);
+  if (!ok)
+    c->exit_code = EXIT_FAILURE_OTHER;
+  return ok;
+}
+
 static gboolean
 export_file (Ctx *c, const RpeFigure *fig, const char *path, GError **error)
 {
+  if (c->gif_mode)
+    return add_frame (c, fig, error);
   if (rpe_export_figure (fig, c->format, &c->size, path, error))
     return TRUE;
   if ((*error)->domain == RPE_ERROR && (*error)->code == RPE_ERROR_IO)
@@ -987,6 +1032,9 @@ print_usage (FILE *f)
            "13.333 x 7.5 in slide with 20 pt text; --width and --height still override.\n"
            "--panel NAME: one panel of extrapolation alone (distance, entropy, ti, mono);\n"
            "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same.\n"
+           "--sweep PARAM=FROM:TO --frames K -o FILE.gif: an animated GIF of a heatmap view as PARAM\n"
+           "(realizations, length or seed) goes from FROM to TO, e.g. the SPE estimate sharpening\n"
+           "with R: rpe export spe-vs-rpe --sweep realizations=1:1024 --frames 11 -o sharpen.gif\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
@@ -1015,6 +1063,9 @@ rpe_cli_export (int argc, char **argv)
     { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, "One file per head; -o must contain {head}", NULL },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
     { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, "extrapolation: one panel alone: distance, entropy, ti or mono", "NAME" },
+    { "sweep", 0, 0, G_OPTION_ARG_STRING, &eo.sweep, "Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed", "PARAM=FROM:TO" },
+    { "frames", 0, 0, G_OPTION_ARG_INT, &eo.frames, "--sweep: the number of frames K (2 .. 1000, default 8)", "K" },
+    { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, "--sweep: hundredths of a second per frame (default 60)", "CS" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
@@ -1137,7 +1188,25 @@ rpe_cli_export (int argc, char **argv)
       status = EXIT_USAGE;
       goto done;
     }
-  if (!rpe_export_format_from_path (eo.out, &c.format))
+  if (g_str_has_suffix (eo.out, ".gif") || g_str_has_suffix (eo.out, ".GIF") || eo.sweep != NULL)
+    {
+      if (eo.sweep == NULL || !(g_str_has_suffix (eo.out, ".gif") || g_str_has_suffix (eo.out, ".GIF")))
+        {
+          fprintf (stderr, "rpe export %s: an animation needs both --sweep PARAM=FROM:TO and -o FILE.gif\n", view);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (curves || eo.all_heads)
+        {
+          fprintf (stderr, "rpe export %s: --sweep animates one heatmap view (templates, template, attention, "
+                           "spe-vs-rpe), without --all-heads\n", view);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      c.gif_mode = TRUE;
+      c.format = RPE_EXPORT_PNG;   /* the frames' size is the PNG's */
+    }
+  else if (!rpe_export_format_from_path (eo.out, &c.format))
     {
       fprintf (stderr, "rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf, .csv or .npy)\n",
                view, eo.out);
@@ -1219,17 +1288,81 @@ rpe_cli_export (int argc, char **argv)
     }
   else
     {
+      gint64 *param = NULL, from = 0, to = 0;
+      int frames = 1;
+
+      if (c.gif_mode)
+        {
+          g_auto (GStrv) kv = g_strsplit (eo.sweep, "=", 2);
+          g_auto (GStrv) range = kv[0] != NULL && kv[1] != NULL ? g_strsplit (kv[1], ":", 2) : NULL;
+          char *end1 = NULL, *end2 = NULL;
+
+          if (range != NULL && range[0] != NULL && range[1] != NULL)
+            {
+              from = g_ascii_strtoll (range[0], &end1, 10);
+              to = g_ascii_strtoll (range[1], &end2, 10);
+            }
+          if (kv[0] != NULL && g_str_equal (kv[0], "realizations"))
+            param = &o.realizations;
+          else if (kv[0] != NULL && g_str_equal (kv[0], "length"))
+            param = &o.length;
+          else if (kv[0] != NULL && g_str_equal (kv[0], "seed"))
+            param = &o.seed;
+          frames = eo.frames != 0 ? eo.frames : 8;
+          if (param == NULL || range == NULL || range[0] == NULL || range[1] == NULL || end1 == range[0]
+              || *end1 != '\0' || end2 == range[1] || *end2 != '\0' || from < (param == &o.seed ? 0 : 1)
+              || to < (param == &o.seed ? 0 : 1) || from > G_MAXINT32 || to > G_MAXINT32)
+            {
+              fprintf (stderr, "rpe export %s: --sweep must be realizations=FROM:TO, length=FROM:TO or seed=FROM:TO "
+                               "with whole numbers (>= 1; seeds >= 0), got '%s'\n", view, eo.sweep);
+              status = EXIT_USAGE;
+              goto done;
+            }
+          if (frames < 2 || frames > RPE_GIF_MAX_FRAMES || eo.frame_delay < 0 || eo.frame_delay > 6000)
+            {
+              fprintf (stderr, "rpe export %s: --frames must be 2 .. %d and --frame-delay 1 .. 6000 cs\n", view,
+                       RPE_GIF_MAX_FRAMES);
+              status = EXIT_USAGE;
+              goto done;
+            }
+        }
       if (!rpe_cli_load_params (&o, &c.params, &error))
         goto report;
       c.gated = c.params.gate != NULL;
-      if (g_str_equal (view, "templates"))
-        ok = view_templates (&c, FALSE, &error);
-      else if (g_str_equal (view, "template"))
-        ok = view_templates (&c, TRUE, &error);
-      else if (g_str_equal (view, "attention"))
-        ok = view_attention (&c, FALSE, &error);
-      else
-        ok = view_attention (&c, TRUE, &error);
+      for (int k = 0; k < frames; k++)
+        {
+          if (param != NULL)
+            {
+              double t = (double) k / (double) (frames - 1);
+
+              /* realizations in geometric steps (the error goes like 1/sqrt(R)), the others linear */
+              *param = param == &o.realizations && from > 0 && to > 0
+                       ? (gint64) llround (exp (log ((double) from) + t * (log ((double) to) - log ((double) from))))
+                       : (gint64) llround ((double) from + t * (double) (to - from));
+            }
+          if (g_str_equal (view, "templates"))
+            ok = view_templates (&c, FALSE, &error);
+          else if (g_str_equal (view, "template"))
+            ok = view_templates (&c, TRUE, &error);
+          else if (g_str_equal (view, "attention"))
+            ok = view_attention (&c, FALSE, &error);
+          else
+            ok = view_attention (&c, TRUE, &error);
+          if (!ok)
+            break;
+        }
+      if (c.gif_mode)
+        {
+          if (ok && c.gif != NULL)
+            {
+              ok = rpe_gif_writer_finish (c.gif, &error);
+              if (!ok)
+                c.exit_code = EXIT_FAILURE_OTHER;
+            }
+          else
+            rpe_gif_writer_abort (c.gif);
+          c.gif = NULL;
+        }
     }
 
 report:
@@ -1249,6 +1382,7 @@ done:
   g_free (eo.reduce);
   g_free (eo.preset);
   g_free (eo.panel);
+  g_free (eo.sweep);
   rpe_cli_options_clear (&o);
   return status;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-attention.h"
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
@@ -83,8 +84,106 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
   return rpe_cli_load_inputs (o, &shape, want_values, in, error);
 }
 
-static RpeLrpe *
-make_lrpe (const RpeCliOptions *o, gsize dim, gsize n, GError **error)
+/* Trained LRPE parameters: from the checkpoint's LRPE module (--checkpoint, --prefix), then
+ * replaced by any .npy given (--lrpe-v, --lrpe-theta-file, --lrpe-permutation). */
+typedef struct
+{
+  RpeTensorSet    *set;
+  GPtrArray       *modules;
+  const RpeTensor *v, *theta, *perm;
+  RpeTensor       *v_file, *theta_file, *perm_file;
+  const char      *v_from, *theta_from, *perm_from;   /* for messages */
+} Trained;
+
+static void
+trained_clear (Trained *t)
+{
+  g_clear_pointer (&t->modules, g_ptr_array_unref);
+  g_clear_pointer (&t->set, rpe_tensor_set_free);
+  g_clear_pointer (&t->v_file, rpe_tensor_free);
+  g_clear_pointer (&t->theta_file, rpe_tensor_free);
+  g_clear_pointer (&t->perm_file, rpe_tensor_free);
+}
+
+static RpeTensor *
+read_param (const char *path, GError **error)
+{
+  RpeTensor *t = rpe_npy_read_int_ok (path, error);
+
+  if (t != NULL && !rpe_tensor_check_finite (t, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      g_clear_pointer (&t, rpe_tensor_free);
+    }
+  return t;
+}
+
+static gboolean
+load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GError **error)
+{
+  memset (t, 0, sizeof *t);
+  if (use_checkpoint && o->checkpoint != NULL)
+    {
+      const RpeLrpeModuleInfo *m;
+
+      t->set = rpe_cli_read_checkpoint (o->checkpoint, error);
+      if (t->set == NULL)
+        return FALSE;
+      m = rpe_checkpoint_pick_lrpe (t->set, o->prefix, &t->modules, error);
+      if (m == NULL)
+        {
+          g_prefix_error (error, "%s: ", o->checkpoint);
+          return FALSE;
+        }
+      t->v = m->v;
+      t->theta = m->theta;
+      t->perm = m->permutation;
+      t->v_from = t->theta_from = t->perm_from = o->checkpoint;
+      if ((m->v != NULL && !rpe_tensor_check_finite (m->v, error))
+          || (m->theta != NULL && !rpe_tensor_check_finite (m->theta, error))
+          || (m->permutation != NULL && !rpe_tensor_check_finite (m->permutation, error)))
+        {
+          g_prefix_error (error, "%s: ", o->checkpoint);
+          return FALSE;
+        }
+    }
+  if (o->lrpe_v != NULL)
+    {
+      if ((t->v_file = read_param (o->lrpe_v, error)) == NULL)
+        return FALSE;
+      t->v = t->v_file;
+      t->v_from = o->lrpe_v;
+    }
+  if (o->lrpe_theta_file != NULL)
+    {
+      if ((t->theta_file = read_param (o->lrpe_theta_file, error)) == NULL)
+        return FALSE;
+      t->theta = t->theta_file;
+      t->theta_from = o->lrpe_theta_file;
+    }
+  if (o->lrpe_permutation != NULL)
+    {
+      if ((t->perm_file = read_param (o->lrpe_permutation, error)) == NULL)
+        return FALSE;
+      t->perm = t->perm_file;
+      t->perm_from = o->lrpe_permutation;
+    }
+  return TRUE;
+}
+
+static const char *
+choice_name (const Choice *choices, gsize n, int value)
+{
+  for (gsize i = 0; i < n; i++)
+    if (choices[i].value == value)
+      return choices[i].name;
+  return "?";
+}
+
+/* The LRPE of the --lrpe-* options, with trained parameters (MATH.md section 7).  length is N for
+ * theta b/c.  use_checkpoint: --checkpoint names an LRPE module (lrpe-* commands). */
+RpeLrpe *
+rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use_checkpoint, GError **error)
 {
   static const Choice ps[] = {
     { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
@@ -98,25 +197,159 @@ make_lrpe (const RpeCliOptions *o, gsize dim, gsize n, GError **error)
   static const Choice thetas[] = {
     { "a", RPE_LRPE_THETA_A }, { "b", RPE_LRPE_THETA_B }, { "c", RPE_LRPE_THETA_C },
   };
+  static const Choice houses[] = { { "auto", 0 }, { "learned", 1 }, { "fixed", 2 } };
   RpeLrpeConfig config = { 0 };
-  int p, lambda, theta;
+  Trained t;
+  int p, lambda, theta, house;
+  uint32_t *pi = NULL;
+  int64_t *table = NULL;
   RpeStatus st;
-  RpeLrpe *lrpe;
+  RpeLrpe *lrpe = NULL;
+  gsize pd;
 
   if (!parse_choice ("--lrpe-p", o->lrpe_p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
       || !parse_choice ("--lrpe-lambda", o->lrpe_lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
-      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error))
+      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error)
+      || !parse_choice ("--lrpe-householder", o->lrpe_householder, "auto", houses, G_N_ELEMENTS (houses), &house, error))
     return NULL;
+  if (!load_trained (o, use_checkpoint, &t, error))
+    goto out;
+
+  /* What the trained parameters say about P and Lambda; an explicit choice must agree. */
+  if (t.v != NULL)
+    {
+      if (o->lrpe_p == NULL)
+        p = RPE_LRPE_P_HOUSEHOLDER;
+      else if (p != RPE_LRPE_P_HOUSEHOLDER)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s holds a Householder v, but --lrpe-p is %s", t.v_from, o->lrpe_p);
+          goto out;
+        }
+    }
+  if (t.perm != NULL)
+    {
+      if (o->lrpe_lambda == NULL)
+        lambda = RPE_LRPE_LAMBDA_PERMUTATION;
+      else if (lambda != RPE_LRPE_LAMBDA_PERMUTATION)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s holds a permutation buffer, but --lrpe-lambda is %s", t.perm_from, o->lrpe_lambda);
+          goto out;
+        }
+    }
+  if (t.theta != NULL && o->lrpe_lambda == NULL && t.perm == NULL)
+    /* the reference's learned theta: (1, 1, D//2) for rotation, (1, 1, D) for complex */
+    lambda = t.theta->n_elements == dim && dim != dim / 2 ? RPE_LRPE_LAMBDA_COMPLEX_EXP
+                                                        : RPE_LRPE_LAMBDA_ROTATION;
+
   config.dim = dim;
-  config.length = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n;
+  config.length = length;
   config.p = (RpeLrpeP) p;
   config.lambda = (RpeLrpeLambda) lambda;
   config.theta_kind = (RpeLrpeTheta) theta;
   config.seed = (uint64_t) o->seed;
+  pd = rpe_lrpe_p_dims (config.p, dim);
+
+  if (t.v != NULL)
+    {
+      double norm2 = 0;
+
+      if (t.v->n_elements != dim)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (t.v);
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: the Householder v has shape %s, not D = %zu values (1, %zu, 1)",
+                         t.v_from, shape, (size_t) dim, (size_t) dim);
+          goto out;
+        }
+      for (gsize j = 0; j < dim; j++)
+        norm2 += (double) t.v->data[j] * t.v->data[j];
+      config.householder_v = t.v->data;
+      /* the reference stores a fixed v normalised (|v| = 1 to float rounding) and normalises a
+       * learned one at every use: auto tells them apart by the norm */
+      config.householder_learned = house == 1 || (house == 0 && fabs (sqrt (norm2) - 1.0) > 1e-5);
+    }
+  if (t.theta != NULL)
+    {
+      gsize want;
+
+      if (lambda == RPE_LRPE_LAMBDA_PERMUTATION)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s holds a learned theta, but the permutation Lambda has none", t.theta_from);
+          goto out;
+        }
+      want = rpe_lrpe_theta_count (config.lambda, pd);
+      if (t.theta->n_elements != want)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (t.theta);
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: the learned theta has shape %s, but Lambda %s with P %s at D = %zu acts on "
+                         "e = %zu dims and needs %zu values (the reference module cannot run this "
+                         "combination either)", t.theta_from, shape,
+                         choice_name (lambdas, G_N_ELEMENTS (lambdas), lambda),
+                         choice_name (ps, G_N_ELEMENTS (ps), p), (size_t) dim,
+                         (size_t) rpe_lrpe_lambda_dims (config.lambda, pd), (size_t) want);
+          goto out;
+        }
+      config.theta_kind = RPE_LRPE_THETA_CUSTOM;
+      config.theta = t.theta->data;
+      config.n_theta = want;
+    }
+  if (t.perm != NULL)
+    {
+      gsize rows, bad = 0;
+
+      if (t.perm->ndim < 2 || t.perm->shape[t.perm->ndim - 1] != pd || t.perm->n_elements % pd != 0)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (t.perm);
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: the permutation buffer has shape %s, not (1, max_positions, %zu)",
+                         t.perm_from, shape, (size_t) pd);
+          goto out;
+        }
+      rows = t.perm->n_elements / pd;
+      table = g_try_new (int64_t, t.perm->n_elements);
+      pi = g_try_new (uint32_t, pd);
+      if (table == NULL || pi == NULL)
+        {
+          rpe_cli_status_error (RPE_ERROR_NO_MEMORY, "permutation buffer", error);
+          goto out;
+        }
+      for (gsize i = 0; i < t.perm->n_elements; i++)
+        {
+          float x = t.perm->data[i];
+
+          table[i] = x >= 0 && x < (float) pd && x == floorf (x) ? (int64_t) x : -1;
+        }
+      if (rpe_lrpe_perm_from_table (table, rows, pd, pi, &bad) != RPE_OK)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "%s: the permutation buffer is not the powers T[s] = T[s-1][pi] of one "
+                         "permutation of %zu dims starting at the identity (row %zu)",
+                         t.perm_from, (size_t) pd, (size_t) bad);
+          goto out;
+        }
+      config.lambda_perm = pi;
+    }
+
   lrpe = rpe_lrpe_new (&config, &st);
   if (lrpe == NULL)
     rpe_cli_status_error (st, "LRPE", error);
+
+out:
+  g_free (pi);
+  g_free (table);
+  trained_clear (&t);
   return lrpe;
+}
+
+static RpeLrpe *
+make_lrpe (const RpeCliOptions *o, gsize dim, gsize n, GError **error)
+{
+  return rpe_cli_make_lrpe (o, dim, o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n, TRUE,
+                            error);
 }
 
 /* lrpe-encode: (N, H, D), or (N, H, 2D) as [real | imag] for complex maps. */
@@ -269,39 +502,132 @@ out:
   return ok;
 }
 
-/* Toeplitz weights: (2N-1,) shared or (H, 2N-1) per head. */
-static RpeTensor *
-read_bias (const char *path, const char *option, gsize n, gsize heads, gboolean *per_head, GError **error)
+/* Toeplitz weights for length n in the centred layout, (1 or H, 2n - 1), from stored weights w:
+ * (X,) or (H, X) in the centred layout (X = 2M - 1), or the reference's (1, H, X): "full"
+ * X = 2M - 1 or "symmetric" X = M (MATH.md section 8); --bias-layout names the layout where the
+ * shape cannot tell.  M >= n: the offsets in [-(n-1), n-1] are used. */
+static float *
+centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsize n, gsize heads,
+              gboolean *per_head, GError **error)
 {
-  g_autoptr(RpeTensor) w = NULL;
-  gsize want = 2 * n - 1;
+  static const Choice layouts[] = {
+    { "centred", RPE_FASTRPB_LAYOUT_CENTRED }, { "full", RPE_FASTRPB_LAYOUT_FULL },
+    { "symmetric", RPE_FASTRPB_LAYOUT_SYMMETRIC },
+  };
+  g_autofree char *shape = rpe_tensor_shape_string (w);
+  int layout = RPE_FASTRPB_LAYOUT_CENTRED;
+  gsize rows, width, m;
+  float *out;
+  RpeStatus st;
 
-  if (path == NULL)
-    {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb needs %s W.npy", option);
-      return NULL;
-    }
-  w = rpe_npy_read (path, error);
-  if (w == NULL)
+  if (o->bias_layout != NULL
+      && !parse_choice ("--bias-layout", o->bias_layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
     return NULL;
-  if (!rpe_tensor_check_finite (w, error))
+  if (w->ndim == 1 || w->ndim == 2)
     {
-      g_prefix_error (error, "%s: ", path);
-      return NULL;
+      rows = w->ndim == 1 ? 1 : w->shape[0];
+      width = w->shape[w->ndim - 1];
     }
-  if (w->ndim == 1 && w->shape[0] == want)
-    *per_head = FALSE;
-  else if (w->ndim == 2 && w->shape[0] == heads && w->shape[1] == want)
-    *per_head = TRUE;
+  else if (w->ndim == 3 && w->shape[0] == 1)
+    {
+      rows = w->shape[1];
+      width = w->shape[2];
+      if (o->bias_layout == NULL)
+        {
+          if (width % 2 == 1)
+            {
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             "%s: FastRPB weights of shape %s can be the reference's full layout (M = %zu) "
+                             "or its symmetric one (M = %zu): say which with --bias-layout full|symmetric",
+                             from, shape, (size_t) (width + 1) / 2, (size_t) width);
+              return NULL;
+            }
+          layout = RPE_FASTRPB_LAYOUT_SYMMETRIC;   /* an even width can only be (1, H, M) */
+        }
+    }
   else
     {
-      g_autofree char *shape = rpe_tensor_shape_string (w);
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: %s weights must have shape (%zu,) or (%zu, %zu) for length %zu, got %s",
-                     path, option, (size_t) want, (size_t) heads, (size_t) want, (size_t) n, shape);
+                     "%s: FastRPB weights must have shape (X,), (H, X) or the reference's (1, H, X); got %s",
+                     from, shape);
       return NULL;
     }
-  return g_steal_pointer (&w);
+  if (rows != 1 && rows != heads)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     "%s: FastRPB weights of shape %s have %zu rows, but there are %zu heads", from, shape,
+                     (size_t) rows, (size_t) heads);
+      return NULL;
+    }
+  m = rpe_fastrpb_layout_length ((RpeFastrpbLayout) layout, width);
+  if (m == 0)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     "%s: %zu weights cannot be the %s layout (it holds 2M - 1, an odd number)", from,
+                     (size_t) width, choice_name (layouts, G_N_ELEMENTS (layouts), layout));
+      return NULL;
+    }
+  if (m < n)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     "%s: FastRPB weights of shape %s (%s layout) cover offsets up to %zu (M = %zu), "
+                     "fewer than length %zu needs (%zu)", from, shape,
+                     choice_name (layouts, G_N_ELEMENTS (layouts), layout), (size_t) m - 1, (size_t) m,
+                     (size_t) n, (size_t) n - 1);
+      return NULL;
+    }
+  if (!alloc_floats (&out, rows, 2 * n - 1, 1, "FastRPB weights", error))
+    return NULL;
+  st = rpe_fastrpb_to_centred ((RpeFastrpbLayout) layout, rows, width, w->data, n, out);
+  if (!rpe_cli_status_error (st, "FastRPB weights", error))
+    {
+      rpe_free (out);
+      return NULL;
+    }
+  *per_head = rows != 1;
+  return out;
+}
+
+/* The stored weights: --bias / --bias-rows / --bias-cols W.npy, or a checkpoint's `bias.w`. */
+static RpeTensor *
+read_bias_file (const char *path, GError **error)
+{
+  RpeTensor *w = rpe_npy_read (path, error);
+
+  if (w != NULL && !rpe_tensor_check_finite (w, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      g_clear_pointer (&w, rpe_tensor_free);
+    }
+  return w;
+}
+
+static RpeTensor *
+checkpoint_bias (const RpeCliOptions *o, GError **error)
+{
+  g_autoptr(RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
+  g_autoptr(GPtrArray) modules = NULL;
+  const RpeFastrpbModuleInfo *m;
+  RpeTensor *w;
+
+  if (set == NULL)
+    return NULL;
+  m = rpe_checkpoint_pick_fastrpb (set, o->prefix, &modules, error);
+  if (m == NULL)
+    {
+      g_prefix_error (error, "%s: ", o->checkpoint);
+      return NULL;
+    }
+  w = rpe_tensor_new (m->w->name, m->w->ndim, m->w->shape, error);
+  if (w == NULL)
+    return NULL;
+  memcpy (w->data, m->w->data, m->w->n_elements * sizeof (float));
+  if (!rpe_tensor_check_finite (w, error))
+    {
+      g_prefix_error (error, "%s: %s: ", o->checkpoint, m->w->name);
+      g_clear_pointer (&w, rpe_tensor_free);
+    }
+  return w;
 }
 
 static gboolean
@@ -327,9 +653,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 {
   static const Choice kinds[] = { { "none", 0 }, { "softmax", 1 }, { "linear", 2 } };
   RpeCliInputs in = { 0 };
-  g_autoptr(RpeTensor) w = NULL;
-  g_autoptr(RpeTensor) wr = NULL;
-  g_autoptr(RpeTensor) wc = NULL;
+  float *w = NULL, *wr = NULL, *wc = NULL;
   float *y = NULL, *rows = NULL;
   gsize H, D, n1 = 0, n2 = 0;
   gboolean per_head = FALSE, per_head_c = FALSE, ok = FALSE;
@@ -368,13 +692,21 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
       return FALSE;
   }
 
-  if (o->grid != NULL)
+  if (o->grid != NULL && (o->bias_rows != NULL || o->bias_cols != NULL))
     {
-      wr = read_bias (o->bias_rows, "--bias-rows", n1, H, &per_head, error);
-      if (wr == NULL)
-        goto out;
-      wc = read_bias (o->bias_cols, "--bias-cols", n2, H, &per_head_c, error);
-      if (wc == NULL)
+      g_autoptr(RpeTensor) tr = NULL;
+      g_autoptr(RpeTensor) tc = NULL;
+
+      if (o->bias_rows == NULL || o->bias_cols == NULL)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         "fastrpb --grid needs both --bias-rows and --bias-cols, or one --bias for both axes");
+          goto out;
+        }
+      if ((tr = read_bias_file (o->bias_rows, error)) == NULL
+          || (wr = centred_bias (o, tr, o->bias_rows, n1, H, &per_head, error)) == NULL
+          || (tc = read_bias_file (o->bias_cols, error)) == NULL
+          || (wc = centred_bias (o, tc, o->bias_cols, n2, H, &per_head_c, error)) == NULL)
         goto out;
       if (per_head != per_head_c)
         {
@@ -385,8 +717,27 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
     }
   else
     {
-      w = read_bias (o->bias, "--bias", in.n, H, &per_head, error);
-      if (w == NULL)
+      g_autoptr(RpeTensor) t = NULL;
+      const char *from = o->bias != NULL ? o->bias : o->checkpoint;
+
+      if (o->bias != NULL)
+        t = read_bias_file (o->bias, error);
+      else if (o->checkpoint != NULL)
+        t = checkpoint_bias (o, error);
+      else
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                       "fastrpb needs --bias W.npy or a --checkpoint with a FastRPB `bias.w`%s",
+                       o->grid != NULL ? " (or --bias-rows and --bias-cols)" : "");
+      if (t == NULL)
+        goto out;
+      if (o->grid != NULL)
+        {
+          /* the reference's 2-D bias: one w for both axes */
+          if ((wr = centred_bias (o, t, from, n1, H, &per_head, error)) == NULL
+              || (wc = centred_bias (o, t, from, n2, H, &per_head_c, error)) == NULL)
+            goto out;
+        }
+      else if ((w = centred_bias (o, t, from, in.n, H, &per_head, error)) == NULL)
         goto out;
     }
 
@@ -437,13 +788,16 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
   if (o->causal)
     flags |= RPE_FASTRPB_CAUSAL;
   if (o->grid != NULL)
-    st = rpe_fastrpb_apply_2d (n1, n2, H, in.dv, wr->data, wc->data, in.v, y, flags, NULL);
+    st = rpe_fastrpb_apply_2d (n1, n2, H, in.dv, wr, wc, in.v, y, flags, NULL);
   else
-    st = rpe_fastrpb_apply (in.n, H, in.dv, w->data, in.v, y, flags, NULL);
+    st = rpe_fastrpb_apply (in.n, H, in.dv, w, in.v, y, flags, NULL);
   ok = rpe_cli_status_error (st, "FastRPB", error)
        && rpe_cli_write (o, o->out, y, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
 
 out:
+  rpe_free (w);
+  rpe_free (wr);
+  rpe_free (wc);
   rpe_free (y);
   rpe_free (rows);
   rpe_cli_inputs_clear (&in);

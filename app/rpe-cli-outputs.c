@@ -356,6 +356,13 @@ rpe_cli_export_outputs (int    argc,
       status = EXIT_USAGE;
       goto done;
     }
+  if (o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
+    {
+      /* the outputs core draws its own i.i.d. noise: never drop an option silently */
+      fprintf (stderr, "rpe export outputs: --noise-scheme is not supported here (only iid)\n");
+      status = EXIT_USAGE;
+      goto done;
+    }
   if (argc != 2)
     {
       fprintf (stderr, "rpe export outputs: too many arguments\n");
@@ -481,6 +488,13 @@ rpe_cli_curves_output_error (int    argc,
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       fprintf (stderr, "rpe curves output-error: %s\n", error->message);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
+    {
+      /* the outputs core draws its own i.i.d. noise: never drop an option silently */
+      fprintf (stderr, "rpe curves output-error: --noise-scheme is not supported here (only iid)\n");
       status = EXIT_USAGE;
       goto done;
     }

@@ -16,6 +16,8 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-checkpoint.h"
+#include "rpe-checkpoint-lrpe.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-rng.h"
@@ -81,6 +83,24 @@ rpe_cli_status_error (RpeStatus    status,
 }
 
 gboolean
+rpe_cli_noise_scheme (const RpeCliOptions *o,
+                      RpeNoiseScheme      *scheme,
+                      GError             **error)
+{
+  *scheme = RPE_NOISE_IID;
+  if (o->noise_scheme == NULL)
+    return TRUE;
+  if (!rpe_noise_scheme_from_string (o->noise_scheme, scheme))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme must be iid, orthogonal, antithetic or sobol (got '%s')", o->noise_scheme);
+  if (*scheme != RPE_NOISE_IID && (o->noise != NULL || o->gate_noise != NULL))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "--noise-scheme %s shapes the drawn noise: it cannot apply to replayed --noise/--gate-noise",
+                          o->noise_scheme);
+  return TRUE;
+}
+
+gboolean
 rpe_cli_check_budget (const char   *what,
                       gsize         n_arrays,
                       const gsize (*dims)[4],
@@ -136,6 +156,7 @@ rpe_cli_options_clear (RpeCliOptions *o)
   g_free (o->method);
   g_free (o->noise);
   g_free (o->gate_noise);
+  g_free (o->noise_scheme);
   g_free (o->queries);
   g_free (o->keys);
   g_free (o->values);
@@ -148,6 +169,11 @@ rpe_cli_options_clear (RpeCliOptions *o)
   g_free (o->lrpe_lambda);
   g_free (o->lrpe_theta);
   g_free (o->lrpe_norm);
+  g_free (o->lrpe_v);
+  g_free (o->lrpe_theta_file);
+  g_free (o->lrpe_permutation);
+  g_free (o->lrpe_householder);
+  g_free (o->bias_layout);
   g_free (o->bias);
   g_free (o->bias_rows);
   g_free (o->bias_cols);
@@ -191,6 +217,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
     { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
     { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
+    { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, "How the noise is drawn (default iid; curves error: a comma list, one curve each)", "iid|orthogonal|antithetic|sobol" },
     { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, "Queries, shape (N, H, D) or (1, N, H, D)", "Q.npy" },
     { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Keys, shape (N, H, D) (default: the queries)", "K.npy" },
     { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, "Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)", "V.npy" },
@@ -209,9 +236,15 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, "LRPE theta type (default a, RoPE)", "a|b|c" },
     { "lrpe-norm", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_norm, "lrpe-linear normalisation (default denominator)", "denominator|layer|none" },
     { "lrpe-before", 0, 0, G_OPTION_ARG_NONE, &o->lrpe_before, "Apply LRPE before the feature map (default: after, as the reference code)", NULL },
+    { "lrpe-v", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_v, "LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)", "V.npy" },
+    { "lrpe-theta-file", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_theta_file, "LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex", "T.npy" },
+    { "lrpe-permutation", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_permutation, "LRPE: the permutation buffer T, (1, max_positions, D)", "P.npy" },
+    { "lrpe-householder", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_householder, "LRPE: a given v is learned (used as v/(|v|+1e-6)) or fixed (used as is); auto: fixed when |v| = 1 (default auto)", "auto|learned|fixed" },
+    { "bias-layout", 0, 0, G_OPTION_ARG_STRING, &o->bias_layout, "fastrpb: layout of the weights when the shape cannot tell: centred (2N-1 for tau = i-(N-1)), full ((1, H, 2M-1), the reference) or symmetric ((1, H, M))", "centred|full|symmetric" },
     { "train-length", 0, 0, G_OPTION_ARG_INT64, &o->train_length, "Training length N_train (LRPE theta b/c use it; curves mark it)", "N" },
     { "bias", 0, 0, G_OPTION_ARG_FILENAME, &o->bias, "fastrpb: Toeplitz weights, shape (2N-1,) or (H, 2N-1), index i for tau = i-(N-1)", "W.npy" },
-    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "fastrpb 2-D: an N1 x N2 grid, positions flattened row-major", "N1xN2" },
+    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "An N1 x N2 grid, positions flattened row-major: fastrpb 2-D, and template/empirical/codes/encode with 2-D convSPE", "N1xN2" },
+    { "kernel-cols", 0, 0, G_OPTION_ARG_INT, &o->kernel_cols, "2-D convSPE (--grid): filter columns L2 for random init (default: --kernel, the rows L1)", "L2" },
     { "bias-rows", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_rows, "fastrpb 2-D: 2 N1 - 1 row weights (optionally per head)", "Wr.npy" },
     { "bias-cols", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_cols, "fastrpb 2-D: 2 N2 - 1 column weights (optionally per head)", "Wc.npy" },
     { "fastrpb-attention", 0, 0, G_OPTION_ARG_STRING, &o->fastrpb_attention, "fastrpb: add W V to this attention of q, k (default none: W V alone)", "none|softmax|linear" },
@@ -261,15 +294,10 @@ RpeTensorSet *
 rpe_cli_read_checkpoint (const char  *path,
                          GError     **error)
 {
-  /* "demo" is the embedded demo checkpoint, unless a file of that name exists */
-  if (g_str_equal (path, "demo") && !g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr(GBytes) bytes = g_resources_lookup_data ("/io/github/rpestudio/RpeStudio/demo/demo.safetensors",
-                                                         G_RESOURCE_LOOKUP_FLAGS_NONE, error);
-      if (bytes == NULL)
-        return NULL;
-      return rpe_checkpoint_read_bytes (bytes, "demo", error);
-    }
+  /* "demo" is the embedded demo checkpoint and "demo:NAME" a trained one (rpe-demos.h), unless a
+   * file of that name exists */
+  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
+    return rpe_demos_read (path, error);
   return rpe_checkpoint_read (path, error);
 }
 
@@ -626,10 +654,13 @@ rpe_cli_make_codes (const RpeCliOptions *o,
   g_autoptr(RpeTensor) z = NULL;
   g_autoptr(RpeTensor) eps = NULL;
   float *zbuf = NULL, *ebuf = NULL;
+  RpeNoiseScheme scheme;
   RpeStatus st;
   gboolean ok = FALSE;
 
   memset (codes, 0, sizeof *codes);
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
   if (o->noise != NULL)
     {
       gsize want_ndim = params->method == RPE_SPE_SINE ? 4 : 3;
@@ -685,6 +716,18 @@ rpe_cli_make_codes (const RpeCliOptions *o,
         zbuf = rpe_alloc (zcount, sizeof (float), &st);
       if (st == RPE_OK)
         st = rpe_spe_noise_fill (params, n, r, (uint64_t) o->seed, zbuf);
+      /* noise scheme hook (rpe-noise.h): with a gate, its noise is one more coordinate of
+       * each cell, so it is drawn here, before the codes */
+      if (st == RPE_OK && scheme != RPE_NOISE_IID && gate && params->gate != NULL)
+        {
+          st = rpe_size_bytes (&count, 1, H, D, r, 1);
+          if (st == RPE_OK)
+            ebuf = rpe_alloc (count, sizeof (float), &st);
+          if (st == RPE_OK)
+            st = rpe_spe_gate_noise_fill (params, r, (uint64_t) o->seed, ebuf);
+        }
+      if (st == RPE_OK && scheme != RPE_NOISE_IID)
+        st = rpe_noise_apply (scheme, params, n, r, (uint64_t) o->seed, zbuf, ebuf);
       if (st != RPE_OK)
         {
           rpe_cli_status_error (st, "code noise", error);
@@ -724,7 +767,7 @@ rpe_cli_make_codes (const RpeCliOptions *o,
             }
           ebuf = eps->data;
         }
-      else
+      else if (ebuf == NULL)
         {
           st = rpe_size_bytes (&count, 1, H, D, r, 1);
           if (st == RPE_OK)
@@ -805,8 +848,48 @@ rpe_cli_write (const RpeCliOptions *o,
   return TRUE;
 }
 
+static int
+compare_strings (const void *a,
+                 const void *b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
 /* ------------------------------------------------------------------------ */
 /* rpe info                                                                 */
+
+/* LRPE and FastRPB modules (issue 10), after the SPE ones */
+static void
+print_lrpe_fastrpb_modules (const RpeTensorSet *set)
+{
+  g_autoptr(GPtrArray) lrpe = rpe_checkpoint_find_lrpe_modules (set);
+  g_autoptr(GPtrArray) fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+
+  printf ("LRPE modules: %u\n", lrpe->len);
+  for (guint i = 0; i < lrpe->len; i++)
+    {
+      const RpeLrpeModuleInfo *m = g_ptr_array_index (lrpe, i);
+      g_autofree char *theta = m->theta ? rpe_tensor_shape_string (m->theta) : NULL;
+      g_autofree char *perm = m->permutation ? rpe_tensor_shape_string (m->permutation) : NULL;
+      g_autofree char *dim = m->dim ? g_strdup_printf ("%zu", (size_t) m->dim) : g_strdup ("(from theta)");
+
+      printf ("  %-24s D=%s  v: %s  theta: %s  permutation: %s\n", m->prefix, dim,
+              m->v ? "Householder (P householder)" : "none", theta ? theta : "none", perm ? perm : "none");
+    }
+  printf ("FastRPB modules: %u\n", fastrpb->len);
+  for (guint i = 0; i < fastrpb->len; i++)
+    {
+      const RpeFastrpbModuleInfo *m = g_ptr_array_index (fastrpb, i);
+
+      if (m->width % 2 == 0)
+        printf ("  %-24s H=%zu  bias.w (1, %zu, %zu): symmetric, M = %zu\n", m->prefix, (size_t) m->n_heads,
+                (size_t) m->n_heads, (size_t) m->width, (size_t) m->width);
+      else
+        printf ("  %-24s H=%zu  bias.w (1, %zu, %zu): full with M = %zu, or symmetric with M = %zu "
+                "(--bias-layout)\n", m->prefix, (size_t) m->n_heads, (size_t) m->n_heads, (size_t) m->width,
+                (size_t) (m->width + 1) / 2, (size_t) m->width);
+    }
+}
 
 /* Names from a file, escaped for the terminal. */
 static char *
@@ -874,8 +957,12 @@ cmd_info (int argc, char **argv)
     {
       if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
         {
+          g_auto (GStrv) demos = rpe_demos_list ();
+          g_autofree char *names = g_strjoinv (", ", demos);
+
           printf ("Usage: rpe info FILE\n\nLists the tensors of a checkpoint (name, dtype, shape) and the SPE modules recognised.\n"
-                  "FILE 'demo' is the embedded demo checkpoint.\n");
+                  "FILE 'demo' is the embedded demo checkpoint; 'demo:NAME' a trained demo (%s), with its metadata.\n",
+                  names);
           return 0;
         }
       fprintf (stderr, "rpe info: usage: rpe info FILE\n");
@@ -888,6 +975,20 @@ cmd_info (int argc, char **argv)
       return rpe_cli_exit_code_for_error (error);
     }
   printf ("%s: %zu tensors\n", argv[1], (size_t) rpe_tensor_set_size (set));
+  if (rpe_demos_is_spec (argv[1]) && !g_file_test (argv[1], G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (argv[1], NULL);
+      g_autofree gpointer *keys = meta != NULL ? g_hash_table_get_keys_as_array (meta, NULL) : NULL;
+      guint n_keys = meta != NULL ? g_hash_table_size (meta) : 0;
+
+      if (n_keys > 0)
+        {
+          qsort (keys, n_keys, sizeof (gpointer), compare_strings);
+          printf ("metadata:\n");
+          for (guint i = 0; i < n_keys; i++)
+            printf ("  %-24s %s\n", (const char *) keys[i], (const char *) g_hash_table_lookup (meta, keys[i]));
+        }
+    }
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
     {
       const RpeTensor *t = rpe_tensor_set_get (set, i);
@@ -913,6 +1014,7 @@ cmd_info (int argc, char **argv)
           printf ("  %s\n", name);
         }
     }
+  print_lrpe_fastrpb_modules (set);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "rpe-linear-attention.h"
+#include "rpe-noise.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
 #include "rpe-tensor-map.h"
@@ -33,6 +34,7 @@ typedef struct
   gboolean f64;
   char    *noise;
   char    *gate_noise;
+  char    *noise_scheme;   /* issue 16: iid (default) | orthogonal | antithetic | sobol */
   char    *queries;
   char    *keys;
   char    *values;
@@ -51,6 +53,12 @@ typedef struct
   char    *lrpe_theta;
   char    *lrpe_norm;
   gboolean lrpe_before;
+  char    *lrpe_v;             /* trained LRPE parameters (issue 10) */
+  char    *lrpe_theta_file;
+  char    *lrpe_permutation;
+  char    *lrpe_householder;
+  char    *bias_layout;
+  int      kernel_cols;        /* 2-D convSPE: L2 (0: = --kernel) */
   gint64   train_length;
   char    *bias;
   char    *bias_rows;
@@ -77,6 +85,10 @@ typedef struct
 } RpeCliCodes;
 
 int           rpe_cli_exit_code_for_error (const GError *error);
+/* --noise-scheme (rpe-noise.h); refuses a scheme other than iid with replayed noise. */
+gboolean      rpe_cli_noise_scheme (const RpeCliOptions *o,
+                                    RpeNoiseScheme      *scheme,
+                                    GError             **error);
 /* --map ROLE=TENSOR options into *map (NULL when none was given). */
 gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
                                  RpeTensorMap        **map,
@@ -158,6 +170,20 @@ gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const gsize         *shape,
                              int                 *exit_code,
                              GError             **error);
+
+/* The LRPE of the --lrpe-* options with any trained v / theta / permutation (.npy options, and
+ * with use_checkpoint the LRPE module of --checkpoint / --prefix).  length: N for theta b/c. */
+struct _RpeLrpe *rpe_cli_make_lrpe (const RpeCliOptions *o,
+                                    gsize                dim,
+                                    gsize                length,
+                                    gboolean             use_checkpoint,
+                                    GError             **error);
+
+/* template | empirical | codes | encode over --grid N1xN2 (2-D convSPE, rpe-cli-conv2d.c) */
+gboolean      rpe_cli_compute_grid (const char          *what,
+                                    const RpeCliOptions *o,
+                                    int                 *exit_code,
+                                    GError             **error);
 
 gboolean      rpe_cli_parse_feature_map (const RpeCliOptions *o,
                                          RpeFeatureMap       *map,

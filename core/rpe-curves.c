@@ -16,6 +16,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-curves.h"
+#include "rpe-noise.h"
 #include "rpe-fastrpb.h"
 #include "rpe-rng.h"
 
@@ -737,7 +738,7 @@ err_check (const RpeCurveErrorConfig *cfg, ErrWork *w)
     return st;
   if ((cfg->head != RPE_CURVE_ALL && cfg->head >= p->n_heads)
       || (cfg->feature != RPE_CURVE_ALL && cfg->feature >= p->n_features)
-      || (cfg->gated && p->gate == NULL))
+      || (cfg->gated && p->gate == NULL) || (unsigned) cfg->noise_scheme >= RPE_NOISE_N_SCHEMES)
     return RPE_ERROR_INVALID_ARGUMENT;
   w->cfg = cfg;
   w->h0 = cfg->head == RPE_CURVE_ALL ? 0 : cfg->head;
@@ -819,14 +820,17 @@ err_cell (ErrWork *w, size_t h, size_t d, uint64_t seed)
       for (size_t i = 0; i < r && st == RPE_OK; i++)
         st = rpe_spe_noise_fill_range (p, n, r, seed, (i * hd + c) * len + L, used, w->z + i * len + L);
     }
+  /* the cell's R values of the (H, D, R) gate draw */
+  if (st == RPE_OK && cfg->gated)
+    rpe_rng_normal (seed, RPE_STREAM_GATE, c * r, w->eps, r);
+  /* noise scheme hook (rpe-noise.h): a no-op for iid */
+  if (st == RPE_OK && cfg->noise_scheme != RPE_NOISE_IID)
+    st = rpe_noise_apply_cell (cfg->noise_scheme, p, n, r, seed, c, w->z, n + 4 * p->kernel,
+                               cfg->gated ? w->eps : NULL);
   if (st == RPE_OK)
     st = rpe_spe_codes (&v, n, r, w->z, w->qbar, w->kbar, NULL);
   if (st == RPE_OK && cfg->gated)
-    {
-      /* the cell's R values of the (H, D, R) gate draw */
-      rpe_rng_normal (seed, RPE_STREAM_GATE, c * r, w->eps, r);
-      st = rpe_spe_gate_codes (&v, n, r, w->eps, w->qbar, w->kbar);
-    }
+    st = rpe_spe_gate_codes (&v, n, r, w->eps, w->qbar, w->kbar);
   if (st == RPE_OK)
     st = rpe_spe_empirical_template (n, 1, 1, r, w->qbar, w->kbar, 0, 0, w->phat);
   if (st == RPE_OK)
@@ -1167,6 +1171,14 @@ extra_prepare (Extra                             *e,
   switch (model->kind)
     {
     case RPE_CURVE_MODEL_APE:
+      if (model->ape_table != NULL)
+        {
+          if (model->ape_positions == 0
+              || (st = rpe_size_bytes (&bytes, 1, model->ape_positions, H, D, 1)) != RPE_OK)
+            return model->ape_positions == 0 ? RPE_ERROR_INVALID_ARGUMENT : st;
+          if (!rpe_all_finite_f (model->ape_table, bytes))
+            return RPE_ERROR_NOT_FINITE;
+        }
       break;
     case RPE_CURVE_MODEL_SPE_EXACT:
     case RPE_CURVE_MODEL_SPE_ESTIMATE:
@@ -1229,7 +1241,16 @@ extra_prepare (Extra                             *e,
       for (size_t i = 0; i < n * H; i++)
         for (size_t d = 0; d < D; d++)
           e->x[i * D + d] = (float) e->c[d];
-      e->spec = (RpeLogitsSpec) { model->kind == RPE_CURVE_MODEL_APE ? RPE_LOGITS_APE : RPE_LOGITS_DOT,
+      if (model->kind == RPE_CURVE_MODEL_APE && model->ape_table != NULL)
+        {
+          /* learned APE: q_m = k_m = c + p_m where p was learned, c beyond */
+          size_t learned = n < model->ape_positions ? n : model->ape_positions;
+
+          for (size_t i = 0; i < learned * H * D; i++)
+            e->x[i] = (float) ((double) e->x[i] + model->ape_table[i]);
+        }
+      e->spec = (RpeLogitsSpec) { model->kind == RPE_CURVE_MODEL_APE && model->ape_table == NULL
+                                    ? RPE_LOGITS_APE : RPE_LOGITS_DOT,
                                   n, H, D, e->x, e->x, NULL, false };
       if (model->kind == RPE_CURVE_MODEL_LRPE)
         {

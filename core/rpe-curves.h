@@ -56,7 +56,8 @@
  *   n <= m), i.e. the row softmax of l.
  *
  * Models (logits l(m, n) for q_m = k_n = c, per head h):
- *   APE             (c + p_m) . (c + p_n) / sqrt(D), p sinusoidal (rpe_logits_rows, APE);
+ *   APE             (c + p_m) . (c + p_n) / sqrt(D), p sinusoidal (rpe_logits_rows, APE), or
+ *                   learned (ape_table; p_m = 0 for m >= ape_positions);
  *   SPE exact       sum_d c_d^2 Ptilde_hd(m - n) / sqrt(D) (MATH.md section 4, exact
  *                   logits; the gated template when `gated`);
  *   SPE estimate    Qhat_m . Khat_n / sqrt(R) from one seeded draw of R realisations
@@ -80,6 +81,7 @@
 #include <stdint.h>
 
 #include "rpe-lrpe.h"
+#include "rpe-noise.h"
 #include "rpe-spe.h"
 #include "rpe-status.h"
 
@@ -195,6 +197,7 @@ typedef struct
   size_t              feature;    /* d, or RPE_CURVE_ALL */
   size_t              n_seeds;    /* S >= 1: draws with seeds seed, seed + 1, ... */
   uint64_t            seed;
+  RpeNoiseScheme      noise_scheme; /* rpe-noise.h; 0 = RPE_NOISE_IID, the plain draw */
 } RpeCurveErrorConfig;
 
 /* For each R in r_list (n_r values >= 1) and every selected cell (h, d) and seed:
@@ -244,6 +247,11 @@ typedef struct
   const RpeLrpe      *lrpe;          /* LRPE: its D must match the config */
   const float        *bias;          /* FASTRPB: w, (2 N_max - 1) or (H, 2 N_max - 1) */
   bool                bias_per_head;
+  const float        *ape_table;     /* APE: a learned absolute embedding (ape_positions, H * D) added
+                                        to queries and keys at positions m < ape_positions (nothing
+                                        beyond: those positions were never learned), or NULL for
+                                        the sinusoidal APE of MATH.md 9 */
+  size_t              ape_positions;
 } RpeCurveModel;
 
 typedef struct

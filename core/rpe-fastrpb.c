@@ -429,3 +429,64 @@ rpe_fastrpb_dense_2d (size_t       n1,
     }
   return RPE_OK;
 }
+
+size_t
+rpe_fastrpb_layout_length (RpeFastrpbLayout layout,
+                           size_t           width)
+{
+  switch (layout)
+    {
+    case RPE_FASTRPB_LAYOUT_CENTRED:
+    case RPE_FASTRPB_LAYOUT_FULL:
+      return width % 2 == 1 ? (width + 1) / 2 : 0;
+    case RPE_FASTRPB_LAYOUT_SYMMETRIC:
+      return width;
+    default:
+      return 0;
+    }
+}
+
+RpeStatus
+rpe_fastrpb_to_centred (RpeFastrpbLayout layout,
+                        size_t           rows,
+                        size_t           width,
+                        const float     *stored,
+                        size_t           n,
+                        float           *centred)
+{
+  size_t m = rpe_fastrpb_layout_length (layout, width), lags, count;
+
+  if (stored == NULL || centred == NULL || rows == 0 || n == 0 || m == 0 || m < n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  lags = 2 * n - 1;   /* n <= m <= width: no overflow */
+  if (!rpe_size_mul (rows, lags, &count) || !rpe_size_mul (rows, width, &count))
+    return RPE_ERROR_OVERFLOW;
+  for (size_t r = 0; r < rows; r++)
+    {
+      const float *src = stored + r * width;
+      float *dst = centred + r * lags;
+
+      for (size_t i = 0; i < lags; i++)
+        {
+          /* tau = i - (n - 1), in [-(n-1), n-1] and so in [-(m-1), m-1] */
+          ptrdiff_t tau = (ptrdiff_t) i - (ptrdiff_t) (n - 1);
+          size_t idx;
+
+          switch (layout)
+            {
+            case RPE_FASTRPB_LAYOUT_FULL:
+              idx = (size_t) ((tau + (ptrdiff_t) m) % (ptrdiff_t) width);   /* tau + m >= 1 */
+              break;
+            case RPE_FASTRPB_LAYOUT_SYMMETRIC:
+              idx = (size_t) (tau < 0 ? -tau : tau);
+              break;
+            case RPE_FASTRPB_LAYOUT_CENTRED:
+            default:
+              idx = (size_t) (tau + (ptrdiff_t) (m - 1));
+              break;
+            }
+          dst[i] = src[idx];
+        }
+    }
+  return RPE_OK;
+}

@@ -62,6 +62,34 @@ RpeStatus rpe_fastrpb_apply_2d (size_t            n1,
                                 unsigned          flags,
                                 const RpeMonitor *monitor);
 
+/* Stored weight layouts (MATH.md section 8).  For a model trained at M and
+ * viewed at N <= M, only the offsets tau in [-(N-1), N-1] are used.
+ *   CENTRED    (2M - 1): index i <-> tau = i - (M - 1) (this app's layout)
+ *   FULL       (2M - 1): the reference's PositionalBias `bias.w` (1, H, 2M - 1):
+ *              W[m, n] = w[(m - n + M) mod (2M - 1)] (index 0 is tau = M - 1,
+ *              index i >= 1 is tau = i - M)
+ *   SYMMETRIC  (M):      W[m, n] = w[|m - n|] */
+typedef enum
+{
+  RPE_FASTRPB_LAYOUT_CENTRED,
+  RPE_FASTRPB_LAYOUT_FULL,
+  RPE_FASTRPB_LAYOUT_SYMMETRIC,
+} RpeFastrpbLayout;
+
+/* The trained length M of `width` stored weights in `layout` (0 if the width
+ * cannot be that layout: an even width for CENTRED/FULL, or 0). */
+size_t    rpe_fastrpb_layout_length (RpeFastrpbLayout layout,
+                                     size_t           width);
+
+/* centred (rows, 2n - 1) <- stored (rows, width) in `layout`, for length n.
+ * RPE_ERROR_INVALID_ARGUMENT if the width is not of the layout or M < n. */
+RpeStatus rpe_fastrpb_to_centred (RpeFastrpbLayout layout,
+                                  size_t           rows,
+                                  size_t           width,
+                                  const float     *stored,
+                                  size_t           n,
+                                  float           *centred);
+
 /* Display helpers (small N only: the dense forms are O(N^2) floats in the
  * caller's buffer; sizes are overflow-checked). */
 /* profile (2N - 1): w with the causal zeroing applied. */

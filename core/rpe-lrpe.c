@@ -28,6 +28,7 @@
 struct _RpeLrpe
 {
   size_t         dim;       /* D */
+  size_t         pd;        /* d': components of P x (D//2 + 1 for FOURIER, else D) */
   size_t         length;    /* N for theta types B, C */
   RpeLrpeP       p;
   RpeLrpeLambda  lambda;
@@ -36,9 +37,9 @@ struct _RpeLrpe
   bool           complex_out;
 
   double        *theta;     /* n_theta */
-  double        *v;         /* D, unit norm (HOUSEHOLDER) */
+  double        *v;         /* D, the effective v (HOUSEHOLDER) */
   uint32_t      *p_perm;    /* D (PERMUTATION, ODD_EVEN): out[j] = x[p_perm[j]] */
-  uint32_t      *lambda_perm;  /* D (Lambda PERMUTATION): pi */
+  uint32_t      *lambda_perm;  /* d' (Lambda PERMUTATION): pi */
   /* cycle decomposition of pi: j sits at cyc_order[cyc_start[j] + cyc_local[j]],
    * and pi^s (j) = cyc_order[cyc_start[j] + (cyc_local[j] + s) mod cyc_len[j]]. */
   uint32_t      *cyc_order;
@@ -62,6 +63,13 @@ typedef struct
 } Work;
 
 size_t
+rpe_lrpe_p_dims (RpeLrpeP p,
+                 size_t   dim)
+{
+  return p == RPE_LRPE_P_FOURIER ? dim / 2 + 1 : dim;
+}
+
+size_t
 rpe_lrpe_lambda_dims (RpeLrpeLambda lambda,
                       size_t        dim)
 {
@@ -70,8 +78,9 @@ rpe_lrpe_lambda_dims (RpeLrpeLambda lambda,
   switch (lambda)
     {
     case RPE_LRPE_LAMBDA_ROTATION:
-    case RPE_LRPE_LAMBDA_COMPLEX_EXP:
       return dim - dim % 2;
+    case RPE_LRPE_LAMBDA_COMPLEX_EXP:
+      return dim;
     case RPE_LRPE_LAMBDA_MIXED:
       e = dim / 2;
       if (e % 2 == 1)
@@ -146,7 +155,7 @@ check_permutation (const uint32_t *perm,
 static void
 build_cycles (RpeLrpe *l)
 {
-  size_t d = l->dim, next = 0;
+  size_t d = l->pd, next = 0;
 
   for (size_t j = 0; j < d; j++)
     l->cyc_len[j] = 0;
@@ -243,11 +252,12 @@ rpe_lrpe_new (const RpeLrpeConfig *config,
   if (l == NULL)
     goto out;
   l->dim = d;
+  l->pd = rpe_lrpe_p_dims (config->p, d);
   l->length = config->length;
   l->p = config->p;
   l->lambda = config->lambda;
-  l->e = rpe_lrpe_lambda_dims (config->lambda, d);
-  l->n_theta = rpe_lrpe_theta_count (config->lambda, d);
+  l->e = rpe_lrpe_lambda_dims (config->lambda, l->pd);
+  l->n_theta = rpe_lrpe_theta_count (config->lambda, l->pd);
   l->complex_out = config->p == RPE_LRPE_P_FOURIER
                    || config->lambda == RPE_LRPE_LAMBDA_COMPLEX_EXP;
 
@@ -313,7 +323,15 @@ rpe_lrpe_new (const RpeLrpeConfig *config,
             st = RPE_ERROR_INVALID_ARGUMENT;
             goto out;
           }
-        inv = 1.0 / sqrt (norm2);
+        /* The reference normalises a drawn v once (v / |v|) and then uses the
+         * stored v as is; a learned v is normalised at every use as
+         * v / (|v| + 1e-6). */
+        if (config->householder_v == NULL)
+          inv = 1.0 / sqrt (norm2);
+        else if (config->householder_learned)
+          inv = 1.0 / (sqrt (norm2) + RPE_LRPE_HOUSEHOLDER_EPS);
+        else
+          inv = 1.0;
         for (size_t j = 0; j < d; j++)
           l->v[j] *= inv;
       }
@@ -364,23 +382,25 @@ rpe_lrpe_new (const RpeLrpeConfig *config,
       break;
     }
 
-  /* Lambda permutation */
+  /* Lambda permutation: of the d' components of P x */
   if (config->lambda == RPE_LRPE_LAMBDA_PERMUTATION)
     {
-      if ((l->lambda_perm = rpe_alloc (d, sizeof (uint32_t), &st)) == NULL
-          || (l->cyc_order = rpe_alloc (d, sizeof (uint32_t), &st)) == NULL
-          || (l->cyc_start = rpe_alloc (d, sizeof (uint32_t), &st)) == NULL
-          || (l->cyc_local = rpe_alloc (d, sizeof (uint32_t), &st)) == NULL
-          || (l->cyc_len = rpe_alloc (d, sizeof (uint32_t), &st)) == NULL)
+      size_t pd = l->pd;
+
+      if ((l->lambda_perm = rpe_alloc (pd, sizeof (uint32_t), &st)) == NULL
+          || (l->cyc_order = rpe_alloc (pd, sizeof (uint32_t), &st)) == NULL
+          || (l->cyc_start = rpe_alloc (pd, sizeof (uint32_t), &st)) == NULL
+          || (l->cyc_local = rpe_alloc (pd, sizeof (uint32_t), &st)) == NULL
+          || (l->cyc_len = rpe_alloc (pd, sizeof (uint32_t), &st)) == NULL)
         goto out;
       if (config->lambda_perm != NULL)
         {
-          if ((st = check_permutation (config->lambda_perm, d)) != RPE_OK)
+          if ((st = check_permutation (config->lambda_perm, pd)) != RPE_OK)
             goto out;
-          memcpy (l->lambda_perm, config->lambda_perm, d * sizeof (uint32_t));
+          memcpy (l->lambda_perm, config->lambda_perm, pd * sizeof (uint32_t));
         }
       else
-        draw_permutation (config->seed, LAMBDA_PERM_INDEX_BASE, l->lambda_perm, d);
+        draw_permutation (config->seed, LAMBDA_PERM_INDEX_BASE, l->lambda_perm, pd);
       build_cycles (l);
     }
 
@@ -404,7 +424,13 @@ rpe_lrpe_dim (const RpeLrpe *lrpe)
 size_t
 rpe_lrpe_out_width (const RpeLrpe *lrpe)
 {
-  return lrpe->complex_out ? 2 * lrpe->dim : lrpe->dim;
+  return lrpe->complex_out ? 2 * lrpe->pd : lrpe->dim;
+}
+
+size_t
+rpe_lrpe_components (const RpeLrpe *lrpe)
+{
+  return lrpe->pd;
 }
 
 bool
@@ -455,7 +481,7 @@ rpe_lrpe_get_lambda_perm (const RpeLrpe *lrpe,
 {
   if (lrpe == NULL || perm == NULL || lrpe->lambda_perm == NULL)
     return RPE_ERROR_INVALID_ARGUMENT;
-  memcpy (perm, lrpe->lambda_perm, lrpe->dim * sizeof (uint32_t));
+  memcpy (perm, lrpe->lambda_perm, lrpe->pd * sizeof (uint32_t));
   return RPE_OK;
 }
 
@@ -532,16 +558,11 @@ apply_p (const RpeLrpe *l,
 
         memcpy (w->fin, x, d * sizeof (float));
         rpe_fft_forward (l->plan, w->fin, w->fout);
+        /* rfft (x, norm = "ortho"): the d' = D/2 + 1 first components */
         for (size_t k = 0; k <= d / 2; k++)
           {
             w->re[k] = w->fout[k][0] * scale;
             w->im[k] = w->fout[k][1] * scale;
-          }
-        /* real input: X_{D-k} = conj (X_k) */
-        for (size_t k = d / 2 + 1; k < d; k++)
-          {
-            w->re[k] = w->re[d - k];
-            w->im[k] = -w->im[d - k];
           }
       }
       return true;
@@ -588,7 +609,7 @@ lambda_prepare (const RpeLrpe *l,
 {
   if (l->lambda == RPE_LRPE_LAMBDA_PERMUTATION)
     {
-      for (size_t j = 0; j < l->dim; j++)
+      for (size_t j = 0; j < l->pd; j++)
         {
           int64_t len = l->cyc_len[j];
           int64_t r = ((int64_t) l->cyc_local[j] + s % len) % len;
@@ -616,7 +637,7 @@ lambda_apply (const RpeLrpe *l,
               Work          *w,
               bool           cplx)
 {
-  size_t d = l->dim, e = l->e;
+  size_t d = l->pd, e = l->e;
 
   switch (l->lambda)
     {
@@ -680,7 +701,7 @@ encode_row_d (const RpeLrpe *l,
               const float   *x,
               double        *out)
 {
-  size_t d = l->dim;
+  size_t d = l->pd;
   bool cplx = lambda_apply (l, w, apply_p (l, w, x));
 
   memcpy (out, w->ore, d * sizeof (double));
@@ -763,7 +784,7 @@ rpe_lrpe_template (const RpeLrpe *lrpe,
   Work w = { 0 };
   float *unit = NULL;
   double *pq = NULL, *pk = NULL;
-  size_t d, n_lags;
+  size_t d, pd, n_lags;
   bool cq, ck;
 
   if (lrpe == NULL || out == NULL || n_len == 0 || n_len - 1 > (uint64_t) INT64_MAX / 2)
@@ -781,15 +802,16 @@ rpe_lrpe_template (const RpeLrpe *lrpe,
   for (size_t j = 0; j < d; j++)
     unit[j] = (float) (1.0 / sqrt ((double) d));
 
+  pd = lrpe->pd;
   /* score (m, n) = (Lambda(m) P q)^H (Lambda(n) P k) = (P q)^H Lambda(n - m) (P k) */
   cq = apply_p (lrpe, &w, q != NULL ? q : unit);
-  memcpy (pq, w.re, d * sizeof (double));
+  memcpy (pq, w.re, pd * sizeof (double));
   if (cq)
-    memcpy (pq + d, w.im, d * sizeof (double));
+    memcpy (pq + pd, w.im, pd * sizeof (double));
   ck = apply_p (lrpe, &w, k != NULL ? k : unit);
-  memcpy (pk, w.re, d * sizeof (double));
+  memcpy (pk, w.re, pd * sizeof (double));
   if (ck)
-    memcpy (pk + d, w.im, d * sizeof (double));
+    memcpy (pk + pd, w.im, pd * sizeof (double));
 
   for (size_t i = 0; i < n_lags; i++)
     {
@@ -797,16 +819,16 @@ rpe_lrpe_template (const RpeLrpe *lrpe,
       double acc = 0;
       bool co;
 
-      memcpy (w.re, pk, d * sizeof (double));
-      memcpy (w.im, pk + d, d * sizeof (double));
+      memcpy (w.re, pk, pd * sizeof (double));
+      memcpy (w.im, pk + pd, pd * sizeof (double));
       lambda_prepare (lrpe, &w, -tau);
       co = lambda_apply (lrpe, &w, ck);
       /* Re (a^H b) = ar . br + ai . bi */
-      for (size_t j = 0; j < d; j++)
+      for (size_t j = 0; j < pd; j++)
         acc += pq[j] * w.ore[j];
       if (co && cq)
-        for (size_t j = 0; j < d; j++)
-          acc += pq[d + j] * w.oim[j];
+        for (size_t j = 0; j < pd; j++)
+          acc += pq[pd + j] * w.oim[j];
       out[i] = (float) acc;
     }
 
@@ -1084,4 +1106,50 @@ out:
   rpe_free (qe);
   rpe_free (ke);
   return st;
+}
+
+RpeStatus
+rpe_lrpe_perm_from_table (const int64_t *table,
+                          size_t         n_positions,
+                          size_t         d,
+                          uint32_t      *pi,
+                          size_t        *bad_row)
+{
+  size_t count;
+
+  if (bad_row != NULL)
+    *bad_row = 0;
+  if (table == NULL || pi == NULL || n_positions == 0 || d == 0 || d > UINT32_MAX
+      || !rpe_size_mul (n_positions, d, &count))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  for (size_t j = 0; j < d; j++)
+    if (table[j] != (int64_t) j)
+      return RPE_ERROR_INVALID_ARGUMENT;   /* row 0 must be the identity */
+  for (size_t j = 0; j < d; j++)
+    {
+      int64_t t = n_positions > 1 ? table[d + j] : (int64_t) j;
+
+      if (t < 0 || (uint64_t) t >= d)
+        {
+          if (bad_row != NULL)
+            *bad_row = 1;
+          return RPE_ERROR_INVALID_ARGUMENT;
+        }
+      pi[j] = (uint32_t) t;
+    }
+  if (check_permutation (pi, d) != RPE_OK)
+    {
+      if (bad_row != NULL)
+        *bad_row = 1;
+      return RPE_ERROR_INVALID_ARGUMENT;
+    }
+  for (size_t s = 2; s < n_positions; s++)
+    for (size_t j = 0; j < d; j++)
+      if (table[s * d + j] != table[(s - 1) * d + pi[j]])
+        {
+          if (bad_row != NULL)
+            *bad_row = s;
+          return RPE_ERROR_INVALID_ARGUMENT;
+        }
+  return RPE_OK;
 }

@@ -7,16 +7,20 @@
  *
  *     (Lambda(s) P q)^H (Lambda(t) P k) = q^H P^H Lambda(t - s) P k.
  *
+ * This is the reference module (Urpe (core_matrix, p_matrix, max_positions,
+ * embedding_dim, theta_type, theta_learned, householder_learned)) as
+ * MATH.md section 7 writes it; its forward is Lambda(s) P x.
+ *
  * Layouts (C order, one batch item):
  *   x, q, k, features   (N, H, D)
- *   encoded             (N, H, W)  W = rpe_lrpe_out_width () = D or 2 D
+ *   encoded             (N, H, W)  W = rpe_lrpe_out_width () = D, or 2 d' when complex
  *   values, outputs     (N, H, Dv)
  *   attention maps      (H, N, N)  row m = query position, column n = key position
  *   lag profiles        (2N - 1)   index i <-> tau = m - n = i - (N - 1)
  *
  * Complex vectors.  The Fourier P and the complex-exponential Lambda make the
- * encoded vector complex.  It is stored as two planes, [real (D) | imag (D)],
- * so W = 2 D.  Then for a = ar + i ai and b = br + i bi
+ * encoded vector complex.  It is stored as two planes, [real (d') | imag (d')],
+ * so W = 2 d', d' = rpe_lrpe_components () (D//2 + 1 for the Fourier P, else D).  Then for a = ar + i ai and b = br + i bi
  *
  *     Re (a^H b) = ar . br + ai . bi,
  *
@@ -29,32 +33,37 @@
  *
  * P (applied first, to the whole D-vector; inputs are real):
  *   IDENTITY
- *   HOUSEHOLDER   I - 2 v v^T / (v^T v); v ~ N(0, I) drawn from (seed,
- *                 RPE_STREAM_LRPE) offset 0, or the caller's v (e.g. a checkpoint).
+ *   HOUSEHOLDER   z = x - 2 (x . v) v.  v ~ N(0, I) drawn from (seed,
+ *                 RPE_STREAM_LRPE) offset 0 and normalised once (the
+ *                 reference's construction), or the caller's v (a checkpoint):
+ *                 used as is (a stored fixed v), or, with householder_learned,
+ *                 as v / (|v| + 1e-6) (the reference's learned v).
  *   PERMUTATION   out[j] = x[p[j]], p a seeded Fisher-Yates shuffle
  *                 (rpe_rng_u64, stream RPE_STREAM_LRPE, indices from 2^40), or the caller's p.
  *   ODD_EVEN      out[j] = x[p[j]], p[2k] = k, p[2k+1] = ceil(D/2) + k  (the
  *                 reference's gather, "2k -> k, 2k+1 -> ceil(D/2) + k"; it is a
  *                 permutation of all D dims, also for odd D).
- *   FOURIER       unitary DFT X_k = D^(-1/2) sum_j x_j e^{-2 pi i j k / D}
- *                 (FFTW r2c via rpe-fft.h plus Hermitian symmetry); complex output.
+ *   FOURIER       rfft (x, norm = "ortho"): X_k = D^(-1/2) sum_j x_j e^{-2 pi i j k / D}
+ *                 for k = 0..D//2 only (d' = D//2 + 1 complex components; FFTW r2c
+ *                 via rpe-fft.h).  Lambda, e and theta then work on these d'.
  *   DCT           orthonormal DCT-II y_k = c_k sum_j x_j cos(pi k (2j + 1) / (2D)),
  *                 c_0 = sqrt(1/D), c_k = sqrt(2/D): FFTW's REDFT10 with orthonormal
  *                 scaling, computed through a length-D real FFT (Makhoul's
  *                 reordering) so that the plan comes from rpe-fft.h, whose
  *                 planner runs under the shared mutex.
  *
- * Lambda(s) (s = position, any integer):
- *   ROTATION      (types 1/2) on the first e dims, e = D or D - 1 (D odd):
+ * Lambda(s) (s = position, any integer), acting on the d' components z = P x:
+ *   ROTATION      (types 1/2) on the first e dims, e = d' or d' - 1 (d' odd):
  *                 interleaved pairs (x_{2k}, x_{2k+1}) rotated by angle s a_k:
  *                 x -> x cos(s a_k) + x_half sin(s a_k), x_half = (-x1, x0, -x3, x2, ...).
- *   MIXED         the same rotation on the first e = D/2 (integer division)
+ *                 With the Fourier P this real rotation acts on complex z.
+ *   MIXED         the same rotation on the first e = d'/2 (integer division)
  *                 dims, rounded up to even; the rest pass through.
- *   COMPLEX_EXP   z_j -> z_j e^{i s a_j} for j < e (e = D or D - 1 as for
- *                 ROTATION), dims >= e pass through; output [real | imag].
- *                 Here every dim has its own frequency: e values a_0..a_{e-1}.
+ *   COMPLEX_EXP   z_j -> z_j e^{i s a_j} for every j < e = d' (all D dims
+ *                 when D is odd, for a non-Fourier P); output [real | imag].
+ *                 Every dim has its own frequency: e values a_0..a_{e-1}.
  *   PERMUTATION   (type 3) Lambda(s) = Pi^s: out[j] = x[pi^s(j)] for a fixed
- *                 seeded permutation pi of all D dims (rpe_rng_u64, stream
+ *                 seeded permutation pi of all d' dims (rpe_rng_u64, stream
  *                 RPE_STREAM_LRPE, indices from 2^41), as the reference's
  *                 repeated gather; pi^s is evaluated by cycle decomposition in
  *                 O(D) for any s (negative s gives the inverse powers).
@@ -67,7 +76,11 @@
  *      COMPLEX:  a_j = (pi/2) / (N e) (j + 1), j = 0..e-1  (same range, e frequencies)
  *   C  ROTATION: a_k = (pi/2) / (N k), k = 1..e/2
  *      COMPLEX:  a_j = (pi/2) / (N (j + 1)), j = 0..e-1
- *   CUSTOM   the caller's n_theta values.
+ *   CUSTOM   the caller's n_theta values (a learned `theta`: (1, 1, D//2) for
+ *            ROTATION, (1, 1, D) for COMPLEX_EXP; it must have exactly
+ *            n_theta values, as the reference's reshape requires).
+ *   The reference defines only type A for COMPLEX_EXP; B and C there are
+ *   this app's extension (same range, e frequencies).
  * N is the config's `length` (the reference uses the sequence length it was
  * trained/run at); it is fixed at construction and does not change with the
  * number of positions later encoded.
@@ -114,21 +127,39 @@ typedef struct
   RpeLrpeLambda  lambda;
   RpeLrpeTheta   theta_kind;
   uint64_t       seed;         /* Householder v and the permutations */
-  const float   *householder_v;  /* D values or NULL (drawn); need not be normalised */
+  const float   *householder_v;  /* D values or NULL (drawn and normalised) */
+  bool           householder_learned;  /* v / (|v| + 1e-6) instead of v as is */
   const uint32_t *p_perm;      /* D values or NULL (drawn): P = PERMUTATION */
-  const uint32_t *lambda_perm; /* D values or NULL (drawn): Lambda = PERMUTATION */
+  const uint32_t *lambda_perm; /* d' values or NULL (drawn): Lambda = PERMUTATION */
   const float   *theta;        /* n_theta values when theta_kind == CUSTOM */
   size_t         n_theta;
 } RpeLrpeConfig;
 
 typedef struct _RpeLrpe RpeLrpe;
 
+/* The learned Householder normalisation v / (|v| + eps). */
+#define RPE_LRPE_HOUSEHOLDER_EPS 1e-6
+
+/* d', the number of components of P x (D//2 + 1 for FOURIER, else D). */
+size_t    rpe_lrpe_p_dims       (RpeLrpeP      p,
+                                 size_t        dim);
 /* Number of dims Lambda acts on (e) and number of theta values it needs
- * (0 for the permutation Lambda). */
+ * (0 for the permutation Lambda), for d' = pdim components. */
 size_t    rpe_lrpe_lambda_dims  (RpeLrpeLambda lambda,
-                                 size_t        dim);
+                                 size_t        pdim);
 size_t    rpe_lrpe_theta_count  (RpeLrpeLambda lambda,
-                                 size_t        dim);
+                                 size_t        pdim);
+
+/* The reference's `permutation` buffer T (n_positions rows of width d,
+ * C order, int64 as stored): T[0] = id, T[s][j] = T[s-1][pi[j]].  Checks
+ * that every row is that power of one permutation and writes pi (d values;
+ * the identity when n_positions == 1).  RPE_ERROR_INVALID_ARGUMENT when T is
+ * not such a table (*bad_row, if not NULL, names the first bad row). */
+RpeStatus rpe_lrpe_perm_from_table (const int64_t *table,
+                                    size_t         n_positions,
+                                    size_t         d,
+                                    uint32_t      *pi,
+                                    size_t        *bad_row);
 
 /* Validates the config (sizes, finite values, bijective permutations, a
  * nonzero v) and builds the object.  NULL and *status on failure. */
@@ -137,11 +168,12 @@ RpeLrpe  *rpe_lrpe_new          (const RpeLrpeConfig *config,
 void      rpe_lrpe_free         (RpeLrpe *lrpe);   /* NULL-safe */
 
 size_t    rpe_lrpe_dim          (const RpeLrpe *lrpe);  /* D */
-size_t    rpe_lrpe_out_width    (const RpeLrpe *lrpe);  /* D, or 2 D when complex */
+size_t    rpe_lrpe_out_width    (const RpeLrpe *lrpe);  /* D, or 2 d' when complex */
+size_t    rpe_lrpe_components   (const RpeLrpe *lrpe);  /* d' */
 bool      rpe_lrpe_is_complex   (const RpeLrpe *lrpe);
 /* The parameters in use (after drawing), for display and saving.
- * theta: n_theta floats; v: D floats, unit norm (only for HOUSEHOLDER);
- * perms: D values (only for the matching kind).  RPE_ERROR_INVALID_ARGUMENT
+ * theta: n_theta floats; v: D floats, the effective v (only for HOUSEHOLDER);
+ * perms: D values (p_perm) or d' values (lambda_perm), only for the matching kind.  RPE_ERROR_INVALID_ARGUMENT
  * if the object has no such parameter. */
 size_t    rpe_lrpe_n_theta      (const RpeLrpe *lrpe);
 RpeStatus rpe_lrpe_get_theta    (const RpeLrpe *lrpe,

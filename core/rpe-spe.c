@@ -71,6 +71,10 @@ param_count (const RpeSpeParams *params,
 {
   size_t size = params->method == RPE_SPE_SINE ? params->n_sines : params->kernel;
 
+  /* 2-D convSPE: (H*D, L1*L2) */
+  if (params->method == RPE_SPE_CONV && params->kernel_cols != 0
+      && !rpe_size_mul (size, params->kernel_cols, &size))
+    return RPE_ERROR_OVERFLOW;
   if (!rpe_size_mul (params->n_heads, params->n_features, count)
       || !rpe_size_mul (*count, size, count))
     return RPE_ERROR_OVERFLOW;
@@ -151,15 +155,26 @@ rpe_spe_params_copy (RpeSpeParams       *dest,
                      const RpeSpeParams *src)
 {
   RpeStatus st;
-  size_t count, hd;
+  size_t count = 0, hd;
 
   if (dest == NULL || src == NULL || dest == src)
     return RPE_ERROR_INVALID_ARGUMENT;
-  st = rpe_spe_params_init (dest, src->method, src->n_heads, src->n_features,
-                            src->method == RPE_SPE_SINE ? src->n_sines : src->kernel,
-                            src->gate != NULL);
-  if (st != RPE_OK)
-    return st;
+  {
+    size_t size = src->method == RPE_SPE_SINE ? src->n_sines : src->kernel;
+
+    /* 2-D convSPE: the L1*L2 taps, then kernel = L1 and kernel_cols = L2 again */
+    if (src->method == RPE_SPE_CONV && src->kernel_cols != 0
+        && !rpe_size_mul (size, src->kernel_cols, &size))
+      return RPE_ERROR_OVERFLOW;
+    st = rpe_spe_params_init (dest, src->method, src->n_heads, src->n_features, size, src->gate != NULL);
+    if (st != RPE_OK)
+      return st;
+    if (src->method == RPE_SPE_CONV && src->kernel_cols != 0)
+      {
+        dest->kernel = src->kernel;
+        dest->kernel_cols = src->kernel_cols;
+      }
+  }
   param_count (dest, &count);
   hd = dest->n_heads * dest->n_features; /* checked by init */
 
@@ -268,6 +283,10 @@ rpe_spe_params_validate (const RpeSpeParams *params)
 
   if (params == NULL || params->n_heads == 0 || params->n_features == 0)
     return RPE_ERROR_INVALID_ARGUMENT;
+  /* 2-D convSPE parameters go through rpe-conv-spe-2d.h; every 1-D entry point
+   * validates here, so none of them reads a 2-D filter as a 1-D one */
+  if (params->method == RPE_SPE_CONV && params->kernel_cols != 0)
+    return RPE_ERROR_UNSUPPORTED;
   if (params->method == RPE_SPE_SINE)
     {
       if (params->n_sines == 0 || params->freqs == NULL || params->offsets == NULL

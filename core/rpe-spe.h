@@ -61,7 +61,9 @@ RpeStatus rpe_spe_params_copy   (RpeSpeParams       *dest,   /* dest is initiali
  *   not depend on K or L. */
 RpeStatus rpe_spe_params_random (RpeSpeParams *params,
                                  uint64_t      seed);
-/* RPE_ERROR_NOT_FINITE / RPE_ERROR_INVALID_ARGUMENT when a value is out of its domain. */
+/* RPE_ERROR_NOT_FINITE / RPE_ERROR_INVALID_ARGUMENT when a value is out of its domain;
+ * RPE_ERROR_UNSUPPORTED for 2-D convSPE parameters (kernel_cols != 0), which the 1-D entry
+ * points here do not take: see rpe-conv-spe-2d.h (rpe_conv_spe_2d_validate). */
 RpeStatus rpe_spe_params_validate (const RpeSpeParams *params);
 
 /* Number of floats in the noise of one draw (sine: H*D*2K*R, conv: R*H*D*(N+4L)). */

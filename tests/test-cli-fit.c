@@ -443,6 +443,104 @@ test_bad_input (void)
   g_assert_false (g_file_test (ckpt, G_FILE_TEST_EXISTS));
 }
 
+/* ---- noise schemes through the CLI (rpe-noise.h) ---------------------------------- */
+
+static gboolean
+same_file (const char *a, const char *b)
+{
+  g_autofree char *x = NULL;
+  g_autofree char *y = NULL;
+  gsize nx, ny;
+
+  g_assert_true (g_file_get_contents (a, &x, &nx, NULL));
+  g_assert_true (g_file_get_contents (b, &y, &ny, NULL));
+  return nx == ny && memcmp (x, y, nx) == 0;
+}
+
+static void
+test_noise_cli (void)
+{
+  g_autofree char *a = tmp_path ("noise-a.npy");
+  g_autofree char *b = tmp_path ("noise-b.npy");
+  g_autofree char *csv = tmp_path ("noise-err.csv");
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *common = "--heads 2 --features 3 --sines 3 --kernel 5 --length 20 --realizations 7 --seed 4";
+
+  /* iid stays bit-identical to today's draw, for sine and conv, fused and code paths */
+  for (int m = 0; m < 2; m++)
+    for (int what = 0; what < 2; what++)
+      {
+        const char *w = what ? "empirical" : "logits --content random";
+        const char *method = m ? "conv" : "sine";
+        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s -o '%s'", w, method, common, a), ==, 0);
+        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s --noise-scheme iid -o '%s'", w, method, common, b), ==, 0);
+        g_assert_true (same_file (a, b));
+        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s --noise-scheme orthogonal -o '%s'", w, method, common, b), ==, 0);
+        g_assert_false (same_file (a, b));
+      }
+
+  /* sine + orthogonal with R = 2K + 1 (the random init is gated): the empirical template is
+   * the analytic one */
+  {
+    g_autoptr(RpeTensor) emp = NULL;
+    g_autoptr(RpeTensor) ana = NULL;
+    double worst = 0, scale = 0;
+
+    g_assert_cmpint (run_rpe (NULL, NULL, "compute empirical --method sine %s --noise-scheme orthogonal -o '%s'", common, a), ==, 0);
+    g_assert_cmpint (run_rpe (NULL, NULL, "compute template --method sine %s -o '%s'", common, b), ==, 0);
+    emp = rpe_npy_read (a, &error);
+    ana = rpe_npy_read (b, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (emp->n_elements, ==, ana->n_elements);
+    for (gsize i = 0; i < ana->n_elements; i++)
+      {
+        worst = fmax (worst, fabs (emp->data[i] - ana->data[i]));
+        scale = fmax (scale, fabs (ana->data[i]));
+      }
+    g_assert_cmpfloat (worst, <, 1e-5 * scale);
+  }
+
+  /* one error curve per scheme */
+  g_assert_cmpint (run_rpe (NULL, NULL, "curves error --method sine --heads 1 --features 2 --sines 2 --length 16 "
+                            "--realizations-list 2,5,16 --seeds 3 --noise-scheme iid,orthogonal,antithetic,sobol -o '%s'",
+                            csv), ==, 0);
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  {
+    g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+    g_auto(GStrv) head = NULL;
+    gint orth = -1, iid = -1;
+    guint i = 0;
+
+    while (lines[i] != NULL && lines[i][0] == '#')
+      i++;
+    head = g_strsplit (lines[i], ",", -1);
+    for (gint j = 0; head[j] != NULL; j++)
+      {
+        if (g_str_equal (head[j], "sine_orthogonal"))
+          orth = j;
+        if (g_str_equal (head[j], "sine_iid"))
+          iid = j;
+      }
+    g_assert_cmpint (orth, >, 0);
+    g_assert_cmpint (iid, >, 0);
+    g_assert_nonnull (strstr (lines[i], "sine_antithetic"));
+    g_assert_nonnull (strstr (lines[i], "sine_sobol"));
+    /* rows R = 5 and 16 are >= 2K + 1 = 5: exact; iid is not */
+    for (guint k = 2; k <= 3; k++)
+      {
+        g_auto(GStrv) row = g_strsplit (lines[i + k], ",", -1);
+        g_assert_cmpfloat (g_ascii_strtod (row[orth], NULL), <, 1e-5);
+        g_assert_cmpfloat (g_ascii_strtod (row[iid], NULL), >, 1e-2);
+      }
+  }
+
+  /* bad usage */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute logits %s --noise-scheme halton -o '%s'", common, a), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, NULL, "curves error %s --noise-scheme iid,bogus -o '%s'", common, csv), ==, 2);
+  g_assert_cmpint (run_rpe (NULL, NULL, "curves profile %s --noise-scheme sobol -o '%s'", common, csv), ==, 2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -451,5 +549,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/fit/csv-sweep", test_csv_sweep);
   g_test_add_func ("/cli/fit/fastrpb", test_fastrpb);
   g_test_add_func ("/cli/fit/bad-input", test_bad_input);
+  g_test_add_func ("/cli/noise/schemes", test_noise_cli);
   return g_test_run ();
 }

@@ -290,6 +290,118 @@ test_timing (void)
   g_rand_free (rand);
 }
 
+/* The weight of offset tau from the raw stored weights, written from MATH.md
+ * section 8 independently of rpe_fastrpb_to_centred. */
+static double
+stored_weight (RpeFastrpbLayout layout, const float *row, long m_train, long tau)
+{
+  switch (layout)
+    {
+    case RPE_FASTRPB_LAYOUT_FULL:
+      /* W[m, n] = w[(m - n + M) mod (2M - 1)] */
+      return row[((tau + m_train) % (2 * m_train - 1) + (2 * m_train - 1)) % (2 * m_train - 1)];
+    case RPE_FASTRPB_LAYOUT_SYMMETRIC:
+      return row[labs (tau)];
+    case RPE_FASTRPB_LAYOUT_CENTRED:
+    default:
+      return row[tau + m_train - 1];
+    }
+}
+
+static void
+test_layouts (void)
+{
+  /* models trained at M >= N: W V from the FFT path on the converted weights
+   * against a naive O(N^2) sum over the raw stored weights; 1-D (causal or
+   * not) and 2-D with one w for both axes (the reference's 2-D bias) */
+  const RpeFastrpbLayout layouts[] = { RPE_FASTRPB_LAYOUT_FULL, RPE_FASTRPB_LAYOUT_SYMMETRIC, RPE_FASTRPB_LAYOUT_CENTRED };
+  const size_t n = 11, h = 3, dv = 2, n1 = 4, n2 = 5;
+  GRand *rand = g_rand_new_with_seed (88);
+
+  for (size_t li = 0; li < G_N_ELEMENTS (layouts); li++)
+    for (long m_train = (long) n; m_train <= (long) n + 6; m_train += 6)
+      {
+        RpeFastrpbLayout layout = layouts[li];
+        size_t width = layout == RPE_FASTRPB_LAYOUT_SYMMETRIC ? (size_t) m_train : 2 * (size_t) m_train - 1;
+        float *w = g_new (float, h * width), *c = g_new (float, h * (2 * n - 1));
+        float *v = g_new (float, n * h * dv), *y = g_new (float, n * h * dv);
+        float *cx = g_new (float, h * (2 * n1 - 1)), *cy = g_new (float, h * (2 * n2 - 1));
+
+        g_assert_cmpuint (rpe_fastrpb_layout_length (layout, width), ==, (size_t) m_train);
+        for (size_t i = 0; i < h * width; i++)
+          w[i] = (float) g_rand_double_range (rand, -1, 1);
+        for (size_t i = 0; i < n * h * dv; i++)
+          v[i] = (float) g_rand_double_range (rand, -1, 1);
+        g_assert_cmpint (rpe_fastrpb_to_centred (layout, h, width, w, n, c), ==, RPE_OK);
+        for (int causal = 0; causal < 2; causal++)
+          {
+            g_assert_cmpint (rpe_fastrpb_apply (n, h, dv, c, v, y,
+                                                RPE_FASTRPB_PER_HEAD | (causal ? RPE_FASTRPB_CAUSAL : 0), NULL),
+                             ==, RPE_OK);
+            for (size_t m = 0; m < n; m++)
+              for (size_t hh = 0; hh < h; hh++)
+                for (size_t b = 0; b < dv; b++)
+                  {
+                    double ref = 0;
+
+                    for (size_t k = 0; k < n; k++)
+                      {
+                        long tau = (long) m - (long) k;
+
+                        if (causal && tau < 0)
+                          continue;
+                        ref += stored_weight (layout, w + hh * width, m_train, tau) * v[(k * h + hh) * dv + b];
+                      }
+                    g_assert_cmpfloat_with_epsilon (y[(m * h + hh) * dv + b], ref, 1e-5 * (1 + fabs (ref)));
+                  }
+          }
+
+        /* 2-D, one w for both axes (N1, N2 <= M) */
+        {
+          float *v2 = g_new (float, n1 * n2 * h * dv), *y2 = g_new (float, n1 * n2 * h * dv);
+
+          for (size_t i = 0; i < n1 * n2 * h * dv; i++)
+            v2[i] = (float) g_rand_double_range (rand, -1, 1);
+          g_assert_cmpint (rpe_fastrpb_to_centred (layout, h, width, w, n1, cx), ==, RPE_OK);
+          g_assert_cmpint (rpe_fastrpb_to_centred (layout, h, width, w, n2, cy), ==, RPE_OK);
+          g_assert_cmpint (rpe_fastrpb_apply_2d (n1, n2, h, dv, cx, cy, v2, y2, RPE_FASTRPB_PER_HEAD, NULL), ==, RPE_OK);
+          for (size_t p = 0; p < n1 * n2; p++)
+            for (size_t hh = 0; hh < h; hh++)
+              {
+                double ref = 0;
+
+                for (size_t pp = 0; pp < n1 * n2; pp++)
+                  ref += (stored_weight (layout, w + hh * width, m_train, (long) (p / n2) - (long) (pp / n2))
+                          + stored_weight (layout, w + hh * width, m_train, (long) (p % n2) - (long) (pp % n2)))
+                         * v2[(pp * h + hh) * dv];
+                g_assert_cmpfloat_with_epsilon (y2[(p * h + hh) * dv], ref, 1e-5 * (1 + fabs (ref)));
+              }
+          g_free (v2);
+          g_free (y2);
+        }
+
+        /* a model trained at M cannot be viewed at N > M */
+        g_assert_cmpint (rpe_fastrpb_to_centred (layout, h, width, w, (size_t) m_train + 1, c),
+                         ==, RPE_ERROR_INVALID_ARGUMENT);
+        g_free (w);
+        g_free (c);
+        g_free (v);
+        g_free (y);
+        g_free (cx);
+        g_free (cy);
+      }
+  /* full and centred hold 2M - 1 weights: an even count is neither */
+  {
+    float w[4] = { 0 }, c[1];
+
+    g_assert_cmpuint (rpe_fastrpb_layout_length (RPE_FASTRPB_LAYOUT_FULL, 4), ==, 0);
+    g_assert_cmpint (rpe_fastrpb_to_centred (RPE_FASTRPB_LAYOUT_FULL, 1, 4, w, 1, c), ==, RPE_ERROR_INVALID_ARGUMENT);
+    g_assert_cmpint (rpe_fastrpb_to_centred (RPE_FASTRPB_LAYOUT_SYMMETRIC, 1, 4, w, 1, c), ==, RPE_OK);
+    g_assert_cmpfloat (c[0], ==, 0);
+  }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -297,6 +409,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/fastrpb/1d-sizes", test_1d_sizes);
   g_test_add_func ("/core/fastrpb/1d-causal-negative-lags", test_1d_causal_ignores_negative_lags);
   g_test_add_func ("/core/fastrpb/2d", test_2d);
+  g_test_add_func ("/core/fastrpb/layouts", test_layouts);
   g_test_add_func ("/core/fastrpb/dense", test_dense);
   g_test_add_func ("/core/fastrpb/invalid", test_invalid);
   g_test_add_func ("/core/fastrpb/timing", test_timing);

@@ -1,8 +1,14 @@
 /* test-core-lrpe.c: LRPE against dense double-precision references.
  *
- * The references build P and Lambda(s) as explicit D x D complex matrices from
- * their definitions (MATH.md section 7), in double, inside the test; only the
- * random draws (Householder v, permutations) are read back from the object.
+ * The references build P (d' x D) and Lambda(s) (d' x d') as explicit complex
+ * matrices from their definitions (MATH.md section 7), in double, inside the
+ * test; only the random draws (Householder v, permutations) are read back from
+ * the object.  d' = D//2 + 1 for the Fourier P (rfft), else D.
+ *
+ * /core/lrpe/reference-forward is a second, independent reference: a plain
+ * double re-implementation of the reference module's forward (Urpe) step by
+ * step as MATH.md section 7 describes it (rfft, the x_half trick, the
+ * permutation buffer built by repeated gathers, learned theta and v).
  */
 #include "config.h"
 
@@ -56,7 +62,16 @@ ref_e (RpeLrpeLambda lam, size_t d)
       size_t e = d / 2;
       return e % 2 ? e + 1 : e;
     }
+  if (lam == RPE_LRPE_LAMBDA_COMPLEX_EXP)
+    return d;   /* every component, D itself when D is odd */
   return d % 2 ? d - 1 : d;
+}
+
+/* d' */
+static size_t
+ref_pd (RpeLrpeP p, size_t d)
+{
+  return p == RPE_LRPE_P_FOURIER ? d / 2 + 1 : d;
 }
 
 static double
@@ -87,11 +102,11 @@ ref_theta (RpeLrpeLambda lam, RpeLrpeTheta th, size_t d, size_t n, size_t idx)
     }
 }
 
-/* Dense P (D x D), row-major. */
+/* Dense P (d' x D), row-major. */
 static void
 build_p (const RpeLrpe *l, RpeLrpeP kind, size_t d, cplx *p)
 {
-  memset (p, 0, d * d * sizeof (cplx));
+  memset (p, 0, ref_pd (kind, d) * d * sizeof (cplx));
   switch (kind)
     {
     case RPE_LRPE_P_IDENTITY:
@@ -105,10 +120,10 @@ build_p (const RpeLrpe *l, RpeLrpeP kind, size_t d, cplx *p)
         g_assert_cmpint (rpe_lrpe_get_householder_v (l, v), ==, RPE_OK);
         for (size_t j = 0; j < d; j++)
           norm += v[j] * v[j];
-        g_assert_cmpfloat_with_epsilon (norm, 1.0, 1e-12);
+        g_assert_cmpfloat_with_epsilon (norm, 1.0, 1e-12);   /* drawn: normalised once */
         for (size_t a = 0; a < d; a++)
           for (size_t b = 0; b < d; b++)
-            p[a * d + b] = (a == b ? 1.0 : 0.0) - 2.0 * v[a] * v[b] / norm;
+            p[a * d + b] = (a == b ? 1.0 : 0.0) - 2.0 * v[a] * v[b];
         g_free (v);
       }
       break;
@@ -137,7 +152,8 @@ build_p (const RpeLrpe *l, RpeLrpeP kind, size_t d, cplx *p)
         p[(2 * k + 1) * d + (d + 1) / 2 + k] = 1;
       break;
     case RPE_LRPE_P_FOURIER:
-      for (size_t k = 0; k < d; k++)
+      /* rfft, norm = "ortho": rows k = 0..D//2 */
+      for (size_t k = 0; k <= d / 2; k++)
         for (size_t j = 0; j < d; j++)
           p[k * d + j] = cexp (-2.0 * M_PI * I * (double) (j * k) / (double) d) / sqrt ((double) d);
       break;
@@ -226,22 +242,28 @@ build_lambda (const RpeLrpe *l, RpeLrpeLambda lam, RpeLrpeTheta th, size_t d, si
 }
 
 static void
-matvec (const cplx *m, const cplx *x, size_t d, cplx *y)
+matvec2 (const cplx *m, const cplx *x, size_t rows, size_t cols, cplx *y)
 {
-  for (size_t r = 0; r < d; r++)
+  for (size_t r = 0; r < rows; r++)
     {
       cplx acc = 0;
-      for (size_t c = 0; c < d; c++)
-        acc += m[r * d + c] * x[c];
+      for (size_t c = 0; c < cols; c++)
+        acc += m[r * cols + c] * x[c];
       y[r] = acc;
     }
 }
 
-/* Encode one D-vector at position s; return it as D complex values. */
+static void
+matvec (const cplx *m, const cplx *x, size_t d, cplx *y)
+{
+  matvec2 (m, x, d, d, y);
+}
+
+/* Encode one D-vector at position s; return it as d' complex values. */
 static void
 encode_one (const RpeLrpe *l, long s, const float *x, cplx *out)
 {
-  size_t d = rpe_lrpe_dim (l), w = rpe_lrpe_out_width (l);
+  size_t d = rpe_lrpe_components (l), w = rpe_lrpe_out_width (l);
   float *buf = g_new (float, w);
 
   g_assert_cmpint (rpe_lrpe_encode (l, 1, 1, s, x, buf, NULL), ==, RPE_OK);
@@ -272,12 +294,12 @@ test_identity (void)
       for (size_t li = 0; li < G_N_ELEMENTS (all_lambda); li++)
         for (int th = RPE_LRPE_THETA_A; th <= RPE_LRPE_THETA_C; th++)
           {
-            size_t d = dims[di];
+            size_t d = dims[di], pd = ref_pd (all_p[pi], dims[di]);
             RpeLrpeLambda lam = all_lambda[li];
             RpeLrpe *l;
-            cplx *pm = g_new (cplx, d * d), *lm = g_new (cplx, d * d);
-            cplx *pq = g_new (cplx, d), *pk = g_new (cplx, d), *tmp = g_new (cplx, d);
-            cplx *eq = g_new (cplx, d), *ek = g_new (cplx, d);
+            cplx *pm = g_new (cplx, pd * d), *lm = g_new (cplx, pd * pd);
+            cplx *pq = g_new (cplx, pd), *pk = g_new (cplx, pd), *tmp = g_new (cplx, pd);
+            cplx *eq = g_new (cplx, pd), *ek = g_new (cplx, pd);
             float *q = g_new (float, d), *k = g_new (float, d);
 
             if (lam == RPE_LRPE_LAMBDA_PERMUTATION && th != RPE_LRPE_THETA_A)
@@ -285,7 +307,7 @@ test_identity (void)
             l = make (d, n, all_p[pi], lam, th, 1000 + combos);
             combos++;
             g_assert_cmpuint (rpe_lrpe_out_width (l), ==,
-                              (all_p[pi] == RPE_LRPE_P_FOURIER || lam == RPE_LRPE_LAMBDA_COMPLEX_EXP) ? 2 * d : d);
+                              (all_p[pi] == RPE_LRPE_P_FOURIER || lam == RPE_LRPE_LAMBDA_COMPLEX_EXP) ? 2 * pd : d);
 
             /* the theta table follows the formulas */
             if (lam != RPE_LRPE_LAMBDA_PERMUTATION && rpe_lrpe_n_theta (l) > 0)
@@ -293,10 +315,10 @@ test_identity (void)
                 double *t = g_new (double, rpe_lrpe_n_theta (l));
 
                 g_assert_cmpuint (rpe_lrpe_n_theta (l), ==,
-                                  lam == RPE_LRPE_LAMBDA_COMPLEX_EXP ? ref_e (lam, d) : ref_e (lam, d) / 2);
+                                  lam == RPE_LRPE_LAMBDA_COMPLEX_EXP ? ref_e (lam, pd) : ref_e (lam, pd) / 2);
                 g_assert_cmpint (rpe_lrpe_get_theta (l, t), ==, RPE_OK);
                 for (size_t j = 0; j < rpe_lrpe_n_theta (l); j++)
-                  g_assert_cmpfloat_with_epsilon (t[j], ref_theta (lam, th, d, n, j), 1e-15);
+                  g_assert_cmpfloat_with_epsilon (t[j], ref_theta (lam, th, pd, n, j), 1e-15);
                 g_free (t);
               }
 
@@ -322,10 +344,10 @@ test_identity (void)
                 encode_one (l, t, k, ek);
                 for (size_t j = 0; j < d; j++)
                   x[j] = q[j];
-                matvec (pm, x, d, pq);
-                build_lambda (l, lam, th, d, n, s, lm);
-                matvec (lm, pq, d, tmp);
-                for (size_t j = 0; j < d; j++)
+                matvec2 (pm, x, pd, d, pq);
+                build_lambda (l, lam, th, pd, n, s, lm);
+                matvec (lm, pq, pd, tmp);
+                for (size_t j = 0; j < pd; j++)
                   {
                     err = cabs (eq[j] - tmp[j]) / nq;
                     worst_enc = MAX (worst_enc, err);
@@ -333,14 +355,14 @@ test_identity (void)
                   }
 
                 /* (Lambda(s) P q)^H (Lambda(t) P k) = q^H P^H Lambda(t - s) P k */
-                for (size_t j = 0; j < d; j++)
+                for (size_t j = 0; j < pd; j++)
                   lhs += conj (eq[j]) * ek[j];
                 for (size_t j = 0; j < d; j++)
                   x[j] = k[j];
-                matvec (pm, x, d, pk);
-                build_lambda (l, lam, th, d, n, t - s, lm);
-                matvec (lm, pk, d, tmp);
-                for (size_t j = 0; j < d; j++)
+                matvec2 (pm, x, pd, d, pk);
+                build_lambda (l, lam, th, pd, n, t - s, lm);
+                matvec (lm, pk, pd, tmp);
+                for (size_t j = 0; j < pd; j++)
                   rhs += conj (pq[j]) * tmp[j];
                 err = cabs (lhs - rhs) / (nq * nk);
                 worst_id = MAX (worst_id, err);
@@ -365,6 +387,329 @@ test_identity (void)
   g_rand_free (rand);
 }
 
+/* ---- an independent re-implementation of the reference module's forward ---- */
+
+typedef struct
+{
+  RpeLrpeP       p;
+  RpeLrpeLambda  lam;
+  RpeLrpeTheta   th;
+  size_t         d;
+  const double  *theta;      /* learned theta or NULL */
+  size_t         n_theta;
+  const double  *v;          /* Householder v (D) */
+  gboolean       v_learned;
+  const int64_t *table;      /* permutation buffer T (L x d') */
+} Urpe;
+
+/* out (L x d' complex) = Lambda(s) P x[s] for s = 0..L-1, x (L x D), as the
+ * reference forward computes it: P first, then the core transform with
+ * positions arange (L) and theta types b/c from the input length L. */
+static void
+urpe_forward (const Urpe *u, size_t len, const float *x, cplx *out)
+{
+  size_t d = u->d, pd = ref_pd (u->p, d), e;
+  cplx *z = g_new (cplx, pd);
+  double *th2 = g_new0 (double, pd);
+
+  for (size_t s = 0; s < len; s++)
+    {
+      const float *xs = x + s * d;
+      cplx *o = out + s * pd;
+
+      /* P */
+      switch (u->p)
+        {
+        case RPE_LRPE_P_IDENTITY:
+          for (size_t j = 0; j < d; j++)
+            z[j] = xs[j];
+          break;
+        case RPE_LRPE_P_DCT:
+          for (size_t k = 0; k < d; k++)
+            {
+              double acc = 0;
+
+              for (size_t j = 0; j < d; j++)
+                acc += xs[j] * cos (M_PI * (double) k * (2.0 * (double) j + 1.0) / (2.0 * (double) d));
+              z[k] = acc * sqrt ((k == 0 ? 1.0 : 2.0) / (double) d);
+            }
+          break;
+        case RPE_LRPE_P_HOUSEHOLDER:
+          {
+            double norm = 0, scale, dot = 0;
+
+            for (size_t j = 0; j < d; j++)
+              norm += u->v[j] * u->v[j];
+            scale = u->v_learned ? 1.0 / (sqrt (norm) + 1e-6) : 1.0;
+            for (size_t j = 0; j < d; j++)
+              dot += xs[j] * u->v[j] * scale;
+            for (size_t j = 0; j < d; j++)
+              z[j] = xs[j] - 2.0 * dot * u->v[j] * scale;
+          }
+          break;
+        case RPE_LRPE_P_FOURIER:
+          for (size_t k = 0; k < pd; k++)
+            {
+              cplx acc = 0;
+
+              for (size_t j = 0; j < d; j++)
+                acc += xs[j] * cexp (-2.0 * M_PI * I * (double) ((j * k) % d) / (double) d);
+              z[k] = acc / sqrt ((double) d);
+            }
+          break;
+        case RPE_LRPE_P_ODD_EVEN:
+        default:
+          {
+            size_t h = d - d / 2;
+
+            for (size_t j = 0; j < d; j++)
+              z[j] = xs[j % 2 == 0 ? j / 2 : (j - 1) / 2 + h];
+          }
+          break;
+        }
+
+      /* Lambda(s) */
+      switch (u->lam)
+        {
+        case RPE_LRPE_LAMBDA_ROTATION:
+        case RPE_LRPE_LAMBDA_MIXED:
+          if (u->lam == RPE_LRPE_LAMBDA_ROTATION)
+            e = pd % 2 == 1 ? pd - 1 : pd;
+          else
+            e = pd / 2 + (pd / 2) % 2;
+          for (size_t k = 0; k < e / 2; k++)
+            {
+              double a;
+
+              if (u->theta != NULL)
+                a = u->theta[k];
+              else if (u->th == RPE_LRPE_THETA_A)
+                a = pow (10000.0, -2.0 / (double) e * (double) k);
+              else if (u->th == RPE_LRPE_THETA_B)
+                a = M_PI / 2 / (double) len / (double) (e / 2) * (double) (k + 1);
+              else
+                a = M_PI / 2 / (double) len / (double) (k + 1);
+              th2[2 * k] = th2[2 * k + 1] = a * (double) s;
+            }
+          for (size_t j = 0; j < pd; j++)
+            {
+              if (j < e)
+                {
+                  cplx half = j % 2 == 0 ? -z[j + 1] : z[j - 1];
+                  o[j] = z[j] * cos (th2[j]) + half * sin (th2[j]);
+                }
+              else
+                o[j] = z[j];
+            }
+          break;
+        case RPE_LRPE_LAMBDA_COMPLEX_EXP:
+          for (size_t j = 0; j < pd; j++)
+            {
+              double a = u->theta != NULL ? u->theta[j] : pow (10000.0, -2.0 / (double) pd * (double) j);
+              o[j] = z[j] * (cos (a * (double) s) + I * sin (a * (double) s));
+            }
+          break;
+        case RPE_LRPE_LAMBDA_PERMUTATION:
+        default:
+          for (size_t j = 0; j < pd; j++)
+            o[j] = z[u->table[s * pd + j]];
+          break;
+        }
+    }
+  g_free (z);
+  g_free (th2);
+}
+
+/* The reference's buffer: T[0] = id, T[s][j] = T[s-1][pi[j]] (repeated gathers). */
+static int64_t *
+permutation_buffer (const uint32_t *pi, size_t rows, size_t d)
+{
+  int64_t *t = g_new (int64_t, rows * d);
+
+  for (size_t j = 0; j < d; j++)
+    t[j] = (int64_t) j;
+  for (size_t s = 1; s < rows; s++)
+    for (size_t j = 0; j < d; j++)
+      t[s * d + j] = t[(s - 1) * d + pi[j]];
+  return t;
+}
+
+static void
+test_reference_forward (void)
+{
+  static const RpeLrpeP ref_p[] = {
+    RPE_LRPE_P_IDENTITY, RPE_LRPE_P_DCT, RPE_LRPE_P_HOUSEHOLDER, RPE_LRPE_P_FOURIER, RPE_LRPE_P_ODD_EVEN,
+  };
+  const size_t dims[] = { 6, 7, 8, 9, 16 }, len = 40, max_pos = 64;
+  GRand *rand = g_rand_new_with_seed (2023);
+  unsigned combos = 0;
+  double worst = 0;
+
+  for (size_t di = 0; di < G_N_ELEMENTS (dims); di++)
+    for (size_t pi_ = 0; pi_ < G_N_ELEMENTS (ref_p); pi_++)
+      for (size_t li = 0; li < G_N_ELEMENTS (all_lambda); li++)
+        for (int th = RPE_LRPE_THETA_A; th <= RPE_LRPE_THETA_C + 1; th++)   /* C + 1: learned */
+          for (int vl = 0; vl < (ref_p[pi_] == RPE_LRPE_P_HOUSEHOLDER ? 2 : 1); vl++)
+            {
+              size_t d = dims[di], pd = ref_pd (ref_p[pi_], d), e, n_theta = 0, w;
+              RpeLrpeLambda lam = all_lambda[li];
+              RpeLrpeConfig config = { 0 };
+              Urpe u = { 0 };
+              double theta[16], v[16], err = 0, scale = 0;
+              float thetaf[16], vf[16], *x, *out;
+              uint32_t pi[16], pi_back[16];
+              int64_t *table = NULL;
+              cplx *ref;
+              RpeLrpe *l;
+              RpeStatus st;
+
+              /* the combinations the reference module runs */
+              if (lam == RPE_LRPE_LAMBDA_PERMUTATION && (th != RPE_LRPE_THETA_A || ref_p[pi_] == RPE_LRPE_P_FOURIER))
+                continue;   /* no theta; its (1, L, D) gather does not fit rfft's d' */
+              if (lam == RPE_LRPE_LAMBDA_COMPLEX_EXP && (th == RPE_LRPE_THETA_B || th == RPE_LRPE_THETA_C))
+                continue;   /* complex_exp defines type a only */
+              if (lam == RPE_LRPE_LAMBDA_MIXED && (pd < 3 || th > RPE_LRPE_THETA_C))
+                continue;   /* asserts d >= 3; has no learned theta */
+              e = rpe_lrpe_lambda_dims (lam, pd);
+              g_assert_cmpuint (e, ==, ref_e (lam, pd));
+              if (th > RPE_LRPE_THETA_C)
+                {
+                  /* learned theta: (1, 1, D//2) rotation, (1, 1, D) complex; the reference's
+                   * reshape needs exactly e/2 (e) of them */
+                  n_theta = lam == RPE_LRPE_LAMBDA_ROTATION ? d / 2 : d;
+                  if (n_theta != (lam == RPE_LRPE_LAMBDA_ROTATION ? e / 2 : e))
+                    continue;
+                  for (size_t k = 0; k < n_theta; k++)
+                    {
+                      thetaf[k] = (float) g_rand_double_range (rand, -0.5, 1.5);
+                      theta[k] = thetaf[k];
+                    }
+                  u.theta = theta;
+                  u.n_theta = n_theta;
+                  config.theta_kind = RPE_LRPE_THETA_CUSTOM;
+                  config.theta = thetaf;
+                  config.n_theta = n_theta;
+                }
+              else
+                config.theta_kind = (RpeLrpeTheta) th;
+              combos++;
+
+              u.p = ref_p[pi_];
+              u.lam = lam;
+              u.th = (RpeLrpeTheta) th;
+              u.d = d;
+              config.dim = d;
+              config.length = len;
+              config.p = ref_p[pi_];
+              config.lambda = lam;
+              config.seed = combos;
+              if (ref_p[pi_] == RPE_LRPE_P_HOUSEHOLDER)
+                {
+                  double norm = 0;
+
+                  /* vl 0: a fixed v (stored normalised, used as is); 1: a learned v */
+                  for (size_t j = 0; j < d; j++)
+                    {
+                      vf[j] = (float) g_rand_double_range (rand, -1.5, 1.5);
+                      norm += (double) vf[j] * vf[j];
+                    }
+                  for (size_t j = 0; j < d; j++)
+                    {
+                      if (vl == 0)
+                        vf[j] = (float) (vf[j] / sqrt (norm));
+                      v[j] = vf[j];
+                    }
+                  u.v = v;
+                  u.v_learned = vl == 1;
+                  config.householder_v = vf;
+                  config.householder_learned = vl == 1;
+                }
+              if (lam == RPE_LRPE_LAMBDA_PERMUTATION)
+                {
+                  for (size_t j = 0; j < pd; j++)
+                    pi[j] = (uint32_t) j;
+                  for (size_t j = pd; j-- > 1;)
+                    {
+                      size_t r = (size_t) g_rand_int_range (rand, 0, (gint32) j + 1);
+                      uint32_t t = pi[j];
+                      pi[j] = pi[r];
+                      pi[r] = t;
+                    }
+                  table = permutation_buffer (pi, max_pos, pd);
+                  u.table = table;
+                  g_assert_cmpint (rpe_lrpe_perm_from_table (table, max_pos, pd, pi_back, NULL), ==, RPE_OK);
+                  config.lambda_perm = pi_back;
+                }
+
+              l = rpe_lrpe_new (&config, &st);
+              g_assert_cmpint (st, ==, RPE_OK);
+              w = rpe_lrpe_out_width (l);
+              g_assert_cmpuint (rpe_lrpe_components (l), ==, pd);
+              g_assert_cmpuint (w, ==, (ref_p[pi_] == RPE_LRPE_P_FOURIER || lam == RPE_LRPE_LAMBDA_COMPLEX_EXP)
+                                       ? 2 * pd : d);
+              x = g_new (float, len * d);
+              out = g_new (float, len * w);
+              ref = g_new (cplx, len * pd);
+              for (size_t i = 0; i < len * d; i++)
+                x[i] = (float) g_rand_double_range (rand, -1, 1);
+              g_assert_cmpint (rpe_lrpe_encode (l, len, 1, 0, x, out, NULL), ==, RPE_OK);
+              urpe_forward (&u, len, x, ref);
+              for (size_t i = 0; i < len * pd; i++)
+                scale = MAX (scale, cabs (ref[i]));
+              for (size_t s = 0; s < len; s++)
+                for (size_t j = 0; j < pd; j++)
+                  {
+                    cplx r = ref[s * pd + j];
+                    /* [real | imag] for complex outputs */
+                    cplx got = w == 2 * pd ? out[s * w + j] + I * out[s * w + pd + j] : out[s * w + j];
+
+                    if (w != 2 * pd)
+                      g_assert_cmpfloat (fabs (cimag (r)), <, 1e-12);
+                    err = MAX (err, cabs (got - r));
+                  }
+              err /= scale;
+              worst = MAX (worst, err);
+              if (err >= 2e-6)
+                g_test_message ("D=%zu P=%d Lambda=%d theta=%d v_learned=%d: err %g", d, ref_p[pi_], lam, th,
+                                vl, err);
+              g_assert_cmpfloat (err, <, 2e-6);
+              g_free (x);
+              g_free (out);
+              g_free (ref);
+              g_free (table);
+              rpe_lrpe_free (l);
+            }
+  g_test_message ("%u reference combinations; worst error %.3g (relative to the largest output)", combos, worst);
+  g_assert_cmpuint (combos, >=, 117);
+  g_rand_free (rand);
+}
+
+static void
+test_permutation_table (void)
+{
+  /* the buffer must be the powers of one permutation starting at the identity */
+  const uint32_t pi[5] = { 2, 0, 4, 1, 3 };
+  int64_t *t = permutation_buffer (pi, 8, 5);
+  uint32_t back[5];
+  size_t bad = 0;
+
+  g_assert_cmpint (rpe_lrpe_perm_from_table (t, 8, 5, back, &bad), ==, RPE_OK);
+  g_assert_cmpmem (back, sizeof back, pi, sizeof pi);
+  g_assert_cmpint (rpe_lrpe_perm_from_table (t, 1, 5, back, NULL), ==, RPE_OK);   /* T[0] only: pi = id */
+  for (size_t j = 0; j < 5; j++)
+    g_assert_cmpuint (back[j], ==, j);
+  t[6 * 5 + 2] = t[6 * 5 + 3];
+  g_assert_cmpint (rpe_lrpe_perm_from_table (t, 8, 5, back, &bad), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpuint (bad, ==, 6);
+  t[0] = 1;
+  g_assert_cmpint (rpe_lrpe_perm_from_table (t, 8, 5, back, &bad), ==, RPE_ERROR_INVALID_ARGUMENT);
+  t[0] = 0;
+  t[5] = 7;   /* out of range */
+  g_assert_cmpint (rpe_lrpe_perm_from_table (t, 2, 5, back, &bad), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpuint (bad, ==, 1);
+  g_free (t);
+}
+
 static void
 test_p_unitary (void)
 {
@@ -374,9 +719,9 @@ test_p_unitary (void)
   for (size_t di = 0; di < G_N_ELEMENTS (dims); di++)
     for (size_t pi = 0; pi < G_N_ELEMENTS (all_p); pi++)
       {
-        size_t d = dims[di];
+        size_t d = dims[di], pd = ref_pd (all_p[pi], dims[di]);
         RpeLrpe *l = make (d, 10, all_p[pi], RPE_LRPE_LAMBDA_ROTATION, RPE_LRPE_THETA_A, 9);
-        cplx *cols = g_new (cplx, d * d);
+        cplx *cols = g_new (cplx, d * pd);
         float *e = g_new0 (float, d);
         double worst = 0;
 
@@ -384,15 +729,23 @@ test_p_unitary (void)
           {
             memset (e, 0, d * sizeof (float));
             e[j] = 1;
-            encode_one (l, 0, e, cols + j * d);
+            encode_one (l, 0, e, cols + j * pd);
           }
+        /* rfft keeps half the spectrum: the full unitary DFT's Gram matrix is
+         * sum_r w_r conj (X_r) Y_r with w = 2 for the bins that stand for a
+         * conjugate pair (0 < r < D/2) and 1 for r = 0 and r = D/2 (D even) */
         for (size_t a = 0; a < d; a++)
           for (size_t b = 0; b < d; b++)
             {
               cplx dot = 0;
 
-              for (size_t r = 0; r < d; r++)
-                dot += conj (cols[a * d + r]) * cols[b * d + r];
+              for (size_t r = 0; r < pd; r++)
+                {
+                  double w = all_p[pi] != RPE_LRPE_P_FOURIER || r == 0 || 2 * r == d ? 1.0 : 2.0;
+                  dot += w * conj (cols[a * pd + r]) * cols[b * pd + r];
+                }
+              if (all_p[pi] == RPE_LRPE_P_FOURIER)
+                dot = creal (dot);
               worst = MAX (worst, cabs (dot - (a == b ? 1.0 : 0.0)));
             }
         g_assert_cmpfloat (worst, <, 1e-6);
@@ -499,7 +852,7 @@ test_template (void)
     for (size_t li = 0; li < G_N_ELEMENTS (all_lambda); li++)
       for (int use_null = 0; use_null < 2; use_null++)
         {
-          const size_t d = 7;
+          const size_t d = 7, pd = ref_pd (all_p[pi], 7);
           RpeLrpe *l = make (d, n, all_p[pi], all_lambda[li], RPE_LRPE_THETA_B, 5);
           float q[7], k[7], out[41];
           cplx pm[49], lm[49], x[7], pq[7], pk[7], tmp[7];
@@ -513,22 +866,22 @@ test_template (void)
           build_p (l, all_p[pi], d, pm);
           for (size_t j = 0; j < d; j++)
             x[j] = q[j];
-          matvec (pm, x, d, pq);
+          matvec2 (pm, x, pd, d, pq);
           for (size_t j = 0; j < d; j++)
             x[j] = k[j];
-          matvec (pm, x, d, pk);
+          matvec2 (pm, x, pd, d, pk);
           for (size_t i = 0; i < 2 * n - 1; i++)
             {
               long tau = (long) i - (long) (n - 1);
               cplx acc = 0;
 
-              build_lambda (l, all_lambda[li], RPE_LRPE_THETA_B, d, n, -tau, lm);
-              matvec (lm, pk, d, tmp);
-              for (size_t j = 0; j < d; j++)
+              build_lambda (l, all_lambda[li], RPE_LRPE_THETA_B, pd, n, -tau, lm);
+              matvec (lm, pk, pd, tmp);
+              for (size_t j = 0; j < pd; j++)
                 acc += conj (pq[j]) * tmp[j];
               g_assert_cmpfloat_with_epsilon (out[i], creal (acc), 1e-5);
             }
-          if (use_null)
+          if (use_null && all_p[pi] != RPE_LRPE_P_FOURIER)   /* rfft is not unitary on R^D */
             g_assert_cmpfloat_with_epsilon (out[n - 1], 1.0, 1e-5);
           rpe_lrpe_free (l);
         }
@@ -542,6 +895,7 @@ ref_scores (const RpeLrpe *l, RpeLrpeP pk_, RpeLrpeLambda lam, RpeLrpeTheta th, 
             size_t nh, size_t f, const float *phq, const float *phk, size_t len)
 {
   double *s = g_new (double, nh * n * n);
+  size_t pd = ref_pd (pk_, f);
   cplx *pm = g_new (cplx, f * f), *lm = g_new (cplx, f * f);
   cplx *x = g_new (cplx, f), *a = g_new (cplx, f), *b = g_new (cplx, f), *t = g_new (cplx, f);
 
@@ -562,13 +916,13 @@ ref_scores (const RpeLrpe *l, RpeLrpeP pk_, RpeLrpeLambda lam, RpeLrpeTheta th, 
             {
               for (size_t j = 0; j < f; j++)
                 x[j] = phq[(m * nh + h) * f + j];
-              matvec (pm, x, f, a);
+              matvec2 (pm, x, pd, f, a);
               for (size_t j = 0; j < f; j++)
                 x[j] = phk[(k * nh + h) * f + j];
-              matvec (pm, x, f, b);
-              build_lambda (l, lam, th, f, len, (long) k - (long) m, lm);
-              matvec (lm, b, f, t);
-              for (size_t j = 0; j < f; j++)
+              matvec2 (pm, x, pd, f, b);
+              build_lambda (l, lam, th, pd, len, (long) k - (long) m, lm);
+              matvec (lm, b, pd, t);
+              for (size_t j = 0; j < pd; j++)
                 acc += conj (a[j]) * t[j];
             }
           s[(h * n + m) * n + k] = creal (acc);
@@ -768,25 +1122,37 @@ test_invalid (void)
   g_assert_cmpint (rpe_lrpe_get_householder_v (l, (double *) out), ==, RPE_ERROR_INVALID_ARGUMENT);
   rpe_lrpe_free (l);
 
-  /* a caller-given v need not be normalised: P is the same as for its unit version */
+  /* a caller-given learned v is used as v / (|v| + 1e-6) (the reference's learned
+   * Householder), a stored fixed v as is */
   {
     float va[4] = { 3, 0, 4, 0 };
-    double got[4];
+    double got[4], u0 = 3 / (5 + 1e-6), u2 = 4 / (5 + 1e-6), dot;
 
     config.p = RPE_LRPE_P_HOUSEHOLDER;
     config.lambda = RPE_LRPE_LAMBDA_ROTATION;
     config.householder_v = va;
+    config.householder_learned = true;
     l = rpe_lrpe_new (&config, &st);
     g_assert_cmpint (st, ==, RPE_OK);
     g_assert_cmpint (rpe_lrpe_get_householder_v (l, got), ==, RPE_OK);
-    g_assert_cmpfloat_with_epsilon (got[0], 0.6, 1e-12);
-    g_assert_cmpfloat_with_epsilon (got[2], 0.8, 1e-12);
-    /* P x at s = 0: x - 2 v (v . x), v . x = 0.6 + 2.4 = 3 */
+    g_assert_cmpfloat_with_epsilon (got[0], u0, 1e-15);
+    g_assert_cmpfloat_with_epsilon (got[2], u2, 1e-15);
+    /* P x at s = 0: x - 2 v (v . x) */
+    dot = u0 * 1 + u2 * 3;
     g_assert_cmpint (rpe_lrpe_encode (l, 1, 1, 0, x, out, NULL), ==, RPE_OK);
-    g_assert_cmpfloat_with_epsilon (out[0], 1 - 2 * 0.6 * 3, 1e-6);
+    g_assert_cmpfloat_with_epsilon (out[0], 1 - 2 * u0 * dot, 1e-6);
     g_assert_cmpfloat_with_epsilon (out[1], 2, 1e-6);
-    g_assert_cmpfloat_with_epsilon (out[2], 3 - 2 * 0.8 * 3, 1e-6);
+    g_assert_cmpfloat_with_epsilon (out[2], 3 - 2 * u2 * dot, 1e-6);
     g_assert_cmpfloat_with_epsilon (out[3], 4, 1e-6);
+    rpe_lrpe_free (l);
+
+    /* fixed: x - 2 (x . v) v with v = (3, 0, 4, 0) itself, x . v = 15 */
+    config.householder_learned = false;
+    l = rpe_lrpe_new (&config, &st);
+    g_assert_cmpint (st, ==, RPE_OK);
+    g_assert_cmpint (rpe_lrpe_encode (l, 1, 1, 0, x, out, NULL), ==, RPE_OK);
+    g_assert_cmpfloat_with_epsilon (out[0], 1 - 2 * 15 * 3, 1e-4);
+    g_assert_cmpfloat_with_epsilon (out[2], 3 - 2 * 15 * 4, 1e-4);
     rpe_lrpe_free (l);
   }
 }
@@ -839,6 +1205,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/lrpe/identity", test_identity);
+  g_test_add_func ("/core/lrpe/reference-forward", test_reference_forward);
+  g_test_add_func ("/core/lrpe/permutation-table", test_permutation_table);
   g_test_add_func ("/core/lrpe/p-unitary", test_p_unitary);
   g_test_add_func ("/core/lrpe/rope", test_rope);
   g_test_add_func ("/core/lrpe/permutation-power", test_permutation_power);

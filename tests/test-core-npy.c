@@ -409,9 +409,47 @@ test_errors_dtype (void)
   /* structured dtypes */
   expect_error (make_npy (1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }\n", data, 4),
                 RPE_ERROR_UNSUPPORTED, "structured");
-  /* Fortran order */
-  expect_error (make_npy (1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }\n", data, 8),
-                RPE_ERROR_UNSUPPORTED, "ascontiguousarray");
+}
+
+/* Fortran order (issue 10): the file holds the array column-major; the tensor is
+ * C order.  Element (i, j, k) of a (2, 3, 4) array sits at file offset
+ * i + 2 (j + 3 k); its value here is 100 i + 10 j + k. */
+static void
+test_fortran (void)
+{
+  float f[24], d1[5] = { 1, 2, 3, 4, 5 };
+  g_autoptr (GError) error = NULL;
+  RpeTensor *t;
+  GByteArray *b;
+
+  for (gsize i = 0; i < 2; i++)
+    for (gsize j = 0; j < 3; j++)
+      for (gsize k = 0; k < 4; k++)
+        f[i + 2 * (j + 3 * k)] = (float) (100 * i + 10 * j + k);
+  b = make_npy (1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }\n", (const guint8 *) f, sizeof f);
+  t = read_npy (b, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->ndim, ==, 3);
+  g_assert_cmpuint (t->shape[0], ==, 2);
+  g_assert_cmpuint (t->shape[2], ==, 4);
+  for (gsize i = 0; i < 2; i++)
+    for (gsize j = 0; j < 3; j++)
+      for (gsize k = 0; k < 4; k++)
+        g_assert_cmpfloat (t->data[(i * 3 + j) * 4 + k], ==, (float) (100 * i + 10 * j + k));
+  rpe_tensor_free (t);
+  g_byte_array_unref (b);
+
+  /* 1-D: the same bytes either way */
+  b = make_npy (1, "{'descr': '<f4', 'fortran_order': True, 'shape': (5,), }\n", (const guint8 *) d1, sizeof d1);
+  t = read_npy (b, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (t->data, sizeof d1, d1, sizeof d1);
+  rpe_tensor_free (t);
+  g_byte_array_unref (b);
+
+  /* truncated Fortran data is refused like C data */
+  expect_error (make_npy (1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }\n", (const guint8 *) f, 20),
+                RPE_ERROR_FORMAT, "truncated");
 }
 
 static void
@@ -605,6 +643,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/npy/errors/structure", test_errors_structure);
   g_test_add_func ("/core/npy/errors/dict", test_errors_dict);
   g_test_add_func ("/core/npy/errors/dtype", test_errors_dtype);
+  g_test_add_func ("/core/npy/fortran", test_fortran);
   g_test_add_func ("/core/npy/errors/sizes", test_errors_sizes);
   g_test_add_func ("/core/npy/errors/budget", test_budget);
   g_test_add_func ("/core/npy/atomic-writer", test_atomic);

@@ -19,6 +19,8 @@
 #include <glib/gstdio.h>
 #include <cairo.h>
 
+#include <gif_lib.h>
+
 #include "rpe-export.h"
 #include "rpe-figure-names.h"
 #include "rpe-test-utils.h"
@@ -430,6 +432,180 @@ test_text_size (void)
   cairo_surface_destroy (s);
 }
 
+/* ---------------------------------------------------------------------- GIF */
+
+typedef struct
+{
+  int      width, height, frames;
+  guint8  *rgb[2];     /* the first and last frames, RGB */
+  int      delay[2];
+} Gif;
+
+static gboolean
+read_gif (const char *path,
+          Gif        *g)
+{
+  int err = 0;
+  GifFileType *gif = DGifOpenFileName (path, &err);
+
+  memset (g, 0, sizeof *g);
+  if (gif == NULL)
+    return FALSE;
+  if (DGifSlurp (gif) != GIF_OK)
+    {
+      DGifCloseFile (gif, &err);
+      return FALSE;
+    }
+  g->width = gif->SWidth;
+  g->height = gif->SHeight;
+  g->frames = gif->ImageCount;
+  for (int k = 0; k < 2 && g->frames > 0; k++)
+    {
+      int i = k == 0 ? 0 : g->frames - 1;
+      SavedImage *img = &gif->SavedImages[i];
+      ColorMapObject *map = img->ImageDesc.ColorMap != NULL ? img->ImageDesc.ColorMap : gif->SColorMap;
+      GraphicsControlBlock gcb;
+
+      g_assert_nonnull (map);
+      g_assert_cmpint (img->ImageDesc.Width, ==, g->width);
+      g_assert_cmpint (img->ImageDesc.Height, ==, g->height);
+      g->rgb[k] = g_malloc ((gsize) g->width * g->height * 3);
+      for (int p = 0; p < g->width * g->height; p++)
+        {
+          GifColorType c = map->Colors[img->RasterBits[p]];
+
+          g->rgb[k][3 * p] = c.Red;
+          g->rgb[k][3 * p + 1] = c.Green;
+          g->rgb[k][3 * p + 2] = c.Blue;
+        }
+      g->delay[k] = DGifSavedExtensionToGCB (gif, i, &gcb) == GIF_OK ? gcb.DelayTime : -1;
+    }
+  DGifCloseFile (gif, &err);
+  return TRUE;
+}
+
+/* Mean |difference| per channel between an RGB frame and a PNG of the same size. */
+static double
+frame_vs_png (const Gif    *g,
+              const guint8 *rgb,
+              const char   *png)
+{
+  cairo_surface_t *s = cairo_image_surface_create_from_png (png);
+  const guint8 *data;
+  int stride;
+  double sum = 0.0;
+
+  g_assert_cmpint (cairo_surface_status (s), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_image_surface_get_width (s), ==, g->width);
+  g_assert_cmpint (cairo_image_surface_get_height (s), ==, g->height);
+  data = cairo_image_surface_get_data (s);
+  stride = cairo_image_surface_get_stride (s);
+  for (int y = 0; y < g->height; y++)
+    for (int x = 0; x < g->width; x++)
+      {
+        guint32 p = *(const guint32 *) (const void *) (data + (gsize) y * stride + 4 * (gsize) x);
+        const guint8 *q = rgb + 3 * ((gsize) y * g->width + x);
+
+        /* opaque white background: the premultiplied values are the colour */
+        sum += abs ((int) ((p >> 16) & 0xff) - q[0]) + abs ((int) ((p >> 8) & 0xff) - q[1])
+               + abs ((int) (p & 0xff) - q[2]);
+      }
+  cairo_surface_destroy (s);
+  return sum / (3.0 * g->width * g->height);
+}
+
+static void
+test_gif (void)
+{
+  g_autofree char *gif_path = tmp_file ("sweep.gif");
+  g_autofree char *first = tmp_file ("sweep-first.png");
+  g_autofree char *last = tmp_file ("sweep-last.png");
+  const char *base[] = { "spe-vs-rpe", "--checkpoint", "demo", "--head", "1", "--length", "24", "--train-length",
+                         "16", "--seed", "3" };
+  Gif g;
+
+  if (!have_cli ())
+    return;
+  {
+    const char *args[] = { base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7], base[8],
+                           base[9], base[10], "--sweep", "realizations=2:512", "--frames", "5", "--frame-delay", "40",
+                           "-o", gif_path, NULL };
+
+    g_assert_cmpint (run_export (args), ==, 0);
+  }
+  /* the first and the last frame as PNGs, R = 2 and R = 512 */
+  for (int k = 0; k < 2; k++)
+    {
+      const char *args[] = { base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7], base[8],
+                             base[9], base[10], "--realizations", k == 0 ? "2" : "512", "-o", k == 0 ? first : last,
+                             NULL };
+
+      g_assert_cmpint (run_export (args), ==, 0);
+    }
+  g_assert_true (read_gif (gif_path, &g));
+  if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
+    for (int k = 0; k < 2; k++)
+      {
+        /* the decoded frames, to look at */
+        cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, g.width, g.height);
+        guint8 *d = cairo_image_surface_get_data (s);
+        g_autofree char *name = g_strdup_printf ("%s/gif-frame-%s.png", g_getenv ("RPE_SCREENSHOT_DIR"),
+                                                 k == 0 ? "first" : "last");
+
+        for (int p = 0; p < g.width * g.height; p++)
+          *(guint32 *) (void *) (d + (gsize) (p / g.width) * cairo_image_surface_get_stride (s) + 4 * (p % g.width))
+            = ((guint32) g.rgb[k][3 * p] << 16) | ((guint32) g.rgb[k][3 * p + 1] << 8) | g.rgb[k][3 * p + 2];
+        cairo_surface_mark_dirty (s);
+        cairo_surface_write_to_png (s, name);
+        cairo_surface_destroy (s);
+      }
+  g_test_message ("GIF: %d frames of %d x %d, delays %d, %d cs", g.frames, g.width, g.height, g.delay[0], g.delay[1]);
+  g_assert_cmpint (g.frames, ==, 5);
+  g_assert_cmpint (g.delay[0], ==, 40);
+  g_assert_cmpint (g.delay[1], ==, 40);
+  /* each frame is the PNG of its parameter (to the 256-colour quantisation), and the two
+   * ends differ: the estimate changed with R */
+  {
+    double d00 = frame_vs_png (&g, g.rgb[0], first), d11 = frame_vs_png (&g, g.rgb[1], last);
+    double d01 = frame_vs_png (&g, g.rgb[0], last);
+
+    g_test_message ("mean |GIF - PNG| per channel: first %.3f, last %.3f; first vs last PNG %.3f", d00, d11, d01);
+    g_assert_cmpfloat (d00, <, 1.5);
+    g_assert_cmpfloat (d11, <, 1.5);
+    g_assert_cmpfloat (d01, >, 4.0 * fmax (d00, d11));
+  }
+  g_free (g.rgb[0]);
+  g_free (g.rgb[1]);
+
+  /* a bad sweep is bad usage and leaves the existing file as it was */
+  {
+    g_autofree char *before = NULL, *after = NULL;
+    gsize lb, la;
+    const char *bad[] = { "spe-vs-rpe", "--checkpoint", "demo", "--sweep", "realizations=0:8", "-o", gif_path, NULL };
+    const char *frames[] = { "spe-vs-rpe", "--checkpoint", "demo", "--sweep", "seed=1:4", "--frames", "1", "-o",
+                             gif_path, NULL };
+    const char *nogif[] = { "spe-vs-rpe", "--checkpoint", "demo", "--sweep", "seed=1:4", "-o", first, NULL };
+
+    g_assert_true (g_file_get_contents (gif_path, &before, &lb, NULL));
+    g_assert_cmpint (run_export (bad), ==, 2);
+    g_assert_cmpint (run_export (frames), ==, 2);
+    g_assert_cmpint (run_export (nogif), ==, 2);
+    g_assert_true (g_file_get_contents (gif_path, &after, &la, NULL));
+    g_assert_cmpuint (la, ==, lb);
+    g_assert_true (memcmp (before, after, la) == 0);
+  }
+  /* an unwritable directory: exit 1, no file, no temporary left */
+  {
+    g_autofree char *dir = tmp_file ("gif-missing-dir");
+    g_autofree char *path = g_build_filename (dir, "x.gif", NULL);
+    const char *args[] = { "template", "--checkpoint", "demo", "--length", "8", "--sweep", "seed=1:2", "--frames", "2",
+                           "-o", path, NULL };
+
+    g_assert_cmpint (run_export (args), ==, 1);
+    g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -449,6 +625,7 @@ main (int   argc,
   g_test_add_func ("/render/figures/alignment", test_alignment);
   g_test_add_func ("/render/figures/presets", test_presets);
   g_test_add_func ("/render/figures/text-size", test_text_size);
+  g_test_add_func ("/render/figures/gif", test_gif);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

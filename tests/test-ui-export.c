@@ -862,6 +862,74 @@ test_dialog (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The dialog's presets: the page size of the PDF (pdfinfo) is the preset's, the
+ * text size goes with it; the Curves page's panels export one at a time. */
+static double
+pdf_page_width (const char *path)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdfinfo");
+  g_autofree char *out = NULL;
+  g_autoptr (GRegex) re = g_regex_new ("Page size:\\s+([0-9.]+) x ([0-9.]+) pts", 0, 0, NULL);
+  g_autoptr (GMatchInfo) match = NULL;
+  g_autofree char *w = NULL;
+  int status;
+
+  if (tool == NULL)
+    return -1;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, (char *) path, NULL }, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+                               NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_regex_match (re, out, 0, &match));
+  w = g_match_info_fetch (match, 1);
+  return g_ascii_strtod (w, NULL);
+}
+
+static void
+test_dialog_preset (void)
+{
+  RpeWindow *window = open_window ();
+  RpeExportDialog *dialog;
+  g_autofree char *column = tmp_path ("dialog-column.pdf");
+  g_autofree char *panel = tmp_path ("dialog-panel.pdf");
+  RpeExportOptions options;
+  RpeExportSize size;
+
+  show_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+  dialog = rpe_window_get_export_dialog (window);
+  rpe_export_dialog_set_path (dialog, column);
+  g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PDF);
+  rpe_export_dialog_set_preset (dialog, RPE_EXPORT_PRESET_COLUMN);
+  rpe_export_dialog_get_options (dialog, &options, &size);
+  g_assert_cmpfloat_with_epsilon (size.width, 234.0, 1e-6);
+  g_assert_cmpfloat (options.text_size, ==, 8.0);
+  rpe_export_dialog_start (dialog);
+  iterate_until (dialog_closed, window);
+  g_assert_true (g_file_test (column, G_FILE_TEST_EXISTS));
+  if (pdf_page_width (column) >= 0)
+    g_assert_cmpfloat (fabs (pdf_page_width (column) - 234.0), <, 0.01);
+
+  /* the Curves page: one panel alone */
+  show_view (window, RPE_WINDOW_VIEW_CURVES);
+  {
+    g_autoptr (RpeFigureBundle) all = rpe_window_build_figure (window, RPE_WINDOW_VIEW_CURVES);
+    RpeExportOptions one;
+    g_autoptr (RpeFigureBundle) b = NULL;
+
+    g_assert_nonnull (all);
+      {
+        g_assert_cmpuint (all->fig.n_plots, ==, 4);
+        rpe_export_options_init (&one);
+        one.panel = 2;
+        b = rpe_figure_bundle_with_options (all, &one);
+        g_assert_cmpuint (b->fig.n_plots, ==, 1);
+        g_assert_true (b->fig.plots[0].series == all->fig.plots[1].series);
+        g_assert_true (rpe_export_bundle (all, &one, RPE_EXPORT_PDF, NULL, panel, NULL, NULL));
+        g_assert_true (g_file_test (panel, G_FILE_TEST_EXISTS));
+      }
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -873,6 +941,7 @@ main (int   argc,
   g_test_add_func ("/ui/export/cli", test_cli);
   g_test_add_func ("/ui/export/failures", test_failures);
   g_test_add_func ("/ui/export/dialog", test_dialog);
+  g_test_add_func ("/ui/export/dialog-preset", test_dialog_preset);
 
   return g_test_run ();
 }

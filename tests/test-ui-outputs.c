@@ -428,10 +428,22 @@ test_screenshot (void)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
   rpe_outputs_view_set_several_draws (outputs_view (window), TRUE);
   wait_result (window);
-  /* lay out the new figure (render_widget snapshots the widgets as they are) */
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
+  /* the window has painted the new figure */
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
   pixels = render_widget (GTK_WIDGET (window));
+  {
+    /* not a blank window: the figure's colour maps are there */
+    GHashTable *colours = g_hash_table_new (g_direct_hash, g_direct_equal);
+    const guint8 *data = cairo_image_surface_get_data (pixels);
+    int stride = cairo_image_surface_get_stride (pixels);
+
+    for (int y = 0; y < cairo_image_surface_get_height (pixels); y++)
+      for (int x = 0; x < cairo_image_surface_get_width (pixels); x++)
+        g_hash_table_add (colours, GUINT_TO_POINTER (*(const guint32 *) (data + y * stride + 4 * x)));
+    g_test_message ("screenshot: %u colours", g_hash_table_size (colours));
+    g_assert_cmpuint (g_hash_table_size (colours), >, 200);
+    g_hash_table_unref (colours);
+  }
   path = g_strdup_printf ("%s/outputs.png", dir);
   g_assert_cmpint (cairo_surface_write_to_png (pixels, path), ==, CAIRO_STATUS_SUCCESS);
   cairo_surface_destroy (pixels);

@@ -531,6 +531,44 @@ test_heatmap_view (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static gboolean
+not_loading (gpointer data)
+{
+  return !rpe_window_is_loading (RPE_WINDOW (data));
+}
+
+/* The trained demos open from the window's menu (win.open-demo): the explorer then shows the
+ * demo's gated SPE module (4 heads of 16 features, a gate per layer). */
+static void
+test_window_trained_demos (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+  RpeExplorerState *state = rpe_window_get_state (window);
+  const char *names[] = { "sine-spe", "conv-spe" };
+  const RpeSpeMethod methods[] = { RPE_SPE_SINE, RPE_SPE_CONV };
+
+  gtk_window_present (GTK_WINDOW (window));
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      const RpeSpeParams *p;
+
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-demo", "s", names[i]));
+      g_assert_true (rpe_window_is_loading (window));
+      rpe_test_iterate_until (not_loading, window);
+      p = rpe_explorer_state_get_params (state, methods[i]);
+      g_assert_nonnull (p);
+      g_assert_cmpuint (p->n_heads, ==, 4);
+      g_assert_cmpuint (p->n_features, ==, 16);
+      g_assert_nonnull (p->gate);
+    }
+  /* an unknown demo is refused with a message; the state stays */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-demo", "s", "no-such-demo"));
+  rpe_test_iterate_until (not_loading, window);
+  g_assert_cmpuint (rpe_explorer_state_get_params (state, RPE_SPE_CONV)->n_heads, ==, 4);
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -540,6 +578,7 @@ main (int   argc,
 
   g_test_add_func ("/ui/window/demo", test_window_demo);
   g_test_add_func ("/ui/window/destroy-busy", test_window_destroy_busy);
+  g_test_add_func ("/ui/window/trained-demos", test_window_trained_demos);
   g_test_add_func ("/ui/window/settings", test_window_settings);
   g_test_add_func ("/ui/compute/templates", test_compute_templates);
   g_test_add_func ("/ui/compute/errors", test_compute_errors);

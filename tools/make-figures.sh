@@ -12,14 +12,24 @@ out=$here/docs/figures
 [ -f "$demo" ] || ninja -C "$build" tools/demo.safetensors
 mkdir -p "$out"
 set -x
-"$rpe" export templates --checkpoint "$demo" --method sine --head 0 --length 64 \
-  --width 900 --dpi 150 -o "$out/templates.png"
+# PNGs at 150 dpi of the presets' physical sizes: page (6.75 in, 9 pt text), column (3.25 in,
+# 8 pt), slide (13.333 x 7.5 in, 20 pt)
+"$rpe" export templates --checkpoint "$demo" --method sine --head 0 --length 64 --train-length 48 \
+  --preset page --dpi 150 -o "$out/templates.png"
 "$rpe" export attention --checkpoint "$demo" --method sine --head 1 --length 128 --causal \
-  --train-length 64 --attention-transform --width 700 --dpi 150 -o "$out/attention.png"
+  --train-length 64 --attention-transform --preset column --dpi 150 -o "$out/attention.png"
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 --realizations 64 \
-  --width 1100 --dpi 150 -o "$out/spe-vs-rpe.png"
-"$rpe" export error --checkpoint "$demo" --length 32 --width 900 --dpi 150 -o "$out/error.png"
-"$rpe" export profile --checkpoint "$demo" --head 0 --length 64 --width 900 --dpi 150 -o "$out/profile.png"
+  --train-length 64 --preset page --dpi 150 -o "$out/spe-vs-rpe.png"
+"$rpe" export error --checkpoint "$demo" --length 32 --preset column --dpi 150 -o "$out/error.png"
+"$rpe" export profile --checkpoint "$demo" --head 0 --length 64 --preset page --dpi 150 -o "$out/profile.png"
 "$rpe" export extrapolation --checkpoint "$demo" --train-length 32 --max-length 128 \
-  --width 1000 --dpi 150 -o "$out/extrapolation.png"
-"$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 -o "$out/spe-vs-rpe.pdf"
+  --preset page --dpi 150 -o "$out/extrapolation.png"
+"$rpe" export curves --panel extrapolation-distance --checkpoint "$demo" --train-length 32 --max-length 128 \
+  --preset column --dpi 150 -o "$out/extrapolation-distance.png"
+"$rpe" export spe-vs-rpe --checkpoint "$demo" --method sine --head 1 --length 64 --realizations 64 \
+  --train-length 48 --preset slide --dpi 72 -o "$out/spe-vs-rpe-slide.png"
+"$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 --preset page \
+  -o "$out/spe-vs-rpe.pdf"
+# the estimate sharpening as R grows: 11 frames, R = 1, 2, 4, ..., 1024
+"$rpe" export spe-vs-rpe --checkpoint "$demo" --method sine --head 1 --length 48 --train-length 32 \
+  --preset page --dpi 100 --sweep realizations=1:1024 --frames 11 --frame-delay 70 -o "$out/sharpen.gif"

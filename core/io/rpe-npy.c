@@ -224,6 +224,7 @@ typedef struct
 static gboolean
 parse_descr (const char *descr,
              const char *name,
+             gboolean    allow_int,
              NpyDescr   *out,
              GError    **error)
 {
@@ -237,6 +238,15 @@ parse_descr (const char *descr,
   order = descr[0];
   kind = descr[1];
   size = descr + 2;
+  if (allow_int && kind == 'i' && (order == '<' || order == '>' || order == '=')
+      && (strcmp (size, "8") == 0 || strcmp (size, "4") == 0))
+    {
+      /* integer arrays (e.g. LRPE's permutation table), held as float32 */
+      out->big_endian = order == '>' || (order == '=' && G_BYTE_ORDER == G_BIG_ENDIAN);
+      out->dtype = size[0] == '8' ? RPE_DTYPE_I64 : RPE_DTYPE_I32;
+      out->itemsize = size[0] == '8' ? 8 : 4;
+      return TRUE;
+    }
   if (kind == 'f' && (order == '<' || order == '>' || order == '='))
     {
       out->big_endian = order == '>' || (order == '=' && G_BYTE_ORDER == G_BIG_ENDIAN);
@@ -282,8 +292,8 @@ unsupported:
       what = "Python object";
     return rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
                           "'%s': the .npy dtype '%s' (%s) is not supported; "
-                          "only float16, float32 and float64 ('<f2', '<f4', '<f8') are",
-                          name, descr, what);
+                          "only float16, float32 and float64 ('<f2', '<f4', '<f8') are%s",
+                          name, descr, what, allow_int ? " and int32, int64 ('<i4', '<i8')" : "");
   }
 }
 
@@ -307,11 +317,52 @@ load_u64 (const guint8 *p,
   return big_endian ? GUINT64_FROM_BE (v) : GUINT64_FROM_LE (v);
 }
 
-RpeTensor *
-rpe_npy_read_bytes (const guint8 *data,
-                    gsize         length,
-                    const char   *name_for_errors,
-                    GError      **error)
+/* Element i of the payload as a float. */
+static float
+load_elem (const guint8   *payload,
+           gsize           i,
+           const NpyDescr *nd)
+{
+  switch (nd->dtype)
+    {
+    case RPE_DTYPE_F32:
+      {
+        guint32 bits = load_u32 (payload + 4 * i, nd->big_endian);
+        float f;
+
+        memcpy (&f, &bits, 4);
+        return f;
+      }
+    case RPE_DTYPE_F64:
+      {
+        guint64 bits = load_u64 (payload + 8 * i, nd->big_endian);
+        double d;
+
+        memcpy (&d, &bits, 8);
+        return (float) d;
+      }
+    case RPE_DTYPE_I64:
+      return (float) (gint64) load_u64 (payload + 8 * i, nd->big_endian);
+    case RPE_DTYPE_I32:
+      return (float) (gint32) load_u32 (payload + 4 * i, nd->big_endian);
+    case RPE_DTYPE_F16:
+    case RPE_DTYPE_BF16:
+    default:
+      {
+        const guint8 *b = payload + 2 * i;
+        guint16 bits = nd->big_endian ? (guint16) (b[0] << 8 | b[1]) : (guint16) (b[1] << 8 | b[0]);
+
+        return rpe_half_to_float (bits);
+      }
+    }
+}
+
+static RpeTensor *
+read_bytes (const guint8 *data,
+            gsize         length,
+            const char   *name_for_errors,
+            gboolean      allow_int,
+            GError      **error)
 {
   const char *name = name_for_errors != NULL ? name_for_errors : "(npy)";
   guint major, minor;
@@ -484,15 +535,8 @@ rpe_npy_read_bytes (const guint8 *data,
                      have_shape ? "" : " 'shape'");
       goto out;
     }
-  if (!parse_descr (descr, name, &nd, error))
+  if (!parse_descr (descr, name, allow_int, &nd, error))
     goto out;
-  if (fortran)
-    {
-      rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                     "'%s': Fortran-order .npy arrays are not supported; save the array with "
-                     "np.save(path, np.ascontiguousarray(a))", name);
-      goto out;
-    }
   if (shape.too_many_dims)
     {
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
@@ -534,37 +578,34 @@ rpe_npy_read_bytes (const guint8 *data,
     }
   tensor->dtype = nd.dtype;
   payload = data + header_end;
-  switch (nd.dtype)
+  if (!fortran || shape.n < 2)
     {
-    case RPE_DTYPE_F32:
+      for (gsize i = 0; i < count; i++)
+        tensor->data[i] = load_elem (payload, i, &nd);
+    }
+  else
+    {
+      /* Fortran order: the file holds the array column-major (first index
+       * fastest).  Each element goes straight to its C-order place, so the
+       * load needs no memory beyond the tensor itself. */
+      gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 }, cstride[RPE_TENSOR_MAX_DIMS];
+      gsize dst = 0;
+
+      cstride[shape.n - 1] = 1;
+      for (gsize k = shape.n - 1; k-- > 0;)
+        cstride[k] = cstride[k + 1] * shape.dims[k + 1];
       for (gsize i = 0; i < count; i++)
         {
-          guint32 bits = load_u32 (payload + 4 * i, nd.big_endian);
-          memcpy (&tensor->data[i], &bits, 4);
+          tensor->data[dst] = load_elem (payload, i, &nd);
+          for (gsize k = 0; k < shape.n; k++)
+            {
+              dst += cstride[k];
+              if (++idx[k] < shape.dims[k])
+                break;
+              dst -= idx[k] * cstride[k];
+              idx[k] = 0;
+            }
         }
-      break;
-    case RPE_DTYPE_F64:
-      for (gsize i = 0; i < count; i++)
-        {
-          guint64 bits = load_u64 (payload + 8 * i, nd.big_endian);
-          double d;
-          memcpy (&d, &bits, 8);
-          tensor->data[i] = (float) d;
-        }
-      break;
-    case RPE_DTYPE_F16:
-      for (gsize i = 0; i < count; i++)
-        {
-          const guint8 *b = payload + 2 * i;
-          guint16 bits = nd.big_endian ? (guint16) (b[0] << 8 | b[1]) : (guint16) (b[1] << 8 | b[0]);
-          tensor->data[i] = rpe_half_to_float (bits);
-        }
-      break;
-    case RPE_DTYPE_BF16:
-    default:
-      rpe_set_error (error, RPE_ERROR_INTERNAL, "'%s': unexpected dtype", name);
-      g_clear_pointer (&tensor, rpe_tensor_free);
-      break;
     }
 
 out:
@@ -573,8 +614,18 @@ out:
 }
 
 RpeTensor *
-rpe_npy_read (const char  *path,
-              GError     **error)
+rpe_npy_read_bytes (const guint8 *data,
+                    gsize         length,
+                    const char   *name_for_errors,
+                    GError      **error)
+{
+  return read_bytes (data, length, name_for_errors, FALSE, error);
+}
+
+static RpeTensor *
+read_file (const char  *path,
+           gboolean     allow_int,
+           GError     **error)
 {
   GBytes *bytes = rpe_map_file (path, error);
   RpeTensor *tensor;
@@ -584,9 +635,23 @@ rpe_npy_read (const char  *path,
   if (bytes == NULL)
     return NULL;
   data = g_bytes_get_data (bytes, &length);
-  tensor = rpe_npy_read_bytes (data, length, path, error);
+  tensor = read_bytes (data, length, path, allow_int, error);
   g_bytes_unref (bytes);
   return tensor;
+}
+
+RpeTensor *
+rpe_npy_read (const char  *path,
+              GError     **error)
+{
+  return read_file (path, FALSE, error);
+}
+
+RpeTensor *
+rpe_npy_read_int_ok (const char  *path,
+                     GError     **error)
+{
+  return read_file (path, TRUE, error);
 }
 
 /* ---- writer ----------------------------------------------------------- */

@@ -1,4 +1,6 @@
-/* rpe-npy.h: NumPy .npy arrays (format versions 1.0, 2.0 and 3.0), float32/float64 in C order. */
+/* rpe-npy.h: NumPy .npy arrays (format versions 1.0, 2.0 and 3.0): float16/32/64 (and int32/64 on
+ * request, held as float32), C or Fortran order (a Fortran-order array is reordered to C order while
+ * it is loaded, in place in the tensor: no extra memory). */
 #pragma once
 
 #include <gio/gio.h>
@@ -9,6 +11,10 @@ G_BEGIN_DECLS
 
 RpeTensor *rpe_npy_read       (const char  *path,
                                GError     **error);
+/* Also reads int32/int64 arrays ('<i4', '<i8'; dtype RPE_DTYPE_I32/I64), held as float32,
+ * exact up to 2^24 (e.g. LRPE's permutation table).  The others refuse integers. */
+RpeTensor *rpe_npy_read_int_ok (const char  *path,
+                                GError     **error);
 RpeTensor *rpe_npy_read_bytes (const guint8 *data,
                                gsize         length,
                                const char   *name_for_errors,

@@ -53,6 +53,24 @@ convert (const guint8 *src,
         memcpy (dst, &b, 4);
       }
       break;
+    case RPE_DTYPE_I32:
+      {
+        guint32 b;
+
+        memcpy (&b, src, 4);
+        b = swap ? GUINT32_FROM_BE (b) : GUINT32_FROM_LE (b);
+        *dst = (float) (gint32) b;
+      }
+      break;
+    case RPE_DTYPE_I64:
+      {
+        guint64 b;
+
+        memcpy (&b, src, 8);
+        b = swap ? GUINT64_FROM_BE (b) : GUINT64_FROM_LE (b);
+        *dst = (float) (gint64) b;
+      }
+      break;
     case RPE_DTYPE_F64:
       {
         guint64 b;

@@ -28,6 +28,10 @@ rpe_dtype_to_string (RpeDType dtype)
       return "F16";
     case RPE_DTYPE_BF16:
       return "BF16";
+    case RPE_DTYPE_I64:
+      return "I64";
+    case RPE_DTYPE_I32:
+      return "I32";
     default:
       return "?";
     }
@@ -41,7 +45,10 @@ rpe_dtype_size (RpeDType dtype)
     case RPE_DTYPE_F32:
       return 4;
     case RPE_DTYPE_F64:
+    case RPE_DTYPE_I64:
       return 8;
+    case RPE_DTYPE_I32:
+      return 4;
     case RPE_DTYPE_F16:
     case RPE_DTYPE_BF16:
       return 2;

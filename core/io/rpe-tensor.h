@@ -18,6 +18,8 @@ typedef enum
   RPE_DTYPE_F64,
   RPE_DTYPE_F16,
   RPE_DTYPE_BF16,
+  RPE_DTYPE_I64,   /* integer tensors (e.g. LRPE's `permutation` buffer), held */
+  RPE_DTYPE_I32,   /* as float32: exact up to 2^24 in magnitude */
 } RpeDType;
 
 typedef struct
@@ -30,8 +32,8 @@ typedef struct
   float    *data;                       /* n_elements floats, C order (rpe_alloc'd) */
 } RpeTensor;
 
-const char *rpe_dtype_to_string (RpeDType dtype);   /* "F32", "F64", "F16", "BF16" */
-gsize       rpe_dtype_size      (RpeDType dtype);   /* bytes per element in the file: 4, 8, 2, 2 */
+const char *rpe_dtype_to_string (RpeDType dtype);   /* "F32", "F64", "F16", "BF16", "I64", "I32" */
+gsize       rpe_dtype_size      (RpeDType dtype);   /* bytes per element in the file: 4, 8, 2, 2, 8, 4 */
 
 /* IEEE 754 binary16 and bfloat16 bit patterns to float32 (exact: subnormals,
  * infinities and NaN included). */

@@ -11,6 +11,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
 #include "rpe-linear-attention.h"
@@ -1562,7 +1563,11 @@ checkpoint_run (Job               *job,
   g_autofree char *base = g_path_get_basename (job->path);
 
   c->path = g_strdup (job->path);
-  c->set = rpe_checkpoint_read (job->path, &job->error);
+  /* "demo:NAME" is a trained demo embedded in the program, unless a file has that name */
+  if (rpe_demos_is_spec (job->path) && !g_file_test (job->path, G_FILE_TEST_EXISTS))
+    c->set = rpe_demos_read (job->path, &job->error);
+  else
+    c->set = rpe_checkpoint_read (job->path, &job->error);
   if (c->set == NULL)
     goto fail;
   if (rpe_monitor_cancelled (monitor))

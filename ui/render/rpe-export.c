@@ -76,8 +76,8 @@ rpe_figure_default_size (const RpeFigure *fig,
       h = fig->n_panels >= 3 ? 200.0 : 230.0;
       if (fig->plots != NULL && fig->n_plots > 0)
         {
-          w = 612.0;
-          h = 110.0 * (double) fig->n_panels + 250.0;
+          w = 720.0;
+          h = 95.0 * (double) fig->n_panels + 235.0;
         }
       break;
     case RPE_FIGURE_CURVES:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-figure-names.h"
 
 struct _RpeOutputsFigure
 {
@@ -142,8 +143,8 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   count = n * dv;
   c = MIN (options->channel, dv - 1);
   kernel = o->compare == RPE_OUTPUTS_KERNEL;
-  ref_name = kernel ? "L V (exact logits)" : "softmax attention (exact)";
-  est_name = kernel ? "Lhat V (SPE logits)" : "SPE linear attention";
+  ref_name = kernel ? "L V (exact logits)" : "exact softmax attention";
+  est_name = kernel ? "L\xcc\x82 V (SPE logits)" : "SPE linear attention";
 
   f = g_new0 (RpeOutputsFigure, 1);
   f->maps = rpe_alloc (count, 3 * sizeof (float), &st);
@@ -177,7 +178,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
     f->title = g_strdup_printf ("Outputs Y, head %zu%s%s: %s vs %s%s%s (R = %zu%s)", o->head,
                                 options->method != NULL ? ", " : "", options->method != NULL ? options->method : "",
                                 ref_name, est_name,
-                                !kernel && options->feature_map != NULL ? ", phi = " : "",
+                                !kernel && options->feature_map != NULL ? ", \xcf\x86 = " : "",
                                 !kernel && options->feature_map != NULL ? options->feature_map : "",
                                 o->r, o->causal ? ", causal" : "");
   f->fig.title = f->title[0] != '\0' ? f->title : NULL;
@@ -198,6 +199,9 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       d->x_label = "position m";
       d->y_label = "channel";
       d->train_length = o->train_length;
+      d->hide_train_label = i > 0;   /* said once, on the top strip */
+      d->font_size = 7.5;
+      d->colorbar_label = i == 2 ? "\xce\x94Y" : "Y";
       d->equal_aspect = false;
       d->scale = i == 2 ? RPE_HEATMAP_SCALE_SYMMETRIC : RPE_HEATMAP_SCALE_LINEAR;
       d->colormap = i == 2 ? rpe_colormap_lookup ("rdbu") : options->colormap;
@@ -221,7 +225,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   f->series[2].y = o->error_mean;
   f->series[2].n = n;
   f->series[2].y_err = o->n_draws > 1 ? o->error_sd : NULL;
-  f->series[2].label = o->n_draws > 1 ? "mean over draws, +- 1 sd" : NULL;
+  f->series[2].label = o->n_draws > 1 ? "mean over draws \xc2\xb1 1 sd" : NULL;
   rpe_curve_palette (3, f->series[2].color);
   f->series[2].color[3] = 1.0;
 
@@ -235,6 +239,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
 
       rpe_curve_plot_init (p);
       p->title = f->plot_titles[i];
+      p->font_size = 8.0;
       p->x_label = "position m";
       p->fixed_x = true;
       p->x_min = 0;
@@ -242,7 +247,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       if (o->train_length > 0 && o->train_length < n)
         {
           p->x_marker = (double) o->train_length;
-          p->x_marker_label = "N_train";
+          p->x_marker_label = RPE_FIG_N_TRAIN;
         }
     }
   f->y_label = g_strdup ("Y");
@@ -251,7 +256,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   f->plots[0].y_label = f->y_label;
   f->plots[1].series = f->series + 2;
   f->plots[1].n_series = 1;
-  f->plots[1].y_label = "|dY_m| / |Y_m|";
+  f->plots[1].y_label = "\xe2\x80\x96\xce\x94Y<sub>m</sub>\xe2\x80\x96 / \xe2\x80\x96Y<sub>m</sub>\xe2\x80\x96";
   f->plots[1].y_log = true;
   f->plots[1].legend = o->n_draws > 1 ? RPE_CURVE_LEGEND_BEST : RPE_CURVE_LEGEND_NONE;
   f->fig.plots = f->plots;

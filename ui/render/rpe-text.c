@@ -128,17 +128,25 @@ rpe_text_width (cairo_t    *cr,
   return (double) logical.width / PANGO_SCALE;
 }
 
+/* The font's ascent and descent from the line box of a plain layout (the context's
+ * font metrics come out divided by the user-space scale). */
 static void
 metrics_of (PangoContext               *ctx,
             const PangoFontDescription *desc,
             double                     *ascent,
             double                     *descent)
 {
-  PangoFontMetrics *m = pango_context_get_metrics (ctx, desc, NULL);
+  PangoLayout *layout = pango_layout_new (ctx);
+  PangoRectangle logical;
+  int baseline;
 
-  *ascent = (double) pango_font_metrics_get_ascent (m) / PANGO_SCALE;
-  *descent = (double) pango_font_metrics_get_descent (m) / PANGO_SCALE;
-  pango_font_metrics_unref (m);
+  pango_layout_set_font_description (layout, desc);
+  pango_layout_set_text (layout, "x", -1);
+  pango_layout_get_extents (layout, NULL, &logical);
+  baseline = pango_layout_get_baseline (layout);
+  *ascent = (double) baseline / PANGO_SCALE;
+  *descent = (double) (logical.height - baseline) / PANGO_SCALE;
+  g_object_unref (layout);
 }
 
 void

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rpe-error.h"
+#include "rpe-text.h"
 
 #define RPE_EXPORT_DIALOG_RESOURCE "/io/github/rpestudio/RpeStudio/ui/rpe-export-dialog.ui"
 
@@ -148,6 +149,8 @@ rpe_figure_bundle_with_options (RpeFigureBundle        *base,
   fig = &b->fig;
   if (options->title != NULL)
     fig->title = options->title[0] != '\0' ? rpe_figure_bundle_strdup (b, options->title) : NULL;
+  if (options->text_size > 0.0)
+    fig->text_size = options->text_size;
 
   switch (fig->kind)
     {
@@ -197,6 +200,17 @@ rpe_figure_bundle_with_options (RpeFigureBundle        *base,
               plots[i].y_log = options->y_axis == RPE_EXPORT_AXIS_LOG;
           }
         fig->plots = plots;
+        if (options->panel > 0 && (gsize) options->panel <= fig->n_plots)
+          {
+            /* one panel alone, with its legend; the figure's title is for the whole */
+            plots[0] = plots[options->panel - 1];
+            if (plots[0].legend == RPE_CURVE_LEGEND_NONE)
+              plots[0].legend = RPE_CURVE_LEGEND_BEST;
+            fig->n_plots = 1;
+            fig->n_plot_columns = 1;
+            if (options->title == NULL)
+              fig->title = NULL;
+          }
       }
       break;
     }
@@ -237,6 +251,8 @@ struct _RpeExportDialog
   GtkRevealer          *error_revealer;
   GtkLabel             *error_label;
   AdwComboRow          *format_row;
+  AdwComboRow          *preset_row;
+  AdwComboRow          *panel_row;
   AdwActionRow         *file_row;
   GtkButton            *choose_button;
   GtkWidget            *size_group;
@@ -340,6 +356,17 @@ rpe_export_dialog_get_options (RpeExportDialog  *self,
         options->x_axis = gtk_switch_get_active (self->xlog_switch) ? RPE_EXPORT_AXIS_LOG : RPE_EXPORT_AXIS_LINEAR;
       if (self->y_touched)
         options->y_axis = gtk_switch_get_active (self->ylog_switch) ? RPE_EXPORT_AXIS_LOG : RPE_EXPORT_AXIS_LINEAR;
+      {
+        guint p = adw_combo_row_get_selected (self->preset_row);
+        RpeExportSize preset = { 0 };
+
+        if (p != GTK_INVALID_LIST_POSITION)
+          rpe_export_preset_apply ((RpeExportPreset) p, &preset);
+        options->text_size = preset.text_size;
+        p = adw_combo_row_get_selected (self->panel_row);
+        options->panel = p != GTK_INVALID_LIST_POSITION && gtk_widget_get_visible (GTK_WIDGET (self->panel_row))
+                         ? (int) p : 0;
+      }
     }
   if (size != NULL)
     {
@@ -515,6 +542,40 @@ format_selected (AdwComboRow     *row,
       update_file_row (self);
     }
   gtk_widget_queue_draw (self->preview);
+}
+
+static void option_changed (RpeExportDialog *self);
+
+/* A preset: its size in the units of the format (points, or pixels at the dpi), its
+ * text size through the options. */
+static void
+preset_selected (RpeExportDialog *self)
+{
+  guint p = adw_combo_row_get_selected (self->preset_row);
+  RpeExportSize size = { 0 };
+  RpeExportOptions options;
+  g_autoptr (RpeFigureBundle) shown = NULL;
+  double wpt, hpt;
+  int wpx, hpx;
+
+  if (self->updating || p == GTK_INVALID_LIST_POSITION || p == RPE_EXPORT_PRESET_NONE)
+    {
+      option_changed (self);
+      return;
+    }
+  rpe_export_preset_apply ((RpeExportPreset) p, &size);
+  size.dpi = gtk_spin_button_get_value (self->dpi_spin);
+  rpe_export_dialog_get_options (self, &options, NULL);
+  shown = rpe_figure_bundle_with_options (self->bundle, &options);
+  if (rpe_export_resolve_size (&shown->fig, format_is_figure (self->format) ? self->format : RPE_EXPORT_PDF, &size,
+                               &wpt, &hpt, &wpx, &hpx, NULL))
+    {
+      self->updating = TRUE;
+      gtk_spin_button_set_value (self->width_spin, self->format == RPE_EXPORT_PNG ? wpx : round (wpt * 100) / 100);
+      gtk_spin_button_set_value (self->height_spin, self->format == RPE_EXPORT_PNG ? hpx : round (hpt * 100) / 100);
+      self->updating = FALSE;
+    }
+  option_changed (self);
 }
 
 static void
@@ -818,6 +879,8 @@ rpe_export_dialog_class_init (RpeExportDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, error_revealer);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, error_label);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, format_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, panel_row);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, file_row);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, choose_button);
   gtk_widget_class_bind_template_child (widget_class, RpeExportDialog, size_group);
@@ -902,6 +965,27 @@ setup (RpeExportDialog *self)
       gtk_string_list_append (scales, "Symmetric: [−a, a], 0 at the centre");
     }
   adw_combo_row_set_model (self->scale_row, G_LIST_MODEL (scales));
+  {
+    g_autoptr (GtkStringList) presets = gtk_string_list_new (NULL);
+    g_autoptr (GtkStringList) panels = gtk_string_list_new (NULL);
+
+    /* in the order of RpeExportPreset */
+    gtk_string_list_append (presets, "Custom: the width and height below");
+    gtk_string_list_append (presets, "Paper column: 3.25 in wide, 8 pt text");
+    gtk_string_list_append (presets, "Page width: 6.75 in wide, 9 pt text");
+    gtk_string_list_append (presets, "Slide: 13.333 × 7.5 in, 20 pt text");
+    adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (presets));
+    gtk_string_list_append (panels, "All panels");
+    for (gsize i = 0; fig->kind == RPE_FIGURE_CURVES && i < fig->n_plots; i++)
+      {
+        g_autofree char *plain = rpe_text_plain (fig->plots[i].title != NULL ? fig->plots[i].title : "");
+        g_autofree char *item = g_strdup_printf ("Panel %zu alone: %s", (size_t) i + 1, plain);
+
+        gtk_string_list_append (panels, item);
+      }
+    adw_combo_row_set_model (self->panel_row, G_LIST_MODEL (panels));
+    gtk_widget_set_visible (GTK_WIDGET (self->panel_row), fig->kind == RPE_FIGURE_CURVES && fig->n_plots > 1);
+  }
   gtk_widget_set_visible (GTK_WIDGET (self->scale_row), heatmaps);
   gtk_widget_set_visible (self->transform_row, self->bundle->has_attention);
   gtk_widget_set_visible (self->xlog_row, !heatmaps);
@@ -925,6 +1009,8 @@ setup (RpeExportDialog *self)
 
   g_signal_connect (self->format_row, "notify::selected", G_CALLBACK (format_selected), self);
   g_signal_connect_swapped (self->colormap_row, "notify::selected", G_CALLBACK (option_changed), self);
+  g_signal_connect_swapped (self->preset_row, "notify::selected", G_CALLBACK (preset_selected), self);
+  g_signal_connect_swapped (self->panel_row, "notify::selected", G_CALLBACK (preset_selected), self);
   g_signal_connect_swapped (self->scale_row, "notify::selected", G_CALLBACK (option_changed), self);
   g_signal_connect_swapped (self->title_row, "changed", G_CALLBACK (option_changed), self);
   g_signal_connect_swapped (self->transform_switch, "notify::active", G_CALLBACK (option_changed), self);
@@ -1027,4 +1113,20 @@ rpe_export_dialog_get_preview (RpeExportDialog *self)
 {
   g_return_val_if_fail (RPE_IS_EXPORT_DIALOG (self), NULL);
   return self->preview;
+}
+
+void
+rpe_export_dialog_set_preset (RpeExportDialog *self,
+                              RpeExportPreset  preset)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  adw_combo_row_set_selected (self->preset_row, (guint) preset);
+}
+
+void
+rpe_export_dialog_set_panel (RpeExportDialog *self,
+                             guint            panel)
+{
+  g_return_if_fail (RPE_IS_EXPORT_DIALOG (self));
+  adw_combo_row_set_selected (self->panel_row, panel);
 }

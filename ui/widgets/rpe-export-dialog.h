@@ -80,7 +80,11 @@ typedef struct
   gboolean           attention_transform; /* the SPE paper's display transform (attention figures) */
   RpeExportAxis      x_axis;            /* curves */
   RpeExportAxis      y_axis;
+  double             text_size;         /* > 0: text size in points (a preset's); 0: automatic */
+  int                panel;             /* curves with several plots: 0 all, k > 0 plot k - 1 alone */
 } RpeExportOptions;
+
+
 
 /* Zeroes: everything as the view shows it. */
 void             rpe_export_options_init       (RpeExportOptions       *options);
@@ -106,6 +110,13 @@ RpeExportFormat  rpe_export_dialog_get_format     (RpeExportDialog  *self);
 /* Sets the size controls (in the units of the current format). */
 void             rpe_export_dialog_set_size       (RpeExportDialog     *self,
                                                    const RpeExportSize *size);
+/* Picks a size preset (as the Preset row does): the size controls take its size in the
+ * current format's units, the text its size. */
+void             rpe_export_dialog_set_preset     (RpeExportDialog  *self,
+                                                   RpeExportPreset   preset);
+/* Curves with several panels: 0 all, k > 0 panel k alone. */
+void             rpe_export_dialog_set_panel      (RpeExportDialog  *self,
+                                                   guint             panel);
 /* The options and size as the controls set them now. */
 void             rpe_export_dialog_get_options    (RpeExportDialog  *self,
                                                    RpeExportOptions *options,

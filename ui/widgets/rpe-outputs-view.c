@@ -107,9 +107,22 @@ draw_area (GtkDrawingArea *area,
            gpointer        user_data)
 {
   RpeOutputsView *self = user_data;
+  const RpeFigure *fig;
+  double wpt, hpt, scale;
 
-  if (self->figure != NULL)
-    rpe_figure_render (cr, rpe_outputs_figure_get (self->figure), width, height);
+  if (self->figure == NULL)
+    return;
+  /* the export's page, scaled to fit: the view shows the figure `rpe export outputs` writes */
+  fig = rpe_outputs_figure_get (self->figure);
+  rpe_figure_default_size (fig, &wpt, &hpt);
+  scale = fmin ((double) width / wpt, (double) height / hpt);
+  if (!(scale > 0.0))
+    return;
+  cairo_save (cr);
+  cairo_translate (cr, floor (((double) width - wpt * scale) / 2.0), floor (((double) height - hpt * scale) / 2.0));
+  cairo_scale (cr, scale, scale);
+  rpe_figure_render (cr, fig, wpt, hpt);
+  cairo_restore (cr);
 }
 
 static void

@@ -5,6 +5,8 @@
 #include "rpe-window-private.h"
 
 #include "rpe-checkpoint.h"
+#include "rpe-demos.h"
+#include "rpe-tour-bar.h"
 #include "rpe-npy.h"
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
@@ -227,6 +229,76 @@ action_load_demo (GtkWidget  *widget,
   rpe_spe_params_clear (&conv);
 }
 
+static void
+action_open_demo (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  g_autofree char *spec = g_strconcat ("demo:", g_variant_get_string (parameter, NULL), NULL);
+
+  rpe_window_open_demo (RPE_WINDOW (widget), spec);
+}
+
+/* The trained demos (tools/train-demos.py) whose SPE module the explorer shows, each with its task
+ * and accuracies; the LRPE, FastRPB and APE demos are for `rpe curves` and `rpe compute`. */
+void
+_rpe_window_fill_demos_menu (RpeWindow *self)
+{
+  g_auto (GStrv) names = rpe_demos_list ();
+
+  if (self->demos_menu == NULL)
+    return;
+  g_menu_remove_all (self->demos_menu);
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      g_autofree char *spec = g_strconcat ("demo:", names[i], NULL);
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (spec, NULL);
+      g_autoptr (GMenuItem) item = NULL;
+      g_autofree char *label = NULL;
+      const char *encoding, *a1, *a4;
+
+      if (meta == NULL || !g_str_has_suffix (names[i], "-spe"))
+        continue;
+      encoding = g_hash_table_lookup (meta, "encoding");
+      a1 = g_hash_table_lookup (meta, "accuracy_n_train");
+      a4 = g_hash_table_lookup (meta, "accuracy_4n_train");
+      label = g_strdup_printf ("%s: %.0f %% at N_train, %.0f %% at 4 N_train",
+                               encoding != NULL ? encoding : names[i],
+                               a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0,
+                               a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0);
+      item = g_menu_item_new (label, NULL);
+      g_menu_item_set_action_and_target (item, "win.open-demo", "s", names[i]);
+      g_menu_append_item (self->demos_menu, item);
+    }
+}
+
+static void
+action_tour (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (self->tour != NULL)
+    rpe_tour_bar_start (RPE_TOUR_BAR (self->tour));
+}
+
+/* On the first start, an unobtrusive offer of the tour (a toast with a button), once. */
+void
+_rpe_window_offer_tour (RpeWindow *self)
+{
+  AdwToast *toast;
+
+  if (self->settings == NULL || g_settings_get_boolean (self->settings, "tour-offered"))
+    return;
+  g_settings_set_boolean (self->settings, "tour-offered", TRUE);
+  toast = adw_toast_new ("New here? A guided tour shows what SPE, LRPE and FastRPB do");
+  adw_toast_set_button_label (toast, "Take the _Tour");
+  adw_toast_set_action_name (toast, "win.tour");
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toasts, toast);
+}
+
 /* ------------------------------------------------------------------ misc */
 
 static void
@@ -340,6 +412,8 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", action_open_recent);
   gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);
+  gtk_widget_class_install_action (widget_class, "win.open-demo", "s", action_open_demo);
+  gtk_widget_class_install_action (widget_class, "win.tour", NULL, action_tour);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
   gtk_widget_class_install_action (widget_class, "win.open-folder", "s", action_open_folder);
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);

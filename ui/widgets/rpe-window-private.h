@@ -20,6 +20,7 @@ struct _RpeWindow
   AdwToastOverlay      *toasts;
   GtkMenuButton        *menu_button;
   AdwViewSwitcherTitle *switcher_title;
+  GtkBox               *tour_slot;
 
   RpeExplorerState     *state;
   GSettings            *settings;     /* NULL when the schema is not installed */
@@ -31,9 +32,11 @@ struct _RpeWindow
   RpeTensorBrowser     *browser;
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
+  GMenu                *demos_menu;
   RpeExportDialog      *export_dialog;  /* weak */
   RpeUndo              *undo;
   GMenu                *undo_menu;      /* the Undo/Redo section of the main menu */
+  GtkWidget            *tour;           /* RpeTourBar, in tour_slot */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
@@ -54,6 +57,8 @@ void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
 void _rpe_window_actions_init       (RpeWindow      *self);
 void _rpe_window_show_message       (RpeWindow      *self,
                                      const char     *text);
+void _rpe_window_fill_demos_menu (RpeWindow *self);
+void _rpe_window_offer_tour      (RpeWindow *self);
 void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);

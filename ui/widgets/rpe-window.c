@@ -7,10 +7,12 @@
 #include <math.h>
 
 #include "rpe-checkpoint.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-gesture-helper.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
+#include "rpe-tour-bar.h"
 
 G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -171,12 +173,35 @@ open_done (GObject      *source,
   }
 }
 
+static void
+open_path (RpeWindow  *self,
+           const char *path)
+{
+  GWeakRef *ref;
+
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  ref = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (ref, self);
+  rpe_compute_open_checkpoint_async (path, self->load_cancellable, open_done, ref);
+}
+
+void
+rpe_window_open_demo (RpeWindow  *self,
+                      const char *spec)
+{
+  g_return_if_fail (RPE_IS_WINDOW (self));
+  g_return_if_fail (rpe_demos_is_spec (spec));
+  open_path (self, spec);
+}
+
 void
 rpe_window_open_file (RpeWindow *self,
                       GFile     *file)
 {
   g_autofree char *path = NULL;
-  GWeakRef *ref;
 
   g_return_if_fail (RPE_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -187,13 +212,7 @@ rpe_window_open_file (RpeWindow *self,
       _rpe_window_show_message (self, "Only local files can be opened.");
       return;
     }
-  if (self->load_cancellable != NULL)
-    g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  self->load_cancellable = g_cancellable_new ();
-  ref = g_new0 (GWeakRef, 1);
-  g_weak_ref_init (ref, self);
-  rpe_compute_open_checkpoint_async (path, self->load_cancellable, open_done, ref);
+  open_path (self, path);
 }
 
 /* ----------------------------------------------------------------- sidebar */
@@ -915,6 +934,9 @@ rpe_window_class_init (RpeWindowClass *klass)
                                              G_STRUCT_OFFSET (RpeWindow, recent_menu));
   gtk_widget_class_bind_template_child_full (widget_class, "undo_section", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, undo_menu));
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, tour_slot);
+  gtk_widget_class_bind_template_child_full (widget_class, "demos_submenu", FALSE,
+                                             G_STRUCT_OFFSET (RpeWindow, demos_menu));
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
@@ -961,6 +983,10 @@ rpe_window_init (RpeWindow *self)
   _rpe_window_actions_init (self);
   _rpe_window_undo_init (self);
   _rpe_window_update_recent_menu (self);
+  _rpe_window_fill_demos_menu (self);
+  self->tour = rpe_tour_bar_new (self);
+  gtk_box_append (self->tour_slot, self->tour);
+  _rpe_window_offer_tour (self);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
@@ -980,6 +1006,13 @@ rpe_window_get_state (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   return self->state;
+}
+
+GtkWidget *
+rpe_window_get_tour (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->tour;
 }
 
 gboolean

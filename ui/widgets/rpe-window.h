@@ -44,6 +44,8 @@ G_DECLARE_FINAL_TYPE (RpeWindow, rpe_window, RPE, WINDOW, AdwApplicationWindow)
 RpeWindow        *rpe_window_new                (GtkApplication *application);
 RpeExplorerState *rpe_window_get_state          (RpeWindow      *self);
 /* TRUE when the parameters come from the embedded demo (FALSE: random fallback). */
+/* The guided tour's bar (an RpeTourBar; Help > Guided Tour, win.tour). */
+GtkWidget        *rpe_window_get_tour           (RpeWindow      *self);
 gboolean          rpe_window_get_from_demo      (RpeWindow      *self);
 void              rpe_window_set_view           (RpeWindow      *self,
                                                  RpeWindowView   view);
@@ -61,6 +63,9 @@ void              rpe_window_save_state         (RpeWindow      *self);
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
  * shows the reason and the state is unchanged. */
+/* Opens "demo" or a trained demo "demo:NAME" (rpe-demos.h) as a checkpoint. */
+void              rpe_window_open_demo          (RpeWindow      *self,
+                                                 const char     *spec);
 void              rpe_window_open_file          (RpeWindow      *self,
                                                  GFile          *file);
 gboolean          rpe_window_is_loading         (RpeWindow      *self);

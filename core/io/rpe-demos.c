@@ -1,0 +1,136 @@
+/* rpe-demos.c: the embedded demo checkpoints (see rpe-demos.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "rpe-checkpoint.h"
+#include "rpe-demos.h"
+#include "rpe-error.h"
+
+#define DEMO_SUFFIX ".safetensors"
+
+gboolean
+rpe_demos_is_spec (const char *spec)
+{
+  return spec != NULL && (g_str_equal (spec, "demo") || g_str_has_prefix (spec, "demo:"));
+}
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(char * const *) a, *(char * const *) b);
+}
+
+char **
+rpe_demos_list (void)
+{
+  g_auto (GStrv) children = g_resources_enumerate_children (RPE_DEMOS_RESOURCE_DIR,
+                                                             G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  GPtrArray *names = g_ptr_array_new ();
+
+  for (guint i = 0; children != NULL && children[i] != NULL; i++)
+    if (g_str_has_suffix (children[i], DEMO_SUFFIX))
+      g_ptr_array_add (names, g_strndup (children[i], strlen (children[i]) - strlen (DEMO_SUFFIX)));
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
+GBytes *
+rpe_demos_lookup (const char  *spec,
+                  GError     **error)
+{
+  g_autofree char *path = NULL;
+  const char *name;
+  GBytes *bytes;
+
+  g_return_val_if_fail (spec != NULL, NULL);
+  if (g_str_equal (spec, "demo"))
+    return g_resources_lookup_data (RPE_DEMO_DEFAULT_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, error);
+  if (!g_str_has_prefix (spec, "demo:"))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "'%s' is not a demo (demo or demo:NAME)", spec);
+      return NULL;
+    }
+  name = spec + strlen ("demo:");
+  /* names are plain: no path separators, nothing hidden */
+  if (*name != '\0' && strchr (name, '/') == NULL && name[0] != '.')
+    {
+      path = g_strconcat (RPE_DEMOS_RESOURCE_DIR, name, DEMO_SUFFIX, NULL);
+      bytes = g_resources_lookup_data (path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+      if (bytes != NULL)
+        return bytes;
+    }
+  {
+    g_auto (GStrv) names = rpe_demos_list ();
+    g_autofree char *list = g_strjoinv (", ", names);
+    g_autofree char *shown = g_strescape (name, NULL);
+
+    rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no demo named '%s' (the trained demos: %s)", shown,
+                   *list != '\0' ? list : "none embedded");
+  }
+  return NULL;
+}
+
+GHashTable *
+rpe_demos_metadata (const char  *spec,
+                    GError     **error)
+{
+  g_autoptr (GBytes) bytes = rpe_demos_lookup (spec, error);
+  g_autoptr (JsonParser) parser = NULL;
+  GHashTable *meta;
+  const guint8 *data;
+  gsize size;
+  guint64 len = 0;
+  JsonNode *root;
+  JsonObject *object, *m;
+  GList *members;
+
+  if (bytes == NULL)
+    return NULL;
+  data = g_bytes_get_data (bytes, &size);
+  if (size >= 8)
+    for (int i = 7; i >= 0; i--)
+      len = (len << 8) | data[i];
+  if (size < 8 || len > size - 8 || len > (1u << 20))
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT, "%s: not a .safetensors file", spec);
+      return NULL;
+    }
+  parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, (const char *) data + 8, (gssize) len, error))
+    return NULL;
+  root = json_parser_get_root (parser);
+  meta = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return meta;
+  object = json_node_get_object (root);
+  if (!json_object_has_member (object, "__metadata__")
+      || !JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "__metadata__")))
+    return meta;
+  m = json_object_get_object_member (object, "__metadata__");
+  members = json_object_get_members (m);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      JsonNode *v = json_object_get_member (m, l->data);
+
+      if (JSON_NODE_HOLDS_VALUE (v) && json_node_get_value_type (v) == G_TYPE_STRING)
+        g_hash_table_insert (meta, g_strdup (l->data), g_strdup (json_node_get_string (v)));
+    }
+  g_list_free (members);
+  return meta;
+}
+
+RpeTensorSet *
+rpe_demos_read (const char  *spec,
+                GError     **error)
+{
+  g_autoptr (GBytes) bytes = rpe_demos_lookup (spec, error);
+
+  if (bytes == NULL)
+    return NULL;
+  return rpe_checkpoint_read_bytes (bytes, spec, error);
+}

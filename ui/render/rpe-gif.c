@@ -1,0 +1,376 @@
+/* rpe-gif.c: animated GIFs of figures through giflib (see rpe-gif.h). */
+#include "config.h"
+
+#include "rpe-gif.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gif_lib.h>
+#include <glib/gstdio.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
+
+struct _RpeGifWriter
+{
+  GifFileType *gif;
+  int          fd;
+  int          write_errno;
+  char        *path;
+  char        *tmp;
+  int          width;
+  int          height;
+  int          delay_cs;
+  guint        n_frames;
+};
+
+static int
+gif_output (GifFileType   *gif,
+            const GifByteType *data,
+            int            length)
+{
+  RpeGifWriter *w = gif->UserData;
+  int done = 0;
+
+  while (done < length)
+    {
+      ssize_t n = write (w->fd, data + done, (size_t) (length - done));
+
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          w->write_errno = errno;
+          return done;
+        }
+      done += (int) n;
+    }
+  return done;
+}
+
+static gboolean
+gif_error (RpeGifWriter *w,
+           int           code,
+           GError      **error)
+{
+  if (w->write_errno != 0)
+    return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (w->write_errno));
+  return rpe_set_error (error, code == E_GIF_ERR_NOT_ENOUGH_MEM ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
+                        "%s: cannot write the GIF: %s", w->path, GifErrorString (code));
+}
+
+RpeGifWriter *
+rpe_gif_writer_new (const char  *path,
+                    int          width,
+                    int          height,
+                    int          delay_cs,
+                    GError     **error)
+{
+  RpeGifWriter *w;
+  g_autofree char *dir = NULL, *base = NULL;
+  int err = 0;
+
+  if (path == NULL || path[0] == '\0')
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "no output file given");
+      return NULL;
+    }
+  if (width < 1 || height < 1 || width > 20000 || height > 20000 || delay_cs < 1 || delay_cs > 6000)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     "%s: a GIF of %d x %d pixels, %d cs a frame, cannot be written", path, width, height, delay_cs);
+      return NULL;
+    }
+  w = g_new0 (RpeGifWriter, 1);
+  w->fd = -1;
+  w->path = g_strdup (path);
+  w->width = width;
+  w->height = height;
+  w->delay_cs = delay_cs;
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
+  w->tmp = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
+  w->fd = g_mkstemp_full (w->tmp, O_WRONLY | O_CLOEXEC, 0644);
+  if (w->fd < 0)
+    {
+      int e = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot create a file in %s: %s", path, dir, g_strerror (e));
+      g_clear_pointer (&w->tmp, g_free);
+      rpe_gif_writer_abort (w);
+      return NULL;
+    }
+  w->gif = EGifOpen (w, gif_output, &err);
+  if (w->gif == NULL)
+    {
+      gif_error (w, err, error);
+      rpe_gif_writer_abort (w);
+      return NULL;
+    }
+  EGifSetGifVersion (w->gif, true);
+  if (EGifPutScreenDesc (w->gif, width, height, 8, 0, NULL) == GIF_ERROR)
+    {
+      gif_error (w, w->gif->Error, error);
+      rpe_gif_writer_abort (w);
+      return NULL;
+    }
+  {
+    /* loop forever */
+    static const GifByteType app[11] = { 'N', 'E', 'T', 'S', 'C', 'A', 'P', 'E', '2', '.', '0' };
+    static const GifByteType loop[3] = { 1, 0, 0 };
+
+    if (EGifPutExtensionLeader (w->gif, APPLICATION_EXT_FUNC_CODE) == GIF_ERROR
+        || EGifPutExtensionBlock (w->gif, sizeof app, app) == GIF_ERROR
+        || EGifPutExtensionBlock (w->gif, sizeof loop, loop) == GIF_ERROR
+        || EGifPutExtensionTrailer (w->gif) == GIF_ERROR)
+      {
+        gif_error (w, w->gif->Error, error);
+        rpe_gif_writer_abort (w);
+        return NULL;
+      }
+  }
+  return w;
+}
+
+guint
+rpe_gif_writer_n_frames (RpeGifWriter *w)
+{
+  return w != NULL ? w->n_frames : 0;
+}
+
+/* giflib's median cut works on 5-bit colours: its table is moved to the mean of the 8-bit
+ * pixels each entry stands for (white stays white), and every pixel then takes its
+ * nearest entry (a step of Lloyd's algorithm), with a cache per distinct colour. */
+static void
+refine_palette (const GifByteType *planes,
+                GifByteType       *index,
+                size_t             pixels,
+                GifColorType      *colors,
+                int                n)
+{
+  double sum[256][3] = { { 0 } };
+  size_t count[256] = { 0 };
+  GHashTable *nearest;
+
+  if (n <= 0 || n > 256)
+    return;
+  for (size_t i = 0; i < pixels; i++)
+    {
+      sum[index[i]][0] += planes[i];
+      sum[index[i]][1] += planes[pixels + i];
+      sum[index[i]][2] += planes[2 * pixels + i];
+      count[index[i]]++;
+    }
+  for (int k = 0; k < n; k++)
+    if (count[k] > 0)
+      {
+        colors[k].Red = (GifByteType) lround (sum[k][0] / (double) count[k]);
+        colors[k].Green = (GifByteType) lround (sum[k][1] / (double) count[k]);
+        colors[k].Blue = (GifByteType) lround (sum[k][2] / (double) count[k]);
+      }
+  nearest = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (size_t i = 0; i < pixels; i++)
+    {
+      int r = planes[i], g = planes[pixels + i], b = planes[2 * pixels + i];
+      guint key = ((guint) r << 16) | ((guint) g << 8) | (guint) b;
+      gpointer hit = g_hash_table_lookup (nearest, GUINT_TO_POINTER (key + 1));
+
+      if (hit == NULL)
+        {
+          int best = index[i];
+          long best_d = LONG_MAX;
+
+          for (int k = 0; k < n; k++)
+            {
+              long dr = r - colors[k].Red, dg = g - colors[k].Green, db = b - colors[k].Blue;
+              long d = dr * dr + dg * dg + db * db;
+
+              if (count[k] > 0 && d < best_d)
+                {
+                  best_d = d;
+                  best = k;
+                }
+            }
+          hit = GINT_TO_POINTER (best + 1);
+          g_hash_table_insert (nearest, GUINT_TO_POINTER (key + 1), hit);
+        }
+      index[i] = (GifByteType) (GPOINTER_TO_INT (hit) - 1);
+    }
+  g_hash_table_destroy (nearest);
+}
+
+gboolean
+rpe_gif_writer_add (RpeGifWriter    *w,
+                    cairo_surface_t *frame,
+                    GError         **error)
+{
+  size_t pixels = 0, bytes;
+  GifByteType *planes = NULL, *index = NULL;
+  GifColorType colors[256];
+  ColorMapObject *map = NULL;
+  int map_size = 256, stride;
+  const unsigned char *data;
+  GraphicsControlBlock gcb = { 0 };
+  GifByteType ext[4];
+  gboolean ok = FALSE;
+  RpeStatus st = RPE_OK;
+
+  g_return_val_if_fail (w != NULL && w->gif != NULL, FALSE);
+  if (frame == NULL || cairo_surface_get_type (frame) != CAIRO_SURFACE_TYPE_IMAGE
+      || cairo_image_surface_get_width (frame) != w->width || cairo_image_surface_get_height (frame) != w->height
+      || (cairo_image_surface_get_format (frame) != CAIRO_FORMAT_ARGB32
+          && cairo_image_surface_get_format (frame) != CAIRO_FORMAT_RGB24))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: frame %u is not a %d x %d RGB image", w->path,
+                          w->n_frames + 1, w->width, w->height);
+  if (w->n_frames >= RPE_GIF_MAX_FRAMES)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: at most %d frames", w->path, RPE_GIF_MAX_FRAMES);
+  if (rpe_size_bytes (&bytes, 4, (size_t) w->width, (size_t) w->height, 1, 1) != RPE_OK
+      || rpe_budget_check (bytes) != RPE_OK)
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: a %d x %d frame exceeds the memory budget", w->path,
+                          w->width, w->height);
+  pixels = (size_t) w->width * (size_t) w->height;
+  planes = rpe_alloc (pixels, 4, &st);   /* r, g, b planes and the indices */
+  if (planes == NULL)
+    return rpe_set_error (error, st, "%s: no memory for a frame", w->path);
+  index = planes + 3 * pixels;
+
+  cairo_surface_flush (frame);
+  data = cairo_image_surface_get_data (frame);
+  stride = cairo_image_surface_get_stride (frame);
+  for (int y = 0; y < w->height; y++)
+    {
+      const guint32 *row = (const guint32 *) (const void *) (data + (size_t) y * (size_t) stride);
+
+      for (int x = 0; x < w->width; x++)
+        {
+          guint32 p = row[x];
+          /* premultiplied ARGB over white: c + (255 - a) */
+          unsigned a = cairo_image_surface_get_format (frame) == CAIRO_FORMAT_RGB24 ? 255u : (p >> 24) & 0xffu;
+          size_t i = (size_t) y * (size_t) w->width + (size_t) x;
+
+          planes[i] = (GifByteType) MIN (255u, ((p >> 16) & 0xffu) + 255u - a);
+          planes[pixels + i] = (GifByteType) MIN (255u, ((p >> 8) & 0xffu) + 255u - a);
+          planes[2 * pixels + i] = (GifByteType) MIN (255u, (p & 0xffu) + 255u - a);
+        }
+    }
+  if (GifQuantizeBuffer ((unsigned) w->width, (unsigned) w->height, &map_size, planes, planes + pixels,
+                         planes + 2 * pixels, index, colors) == GIF_ERROR)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: cannot reduce frame %u to 256 colours", w->path, w->n_frames + 1);
+      goto out;
+    }
+  refine_palette (planes, index, pixels, colors, map_size);
+  /* giflib wants a power of two colour table */
+  map = GifMakeMapObject (256, NULL);
+  if (map == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: no memory for a colour table", w->path);
+      goto out;
+    }
+  memset (map->Colors, 0, 256 * sizeof (GifColorType));
+  memcpy (map->Colors, colors, (size_t) MIN (map_size, 256) * sizeof (GifColorType));
+
+  gcb.DisposalMode = DISPOSE_BACKGROUND;
+  gcb.DelayTime = w->delay_cs;
+  gcb.TransparentColor = NO_TRANSPARENT_COLOR;
+  EGifGCBToExtension (&gcb, ext);
+  if (EGifPutExtension (w->gif, GRAPHICS_EXT_FUNC_CODE, 4, ext) == GIF_ERROR
+      || EGifPutImageDesc (w->gif, 0, 0, w->width, w->height, false, map) == GIF_ERROR)
+    {
+      gif_error (w, w->gif->Error, error);
+      goto out;
+    }
+  for (int y = 0; y < w->height; y++)
+    if (EGifPutLine (w->gif, index + (size_t) y * (size_t) w->width, w->width) == GIF_ERROR)
+      {
+        gif_error (w, w->gif->Error, error);
+        goto out;
+      }
+  w->n_frames++;
+  ok = TRUE;
+
+out:
+  if (map != NULL)
+    GifFreeMapObject (map);
+  rpe_free (planes);
+  return ok;
+}
+
+void
+rpe_gif_writer_abort (RpeGifWriter *w)
+{
+  if (w == NULL)
+    return;
+  if (w->gif != NULL)
+    {
+      int err;
+
+      EGifCloseFile (w->gif, &err);
+      w->gif = NULL;
+    }
+  if (w->fd >= 0)
+    close (w->fd);
+  if (w->tmp != NULL)
+    (void) g_unlink (w->tmp);
+  g_free (w->tmp);
+  g_free (w->path);
+  g_free (w);
+}
+
+gboolean
+rpe_gif_writer_finish (RpeGifWriter *w,
+                       GError      **error)
+{
+  int err = 0, fd;
+
+  g_return_val_if_fail (w != NULL, FALSE);
+  if (w->n_frames == 0)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the animation has no frame", w->path);
+      rpe_gif_writer_abort (w);
+      return FALSE;
+    }
+  if (EGifCloseFile (w->gif, &err) == GIF_ERROR)
+    {
+      w->gif = NULL;
+      gif_error (w, err, error);
+      rpe_gif_writer_abort (w);
+      return FALSE;
+    }
+  w->gif = NULL;
+  if (fsync (w->fd) != 0 && errno != EINVAL && errno != EROFS)
+    {
+      int e = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (e));
+      rpe_gif_writer_abort (w);
+      return FALSE;
+    }
+  fd = w->fd;
+  w->fd = -1;
+  if (close (fd) != 0)
+    {
+      int e = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (e));
+      rpe_gif_writer_abort (w);
+      return FALSE;
+    }
+  (void) g_chmod (w->tmp, 0644);
+  if (g_rename (w->tmp, w->path) != 0)
+    {
+      int e = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot replace the file: %s", w->path, g_strerror (e));
+      rpe_gif_writer_abort (w);
+      return FALSE;
+    }
+  g_clear_pointer (&w->tmp, g_free);
+  rpe_gif_writer_abort (w);
+  return TRUE;
+}
