@@ -609,6 +609,9 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       spec.d = r;
       spec.q = qhat;
       spec.k = khat;
+      if (!rpe_cli_status_error (rpe_logits_spec_check (&spec), "encoding", error))
+        goto out;
+      spec.inputs_checked = true;   /* checked once, not per block */
       if ((w = open_writer (c, c->o->out, 3, (gsize[]) { H, n, n }, error)) == NULL)
         goto out;
       for (gsize h = 0; h < H; h++)
@@ -617,7 +620,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
             gsize b = MIN (rows, n - m0);
 
             if (attention)
-              st = rpe_attention_rows (&spec, h, m0, b, c->o->causal, logits, NULL);
+              st = rpe_attention_rows_parallel (&spec, h, m0, b, c->o->causal, logits, NULL);
             else
               {
                 st = rpe_logits_rows (&spec, h, m0, b, FALSE, logits, NULL);

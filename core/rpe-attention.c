@@ -774,6 +774,93 @@ rpe_attention_rows (const RpeLogitsSpec *spec,
   return rpe_softmax_row_block (out, n_rows, spec->n, m0, causal);
 }
 
+/* ---- threaded, fused row blocks ---- */
+
+typedef struct
+{
+  const RpeLogitsSpec *spec;
+  size_t               head, m0, n_rows, sub;
+  bool                 causal;
+  float               *out;
+  const RpeMonitor    *monitor;
+  RpeStatus            status[256];
+} RowsJob;
+
+static void
+rows_worker (size_t worker, size_t n_workers, void *data)
+{
+  RowsJob *job = data;
+  size_t n_sub = (job->n_rows + job->sub - 1) / job->sub;
+  RpeStatus st = RPE_OK;
+
+  /* sub-blocks worker, worker + n_workers, ...: each one's logits are softmaxed while they
+   * are still in cache */
+  for (size_t b = worker; b < n_sub && st == RPE_OK; b += n_workers)
+    {
+      size_t r = b * job->sub, nr = job->n_rows - r < job->sub ? job->n_rows - r : job->sub;
+
+      if (rpe_monitor_cancelled (job->monitor))
+        st = RPE_ERROR_CANCELLED;
+      else
+        st = rpe_attention_rows (job->spec, job->head, job->m0 + r, nr, job->causal,
+                                 job->out + r * job->spec->n, NULL);
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, (double) (b + 1) / (double) n_sub);
+    }
+  job->status[worker] = st;
+}
+
+RpeStatus
+rpe_attention_rows_parallel (const RpeLogitsSpec *spec,
+                             size_t               head,
+                             size_t               m0,
+                             size_t               n_rows,
+                             bool                 causal,
+                             float               *out,
+                             const RpeMonitor    *monitor)
+{
+  RpeLogitsSpec checked;
+  RowsJob job;
+  size_t workers, n_sub;
+  RpeStatus st;
+
+  if (spec == NULL || out == NULL || n_rows == 0 || spec->n == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (spec->kind == RPE_LOGITS_RELATIVE)
+    return rpe_attention_rows (spec, head, m0, n_rows, causal, out, monitor);
+  checked = *spec;
+  if (!checked.inputs_checked)
+    {
+      if ((st = rpe_logits_spec_check (spec)) != RPE_OK)
+        return st;
+      checked.inputs_checked = true;
+    }
+  memset (&job, 0, sizeof job);
+  job.spec = &checked;
+  job.head = head;
+  job.m0 = m0;
+  job.n_rows = n_rows;
+  job.causal = causal;
+  job.out = out;
+  job.monitor = monitor;
+  /* sub-blocks of about 1 MiB of logits (within L2), at least 32 rows for the sgemm */
+  job.sub = ((size_t) 1 << 18) / spec->n;
+  if (job.sub < 32)
+    job.sub = 32;
+  n_sub = (n_rows + job.sub - 1) / job.sub;
+  workers = rpe_parallel_threads ();
+  if (workers > n_sub)
+    workers = n_sub;
+  if (workers > sizeof job.status / sizeof job.status[0])
+    workers = sizeof job.status / sizeof job.status[0];
+  rpe_parallel_run (workers, rows_worker, &job);
+  st = RPE_OK;
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))
+      st = job.status[w];
+  return st;
+}
+
 /* ---- streamed reduction to an image ---- */
 
 typedef struct

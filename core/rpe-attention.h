@@ -126,6 +126,19 @@ RpeStatus rpe_attention_rows (const RpeLogitsSpec *spec,
                               float               *out,
                               const RpeMonitor    *monitor);
 
+/* rpe_attention_rows threaded: the rows are cut into sub-blocks of about 1 MiB whose logits
+ * are softmaxed while still in cache (logits and softmax fused per block), the sub-blocks
+ * shared by rpe_parallel_threads () workers (each block's sgemm on its worker's thread, see
+ * rpe-parallel.h).  The values of rpe_attention_rows (to float rounding), whatever the
+ * thread count. */
+RpeStatus rpe_attention_rows_parallel (const RpeLogitsSpec *spec,
+                                       size_t               head,
+                                       size_t               m0,
+                                       size_t               n_rows,
+                                       bool                 causal,
+                                       float               *out,
+                                       const RpeMonitor    *monitor);
+
 /* ---- Streamed reduction of a map to an image ----
  *
  * Fills out (n_rows, N) with rows m0 .. m0 + n_rows - 1 of an N x N map (attention rows of

@@ -15,6 +15,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-linear-attention.h"
+#include "rpe-parallel.h"
 #include "rpe-rng.h"
 
 /* True if every value is finite: the exponent field of no value is all ones.
@@ -272,6 +273,28 @@ performer_exponents_head (const float *x,
     }
 }
 
+/* phi = elu(x) + 1 from e = e^x in phi: max(x, 0) + min(e, 1) is x + 1 for x > 0 and e^x
+ * otherwise, with no branch (the select x > 0 mispredicts on random signs); written 8-wide
+ * so GCC packs it into maxps / minps / addps at -O2. */
+static void
+elu1_select (const float *restrict x,
+             float       *restrict phi,
+             size_t                n)
+{
+  size_t i = 0;
+
+#define ELU1_AT(j) do { float a_ = x[j] > 0.0f ? x[j] : 0.0f, e_ = phi[j] < 1.0f ? phi[j] : 1.0f; \
+                        phi[j] = a_ + e_; } while (0)
+  for (; i + 8 <= n; i += 8)
+    {
+      ELU1_AT (i);     ELU1_AT (i + 1); ELU1_AT (i + 2); ELU1_AT (i + 3);
+      ELU1_AT (i + 4); ELU1_AT (i + 5); ELU1_AT (i + 6); ELU1_AT (i + 7);
+    }
+  for (; i < n; i++)
+    ELU1_AT (i);
+#undef ELU1_AT
+}
+
 RpeStatus
 rpe_feature_map_apply (RpeFeatureMap            map,
                        const RpeFeatureOptions *options,
@@ -309,8 +332,7 @@ rpe_feature_map_apply (RpeFeatureMap            map,
     case RPE_FEATURE_ELU1:
       /* elu(x) + 1: x + 1 for x > 0, e^x otherwise (vectorised exp, rpe-attention.h) */
       rpe_exp_f (x, phi, in_count);
-      for (size_t i = 0; i < in_count; i++)
-        phi[i] = x[i] > 0.0f ? x[i] + 1.0f : phi[i];
+      elu1_select (x, phi, in_count);
       break;
 
     case RPE_FEATURE_DPFP:
@@ -683,6 +705,95 @@ causal_stretch (const float *pq,
     }
 }
 
+#define QKV_MAX_WORKERS 16
+
+/* One chunk of rows, in two fork-joins: the features of the chunk's rows (split by rows),
+ * then the heads (split by heads: each head's sums and outputs are its own, so the result
+ * does not depend on the number of workers). */
+typedef struct
+{
+  RpeFeatureMap            map;
+  const RpeFeatureOptions *options;
+  size_t                   n_heads, f, m, dv, hm, hdv, hf, mdv;
+  const float             *q, *k, *v;
+  float                   *y;
+  bool                     causal;
+  size_t                   r0, b;
+  bool                     keys, queries;
+  float                   *pq, *pk, *s_f;
+  double                  *s, *z;
+  float                   *kv[QKV_MAX_WORKERS], *intra[QKV_MAX_WORKERS];
+  RpeStatus                status[QKV_MAX_WORKERS];
+} QkvJob;
+
+static void
+qkv_features_worker (size_t worker, size_t n_workers, void *data)
+{
+  QkvJob *job = data;
+  size_t i0 = job->b * worker / n_workers, i1 = job->b * (worker + 1) / n_workers;
+  RpeStatus st = RPE_OK;
+
+  if (i1 > i0 && job->keys)
+    st = rpe_feature_map_apply (job->map, job->options, RPE_FEATURE_KEY, i1 - i0, job->n_heads, job->f,
+                                job->k + (job->r0 + i0) * job->hf, job->pk + i0 * job->hm, NULL);
+  if (i1 > i0 && st == RPE_OK && job->queries)
+    st = rpe_feature_map_apply (job->map, job->options, RPE_FEATURE_QUERY, i1 - i0, job->n_heads, job->f,
+                                job->q + (job->r0 + i0) * job->hf, job->pq + i0 * job->hm, NULL);
+  job->status[worker] = st;
+}
+
+static void
+qkv_heads_worker (size_t worker, size_t n_workers, void *data)
+{
+  QkvJob *job = data;
+  const size_t m = job->m, dv = job->dv, hm = job->hm, hdv = job->hdv, mdv = job->mdv, b = job->b;
+  const float *pq = job->pq, *pk = job->pk;
+  float *kv = job->kv[worker];
+
+  for (size_t h = worker; h < job->n_heads; h += n_workers)
+    {
+      const float *vh = job->v + job->r0 * hdv + h * dv;
+      float *yh = job->y + job->r0 * hdv + h * dv;
+      double *zh = job->z + h * m, *sh = job->s + h * mdv;
+      float *sfh = job->s_f + h * mdv;
+
+      if (job->causal)
+        {
+          causal_stretch (pq + h * m, pk + h * m, vh, yh, b, hm, hdv, m, dv, sh, sfh, zh, kv,
+                          job->intra[worker]);
+          continue;
+        }
+      if (job->keys)
+        {
+          /* kv_h += phi(K_c)^T V_c, z_h += phi(K_c)^T 1 */
+          cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                       1.0f, pk + h * m, (int) hm, vh, (int) hdv, 0.0f, kv, (int) dv);
+          for (size_t t = 0; t < mdv; t++)
+            sh[t] += kv[t];
+          for (size_t i = 0; i < b; i++)
+            for (size_t j = 0; j < m; j++)
+              zh[j] += pk[i * hm + h * m + j];
+        }
+      else
+        {
+          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                       1.0f, pq + h * m, (int) hm, sfh, (int) dv, 0.0f, yh, (int) hdv);
+          for (size_t i = 0; i < b; i++)
+            {
+              const float *qr = pq + i * hm + h * m;
+              float *yr = yh + i * hdv;
+              double den = 0;
+
+              for (size_t j = 0; j < m; j++)
+                den += qr[j] * zh[j];
+              for (size_t t = 0; t < dv; t++)
+                yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
+            }
+        }
+    }
+  job->status[worker] = RPE_OK;
+}
+
 static RpeStatus
 qkv_chunked (RpeFeatureMap            map,
              const RpeFeatureOptions *options,
@@ -700,10 +811,9 @@ qkv_chunked (RpeFeatureMap            map,
 {
   const size_t hm = n_heads * m, hdv = n_heads * dv, hf = n_heads * f;
   const size_t rows = min_size (QKV_CHUNK, n);
-  size_t count, hmdv, mdv;
-  float *pq = NULL, *pk = NULL, *kv = NULL, *s_f = NULL, *intra = NULL;
-  double *s = NULL, *z = NULL;
-  RpeStatus st;
+  size_t count, hmdv, mdv, workers;
+  QkvJob job;
+  RpeStatus st = RPE_OK;
   const int passes = causal ? 1 : 2;
 
   if (!rpe_size_mul (rows, hm, &count) || !rpe_size_mul (m, dv, &mdv)
@@ -711,90 +821,64 @@ qkv_chunked (RpeFeatureMap            map,
     return RPE_ERROR_OVERFLOW;
   if (!all_finite_fast (v, n * hdv))
     return RPE_ERROR_NOT_FINITE;
-  if ((pq = rpe_alloc (count, sizeof (float), &st)) == NULL
-      || (pk = rpe_alloc (count, sizeof (float), &st)) == NULL
-      || (kv = rpe_alloc (mdv, sizeof (float), &st)) == NULL
-      || (s_f = rpe_alloc0 (hmdv, sizeof (float), &st)) == NULL
-      || (s = rpe_alloc0 (hmdv, sizeof (double), &st)) == NULL
-      || (z = rpe_alloc0 (hm, sizeof (double), &st)) == NULL
-      || (intra = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st)) == NULL)
+  workers = min_size (min_size (rpe_parallel_threads (), n_heads), QKV_MAX_WORKERS);
+  if ((double) n * (double) hm * (double) dv < 1e6)
+    workers = 1;   /* not worth a thread */
+
+  memset (&job, 0, sizeof job);
+  job = (QkvJob) { .map = map, .options = options, .n_heads = n_heads, .f = f, .m = m, .dv = dv,
+                   .hm = hm, .hdv = hdv, .hf = hf, .mdv = mdv, .q = q, .k = k, .v = v, .y = y,
+                   .causal = causal };
+  if ((job.pq = rpe_alloc (count, sizeof (float), &st)) == NULL
+      || (job.pk = rpe_alloc (count, sizeof (float), &st)) == NULL
+      || (job.s_f = rpe_alloc0 (hmdv, sizeof (float), &st)) == NULL
+      || (job.s = rpe_alloc0 (hmdv, sizeof (double), &st)) == NULL
+      || (job.z = rpe_alloc0 (hm, sizeof (double), &st)) == NULL)
     goto done;
+  for (size_t w = 0; w < workers; w++)
+    if ((job.kv[w] = rpe_alloc (mdv, sizeof (float), &st)) == NULL
+        || (job.intra[w] = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st)) == NULL)
+      goto done;
 
   for (int pass = 0; pass < passes; pass++)
     {
-      const bool keys = causal || pass == 0, queries = causal || pass == 1;
-
+      job.keys = causal || pass == 0;
+      job.queries = causal || pass == 1;
       if (!causal && pass == 1)
         for (size_t t = 0; t < hmdv; t++)
-          s_f[t] = (float) s[t];
+          job.s_f[t] = (float) job.s[t];
       for (size_t r0 = 0; r0 < n; r0 += rows)
         {
-          const size_t b = min_size (rows, n - r0);
-
+          job.r0 = r0;
+          job.b = min_size (rows, n - r0);
           if (rpe_monitor_cancelled (monitor))
             {
               st = RPE_ERROR_CANCELLED;
               goto done;
             }
-          if (keys && (st = rpe_feature_map_apply (map, options, RPE_FEATURE_KEY, b, n_heads, f,
-                                                   k + r0 * hf, pk, NULL)) != RPE_OK)
-            goto done;
-          if (queries && (st = rpe_feature_map_apply (map, options, RPE_FEATURE_QUERY, b, n_heads, f,
-                                                      q + r0 * hf, pq, NULL)) != RPE_OK)
-            goto done;
-          for (size_t h = 0; h < n_heads; h++)
-            {
-              const float *vh = v + r0 * hdv + h * dv;
-              float *yh = y + r0 * hdv + h * dv;
-              double *zh = z + h * m, *sh = s + h * mdv;
-              float *sfh = s_f + h * mdv;
-
-              if (causal)
-                {
-                  causal_stretch (pq + h * m, pk + h * m, vh, yh, b, hm, hdv, m, dv,
-                                  sh, sfh, zh, kv, intra);
-                  continue;
-                }
-              if (keys)
-                {
-                  /* kv_h += phi(K_c)^T V_c, z_h += phi(K_c)^T 1 */
-                  cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
-                               1.0f, pk + h * m, (int) hm, vh, (int) hdv, 0.0f, kv, (int) dv);
-                  for (size_t t = 0; t < mdv; t++)
-                    sh[t] += kv[t];
-                  for (size_t i = 0; i < b; i++)
-                    for (size_t j = 0; j < m; j++)
-                      zh[j] += pk[i * hm + h * m + j];
-                }
-              else
-                {
-                  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
-                               1.0f, pq + h * m, (int) hm, sfh, (int) dv, 0.0f, yh, (int) hdv);
-                  for (size_t i = 0; i < b; i++)
-                    {
-                      const float *qr = pq + i * hm + h * m;
-                      float *yr = yh + i * hdv;
-                      double den = 0;
-
-                      for (size_t j = 0; j < m; j++)
-                        den += qr[j] * zh[j];
-                      for (size_t t = 0; t < dv; t++)
-                        yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
-                    }
-                }
-            }
-          rpe_monitor_progress (monitor, ((double) pass + (double) (r0 + b) / (double) n) / passes);
+          rpe_parallel_run (workers, qkv_features_worker, &job);
+          for (size_t w = 0; w < workers; w++)
+            if (job.status[w] != RPE_OK)
+              {
+                st = job.status[w];
+                goto done;
+              }
+          rpe_parallel_run (workers, qkv_heads_worker, &job);
+          rpe_monitor_progress (monitor, ((double) pass + (double) (r0 + job.b) / (double) n) / passes);
         }
     }
 
 done:
-  rpe_free (pq);
-  rpe_free (pk);
-  rpe_free (kv);
-  rpe_free (s_f);
-  rpe_free (s);
-  rpe_free (z);
-  rpe_free (intra);
+  rpe_free (job.pq);
+  rpe_free (job.pk);
+  rpe_free (job.s_f);
+  rpe_free (job.s);
+  rpe_free (job.z);
+  for (size_t w = 0; w < QKV_MAX_WORKERS; w++)
+    {
+      rpe_free (job.kv[w]);
+      rpe_free (job.intra[w]);
+    }
   return st;
 }
 
