@@ -516,6 +516,26 @@ test_ambiguous (void)
     g_clear_error (&error);
   }
   {
+    /* gates of other modules (a gated MLP's, 1-D) do not break an ungated SPE module,
+     * and are listed as unpaired */
+    g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+    g_autoptr (GPtrArray) unpaired = NULL;
+    g_autoptr (GPtrArray) mods = NULL;
+    char *note = NULL;
+
+    add_sine (set, "model.spe", 0);
+    add (set, "model.layers.0.mlp.gate", 1, 7, 1, 1, 1);
+    add (set, "model.layers.1.mlp.gate", 1, 7, 1, 1, 2);
+    mods = rpe_checkpoint_discover (set, &unpaired, &error);
+    g_assert_cmpuint (mods->len, ==, 1);
+    g_assert_cmpuint (((RpeSpeModuleInfo *) g_ptr_array_index (mods, 0))->gates->len, ==, 0);
+    g_assert_cmpuint (unpaired->len, ==, 2);
+    load (set, NULL, -1, &p, &note);
+    check_sine (&p, set, "model.spe", NULL);
+    g_assert_null (note);           /* not of the module's shape: not its gate */
+    rpe_spe_params_clear (&p);
+  }
+  {
     /* a prefix naming two modules */
     g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
 

@@ -33,3 +33,6 @@ set -x
 # the estimate sharpening as R grows: 11 frames, R = 1, 2, 4, ..., 1024
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method sine --head 1 --length 48 --train-length 32 \
   --preset page --dpi 100 --sweep realizations=1:1024 --frames 11 --frame-delay 70 -o "$out/sharpen.gif"
+"$rpe" export outputs --checkpoint "$demo" --method sine --no-gate --length 256 --train-length 64 \
+  --realizations 256 --value-source sweep --compare kernel --draws 16 --dpi 150 \
+  -o "$out/outputs-kernel.png"

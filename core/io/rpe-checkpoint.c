@@ -105,6 +105,8 @@ typedef struct
   GPtrArray *gate_groups;              /* GateGroup*, owned */
   GHashTable *sine_by_owner;           /* owner -> first sine Group* with it */
   gboolean   flax;
+  gsize      charged;                  /* bytes held, as charged to the budget */
+  gboolean   over_budget;
 } Discovery;
 
 typedef struct
@@ -510,28 +512,33 @@ group_order (gconstpointer a,
   return x->first_index < y->first_index ? -1 : x->first_index > y->first_index;
 }
 
-/* The memory discovery needs, from the names: refused over the budget. */
+/* The memory discovery holds: charged as it goes (units and gates while scanning,
+ * then an upper bound of the layer keys, patterns, groups and tables per path),
+ * refused over the budget. */
 static gboolean
-check_budget (const RpeTensorSet *set,
-              GError            **error)
+charge (Discovery  *dv,
+        gsize       bytes,
+        GError    **error)
 {
-  gsize total = 0;
-
-  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+  if (!rpe_size_add (dv->charged, bytes, &dv->charged) || rpe_budget_check (dv->charged) != RPE_OK)
     {
-      gsize len = strlen (rpe_tensor_set_get (set, i)->name), cost;
-
-      /* the unit or gate, its dir and pattern, the layer keys, the owners */
-      if (!rpe_size_mul (len, 4 + 2 * MAX_LAYER_CANDIDATES, &cost)
-          || !rpe_size_add (cost, 512, &cost) || !rpe_size_add (total, cost, &total))
-        return rpe_set_error (error, RPE_ERROR_OVERFLOW, "The checkpoint's names are too long to index");
+      dv->over_budget = TRUE;
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            "Indexing the checkpoint's module names needs more than the memory budget "
+                            "of %" G_GSIZE_FORMAT " bytes", rpe_budget_get ());
     }
-  if (rpe_budget_check (total) != RPE_OK)
-    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          "Indexing the checkpoint's %" G_GSIZE_FORMAT " names needs about %" G_GSIZE_FORMAT
-                          " bytes, over the memory budget of %" G_GSIZE_FORMAT " bytes",
-                          rpe_tensor_set_size (set), total, rpe_budget_get ());
   return TRUE;
+}
+
+/* Per path: its layer candidates' keys and counts, its pattern, owner, prefix,
+ * group and the hash table entries (with allocator overhead). */
+static gsize
+path_cost (const char *path)
+{
+  Candidate c[MAX_LAYER_CANDIDATES];
+  gsize len = strlen (path), n = layer_candidates (path, c);
+
+  return len * (6 + n) + 64 * n + 480;
 }
 
 static Unit *
@@ -547,6 +554,8 @@ get_unit (Discovery    *dv,
 
   if (u == NULL)
     {
+      if (!charge (dv, dir_len + 160, NULL))
+        return NULL;
       u = g_new0 (Unit, 1);
       u->dir = g_steal_pointer (&dir);
       u->method = method;
@@ -574,7 +583,7 @@ scan_tensor (Discovery       *dv,
     if (strcmp (leaf, sine_leaves[s]) == 0)
       {
         Unit *u = get_unit (dv, sine_units, name, sep >= 0 ? (gsize) sep : 0, RPE_SPE_SINE, index);
-        if (u->slot[s] == NULL)
+        if (u != NULL && u->slot[s] == NULL)
           u->slot[s] = t;
         return;
       }
@@ -588,7 +597,7 @@ scan_tensor (Discovery       *dv,
         if (conv_len == 6 && strncmp (conv, s == 0 ? "conv_q" : "conv_k", 6) == 0)
           {
             Unit *u = get_unit (dv, conv_units, name, sep2 >= 0 ? (gsize) sep2 : 0, RPE_SPE_CONV, index);
-            if (u->slot[s] == NULL)
+            if (u != NULL && u->slot[s] == NULL)
               {
                 u->slot[s] = t;
                 u->flax_kernel = leaf[0] == 'k';
@@ -596,7 +605,7 @@ scan_tensor (Discovery       *dv,
             return;
           }
     }
-  if (strcmp (leaf, "gate") == 0)
+  if (strcmp (leaf, "gate") == 0 && charge (dv, (sep >= 0 ? (gsize) sep : 0) + 160, NULL))
     {
       GateUnit *g = g_new0 (GateUnit, 1);
 
@@ -647,9 +656,10 @@ pair_filters (Discovery *dv)
               for (guint j = 0; j < list->len; j++)
                 if (gate_fits (g_ptr_array_index (list, j), gate))
                   g_ptr_array_add (gg->codes, g_ptr_array_index (list, j));
-              /* a lone module that does not fit: paired anyway, so that loading
-               * it reports the shape instead of dropping the gate */
-              if (gg->codes->len == 0 && list->len == 1)
+              /* a filter beside a lone module that it does not fit: paired anyway,
+               * so that loading it reports the shape instead of dropping the gate
+               * (further up, a gate of another shape belongs to something else) */
+              if (gg->codes->len == 0 && list->len == 1 && level == 0)
                 g_ptr_array_add (gg->codes, g_ptr_array_index (list, 0));
               if (gg->codes->len > 0)
                 break;
@@ -672,9 +682,6 @@ discover (const RpeTensorSet *set,
   g_autoptr (GHashTable) sine_units = NULL, conv_units = NULL, code_dirs = NULL, gate_dirs = NULL;
   g_autoptr (GHashTable) groups = NULL, gate_groups = NULL, owner_count = NULL;
 
-  if (!check_budget (set, error))
-    return NULL;
-
   dv = g_new0 (Discovery, 1);
   dv->units = g_ptr_array_new_with_free_func (unit_free);
   dv->gate_units = g_ptr_array_new_with_free_func (gate_unit_free);
@@ -684,8 +691,19 @@ discover (const RpeTensorSet *set,
 
   sine_units = g_hash_table_new (g_str_hash, g_str_equal);
   conv_units = g_hash_table_new (g_str_hash, g_str_equal);
-  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+  for (gsize i = 0; i < rpe_tensor_set_size (set) && !dv->over_budget; i++)
     scan_tensor (dv, sine_units, conv_units, rpe_tensor_set_get (set, i), i);
+  if (dv->over_budget)
+    {
+      charge (dv, G_MAXSIZE, error);
+      return NULL;
+    }
+  for (guint i = 0; i < dv->units->len; i++)
+    if (!charge (dv, path_cost (((Unit *) g_ptr_array_index (dv->units, i))->dir), error))
+      return NULL;
+  for (guint i = 0; i < dv->gate_units->len; i++)
+    if (!charge (dv, path_cost (((GateUnit *) g_ptr_array_index (dv->gate_units, i))->dir), error))
+      return NULL;
 
   /* layers: over the code dirs (both methods together), and over the gate dirs */
   code_dirs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, layer_info_free);
@@ -1245,15 +1263,34 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
       m = (RpeSpeMethod) method;
       for (gsize s = 0; s < n_slots (m); s++)
         slot[s] = mapped[(m == RPE_SPE_SINE ? RPE_ROLE_SINE_FREQS : RPE_ROLE_CONV_Q) + s];
-      for (guint i = 0; i < dv->units->len && u == NULL; i++)
-        {
-          const Unit *o = g_ptr_array_index (dv->units, i);
-          gboolean same = o->method == m;
-          for (gsize s = 0; s < n_slots (m) && same; s++)
-            same = o->slot[s] == slot[s];
-          if (same)
-            u = o;
-        }
+      /* the discovered module(s) holding the mapped tensors: if they are all of
+       * one module (in any roles), its filters still apply */
+      {
+        const Group *owner = NULL;
+        gboolean one_group = TRUE;
+
+        for (gsize s = 0; s < n_slots (m) && one_group; s++)
+          {
+            const Unit *holder = NULL;
+            for (guint i = 0; i < dv->units->len && holder == NULL; i++)
+              {
+                const Unit *o = g_ptr_array_index (dv->units, i);
+                for (gsize k = 0; k < 3; k++)
+                  if (o->slot[k] == slot[s])
+                    holder = o;
+              }
+            if (holder == NULL || (owner != NULL && holder->group != owner))
+              one_group = FALSE;
+            else
+              {
+                owner = holder->group;
+                if (u == NULL)
+                  u = holder;
+              }
+          }
+        if (!one_group || owner == NULL || owner->method != m)
+          u = NULL;
+      }
       if (u != NULL)
         {
           g = u->group;

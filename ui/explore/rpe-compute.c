@@ -1587,18 +1587,28 @@ checkpoint_run (Job               *job,
     {
       const RpeSpeModuleInfo *info = g_ptr_array_index (c->modules, i);
       gboolean *have = info->method == RPE_SPE_SINE ? &c->have_sine : &c->have_conv;
+      g_autoptr (GError) load_error = NULL;
 
       if (*have)
         continue;
+      /* a module that cannot be loaded as found (ambiguous gates, bad shapes) is
+       * left for the tensor browser, where it can be mapped; fail only if none loads */
       if (!rpe_checkpoint_load_spe (c->set, info->prefix, -1,
-                                    info->method == RPE_SPE_SINE ? &c->sine : &c->conv, &job->error))
-        goto fail;
+                                    info->method == RPE_SPE_SINE ? &c->sine : &c->conv, &load_error))
+        {
+          if (job->error == NULL)
+            job->error = g_steal_pointer (&load_error);
+          continue;
+        }
       *have = TRUE;
       if (info->method == RPE_SPE_SINE)
         c->sine_prefix = g_strdup (info->prefix);
       else
         c->conv_prefix = g_strdup (info->prefix);
     }
+  if (!c->have_sine && !c->have_conv)
+    goto fail;
+  g_clear_error (&job->error);
   *result = c;
   *result_free = (GDestroyNotify) rpe_checkpoint_data_unref;
   return RPE_OK;

@@ -203,8 +203,19 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       d->font_size = 7.5;
       d->colorbar_label = i == 2 ? "\xce\x94Y" : "Y";
       d->equal_aspect = false;
-      d->scale = i == 2 ? RPE_HEATMAP_SCALE_SYMMETRIC : RPE_HEATMAP_SCALE_LINEAR;
-      d->colormap = i == 2 ? rpe_colormap_lookup ("rdbu") : options->colormap;
+      /* softmax outputs of values >= 0 are read on a linear map; signed outputs (L V, and
+       * every difference) on the diverging one, 0 at its centre */
+      if (i == 2 || kernel)
+        {
+          d->scale = RPE_HEATMAP_SCALE_SYMMETRIC;
+          d->colormap = options->colormap != NULL && rpe_colormap_is_diverging (options->colormap)
+                        ? options->colormap : rpe_colormap_lookup ("rdbu");
+        }
+      else
+        {
+          d->scale = RPE_HEATMAP_SCALE_LINEAR;
+          d->colormap = options->colormap;
+        }
     }
 
   f->labels[0] = g_strdup (ref_name);

@@ -1,6 +1,8 @@
 /* rpe-tensor-browser.c: the tensor browser dialog of an opened checkpoint. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-tensor-browser.h"
 
 struct _RpeTensorBrowser
@@ -13,6 +15,9 @@ struct _RpeTensorBrowser
   GtkDropDown       *layer_dropdown;
   GtkLabel          *module_label;
   guint              n_rows;
+  GPtrArray         *role_pickers;     /* GtkDropDown*, one per tensor row */
+  RpeTensorMap      *map;
+  gboolean           syncing;
 };
 
 G_DEFINE_FINAL_TYPE (RpeTensorBrowser, rpe_tensor_browser, ADW_TYPE_WINDOW)
@@ -40,7 +45,7 @@ update_layers (RpeTensorBrowser *self)
   GtkStringList *layers = gtk_string_list_new (NULL);
   g_autofree char *text = NULL;
 
-  gtk_string_list_append (layers, "first gate");
+  gtk_string_list_append (layers, _("default"));
   if (info != NULL && info->layers != NULL)
     for (guint i = 0; i < info->layers->len; i++)
       {
@@ -53,11 +58,35 @@ update_layers (RpeTensorBrowser *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->layer_dropdown),
                             info != NULL && info->layers != NULL && info->layers->len > 0);
   if (info != NULL)
-    text = g_strdup_printf ("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %u gated layer(s), %s naming",
-                            info->method == RPE_SPE_SINE ? "Sine" : "Conv", info->prefix, info->n_heads,
-                            info->n_features, info->method == RPE_SPE_SINE ? "K" : "L", info->size,
-                            info->layers != NULL ? info->layers->len : 0, info->convention);
-  gtk_label_set_text (self->module_label, text != NULL ? text : "No SPE module was recognised.");
+    {
+      GString *s = g_string_new (NULL);
+      g_autofree char *prefix = g_strescape (info->prefix, NULL);
+      g_autofree char *code = g_strescape (info->code_name, NULL);
+
+      g_string_printf (s, _("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %s naming.\nCode: %s"),
+                       info->method == RPE_SPE_SINE ? "Sine" : "Conv", prefix, info->n_heads,
+                       info->n_features, info->method == RPE_SPE_SINE ? "K" : "L", info->size,
+                       info->convention, code);
+      if (info->gates->len == 0)
+        g_string_append (s, _("\nNo gate."));
+      for (guint i = 0; i < info->gates->len; i++)
+        {
+          g_autofree char *gate = g_strescape (g_ptr_array_index (info->gates, i), NULL);
+          int layer = g_array_index (info->gate_layers, int, i);
+
+          if (layer >= 0)
+            g_string_append_printf (s, _("\nGate of layer %d: %s"), layer, gate);
+          else
+            g_string_append_printf (s, _("\nGate shared by all layers: %s"), gate);
+        }
+      if (info->pairing_note != NULL)
+        {
+          g_autofree char *note = g_strescape (info->pairing_note, NULL);
+          g_string_append_printf (s, _("\nAmbiguous: %s. Assign the gate role to one of them below."), note);
+        }
+      text = g_string_free (s, FALSE);
+    }
+  gtk_label_set_text (self->module_label, text != NULL ? text : _("No SPE module was recognised: assign roles to tensors below."));
 }
 
 static void
@@ -77,11 +106,67 @@ use_clicked (GtkButton        *button,
   const RpeSpeModuleInfo *info = module_at (self, module);
   int layer = -1;
 
-  if (info == NULL)
+  if (info == NULL && rpe_tensor_map_is_empty (self->map))
     return;
-  if (layer_index > 0 && info->layers != NULL && layer_index - 1 < info->layers->len)
+  if (info != NULL && layer_index > 0 && info->layers != NULL && layer_index - 1 < info->layers->len)
     layer = g_array_index (info->layers, int, layer_index - 1);
   rpe_tensor_browser_choose (self, module, layer);
+}
+
+/* ---- roles ---- */
+
+static void
+sync_role_pickers (RpeTensorBrowser *self)
+{
+  self->syncing = TRUE;
+  for (guint i = 0; i < self->role_pickers->len; i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (self->data->set, i);
+      RpeRole role;
+      guint selected = rpe_tensor_map_role_of (self->map, t->name, &role) ? (guint) role + 1 : 0;
+
+      gtk_drop_down_set_selected (g_ptr_array_index (self->role_pickers, i), selected);
+    }
+  self->syncing = FALSE;
+}
+
+static void
+role_picked (GtkDropDown      *dropdown,
+             GParamSpec       *pspec,
+             RpeTensorBrowser *self)
+{
+  guint row = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (dropdown), "rpe-row"));
+  guint selected = gtk_drop_down_get_selected (dropdown);
+  const RpeTensor *t;
+  RpeRole old;
+
+  if (self->syncing || self->data == NULL || (t = rpe_tensor_set_get (self->data->set, row)) == NULL)
+    return;
+  if (rpe_tensor_map_role_of (self->map, t->name, &old))
+    rpe_tensor_map_set (self->map, old, NULL);
+  if (selected > 0 && selected != GTK_INVALID_LIST_POSITION)
+    rpe_tensor_map_set (self->map, (RpeRole) (selected - 1), t->name);
+  /* one tensor per role: the picker of the tensor it replaced goes back to none */
+  sync_role_pickers (self);
+}
+
+static GtkWidget *
+role_picker_new (RpeTensorBrowser *self,
+                 guint             row)
+{
+  GtkStringList *roles = gtk_string_list_new (NULL);
+  GtkWidget *dropdown;
+
+  gtk_string_list_append (roles, _("no role"));
+  for (int r = 0; r < RPE_N_ROLES; r++)
+    gtk_string_list_append (roles, rpe_role_to_string ((RpeRole) r));
+  dropdown = gtk_drop_down_new (G_LIST_MODEL (roles), NULL);
+  gtk_widget_set_valign (dropdown, GTK_ALIGN_CENTER);
+  gtk_widget_set_tooltip_text (dropdown, _("Use this tensor as a parameter (as --map ROLE=TENSOR does)"));
+  g_object_set_data (G_OBJECT (dropdown), "rpe-row", GUINT_TO_POINTER (row));
+  g_signal_connect (dropdown, "notify::selected", G_CALLBACK (role_picked), self);
+  g_ptr_array_add (self->role_pickers, dropdown);
+  return dropdown;
 }
 
 static void
@@ -90,6 +175,8 @@ rpe_tensor_browser_dispose (GObject *object)
   RpeTensorBrowser *self = RPE_TENSOR_BROWSER (object);
 
   g_clear_pointer (&self->data, rpe_checkpoint_data_unref);
+  g_clear_pointer (&self->role_pickers, g_ptr_array_unref);
+  g_clear_pointer (&self->map, rpe_tensor_map_free);
   G_OBJECT_CLASS (rpe_tensor_browser_parent_class)->dispose (object);
 }
 
@@ -111,7 +198,9 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
 {
   GtkWidget *box, *header, *scrolled, *pickers, *button, *label;
 
-  gtk_window_set_default_size (GTK_WINDOW (self), 640, 520);
+  self->map = rpe_tensor_map_new ();
+  self->role_pickers = g_ptr_array_new ();
+  gtk_window_set_default_size (GTK_WINDOW (self), 720, 560);
   gtk_window_set_modal (GTK_WINDOW (self), TRUE);
   gtk_window_set_title (GTK_WINDOW (self), "Checkpoint Contents");
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -153,9 +242,10 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->module_dropdown), "The SPE module to explore");
   g_signal_connect (self->module_dropdown, "notify::selected", G_CALLBACK (module_changed), self);
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->module_dropdown));
-  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Gate"));
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new (_("Layer")));
   self->layer_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->layer_dropdown), "Which layer's gate to use (one code, one gate per layer)");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->layer_dropdown),
+                               _("Which layer: its gate, or its code and gate in an unshared model"));
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->layer_dropdown));
   button = gtk_button_new_with_mnemonic ("_Use Module");
   gtk_widget_add_css_class (button, "suggested-action");
@@ -185,10 +275,13 @@ rpe_tensor_browser_new (GtkWindow         *parent,
       g_autofree char *shape = rpe_tensor_shape_string (t);
       GtkWidget *row = adw_action_row_new ();
 
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), t->name[0] != '\0' ? t->name : "(unnamed array)");
+      g_autofree char *row_title = g_strescape (t->name, NULL);
+
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), row_title[0] != '\0' ? row_title : _("(unnamed array)"));
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), rpe_dtype_to_string (t->dtype));
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_label_new (shape));
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row), role_picker_new (self, i));
       gtk_list_box_append (self->tensors, row);
       self->n_rows++;
     }
@@ -229,8 +322,47 @@ rpe_tensor_browser_choose (RpeTensorBrowser *self,
 
   g_return_if_fail (RPE_IS_TENSOR_BROWSER (self));
   info = module_at (self, module);
-  if (info == NULL)
+  if (info == NULL && rpe_tensor_map_is_empty (self->map))
     return;
-  g_signal_emit (self, signals[SIGNAL_MODULE_CHOSEN], 0, info->prefix, layer);
+  g_signal_emit (self, signals[SIGNAL_MODULE_CHOSEN], 0, info != NULL ? info->prefix : NULL, layer);
   gtk_window_close (GTK_WINDOW (self));
+}
+
+const RpeTensorMap *
+rpe_tensor_browser_get_map (RpeTensorBrowser *self)
+{
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), NULL);
+  return self->map;
+}
+
+gboolean
+rpe_tensor_browser_assign (RpeTensorBrowser *self,
+                           const char       *name,
+                           int               role)
+{
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), FALSE);
+  g_return_val_if_fail (role >= -1 && role < RPE_N_ROLES, FALSE);
+
+  for (guint i = 0; i < self->role_pickers->len; i++)
+    if (g_strcmp0 (rpe_tensor_set_get (self->data->set, i)->name, name) == 0)
+      {
+        gtk_drop_down_set_selected (g_ptr_array_index (self->role_pickers, i), (guint) (role + 1));
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+rpe_tensor_browser_get_row_role (RpeTensorBrowser *self,
+                                 guint             row)
+{
+  GtkDropDown *dropdown;
+  guint selected;
+
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), NULL);
+  if (row >= self->role_pickers->len)
+    return NULL;
+  dropdown = g_ptr_array_index (self->role_pickers, row);
+  selected = gtk_drop_down_get_selected (dropdown);
+  return selected > 0 && selected != GTK_INVALID_LIST_POSITION ? rpe_role_to_string ((RpeRole) (selected - 1)) : "";
 }

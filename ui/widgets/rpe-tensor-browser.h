@@ -1,12 +1,16 @@
 /* rpe-tensor-browser.h: what a checkpoint holds (name, dtype, shape of every
- * tensor) and which SPE modules were recognised, with module and layer
- * pickers.  "Use Module" emits "module-chosen" (prefix, layer; layer -1 = the
- * first gate) and closes. */
+ * tensor) and which SPE modules were recognised (each with its gates), with
+ * module and layer pickers, and beside every tensor a role picker: assigning
+ * tensors to roles (freqs, conv_k, gate, ...) builds the same map as the CLI's
+ * --map ROLE=TENSOR.  "Use Module" emits "module-chosen" (prefix, layer; layer
+ * -1 = the default) and closes; the receiver reads the map with
+ * rpe_tensor_browser_get_map. */
 #pragma once
 
 #include <adwaita.h>
 
 #include "rpe-compute.h"
+#include "rpe-tensor-map.h"
 
 G_BEGIN_DECLS
 
@@ -23,5 +27,15 @@ guint              rpe_tensor_browser_get_n_rows  (RpeTensorBrowser  *self);
 void               rpe_tensor_browser_choose      (RpeTensorBrowser  *self,
                                                    guint              module,
                                                    int                layer);
+/* The roles assigned so far (never NULL; empty when none). */
+const RpeTensorMap *rpe_tensor_browser_get_map    (RpeTensorBrowser  *self);
+/* Assigns tensor `name` to `role` (-1: no role) as the picker beside it does;
+ * FALSE if the checkpoint has no such tensor. */
+gboolean           rpe_tensor_browser_assign      (RpeTensorBrowser  *self,
+                                                   const char        *name,
+                                                   int                role);
+/* The role shown beside row i ("" when none). */
+const char        *rpe_tensor_browser_get_row_role (RpeTensorBrowser *self,
+                                                    guint             row);
 
 G_END_DECLS

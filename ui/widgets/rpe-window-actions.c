@@ -159,25 +159,46 @@ module_chosen (RpeTensorBrowser *browser,
                RpeWindow        *self)
 {
   RpeCheckpointData *data = rpe_tensor_browser_get_data (browser);
+  const RpeTensorMap *map = rpe_tensor_browser_get_map (browser);
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
   RpeSpeParams params = { 0 };
   g_autoptr (GError) error = NULL;
   g_autofree char *base = g_path_get_basename (data->path);
   g_autofree char *source = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *mapped = NULL;
 
-  if (!rpe_checkpoint_load_spe (data->set, prefix, layer, &params, &error))
+  sel.prefix = prefix;
+  sel.layer = layer;
+  sel.map = rpe_tensor_map_is_empty (map) ? NULL : map;
+  if (sel.map != NULL
+      && (rpe_tensor_map_has_any (map, RPE_ROLE_SINE_FREQS, RPE_ROLE_SINE_GAINS)
+          || rpe_tensor_map_has_any (map, RPE_ROLE_CONV_Q, RPE_ROLE_CONV_K)))
+    sel.prefix = NULL;             /* the mapped tensors name the module */
+  if (!rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
     {
-      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s", prefix, error->message);
+      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s",
+                                               prefix != NULL ? prefix : "(mapped)", error->message);
 
       _rpe_window_show_message (self, text);
       return;
     }
-  source = layer >= 0 ? g_strdup_printf ("%s module “%s”, gate of layer %d", base, prefix, layer)
-                      : g_strdup_printf ("%s module “%s”", base, prefix);
+  mapped = sel.map != NULL ? rpe_tensor_map_to_string (map) : NULL;
+  if (mapped != NULL)
+    source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
+                        : g_strdup_printf ("%s, mapped %s", base, mapped);
+  else
+    source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
+                        : g_strdup_printf ("%s module “%s”", base, prefix);
   if (params.method == RPE_SPE_SINE)
     rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
   else
     rpe_explorer_state_set_modules (self->state, NULL, NULL, &params, source, &error);
-  g_object_set (self->state, "spe-kind", params.method, NULL);
+  /* a gated module shows its gated templates, as the CLI does */
+  g_object_set (self->state, "spe-kind", params.method, "gated", params.gate != NULL, NULL);
+  _rpe_window_show_message (self, NULL);
+  if (note != NULL)
+    adw_toast_overlay_add_toast (self->toasts, adw_toast_new (note));
   rpe_spe_params_clear (&params);
 }
 

@@ -152,6 +152,9 @@ open_done (GObject      *source,
     self->from_demo = FALSE;
     if (data->have_sine != data->have_conv)
       g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
+    /* a gated checkpoint shows its gated templates, as the CLI does */
+    g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
+                                        || (data->have_conv && data->conv.gate != NULL), NULL);
     _rpe_window_show_message (self, NULL);
     g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
     self->checkpoint = rpe_checkpoint_data_ref (data);
