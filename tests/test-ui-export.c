@@ -23,6 +23,7 @@
 
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
+#include "rpe-heatmap-view.h"
 #include "rpe-window.h"
 #include "rpe-ui-wait.h"
 
@@ -930,6 +931,64 @@ test_dialog_preset (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* F11 presentation mode: the window asks for full screen, hides the sidebar, marks
+ * itself for large text (the plots' text grows: measured on the heatmap's render
+ * data), and F11 again restores the sidebar as it was; the exported figure does not
+ * change (it is the publication figure, not the screen). */
+static void
+test_presentation (void)
+{
+  RpeWindow *window = open_window ();
+  RpeHeatmapData data;
+  g_autofree char *before = tmp_path ("presentation-before.png");
+  g_autofree char *during = tmp_path ("presentation-during.png");
+  g_autofree char *a = NULL, *b = NULL;
+  gsize la, lb;
+  GtkWidget *heatmap = NULL;
+
+  gboolean sidebar;
+
+  show_view (window, RPE_WINDOW_VIEW_TEACHING);
+  sidebar = rpe_window_get_sidebar_visible (window);
+  g_assert_true (rpe_window_export_view (window, before, NULL));
+  /* a heatmap of the teaching view */
+  for (GtkWidget *w = gtk_widget_get_first_child (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
+       w != NULL && heatmap == NULL;)
+    {
+      if (RPE_IS_HEATMAP_VIEW (w))
+        heatmap = w;
+      else if (gtk_widget_get_first_child (w) != NULL)
+        w = gtk_widget_get_first_child (w);
+      else
+        {
+          while (w != NULL && gtk_widget_get_next_sibling (w) == NULL)
+            w = gtk_widget_get_parent (w);
+          w = w != NULL ? gtk_widget_get_next_sibling (w) : NULL;
+        }
+    }
+  g_assert_nonnull (heatmap);
+  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
+  g_assert_cmpfloat (data.font_scale, ==, 0.0);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
+  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
+  g_assert_false (rpe_window_get_sidebar_visible (window));
+  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
+  g_assert_cmpfloat (data.font_scale, >, 1.4);
+  g_assert_true (rpe_window_export_view (window, during, NULL));
+  g_assert_true (g_file_get_contents (before, &a, &la, NULL));
+  g_assert_true (g_file_get_contents (during, &b, &lb, NULL));
+  g_assert_cmpuint (la, ==, lb);
+  g_assert_true (memcmp (a, b, la) == 0);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
+  g_assert_false (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
+  g_assert_cmpint (rpe_window_get_sidebar_visible (window), ==, sidebar);
+  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
+  g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -942,6 +1001,7 @@ main (int   argc,
   g_test_add_func ("/ui/export/failures", test_failures);
   g_test_add_func ("/ui/export/dialog", test_dialog);
   g_test_add_func ("/ui/export/dialog-preset", test_dialog_preset);
+  g_test_add_func ("/ui/export/presentation", test_presentation);
 
   return g_test_run ();
 }

@@ -445,8 +445,11 @@ main (int   argc,
   g_test_add_func ("/ui/render/pure", test_render_pure);
 
   ret = g_test_run ();
-  /* Drop cairo's font caches so leak checkers see only our own allocations. */
+  /* Drop the figure fonts so leak checkers see only our own allocations.  (Cairo's own
+   * static caches are not reset: Pango, which lays out the figures' text, finishes its
+   * fontconfig set-up on a thread of its own and may hold fonts until exit, and
+   * cairo_debug_reset_static_data asserts that no font is alive; they are reachable,
+   * not leaked.) */
   rpe_text_release_fonts ();
-  cairo_debug_reset_static_data ();
   return ret;
 }

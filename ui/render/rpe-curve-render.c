@@ -638,7 +638,8 @@ draw_series (cairo_t              *cr,
              double                font)
 {
   const RpeCurveSeries *se = &plot->series[s];
-  double rgba[4], lw = se->line_width > 0.0 ? se->line_width : 1.5;
+  /* lines thicken with large text (a slide), as they would in print */
+  double rgba[4], lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, font / 12.0);
   bool open = false;
 
   if (se->x == NULL || se->y == NULL || se->n == 0)
@@ -817,7 +818,7 @@ draw_legend (cairo_t            *cr,
     for (size_t s = 0; s < plot->n_series; s++)
       {
         const RpeCurveSeries *se = &plot->series[s];
-        double rgba[4], y, lw = se->line_width > 0.0 ? se->line_width : 1.5;
+        double rgba[4], y, lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, lay->font / 12.0);
 
         if (se->label == NULL || se->label[0] == '\0')
           continue;

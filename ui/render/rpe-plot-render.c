@@ -1191,11 +1191,31 @@ grid_layout (cairo_t              *cr,
   memset (gl, 0, sizeof *gl);
   if (grid == NULL || grid->cells == NULL || grid->n_cells == 0 || !(width > 0.0) || !(height > 0.0))
     return false;
-  gl->n_cols = grid->n_columns > 0 ? grid->n_columns : (size_t) ceil (sqrt ((double) grid->n_cells));
+  gl->font = (grid->font_size > 0.0 ? grid->font_size : rpe_plot_auto_font (width, height)) * scale;
+  if (grid->n_columns > 0)
+    gl->n_cols = grid->n_columns;
+  else
+    {
+      /* the number of columns that gives the largest square cells, each cell keeping room
+       * for its title and tick numbers (about 3.5 lines across and down); ties: squarer */
+      double best = -INFINITY, room = gl->font * 3.5;
+
+      gl->n_cols = 1;
+      for (size_t c = 1; c <= grid->n_cells && c <= 64; c++)
+        {
+          size_t r = (grid->n_cells + c - 1) / c;
+          double side = fmin (width * 0.8 / (double) c - room, height * 0.85 / (double) r - room);
+
+          if (side > best + 1e-9)
+            {
+              best = side;
+              gl->n_cols = c;
+            }
+        }
+    }
   if (gl->n_cols > grid->n_cells)
     gl->n_cols = grid->n_cells;
   gl->n_rows = (grid->n_cells + gl->n_cols - 1) / gl->n_cols;
-  gl->font = (grid->font_size > 0.0 ? grid->font_size : rpe_plot_auto_font (width, height)) * scale;
   gl->gap = fmax (2.0, gl->font * 0.3);
   label_h = gl->font * 1.2;
 

@@ -59,6 +59,13 @@ rpe_curve_view_get_plot (RpeCurveView *self,
   plot->y_log = self->y_log;
   plot->x_marker = self->marker;
   plot->x_marker_label = self->marker_label;
+  {
+    /* presentation mode (F11): text for the back of a classroom */
+    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+    if (root != NULL && gtk_widget_has_css_class (GTK_WIDGET (root), "presentation"))
+      plot->font_scale = 1.6;
+  }
 }
 
 static void

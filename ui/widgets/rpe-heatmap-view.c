@@ -53,6 +53,13 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
   data->train_length = self->train_length;
   data->show_axes = self->show_axes;
   data->equal_aspect = self->equal_aspect;
+  {
+    /* presentation mode (F11): text for the back of a classroom */
+    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+    if (root != NULL && gtk_widget_has_css_class (GTK_WIDGET (root), "presentation"))
+      data->font_scale = 1.6;
+  }
 }
 
 static void

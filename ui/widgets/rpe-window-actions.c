@@ -343,6 +343,45 @@ action_toggle_sidebar (GtkWidget  *widget,
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
+/* F11: presentation (teaching) mode: full screen, large text in the controls and the
+ * plots (the .presentation style class; the plots read it), and only the controls of
+ * the current view: the sidebar of parameters is hidden (and comes back as it was). */
+static void
+action_presentation (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  gboolean on = !gtk_widget_has_css_class (widget, "presentation");
+
+  if (on)
+    {
+      g_object_set_data (G_OBJECT (self), "rpe-presentation-flap",
+                         GINT_TO_POINTER (adw_flap_get_reveal_flap (self->flap) ? 2 : 1));
+      adw_flap_set_reveal_flap (self->flap, FALSE);
+      gtk_widget_add_css_class (widget, "presentation");
+      gtk_window_fullscreen (GTK_WINDOW (self));
+    }
+  else
+    {
+      int flap = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (self), "rpe-presentation-flap"));
+
+      gtk_widget_remove_css_class (widget, "presentation");
+      gtk_window_unfullscreen (GTK_WINDOW (self));
+      if (flap != 0)
+        adw_flap_set_reveal_flap (self->flap, flap == 2);
+    }
+  /* the plots draw their text larger or smaller */
+  gtk_widget_queue_draw (widget);
+  {
+    GtkWidget *w = widget;
+
+    /* every descendant: the plots cache nothing, a redraw is enough */
+    for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+      gtk_widget_queue_draw (c);
+  }
+}
+
 static void
 action_cancel (GtkWidget  *widget,
                const char *action_name,
@@ -440,6 +479,8 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.presentation", NULL, action_presentation);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F11, 0, "win.presentation", NULL);
   gtk_widget_class_install_action (widget_class, "win.dismiss-message", NULL, action_dismiss);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
