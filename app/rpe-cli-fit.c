@@ -565,7 +565,7 @@ rpe_cli_fit (int argc, char **argv)
     { "target-file", 0, 0, G_OPTION_ARG_FILENAME, &f.target_file, "file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)", "W.npy" },
     { "fastrpb", 0, 0, G_OPTION_ARG_FILENAME, &f.fastrpb, "fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)", "FILE" },
     { "fastrpb-tensor", 0, 0, G_OPTION_ARG_STRING, &f.fastrpb_tensor, "fastrpb: the tensor's name in the checkpoint", "NAME" },
-    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, "Levenberg-Marquardt / ALS iterations (default 100)", "I" },
+    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, "Levenberg-Marquardt / ALS iterations (default 40)", "I" },
     { NULL }
   };
 
@@ -665,7 +665,7 @@ rpe_cli_fit (int argc, char **argv)
           gsize s = g_array_index (sweep, gsize, i);
           char buf[G_ASCII_DTOSTR_BUF_SIZE];
 
-          if (!fit_once (&f, method, H, D, s, n, target, profile, NULL, &err, &error))
+          if (!fit_once (&f, method, H, D, s, n, target, profile, s == size && set == NULL ? &set : NULL, &err, &error))
             {
               fprintf (stderr, "rpe fit: %s\n", error->message);
               status = rpe_cli_exit_code_for_error (error);
@@ -683,7 +683,32 @@ rpe_cli_fit (int argc, char **argv)
         }
     }
 
-  if (!fit_once (&f, method, H, D, size, n, target, profile, &set, &err, &error))
+  /* the requested size, unless the sweep fitted it already (then its profile is redone from
+   * the same parameters for the CSV) */
+  if (set != NULL)
+    {
+      RpeSpeParams back = { 0 };
+      RpeStatus st;
+
+      if (!rpe_checkpoint_load_spe (set, NULL, -1, &back, &error))
+        {
+          fprintf (stderr, "rpe fit: %s\n", error->message);
+          status = EXIT_FAILURE_OTHER;
+          goto done;
+        }
+      back.n_heads = H;
+      back.n_features = D;
+      st = rpe_fit_profile (&back, n, f.gated, profile);
+      rpe_spe_params_clear (&back);
+      if (!rpe_cli_status_error (st, "fit profile", &error))
+        {
+          fprintf (stderr, "rpe fit: %s\n", error->message);
+          status = EXIT_FAILURE_OTHER;
+          goto done;
+        }
+      err = rpe_fit_relative_error (H, n, target, profile);
+    }
+  else if (!fit_once (&f, method, H, D, size, n, target, profile, &set, &err, &error))
     {
       fprintf (stderr, "rpe fit: %s\n", error->message);
       status = rpe_cli_exit_code_for_error (error);

@@ -12,7 +12,7 @@
 #include "rpe-alloc.h"
 #include "rpe-fit.h"
 
-#define DEFAULT_ITER 100
+#define DEFAULT_ITER 40
 
 /* ---- transforms ------------------------------------------------------------------ */
 
@@ -452,7 +452,7 @@ sine_refine (const double *y, size_t n, size_t m, double *comp, size_t max_iter)
   if (gsl_multifit_nlinear_init (x, &fdf, w) == GSL_SUCCESS)
     {
       const gsl_vector *sol;
-      int status = gsl_multifit_nlinear_driver (max_iter, 1e-12, 1e-12, 1e-14, NULL, NULL, &info, w);
+      int status = gsl_multifit_nlinear_driver (max_iter, 1e-10, 1e-12, 1e-12, NULL, NULL, &info, w);
 
       /* any exit (converged, max iterations, no further progress) leaves the best point so far
        * in the workspace: the trust region method only accepts steps that lower the cost */

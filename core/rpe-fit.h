@@ -109,7 +109,7 @@ typedef struct
   size_t       n_features;  /* D */
   size_t       size;        /* K (sine) or L (conv) */
   bool         gated;
-  size_t       max_iter;    /* LM / ALS iterations; 0 = default (100) */
+  size_t       max_iter;    /* LM / ALS iterations; 0 = default (40) */
 } RpeFitConfig;
 
 /* Fits params (initialised by the call; effective values) to target (H, 2N-1).

@@ -21,6 +21,8 @@ set -x
 "$rpe" export spe-vs-rpe --checkpoint "$demo" --method conv --head 0 --length 96 --realizations 64 \
   --train-length 64 --preset page --dpi 150 -o "$out/spe-vs-rpe.png"
 "$rpe" export error --checkpoint "$demo" --length 32 --preset column --dpi 150 -o "$out/error.png"
+"$rpe" export error --checkpoint "$demo" --length 32 --realizations-list 4,8,16,32,64,128,256 --seeds 8 \
+  --noise-scheme iid,orthogonal,antithetic,sobol --preset page --dpi 150 -o "$out/noise-error.png"
 "$rpe" export profile --checkpoint "$demo" --head 0 --length 64 --preset page --dpi 150 -o "$out/profile.png"
 "$rpe" export extrapolation --checkpoint "$demo" --train-length 32 --max-length 128 \
   --preset page --dpi 150 -o "$out/extrapolation.png"
