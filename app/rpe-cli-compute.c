@@ -21,6 +21,7 @@ typedef struct
   RpeSpeParams         params;
   gboolean             gated;    /* apply the gate (params has one and --no-gate not given) */
   int                  exit_code;
+  gsize                streamed; /* elements appended to the open writer */
 } Ctx;
 
 static gboolean
@@ -412,12 +413,25 @@ open_writer (Ctx *c, const char *path, gsize ndim, const gsize *shape, GError **
   w = rpe_npy_writer_new (path, ndim, shape, c->o->f64, error);
   if (w == NULL)
     c->exit_code = 1;
+  c->streamed = 0;
   return w;
 }
 
 static gboolean
 append_slab (Ctx *c, RpeNpyWriter *w, const float *slab, gsize count, GError **error)
 {
+  /* a result that overflowed float32 from finite inputs is an error naming
+   * where (the caller aborts the writer: nothing is left behind) */
+  for (gsize i = 0; i < count; i++)
+    if (!isfinite (slab[i]))
+      {
+        c->exit_code = 2;
+        return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                              "the result would hold %g at flat index %zu (C order): the parameters or "
+                              "inputs are finite but too large for float32 arithmetic; nothing was written",
+                              (double) slab[i], (size_t) (c->streamed + i));
+      }
+  c->streamed += count;
   if (rpe_npy_writer_append (w, slab, count, error))
     return TRUE;
   c->exit_code = 1;
@@ -774,6 +788,7 @@ rpe_cli_compute (int argc, char **argv)
   const char *what;
   gboolean ok = FALSE;
   int status;
+  g_auto(GStrv) given = NULL;
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_opt, "Write the result here (.npy)", "OUT.npy" },
     { "out-keys", 0, 0, G_OPTION_ARG_FILENAME, &out_keys_opt, "codes/encode: write the keys' array here", "K.npy" },
@@ -781,6 +796,7 @@ rpe_cli_compute (int argc, char **argv)
   };
 
   rpe_cli_options_init (&o);
+  given = g_strdupv (argv);
   context = g_option_context_new ("WHAT - compute an array");
   g_option_context_set_summary (context,
     "WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
@@ -817,11 +833,24 @@ rpe_cli_compute (int argc, char **argv)
       rpe_cli_options_clear (&o);
       return 2;
     }
+  if (!rpe_cli_check_options ("compute", what, given, &error))
+    {
+      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      rpe_cli_options_clear (&o);
+      return 2;
+    }
   if (o.out == NULL)
     {
       fprintf (stderr, "rpe compute: -o OUT.npy is required\n");
       rpe_cli_options_clear (&o);
       return 2;
+    }
+
+  if (!rpe_cli_check_output (&o, o.out, &error) || !rpe_cli_check_output (&o, o.out_keys, &error))
+    {
+      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      rpe_cli_options_clear (&o);
+      return 1;
     }
 
   c.o = &o;

@@ -21,6 +21,7 @@
 #include "rpe-checkpoint-ape.h"
 #include "rpe-demos.h"
 #include "rpe-cli.h"
+#include "rpe-file.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAILURE_OTHER 1
@@ -878,6 +879,7 @@ rpe_cli_curves (int argc, char **argv)
   const char *what = NULL;
   GOptionGroup *group;
   int status = 0;
+  g_auto(GStrv) given = g_strdupv (argv);
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, "Write the CSV here", "OUT.csv" },
     { NULL }
@@ -948,6 +950,12 @@ rpe_cli_curves (int argc, char **argv)
       status = EXIT_USAGE;
       goto done;
     }
+  if (!rpe_cli_check_options ("curves", what, given, &error))
+    {
+      fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+      status = EXIT_USAGE;
+      goto done;
+    }
   if (!g_str_equal (what, "error") && o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
     {
       fprintf (stderr, "rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n", what);
@@ -961,6 +969,12 @@ rpe_cli_curves (int argc, char **argv)
       goto done;
     }
 
+  if (!rpe_cli_check_output (&o, co.out, &error))
+    {
+      fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+      status = EXIT_FAILURE_OTHER;
+      goto done;
+    }
   c.o = &o;
   c.co = &co;
   if (g_str_equal (what, "profile"))
@@ -979,9 +993,13 @@ rpe_cli_curves (int argc, char **argv)
 
       if (st == RPE_OK)
         st = rpe_curve_table_set_meta (u, "curve", what);
-      if (st == RPE_OK)
-        st = rpe_curve_table_write_csv (u, co.out, &err);
-      if (st != RPE_OK)
+      g_clear_error (&error);
+      if (!rpe_output_check (co.out, &error))
+        {
+          fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+          status = EXIT_FAILURE_OTHER;
+        }
+      else if (st != RPE_OK || (st = rpe_curve_table_write_csv (u, co.out, &err)) != RPE_OK)
         {
           fprintf (stderr, "rpe curves %s: cannot write '%s': %s\n", what, co.out,
                    err ? g_strerror (err) : rpe_status_to_string (st));

@@ -1052,6 +1052,7 @@ rpe_cli_export (int argc, char **argv)
   gboolean curves, ok = FALSE;
   int status = 0;
   GOptionGroup *group;
+  g_auto(GStrv) given = g_strdupv (argv);
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
@@ -1132,6 +1133,12 @@ rpe_cli_export (int argc, char **argv)
       status = EXIT_USAGE;
       goto done;
     }
+  if (!curves && !rpe_cli_check_options ("export", view, given, &error))
+    {
+      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      status = EXIT_USAGE;
+      goto done;
+    }
 
   if (g_str_equal (view, "curves"))
     {
@@ -1179,6 +1186,12 @@ rpe_cli_export (int argc, char **argv)
       goto done;
     }
 
+  if (eo.out != NULL && !rpe_cli_check_output (&o, eo.out, &error))
+    {
+      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      status = EXIT_FAILURE_OTHER;
+      goto done;
+    }
   c.view = view;
   c.o = &o;
   c.eo = &eo;

@@ -328,6 +328,7 @@ rpe_cli_export_outputs (int    argc,
   RpeOutputs outs = { 0 };
   RpeOutputsFigure *fig = NULL;
   g_autoptr (GOptionContext) context = NULL;
+  g_auto (GStrv) given = NULL;
   g_autoptr (GError) error = NULL;
   RpeExportFormat format;
   RpeExportSize size = { 0 };
@@ -347,6 +348,7 @@ rpe_cli_export_outputs (int    argc,
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
+  given = g_strdupv (argv);
   context = g_option_context_new ("outputs - Y of exact and SPE attention for chosen values V");
   g_option_context_add_main_entries (context, main_entries, NULL);
   add_common_entries (context, &x, &o);
@@ -366,6 +368,12 @@ rpe_cli_export_outputs (int    argc,
   if (argc != 2)
     {
       fprintf (stderr, "rpe export outputs: too many arguments\n");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!rpe_cli_check_options ("export", "outputs", given, &error))
+    {
+      fprintf (stderr, "rpe export outputs: %s\n", error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -465,6 +473,7 @@ rpe_cli_curves_output_error (int    argc,
   RpeOutputs outs = { 0 };
   RpeCurveTable *t = NULL;
   g_autoptr (GOptionContext) context = NULL;
+  g_auto (GStrv) given = NULL;
   g_autoptr (GError) error = NULL;
   gsize rlist[MAX_LIST], nr = 0;
   int status = 0, err = 0;
@@ -477,6 +486,7 @@ rpe_cli_curves_output_error (int    argc,
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
+  given = g_strdupv (argv);
   context = g_option_context_new ("output-error - relative error of the SPE output against position or R");
   g_option_context_set_summary (context,
     "err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
@@ -501,6 +511,12 @@ rpe_cli_curves_output_error (int    argc,
   if (argc != 2)
     {
       fprintf (stderr, "rpe curves output-error: too many arguments\n");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!rpe_cli_check_options ("curves", "output-error", given, &error))
+    {
+      fprintf (stderr, "rpe curves output-error: %s\n", error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -620,6 +636,12 @@ rpe_cli_curves_output_error (int    argc,
     st = meta_size (t, "N_train", s.train_length);
   if (!rpe_cli_status_error (st, "output error", &error))
     goto report;
+  if (!rpe_cli_check_output (&o, x.out, &error))
+    {
+      fprintf (stderr, "rpe curves output-error: %s\n", error->message);
+      status = EXIT_FAILURE_OTHER;
+      goto done;
+    }
   st = rpe_curve_table_write_csv (t, x.out, &err);
   if (st != RPE_OK)
     {

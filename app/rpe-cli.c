@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <signal.h>
+
 #include <glib.h>
 
 #include "rpe-alloc.h"
@@ -19,6 +21,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-npy.h"
 #include "rpe-rng.h"
 #include "rpe-spe.h"
@@ -197,6 +200,13 @@ parse_memory_budget (const char *option_name, const char *value, gpointer data, 
   return TRUE;
 }
 
+static gboolean
+parse_force (const char *option_name, const char *value, gpointer data, GError **error)
+{
+  rpe_output_set_force (TRUE);
+  return TRUE;
+}
+
 GOptionGroup *
 rpe_cli_parameter_group (RpeCliOptions *o)
 {
@@ -230,6 +240,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "head", 0, 0, G_OPTION_ARG_INT, &o->head, "Restrict a template to head h", "h" },
     { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, "Restrict a template to feature d", "d" },
     { "f64", 0, 0, G_OPTION_ARG_NONE, &o->f64, "Write float64 instead of float32", NULL },
+    { "force", 0, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer) parse_force, "Replace an existing output even if it is write-protected", NULL },
     { "memory-budget", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer) parse_memory_budget, "The most memory one computation may use (default RPE_MEMORY_BUDGET, else 75% of RAM)", "SIZE" },
     { "lrpe-p", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_p, "LRPE P (default identity)", "identity|householder|permutation|odd-even|fourier|dct" },
     { "lrpe-lambda", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_lambda, "LRPE Lambda (default rotation)", "rotation|mixed|complex|permutation" },
@@ -254,6 +265,141 @@ rpe_cli_parameter_group (RpeCliOptions *o)
 
   g_option_group_add_entries (group, entries);
   return group;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Which command uses which option                                          */
+
+/* Every option a command does not use is refused (exit 2) with a message
+ * naming the command and the option, so that a misplaced option never goes
+ * silently unused (`rpe curves error --noise Z.npy` is an error, not a no-op).
+ *
+ * HOW TO ADD AN OPTION: add its GOptionEntry where it belongs (the parameter
+ * group above, or the command's own entries), then add ONE row here: the long
+ * name without "--", whether it takes a value, and the space-separated
+ * commands that use it, as "COMMAND:SUB" glob patterns (g_pattern_match_simple),
+ * SUB being the compute WHAT, the curves KIND or the export VIEW:
+ *     { "my-option", TRUE, "compute:template compute:lrpe-* curves:*" },
+ * An option with no row is accepted by every command that parses it.  Each
+ * command calls rpe_cli_check_options (command, sub, argv) with its argv as
+ * given (before g_option_context_parse), once it knows SUB.
+ *
+ * `rpe export` passes every view the whole parameter group (a view may be
+ * drawn from any of them), so its rows say "export:*" where a view may use it. */
+typedef struct
+{
+  const char *name;
+  gboolean    has_arg;
+  const char *used_by;
+} OptionUse;
+
+#define SPE_WHATS "compute:template compute:empirical compute:codes compute:encode compute:logits " \
+                  "compute:attention compute:linear compute:rpe-logits"
+#define CODE_WHATS "compute:empirical compute:codes compute:encode compute:logits compute:attention " \
+                   "compute:linear"
+#define INPUT_WHATS "compute:encode compute:logits compute:attention compute:linear compute:rpe-logits " \
+                    "compute:lrpe-* compute:fastrpb"
+
+static const OptionUse option_uses[] = {
+  { "checkpoint", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
+  { "prefix", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
+  { "layer", TRUE, SPE_WHATS " curves:* export:*" },
+  { "method", TRUE, SPE_WHATS " curves:* export:*" },
+  { "heads", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
+  { "features", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
+  { "sines", TRUE, SPE_WHATS " curves:* export:*" },
+  { "kernel", TRUE, SPE_WHATS " curves:* export:*" },
+  { "no-gate", FALSE, SPE_WHATS " curves:* export:*" },
+  { "length", TRUE, "compute:* curves:* export:*" },
+  { "realizations", TRUE, CODE_WHATS " curves:error curves:extrapolation curves:output-error export:*" },
+  { "seed", TRUE, "compute:* curves:* export:*" },
+  { "noise", TRUE, CODE_WHATS " export:*" },
+  { "gate-noise", TRUE, "compute:empirical compute:encode compute:logits compute:attention compute:linear export:*" },
+  { "queries", TRUE, INPUT_WHATS " curves:output-error export:*" },
+  { "keys", TRUE, INPUT_WHATS " curves:output-error export:*" },
+  { "values", TRUE, "compute:linear compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
+  { "content", TRUE, INPUT_WHATS " curves:profile curves:extrapolation curves:output-error export:*" },
+  { "feature-map", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
+  { "performer-features", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
+  { "dpfp-nu", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
+  { "exact", FALSE, "compute:logits compute:attention export:*" },
+  { "causal", FALSE, "compute:logits compute:attention compute:linear compute:rpe-logits compute:lrpe-attention "
+                     "compute:lrpe-linear compute:fastrpb curves:profile curves:extrapolation curves:output-error export:*" },
+  { "relative-embeddings", TRUE, "compute:rpe-logits" },
+  { "head", TRUE, "compute:template compute:empirical curves:* export:*" },
+  { "feature", TRUE, "compute:template compute:empirical curves:* export:*" },
+  { "f64", FALSE, "compute:*" },
+  { "lrpe-p", TRUE, "compute:lrpe-* curves:profile curves:extrapolation export:*" },
+  { "lrpe-lambda", TRUE, "compute:lrpe-* curves:profile curves:extrapolation export:*" },
+  { "lrpe-theta", TRUE, "compute:lrpe-* curves:profile curves:extrapolation export:*" },
+  { "lrpe-norm", TRUE, "compute:lrpe-linear" },
+  { "lrpe-before", FALSE, "compute:lrpe-attention compute:lrpe-linear" },
+  { "train-length", TRUE, "compute:lrpe-* curves:* export:*" },
+  { "bias", TRUE, "compute:fastrpb curves:profile curves:extrapolation export:*" },
+  { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
+  { "bias-rows", TRUE, "compute:fastrpb" },
+  { "bias-cols", TRUE, "compute:fastrpb" },
+  { "fastrpb-attention", TRUE, "compute:fastrpb" },
+  { "out-keys", TRUE, "compute:codes compute:encode compute:lrpe-encode" },
+  { "force", FALSE, "compute:* curves:* export:*" },
+  /* rpe curves' own options */
+  { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
+  { "seeds", TRUE, "curves:error" },
+  { "against", TRUE, "curves:error" },
+  { "models", TRUE, "curves:profile curves:extrapolation" },
+  { "max-length", TRUE, "curves:extrapolation" },
+  { "window", TRUE, "curves:extrapolation" },
+  { "block", TRUE, "curves:extrapolation" },
+};
+
+static gboolean
+option_used_by (const OptionUse *u,
+                const char      *id)
+{
+  g_auto (GStrv) patterns = g_strsplit (u->used_by, " ", -1);
+
+  for (guint i = 0; patterns[i] != NULL; i++)
+    if (patterns[i][0] != '\0' && g_pattern_match_simple (patterns[i], id))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+rpe_cli_check_options (const char  *command,
+                       const char  *sub,
+                       char       **argv,
+                       GError     **error)
+{
+  g_autofree char *id = g_strdup_printf ("%s:%s", command, sub != NULL ? sub : "");
+
+  for (guint i = 1; argv != NULL && argv[i] != NULL; i++)
+    {
+      const char *arg = argv[i];
+      g_autofree char *name = NULL;
+      const char *eq;
+
+      if (g_str_equal (arg, "--"))
+        break;
+      if (!g_str_has_prefix (arg, "--"))
+        continue;
+      eq = strchr (arg, '=');
+      name = eq != NULL ? g_strndup (arg + 2, (gsize) (eq - arg - 2)) : g_strdup (arg + 2);
+      for (guint k = 0; k < G_N_ELEMENTS (option_uses); k++)
+        {
+          const OptionUse *u = &option_uses[k];
+
+          if (!g_str_equal (u->name, name))
+            continue;
+          if (!option_used_by (u, id))
+            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                  "--%s is not used by 'rpe %s %s'; remove it (see 'rpe %s --help-all')",
+                                  name, command, sub != NULL ? sub : "", command);
+          if (u->has_arg && eq == NULL && argv[i + 1] != NULL)
+            i++;   /* skip the option's value */
+          break;
+        }
+    }
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -832,6 +978,21 @@ rpe_cli_encode (const RpeSpeParams *params,
 /* Output                                                                   */
 
 gboolean
+rpe_cli_check_output (const RpeCliOptions *o,
+                      const char          *path,
+                      GError             **error)
+{
+  const char *inputs[] = {
+    o->checkpoint, o->noise, o->gate_noise, o->queries, o->keys, o->values,
+    o->relative_embeddings, o->bias, o->bias_rows, o->bias_cols,
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (inputs); i++)
+    rpe_file_add_input (inputs[i]);
+  return path == NULL || rpe_output_check (path, error);
+}
+
+gboolean
 rpe_cli_write (const RpeCliOptions *o,
                const char          *path,
                const float         *data,
@@ -840,6 +1001,34 @@ rpe_cli_write (const RpeCliOptions *o,
                int                 *exit_code,
                GError             **error)
 {
+  gsize count;
+
+  /* a result that overflowed float32 (finite parameters can: gains of 3e38) is
+   * an error that names where, never an array of inf written with exit 0 */
+  if (rpe_size_prod (&count, ndim, shape))
+    for (gsize i = 0; i < count; i++)
+      if (!isfinite (data[i]))
+        {
+          GString *index = g_string_new (NULL);
+          gsize rest = i;
+          gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
+          g_autofree char *name = g_path_get_basename (path);
+
+          for (gsize d = ndim; d-- > 0 && d < RPE_TENSOR_MAX_DIMS;)
+            {
+              idx[d] = shape[d] != 0 ? rest % shape[d] : 0;
+              rest = shape[d] != 0 ? rest / shape[d] : 0;
+            }
+          for (gsize d = 0; d < ndim && d < RPE_TENSOR_MAX_DIMS; d++)
+            g_string_append_printf (index, d == 0 ? "%zu" : ", %zu", (size_t) idx[d]);
+          *exit_code = EXIT_USAGE;
+          rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                         "the result for %s would hold %g at index [%s]: the parameters or inputs are "
+                         "finite but too large for float32 arithmetic; nothing was written",
+                         name, (double) data[i], index->str);
+          g_string_free (index, TRUE);
+          return FALSE;
+        }
   if (!rpe_npy_write (path, data, ndim, shape, o->f64, error))
     {
       *exit_code = EXIT_FAILURE_OTHER;
@@ -895,7 +1084,7 @@ print_lrpe_fastrpb_modules (const RpeTensorSet *set)
 static char *
 info_escape (const char *name)
 {
-  return g_strescape (name, NULL);
+  return rpe_escape_name (name);
 }
 
 /* One module and its pairing: the code, and every gate with its layer. */
@@ -974,7 +1163,11 @@ cmd_info (int argc, char **argv)
       fprintf (stderr, "rpe info: %s\n", error->message);
       return rpe_cli_exit_code_for_error (error);
     }
-  printf ("%s: %zu tensors\n", argv[1], (size_t) rpe_tensor_set_size (set));
+  {
+    g_autofree char *shown = rpe_escape_name (argv[1]);
+
+    printf ("%s: %zu tensors\n", shown, (size_t) rpe_tensor_set_size (set));
+  }
   if (rpe_demos_is_spec (argv[1]) && !g_file_test (argv[1], G_FILE_TEST_EXISTS))
     {
       g_autoptr (GHashTable) meta = rpe_demos_metadata (argv[1], NULL);
@@ -989,12 +1182,14 @@ cmd_info (int argc, char **argv)
             printf ("  %-24s %s\n", (const char *) keys[i], (const char *) g_hash_table_lookup (meta, keys[i]));
         }
     }
+  /* names come from the file: escaped (control characters, invalid UTF-8) */
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
     {
       const RpeTensor *t = rpe_tensor_set_get (set, i);
       g_autofree char *shape = rpe_tensor_shape_string (t);
+      g_autofree char *shown = rpe_escape_name (t->name);
 
-      printf ("  %-48s %-4s %s\n", t->name, rpe_dtype_to_string (t->dtype), shape);
+      printf ("  %-48s %-4s %s\n", shown, rpe_dtype_to_string (t->dtype), shape);
     }
   modules = rpe_checkpoint_discover (set, &unpaired, &error);
   if (modules == NULL)
@@ -1043,6 +1238,11 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   /* Numbers are printed and parsed the C way whatever the locale. */
   setlocale (LC_NUMERIC, "C");
+  /* over `ulimit -f`, write () fails with EFBIG (reported, temporary file
+   * removed) instead of the process dying of SIGXFSZ */
+  signal (SIGXFSZ, SIG_IGN);
+  /* no output may overwrite a file this command reads */
+  rpe_file_track_inputs (TRUE);
 
   if (argc < 2)
     {

@@ -104,6 +104,14 @@ gboolean      rpe_cli_check_budget (const char   *what,
                                     const gsize (*dims)[4],
                                     GError      **error);
 
+/* Refuses (RPE_ERROR_INVALID_ARGUMENT, exit 2) an option in `argv` (as given,
+ * before parsing) that command `command` with subcommand `sub` does not use;
+ * see the table in rpe-cli.c to declare a new option's users. */
+gboolean      rpe_cli_check_options (const char  *command,
+                                     const char  *sub,
+                                     char       **argv,
+                                     GError     **error);
+
 void          rpe_cli_options_init  (RpeCliOptions *o);
 void          rpe_cli_options_clear (RpeCliOptions *o);
 GOptionGroup *rpe_cli_parameter_group (RpeCliOptions *o);
@@ -141,6 +149,11 @@ gboolean      rpe_cli_encode (const RpeSpeParams *params,
                               float             **qhat,
                               float             **khat,
                               GError            **error);
+/* Before computing: refuses (RPE_ERROR_IO, exit 1) an output that is one of the
+ * inputs the options name, or a write-protected file (unless --force). */
+gboolean      rpe_cli_check_output (const RpeCliOptions *o,
+                                    const char          *path,
+                                    GError             **error);
 /* Encoded queries/keys (N, H, R) by the fused core path, without (N, H, D, R) codes
  * (rpe-cli-compute.c); *r is R. */
 gboolean      rpe_cli_encode_fused (const RpeCliOptions *o,

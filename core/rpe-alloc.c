@@ -6,9 +6,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib.h>
+
 #include "rpe-alloc.h"
 
 static atomic_size_t budget_bytes;
+
+/* The budget scope of this thread: the live bytes it holds and the blocks
+ * rpe_alloc gave out in it (pointer -> size), so that rpe_free can give them back. */
+typedef struct
+{
+  unsigned    depth;
+  size_t      used;
+  GHashTable *live;
+} BudgetScope;
+
+static _Thread_local BudgetScope scope;
 
 bool
 rpe_size_prod (size_t *out, size_t n, const size_t *dims)
@@ -109,7 +122,50 @@ rpe_budget_set (size_t bytes)
 RpeStatus
 rpe_budget_check (size_t bytes)
 {
-  return bytes <= rpe_budget_get () ? RPE_OK : RPE_ERROR_NO_MEMORY;
+  size_t total;
+
+  if (!rpe_size_add (bytes, scope.used, &total))
+    return RPE_ERROR_NO_MEMORY;
+  return total <= rpe_budget_get () ? RPE_OK : RPE_ERROR_NO_MEMORY;
+}
+
+void
+rpe_budget_scope_begin (void)
+{
+  if (scope.depth++ == 0)
+    {
+      scope.used = 0;
+      scope.live = g_hash_table_new (g_direct_hash, g_direct_equal);
+    }
+}
+
+void
+rpe_budget_scope_end (void)
+{
+  if (scope.depth == 0)
+    return;
+  if (--scope.depth == 0)
+    {
+      g_hash_table_destroy (scope.live);
+      scope.live = NULL;
+      scope.used = 0;
+    }
+}
+
+RpeStatus
+rpe_budget_charge (size_t bytes)
+{
+  RpeStatus st = rpe_budget_check (bytes);
+
+  if (st == RPE_OK && scope.depth > 0)
+    scope.used += bytes;
+  return st;
+}
+
+size_t
+rpe_budget_scope_used (void)
+{
+  return scope.depth > 0 ? scope.used : 0;
 }
 
 void *
@@ -131,6 +187,11 @@ rpe_alloc (size_t count, size_t elem_size, RpeStatus *status)
           ptr = NULL;
           st = RPE_ERROR_NO_MEMORY;
         }
+      else if (scope.depth > 0)
+        {
+          scope.used += bytes;
+          g_hash_table_insert (scope.live, ptr, GSIZE_TO_POINTER (bytes));
+        }
     }
   if (status != NULL)
     *status = st;
@@ -150,6 +211,11 @@ rpe_alloc0 (size_t count, size_t elem_size, RpeStatus *status)
 void
 rpe_free (void *ptr)
 {
+  gpointer size;
+
+  if (ptr != NULL && scope.depth > 0
+      && g_hash_table_steal_extended (scope.live, ptr, NULL, &size))
+    scope.used -= GPOINTER_TO_SIZE (size);
   free (ptr);
 }
 

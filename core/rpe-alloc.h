@@ -41,8 +41,27 @@ size_t rpe_budget_get (void);
 void   rpe_budget_set (size_t bytes);
 size_t rpe_physical_memory (void);
 
-/* RPE_OK if `bytes` fits in the budget, RPE_ERROR_NO_MEMORY otherwise. */
+/* RPE_OK if `bytes` fits in the budget, RPE_ERROR_NO_MEMORY otherwise.  Inside a
+ * budget scope, `bytes` must fit next to what the scope already holds. */
 RpeStatus rpe_budget_check (size_t bytes);
+
+/* Budget scopes: ONE budget for everything a file makes us hold.
+ *
+ * Between rpe_budget_scope_begin and rpe_budget_scope_end (per thread; scopes
+ * nest, the outermost one counts), every rpe_alloc on this thread is charged to
+ * the scope until it is rpe_free'd, and rpe_budget_check / rpe_alloc refuse
+ * what would take the scope's live total over the budget.  Memory that is not
+ * rpe_alloc'd (names, tables, parser nodes) is charged with rpe_budget_charge,
+ * which is never given back before the scope ends.  The file readers open a
+ * scope around each read, so the file's bytes, every member, every tensor and
+ * every derived structure share the budget, whatever their number. */
+void      rpe_budget_scope_begin (void);
+void      rpe_budget_scope_end   (void);
+/* Charges `bytes` of memory the scope holds outside rpe_alloc; RPE_ERROR_NO_MEMORY
+ * (and nothing charged) if it would not fit.  Outside a scope: rpe_budget_check. */
+RpeStatus rpe_budget_charge      (size_t bytes);
+/* Bytes the current scope holds (0 outside a scope). */
+size_t    rpe_budget_scope_used  (void);
 
 /* 64-byte aligned allocation (FFTW/SIMD friendly), checked against the budget.
  * Returns NULL and sets *status on overflow, over-budget or allocation failure.

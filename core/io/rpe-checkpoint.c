@@ -1635,6 +1635,45 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                             "Tensor '%s' holds a value too large for softplus in float32",
                             slot[2]->name);
     }
+  /* finite but so large that the templates and codes overflow float32 (a
+   * gain of 3e38 squares to inf): refuse on load, naming the tensor and where */
+  {
+    const float *arrays[3] = { NULL, NULL, NULL };
+    const char *names[3] = { NULL, NULL, NULL };
+    gsize per = h * d * (m == RPE_SPE_SINE ? size : count);
+
+    if (m == RPE_SPE_SINE)
+      {
+        arrays[0] = params->freqs, names[0] = slot[0]->name;
+        arrays[1] = params->offsets, names[1] = slot[1]->name;
+        arrays[2] = params->gains, names[2] = slot[2]->name;
+      }
+    else
+      {
+        /* wq comes from conv_k and wk from conv_q (PyTorch), the other way for Flax */
+        arrays[0] = params->wq, names[0] = slot[flax_kernel ? 0 : 1]->name;
+        arrays[1] = params->wk, names[1] = slot[flax_kernel ? 1 : 0]->name;
+      }
+    for (int a = 0; a < 3; a++)
+      for (gsize i = 0; arrays[a] != NULL && i < per; i++)
+        if (!(fabsf (arrays[a][i]) <= RPE_CHECKPOINT_MAX_PARAM))
+          {
+            double v = arrays[a][i];
+
+            rpe_spe_params_clear (params);
+            if (m == RPE_SPE_SINE)
+              return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                                    "Tensor '%s' holds %g at index [%zu, %zu, %zu]: SPE parameters must be "
+                                    "finite and at most %g in magnitude (larger values overflow float32 "
+                                    "in the templates)", names[a], v, (size_t) (i / (d * size)),
+                                    (size_t) (i / size % d), (size_t) (i % size), RPE_CHECKPOINT_MAX_PARAM);
+            return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                                  "Tensor '%s' holds %g at channel %zu, tap %zu: SPE parameters must be "
+                                  "finite and at most %g in magnitude (larger values overflow float32 "
+                                  "in the templates)", names[a], v, (size_t) (i / count), (size_t) (i % count),
+                                  RPE_CHECKPOINT_MAX_PARAM);
+          }
+  }
   if (note != NULL && notes->len > 0)
     {
       g_string_truncate (notes, notes->len - 1);   /* the last newline */
@@ -1702,7 +1741,9 @@ read_data (const guint8 *data,
 
       memcpy (&header_len, data, 8);
       header_len = GUINT64_FROM_LE (header_len);
-      if (header_len >= 2 && header_len <= ((guint64) 100 << 20))
+      /* a JSON header: the safetensors reader names what is wrong, including a
+       * header over its size limit */
+      if (header_len >= 2)
         return rpe_safetensors_read_bytes (data, length, name, error);
     }
   if (length >= 4 && memcmp (data, "PK\x03\x04", 4) == 0)
@@ -1732,8 +1773,8 @@ read_data (const guint8 *data,
   return NULL;
 }
 
-RpeTensorSet *
-rpe_checkpoint_read_bytes (GBytes      *bytes,
+static RpeTensorSet *
+rpe_checkpoint_read_bytes_impl (GBytes      *bytes,
                            const char  *name_for_errors,
                            GError     **error)
 {
@@ -1743,8 +1784,8 @@ rpe_checkpoint_read_bytes (GBytes      *bytes,
   return read_data (data, length, name_for_errors != NULL ? name_for_errors : "(checkpoint)", error);
 }
 
-RpeTensorSet *
-rpe_checkpoint_read (const char  *path,
+static RpeTensorSet *
+rpe_checkpoint_read_impl (const char  *path,
                      GError     **error)
 {
   GBytes *bytes = rpe_map_file (path, error);
@@ -1755,4 +1796,31 @@ rpe_checkpoint_read (const char  *path,
   set = rpe_checkpoint_read_bytes (bytes, path, error);
   g_bytes_unref (bytes);
   return set;
+}
+
+RpeTensorSet *
+rpe_checkpoint_read (const char  *path,
+                     GError     **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_checkpoint_read_impl (path, error);
+  rpe_budget_scope_end ();
+  return result;
+}
+
+RpeTensorSet *
+rpe_checkpoint_read_bytes (GBytes      *bytes,
+                           const char  *name_for_errors,
+                           GError     **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_checkpoint_read_bytes_impl (bytes, name_for_errors, error);
+  rpe_budget_scope_end ();
+  return result;
 }

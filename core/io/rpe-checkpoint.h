@@ -10,6 +10,12 @@
 
 G_BEGIN_DECLS
 
+/* The largest magnitude an effective SPE parameter may have (after the as-coded
+ * transforms): with K, D <= 65536 and L <= 2^24 the templates, codes and their
+ * products then stay finite in float32.  Larger finite values are refused on
+ * load (see the README's limits). */
+#define RPE_CHECKPOINT_MAX_PARAM 1e12
+
 typedef struct
 {
   char         *prefix;      /* the module's name, as --prefix takes it */

@@ -627,16 +627,21 @@ read_file (const char  *path,
            gboolean     allow_int,
            GError     **error)
 {
-  GBytes *bytes = rpe_map_file (path, error);
-  RpeTensor *tensor;
+  GBytes *bytes;
+  RpeTensor *tensor = NULL;
   gsize length;
   const guint8 *data;
 
-  if (bytes == NULL)
-    return NULL;
-  data = g_bytes_get_data (bytes, &length);
-  tensor = read_bytes (data, length, path, allow_int, error);
-  g_bytes_unref (bytes);
+  /* one budget for the file's bytes and the array made from them */
+  rpe_budget_scope_begin ();
+  bytes = rpe_map_file (path, error);
+  if (bytes != NULL)
+    {
+      data = g_bytes_get_data (bytes, &length);
+      tensor = read_bytes (data, length, path, allow_int, error);
+      g_bytes_unref (bytes);
+    }
+  rpe_budget_scope_end ();
   return tensor;
 }
 

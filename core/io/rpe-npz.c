@@ -3,114 +3,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zip.h>
+
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-npy.h"
 #include "rpe-npz.h"
 
-/* The zip format (PKWARE APPNOTE.TXT 6.3.x), the parts we need:
- *
- *   [local header 30 B + name + extra][data] ...   central directory   [zip64 EOCD][zip64 locator]   EOCD
- *
- * The central directory is authoritative for sizes, method and CRC (an entry
- * written with a data descriptor has zeros in its local header).  The local
- * header is only used to find where the data starts, and its name must match
- * the directory's (as Python's zipfile checks) so that two readers cannot see
- * different contents. */
-
-#define SIG_LOCAL        0x04034b50u
-#define SIG_CENTRAL      0x02014b50u
-#define SIG_EOCD         0x06054b50u
-#define SIG_ZIP64_EOCD   0x06064b50u
-#define SIG_ZIP64_LOC    0x07064b50u
-
-#define EOCD_LEN         22
-#define ZIP64_LOC_LEN    20
-#define ZIP64_EOCD_LEN   56
-#define CENTRAL_LEN      46
-#define LOCAL_LEN        30
-
-#define METHOD_STORED    0
-#define METHOD_DEFLATED  8
+/* The zip container is read by libzip (Debian's libzip, fuzzed upstream), from
+ * the bytes in memory, with its consistency checks on (ZIP_CHECKCONS: every
+ * local header must agree with the central directory).  On top of it we keep
+ * our own limits: the member count and name length, stored and deflated
+ * members only, no encryption, no duplicate names, the declared size of each
+ * member (and it must fit the memory budget before anything is inflated), and
+ * inflation in bounded chunks that stops at the declared size: a member whose
+ * data inflates to more or less than it declares is refused, as is one whose
+ * CRC-32 differs.  Every buffer is charged to the caller's budget scope, so one
+ * budget covers the whole file. */
 
 typedef struct
 {
   char    *name;
-  guint16  flags;
   guint16  method;
-  guint32  crc;
   guint64  csize;
   guint64  usize;
-  guint64  local_offset;
-  guint64  data_offset;     /* filled from the local header */
+  zip_uint64_t index;     /* libzip's index */
 } Entry;
 
 struct _RpeZip
 {
-  const guint8 *data;
-  gsize         length;
+  zip_t        *za;
+  zip_source_t *source;
   char         *name;
   Entry        *entries;
   gsize         n_entries;
   GHashTable   *by_name;    /* name -> index + 1 */
 };
 
-static guint16
-rd16 (const guint8 *p)
-{
-  return (guint16) (p[0] | (p[1] << 8));
-}
-
-static guint32
-rd32 (const guint8 *p)
-{
-  return (guint32) p[0] | ((guint32) p[1] << 8) | ((guint32) p[2] << 16) | ((guint32) p[3] << 24);
-}
-
-static guint64
-rd64 (const guint8 *p)
-{
-  return (guint64) rd32 (p) | ((guint64) rd32 (p + 4) << 32);
-}
-
-/* CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), table driven. */
-static guint32 crc_table[256];
-
-static gpointer
-crc_init (gpointer unused)
-{
-  for (guint32 n = 0; n < 256; n++)
-    {
-      guint32 c = n;
-
-      for (int k = 0; k < 8; k++)
-        c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      crc_table[n] = c;
-    }
-  return NULL;
-}
-
-static guint32
-crc32_bytes (const guint8 *p,
-             gsize         n)
-{
-  static GOnce once = G_ONCE_INIT;
-  guint32 c = 0xFFFFFFFFu;
-
-  g_once (&once, crc_init, NULL);
-  for (gsize i = 0; i < n; i++)
-    c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-/* [off, off + len) lies inside [0, limit) */
-static gboolean
-range_ok (guint64 off,
-          guint64 len,
-          guint64 limit)
-{
-  return off <= limit && len <= limit - off;
-}
+#define CHUNK_BYTES ((gsize) 1 << 20)   /* inflate 1 MiB at a time */
 
 static gboolean
 fail (RpeZip     *zip,
@@ -130,69 +61,79 @@ rpe_zip_free (RpeZip *zip)
   g_free (zip->entries);
   if (zip->by_name != NULL)
     g_hash_table_unref (zip->by_name);
+  if (zip->za != NULL)
+    zip_discard (zip->za);          /* also frees the source */
+  else if (zip->source != NULL)
+    zip_source_free (zip->source);
   g_free (zip->name);
   g_free (zip);
 }
 
-/* Reads the zip64 extended-information extra field (id 0x0001): the values
- * whose 32-bit fields are 0xFFFFFFFF follow in this order. */
-static gboolean
-apply_zip64_extra (const guint8 *extra,
-                   gsize         extra_len,
-                   Entry        *e,
-                   gboolean      need_usize,
-                   gboolean      need_csize,
-                   gboolean      need_offset)
+/* libzip's error, as text that says what is wrong with the file */
+static char *
+zip_error_text (zip_error_t *ze)
 {
-  gsize p = 0;
-
-  while (p + 4 <= extra_len)
+  switch (zip_error_code_zip (ze))
     {
-      guint16 id = rd16 (extra + p);
-      guint16 len = rd16 (extra + p + 2);
-      gsize q, end;
-
-      if ((gsize) len > extra_len - p - 4)
-        return FALSE;
-      q = p + 4;
-      end = q + len;
-      if (id == 0x0001)
-        {
-          if (need_usize)
-            {
-              if (q + 8 > end)
-                return FALSE;
-              e->usize = rd64 (extra + q);
-              q += 8;
-            }
-          if (need_csize)
-            {
-              if (q + 8 > end)
-                return FALSE;
-              e->csize = rd64 (extra + q);
-              q += 8;
-            }
-          if (need_offset)
-            {
-              if (q + 8 > end)
-                return FALSE;
-              e->local_offset = rd64 (extra + q);
-            }
-          return TRUE;
-        }
-      p = end;
+    case ZIP_ER_NOZIP:
+      return g_strdup ("no end-of-central-directory record (not a zip archive)");
+    case ZIP_ER_INCONS:
+      return g_strdup_printf ("inconsistent (%s): a local header differs from the central directory, "
+                              "the directory does not fit in the file, or members overlap",
+                              zip_error_strerror (ze));
+    case ZIP_ER_EXISTS:
+      return g_strdup ("it holds a member name twice");
+    case ZIP_ER_MULTIDISK:
+      return g_strdup ("multi-volume zip archives are not supported");
+    case ZIP_ER_MEMORY:
+      return g_strdup ("its directory does not fit in memory");
+    default:
+      return g_strdup (zip_error_strerror (ze));
     }
-  return !need_usize && !need_csize && !need_offset;
 }
 
-static int
-compare_offsets (const void *a,
-                 const void *b)
+/* The member count the end-of-central-directory record (or its zip64 twin)
+ * declares, read before libzip allocates its table for it: a hostile count is
+ * refused without allocating anything.  G_MAXUINT64 if there is no record
+ * (libzip then says what is wrong). */
+static guint64
+declared_entries (const guint8 *data,
+                  gsize         length)
 {
-  const Entry *const *x = a;
-  const Entry *const *y = b;
+  gsize floor;
 
-  return (*x)->local_offset < (*y)->local_offset ? -1 : (*x)->local_offset > (*y)->local_offset;
+  if (length < 22)
+    return G_MAXUINT64;
+  floor = length - 22 > 65535 ? length - 22 - 65535 : 0;
+  for (gsize i = length - 22 + 1; i-- > floor;)
+    {
+      const guint8 *p = data + i;
+      guint64 n;
+
+      if (p[0] != 'P' || p[1] != 'K' || p[2] != 5 || p[3] != 6)
+        continue;
+      n = (guint64) (p[10] | p[11] << 8);
+      if (n == 0xFFFF && i >= 20)
+        {
+          const guint8 *loc = p - 20;
+          guint64 z = 0;
+
+          if (loc[0] == 'P' && loc[1] == 'K' && loc[2] == 6 && loc[3] == 7)
+            {
+              for (int b = 7; b >= 0; b--)
+                z = z << 8 | loc[8 + b];
+              if (z <= length - 56 && data[z] == 'P' && data[z + 1] == 'K' && data[z + 2] == 6
+                  && data[z + 3] == 6)
+                {
+                  n = 0;
+                  for (int b = 7; b >= 0; b--)
+                    n = n << 8 | data[z + 32 + b];
+                }
+            }
+        }
+      return n;
+    }
+  return G_MAXUINT64;
 }
 
 RpeZip *
@@ -202,215 +143,160 @@ rpe_zip_open (const guint8  *data,
               GError       **error)
 {
   g_autoptr (RpeZip) zip = g_new0 (RpeZip, 1);
-  gsize eocd = 0, search_floor;
-  gboolean found = FALSE;
-  guint64 n_entries, cd_size, cd_offset, cd_end, p;
-  const Entry **sorted = NULL;
+  zip_error_t ze;
+  zip_int64_t n;
+  gsize names_bytes = 0;
+  guint64 csize_sum = 0;
 
-  zip->data = data;
-  zip->length = length;
   zip->name = g_strdup (name_for_errors != NULL ? name_for_errors : "(zip)");
-
-  if (length < EOCD_LEN)
+  /* libzip takes an empty buffer for an empty archive: not a zip file */
+  if (length < 22)
     {
       fail (zip, error, "too short for an end-of-central-directory record");
       return NULL;
     }
-  /* The EOCD is followed only by its comment (at most 65535 bytes). */
-  search_floor = length - EOCD_LEN > 65535 ? length - EOCD_LEN - 65535 : 0;
-  for (gsize i = length - EOCD_LEN + 1; i-- > search_floor;)
-    if (rd32 (data + i) == SIG_EOCD && (gsize) rd16 (data + i + 20) == length - i - EOCD_LEN)
+  {
+    guint64 declared = declared_entries (data, length);
+
+    if (declared != G_MAXUINT64 && declared > RPE_ZIP_MAX_ENTRIES)
       {
-        eocd = i;
-        found = TRUE;
-        break;
+        rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                       "'%s': the zip archive declares %" G_GUINT64_FORMAT " members; at most %u are "
+                       "supported", zip->name, declared, RPE_ZIP_MAX_ENTRIES);
+        return NULL;
       }
-  if (!found)
+  }
+  zip_error_init (&ze);
+  zip->source = zip_source_buffer_create (length > 0 ? data : (const void *) "", length, 0, &ze);
+  if (zip->source == NULL)
     {
-      fail (zip, error, "no end-of-central-directory record");
+      g_autofree char *why = zip_error_text (&ze);
+
+      zip_error_fini (&ze);
+      fail (zip, error, why);
       return NULL;
     }
-  if (rd16 (data + eocd + 4) != 0 || rd16 (data + eocd + 6) != 0
-      || rd16 (data + eocd + 8) != rd16 (data + eocd + 10))
+  zip->za = zip_open_from_source (zip->source, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+  if (zip->za == NULL)
+    {
+      g_autofree char *why = zip_error_text (&ze);
+
+      zip_error_fini (&ze);
+      /* the source is still ours */
+      fail (zip, error, why);
+      return NULL;
+    }
+  zip_error_fini (&ze);
+
+  n = zip_get_num_entries (zip->za, 0);
+  if (n < 0)
+    {
+      fail (zip, error, "no central directory");
+      return NULL;
+    }
+  if ((guint64) n > RPE_ZIP_MAX_ENTRIES)
     {
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                     "'%s': multi-volume zip archives are not supported", zip->name);
+                     "'%s': the zip archive has %" G_GINT64_FORMAT " members; at most %u are supported",
+                     zip->name, (gint64) n, RPE_ZIP_MAX_ENTRIES);
       return NULL;
     }
-  n_entries = rd16 (data + eocd + 10);
-  cd_size = rd32 (data + eocd + 12);
-  cd_offset = rd32 (data + eocd + 16);
-
-  if (eocd >= ZIP64_LOC_LEN && rd32 (data + eocd - ZIP64_LOC_LEN) == SIG_ZIP64_LOC)
+  /* our table of members, charged to the budget like the rest of the file */
+  if (rpe_budget_charge ((gsize) n * (sizeof (Entry) + 64)) != RPE_OK)
     {
-      const guint8 *loc = data + eocd - ZIP64_LOC_LEN;
-      guint64 z = rd64 (loc + 8);
-      const guint8 *r;
-
-      if (rd32 (loc + 4) != 0 || rd32 (loc + 16) > 1)
-        {
-          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                         "'%s': multi-volume zip archives are not supported", zip->name);
-          return NULL;
-        }
-      if (!range_ok (z, ZIP64_EOCD_LEN, eocd - ZIP64_LOC_LEN) || rd32 (data + z) != SIG_ZIP64_EOCD)
-        {
-          fail (zip, error, "bad zip64 end-of-central-directory record");
-          return NULL;
-        }
-      r = data + z;
-      if (rd32 (r + 16) != 0 || rd32 (r + 20) != 0 || rd64 (r + 24) != rd64 (r + 32))
-        {
-          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                         "'%s': multi-volume zip archives are not supported", zip->name);
-          return NULL;
-        }
-      n_entries = rd64 (r + 32);
-      cd_size = rd64 (r + 40);
-      cd_offset = rd64 (r + 48);
-      cd_end = z;
-    }
-  else
-    cd_end = eocd;
-
-  if (n_entries > RPE_ZIP_MAX_ENTRIES)
-    {
-      rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                     "'%s': the zip archive has %" G_GUINT64_FORMAT " members; at most %u are supported",
-                     zip->name, n_entries, RPE_ZIP_MAX_ENTRIES);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                     "'%s': the directory of %" G_GINT64_FORMAT " members does not fit in the memory "
+                     "budget (%" G_GSIZE_FORMAT " bytes)", zip->name, (gint64) n, rpe_budget_get ());
       return NULL;
     }
-  if (!range_ok (cd_offset, cd_size, cd_end) || n_entries > cd_size / CENTRAL_LEN)
-    {
-      fail (zip, error, "the central directory does not fit in the file");
-      return NULL;
-    }
-
-  zip->entries = g_new0 (Entry, n_entries > 0 ? n_entries : 1);
+  zip->entries = g_new0 (Entry, n > 0 ? (gsize) n : 1);
   zip->by_name = g_hash_table_new (g_str_hash, g_str_equal);
-  p = cd_offset;
-  for (guint64 k = 0; k < n_entries; k++)
+  for (zip_int64_t k = 0; k < n; k++)
     {
       Entry *e = &zip->entries[k];
-      const guint8 *c;
-      guint16 nlen, elen, clen;
-      gboolean need_u, need_c, need_o;
+      zip_stat_t st;
+      gsize nlen;
 
-      if (!range_ok (p, CENTRAL_LEN, cd_offset + cd_size) || rd32 (data + p) != SIG_CENTRAL)
+      zip_stat_init (&st);
+      if (zip_stat_index (zip->za, (zip_uint64_t) k, 0, &st) != 0
+          || (st.valid & (ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
+             != (ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
         {
           fail (zip, error, "bad central directory entry");
           return NULL;
         }
-      c = data + p;
-      e->flags = rd16 (c + 8);
-      e->method = rd16 (c + 10);
-      e->crc = rd32 (c + 16);
-      e->csize = rd32 (c + 20);
-      e->usize = rd32 (c + 24);
-      nlen = rd16 (c + 28);
-      elen = rd16 (c + 30);
-      clen = rd16 (c + 32);
-      e->local_offset = rd32 (c + 42);
-      if (!range_ok (p + CENTRAL_LEN, (guint64) nlen + elen + clen, cd_offset + cd_size))
+      nlen = strlen (st.name);
+      if (nlen == 0 || nlen > RPE_ZIP_MAX_NAME_LEN)
         {
-          fail (zip, error, "a central directory entry overruns the directory");
+          fail (zip, error, "a member name is empty or too long");
           return NULL;
         }
-      if (nlen == 0 || nlen > RPE_ZIP_MAX_NAME_LEN || memchr (c + CENTRAL_LEN, '\0', nlen) != NULL)
+      names_bytes += nlen + 1;
+      if (rpe_budget_charge (nlen + 1) != RPE_OK)
         {
-          fail (zip, error, "a member name is empty, too long or holds a NUL byte");
+          rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                         "'%s': the member names (%" G_GSIZE_FORMAT " bytes so far) do not fit in the "
+                         "memory budget (%" G_GSIZE_FORMAT " bytes)", zip->name, names_bytes,
+                         rpe_budget_get ());
           return NULL;
         }
       /* set the name first so that rpe_zip_free frees it on every path */
-      e->name = g_strndup ((const char *) c + CENTRAL_LEN, nlen);
-      zip->n_entries = k + 1;
-      need_u = e->usize == 0xFFFFFFFFu;
-      need_c = e->csize == 0xFFFFFFFFu;
-      need_o = e->local_offset == 0xFFFFFFFFu;
-      if ((need_u || need_c || need_o)
-          && !apply_zip64_extra (c + CENTRAL_LEN + nlen, elen, e, need_u, need_c, need_o))
+      e->name = g_strdup (st.name);
+      zip->n_entries = (gsize) k + 1;
+      e->index = (zip_uint64_t) k;
+      e->method = (guint16) st.comp_method;
+      e->csize = st.comp_size;
+      e->usize = st.size;
+      if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
         {
-          fail (zip, error, "bad zip64 extra field");
-          return NULL;
-        }
-      if (e->flags & 0x0001)
-        {
+          g_autofree char *shown = rpe_escape_name (e->name);
+
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
                          "'%s': member '%s' is encrypted; encrypted zip archives are not supported",
-                         zip->name, e->name);
+                         zip->name, shown);
           return NULL;
         }
-      if (e->method != METHOD_STORED && e->method != METHOD_DEFLATED)
+      if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
         {
+          g_autofree char *shown = rpe_escape_name (e->name);
+
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                         "'%s': member '%s' uses zip compression method %u; only stored (0) and "
-                         "deflated (8) are supported", zip->name, e->name, e->method);
+                         "'%s': member '%s' uses zip compression method %d; only stored (0) and "
+                         "deflated (8) are supported", zip->name, shown, (int) st.comp_method);
           return NULL;
         }
-      if (e->method == METHOD_STORED && e->csize != e->usize)
+      if (st.comp_method == ZIP_CM_STORE && st.comp_size != st.size)
         {
           fail (zip, error, "a stored member's compressed and uncompressed sizes differ");
           return NULL;
         }
       if (e->usize > RPE_ZIP_MAX_ENTRY_BYTES)
         {
+          g_autofree char *shown = rpe_escape_name (e->name);
+
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
                          "'%s': member '%s' is %" G_GUINT64_FORMAT " bytes uncompressed, more than the %"
-                         G_GUINT64_FORMAT "-byte limit", zip->name, e->name, e->usize,
+                         G_GUINT64_FORMAT "-byte limit", zip->name, shown, e->usize,
                          (guint64) RPE_ZIP_MAX_ENTRY_BYTES);
           return NULL;
         }
+      /* members that share compressed bytes (the overlapping-member zip bomb)
+       * add up to more than the file */
+      if (e->csize > length - csize_sum)
+        {
+          fail (zip, error, "members overlap (their compressed data add up to more than the file)");
+          return NULL;
+        }
+      csize_sum += e->csize;
       if (g_hash_table_contains (zip->by_name, e->name))
         {
+          g_autofree char *shown = rpe_escape_name (e->name);
+
           rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the zip archive holds '%s' twice",
-                         zip->name, e->name);
+                         zip->name, shown);
           return NULL;
         }
       g_hash_table_insert (zip->by_name, e->name, GSIZE_TO_POINTER ((gsize) k + 1));
-
-      /* the local header: inside the file, before the central directory, same name */
-      if (!range_ok (e->local_offset, LOCAL_LEN, cd_offset)
-          || rd32 (data + e->local_offset) != SIG_LOCAL)
-        {
-          fail (zip, error, "bad local header offset");
-          return NULL;
-        }
-      {
-        const guint8 *l = data + e->local_offset;
-        guint16 lnlen = rd16 (l + 26), lelen = rd16 (l + 28);
-
-        if (lnlen != nlen || !range_ok (e->local_offset + LOCAL_LEN, nlen, cd_offset)
-            || memcmp (l + LOCAL_LEN, e->name, nlen) != 0)
-          {
-            fail (zip, error, "a local header's name differs from the central directory's");
-            return NULL;
-          }
-        e->data_offset = e->local_offset + LOCAL_LEN + nlen + lelen;
-        if (!range_ok (e->data_offset, e->csize, cd_offset))
-          {
-            fail (zip, error, "a member's data does not fit before the central directory");
-            return NULL;
-          }
-      }
-      p += CENTRAL_LEN + (guint64) nlen + elen + clen;
-    }
-
-  /* no two members may share bytes (overlapping entries are a classic way to
-   * build zip bombs and to confuse readers) */
-  if (zip->n_entries > 1)
-    {
-      sorted = g_new (const Entry *, zip->n_entries);
-      for (gsize i = 0; i < zip->n_entries; i++)
-        sorted[i] = &zip->entries[i];
-      qsort (sorted, zip->n_entries, sizeof *sorted, compare_offsets);
-      for (gsize i = 0; i + 1 < zip->n_entries; i++)
-        if (sorted[i]->data_offset + sorted[i]->csize > sorted[i + 1]->local_offset)
-          {
-            g_free (sorted);
-            fail (zip, error, "members overlap");
-            return NULL;
-          }
-      g_free (sorted);
     }
   return g_steal_pointer (&zip);
 }
@@ -450,122 +336,106 @@ free_buffer (gpointer p)
   rpe_free (p);
 }
 
-/* Inflates exactly e->usize bytes (raw deflate, no zlib/gzip header). */
-static guint8 *
-inflate_entry (const RpeZip *zip,
-               const Entry  *e,
-               GError      **error)
-{
-  g_autoptr (GZlibDecompressor) z = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_RAW);
-  const guint8 *in = zip->data + e->data_offset;
-  gsize in_left = (gsize) e->csize, out_done = 0;
-  RpeStatus status = RPE_OK;
-  guint8 *out;
-  gboolean finished = FALSE;
-
-  if (rpe_budget_check ((gsize) e->usize) != RPE_OK)
-    {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "'%s': member '%s' needs %" G_GUINT64_FORMAT " bytes, more than the memory budget",
-                     zip->name, e->name, e->usize);
-      return NULL;
-    }
-  out = rpe_alloc (e->usize > 0 ? (gsize) e->usize : 1, 1, &status);
-  if (out == NULL)
-    {
-      rpe_set_error (error, status, "'%s': member '%s': out of memory", zip->name, e->name);
-      return NULL;
-    }
-  while (!finished)
-    {
-      g_autoptr (GError) local = NULL;
-      guint8 spare[16];
-      gsize n_read = 0, n_written = 0;
-      gboolean at_end = out_done == (gsize) e->usize;
-      GConverterResult r;
-
-      /* once the declared size is reached, any further output is an error */
-      r = g_converter_convert (G_CONVERTER (z), in, in_left,
-                               at_end ? spare : out + out_done,
-                               at_end ? sizeof spare : (gsize) e->usize - out_done,
-                               G_CONVERTER_INPUT_AT_END, &n_read, &n_written, &local);
-      if (r == G_CONVERTER_ERROR)
-        {
-          rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': member '%s': bad deflate data (%s)",
-                         zip->name, e->name, local->message);
-          rpe_free (out);
-          return NULL;
-        }
-      if (at_end && n_written > 0)
-        {
-          rpe_set_error (error, RPE_ERROR_FORMAT,
-                         "'%s': member '%s' inflates to more than its declared %" G_GUINT64_FORMAT " bytes",
-                         zip->name, e->name, e->usize);
-          rpe_free (out);
-          return NULL;
-        }
-      in += n_read;
-      in_left -= n_read;
-      out_done += n_written;
-      finished = r == G_CONVERTER_FINISHED;
-      if (!finished && n_read == 0 && n_written == 0)
-        {
-          rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': member '%s': truncated deflate data",
-                         zip->name, e->name);
-          rpe_free (out);
-          return NULL;
-        }
-    }
-  if (out_done != (gsize) e->usize)
-    {
-      rpe_set_error (error, RPE_ERROR_FORMAT,
-                     "'%s': member '%s' inflates to %" G_GSIZE_FORMAT " bytes, not the declared %"
-                     G_GUINT64_FORMAT, zip->name, e->name, out_done, e->usize);
-      rpe_free (out);
-      return NULL;
-    }
-  return out;
-}
-
 GBytes *
 rpe_zip_extract (const RpeZip  *zip,
                  gsize          index,
                  GError       **error)
 {
+  g_autofree char *shown = NULL;
   const Entry *e;
-  const guint8 *bytes;
-  guint8 *owned = NULL;
-  guint32 crc;
+  zip_file_t *zf;
+  RpeStatus status = RPE_OK;
+  guint8 *out;
+  gsize size, done = 0;
+  guint8 spare[64];
+  zip_int64_t n;
 
   g_return_val_if_fail (index < zip->n_entries, NULL);
   e = &zip->entries[index];
-  if (e->method == METHOD_STORED)
-    bytes = zip->data + e->data_offset;
-  else
+  shown = rpe_escape_name (e->name);
+  if (e->usize > G_MAXSIZE / 2 || rpe_budget_check ((gsize) e->usize) != RPE_OK)
     {
-      owned = inflate_entry (zip, e, error);
-      if (owned == NULL)
-        return NULL;
-      bytes = owned;
-    }
-  crc = crc32_bytes (bytes, (gsize) e->usize);
-  if (crc != e->crc)
-    {
-      rpe_set_error (error, RPE_ERROR_FORMAT,
-                     "'%s': member '%s' is corrupt (CRC-32 %08x, the directory says %08x)",
-                     zip->name, e->name, crc, e->crc);
-      rpe_free (owned);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                     "'%s': member '%s' needs %" G_GUINT64_FORMAT " bytes, more than the memory budget "
+                     "(%" G_GSIZE_FORMAT " bytes, %" G_GSIZE_FORMAT " of them already held for this file)",
+                     zip->name, shown, e->usize, rpe_budget_get (), rpe_budget_scope_used ());
       return NULL;
     }
-  if (owned == NULL)
-    return g_bytes_new_static (bytes, (gsize) e->usize);
-  return g_bytes_new_with_free_func (owned, (gsize) e->usize, free_buffer, owned);
+  size = (gsize) e->usize;
+  /* the declared size is only reserved: pages are touched as data arrives, so a
+   * member that declares 4 GiB and holds 96 bytes costs 96 bytes and is refused */
+  out = rpe_alloc (size > 0 ? size : 1, 1, &status);
+  if (out == NULL)
+    {
+      rpe_set_error (error, status, "'%s': member '%s' needs %" G_GSIZE_FORMAT " bytes: %s",
+                     zip->name, shown, size, rpe_status_to_string (status));
+      return NULL;
+    }
+  zf = zip_fopen_index (zip->za, e->index, 0);
+  if (zf == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': member '%s' cannot be read: %s",
+                     zip->name, shown, zip_strerror (zip->za));
+      rpe_free (out);
+      return NULL;
+    }
+  /* inflate in bounded chunks up to the declared size ... */
+  while (done < size)
+    {
+      n = zip_fread (zf, out + done, MIN (size - done, CHUNK_BYTES));
+      if (n < 0)
+        goto read_error;
+      if (n == 0)
+        break;
+      done += (gsize) n;
+    }
+  if (done < size)
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT,
+                     "'%s': member '%s' inflates to %" G_GSIZE_FORMAT " bytes, not the declared %"
+                     G_GSIZE_FORMAT, zip->name, shown, done, size);
+      goto fail;
+    }
+  /* ... then one more read: it must find the end of the data (which is where
+   * libzip verifies the CRC-32 and the size) */
+  n = zip_fread (zf, spare, sizeof spare);
+  if (n < 0)
+    goto read_error;
+  if (n > 0)
+    {
+      rpe_set_error (error, RPE_ERROR_FORMAT,
+                     "'%s': member '%s' inflates to more than its declared %" G_GSIZE_FORMAT " bytes",
+                     zip->name, shown, size);
+      goto fail;
+    }
+  zip_fclose (zf);
+  return g_bytes_new_with_free_func (out, size, free_buffer, out);
+
+read_error:
+  {
+    zip_error_t *ze = zip_file_get_error (zf);
+
+    if (zip_error_code_zip (ze) == ZIP_ER_CRC)
+      rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': member '%s' is corrupt (CRC-32 mismatch)",
+                     zip->name, shown);
+    else if (zip_error_code_zip (ze) == ZIP_ER_INCONS)
+      rpe_set_error (error, RPE_ERROR_FORMAT,
+                     "'%s': member '%s' does not inflate to its declared %" G_GSIZE_FORMAT " bytes",
+                     zip->name, shown, size);
+    else
+      rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': member '%s': bad compressed data (%s)",
+                     zip->name, shown, zip_error_strerror (ze));
+  }
+fail:
+  zip_fclose (zf);
+  rpe_free (out);
+  return NULL;
 }
 
 /* ---- .npz -------------------------------------------------------------- */
 
-RpeTensorSet *
-rpe_npz_read_bytes (const guint8 *data,
+static RpeTensorSet *
+rpe_npz_read_bytes_impl (const guint8 *data,
                     gsize         length,
                     const char   *name_for_errors,
                     GError      **error)
@@ -635,8 +505,8 @@ rpe_npz_read_bytes (const guint8 *data,
   return g_steal_pointer (&set);
 }
 
-RpeTensorSet *
-rpe_npz_read (const char  *path,
+static RpeTensorSet *
+rpe_npz_read_impl (const char  *path,
               GError     **error)
 {
   GBytes *bytes = rpe_map_file (path, error);
@@ -650,4 +520,32 @@ rpe_npz_read (const char  *path,
   set = rpe_npz_read_bytes (data, length, path, error);
   g_bytes_unref (bytes);
   return set;
+}
+
+RpeTensorSet *
+rpe_npz_read_bytes (const guint8 *data,
+                    gsize         length,
+                    const char   *name_for_errors,
+                    GError      **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_npz_read_bytes_impl (data, length, name_for_errors, error);
+  rpe_budget_scope_end ();
+  return result;
+}
+
+RpeTensorSet *
+rpe_npz_read (const char  *path,
+              GError     **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_npz_read_impl (path, error);
+  rpe_budget_scope_end ();
+  return result;
 }

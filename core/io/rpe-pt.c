@@ -130,8 +130,8 @@ bytes_unref (gpointer p)
   g_bytes_unref (p);
 }
 
-RpeTensorSet *
-rpe_pt_read_bytes (const guint8 *data,
+static RpeTensorSet *
+rpe_pt_read_bytes_impl (const guint8 *data,
                    gsize         length,
                    const char   *name_for_errors,
                    GError      **error)
@@ -223,27 +223,47 @@ rpe_pt_read_bytes (const guint8 *data,
   if (refs == NULL)
     return NULL;
 
-  /* the float32 result, all of it, against the budget before anything is read */
-  for (guint i = 0; i < refs->len; i++)
-    {
-      const RpePickleTensor *ref = g_ptr_array_index (refs, i);
-      gsize count, bytes;
+  /* everything the file will make us hold, against the one budget before
+   * anything is inflated: the float32 tensors and every storage they use (the
+   * file's own bytes and what was read so far are already in the scope) */
+  {
+    g_autoptr (GHashTable) counted = g_hash_table_new (g_str_hash, g_str_equal);
+    gsize storage_bytes = 0;
 
-      if (!rpe_size_prod (&count, ref->ndim, ref->shape)
-          || rpe_size_bytes (&bytes, sizeof (float), count, 1, 1, 1) != RPE_OK
-          || !rpe_size_add (total, bytes, &total))
-        {
-          rpe_set_error (error, RPE_ERROR_OVERFLOW, "'%s': the tensors' total size overflows", name);
-          return NULL;
-        }
-    }
-  if (rpe_budget_check (total) != RPE_OK)
-    {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "'%s': the tensors need %" G_GSIZE_FORMAT " bytes as float32, more than the memory "
-                     "budget (%" G_GSIZE_FORMAT " bytes)", name, total, rpe_budget_get ());
-      return NULL;
-    }
+    for (guint i = 0; i < refs->len; i++)
+      {
+        const RpePickleTensor *ref = g_ptr_array_index (refs, i);
+        gsize count, bytes;
+
+        if (!rpe_size_prod (&count, ref->ndim, ref->shape)
+            || rpe_size_bytes (&bytes, sizeof (float), count, 1, 1, 1) != RPE_OK
+            || !rpe_size_add (total, bytes, &total))
+          {
+            rpe_set_error (error, RPE_ERROR_OVERFLOW, "'%s': the tensors' total size overflows", name);
+            return NULL;
+          }
+        if (!g_hash_table_contains (counted, ref->storage_key))
+          {
+            g_autofree char *member = g_strconcat (prefix, "data/", ref->storage_key, NULL);
+            gssize si = rpe_zip_find (zip, member);
+            guint64 sbytes = si >= 0 ? rpe_zip_entry_size (zip, (gsize) si) : 0;
+
+            g_hash_table_add (counted, (gpointer) ref->storage_key);
+            if (sbytes > G_MAXSIZE / 4 || !rpe_size_add (storage_bytes, (gsize) sbytes, &storage_bytes))
+              storage_bytes = G_MAXSIZE / 2;
+          }
+      }
+    if (!rpe_size_add (total, storage_bytes, &total) || rpe_budget_check (total) != RPE_OK)
+      {
+        rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                       "'%s': reading it needs %" G_GSIZE_FORMAT " bytes (%" G_GSIZE_FORMAT " of storages, "
+                       "the tensors as float32 and %" G_GSIZE_FORMAT " already held), more than the "
+                       "memory budget (%" G_GSIZE_FORMAT " bytes)", name,
+                       total + rpe_budget_scope_used (), storage_bytes, rpe_budget_scope_used (),
+                       rpe_budget_get ());
+        return NULL;
+      }
+  }
 
   storages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, bytes_unref);
   set = rpe_tensor_set_new ();
@@ -300,8 +320,8 @@ rpe_pt_read_bytes (const guint8 *data,
   return g_steal_pointer (&set);
 }
 
-RpeTensorSet *
-rpe_pt_read (const char  *path,
+static RpeTensorSet *
+rpe_pt_read_impl (const char  *path,
              GError     **error)
 {
   GBytes *bytes = rpe_map_file (path, error);
@@ -315,4 +335,32 @@ rpe_pt_read (const char  *path,
   set = rpe_pt_read_bytes (data, length, path, error);
   g_bytes_unref (bytes);
   return set;
+}
+
+RpeTensorSet *
+rpe_pt_read_bytes (const guint8 *data,
+                   gsize         length,
+                   const char   *name_for_errors,
+                   GError      **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_pt_read_bytes_impl (data, length, name_for_errors, error);
+  rpe_budget_scope_end ();
+  return result;
+}
+
+RpeTensorSet *
+rpe_pt_read (const char  *path,
+             GError     **error)
+{
+  RpeTensorSet * result;
+
+  /* one budget for the whole file */
+  rpe_budget_scope_begin ();
+  result = rpe_pt_read_impl (path, error);
+  rpe_budget_scope_end ();
+  return result;
 }

@@ -7,6 +7,9 @@
 
 G_BEGIN_DECLS
 
+/* Limits (see the README's "File limits"). */
+#define RPE_SAFETENSORS_MAX_TENSORS 65536u
+
 RpeTensorSet *rpe_safetensors_read       (const char   *path,
                                           GError      **error);
 RpeTensorSet *rpe_safetensors_read_bytes (const guint8 *data,

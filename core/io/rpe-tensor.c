@@ -11,6 +11,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-tensor.h"
 
 /* ---- dtypes ----------------------------------------------------------- */
@@ -241,6 +242,22 @@ rpe_tensor_set_add (RpeTensorSet *set,
                     RpeTensor    *tensor,
                     GError      **error)
 {
+  if (set->tensors->len >= RPE_TENSOR_SET_MAX_TENSORS)
+    {
+      rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "More than %u tensors; at most %u are supported",
+                     RPE_TENSOR_SET_MAX_TENSORS, RPE_TENSOR_SET_MAX_TENSORS);
+      rpe_tensor_free (tensor);
+      return FALSE;
+    }
+  /* the set's own structures count in the file's budget too */
+  if (rpe_budget_charge (sizeof (RpeTensor) + strlen (tensor->name) + 64) != RPE_OK)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                     "Tensor '%s' does not fit in the memory budget (%" G_GSIZE_FORMAT " bytes)",
+                     tensor->name, rpe_budget_get ());
+      rpe_tensor_free (tensor);
+      return FALSE;
+    }
   if (g_hash_table_contains (set->by_name, tensor->name))
     {
       rpe_set_error (error, RPE_ERROR_FORMAT, "Duplicate tensor name '%s'", tensor->name);
@@ -302,6 +319,8 @@ rpe_atomic_file_new (const char  *path,
   RpeAtomicFile *file;
   int fd;
 
+  if (!rpe_output_check (path, error))
+    return NULL;
   tmpl = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
   fd = g_mkstemp_full (tmpl, O_RDWR | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -399,22 +418,6 @@ GBytes *
 rpe_map_file (const char  *path,
               GError     **error)
 {
-  g_autoptr (GError) local = NULL;
-  GMappedFile *mapped;
-  GBytes *bytes;
-
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it is a directory", path);
-      return NULL;
-    }
-  mapped = g_mapped_file_new (path, FALSE, &local);
-  if (mapped == NULL)
-    {
-      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", path, local->message);
-      return NULL;
-    }
-  bytes = g_mapped_file_get_bytes (mapped);
-  g_mapped_file_unref (mapped);
-  return bytes;
+  /* read, not mapped: a file truncated under us must give an error, not SIGBUS */
+  return rpe_read_file (path, error);
 }

@@ -54,7 +54,10 @@ char      *rpe_tensor_shape_string (const RpeTensor *tensor);
 gboolean   rpe_tensor_check_finite (const RpeTensor *tensor,
                                     GError         **error);
 
-/* A set of named tensors, in file order. */
+/* A set of named tensors, in file order.  Every format's reader stops at
+ * RPE_TENSOR_SET_MAX_TENSORS (rpe_tensor_set_add refuses more). */
+#define RPE_TENSOR_SET_MAX_TENSORS 65536u
+
 typedef struct _RpeTensorSet RpeTensorSet;
 
 RpeTensorSet    *rpe_tensor_set_new (void);
@@ -73,7 +76,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTensorSet, rpe_tensor_set_free)
 /* Atomic file writing, shared by the writers: data goes to a temporary file in
  * the target's directory, which commit fsyncs and renames over the target.  On
  * any failure (or abort) the temporary file is removed and an existing target
- * is left untouched.  Errors are RPE_ERROR_IO and name the path. */
+ * is left untouched.  rpe_atomic_file_new refuses what rpe_output_check
+ * refuses (an input, a write-protected file).  Errors are RPE_ERROR_IO and name
+ * the path. */
 typedef struct _RpeAtomicFile RpeAtomicFile;
 
 RpeAtomicFile *rpe_atomic_file_new    (const char     *path,
@@ -88,7 +93,8 @@ gboolean       rpe_atomic_file_commit (RpeAtomicFile  *file,
 /* Removes the temporary file and frees `file`; NULL-safe. */
 void           rpe_atomic_file_abort  (RpeAtomicFile  *file);
 
-/* Maps a file read-only (no copy).  The GBytes may be empty (size 0).
+/* The whole file (rpe_read_file of rpe-file.h: read, not mapped; regular files
+ * only; charged to the budget scope).  The GBytes may be empty (size 0).
  * RPE_ERROR_IO naming the path on failure. */
 GBytes        *rpe_map_file           (const char     *path,
                                        GError        **error);

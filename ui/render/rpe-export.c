@@ -17,6 +17,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-npy.h"
 #include "rpe-text.h"
 
@@ -875,6 +876,8 @@ export_image (const RpeFigure     *fig,
   if (check_cancelled (cancellable, error))
     return FALSE;
 
+  if (!rpe_output_check (path, error))
+    return FALSE;
   tmp = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
   sink.fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0644);
   if (sink.fd < 0)
@@ -1014,6 +1017,8 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
         if (fig->table == NULL)
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                                 "%s: only curves are exported as CSV (use .npy for arrays)", path);
+        if (!rpe_output_check (path, error))
+          return FALSE;
         st = rpe_curve_table_write_csv (fig->table, path, &err);
         if (st != RPE_OK)
           return rpe_set_error (error, st, "%s: cannot write: %s", path,

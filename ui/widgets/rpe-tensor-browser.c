@@ -5,6 +5,8 @@
 
 #include "rpe-tensor-browser.h"
 
+#include "rpe-file.h"
+
 struct _RpeTensorBrowser
 {
   AdwWindow          parent_instance;
@@ -60,8 +62,8 @@ update_layers (RpeTensorBrowser *self)
   if (info != NULL)
     {
       GString *s = g_string_new (NULL);
-      g_autofree char *prefix = g_strescape (info->prefix, NULL);
-      g_autofree char *code = g_strescape (info->code_name, NULL);
+      g_autofree char *prefix = rpe_escape_name (info->prefix);
+      g_autofree char *code = rpe_escape_name (info->code_name);
 
       g_string_printf (s, _("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %s naming.\nCode: %s"),
                        info->method == RPE_SPE_SINE ? "Sine" : "Conv", prefix, info->n_heads,
@@ -71,7 +73,7 @@ update_layers (RpeTensorBrowser *self)
         g_string_append (s, _("\nNo gate."));
       for (guint i = 0; i < info->gates->len; i++)
         {
-          g_autofree char *gate = g_strescape (g_ptr_array_index (info->gates, i), NULL);
+          g_autofree char *gate = rpe_escape_name (g_ptr_array_index (info->gates, i));
           int layer = g_array_index (info->gate_layers, int, i);
 
           if (layer >= 0)
@@ -81,7 +83,7 @@ update_layers (RpeTensorBrowser *self)
         }
       if (info->pairing_note != NULL)
         {
-          g_autofree char *note = g_strescape (info->pairing_note, NULL);
+          g_autofree char *note = rpe_escape_name (info->pairing_note);
           g_string_append_printf (s, _("\nAmbiguous: %s. Assign the gate role to one of them below."), note);
         }
       text = g_string_free (s, FALSE);
@@ -265,7 +267,8 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   RpeTensorBrowser *self = g_object_new (RPE_TYPE_TENSOR_BROWSER, "transient-for", parent, NULL);
   GtkStringList *modules = gtk_string_list_new (NULL);
   g_autofree char *base = g_path_get_basename (data->path);
-  g_autofree char *title = g_strdup_printf ("Contents of %s", base);
+  g_autofree char *shown_base = rpe_escape_name (base);
+  g_autofree char *title = g_strdup_printf ("Contents of %s", shown_base);
 
   self->data = rpe_checkpoint_data_ref (data);
   gtk_window_set_title (GTK_WINDOW (self), title);
@@ -275,7 +278,7 @@ rpe_tensor_browser_new (GtkWindow         *parent,
       g_autofree char *shape = rpe_tensor_shape_string (t);
       GtkWidget *row = adw_action_row_new ();
 
-      g_autofree char *row_title = g_strescape (t->name, NULL);
+      g_autofree char *row_title = rpe_escape_name (t->name);
 
       adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), row_title[0] != '\0' ? row_title : _("(unnamed array)"));
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
@@ -288,7 +291,8 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   for (guint i = 0; data->modules != NULL && i < data->modules->len; i++)
     {
       const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
-      g_autofree char *name = g_strdup_printf ("%s (%s)", info->prefix,
+      g_autofree char *shown = rpe_escape_name (info->prefix);
+      g_autofree char *name = g_strdup_printf ("%s (%s)", shown,
                                                info->method == RPE_SPE_SINE ? "sine" : "conv");
 
       gtk_string_list_append (modules, name);

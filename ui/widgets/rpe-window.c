@@ -9,6 +9,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 #include "rpe-tour-bar.h"
@@ -30,8 +31,10 @@ _rpe_window_show_message (RpeWindow  *self,
                           const char *text)
 {
   g_free (self->message);
-  self->message = g_strdup (text);
-  gtk_label_set_text (self->message_label, text != NULL ? text : "");
+  /* messages quote names and paths from files: no control character or
+   * invalid UTF-8 reaches the banner */
+  self->message = text != NULL ? rpe_escape_message (text) : NULL;
+  gtk_label_set_text (self->message_label, self->message != NULL ? self->message : "");
   gtk_revealer_set_reveal_child (self->message_revealer, text != NULL);
 }
 

@@ -1,0 +1,314 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rpe-alloc.h"
+#include "rpe-error.h"
+#include "rpe-file.h"
+
+/* ---- inputs ----------------------------------------------------------- */
+
+typedef struct
+{
+  dev_t dev;
+  ino_t ino;
+} FileId;
+
+static GMutex inputs_lock;
+static GArray *inputs;          /* FileId */
+static gboolean track_inputs;
+static gboolean output_force;
+
+void
+rpe_file_track_inputs (gboolean track)
+{
+  g_mutex_lock (&inputs_lock);
+  track_inputs = track;
+  g_mutex_unlock (&inputs_lock);
+}
+
+static void
+remember (const struct stat *st)
+{
+  FileId id = { st->st_dev, st->st_ino };
+
+  g_mutex_lock (&inputs_lock);
+  if (track_inputs)
+    {
+      if (inputs == NULL)
+        inputs = g_array_new (FALSE, FALSE, sizeof (FileId));
+      /* a command reads a handful of files: a linear list is enough */
+      if (inputs->len < 4096)
+        g_array_append_val (inputs, id);
+    }
+  g_mutex_unlock (&inputs_lock);
+}
+
+void
+rpe_file_add_input (const char *path)
+{
+  struct stat st;
+
+  if (path != NULL && stat (path, &st) == 0)
+    remember (&st);
+}
+
+static gboolean
+is_input (const struct stat *st)
+{
+  gboolean found = FALSE;
+
+  g_mutex_lock (&inputs_lock);
+  for (guint i = 0; inputs != NULL && i < inputs->len && !found; i++)
+    {
+      const FileId *id = &g_array_index (inputs, FileId, i);
+
+      found = id->dev == st->st_dev && id->ino == st->st_ino;
+    }
+  g_mutex_unlock (&inputs_lock);
+  return found;
+}
+
+static const char *
+kind_of (mode_t mode)
+{
+  if (S_ISDIR (mode))
+    return "a directory";
+  if (S_ISFIFO (mode))
+    return "a FIFO (named pipe)";
+  if (S_ISCHR (mode))
+    return "a character device";
+  if (S_ISBLK (mode))
+    return "a block device";
+  if (S_ISSOCK (mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+static void
+free_buffer (gpointer p)
+{
+  rpe_free (p);
+}
+
+GBytes *
+rpe_read_file (const char  *path,
+               GError     **error)
+{
+  const char *shown = path;
+  struct stat st;
+  RpeStatus status = RPE_OK;
+  guint8 *buffer = NULL;
+  gsize size, done = 0;
+  int fd, flags;
+
+  if (path == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_IO, "no file given");
+      return NULL;
+    }
+  /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer */
+  fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    {
+      int err = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
+      return NULL;
+    }
+  if (fstat (fd, &st) != 0)
+    {
+      int err = errno;
+
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it is %s, not a regular file",
+                     shown, kind_of (st.st_mode));
+      return NULL;
+    }
+  flags = fcntl (fd, F_GETFL);
+  if (flags >= 0)
+    (void) fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (st.st_size < 0 || (guint64) st.st_size > G_MAXSIZE / 2)
+    {
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "Cannot read '%s': it is too large", shown);
+      return NULL;
+    }
+  size = (gsize) st.st_size;
+  buffer = rpe_alloc (size > 0 ? size : 1, 1, &status);
+  if (buffer == NULL)
+    {
+      close (fd);
+      rpe_set_error (error, status == RPE_ERROR_NO_MEMORY ? RPE_ERROR_NO_MEMORY : status,
+                     "Cannot read '%s': the file is %" G_GSIZE_FORMAT " bytes, more than the memory "
+                     "budget (%" G_GSIZE_FORMAT " bytes) allows", shown, size, rpe_budget_get ());
+      return NULL;
+    }
+  /* read exactly st_size bytes; a file that shrinks or grows meanwhile is an error */
+  for (;;)
+    {
+      guint8 extra;
+      gsize want = done < size ? MIN (size - done, (gsize) 1 << 24) : 1;
+      gssize n = read (fd, done < size ? buffer + done : &extra, want);
+
+      if (n < 0)
+        {
+          int err = errno;
+
+          if (err == EINTR)
+            continue;
+          close (fd);
+          rpe_free (buffer);
+          rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
+          return NULL;
+        }
+      if (done == size)
+        {
+          if (n == 0)
+            break;
+          close (fd);
+          rpe_free (buffer);
+          rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it grew while being read", shown);
+          return NULL;
+        }
+      if (n == 0)
+        {
+          close (fd);
+          rpe_free (buffer);
+          rpe_set_error (error, RPE_ERROR_IO,
+                         "Cannot read '%s': it was truncated while being read (%" G_GSIZE_FORMAT
+                         " of %" G_GSIZE_FORMAT " bytes)", shown, done, size);
+          return NULL;
+        }
+      done += (gsize) n;
+    }
+  close (fd);
+  remember (&st);
+  return g_bytes_new_with_free_func (buffer, size, free_buffer, buffer);
+}
+
+/* ---- outputs ---------------------------------------------------------- */
+
+void
+rpe_output_set_force (gboolean force)
+{
+  output_force = force;
+}
+
+/* Whether we may write `path` (`st` its stat): access (2) says so, and a
+ * file we own is not write-protected (root, whom access never stops, respects
+ * that too, like rm and cp -i do). */
+static gboolean
+may_write (const char        *path,
+           const struct stat *st)
+{
+  if (access (path, W_OK) != 0)
+    return FALSE;
+  if (st->st_uid == geteuid () && (st->st_mode & S_IWUSR) == 0)
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+rpe_output_check (const char  *path,
+                  GError     **error)
+{
+  const char *shown = path;
+  struct stat st;
+
+  if (path == NULL || path[0] == '\0')
+    return rpe_set_error (error, RPE_ERROR_IO, "no output file given");
+  if (stat (path, &st) != 0)
+    return TRUE;   /* a new file (the directory is checked when the file is created) */
+  if (S_ISDIR (st.st_mode))
+    return rpe_set_error (error, RPE_ERROR_IO, "Cannot write '%s': it is a directory", shown);
+  if (is_input (&st))
+    return rpe_set_error (error, RPE_ERROR_IO,
+                          "Cannot write '%s': it is also an input of this command; refusing to "
+                          "write over it", shown);
+  if (!S_ISREG (st.st_mode))
+    return rpe_set_error (error, RPE_ERROR_IO, "Cannot write '%s': it is %s, not a regular file",
+                          shown, kind_of (st.st_mode));
+  if (!output_force && !may_write (path, &st))
+    return rpe_set_error (error, RPE_ERROR_IO,
+                          "Cannot write '%s': the file exists and is write-protected (mode %04o); "
+                          "refusing to replace it (--force replaces it)", shown,
+                          (unsigned) (st.st_mode & 07777));
+  return TRUE;
+}
+
+/* ---- escaping --------------------------------------------------------- */
+
+static char *
+escape (const char *text,
+        gsize       length,
+        gboolean    backslash)
+{
+  GString *out = g_string_sized_new (length + 8);
+  const char *p = text, *end = text + length;
+
+  while (p < end)
+    {
+      gunichar c = g_utf8_get_char_validated (p, end - p);
+
+      if (*p == '\0')
+        {
+          g_string_append (out, "\\x00");
+          p++;
+        }
+      else if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          /* not UTF-8: the byte itself, escaped */
+          g_string_append_printf (out, "\\x%02X", (guint8) *p);
+          p++;
+        }
+      else
+        {
+          const char *next = g_utf8_next_char (p);
+
+          if (c == '\\' && backslash)
+            g_string_append (out, "\\\\");
+          else if (c < 0x100 && !g_unichar_isprint (c))
+            g_string_append_printf (out, "\\x%02X", (guint) c);   /* C0, DEL, C1 (ESC, BEL, CR, CSI) */
+          else if (!g_unichar_isprint (c))
+            g_string_append_printf (out, "\\u%04X", (guint) c);   /* bidi overrides, zero-width, ... */
+          else
+            g_string_append_len (out, p, next - p);
+          p = next;
+        }
+    }
+  return g_string_free (out, FALSE);
+}
+
+char *
+rpe_escape_bytes (const char *text,
+                  gsize       length)
+{
+  return escape (text, length, TRUE);
+}
+
+char *
+rpe_escape_name (const char *text)
+{
+  if (text == NULL)
+    return g_strdup ("(null)");
+  return escape (text, strlen (text), TRUE);
+}
+
+char *
+rpe_escape_message (const char *text)
+{
+  if (text == NULL)
+    return g_strdup ("");
+  return escape (text, strlen (text), FALSE);
+}

@@ -1,0 +1,618 @@
+/* test-cli-hostile.c: crafted files and hostile situations (issue 11), end to end.
+ *
+ * Every case runs the `rpe` tool in an empty directory and checks: the exit
+ * status (2 for bad input or usage, 1 for output failures), that the message
+ * says what is wrong, that nothing was created or left behind in the directory
+ * (no output, no temporary file), and, where a memory budget is set, that the
+ * child's peak resident memory (getrusage) stayed within it.  The crafted files
+ * are in tests/fixtures/hostile/, made by make-hostile.py; the large or
+ * many-named ones are generated here.  A few core-level checks (the budget
+ * scope, rpe_read_file, rpe_escape_name) come first. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "rpe-alloc.h"
+#include "rpe-checkpoint.h"
+#include "rpe-error.h"
+#include "rpe-file.h"
+#include "rpe-npy.h"
+#include "rpe-npz.h"
+#include "rpe-safetensors.h"
+#include "rpe-test-utils.h"
+
+/* Under AddressSanitizer, freed memory sits in a quarantine and every byte has
+ * shadow: the child's peak RSS says nothing about the budget there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_MEANINGFUL FALSE
+#else
+#define RSS_MEANINGFUL TRUE
+#endif
+
+/* ---- running the tool ------------------------------------------------------- */
+
+typedef struct
+{
+  int   status;       /* exit status */
+  char *out;
+  char *err;
+  long  maxrss_kb;    /* the child's peak resident memory */
+} Run;
+
+static void
+run_clear (Run *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+}
+
+static char *
+fixture (const char *name)
+{
+  return g_test_build_filename (G_TEST_DIST, "fixtures", "hostile", name, NULL);
+}
+
+/* A fresh empty directory for one case. */
+static char *
+case_dir (void)
+{
+  static int n;
+  char *dir = g_strdup_printf ("%s/case-%d", rpe_test_tmpdir (), n++);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  return dir;
+}
+
+/* Runs rpe with `args` (NULL-terminated) in `cwd`, with RPE_MEMORY_BUDGET=`budget`
+ * (or unset) and RLIMIT_FSIZE = `fsize` bytes (0: unlimited). */
+static Run
+run_rpe (const char         *cwd,
+         const char         *budget,
+         rlim_t              fsize,
+         const char *const  *args)
+{
+  g_autofree char *capture = g_strdup_printf ("%s/capture-XXXXXX", rpe_test_tmpdir ());
+  g_autofree char *out_path = NULL, *err_path = NULL;
+  GPtrArray *argv = g_ptr_array_new ();
+  struct rusage ru;
+  Run r = { 0 };
+  int wstatus = 0;
+  pid_t pid;
+
+  g_assert_nonnull (g_mkdtemp (capture));
+  out_path = g_build_filename (capture, "out", NULL);
+  err_path = g_build_filename (capture, "err", NULL);
+  g_ptr_array_add (argv, (gpointer) g_getenv ("RPE_CLI"));
+  for (gsize i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      int fo = open (out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int fe = open (err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+      if (fo < 0 || fe < 0 || chdir (cwd) != 0)
+        _exit (99);
+      dup2 (fo, 1);
+      dup2 (fe, 2);
+      if (budget != NULL)
+        g_setenv ("RPE_MEMORY_BUDGET", budget, TRUE);
+      else
+        g_unsetenv ("RPE_MEMORY_BUDGET");
+      /* glibc's MALLOC_CHECK_ keeps freed memory around: measure plain malloc */
+      g_unsetenv ("MALLOC_CHECK_");
+      if (fsize > 0)
+        {
+          struct rlimit rl = { fsize, fsize };
+          setrlimit (RLIMIT_FSIZE, &rl);
+        }
+      execv ((const char *) argv->pdata[0], (char **) argv->pdata);
+      _exit (98);
+    }
+  g_assert_cmpint (wait4 (pid, &wstatus, 0, &ru), ==, pid);
+  if (WIFSIGNALED (wstatus))
+    g_error ("rpe %s ... died of signal %d", args[0], WTERMSIG (wstatus));
+  g_assert_true (WIFEXITED (wstatus));
+  r.status = WEXITSTATUS (wstatus);
+  g_assert_cmpint (r.status, <, 98);
+  r.maxrss_kb = ru.ru_maxrss;
+  g_assert_true (g_file_get_contents (out_path, &r.out, NULL, NULL));
+  g_assert_true (g_file_get_contents (err_path, &r.err, NULL, NULL));
+  g_unlink (out_path);
+  g_unlink (err_path);
+  g_rmdir (capture);
+  g_ptr_array_unref (argv);
+  return r;
+}
+
+static guint
+dir_count (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (d);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}
+
+/* The message is on stderr and contains every needle (case-sensitive). */
+static void
+assert_message (const Run *r,
+                ...)
+{
+  va_list ap;
+  const char *needle;
+
+  va_start (ap, r);
+  while ((needle = va_arg (ap, const char *)) != NULL)
+    if (strstr (r->err, needle) == NULL)
+      g_error ("stderr '%s' lacks '%s'", r->err, needle);
+  va_end (ap);
+}
+
+/* No byte that a terminal would act on: no C0 control but \n, no DEL, no C1
+ * (as UTF-8 U+0080..U+009F), and valid UTF-8. */
+static void
+assert_terminal_safe (const char *text)
+{
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  for (const char *p = text; *p; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if ((c < 0x20 && c != '\n') || (c >= 0x7f && c < 0xa0) || c == 0x202e)
+        g_error ("output holds U+%04X: %s", c, text);
+    }
+}
+
+/* A crafted file, refused with exit 2 and `needle` in the message, nothing left behind. */
+static void
+expect_refused_full (const char *file,
+                     const char *budget,
+                     const char *needle,
+                     gboolean    info_refuses)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *path = fixture (file);
+  const char *info[] = { "info", path, NULL };
+  const char *compute[] = { "compute", "template", "--checkpoint", path, "--length", "16", "-o", "out.npy", NULL };
+  Run r;
+
+  r = run_rpe (dir, budget, 0, info);
+  g_assert_cmpint (r.status, ==, info_refuses ? 2 : 0);
+  if (info_refuses)
+    assert_message (&r, needle, NULL);
+  assert_terminal_safe (r.err);
+  assert_terminal_safe (r.out);
+  run_clear (&r);
+  r = run_rpe (dir, budget, 0, compute);
+  g_assert_cmpint (r.status, ==, 2);
+  assert_message (&r, needle, NULL);
+  if (budget != NULL && RSS_MEANINGFUL)
+    {
+      gsize b = 0;
+
+      g_assert_true (rpe_budget_parse (budget, &b));
+      g_assert_cmpint (r.maxrss_kb * 1024L, <=, (long) b);
+    }
+  run_clear (&r);
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+}
+
+static void
+expect_refused (const char *file,
+                const char *budget,
+                const char *needle)
+{
+  expect_refused_full (file, budget, needle, TRUE);
+}
+
+/* ---- 1. the zip container: lying sizes, one budget for the whole file ------ */
+
+static void
+test_zip_lies (void)
+{
+  /* the storage holds 96 bytes but declares 4 GiB + 96: refused (by the
+   * budget, or by the size check when the budget is larger), fast and small */
+  expect_refused ("pt-declares-4g.pt", "128M", "4294967392");
+  expect_refused ("npz-declares-4g.npz", "128M", "4294967520");
+  /* without a budget as small as that: the data is inflated and found short */
+  {
+    g_autofree char *path = fixture ("pt-declares-4g.pt");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (RpeTensorSet) set = NULL;
+
+    rpe_budget_set ((gsize) 64 << 30);   /* 64 GiB: only reserved, never touched */
+    set = rpe_checkpoint_read (path, &error);
+    rpe_budget_set (0);
+    g_assert_null (set);
+    g_assert_nonnull (error);
+    if (!g_error_matches (error, RPE_ERROR, RPE_ERROR_NO_MEMORY))
+      g_assert_nonnull (strstr (error->message, "inflates to 96 bytes, not the declared 4294967392"));
+  }
+}
+
+static void
+test_zip_whole_file_budget (void)
+{
+  /* four 100 MiB storages in a 400 KB .pt: refused under 128M, and the peak
+   * stays under it (it was 409 MiB when the budget was checked per member) */
+  expect_refused ("pt-four-storages.pt", "128M", "budget");
+  expect_refused ("pt-four-storages.pt", "128M", "419430400 of storages");
+
+  /* the scope counts every allocation of the read, given back when freed */
+  rpe_budget_set (1000000);
+  rpe_budget_scope_begin ();
+  {
+    RpeStatus st;
+    void *a = rpe_alloc (600000, 1, &st), *b;
+
+    g_assert_nonnull (a);
+    b = rpe_alloc (600000, 1, &st);              /* 1.2 MB held: over */
+    g_assert_null (b);
+    g_assert_cmpint (st, ==, RPE_ERROR_NO_MEMORY);
+    rpe_free (a);
+    b = rpe_alloc (600000, 1, &st);              /* given back: fits again */
+    g_assert_nonnull (b);
+    g_assert_cmpint (rpe_budget_charge (500000), ==, RPE_ERROR_NO_MEMORY);
+    g_assert_cmpint (rpe_budget_charge (300000), ==, RPE_OK);
+    g_assert_cmpuint (rpe_budget_scope_used (), >=, 900000);
+    rpe_free (b);
+  }
+  rpe_budget_scope_end ();
+  g_assert_cmpuint (rpe_budget_scope_used (), ==, 0);
+  rpe_budget_set (0);
+}
+
+/* ---- 2. tensor-count limits --------------------------------------------------- */
+
+static void
+test_tensor_count (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "many.safetensors", NULL);
+  GString *h = g_string_new ("{");
+  GString *file;
+  guint64 len;
+  const char *info[] = { "info", path, NULL };
+  Run r;
+
+  /* 65537 zero-size tensors: one over the limit */
+  for (guint i = 0; i <= RPE_SAFETENSORS_MAX_TENSORS; i++)
+    g_string_append_printf (h, "%s\"t%u\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+                            i ? "," : "", i);
+  g_string_append_c (h, '}');
+  len = GUINT64_TO_LE ((guint64) h->len);
+  file = g_string_new_len ((const char *) &len, 8);
+  g_string_append_len (file, h->str, (gssize) h->len);
+  g_assert_true (g_file_set_contents (path, file->str, (gssize) file->len, NULL));
+  r = run_rpe (dir, "256M", 0, info);
+  g_assert_cmpint (r.status, ==, 2);
+  assert_message (&r, "65537 tensors", "at most 65536", NULL);
+  if (RSS_MEANINGFUL)
+    g_assert_cmpint (r.maxrss_kb, <=, 256 * 1024);
+  run_clear (&r);
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+  g_unlink (path);
+  g_string_free (h, TRUE);
+  g_string_free (file, TRUE);
+
+  /* the set itself refuses a 65537th tensor whatever the format */
+  {
+    g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+    g_autoptr (GError) error = NULL;
+
+    for (guint i = 0; i < RPE_TENSOR_SET_MAX_TENSORS; i++)
+      {
+        g_autofree char *name = g_strdup_printf ("t%u", i);
+        g_assert_true (rpe_tensor_set_add (set, rpe_tensor_new (name, 0, NULL, NULL), NULL));
+      }
+    g_assert_false (rpe_tensor_set_add (set, rpe_tensor_new ("one-more", 0, NULL, NULL), &error));
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED);
+  }
+}
+
+/* ---- 3. strict .safetensors ----------------------------------------------------- */
+
+static void
+test_safetensors_strict (void)
+{
+  expect_refused ("st-overlap.safetensors", NULL, "overlaps");
+  expect_refused ("st-alias.safetensors", NULL, "overlaps");
+  expect_refused ("st-gap.safetensors", NULL, "belong to no tensor");
+  expect_refused ("st-trailing.safetensors", NULL, "4 trailing bytes");
+  expect_refused ("st-nul-name.safetensors", NULL, "NUL");
+  expect_refused ("st-meta-int.safetensors", NULL, "is not a string");
+  expect_refused ("st-header-over.safetensors", NULL, "104857601 bytes) exceeds the 104857600-byte limit");
+}
+
+static void
+test_budget_message (void)
+{
+  /* --checkpoint under a budget the tensors do not fit: the message names the
+   * size needed and the budget, in bytes */
+  g_autofree char *dir = case_dir ();
+  g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "f16.safetensors", NULL);
+  const gsize n = 300000;   /* 600 KB of F16 -> 1.2 MB of float32 */
+  g_autofree char *h = g_strdup_printf ("{\"w\":{\"dtype\":\"F16\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}",
+                                        (size_t) n, (size_t) (2 * n));
+  guint64 len = GUINT64_TO_LE ((guint64) strlen (h));
+  GString *file = g_string_new_len ((const char *) &len, 8);
+  const char *args[] = { "compute", "template", "--checkpoint", path, "-o", "out.npy", NULL };
+  Run r;
+
+  g_string_append (file, h);
+  g_string_set_size (file, file->len + 2 * n);
+  g_assert_true (g_file_set_contents (path, file->str, (gssize) file->len, NULL));
+  r = run_rpe (dir, "1000000", 0, args);
+  g_assert_cmpint (r.status, ==, 2);
+  assert_message (&r, "need 1200000 bytes", "budget (1000000 bytes)", NULL);
+  run_clear (&r);
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+  g_unlink (path);
+  g_string_free (file, TRUE);
+}
+
+/* ---- 4. non-finite results ---------------------------------------------------- */
+
+static void
+test_non_finite (void)
+{
+  expect_refused_full ("st-gains-3e38.safetensors", NULL, "'layers.spe.gains' holds 3e+38 at index [0, 0, 0]", FALSE);
+  expect_refused_full ("st-conv-1e30.safetensors", NULL, "'layers.spe.conv_k.weight' holds 1e+30 at channel 0", FALSE);
+
+  /* finite inputs whose logits overflow: checked before writing, nothing written */
+  {
+    g_autofree char *dir = case_dir ();
+    g_autofree char *q = g_build_filename (rpe_test_tmpdir (), "huge-q.npy", NULL);
+    float v[4 * 1 * 2];
+    const char *args[] = { "compute", "logits", "--exact", "--heads", "1", "--features", "2",
+                           "--queries", q, "-o", "out.npy", NULL };
+    g_autoptr (GError) error = NULL;
+    Run r;
+
+    for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
+      v[i] = 1e30f;
+    g_assert_true (rpe_npy_write (q, v, 3, (gsize[]) { 4, 1, 2 }, FALSE, &error));
+    r = run_rpe (dir, NULL, 0, args);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "index", "too large for float32", "nothing was written", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+    g_unlink (q);
+  }
+}
+
+/* ---- 5. escaping ---------------------------------------------------------------- */
+
+static void
+test_escape (void)
+{
+  static const struct { const char *in; const char *out; } cases[] = {
+    { "plain.name", "plain.name" },
+    { "\x1b]0;pwned\x07", "\\x1B]0;pwned\\x07" },
+    { "a\rb\nc\td", "a\\x0Db\\x0Ac\\x09d" },
+    { "bad\xff\xfe", "bad\\xFF\\xFE" },
+    { "c1\xc2\x9b", "c1\\x9B" },
+    { "\xe2\x80\xae" "exe", "\\u202Eexe" },
+    { "back\\slash", "back\\\\slash" },
+    { "caf\xc3\xa9", "caf\xc3\xa9" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = rpe_escape_name (cases[i].in);
+      g_assert_cmpstr (got, ==, cases[i].out);
+    }
+  {
+    g_autofree char *got = rpe_escape_bytes ("a\0b", 3);
+    g_assert_cmpstr (got, ==, "a\\x00b");
+  }
+  /* a message keeps its backslashes but loses control characters */
+  {
+    g_autoptr (GError) error = NULL;
+
+    rpe_set_error (&error, RPE_ERROR_FORMAT, "name '%s' and \\x", "\x1b[2J");
+    g_assert_cmpstr (error->message, ==, "name '\\x1B[2J' and \\x");
+  }
+
+  /* rpe info prints escaped names; the window's browser uses the same function */
+  for (int f = 0; f < 2; f++)
+    {
+      g_autofree char *dir = case_dir ();
+      g_autofree char *path = fixture (f == 0 ? "st-evil-names.safetensors" : "npz-evil-names.npz");
+      const char *args[] = { "info", path, NULL };
+      Run r = run_rpe (dir, NULL, 0, args);
+
+      g_assert_cmpint (r.status, ==, 0);
+      assert_terminal_safe (r.out);
+      if (f == 0)
+        {
+          g_assert_nonnull (strstr (r.out, "\\x1B]0;pwned\\x07"));
+          g_assert_nonnull (strstr (r.out, "x\\x0Dlayers.spe.gate"));
+          g_assert_nonnull (strstr (r.out, "\\u202Egnp.exe"));
+        }
+      else
+        g_assert_nonnull (strstr (r.out, "hidden\\x0Dshown"));
+      run_clear (&r);
+      g_assert_cmpuint (dir_count (dir), ==, 0);
+    }
+}
+
+/* ---- 6. outputs --------------------------------------------------------------- */
+
+static void
+test_outputs (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *out = g_build_filename (dir, "out.npy", NULL);
+  const char *write[] = { "compute", "template", "--length", "8", "--heads", "1", "--features", "2", "-o", "out.npy", NULL };
+  const char *forced[] = { "compute", "template", "--length", "8", "--heads", "1", "--features", "2", "-o", "out.npy", "--force", NULL };
+  g_autofree char *before = NULL, *after = NULL;
+  gsize lb, la;
+  struct stat st;
+  Run r;
+
+  /* an existing write-protected output: refused (exit 1), untouched, mode kept */
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+  g_assert_cmpint (chmod (out, 0444), ==, 0);
+  r = run_rpe (dir, NULL, 0, write);
+  g_assert_cmpint (r.status, ==, 1);
+  assert_message (&r, "write-protected", "--force", NULL);
+  run_clear (&r);
+  g_assert_true (g_file_get_contents (out, &before, &lb, NULL));
+  g_assert_cmpstr (before, ==, "precious");
+  g_assert_cmpint (stat (out, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0444);
+  g_assert_cmpuint (dir_count (dir), ==, 1);
+  /* --force replaces it */
+  r = run_rpe (dir, NULL, 0, forced);
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  g_assert_true (g_file_get_contents (out, &after, &la, NULL));
+  g_assert_cmpuint (la, >, 8);
+  g_assert_cmpuint (dir_count (dir), ==, 1);
+
+  /* the output is an input (same inode, also through another name) */
+  {
+    g_autofree char *alias = g_build_filename (dir, "alias.npy", NULL);
+    const char *same[] = { "compute", "logits", "--exact", "--queries", "out.npy", "-o", "out.npy", NULL };
+    const char *linked[] = { "compute", "template", "--checkpoint", "out.npy", "-o", "alias.npy", NULL };
+    g_autofree char *now = NULL;
+    gsize ln;
+
+    r = run_rpe (dir, NULL, 0, same);
+    g_assert_cmpint (r.status, ==, 1);
+    assert_message (&r, "also an input", NULL);
+    run_clear (&r);
+    g_assert_cmpint (link (out, alias), ==, 0);
+    r = run_rpe (dir, NULL, 0, linked);
+    g_assert_cmpint (r.status, ==, 1);
+    assert_message (&r, "also an input", NULL);
+    run_clear (&r);
+    g_assert_true (g_file_get_contents (out, &now, &ln, NULL));
+    g_assert_cmpuint (ln, ==, la);
+    g_assert_true (memcmp (now, after, la) == 0);
+    g_unlink (alias);
+  }
+  g_unlink (out);
+
+  /* over `ulimit -f`: a message, exit 1, no temporary file, the old file kept */
+  {
+    const char *big[] = { "compute", "template", "--length", "64", "-o", "out.npy", NULL };
+    const char *csv[] = { "curves", "profile", "--length", "256", "-o", "out.csv", NULL };
+
+    r = run_rpe (dir, NULL, 4096, big);
+    g_assert_cmpint (r.status, ==, 1);
+    assert_message (&r, "File too large", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+    r = run_rpe (dir, NULL, 1024, csv);
+    g_assert_cmpint (r.status, ==, 1);
+    assert_message (&r, "File too large", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+  }
+}
+
+/* ---- 7. inputs ---------------------------------------------------------------- */
+
+static void
+test_inputs (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *fifo = g_build_filename (rpe_test_tmpdir (), "fifo", NULL);
+  const char *paths[] = { fifo, rpe_test_tmpdir (), "/dev/zero" };
+  const char *words[] = { "FIFO", "directory", "device" };
+
+  /* a FIFO with no writer would block a plain open(); a device never ends */
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (paths); i++)
+    {
+      const char *info[] = { "info", paths[i], NULL };
+      const char *noise[] = { "compute", "codes", "--noise", paths[i], "-o", "out.npy", "--out-keys", "k.npy", NULL };
+      Run r = run_rpe (dir, NULL, 0, info);
+
+      g_assert_cmpint (r.status, ==, 2);
+      assert_message (&r, words[i], "not a regular file", NULL);
+      run_clear (&r);
+      r = run_rpe (dir, NULL, 0, noise);
+      g_assert_cmpint (r.status, ==, 2);
+      assert_message (&r, words[i], NULL);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+  g_unlink (fifo);
+
+  /* read, not mapped: a file whose size changes while it is read is an error
+   * (a /proc file says 0 bytes and then gives more: "grew") */
+  {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (GBytes) b = rpe_read_file ("/proc/self/status", &error);
+
+    g_assert_null (b);
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_IO);
+    g_assert_nonnull (strstr (error->message, "grew while being read"));
+  }
+}
+
+/* ---- 8. options a command does not use ---------------------------------------- */
+
+static void
+test_unused_options (void)
+{
+  g_autofree char *dir = case_dir ();
+  static const char *const cases[][10] = {
+    { "curves", "error", "--noise", "/no/such/file.npy", "-o", "out.csv", NULL },
+    { "curves", "profile", "--realizations-list", "4,8", "-o", "out.csv", NULL },
+    { "compute", "template", "--queries", "/no/such/q.npy", "-o", "out.npy", NULL },
+    { "compute", "codes", "--gate-noise=/no/such/e.npy", "-o", "out.npy", NULL },
+    { "compute", "lrpe-encode", "--noise", "/no/such/z.npy", "-o", "out.npy", NULL },
+    { "export", "templates", "--relative-embeddings", "e.npy", "-o", "out.png", NULL },
+  };
+  static const char *const names[] = { "--noise", "--realizations-list", "--queries", "--gate-noise",
+                                       "--noise", "--relative-embeddings" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run r = run_rpe (dir, NULL, 0, (const char *const *) cases[i]);
+      g_autofree char *cmd = g_strdup_printf ("'rpe %s %s'", cases[i][0], cases[i][1]);
+
+      g_assert_cmpint (r.status, ==, 2);
+      assert_message (&r, names[i], "is not used by", cmd, NULL);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/cli/hostile/zip-lies", test_zip_lies);
+  g_test_add_func ("/cli/hostile/zip-whole-file-budget", test_zip_whole_file_budget);
+  g_test_add_func ("/cli/hostile/tensor-count", test_tensor_count);
+  g_test_add_func ("/cli/hostile/safetensors-strict", test_safetensors_strict);
+  g_test_add_func ("/cli/hostile/budget-message", test_budget_message);
+  g_test_add_func ("/cli/hostile/non-finite", test_non_finite);
+  g_test_add_func ("/cli/hostile/escape", test_escape);
+  g_test_add_func ("/cli/hostile/outputs", test_outputs);
+  g_test_add_func ("/cli/hostile/inputs", test_inputs);
+  g_test_add_func ("/cli/hostile/unused-options", test_unused_options);
+  return g_test_run ();
+}
