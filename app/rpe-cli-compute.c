@@ -803,7 +803,7 @@ rpe_cli_compute (int argc, char **argv)
     "      lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
     "Output shapes: template/empirical (H, D, N, N) or (N, N) with --head/--feature;\n"
     "codes (N, H, D, R) with --out-keys; encode (N, H, R); logits/attention (H, N, N);\n"
-    "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2D) [real | imag];\n"
+    "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2d') [real | imag] (d' = D//2+1 for fourier);\n"
     "lrpe-attention (H, N, N); lrpe-linear and fastrpb (N, H, Dv).  float32 unless --f64.");
   g_option_context_add_main_entries (context, main_entries, NULL);
   g_option_context_add_group (context, rpe_cli_parameter_group (&o));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "rpe-checkpoint.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
 
@@ -221,6 +222,57 @@ test_fastrpb_checkpoint (void)
                             "--length 30 -o '%s'", ckpt, out), ==, 2);
 }
 
+/* 2-D with the reference's one w for both axes: W[(i,j),(i',j')] = w_{i-i'} + w_{j-j'} (full
+ * layout, trained at M = 24, viewed on a 4 x 4 grid), against a naive sum over the raw bias.w. */
+static void
+test_fastrpb_2d (void)
+{
+  g_autofree char *ckpt = fixture ("lrpe.pt");
+  g_autofree char *vals = fixture ("values.npy");
+  g_autofree char *out = tmp_path ("fastrpb-2d.npy");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (ckpt, &error);
+  g_autoptr(RpeTensor) v = NULL;
+  g_autoptr(RpeTensor) y = NULL;
+  const RpeTensor *w;
+  const long m = 24, n1 = 4, n2 = 4, h = 2, dv = 3;
+
+  g_assert_no_error (error);
+  w = rpe_tensor_set_lookup (set, "encoder.positional_bias.bias.w");
+  g_assert_nonnull (w);
+  for (int causal = 0; causal < 2; causal++)
+    {
+      g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias "
+                                "--bias-layout full --grid 4x4 %s --values '%s' -o '%s'", ckpt,
+                                causal ? "--causal" : "", vals, out), ==, 0);
+      v = rpe_npy_read (vals, &error);
+      g_assert_no_error (error);
+      y = rpe_npy_read (out, &error);
+      g_assert_no_error (error);
+      for (long p = 0; p < n1 * n2; p++)
+        for (long hh = 0; hh < h; hh++)
+          for (long c = 0; c < dv; c++)
+            {
+              double ref = 0;
+
+              for (long p2 = 0; p2 < n1 * n2; p2++)
+                {
+                  long di = p / n2 - p2 / n2, dj = p % n2 - p2 % n2;
+                  /* full: w[(tau + M) mod (2M - 1)] */
+                  double wx = w->data[hh * (2 * m - 1) + (di + m) % (2 * m - 1)];
+                  double wy = w->data[hh * (2 * m - 1) + (dj + m) % (2 * m - 1)];
+
+                  if (causal && p2 > p)
+                    continue;   /* raster order */
+                  ref += (wx + wy) * v->data[(p2 * h + hh) * dv + c];
+                }
+              g_assert_cmpfloat_with_epsilon (y->data[(p * h + hh) * dv + c], ref, 1e-4 * (1 + fabs (ref)));
+            }
+      g_clear_pointer (&v, rpe_tensor_free);
+      g_clear_pointer (&y, rpe_tensor_free);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -229,5 +281,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/lrpe/checkpoint", test_lrpe_checkpoint);
   g_test_add_func ("/cli/lrpe/npy", test_lrpe_npy);
   g_test_add_func ("/cli/lrpe/fastrpb-checkpoint", test_fastrpb_checkpoint);
+  g_test_add_func ("/cli/lrpe/fastrpb-2d", test_fastrpb_2d);
   return g_test_run ();
 }
