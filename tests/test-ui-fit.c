@@ -174,8 +174,8 @@ test_cancel (void)
   /* a long fit (64 heads), cancelled once its first head is done */
   rpe_fit_dialog_set_target (dialog, RPE_FIT_TARGET_KERPLE_LOG);
   rpe_fit_dialog_set_kerple (dialog, 1.0, 0.5);
-  rpe_fit_dialog_set_method (dialog, RPE_SPE_SINE, 8);
-  rpe_fit_dialog_set_sizes (dialog, 64, 8, 1024);
+  rpe_fit_dialog_set_method (dialog, RPE_SPE_SINE, 4);
+  rpe_fit_dialog_set_sizes (dialog, 64, 4, 256);
   rpe_fit_dialog_fit (dialog);
   g_assert_true (rpe_fit_dialog_is_busy (dialog));
   rpe_test_iterate_until (fit_progressed, dialog);
