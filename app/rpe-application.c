@@ -20,11 +20,34 @@ rpe_application_activate (GApplication *app)
   gtk_window_present (GTK_WINDOW (window));
 }
 
+/* rpe-studio FILE...: each file in a window of its own (the running
+ * instance opens them when there is one: GApplication forwards the files). */
+static void
+rpe_application_open (GApplication  *app,
+                      GFile        **files,
+                      int            n_files,
+                      const char    *hint)
+{
+  for (int i = 0; i < n_files; i++)
+    {
+      RpeWindow *window = rpe_window_new (GTK_APPLICATION (app));
+
+      rpe_window_open_file (window, files[i]);
+      gtk_window_present (GTK_WINDOW (window));
+    }
+}
+
+/* Quit saves what Close saves (the window's size, view, colour map). */
 static void
 action_quit (GSimpleAction *action,
              GVariant      *parameter,
              gpointer       user_data)
 {
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (user_data));
+
+  for (GList *l = windows; l != NULL; l = l->next)
+    if (RPE_IS_WINDOW (l->data))
+      rpe_window_save_state (RPE_WINDOW (l->data));
   g_application_quit (G_APPLICATION (user_data));
 }
 
@@ -85,6 +108,7 @@ rpe_application_class_init (RpeApplicationClass *klass)
   GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
 
   app_class->activate = rpe_application_activate;
+  app_class->open = rpe_application_open;
   app_class->startup = rpe_application_startup;
 }
 
@@ -98,7 +122,7 @@ rpe_application_new (void)
 {
   return g_object_new (RPE_TYPE_APPLICATION,
                        "application-id", APPLICATION_ID,
-                       "flags", G_APPLICATION_DEFAULT_FLAGS,
+                       "flags", G_APPLICATION_HANDLES_OPEN,
                        "resource-base-path", "/io/github/rpestudio/RpeStudio",
                        NULL);
 }

@@ -122,7 +122,7 @@ declared_entries (const guint8 *data,
             {
               for (int b = 7; b >= 0; b--)
                 z = z << 8 | loc[8 + b];
-              if (z <= length - 56 && data[z] == 'P' && data[z + 1] == 'K' && data[z + 2] == 6
+              if (length >= 56 && z <= length - 56 && data[z] == 'P' && data[z + 1] == 'K' && data[z + 2] == 6
                   && data[z + 3] == 6)
                 {
                   n = 0;

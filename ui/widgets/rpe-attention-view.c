@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "rpe-colormap.h"
+#include "rpe-gesture-helper.h"
 
 #define MARGIN_LEFT    58.0
 #define MARGIN_TOP     10.0
@@ -36,6 +37,8 @@ struct _RpeAttentionView
   int                requested_side;
   guint              progress_timeout;
   double             drag_m0, drag_n0;
+  RpeDragTracker     drag;
+  double             pinch_last;  /* the pinch scale of the last zoom step */
   double             fraction;
 
   GtkWidget         *box;
@@ -278,18 +281,49 @@ canvas_draw (GtkDrawingArea *area,
 
 /* -------------------------------------------------------------- requests */
 
+/* The viewport is a finite window [v0, v0 + span) inside [0, N) with a span
+ * of at least min (N, 4) cells: whatever a gesture computed (a NaN, an
+ * infinity, an inverted or empty window) ends as such a window; a non-finite
+ * one shows the whole map. */
+static void
+clamp_axis (double *v0,
+            double *v1,
+            double  n)
+{
+  double min_span = fmin (n, 4.0), span;
+
+  if (!isfinite (*v0) || !isfinite (*v1))
+    {
+      *v0 = 0.0;
+      *v1 = n;
+      return;
+    }
+  span = *v1 - *v0;
+  if (!isfinite (span) || span > n)
+    span = n;
+  if (span < min_span)
+    {
+      double c = 0.5 * (*v0 + *v1);
+
+      span = min_span;
+      *v0 = c - 0.5 * span;
+    }
+  *v0 = rpe_gesture_clamp (*v0, 0.0, n - span, 0.0);
+  *v1 = *v0 + span;
+}
+
 static void
 clamp_viewport (RpeAttentionView *self)
 {
   double n = (double) self->n;
-  double min_span = fmin (n, 4.0);
-  double sm = fmin (fmax (self->vm1 - self->vm0, min_span), n);
-  double sn = fmin (fmax (self->vn1 - self->vn0, min_span), n);
 
-  self->vm0 = CLAMP (self->vm0, 0.0, n - sm);
-  self->vm1 = self->vm0 + sm;
-  self->vn0 = CLAMP (self->vn0, 0.0, n - sn);
-  self->vn1 = self->vn0 + sn;
+  if (self->n == 0)
+    {
+      self->vm0 = self->vm1 = self->vn0 = self->vn1 = 0.0;
+      return;
+    }
+  clamp_axis (&self->vm0, &self->vm1, n);
+  clamp_axis (&self->vn0, &self->vn1, n);
 }
 
 static void
@@ -460,10 +494,18 @@ zoom_at (RpeAttentionView *self,
          double            fn)
 {
   /* keep the position under (fm, fn) (fractions of the plot) fixed */
-  double cm = self->vm0 + fm * (self->vm1 - self->vm0);
-  double cn = self->vn0 + fn * (self->vn1 - self->vn0);
-  double sm = (self->vm1 - self->vm0) / factor, sn = (self->vn1 - self->vn0) / factor;
+  double cm, cn, sm, sn;
 
+  if (!isfinite (factor) || !(factor > 0.0))
+    return;
+  factor = CLAMP (factor, 1.0 / RPE_GESTURE_MAX_ZOOM, RPE_GESTURE_MAX_ZOOM);
+  fm = rpe_gesture_clamp (fm, 0.0, 1.0, 0.5);
+  fn = rpe_gesture_clamp (fn, 0.0, 1.0, 0.5);
+  clamp_viewport (self);
+  cm = self->vm0 + fm * (self->vm1 - self->vm0);
+  cn = self->vn0 + fn * (self->vn1 - self->vn0);
+  sm = (self->vm1 - self->vm0) / factor;
+  sn = (self->vn1 - self->vn0) / factor;
   self->vm0 = cm - fm * sm;
   self->vm1 = self->vm0 + sm;
   self->vn0 = cn - fn * sn;
@@ -477,18 +519,20 @@ canvas_scroll (GtkEventControllerScroll *controller,
                double                    dy,
                RpeAttentionView         *self)
 {
-  double x, y, side, px = 0, py = 0;
-  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
+  double x, y, side, px, py, notches;
 
   if (!plot_rect (self, &x, &y, &side))
     return FALSE;
-  if (event != NULL)
+  /* a wheel notch is dy = ±1; a smooth delta or the first XI2 event after a
+   * device change can be anything: at most RPE_GESTURE_MAX_SCROLL notches */
+  if (!rpe_gesture_scroll_delta (dy, &notches))
+    return TRUE;
+  if (!rpe_gesture_event_position (GTK_EVENT_CONTROLLER (controller), self->canvas, &px, &py))
     {
-      gdk_event_get_position (event, &px, &py);
-      gtk_widget_translate_coordinates (GTK_WIDGET (gtk_widget_get_root (self->canvas)), self->canvas,
-                                        px, py, &px, &py);
+      px = x + side / 2;
+      py = y + side / 2;
     }
-  zoom_at (self, pow (1.25, -dy), CLAMP ((py - y) / side, 0.0, 1.0), CLAMP ((px - x) / side, 0.0, 1.0));
+  zoom_at (self, pow (1.25, -notches), (py - y) / side, (px - x) / side);
   return TRUE;
 }
 
@@ -498,8 +542,10 @@ canvas_drag_begin (GtkGestureDrag   *gesture,
                    double            y,
                    RpeAttentionView *self)
 {
+  clamp_viewport (self);
   self->drag_m0 = self->vm0;
   self->drag_n0 = self->vn0;
+  rpe_drag_tracker_begin (&self->drag, x, y);
 }
 
 static void
@@ -508,9 +554,9 @@ canvas_drag_update (GtkGestureDrag   *gesture,
                     double            dy,
                     RpeAttentionView *self)
 {
-  double x, y, side, sm = self->vm1 - self->vm0, sn = self->vn1 - self->vn0;
+  double x, y, side, sm = self->vm1 - self->vm0, sn = self->vn1 - self->vn0, px, py;
 
-  if (!plot_rect (self, &x, &y, &side))
+  if (!plot_rect (self, &x, &y, &side) || !rpe_drag_tracker_update (&self->drag, dx, dy, &px, &py))
     return;
   self->vm0 = self->drag_m0 - dy / side * sm;
   self->vm1 = self->vm0 + sm;
@@ -520,16 +566,26 @@ canvas_drag_update (GtkGestureDrag   *gesture,
 }
 
 static void
+canvas_zoom_begin (GtkGesture       *gesture,
+                   GdkEventSequence *sequence,
+                   RpeAttentionView *self)
+{
+  self->pinch_last = 1.0;
+}
+
+static void
 canvas_zoom_changed (GtkGestureZoom   *gesture,
                      double            scale,
                      RpeAttentionView *self)
 {
-  static double last = 1.0;
+  double factor;
 
-  if (scale > 0 && fabs (scale - last) > 0.05)
+  if (!rpe_gesture_zoom_factor (scale, self->pinch_last, &factor))
+    return;
+  if (fabs (factor - 1.0) > 0.05)
     {
-      zoom_at (self, scale / last, 0.5, 0.5);
-      last = scale;
+      zoom_at (self, factor, 0.5, 0.5);
+      self->pinch_last = scale;
     }
 }
 
@@ -539,7 +595,7 @@ canvas_motion (GtkEventControllerMotion *controller,
                double                    y,
                RpeAttentionView         *self)
 {
-  g_autofree char *text = rpe_attention_view_describe_point (self, x, y);
+  g_autofree char *text = rpe_gesture_point_ok (x, y) ? rpe_attention_view_describe_point (self, x, y) : NULL;
 
   gtk_label_set_text (self->hover, text != NULL ? text : " ");
 }
@@ -658,6 +714,7 @@ rpe_attention_view_init (RpeAttentionView *self)
   const char *reduce_names[] = { "Mean per pixel", "Max per pixel", NULL };
 
   rpe_job_slot_init (&self->slot, attention_start, self);
+  self->pinch_last = 1.0;
   self->reduce = RPE_HEATMAP_REDUCE_MEAN;
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
 
@@ -689,6 +746,7 @@ rpe_attention_view_init (RpeAttentionView *self)
   g_signal_connect (drag, "drag-update", G_CALLBACK (canvas_drag_update), self);
   gtk_widget_add_controller (self->canvas, GTK_EVENT_CONTROLLER (drag));
   zoom = gtk_gesture_zoom_new ();
+  g_signal_connect (zoom, "begin", G_CALLBACK (canvas_zoom_begin), self);
   g_signal_connect (zoom, "scale-changed", G_CALLBACK (canvas_zoom_changed), self);
   gtk_widget_add_controller (self->canvas, GTK_EVENT_CONTROLLER (zoom));
   motion = gtk_event_controller_motion_new ();
@@ -802,7 +860,6 @@ rpe_attention_view_zoom (RpeAttentionView *self,
                          double            factor)
 {
   g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
-  g_return_if_fail (factor > 0);
   zoom_at (self, factor, 0.5, 0.5);
 }
 
@@ -834,16 +891,19 @@ rpe_attention_view_describe_point (RpeAttentionView *self,
   double x, y, side, fm, fn;
   gsize m, n, i, j;
 
-  if (img == NULL || !plot_rect (self, &x, &y, &side))
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  if (img == NULL || img->rows == 0 || img->cols == 0 || img->m1 <= img->m0 || img->n1 <= img->n0
+      || !rpe_gesture_point_ok (px, py) || !plot_rect (self, &x, &y, &side))
     return NULL;
   fm = self->vm0 + (py - y) / side * (self->vm1 - self->vm0);
   fn = self->vn0 + (px - x) / side * (self->vn1 - self->vn0);
-  if (fm < img->m0 || fn < img->n0 || fm >= img->m1 || fn >= img->n1)
+  /* written so that a NaN fails every comparison and returns */
+  if (!(fm >= (double) img->m0 && fn >= (double) img->n0 && fm < (double) img->m1 && fn < (double) img->n1))
     return NULL;
   m = (gsize) fm;
   n = (gsize) fn;
-  i = (gsize) (((guint64) (m - img->m0) * img->rows) / (img->m1 - img->m0));
-  j = (gsize) (((guint64) (n - img->n0) * img->cols) / (img->n1 - img->n0));
+  i = MIN ((gsize) (((guint64) (m - img->m0) * img->rows) / (img->m1 - img->m0)), img->rows - 1);
+  j = MIN ((gsize) (((guint64) (n - img->n0) * img->cols) / (img->n1 - img->n0)), img->cols - 1);
   if (img->rows == img->m1 - img->m0 && img->cols == img->n1 - img->n0)
     return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, img->values[i * img->cols + j]);
   return g_strdup_printf ("m ≈ %zu, n ≈ %zu: %.6g (%s of %.0f × %.0f cells)", m, n,

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "rpe-curve-view.h"
+#include "rpe-gesture-helper.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,7 +121,7 @@ rpe_curve_view_hover_at (RpeCurveView *self,
 
   g_return_if_fail (RPE_IS_CURVE_VIEW (self));
   self->hovering = FALSE;
-  if (self->series->len > 0 && width > 0 && height > 0)
+  if (self->series->len > 0 && width > 0 && height > 0 && rpe_gesture_point_ok (x, y))
     {
       /* text metrics only: a 1 x 1 surface */
       cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);

@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include "rpe-gesture-helper.h"
+
 #define HIT_RADIUS       (RPE_EDITOR_POINT_RADIUS + 5.0)
 #define PHASE_PER_PIXEL  (2.0 * G_PI / 180.0)   /* Shift+drag: a full turn per 180 px */
 #define PHASE_KEY_STEP   (G_PI / 12.0)
@@ -40,6 +42,7 @@ struct _RpeSpectrumEditor
   double     grab_dx;       /* point minus pointer, pixels */
   double     grab_dy;
   double     start_theta;
+  RpeDragTracker tracker;
 };
 
 G_DEFINE_FINAL_TYPE (RpeSpectrumEditor, rpe_spectrum_editor, GTK_TYPE_WIDGET)
@@ -247,6 +250,8 @@ _rpe_spectrum_editor_drag_begin (RpeSpectrumEditor *self,
   g_return_val_if_fail (RPE_IS_SPECTRUM_EDITOR (self), FALSE);
 
   self->drag = DRAG_NONE;
+  if (!rpe_gesture_point_ok (x, y))
+    return FALSE;
   k = hit (self, x, y);
   if (k < 0 || !get_frame (self, &frame))
     return FALSE;
@@ -272,7 +277,8 @@ _rpe_spectrum_editor_drag_to (RpeSpectrumEditor *self,
 
   g_return_if_fail (RPE_IS_SPECTRUM_EDITOR (self));
 
-  if (self->drag == DRAG_NONE || self->selected < 0 || (gsize) self->selected >= self->K)
+  if (self->drag == DRAG_NONE || self->selected < 0 || (gsize) self->selected >= self->K
+      || !rpe_gesture_point_ok (x, y))
     return;
   k = (gsize) self->selected;
 
@@ -319,7 +325,7 @@ drag_begin_cb (GtkGestureDrag    *gesture,
 
   gtk_widget_grab_focus (GTK_WIDGET (self));
   state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
-  if (_rpe_spectrum_editor_drag_begin (self, x, y, state))
+  if (rpe_drag_tracker_begin (&self->tracker, x, y) && _rpe_spectrum_editor_drag_begin (self, x, y, state))
     gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
   else
     gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_DENIED);
@@ -331,7 +337,10 @@ drag_update_cb (GtkGestureDrag    *gesture,
                 double             dy,
                 RpeSpectrumEditor *self)
 {
-  _rpe_spectrum_editor_drag_to (self, self->start_x + dx, self->start_y + dy);
+  double x, y;
+
+  if (rpe_drag_tracker_update (&self->tracker, dx, dy, &x, &y))
+    _rpe_spectrum_editor_drag_to (self, x, y);
 }
 
 static void
@@ -340,6 +349,7 @@ drag_end_cb (GtkGestureDrag    *gesture,
              double             dy,
              RpeSpectrumEditor *self)
 {
+  rpe_drag_tracker_end (&self->tracker);
   _rpe_spectrum_editor_drag_end (self);
 }
 
@@ -349,13 +359,17 @@ _rpe_spectrum_editor_scroll (RpeSpectrumEditor *self,
                              double             y,
                              double             dy)
 {
+  double notches;
   int k;
 
   g_return_val_if_fail (RPE_IS_SPECTRUM_EDITOR (self), FALSE);
 
-  k = hit (self, x, y);
-  if (k < 0 || !isfinite (dy) || dy == 0.0)
+  if (!rpe_gesture_point_ok (x, y) || !rpe_gesture_scroll_delta (dy, &notches))
     return FALSE;
+  k = hit (self, x, y);
+  if (k < 0)
+    return FALSE;
+  dy = notches;
   rpe_spectrum_editor_set_selected (self, k);
   /* Scrolling up (dy < 0) turns counter-clockwise. */
   self->theta[k] = (float) rpe_editor_wrap_phase (self->theta[k] - dy * PHASE_SCROLL_STEP);
@@ -382,7 +396,7 @@ motion_cb (GtkEventControllerMotion *motion,
            double                    y,
            RpeSpectrumEditor        *self)
 {
-  set_hover (self, hit (self, x, y));
+  set_hover (self, rpe_gesture_point_ok (x, y) ? hit (self, x, y) : -1);
 }
 
 static void

@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include "rpe-gesture-helper.h"
+
 struct _RpeStemEditor
 {
   GtkWidget  parent_instance;
@@ -26,6 +28,7 @@ struct _RpeStemEditor
   double     last_y;
   double     start_x;
   double     start_y;
+  RpeDragTracker tracker;
 };
 
 G_DEFINE_FINAL_TYPE (RpeStemEditor, rpe_stem_editor, GTK_TYPE_WIDGET)
@@ -210,7 +213,7 @@ _rpe_stem_editor_stroke_begin (RpeStemEditor *self,
 
   g_return_if_fail (RPE_IS_STEM_EDITOR (self));
 
-  if (self->n == 0 || !get_frame (self, &frame))
+  if (self->n == 0 || !rpe_gesture_point_ok (x, y) || !get_frame (self, &frame))
     return;
   self->stroking = TRUE;
   self->start_x = self->last_x = x;
@@ -228,7 +231,7 @@ _rpe_stem_editor_stroke_to (RpeStemEditor *self,
 
   g_return_if_fail (RPE_IS_STEM_EDITOR (self));
 
-  if (!self->stroking)
+  if (!self->stroking || !rpe_gesture_point_ok (x, y))
     return;
   stroke_segment (self, self->last_x, self->last_y, x, y);
   self->last_x = x;
@@ -258,7 +261,8 @@ drag_begin_cb (GtkGestureDrag *gesture,
 {
   if (gtk_widget_get_focusable (GTK_WIDGET (self)))
     gtk_widget_grab_focus (GTK_WIDGET (self));
-  _rpe_stem_editor_stroke_begin (self, x, y);
+  if (rpe_drag_tracker_begin (&self->tracker, x, y))
+    _rpe_stem_editor_stroke_begin (self, x, y);
   if (self->stroking)
     gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
 }
@@ -269,7 +273,10 @@ drag_update_cb (GtkGestureDrag *gesture,
                 double          dy,
                 RpeStemEditor  *self)
 {
-  _rpe_stem_editor_stroke_to (self, self->start_x + dx, self->start_y + dy);
+  double x, y;
+
+  if (rpe_drag_tracker_update (&self->tracker, dx, dy, &x, &y))
+    _rpe_stem_editor_stroke_to (self, x, y);
 }
 
 static void
@@ -278,8 +285,11 @@ drag_end_cb (GtkGestureDrag *gesture,
              double          dy,
              RpeStemEditor  *self)
 {
-  if (self->stroking)
-    _rpe_stem_editor_stroke_to (self, self->start_x + dx, self->start_y + dy);
+  double x, y;
+
+  if (self->stroking && rpe_drag_tracker_update (&self->tracker, dx, dy, &x, &y))
+    _rpe_stem_editor_stroke_to (self, x, y);
+  rpe_drag_tracker_end (&self->tracker);
   _rpe_stem_editor_stroke_end (self);
 }
 
@@ -302,7 +312,7 @@ index_at (RpeStemEditor *self,
   RpeEditorFrame frame;
   const RpePlotRect *a = &frame.area;
 
-  if (self->n == 0 || !get_frame (self, &frame))
+  if (self->n == 0 || !rpe_gesture_point_ok (x, y) || !get_frame (self, &frame))
     return -1;
   if (x < a->x || x > a->x + a->width || y < a->y - 6 || y > a->y + a->height + 6)
     return -1;

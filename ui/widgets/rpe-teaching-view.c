@@ -4,6 +4,7 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
+#include "rpe-gesture-helper.h"
 
 #include <math.h>
 
@@ -74,7 +75,7 @@ line_plot_motion (GtkEventControllerMotion *controller,
   double distance;
   gboolean hit = FALSE;
 
-  if (self->plot.n_series > 0
+  if (self->plot.n_series > 0 && rpe_gesture_point_ok (x, y)
       && rpe_curve_plot_layout (cr, &self->plot, gtk_widget_get_width (widget),
                                 gtk_widget_get_height (widget), &frame)
       && rpe_curve_plot_nearest (&self->plot, &frame, x, y, &s, &i, &distance)

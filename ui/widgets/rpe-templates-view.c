@@ -3,6 +3,7 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-templates-view.h"
+#include "rpe-gesture-helper.h"
 
 #include <math.h>
 
@@ -112,6 +113,8 @@ cell_pressed (GtkGestureClick *gesture,
   GtkWidget *cell = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
   guint index;
 
+  if (!rpe_gesture_point_ok (x, y))
+    return;
   if (g_ptr_array_find (self->cells, cell, &index))
     {
       g_object_set (self->state, "feature", index, NULL);

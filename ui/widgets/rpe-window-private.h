@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rpe-window.h"
+#include "rpe-undo.h"
 
 G_BEGIN_DECLS
 
@@ -18,6 +19,7 @@ struct _RpeWindow
   GtkLabel             *message_label;
   AdwToastOverlay      *toasts;
   GtkMenuButton        *menu_button;
+  AdwViewSwitcherTitle *switcher_title;
   GtkBox               *tour_slot;
 
   RpeExplorerState     *state;
@@ -32,6 +34,8 @@ struct _RpeWindow
   GMenu                *recent_menu;
   GMenu                *demos_menu;
   RpeExportDialog      *export_dialog;  /* weak */
+  RpeUndo              *undo;
+  GMenu                *undo_menu;      /* the Undo/Redo section of the main menu */
   GtkWidget            *tour;           /* RpeTourBar, in tour_slot */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
@@ -59,5 +63,8 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-undo.c */
+void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
+void _rpe_window_undo_init          (RpeWindow      *self);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
+#include "rpe-gesture-helper.h"
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 #include "rpe-tour-bar.h"
@@ -164,6 +165,14 @@ open_done (GObject      *source,
       gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
     _rpe_window_update_recent_menu (self);
     adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened %s", base));
+    {
+      /* the file's name in the window title (and the task switcher) */
+      g_autofree char *display = g_filename_display_name (base);
+      g_autofree char *title = g_strdup_printf ("%s — RPE Studio", display);
+
+      gtk_window_set_title (GTK_WINDOW (self), title);
+      adw_view_switcher_title_set_subtitle (self->switcher_title, display);
+    }
     /* several modules or layers: let the user pick */
     if (data->modules->len > 2 || gtk_widget_get_mapped (GTK_WIDGET (self)))
       gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
@@ -759,11 +768,18 @@ build_sidebar (RpeWindow *self)
 
 /* --------------------------------------------------------------- settings */
 
+/* Settings never drive the UI: they are read once here, the views and the
+ * colour map then live in memory, and rpe_window_save_state () writes them
+ * back (on Close and on Quit).  A settings backend that fails (no D-Bus
+ * session, so no dconf) or reverts a write costs the next start its memory,
+ * never a control. */
 static void
 load_window_state (RpeWindow *self)
 {
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
   g_autoptr (GSettingsSchema) schema = NULL;
+  g_autofree char *view = NULL;
+  g_autofree char *cmap = NULL;
 
   if (source != NULL)
     schema = g_settings_schema_source_lookup (source, APPLICATION_ID, TRUE);
@@ -776,33 +792,62 @@ load_window_state (RpeWindow *self)
                                g_settings_get_int (self->settings, "window-height"));
   if (g_settings_get_boolean (self->settings, "window-maximized"))
     gtk_window_maximize (GTK_WINDOW (self));
-  g_settings_bind (self->settings, "last-view", self->stack, "visible-child-name", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (self->settings, "colormap", self->state, "colormap", G_SETTINGS_BIND_DEFAULT);
+  view = g_settings_get_string (self->settings, "last-view");
+  if (view != NULL && adw_view_stack_get_child_by_name (self->stack, view) != NULL)
+    adw_view_stack_set_visible_child_name (self->stack, view);
+  cmap = g_settings_get_string (self->settings, "colormap");
+  if (cmap != NULL && rpe_colormap_lookup (cmap) != NULL)
+    g_object_set (self->state, "colormap", cmap, NULL);
 }
 
+/* key = value if the schema allows it (a view added later is not an error) */
 static void
-save_window_state (RpeWindow *self)
+save_string (GSettings  *settings,
+             const char *key,
+             const char *value)
+{
+  g_autoptr (GSettingsSchema) schema = NULL;
+  g_autoptr (GSettingsSchemaKey) schema_key = NULL;
+  g_autoptr (GVariant) v = NULL;
+
+  if (value == NULL)
+    return;
+  g_object_get (settings, "settings-schema", &schema, NULL);
+  if (schema == NULL || !g_settings_schema_has_key (schema, key))
+    return;
+  schema_key = g_settings_schema_get_key (schema, key);
+  v = g_variant_ref_sink (g_variant_new_string (value));
+  if (g_settings_schema_key_range_check (schema_key, v))
+    g_settings_set_value (settings, key, v);
+}
+
+void
+rpe_window_save_state (RpeWindow *self)
 {
   int width, height;
 
+  g_return_if_fail (RPE_IS_WINDOW (self));
   if (self->settings == NULL)
     return;
   gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
   g_settings_delay (self->settings);
   if (width > 0 && height > 0)
     {
-      g_settings_set_int (self->settings, "window-width", width);
-      g_settings_set_int (self->settings, "window-height", height);
+      g_settings_set_int (self->settings, "window-width", CLAMP (width, 360, 32768));
+      g_settings_set_int (self->settings, "window-height", CLAMP (height, 294, 32768));
     }
   g_settings_set_boolean (self->settings, "window-maximized",
                           gtk_window_is_maximized (GTK_WINDOW (self)));
+  save_string (self->settings, "last-view", adw_view_stack_get_visible_child_name (self->stack));
+  save_string (self->settings, "colormap", rpe_explorer_state_get_colormap (self->state));
   g_settings_apply (self->settings);
+  g_settings_sync ();
 }
 
 static gboolean
 rpe_window_close_request (GtkWindow *window)
 {
-  save_window_state (RPE_WINDOW (window));
+  rpe_window_save_state (RPE_WINDOW (window));
   return GTK_WINDOW_CLASS (rpe_window_parent_class)->close_request (window);
 }
 
@@ -837,6 +882,7 @@ rpe_window_dispose (GObject *object)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_object (&self->settings);
+  g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   if (self->browser != NULL)
     {
@@ -889,13 +935,17 @@ rpe_window_class_init (RpeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, message_label);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, toasts);
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, menu_button);
-  gtk_widget_class_bind_template_child (widget_class, RpeWindow, tour_slot);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, switcher_title);
   gtk_widget_class_bind_template_child_full (widget_class, "recent_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, recent_menu));
+  gtk_widget_class_bind_template_child_full (widget_class, "undo_section", FALSE,
+                                             G_STRUCT_OFFSET (RpeWindow, undo_menu));
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, tour_slot);
   gtk_widget_class_bind_template_child_full (widget_class, "demos_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, demos_menu));
 
   _rpe_window_class_actions_init (widget_class);
+  _rpe_window_class_undo_init (widget_class);
 }
 
 static void
@@ -930,12 +980,14 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
+  rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
   sync_conv (self, TRUE);
   sync_gates (self);
   load_window_state (self);
   _rpe_window_actions_init (self);
+  _rpe_window_undo_init (self);
   _rpe_window_update_recent_menu (self);
   _rpe_window_fill_demos_menu (self);
   self->tour = rpe_tour_bar_new (self);

@@ -19,6 +19,7 @@
 #include "rpe-teaching-view.h"
 #include "rpe-templates-view.h"
 #include "rpe-tensor-browser.h"
+#include "rpe-undo.h"
 
 G_BEGIN_DECLS
 
@@ -53,6 +54,11 @@ GtkWidget        *rpe_window_get_view_widget    (RpeWindow      *self,
                                                  RpeWindowView   view);
 /* TRUE while a view computes or a file loads. */
 gboolean          rpe_window_is_busy            (RpeWindow      *self);
+/* The undo history of the window's parameter edits (win.undo, win.redo). */
+RpeUndo          *rpe_window_get_undo           (RpeWindow      *self);
+/* Writes the window size, the view and the colour map to the settings
+ * (Close and Quit both call it). */
+void              rpe_window_save_state         (RpeWindow      *self);
 /* Cancels every running job (Escape). */
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
