@@ -6,6 +6,7 @@
 
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
+#include "rpe-fit-dialog.h"
 #include "rpe-tour-bar.h"
 #include "rpe-npy.h"
 
@@ -469,9 +470,34 @@ action_open_folder (GtkWidget  *widget,
   gtk_show_uri (GTK_WINDOW (widget), g_variant_get_string (parameter, NULL), GDK_CURRENT_TIME);
 }
 
+/* The Fit panel (rpe-fit-dialog.c): one per window, kept as object data while it lives. */
+static void
+fit_dialog_destroyed (GtkWidget *window)
+{
+  g_object_set_data (G_OBJECT (window), "rpe-fit-dialog", NULL);
+}
+
+static void
+action_fit (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  GtkWindow *dialog = g_object_get_data (G_OBJECT (widget), "rpe-fit-dialog");
+
+  if (dialog == NULL)
+    {
+      dialog = GTK_WINDOW (rpe_fit_dialog_new (GTK_WINDOW (widget), rpe_window_get_state (RPE_WINDOW (widget))));
+      g_object_set_data (G_OBJECT (widget), "rpe-fit-dialog", dialog);
+      g_signal_connect_object (dialog, "destroy", G_CALLBACK (fit_dialog_destroyed), widget, G_CONNECT_SWAPPED);
+    }
+  gtk_window_present (dialog);
+}
+
 void
 _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
 {
+  gtk_widget_class_install_action (widget_class, "win.fit", NULL, action_fit);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.fit", NULL);
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
   gtk_widget_class_install_action (widget_class, "win.open-npy", NULL, action_open_npy);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", action_open_recent);
