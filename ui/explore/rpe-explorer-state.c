@@ -880,3 +880,16 @@ rpe_explorer_state_get_colormap (RpeExplorerState *self)
 {
   return self->colormap;
 }
+
+const float *
+rpe_explorer_state_get_npy_content (RpeExplorerState *self,
+                                    gsize            *ndim,
+                                    gsize             shape[3])
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (ndim != NULL)
+    *ndim = self->npy == NULL ? 0 : self->npy_per_head ? 3 : 2;
+  if (shape != NULL)
+    memcpy (shape, self->npy_shape, sizeof self->npy_shape);
+  return self->npy;
+}
