@@ -1113,7 +1113,12 @@ rpe_session_load_data (const char  *data,
       return NULL;
     }
   root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (root == NULL)
+    {
+      g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: it is empty, not JSON");
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: the JSON is not an object");
       return NULL;
