@@ -1480,7 +1480,7 @@ rpe_session_export_argv (RpeSession  *session,
         add_opt (argv, "--exact", NULL);
       else
         add_int_opt (argv, "--realizations", r);
-      if (causal && g_str_equal (view, "attention"))
+      if (causal)
         add_opt (argv, "--causal", NULL);
       if (content == RPE_CONTENT_RANDOM)
         add_opt (argv, "--content", "random");
