@@ -266,6 +266,8 @@ test_window_and_cli (void)
       g_error ("the reopened state differs in %s", what);
   }
   g_assert_cmpint (rpe_window_get_view (other), ==, RPE_WINDOW_VIEW_TEMPLATES);
+  /* a new document: restoring its settings is not an edit to undo */
+  g_assert_false (rpe_undo_can_undo (rpe_window_get_undo (other)));
   g_assert_nonnull (strstr (gtk_window_get_title (GTK_WINDOW (other)), "edited"));
   gtk_window_destroy (GTK_WINDOW (other));
 

@@ -88,5 +88,6 @@ void _rpe_window_set_content_path   (RpeWindow         *self,
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);
+void _rpe_window_reset_undo         (RpeWindow      *self);
 
 G_END_DECLS

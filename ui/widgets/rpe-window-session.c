@@ -154,6 +154,8 @@ rpe_window_open_session (RpeWindow   *self,
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   rpe_session_apply (s, self->state);
+  /* the session is a new document: its history starts here, not with each setting it restored */
+  _rpe_window_reset_undo (self);
   for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
     if (g_strcmp0 (s->view, view_names[v]) == 0)
       rpe_window_set_view (self, v);
