@@ -1011,6 +1011,7 @@ print_usage (FILE *f)
 {
   fprintf (f,
            "Usage: rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy\n"
+           "       rpe export --session S.rpe-session [VIEW] [options] -o FILE\n"
            "\n"
            "Publication figures, rendered exactly as in the window.\n"
            "  templates      all D templates of --head in a grid (analytic; --empirical, --difference)\n"
@@ -1033,6 +1034,9 @@ print_usage (FILE *f)
            "(realizations, length or seed) goes from FROM to TO, e.g. the SPE estimate sharpening\n"
            "with R: rpe export spe-vs-rpe --sweep realizations=1:1024 --frames 11 -o sharpen.gif\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
+           "--save-session S.rpe-session also writes the session of the figure (heatmap views); it opens\n"
+           "in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it pixel for pixel,\n"
+           "the options given beside it overriding the session's values.\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
 }
