@@ -1220,6 +1220,33 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
   s->export_height = eo->height;
   s->export_dpi = eo->dpi;
   s->export_title = g_strdup (eo->title);
+  {
+    /* what the window has no setting for, as the options themselves */
+    g_autoptr (GPtrArray) extra = g_ptr_array_new ();
+
+    if (eo->colormap != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--colormap");
+        g_ptr_array_add (extra, eo->colormap);
+      }
+    if (eo->preset != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--preset");
+        g_ptr_array_add (extra, eo->preset);
+      }
+    if (eo->reduce != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--reduce");
+        g_ptr_array_add (extra, eo->reduce);
+      }
+    if (eo->attention_transform)
+      g_ptr_array_add (extra, (char *) "--attention-transform");
+    if (eo->per_cell_scale)
+      g_ptr_array_add (extra, (char *) "--per-cell-scale");
+    g_ptr_array_add (extra, NULL);
+    if (extra->len > 1)
+      s->export_options = g_strdupv ((char **) extra->pdata);
+  }
   return rpe_session_save (s, eo->save_session, error);
 }
 
@@ -1530,14 +1557,13 @@ export_main (int argc, char **argv, RpeSession *session)
               goto done;
             }
         }
-      if (eo.save_session != NULL && (c.gif_mode || eo.all_heads || eo.preset != NULL || o.noise != NULL
+      if (eo.save_session != NULL && (c.gif_mode || eo.all_heads || o.noise != NULL
                                       || o.gate_noise != NULL || o.queries != NULL || o.keys != NULL
-                                      || o.noise_scheme != NULL || eo.reduce != NULL || eo.attention_transform
-                                      || eo.per_cell_scale))
+                                      || o.noise_scheme != NULL))
         {
           fprintf (stderr, "rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
-                           "hold --sweep, --all-heads, --preset, --noise, --gate-noise, --queries, --keys, "
-                           "--noise-scheme, --reduce, --attention-transform or --per-cell-scale\n", view);
+                           "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
+                           "--noise-scheme\n", view);
           status = EXIT_USAGE;
           goto done;
         }

@@ -180,7 +180,13 @@ edited_state (void)
         {
           GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (p);
 
-          g_object_set (s, p->name, d->minimum + (d->maximum - d->minimum) / 3.0, NULL);
+          g_object_set (s, p->name, d->minimum * (2.0 / 3.0) + d->maximum * (1.0 / 3.0), NULL);
+        }
+      else if (G_IS_PARAM_SPEC_FLOAT (p))
+        {
+          GParamSpecFloat *f = G_PARAM_SPEC_FLOAT (p);
+
+          g_object_set (s, p->name, f->minimum * (2.0f / 3.0f) + f->maximum * (1.0f / 3.0f), NULL);
         }
       else if (G_IS_PARAM_SPEC_STRING (p) && g_str_equal (p->name, "colormap"))
         g_object_set (s, p->name, "magma", NULL);
@@ -213,6 +219,8 @@ test_round_trip (void)
   s->export_height = 480;
   s->export_dpi = 120;
   s->export_title = g_strdup ("A “title”\twith\nescapes");
+  s->export_options = g_strdupv ((char *[]) { (char *) "--preset", (char *) "page", (char *) "--attention-transform",
+                                              NULL });
   g_assert_true (g_file_set_contents (ckpt, "not really a checkpoint", -1, NULL));
   rpe_session_set_checkpoint (s, ckpt, "blocks.0.spe", 2, map);
   g_assert_true (rpe_session_save (s, path, &error));
@@ -232,6 +240,9 @@ test_round_trip (void)
   g_assert_cmpfloat (back->export_height, ==, 480);
   g_assert_cmpfloat (back->export_dpi, ==, 120);
   g_assert_cmpstr (back->export_title, ==, s->export_title);
+  g_assert_nonnull (back->export_options);
+  g_assert_cmpuint (g_strv_length (back->export_options), ==, 3);
+  g_assert_true (g_strv_equal ((const char *const *) back->export_options, (const char *const *) s->export_options));
   g_assert_cmpstr (back->checkpoint.path, ==, ckpt);
   g_assert_cmpstr (back->checkpoint.prefix, ==, "blocks.0.spe");
   g_assert_cmpint (back->checkpoint.layer, ==, 2);
@@ -251,6 +262,15 @@ test_round_trip (void)
   rpe_session_apply (back, live);
   assert_states_equal (state, live);
   g_assert_true (rpe_explorer_state_equal (state, live, NULL));
+
+  /* a session without content makes a live state with content forget it */
+  {
+    g_autoptr (RpeExplorerState) plain = rpe_explorer_state_new ();
+    g_autoptr (RpeSession) ps = rpe_session_new_from_state (plain);
+
+    rpe_session_apply (ps, live);
+    g_assert_null (rpe_explorer_state_get_npy_content (live, NULL, NULL));
+  }
 }
 
 /* Content loaded from a .npy file is saved by path and hash and read back from it. */
@@ -395,6 +415,11 @@ test_malformed (void)
   refused ("heads", heads, "out of range");
   refused ("missing-checkpoint", missing, "is missing");
   refused ("deep", deep->str, "nested");
+  {
+    g_autofree char *opts = session_text ("\"options\" : []", "\"options\" : [ \"-o\", \"/tmp/x\" ]");
+
+    refused ("export-option", opts, "not one a session holds");
+  }
   g_string_free (deep, TRUE);
 }
 
@@ -533,6 +558,11 @@ test_cli (void)
       "5", "--length", "33", "--train-length", "20", "--difference", "--realizations", "8", "--seed", "4", NULL },
     { "export", "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--head", "3", "--length", "24",
       "--realizations", "32", "--seed", "2", "--width", "500", "--height", "300", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--method", "sine", "--head", "0", "--length", "300",
+      "--exact", "--preset", "column", "--attention-transform", "--reduce", "max", "--title", "Exact", NULL },
+    { "export", "templates", "--checkpoint", "demo", "--method", "sine", "--length", "20", "--colormap", "grey",
+      "--per-cell-scale", "--dpi", "96", NULL },
+    /* the last one is reused below */
     { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0", "--length", "30",
       "--empirical", "--realizations", "4", "--seed", "1", "--colormap", "rdbu", NULL },
   };
@@ -595,8 +625,9 @@ test_cli (void)
   }
   /* --save-session refuses what a session cannot hold, and views without a session */
   {
-    const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--preset", "column",
-                            "--save-session", session, "-o", a, NULL };
+    g_autofree char *gif = tmp_path ("cli.gif");
+    const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--sweep", "realizations=1:4", "--frames",
+                            "2", "--save-session", session, "-o", gif, NULL };
     const char *curves[] = { "export", "profile", "--checkpoint", "demo", "--save-session", session, "-o", a, NULL };
 
     g_assert_cmpint (run_rpe (sweep, &err), ==, 2);

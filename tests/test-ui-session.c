@@ -229,6 +229,12 @@ test_window_and_cli (void)
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_no_error (error);
   g_assert_cmpstr (rpe_window_get_session_file (window), ==, session);
+  {
+    /* in the recent files (the Open Recent submenu lists .rpe-session files) */
+    g_autofree char *uri = g_filename_to_uri (session, NULL, NULL);
+
+    g_assert_true (gtk_recent_manager_has_item (gtk_recent_manager_get_default (), uri));
+  }
   g_assert_nonnull (strstr (gtk_window_get_title (GTK_WINDOW (window)), "edited"));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   g_assert_no_error (error);

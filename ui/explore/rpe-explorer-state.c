@@ -893,3 +893,16 @@ rpe_explorer_state_get_npy_content (RpeExplorerState *self,
     memcpy (shape, self->npy_shape, sizeof self->npy_shape);
   return self->npy;
 }
+
+void
+rpe_explorer_state_clear_npy_content (RpeExplorerState *self)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (self->npy == NULL)
+    return;
+  g_clear_pointer (&self->npy, rpe_free);
+  self->npy_n = 0;
+  self->npy_per_head = FALSE;
+  memset (self->npy_shape, 0, sizeof self->npy_shape);
+  emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}

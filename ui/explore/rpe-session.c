@@ -72,6 +72,7 @@ rpe_session_free (RpeSession *session)
   g_free (session->content_path);
   g_free (session->content_sha256);
   g_free (session->export_title);
+  g_strfreev (session->export_options);
   g_free (session->file);
   g_ptr_array_unref (session->warnings);
   g_free (session);
@@ -155,6 +156,8 @@ rpe_explorer_state_copy_into (RpeExplorerState *src,
   npy = rpe_explorer_state_get_npy_content (src, &ndim, shape);
   if (npy != NULL)
     rpe_explorer_state_set_npy_content (dest, npy, ndim, shape, NULL);
+  else
+    rpe_explorer_state_clear_npy_content (dest);
   /* the properties last: loading content switches "content" to NPY */
   props = session_properties (src, &n);
   g_object_freeze_notify (G_OBJECT (dest));
@@ -403,12 +406,16 @@ add_state (JsonBuilder       *b,
           json_builder_add_int_value (b, g_value_get_flags (&v));
           break;
         case G_TYPE_FLOAT:
-          ok = isfinite (g_value_get_float (&v));
-          json_builder_add_double_value (b, ok ? g_value_get_float (&v) : 0.0);
-          break;
         case G_TYPE_DOUBLE:
-          ok = isfinite (g_value_get_double (&v));
-          json_builder_add_double_value (b, ok ? g_value_get_double (&v) : 0.0);
+          {
+            double d = fundamental == G_TYPE_FLOAT ? g_value_get_float (&v) : g_value_get_double (&v);
+
+            /* JSON has no NaN: a property that means "automatic" by NaN is written as a string */
+            if (isfinite (d))
+              json_builder_add_double_value (b, d);
+            else
+              json_builder_add_string_value (b, isnan (d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+          }
           break;
         case G_TYPE_STRING:
           if (g_value_get_string (&v) != NULL)
@@ -549,6 +556,11 @@ rpe_session_to_data (RpeSession  *session,
   json_builder_set_member_name (b, "dpi");
   json_builder_add_double_value (b, session->export_dpi);
   add_string (b, "title", session->export_title);
+  json_builder_set_member_name (b, "options");
+  json_builder_begin_array (b);
+  for (char **e = session->export_options; e != NULL && *e != NULL; e++)
+    json_builder_add_string_value (b, *e);
+  json_builder_end_array (b);
   json_builder_end_object (b);
   json_builder_end_object (b);
 
@@ -827,6 +839,18 @@ read_property (RpeExplorerState *state,
     case G_TYPE_FLOAT:
     case G_TYPE_DOUBLE:
       ok = get_number (n, &num);
+      if (!ok && JSON_NODE_TYPE (n) == JSON_NODE_VALUE && json_node_get_value_type (n) == G_TYPE_STRING)
+        {
+          /* a non-finite value only where the property's own default is one (it means "automatic") */
+          const char *t = json_node_get_string (n);
+          double def = fundamental == G_TYPE_FLOAT ? G_PARAM_SPEC_FLOAT (pspec)->default_value
+                                                   : G_PARAM_SPEC_DOUBLE (pspec)->default_value;
+
+          num = g_str_equal (t, "NaN") ? NAN : g_str_equal (t, "Infinity") ? INFINITY
+                : g_str_equal (t, "-Infinity") ? -INFINITY : 0.0;
+          ok = !isfinite (def) && !isfinite (num)
+               && (isnan (num) ? isnan (def) : num == def);
+        }
       if (ok && fundamental == G_TYPE_FLOAT)
         g_value_set_float (&v, (float) num);
       else if (ok)
@@ -1078,6 +1102,71 @@ read_content (RpeSession  *s,
   return TRUE;
 }
 
+/* The export options a session may carry: a known option, its value if it takes one. */
+gboolean
+rpe_session_export_option_ok (const char *name,
+                              gboolean   *takes_value)
+{
+  static const char *const with_value[] = { "--colormap", "--preset", "--reduce", NULL };
+  static const char *const flags[] = { "--attention-transform", "--per-cell-scale", NULL };
+
+  *takes_value = g_strv_contains (with_value, name);
+  return *takes_value || g_strv_contains (flags, name);
+}
+
+static gboolean
+read_export_options (RpeSession  *s,
+                     JsonNode    *node,
+                     GError     **error)
+{
+  JsonArray *a;
+  guint len;
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+
+  if (node == NULL)
+    return TRUE;
+  a = json_node_get_array (node);
+  len = json_array_get_length (a);
+  if (len > 16)
+    return bad (error, "the export has %u options (at most 16)", len);
+  for (guint i = 0; i < len; i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      const char *name;
+      gboolean takes_value;
+
+      if (JSON_NODE_TYPE (e) != JSON_NODE_VALUE || json_node_get_value_type (e) != G_TYPE_STRING)
+        return bad (error, "the export options must be strings");
+      name = json_node_get_string (e);
+      if (!rpe_session_export_option_ok (name, &takes_value))
+        {
+          g_autofree char *shown = rpe_escape_message (name);
+
+          return bad (error, "the export option “%s” is not one a session holds", shown);
+        }
+      g_ptr_array_add (out, g_strdup (name));
+      if (takes_value)
+        {
+          JsonNode *v = i + 1 < len ? json_array_get_element (a, i + 1) : NULL;
+          const char *value;
+
+          if (v == NULL || JSON_NODE_TYPE (v) != JSON_NODE_VALUE || json_node_get_value_type (v) != G_TYPE_STRING)
+            return bad (error, "the export option “%s” has no value", name);
+          value = json_node_get_string (v);
+          if (value[0] == '-' || value[0] == '\0' || strlen (value) > 64)
+            return bad (error, "the export option “%s” has a bad value", name);
+          g_ptr_array_add (out, g_strdup (value));
+          i++;
+        }
+    }
+  if (out->len > 0)
+    {
+      g_ptr_array_add (out, NULL);
+      s->export_options = (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
+    }
+  return TRUE;
+}
+
 RpeSession *
 rpe_session_load_data (const char  *data,
                        gsize        length,
@@ -1297,6 +1386,8 @@ rpe_session_load_data (const char  *data,
             }
         }
       s->export_title = g_strdup (opt_string (e, "title"));
+      if (!read_export_options (s, member (e, "options", JSON_NODE_ARRAY), error))
+        return NULL;
     }
   return g_steal_pointer (&s);
 }
@@ -1500,6 +1591,9 @@ rpe_session_export_argv (RpeSession  *session,
                                             session->export_dpi));
   if (session->export_title != NULL)
     add_opt (argv, "--title", session->export_title);
+  /* last: they win over the colour map chosen above */
+  for (char **e = session->export_options; e != NULL && *e != NULL; e++)
+    g_ptr_array_add (argv, g_strdup (*e));
   g_ptr_array_add (argv, NULL);
   return (GStrv) g_ptr_array_free (g_steal_pointer (&argv), FALSE);
 }

@@ -17,7 +17,8 @@
  *     "content": { "path": ..., "sha256": ..., "shape": [N, D] | [N, H, D], "data": [...] } | null,
  *     "checkpoint": { "path": ..., "sha256": ..., "prefix": ..., "layer": -1, "map": [...] } | null,
  *     "viewport": [m0, m1, n0, n1] | null,
- *     "export": { "width": 0, "height": 0, "dpi": 0, "title": null } }
+ *     "export": { "width": 0, "height": 0, "dpi": 0, "title": null,
+ *                 "options": [ "--preset", "column", ... ] } }
  *
  * Reading is bounded (file size, nesting depth, array lengths checked against
  * the module shapes, non-finite numbers refused) and all-or-nothing: the
@@ -62,6 +63,9 @@ typedef struct
   double                export_height;
   double                export_dpi;
   char                 *export_title;    /* NULL: the default */
+  char                **export_options;  /* more `rpe export` options of the figure (NULL-terminated or
+                                            NULL): --colormap X, --preset X, --reduce X,
+                                            --attention-transform, --per-cell-scale only */
   char                 *file;            /* the file it was read from or written to (NULL: none yet) */
   GPtrArray            *warnings;        /* char *: read-time notes (checkpoint changed or moved) */
 } RpeSession;
@@ -134,6 +138,9 @@ GStrv       rpe_session_export_argv (RpeSession  *session,
  * FALSE with *why otherwise. */
 gboolean    rpe_session_modules_from_checkpoint (RpeSession  *session,
                                                  char       **why);
+/* TRUE if `name` is an export option a session may hold; *takes_value if it has a value. */
+gboolean    rpe_session_export_option_ok (const char *name,
+                                          gboolean   *takes_value);
 /* A shell-quoted command line `rpe export ... -o OUT` of argv. */
 char       *rpe_session_command_line (const char *const *argv,
                                       const char        *out);
