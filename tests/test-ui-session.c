@@ -313,6 +313,14 @@ test_window_and_cli (void)
   (void) cli_path;
 }
 
+static gboolean
+command_available (gpointer data)
+{
+  g_autofree char *line = rpe_window_command_line (RPE_WINDOW (data), NULL);
+
+  return line != NULL;
+}
+
 static void
 test_copy_command (void)
 {
@@ -387,6 +395,15 @@ test_copy_command (void)
 
     g_assert_null (none);
   }
+  /* Ctrl+S (win.save-session) saves on a worker: once saved, the command is again --session */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.save-session", NULL);
+  rpe_test_iterate_until (command_available, window);
+  g_clear_pointer (&line, g_free);
+  line = rpe_window_command_line (window, NULL);
+  g_assert_nonnull (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("--session after Ctrl+S", gui, cli);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

@@ -1422,6 +1422,100 @@ rpe_session_load (const char  *path,
   return rpe_session_load_data (data, length, path, error);
 }
 
+static void
+load_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  GError *error = NULL;
+  RpeSession *s = rpe_session_load (task_data, &error);
+
+  if (s == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, s, (GDestroyNotify) rpe_session_free);
+}
+
+void
+rpe_session_load_async (const char          *path,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_return_if_fail (path != NULL);
+  g_task_set_source_tag (task, rpe_session_load_async);
+  g_task_set_return_on_cancel (task, FALSE);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+RpeSession *
+rpe_session_load_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+typedef struct
+{
+  RpeSession *session;
+  char       *path;
+} SaveJob;
+
+static void
+save_job_free (gpointer data)
+{
+  SaveJob *job = data;
+
+  rpe_session_free (job->session);
+  g_free (job->path);
+  g_free (job);
+}
+
+static void
+save_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  SaveJob *job = task_data;
+  GError *error = NULL;
+
+  if (!rpe_session_save (job->session, job->path, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, g_strdup (job->session->file), g_free);
+}
+
+void
+rpe_session_save_async (RpeSession          *session,
+                        const char          *path,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  SaveJob *job = g_new0 (SaveJob, 1);
+
+  job->session = session;
+  job->path = g_strdup (path);
+  g_task_set_source_tag (task, rpe_session_save_async);
+  g_task_set_task_data (task, job, save_job_free);
+  g_task_run_in_thread (task, save_thread);
+}
+
+char *
+rpe_session_save_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 void
 rpe_session_apply (RpeSession       *session,
                    RpeExplorerState *state)

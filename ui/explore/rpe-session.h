@@ -110,6 +110,23 @@ RpeSession *rpe_session_load_data (const char  *data,
                                    GError     **error);
 RpeSession *rpe_session_load     (const char   *path,
                                   GError      **error);
+/* The same on a worker thread (the file and the hashes of the files it names
+ * are read there: a large checkpoint does not stall the window). */
+void        rpe_session_load_async  (const char          *path,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data);
+RpeSession *rpe_session_load_finish (GAsyncResult        *result,
+                                     GError             **error);
+/* Saves on a worker; takes ownership of session (only the worker touches it). */
+void        rpe_session_save_async  (RpeSession          *session,
+                                     const char          *path,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data);
+/* The saved session's canonical path, or NULL and error. */
+char       *rpe_session_save_finish (GAsyncResult        *result,
+                                     GError             **error);
 /* Copies the session's state onto state (cannot fail: the session was checked). */
 void        rpe_session_apply    (RpeSession       *session,
                                   RpeExplorerState *state);

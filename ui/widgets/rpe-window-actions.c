@@ -27,9 +27,6 @@ chooser_response (GtkNativeDialog *dialog,
 
       if (npy)
         _rpe_window_open_npy (self, file);
-      else if (file != NULL && g_str_has_suffix (g_file_peek_path (file) != NULL ? g_file_peek_path (file) : "",
-                                                 RPE_SESSION_SUFFIX))
-        rpe_window_open_session (self, g_file_peek_path (file), NULL);
       else
         rpe_window_open_file (self, file);
     }

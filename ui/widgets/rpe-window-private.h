@@ -85,6 +85,8 @@ void _rpe_window_set_source         (RpeWindow         *self,
                                      const char *const *map);
 void _rpe_window_set_content_path   (RpeWindow         *self,
                                      const char        *path);
+void _rpe_window_open_session_async (RpeWindow         *self,
+                                     const char        *path);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);

@@ -87,17 +87,21 @@ update_title (RpeWindow *self)
   adw_view_switcher_title_set_subtitle (self->switcher_title, display);
 }
 
+/* The session file is what the window showed at serial, view, cell. */
 static void
-remember (RpeWindow  *self,
-          const char *path)
+remember_as (RpeWindow     *self,
+             const char    *path,
+             guint64        serial,
+             RpeWindowView  view,
+             int            cell)
 {
   g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
 
   g_free (self->session_file);
   self->session_file = g_strdup (path);
-  self->session_serial = rpe_explorer_state_get_serial (self->state);
-  self->session_view = rpe_window_get_view (self);
-  self->session_cell = rpe_templates_view_get_open_cell (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]));
+  self->session_serial = serial;
+  self->session_view = view;
+  self->session_cell = cell;
   if (uri != NULL)
     {
       GtkRecentData data = { 0 };
@@ -109,6 +113,14 @@ remember (RpeWindow  *self,
     }
   _rpe_window_update_recent_menu (self);
   update_title (self);
+}
+
+static void
+remember (RpeWindow  *self,
+          const char *path)
+{
+  remember_as (self, path, rpe_explorer_state_get_serial (self->state), rpe_window_get_view (self),
+               rpe_templates_view_get_open_cell (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES])));
 }
 
 gboolean
@@ -129,6 +141,18 @@ rpe_window_save_session (RpeWindow   *self,
   return TRUE;
 }
 
+static void
+show_open_error (RpeWindow    *self,
+                 const GError *error)
+{
+  g_autofree char *text = g_strdup_printf ("Could not open the session: %s. Nothing was changed.", error->message);
+
+  _rpe_window_show_message (self, text);
+}
+
+static void apply_loaded (RpeWindow  *self,
+                          RpeSession *s);
+
 gboolean
 rpe_window_open_session (RpeWindow   *self,
                          const char  *path,
@@ -143,16 +167,62 @@ rpe_window_open_session (RpeWindow   *self,
   s = rpe_session_load (path, &local);
   if (s == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Could not open the session: %s. Nothing was changed.",
-                                               local->message);
-
-      _rpe_window_show_message (self, text);
+      show_open_error (self, local);
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  /* the session was read and checked in full: now it replaces the state */
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  apply_loaded (self, s);
+  return TRUE;
+}
+
+static void
+open_done (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  GWeakRef *ref = user_data;
+  g_autoptr (RpeWindow) self = g_weak_ref_get (ref);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeSession) s = rpe_session_load_finish (result, &error);
+
+  g_weak_ref_clear (ref);
+  g_free (ref);
+  /* a later open (of a session or a checkpoint) replaced this one */
+  if (self == NULL || g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
+    return;
+  g_clear_object (&self->load_cancellable);
+  if (s == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        show_open_error (self, error);
+      return;
+    }
+  apply_loaded (self, s);
+}
+
+/* Reads the session on a worker (its checkpoint's hash may take a while), then applies it. */
+void
+_rpe_window_open_session_async (RpeWindow  *self,
+                                const char *path)
+{
+  GWeakRef *ref = g_new0 (GWeakRef, 1);
+
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  g_weak_ref_init (ref, self);
+  rpe_session_load_async (path, self->load_cancellable, open_done, ref);
+}
+
+static void
+apply_loaded (RpeWindow  *self,
+              RpeSession *s)
+{
+  /* the session was read and checked in full: now it replaces the state */
   rpe_session_apply (s, self->state);
   /* the session is a new document: its history starts here, not with each setting it restored */
   _rpe_window_reset_undo (self);
@@ -185,7 +255,6 @@ rpe_window_open_session (RpeWindow   *self,
 
     adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened session %s", base));
   }
-  return TRUE;
 }
 
 const char *
@@ -197,6 +266,61 @@ rpe_window_get_session_file (RpeWindow *self)
 
 /* ----------------------------------------------------------- Save dialogs */
 
+typedef struct
+{
+  GWeakRef       window;
+  guint64        serial;
+  RpeWindowView  view;
+  int            cell;
+} SaveCtx;
+
+static void
+save_done (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  SaveCtx *ctx = user_data;
+  g_autoptr (RpeWindow) self = g_weak_ref_get (&ctx->window);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = rpe_session_save_finish (result, &error);
+
+  if (self != NULL)
+    {
+      if (path == NULL)
+        {
+          g_autofree char *text = g_strdup_printf ("Could not save the session: %s", error->message);
+
+          _rpe_window_show_message (self, text);
+        }
+      else
+        {
+          g_autofree char *base = g_path_get_basename (path);
+
+          remember_as (self, path, ctx->serial, ctx->view, ctx->cell);
+          adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Saved %s", base));
+        }
+    }
+  g_weak_ref_clear (&ctx->window);
+  g_free (ctx);
+}
+
+/* Saves what the window shows now on a worker (the hashes of big checkpoints take a while). */
+static void
+save_async (RpeWindow  *self,
+            const char *path)
+{
+  SaveCtx *ctx = g_new0 (SaveCtx, 1);
+  g_autofree char *target = g_str_has_suffix (path, RPE_SESSION_SUFFIX) ? g_strdup (path)
+                                                                        : g_strconcat (path, RPE_SESSION_SUFFIX, NULL);
+  RpeSession *s = rpe_window_build_session (self);
+
+  g_weak_ref_init (&ctx->window, self);
+  ctx->serial = rpe_explorer_state_get_serial (self->state);
+  ctx->view = rpe_window_get_view (self);
+  ctx->cell = s->template_cell;
+  rpe_session_save_async (s, target, NULL, save_done, ctx);
+}
+
 static void
 save_response (GtkNativeDialog *dialog,
                int              response,
@@ -206,22 +330,11 @@ save_response (GtkNativeDialog *dialog,
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
-      g_autoptr (GError) error = NULL;
 
       if (path == NULL)
         _rpe_window_show_message (self, "Sessions are saved to local files only.");
-      else if (!rpe_window_save_session (self, path, &error))
-        {
-          g_autofree char *text = g_strdup_printf ("Could not save the session: %s", error->message);
-
-          _rpe_window_show_message (self, text);
-        }
       else
-        {
-          g_autofree char *base = g_path_get_basename (self->session_file);
-
-          adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Saved %s", base));
-        }
+        save_async (self, path);
     }
   gtk_native_dialog_destroy (dialog);
   if (self->session_chooser == GTK_FILE_CHOOSER_NATIVE (dialog))
@@ -265,7 +378,6 @@ action_save (GtkWidget  *widget,
              GVariant   *parameter)
 {
   RpeWindow *self = RPE_WINDOW (widget);
-  g_autoptr (GError) error = NULL;
   g_autofree char *path = NULL;
 
   if (self->session_file == NULL)
@@ -274,18 +386,7 @@ action_save (GtkWidget  *widget,
       return;
     }
   path = g_strdup (self->session_file);
-  if (!rpe_window_save_session (self, path, &error))
-    {
-      g_autofree char *text = g_strdup_printf ("Could not save the session: %s", error->message);
-
-      _rpe_window_show_message (self, text);
-      return;
-    }
-  {
-    g_autofree char *base = g_path_get_basename (path);
-
-    adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Saved %s", base));
-  }
+  save_async (self, path);
 }
 
 /* ------------------------------------------------------- Copy as Command */

@@ -223,7 +223,7 @@ rpe_window_open_file (RpeWindow *self,
     }
   if (g_str_has_suffix (path, RPE_SESSION_SUFFIX))
     {
-      rpe_window_open_session (self, path, NULL);
+      _rpe_window_open_session_async (self, path);
       return;
     }
   open_path (self, path);

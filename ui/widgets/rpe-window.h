@@ -64,6 +64,8 @@ void              rpe_window_save_state         (RpeWindow      *self);
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
  * shows the reason and the state is unchanged. */
+/* rpe_window_open_file opens a .rpe-session as a session (on a worker; see
+ * rpe_window_open_session), any other file as a checkpoint. */
 /* Opens "demo" or a trained demo "demo:NAME" (rpe-demos.h) as a checkpoint. */
 void              rpe_window_open_demo          (RpeWindow      *self,
                                                  const char     *spec);
