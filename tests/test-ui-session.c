@@ -309,6 +309,36 @@ test_window_and_cli (void)
       g_object_unref (paintable);
     }
   gtk_window_destroy (GTK_WINDOW (other));
+
+  /* dropped on a window: its drop target takes a single file (G_TYPE_FILE) as well as a list */
+  other = open_window ();
+  settle (other);
+  {
+    GListModel *controllers = gtk_widget_observe_controllers (GTK_WIDGET (other));
+    GtkDropTarget *drop = NULL;
+    g_autoptr (GFile) file = g_file_new_for_path (session);
+    GValue value = G_VALUE_INIT;
+    gboolean accepted = FALSE;
+
+    for (guint i = 0; i < g_list_model_get_n_items (controllers) && drop == NULL; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+
+        if (GTK_IS_DROP_TARGET (c))
+          drop = GTK_DROP_TARGET (c);
+      }
+    g_object_unref (controllers);
+    g_assert_nonnull (drop);
+    g_value_init (&value, G_TYPE_FILE);
+    g_value_set_object (&value, file);
+    g_signal_emit_by_name (drop, "drop", &value, 10.0, 10.0, &accepted);
+    g_value_unset (&value);
+    g_assert_true (accepted);
+  }
+  settle (other);
+  g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
+  g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
+  gtk_window_destroy (GTK_WINDOW (other));
   gtk_window_destroy (GTK_WINDOW (window));
   (void) cli_path;
 }
@@ -385,6 +415,19 @@ test_copy_command (void)
   g_assert_true (rpe_window_export_view (window, gui, &error));
   run_copied (line, cli);
   assert_same_figure ("copied command (--session)", gui, cli);
+
+  /* zoomed: no command draws the zoomed window */
+  rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
+  settle (window);
+  {
+    g_autofree char *why = NULL;
+    g_autofree char *none = rpe_window_command_line (window, &why);
+
+    g_assert_null (none);
+    g_assert_nonnull (strstr (why, "zoomed"));
+  }
+  rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+  settle (window);
 
   /* a change after saving: the saved session no longer is this figure */
   g_object_set (state, "seed", 4, NULL);

@@ -417,6 +417,13 @@ rpe_window_command_line (RpeWindow  *self,
         *why = g_strdup_printf ("No command draws this figure: %s.", error->message);
       return NULL;
     }
+  if (g_str_equal (view, "attention") && s->have_viewport)
+    {
+      if (why != NULL)
+        *why = g_strdup ("The attention map is zoomed, and `rpe export` draws the whole map: show it all (0) "
+                         "to copy its command.");
+      return NULL;
+    }
   out = g_strdup_printf ("%s.png", view);
   if (rpe_session_modules_from_checkpoint (s, &reason))
     {

@@ -870,6 +870,14 @@ on_drop (GtkDropTarget *target,
 {
   GSList *files;
 
+  /* one file (G_TYPE_FILE, offered by some sources alone) or a list: a checkpoint or a session */
+  if (G_VALUE_HOLDS (value, G_TYPE_FILE))
+    {
+      if (g_value_get_object (value) == NULL)
+        return FALSE;
+      rpe_window_open_file (self, g_value_get_object (value));
+      return TRUE;
+    }
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   files = g_value_get_boxed (value);
@@ -1006,7 +1014,8 @@ rpe_window_init (RpeWindow *self)
   gtk_box_append (self->tour_slot, self->tour);
   _rpe_window_offer_tour (self);
 
-  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
+  gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 }
