@@ -1130,6 +1130,19 @@ rpe_cli_export (int argc, char **argv)
     }
   for (guint i = 0; i < session->warnings->len; i++)
     fprintf (stderr, "rpe export: %s\n", (const char *) g_ptr_array_index (session->warnings, i));
+  if (argc > 1 && argv[1][0] != '-')
+    {
+      /* a VIEW beside --session: the session's figure in that view */
+      const char *v = argv[1];
+
+      g_free (session->view);
+      session->view = g_strdup (g_str_equal (v, "templates") || g_str_equal (v, "template") ? "templates"
+                                : g_str_equal (v, "attention") ? "attention" : "teaching");
+      if (g_str_equal (v, "templates"))
+        session->template_cell = -1;
+      else if (g_str_equal (v, "template") && session->template_cell < 0)
+        session->template_cell = (int) rpe_explorer_state_get_feature (session->state);
+    }
   if (session->have_viewport && g_strcmp0 (session->view, "attention") == 0)
     fprintf (stderr, "rpe export: note: the session's zoom is not applied; the whole map is drawn\n");
   rebuilt = session_argv (argc, argv, session_path, session, &error);

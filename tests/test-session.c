@@ -606,6 +606,17 @@ test_cli (void)
     g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
     g_assert_cmpfloat (png_difference (a, c), >, 0.0);
   }
+  /* a VIEW beside --session draws the session in that view */
+  {
+    const char *over[] = { "export", "attention", "--session", session, "-o", c, NULL };
+    const char *direct[] = { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "0",
+                             "--length", "30", "--realizations", "4", "--seed", "1", "--colormap", "rdbu",
+                             "-o", d, NULL };
+
+    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
+    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
+    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+  }
 
   /* bad sessions: a message and exit status 2, no output file */
   {
