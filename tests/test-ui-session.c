@@ -487,6 +487,23 @@ test_refused (void)
       g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, title);
       g_assert_null (rpe_window_get_session_file (window));
     }
+
+  /* a checkpoint rewritten since the session was saved: opened, with a warning in the banner */
+  {
+    g_autofree char *fake = tmp_path ("rewritten.safetensors");
+    g_autofree char *path = tmp_path ("rewritten.rpe-session");
+    g_autoptr (RpeSession) s = rpe_window_build_session (window);
+
+    g_assert_true (g_file_set_contents (fake, "weights of step 100", -1, NULL));
+    rpe_session_set_checkpoint (s, fake, NULL, -1, NULL);
+    g_assert_true (rpe_session_save (s, path, &error));
+    g_assert_true (g_file_set_contents (fake, "weights of step 200", -1, NULL));
+    g_assert_true (rpe_window_open_session (window, path, &error));
+    g_assert_no_error (error);
+    g_test_message ("banner: %s", rpe_window_get_message (window));
+    g_assert_nonnull (strstr (rpe_window_get_message (window), "has changed"));
+    g_assert_true (rpe_explorer_state_equal (before, state, NULL));
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

@@ -1693,8 +1693,9 @@ rpe_session_export_argv (RpeSession  *session,
 }
 
 gboolean
-rpe_session_modules_from_checkpoint (RpeSession  *session,
-                                     char       **why)
+rpe_session_modules_from_checkpoint (RpeSession         *session,
+                                     const RpeTensorSet *given,
+                                     char              **why)
 {
   RpeExplorerState *st = session->state;
   RpeSpeMethod kind = rpe_explorer_state_get_spe_kind (st);
@@ -1713,15 +1714,16 @@ rpe_session_modules_from_checkpoint (RpeSession  *session,
       return FALSE;
     }
   g_object_get (st, "gated", &gated, NULL);
-  set = is_demo (session->checkpoint.path) ? rpe_demos_read (session->checkpoint.path, &error)
-                                           : rpe_checkpoint_read (session->checkpoint.path, &error);
-  if (set != NULL && session->checkpoint.map != NULL)
+  if (given == NULL)
+    set = is_demo (session->checkpoint.path) ? rpe_demos_read (session->checkpoint.path, &error)
+                                             : rpe_checkpoint_read (session->checkpoint.path, &error);
+  if ((given != NULL || set != NULL) && session->checkpoint.map != NULL)
     {
       map = rpe_tensor_map_new ();
       for (char **m = session->checkpoint.map; *m != NULL && error == NULL; m++)
         rpe_tensor_map_parse (map, *m, &error);
     }
-  if (set == NULL || error != NULL)
+  if ((given == NULL && set == NULL) || error != NULL)
     {
       if (why != NULL)
         *why = g_strdup_printf ("the checkpoint cannot be read: %s", error->message);
@@ -1731,7 +1733,7 @@ rpe_session_modules_from_checkpoint (RpeSession  *session,
   sel.layer = session->checkpoint.layer;
   sel.method = (int) kind;
   sel.map = map;
-  if (!rpe_checkpoint_load_spe_full (set, &sel, &loaded, NULL, &error))
+  if (!rpe_checkpoint_load_spe_full (given != NULL ? given : set, &sel, &loaded, NULL, &error))
     {
       if (why != NULL)
         *why = g_strdup_printf ("the checkpoint's module cannot be loaded: %s", error->message);

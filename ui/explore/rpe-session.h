@@ -30,6 +30,7 @@
 #include <gio/gio.h>
 
 #include "rpe-explorer-state.h"
+#include "rpe-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -152,9 +153,11 @@ GStrv       rpe_session_export_argv (RpeSession  *session,
                                      GError     **error);
 /* TRUE when the modules of the session equal the ones its checkpoint gives
  * (the options can then name the checkpoint instead of carrying arrays);
- * FALSE with *why otherwise. */
-gboolean    rpe_session_modules_from_checkpoint (RpeSession  *session,
-                                                 char       **why);
+ * FALSE with *why otherwise.  set: the checkpoint's tensors if already read
+ * (NULL: the file is read). */
+gboolean    rpe_session_modules_from_checkpoint (RpeSession         *session,
+                                                 const RpeTensorSet *set,
+                                                 char              **why);
 /* TRUE if `name` is an export option a session may hold; *takes_value if it has a value. */
 gboolean    rpe_session_export_option_ok (const char *name,
                                           gboolean   *takes_value);

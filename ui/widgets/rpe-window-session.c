@@ -425,7 +425,10 @@ rpe_window_command_line (RpeWindow  *self,
       return NULL;
     }
   out = g_strdup_printf ("%s.png", view);
-  if (rpe_session_modules_from_checkpoint (s, &reason))
+  /* the checkpoint read when it was opened, when it is the one the modules came from */
+  if (rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
+                                              && g_str_equal (self->checkpoint->path, self->source_path)
+                                              ? self->checkpoint->set : NULL, &reason))
     {
       argv = rpe_session_export_argv (s, TRUE, &error);
       if (argv != NULL)
