@@ -11,6 +11,24 @@
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
 
+/* A toast of plain text (a toast's title is Pango markup: file names may hold '&' or '<'). */
+static AdwToast *
+toast_escaped (const char *format,
+               ...) G_GNUC_PRINTF (1, 2);
+
+static AdwToast *
+toast_escaped (const char *format,
+               ...)
+{
+  va_list args;
+  g_autofree char *text = NULL;
+
+  va_start (args, format);
+  text = g_markup_vprintf_escaped (format, args);
+  va_end (args);
+  return adw_toast_new (text);
+}
+
 /* --------------------------------------------------------------- sources */
 
 void
@@ -251,9 +269,9 @@ apply_loaded (RpeWindow  *self,
     _rpe_window_show_message (self, NULL);
   remember (self, s->file);
   {
-    g_autofree char *base = g_path_get_basename (s->file);
+    g_autofree char *base = g_filename_display_basename (s->file);
 
-    adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened session %s", base));
+    adw_toast_overlay_add_toast (self->toasts, toast_escaped ("Opened session %s", base));
   }
 }
 
@@ -294,10 +312,10 @@ save_done (GObject      *source,
         }
       else
         {
-          g_autofree char *base = g_path_get_basename (path);
+          g_autofree char *base = g_filename_display_basename (path);
 
           remember_as (self, path, ctx->serial, ctx->view, ctx->cell);
-          adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Saved %s", base));
+          adw_toast_overlay_add_toast (self->toasts, toast_escaped ("Saved %s", base));
         }
     }
   g_weak_ref_clear (&ctx->window);
@@ -460,7 +478,7 @@ action_copy_command (GtkWidget  *widget,
 
   if (line == NULL)
     {
-      AdwToast *toast = adw_toast_new (why);
+      AdwToast *toast = toast_escaped ("%s", why);
 
       adw_toast_set_timeout (toast, 8);
       if (self->session_file == NULL || strstr (why, "save the session") != NULL)
@@ -472,7 +490,7 @@ action_copy_command (GtkWidget  *widget,
       return;
     }
   gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), line);
-  adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Copied the `rpe export` command of this figure"));
+  adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Copied the rpe export command of this figure"));
 }
 
 /* -------------------------------------------------------------- classes */
