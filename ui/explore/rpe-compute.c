@@ -17,13 +17,9 @@
 #include "rpe-linear-attention.h"
 #include "rpe-lrpe.h"
 
-#define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)   /* at most 20 Hz */
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
 
 /* ------------------------------------------------------------- templates */
-
-/* Jobs created and not yet finalised (their GTask and data freed): tests wait for 0. */
-static gint jobs_alive;
 
 static void
 rpe_templates_clear (gpointer data)
@@ -221,12 +217,8 @@ typedef RpeStatus (*JobRunFunc) (Job               *job,
 
 struct _Job
 {
-  atomic_int              cancel;         /* the core's flag, raised by the cancellable */
-  RpeComputeProgressFunc  progress;
-  gpointer                progress_data;
+  RpeJobMonitor          *monitor;        /* cancel flag, progress, the jobs-alive count */
   GTask                  *task;           /* not a reference: the job lives in it */
-  GMainContext           *context;        /* where progress is delivered */
-  gint64                  last_progress;  /* worker thread only */
   JobRunFunc              run;
   const char             *what;           /* for error messages */
   GError                 *error;
@@ -248,75 +240,12 @@ job_free (gpointer data)
 {
   Job *job = data;
 
-  (void) g_atomic_int_dec_and_test (&jobs_alive);
-
   rpe_spe_params_clear (&job->params);
   g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
-  g_clear_pointer (&job->context, g_main_context_unref);
   g_clear_error (&job->error);
   g_free (job->path);
+  g_clear_pointer (&job->monitor, rpe_job_monitor_free);
   g_free (job);
-}
-
-typedef struct
-{
-  GTask  *task;
-  double  fraction;
-} ProgressEvent;
-
-static void
-progress_event_free (gpointer data)
-{
-  ProgressEvent *event = data;
-
-  g_object_unref (event->task);
-  g_free (event);
-}
-
-static gboolean
-progress_event_dispatch (gpointer data)
-{
-  ProgressEvent *event = data;
-  Job *job = g_task_get_task_data (event->task);
-  GCancellable *cancellable = g_task_get_cancellable (event->task);
-
-  if (!g_task_get_completed (event->task)
-      && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
-    job->progress (event->fraction, job->progress_data);
-  return G_SOURCE_REMOVE;
-}
-
-/* Called by the core on the worker thread: forwards at most 20 Hz. */
-static void
-job_progress (double  fraction,
-              void   *user_data)
-{
-  Job *job = user_data;
-  gint64 now = g_get_monotonic_time ();
-  ProgressEvent *event;
-  GSource *source;
-
-  if (job->last_progress != 0 && now - job->last_progress < PROGRESS_INTERVAL_US)
-    return;
-  job->last_progress = now;
-
-  event = g_new (ProgressEvent, 1);
-  event->task = g_object_ref (job->task);
-  event->fraction = fraction;
-  source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, progress_event_dispatch, event, progress_event_free);
-  g_source_attach (source, job->context);
-  g_source_unref (source);
-}
-
-static void
-job_cancelled (GCancellable *cancellable,
-               gpointer      user_data)
-{
-  Job *job = user_data;
-
-  atomic_store (&job->cancel, 1);
 }
 
 static void
@@ -326,19 +255,13 @@ job_worker (GTask        *task,
             GCancellable *cancellable)
 {
   Job *job = task_data;
-  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  const RpeMonitor *monitor = rpe_job_monitor_begin (job->monitor);
   gpointer result = NULL;
   GDestroyNotify result_free = NULL;
   RpeStatus status;
-  gulong handler = 0;
 
-  if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
-
-  status = job->run (job, &monitor, &result, &result_free);
-
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, handler);
+  status = job->run (job, monitor, &result, &result_free);
+  rpe_job_monitor_end (job->monitor);
 
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
@@ -349,24 +272,6 @@ job_worker (GTask        *task,
   else
     g_task_return_new_error (task, RPE_ERROR, status, "Cannot compute %s: %s",
                              job->what, rpe_status_to_string (status));
-}
-
-guint
-rpe_compute_jobs_alive (void)
-{
-  return (guint) g_atomic_int_get (&jobs_alive);
-}
-
-void
-_rpe_compute_job_hold (void)
-{
-  g_atomic_int_inc (&jobs_alive);
-}
-
-void
-_rpe_compute_job_release (void)
-{
-  (void) g_atomic_int_dec_and_test (&jobs_alive);
 }
 
 static Job *
@@ -387,12 +292,8 @@ job_new (gpointer                source_tag,
   g_task_set_return_on_cancel (task, FALSE);
   job->what = what;
   job->run = run;
-  job->progress = progress;
-  job->progress_data = progress_data;
   job->task = task;
-  job->context = g_main_context_ref (g_task_get_context (task));
-  atomic_init (&job->cancel, 0);
-  g_atomic_int_inc (&jobs_alive);
+  job->monitor = rpe_job_monitor_new (task, progress, progress_data);
   g_task_set_task_data (task, job, job_free);
   return job;
 }
@@ -1721,6 +1622,13 @@ rpe_job_slot_clear (RpeJobSlot *slot)
 
 /* ------------------------------------------------------------------ sweeps */
 
+static void
+flag_raise (GCancellable *cancellable,
+            gpointer      user_data)
+{
+  atomic_store ((atomic_int *) user_data, 1);
+}
+
 /* Runs a job's body on the calling thread (a worker of the caller's), with the same
  * cancellation and errors as job_worker. */
 static gpointer
@@ -1732,18 +1640,19 @@ job_run_sync (JobRunFunc            run,
               GError              **error)
 {
   Job job = { 0 };
-  RpeMonitor monitor = { &job.cancel, NULL, NULL };
+  atomic_int cancel;
+  RpeMonitor monitor = { &cancel, NULL, NULL };
   gpointer result = NULL;
   GDestroyNotify result_free = NULL;
   RpeStatus status;
   gulong handler = 0;
 
-  atomic_init (&job.cancel, 0);
+  atomic_init (&cancel, 0);
   job.what = what;
   job.snapshot = snapshot;
   job.n_cap = MAX (n_cap, 2);
   if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), &job, NULL);
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (flag_raise), &cancel, NULL);
   status = run (&job, &monitor, &result, &result_free);
   if (cancellable != NULL)
     g_cancellable_disconnect (cancellable, handler);

@@ -15,6 +15,7 @@
 #include "rpe-curves.h"
 #include "rpe-explorer-state.h"
 #include "rpe-gif.h"
+#include "rpe-job.h"
 #include "rpe-plot-render.h"
 #include "rpe-spe.h"
 
@@ -52,9 +53,6 @@ const float  *rpe_templates_get_feature (const RpeTemplates *templates,
 GBytes       *rpe_templates_dup_feature_bytes (RpeTemplates *templates,
                                                gsize         d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTemplates, rpe_templates_unref)
-
-typedef void (*RpeComputeProgressFunc) (double   fraction,
-                                        gpointer user_data);
 
 /* The templates of all D features of `head` at length n (gated: (1-g)P + g when
  * the parameters have a gate).  params is copied (rpe_spe_params_copy). */
@@ -290,12 +288,7 @@ gboolean rpe_job_slot_done    (RpeJobSlot      *slot,
 gboolean rpe_job_slot_busy    (const RpeJobSlot *slot);
 void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 
-/* The number of compute jobs started and not yet finalised (their callback has run and their data
- * is freed).  Tests wait for it to reach 0 instead of sleeping; quitting can wait on it too. */
-guint    rpe_compute_jobs_alive (void);
-/* Jobs defined in other files (rpe-outputs-job.c) count themselves in it: hold when created,
- * release when their data is freed. */
-void     _rpe_compute_job_hold    (void);
-void     _rpe_compute_job_release (void);
+/* rpe_compute_jobs_alive () (rpe-job.h) counts every job of this file, rpe-fit-job.c and
+ * rpe-outputs-job.c: tests wait for it to reach 0 instead of sleeping. */
 
 G_END_DECLS
