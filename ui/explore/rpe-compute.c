@@ -585,6 +585,7 @@ grid_run (Job               *job,
   if (status != RPE_OK)
     return status;
   t->serial = s->serial;
+  t->n_asked = s->n;
   t->kind = s->template_kind;
   t->r = s->r;
   lags = 2 * n - 1;
@@ -1211,6 +1212,7 @@ teaching_run (Job               *job,
   t = g_atomic_rc_box_new0 (RpeTeaching);
   t->serial = s->serial;
   t->n = n;
+  t->n_asked = s->n;
   t->r = s->r;
   t->head = s->head;
   t->exact = rpe_alloc (per, sizeof (float), &status);
@@ -1308,7 +1310,7 @@ curves_run (Job               *job,
   const RpeExplorerSnapshot *s = job->snapshot;
   const RpeSpeParams *p = &s->spe;
   RpeMonitor sub = { monitor->cancel, NULL, NULL };
-  gsize n = MIN (s->n, 1024), D;
+  gsize n = MIN (s->n, job->n_cap), D;
   RpeCurves *c;
   RpeLrpe *lrpe = NULL, *lrpe_x = NULL;
   float *w = NULL, *bias = NULL;
@@ -1319,6 +1321,8 @@ curves_run (Job               *job,
   D = p->n_features;
   c = g_atomic_rc_box_new0 (RpeCurves);
   c->serial = s->serial;
+  c->n = n;
+  c->n_asked = s->n;
 
   /* 1. profiles */
   c->profile = rpe_curve_profile_new (n, &status);
@@ -1428,6 +1432,7 @@ out:
 
 void
 rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
+                          gsize                   n_cap,
                           RpeComputeProgressFunc  progress,
                           gpointer                progress_data,
                           GCancellable           *cancellable,
@@ -1440,6 +1445,7 @@ rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
   job = job_new (rpe_compute_curves_async, "the curves", curves_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->n_cap = MAX (n_cap, 2);
   job_start (job);
 }
 
@@ -1686,4 +1692,54 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
   return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, cancellable, error);
+}
+
+/* ------------------------------------------------------------------- caps */
+
+guint64
+rpe_compute_job_bytes (RpeComputeJobKind          kind,
+                       const RpeExplorerSnapshot *snapshot,
+                       gsize                      n)
+{
+  guint64 cells = (guint64) n * n, d;
+
+  g_return_val_if_fail (snapshot != NULL, G_MAXUINT64);
+  d = MAX (snapshot->spe.n_features, 1);
+  if (n > G_MAXUINT32)
+    return G_MAXUINT64;
+  switch (kind)
+    {
+    case RPE_COMPUTE_JOB_TEACHING:
+      /* exact, estimate, difference; the three figures the view colours (4 bytes a cell each) */
+      return cells * sizeof (float) * 6;
+    case RPE_COMPUTE_JOB_TEMPLATE_GRID:
+      /* D (N, N) templates, one empirical map, and the D figures the grid colours */
+      if (cells > G_MAXUINT64 / (sizeof (float) * (2 * d + 1)))
+        return G_MAXUINT64;
+      return cells * sizeof (float) * (2 * d + 1);
+    case RPE_COMPUTE_JOB_CURVES:
+    default:
+      /* profiles of 2N - 1 lags for a few series (the error and extrapolation parts are fixed) */
+      return (guint64) (2 * n) * sizeof (double) * (d + 8);
+    }
+}
+
+gboolean
+rpe_compute_check_budget (RpeComputeJobKind          kind,
+                          const RpeExplorerSnapshot *snapshot,
+                          gsize                      n,
+                          GError                   **error)
+{
+  guint64 bytes = rpe_compute_job_bytes (kind, snapshot, n);
+  g_autofree char *need = NULL;
+  g_autofree char *budget = NULL;
+
+  if (bytes <= G_MAXSIZE && rpe_budget_check ((size_t) bytes) == RPE_OK)
+    return TRUE;
+  need = bytes == G_MAXUINT64 ? g_strdup ("more than can be counted") : g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+  budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
+               "Computing at N = %zu needs about %s, more than the memory budget of %s "
+               "(RPE_MEMORY_BUDGET)", n, need, budget);
+  return FALSE;
 }

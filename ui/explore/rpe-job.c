@@ -182,6 +182,17 @@ rpe_job_monitor_get_sent (RpeJobMonitor *monitor)
 
 /* ------------------------------------------------------------ time left */
 
+static RpeClockFunc default_clock;
+static gpointer     default_clock_data;
+
+void
+rpe_progress_estimate_set_default_clock (RpeClockFunc clock,
+                                         gpointer     clock_data)
+{
+  default_clock = clock;
+  default_clock_data = clock_data;
+}
+
 static gint64
 estimate_now (const RpeProgressEstimate *estimate)
 {
@@ -194,8 +205,8 @@ rpe_progress_estimate_start (RpeProgressEstimate *estimate,
                              gpointer             clock_data)
 {
   g_return_if_fail (estimate != NULL);
-  estimate->clock = clock;
-  estimate->clock_data = clock_data;
+  estimate->clock = clock != NULL ? clock : default_clock;
+  estimate->clock_data = clock != NULL ? clock_data : default_clock_data;
   estimate->start_us = estimate_now (estimate);
   estimate->now_us = estimate->start_us;
   estimate->fraction = 0.0;

@@ -67,7 +67,11 @@ typedef struct
 #define RPE_PROGRESS_ESTIMATE_MIN_FRACTION 0.05
 #define RPE_PROGRESS_ESTIMATE_MIN_US       (G_USEC_PER_SEC / 2)
 
-/* clock NULL: g_get_monotonic_time. */
+/* The clock estimates started with clock NULL read (NULL: g_get_monotonic_time).  For UI
+ * tests that drive the views' time-left text without waiting. */
+void    rpe_progress_estimate_set_default_clock (RpeClockFunc clock,
+                                                 gpointer     clock_data);
+/* clock NULL: the default clock. */
 void    rpe_progress_estimate_start        (RpeProgressEstimate *estimate,
                                             RpeClockFunc         clock,
                                             gpointer             clock_data);
