@@ -561,6 +561,22 @@ head_noise (const RpeSpeParams *p,
 
 /* --------------------------------------------------------- template grid */
 
+/* The progress of a part of a job: fractions 0..1 of the part map to lo..hi of the job. */
+typedef struct
+{
+  const RpeMonitor *parent;
+  double            lo, hi;
+} PartProgress;
+
+static void
+part_progress (double  fraction,
+               void   *user_data)
+{
+  PartProgress *part = user_data;
+
+  rpe_monitor_progress (part->parent, part->lo + (part->hi - part->lo) * fraction);
+}
+
 static RpeStatus
 grid_run (Job               *job,
           const RpeMonitor  *monitor,
@@ -577,11 +593,13 @@ grid_run (Job               *job,
   double lo = INFINITY, hi = -INFINITY, num = 0.0, den = 0.0;
   gboolean draw = s->template_kind != RPE_TEMPLATE_ANALYTIC;
   RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  PartProgress part = { monitor, 0.0, draw ? 0.15 : 0.95 };
+  RpeMonitor first = { monitor->cancel, part_progress, &part };
 
   if (!s->have_spe)
     return RPE_ERROR_NOT_FOUND;
   D = p->n_features;
-  status = compute_templates (p, s->head, n, s->gated, &sub, &t);
+  status = compute_templates (p, s->head, n, s->gated, &first, &t);
   if (status != RPE_OK)
     return status;
   t->serial = s->serial;
