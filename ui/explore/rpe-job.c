@@ -250,7 +250,7 @@ rpe_progress_estimate_format (const RpeProgressEstimate *estimate)
   /* floor: "100 %" only when done */
   percent = (int) floor (estimate->fraction * 100.0);
   left = rpe_progress_estimate_seconds_left (estimate);
-  if (left < 0.0)
+  if (left <= 0.0)
     return g_strdup_printf ("%d %%", percent);
   if (left < 59.5)
     return g_strdup_printf ("%d %% · about %.0f s left", percent, fmax (1.0, ceil (left)));
