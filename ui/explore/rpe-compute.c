@@ -18,6 +18,7 @@
 #include "rpe-lrpe.h"
 
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
+#define FULL_MAP_BLOCK_FLOATS (1u << 20)             /* 4 MiB: progress and cancel between blocks */
 
 /* ------------------------------------------------------------- templates */
 
@@ -1194,6 +1195,7 @@ rpe_compute_attention_cell (const RpeExplorerSnapshot *snapshot,
 
 /* --------------------------------------------------------------- teaching */
 
+/* The whole (n, n) map, in blocks of rows: cancellable between blocks, progress after each. */
 static RpeStatus
 full_map (const RpeExplorerSnapshot *s,
           RpeExplorerMethod          method,
@@ -1201,11 +1203,21 @@ full_map (const RpeExplorerSnapshot *s,
           float                     *out,
           const RpeMonitor          *monitor)
 {
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  gsize block = MAX ((gsize) 1, MIN (n, FULL_MAP_BLOCK_FLOATS / n));
   RowSource src;
-  RpeStatus status = row_source_init (&src, s, method, n, monitor);
+  RpeStatus status = row_source_init (&src, s, method, n, &sub);
 
-  if (status == RPE_OK)
-    status = row_source_rows (&src, 0, n, out, monitor);
+  for (gsize m = 0; m < n && status == RPE_OK; m += block)
+    {
+      gsize nb = MIN (block, n - m);
+
+      if (rpe_monitor_cancelled (monitor))
+        status = RPE_ERROR_CANCELLED;
+      else
+        status = row_source_rows (&src, m, nb, out + m * n, &sub);
+      rpe_monitor_progress (monitor, (double) (m + nb) / (double) n);
+    }
   row_source_clear (&src);
   return status;
 }
@@ -1218,10 +1230,14 @@ teaching_run (Job               *job,
 {
   const RpeExplorerSnapshot *s = job->snapshot;
   gsize n = MIN (s->n, job->n_cap), per;
-  RpeMonitor sub = { monitor->cancel, NULL, NULL };
   RpeTeaching *t;
   RpeStatus status = RPE_OK;
   double num = 0.0, den = 0.0;
+  /* the share of the two maps in the job: all of it, or most of it when they are large */
+  double maps = !job->with_curve ? 1.0 : n >= 256 ? 0.8 : 0.2;
+  PartProgress exact_part = { monitor, 0.0, 0.45 * maps }, spe_part = { monitor, 0.45 * maps, 0.9 * maps };
+  RpeMonitor exact_mon = { monitor->cancel, part_progress, &exact_part };
+  RpeMonitor spe_mon = { monitor->cancel, part_progress, &spe_part };
 
   if (!s->have_spe)
     return RPE_ERROR_NOT_FOUND;
@@ -1238,12 +1254,9 @@ teaching_run (Job               *job,
   t->difference = t->estimate != NULL ? rpe_alloc (per, sizeof (float), &status) : NULL;
   if (t->difference == NULL)
     goto out;
-  if ((status = full_map (s, RPE_EXPLORER_METHOD_EXACT, n, t->exact, &sub)) != RPE_OK)
+  if ((status = full_map (s, RPE_EXPLORER_METHOD_EXACT, n, t->exact, &exact_mon)) != RPE_OK
+      || (status = full_map (s, RPE_EXPLORER_METHOD_SPE, n, t->estimate, &spe_mon)) != RPE_OK)
     goto out;
-  rpe_monitor_progress (monitor, 0.1);
-  if ((status = full_map (s, RPE_EXPLORER_METHOD_SPE, n, t->estimate, &sub)) != RPE_OK)
-    goto out;
-  rpe_monitor_progress (monitor, 0.2);
   for (gsize i = 0; i < per; i++)
     {
       t->difference[i] = t->estimate[i] - t->exact[i];
@@ -1251,6 +1264,7 @@ teaching_run (Job               *job,
       den += (double) t->exact[i] * t->exact[i];
     }
   t->error = den > 0 ? sqrt (num / den) : NAN;
+  rpe_monitor_progress (monitor, maps);
 
   if (job->with_curve)
     {
@@ -1270,7 +1284,7 @@ teaching_run (Job               *job,
           status = rpe_curve_error_vs_r (&config, rl + i, 1, t->curve_mean + i, NULL, t->curve_sd + i, &cm);
           if (status != RPE_OK)
             goto out;
-          rpe_monitor_progress (monitor, 0.2 + 0.8 * (double) (i + 1) / (double) nr);
+          rpe_monitor_progress (monitor, maps + (1.0 - maps) * (double) (i + 1) / (double) nr);
         }
       t->slope = NAN;
       rpe_curve_fit_loglog (t->curve_r, t->curve_mean, nr, &t->slope, NULL, NULL);
