@@ -251,11 +251,12 @@ canvas_draw (GtkDrawingArea *area,
 
       cairo_set_font_size (cr, 12.0);
       cairo_text_extents (cr, mark, &ext);
+      /* bottom right, clear of the N_train label */
       cairo_set_source_rgba (cr, 0.0, 0.0, 0.0, 0.65);
-      cairo_rectangle (cr, x + 6, y + 6, ext.width + 12, ext.height + 10);
+      cairo_rectangle (cr, x + side - ext.width - 18, y + side - ext.height - 16, ext.width + 12, ext.height + 10);
       cairo_fill (cr);
       cairo_set_source_rgb (cr, 1.0, 0.85, 0.3);
-      draw_text (cr, mark, x + 12, y + 11, 0.0, 0.0);
+      draw_text (cr, mark, x + side - 12, y + side - 11, 1.0, 1.0);
     }
   cairo_restore (cr);
 
@@ -374,6 +375,17 @@ clamp_viewport (RpeAttentionView *self)
 }
 
 static void
+set_cancelled_caption (RpeAttentionView *self)
+{
+  g_autofree char *text = NULL;
+
+  if (image_stale (self))
+    text = g_strdup_printf ("Cancelled. The map shown is the last one computed, for N = %zu (stale, under its own "
+                            "axes). Change a parameter or the zoom to compute again.", self->image->n);
+  gtk_label_set_text (self->caption, text != NULL ? text : "Cancelled. Change a parameter or the zoom to compute again.");
+}
+
+static void
 hide_progress (RpeAttentionView *self)
 {
   g_clear_handle_id (&self->progress_timeout, g_source_remove);
@@ -431,7 +443,7 @@ attention_done (GObject      *source,
       g_signal_emit (self, figure_changed_signal, 0);
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+    set_cancelled_caption (self);
   else
     {
       g_autofree char *text = g_strdup_printf ("Could not compute the attention map: %s", error->message);
@@ -897,7 +909,7 @@ rpe_attention_view_cancel (RpeAttentionView *self)
 {
   g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
   if (rpe_job_slot_busy (&self->slot))
-    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+    set_cancelled_caption (self);
   rpe_job_slot_cancel (&self->slot);
   hide_progress (self);
 }
