@@ -241,6 +241,31 @@ test_cap_full_n (void)
     g_assert_cmpuint (c->n, ==, asked);
     g_assert_cmpstr (rpe_curves_page_get_cap_text (cp), ==, "");
   }
+
+  /* and the Templates grid: capped, then at the full N, each cell's map of that N */
+  {
+    RpeTemplatesView *gv = RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEMPLATES));
+    RpeTemplates *tt;
+    gsize rows = 0, cols = 0;
+
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+    rpe_templates_view_set_n_cap (gv, cap);
+    settle (window);
+    tt = rpe_templates_view_get_templates (gv);
+    g_assert_cmpuint (tt->n, ==, cap);
+    g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, expect);
+    g_assert_true (rpe_templates_view_compute_full (gv));
+    settle (window);
+    tt = rpe_templates_view_get_templates (gv);
+    g_assert_cmpuint (tt->n, ==, asked);
+    g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, "");
+    g_assert_nonnull (rpe_heatmap_view_get_data (rpe_templates_view_get_heatmap (gv, 0), &rows, &cols));
+    g_assert_cmpuint (rows, ==, asked);
+    /* the template is a function of the lag m - k only: constant along every diagonal */
+    for (gsize m = 1; m < asked; m++)
+      for (gsize k = 1; k < asked; k++)
+        g_assert_cmpfloat_with_epsilon (tt->values[m * asked + k], tt->values[(m - 1) * asked + k - 1], 1e-5);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
