@@ -450,6 +450,53 @@ test_copy_command (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Templates and SPE vs RPE compute at a cap of N (512, 256): the command draws the figure shown. */
+static void
+test_capped (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *gui = tmp_path ("cap-gui.png");
+  g_autofree char *cli = tmp_path ("cap-cli.png");
+  g_autofree char *session = tmp_path ("cap.rpe-session");
+  struct { RpeWindowView view; guint n; const char *length; } cases[] = {
+    { RPE_WINDOW_VIEW_TEACHING, 300, "--length 256" },
+    { RPE_WINDOW_VIEW_TEMPLATES, 520, "--length 512" },
+  };
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *line = NULL;
+
+      g_object_set (state, "length", cases[i].n, "realizations", 8, NULL);
+      rpe_window_set_view (window, cases[i].view);
+      settle (window);
+      line = rpe_window_command_line (window, NULL);
+      g_assert_nonnull (line);
+      g_test_message ("N = %u: %s", cases[i].n, line);
+      g_assert_nonnull (strstr (line, cases[i].length));
+      g_assert_true (rpe_window_export_view (window, gui, &error));
+      g_assert_no_error (error);
+      run_copied (line, cli);
+      assert_same_figure ("capped view, copied command", gui, cli);
+      /* and its session keeps the user's N, the figure's N beside it */
+      g_assert_true (rpe_window_save_session (window, session, &error));
+      {
+        g_autoptr (RpeSession) s = rpe_session_load (session, &error);
+
+        g_assert_no_error (error);
+        g_assert_cmpuint (rpe_explorer_state_get_length (s->state), ==, cases[i].n);
+        g_assert_cmpuint (s->export_length, <, cases[i].n);
+      }
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_refused (void)
 {
@@ -514,6 +561,7 @@ main (int argc, char **argv)
   adw_init ();
   g_test_add_func ("/ui/session/window-and-cli", test_window_and_cli);
   g_test_add_func ("/ui/session/copy-command", test_copy_command);
+  g_test_add_func ("/ui/session/capped", test_capped);
   g_test_add_func ("/ui/session/refused", test_refused);
   return g_test_run ();
 }

@@ -549,6 +549,8 @@ rpe_session_to_data (RpeSession  *session,
 
   json_builder_set_member_name (b, "export");
   json_builder_begin_object (b);
+  json_builder_set_member_name (b, "length");
+  json_builder_add_int_value (b, session->export_length);
   json_builder_set_member_name (b, "width");
   json_builder_add_double_value (b, session->export_width);
   json_builder_set_member_name (b, "height");
@@ -1386,6 +1388,19 @@ rpe_session_load_data (const char  *data,
             }
         }
       s->export_title = g_strdup (opt_string (e, "title"));
+      if (json_object_has_member (e, "length"))
+        {
+          gint64 len;
+
+          if (!get_int (e, "length", 0, RPE_EXPLORER_MAX_LENGTH, &len, "the export", error))
+            return NULL;
+          if (len == 1)
+            {
+              bad (error, "the export length must be 0 or 2 .. %d", RPE_EXPLORER_MAX_LENGTH);
+              return NULL;
+            }
+          s->export_length = (guint) len;
+        }
       if (!read_export_options (s, member (e, "options", JSON_NODE_ARRAY), error))
         return NULL;
     }
@@ -1640,7 +1655,8 @@ rpe_session_export_argv (RpeSession  *session,
   add_int_opt (argv, "--head", MIN (head, p->n_heads - 1));
   if (g_str_equal (view, "template"))
     add_int_opt (argv, "--feature", (guint64) session->template_cell);
-  add_int_opt (argv, "--length", length);
+  /* the N the figure was computed at (a view's cap), else the state's */
+  add_int_opt (argv, "--length", session->export_length > 0 ? session->export_length : length);
   if (train > 0)
     add_int_opt (argv, "--train-length", train);
   cmap = rpe_colormap_lookup (colormap);

@@ -17,7 +17,7 @@
  *     "content": { "path": ..., "sha256": ..., "shape": [N, D] | [N, H, D], "data": [...] } | null,
  *     "checkpoint": { "path": ..., "sha256": ..., "prefix": ..., "layer": -1, "map": [...] } | null,
  *     "viewport": [m0, m1, n0, n1] | null,
- *     "export": { "width": 0, "height": 0, "dpi": 0, "title": null,
+ *     "export": { "length": 0, "width": 0, "height": 0, "dpi": 0, "title": null,
  *                 "options": [ "--preset", "column", ... ] } }
  *
  * Reading is bounded (file size, nesting depth, array lengths checked against
@@ -60,6 +60,8 @@ typedef struct
   RpeSessionCheckpoint  checkpoint;
   char                 *content_path;    /* the .npy the content was loaded from (NULL: none) */
   char                 *content_sha256;
+  guint                 export_length;   /* > 0: the figure's N when the view computed it at a cap
+                                            below the state's N (Templates 512, SPE vs RPE 256) */
   double                export_width;    /* 0: the default */
   double                export_height;
   double                export_dpi;

@@ -57,6 +57,32 @@ _rpe_window_set_content_path (RpeWindow  *self,
 
 /* ------------------------------------------------------------ the session */
 
+/* The N of a heatmap figure: its positions (rows, or the positions binned into them). */
+static gsize
+figure_length (const RpeFigure *f)
+{
+  const RpeHeatmapData *d = NULL;
+
+  switch (f->kind)
+    {
+    case RPE_FIGURE_HEATMAP:
+      d = &f->heatmap;
+      break;
+    case RPE_FIGURE_GRID:
+      d = f->grid.n_cells > 0 ? &f->grid.cells[0] : NULL;
+      break;
+    case RPE_FIGURE_COMPARE:
+      d = f->n_panels > 0 ? &f->panels[0] : NULL;
+      break;
+    case RPE_FIGURE_CURVES:
+    default:
+      break;
+    }
+  if (d == NULL)
+    return 0;
+  return d->row_positions > 0 ? d->row_positions : d->rows;
+}
+
 RpeSession *
 rpe_window_build_session (RpeWindow *self)
 {
@@ -78,6 +104,16 @@ rpe_window_build_session (RpeWindow *self)
                                        &v[0], &v[1], &v[2], &v[3]);
       /* only a zoomed view is worth keeping */
       s->have_viewport = !(v[0] <= 0 && v[2] <= 0 && v[1] >= (double) n && v[3] >= (double) n);
+    }
+  if (view == RPE_WINDOW_VIEW_TEMPLATES || view == RPE_WINDOW_VIEW_TEACHING)
+    {
+      /* these views compute at a cap of N (until Compute at Full N): the figure's N is what
+       * `rpe export` must draw */
+      g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, view);
+      gsize n = bundle != NULL ? figure_length (&bundle->fig) : 0;
+
+      if (n >= 2 && n != rpe_explorer_state_get_length (self->state))
+        s->export_length = (guint) n;
     }
   if (self->source_path != NULL)
     rpe_session_set_checkpoint (s, self->source_path, self->source_prefix, self->source_layer,
