@@ -1769,6 +1769,42 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
   return job_run_sync (grid_run, "the templates", snapshot, n_cap, cancellable, error);
 }
 
+RpeAttentionImage *
+rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                       const RpeAttentionRequest *request,
+                       GCancellable              *cancellable,
+                       GError                   **error)
+{
+  Job job = { 0 };
+  RpeMonitor monitor = { &job.cancel, NULL, NULL };
+  gpointer result = NULL;
+  GDestroyNotify result_free = NULL;
+  RpeStatus status;
+  gulong handler = 0;
+
+  g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
+  /* as job_run_sync, with the request of the map */
+  atomic_init (&job.cancel, 0);
+  job.what = "the attention map";
+  job.snapshot = snapshot;
+  job.request = *request;
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), &job, NULL);
+  status = attention_run (&job, &monitor, &result, &result_free);
+  if (cancellable != NULL)
+    g_cancellable_disconnect (cancellable, handler);
+  if (status == RPE_OK)
+    return result;
+  if (status == RPE_ERROR_CANCELLED)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+  else if (job.error != NULL)
+    g_propagate_error (error, g_steal_pointer (&job.error));
+  else
+    g_set_error (error, RPE_ERROR, status, "Cannot compute %s: %s", job.what, rpe_status_to_string (status));
+  g_clear_error (&job.error);
+  return NULL;
+}
+
 RpeTeaching *
 rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       gsize                 n_cap,

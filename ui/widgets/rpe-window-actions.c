@@ -447,9 +447,11 @@ action_export (GtkWidget  *widget,
   if (self->export_dialog != NULL)
     gtk_window_destroy (GTK_WINDOW (self->export_dialog));
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
-  /* the heatmap views of the SPE draw animate a sweep of R, N or the seed */
+  /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
   if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
     rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
+  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
+    rpe_attention_view_setup_sweep (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]), self->export_dialog);
   else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
     rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
