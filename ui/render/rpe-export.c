@@ -48,6 +48,20 @@ plot_columns (const RpeFigure *fig)
   return fig->n_plots <= 1 ? 1 : 2;
 }
 
+/* The columns of a CURVES figure at this width and text size: one when the plots side by
+ * side would be narrower than about 22 lines of text (a column of a paper). */
+static size_t
+plot_columns_at (const RpeFigure *fig,
+                 double           width,
+                 double           text_size)
+{
+  size_t cols = plot_columns (fig);
+
+  if (cols > 1 && text_size > 0.0 && width / (double) cols < text_size * 22.0)
+    return 1;
+  return cols;
+}
+
 void
 rpe_figure_default_size (const RpeFigure *fig,
                          double          *width_pt,
@@ -351,6 +365,10 @@ compare_layout (cairo_t         *cr,
       mw[i] = pw * 4.0 - image.width;
       mh = fmax (mh, ph - image.height);
       sum_w += mw[i];
+      /* room between a colour bar's label and the next panel, whose y tick marks would
+       * otherwise read as the bar label's axis */
+      if (i > 0 && cl->d[i - 1].show_colorbar)
+        sum_w += font * 1.5;
       rows = MAX (rows, d->rows);
       cols = MAX (cols, d->cols);
     }
@@ -368,6 +386,8 @@ compare_layout (cairo_t         *cr,
       {
         cl->d[i].equal_aspect = true;
         cl->d[i].max_cell = (iw + 0.5) / (double) cols;
+        if (i > 0 && cl->d[i - 1].show_colorbar)
+          x += floor (font * 1.5);
         cl->rect[i].x = x;
         cl->rect[i].y = cl->top;
         cl->rect[i].width = floor (mw[i] + iw);
@@ -635,7 +655,7 @@ rpe_figure_render (cairo_t         *cr,
     case RPE_FIGURE_CURVES:
       {
         double top = fig->n_plots > 1 ? draw_title (cr, fig, width, height) : 0.0;
-        size_t cols = plot_columns (fig);
+        size_t cols = plot_columns_at (fig, width, fig->text_size);
         size_t rows = (fig->n_plots + cols - 1) / cols;
         double cw = width / (double) cols, ch = (height - top) / (double) rows;
 
@@ -732,6 +752,9 @@ rpe_export_resolve_size (const RpeFigure     *fig,
         dh = size->height_pt;
       else if (fig->kind == RPE_FIGURE_COMPARE && size->width_pt / (double) MAX (fig->n_panels, (size_t) 1) < 120.0)
         dh = round (size->width_pt * 0.72 * (double) fig->n_panels);
+      else if (fig->kind == RPE_FIGURE_CURVES && plot_columns_at (fig, size->width_pt, size->text_size) < plot_columns (fig))
+        /* plots too narrow side by side: one above the other, each of a plot's aspect */
+        dh = round (size->width_pt * 0.62 * (double) fig->n_plots + size->text_size * 3.1);
       else
         dh = size->width_pt * dh / dw;
       dw = size->width_pt;
