@@ -933,7 +933,7 @@ test_dialog_preset (void)
 
 /* F11 presentation mode: the window asks for full screen, hides the sidebar, marks
  * itself for large text (the plots' text grows: measured on the heatmap's render
- * data), and F11 again restores the sidebar as it was; the exported figure does not
+ * data and on the teaching view's error curve, which grows taller too), and F11 again restores the sidebar as it was; the exported figure does not
  * change (it is the publication figure, not the screen). */
 static void
 test_presentation (void)
@@ -945,7 +945,10 @@ test_presentation (void)
   g_autofree char *a = NULL, *b = NULL;
   gsize la, lb;
   GtkWidget *heatmap = NULL;
-
+  RpeTeachingView *teaching;
+  RpeCurveView *curve;
+  RpeCurvePlot plot;
+  int curve_h = 0;
   gboolean sidebar;
 
   show_view (window, RPE_WINDOW_VIEW_TEACHING);
@@ -969,12 +972,32 @@ test_presentation (void)
   g_assert_nonnull (heatmap);
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  /* the error curve below the maps: an RpeCurveView, its text and height grow with the rest */
+  teaching = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
+  curve = rpe_teaching_view_get_plot (teaching);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, 0.0);
+  g_assert_cmpuint (plot.n_series, >, 0);
+  gtk_widget_measure (GTK_WIDGET (curve), GTK_ORIENTATION_VERTICAL, -1, &curve_h, NULL, NULL, NULL);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
   g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
   g_assert_false (rpe_window_get_sidebar_visible (window));
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, >, 1.4);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, data.font_scale);
+  {
+    int h;
+
+    /* once the window has restyled and laid it out */
+    rpe_test_wait_frames (GTK_WIDGET (window), 2);
+    gtk_widget_measure (GTK_WIDGET (curve), GTK_ORIENTATION_VERTICAL, -1, &h, NULL, NULL, NULL);
+    g_test_message ("teaching error curve: minimum height %d px, %d px in presentation mode (allocated %d)", curve_h, h,
+                    gtk_widget_get_height (GTK_WIDGET (curve)));
+    g_assert_cmpint (h, >=, (int) (curve_h * 1.4));
+    g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (curve)), >=, (int) (curve_h * 1.4));
+  }
   g_assert_true (rpe_window_export_view (window, during, NULL));
   g_assert_true (g_file_get_contents (before, &a, &la, NULL));
   g_assert_true (g_file_get_contents (during, &b, &lb, NULL));
@@ -986,6 +1009,8 @@ test_presentation (void)
   g_assert_cmpint (rpe_window_get_sidebar_visible (window), ==, sidebar);
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, 0.0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
