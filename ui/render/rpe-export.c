@@ -459,6 +459,19 @@ draw_title (cairo_t         *cr,
   return round (font * (n_lines > 1 ? 3.1 : 1.9));
 }
 
+/* A heatmap's or grid's title at a preset's text size too wide for one line: drawn by
+ * draw_title on two lines above the plot instead of shrunk (a column of a paper). */
+static gboolean
+title_wraps (cairo_t         *cr,
+             const RpeFigure *fig,
+             double           width,
+             double           height)
+{
+  if (fig->text_size <= 0.0 || fig->title == NULL || fig->title[0] == '\0')
+    return FALSE;
+  return title_break (cr, fig->title, figure_title_font (fig, width, height), width) > 0;
+}
+
 /* COMPARE with plots: the panels as strips on one x axis (tick numbers and label under the
  * last only; images of one height, left and right edge), and the line plots below them in
  * a row (one column when the row would be too narrow), or, on a wide figure (a slide),
@@ -600,11 +613,18 @@ rpe_figure_render (cairo_t         *cr,
     case RPE_FIGURE_HEATMAP:
       {
         RpeHeatmapData d = fig->heatmap;
+        double top = 0.0;
 
         prepare_heatmap (&d, fig, vector);
-        if (fig->title != NULL)
+        if (title_wraps (cr, fig, width, height))
+          {
+            top = draw_title (cr, fig, width, height);
+            d.title = NULL;
+          }
+        else if (fig->title != NULL)
           d.title = fig->title;
-        rpe_plot_render_heatmap (cr, &d, width, height);
+        cairo_translate (cr, 0, top);
+        rpe_plot_render_heatmap (cr, &d, width, height - top);
       }
       break;
 
@@ -623,9 +643,19 @@ rpe_figure_render (cairo_t         *cr,
           g.font_size = fig->text_size;
         memcpy (g.foreground, fig->foreground, sizeof g.foreground);
         g.background[3] = 0.0;
-        if (fig->title != NULL)
-          g.title = fig->title;
-        rpe_plot_render_heatmap_grid (cr, &g, width, height);
+        {
+          double top = 0.0;
+
+          if (title_wraps (cr, fig, width, height))
+            {
+              top = draw_title (cr, fig, width, height);
+              g.title = NULL;
+            }
+          else if (fig->title != NULL)
+            g.title = fig->title;
+          cairo_translate (cr, 0, top);
+          rpe_plot_render_heatmap_grid (cr, &g, width, height - top);
+        }
         g_free (cells);
       }
       break;
