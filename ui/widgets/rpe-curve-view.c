@@ -191,8 +191,10 @@ rpe_curve_view_measure (GtkWidget      *widget,
 {
   RpeCurveView *self = RPE_CURVE_VIEW (widget);
   int i = orientation == GTK_ORIENTATION_HORIZONTAL ? 0 : 1;
-  /* in presentation mode the text grows, and the plot's height with it */
-  double scale = i == 1 && in_presentation (self) ? RPE_CURVE_VIEW_PRESENTATION_SCALE : 1.0;
+  /* in presentation mode the text grows, and the plot's height with it (by the square
+   * root of the text's factor: the larger text still has room, and a view's heatmaps
+   * beside or above the plot keep most of theirs) */
+  double scale = i == 1 && in_presentation (self) ? sqrt (RPE_CURVE_VIEW_PRESENTATION_SCALE) : 1.0;
 
   *minimum = (int) round (self->min_size[i] * scale);
   *natural = (int) round (self->nat_size[i] * scale);

@@ -2,7 +2,8 @@
  * view's error against R, the Curves page, the templates' profile) through
  * rpe-curve-render, with a legend and a hover read-out of the nearest point.  In
  * presentation mode (the window's .presentation style class, F11) its text is
- * RPE_CURVE_VIEW_PRESENTATION_SCALE times larger, as the heatmap views'.
+ * RPE_CURVE_VIEW_PRESENTATION_SCALE times larger, as the heatmap views', and the height
+ * it asks for the square root of that larger.
  *
  * The view copies the series handed to it on the main loop; snapshot only
  * renders (rpe_curve_render + rpe_curve_render_highlight).
