@@ -6,6 +6,7 @@
 #include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
 #include "rpe-gesture-helper.h"
+#include "rpe-job-progress.h"
 
 #include <math.h>
 
@@ -66,10 +67,13 @@ struct _RpeTeachingView
   gboolean          curve_dirty;
   RpeTeaching      *result;
   RpeTeaching      *curve;       /* the last result that carried the error curve */
+  gsize             n_cap;       /* the view computes at min (N, n_cap) ... */
+  gboolean          full_next;   /* ... unless "Compute at Full N" asked for N */
+  char             *refusal;     /* why the full-N job was refused (budget) */
 
   GtkWidget        *box;
   GtkLabel         *caption;
-  GtkProgressBar   *progress;
+  RpeJobBar         job;
   RpeHeatmapView   *maps[3];
   GtkScale         *r_scale;
   GtkLabel         *r_label;
@@ -134,6 +138,27 @@ teaching_update_plot (RpeTeachingView *self)
   rpe_curve_view_set_plot (self->plot, &plot);
 }
 
+/* The cap, the refusal, or the stale mark of the maps shown. */
+static void
+teaching_update_cap (RpeTeachingView *self)
+{
+  gsize asked = rpe_explorer_state_get_length (self->state);
+  RpeTeaching *t = self->result;
+  g_autofree char *note = NULL;
+
+  if (self->refusal != NULL)
+    note = g_strdup (self->refusal);
+  else if (t != NULL && t->n_asked != asked)
+    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
+                            ? "Stale: the maps shown are for N = %zu (their axes); computing for N = %zu…"
+                            : "Stale: the maps shown are for N = %zu (their axes), not N = %zu: cancelled.",
+                            t->n, asked);
+  if (t != NULL && t->n_asked == asked)
+    rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
+  else
+    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
+}
+
 static void
 teaching_show (RpeTeachingView *self,
                RpeTeaching     *t)
@@ -175,6 +200,7 @@ teaching_show (RpeTeachingView *self,
                              t->head, t->n, t->r, t->error);
   gtk_label_set_markup (self->caption, caption);
   teaching_update_plot (self);
+  teaching_update_cap (self);
   g_signal_emit (self, teaching_figure_changed, 0);
 }
 
@@ -191,11 +217,12 @@ teaching_done (GObject      *source,
   view_ref_free (ref);
   if (self == NULL || !rpe_job_slot_done (&self->slot, result))
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
   if (t != NULL)
     teaching_show (self, t);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     gtk_label_set_text (self->caption, error->message);
+  teaching_update_cap (self);
 }
 
 static void
@@ -204,7 +231,7 @@ teaching_progress (double   fraction,
 {
   RpeTeachingView *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_bar_progress (&self->job, fraction);
 }
 
 static void
@@ -214,12 +241,28 @@ teaching_start (gpointer      owner,
   RpeTeachingView *self = owner;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
   gboolean with_curve = self->curve_dirty || self->curve == NULL;
+  gsize n_cap = self->full_next ? s->n : self->n_cap;
 
   self->curve_dirty = FALSE;
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
-  rpe_compute_teaching_async (s, TEACHING_N_CAP, with_curve, teaching_progress, self,
+  self->full_next = FALSE;
+  rpe_job_bar_begin (&self->job);
+  rpe_compute_teaching_async (s, n_cap, with_curve, teaching_progress, self,
                               cancellable, teaching_done, view_ref_new (self));
+  teaching_update_cap (self);
+}
+
+static void
+teaching_full_clicked (GtkButton       *button,
+                       RpeTeachingView *self)
+{
+  rpe_teaching_view_compute_full (self);
+}
+
+static void
+teaching_cancel_clicked (GtkButton       *button,
+                         RpeTeachingView *self)
+{
+  rpe_teaching_view_cancel (self);
 }
 
 static void
@@ -259,7 +302,11 @@ teaching_state_changed (RpeExplorerState  *state,
   if (what & TEACHING_CURVE_CHANGES)
     self->curve_dirty = TRUE;
   if (what & TEACHING_CHANGES)
-    teaching_request (self);
+    {
+      g_clear_pointer (&self->refusal, g_free);
+      teaching_request (self);
+      teaching_update_cap (self);
+    }
 }
 
 static void
@@ -303,6 +350,7 @@ rpe_teaching_view_dispose (GObject *object)
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_teaching_unref);
   g_clear_pointer (&self->curve, rpe_teaching_unref);
+  g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
 }
@@ -332,15 +380,15 @@ rpe_teaching_view_init (RpeTeachingView *self)
   GtkWidget *row, *controls, *button, *label;
 
   rpe_job_slot_init (&self->slot, teaching_start, self);
+  self->n_cap = TEACHING_N_CAP;
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
 
   self->caption = GTK_LABEL (caption_label ());
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  rpe_job_bar_init (&self->job, G_CALLBACK (teaching_cancel_clicked), G_CALLBACK (teaching_full_clicked), self);
+  gtk_box_append (GTK_BOX (self->box), self->job.box);
 
   row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_box_set_homogeneous (GTK_BOX (row), TRUE);
@@ -440,7 +488,59 @@ rpe_teaching_view_cancel (RpeTeachingView *self)
 {
   g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
   rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  rpe_job_bar_set_busy (&self->job, FALSE);
+  teaching_update_cap (self);
+}
+
+void
+rpe_teaching_view_set_n_cap (RpeTeachingView *self,
+                             gsize            n_cap)
+{
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  self->n_cap = MAX (n_cap, 2);
+  teaching_request (self);
+}
+
+gsize
+rpe_teaching_view_get_n_cap (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), 0);
+  return self->n_cap;
+}
+
+gboolean
+rpe_teaching_view_compute_full (RpeTeachingView *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), FALSE);
+  s = rpe_explorer_state_snapshot (self->state);
+  g_clear_pointer (&self->refusal, g_free);
+  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_TEACHING, s, s->n, &error))
+    {
+      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+      teaching_update_cap (self);
+      return FALSE;
+    }
+  self->full_next = TRUE;
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+  return TRUE;
+}
+
+const char *
+rpe_teaching_view_get_cap_text (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
+}
+
+const char *
+rpe_teaching_view_get_progress_text (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return gtk_progress_bar_get_text (self->job.progress);
 }
 
 /* ========================================================= curves page */
@@ -457,7 +557,10 @@ struct _RpeCurvesPage
 
   GtkWidget        *box;
   GtkLabel         *caption;
-  GtkProgressBar   *progress;
+  RpeJobBar         job;
+  gsize             n_cap;       /* profiles at min (N, n_cap) ... */
+  gboolean          full_next;   /* ... unless "Compute at Full N" asked for N */
+  char             *refusal;
   RpeCurveView     *plots[4];
 };
 
@@ -563,6 +666,26 @@ curves_fill_plots (RpeCurves      *c,
 }
 
 static void
+curves_update_cap (RpeCurvesPage *self)
+{
+  gsize asked = rpe_explorer_state_get_length (self->state);
+  RpeCurves *c = self->result;
+  g_autofree char *note = NULL;
+
+  if (self->refusal != NULL)
+    note = g_strdup (self->refusal);
+  else if (c != NULL && c->n_asked != asked)
+    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
+                            ? "Stale: the profiles shown are for N = %zu; computing for N = %zu…"
+                            : "Stale: the profiles shown are for N = %zu, not N = %zu: cancelled.",
+                            c->n, asked);
+  if (c != NULL && c->n_asked == asked)
+    rpe_cap_bar_set (&self->job.cap, c->n, c->n_asked, note);
+  else
+    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
+}
+
+static void
 curves_show (RpeCurvesPage *self,
              RpeCurves     *c)
 {
@@ -579,6 +702,7 @@ curves_show (RpeCurvesPage *self,
                       "Profiles of the chosen head, the SPE estimator's error against R "
                       "(2 draws, the head's features), and how each scheme behaves beyond the "
                       "training length (identical content at every position).");
+  curves_update_cap (self);
   g_signal_emit (self, curves_figure_changed, 0);
 }
 
@@ -595,11 +719,12 @@ curves_done (GObject      *source,
   view_ref_free (ref);
   if (self == NULL || !rpe_job_slot_done (&self->slot, result))
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
   if (c != NULL)
     curves_show (self, c);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     gtk_label_set_text (self->caption, error->message);
+  curves_update_cap (self);
 }
 
 static void
@@ -608,7 +733,7 @@ curves_progress (double   fraction,
 {
   RpeCurvesPage *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_bar_progress (&self->job, fraction);
 }
 
 static void
@@ -617,10 +742,26 @@ curves_start (gpointer      owner,
 {
   RpeCurvesPage *self = owner;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  gsize n_cap = self->full_next ? s->n : self->n_cap;
 
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
-  rpe_compute_curves_async (s, curves_progress, self, cancellable, curves_done, view_ref_new (self));
+  self->full_next = FALSE;
+  rpe_job_bar_begin (&self->job);
+  rpe_compute_curves_async (s, n_cap, curves_progress, self, cancellable, curves_done, view_ref_new (self));
+  curves_update_cap (self);
+}
+
+static void
+curves_full_clicked (GtkButton     *button,
+                     RpeCurvesPage *self)
+{
+  rpe_curves_page_compute_full (self);
+}
+
+static void
+curves_cancel_clicked (GtkButton     *button,
+                       RpeCurvesPage *self)
+{
+  rpe_curves_page_cancel (self);
 }
 
 static void
@@ -643,7 +784,11 @@ curves_state_changed (RpeExplorerState  *state,
   if (what & ~(RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
                | RPE_EXPLORER_CHANGE_METHOD | RPE_EXPLORER_CHANGE_CONTENT
                | RPE_EXPLORER_CHANGE_FEATURE_MAP))
-    curves_request (self);
+    {
+      g_clear_pointer (&self->refusal, g_free);
+      curves_request (self);
+      curves_update_cap (self);
+    }
 }
 
 static void
@@ -666,6 +811,7 @@ rpe_curves_page_dispose (GObject *object)
     g_clear_signal_handler (&self->changed_id, self->state);
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_curves_unref);
+  g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_curves_page_parent_class)->dispose (object);
 }
@@ -695,14 +841,14 @@ rpe_curves_page_init (RpeCurvesPage *self)
   GtkWidget *grid;
 
   rpe_job_slot_init (&self->slot, curves_start, self);
+  self->n_cap = RPE_COMPUTE_CURVES_N_CAP;
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->caption = GTK_LABEL (caption_label ());
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  rpe_job_bar_init (&self->job, G_CALLBACK (curves_cancel_clicked), G_CALLBACK (curves_full_clicked), self);
+  gtk_box_append (GTK_BOX (self->box), self->job.box);
   grid = gtk_grid_new ();
   gtk_grid_set_row_homogeneous (GTK_GRID (grid), TRUE);
   gtk_grid_set_column_homogeneous (GTK_GRID (grid), TRUE);
@@ -751,7 +897,45 @@ rpe_curves_page_cancel (RpeCurvesPage *self)
 {
   g_return_if_fail (RPE_IS_CURVES_PAGE (self));
   rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  rpe_job_bar_set_busy (&self->job, FALSE);
+  curves_update_cap (self);
+}
+
+void
+rpe_curves_page_set_n_cap (RpeCurvesPage *self,
+                           gsize          n_cap)
+{
+  g_return_if_fail (RPE_IS_CURVES_PAGE (self));
+  self->n_cap = MAX (n_cap, 2);
+  curves_request (self);
+}
+
+gboolean
+rpe_curves_page_compute_full (RpeCurvesPage *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), FALSE);
+  s = rpe_explorer_state_snapshot (self->state);
+  g_clear_pointer (&self->refusal, g_free);
+  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_CURVES, s, s->n, &error))
+    {
+      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+      curves_update_cap (self);
+      return FALSE;
+    }
+  self->full_next = TRUE;
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+  return TRUE;
+}
+
+const char *
+rpe_curves_page_get_cap_text (RpeCurvesPage *self)
+{
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
+  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
 }
 
 /* exact | estimate | difference as `rpe export spe-vs-rpe` draws them
@@ -833,6 +1017,7 @@ typedef struct
   RpeExplorerSnapshot *snapshot;
   const RpeColormap   *cmap;
   guint                train;
+  gsize                n_cap;
 } TeachingSweep;
 
 static void
@@ -853,7 +1038,7 @@ teaching_sweep_frame (gpointer        data,
 {
   TeachingSweep *ts = data;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
-  RpeTeaching *t = rpe_compute_teaching (s, TEACHING_N_CAP, cancellable, error);
+  RpeTeaching *t = rpe_compute_teaching (s, ts->n_cap, cancellable, error);
   RpeFigureBundle *b;
 
   if (t == NULL)
@@ -875,6 +1060,7 @@ rpe_teaching_view_setup_sweep (RpeTeachingView *self,
   ts = g_new0 (TeachingSweep, 1);
   ts->snapshot = s;
   ts->cmap = teaching_colormap (self);
+  ts->n_cap = self->n_cap;
   g_object_get (self->state, "train-length", &ts->train, NULL);
   rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);

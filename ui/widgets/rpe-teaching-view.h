@@ -32,6 +32,16 @@ RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
 RpeCurveView   *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
 gboolean        rpe_teaching_view_is_busy      (RpeTeachingView  *self);
 void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
+/* The view computes at N = min (N, n_cap) (256 by default) until "Compute at Full N". */
+void            rpe_teaching_view_set_n_cap    (RpeTeachingView  *self,
+                                                gsize             n_cap);
+gsize           rpe_teaching_view_get_n_cap    (RpeTeachingView  *self);
+/* "Compute at Full N": one job at the state's N; FALSE (and the reason shown on the view)
+ * if that exceeds the memory budget. */
+gboolean        rpe_teaching_view_compute_full (RpeTeachingView  *self);
+/* The cap / stale / refusal line shown ("" when hidden) and the progress bar's text. */
+const char     *rpe_teaching_view_get_cap_text (RpeTeachingView  *self);
+const char     *rpe_teaching_view_get_progress_text (RpeTeachingView *self);
 /* exact | SPE estimate | difference, as `rpe export spe-vs-rpe` draws them;
  * NULL while there is no result.  "figure-changed" follows new results. */
 RpeFigureBundle *rpe_teaching_view_build_figure (RpeTeachingView *self);
@@ -46,6 +56,11 @@ GtkWidget      *rpe_curves_page_new            (RpeExplorerState *state);
 RpeCurves      *rpe_curves_page_get_result     (RpeCurvesPage    *self);
 gboolean        rpe_curves_page_is_busy        (RpeCurvesPage    *self);
 void            rpe_curves_page_cancel         (RpeCurvesPage    *self);
+/* The profiles are computed at min (N, n_cap) (RPE_COMPUTE_CURVES_N_CAP by default). */
+void            rpe_curves_page_set_n_cap      (RpeCurvesPage    *self,
+                                                gsize             n_cap);
+gboolean        rpe_curves_page_compute_full   (RpeCurvesPage    *self);
+const char     *rpe_curves_page_get_cap_text   (RpeCurvesPage    *self);
 /* The four plots of the page in one figure (2 x 2; CSV: the extrapolation
  * table); NULL while there is no result.  "figure-changed" follows new results. */
 RpeFigureBundle *rpe_curves_page_build_figure  (RpeCurvesPage    *self);
