@@ -1670,12 +1670,13 @@ flag_raise (GCancellable *cancellable,
 /* Runs a job's body on the calling thread (a worker of the caller's), with the same
  * cancellation and errors as job_worker. */
 static gpointer
-job_run_sync (JobRunFunc            run,
-              const char           *what,
-              RpeExplorerSnapshot  *snapshot,
-              gsize                 n_cap,
-              GCancellable         *cancellable,
-              GError              **error)
+job_run_sync (JobRunFunc                 run,
+              const char                *what,
+              RpeExplorerSnapshot       *snapshot,
+              gsize                      n_cap,
+              const RpeAttentionRequest *request,   /* the attention map's; NULL: none */
+              GCancellable              *cancellable,
+              GError                   **error)
 {
   Job job = { 0 };
   atomic_int cancel;
@@ -1689,6 +1690,8 @@ job_run_sync (JobRunFunc            run,
   job.what = what;
   job.snapshot = snapshot;
   job.n_cap = MAX (n_cap, 2);
+  if (request != NULL)
+    job.request = *request;
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (flag_raise), &cancel, NULL);
   status = run (&job, &monitor, &result, &result_free);
@@ -1713,7 +1716,17 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
                            GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (grid_run, "the templates", snapshot, n_cap, cancellable, error);
+  return job_run_sync (grid_run, "the templates", snapshot, n_cap, NULL, cancellable, error);
+}
+
+RpeAttentionImage *
+rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                       const RpeAttentionRequest *request,
+                       GCancellable              *cancellable,
+                       GError                   **error)
+{
+  g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
+  return job_run_sync (attention_run, "the attention map", snapshot, 0, request, cancellable, error);
 }
 
 RpeTeaching *
@@ -1723,7 +1736,7 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, cancellable, error);
+  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, NULL, cancellable, error);
 }
 
 /* ------------------------------------------------------------------- caps */

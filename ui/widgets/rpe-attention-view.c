@@ -4,6 +4,7 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
+#include "rpe-error.h"
 
 #include <math.h>
 
@@ -1037,23 +1038,19 @@ rpe_attention_view_get_caption (RpeAttentionView *self)
  * (app/rpe-cli-export.c): a linear scale, the state's colour map, N_train
  * marked, the CLI's title.  A zoomed or pixel-reduced image is exported as
  * shown, its axis labels naming the rows and columns it covers. */
-RpeFigureBundle *
-rpe_attention_view_build_figure (RpeAttentionView *self)
+static RpeFigureBundle *
+attention_figure (RpeAttentionImage         *img,
+                  const RpeExplorerSnapshot *s,
+                  const RpeColormap         *cmap,
+                  guint                      train)
 {
-  RpeAttentionImage *img;
-  const RpeExplorerSnapshot *s;
   RpeFigureBundle *b;
   RpeHeatmapData *d;
   const char *causal;
-  guint train = 0;
   gboolean whole;
 
-  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
-  img = self->image;
-  s = self->image_snapshot;
   if (img == NULL || s == NULL || img->rows == 0 || img->cols == 0)
     return NULL;
-  g_object_get (self->state, "train-length", &train, NULL);
   whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
           && img->rows == img->n && img->cols == img->n;
 
@@ -1064,7 +1061,7 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
   d->values = img->values;
   d->rows = img->rows;
   d->cols = img->cols;
-  d->colormap = current_colormap (self);
+  d->colormap = cmap;
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
   d->scale = RPE_HEATMAP_SCALE_LINEAR;
@@ -1099,4 +1096,78 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
   b->has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
   b->default_name = g_strdup_printf ("attention-h%zu", img->head);
   return b;
+}
+
+RpeFigureBundle *
+rpe_attention_view_build_figure (RpeAttentionView *self)
+{
+  guint train = 0;
+
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  g_object_get (self->state, "train-length", &train, NULL);
+  return attention_figure (self->image, self->image_snapshot, current_colormap (self), train);
+}
+
+/* An animated sweep of the view: frames of the whole map (at most SWEEP_MAX_SIDE pixels a
+ * side, as `rpe export attention`), computed by rpe_compute_attention (the code of the view's
+ * own job) from the state's snapshot with the parameter changed. */
+#define SWEEP_MAX_SIDE 2048
+
+typedef struct
+{
+  RpeExplorerSnapshot *snapshot;
+  const RpeColormap   *cmap;
+  RpeHeatmapReduce     reduce;
+  guint                train;
+} AttentionSweep;
+
+static void
+attention_sweep_free (gpointer p)
+{
+  AttentionSweep *as = p;
+
+  rpe_explorer_snapshot_unref (as->snapshot);
+  g_free (as);
+}
+
+static RpeFigureBundle *
+attention_sweep_frame (gpointer        data,
+                       RpeSweepParam   param,
+                       gint64          value,
+                       GCancellable   *cancellable,
+                       GError        **error)
+{
+  AttentionSweep *as = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (as->snapshot, param, value);
+  RpeAttentionRequest req = { 0 };
+  g_autoptr (RpeAttentionImage) img = NULL;
+  RpeFigureBundle *b;
+
+  req.max_rows = req.max_cols = MIN (s->n, (gsize) SWEEP_MAX_SIDE);
+  req.reduce = as->reduce;
+  img = rpe_compute_attention (s, &req, cancellable, error);
+  if (img == NULL)
+    return NULL;
+  b = attention_figure (img, s, as->cmap, as->train);
+  if (b == NULL)
+    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the attention map has nothing to draw");
+  return b;
+}
+
+void
+rpe_attention_view_setup_sweep (RpeAttentionView *self,
+                                RpeExportDialog  *dialog)
+{
+  AttentionSweep *as;
+  RpeExplorerSnapshot *s;
+
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  s = rpe_explorer_state_snapshot (self->state);
+  as = g_new0 (AttentionSweep, 1);
+  as->snapshot = s;
+  as->cmap = current_colormap (self);
+  as->reduce = self->reduce;
+  g_object_get (self->state, "train-length", &as->train, NULL);
+  rpe_export_dialog_set_sweep (dialog, attention_sweep_frame, as, attention_sweep_free, (gint64) s->r, (gint64) s->n,
+                               (gint64) s->seed);
 }

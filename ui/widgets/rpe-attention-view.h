@@ -65,5 +65,9 @@ const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
  * exact methods), holding a reference on it; NULL while there is none.
  * "figure-changed" is emitted when a new image is shown. */
 RpeFigureBundle   *rpe_attention_view_build_figure (RpeAttentionView *self);
+/* Gives the Export dialog an animated sweep of the map over R, N or the seed (the whole map,
+ * as `rpe export attention --sweep`). */
+void               rpe_attention_view_setup_sweep  (RpeAttentionView *self,
+                                                    RpeExportDialog  *dialog);
 
 G_END_DECLS

@@ -1,7 +1,8 @@
-/* rpe-teaching-view.c: the "SPE vs RPE" teaching view, the Curves page and
- * the line-plot widget (drawn by rpe-curve-render). */
+/* rpe-teaching-view.c: the "SPE vs RPE" teaching view and the Curves page (their plots
+ * are RpeCurveViews). */
 #include "config.h"
 
+#include "rpe-curve-view.h"
 #include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
 #include "rpe-gesture-helper.h"
@@ -10,228 +11,6 @@
 #include <math.h>
 
 #define TEACHING_N_CAP 256
-
-/* ============================================================ line plot */
-
-struct _RpeLinePlot
-{
-  GtkWidget       parent_instance;
-
-  RpeCurvePlot    plot;
-  RpeCurveSeries *series;
-  GPtrArray      *owned;      /* copies of arrays and strings */
-  gboolean        hovering;
-  gsize           hover_series;
-  gsize           hover_index;
-};
-
-G_DEFINE_FINAL_TYPE (RpeLinePlot, rpe_line_plot, GTK_TYPE_WIDGET)
-
-static void
-line_plot_fill_colors (GtkWidget    *widget,
-                       RpeCurvePlot *plot)
-{
-  GdkRGBA fg;
-
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-  plot->foreground[0] = fg.red;
-  plot->foreground[1] = fg.green;
-  plot->foreground[2] = fg.blue;
-  plot->foreground[3] = fg.alpha;
-}
-
-static void
-rpe_line_plot_snapshot (GtkWidget   *widget,
-                        GtkSnapshot *snapshot)
-{
-  RpeLinePlot *self = RPE_LINE_PLOT (widget);
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-  RpeCurvePlot plot = self->plot;
-  cairo_t *cr;
-
-  if (width <= 0 || height <= 0 || plot.n_series == 0)
-    return;
-  line_plot_fill_colors (widget, &plot);
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  rpe_curve_render (cr, &plot, width, height);
-  if (self->hovering && self->hover_series < plot.n_series)
-    rpe_curve_render_highlight (cr, &plot, width, height, self->hover_series, self->hover_index);
-  cairo_destroy (cr);
-}
-
-static void
-line_plot_motion (GtkEventControllerMotion *controller,
-                  double                    x,
-                  double                    y,
-                  RpeLinePlot              *self)
-{
-  GtkWidget *widget = GTK_WIDGET (self);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
-  cairo_t *cr = cairo_create (surface);
-  RpeCurveFrame frame;
-  gsize s, i;
-  double distance;
-  gboolean hit = FALSE;
-
-  if (self->plot.n_series > 0 && rpe_gesture_point_ok (x, y)
-      && rpe_curve_plot_layout (cr, &self->plot, gtk_widget_get_width (widget),
-                                gtk_widget_get_height (widget), &frame)
-      && rpe_curve_plot_nearest (&self->plot, &frame, x, y, &s, &i, &distance)
-      && distance < 24.0)
-    hit = TRUE;
-  cairo_destroy (cr);
-  cairo_surface_destroy (surface);
-  if (hit != self->hovering || (hit && (s != self->hover_series || i != self->hover_index)))
-    {
-      self->hovering = hit;
-      if (hit)
-        {
-          self->hover_series = s;
-          self->hover_index = i;
-        }
-      gtk_widget_queue_draw (widget);
-    }
-}
-
-static void
-line_plot_leave (GtkEventControllerMotion *controller,
-                 RpeLinePlot              *self)
-{
-  if (self->hovering)
-    {
-      self->hovering = FALSE;
-      gtk_widget_queue_draw (GTK_WIDGET (self));
-    }
-}
-
-static void
-rpe_line_plot_measure (GtkWidget      *widget,
-                       GtkOrientation  orientation,
-                       int             for_size,
-                       int            *minimum,
-                       int            *natural,
-                       int            *minimum_baseline,
-                       int            *natural_baseline)
-{
-  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 150;
-  *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 360 : 240;
-}
-
-static void
-rpe_line_plot_finalize (GObject *object)
-{
-  RpeLinePlot *self = RPE_LINE_PLOT (object);
-
-  g_clear_pointer (&self->owned, g_ptr_array_unref);
-  g_free (self->series);
-  G_OBJECT_CLASS (rpe_line_plot_parent_class)->finalize (object);
-}
-
-static void
-rpe_line_plot_class_init (RpeLinePlotClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-
-  object_class->finalize = rpe_line_plot_finalize;
-  widget_class->snapshot = rpe_line_plot_snapshot;
-  widget_class->measure = rpe_line_plot_measure;
-  gtk_widget_class_set_css_name (widget_class, "lineplot");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
-}
-
-static void
-rpe_line_plot_init (RpeLinePlot *self)
-{
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-
-  rpe_curve_plot_init (&self->plot);
-  self->owned = g_ptr_array_new_with_free_func (g_free);
-  g_signal_connect (motion, "motion", G_CALLBACK (line_plot_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (line_plot_leave), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), motion);
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
-}
-
-GtkWidget *
-rpe_line_plot_new (void)
-{
-  return g_object_new (RPE_TYPE_LINE_PLOT, NULL);
-}
-
-static const char *
-own_string (GPtrArray  *owned,
-            const char *s)
-{
-  char *copy;
-
-  if (s == NULL)
-    return NULL;
-  copy = g_strdup (s);
-  g_ptr_array_add (owned, copy);
-  return copy;
-}
-
-static const double *
-own_doubles (GPtrArray    *owned,
-             const double *v,
-             gsize         n)
-{
-  double *copy;
-
-  if (v == NULL)
-    return NULL;
-  copy = g_memdup2 (v, n * sizeof (double));
-  g_ptr_array_add (owned, copy);
-  return copy;
-}
-
-void
-rpe_line_plot_set (RpeLinePlot        *self,
-                   const RpeCurvePlot *plot)
-{
-  GPtrArray *owned;
-  RpeCurveSeries *series;
-
-  g_return_if_fail (RPE_IS_LINE_PLOT (self));
-  g_return_if_fail (plot != NULL);
-
-  owned = g_ptr_array_new_with_free_func (g_free);
-  series = g_new0 (RpeCurveSeries, MAX (plot->n_series, 1));
-  for (gsize i = 0; i < plot->n_series; i++)
-    {
-      const RpeCurveSeries *in = &plot->series[i];
-
-      series[i] = *in;
-      series[i].x = own_doubles (owned, in->x, in->n);
-      series[i].y = own_doubles (owned, in->y, in->n);
-      series[i].y_err = own_doubles (owned, in->y_err, in->n);
-      series[i].label = own_string (owned, in->label);
-    }
-  g_clear_pointer (&self->owned, g_ptr_array_unref);
-  g_free (self->series);
-  self->owned = owned;
-  self->series = series;
-  self->plot = *plot;
-  self->plot.series = series;
-  self->plot.title = own_string (owned, plot->title);
-  self->plot.x_label = own_string (owned, plot->x_label);
-  self->plot.y_label = own_string (owned, plot->y_label);
-  self->plot.x_marker_label = own_string (owned, plot->x_marker_label);
-  self->hovering = FALSE;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-const RpeCurvePlot *
-rpe_line_plot_get (RpeLinePlot *self)
-{
-  g_return_val_if_fail (RPE_IS_LINE_PLOT (self), NULL);
-  return &self->plot;
-}
 
 /* ======================================================== shared helper */
 
@@ -298,7 +77,7 @@ struct _RpeTeachingView
   RpeHeatmapView   *maps[3];
   GtkScale         *r_scale;
   GtkLabel         *r_label;
-  RpeLinePlot      *plot;
+  RpeCurveView     *plot;
   gboolean          updating;
 };
 
@@ -356,7 +135,7 @@ teaching_update_plot (RpeTeachingView *self)
   plot.y_log = TRUE;
   plot.x_marker = (double) r;
   plot.x_marker_label = marker;
-  rpe_line_plot_set (self->plot, &plot);
+  rpe_curve_view_set_plot (self->plot, &plot);
 }
 
 /* The cap, the refusal, or the stale mark of the maps shown. */
@@ -654,8 +433,9 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_box_append (GTK_BOX (controls), button);
   gtk_box_append (GTK_BOX (self->box), controls);
 
-  self->plot = RPE_LINE_PLOT (rpe_line_plot_new ());
-  gtk_widget_set_size_request (GTK_WIDGET (self->plot), -1, 220);
+  self->plot = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
+  /* 220 px high (taller in presentation mode, with its text) */
+  rpe_curve_view_set_size_hints (self->plot, 200, 220, 360, 220);
   gtk_widget_set_vexpand (GTK_WIDGET (self->plot), FALSE);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plot),
                                "Template error: relative Frobenius error of the empirical template P̂ against the analytic P̃, against R (mean over 3 draws); not the attention error of the caption");
@@ -689,7 +469,7 @@ rpe_teaching_view_get_heatmap (RpeTeachingView *self,
   return self->maps[which];
 }
 
-RpeLinePlot *
+RpeCurveView *
 rpe_teaching_view_get_plot (RpeTeachingView *self)
 {
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
@@ -781,7 +561,7 @@ struct _RpeCurvesPage
   gsize             n_cap;       /* profiles at min (N, n_cap) ... */
   gboolean          full_next;   /* ... unless "Compute at Full N" asked for N */
   char             *refusal;
-  RpeLinePlot      *plots[4];
+  RpeCurveView     *plots[4];
 };
 
 G_DEFINE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, GTK_TYPE_WIDGET)
@@ -917,7 +697,7 @@ curves_show (RpeCurvesPage *self,
   self->result = rpe_curves_ref (c);
   curves_fill_plots (c, plots, series, ntrain);
   for (guint i = 0; i < 4; i++)
-    rpe_line_plot_set (self->plots[i], &plots[i]);
+    rpe_curve_view_set_plot (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
                       "Profiles of the chosen head, the SPE estimator's error against R "
                       "(2 draws, the head's features), and how each scheme behaves beyond the "
@@ -1077,7 +857,7 @@ rpe_curves_page_init (RpeCurvesPage *self)
   gtk_widget_set_vexpand (grid, TRUE);
   for (guint i = 0; i < 4; i++)
     {
-      self->plots[i] = RPE_LINE_PLOT (rpe_line_plot_new ());
+      self->plots[i] = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
       gtk_grid_attach (GTK_GRID (grid), GTK_WIDGET (self->plots[i]), i % 2, i / 2, 1, 1);
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), "Lag profiles P(τ) of the chosen head and feature");

@@ -36,7 +36,7 @@ struct _RpeTemplatesView
   GtkStack         *stack;
   GtkGrid          *grid;
   RpeHeatmapView   *detail;
-  RpeLinePlot      *profile;
+  RpeCurveView     *profile;
   GtkLabel         *detail_title;
 };
 
@@ -103,7 +103,7 @@ update_detail (RpeTemplatesView *self)
   plot.x_label = "lag τ = m − n";
   plot.y_label = "P_d(τ)";
   plot.legend = RPE_CURVE_LEGEND_NONE;
-  rpe_line_plot_set (self->profile, &plot);
+  rpe_curve_view_set_plot (self->profile, &plot);
   g_free (x);
   g_free (y);
 }
@@ -424,7 +424,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_widget_set_vexpand (paned, TRUE);
   self->detail = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), "The template P_d(m, n): query position m down, key position n across");
-  self->profile = RPE_LINE_PLOT (rpe_line_plot_new ());
+  self->profile = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), "The analytic profile P_d(τ), τ = m − n");
   gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->detail));
   gtk_paned_set_end_child (GTK_PANED (paned), GTK_WIDGET (self->profile));
@@ -486,7 +486,7 @@ rpe_templates_view_get_detail (RpeTemplatesView *self)
   return self->detail;
 }
 
-RpeLinePlot *
+RpeCurveView *
 rpe_templates_view_get_profile (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);

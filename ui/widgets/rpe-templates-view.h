@@ -30,7 +30,7 @@ void            rpe_templates_view_open_cell     (RpeTemplatesView *self,
                                                   int               d);
 int             rpe_templates_view_get_open_cell (RpeTemplatesView *self);
 RpeHeatmapView *rpe_templates_view_get_detail    (RpeTemplatesView *self);
-RpeLinePlot    *rpe_templates_view_get_profile   (RpeTemplatesView *self);
+RpeCurveView   *rpe_templates_view_get_profile   (RpeTemplatesView *self);
 gboolean        rpe_templates_view_is_busy       (RpeTemplatesView *self);
 void            rpe_templates_view_cancel        (RpeTemplatesView *self);
 /* The grid is computed at min (N, n_cap) (RPE_TEMPLATES_VIEW_N_CAP by default) until
