@@ -14,6 +14,7 @@
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
+#include "rpe-figure-names.h"
 #include "rpe-linear-attention.h"
 #include "rpe-lrpe.h"
 
@@ -1787,4 +1788,62 @@ rpe_compute_check_budget (RpeComputeJobKind          kind,
                "Computing at N = %zu needs about %s, more than the memory budget of %s "
                "(RPE_MEMORY_BUDGET)", n, need, budget);
   return FALSE;
+}
+
+void
+rpe_attention_figure_fill (RpeFigure                 *fig,
+                           const RpeAttentionImage   *img,
+                           const RpeExplorerSnapshot *s,
+                           const RpeColormap         *cmap,
+                           guint                      train,
+                           char                      *strings[3],
+                           gboolean                  *has_attention)
+{
+  RpeHeatmapData *d;
+  gboolean whole;
+
+  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
+          && img->rows == img->n && img->cols == img->n;
+  rpe_figure_init (fig, RPE_FIGURE_HEATMAP);
+  d = &fig->heatmap;
+  rpe_heatmap_data_init (d);
+  d->values = img->values;
+  d->rows = img->rows;
+  d->cols = img->cols;
+  d->colormap = cmap;
+  d->reduce = img->reduce;
+  d->equal_aspect = TRUE;
+  d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  d->train_length = whole ? train : 0;
+  strings[0] = strings[1] = NULL;
+  if (whole)
+    {
+      d->x_label = "key position n";
+      d->y_label = "query position m";
+    }
+  else
+    {
+      strings[0] = g_strdup_printf ("key position n, %zu \u2026 %zu%s", img->n0, img->n1 - 1,
+                                    img->cols < img->n1 - img->n0 ? " (reduced to pixels)" : "");
+      strings[1] = g_strdup_printf ("query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
+                                    img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
+      d->x_label = strings[0];
+      d->y_label = strings[1];
+    }
+  d->colorbar_label = "attention weight";
+  switch (img->method)
+    {
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_EXACT:
+      strings[2] = rpe_figure_attention_title (s->spe_kind == RPE_SPE_SINE, s->gated,
+                                               img->method == RPE_EXPLORER_METHOD_EXACT, img->head, s->r,
+                                               img->causal);
+      break;
+    default:
+      strings[2] = g_strdup_printf ("%s attention, head %zu%s", rpe_explorer_method_name (img->method), img->head,
+                                    img->causal ? ", causal" : "");
+      break;
+    }
+  fig->title = strings[2];
+  *has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
 }

@@ -14,6 +14,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-curves.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export.h"
 #include "rpe-gif.h"
 #include "rpe-job.h"
 #include "rpe-plot-render.h"
@@ -209,6 +210,19 @@ RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
                                           const RpeAttentionRequest *request,
                                           GCancellable              *cancellable,
                                           GError                   **error);
+
+/* The figure of an attention image as the Attention view draws it (shared by the
+ * window and `rpe export attention`): fig becomes an RPE_FIGURE_HEATMAP pointing
+ * at img->values; the labels and title it points at are returned in strings[0..2]
+ * (the caller frees them after drawing).  *has_attention: the values are
+ * attention weights (the attention transform applies). */
+void               rpe_attention_figure_fill (RpeFigure                 *fig,
+                                              const RpeAttentionImage   *img,
+                                              const RpeExplorerSnapshot *snapshot,
+                                              const RpeColormap         *cmap,
+                                              guint                      train,
+                                              char                      *strings[3],
+                                              gboolean                  *has_attention);
 
 /* ---- Curves: profiles, estimator error, extrapolation ---- */
 
