@@ -76,6 +76,7 @@ typedef struct
   gboolean             gif_mode;
   RpeGifWriter        *gif;
   RpeSession          *session;   /* --session: its state holds what options cannot say */
+  float               *kept_gate; /* --no-gate: the module's gate, kept for --save-session (--gate undoes) */
 } Ctx;
 
 static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
@@ -1310,15 +1311,22 @@ explorer_state (const Ctx *c, GError **error)
     }
   else if (from != NULL)
     source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
-  if (c->params.method == RPE_SPE_SINE)
-    {
-      if (!rpe_explorer_state_set_modules (state, &c->params, source != NULL ? source : "random parameters",
-                                           NULL, NULL, error))
-        return NULL;
-    }
-  else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &c->params, source != NULL ? source : "random parameters",
-                                            error))
-    return NULL;
+  {
+    /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
+    RpeSpeParams module = c->params;
+
+    if (c->kept_gate != NULL)
+      module.gate = c->kept_gate;
+    if (c->params.method == RPE_SPE_SINE)
+      {
+        if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters",
+                                             NULL, NULL, error))
+          return NULL;
+      }
+    else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module, source != NULL ? source : "random parameters",
+                                              error))
+      return NULL;
+  }
   if (o->content != NULL)
     content = g_str_equal (o->content, "random") ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT;
   g_object_set (state,
@@ -1786,10 +1794,22 @@ export_main (int argc, char **argv, RpeSession *session)
           if (!rpe_cli_status_error (st, "the session's parameters", &error))
             goto report;
           if (o.no_gate && c.params.gate != NULL)
-            g_clear_pointer (&c.params.gate, rpe_free);
+            c.kept_gate = g_steal_pointer (&c.params.gate);
         }
-      else if (!rpe_cli_load_params (&o, &c.params, &error))
-        goto report;
+      else
+        {
+          /* a saved session keeps the gate that --no-gate switches off (its --gate switches it on) */
+          gboolean no_gate = o.no_gate, loaded;
+
+          if (eo.save_session != NULL)
+            o.no_gate = FALSE;
+          loaded = rpe_cli_load_params (&o, &c.params, &error);
+          o.no_gate = no_gate;
+          if (!loaded)
+            goto report;
+          if (no_gate && c.params.gate != NULL)
+            c.kept_gate = g_steal_pointer (&c.params.gate);
+        }
       c.gated = c.params.gate != NULL;
       for (int k = 0; k < frames; k++)
         {
@@ -1837,6 +1857,7 @@ report:
 
 done:
   rpe_spe_params_clear (&c.params);
+  rpe_free (c.kept_gate);
   g_free (eo.out);
   g_free (eo.colormap);
   g_free (eo.title);

@@ -1706,6 +1706,31 @@ rpe_session_export_argv (RpeSession  *session,
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the parameters come from no checkpoint file");
       return NULL;
     }
+  if (with_source && g_str_equal (view, "attention"))
+    {
+      /* what a session holds and no option says */
+      guint loaded = 0;
+
+      g_object_get (st, "content", &loaded, NULL);
+      if (loaded == RPE_CONTENT_NPY)
+        {
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are loaded from a .npy file");
+          return NULL;
+        }
+      if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB)
+        {
+          g_autoptr (RpeExplorerState) fresh = rpe_explorer_state_new ();
+          gsize na = 0, nb = 0;
+          const float *wa = rpe_explorer_state_get_fastrpb_weights (st, &na);
+          const float *wb = rpe_explorer_state_get_fastrpb_weights (fresh, &nb);
+
+          if (na != nb || memcmp (wa, wb, na * sizeof (float)) != 0)
+            {
+              rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the FastRPB weights were edited");
+              return NULL;
+            }
+        }
+    }
   g_object_get (st, "length", &length, "realizations", &r, "seed", &seed, "head", &head, "feature", &feature,
                 "train-length", &train, "template-kind", &template_kind, "content", &content, "causal", &causal,
                 "gated", &gated, "colormap", &colormap, NULL);
