@@ -344,8 +344,8 @@ static const OptionUse option_uses[] = {
   { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "kernel-cols", TRUE, "compute:template compute:empirical compute:codes compute:encode" },
   { "noise-scheme", TRUE, CODE_WHATS " curves:error export:*" },
-  /* --map feeds the SPE module loader only (the LRPE and FastRPB commands do not read it yet) */
-  { "map", TRUE, SPE_WHATS " curves:* export:*" },
+  /* --map: the SPE roles for the SPE module loader, lrpe.* for the LRPE commands, fastrpb.w for fastrpb */
+  { "map", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "bias-rows", TRUE, "compute:fastrpb" },
   { "bias-cols", TRUE, "compute:fastrpb" },
   { "fastrpb-attention", TRUE, "compute:fastrpb" },
