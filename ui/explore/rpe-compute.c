@@ -15,6 +15,7 @@
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
 #include "rpe-linear-attention.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-lrpe.h"
 
 #define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)   /* at most 20 Hz */
@@ -186,6 +187,8 @@ checkpoint_data_clear (gpointer data)
   g_free (c->path);
   g_clear_pointer (&c->set, rpe_tensor_set_free);
   g_clear_pointer (&c->modules, g_ptr_array_unref);
+  g_clear_pointer (&c->lrpe_modules, g_ptr_array_unref);
+  g_clear_pointer (&c->fastrpb_modules, g_ptr_array_unref);
   rpe_spe_params_clear (&c->sine);
   rpe_spe_params_clear (&c->conv);
   g_free (c->sine_prefix);
@@ -834,15 +837,19 @@ row_source_init (RowSource                 *src,
                  const RpeMonitor          *monitor)
 {
   const RpeSpeParams *p = &s->spe;
-  gsize H, D, count, all;
+  gsize H, D, head, count, all;
   float *qa = NULL, *ka = NULL;
   RpeStatus status = RPE_OK;
 
   memset (src, 0, sizeof *src);
-  if (!s->have_spe || n < 1)
+  if (n < 1 || s->content_heads < 1 || s->content_dim < 1)
     return RPE_ERROR_INVALID_ARGUMENT;
-  H = p->n_heads;
-  D = p->n_features;
+  /* every method but LRPE with trained parameters reads the SPE module (its shape is the content's) */
+  if (!s->have_spe && !(method == RPE_EXPLORER_METHOD_LRPE && s->lrpe_trained != NULL))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  H = s->content_heads;
+  D = s->content_dim;
+  head = s->content_head;
   src->method = method;
   src->n = n;
   src->d = D;
@@ -862,8 +869,8 @@ row_source_init (RowSource                 *src,
     goto out;
   for (gsize i = 0; i < n; i++)
     {
-      memcpy (src->q + i * D, qa + (i * H + s->head) * D, D * sizeof (float));
-      memcpy (src->k + i * D, ka + (i * H + s->head) * D, D * sizeof (float));
+      memcpy (src->q + i * D, qa + (i * H + head) * D, D * sizeof (float));
+      memcpy (src->k + i * D, ka + (i * H + head) * D, D * sizeof (float));
     }
   g_clear_pointer (&qa, rpe_free);
   g_clear_pointer (&ka, rpe_free);
@@ -1113,7 +1120,7 @@ attention_run (Job               *job,
   img->method = s->method;
   img->causal = s->causal;
   img->n = n;
-  img->head = s->head;
+  img->head = s->content_head;
   img->m0 = m0;
   img->m1 = m1;
   img->n0 = n0;
@@ -1427,6 +1434,13 @@ curves_run (Job               *job,
       || (status = rpe_curve_profile_add_spe (c->profile, "spe_mean", p, s->head, RPE_CURVE_ALL, s->gated, &sub)) != RPE_OK)
     goto out;
   lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
+  if (lrpe == NULL && s->lrpe_trained != NULL)
+    {
+      /* trained parameters of another width: their profile (unit content) at their width */
+      gsize dt = rpe_lrpe_trained_dim (s->lrpe_trained);
+
+      lrpe = rpe_explorer_snapshot_new_lrpe (s, dt > 0 ? dt : s->content_dim, &status);
+    }
   if (lrpe == NULL || (status = rpe_curve_profile_add_lrpe (c->profile, "lrpe", lrpe, NULL, NULL)) != RPE_OK)
     goto out;
   w = rpe_alloc (2 * n - 1, sizeof (float), &status);
@@ -1492,6 +1506,13 @@ curves_run (Job               *job,
     tmp = *s;
     tmp.train_length = n_train;
     lrpe_x = rpe_explorer_snapshot_new_lrpe (&tmp, D, &status);
+    if (lrpe_x == NULL && tmp.lrpe_trained != NULL)
+      {
+        /* the table runs every model on the SPE module's D features: trained LRPE parameters of
+         * another width cannot take part, the seeded choices stand in */
+        tmp.lrpe_trained = NULL;
+        lrpe_x = rpe_explorer_snapshot_new_lrpe (&tmp, D, &status);
+      }
     if (lrpe_x == NULL)
       goto out;
     models[3].kind = RPE_CURVE_MODEL_LRPE;
@@ -1576,11 +1597,22 @@ checkpoint_run (Job               *job,
       return RPE_ERROR_CANCELLED;
     }
   c->modules = rpe_checkpoint_find_modules (c->set);
-  if (c->modules == NULL || c->modules->len == 0)
+  c->lrpe_modules = rpe_checkpoint_find_lrpe_modules (c->set);
+  c->fastrpb_modules = rpe_checkpoint_find_fastrpb_modules (c->set);
+  if (c->modules == NULL)
+    c->modules = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_spe_module_info_free);
+  if (c->modules->len == 0)
     {
+      if (rpe_tensor_set_size (c->set) > 0)
+        {
+          /* LRPE / FastRPB only, or nothing recognised (the tensor browser maps roles): the
+           * SPE modules in use stay */
+          *result = c;
+          *result_free = (GDestroyNotify) rpe_checkpoint_data_unref;
+          return RPE_OK;
+        }
       job->error = g_error_new (RPE_ERROR, RPE_ERROR_NOT_FOUND,
-                                "No SPE module was recognised in “%s” (%zu tensors)",
-                                base, rpe_tensor_set_size (c->set));
+                                "“%s” holds no tensor", base);
       goto fail;
     }
   for (guint i = 0; i < c->modules->len; i++)

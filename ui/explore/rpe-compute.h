@@ -243,6 +243,8 @@ typedef struct
   gboolean      have_conv;
   char         *sine_prefix;
   char         *conv_prefix;
+  GPtrArray    *lrpe_modules;     /* RpeLrpeModuleInfo* (rpe-checkpoint-lrpe.h), into set */
+  GPtrArray    *fastrpb_modules;  /* RpeFastrpbModuleInfo*, into set */
 } RpeCheckpointData;
 
 GType              rpe_checkpoint_data_get_type (void) G_GNUC_CONST;
@@ -250,8 +252,10 @@ RpeCheckpointData *rpe_checkpoint_data_ref   (RpeCheckpointData *data);
 void               rpe_checkpoint_data_unref (RpeCheckpointData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeCheckpointData, rpe_checkpoint_data_unref)
 
-/* Reads the file and recognises its SPE modules; an error (RPE_ERROR_FORMAT,
- * RPE_ERROR_NOT_FOUND "no SPE module", ...) names the reason. */
+/* Reads the file and recognises its SPE, LRPE and FastRPB modules; an error
+ * (RPE_ERROR_FORMAT, RPE_ERROR_NOT_FOUND "no tensor", ...) names the reason.  A
+ * file with LRPE or FastRPB modules and no SPE module, or with no module recognised
+ * (for the tensor browser's roles), opens with have_sine and have_conv FALSE. */
 void               rpe_compute_open_checkpoint_async  (const char          *path,
                                                        GCancellable        *cancellable,
                                                        GAsyncReadyCallback  callback,

@@ -14,6 +14,7 @@
 
 #include <glib-object.h>
 
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
 #include "rpe-lrpe.h"
 #include "rpe-spe.h"
@@ -108,6 +109,15 @@ typedef struct
   RpeLrpeTheta        lrpe_theta;
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];   /* index i <-> tau = i - (T-1) */
   gsize               train_length;   /* 0: none */
+  /* Trained LRPE parameters in use (a checkpoint's module or .npy files), or NULL: seeded.
+   * rpe_explorer_snapshot_new_lrpe applies them (P and Lambda as they imply). */
+  const RpeLrpeTrained *lrpe_trained;
+  /* The shape of the queries/keys (rpe_explorer_snapshot_fill_content): the SPE module's
+   * (H, D); for LRPE with trained parameters of another width, (H', D) of the loaded content
+   * when it fits them, else (1, D).  content_head is the head clamped to content_heads - 1. */
+  gsize               content_heads;
+  gsize               content_dim;
+  gsize               content_head;
 } RpeExplorerSnapshot;
 
 GType                rpe_explorer_snapshot_get_type (void) G_GNUC_CONST;
@@ -116,8 +126,8 @@ void                 rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerSnapshot, rpe_explorer_snapshot_unref)
 
 /* Fills q and k (n, H, D) with the snapshot's content for positions 0..n-1
- * (any n, also != snapshot->n).  Returns RPE_ERROR_INVALID_ARGUMENT if the
- * loaded content does not match H, D. */
+ * (any n, also != snapshot->n), (H, D) = (content_heads, content_dim).  Loaded
+ * content that does not match H, D is not used (unit content instead). */
 RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapshot,
                                               gsize                      n,
                                               float                     *q,
@@ -126,7 +136,9 @@ RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapsho
 void      rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *snapshot,
                                                  gsize                      n,
                                                  float                     *w);
-/* The LRPE object of the snapshot for feature width f; NULL and *status on failure. */
+/* The LRPE object of the snapshot for feature width f, with the trained parameters when
+ * snapshot->lrpe_trained is set; NULL and *status on failure (RPE_ERROR_INVALID_ARGUMENT when
+ * the trained parameters do not fit f or the P/Lambda chosen). */
 RpeLrpe  *rpe_explorer_snapshot_new_lrpe (const RpeExplorerSnapshot *snapshot,
                                           gsize                      f,
                                           RpeStatus                 *status);
@@ -192,6 +204,18 @@ gboolean  rpe_explorer_state_set_npy_content (RpeExplorerState *self,
                                               gsize             ndim,
                                               const gsize      *shape,
                                               GError          **error);
+
+/* Trained LRPE parameters (copied) and where they come from ("lrpe.pt module “enc.lrpe”"),
+ * or NULL to drop them.  Setting them turns "lrpe-trained" on and sets "lrpe-p" and
+ * "lrpe-lambda" as they imply (a v: Householder; a buffer: permutation; a theta alone: complex
+ * when it holds D values of the current content, else rotation).  While "lrpe-trained" is
+ * off the seeded choices are used and the parameters are kept, to be switched back on. */
+void      rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
+                                               const RpeLrpeTrained *trained,
+                                               const char           *source);
+/* The trained parameters held (NULL if none) and their source. */
+const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *self,
+                                                           const char       **source);
 
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);

@@ -87,6 +87,18 @@ RpeFigureBundle  *rpe_window_build_figure       (RpeWindow      *self,
 gboolean          rpe_window_export_view        (RpeWindow      *self,
                                                  const char     *path,
                                                  GError        **error);
+/* Loads trained LRPE parameters from .npy files (win.open-lrpe): each file is the
+ * Householder v (1, D, 1), a learned theta (1, 1, n) or the permutation buffer
+ * (1, max_positions, D), told apart by shape (or, for a 1-D array, by a name holding
+ * "theta", "perm" or starting with "v").  They become a choice of the sidebar's
+ * LRPE "Parameters" and are used.  FALSE and the banner on error. */
+gboolean          rpe_window_open_lrpe_files    (RpeWindow      *self,
+                                                 GFile         **files,
+                                                 guint           n_files,
+                                                 GError        **error);
+/* The sidebar's LRPE "Parameters" row (an AdwComboRow: 0 = seeded, then the trained
+ * choices: the checkpoint's LRPE modules in file order, loaded files). */
+GtkWidget        *rpe_window_get_lrpe_params_row (RpeWindow     *self);
 /* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
 RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
 
