@@ -16,6 +16,7 @@
 #include "rpe-fastrpb.h"
 #include "rpe-linear-attention.h"
 #include "rpe-checkpoint-lrpe.h"
+#include "rpe-conv-spe-2d.h"
 #include "rpe-lrpe.h"
 
 #define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)   /* at most 20 Hz */
@@ -191,6 +192,8 @@ checkpoint_data_clear (gpointer data)
   g_clear_pointer (&c->fastrpb_modules, g_ptr_array_unref);
   rpe_spe_params_clear (&c->sine);
   rpe_spe_params_clear (&c->conv);
+  rpe_spe_params_clear (&c->conv2d);
+  g_free (c->conv2d_prefix);
   g_free (c->sine_prefix);
   g_free (c->conv_prefix);
 }
@@ -1572,6 +1575,171 @@ rpe_compute_curves_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* ------------------------------------------------------------ 2-D grid */
+
+static void
+grid_image_clear (gpointer data)
+{
+  RpeGridImage *img = data;
+
+  rpe_free (img->lags);
+  rpe_free (img->attention);
+}
+
+RpeGridImage *
+rpe_grid_image_ref (RpeGridImage *image)
+{
+  return g_atomic_rc_box_acquire (image);
+}
+
+void
+rpe_grid_image_unref (RpeGridImage *image)
+{
+  if (image != NULL)
+    g_atomic_rc_box_release_full (image, grid_image_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeGridImage, rpe_grid_image, rpe_grid_image_ref, rpe_grid_image_unref)
+
+static RpeStatus
+grid2d_run (Job               *job,
+            const RpeMonitor  *monitor,
+            gpointer          *result,
+            GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  const RpeSpeParams *p = &s->conv2d;
+  RpeExplorerSnapshot content = *s;
+  gsize n1 = s->grid_n1, n2 = s->grid_n2, n, H, D, lw, all, qk, h;
+  gsize qi, qj;
+  float *lags = NULL, *q = NULL, *k = NULL;
+  double *logits = NULL;
+  RpeGridImage *img = NULL;
+  RpeStatus status = RPE_OK;
+
+  if (!s->have_conv2d)
+    return RPE_ERROR_NOT_FOUND;
+  if (n1 < 1 || n2 < 1 || n1 > RPE_EXPLORER_MAX_GRID || n2 > RPE_EXPLORER_MAX_GRID)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  n = n1 * n2;
+  H = p->n_heads;
+  D = p->n_features;
+  h = s->conv2d_head;
+  lw = (2 * n1 - 1) * (2 * n2 - 1);
+  if (!rpe_size_mul (lw, D, &all) || !rpe_size_mul (n, H * D, &qk))
+    return RPE_ERROR_OVERFLOW;
+  img = g_atomic_rc_box_new0 (RpeGridImage);
+  img->serial = s->serial;
+  img->n1 = n1;
+  img->n2 = n2;
+  img->head = h;
+  img->feature = s->conv2d_feature;
+  img->query = s->grid_query;
+  img->gated = s->conv2d_gated;
+  lags = rpe_alloc (all, sizeof (float), &status);
+  if (lags != NULL)
+    img->lags = rpe_alloc (lw, sizeof (float), &status);
+  if (img->lags != NULL)
+    img->attention = rpe_alloc (n, sizeof (float), &status);
+  if (img->attention != NULL)
+    q = rpe_alloc (qk, sizeof (float), &status);
+  if (q != NULL)
+    k = rpe_alloc (qk, sizeof (float), &status);
+  if (k != NULL)
+    logits = g_try_new (double, n);
+  if (k != NULL && logits == NULL)
+    status = RPE_ERROR_NO_MEMORY;
+  if (status != RPE_OK)
+    goto out;
+
+  /* the template of every feature of the head, at every lag of the grid */
+  for (gsize d = 0; d < D && status == RPE_OK; d++)
+    {
+      if (rpe_monitor_cancelled (monitor))
+        {
+          status = RPE_ERROR_CANCELLED;
+          goto out;
+        }
+      status = rpe_conv_spe_2d_template_lags (p, h, d, n1, n2, img->gated, lags + d * lw);
+      rpe_monitor_progress (monitor, 0.8 * (double) (d + 1) / (double) D);
+    }
+  if (status != RPE_OK)
+    goto out;
+  memcpy (img->lags, lags + img->feature * lw, lw * sizeof (float));
+
+  /* the content of the 2-D module's shape (loaded content only when it has that shape) */
+  if (s->content_heads != H || s->content_dim != D)
+    content.npy_data = NULL;
+  content.content_heads = H;
+  content.content_dim = D;
+  status = rpe_explorer_snapshot_fill_content (&content, n, q, k);
+  if (status != RPE_OK)
+    goto out;
+
+  /* one query's exact attention over the grid */
+  qi = img->query / n2;
+  qj = img->query % n2;
+  {
+    const float *qv = q + (img->query * H + h) * D;
+    double mx = -INFINITY, sum = 0;
+
+    for (gsize t = 0; t < n; t++)
+      {
+        gsize ti = t / n2, tj = t % n2;
+        gsize lag = (qi + n1 - 1 - ti) * (2 * n2 - 1) + (qj + n2 - 1 - tj);
+        const float *kv = k + (t * H + h) * D;
+        double acc = 0;
+
+        for (gsize d = 0; d < D; d++)
+          acc += (double) qv[d] * kv[d] * lags[d * lw + lag];
+        logits[t] = acc / sqrt ((double) D);
+        mx = fmax (mx, logits[t]);
+      }
+    for (gsize t = 0; t < n; t++)
+      sum += exp (logits[t] - mx);
+    for (gsize t = 0; t < n; t++)
+      img->attention[t] = (float) (exp (logits[t] - mx) / sum);
+  }
+  rpe_monitor_progress (monitor, 1.0);
+
+out:
+  rpe_free (lags);
+  rpe_free (q);
+  rpe_free (k);
+  g_free (logits);
+  if (status != RPE_OK)
+    {
+      rpe_grid_image_unref (img);
+      return status;
+    }
+  *result = img;
+  *result_free = (GDestroyNotify) rpe_grid_image_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_grid_async (RpeExplorerSnapshot *snapshot,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL);
+  job = job_new (rpe_compute_grid_async, "the 2-D grid", grid2d_run, NULL, NULL, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job_start (job);
+}
+
+RpeGridImage *
+rpe_compute_grid_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_grid_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 /* ------------------------------------------------------------- checkpoints */
 
 static RpeStatus
@@ -1621,6 +1789,18 @@ checkpoint_run (Job               *job,
       gboolean *have = info->method == RPE_SPE_SINE ? &c->have_sine : &c->have_conv;
       g_autoptr (GError) load_error = NULL;
 
+      if (info->method == RPE_SPE_CONV && info->size2 > 0)
+        {
+          /* 2-D convSPE: its own slot (the grid window), never the 1-D conv module */
+          if (!c->have_conv2d && rpe_checkpoint_load_spe (c->set, info->prefix, -1, &c->conv2d, &load_error))
+            {
+              c->have_conv2d = TRUE;
+              c->conv2d_prefix = g_strdup (info->prefix);
+            }
+          else if (!c->have_conv2d && job->error == NULL)
+            job->error = g_steal_pointer (&load_error);
+          continue;
+        }
       if (*have)
         continue;
       /* a module that cannot be loaded as found (ambiguous gates, bad shapes) is
@@ -1638,7 +1818,7 @@ checkpoint_run (Job               *job,
       else
         c->conv_prefix = g_strdup (info->prefix);
     }
-  if (!c->have_sine && !c->have_conv)
+  if (!c->have_sine && !c->have_conv && !c->have_conv2d)
     goto fail;
   g_clear_error (&job->error);
   *result = c;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-conv-spe-2d.h"
 #include "rpe-error.h"
 #include "rpe-rng.h"
 
@@ -41,6 +42,7 @@ rpe_explorer_change_get_type (void)
         { RPE_EXPLORER_CHANGE_TRAIN_LENGTH, "RPE_EXPLORER_CHANGE_TRAIN_LENGTH", "train-length" },
         { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
         { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
+        { RPE_EXPLORER_CHANGE_GRID, "RPE_EXPLORER_CHANGE_GRID", "grid" },
         { 0, NULL, NULL }
       };
       GType type = g_flags_register_static (g_intern_static_string ("RpeExplorerChange"), values);
@@ -74,6 +76,7 @@ snapshot_clear (gpointer data)
   SnapshotPrivate *priv = data;
 
   rpe_spe_params_clear (&priv->public.spe);
+  rpe_spe_params_clear (&priv->public.conv2d);
   rpe_free (priv->npy_copy);
   rpe_lrpe_trained_free (priv->trained_copy);
 }
@@ -116,6 +119,8 @@ rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
   s->npy_n = 0;
   if (snapshot->have_spe && rpe_spe_params_copy (&s->spe, &snapshot->spe) == RPE_OK)
     s->have_spe = TRUE;
+  memset (&s->conv2d, 0, sizeof s->conv2d);
+  s->have_conv2d = snapshot->have_conv2d && rpe_spe_params_copy (&s->conv2d, &snapshot->conv2d) == RPE_OK;
   if (from->npy_copy != NULL)
     {
       gsize count = from->npy_count;
@@ -269,6 +274,12 @@ struct _RpeExplorerState
   RpeLrpeTrained     *lrpe_trained;
   char               *lrpe_trained_source;
   gboolean            lrpe_use_trained;
+  RpeSpeParams        conv2d;
+  gboolean            have_conv2d;
+  char               *conv2d_source;
+  guint               grid_rows;
+  guint               grid_cols;
+  guint               grid_query;
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
   guint               train_length;
   char               *colormap;
@@ -296,6 +307,9 @@ enum {
   PROP_TRAIN_LENGTH,
   PROP_COLORMAP,
   PROP_LRPE_TRAINED,
+  PROP_GRID_ROWS,
+  PROP_GRID_COLS,
+  PROP_GRID_QUERY,
   N_PROPS
 };
 
@@ -337,6 +351,9 @@ uint_field (RpeExplorerState   *self,
     case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
     case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
     case PROP_TRAIN_LENGTH:  *what = RPE_EXPLORER_CHANGE_TRAIN_LENGTH;  return &self->train_length;
+    case PROP_GRID_ROWS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_rows;
+    case PROP_GRID_COLS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_cols;
+    case PROP_GRID_QUERY:    *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_query;
     default:                 return NULL;
     }
 }
@@ -455,6 +472,8 @@ rpe_explorer_state_finalize (GObject *object)
   g_free (self->colormap);
   rpe_lrpe_trained_free (self->lrpe_trained);
   g_free (self->lrpe_trained_source);
+  rpe_spe_params_clear (&self->conv2d);
+  g_free (self->conv2d_source);
 
   G_OBJECT_CLASS (rpe_explorer_state_parent_class)->finalize (object);
 }
@@ -493,6 +512,10 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_LRPE_LAMBDA] = uint_pspec ("lrpe-lambda", "RpeLrpeLambda", 0, RPE_LRPE_LAMBDA_PERMUTATION, 0);
   properties[PROP_LRPE_THETA] = uint_pspec ("lrpe-theta", "RpeLrpeTheta (A, B, C)", 0, RPE_LRPE_THETA_C, 0);
   properties[PROP_TRAIN_LENGTH] = uint_pspec ("train-length", "N_train (0: none)", 0, RPE_EXPLORER_MAX_LENGTH, 64);
+  properties[PROP_GRID_ROWS] = uint_pspec ("grid-rows", "N1 of the 2-D grid", 1, RPE_EXPLORER_MAX_GRID, 12);
+  properties[PROP_GRID_COLS] = uint_pspec ("grid-cols", "N2 of the 2-D grid", 1, RPE_EXPLORER_MAX_GRID, 12);
+  properties[PROP_GRID_QUERY] = uint_pspec ("grid-query", "query position p = i N2 + j of the 2-D grid", 0,
+                                            RPE_EXPLORER_MAX_GRID * RPE_EXPLORER_MAX_GRID - 1, 0);
   properties[PROP_LRPE_TRAINED] =
     g_param_spec_boolean ("lrpe-trained", NULL, "Use the trained LRPE parameters (v, theta, permutation) held",
                           FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -524,6 +547,8 @@ rpe_explorer_state_init (RpeExplorerState *self)
   self->method = RPE_EXPLORER_METHOD_SPE;
   self->spe_kind = RPE_SPE_SINE;
   self->n = 96;
+  self->grid_rows = 12;
+  self->grid_cols = 12;
   self->r = 64;
   self->seed = 1;
   self->feature_map = RPE_FEATURE_ELU1;
@@ -599,6 +624,46 @@ rpe_explorer_state_set_modules (RpeExplorerState   *self,
     }
   emit_changed (self, RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_PARAMS | RPE_EXPLORER_CHANGE_GATE);
   return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_conv2d (RpeExplorerState   *self,
+                               const RpeSpeParams *conv2d,
+                               const char         *source,
+                               GError            **error)
+{
+  RpeSpeParams copy = { 0 };
+  RpeStatus status;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (conv2d != NULL)
+    {
+      status = rpe_conv_spe_is_2d (conv2d) ? rpe_conv_spe_2d_validate (conv2d) : RPE_ERROR_INVALID_ARGUMENT;
+      if (status == RPE_OK)
+        status = rpe_spe_params_copy (&copy, conv2d);
+      if (status != RPE_OK)
+        {
+          g_set_error (error, RPE_ERROR, status, "Invalid 2-D conv parameters: %s", rpe_status_to_string (status));
+          return FALSE;
+        }
+    }
+  rpe_spe_params_clear (&self->conv2d);
+  self->conv2d = copy;
+  self->have_conv2d = conv2d != NULL;
+  g_free (self->conv2d_source);
+  self->conv2d_source = conv2d != NULL ? g_strdup (source != NULL ? source : "parameters") : NULL;
+  emit_changed (self, RPE_EXPLORER_CHANGE_GRID);
+  return TRUE;
+}
+
+const RpeSpeParams *
+rpe_explorer_state_get_conv2d (RpeExplorerState  *self,
+                               const char       **source)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (source != NULL)
+    *source = self->conv2d_source;
+  return self->have_conv2d ? &self->conv2d : NULL;
 }
 
 const RpeSpeParams *
@@ -894,6 +959,8 @@ rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
 
   rpe_lrpe_trained_free (self->lrpe_trained);
   g_free (self->lrpe_trained_source);
+  rpe_spe_params_clear (&self->conv2d);
+  g_free (self->conv2d_source);
   self->lrpe_trained = rpe_lrpe_trained_copy (trained);
   self->lrpe_trained_source = trained != NULL ? g_strdup (source != NULL ? source : "trained parameters") : NULL;
   use = trained != NULL;
@@ -982,6 +1049,17 @@ rpe_explorer_state_snapshot (RpeExplorerState *self)
       s->head = MIN ((gsize) self->head, s->spe.n_heads - 1);
       s->feature = MIN ((gsize) self->feature, s->spe.n_features - 1);
       s->gated = self->gated && s->spe.gate != NULL;
+    }
+
+  s->grid_n1 = self->grid_rows;
+  s->grid_n2 = self->grid_cols;
+  s->grid_query = MIN ((gsize) self->grid_query, s->grid_n1 * s->grid_n2 - 1);
+  if (self->have_conv2d && rpe_spe_params_copy (&s->conv2d, &self->conv2d) == RPE_OK)
+    {
+      s->have_conv2d = TRUE;
+      s->conv2d_head = MIN ((gsize) self->head, s->conv2d.n_heads - 1);
+      s->conv2d_feature = MIN ((gsize) self->feature, s->conv2d.n_features - 1);
+      s->conv2d_gated = self->gated && s->conv2d.gate != NULL;
     }
 
   content_shape (self, s);

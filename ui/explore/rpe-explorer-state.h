@@ -72,9 +72,10 @@ typedef enum /*< flags >*/
   RPE_EXPLORER_CHANGE_TRAIN_LENGTH  = 1 << 16,
   RPE_EXPLORER_CHANGE_MODULES       = 1 << 17,  /* new parameters (a checkpoint was opened) */
   RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
+  RPE_EXPLORER_CHANGE_GRID          = 1 << 19,  /* the 2-D convSPE module, grid size, query position */
 } RpeExplorerChange;
 
-#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 19) - 1))
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 20) - 1))
 
 GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
@@ -82,6 +83,7 @@ GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_EXPLORER_MAX_LENGTH   65536
 #define RPE_EXPLORER_MAX_R        4096
 #define RPE_EXPLORER_FASTRPB_TAPS 32     /* w_tau editable for |tau| < 32, zero beyond */
+#define RPE_EXPLORER_MAX_GRID     128    /* 2-D convSPE grid sides N1, N2 */
 
 /* An immutable copy of the state for workers (read-only; refcounted). */
 typedef struct
@@ -118,6 +120,16 @@ typedef struct
   gsize               content_heads;
   gsize               content_dim;
   gsize               content_head;
+  /* 2-D convSPE (images, MATH.md 2; rpe-conv-spe-2d.h): the module (effective values, filters
+   * (H*D, L1*L2)), the grid N1 x N2 (positions row-major) and the query position shown. */
+  gboolean            have_conv2d;
+  RpeSpeParams        conv2d;
+  gsize               grid_n1;
+  gsize               grid_n2;
+  gsize               grid_query;     /* clamped to N1 N2 - 1 */
+  gsize               conv2d_head;    /* the head and feature clamped to the module's */
+  gsize               conv2d_feature;
+  gboolean            conv2d_gated;   /* gated, and the module has a gate */
 } RpeExplorerSnapshot;
 
 GType                rpe_explorer_snapshot_get_type (void) G_GNUC_CONST;
@@ -158,6 +170,15 @@ gboolean  rpe_explorer_state_set_modules  (RpeExplorerState   *self,
                                            const RpeSpeParams *conv,
                                            const char         *conv_source,
                                            GError            **error);
+/* The 2-D convSPE module (rpe_conv_spe_is_2d), kept beside the 1-D ones: copied, validated;
+ * NULL drops it.  Emits RPE_EXPLORER_CHANGE_GRID. */
+gboolean  rpe_explorer_state_set_conv2d   (RpeExplorerState   *self,
+                                           const RpeSpeParams *conv2d,
+                                           const char         *source,
+                                           GError            **error);
+const RpeSpeParams *rpe_explorer_state_get_conv2d (RpeExplorerState  *self,
+                                                   const char       **source);
+
 /* The module of that kind (NULL if none). */
 const RpeSpeParams *rpe_explorer_state_get_params (RpeExplorerState *self,
                                                    RpeSpeMethod      kind);
