@@ -5,7 +5,8 @@
  * sections 1-3 computed here from the raw tensors.  LRPE (tests/fixtures/lrpe/): the trained v,
  * theta and permutation of a checkpoint's modules (or .npy files, or tensor-browser roles on
  * odd names) drive the attention view, compared with MATH.md section 7 computed here and with
- * `rpe compute lrpe-encode` on the same file. */
+ * `rpe compute lrpe-encode` on the same file.  2-D convSPE: the grid window's lag image against
+ * `rpe compute template --grid`, one query's attention against a naive computation. */
 #include "config.h"
 
 #include <math.h>
@@ -599,6 +600,167 @@ test_lrpe_roles (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* ---------------------------------------------------------- 2-D convSPE */
+
+typedef struct
+{
+  RpeWindow *window;
+  guint64    serial;
+} WantGrid;
+
+static gboolean
+grid_current (gpointer data)
+{
+  WantGrid *w = data;
+  RpeGridWindow *gw = rpe_window_get_grid_window (w->window);
+  RpeGridImage *img = gw != NULL ? rpe_grid_window_get_image (gw) : NULL;
+
+  return gw != NULL && !rpe_grid_window_is_busy (gw) && img != NULL && img->serial == w->serial;
+}
+
+static RpeGridImage *
+settle_grid (RpeWindow *window)
+{
+  WantGrid w = { window, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
+  RpeGridWindow *gw;
+
+  rpe_test_iterate_until (grid_current, &w);
+  gw = rpe_window_get_grid_window (window);
+  rpe_test_wait_frames (GTK_WIDGET (gw), 1);
+  return rpe_grid_window_get_image (gw);
+}
+
+/* Ptilde_c(di, dj) = (1 - g) sum_{a,b} wq[c,a,b] wk[c,a+di,b+dj] + g from the raw tensors: the
+ * query filter wq is the file's conv_k.weight, the key filter wk its conv_q.weight (MATH.md 2, 3). */
+static double
+naive_conv2d (const RpeTensor *wq, const RpeTensor *wk, const RpeTensor *gate, gsize c, long di, long dj)
+{
+  gsize L1 = wq->shape[2], L2 = wq->shape[3];
+  double p = 0, g = ref_sigmoid (gate->data[c]);
+
+  for (long a = 0; a < (long) L1; a++)
+    for (long b = 0; b < (long) L2; b++)
+      if (a + di >= 0 && a + di < (long) L1 && b + dj >= 0 && b + dj < (long) L2)
+        p += (double) wq->data[(c * L1 + a) * L2 + b] * wk->data[(c * L1 + a + di) * L2 + b + dj];
+  return (1 - g) * p + g;
+}
+
+/* The unit-content exact attention of query q over the grid, naive. */
+static double
+naive_grid_error (const RpeGridImage *img, const RpeTensorSet *set, gsize D)
+{
+  const RpeTensor *wq = raw (set, "model.spe.conv_k.weight"), *wk = raw (set, "model.spe.conv_q.weight");
+  const RpeTensor *gate = raw (set, "model.spe_filter.gate");
+  gsize n = img->n1 * img->n2, qi = img->query / img->n2, qj = img->query % img->n2;
+  g_autofree double *logits = g_new (double, n);
+  double mx = -INFINITY, sum = 0, err = 0;
+
+  for (gsize t = 0; t < n; t++)
+    {
+      long di = (long) qi - (long) (t / img->n2), dj = (long) qj - (long) (t % img->n2);
+
+      logits[t] = 0;
+      for (gsize d = 0; d < D; d++)
+        logits[t] += naive_conv2d (wq, wk, gate, img->head * D + d, di, dj);
+      logits[t] /= sqrt ((double) D);
+      mx = fmax (mx, logits[t]);
+    }
+  for (gsize t = 0; t < n; t++)
+    sum += exp (logits[t] - mx);
+  for (gsize t = 0; t < n; t++)
+    err = fmax (err, fabs (img->attention[t] - exp (logits[t] - mx) / sum));
+  return err;
+}
+
+/* spe-conv2d.pt (ConvSPE(ndim=2)) opens the grid window: its lag image is `rpe compute template
+ * --grid` reshaped, and a click on the grid picks the query whose attention is shown. */
+static void
+test_conv2d (void)
+{
+  g_autofree char *path = fixture ("spe-conv2d.pt");
+  g_autofree char *out = g_build_filename (rpe_test_tmpdir (), "ui-grid-template.npy", NULL);
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, NULL);
+  RpeWindow *window = open_checkpoint ("spe-conv2d.pt");
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeGridWindow *gw = rpe_window_get_grid_window (window);
+  const gsize n1 = 5, n2 = 6, N = n1 * n2, H = 2, D = 3;
+  g_autofree char *cmd = g_strdup_printf ("'%s' compute template --checkpoint '%s' --grid %zux%zu -o '%s'",
+                                          g_getenv ("RPE_CLI"), path, n1, n2, out);
+  g_auto (GStrv) argv = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) cli = NULL;
+  GListModel *controllers;
+  GtkGesture *click = NULL;
+  RpeGridImage *img;
+  gboolean gated = FALSE;
+  guint query = 0;
+  double x = 0, y = 0, err = 0;
+  gsize row, col;
+
+  g_assert_nonnull (gw);
+  g_object_get (state, "gated", &gated, NULL);
+  g_assert_true (gated);
+  g_object_set (state, "grid-rows", (guint) n1, "grid-cols", (guint) n2, "head", 1, "feature", 2, NULL);
+  img = settle_grid (window);
+  g_assert_cmpuint (img->n1, ==, n1);
+  g_assert_cmpuint (img->head, ==, 1);
+  g_assert_cmpuint (img->feature, ==, 2);
+  g_assert_true (img->gated);
+
+  /* the lag image against the CLI's (H, D, N, N) template */
+  g_assert_true (g_shell_parse_argv (cmd, NULL, &argv, &error));
+  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL | G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                               NULL, NULL, NULL, NULL, &error));
+  cli = rpe_npy_read (out, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cli->ndim, ==, 4);
+  g_assert_cmpuint (cli->shape[0], ==, H);
+  g_assert_cmpuint (cli->shape[2], ==, N);
+  for (gsize p = 0; p < N; p++)
+    for (gsize q = 0; q < N; q++)
+      {
+        gsize lag = (p / n2 + n1 - 1 - q / n2) * (2 * n2 - 1) + (p % n2 + n2 - 1 - q % n2);
+
+        err = fmax (err, fabs (img->lags[lag] - cli->data[((1 * D + 2) * N + p) * N + q]));
+      }
+  g_test_message ("lag image vs rpe compute template --grid: max error %.3g", err);
+  g_assert_cmpfloat (err, <, 1e-6);
+  /* and the naive template at lag (1, -2) */
+  g_assert_cmpfloat (fabs (naive_conv2d (raw (set, "model.spe.conv_k.weight"), raw (set, "model.spe.conv_q.weight"),
+                                         raw (set, "model.spe_filter.gate"), 1 * D + 2, 1, -2)
+                           - img->lags[(1 + n1 - 1) * (2 * n2 - 1) + (n2 - 1 - 2)]), <, 1e-6);
+
+  err = naive_grid_error (img, set, D);
+  g_test_message ("query %zu: max error %.3g", img->query, err);
+  g_assert_cmpfloat (err, <, 1e-6);
+
+  /* a click on position (3, 4) of the grid makes it the query */
+  g_assert_true (rpe_heatmap_view_cell_center (rpe_grid_window_get_query_view (gw), 3, 4, &x, &y));
+  g_assert_true (rpe_heatmap_view_cell_at (rpe_grid_window_get_query_view (gw), x, y, &row, &col));
+  g_assert_cmpuint (row, ==, 3);
+  g_assert_cmpuint (col, ==, 4);
+  controllers = gtk_widget_observe_controllers (GTK_WIDGET (rpe_grid_window_get_query_view (gw)));
+  for (guint i = 0; i < g_list_model_get_n_items (controllers) && click == NULL; i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+
+      if (GTK_IS_GESTURE_CLICK (c))
+        click = GTK_GESTURE (c);
+    }
+  g_object_unref (controllers);
+  g_assert_nonnull (click);
+  g_signal_emit_by_name (click, "pressed", 1, x, y);
+  g_object_get (state, "grid-query", &query, NULL);
+  g_assert_cmpuint (query, ==, 3 * n2 + 4);
+  img = settle_grid (window);
+  g_assert_cmpuint (img->query, ==, 3 * n2 + 4);
+  err = naive_grid_error (img, set, D);
+  g_test_message ("query (3, 4) after the click: max error %.3g", err);
+  g_assert_cmpfloat (err, <, 1e-6);
+  rpe_test_wait_jobs ();
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -610,5 +772,6 @@ main (int   argc,
   g_test_add_func ("/ui/ckpt/lrpe-checkpoint", test_lrpe_checkpoint);
   g_test_add_func ("/ui/ckpt/lrpe-files", test_lrpe_files);
   g_test_add_func ("/ui/ckpt/lrpe-roles", test_lrpe_roles);
+  g_test_add_func ("/ui/ckpt/conv2d", test_conv2d);
   return g_test_run ();
 }

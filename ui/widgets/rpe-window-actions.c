@@ -6,6 +6,7 @@
 
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
+#include "rpe-conv-spe-2d.h"
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
 #include "rpe-demos.h"
@@ -392,6 +393,34 @@ use_mapped_trained (RpeWindow          *self,
   return used;
 }
 
+static void
+action_grid (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Open a checkpoint with a 2-D convSPE module "
+                                                                "(filters (H*D, 1, L1, L2)) first."));
+      return;
+    }
+  if (self->grid_window == NULL)
+    {
+      self->grid_window = rpe_grid_window_new (GTK_WINDOW (self), self->state);
+      g_object_add_weak_pointer (G_OBJECT (self->grid_window), (gpointer *) &self->grid_window);
+    }
+  gtk_window_present (GTK_WINDOW (self->grid_window));
+}
+
+RpeGridWindow *
+rpe_window_get_grid_window (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->grid_window;
+}
+
 /* --------------------------------------------------------- tensor browser */
 
 static void
@@ -436,6 +465,20 @@ module_chosen (RpeTensorBrowser *browser,
   else
     source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
                         : g_strdup_printf ("%s module “%s”", base, prefix);
+  if (rpe_conv_spe_is_2d (&params))
+    {
+      /* a 2-D module goes to the grid window */
+      if (rpe_explorer_state_set_conv2d (self->state, &params, source, &error))
+        {
+          g_object_set (self->state, "gated", params.gate != NULL, NULL);
+          _rpe_window_show_message (self, NULL);
+          gtk_widget_activate_action (GTK_WIDGET (self), "win.grid", NULL);
+        }
+      else
+        _rpe_window_show_message (self, error->message);
+      rpe_spe_params_clear (&params);
+      return;
+    }
   if (params.method == RPE_SPE_SINE)
     rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
   else
@@ -746,6 +789,7 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
   gtk_widget_class_install_action (widget_class, "win.open-npy", NULL, action_open_npy);
   gtk_widget_class_install_action (widget_class, "win.open-lrpe", NULL, action_open_lrpe);
+  gtk_widget_class_install_action (widget_class, "win.grid", NULL, action_grid);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", action_open_recent);
   gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rpe-window.h"
+#include "rpe-grid-window.h"
 #include "rpe-undo.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,7 @@ struct _RpeWindow
   GCancellable         *load_cancellable;
   RpeCheckpointData    *checkpoint;   /* the last opened checkpoint */
   RpeTensorBrowser     *browser;
+  RpeGridWindow        *grid_window;    /* weak */
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
   GMenu                *demos_menu;

@@ -150,9 +150,25 @@ offer_trained_modules (RpeWindow         *self,
       if (!_rpe_window_set_fastrpb_tensor (self, m->w, &error))
         adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
     }
-  if (!data->have_sine && !data->have_conv)
+  if (!data->have_sine && !data->have_conv && (trained->len > 0 || data->fastrpb_modules->len > 0))
     g_object_set (self->state, "method", trained->len > 0 ? RPE_EXPLORER_METHOD_LRPE : RPE_EXPLORER_METHOD_FASTRPB,
                   NULL);
+  if (data->have_conv2d)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *source = g_strdup_printf ("%s module “%s” (2-D convSPE, L = %zu × %zu)", base,
+                                                 data->conv2d_prefix, data->conv2d.kernel, data->conv2d.kernel_cols);
+
+      if (!rpe_explorer_state_set_conv2d (self->state, &data->conv2d, source, &error))
+        adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+      else
+        {
+          /* a gated module shows its gated templates, as the CLI does */
+          if (!data->have_sine && !data->have_conv)
+            g_object_set (self->state, "gated", data->conv2d.gate != NULL, NULL);
+          gtk_widget_activate_action (GTK_WIDGET (self), "win.grid", NULL);
+        }
+    }
 }
 
 static void
@@ -181,7 +197,8 @@ open_done (GObject      *source,
       _rpe_window_show_message (self, text);
       return;
     }
-  if (!data->have_sine && !data->have_conv && data->lrpe_modules->len == 0 && data->fastrpb_modules->len == 0)
+  if (!data->have_sine && !data->have_conv && !data->have_conv2d && data->lrpe_modules->len == 0
+      && data->fastrpb_modules->len == 0)
     {
       g_autofree char *base = g_path_get_basename (data->path);
       g_autofree char *text = g_strdup_printf ("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
@@ -1096,6 +1113,12 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
+  if (self->grid_window != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->grid_window), (gpointer *) &self->grid_window);
+      gtk_window_destroy (GTK_WINDOW (self->grid_window));
+      self->grid_window = NULL;
+    }
   g_clear_object (&self->lrpe_labels);
   self->lrpe_params_row = NULL;
   if (self->browser != NULL)

@@ -14,6 +14,7 @@
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
+#include "rpe-grid-window.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-outputs-view.h"
 #include "rpe-teaching-view.h"
@@ -99,6 +100,8 @@ gboolean          rpe_window_open_lrpe_files    (RpeWindow      *self,
 /* The sidebar's LRPE "Parameters" row (an AdwComboRow: 0 = seeded, then the trained
  * choices: the checkpoint's LRPE modules in file order, loaded files). */
 GtkWidget        *rpe_window_get_lrpe_params_row (RpeWindow     *self);
+/* The 2-D convSPE window (win.grid; opens with a checkpoint holding a 2-D conv module), or NULL. */
+RpeGridWindow    *rpe_window_get_grid_window    (RpeWindow      *self);
 /* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
 RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
 
