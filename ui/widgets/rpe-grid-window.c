@@ -44,6 +44,13 @@ grid_show (RpeGridWindow *self,
   lag_title = g_strdup_printf ("Template%s of head %zu, feature %zu at lag (Δi, Δj), centre (0, 0)",
                                img->gated ? " (gated)" : "", img->head, img->feature);
   query_title = g_strdup_printf ("Attention of query (%zu, %zu) over the %zu × %zu grid", qi, qj, img->n1, img->n2);
+  {
+    g_autofree char *x = g_strdup_printf ("column lag Δj = tick − %zu", img->n2 - 1);
+    g_autofree char *y = g_strdup_printf ("row lag Δi = tick − %zu", img->n1 - 1);
+
+    rpe_heatmap_view_set_axis_labels (RPE_HEATMAP_VIEW (self->lag_view), x, y);
+    rpe_heatmap_view_set_axis_labels (RPE_HEATMAP_VIEW (self->query_view), "key column j′", "key row i′");
+  }
   rpe_heatmap_view_set_title (RPE_HEATMAP_VIEW (self->lag_view), lag_title);
   rpe_heatmap_view_set_data (RPE_HEATMAP_VIEW (self->lag_view), lags, 2 * img->n1 - 1, 2 * img->n2 - 1);
   rpe_heatmap_view_set_title (RPE_HEATMAP_VIEW (self->query_view), query_title);

@@ -14,6 +14,8 @@ struct _RpeHeatmapView
   gsize              rows;
   gsize              cols;
   char              *title;
+  char              *x_label;
+  char              *y_label;
   const RpeColormap *colormap;
   RpeHeatmapScale    scale;
   gboolean           fixed_range;
@@ -47,6 +49,8 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
   data->rows = self->rows;
   data->cols = self->cols;
   data->title = self->title;
+  data->x_label = self->x_label;
+  data->y_label = self->y_label;
   data->colormap = self->colormap;
   data->scale = self->scale;
   data->fixed_range = self->fixed_range;
@@ -175,6 +179,8 @@ rpe_heatmap_view_finalize (GObject *object)
 
   g_clear_pointer (&self->values, g_bytes_unref);
   g_clear_pointer (&self->title, g_free);
+  g_clear_pointer (&self->x_label, g_free);
+  g_clear_pointer (&self->y_label, g_free);
 
   G_OBJECT_CLASS (rpe_heatmap_view_parent_class)->finalize (object);
 }
@@ -423,4 +429,19 @@ rpe_heatmap_view_set_equal_aspect (RpeHeatmapView *self,
       self->equal_aspect = equal_aspect;
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
+}
+
+void
+rpe_heatmap_view_set_axis_labels (RpeHeatmapView *self,
+                                  const char     *x_label,
+                                  const char     *y_label)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+  if (g_strcmp0 (self->x_label, x_label) == 0 && g_strcmp0 (self->y_label, y_label) == 0)
+    return;
+  g_free (self->x_label);
+  g_free (self->y_label);
+  self->x_label = g_strdup (x_label);
+  self->y_label = g_strdup (y_label);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
