@@ -135,18 +135,6 @@ mapped_tensor (const RpeTensorSet *set, const RpeTensorMap *map, RpeRole role, c
   return t;
 }
 
-/* --map roles outside [first, last] are not read by this command: refuse them. */
-static gboolean
-map_only (const RpeTensorMap *map, RpeRole first, RpeRole last, const char *what, GError **error)
-{
-  for (int r = 0; r < RPE_N_ROLES; r++)
-    if ((r < (int) first || r > (int) last) && rpe_tensor_map_get (map, (RpeRole) r) != NULL)
-      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--map %s=...: %s reads no such role (it reads %s%s%s)",
-                            rpe_role_to_string ((RpeRole) r), what, rpe_role_to_string (first),
-                            first != last ? " .. " : "", first != last ? rpe_role_to_string (last) : "");
-  return TRUE;
-}
-
 static gboolean
 load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GError **error)
 {
@@ -159,7 +147,7 @@ load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GErro
       const RpeTensor *mv = NULL, *mt = NULL, *mp = NULL;
 
       if (!rpe_cli_parse_map (o, &map, error)
-          || (map != NULL && !map_only (map, RPE_ROLE_LRPE_V, RPE_ROLE_LRPE_PERMUTATION, "an LRPE command", error)))
+          || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_LRPE_V, RPE_ROLE_LRPE_PERMUTATION, "an LRPE command", error)))
         return FALSE;
       t->set = rpe_cli_read_checkpoint (o->checkpoint, error);
       if (t->set == NULL)
@@ -657,8 +645,13 @@ checkpoint_bias (const RpeCliOptions *o, GError **error)
   RpeTensor *w;
 
   if (!rpe_cli_parse_map (o, &map, error)
-      || (map != NULL && !map_only (map, RPE_ROLE_FASTRPB_W, RPE_ROLE_FASTRPB_W, "fastrpb", error)))
+      || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_FASTRPB_W, RPE_ROLE_FASTRPB_W, "fastrpb", error)))
     return NULL;
+  if (map != NULL && rpe_tensor_map_get (map, RPE_ROLE_FASTRPB_W) == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb: --map names no fastrpb.w");
+      return NULL;
+    }
   set = rpe_cli_read_checkpoint (o->checkpoint, error);
   if (set == NULL)
     return NULL;
@@ -781,7 +774,10 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
       g_autoptr(RpeTensor) t = NULL;
       const char *from = o->bias != NULL ? o->bias : o->checkpoint;
 
-      if (o->bias != NULL)
+      if (o->bias != NULL && o->map != NULL)
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                       "--bias and --map fastrpb.w both give the FastRPB weights: give one");
+      else if (o->bias != NULL)
         t = read_bias_file (o->bias, error);
       else if (o->checkpoint != NULL)
         t = checkpoint_bias (o, error);

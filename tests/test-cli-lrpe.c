@@ -269,6 +269,14 @@ test_map (void)
   g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
                             odd, q, a), ==, 2);
   g_assert_nonnull (strstr (err, "freqs"));
+  g_clear_pointer (&err, g_free);
+  /* the SPE loader reads no LRPE role; --bias and fastrpb.w cannot both give the weights */
+  g_assert_cmpint (run_rpe (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
+  g_assert_nonnull (strstr (err, "lrpe.v"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
+                            "--values '%s' -o '%s'", odd, full, vals, a), ==, 2);
+  g_assert_nonnull (strstr (err, "--bias"));
 }
 
 static void
