@@ -1229,10 +1229,10 @@ rpe_cli_export (int argc, char **argv)
     }
   if (session_path == NULL)
     return export_main (argc, argv, NULL);
-  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]))
+  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves"))
     {
-      fprintf (stderr, "rpe export %s: --session redraws the heatmap views (templates, template, attention, "
-                       "spe-vs-rpe)\n", argv[1]);
+      fprintf (stderr, "rpe export %s: --session redraws the views of the window (templates, template, attention, "
+                       "spe-vs-rpe, curves)\n", argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
@@ -1250,7 +1250,8 @@ rpe_cli_export (int argc, char **argv)
 
       g_free (session->view);
       session->view = g_strdup (g_str_equal (v, "templates") || g_str_equal (v, "template") ? "templates"
-                                : g_str_equal (v, "attention") ? "attention" : "teaching");
+                                : g_str_equal (v, "attention") ? "attention"
+                                : g_str_equal (v, "curves") ? "curves" : "teaching");
       if (g_str_equal (v, "templates"))
         session->template_cell = -1;
       else if (g_str_equal (v, "template") && session->template_cell < 0)
@@ -1263,6 +1264,44 @@ rpe_cli_export (int argc, char **argv)
       return EXIT_USAGE;
     }
   return export_main ((int) g_strv_length (rebuilt), rebuilt, session);
+}
+
+static RpeExplorerState *explorer_state (const Ctx *c, GError **error);
+
+/* `rpe export curves` without --panel: the Curves page's four plots, computed
+ * and drawn by the window's own code (rpe_compute_curves, rpe_curves_figure_fill). */
+static gboolean
+view_curves_page (Ctx *c, GError **error)
+{
+  g_autoptr (RpeExplorerState) state = NULL;
+  g_autoptr (RpeExplorerSnapshot) snap = NULL;
+  g_autoptr (RpeCurves) curves = NULL;
+  RpeCurvePlot plots[4];
+  RpeCurveSeries series[4 * RPE_CURVES_MAX_SERIES];
+  char *strings[2] = { NULL, NULL };
+  RpeFigure fig;
+  gboolean ok;
+
+  if (c->eo->all_heads || c->gif_mode)
+    return usage_error (error, "the Curves page is one figure: no --all-heads or --sweep");
+  if (c->o->head >= 0 && (gsize) c->o->head >= c->params.n_heads)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) c->params.n_heads - 1,
+                        c->o->head);
+  state = explorer_state (c, error);
+  if (state == NULL)
+    return FALSE;
+  snap = rpe_explorer_state_snapshot (state);
+  /* the N asked for (the figure's N of a session that the page computed at its cap) */
+  curves = rpe_compute_curves (snap, snap->n, NULL, error);
+  if (curves == NULL)
+    return FALSE;
+  rpe_curves_figure_fill (&fig, curves, (guint) snap->head, plots, series, strings);
+  if (c->eo->title != NULL)
+    fig.title = c->eo->title;
+  ok = export_file (c, &fig, c->eo->out, error);
+  g_free (strings[0]);
+  g_free (strings[1]);
+  return ok;
 }
 
 /* The window's state of the figure drawn: every option as a state property,
@@ -1384,7 +1423,8 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
     return FALSE;
   s = rpe_session_new_from_state (state);
   g_free (s->view);
-  s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention" : "teaching");
+  s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention"
+                      : g_str_equal (c->view, "curves") ? "curves" : "teaching");
   s->template_cell = g_str_equal (c->view, "template") ? (o->feature >= 0 ? o->feature : 0) : -1;
   if (o->checkpoint != NULL)
     {
@@ -1465,7 +1505,7 @@ export_main (int argc, char **argv, RpeSession *session)
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   const char *view;
-  gboolean curves, ok = FALSE;
+  gboolean curves, page, ok = FALSE;
   int status = 0;
   GOptionGroup *group;
   g_auto(GStrv) given = g_strdupv (argv);
@@ -1509,8 +1549,12 @@ export_main (int argc, char **argv, RpeSession *session)
       return argc < 2 ? EXIT_USAGE : 0;
     }
   view = argv[1];
-  curves = g_strv_contains (curve_views, view) || g_str_equal (view, "curves");
-  if (!curves && !g_strv_contains (heatmap_views, view))
+  /* `rpe export curves` without --panel: the Curves page as the window draws it */
+  page = g_str_equal (view, "curves");
+  for (int i = 2; i < argc && page; i++)
+    page = !g_str_equal (argv[i], "--panel") && !g_str_has_prefix (argv[i], "--panel=");
+  curves = (g_strv_contains (curve_views, view) || g_str_equal (view, "curves")) && !page;
+  if (!curves && !page && !g_strv_contains (heatmap_views, view))
     {
       fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
                        "profile | error | extrapolation)\n", view);
@@ -1562,7 +1606,7 @@ export_main (int argc, char **argv, RpeSession *session)
       goto done;
     }
 
-  if (g_str_equal (view, "curves"))
+  if (curves && g_str_equal (view, "curves"))
     {
       /* the Curves page's panels one by one: profile | error | extrapolation[-METRIC] */
       const char *p = eo.panel;
@@ -1821,6 +1865,8 @@ export_main (int argc, char **argv, RpeSession *session)
             ok = view_templates (&c, TRUE, &error);
           else if (g_str_equal (view, "attention"))
             ok = view_attention (&c, FALSE, &error);
+          else if (page)
+            ok = view_curves_page (&c, &error);
           else
             ok = view_attention (&c, TRUE, &error);
           if (!ok)

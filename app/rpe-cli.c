@@ -352,8 +352,8 @@ static const OptionUse option_uses[] = {
   { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "kernel-cols", TRUE, "compute:template compute:empirical compute:codes compute:encode" },
   /* sessions (issue 15): the heatmap views that a session can hold */
-  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
-  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
+  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:curves" },
+  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:curves" },
   /* the Attention view's methods and zoom (a session's attention figure) */
   { "attention-method", TRUE, "export:attention" },
   { "rows", TRUE, "export:attention" },

@@ -672,6 +672,21 @@ test_methods (void)
       check_session_figure (window, methods[i].name);
     }
 
+  /* the Curves page: options alone, then its session */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+  settle (window);
+  {
+    g_autofree char *line = copy_command (window);
+
+    g_test_message ("copied: %s", line);
+    g_assert_true (g_str_has_prefix (line, "rpe export curves --checkpoint demo"));
+    g_assert_true (rpe_window_export_view (window, gui, &error));
+    run_copied (line, cli);
+    assert_same_figure ("curves (options)", gui, cli);
+  }
+  check_session_figure (window, "curves (session)");
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+
   /* FastRPB with edited weights: only the session says them */
   {
     float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
@@ -687,6 +702,9 @@ test_methods (void)
     g_assert_null (none);
     g_assert_nonnull (strstr (why, "FastRPB"));
     check_session_figure (window, "fastrpb (edited weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+    check_session_figure (window, "curves (edited FastRPB weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   }
 
   /* loaded content: the session holds it; SPE estimate and LRPE */

@@ -237,6 +237,31 @@ typedef struct
   gsize          n_asked;        /* the snapshot's N */
 } RpeCurves;
 
+/* The curves synchronously, by the code of rpe_compute_curves_async. */
+RpeCurves *rpe_compute_curves (RpeExplorerSnapshot  *snapshot,
+                               gsize                 n_cap,
+                               GCancellable         *cancellable,
+                               GError              **error);
+
+/* The Curves page's four plots of c (profiles, estimator error, extrapolation:
+ * distance and TI), as the window and `rpe export curves` draw them: plots[p]
+ * uses series[p * RPE_CURVES_MAX_SERIES ..]; ntrain labels the N_train marker
+ * (strings are static or ntrain; the series point into c's tables). */
+#define RPE_CURVES_MAX_SERIES 8
+void       rpe_curves_fill_plots (RpeCurves      *c,
+                                  RpeCurvePlot    plots[4],
+                                  RpeCurveSeries *series,
+                                  const char     *ntrain);
+/* The Curves page's figure of c (head: the state's, for the title): fig points
+ * at plots, series (4 * RPE_CURVES_MAX_SERIES) and strings[0..1], which the
+ * caller frees after drawing. */
+void       rpe_curves_figure_fill (RpeFigure      *fig,
+                                   RpeCurves      *c,
+                                   guint           head,
+                                   RpeCurvePlot    plots[4],
+                                   RpeCurveSeries *series,
+                                   char           *strings[2]);
+
 GType      rpe_curves_get_type (void) G_GNUC_CONST;
 RpeCurves *rpe_curves_ref   (RpeCurves *curves);
 void       rpe_curves_unref (RpeCurves *curves);

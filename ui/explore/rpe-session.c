@@ -1552,6 +1552,8 @@ rpe_session_export_view (RpeSession  *session,
     return session->template_cell >= 0 ? "template" : "templates";
   if (g_strcmp0 (session->view, "attention") == 0)
     return "attention";   /* every method, loaded content and zoom: rpe export attention draws them */
+  if (g_strcmp0 (session->view, "curves") == 0)
+    return "curves";      /* the Curves page's four plots (rpe export curves without --panel) */
   if (g_strcmp0 (session->view, "teaching") == 0)
     {
       guint content = 0;
@@ -1567,7 +1569,7 @@ rpe_session_export_view (RpeSession  *session,
       return "spe-vs-rpe";
     }
   rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the %s view has no `rpe export --session` figure yet "
-                 "(Templates, Attention and SPE vs RPE have)", session->view);
+                 "(Templates, Attention, Curves and SPE vs RPE have)", session->view);
   return NULL;
 }
 
@@ -1706,7 +1708,7 @@ rpe_session_export_argv (RpeSession  *session,
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the parameters come from no checkpoint file");
       return NULL;
     }
-  if (with_source && g_str_equal (view, "attention"))
+  if (with_source && (g_str_equal (view, "attention") || g_str_equal (view, "curves")))
     {
       /* what a session holds and no option says */
       guint loaded = 0;
@@ -1717,7 +1719,7 @@ rpe_session_export_argv (RpeSession  *session,
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are loaded from a .npy file");
           return NULL;
         }
-      if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB)
+      if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB || g_str_equal (view, "curves"))
         {
           g_autoptr (RpeExplorerState) fresh = rpe_explorer_state_new ();
           gsize na = 0, nb = 0;
@@ -1769,6 +1771,21 @@ rpe_session_export_argv (RpeSession  *session,
       /* the window's templates take a diverging map only; the automatic choice otherwise */
       if (cmap != NULL && rpe_colormap_is_diverging (cmap))
         add_opt (argv, "--colormap", colormap);
+    }
+  else if (g_str_equal (view, "curves"))
+    {
+      guint lp, ll, lt;
+
+      /* what the page's profiles and extrapolation use: R, the seed, causal, the LRPE choices */
+      g_object_get (st, "lrpe-p", &lp, "lrpe-lambda", &ll, "lrpe-theta", &lt, NULL);
+      add_int_opt (argv, "--realizations", r);
+      add_int_opt (argv, "--seed", seed);
+      add_opt (argv, causal ? "--causal" : "--no-causal", NULL);
+      if (content == RPE_CONTENT_RANDOM)
+        add_opt (argv, "--content", "random");
+      add_opt (argv, "--lrpe-p", rpe_session_choice_name ("--lrpe-p", lp));
+      add_opt (argv, "--lrpe-lambda", rpe_session_choice_name ("--lrpe-lambda", ll));
+      add_opt (argv, "--lrpe-theta", rpe_session_choice_name ("--lrpe-theta", lt));
     }
   else
     {

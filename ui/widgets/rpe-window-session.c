@@ -116,6 +116,14 @@ rpe_window_build_session (RpeWindow *self)
       if (n >= 2 && n != rpe_explorer_state_get_length (self->state))
         s->export_length = (guint) n;
     }
+  if (view == RPE_WINDOW_VIEW_CURVES)
+    {
+      /* the page computes at a cap of N too */
+      RpeCurves *c = rpe_curves_page_get_result (RPE_CURVES_PAGE (self->views[RPE_WINDOW_VIEW_CURVES]));
+
+      if (c != NULL && c->n >= 2 && c->n != rpe_explorer_state_get_length (self->state))
+        s->export_length = (guint) c->n;
+    }
   if (self->source_path != NULL)
     rpe_session_set_checkpoint (s, self->source_path, self->source_prefix, self->source_layer,
                                 (const char *const *) self->source_map);
