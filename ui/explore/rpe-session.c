@@ -1550,6 +1550,22 @@ rpe_session_export_view (RpeSession  *session,
 
   if (g_strcmp0 (session->view, "templates") == 0)
     return session->template_cell >= 0 ? "template" : "templates";
+  if ((g_strcmp0 (session->view, "curves") == 0
+       || (g_strcmp0 (session->view, "attention") == 0
+           && rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_LRPE))
+      && rpe_explorer_state_get_lrpe_trained (st, NULL) != NULL)
+    {
+      gboolean trained = FALSE;
+
+      g_object_get (st, "lrpe-trained", &trained, NULL);
+      if (trained)
+        {
+          /* the session holds the LRPE choices, not the trained arrays: it would draw the seeded LRPE */
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                         "the LRPE parameters are trained ones from a checkpoint, which a session does not hold yet");
+          return NULL;
+        }
+    }
   if (g_strcmp0 (session->view, "attention") == 0)
     return "attention";   /* every method, loaded content and zoom: rpe export attention draws them */
   if (g_strcmp0 (session->view, "curves") == 0)
