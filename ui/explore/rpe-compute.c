@@ -1728,6 +1728,7 @@ job_run_sync (JobRunFunc            run,
               const char           *what,
               RpeExplorerSnapshot  *snapshot,
               gsize                 n_cap,
+              const RpeAttentionRequest *request,
               GCancellable         *cancellable,
               GError              **error)
 {
@@ -1742,6 +1743,8 @@ job_run_sync (JobRunFunc            run,
   job.what = what;
   job.snapshot = snapshot;
   job.n_cap = MAX (n_cap, 2);
+  if (request != NULL)
+    job.request = *request;
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), &job, NULL);
   status = run (&job, &monitor, &result, &result_free);
@@ -1766,7 +1769,7 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
                            GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (grid_run, "the templates", snapshot, n_cap, cancellable, error);
+  return job_run_sync (grid_run, "the templates", snapshot, n_cap, NULL, cancellable, error);
 }
 
 RpeTeaching *
@@ -1776,5 +1779,15 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, cancellable, error);
+  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, NULL, cancellable, error);
+}
+
+RpeAttentionImage *
+rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                       const RpeAttentionRequest *request,
+                       GCancellable              *cancellable,
+                       GError                   **error)
+{
+  g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
+  return job_run_sync (attention_run, "the attention map", snapshot, 2, request, cancellable, error);
 }

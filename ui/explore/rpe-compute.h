@@ -204,6 +204,11 @@ RpeTeaching  *rpe_compute_teaching       (RpeExplorerSnapshot    *snapshot,
                                           gsize                   n_cap,
                                           GCancellable           *cancellable,
                                           GError                **error);
+/* The attention image of the snapshot, synchronously (the code of rpe_compute_attention_async). */
+RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                                          const RpeAttentionRequest *request,
+                                          GCancellable              *cancellable,
+                                          GError                   **error);
 
 /* ---- Curves: profiles, estimator error, extrapolation ---- */
 
