@@ -7,6 +7,33 @@
 
 #include "rpe-figure-names.h"
 
+/* The parts of "x, y, z" captions: what both say goes in the figure title, what differs in the
+ * panel titles (so each panel says what its side is, and the titles stay short). */
+static void
+split_captions (const char *a,
+                const char *b,
+                char      **only_a,
+                char      **only_b,
+                char      **common)
+{
+  g_auto (GStrv) pa = g_strsplit (a != NULL ? a : "", ", ", -1);
+  g_auto (GStrv) pb = g_strsplit (b != NULL ? b : "", ", ", -1);
+  GString *sa = g_string_new (NULL), *sb = g_string_new (NULL), *sc = g_string_new (NULL);
+
+  for (guint i = 0; pa[i] != NULL; i++)
+    {
+      GString *to = g_strv_contains ((const char * const *) pb, pa[i]) ? sc : sa;
+
+      g_string_append_printf (to, "%s%s", to->len > 0 ? ", " : "", pa[i]);
+    }
+  for (guint i = 0; pb[i] != NULL; i++)
+    if (!g_strv_contains ((const char * const *) pa, pb[i]))
+      g_string_append_printf (sb, "%s%s", sb->len > 0 ? ", " : "", pb[i]);
+  *only_a = g_string_free (sa, FALSE);
+  *only_b = g_string_free (sb, FALSE);
+  *common = g_string_free (sc, FALSE);
+}
+
 void
 rpe_compare_figure_fill (RpeFigure                  *fig,
                          const RpeCompareFigureData *data,
@@ -14,7 +41,8 @@ rpe_compare_figure_fill (RpeFigure                  *fig,
 {
   const char *bar = data->attention ? "attention weight" : "template value";
   double dmax = data->dmax;
-  char **t = g_new0 (char *, 4);
+  char **t = g_new0 (char *, 5);
+  g_autofree char *only_a = NULL, *only_b = NULL, *common = NULL;
 
   if (dmax <= 0.0 && data->values[2] != NULL)
     for (size_t i = 0; i < data->rows * data->cols; i++)
@@ -22,11 +50,13 @@ rpe_compare_figure_fill (RpeFigure                  *fig,
         dmax = fmax (dmax, fabs (data->values[2][i]));
   if (dmax <= 0.0)
     dmax = 1e-12;   /* identical sides: an all-zero difference still gets a scale */
-  t[0] = g_strdup_printf ("A: %s", data->caption[0] != NULL ? data->caption[0] : "");
-  t[1] = g_strdup_printf ("B: %s", data->caption[1] != NULL ? data->caption[1] : "");
+  split_captions (data->caption[0], data->caption[1], &only_a, &only_b, &common);
+  t[0] = *only_a != '\0' ? g_strdup_printf ("A: %s", only_a) : g_strdup ("A");
+  t[1] = *only_b != '\0' ? g_strdup_printf ("B: %s", only_b) : g_strdup ("B");
   t[2] = g_strdup ("A " RPE_FIG_MINUS " B");
+  t[3] = g_strdup (common);
   rpe_figure_init (fig, RPE_FIGURE_COMPARE);
-  fig->title = data->title;
+  fig->title = data->title != NULL ? data->title : *common != '\0' ? t[3] : NULL;
   fig->n_panels = 3;
   fig->share_scale = TRUE;
   for (guint i = 0; i < 3; i++)

@@ -28,8 +28,9 @@ typedef struct
   size_t              train_length;
 } RpeCompareFigureData;
 
-/* Fills fig (rpe_figure_init'd here) from data; titles (3 strings, g_free'd by the caller with
- * g_strfreev) receives the panel titles the figure points at. */
+/* Fills fig (rpe_figure_init'd here) from data; titles (g_strfreev by the caller) receives the
+ * strings the figure points at.  What both captions say becomes the figure title (unless data
+ * has one), what differs the panel titles ("A: head 1", "B: head 2", "A − B"). */
 void rpe_compare_figure_fill  (RpeFigure                  *fig,
                                const RpeCompareFigureData *data,
                                char                     ***titles);
