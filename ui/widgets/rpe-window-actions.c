@@ -404,7 +404,7 @@ action_dismiss (GtkWidget  *widget,
 void
 _rpe_window_update_export (RpeWindow *self)
 {
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", bundle != NULL);
 }
@@ -435,7 +435,7 @@ action_export (GtkWidget  *widget,
                GVariant   *parameter)
 {
   RpeWindow *self = RPE_WINDOW (widget);
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
   const char *dir;
   g_autofree char *path = NULL;
 

@@ -4,6 +4,7 @@
 
 #include "rpe-window.h"
 #include "rpe-undo.h"
+#include "rpe-watch.h"
 
 G_BEGIN_DECLS
 
@@ -51,6 +52,19 @@ struct _RpeWindow
   GtkWidget            *conv_all;
   GtkWidget            *fastrpb_box;
   gboolean              updating;
+
+  /* Compare, Overview and Watch (rpe-window-compare.c) */
+  GtkWidget            *compare_view;   /* RpeCompareView, stack page "compare" */
+  GtkWidget            *overview_view;  /* RpeOverviewView, stack page "overview" */
+  char                 *source_path;    /* where the parameters come from: "demo", "demo:NAME", a file */
+  RpeCheckpointWatch   *watch;          /* the opened file, while it is a file */
+  GtkWidget            *watch_group;
+  GtkWidget            *watch_label;
+  GtkWidget            *watch_scale;
+  guint                 watch_shown;    /* the step the state shows */
+  gboolean              watch_follow;   /* show each new step as it arrives */
+  gboolean              watch_applying;
+  GCancellable         *layer_cancellable;
 };
 
 void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
@@ -63,6 +77,14 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-compare.c */
+void _rpe_window_compare_init       (RpeWindow      *self);
+void _rpe_window_compare_dispose    (RpeWindow      *self);
+/* A checkpoint was opened (data->path; watch: start watching it unless it is a demo). */
+void _rpe_window_compare_opened     (RpeWindow      *self,
+                                     RpeCheckpointData *data);
+/* The figure of the visible page (also Compare and Overview); NULL while it has none. */
+RpeFigureBundle *_rpe_window_current_figure (RpeWindow *self);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);

@@ -153,6 +153,7 @@ open_done (GObject      *source,
         return;
       }
     self->from_demo = FALSE;
+    _rpe_window_compare_opened (self, data);
     if (data->have_sine != data->have_conv)
       g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
     /* a gated checkpoint shows its gated templates, as the CLI does */
@@ -884,6 +885,7 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  _rpe_window_compare_dispose (self);
   if (self->browser != NULL)
     {
       g_object_remove_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
@@ -980,6 +982,7 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
+  _rpe_window_compare_init (self);
   rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
@@ -1068,7 +1071,10 @@ rpe_window_is_busy (RpeWindow *self)
          || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
          || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
          || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]))
-         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]))
+         || rpe_compare_view_is_busy (RPE_COMPARE_VIEW (self->compare_view))
+         || rpe_overview_view_is_busy (RPE_OVERVIEW_VIEW (self->overview_view))
+         || self->layer_cancellable != NULL;
 }
 
 void
@@ -1080,6 +1086,8 @@ rpe_window_cancel (RpeWindow *self)
   rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
   rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
   rpe_outputs_view_cancel (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+  rpe_compare_view_cancel (RPE_COMPARE_VIEW (self->compare_view));
+  rpe_overview_view_cancel (RPE_OVERVIEW_VIEW (self->overview_view));
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
 }
@@ -1159,7 +1167,7 @@ rpe_window_export_view (RpeWindow   *self,
   if (!rpe_export_format_from_path (path, &format))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)", path);
-  bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  bundle = _rpe_window_current_figure (self);
   if (bundle == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the %s view has nothing to export yet",
                           view_names[rpe_window_get_view (self)]);
