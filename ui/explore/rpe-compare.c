@@ -134,7 +134,7 @@ side_caption (const RpeCompareSide      *side,
   GString *c = g_string_new (NULL);
 
   if (side->label != NULL)
-    g_string_append_printf (c, "%s: ", side->label);
+    g_string_append_printf (c, "%s, ", side->label);
   if (side->checkpoint != NULL)
     {
       g_autofree char *base = g_path_get_basename (side->checkpoint);

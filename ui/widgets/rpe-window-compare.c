@@ -227,6 +227,7 @@ watch_loaded (RpeCheckpointWatch *watch,
       g_autofree char *base = g_path_get_basename (rpe_checkpoint_watch_get_path (watch));
 
       rpe_window_show_watch_step (self, index);
+      _rpe_window_show_message (self, NULL);   /* a read that had failed is superseded */
       adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Reloaded %s", base));
     }
   else
@@ -315,11 +316,12 @@ _rpe_window_compare_init (RpeWindow *self)
   adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (self->watch_group), "Training run");
   adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (self->watch_group),
                                          "The open file is watched: when training rewrites it (or writes a newer "
-                                         "checkpoint_<step> beside it) it is read again, keeping every view setting.");
+                                         "checkpoint_&lt;step&gt; beside it) it is read again, keeping every view setting.");
   row = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   self->watch_label = gtk_label_new (NULL);
   gtk_label_set_xalign (GTK_LABEL (self->watch_label), 0);
   gtk_label_set_wrap (GTK_LABEL (self->watch_label), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (self->watch_label), 36);
   gtk_box_append (GTK_BOX (row), self->watch_label);
   self->watch_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 1, 1);
   gtk_scale_set_digits (GTK_SCALE (self->watch_scale), 0);
