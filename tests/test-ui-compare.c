@@ -1,0 +1,470 @@
+/* test-ui-compare.c: the window's Compare and Overview pages and the watch on the opened file.
+ *
+ * References are independent of the compare code: templates straight from rpe_spe_template on
+ * parameters loaded by the checkpoint reader.  Waits are for events (a result for the current
+ * state serial, a counter of the watch's signals), never for a fixed time.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "rpe-alloc.h"
+#include "rpe-checkpoint.h"
+#include "rpe-demos.h"
+#include "rpe-window.h"
+#include "rpe-test-utils.h"
+#include "rpe-ui-wait.h"
+
+static gboolean
+window_idle (gpointer data)
+{
+  return !rpe_window_is_busy (RPE_WINDOW (data));
+}
+
+static gboolean
+not_loading (gpointer data)
+{
+  return !rpe_window_is_loading (RPE_WINDOW (data));
+}
+
+static RpeWindow *
+new_window (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  gtk_window_present (GTK_WINDOW (window));
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  rpe_test_iterate_until (window_idle, window);
+  return window;
+}
+
+static gboolean
+comparison_current (gpointer data)
+{
+  RpeWindow *window = data;
+  RpeCompareView *view = RPE_COMPARE_VIEW (rpe_window_get_compare_view (window));
+  RpeComparison *c = rpe_compare_view_get_result (view);
+
+  return !rpe_compare_view_is_busy (view) && c != NULL
+         && c->serial == rpe_explorer_state_get_serial (rpe_window_get_state (window));
+}
+
+/* The analytic template of (h, d) of the state's parameters: an independent reference. */
+static float *
+reference_template (const RpeSpeParams *params,
+                    gsize               h,
+                    gsize               d,
+                    gsize               n,
+                    gboolean            gated)
+{
+  RpeStatus status;
+  float *out = rpe_alloc (n * n, sizeof (float), &status);
+
+  g_assert_nonnull (out);
+  g_assert_cmpint (rpe_spe_template (params, h, d, n, gated && params->gate != NULL, out), ==, RPE_OK);
+  return out;
+}
+
+static void
+check_comparison (RpeComparison *c,
+                  const float   *a,
+                  const float   *b,
+                  gsize          n)
+{
+  g_assert_cmpuint (c->rows, ==, n);
+  g_assert_cmpuint (c->cols, ==, n);
+  for (gsize i = 0; i < n * n; i++)
+    {
+      float d = a[i] - b[i];
+
+      g_assert_cmpfloat (c->values[0][i], ==, a[i]);
+      g_assert_cmpfloat (c->values[1][i], ==, b[i]);
+      g_assert_cmpfloat (c->values[2][i], ==, d);
+    }
+}
+
+static void
+test_compare (void)
+{
+  RpeWindow *window = new_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeCompareView *view = RPE_COMPARE_VIEW (rpe_window_get_compare_view (window));
+  const RpeSpeParams *params;
+  float *a, *b;
+  gboolean gated;
+  g_autoptr (RpeFigureBundle) bundle = NULL;
+
+  rpe_window_show_page (window, "compare");
+  g_object_set (state, "length", 40, "head", 0, "feature", 2, "compare-what", (guint) RPE_COMPARE_TEMPLATES, NULL);
+  rpe_test_iterate_until (window_idle, window);
+
+  /* Pin A, then edit: B is the state after the edit */
+  rpe_compare_view_pin (view);
+  g_object_set (state, "head", 1, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  params = rpe_explorer_state_get_params (state, rpe_explorer_state_get_spe_kind (state));
+  g_object_get (state, "gated", &gated, NULL);
+  a = reference_template (params, 0, 2, 40, gated);
+  b = reference_template (params, 1, 2, 40, gated);
+  check_comparison (rpe_compare_view_get_result (view), a, b, 40);
+  g_assert_nonnull (strstr (rpe_compare_view_get_result (view)->caption[0], "pinned"));
+  rpe_free (a);
+  rpe_free (b);
+
+  /* Two heads: A the current head, B compare-b-head */
+  g_object_set (state, "compare-mode", (guint) RPE_COMPARE_HEAD, "compare-b-head", 3, "head", 2, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  a = reference_template (params, 2, 2, 40, gated);
+  b = reference_template (params, 3, 2, 40, gated);
+  check_comparison (rpe_compare_view_get_result (view), a, b, 40);
+  rpe_free (a);
+  rpe_free (b);
+
+  /* the page exports the triptych */
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  bundle = rpe_window_build_figure (window, rpe_window_get_view (window));
+  g_assert_nonnull (bundle);
+  g_clear_pointer (&bundle, rpe_figure_bundle_unref);
+  {
+    g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "window-compare.npy", NULL);
+    g_autoptr (GError) error = NULL;
+
+    g_assert_true (rpe_window_export_view (window, path, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  }
+
+  /* a burst of edits: only the last state's comparison is shown (stale results dropped) */
+  for (guint h = 0; h < 4; h++)
+    g_object_set (state, "head", h, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  g_assert_nonnull (strstr (rpe_compare_view_get_result (view)->caption[0], "head 3"));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
+static gboolean
+overview_complete (gpointer data)
+{
+  RpeWindow *window = data;
+  RpeOverviewView *view = RPE_OVERVIEW_VIEW (rpe_window_get_overview_view (window));
+  RpeOverview *ov = rpe_overview_view_get_result (view);
+
+  return !rpe_overview_view_is_busy (view) && ov != NULL && ov->n_done == ov->n_layers * ov->n_heads;
+}
+
+typedef struct
+{
+  RpeWindow *window;
+  guint      head;
+} WantHead;
+
+static gboolean
+opened_cell (gpointer data)
+{
+  WantHead *w = data;
+
+  return !rpe_window_is_busy (w->window) && rpe_explorer_state_get_head (rpe_window_get_state (w->window)) == w->head
+         && rpe_window_get_view (w->window) == RPE_WINDOW_VIEW_TEMPLATES;
+}
+
+static void
+test_overview (void)
+{
+  RpeWindow *window = new_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeOverviewView *view = RPE_OVERVIEW_VIEW (rpe_window_get_overview_view (window));
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeOverview *ov;
+  WantHead want = { window, 2 };
+  gboolean gated;
+
+  g_object_set (state, "length", 32, "feature", 4, "spe-kind", (guint) RPE_SPE_SINE, "gated", TRUE, NULL);
+  rpe_window_show_page (window, "overview");
+  rpe_test_iterate_until (overview_complete, window);
+  ov = rpe_overview_view_get_result (view);
+  g_assert_cmpuint (ov->n_layers, ==, 2);    /* the demo's sine module: gates of layers 0 and 1 */
+  g_assert_cmpuint (ov->n_heads, ==, 4);
+  g_assert_cmpuint (ov->rows, ==, 32);
+  set = rpe_demos_read ("demo", &error);
+  g_assert_no_error (error);
+  g_object_get (state, "gated", &gated, NULL);
+  for (gsize l = 0; l < 2; l++)
+    {
+      RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+      RpeSpeParams p = { 0 };
+
+      sel.method = RPE_SPE_SINE;
+      sel.layer = (int) l;
+      g_assert_true (rpe_checkpoint_load_spe_full (set, &sel, &p, NULL, &error));
+      for (gsize h = 0; h < 4; h++)
+        {
+          float *ref = reference_template (&p, h, 4, 32, gated);
+          const float *cell = ov->values + (l * 4 + h) * 32 * 32;
+
+          for (gsize i = 0; i < 32 * 32; i++)
+            g_assert_cmpfloat (cell[i], ==, ref[i]);
+          rpe_free (ref);
+        }
+      rpe_spe_params_clear (&p);
+    }
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+
+  /* a click on (layer 1, head 2) opens it in the Templates view */
+  rpe_overview_view_activate_cell (view, 1 * 4 + 2);
+  rpe_test_iterate_until (opened_cell, &want);
+  {
+    RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+    RpeSpeParams p = { 0 };
+    const RpeSpeParams *shown = rpe_explorer_state_get_params (state, RPE_SPE_SINE);
+
+    sel.method = RPE_SPE_SINE;
+    sel.layer = 1;
+    g_assert_true (rpe_checkpoint_load_spe_full (set, &sel, &p, NULL, &error));
+    g_assert_nonnull (shown->gate);
+    for (gsize i = 0; i < p.n_heads * p.n_features; i++)
+      g_assert_cmpfloat (shown->gate[i], ==, p.gate[i]);
+    rpe_spe_params_clear (&p);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
+/* ------------------------------------------------------------------ watch */
+
+/* The file's bytes with every "*.gate" tensor (float32) shifted by delta. */
+static GBytes *
+shifted_gates (const char *path,
+               float       delta)
+{
+  g_autofree char *bytes = NULL;
+  gsize len = 0;
+  guint64 header = 0;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonObject *root;
+  g_autoptr (GList) names = NULL;
+
+  g_assert_true (g_file_get_contents (path, &bytes, &len, &error));
+  g_assert_cmpuint (len, >, 8);
+  for (int i = 7; i >= 0; i--)
+    header = (header << 8) | (guint8) bytes[i];
+  g_assert_cmpuint (header + 8, <=, len);
+  g_assert_true (json_parser_load_from_data (parser, bytes + 8, (gssize) header, &error));
+  root = json_node_get_object (json_parser_get_root (parser));
+  names = json_object_get_members (root);
+  for (GList *l = names; l != NULL; l = l->next)
+    {
+      const char *name = l->data;
+      JsonObject *t;
+      JsonArray *off;
+      gsize s, e;
+
+      if (!g_str_has_suffix (name, ".gate"))
+        continue;
+      t = json_object_get_object_member (root, name);
+      g_assert_cmpstr (json_object_get_string_member (t, "dtype"), ==, "F32");
+      off = json_object_get_array_member (t, "data_offsets");
+      s = (gsize) json_array_get_int_element (off, 0);
+      e = (gsize) json_array_get_int_element (off, 1);
+      for (gsize k = s; k < e; k += 4)
+        {
+          float v;
+
+          memcpy (&v, bytes + 8 + header + k, 4);
+          v += delta;
+          memcpy (bytes + 8 + header + k, &v, 4);
+        }
+    }
+  return g_bytes_new_take (g_steal_pointer (&bytes), len);
+}
+
+static void
+write_atomically (const char *path,
+                  GBytes     *bytes)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, g_bytes_get_data (bytes, NULL), (gssize) g_bytes_get_size (bytes), &error));
+  g_assert_no_error (error);
+}
+
+typedef struct
+{
+  guint loaded;
+  guint failed;
+} Counts;
+
+static void
+on_loaded (RpeCheckpointWatch *watch,
+           guint               index,
+           Counts             *counts)
+{
+  counts->loaded++;
+}
+
+static void
+on_failed (RpeCheckpointWatch *watch,
+           const char         *message,
+           Counts             *counts)
+{
+  counts->failed++;
+}
+
+typedef struct
+{
+  Counts *counts;
+  guint   loaded;
+  guint   failed;
+} WantCounts;
+
+static gboolean
+counts_reached (gpointer data)
+{
+  WantCounts *w = data;
+
+  return w->counts->loaded >= w->loaded && w->counts->failed >= w->failed;
+}
+
+/* The state's sine gate equals the gate of the file's (first layer's) module. */
+static void
+assert_gate_of (RpeExplorerState *state,
+                const char       *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, &error);
+  RpeSpeParams p = { 0 };
+  const RpeSpeParams *shown = rpe_explorer_state_get_params (state, RPE_SPE_SINE);
+
+  g_assert_no_error (error);
+  g_assert_true (rpe_checkpoint_load_spe (set, NULL, -1, &p, &error));
+  g_assert_nonnull (shown->gate);
+  for (gsize i = 0; i < p.n_heads * p.n_features; i++)
+    g_assert_cmpfloat (shown->gate[i], ==, p.gate[i]);
+  rpe_spe_params_clear (&p);
+}
+
+static void
+test_watch (void)
+{
+  g_autofree char *src = g_test_build_filename (G_TEST_DIST, "..", "resources", "demos", "sine-spe.safetensors", NULL);
+  g_autofree char *dir = g_build_filename (rpe_test_tmpdir (), "watch", NULL);
+  g_autofree char *path = g_build_filename (dir, "model.safetensors", NULL);
+  g_autofree char *next = g_build_filename (dir, "model_step300.safetensors", NULL);
+  g_autoptr (GBytes) original = NULL, rewritten = NULL, later = NULL;
+  g_autoptr (GFile) file = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeWindow *window = new_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeCheckpointWatch *watch;
+  Counts counts = { 0, 0 };
+  WantCounts want = { &counts, 1, 0 };
+  gint64 step = 0;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  original = shifted_gates (src, 0.0f);
+  write_atomically (path, original);
+  file = g_file_new_for_path (path);
+  rpe_window_open_file (window, file);
+  rpe_test_iterate_until (not_loading, window);
+  g_assert_null (rpe_window_get_message (window));
+  watch = rpe_window_get_watch (window);
+  g_assert_nonnull (watch);
+  g_assert_cmpuint (rpe_checkpoint_watch_get_n_steps (watch), ==, 1);
+  g_signal_connect (watch, "loaded", G_CALLBACK (on_loaded), &counts);
+  g_signal_connect (watch, "failed", G_CALLBACK (on_failed), &counts);
+  g_object_set (state, "spe-kind", (guint) RPE_SPE_SINE, "head", 2, "length", 50, "realizations", 17, NULL);
+  rpe_test_iterate_until (window_idle, window);
+
+  /* a training run writes a new checkpoint over the old one (another gate) */
+  rewritten = shifted_gates (src, 1.5f);
+  write_atomically (path, rewritten);
+  rpe_test_iterate_until (counts_reached, &want);
+  g_assert_cmpuint (rpe_checkpoint_watch_get_n_steps (watch), ==, 2);
+  g_assert_cmpuint (rpe_explorer_state_get_head (state), ==, 2);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 50);
+  g_assert_cmpuint (rpe_explorer_state_get_r (state), ==, 17);
+  assert_gate_of (state, path);
+
+  /* a half-written file: retried, then reported; the good state stays */
+  rpe_checkpoint_watch_set_retry (watch, 2, 5);
+  {
+    FILE *f = fopen (path, "wb");
+
+    g_assert_nonnull (f);
+    g_assert_cmpuint (fwrite (g_bytes_get_data (rewritten, NULL), 1, 3000, f), ==, 3000);
+    fclose (f);
+  }
+  want.failed = 1;
+  rpe_test_iterate_until (counts_reached, &want);
+  g_assert_cmpuint (counts.loaded, ==, 1);
+  g_assert_cmpuint (rpe_checkpoint_watch_get_n_steps (watch), ==, 2);
+  g_assert_cmpuint (rpe_checkpoint_watch_get_n_failed_reads (watch), >=, 3);
+  g_assert_nonnull (rpe_window_get_message (window));
+  g_assert_cmpuint (rpe_explorer_state_get_head (state), ==, 2);
+  {
+    /* still the gate of the good rewrite */
+    g_autofree char *good = g_build_filename (dir, "good.safetensors", NULL);
+
+    write_atomically (good, rewritten);
+    assert_gate_of (state, good);
+  }
+
+  /* a newer checkpoint_<step> beside it: followed */
+  later = shifted_gates (src, -0.5f);
+  write_atomically (next, later);
+  want.loaded = 2;
+  rpe_test_iterate_until (counts_reached, &want);
+  g_assert_cmpstr (rpe_checkpoint_watch_get_path (watch), ==, next);
+  g_assert_nonnull (rpe_checkpoint_watch_get_step (watch, 2, &step));
+  g_assert_cmpint (step, ==, 300);
+  assert_gate_of (state, next);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 50);
+
+  /* the slider replays: step 0 shows the first parameters again */
+  rpe_window_show_watch_step (window, 0);
+  {
+    g_autofree char *first = g_build_filename (dir, "first.safetensors", NULL);
+
+    write_atomically (first, original);
+    assert_gate_of (state, first);
+  }
+  g_assert_cmpuint (rpe_explorer_state_get_head (state), ==, 2);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
+static void
+test_step_names (void)
+{
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("checkpoint_50000"), ==, 50000);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("model_step300.safetensors"), ==, 300);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("run-step12.pt"), ==, 12);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("model.safetensors"), ==, -1);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("checkpoint_"), ==, -1);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("checkpoint_12a"), ==, -1);
+  g_assert_cmpint (rpe_checkpoint_step_from_name ("step5"), ==, -1);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_test_add_func ("/ui/compare/step-names", test_step_names);
+  g_test_add_func ("/ui/compare/compare", test_compare);
+  g_test_add_func ("/ui/compare/overview", test_overview);
+  g_test_add_func ("/ui/compare/watch", test_watch);
+  return g_test_run ();
+}
