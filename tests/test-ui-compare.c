@@ -444,6 +444,171 @@ test_watch (void)
   rpe_test_wait_jobs ();
 }
 
+/* ------------------------------------------------------------ screenshots */
+
+static cairo_surface_t *
+render_widget (GtkWidget *widget)
+{
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GskRenderNode *node;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cr = cairo_create (surface);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  if (node != NULL)
+    {
+      gsk_render_node_draw (node, cr);
+      gsk_render_node_unref (node);
+    }
+  cairo_destroy (cr);
+  g_object_unref (paintable);
+  cairo_surface_flush (surface);
+  return surface;
+}
+
+static GtkWidget *
+find_widget (GtkWidget *root,
+             GType      type)
+{
+  if (g_type_is_a (G_OBJECT_TYPE (root), type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+flap_settled (gpointer data)
+{
+  AdwFlap *flap = data;
+  double p = adw_flap_get_reveal_progress (flap);
+
+  return p == (adw_flap_get_reveal_flap (flap) ? 1.0 : 0.0);
+}
+
+static void
+save_window (RpeWindow  *window,
+             const char *dir,
+             const char *name)
+{
+  g_autofree char *path = g_strdup_printf ("%s/%s.png", dir, name);
+  GtkWidget *overlay = find_widget (GTK_WIDGET (window), ADW_TYPE_TOAST_OVERLAY);
+  GtkWidget *flap = find_widget (GTK_WIDGET (window), ADW_TYPE_FLAP);
+  cairo_surface_t *pixels;
+
+  rpe_test_iterate_until (window_idle, window);
+  if (flap != NULL)
+    rpe_test_iterate_until (flap_settled, flap);
+  /* the toasts ("Opened ...", "Reloaded ...") are not what the picture is about */
+  for (GtkWidget *c = overlay != NULL ? gtk_widget_get_first_child (overlay) : NULL; c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (c != adw_toast_overlay_get_child (ADW_TOAST_OVERLAY (overlay)))
+      gtk_widget_set_visible (c, FALSE);
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
+  pixels = render_widget (GTK_WIDGET (window));
+  g_assert_cmpint (cairo_surface_write_to_png (pixels, path), ==, CAIRO_STATUS_SUCCESS);
+  cairo_surface_destroy (pixels);
+}
+
+/* With RPE_SCREENSHOT_DIR set (tools/make-screenshots.sh): compare.png, overview.png, watch.png. */
+static void
+test_screenshots (void)
+{
+  const char *dir = g_getenv ("RPE_SCREENSHOT_DIR");
+  g_autofree char *src = g_test_build_filename (G_TEST_DIST, "..", "resources", "demos", "sine-spe.safetensors", NULL);
+  g_autofree char *run_dir = g_build_filename (rpe_test_tmpdir (), "shots", NULL);
+  g_autofree char *path = g_build_filename (run_dir, "checkpoint_1000", NULL);
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (GFile) file = NULL;
+  RpeWindow *window;
+  RpeExplorerState *state;
+  Counts counts = { 0, 0 };
+  WantCounts want = { &counts, 2, 0 };
+
+  if (dir == NULL)
+    {
+      g_test_skip ("RPE_SCREENSHOT_DIR not set");
+      return;
+    }
+  {
+    GtkCssProvider *css = gtk_css_provider_new ();
+
+    gtk_css_provider_load_from_resource (css, "/io/github/rpestudio/RpeStudio/style.css");
+    gtk_style_context_add_provider_for_display (gdk_display_get_default (), GTK_STYLE_PROVIDER (css),
+                                                GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_unref (css);
+    gtk_icon_theme_add_resource_path (gtk_icon_theme_get_for_display (gdk_display_get_default ()),
+                                      "/io/github/rpestudio/RpeStudio/icons");
+  }
+  {
+    /* no tour offer over the pictures */
+    g_autoptr (GSettings) settings = g_settings_new ("io.github.rpestudio.RpeStudio");
+
+    g_settings_set_boolean (settings, "tour-offered", TRUE);
+  }
+  g_assert_cmpint (g_mkdir_with_parents (run_dir, 0700), ==, 0);
+  bytes = shifted_gates (src, 0.0f);
+  write_atomically (path, bytes);
+  window = new_window ();
+  state = rpe_window_get_state (window);
+  file = g_file_new_for_path (path);
+  rpe_window_open_file (window, file);
+  rpe_test_iterate_until (not_loading, window);
+  {
+    /* the contents window opens by itself with a checkpoint: close it */
+    RpeTensorBrowser *browser = rpe_window_get_tensor_browser (window);
+
+    if (browser != NULL)
+      gtk_window_close (GTK_WINDOW (browser));
+  }
+  rpe_window_set_sidebar_visible (window, FALSE);
+
+  /* Compare: pin A, change the head: A | B | A - B of the attention */
+  g_object_set (state, "length", 64, "causal", TRUE, "head", 1, "compare-what", (guint) RPE_COMPARE_ATTENTION, NULL);
+  rpe_window_show_page (window, "compare");
+  rpe_compare_view_pin (RPE_COMPARE_VIEW (rpe_window_get_compare_view (window)));
+  g_object_set (state, "head", 3, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  save_window (window, dir, "compare");
+
+  /* Overview */
+  g_object_set (state, "compare-mode", (guint) RPE_COMPARE_OFF, "feature", 3, NULL);
+  rpe_window_show_page (window, "overview");
+  rpe_test_iterate_until (overview_complete, window);
+  save_window (window, dir, "overview");
+
+  /* Watch: two newer checkpoint_<step> files of the run, the step slider in the sidebar */
+  g_signal_connect (rpe_window_get_watch (window), "loaded", G_CALLBACK (on_loaded), &counts);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  for (guint k = 1; k <= 2; k++)
+    {
+      g_autoptr (GBytes) next = shifted_gates (src, 1.0f * k);
+      g_autofree char *name = g_strdup_printf ("checkpoint_%u", 1000 * (k + 1));
+      g_autofree char *step_path = g_build_filename (run_dir, name, NULL);
+      WantCounts one = { &counts, k, 0 };
+
+      write_atomically (step_path, next);
+      rpe_test_iterate_until (counts_reached, &one);
+    }
+  rpe_test_iterate_until (counts_reached, &want);
+  rpe_window_set_sidebar_visible (window, TRUE);
+  save_window (window, dir, "watch");
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
 static void
 test_step_names (void)
 {
@@ -466,5 +631,6 @@ main (int   argc,
   g_test_add_func ("/ui/compare/compare", test_compare);
   g_test_add_func ("/ui/compare/overview", test_overview);
   g_test_add_func ("/ui/compare/watch", test_watch);
+  g_test_add_func ("/ui/compare/screenshots", test_screenshots);
   return g_test_run ();
 }

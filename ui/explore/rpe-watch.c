@@ -14,6 +14,8 @@ struct _RpeCheckpointWatch
   GObject       parent_instance;
 
   char         *path;
+  char         *candidate;    /* a newer checkpoint seen beside it (checked when the pause ends) */
+  gint64        candidate_step;
   GFileMonitor *monitor;
   GPtrArray    *steps;        /* RpeCheckpointData* */
   GArray       *step_numbers; /* gint64 */
@@ -139,6 +141,23 @@ debounce_cb (gpointer data)
   RpeCheckpointWatch *self = data;
 
   self->debounce_id = 0;
+  /* a newer checkpoint beside the one we follow: follow it, if it is still there (a writer's
+   * temporary file is renamed away before the pause ends) */
+  if (self->candidate != NULL)
+    {
+      char *candidate = g_steal_pointer (&self->candidate);
+
+      if (g_file_test (candidate, G_FILE_TEST_IS_REGULAR))
+        {
+          g_free (self->path);
+          self->path = candidate;
+        }
+      else
+        {
+          g_free (candidate);
+          return G_SOURCE_REMOVE;
+        }
+    }
   if (self->retry_id != 0)
     {
       g_source_remove (self->retry_id);
@@ -203,8 +222,12 @@ on_changed (GFileMonitor      *monitor,
   if (step < 0 || step <= own_step || g_str_has_prefix (base, ".") || g_str_has_suffix (base, ".tmp")
       || g_str_has_suffix (base, "~"))
     return;
-  g_free (self->path);
-  self->path = g_steal_pointer (&path);
+  if (self->candidate == NULL || step >= self->candidate_step)
+    {
+      g_free (self->candidate);
+      self->candidate = g_steal_pointer (&path);
+      self->candidate_step = step;
+    }
   schedule_read (self);
 }
 
@@ -233,6 +256,7 @@ rpe_checkpoint_watch_finalize (GObject *object)
   RpeCheckpointWatch *self = RPE_CHECKPOINT_WATCH (object);
 
   g_free (self->path);
+  g_free (self->candidate);
   g_ptr_array_unref (self->steps);
   g_array_unref (self->step_numbers);
   G_OBJECT_CLASS (rpe_checkpoint_watch_parent_class)->finalize (object);

@@ -436,6 +436,8 @@ action_export (GtkWidget  *widget,
 {
   RpeWindow *self = RPE_WINDOW (widget);
   g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
+  const char *page = adw_view_stack_get_visible_child_name (self->stack);
+  gboolean on_view = g_strcmp0 (page, "compare") != 0 && g_strcmp0 (page, "overview") != 0;
   const char *dir;
   g_autofree char *path = NULL;
 
@@ -448,9 +450,9 @@ action_export (GtkWidget  *widget,
     gtk_window_destroy (GTK_WINDOW (self->export_dialog));
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
   /* the heatmap views of the SPE draw animate a sweep of R, N or the seed */
-  if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
+  if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
     rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
-  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
+  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
     rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
   dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);

@@ -314,9 +314,10 @@ _rpe_window_compare_init (RpeWindow *self)
   /* the watched training run: step indicator and a slider over the checkpoints seen */
   self->watch_group = adw_preferences_group_new ();
   adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (self->watch_group), "Training run");
-  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (self->watch_group),
-                                         "The open file is watched: when training rewrites it (or writes a newer "
-                                         "checkpoint_&lt;step&gt; beside it) it is read again, keeping every view setting.");
+  /* a description would widen the sidebar (its label's natural width): a tooltip says it */
+  gtk_widget_set_tooltip_text (self->watch_group, "The open file is read again when training rewrites it or "
+                                                  "writes a newer checkpoint_<step> beside it; every view "
+                                                  "setting stays. The slider replays the checkpoints seen.");
   row = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   self->watch_label = gtk_label_new (NULL);
   gtk_label_set_xalign (GTK_LABEL (self->watch_label), 0);
@@ -329,7 +330,8 @@ _rpe_window_compare_init (RpeWindow *self)
   g_signal_connect (self->watch_scale, "value-changed", G_CALLBACK (scale_changed), self);
   gtk_box_append (GTK_BOX (row), self->watch_scale);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->watch_group), row);
-  gtk_box_append (self->sidebar, self->watch_group);
+  /* first in the sidebar: while a run is watched, where it is matters most */
+  gtk_box_prepend (self->sidebar, self->watch_group);
   self->watch_follow = TRUE;
   gtk_widget_set_visible (self->watch_group, FALSE);
 }
