@@ -357,6 +357,8 @@ static const OptionUse option_uses[] = {
   { "b-head", TRUE, "export:compare-*" },
   { "b-method", TRUE, "export:compare-*" },
   { "cells", TRUE, "export:overview" },
+  /* the figure size preset: every export view, the outputs too */
+  { "preset", TRUE, "export:*" },
   /* rpe curves' own options */
   { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
   { "seeds", TRUE, "curves:error" },

@@ -10,6 +10,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
+#include "rpe-job.h"
 
 const char *
 rpe_compare_mode_name (RpeCompareMode mode)
@@ -352,10 +353,10 @@ typedef struct
   RpeCompareWhat          what;
   gsize                   n_cap, max_side;
   guint64                 serial;
-  RpeComputeProgressFunc  progress;
-  gpointer                progress_data;
   GMainContext           *context;
   GTask                  *task;
+  RpeJobMonitor          *monitor;      /* counts the job in rpe_compute_jobs_alive; progress */
+  const RpeMonitor       *core;         /* on the worker, between begin and end */
   /* overview */
   RpeOverview            *overview;
   RpeOverviewCellFunc     cell_func;
@@ -371,8 +372,8 @@ compare_job_free (gpointer data)
   rpe_compare_side_clear (&job->b);
   g_clear_pointer (&job->context, g_main_context_unref);
   g_clear_pointer (&job->overview, rpe_overview_unref);
+  rpe_job_monitor_free (job->monitor);
   g_free (job);
-  _rpe_compute_job_release ();
 }
 
 /* Main thread: cell i is in values; widen the range. */
@@ -397,7 +398,7 @@ overview_mark_done (RpeOverview *ov,
 typedef struct
 {
   GTask  *task;
-  gsize   index;    /* overview cell; G_MAXSIZE: progress 0.5 of a comparison */
+  gsize   index;    /* overview cell */
 } JobEvent;
 
 static gboolean
@@ -409,12 +410,7 @@ job_event_dispatch (gpointer data)
 
   if (g_task_get_completed (event->task) || (cancellable != NULL && g_cancellable_is_cancelled (cancellable)))
     return G_SOURCE_REMOVE;
-  if (event->index == G_MAXSIZE)
-    {
-      if (job->progress != NULL)
-        job->progress (0.5, job->progress_data);
-    }
-  else if (job->cell_func != NULL && job->overview != NULL)
+  if (job->cell_func != NULL && job->overview != NULL)
     {
       RpeOverview *ov = job->overview;
       gsize i = event->index;
@@ -453,7 +449,9 @@ post_event (CompareJob *job,
 static void
 half_done (gpointer data)
 {
-  post_event (data, G_MAXSIZE);
+  CompareJob *job = data;
+
+  rpe_monitor_progress (job->core, 0.5);
 }
 
 static void
@@ -464,8 +462,11 @@ compare_worker (GTask        *task,
 {
   CompareJob *job = task_data;
   GError *error = NULL;
-  RpeComparison *c = compare_run (&job->a, &job->b, job->what, job->n_cap, job->max_side, half_done, job,
-                                  cancellable, &error);
+  RpeComparison *c;
+
+  job->core = rpe_job_monitor_begin (job->monitor);
+  c = compare_run (&job->a, &job->b, job->what, job->n_cap, job->max_side, half_done, job, cancellable, &error);
+  rpe_job_monitor_end (job->monitor);
 
   if (c == NULL)
     {
@@ -477,15 +478,17 @@ compare_worker (GTask        *task,
 }
 
 static CompareJob *
-compare_job_new (gpointer             tag,
-                 GCancellable        *cancellable,
-                 GAsyncReadyCallback  callback,
-                 gpointer             user_data)
+compare_job_new (gpointer                tag,
+                 RpeComputeProgressFunc  progress,
+                 gpointer                progress_data,
+                 GCancellable           *cancellable,
+                 GAsyncReadyCallback     callback,
+                 gpointer                user_data)
 {
   CompareJob *job = g_new0 (CompareJob, 1);
 
-  _rpe_compute_job_hold ();
   job->task = g_task_new (NULL, cancellable, callback, user_data);
+  job->monitor = rpe_job_monitor_new (job->task, progress, progress_data);
   g_task_set_source_tag (job->task, tag);
   g_task_set_return_on_cancel (job->task, FALSE);
   job->context = g_main_context_ref (g_task_get_context (job->task));
@@ -510,7 +513,7 @@ rpe_compare_compute_async (const RpeCompareSide   *a,
   GTask *task;
 
   g_return_if_fail (a != NULL && b != NULL);
-  job = compare_job_new (rpe_compare_compute_async, cancellable, callback, user_data);
+  job = compare_job_new (rpe_compare_compute_async, progress, progress_data, cancellable, callback, user_data);
   task = job->task;
   rpe_compare_side_copy (&job->a, a);
   rpe_compare_side_copy (&job->b, b);
@@ -518,8 +521,6 @@ rpe_compare_compute_async (const RpeCompareSide   *a,
   job->n_cap = n_cap;
   job->max_side = max_side;
   job->serial = serial;
-  job->progress = progress;
-  job->progress_data = progress_data;
   g_task_run_in_thread (task, compare_worker);
   g_object_unref (task);
 }
@@ -769,7 +770,7 @@ rpe_overview_compute_async (const RpeCompareSide  *base,
   GTask *task;
 
   g_return_if_fail (base != NULL && base->snapshot != NULL);
-  job = compare_job_new (rpe_overview_compute_async, cancellable, callback, user_data);
+  job = compare_job_new (rpe_overview_compute_async, NULL, NULL, cancellable, callback, user_data);
   task = job->task;
   rpe_compare_side_copy (&job->a, base);
   job->what = what;
