@@ -151,6 +151,36 @@ test_compare (void)
   rpe_test_wait_jobs ();
 }
 
+/* Ctrl+Shift+P on the Attention view: A is pinned, Compare shows attention, edits make B */
+static void
+test_pin_action (void)
+{
+  RpeWindow *window = new_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeCompareView *view = RPE_COMPARE_VIEW (rpe_window_get_compare_view (window));
+  RpeComparison *c;
+  guint mode = 0, what = 0;
+
+  g_object_set (state, "length", 32, "head", 0, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  rpe_test_iterate_until (window_idle, window);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.pin-compare", NULL));
+  g_object_get (state, "compare-mode", &mode, "compare-what", &what, NULL);
+  g_assert_cmpuint (mode, ==, RPE_COMPARE_PINNED);
+  g_assert_cmpuint (what, ==, RPE_COMPARE_ATTENTION);
+  g_object_set (state, "causal", TRUE, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  c = rpe_compare_view_get_result (view);
+  g_assert_cmpuint (c->what, ==, RPE_COMPARE_ATTENTION);
+  /* A (not causal) has weight above the diagonal, B (causal) none: A - B = A there */
+  g_assert_cmpfloat (c->values[1][0 * c->cols + 5], ==, 0.0f);
+  g_assert_cmpfloat (c->values[0][0 * c->cols + 5], >, 0.0f);
+  g_assert_cmpfloat (c->values[2][0 * c->cols + 5], ==, c->values[0][0 * c->cols + 5]);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.page", "s", "overview"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+}
+
 static gboolean
 overview_complete (gpointer data)
 {
@@ -629,6 +659,7 @@ main (int   argc,
   adw_init ();
   g_test_add_func ("/ui/compare/step-names", test_step_names);
   g_test_add_func ("/ui/compare/compare", test_compare);
+  g_test_add_func ("/ui/compare/pin-action", test_pin_action);
   g_test_add_func ("/ui/compare/overview", test_overview);
   g_test_add_func ("/ui/compare/watch", test_watch);
   g_test_add_func ("/ui/compare/screenshots", test_screenshots);

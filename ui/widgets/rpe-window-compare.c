@@ -287,6 +287,46 @@ _rpe_window_compare_opened (RpeWindow         *self,
   sync_watch_widgets (self);
 }
 
+/* ---------------------------------------------------------------- actions */
+
+/* Pins the state of the Templates or Attention view as A and opens Compare: then every edit
+ * shows before | after | difference. */
+static void
+action_pin_compare (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  const char *page = adw_view_stack_get_visible_child_name (self->stack);
+
+  if (g_strcmp0 (page, "templates") == 0)
+    g_object_set (self->state, "compare-what", (guint) RPE_COMPARE_TEMPLATES, NULL);
+  else if (g_strcmp0 (page, "attention") == 0)
+    g_object_set (self->state, "compare-what", (guint) RPE_COMPARE_ATTENTION, NULL);
+  rpe_compare_view_pin (RPE_COMPARE_VIEW (self->compare_view));
+  adw_view_stack_set_visible_child_name (self->stack, "compare");
+  adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Pinned as A: edit anything, B follows"));
+}
+
+static void
+action_page (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  rpe_window_show_page (RPE_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+void
+_rpe_window_class_compare_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.pin-compare", NULL, action_pin_compare);
+  gtk_widget_class_install_action (widget_class, "win.page", "s", action_page);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_p, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.pin-compare", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_6, GDK_CONTROL_MASK, "win.page", "s", "compare");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_7, GDK_CONTROL_MASK, "win.page", "s", "overview");
+}
+
 /* ------------------------------------------------------------------- init */
 
 void

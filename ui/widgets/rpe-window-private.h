@@ -78,6 +78,7 @@ void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
 /* rpe-window-compare.c */
+void _rpe_window_class_compare_init (GtkWidgetClass *widget_class);
 void _rpe_window_compare_init       (RpeWindow      *self);
 void _rpe_window_compare_dispose    (RpeWindow      *self);
 /* A checkpoint was opened (data->path; watch: start watching it unless it is a demo). */

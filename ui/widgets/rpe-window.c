@@ -948,6 +948,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
+  _rpe_window_class_compare_init (widget_class);
 }
 
 static void
