@@ -49,7 +49,8 @@ rpe_compare_figure_fill (RpeFigure                  *fig,
       if (isfinite (data->values[2][i]))
         dmax = fmax (dmax, fabs (data->values[2][i]));
   if (dmax <= 0.0)
-    dmax = 1e-12;   /* identical sides: an all-zero difference still gets a scale */
+    dmax = data->vmax > data->vmin ? data->vmax - data->vmin : 1.0;   /* identical sides: all white, on
+                                                                        * the scale of A's span */
   split_captions (data->caption[0], data->caption[1], &only_a, &only_b, &common);
   t[0] = *only_a != '\0' ? g_strdup_printf ("A: %s", only_a) : g_strdup ("A");
   t[1] = *only_b != '\0' ? g_strdup_printf ("B: %s", only_b) : g_strdup ("B");
