@@ -210,10 +210,7 @@ rpe_window_show_watch_step (RpeWindow *self,
   self->checkpoint = rpe_checkpoint_data_ref (data);
   self->watch_shown = index;
   self->watch_follow = index + 1 == rpe_checkpoint_watch_get_n_steps (self->watch);
-  g_free (self->source_path);
-  self->source_path = g_strdup (data->path);
-  rpe_compare_view_set_checkpoint (RPE_COMPARE_VIEW (self->compare_view), data->path);
-  rpe_overview_view_set_checkpoint (RPE_OVERVIEW_VIEW (self->overview_view), data->path);
+  _rpe_window_set_source (self, data->path, NULL, -1, NULL);
   sync_watch_widgets (self);
 }
 
@@ -268,10 +265,6 @@ _rpe_window_compare_opened (RpeWindow         *self,
 {
   g_autoptr (GError) error = NULL;
 
-  g_free (self->source_path);
-  self->source_path = g_strdup (data->path);
-  rpe_compare_view_set_checkpoint (RPE_COMPARE_VIEW (self->compare_view), data->path);
-  rpe_overview_view_set_checkpoint (RPE_OVERVIEW_VIEW (self->overview_view), data->path);
   stop_watch (self);
   if (!rpe_demos_is_spec (data->path) || g_file_test (data->path, G_FILE_TEST_EXISTS))
     {
@@ -335,16 +328,14 @@ _rpe_window_compare_init (RpeWindow *self)
   AdwViewStackPage *page;
   GtkWidget *row;
 
-  self->source_path = g_strdup ("demo");
   self->compare_view = rpe_compare_view_new (self->state);
-  rpe_compare_view_set_checkpoint (RPE_COMPARE_VIEW (self->compare_view), "demo");
   page = adw_view_stack_add_titled (self->stack, self->compare_view, "compare", "Co_mpare");
   adw_view_stack_page_set_use_underline (page, TRUE);
   adw_view_stack_page_set_icon_name (page, "view-dual-symbolic");
   g_signal_connect_swapped (self->compare_view, "figure-changed", G_CALLBACK (_rpe_window_update_export), self);
 
   self->overview_view = rpe_overview_view_new (self->state);
-  rpe_overview_view_set_checkpoint (RPE_OVERVIEW_VIEW (self->overview_view), "demo");
+  _rpe_window_compare_source_changed (self);
   page = adw_view_stack_add_titled (self->stack, self->overview_view, "overview", "O_verview");
   adw_view_stack_page_set_use_underline (page, TRUE);
   adw_view_stack_page_set_icon_name (page, "view-app-grid-symbolic");
@@ -383,7 +374,15 @@ _rpe_window_compare_dispose (RpeWindow *self)
   if (self->layer_cancellable != NULL)
     g_cancellable_cancel (self->layer_cancellable);
   g_clear_object (&self->layer_cancellable);
-  g_clear_pointer (&self->source_path, g_free);
+}
+
+void
+_rpe_window_compare_source_changed (RpeWindow *self)
+{
+  if (self->compare_view == NULL)
+    return;   /* before the pages exist (the demo loads first) */
+  rpe_compare_view_set_checkpoint (RPE_COMPARE_VIEW (self->compare_view), self->source_path);
+  rpe_overview_view_set_checkpoint (RPE_OVERVIEW_VIEW (self->overview_view), self->source_path);
 }
 
 /* ----------------------------------------------------------------- public */

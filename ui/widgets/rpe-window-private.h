@@ -56,7 +56,6 @@ struct _RpeWindow
   /* Compare, Overview and Watch (rpe-window-compare.c) */
   GtkWidget            *compare_view;   /* RpeCompareView, stack page "compare" */
   GtkWidget            *overview_view;  /* RpeOverviewView, stack page "overview" */
-  char                 *source_path;    /* where the parameters come from: "demo", "demo:NAME", a file */
   RpeCheckpointWatch   *watch;          /* the opened file, while it is a file */
   GtkWidget            *watch_group;
   GtkWidget            *watch_label;
@@ -65,6 +64,17 @@ struct _RpeWindow
   gboolean              watch_follow;   /* show each new step as it arrives */
   gboolean              watch_applying;
   GCancellable         *layer_cancellable;
+  /* sessions (rpe-window-session.c) */
+  GtkFileChooserNative *session_chooser;
+  char                 *session_file;    /* saved to or opened from (NULL: none) */
+  guint64               session_serial;  /* the state's serial then */
+  RpeWindowView         session_view;
+  int                   session_cell;
+  char                 *source_path;     /* the checkpoint of the modules: a file, "demo", "demo:NAME" */
+  char                 *source_prefix;
+  int                   source_layer;
+  char                **source_map;
+  char                 *content_path;    /* the .npy of the loaded content */
 };
 
 void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
@@ -81,13 +91,28 @@ void _rpe_window_update_export      (RpeWindow      *self);
 void _rpe_window_class_compare_init (GtkWidgetClass *widget_class);
 void _rpe_window_compare_init       (RpeWindow      *self);
 void _rpe_window_compare_dispose    (RpeWindow      *self);
+/* self->source_path changed (_rpe_window_set_source): the pages' checkpoint follows. */
+void _rpe_window_compare_source_changed (RpeWindow  *self);
 /* A checkpoint was opened (data->path; watch: start watching it unless it is a demo). */
 void _rpe_window_compare_opened     (RpeWindow      *self,
                                      RpeCheckpointData *data);
 /* The figure of the visible page (also Compare and Overview); NULL while it has none. */
 RpeFigureBundle *_rpe_window_current_figure (RpeWindow *self);
+/* rpe-window-session.c */
+void _rpe_window_class_session_init (GtkWidgetClass    *widget_class);
+void _rpe_window_session_dispose    (RpeWindow         *self);
+void _rpe_window_set_source         (RpeWindow         *self,
+                                     const char        *path,
+                                     const char        *prefix,
+                                     int                layer,
+                                     const char *const *map);
+void _rpe_window_set_content_path   (RpeWindow         *self,
+                                     const char        *path);
+void _rpe_window_open_session_async (RpeWindow         *self,
+                                     const char        *path);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);
+void _rpe_window_reset_undo         (RpeWindow      *self);
 
 G_END_DECLS
