@@ -365,10 +365,11 @@ counts_reached (gpointer data)
   return w->counts->loaded >= w->loaded && w->counts->failed >= w->failed;
 }
 
-/* The state's sine gate equals the gate of the file's (first layer's) module. */
+/* The state's sine gate equals the gate of the file's module, layer `layer` (-1: the first). */
 static void
-assert_gate_of (RpeExplorerState *state,
-                const char       *path)
+assert_gate_of_layer (RpeExplorerState *state,
+                      const char       *path,
+                      int               layer)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, &error);
@@ -376,11 +377,18 @@ assert_gate_of (RpeExplorerState *state,
   const RpeSpeParams *shown = rpe_explorer_state_get_params (state, RPE_SPE_SINE);
 
   g_assert_no_error (error);
-  g_assert_true (rpe_checkpoint_load_spe (set, NULL, -1, &p, &error));
+  g_assert_true (rpe_checkpoint_load_spe (set, NULL, layer, &p, &error));
   g_assert_nonnull (shown->gate);
   for (gsize i = 0; i < p.n_heads * p.n_features; i++)
     g_assert_cmpfloat (shown->gate[i], ==, p.gate[i]);
   rpe_spe_params_clear (&p);
+}
+
+static void
+assert_gate_of (RpeExplorerState *state,
+                const char       *path)
+{
+  assert_gate_of_layer (state, path, -1);
 }
 
 static void
@@ -469,6 +477,24 @@ test_watch (void)
     assert_gate_of (state, first);
   }
   g_assert_cmpuint (rpe_explorer_state_get_head (state), ==, 2);
+
+  /* layer 1 opened from the overview stays layer 1 through a reload */
+  rpe_window_show_watch_step (window, 2);
+  rpe_window_show_page (window, "overview");
+  rpe_test_iterate_until (overview_complete, window);
+  {
+    WantHead w = { window, 1 };
+    g_autoptr (GBytes) last = shifted_gates (src, 0.25f);
+
+    rpe_overview_view_activate_cell (RPE_OVERVIEW_VIEW (rpe_window_get_overview_view (window)), 1 * 4 + 1);
+    rpe_test_iterate_until (opened_cell, &w);
+    assert_gate_of_layer (state, next, 1);
+    write_atomically (next, last);
+    want.loaded = 3;
+    rpe_test_iterate_until (counts_reached, &want);
+    assert_gate_of_layer (state, next, 1);
+    g_assert_cmpuint (rpe_explorer_state_get_head (state), ==, 1);
+  }
 
   gtk_window_destroy (GTK_WINDOW (window));
   rpe_test_wait_jobs ();

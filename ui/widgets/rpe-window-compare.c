@@ -111,6 +111,8 @@ layer_loaded (GObject      *source,
       _rpe_window_show_message (self, set_error->message);
     else
       {
+        /* the session and the watch remember the layer */
+        _rpe_window_set_source (self, load->path, NULL, load->layer, NULL);
         g_object_set (self->state, "head", load->head, NULL);
         rpe_window_set_view (self, load->attention ? RPE_WINDOW_VIEW_ATTENTION : RPE_WINDOW_VIEW_TEMPLATES);
       }
@@ -197,6 +199,45 @@ rpe_window_show_watch_step (RpeWindow *self,
   base = g_path_get_basename (data->path);
   sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
   conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
+  if (self->source_prefix != NULL || self->source_layer >= 0 || self->source_map != NULL)
+    {
+      /* the module, layer and roles chosen in Checkpoint Contents stay chosen (the tensors are in
+       * memory: picking them is a copy of a few small arrays) */
+      g_autofree char *prefix = g_strdup (self->source_prefix);
+      g_auto (GStrv) roles = g_strdupv (self->source_map);
+      g_autoptr (RpeTensorMap) map = roles != NULL ? rpe_tensor_map_new () : NULL;
+      RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+      RpeSpeParams params = { 0 };
+      g_autofree char *note = NULL;
+      g_autofree char *src = NULL;
+      int layer = self->source_layer;
+
+      for (guint i = 0; roles != NULL && roles[i] != NULL; i++)
+        if (!rpe_tensor_map_parse (map, roles[i], NULL))
+          g_clear_pointer (&map, rpe_tensor_map_free);
+      sel.prefix = prefix;
+      sel.layer = layer;
+      sel.map = map;
+      if (rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
+        {
+          src = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix != NULL ? prefix : "", layer)
+                           : g_strdup_printf ("%s module “%s”", base, prefix != NULL ? prefix : "");
+          if (!rpe_explorer_state_set_modules (self->state, params.method == RPE_SPE_SINE ? &params : NULL, src,
+                                               params.method == RPE_SPE_CONV ? &params : NULL, src, &error))
+            {
+              g_autofree char *text = g_strdup_printf ("Could not use the reloaded checkpoint: %s", error->message);
+
+              rpe_spe_params_clear (&params);
+              _rpe_window_show_message (self, text);
+              return;
+            }
+          rpe_spe_params_clear (&params);
+          _rpe_window_set_source (self, data->path, prefix, layer, (const char *const *) roles);
+          goto shown;
+        }
+      /* that module is not in the new file: fall back to what it has */
+      g_clear_error (&error);
+    }
   /* only the parameters change: head, feature, N, R, zoom, colour map... stay */
   if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
                                        data->have_conv ? &data->conv : NULL, conv_src, &error))
@@ -206,11 +247,13 @@ rpe_window_show_watch_step (RpeWindow *self,
       _rpe_window_show_message (self, text);
       return;
     }
+  _rpe_window_set_source (self, data->path, NULL, -1, NULL);
+
+shown:
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   self->checkpoint = rpe_checkpoint_data_ref (data);
   self->watch_shown = index;
   self->watch_follow = index + 1 == rpe_checkpoint_watch_get_n_steps (self->watch);
-  _rpe_window_set_source (self, data->path, NULL, -1, NULL);
   sync_watch_widgets (self);
 }
 
