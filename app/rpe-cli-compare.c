@@ -304,6 +304,7 @@ rpe_cli_export_compare (int argc, char **argv)
     }
   rpe_compare_side_init (&a, snap);
   rpe_compare_side_init (&b, snap);
+  a.no_gate = b.no_gate = o.no_gate;
   if (overview)
     {
       g_autoptr (RpeOverview) ov = NULL;

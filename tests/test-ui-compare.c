@@ -17,6 +17,7 @@
 #include "rpe-alloc.h"
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
+#include "rpe-npy.h"
 #include "rpe-window.h"
 #include "rpe-test-utils.h"
 #include "rpe-ui-wait.h"
@@ -90,6 +91,53 @@ check_comparison (RpeComparison *c,
     }
 }
 
+/* Runs the window's "Copy as Command" line (with the CLI and -o npy) and checks the (3, N, N)
+ * arrays it writes against the window's comparison. */
+static void
+check_copied_command (RpeWindow     *window,
+                      RpeComparison *c)
+{
+  g_autofree char *why = NULL;
+  g_autofree char *line = rpe_window_command_line (window, &why);
+  g_autofree char *npy = g_build_filename (rpe_test_tmpdir (), "copied-compare.npy", NULL);
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+  g_autoptr (RpeTensor) t = NULL;
+  int argc = 0, status = 0;
+
+  if (line == NULL)
+    g_error ("no command: %s", why);
+  g_test_message ("copied: %s", line);
+  g_assert_true (g_str_has_prefix (line, "rpe export compare-"));
+  g_assert_true (g_shell_parse_argv (line, &argc, &argv, &error));
+  g_ptr_array_add (args, (char *) g_getenv ("RPE_CLI"));
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "-o") && i + 1 < argc)
+        {
+          g_ptr_array_add (args, "-o");
+          g_ptr_array_add (args, npy);
+          i++;
+          continue;
+        }
+      g_ptr_array_add (args, argv[i]);
+    }
+  g_ptr_array_add (args, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) args->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                               NULL, NULL, NULL, NULL, &status, &error));
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  t = rpe_npy_read (npy, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->ndim, ==, 3);
+  g_assert_cmpuint (t->shape[0], ==, 3);
+  g_assert_cmpuint (t->shape[1], ==, c->rows);
+  g_assert_cmpuint (t->shape[2], ==, c->cols);
+  for (guint k = 0; k < 3; k++)
+    for (gsize i = 0; i < c->rows * c->cols; i++)
+      g_assert_cmpfloat (t->data[k * c->rows * c->cols + i], ==, c->values[k][i]);
+}
+
 static void
 test_compare (void)
 {
@@ -126,6 +174,15 @@ test_compare (void)
   check_comparison (rpe_compare_view_get_result (view), a, b, 40);
   rpe_free (a);
   rpe_free (b);
+  /* Copy as Command redraws it: the same three arrays */
+  check_copied_command (window, rpe_compare_view_get_result (view));
+  /* two layers of the demo's module, and their command */
+  g_object_set (state, "gated", TRUE, "compare-mode", (guint) RPE_COMPARE_LAYER, "compare-a-layer", 0,
+                "compare-b-layer", 1, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  check_copied_command (window, rpe_compare_view_get_result (view));
+  g_object_set (state, "compare-mode", (guint) RPE_COMPARE_HEAD, NULL);
+  rpe_test_iterate_until (comparison_current, window);
 
   /* the page exports the triptych */
   rpe_test_wait_frames (GTK_WIDGET (window), 1);

@@ -66,6 +66,7 @@ load_params (const RpeTensorSet *set,
              const char         *path,
              int                 kind,
              int                 layer,
+             gboolean            no_gate,
              RpeSpeParams       *params,
              GError            **error)
 {
@@ -74,6 +75,7 @@ load_params (const RpeTensorSet *set,
 
   sel.method = kind;
   sel.layer = layer;
+  sel.no_gate = no_gate;
   if (!rpe_checkpoint_load_spe_full (set, &sel, params, &note, error))
     {
       g_prefix_error (error, "%s: ", path);
@@ -96,7 +98,7 @@ side_snapshot (const RpeCompareSide *side,
     {
       RpeSpeParams params = { 0 };
 
-      if (!load_params (set, side->checkpoint, kind, layer, &params, error))
+      if (!load_params (set, side->checkpoint, kind, layer, side->no_gate, &params, error))
         return NULL;
       s = rpe_explorer_snapshot_copy (side->snapshot, &params);
       rpe_spe_params_clear (&params);

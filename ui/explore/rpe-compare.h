@@ -55,6 +55,7 @@ typedef struct
   gssize               head;         /* >= 0: this head instead of the snapshot's */
   gssize               method;       /* >= 0: this RpeExplorerMethod instead of the snapshot's */
   char                *label;        /* NULL, or a word put before the caption ("pinned") */
+  gboolean             no_gate;      /* with checkpoint: load no gate (`--no-gate`) */
 } RpeCompareSide;
 
 void rpe_compare_side_init  (RpeCompareSide            *side,

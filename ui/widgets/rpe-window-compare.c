@@ -323,6 +323,119 @@ _rpe_window_compare_opened (RpeWindow         *self,
   sync_watch_widgets (self);
 }
 
+/* ------------------------------------------------------ Copy as Command */
+
+static void
+add_arg (GPtrArray  *argv,
+         const char *name,
+         const char *value)
+{
+  g_ptr_array_add (argv, g_strdup (name));
+  if (value != NULL)
+    g_ptr_array_add (argv, g_strdup (value));
+}
+
+static void
+add_int_arg (GPtrArray  *argv,
+             const char *name,
+             guint       value)
+{
+  g_ptr_array_add (argv, g_strdup (name));
+  g_ptr_array_add (argv, g_strdup_printf ("%u", value));
+}
+
+char *
+_rpe_window_compare_command_line (RpeWindow  *self,
+                                  const char *page,
+                                  char      **why)
+{
+  g_autoptr (RpeSession) s = rpe_window_build_session (self);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) base = NULL;
+  g_autofree char *reason = NULL;
+  g_autofree char *b_path = NULL;
+  gboolean overview = g_str_equal (page, "overview");
+  guint mode = 0, what = 0, feature = 0, kind_t = 0, a_layer = 0, b_layer = 0, b_head = 0, b_method = 0;
+  static const char *methods[] = { "spe", "exact", "ape", "lrpe", "fastrpb", "linear" };
+
+  g_object_get (self->state, "compare-mode", &mode, "compare-what", &what, "feature", &feature,
+                "template-kind", &kind_t, "compare-a-layer", &a_layer, "compare-b-layer", &b_layer,
+                "compare-b-head", &b_head, "compare-b-method", &b_method, "compare-b-checkpoint", &b_path, NULL);
+  if (overview)
+    {
+      RpeOverview *ov = rpe_overview_view_get_result (RPE_OVERVIEW_VIEW (self->overview_view));
+
+      what = ov != NULL && ov->what == RPE_COMPARE_ATTENTION ? RPE_COMPARE_ATTENTION : RPE_COMPARE_TEMPLATES;
+    }
+  if (!overview && (mode == RPE_COMPARE_OFF || mode == RPE_COMPARE_PINNED))
+    {
+      *why = g_strdup ("No command draws a pinned state (it is no file): compare two heads, layers, methods or "
+                       "checkpoints to copy a command.");
+      return NULL;
+    }
+  if (what == RPE_COMPARE_TEMPLATES && kind_t != RPE_TEMPLATE_ANALYTIC)
+    {
+      *why = g_strdup ("The command line compares analytic templates only.");
+      return NULL;
+    }
+  /* the single view's options (checkpoint, module, N, ...), then what A and B change */
+  g_free (s->view);
+  s->view = g_strdup (what == RPE_COMPARE_ATTENTION ? "attention" : "templates");
+  s->template_cell = what == RPE_COMPARE_ATTENTION ? -1 : (int) feature;   /* "template --feature d" */
+  s->export_length = 0;
+  if (!rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
+                                               && g_str_equal (self->checkpoint->path, self->source_path)
+                                               ? self->checkpoint->set : NULL, &reason)
+      || (base = rpe_session_export_argv (s, TRUE, &error)) == NULL)
+    {
+      *why = g_strdup_printf ("Options cannot express this figure (%s).",
+                              reason != NULL ? reason : error != NULL ? error->message : "edited parameters");
+      return NULL;
+    }
+  g_ptr_array_add (argv, g_strdup (overview ? "overview"
+                                   : what == RPE_COMPARE_ATTENTION ? "compare-attention" : "compare-templates"));
+  for (guint i = 1; base[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (base[i]));
+  if (overview)
+    {
+      if (what == RPE_COMPARE_ATTENTION)
+        add_arg (argv, "--cells", "attention");
+    }
+  else
+    switch (mode)
+      {
+      case RPE_COMPARE_HEAD:
+        add_int_arg (argv, "--b-head", b_head);
+        break;
+      case RPE_COMPARE_LAYER:
+        add_int_arg (argv, "--layer", a_layer);   /* the last --layer wins */
+        add_int_arg (argv, "--b-layer", b_layer);
+        break;
+      case RPE_COMPARE_METHOD:
+        if (what == RPE_COMPARE_ATTENTION)
+          add_arg (argv, "--b-method", methods[MIN (b_method, G_N_ELEMENTS (methods) - 1)]);
+        else
+          add_arg (argv, "--b-method", rpe_explorer_state_get_spe_kind (self->state) == RPE_SPE_SINE ? "conv" : "sine");
+        break;
+      case RPE_COMPARE_CHECKPOINT:
+      default:
+        if (b_path == NULL)
+          {
+            *why = g_strdup ("Choose B's checkpoint first.");
+            return NULL;
+          }
+        add_arg (argv, "--b-checkpoint", b_path);
+        break;
+      }
+  g_ptr_array_add (argv, NULL);
+  {
+    g_autofree char *out = g_strdup_printf ("%s.png", (char *) g_ptr_array_index (argv, 0));
+
+    return rpe_session_command_line ((const char *const *) argv->pdata, out);
+  }
+}
+
 /* ---------------------------------------------------------------- actions */
 
 /* Pins the state of the Templates or Attention view as A and opens Compare: then every edit

@@ -96,6 +96,11 @@ void _rpe_window_compare_source_changed (RpeWindow  *self);
 /* A checkpoint was opened (data->path; watch: start watching it unless it is a demo). */
 void _rpe_window_compare_opened     (RpeWindow      *self,
                                      RpeCheckpointData *data);
+/* Copy as Command on the Compare and Overview pages: the `rpe export compare-* | overview` line,
+ * or NULL and *why. */
+char *_rpe_window_compare_command_line (RpeWindow  *self,
+                                        const char *page,
+                                        char      **why);
 /* The figure of the visible page (also Compare and Overview); NULL while it has none. */
 RpeFigureBundle *_rpe_window_current_figure (RpeWindow *self);
 /* rpe-window-session.c */
