@@ -121,6 +121,7 @@ side_snapshot (const RpeCompareSide *side,
           return NULL;
         }
       s->head = (gsize) side->head;
+      s->content_head = MIN (s->head, MAX (s->content_heads, 1) - 1);
     }
   if (side->method >= 0 && side->method < RPE_EXPLORER_N_METHODS)
     s->method = (RpeExplorerMethod) side->method;
