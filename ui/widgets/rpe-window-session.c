@@ -46,6 +46,7 @@ _rpe_window_set_source (RpeWindow         *self,
   self->source_prefix = g_strdup (prefix);
   self->source_layer = layer;
   self->source_map = map != NULL && map[0] != NULL ? g_strdupv ((char **) map) : NULL;
+  _rpe_window_compare_source_changed (self);
 }
 
 void
@@ -476,6 +477,7 @@ typedef struct
   RpeCheckpointData *checkpoint;     /* the checkpoint already read, when the modules' source (or NULL) */
   char              *out;
   char              *session_line;   /* `rpe export --session FILE`, when FILE is the current figure */
+  char              *ready_line;     /* the Compare and Overview pages' command, made on the main thread */
 } CommandJob;
 
 static void
@@ -483,10 +485,11 @@ command_job_free (gpointer data)
 {
   CommandJob *job = data;
 
-  rpe_session_free (job->session);
+  g_clear_pointer (&job->session, rpe_session_free);
   g_clear_pointer (&job->checkpoint, rpe_checkpoint_data_unref);
   g_free (job->out);
   g_free (job->session_line);
+  g_free (job->ready_line);
   g_free (job);
 }
 
@@ -494,11 +497,33 @@ static CommandJob *
 command_job_new (RpeWindow  *self,
                  char      **why)
 {
-  g_autoptr (RpeSession) s = rpe_window_build_session (self);
+  g_autoptr (RpeSession) s = NULL;
   g_autoptr (GError) error = NULL;
-  const char *view = rpe_session_export_view (s, &error);
+  const char *view;
   CommandJob *job;
 
+  {
+    /* the Compare and Overview pages have their own commands (rpe-window-compare.c) */
+    const char *page = adw_view_stack_get_visible_child_name (self->stack);
+
+    if (g_strcmp0 (page, "compare") == 0 || g_strcmp0 (page, "overview") == 0)
+      {
+        g_autofree char *page_why = NULL;
+        char *line = _rpe_window_compare_command_line (self, page, &page_why);
+
+        if (line == NULL)
+          {
+            if (why != NULL)
+              *why = g_steal_pointer (&page_why);
+            return NULL;
+          }
+        job = g_new0 (CommandJob, 1);
+        job->ready_line = line;
+        return job;
+      }
+  }
+  s = rpe_window_build_session (self);
+  view = rpe_session_export_view (s, &error);
   if (view == NULL)
     {
       if (why != NULL)
@@ -531,6 +556,8 @@ command_job_run (CommandJob  *job,
   g_auto (GStrv) argv = NULL;
   g_autofree char *reason = NULL;
 
+  if (job->ready_line != NULL)
+    return g_strdup (job->ready_line);
   if (rpe_session_modules_from_checkpoint (job->session, job->checkpoint != NULL ? job->checkpoint->set : NULL,
                                            &reason))
     {
