@@ -51,6 +51,9 @@ typedef struct
   gboolean  empirical;
   gboolean  difference;
   gboolean  per_cell_scale;
+  char     *color_scale;
+  double    gamma;
+  double    percentile;
 } ExportOptions;
 
 typedef struct
@@ -62,6 +65,8 @@ typedef struct
   RpeExportSize        size;
   const RpeColormap   *cmap;
   RpeHeatmapReduce     reduce;
+  RpeHeatmapTransform  transform;   /* --color-scale (ATTENTION also from --attention-transform) */
+  double               transform_param;
   RpeSpeParams         params;
   gboolean             gated;
   int                  exit_code;
@@ -166,6 +171,12 @@ heatmap_defaults (Ctx *c, RpeHeatmapData *d, const float *values, gsize rows, gs
   d->colormap = c->cmap;
   d->reduce = c->reduce;
   d->equal_aspect = TRUE;
+  /* the SPE paper's transform is for attention weights only (the attention views set it) */
+  if (c->transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
+    {
+      d->transform = c->transform;
+      d->transform_param = c->transform_param;
+    }
   if (c->o->train_length != RPE_CLI_UNSET && c->o->train_length > 0)
     d->train_length = (gsize) c->o->train_length;
 }
@@ -581,7 +592,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           for (int i = 0; i < 2; i++)
             {
               fig.panels[i].scale = RPE_HEATMAP_SCALE_LINEAR;
-              if (c->eo->attention_transform)
+              if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
                 fig.panels[i].transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
             }
           fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
@@ -595,7 +606,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           heatmap_defaults (c, &fig.heatmap, img[0], side, side);
           fig.heatmap.row_positions = fig.heatmap.col_positions = n;
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
-          if (c->eo->attention_transform)
+          if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
           fig.heatmap.colorbar_label = "attention weight";
           title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->exact, h, r,
@@ -1051,6 +1062,9 @@ rpe_cli_export (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
     { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)", NULL },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &eo.color_scale, "Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)", "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &eo.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &eo.percentile, "--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)", "P" },
     { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, "Figure title (default: what it shows)", "T" },
     { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
@@ -1271,6 +1285,42 @@ rpe_cli_export (int argc, char **argv)
     }
   if (eo.colormap == NULL && !curves && !g_str_equal (view, "attention") && !g_str_equal (view, "spe-vs-rpe"))
     c.cmap = NULL;   /* templates: viridis, or the diverging map for signed data */
+  c.transform = eo.attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
+  if (eo.color_scale != NULL)
+    {
+      RpeHeatmapTransform t;
+
+      if (!rpe_plot_transform_from_name (eo.color_scale, &t))
+        {
+          fprintf (stderr, "rpe export %s: --color-scale must be linear, log, power, percentile or attention "
+                   "(got '%s')\n", view, eo.color_scale);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (eo.attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
+        {
+          fprintf (stderr, "rpe export %s: --attention-transform contradicts --color-scale %s\n", view, eo.color_scale);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      c.transform = t;
+    }
+  if (eo.gamma != 0.0 && (c.transform != RPE_HEATMAP_TRANSFORM_POWER || !(eo.gamma >= 0.05 && eo.gamma <= 10.0)))
+    {
+      fprintf (stderr, "rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.percentile != 0.0
+      && (c.transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(eo.percentile >= 50.0 && eo.percentile <= 100.0)))
+    {
+      fprintf (stderr, "rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  c.transform_param = c.transform == RPE_HEATMAP_TRANSFORM_POWER ? (eo.gamma != 0.0 ? eo.gamma : RPE_PLOT_DEFAULT_GAMMA)
+                      : c.transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
+                      ? (eo.percentile != 0.0 ? eo.percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
   c.reduce = RPE_HEATMAP_REDUCE_MEAN;
   if (eo.reduce != NULL)
     {
@@ -1378,6 +1428,7 @@ done:
   g_free (eo.colormap);
   g_free (eo.title);
   g_free (eo.reduce);
+  g_free (eo.color_scale);
   g_free (eo.preset);
   g_free (eo.panel);
   g_free (eo.sweep);

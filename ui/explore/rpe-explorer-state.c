@@ -41,6 +41,7 @@ rpe_explorer_change_get_type (void)
         { RPE_EXPLORER_CHANGE_TRAIN_LENGTH, "RPE_EXPLORER_CHANGE_TRAIN_LENGTH", "train-length" },
         { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
         { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
+        { RPE_EXPLORER_CHANGE_COLOR_SCALE, "RPE_EXPLORER_CHANGE_COLOR_SCALE", "color-scale" },
         { 0, NULL, NULL }
       };
       GType type = g_flags_register_static (g_intern_static_string ("RpeExplorerChange"), values);
@@ -252,6 +253,10 @@ struct _RpeExplorerState
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
   guint               train_length;
   char               *colormap;
+  guint               color_scale;       /* RpeHeatmapTransform */
+  guint               color_range;       /* RpeColorRange */
+  double              color_gamma;
+  double              color_percentile;
 };
 
 G_DEFINE_FINAL_TYPE (RpeExplorerState, rpe_explorer_state, G_TYPE_OBJECT)
@@ -275,6 +280,10 @@ enum {
   PROP_LRPE_THETA,
   PROP_TRAIN_LENGTH,
   PROP_COLORMAP,
+  PROP_COLOR_SCALE,
+  PROP_COLOR_GAMMA,
+  PROP_COLOR_PERCENTILE,
+  PROP_COLOR_RANGE,
   N_PROPS
 };
 
@@ -316,6 +325,8 @@ uint_field (RpeExplorerState   *self,
     case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
     case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
     case PROP_TRAIN_LENGTH:  *what = RPE_EXPLORER_CHANGE_TRAIN_LENGTH;  return &self->train_length;
+    case PROP_COLOR_SCALE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_scale;
+    case PROP_COLOR_RANGE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_range;
     default:                 return NULL;
     }
 }
@@ -340,6 +351,12 @@ rpe_explorer_state_get_property (GObject    *object,
       return;
     case PROP_COLORMAP:
       g_value_set_string (value, self->colormap);
+      return;
+    case PROP_COLOR_GAMMA:
+      g_value_set_double (value, self->color_gamma);
+      return;
+    case PROP_COLOR_PERCENTILE:
+      g_value_set_double (value, self->color_percentile);
       return;
     default:
       break;
@@ -386,6 +403,20 @@ rpe_explorer_state_set_property (GObject      *object,
           g_object_notify_by_pspec (object, pspec);
           emit_changed (self, RPE_EXPLORER_CHANGE_COLORMAP);
         }
+      return;
+    case PROP_COLOR_GAMMA:
+    case PROP_COLOR_PERCENTILE:
+      {
+        double *field_ = prop_id == PROP_COLOR_GAMMA ? &self->color_gamma : &self->color_percentile;
+        double v = g_value_get_double (value);
+
+        if (*field_ != v)
+          {
+            *field_ = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, RPE_EXPLORER_CHANGE_COLOR_SCALE);
+          }
+      }
       return;
     default:
       break;
@@ -463,6 +494,18 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_COLORMAP] =
     g_param_spec_string ("colormap", NULL, NULL, "viridis",
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_SCALE] = uint_pspec ("color-scale", "RpeHeatmapTransform of the heatmaps", 0,
+                                             RPE_HEATMAP_N_TRANSFORMS - 1, RPE_HEATMAP_TRANSFORM_NONE);
+  properties[PROP_COLOR_RANGE] = uint_pspec ("color-range", "RpeColorRange: one range shared by a view's panels or "
+                                             "each its own", 0, RPE_COLOR_RANGE_PER_PANEL, RPE_COLOR_RANGE_SHARED);
+  properties[PROP_COLOR_GAMMA] =
+    g_param_spec_double ("color-gamma", NULL, "the exponent of the power colour scale", 0.05, 10.0,
+                         RPE_PLOT_DEFAULT_GAMMA,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_PERCENTILE] =
+    g_param_spec_double ("color-percentile", NULL, "p of the percentile-clip colour scale: [P(100-p), P(p)]", 50.0,
+                         100.0, RPE_PLOT_DEFAULT_PERCENTILE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -487,6 +530,8 @@ rpe_explorer_state_init (RpeExplorerState *self)
   self->feature_map = RPE_FEATURE_ELU1;
   self->train_length = 64;
   self->colormap = g_strdup ("viridis");
+  self->color_gamma = RPE_PLOT_DEFAULT_GAMMA;
+  self->color_percentile = RPE_PLOT_DEFAULT_PERCENTILE;
   /* A local bias that favours the recent past: w_tau = 0.6 e^{-|tau|/6}, a bit
    * stronger for tau >= 0 (keys before the query). */
   for (long i = 0; i < 2 * T - 1; i++)
@@ -879,4 +924,43 @@ const char *
 rpe_explorer_state_get_colormap (RpeExplorerState *self)
 {
   return self->colormap;
+}
+
+void
+rpe_explorer_state_get_color_scale (RpeExplorerState    *self,
+                                    RpeHeatmapTransform *transform,
+                                    double              *param,
+                                    gboolean            *shared)
+{
+  RpeHeatmapTransform t;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  t = self->color_scale < RPE_HEATMAP_N_TRANSFORMS ? (RpeHeatmapTransform) self->color_scale
+                                                    : RPE_HEATMAP_TRANSFORM_NONE;
+  if (transform != NULL)
+    *transform = t;
+  if (param != NULL)
+    *param = t == RPE_HEATMAP_TRANSFORM_POWER ? self->color_gamma
+             : t == RPE_HEATMAP_TRANSFORM_PERCENTILE ? self->color_percentile : 0.0;
+  if (shared != NULL)
+    *shared = self->color_range == RPE_COLOR_RANGE_SHARED;
+}
+
+void
+rpe_explorer_state_apply_color_scale (RpeExplorerState *self,
+                                      RpeHeatmapData   *data,
+                                      gboolean          attention)
+{
+  RpeHeatmapTransform t;
+  double param;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  rpe_explorer_state_get_color_scale (self, &t, &param, NULL);
+  if (t == RPE_HEATMAP_TRANSFORM_ATTENTION && !attention)
+    {
+      t = RPE_HEATMAP_TRANSFORM_NONE;
+      param = 0.0;
+    }
+  data->transform = t;
+  data->transform_param = param;
 }

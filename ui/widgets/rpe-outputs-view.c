@@ -87,6 +87,12 @@ new_figure (RpeOutputsView   *self,
   fo.colormap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   fo.method = result->method == RPE_SPE_SINE ? "sine" : "conv";
   fo.feature_map = rpe_feature_map_name (result->feature_map);
+  {
+    gboolean shared = TRUE;
+
+    rpe_explorer_state_get_color_scale (self->state, &fo.transform, &fo.transform_param, &shared);
+    fo.per_panel = !shared;
+  }
   return rpe_outputs_figure_new (&result->outputs, &fo, NULL);
 }
 
@@ -227,7 +233,7 @@ state_changed (RpeExplorerState  *state,
 {
   if (what & OUTPUTS_CHANGES)
     request (self);
-  else if (what & RPE_EXPLORER_CHANGE_COLORMAP)
+  else if (what & RPE_EXPLORER_CHANGE_LOOK)
     {
       rebuild_figure (self);
       g_signal_emit (self, figure_changed, 0);

@@ -7,6 +7,7 @@
 #include "rpe-gesture-helper.h"
 
 #include <math.h>
+#include <string.h>
 
 #define TEACHING_N_CAP 256
 
@@ -274,7 +275,7 @@ caption_label (void)
                                 | RPE_EXPLORER_CHANGE_MODULES)
 #define TEACHING_CHANGES (TEACHING_CURVE_CHANGES | RPE_EXPLORER_CHANGE_REALIZATIONS        \
                           | RPE_EXPLORER_CHANGE_SEED | RPE_EXPLORER_CHANGE_CAUSAL          \
-                          | RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_COLORMAP)
+                          | RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_LOOK)
 
 struct _RpeTeachingView
 {
@@ -355,23 +356,60 @@ teaching_update_plot (RpeTeachingView *self)
   rpe_line_plot_set (self->plot, &plot);
 }
 
+/* How the maps are coloured (the state's colour map and scale). */
+typedef struct
+{
+  const RpeColormap   *cmap;
+  RpeHeatmapTransform  transform;   /* of exact and estimate */
+  RpeHeatmapTransform  diff_transform;  /* of the difference (never the SPE paper's) */
+  double               param;
+  gboolean             shared;      /* exact and estimate on one range */
+  guint                train;
+} TeachingLook;
+
+static void teaching_look (RpeTeachingView *self, TeachingLook *look);
+static RpeFigureBundle *teaching_figure (RpeTeaching *t, const RpeExplorerSnapshot *s, const TeachingLook *look);
+
 static void
 teaching_show (RpeTeachingView *self,
                RpeTeaching     *t)
 {
-  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   g_autofree char *caption = NULL;
-  double a = 0.0;
+  double lo = 0.0, hi = 1.0;
+  gboolean fixed = FALSE;
+  TeachingLook look;
 
+  /* t may be self->result (a new colour scale): take the references first */
+  rpe_teaching_ref (t);
   g_clear_pointer (&self->result, rpe_teaching_unref);
-  self->result = rpe_teaching_ref (t);
+  self->result = t;
   if (t->n_curve > 0)
     {
+      rpe_teaching_ref (t);
       g_clear_pointer (&self->curve, rpe_teaching_unref);
-      self->curve = rpe_teaching_ref (t);
+      self->curve = t;
     }
-  for (gsize i = 0; i < t->n * t->n; i++)
-    a = fmax (a, fmax (fabs (t->exact[i]), fabs (t->estimate[i])));
+  teaching_look (self, &look);
+  {
+    /* the range the exported figure gives exact and estimate (rpe-export.c: the union of
+     * their ranges when shared) */
+    g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+    g_autoptr (RpeFigureBundle) b = teaching_figure (t, s, &look);
+
+    lo = INFINITY;
+    hi = -INFINITY;
+    for (guint i = 0; i < 2 && look.shared; i++)
+      {
+        double a0, a1;
+
+        if (rpe_plot_heatmap_range (&b->fig.panels[i], &a0, &a1, NULL))
+          {
+            lo = fmin (lo, a0);
+            hi = fmax (hi, a1);
+            fixed = TRUE;
+          }
+      }
+  }
   for (guint i = 0; i < 3; i++)
     {
       g_autoptr (GBytes) bytes = rpe_teaching_dup_bytes (t, i);
@@ -382,10 +420,13 @@ teaching_show (RpeTeachingView *self,
       rpe_heatmap_view_set_title (self->maps[i], panel_title);
       if (i < 2)
         {
-          rpe_heatmap_view_set_colormap (self->maps[i], cmap);
+          rpe_heatmap_view_set_colormap (self->maps[i], look.cmap);
           rpe_heatmap_view_set_scale (self->maps[i], RPE_HEATMAP_SCALE_LINEAR);
-          rpe_heatmap_view_set_range (self->maps[i], TRUE, 0.0, a);
+          rpe_heatmap_view_set_range (self->maps[i], fixed, lo, hi);
+          rpe_heatmap_view_set_transform (self->maps[i], look.transform, look.param);
         }
+      else
+        rpe_heatmap_view_set_transform (self->maps[i], look.diff_transform, look.param);
     }
   caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate â (middle) of the exact "
                              "relative attention a (left) has attention error "
@@ -479,7 +520,11 @@ teaching_state_changed (RpeExplorerState  *state,
     }
   if (what & TEACHING_CURVE_CHANGES)
     self->curve_dirty = TRUE;
-  if (what & TEACHING_CHANGES)
+  if (what & (TEACHING_CHANGES & ~RPE_EXPLORER_CHANGE_LOOK))
+    teaching_request (self);
+  else if ((what & RPE_EXPLORER_CHANGE_LOOK) && self->result != NULL)
+    teaching_show (self, self->result);   /* new colours, same numbers */
+  else if (what & RPE_EXPLORER_CHANGE_LOOK)
     teaching_request (self);
 }
 
@@ -860,7 +905,7 @@ curves_state_changed (RpeExplorerState  *state,
                       RpeExplorerChange  what,
                       RpeCurvesPage     *self)
 {
-  if (what & ~(RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
+  if (what & ~(RPE_EXPLORER_CHANGE_LOOK | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
                | RPE_EXPLORER_CHANGE_METHOD | RPE_EXPLORER_CHANGE_CONTENT
                | RPE_EXPLORER_CHANGE_FEATURE_MAP))
     curves_request (self);
@@ -981,9 +1026,9 @@ rpe_curves_page_cancel (RpeCurvesPage *self)
 static RpeFigureBundle *
 teaching_figure (RpeTeaching               *t,
                  const RpeExplorerSnapshot *s,
-                 const RpeColormap         *cmap,
-                 guint                      train)
+                 const TeachingLook        *look)
 {
+  const RpeColormap *cmap = look->cmap;
   RpeFigureBundle *b;
   const float *maps[3];
 
@@ -996,7 +1041,7 @@ teaching_figure (RpeTeaching               *t,
   b = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
   rpe_figure_bundle_keep (b, rpe_teaching_ref (t), (GDestroyNotify) rpe_teaching_unref);
   b->fig.n_panels = 3;
-  b->fig.share_scale = TRUE;
+  b->fig.share_scale = look->shared;
   for (guint i = 0; i < 3; i++)
     {
       RpeHeatmapData *d = &b->fig.panels[i];
@@ -1008,8 +1053,10 @@ teaching_figure (RpeTeaching               *t,
       d->colormap = cmap;
       d->reduce = RPE_HEATMAP_REDUCE_MEAN;
       d->equal_aspect = TRUE;
-      d->train_length = train;
+      d->train_length = look->train;
       d->scale = i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
+      d->transform = i < 2 ? look->transform : look->diff_transform;
+      d->transform_param = look->param;
     }
   b->fig.panels[2].colormap = rpe_colormap_is_diverging (cmap) ? cmap : rpe_colormap_default_diverging ();
   for (guint i = 0; i < 3; i++)
@@ -1024,26 +1071,37 @@ teaching_figure (RpeTeaching               *t,
   return b;
 }
 
-static const RpeColormap *
-teaching_colormap (RpeTeachingView *self)
+static void
+teaching_look (RpeTeachingView *self,
+               TeachingLook    *look)
 {
   const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  RpeHeatmapData probe;
 
-  return cmap != NULL ? cmap : rpe_colormap_default ();
+  memset (look, 0, sizeof *look);
+  look->cmap = cmap != NULL ? cmap : rpe_colormap_default ();
+  rpe_heatmap_data_init (&probe);
+  rpe_explorer_state_apply_color_scale (self->state, &probe, TRUE);
+  look->transform = probe.transform;
+  look->param = probe.transform_param;
+  rpe_explorer_state_apply_color_scale (self->state, &probe, FALSE);
+  look->diff_transform = probe.transform;
+  rpe_explorer_state_get_color_scale (self->state, NULL, NULL, &look->shared);
+  g_object_get (self->state, "train-length", &look->train, NULL);
 }
 
 RpeFigureBundle *
 rpe_teaching_view_build_figure (RpeTeachingView *self)
 {
   g_autoptr (RpeExplorerSnapshot) s = NULL;
-  guint train = 0;
+  TeachingLook look;
 
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
   if (self->result == NULL)
     return NULL;
   s = rpe_explorer_state_snapshot (self->state);
-  g_object_get (self->state, "train-length", &train, NULL);
-  return teaching_figure (self->result, s, teaching_colormap (self), train);
+  teaching_look (self, &look);
+  return teaching_figure (self->result, s, &look);
 }
 
 /* An animated sweep of the view: frames computed by rpe_compute_teaching (the code of the
@@ -1051,8 +1109,7 @@ rpe_teaching_view_build_figure (RpeTeachingView *self)
 typedef struct
 {
   RpeExplorerSnapshot *snapshot;
-  const RpeColormap   *cmap;
-  guint                train;
+  TeachingLook         look;
 } TeachingSweep;
 
 static void
@@ -1078,7 +1135,7 @@ teaching_sweep_frame (gpointer        data,
 
   if (t == NULL)
     return NULL;
-  b = teaching_figure (t, s, ts->cmap, ts->train);
+  b = teaching_figure (t, s, &ts->look);
   rpe_teaching_unref (t);
   return b;
 }
@@ -1094,8 +1151,7 @@ rpe_teaching_view_setup_sweep (RpeTeachingView *self,
   s = rpe_explorer_state_snapshot (self->state);
   ts = g_new0 (TeachingSweep, 1);
   ts->snapshot = s;
-  ts->cmap = teaching_colormap (self);
-  g_object_get (self->state, "train-length", &ts->train, NULL);
+  teaching_look (self, &ts->look);
   rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);
 }
