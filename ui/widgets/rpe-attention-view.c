@@ -318,6 +318,17 @@ canvas_draw (GtkDrawingArea *area,
       cairo_paint (cr);
       cairo_restore (cr);
     }
+  if (self->row >= 0 && self->vm1 > self->vm0)
+    {
+      /* the plotted row, framed */
+      double ry = y + ((double) self->row - self->vm0) / (self->vm1 - self->vm0) * side;
+      double rh = fmax (1.0, side / (self->vm1 - self->vm0));
+
+      cairo_set_line_width (cr, 1.5);
+      cairo_set_source_rgba (cr, 0.85, 0.33, 0.1, 1.0);
+      cairo_rectangle (cr, x + 0.75, ry - 0.75, side - 1.5, rh + 1.5);
+      cairo_stroke (cr);
+    }
   /* N_train: keys n >= N_train right of the vertical line, queries below the horizontal */
   g_object_get (self->state, "train-length", &train, NULL);
   if (train > 0 && train < self->n)

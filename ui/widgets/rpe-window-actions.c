@@ -344,6 +344,33 @@ action_toggle_sidebar (GtkWidget  *widget,
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
+/* Ctrl+L: the next colour scale of the heatmaps (linear, SPE paper, log, power, percentile);
+ * Shift+Ctrl+L: one range shared by a view's panels, or each its own. */
+static void
+action_color_scale (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  guint scale = 0;
+
+  g_object_get (self->state, "color-scale", &scale, NULL);
+  g_object_set (self->state, "color-scale", (scale + 1) % RPE_HEATMAP_N_TRANSFORMS, NULL);
+}
+
+static void
+action_color_range (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  guint range = 0;
+
+  g_object_get (self->state, "color-range", &range, NULL);
+  g_object_set (self->state, "color-range", range == RPE_COLOR_RANGE_SHARED ? RPE_COLOR_RANGE_PER_PANEL
+                                                                            : RPE_COLOR_RANGE_SHARED, NULL);
+}
+
 /* F11: presentation (teaching) mode: full screen, large text in the controls and the
  * plots (the .presentation style class; the plots read it), and only the controls of
  * the current view: the sidebar of parameters is hidden (and comes back as it was). */
@@ -510,6 +537,11 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.color-scale", NULL, action_color_scale);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK, "win.color-scale", NULL);
+  gtk_widget_class_install_action (widget_class, "win.color-range", NULL, action_color_range);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.color-range", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_L, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.color-range", NULL);
   gtk_widget_class_install_action (widget_class, "win.presentation", NULL, action_presentation);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F11, 0, "win.presentation", NULL);
   gtk_widget_class_install_action (widget_class, "win.dismiss-message", NULL, action_dismiss);

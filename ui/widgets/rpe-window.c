@@ -249,7 +249,7 @@ spin_row (RpeWindow  *self,
 {
   GtkWidget *row = adw_action_row_new ();
   GtkAdjustment *adj = gtk_adjustment_new (lo, lo, hi, step, step * 8, 0);
-  GtkWidget *spin = gtk_spin_button_new (adj, step, 0);
+  GtkWidget *spin = gtk_spin_button_new (adj, step, step < 1.0 ? (guint) ceil (-log10 (step) - 1e-9) : 0);
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   gtk_widget_set_tooltip_text (row, tooltip);
@@ -702,6 +702,24 @@ build_sidebar (RpeWindow *self)
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
+  {
+    /* in the order of RpeHeatmapTransform */
+    static const char *scales[] = { "Linear", "SPE paper: min(1, (a/0.02)^0.4)", "Log (4 decades)", "Power (γ)",
+                                    "Percentile clip", NULL };
+    static const char *ranges[] = { "Shared by the panels", "Each panel its own", NULL };
+
+    combo_row (self, group, "Colour scale",
+               "How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
+               "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
+               "applies to attention weights only", scales, "color-scale");
+    spin_row (self, group, "Power γ", "The exponent of the power scale (colour scale Power): colour position "
+              "((v − min)/(max − min))^γ", 0.05, 10.0, 0.05, "color-gamma");
+    spin_row (self, group, "Percentile p", "The percentile clip: the colour range is [P(100 − p), P(p)]",
+                  50.0, 100.0, 0.5, "color-percentile");
+    combo_row (self, group, "Colour range",
+               "One range (and colour bar) shared by a view's panels, or each panel its own (Shift+Ctrl+L)",
+               ranges, "color-range");
+  }
 
   group = group_new (self, "Queries and keys", NULL);
   combo_row (self, group, "Content", "Queries and keys: unit (pure positional view), random or loaded", contents, "content");
