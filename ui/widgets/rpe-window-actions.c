@@ -184,6 +184,18 @@ module_chosen (RpeTensorBrowser *browser,
       _rpe_window_show_message (self, text);
       return;
     }
+  {
+    gsize heads = rpe_tensor_browser_get_heads (browser);
+
+    if (heads > 0 && heads != params.n_heads && rpe_spe_params_set_heads (&params, heads) == RPE_OK)
+      {
+        g_autofree char *shape = g_strdup_printf ("read as H = %zu × D = %zu", params.n_heads, params.n_features);
+        char *both = note != NULL ? g_strdup_printf ("%s; %s", note, shape) : g_strdup (shape);
+
+        g_free (note);
+        note = both;
+      }
+  }
   mapped = sel.map != NULL ? rpe_tensor_map_to_string (map) : NULL;
   if (mapped != NULL)
     source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
