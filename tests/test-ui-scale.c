@@ -22,6 +22,7 @@
 
 #include "rpe-colormap.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-teaching-view.h"
 #include "rpe-tensor-browser.h"
 #include "rpe-undo.h"
 #include "rpe-window.h"
@@ -479,6 +480,54 @@ test_row_plot (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* SPE vs RPE: a click on a row of a map plots that row of the exact and estimated maps. */
+static void
+test_teaching_row (void)
+{
+  RpeWindow *window = open_window ();
+  RpeTeachingView *view = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
+  RpeHeatmapView *map = rpe_teaching_view_get_heatmap (view, 1);
+  GtkEventController *click;
+  const RpeCurvePlot *plot;
+  const float *exact, *estimate;
+  gsize rows, cols, row = 0;
+  double px = -1, py = -1;
+
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
+  settle (window);
+  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, -1);
+  /* a point of row 20 of the estimate's map */
+  for (int y = 0; y < gtk_widget_get_height (GTK_WIDGET (map)) && px < 0; y++)
+    for (int x = 0; x < gtk_widget_get_width (GTK_WIDGET (map)); x++)
+      if (rpe_heatmap_view_cell_at (map, x + 0.5, y + 0.5, &row, NULL) && row == 20)
+        {
+          px = x + 4.5;
+          py = y + 1.5;
+          break;
+        }
+  g_assert_cmpfloat (px, >=, 0.0);
+  click = find_controller (GTK_WIDGET (map), GTK_TYPE_GESTURE_CLICK);
+  g_assert_nonnull (click);
+  g_signal_emit_by_name (click, "released", 1, px, py);
+  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, 20);
+  plot = rpe_line_plot_get (rpe_teaching_view_get_plot (view));
+  exact = rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (view, 0), &rows, &cols);
+  estimate = rpe_heatmap_view_get_data (map, &rows, &cols);
+  g_assert_cmpuint (plot->n_series, ==, 2);
+  g_assert_cmpuint (plot->series[0].n, ==, cols);
+  for (gsize n = 0; n < cols; n++)
+    {
+      g_assert_cmpfloat (plot->series[0].x[n], ==, (double) n);
+      g_assert_cmpfloat (plot->series[0].y[n], ==, exact[20 * cols + n]);
+      g_assert_cmpfloat (plot->series[1].y[n], ==, estimate[20 * cols + n]);
+    }
+  gtk_widget_activate_action (GTK_WIDGET (view), "teaching.row", "i", 0);
+  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, -1);
+  plot = rpe_line_plot_get (rpe_teaching_view_get_plot (view));
+  g_assert_true (plot->x_log);   /* the template error curve again */
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* ------------------------------------------------------ a wide conv module */
 
 /* A safetensors file of a conv SPE module with 256 channels, no gate: conv_q and conv_k
@@ -618,6 +667,7 @@ main (int    argc,
   g_test_add_func ("/ui/scale/attention-pixels", test_attention_pixels);
   g_test_add_func ("/ui/scale/shared-per-panel", test_shared_per_panel);
   g_test_add_func ("/ui/scale/row-plot", test_row_plot);
+  g_test_add_func ("/ui/scale/teaching-row", test_teaching_row);
   g_test_add_func ("/ui/scale/fits-screen", test_fits_screen);
   return g_test_run ();
 }

@@ -4,6 +4,8 @@
 
 #include "rpe-heatmap-view.h"
 
+#include <math.h>
+
 struct _RpeHeatmapView
 {
   GtkWidget          parent_instance;
@@ -377,4 +379,42 @@ rpe_heatmap_view_set_equal_aspect (RpeHeatmapView *self,
       self->equal_aspect = equal_aspect;
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
+}
+
+gboolean
+rpe_heatmap_view_cell_at (RpeHeatmapView *self,
+                          double          x,
+                          double          y,
+                          gsize          *row,
+                          gsize          *col)
+{
+  RpeHeatmapData data;
+  RpePlotRect image;
+  cairo_surface_t *scratch;
+  cairo_t *cr;
+  gboolean ok;
+  double fr, fc;
+
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), FALSE);
+  if (self->values == NULL || !isfinite (x) || !isfinite (y))
+    return FALSE;
+  rpe_heatmap_view_get_render_data (self, &data);
+  /* the layout needs text metrics only */
+  scratch = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cr = cairo_create (scratch);
+  ok = rpe_plot_heatmap_layout (cr, &data, gtk_widget_get_width (GTK_WIDGET (self)),
+                                gtk_widget_get_height (GTK_WIDGET (self)), &image, NULL);
+  cairo_destroy (cr);
+  cairo_surface_destroy (scratch);
+  if (!ok || !(image.width > 0.0) || !(image.height > 0.0))
+    return FALSE;
+  fr = (y - image.y) / image.height * (double) self->rows;
+  fc = (x - image.x) / image.width * (double) self->cols;
+  if (!(fr >= 0.0 && fr < (double) self->rows && fc >= 0.0 && fc < (double) self->cols))
+    return FALSE;
+  if (row != NULL)
+    *row = (gsize) fr;
+  if (col != NULL)
+    *col = (gsize) fc;
+  return TRUE;
 }

@@ -54,4 +54,11 @@ void         rpe_heatmap_view_set_equal_aspect (RpeHeatmapView    *self,
 void         rpe_heatmap_view_get_render_data  (RpeHeatmapView    *self,
                                                 RpeHeatmapData    *data);
 
+/* The cell (row, col) drawn at widget coordinates (x, y); FALSE outside the image. */
+gboolean     rpe_heatmap_view_cell_at          (RpeHeatmapView    *self,
+                                                double             x,
+                                                double             y,
+                                                gsize             *row,
+                                                gsize             *col);
+
 G_END_DECLS

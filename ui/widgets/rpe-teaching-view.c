@@ -296,6 +296,10 @@ struct _RpeTeachingView
   GtkScale         *r_scale;
   GtkLabel         *r_label;
   RpeLinePlot      *plot;
+  GtkWidget        *row_clear;
+  gssize            row;          /* the query row m plotted below (exact and estimate); -1: none */
+  double           *row_x;
+  double           *row_y;        /* 2 * N: exact row, estimate row */
   gboolean          updating;
 };
 
@@ -308,6 +312,53 @@ static guint teaching_figure_changed;
 
 static void teaching_request (RpeTeachingView *self);
 
+/* The plot of row m of the exact and estimated maps: a(m, .) and â(m, .) over the key
+ * positions of the maps (their x range). */
+static gboolean
+teaching_row_plot (RpeTeachingView *self)
+{
+  RpeTeaching *t = self->result;
+  RpeCurvePlot plot;
+  RpeCurveSeries series[2] = { { 0 }, { 0 } };
+  g_autofree char *title = NULL;
+
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
+  gtk_widget_set_visible (self->row_clear, self->row >= 0);
+  if (self->row < 0 || t == NULL || (gsize) self->row >= t->n)
+    return FALSE;
+  self->row_x = g_new (double, t->n);
+  self->row_y = g_new (double, 2 * t->n);
+  for (gsize n = 0; n < t->n; n++)
+    {
+      self->row_x[n] = (double) n;
+      self->row_y[n] = t->exact[(gsize) self->row * t->n + n];
+      self->row_y[t->n + n] = t->estimate[(gsize) self->row * t->n + n];
+    }
+  rpe_curve_plot_init (&plot);
+  for (guint i = 0; i < 2; i++)
+    {
+      series[i].x = self->row_x;
+      series[i].y = self->row_y + i * t->n;
+      series[i].n = t->n;
+    }
+  series[0].label = "exact a(m, n)";
+  series[1].label = "SPE estimate â(m, n)";
+  series[1].dashed = TRUE;
+  plot.series = series;
+  plot.n_series = 2;
+  title = g_strdup_printf ("Row m = %zd of the maps above (Delete or Clear Row: back to the template error)",
+                           self->row);
+  plot.title = title;
+  plot.x_label = "key position n";
+  plot.y_label = "attention weight";
+  plot.fixed_x = TRUE;
+  plot.x_min = -0.5;
+  plot.x_max = (double) t->n - 0.5;
+  rpe_line_plot_set (self->plot, &plot);
+  return TRUE;
+}
+
 static void
 teaching_update_plot (RpeTeachingView *self)
 {
@@ -318,6 +369,8 @@ teaching_update_plot (RpeTeachingView *self)
   g_autofree char *marker = g_strdup_printf ("R = %zu", r);
   g_autofree char *title = NULL;
 
+  if (teaching_row_plot (self))
+    return;
   if (self->curve == NULL)
     return;
   rpe_curve_plot_init (&plot);
@@ -569,9 +622,13 @@ rpe_teaching_view_dispose (GObject *object)
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_teaching_unref);
   g_clear_pointer (&self->curve, rpe_teaching_unref);
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
 }
+
+static void action_row (GtkWidget *widget, const char *action_name, GVariant *parameter);
 
 static void
 rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
@@ -590,6 +647,67 @@ rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
    */
   teaching_figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  gtk_widget_class_install_action (widget_class, "teaching.row", "i", action_row);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "teaching.row", "i", 1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "teaching.row", "i", -1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "teaching.row", "i", 10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "teaching.row", "i", -10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "teaching.row", "i", 0);
+}
+
+void
+rpe_teaching_view_set_row (RpeTeachingView *self,
+                           gssize           m)
+{
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  if (m < 0 || self->result == NULL || (gsize) m >= self->result->n)
+    m = -1;
+  self->row = m;
+  teaching_update_plot (self);
+}
+
+gssize
+rpe_teaching_view_get_row (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), -1);
+  return self->row;
+}
+
+static void
+map_released (GtkGestureClick *gesture,
+              int              n_press,
+              double           x,
+              double           y,
+              RpeTeachingView *self)
+{
+  GtkWidget *map = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  gsize row;
+
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  if (n_press == 1 && rpe_heatmap_view_cell_at (RPE_HEATMAP_VIEW (map), x, y, &row, NULL))
+    rpe_teaching_view_set_row (self, (gssize) row);
+}
+
+static void
+row_clear_clicked (GtkButton       *button,
+                   RpeTeachingView *self)
+{
+  rpe_teaching_view_set_row (self, -1);
+}
+
+static void
+action_row (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  RpeTeachingView *self = RPE_TEACHING_VIEW (widget);
+  gint32 step = g_variant_get_int32 (parameter);
+  gssize n = self->result != NULL ? (gssize) self->result->n : 0;
+
+  if (step == 0 || n == 0)
+    rpe_teaching_view_set_row (self, -1);
+  else
+    rpe_teaching_view_set_row (self, CLAMP (self->row >= 0 ? self->row + step : n / 2, 0, n - 1));
 }
 
 static void
@@ -598,6 +716,8 @@ rpe_teaching_view_init (RpeTeachingView *self)
   GtkWidget *row, *controls, *button, *label;
 
   rpe_job_slot_init (&self->slot, teaching_start, self);
+  self->row = -1;
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
@@ -616,6 +736,12 @@ rpe_teaching_view_init (RpeTeachingView *self)
       self->maps[i] = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
       rpe_heatmap_view_set_scale (self->maps[i], i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC);
       gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->maps[i]));
+      {
+        GtkGesture *click = gtk_gesture_click_new ();
+
+        g_signal_connect (click, "released", G_CALLBACK (map_released), self);
+        gtk_widget_add_controller (GTK_WIDGET (self->maps[i]), GTK_EVENT_CONTROLLER (click));
+      }
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[0]),
                                "Exact relative attention: softmax of Σ_d q k P̃_d(m − n) / √D");
@@ -649,6 +775,12 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_widget_set_tooltip_text (button, "Draw a new noise realization (next seed)");
   g_signal_connect (button, "clicked", G_CALLBACK (teaching_new_noise), self);
   gtk_box_append (GTK_BOX (controls), button);
+  self->row_clear = gtk_button_new_with_mnemonic ("C_lear Row");
+  gtk_widget_set_tooltip_text (self->row_clear, "Back to the template error curve (Delete). Click a row of a map, "
+                               "or press \u2191/\u2193 with the view focused, to plot that query row");
+  g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
+  gtk_widget_set_visible (self->row_clear, FALSE);
+  gtk_box_append (GTK_BOX (controls), self->row_clear);
   gtk_box_append (GTK_BOX (self->box), controls);
 
   self->plot = RPE_LINE_PLOT (rpe_line_plot_new ());
