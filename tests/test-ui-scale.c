@@ -488,7 +488,8 @@ test_teaching_row (void)
   RpeTeachingView *view = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
   RpeHeatmapView *map = rpe_teaching_view_get_heatmap (view, 1);
   GtkEventController *click;
-  const RpeCurvePlot *plot;
+  RpeCurvePlot cp;
+  const RpeCurvePlot *plot = &cp;
   const float *exact, *estimate;
   gsize rows, cols, row = 0;
   double px = -1, py = -1;
@@ -510,7 +511,7 @@ test_teaching_row (void)
   g_assert_nonnull (click);
   g_signal_emit_by_name (click, "released", 1, px, py);
   g_assert_cmpint (rpe_teaching_view_get_row (view), ==, 20);
-  plot = rpe_line_plot_get (rpe_teaching_view_get_plot (view));
+  rpe_curve_view_get_plot (rpe_teaching_view_get_plot (view), &cp);
   exact = rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (view, 0), &rows, &cols);
   estimate = rpe_heatmap_view_get_data (map, &rows, &cols);
   g_assert_cmpuint (plot->n_series, ==, 2);
@@ -523,7 +524,7 @@ test_teaching_row (void)
     }
   gtk_widget_activate_action (GTK_WIDGET (view), "teaching.row", "i", 0);
   g_assert_cmpint (rpe_teaching_view_get_row (view), ==, -1);
-  plot = rpe_line_plot_get (rpe_teaching_view_get_plot (view));
+  rpe_curve_view_get_plot (rpe_teaching_view_get_plot (view), &cp);
   g_assert_true (plot->x_log);   /* the template error curve again */
   gtk_window_destroy (GTK_WINDOW (window));
 }

@@ -97,6 +97,8 @@ typedef struct
   size_t              col_positions; /* the same for the columns */
   /* Added for the colour-scale control (zero in rpe_heatmap_data_init): */
   double              transform_param; /* POWER: gamma; PERCENTILE: p in (50, 100]; 0: the default */
+  bool                hide_x_labels; /* with show_axes: x tick marks only, no numbers or label
+                                      * (a strip above another on the same x axis) */
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space
