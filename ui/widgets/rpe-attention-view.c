@@ -996,7 +996,7 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->caption = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->caption, TRUE);
-  gtk_label_set_natural_wrap_mode (self->caption, GTK_NATURAL_WRAP_WORD);   /* natural width: a word, not the text */
+  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
   gtk_label_set_xalign (self->caption, 0.0f);
   gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
