@@ -1285,6 +1285,12 @@ rpe_cli_export (int argc, char **argv)
     }
   if (eo.colormap == NULL && !curves && !g_str_equal (view, "attention") && !g_str_equal (view, "spe-vs-rpe"))
     c.cmap = NULL;   /* templates: viridis, or the diverging map for signed data */
+  if (curves && (eo.color_scale != NULL || eo.gamma != 0.0 || eo.percentile != 0.0))
+    {
+      fprintf (stderr, "rpe export %s: --color-scale, --gamma and --percentile are for heatmap views\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
   c.transform = eo.attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
   if (eo.color_scale != NULL)
     {
