@@ -343,6 +343,9 @@ static const OptionUse option_uses[] = {
   { "bias-layout", TRUE, "compute:fastrpb curves:profile curves:extrapolation export:*" },
   { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "kernel-cols", TRUE, "compute:template compute:empirical compute:codes compute:encode" },
+  /* sessions (issue 15): the heatmap views that a session can hold */
+  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
+  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
   { "noise-scheme", TRUE, CODE_WHATS " curves:error export:*" },
   /* --map feeds the SPE module loader only (the LRPE and FastRPB commands do not read it yet) */
   { "map", TRUE, SPE_WHATS " curves:* export:*" },

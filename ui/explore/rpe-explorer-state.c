@@ -964,3 +964,29 @@ rpe_explorer_state_apply_color_scale (RpeExplorerState *self,
   data->transform = t;
   data->transform_param = param;
 }
+
+const float *
+rpe_explorer_state_get_npy_content (RpeExplorerState *self,
+                                    gsize            *ndim,
+                                    gsize             shape[3])
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (ndim != NULL)
+    *ndim = self->npy == NULL ? 0 : self->npy_per_head ? 3 : 2;
+  if (shape != NULL)
+    memcpy (shape, self->npy_shape, sizeof self->npy_shape);
+  return self->npy;
+}
+
+void
+rpe_explorer_state_clear_npy_content (RpeExplorerState *self)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (self->npy == NULL)
+    return;
+  g_clear_pointer (&self->npy, rpe_free);
+  self->npy_n = 0;
+  self->npy_per_head = FALSE;
+  memset (self->npy_shape, 0, sizeof self->npy_shape);
+  emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}

@@ -204,6 +204,13 @@ gboolean  rpe_explorer_state_set_npy_content (RpeExplorerState *self,
                                               const gsize      *shape,
                                               GError          **error);
 
+/* The loaded content (NULL if none); ndim 2 or 3 and its shape. */
+const float *rpe_explorer_state_get_npy_content (RpeExplorerState *self,
+                                                gsize            *ndim,
+                                                gsize             shape[3]);
+/* Forgets the loaded content ("content" NPY then draws unit content). */
+void         rpe_explorer_state_clear_npy_content (RpeExplorerState *self);
+
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);
 

@@ -46,7 +46,7 @@ show_chooser (RpeWindow *self,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint",
+  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint or Session",
                                                GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
                                                "_Open", "_Cancel");
   if (npy)
@@ -56,12 +56,24 @@ show_chooser (RpeWindow *self,
     }
   else
     {
-      gtk_file_filter_set_name (filter, "Checkpoints (.safetensors, .npy, .npz, .pt)");
-      gtk_file_filter_add_suffix (filter, "safetensors");
-      gtk_file_filter_add_suffix (filter, "npy");
-      gtk_file_filter_add_suffix (filter, "npz");
-      gtk_file_filter_add_suffix (filter, "pt");
-      gtk_file_filter_add_suffix (filter, "pth");
+      static const char *const suffixes[] = { "safetensors", "npy", "npz", "pt", "pth", NULL };
+      GtkFileFilter *only;
+
+      gtk_file_filter_set_name (filter, "Checkpoints and sessions");
+      for (guint i = 0; suffixes[i] != NULL; i++)
+        gtk_file_filter_add_suffix (filter, suffixes[i]);
+      gtk_file_filter_add_suffix (filter, "rpe-session");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+      g_object_unref (filter);
+      only = gtk_file_filter_new ();
+      gtk_file_filter_set_name (only, "Checkpoints (.safetensors, .npy, .npz, .pt)");
+      for (guint i = 0; suffixes[i] != NULL; i++)
+        gtk_file_filter_add_suffix (only, suffixes[i]);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), only);
+      g_object_unref (only);
+      filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, "RPE Studio sessions (.rpe-session)");
+      gtk_file_filter_add_suffix (filter, "rpe-session");
     }
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
   g_object_unref (filter);
@@ -119,7 +131,10 @@ _rpe_window_open_npy (RpeWindow *self,
       _rpe_window_show_message (self, text);
     }
   else
-    _rpe_window_show_message (self, NULL);
+    {
+      _rpe_window_set_content_path (self, path);
+      _rpe_window_show_message (self, NULL);
+    }
   rpe_tensor_free (tensor);
 }
 
@@ -140,7 +155,8 @@ _rpe_window_update_recent_menu (RpeWindow *self)
       GMenuItem *item;
 
       if (!g_str_has_suffix (uri, ".safetensors") && !g_str_has_suffix (uri, ".npz")
-          && !g_str_has_suffix (uri, ".pt") && !g_str_has_suffix (uri, ".pth"))
+          && !g_str_has_suffix (uri, ".pt") && !g_str_has_suffix (uri, ".pth")
+          && !g_str_has_suffix (uri, RPE_SESSION_SUFFIX))
         continue;
       item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
       g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
@@ -203,6 +219,12 @@ module_chosen (RpeTensorBrowser *browser,
   else
     source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
                         : g_strdup_printf ("%s module “%s”", base, prefix);
+  {
+    /* the session remembers how the module was read (`rpe export --prefix --layer --map`) */
+    g_auto (GStrv) roles = mapped != NULL ? g_strsplit (mapped, ", ", -1) : NULL;
+
+    _rpe_window_set_source (self, data->path, sel.prefix, layer, (const char *const *) roles);
+  }
   if (params.method == RPE_SPE_SINE)
     rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
   else
@@ -257,6 +279,7 @@ action_load_demo (GtkWidget  *widget,
     {
       rpe_explorer_state_set_modules (self->state, &sine, "demo module “sine”", &conv, "demo module “conv”", NULL);
       self->from_demo = TRUE;
+      _rpe_window_set_source (self, "demo", NULL, -1, NULL);
       _rpe_window_show_message (self, NULL);
     }
   rpe_spe_params_clear (&sine);

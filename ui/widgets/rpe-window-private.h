@@ -51,6 +51,18 @@ struct _RpeWindow
   GtkWidget            *conv_all;
   GtkWidget            *fastrpb_box;
   gboolean              updating;
+
+  /* sessions (rpe-window-session.c) */
+  GtkFileChooserNative *session_chooser;
+  char                 *session_file;    /* saved to or opened from (NULL: none) */
+  guint64               session_serial;  /* the state's serial then */
+  RpeWindowView         session_view;
+  int                   session_cell;
+  char                 *source_path;     /* the checkpoint of the modules: a file, "demo", "demo:NAME" */
+  char                 *source_prefix;
+  int                   source_layer;
+  char                **source_map;
+  char                 *content_path;    /* the .npy of the loaded content */
 };
 
 void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
@@ -63,8 +75,21 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-session.c */
+void _rpe_window_class_session_init (GtkWidgetClass    *widget_class);
+void _rpe_window_session_dispose    (RpeWindow         *self);
+void _rpe_window_set_source         (RpeWindow         *self,
+                                     const char        *path,
+                                     const char        *prefix,
+                                     int                layer,
+                                     const char *const *map);
+void _rpe_window_set_content_path   (RpeWindow         *self,
+                                     const char        *path);
+void _rpe_window_open_session_async (RpeWindow         *self,
+                                     const char        *path);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);
+void _rpe_window_reset_undo         (RpeWindow      *self);
 
 G_END_DECLS

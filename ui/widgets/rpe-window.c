@@ -99,6 +99,8 @@ load_demo (RpeWindow *self)
   rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
                                   have[1] ? &params[1] : NULL, names[1], NULL);
   self->from_demo = have[0] && have[1] && g_str_has_prefix (names[0], "demo") && g_str_has_prefix (names[1], "demo");
+  /* `rpe export --checkpoint demo` reads the same embedded file */
+  _rpe_window_set_source (self, have[0] && g_str_has_prefix (names[0], "demo") ? "demo" : NULL, NULL, -1, NULL);
   rpe_spe_params_clear (&params[0]);
   rpe_spe_params_clear (&params[1]);
   g_free (names[0]);
@@ -153,6 +155,7 @@ open_done (GObject      *source,
         return;
       }
     self->from_demo = FALSE;
+    _rpe_window_set_source (self, data->path, NULL, -1, NULL);
     if (data->have_sine != data->have_conv)
       g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
     /* a gated checkpoint shows its gated templates, as the CLI does */
@@ -216,6 +219,11 @@ rpe_window_open_file (RpeWindow *self,
   if (path == NULL)
     {
       _rpe_window_show_message (self, "Only local files can be opened.");
+      return;
+    }
+  if (g_str_has_suffix (path, RPE_SESSION_SUFFIX))
+    {
+      _rpe_window_open_session_async (self, path);
       return;
     }
   open_path (self, path);
@@ -880,6 +888,14 @@ on_drop (GtkDropTarget *target,
 {
   GSList *files;
 
+  /* one file (G_TYPE_FILE, offered by some sources alone) or a list: a checkpoint or a session */
+  if (G_VALUE_HOLDS (value, G_TYPE_FILE))
+    {
+      if (g_value_get_object (value) == NULL)
+        return FALSE;
+      rpe_window_open_file (self, g_value_get_object (value));
+      return TRUE;
+    }
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   files = g_value_get_boxed (value);
@@ -902,6 +918,7 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  _rpe_window_session_dispose (self);
   if (self->browser != NULL)
     {
       g_object_remove_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
@@ -964,6 +981,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
+  _rpe_window_class_session_init (widget_class);
 }
 
 static void
@@ -978,6 +996,8 @@ rpe_window_init (RpeWindow *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->state = rpe_explorer_state_new ();
+  self->source_layer = -1;
+  self->session_cell = -1;
 
   self->views[RPE_WINDOW_VIEW_TEMPLATES] = rpe_templates_view_new (self->state);
   self->views[RPE_WINDOW_VIEW_ATTENTION] = rpe_attention_view_new (self->state);
@@ -1012,7 +1032,8 @@ rpe_window_init (RpeWindow *self)
   gtk_box_append (self->tour_slot, self->tour);
   _rpe_window_offer_tour (self);
 
-  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
+  gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 }

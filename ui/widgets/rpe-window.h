@@ -15,6 +15,7 @@
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-session.h"
 #include "rpe-outputs-view.h"
 #include "rpe-teaching-view.h"
 #include "rpe-templates-view.h"
@@ -63,6 +64,8 @@ void              rpe_window_save_state         (RpeWindow      *self);
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
  * shows the reason and the state is unchanged. */
+/* rpe_window_open_file opens a .rpe-session as a session (on a worker; see
+ * rpe_window_open_session), any other file as a checkpoint. */
 /* Opens "demo" or a trained demo "demo:NAME" (rpe-demos.h) as a checkpoint. */
 void              rpe_window_open_demo          (RpeWindow      *self,
                                                  const char     *spec);
@@ -89,5 +92,22 @@ gboolean          rpe_window_export_view        (RpeWindow      *self,
                                                  GError        **error);
 /* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
 RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
+
+/* Sessions (rpe-window-session.c; the format: rpe-session.h).  The session of
+ * what the window shows now (state, view, opened cell, zoom, checkpoint). */
+RpeSession       *rpe_window_build_session      (RpeWindow      *self);
+/* Saves it (".rpe-session" appended if missing); the title shows its name. */
+gboolean          rpe_window_save_session       (RpeWindow      *self,
+                                                 const char     *path,
+                                                 GError        **error);
+/* Opens a session: on error the banner says why and nothing changes. */
+gboolean          rpe_window_open_session       (RpeWindow      *self,
+                                                 const char     *path,
+                                                 GError        **error);
+const char       *rpe_window_get_session_file   (RpeWindow      *self);
+/* The `rpe export` command line of the current figure (Copy as Command,
+ * Shift+Ctrl+C); NULL and *why when none redraws it (see the .c). */
+char             *rpe_window_command_line       (RpeWindow      *self,
+                                                 char          **why);
 
 G_END_DECLS
