@@ -581,7 +581,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
         {
           rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
           fig.n_panels = 3;
-          fig.share_scale = TRUE;
+          fig.share_scale = !c->eo->per_cell_scale;   /* exact and estimate on one range */
           for (int i = 0; i < 3; i++)
             {
               heatmap_defaults (c, &fig.panels[i], img[i], side, side);
@@ -1226,6 +1226,12 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
                                          ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
                 "colormap", eo->colormap != NULL ? eo->colormap : "viridis",
                 NULL);
+  g_object_set (state, "color-scale", (guint) c->transform,
+                "color-range", (guint) (eo->per_cell_scale ? RPE_COLOR_RANGE_PER_PANEL : RPE_COLOR_RANGE_SHARED), NULL);
+  if (c->transform == RPE_HEATMAP_TRANSFORM_POWER)
+    g_object_set (state, "color-gamma", c->transform_param, NULL);
+  if (c->transform == RPE_HEATMAP_TRANSFORM_PERCENTILE)
+    g_object_set (state, "color-percentile", c->transform_param, NULL);
   s = rpe_session_new_from_state (state);
   g_free (s->view);
   s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention" : "teaching");
@@ -1312,7 +1318,7 @@ export_main (int argc, char **argv, RpeSession *session)
   const GOptionEntry view_entries[] = {
     { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, "templates/template: the empirical template of the draw", NULL },
     { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, "templates/template: empirical - analytic", NULL },
-    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates: each cell its own colour scale", NULL },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates, spe-vs-rpe: each cell (panel) its own colour range", NULL },
     { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, "Cells per pixel when the map is larger than the image: mean (default) or max", "mean|max" },
     { NULL }
   };

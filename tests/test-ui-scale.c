@@ -24,6 +24,7 @@
 #include "rpe-heatmap-view.h"
 #include "rpe-teaching-view.h"
 #include "rpe-tensor-browser.h"
+#include "rpe-session.h"
 #include "rpe-undo.h"
 #include "rpe-window.h"
 #include "rpe-ui-wait.h"
@@ -659,6 +660,48 @@ test_fits_screen (void)
   g_unlink (path);
 }
 
+/* The colour scale is part of a session: saved, read back, and passed to `rpe export`. */
+static void
+test_session (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeExplorerState) back = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) session = NULL;
+  g_autoptr (RpeSession) loaded = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *data = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autofree char *joined = NULL;
+  RpeSpeParams p = { 0 };
+  gsize length = 0;
+  guint scale = 0, range = 0;
+  double pct = 0;
+
+  g_assert_cmpint (rpe_spe_params_init (&p, RPE_SPE_SINE, 2, 4, 3, FALSE), ==, RPE_OK);
+  g_assert_true (rpe_explorer_state_set_modules (state, &p, "test", NULL, NULL, &error));
+  rpe_spe_params_clear (&p);
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 95.5,
+                "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
+  session = rpe_session_new_from_state (state);
+  g_free (session->view);
+  session->view = g_strdup ("teaching");
+  data = rpe_session_to_data (session, &length, &error);
+  g_assert_no_error (error);
+  loaded = rpe_session_load_data (data, length, NULL, &error);
+  g_assert_no_error (error);
+  rpe_session_apply (loaded, back);
+  g_object_get (back, "color-scale", &scale, "color-range", &range, "color-percentile", &pct, NULL);
+  g_assert_cmpuint (scale, ==, RPE_HEATMAP_TRANSFORM_PERCENTILE);
+  g_assert_cmpuint (range, ==, RPE_COLOR_RANGE_PER_PANEL);
+  g_assert_cmpfloat (pct, ==, 95.5);
+  argv = rpe_session_export_argv (loaded, FALSE, &error);
+  g_assert_no_error (error);
+  joined = g_strjoinv (" ", argv);
+  g_test_message ("rpe export %s", joined);
+  g_assert_nonnull (strstr (joined, "--color-scale percentile --percentile 95.5"));
+  g_assert_nonnull (strstr (joined, "--per-cell-scale"));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -670,5 +713,6 @@ main (int    argc,
   g_test_add_func ("/ui/scale/row-plot", test_row_plot);
   g_test_add_func ("/ui/scale/teaching-row", test_teaching_row);
   g_test_add_func ("/ui/scale/fits-screen", test_fits_screen);
+  g_test_add_func ("/ui/scale/session", test_session);
   return g_test_run ();
 }
