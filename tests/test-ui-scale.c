@@ -492,7 +492,7 @@ test_teaching_row (void)
   RpeCurvePlot cp;
   const RpeCurvePlot *plot = &cp;
   const float *exact, *estimate;
-  gsize rows, cols, row = 0;
+  gsize rows, cols, row = 0, col = 0;
   double px = -1, py = -1;
 
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
@@ -501,7 +501,7 @@ test_teaching_row (void)
   /* a point of row 20 of the estimate's map */
   for (int y = 0; y < gtk_widget_get_height (GTK_WIDGET (map)) && px < 0; y++)
     for (int x = 0; x < gtk_widget_get_width (GTK_WIDGET (map)); x++)
-      if (rpe_heatmap_view_cell_at (map, x + 0.5, y + 0.5, &row, NULL) && row == 20)
+      if (rpe_heatmap_view_cell_at (map, x + 0.5, y + 0.5, &row, &col) && row == 20)
         {
           px = x + 4.5;
           py = y + 1.5;

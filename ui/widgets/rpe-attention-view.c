@@ -25,7 +25,8 @@
 
 #define ATTENTION_CHANGES (RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_TEMPLATE_KIND \
                                                       | RPE_EXPLORER_CHANGE_TRAIN_LENGTH \
-                                                      | RPE_EXPLORER_CHANGE_LOOK))
+                                                      | RPE_EXPLORER_CHANGE_LOOK \
+                                                      | RPE_EXPLORER_CHANGE_GRID))
 
 struct _RpeAttentionView
 {

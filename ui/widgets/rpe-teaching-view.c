@@ -509,10 +509,10 @@ map_released (GtkGestureClick *gesture,
               RpeTeachingView *self)
 {
   GtkWidget *map = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
-  gsize row;
+  gsize row, col;
 
   gtk_widget_grab_focus (GTK_WIDGET (self));
-  if (n_press == 1 && rpe_heatmap_view_cell_at (RPE_HEATMAP_VIEW (map), x, y, &row, NULL))
+  if (n_press == 1 && rpe_heatmap_view_cell_at (RPE_HEATMAP_VIEW (map), x, y, &row, &col))
     rpe_teaching_view_set_row (self, (gssize) row);
 }
 

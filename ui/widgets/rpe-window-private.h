@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rpe-window.h"
+#include "rpe-grid-window.h"
 #include "rpe-undo.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,7 @@ struct _RpeWindow
   GCancellable         *load_cancellable;
   RpeCheckpointData    *checkpoint;   /* the last opened checkpoint */
   RpeTensorBrowser     *browser;
+  RpeGridWindow        *grid_window;    /* weak */
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
   GMenu                *demos_menu;
@@ -65,6 +67,13 @@ struct _RpeWindow
   int                   source_layer;
   char                **source_map;
   char                 *content_path;    /* the .npy of the loaded content */
+  /* LRPE: "Parameters" (seeded, or one of the trained choices) and the P/Lambda/theta rows */
+  GtkWidget            *lrpe_params_row;
+  GtkStringList        *lrpe_labels;    /* item 0 "Seeded", then one per choice */
+  GPtrArray            *lrpe_choices;   /* RpeLrpeTrained*, item i + 1 of lrpe_labels */
+  GtkWidget            *lrpe_p_row;
+  GtkWidget            *lrpe_lambda_row;
+  GtkWidget            *lrpe_theta_row;
 };
 
 void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
@@ -89,6 +98,20 @@ void _rpe_window_set_content_path   (RpeWindow         *self,
                                      const char        *path);
 void _rpe_window_open_session_async (RpeWindow         *self,
                                      const char        *path);
+/* FastRPB weights of a checkpoint or a mapped tensor: (1, H, X) as the reference stores them
+ * (X odd: "full" 2M - 1, even: "symmetric" M; the current head's row), or centred (X,) / (H, X),
+ * into the sidebar's taps |tau| < RPE_EXPLORER_FASTRPB_TAPS (zero beyond M - 1). */
+gboolean _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
+                                         const RpeTensor *w,
+                                         GError         **error);
+/* The trained LRPE choices offered in the sidebar: replaced by those of a checkpoint
+ * (trained NULL-terminated pairs of RpeLrpeTrained* / label; taken), or one added; `use`:
+ * select (and use) the first new choice. */
+void _rpe_window_set_lrpe_choices   (RpeWindow       *self,
+                                     GPtrArray       *trained,
+                                     const char     **labels,
+                                     gboolean         replace,
+                                     gboolean         use);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);

@@ -14,6 +14,7 @@
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
+#include "rpe-grid-window.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-session.h"
 #include "rpe-outputs-view.h"
@@ -90,6 +91,20 @@ RpeFigureBundle  *rpe_window_build_figure       (RpeWindow      *self,
 gboolean          rpe_window_export_view        (RpeWindow      *self,
                                                  const char     *path,
                                                  GError        **error);
+/* Loads trained LRPE parameters from .npy files (win.open-lrpe): each file is the
+ * Householder v (1, D, 1), a learned theta (1, 1, n) or the permutation buffer
+ * (1, max_positions, D), told apart by shape (or, for a 1-D array, by a name holding
+ * "theta", "perm" or starting with "v").  They become a choice of the sidebar's
+ * LRPE "Parameters" and are used.  FALSE and the banner on error. */
+gboolean          rpe_window_open_lrpe_files    (RpeWindow      *self,
+                                                 GFile         **files,
+                                                 guint           n_files,
+                                                 GError        **error);
+/* The sidebar's LRPE "Parameters" row (an AdwComboRow: 0 = seeded, then the trained
+ * choices: the checkpoint's LRPE modules in file order, loaded files). */
+GtkWidget        *rpe_window_get_lrpe_params_row (RpeWindow     *self);
+/* The 2-D convSPE window (win.grid; opens with a checkpoint holding a 2-D conv module), or NULL. */
+RpeGridWindow    *rpe_window_get_grid_window    (RpeWindow      *self);
 /* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
 RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
 
