@@ -672,6 +672,31 @@ test_methods (void)
       check_session_figure (window, methods[i].name);
     }
 
+  /* the colour-scale control with the other methods: gamma for LRPE, log for linear attention */
+  {
+    static const struct { RpeExplorerMethod method; RpeHeatmapTransform scale; const char *what; } looks[] = {
+      { RPE_EXPLORER_METHOD_LRPE, RPE_HEATMAP_TRANSFORM_POWER, "lrpe, gamma 0.5" },
+      { RPE_EXPLORER_METHOD_LINEAR, RPE_HEATMAP_TRANSFORM_LOG, "linear, log scale" },
+      { RPE_EXPLORER_METHOD_APE, RPE_HEATMAP_TRANSFORM_ATTENTION, "ape, attention transform" } };
+
+    for (guint i = 0; i < G_N_ELEMENTS (looks); i++)
+      {
+        g_autofree char *line = NULL;
+
+        g_object_set (state, "method", (guint) looks[i].method, "color-scale", (guint) looks[i].scale,
+                      "color-gamma", 0.5, NULL);
+        settle (window);
+        line = copy_command (window);
+        g_test_message ("copied: %s", line);
+        g_assert_nonnull (strstr (line, "--color-scale"));
+        g_assert_true (rpe_window_export_view (window, gui, &error));
+        run_copied (line, cli);
+        assert_same_figure (looks[i].what, gui, cli);
+        check_session_figure (window, looks[i].what);
+      }
+    g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, NULL);
+  }
+
   /* the Curves page: options alone, then its session */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
   settle (window);

@@ -2008,6 +2008,8 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                            const RpeExplorerSnapshot *s,
                            const RpeColormap         *cmap,
                            guint                      train,
+                           RpeHeatmapTransform        transform,
+                           double                     param,
                            char                      *strings[3],
                            gboolean                  *has_attention)
 {
@@ -2026,6 +2028,11 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
   d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  *has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
+  /* the SPE paper's transform maps attention weights only */
+  d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !*has_attention ? RPE_HEATMAP_TRANSFORM_NONE
+                                                                               : transform;
+  d->transform_param = d->transform == transform ? param : 0.0;
   d->train_length = whole ? train : 0;
   strings[0] = strings[1] = NULL;
   if (whole)
@@ -2057,7 +2064,6 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
       break;
     }
   fig->title = strings[2];
-  *has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
 }
 
 /* ---- the Curves page's figure (shared by the window and `rpe export curves`) ---- */

@@ -213,7 +213,9 @@ RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
 
 /* The figure of an attention image as the Attention view draws it (shared by the
  * window and `rpe export attention`): fig becomes an RPE_FIGURE_HEATMAP pointing
- * at img->values; the labels and title it points at are returned in strings[0..2]
+ * at img->values, coloured by transform (and its param: the state's colour scale; the SPE
+ * paper's transform only where the values are attention weights); the labels and title it
+ * points at are returned in strings[0..2]
  * (the caller frees them after drawing).  *has_attention: the values are
  * attention weights (the attention transform applies). */
 void               rpe_attention_figure_fill (RpeFigure                 *fig,
@@ -221,6 +223,8 @@ void               rpe_attention_figure_fill (RpeFigure                 *fig,
                                               const RpeExplorerSnapshot *snapshot,
                                               const RpeColormap         *cmap,
                                               guint                      train,
+                                              RpeHeatmapTransform        transform,
+                                              double                     param,
                                               char                      *strings[3],
                                               gboolean                  *has_attention);
 
