@@ -74,12 +74,6 @@ show_view (RpeWindow     *window,
   settle (window);
 }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 /* Number of entries in dir (to find left-over temporaries). */
 static guint
 count_entries (const char *dir)
@@ -431,8 +425,8 @@ test_views (void)
     }
   /* CSV for the curves, .npy for heatmaps; not the other way round */
   {
-    g_autofree char *csv = tmp_path ("curves.csv");
-    g_autofree char *npy = tmp_path ("attention.npy");
+    g_autofree char *csv = rpe_test_tmp_path ("curves.csv");
+    g_autofree char *npy = rpe_test_tmp_path ("attention.npy");
     g_autofree char *text = NULL;
 
     show_view (window, RPE_WINDOW_VIEW_CURVES);
@@ -642,7 +636,7 @@ test_failures (void)
   RpeWindow *window = open_window ();
   g_autoptr (RpeFigureBundle) bundle = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = tmp_path ("failures");
+  g_autofree char *dir = rpe_test_tmp_path ("failures");
   g_autofree char *existing = NULL, *fresh = NULL, *missing = NULL, *before = NULL, *after = NULL;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   gsize len_before, len_after;
@@ -776,9 +770,9 @@ test_dialog (void)
 {
   RpeWindow *window = open_window ();
   RpeExportDialog *dialog;
-  g_autofree char *path = tmp_path ("dialog-templates.svg");
-  g_autofree char *big = tmp_path ("dialog-big.png");
-  g_autofree char *bad = tmp_path ("no-such-dir/x.pdf");
+  g_autofree char *path = rpe_test_tmp_path ("dialog-templates.svg");
+  g_autofree char *big = rpe_test_tmp_path ("dialog-big.png");
+  g_autofree char *bad = rpe_test_tmp_path ("no-such-dir/x.pdf");
   const char *shots = g_getenv ("RPE_SCREENSHOT_DIR");
   RpeExportOptions options;
   RpeExportSize size;
@@ -902,8 +896,8 @@ test_dialog_preset (void)
 {
   RpeWindow *window = open_window ();
   RpeExportDialog *dialog;
-  g_autofree char *column = tmp_path ("dialog-column.pdf");
-  g_autofree char *panel = tmp_path ("dialog-panel.pdf");
+  g_autofree char *column = rpe_test_tmp_path ("dialog-column.pdf");
+  g_autofree char *panel = rpe_test_tmp_path ("dialog-panel.pdf");
   RpeExportOptions options;
   RpeExportSize size;
 
@@ -955,7 +949,7 @@ test_dialog_preset (void)
     for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
       {
         g_autofree char *name = g_strdup_printf ("dialog-outputs-%s.pdf", rpe_export_preset_name (presets[i].preset));
-        g_autofree char *path = tmp_path (name);
+        g_autofree char *path = rpe_test_tmp_path (name);
 
         g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
         dialog = rpe_window_get_export_dialog (window);
@@ -990,8 +984,8 @@ test_presentation (void)
 {
   RpeWindow *window = open_window ();
   RpeHeatmapData data;
-  g_autofree char *before = tmp_path ("presentation-before.png");
-  g_autofree char *during = tmp_path ("presentation-during.png");
+  g_autofree char *before = rpe_test_tmp_path ("presentation-before.png");
+  g_autofree char *during = rpe_test_tmp_path ("presentation-during.png");
   g_autofree char *a = NULL, *b = NULL;
   gsize la, lb;
   GtkWidget *heatmap = NULL;
