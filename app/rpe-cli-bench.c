@@ -43,6 +43,7 @@
 #include "rpe-colormap.h"
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-file.h"
 #include "rpe-plot-render.h"
 #include "rpe-cli.h"
 #include "rpe-linear-attention.h"
@@ -50,6 +51,7 @@
 #include "rpe-rng.h"
 #include "rpe-skew.h"
 #include "rpe-spe.h"
+#include "rpe-tensor.h"
 
 #define MAX_REPEATS 1000
 
@@ -1262,40 +1264,41 @@ out:
 }
 
 static void
-json_num (FILE *f, const char *key, double v, gboolean last)
+json_num (GString *s, const char *key, double v, gboolean last)
 {
   if (v < 0 || !isfinite (v))
-    fprintf (f, "\"%s\": null%s", key, last ? "" : ", ");
+    g_string_append_printf (s, "\"%s\": null%s", key, last ? "" : ", ");
   else
-    fprintf (f, "\"%s\": %.6g%s", key, v, last ? "" : ", ");
+    g_string_append_printf (s, "\"%s\": %.6g%s", key, v, last ? "" : ", ");
 }
 
+/* The results as JSON, written as every output of rpe is (rpe_atomic_file_new:
+ * a temporary file renamed over the target, refused where rpe_output_check refuses). */
 static gboolean
-write_json (Bench *b, const char *path)
+write_json (Bench *b, const char *path, GError **error)
 {
-  FILE *f = fopen (path, "w");
+  g_autoptr(GString) s = g_string_new (NULL);
 
-  if (f == NULL)
-    return FALSE;
-  fprintf (f, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
-           b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
+  g_string_append_printf (s, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
+                          b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
   for (guint i = 0; i < b->rows->len; i++)
     {
       BenchRow *r = &g_array_index (b->rows, BenchRow, i);
 
-      fprintf (f, "  {\"workload\": \"%s\", \"size\": \"%s\", \"runs\": %d, ", r->name, r->size, r->runs);
-      json_num (f, "median_s", r->runs > 0 ? r->median : -1, FALSE);
-      json_num (f, "min_s", r->runs > 0 ? r->min : -1, FALSE);
-      json_num (f, "max_s", r->runs > 0 ? r->max : -1, FALSE);
-      json_num (f, "peak_mb", r->peak_mb, FALSE);
-      json_num (f, "io_mb", r->io_mb, FALSE);
-      json_num (f, "gflops", r->gflops, FALSE);
-      json_num (f, "sgemm_gflops", r->ref_gflops, FALSE);
-      json_num (f, "best_sgemm_gflops", r->best_gflops, FALSE);
-      fprintf (f, "\"note\": \"%s\"}%s\n", r->note, i + 1 < b->rows->len ? "," : "");
+      g_string_append_printf (s, "  {\"workload\": \"%s\", \"size\": \"%s\", \"runs\": %d, ",
+                              r->name, r->size, r->runs);
+      json_num (s, "median_s", r->runs > 0 ? r->median : -1, FALSE);
+      json_num (s, "min_s", r->runs > 0 ? r->min : -1, FALSE);
+      json_num (s, "max_s", r->runs > 0 ? r->max : -1, FALSE);
+      json_num (s, "peak_mb", r->peak_mb, FALSE);
+      json_num (s, "io_mb", r->io_mb, FALSE);
+      json_num (s, "gflops", r->gflops, FALSE);
+      json_num (s, "sgemm_gflops", r->ref_gflops, FALSE);
+      json_num (s, "best_sgemm_gflops", r->best_gflops, FALSE);
+      g_string_append_printf (s, "\"note\": \"%s\"}%s\n", r->note, i + 1 < b->rows->len ? "," : "");
     }
-  fprintf (f, "]}\n");
-  return fclose (f) == 0;
+  g_string_append (s, "]}\n");
+  return rpe_atomic_file_set_contents (path, s->str, s->len, error);
 }
 
 int
@@ -1331,6 +1334,16 @@ rpe_cli_bench (int argc, char **argv)
       g_free (json);
       g_free (only);
       return 2;
+    }
+
+  /* a --json target that cannot be written is refused before minutes of timing */
+  if (json != NULL && !rpe_output_check (json, &error))
+    {
+      fprintf (stderr, "rpe bench: %s\n", error->message);
+      g_clear_error (&error);
+      g_free (json);
+      g_free (only);
+      return 1;
     }
 
   /* a fixed mmap threshold: every large buffer is a fresh mapping, so the peak RSS of a
@@ -1395,9 +1408,10 @@ rpe_cli_bench (int argc, char **argv)
   bench_stall (&b, quick ? 8192 : 65536);
   bench_cli_all (&b);
 
-  if (json != NULL && !write_json (&b, json))
+  if (json != NULL && !write_json (&b, json, &error))
     {
-      fprintf (stderr, "rpe bench: cannot write %s\n", json);
+      fprintf (stderr, "rpe bench: %s\n", error->message);
+      g_clear_error (&error);
       code = 1;
     }
   if (b.failed && code == 0)

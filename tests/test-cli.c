@@ -617,6 +617,27 @@ test_unwritable_output (void)
   g_assert_nonnull (strstr (err, "t.npy"));
 }
 
+/* rpe bench --json goes through the output checks of every writer, before any timing:
+ * a directory and a write-protected file are refused (exit 1, the path named, the file kept). */
+static void
+test_bench_json_refused (void)
+{
+  g_autofree char *kept = rpe_test_tmp_path ("bench-kept.json");
+  g_autofree char *err = NULL, *err2 = NULL, *text = NULL;
+
+  g_assert_cmpint (rpe_test_run_cli_args (NULL, &err, "bench", "--quick", "--json", rpe_test_tmpdir (), NULL), ==, 1);
+  g_assert_nonnull (strstr (err, rpe_test_tmpdir ()));
+  g_assert_nonnull (strstr (err, "directory"));
+
+  g_assert_true (g_file_set_contents (kept, "keep", -1, NULL));
+  g_assert_cmpint (g_chmod (kept, 0444), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_args (NULL, &err2, "bench", "--quick", "--json", kept, NULL), ==, 1);
+  g_assert_nonnull (strstr (err2, "bench-kept.json"));
+  g_assert_nonnull (strstr (err2, "write-protected"));
+  g_assert_true (g_file_get_contents (kept, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, "keep");
+}
+
 /* lrpe-encode with P = identity, Lambda = rotation, theta a is RoPE, written here from its formula. */
 static void
 test_lrpe_encode_rope (void)
@@ -857,6 +878,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/linear-matches-quadratic", test_linear_matches_quadratic);
   g_test_add_func ("/cli/bad-files", test_bad_files);
   g_test_add_func ("/cli/unwritable-output", test_unwritable_output);
+  g_test_add_func ("/cli/bench-json-refused", test_bench_json_refused);
   g_test_add_func ("/cli/lrpe-encode-rope", test_lrpe_encode_rope);
   g_test_add_func ("/cli/lrpe-attention-linear", test_lrpe_attention_linear);
   g_test_add_func ("/cli/fastrpb", test_fastrpb);
