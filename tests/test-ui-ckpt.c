@@ -14,18 +14,13 @@
 #include "rpe-templates-view.h"
 #include "rpe-tensor-browser.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 static gboolean
 not_loading (gpointer data)
 {
   return !rpe_window_is_loading (RPE_WINDOW (data));
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
 }
 
 typedef struct
@@ -54,7 +49,7 @@ settle (RpeWindow *window,
   Want w = { window, gated, head };
 
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   rpe_test_iterate_until (templates_ready, &w);
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
 }
@@ -76,7 +71,7 @@ open_checkpoint (const char *file)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   rpe_window_open_file (window, gfile);
   rpe_test_iterate_until (not_loading, window);
   g_assert_null (rpe_window_get_message (window));

@@ -25,35 +25,12 @@
 #include "rpe-test-utils.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N    48
 
 /* ---------------------------------------------------------------- helpers */
-
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  rpe_test_iterate_until (done, data);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
- * its jobs, then for two painted frames so the results are on screen. */
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  iterate_until (window_idle, window);
-}
 
 static RpeWindow *
 open_window (void)
@@ -71,7 +48,7 @@ show_view (RpeWindow     *window,
            RpeWindowView  view)
 {
   rpe_window_set_view (window, view);
-  settle (window);
+  rpe_test_settle (window, TRUE);
 }
 
 /* Number of entries in dir (to find left-over temporaries). */
@@ -614,7 +591,7 @@ test_cli (void)
     compare_with_cli (window, "attention-spe", args);
   }
   g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, "spe-kind", RPE_SPE_CONV, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "attention", "--exact", "--causal", "--checkpoint", "demo", "--method", "conv",
                            "--no-gate", "--head", "1", "--length", "48", "--train-length", "32", NULL };
@@ -722,34 +699,6 @@ dialog_closed (gpointer data)
   return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
 }
 
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  g_assert_cmpint (width, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  cairo_surface_flush (surface);
-  return surface;
-}
-
 /* Distinct colours in the preview: a rendered heatmap has many. */
 static guint
 count_colours (cairo_surface_t *s)
@@ -794,7 +743,7 @@ test_dialog (void)
   g_assert_cmpfloat (size.dpi, ==, 150.0);
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PNG);
   g_assert_true (g_str_has_suffix (rpe_export_dialog_get_path (dialog), "/templates-h0.png"));
-  shot = render_widget (rpe_export_dialog_get_preview (dialog));
+  shot = rpe_test_render_widget (rpe_export_dialog_get_preview (dialog));
   g_test_message ("preview: %u colours", count_colours (shot));
   g_assert_cmpuint (count_colours (shot), >, 50);
   cairo_surface_destroy (shot);
@@ -802,7 +751,7 @@ test_dialog (void)
     {
       g_autofree char *file = g_build_filename (shots, "export-dialog.png", NULL);
 
-      shot = render_widget (GTK_WIDGET (dialog));
+      shot = rpe_test_render_widget (GTK_WIDGET (dialog));
       g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
       cairo_surface_destroy (shot);
     }
@@ -812,7 +761,7 @@ test_dialog (void)
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PDF);
   rpe_export_dialog_start (dialog);
   g_assert_true (rpe_export_dialog_is_exporting (dialog));
-  iterate_until (dialog_done, dialog);
+  rpe_test_iterate_until (dialog_done, dialog);
   g_assert_nonnull (rpe_export_dialog_get_error (dialog));
   g_test_message ("dialog error: %s", rpe_export_dialog_get_error (dialog));
   g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "Could not export"));
@@ -826,7 +775,7 @@ test_dialog (void)
   rpe_export_dialog_set_size (dialog, &size);
   rpe_export_dialog_start (dialog);
   rpe_export_dialog_cancel_export (dialog);
-  iterate_until (dialog_done, dialog);
+  rpe_test_iterate_until (dialog_done, dialog);
   g_assert_false (g_file_test (big, G_FILE_TEST_EXISTS));
   g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "cancelled"));
 
@@ -834,7 +783,7 @@ test_dialog (void)
   rpe_export_dialog_set_path (dialog, path);
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_SVG);
   rpe_export_dialog_start (dialog);
-  iterate_until (dialog_closed, window);
+  rpe_test_iterate_until (dialog_closed, window);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   /* switching from PNG to SVG kept the physical size: 4000 x 3000 px at 150 dpi */
   check_svg (path, 4000 * 72.0 / 150.0, 3000 * 72.0 / 150.0);
@@ -849,7 +798,7 @@ test_dialog (void)
       dialog = rpe_window_get_export_dialog (window);
       g_assert_nonnull (dialog);
       rpe_test_wait_frames (GTK_WIDGET (dialog), 2);
-      shot = render_widget (GTK_WIDGET (dialog));
+      shot = rpe_test_render_widget (GTK_WIDGET (dialog));
       g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
       cairo_surface_destroy (shot);
       gtk_window_destroy (GTK_WINDOW (dialog));
@@ -911,7 +860,7 @@ test_dialog_preset (void)
   g_assert_cmpfloat_with_epsilon (size.width, 234.0, 1e-6);
   g_assert_cmpfloat (options.text_size, ==, 8.0);
   rpe_export_dialog_start (dialog);
-  iterate_until (dialog_closed, window);
+  rpe_test_iterate_until (dialog_closed, window);
   g_assert_true (g_file_test (column, G_FILE_TEST_EXISTS));
   if (pdf_page_width (column) >= 0)
     g_assert_cmpfloat (fabs (pdf_page_width (column) - 234.0), <, 0.01);
@@ -960,7 +909,7 @@ test_dialog_preset (void)
         rpe_export_dialog_get_options (dialog, &options, &size);
         g_assert_cmpfloat (options.text_size, ==, presets[i].text);
         rpe_export_dialog_start (dialog);
-        iterate_until (dialog_closed, window);
+        rpe_test_iterate_until (dialog_closed, window);
         g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
         if (pdf_page_width (path) >= 0)
           {

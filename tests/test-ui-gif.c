@@ -20,6 +20,7 @@
 
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
@@ -123,21 +124,6 @@ frames_differ (const Gif    *g,
   for (int p = 0; p < g->width * g->height; p++)
     n += memcmp (a + 3 * p, b + 3 * p, 3) != 0;
   return (double) n / ((double) g->width * g->height);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  rpe_test_iterate_until (window_idle, window);
 }
 
 static gboolean
@@ -295,7 +281,7 @@ test_sweeps (void)
   /* the estimate sharpening as R grows: R = 1 .. 64 in geometric steps */
   g_object_set (state, "realizations", 64, "seed", 5, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--seed", "5", "--train-length", "32",
@@ -306,7 +292,7 @@ test_sweeps (void)
   /* the Attention view's SPE estimate as R grows (the whole map, as the CLI draws it) */
   g_object_set (state, "realizations", 64, "seed", 5, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "attention", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--seed", "5", "--train-length", "32",
@@ -324,7 +310,7 @@ test_sweeps (void)
   /* the empirical templates over seeds 0 .. 3 (R = 16) */
   g_object_set (state, "realizations", 16, "seed", 3, "template-kind", RPE_TEMPLATE_EMPIRICAL, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "templates", "--empirical", "--checkpoint", "demo", "--method", "sine", "--no-gate",
                            "--head", "1", "--length", "48", "--realizations", "16", "--train-length", "32",
@@ -358,7 +344,7 @@ test_cancel (void)
 
   g_assert_true (g_file_set_contents (kept, "an older file", -1, NULL));
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
     {
       guint seen = 0;
