@@ -908,13 +908,43 @@ live_once (RpeExplorerState *state,
   return now () - t0;
 }
 
+/* An explorer state holding the demo's sine and conv modules at length n; NULL (the
+ * workload `name` failed, said on stderr) if the demo cannot be loaded. */
+static RpeExplorerState *
+demo_state (Bench *b, const char *name, gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
+  RpeSpeParams sine = { 0 }, conv = { 0 };
+  RpeExplorerState *state = NULL;
+
+  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
+      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
+      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
+    {
+      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
+      b->failed = TRUE;
+      goto out;
+    }
+  state = rpe_explorer_state_new ();
+  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
+    {
+      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
+      b->failed = TRUE;
+      g_clear_object (&state);
+      goto out;
+    }
+  g_object_set (state, "length", (guint) n, NULL);
+out:
+  rpe_spe_params_clear (&sine);
+  rpe_spe_params_clear (&conv);
+  return state;
+}
+
 static void
 bench_live (Bench *b, gboolean attention, gsize n, int repeats)
 {
   const char *name = attention ? "6 gui live loop attention" : "6 gui live loop templates";
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTensorSet) set = NULL;
-  RpeSpeParams sine = { 0 }, conv = { 0 };
   RpeExplorerState *state = NULL;
   cairo_surface_t *surface = NULL;
   double *t = NULL;
@@ -929,22 +959,8 @@ bench_live (Bench *b, gboolean attention, gsize n, int repeats)
   else
     g_snprintf (sz, sizeof sz, "demo N=%zu, D cells %dx%d", n, LIVE_CELL_W, LIVE_CELL_H);
   row = row_new (name, sz);
-  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
-      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
-      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
-      b->failed = TRUE;
-      goto out;
-    }
-  state = rpe_explorer_state_new ();
-  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
-      b->failed = TRUE;
-      goto out;
-    }
-  g_object_set (state, "length", (guint) n, NULL);
+  if ((state = demo_state (b, name, n)) == NULL)
+    goto out;
   surface = attention ? cairo_image_surface_create (CAIRO_FORMAT_ARGB32, LIVE_CANVAS_W, LIVE_CANVAS_H)
                       : cairo_image_surface_create (CAIRO_FORMAT_ARGB32, LIVE_CELL_W, LIVE_CELL_H);
   t = g_new (double, repeats + 1);
@@ -981,8 +997,6 @@ out:
   if (surface != NULL)
     cairo_surface_destroy (surface);
   g_clear_object (&state);
-  rpe_spe_params_clear (&sine);
-  rpe_spe_params_clear (&conv);
 }
 
 /* ---- workload 0: the machine's best matrix multiply ---- */
@@ -1201,9 +1215,6 @@ static void
 bench_stall (Bench *b, gsize n)
 {
   const char *name = "6 gui main-loop stall";
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTensorSet) set = NULL;
-  RpeSpeParams sine = { 0 }, conv = { 0 };
   RpeExplorerState *state = NULL;
   RpeExplorerSnapshot *snap;
   RpeAttentionRequest req = { 0 };
@@ -1218,22 +1229,8 @@ bench_stall (Bench *b, gsize n)
     return;
   g_snprintf (sz, sizeof sz, "demo N=%zu, 5 ms probe", n);
   row = row_new (name, sz);
-  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
-      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
-      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
-      b->failed = TRUE;
-      goto out;
-    }
-  state = rpe_explorer_state_new ();
-  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
-      b->failed = TRUE;
-      goto out;
-    }
-  g_object_set (state, "length", (guint) n, NULL);
+  if ((state = demo_state (b, name, n)) == NULL)
+    goto out;
   snap = rpe_explorer_state_snapshot (state);
   req.max_rows = req.max_cols = 512;
   req.reduce = RPE_HEATMAP_REDUCE_MEAN;
@@ -1259,8 +1256,6 @@ bench_stall (Bench *b, gsize n)
   add_row (b, &row);
 out:
   g_clear_object (&state);
-  rpe_spe_params_clear (&sine);
-  rpe_spe_params_clear (&conv);
 }
 
 static void
