@@ -172,69 +172,69 @@ test_map (void)
   g_autofree char *enc0 = fixture ("enc0.npy");
   g_autofree char *enc1 = fixture ("enc1.npy");
   g_autofree char *full = fixture ("bias-full.npy");
-  g_autofree char *a = tmp_path ("map-a.npy");
-  g_autofree char *b = tmp_path ("map-b.npy");
+  g_autofree char *a = rpe_test_tmp_path ("map-a.npy");
+  g_autofree char *b = rpe_test_tmp_path ("map-b.npy");
   g_autofree char *err = NULL;
 
   /* nothing under the odd names is recognised */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", odd, q, a), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", odd, q, a), ==, 2);
 
   /* layer 0: a learned v and theta */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.theta=blk0.angles --queries '%s' -o '%s'", odd, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
                             "--queries '%s' -o '%s'", ckpt, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc0), <, 1e-5);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.theta=blk0.angles --queries '%s' --keys '%s' -o '%s'", odd, q, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
                             "--queries '%s' --keys '%s' -o '%s'", ckpt, q, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
 
   /* layer 1: the permutation buffer (aliases "permutation" and "v" work too) */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map permutation=blk1.perm_table "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map permutation=blk1.perm_table "
                             "--lrpe-p odd-even --queries '%s' -o '%s'", odd, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
                             "--lrpe-p odd-even --queries '%s' -o '%s'", ckpt, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc1), <, 1e-6);
 
   /* a mapped role adds to (or overrides) what discovery found under --prefix: layer 1's buffer
    * with layer 0's v is the odd file's v and buffer mapped together */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
                             "--map lrpe.v=encoder.layers.0.attn.lrpe.v --queries '%s' -o '%s'", ckpt, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.permutation=blk1.perm_table --queries '%s' -o '%s'", odd, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc1), >, 1e-2);
 
   /* FastRPB: fastrpb.w (alias w) */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias-layout full "
                             "--values '%s' -o '%s'", odd, vals, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
                             "--values '%s' -o '%s'", ckpt, vals, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, full), <, 1e-5);
 
   /* errors: a tensor the file does not have; a role the command does not read */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=nope --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=nope --queries '%s' -o '%s'",
                             odd, q, a), ==, 2);
   g_assert_nonnull (strstr (err, "nope"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map lrpe.v=blk0.house --values '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute fastrpb --checkpoint '%s' --map lrpe.v=blk0.house --values '%s' -o '%s'",
                             odd, vals, a), ==, 2);
   g_assert_nonnull (strstr (err, "lrpe.v"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
                             odd, q, a), ==, 2);
   g_assert_nonnull (strstr (err, "freqs"));
   g_clear_pointer (&err, g_free);
   /* the SPE loader reads no LRPE role; --bias and fastrpb.w cannot both give the weights */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
   g_assert_nonnull (strstr (err, "lrpe.v"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
                             "--values '%s' -o '%s'", odd, full, vals, a), ==, 2);
   g_assert_nonnull (strstr (err, "--bias"));
 }

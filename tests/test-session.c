@@ -22,12 +22,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 static void
 assert_floats (const float *a,
                const float *b,
@@ -204,8 +198,8 @@ test_round_trip (void)
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (RpeExplorerState) live = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = tmp_path ("round.rpe-session");
-  g_autofree char *ckpt = tmp_path ("round-ckpt.safetensors");
+  g_autofree char *path = rpe_test_tmp_path ("round.rpe-session");
+  g_autofree char *ckpt = rpe_test_tmp_path ("round-ckpt.safetensors");
   const char *map[] = { "gate=blocks.0.gate", NULL };
 
   /* the copy is already complete */
@@ -281,8 +275,8 @@ test_content_file (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *npy = tmp_path ("content.npy");
-  g_autofree char *path = tmp_path ("content.rpe-session");
+  g_autofree char *npy = rpe_test_tmp_path ("content.npy");
+  g_autofree char *path = rpe_test_tmp_path ("content.rpe-session");
   g_autofree char *text = NULL;
   float data[6 * 16];
   gsize shape[2] = { 6, 16 };
@@ -353,7 +347,7 @@ refused (const char *name,
 
   rpe_explorer_state_copy_into (live, before);
   serial = rpe_explorer_state_get_serial (live);
-  path = tmp_path (file);
+  path = rpe_test_tmp_path (file);
   g_assert_true (g_file_set_contents (path, text, -1, NULL));
   s = rpe_session_load (path, &error);
   g_assert_null (s);
@@ -432,8 +426,8 @@ test_checkpoint_moved_and_changed (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *old_dir = tmp_path ("old-place");
-  g_autofree char *new_dir = tmp_path ("new-place");
+  g_autofree char *old_dir = rpe_test_tmp_path ("old-place");
+  g_autofree char *new_dir = rpe_test_tmp_path ("new-place");
   g_autofree char *ckpt = g_build_filename (old_dir, "model.safetensors", NULL);
   g_autofree char *moved = g_build_filename (new_dir, "model.safetensors", NULL);
   g_autofree char *session = g_build_filename (new_dir, "moved.rpe-session", NULL);
@@ -483,28 +477,6 @@ test_checkpoint_moved_and_changed (void)
 
 /* -------------------------------------------------------------- the CLI */
 
-static int
-run_rpe (const char *const *args,
-         char              **err_out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  else if (err != NULL && err[0] != '\0')
-    g_test_message ("rpe: %s", err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
 /* The fraction of differing pixels of two PNGs (their sizes must agree). */
 static double
 png_difference (const char *a_path,
@@ -545,11 +517,11 @@ static void
 test_cli (void)
 {
   const char *cli = g_getenv ("RPE_CLI");
-  g_autofree char *session = tmp_path ("cli.rpe-session");
-  g_autofree char *a = tmp_path ("cli-a.png");
-  g_autofree char *b = tmp_path ("cli-b.png");
-  g_autofree char *c = tmp_path ("cli-c.png");
-  g_autofree char *d = tmp_path ("cli-d.png");
+  g_autofree char *session = rpe_test_tmp_path ("cli.rpe-session");
+  g_autofree char *a = rpe_test_tmp_path ("cli-a.png");
+  g_autofree char *b = rpe_test_tmp_path ("cli-b.png");
+  g_autofree char *c = rpe_test_tmp_path ("cli-c.png");
+  g_autofree char *d = rpe_test_tmp_path ("cli-d.png");
   g_autofree char *err = NULL;
   const char *views[][24] = {
     { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "2", "--length", "40",
@@ -583,11 +555,11 @@ test_cli (void)
       g_ptr_array_add (args, (char *) "-o");
       g_ptr_array_add (args, a);
       g_ptr_array_add (args, NULL);
-      g_assert_cmpint (run_rpe ((const char *const *) args->pdata, NULL), ==, 0);
+      g_assert_cmpint (rpe_test_run_cli_argv ((const char *const *) args->pdata, NULL, NULL), ==, 0);
       {
         const char *redraw[] = { "export", "--session", session, "-o", b, NULL };
 
-        g_assert_cmpint (run_rpe (redraw, NULL), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli_argv (redraw, NULL, NULL), ==, 0);
       }
       g_test_message ("%s: --session vs the original: %.6f of the pixels differ", views[v][1],
                       png_difference (a, b));
@@ -601,8 +573,8 @@ test_cli (void)
                              "--length", "26", "--empirical", "--realizations", "4", "--seed", "10",
                              "--colormap", "rdbu", "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
     g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
     g_assert_cmpfloat (png_difference (a, c), >, 0.0);
   }
@@ -613,37 +585,37 @@ test_cli (void)
                              "--length", "30", "--realizations", "4", "--seed", "1", "--colormap", "rdbu",
                              "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
     g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
   }
 
   /* bad sessions: a message and exit status 2, no output file */
   {
-    g_autofree char *bad = tmp_path ("cli-bad.rpe-session");
-    g_autofree char *none = tmp_path ("cli-none.png");
+    g_autofree char *bad = rpe_test_tmp_path ("cli-bad.rpe-session");
+    g_autofree char *none = rpe_test_tmp_path ("cli-none.png");
     const char *args[] = { "export", "--session", bad, "-o", none, NULL };
 
     g_assert_true (g_file_set_contents (bad, "{\"format\":\"rpe-session\",\"version\":99}", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "version 99"));
     g_assert_false (g_file_test (none, G_FILE_TEST_EXISTS));
     g_clear_pointer (&err, g_free);
     g_assert_true (g_file_set_contents (bad, "not json", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "not JSON"));
     g_clear_pointer (&err, g_free);
   }
   /* --save-session refuses what a session cannot hold, and views without a session */
   {
-    g_autofree char *gif = tmp_path ("cli.gif");
+    g_autofree char *gif = rpe_test_tmp_path ("cli.gif");
     const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--sweep", "realizations=1:4", "--frames",
                             "2", "--save-session", session, "-o", gif, NULL };
     const char *curves[] = { "export", "profile", "--checkpoint", "demo", "--save-session", session, "-o", a, NULL };
 
-    g_assert_cmpint (run_rpe (sweep, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (sweep, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
-    g_assert_cmpint (run_rpe (curves, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (curves, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
   }
 }

@@ -411,7 +411,7 @@ lrpe_window (RpeTensor **q_out)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   /* the queries and keys of the CLI runs below: (16, 2, 8) */
   g_assert_true (rpe_explorer_state_set_npy_content (state, q->data, q->ndim, q->shape, &error));
   g_object_set (state, "length", (guint) q->shape[0], "head", 1, "causal", FALSE, NULL);

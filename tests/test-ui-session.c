@@ -22,24 +22,10 @@
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  rpe_test_iterate_until (window_idle, window);
-}
 
 static RpeWindow *
 open_window (void)
@@ -50,12 +36,6 @@ open_window (void)
   g_object_set (rpe_window_get_state (window), "length", TEST_N, NULL);
   gtk_window_present (GTK_WINDOW (window));
   return window;
-}
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
 }
 
 /* The fraction of differing pixels and the largest channel difference. */
@@ -209,9 +189,9 @@ test_window_and_cli (void)
   RpeWindow *window, *other;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *session = tmp_path ("edited.rpe-session");
-  g_autofree char *gui = tmp_path ("edited-gui.png");
-  g_autofree char *cli = tmp_path ("edited-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("edited.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("edited-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("edited-cli.png");
   g_autofree char *cli_path = NULL;
 
   if (!have_cli ())
@@ -224,7 +204,7 @@ test_window_and_cli (void)
   g_assert_true (rpe_explorer_state_set_sine (state, 1, 0, 0, 0.07, 0.4, 2.5, TRUE));
   g_object_set (state, "gated", TRUE, NULL);
   g_assert_true (rpe_explorer_state_set_gate (state, 1, 2, 0.35, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_no_error (error);
@@ -248,7 +228,7 @@ test_window_and_cli (void)
 
   /* the templates view of the same session, through its own file */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   {
@@ -261,7 +241,7 @@ test_window_and_cli (void)
 
   /* a second window opens it: every property and array, the view */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_false (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_true (rpe_window_open_session (other, session, &error));
   g_assert_no_error (error);
@@ -284,7 +264,7 @@ test_window_and_cli (void)
 
     rpe_window_open_file (other, file);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
@@ -312,7 +292,7 @@ test_window_and_cli (void)
 
   /* dropped on a window: its drop target takes a single file (G_TYPE_FILE) as well as a list */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   {
     GListModel *controllers = gtk_widget_observe_controllers (GTK_WIDGET (other));
     GtkDropTarget *drop = NULL;
@@ -335,7 +315,7 @@ test_window_and_cli (void)
     g_value_unset (&value);
     g_assert_true (accepted);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   gtk_window_destroy (GTK_WINDOW (other));
@@ -357,9 +337,9 @@ test_copy_command (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("copy-gui.png");
-  g_autofree char *cli = tmp_path ("copy-cli.png");
-  g_autofree char *session = tmp_path ("copy.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("copy-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("copy-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("copy.rpe-session");
   g_autofree char *line = NULL;
 
   if (!have_cli ())
@@ -371,7 +351,7 @@ test_copy_command (void)
   g_object_set (state, "head", 2, "causal", TRUE, "content", RPE_CONTENT_RANDOM, "seed", 3, "realizations", 16,
                 "colormap", "inferno", NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
   line = read_clipboard (GTK_WIDGET (window));
   g_assert_nonnull (line);
@@ -385,7 +365,7 @@ test_copy_command (void)
 
   /* the SPE vs RPE view, exact method untouched */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
   line = read_clipboard (GTK_WIDGET (window));
   g_test_message ("copied: %s", line);
@@ -398,7 +378,7 @@ test_copy_command (void)
   /* an edit no option says: nothing honest to copy until the session is saved */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   g_assert_true (rpe_explorer_state_set_sine (state, 2, 3, 1, 0.2, 1.0, 1.5, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -418,7 +398,7 @@ test_copy_command (void)
 
   /* zoomed: no command draws the zoomed window */
   rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -427,11 +407,11 @@ test_copy_command (void)
     g_assert_nonnull (strstr (why, "zoomed"));
   }
   rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   /* a change after saving: the saved session no longer is this figure */
   g_object_set (state, "seed", 4, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -457,9 +437,9 @@ test_capped (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("cap-gui.png");
-  g_autofree char *cli = tmp_path ("cap-cli.png");
-  g_autofree char *session = tmp_path ("cap.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("cap-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("cap-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("cap.rpe-session");
   struct { RpeWindowView view; guint n; const char *length; } cases[] = {
     { RPE_WINDOW_VIEW_TEACHING, 300, "--length 256" },
     { RPE_WINDOW_VIEW_TEMPLATES, 520, "--length 512" },
@@ -475,7 +455,7 @@ test_capped (void)
 
       g_object_set (state, "length", cases[i].n, "realizations", 8, NULL);
       rpe_window_set_view (window, cases[i].view);
-      settle (window);
+      rpe_test_settle (window, TRUE);
       line = rpe_window_command_line (window, NULL);
       g_assert_nonnull (line);
       g_test_message ("N = %u: %s", cases[i].n, line);
@@ -504,7 +484,7 @@ test_refused (void)
   RpeExplorerState *state = rpe_window_get_state (window);
   g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *bad = tmp_path ("bad.rpe-session");
+  g_autofree char *bad = rpe_test_tmp_path ("bad.rpe-session");
   g_autofree char *title = NULL;
   const char *cases[][2] = {
     { "{\"format\":\"rpe-session\",\"version\":99}", "version 99" },
@@ -515,7 +495,7 @@ test_refused (void)
   };
 
   g_assert_true (rpe_explorer_state_set_sine (state, 0, 0, 0, 0.11, 0.0, 1.0, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   rpe_explorer_state_copy_into (state, before);
   title = g_strdup (gtk_window_get_title (GTK_WINDOW (window)));
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -537,8 +517,8 @@ test_refused (void)
 
   /* a checkpoint rewritten since the session was saved: opened, with a warning in the banner */
   {
-    g_autofree char *fake = tmp_path ("rewritten.safetensors");
-    g_autofree char *path = tmp_path ("rewritten.rpe-session");
+    g_autofree char *fake = rpe_test_tmp_path ("rewritten.safetensors");
+    g_autofree char *path = rpe_test_tmp_path ("rewritten.rpe-session");
     g_autoptr (RpeSession) s = rpe_window_build_session (window);
 
     g_assert_true (g_file_set_contents (fake, "weights of step 100", -1, NULL));
