@@ -36,3 +36,13 @@ int rpe_test_run_cli_args (char       **out_out,
                            char       **err_out,
                            const char  *first,
                            ...) G_GNUC_NULL_TERMINATED;
+/* `rpe export [VIEW] ARGS... -o OUT` (`view` NULL: the view is ARGS[0]); returns its exit
+ * status (its stderr in the test log when it fails). */
+int rpe_test_run_cli_export (const char        *view,
+                             const char *const *args,
+                             const char        *out);
+/* The fraction of differing pixels of two PNGs (their sizes must agree); the largest channel
+ * difference to *max_delta (nullable). */
+double rpe_test_png_difference (const char *a_path,
+                                const char *b_path,
+                                int        *max_delta);

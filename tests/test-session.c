@@ -477,42 +477,6 @@ test_checkpoint_moved_and_changed (void)
 
 /* -------------------------------------------------------------- the CLI */
 
-/* The fraction of differing pixels of two PNGs (their sizes must agree). */
-static double
-png_difference (const char *a_path,
-                const char *b_path)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  for (int y = 0; y < h; y++)
-    differ += memcmp (da + y * sa, db + y * sb, (gsize) w * 4) != 0
-              ? 1 : 0;   /* rows first; counted per pixel below when a row differs */
-  if (differ > 0)
-    {
-      differ = 0;
-      for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-          differ += memcmp (da + y * sa + 4 * x, db + y * sb + 4 * x, 4) != 0;
-    }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
-}
-
 static void
 test_cli (void)
 {
@@ -562,8 +526,8 @@ test_cli (void)
         g_assert_cmpint (rpe_test_run_cli_argv (redraw, NULL, NULL), ==, 0);
       }
       g_test_message ("%s: --session vs the original: %.6f of the pixels differ", views[v][1],
-                      png_difference (a, b));
-      g_assert_cmpfloat (png_difference (a, b), ==, 0.0);
+                      rpe_test_png_difference (a, b, NULL));
+      g_assert_cmpfloat (rpe_test_png_difference (a, b, NULL), ==, 0.0);
     }
 
   /* options beside --session override: --seed 10 equals the command with --seed 10 */
@@ -575,8 +539,8 @@ test_cli (void)
 
     g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
     g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
-    g_assert_cmpfloat (png_difference (a, c), >, 0.0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
+    g_assert_cmpfloat (rpe_test_png_difference (a, c, NULL), >, 0.0);
   }
   /* a VIEW beside --session draws the session in that view */
   {
@@ -587,7 +551,7 @@ test_cli (void)
 
     g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
     g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
   }
 
   /* bad sessions: a message and exit status 2, no output file */

@@ -436,30 +436,6 @@ test_views (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-/* Runs `rpe export VIEW ARGS... -o out` and returns its exit status. */
-static int
-run_cli (const char * const *args,
-         const char         *out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, (char *) out);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_test_message ("rpe export failed: %s", err);
-  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
-}
-
 /* The raw arrays of the window and the CLI: max |a - b| over the float32 payloads. */
 static double
 compare_npy (RpeWindow          *window,
@@ -475,7 +451,7 @@ compare_npy (RpeWindow          *window,
 
   g_assert_true (rpe_window_export_view (window, gui, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_export (NULL, args, cli), ==, 0);
   g_assert_true (g_file_get_contents (gui, &da, &la, NULL));
   g_assert_true (g_file_get_contents (cli, &db, &lb, NULL));
   g_assert_cmpuint (la, ==, lb);
@@ -504,7 +480,7 @@ compare_with_cli (RpeWindow          *window,
 
   g_assert_true (rpe_window_export_view (window, gui, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_export (NULL, args, cli), ==, 0);
   a = load_png (gui);
   b = load_png (cli);
   diff = compare_surfaces (a, b);

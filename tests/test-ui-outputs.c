@@ -199,30 +199,6 @@ test_live (void)
 
 /* ---------------------------------------------------- window vs the CLI */
 
-static int
-run_cli (const char * const *args,
-         const char         *out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
-  g_ptr_array_add (argv, (char *) "outputs");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, (char *) out);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_test_message ("rpe export outputs failed: %s", err);
-  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
-}
-
 static void
 compare_with_cli (RpeWindow          *window,
                   const char         *name,
@@ -238,7 +214,7 @@ compare_with_cli (RpeWindow          *window,
 
       g_assert_true (rpe_window_export_view (window, gui, &error));
       g_assert_no_error (error);
-      g_assert_cmpint (run_cli (args, cli), ==, 0);
+      g_assert_cmpint (rpe_test_run_cli_export ("outputs", args, cli), ==, 0);
       if (e == 0)
         {
           cairo_surface_t *a = cairo_image_surface_create_from_png (gui);

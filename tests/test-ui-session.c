@@ -38,48 +38,6 @@ open_window (void)
   return window;
 }
 
-/* The fraction of differing pixels and the largest channel difference. */
-static double
-png_difference (const char *a_path,
-                const char *b_path,
-                int        *max_delta)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  *max_delta = 0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++)
-      {
-        gboolean same = TRUE;
-
-        for (int c = 0; c < 4; c++)
-          {
-            int delta = abs ((int) da[y * sa + 4 * x + c] - (int) db[y * sb + 4 * x + c]);
-
-            *max_delta = MAX (*max_delta, delta);
-            same = same && delta == 0;
-          }
-        differ += !same;
-      }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
-}
-
 /* The window's figure and one drawn by the `rpe` binary agree as the Export
  * tests require of the window and `rpe export` (test-ui-export.c): the arrays
  * are summed in other orders by the workers, so a rare cell may fall in the
@@ -90,7 +48,7 @@ assert_same_figure (const char *what,
                     const char *cli)
 {
   int delta;
-  double fraction = png_difference (gui, cli, &delta);
+  double fraction = rpe_test_png_difference (gui, cli, &delta);
 
   g_test_message ("%s: window vs `rpe`: %.4f%% of the pixels differ (max channel delta %d)", what,
                   100 * fraction, delta);
