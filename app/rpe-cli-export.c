@@ -1022,6 +1022,8 @@ print_usage (FILE *f)
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
            "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
            "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
+           "  compare-templates, compare-attention   A | B | A - B (see 'rpe export compare-templates --help')\n"
+           "  overview       every layer and head of a checkpoint at a glance\n"
            "\n"
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
@@ -1305,6 +1307,9 @@ export_main (int argc, char **argv, RpeSession *session)
 
   if (argc >= 2 && g_str_equal (argv[1], "outputs"))
     return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
+  if (argc >= 2 && (g_str_equal (argv[1], "compare-templates") || g_str_equal (argv[1], "compare-attention")
+                    || g_str_equal (argv[1], "overview")))
+    return rpe_cli_export_compare (argc, argv);   /* rpe-cli-compare.c */
   rpe_cli_options_init (&o);
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {

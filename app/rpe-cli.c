@@ -354,6 +354,12 @@ static const OptionUse option_uses[] = {
   { "fastrpb-attention", TRUE, "compute:fastrpb" },
   { "out-keys", TRUE, "compute:codes compute:encode compute:lrpe-encode" },
   { "force", FALSE, "compute:* curves:* export:*" },
+  /* rpe export compare-* | overview (rpe-cli-compare.c) */
+  { "b-checkpoint", TRUE, "export:compare-*" },
+  { "b-layer", TRUE, "export:compare-*" },
+  { "b-head", TRUE, "export:compare-*" },
+  { "b-method", TRUE, "export:compare-*" },
+  { "cells", TRUE, "export:overview" },
   /* the figure size preset: every export view, the outputs too */
   { "preset", TRUE, "export:*" },
   /* rpe curves' own options */

@@ -73,9 +73,10 @@ typedef enum /*< flags >*/
   RPE_EXPLORER_CHANGE_MODULES       = 1 << 17,  /* new parameters (a checkpoint was opened) */
   RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
   RPE_EXPLORER_CHANGE_GRID          = 1 << 19,  /* the 2-D convSPE module, grid size, query position */
+  RPE_EXPLORER_CHANGE_COMPARE       = 1 << 20,  /* the compare-* properties (rpe-compare.h) */
 } RpeExplorerChange;
 
-#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 20) - 1))
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 21) - 1))
 
 GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
@@ -246,6 +247,12 @@ const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *se
 
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);
+
+/* A deep copy of snapshot (its own parameters and content) that the caller may change
+ * before sharing it; with params != NULL, these parameters replace the snapshot's (head
+ * and feature clamped to their H and D; gated when the snapshot was or had no gate). */
+RpeExplorerSnapshot *rpe_explorer_snapshot_copy (const RpeExplorerSnapshot *snapshot,
+                                                 const RpeSpeParams        *params);
 
 /* Convenience getters of properties. */
 gsize     rpe_explorer_state_get_length   (RpeExplorerState *self);

@@ -719,7 +719,7 @@ action_dismiss (GtkWidget  *widget,
 void
 _rpe_window_update_export (RpeWindow *self)
 {
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", bundle != NULL);
 }
@@ -750,7 +750,9 @@ action_export (GtkWidget  *widget,
                GVariant   *parameter)
 {
   RpeWindow *self = RPE_WINDOW (widget);
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
+  const char *page = adw_view_stack_get_visible_child_name (self->stack);
+  gboolean on_view = g_strcmp0 (page, "compare") != 0 && g_strcmp0 (page, "overview") != 0;
   const char *dir;
   g_autofree char *path = NULL;
 
@@ -763,11 +765,11 @@ action_export (GtkWidget  *widget,
     gtk_window_destroy (GTK_WINDOW (self->export_dialog));
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
   /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
-  if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
+  if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
     rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
-  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
+  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
     rpe_attention_view_setup_sweep (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]), self->export_dialog);
-  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
+  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
     rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
   dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);

@@ -229,6 +229,7 @@ open_done (GObject      *source,
         _rpe_window_show_message (self, text);
         return;
       }
+    _rpe_window_compare_opened (self, data);
     _rpe_window_set_source (self, data->path, NULL, -1, NULL);
     if (data->have_sine || data->have_conv)
       {
@@ -1128,6 +1129,7 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  _rpe_window_compare_dispose (self);
   _rpe_window_session_dispose (self);
   g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
   if (self->grid_window != NULL)
@@ -1200,6 +1202,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
+  _rpe_window_class_compare_init (widget_class);
   _rpe_window_class_session_init (widget_class);
 }
 
@@ -1237,6 +1240,7 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
+  _rpe_window_compare_init (self);
   rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
@@ -1326,7 +1330,10 @@ rpe_window_is_busy (RpeWindow *self)
          || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
          || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
          || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]))
-         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]))
+         || rpe_compare_view_is_busy (RPE_COMPARE_VIEW (self->compare_view))
+         || rpe_overview_view_is_busy (RPE_OVERVIEW_VIEW (self->overview_view))
+         || self->layer_cancellable != NULL;
 }
 
 void
@@ -1338,6 +1345,8 @@ rpe_window_cancel (RpeWindow *self)
   rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
   rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
   rpe_outputs_view_cancel (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+  rpe_compare_view_cancel (RPE_COMPARE_VIEW (self->compare_view));
+  rpe_overview_view_cancel (RPE_OVERVIEW_VIEW (self->overview_view));
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
 }
@@ -1417,7 +1426,7 @@ rpe_window_export_view (RpeWindow   *self,
   if (!rpe_export_format_from_path (path, &format))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)", path);
-  bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  bundle = _rpe_window_current_figure (self);
   if (bundle == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the %s view has nothing to export yet",
                           view_names[rpe_window_get_view (self)]);
