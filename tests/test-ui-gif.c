@@ -146,21 +146,18 @@ open_window (void)
 static void
 run_cli (const char * const *args)
 {
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   g_autofree char *err = NULL;
-  int status = 0;
+  int status;
 
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
+  g_ptr_array_add (words, (char *) "export");
   for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
+    g_ptr_array_add (words, (char *) args[i]);
+  g_ptr_array_add (words, NULL);
+  status = rpe_test_run_cli_argv ((const char *const *) words->pdata, NULL, &err);
+  if (status != 0)
     g_test_message ("rpe export failed: %s", err);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpint (status, ==, 0);
 }
 
 /* Opens the Export dialog of the current view, sets up the sweep and writes path. */
