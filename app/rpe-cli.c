@@ -362,6 +362,10 @@ static const OptionUse option_uses[] = {
   { "cells", TRUE, "export:overview" },
   /* the figure size preset: every export view, the outputs too */
   { "preset", TRUE, "export:*" },
+  /* the heatmaps' colour scale (the window's colour-scale control): heatmap views only */
+  { "color-scale", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
+  { "gamma", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
+  { "percentile", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
   /* rpe curves' own options */
   { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
   { "seeds", TRUE, "curves:error" },

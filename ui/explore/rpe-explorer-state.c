@@ -43,6 +43,7 @@ rpe_explorer_change_get_type (void)
         { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
         { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
         { RPE_EXPLORER_CHANGE_COMPARE, "RPE_EXPLORER_CHANGE_COMPARE", "compare" },
+        { RPE_EXPLORER_CHANGE_COLOR_SCALE, "RPE_EXPLORER_CHANGE_COLOR_SCALE", "color-scale" },
         { RPE_EXPLORER_CHANGE_GRID, "RPE_EXPLORER_CHANGE_GRID", "grid" },
         { 0, NULL, NULL }
       };
@@ -322,6 +323,10 @@ struct _RpeExplorerState
   guint               compare_b_head;
   guint               compare_b_method;
   char               *compare_b_checkpoint;
+  guint               color_scale;       /* RpeHeatmapTransform */
+  guint               color_range;       /* RpeColorRange */
+  double              color_gamma;
+  double              color_percentile;
 };
 
 G_DEFINE_FINAL_TYPE (RpeExplorerState, rpe_explorer_state, G_TYPE_OBJECT)
@@ -352,6 +357,10 @@ enum {
   PROP_COMPARE_B_HEAD,
   PROP_COMPARE_B_METHOD,
   PROP_COMPARE_B_CHECKPOINT,
+  PROP_COLOR_SCALE,
+  PROP_COLOR_GAMMA,
+  PROP_COLOR_PERCENTILE,
+  PROP_COLOR_RANGE,
   PROP_LRPE_TRAINED,
   PROP_GRID_ROWS,
   PROP_GRID_COLS,
@@ -403,6 +412,8 @@ uint_field (RpeExplorerState   *self,
     case PROP_COMPARE_B_LAYER:  *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_layer;
     case PROP_COMPARE_B_HEAD:   *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_head;
     case PROP_COMPARE_B_METHOD: *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_method;
+    case PROP_COLOR_SCALE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_scale;
+    case PROP_COLOR_RANGE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_range;
     case PROP_GRID_ROWS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_rows;
     case PROP_GRID_COLS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_cols;
     case PROP_GRID_QUERY:    *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_query;
@@ -433,6 +444,12 @@ rpe_explorer_state_get_property (GObject    *object,
       return;
     case PROP_COMPARE_B_CHECKPOINT:
       g_value_set_string (value, self->compare_b_checkpoint);
+      return;
+    case PROP_COLOR_GAMMA:
+      g_value_set_double (value, self->color_gamma);
+      return;
+    case PROP_COLOR_PERCENTILE:
+      g_value_set_double (value, self->color_percentile);
       return;
     case PROP_LRPE_TRAINED:
       g_value_set_boolean (value, self->lrpe_use_trained);
@@ -491,6 +508,20 @@ rpe_explorer_state_set_property (GObject      *object,
           g_object_notify_by_pspec (object, pspec);
           emit_changed (self, RPE_EXPLORER_CHANGE_COMPARE);
         }
+      return;
+    case PROP_COLOR_GAMMA:
+    case PROP_COLOR_PERCENTILE:
+      {
+        double *field_ = prop_id == PROP_COLOR_GAMMA ? &self->color_gamma : &self->color_percentile;
+        double v = g_value_get_double (value);
+
+        if (*field_ != v)
+          {
+            *field_ = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, RPE_EXPLORER_CHANGE_COLOR_SCALE);
+          }
+      }
       return;
     case PROP_LRPE_TRAINED:
       {
@@ -604,6 +635,18 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_COMPARE_B_CHECKPOINT] =
     g_param_spec_string ("compare-b-checkpoint", NULL, "the checkpoint of B (checkpoint mode)", NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_SCALE] = uint_pspec ("color-scale", "RpeHeatmapTransform of the heatmaps", 0,
+                                             RPE_HEATMAP_N_TRANSFORMS - 1, RPE_HEATMAP_TRANSFORM_NONE);
+  properties[PROP_COLOR_RANGE] = uint_pspec ("color-range", "RpeColorRange: one range shared by a view's panels or "
+                                             "each its own", 0, RPE_COLOR_RANGE_PER_PANEL, RPE_COLOR_RANGE_SHARED);
+  properties[PROP_COLOR_GAMMA] =
+    g_param_spec_double ("color-gamma", NULL, "the exponent of the power colour scale", 0.05, 10.0,
+                         RPE_PLOT_DEFAULT_GAMMA,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_PERCENTILE] =
+    g_param_spec_double ("color-percentile", NULL, "p of the percentile-clip colour scale: [P(100-p), P(p)]", 50.0,
+                         100.0, RPE_PLOT_DEFAULT_PERCENTILE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -633,6 +676,8 @@ rpe_explorer_state_init (RpeExplorerState *self)
   self->compare_b_layer = 1;
   self->compare_b_head = 1;
   self->compare_b_method = RPE_EXPLORER_METHOD_EXACT;
+  self->color_gamma = RPE_PLOT_DEFAULT_GAMMA;
+  self->color_percentile = RPE_PLOT_DEFAULT_PERCENTILE;
   /* A local bias that favours the recent past: w_tau = 0.6 e^{-|tau|/6}, a bit
    * stronger for tau >= 0 (keys before the query). */
   for (long i = 0; i < 2 * T - 1; i++)
@@ -1203,6 +1248,45 @@ const char *
 rpe_explorer_state_get_colormap (RpeExplorerState *self)
 {
   return self->colormap;
+}
+
+void
+rpe_explorer_state_get_color_scale (RpeExplorerState    *self,
+                                    RpeHeatmapTransform *transform,
+                                    double              *param,
+                                    gboolean            *shared)
+{
+  RpeHeatmapTransform t;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  t = self->color_scale < RPE_HEATMAP_N_TRANSFORMS ? (RpeHeatmapTransform) self->color_scale
+                                                    : RPE_HEATMAP_TRANSFORM_NONE;
+  if (transform != NULL)
+    *transform = t;
+  if (param != NULL)
+    *param = t == RPE_HEATMAP_TRANSFORM_POWER ? self->color_gamma
+             : t == RPE_HEATMAP_TRANSFORM_PERCENTILE ? self->color_percentile : 0.0;
+  if (shared != NULL)
+    *shared = self->color_range == RPE_COLOR_RANGE_SHARED;
+}
+
+void
+rpe_explorer_state_apply_color_scale (RpeExplorerState *self,
+                                      RpeHeatmapData   *data,
+                                      gboolean          attention)
+{
+  RpeHeatmapTransform t;
+  double param;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  rpe_explorer_state_get_color_scale (self, &t, &param, NULL);
+  if (t == RPE_HEATMAP_TRANSFORM_ATTENTION && !attention)
+    {
+      t = RPE_HEATMAP_TRANSFORM_NONE;
+      param = 0.0;
+    }
+  data->transform = t;
+  data->transform_param = param;
 }
 
 const float *

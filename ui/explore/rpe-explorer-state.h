@@ -16,6 +16,7 @@
 
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
+#include "rpe-plot-render.h"
 #include "rpe-lrpe.h"
 #include "rpe-spe.h"
 
@@ -51,6 +52,13 @@ typedef enum
   RPE_CONTENT_N_KINDS,
 } RpeExplorerContent;
 
+/* The colour range of a view with several panels (templates grid, SPE vs RPE). */
+typedef enum
+{
+  RPE_COLOR_RANGE_SHARED,         /* one range (and colour bar) for the panels */
+  RPE_COLOR_RANGE_PER_PANEL,      /* each panel its own */
+} RpeColorRange;
+
 typedef enum /*< flags >*/
 {
   RPE_EXPLORER_CHANGE_METHOD        = 1 << 0,
@@ -74,9 +82,12 @@ typedef enum /*< flags >*/
   RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
   RPE_EXPLORER_CHANGE_GRID          = 1 << 19,  /* the 2-D convSPE module, grid size, query position */
   RPE_EXPLORER_CHANGE_COMPARE       = 1 << 20,  /* the compare-* properties (rpe-compare.h) */
+  RPE_EXPLORER_CHANGE_COLOR_SCALE   = 1 << 21,  /* color-scale, color-gamma, color-percentile, color-range */
 } RpeExplorerChange;
 
-#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 21) - 1))
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 22) - 1))
+/* What changes the colours of a heatmap but not its values. */
+#define RPE_EXPLORER_CHANGE_LOOK (RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_COLOR_SCALE)
 
 GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
@@ -262,5 +273,16 @@ gsize     rpe_explorer_state_get_feature  (RpeExplorerState *self);
 RpeSpeMethod      rpe_explorer_state_get_spe_kind (RpeExplorerState *self);
 RpeExplorerMethod rpe_explorer_state_get_method   (RpeExplorerState *self);
 const char *rpe_explorer_state_get_colormap (RpeExplorerState *self);
+/* The heatmaps' colour scale: the transform, its parameter (gamma of POWER, p of PERCENTILE,
+ * else 0) and whether a view's panels share one range. */
+void      rpe_explorer_state_get_color_scale   (RpeExplorerState    *self,
+                                                RpeHeatmapTransform *transform,
+                                                double              *param,
+                                                gboolean            *shared);
+/* Sets data's transform and transform_param from the state; the SPE paper's transform only
+ * when attention (it maps attention weights), else linear. */
+void      rpe_explorer_state_apply_color_scale (RpeExplorerState    *self,
+                                                RpeHeatmapData      *data,
+                                                gboolean             attention);
 
 G_END_DECLS

@@ -44,6 +44,8 @@ struct _RpeWindow
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
   GtkAdjustment        *feature_adj;
+  GtkWidget            *gamma_row;        /* the colour scale's value rows: sensitive for their scale */
+  GtkWidget            *percentile_row;
   GtkWidget            *sine_group;
   GtkWidget            *sine_box;
   GtkWidget            *conv_group;

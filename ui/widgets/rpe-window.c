@@ -337,7 +337,7 @@ spin_row (RpeWindow  *self,
 {
   GtkWidget *row = adw_action_row_new ();
   GtkAdjustment *adj = gtk_adjustment_new (lo, lo, hi, step, step * 8, 0);
-  GtkWidget *spin = gtk_spin_button_new (adj, step, 0);
+  GtkWidget *spin = gtk_spin_button_new (adj, step, step < 1.0 ? (guint) ceil (-log10 (step) - 1e-9) : 0);
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   gtk_widget_set_tooltip_text (row, tooltip);
@@ -760,6 +760,45 @@ colormap_notify (RpeExplorerState *state,
     adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
 }
 
+/* The first GtkListBox under w (depth first). */
+static GtkWidget *
+find_list_box (GtkWidget *w)
+{
+  if (GTK_IS_LIST_BOX (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_list_box (c);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The row an AdwPreferencesGroup got last (the last child of its list box). */
+static GtkWidget *
+last_row (GtkWidget *group)
+{
+  GtkWidget *list = find_list_box (group);
+
+  return list != NULL ? gtk_widget_get_last_child (list) : NULL;
+}
+
+static void
+color_scale_notify (RpeExplorerState *state,
+                    GParamSpec       *pspec,
+                    RpeWindow        *self)
+{
+  guint scale = 0;
+
+  g_object_get (state, "color-scale", &scale, NULL);
+  if (self->gamma_row != NULL)
+    gtk_widget_set_sensitive (self->gamma_row, scale == RPE_HEATMAP_TRANSFORM_POWER);
+  if (self->percentile_row != NULL)
+    gtk_widget_set_sensitive (self->percentile_row, scale == RPE_HEATMAP_TRANSFORM_PERCENTILE);
+}
+
 /* ------------------------------------------------------------------ LRPE */
 
 /* The "Parameters" row shows what LRPE uses: the seeded choices below, or trained parameters
@@ -923,6 +962,28 @@ build_sidebar (RpeWindow *self)
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
+  {
+    /* in the order of RpeHeatmapTransform */
+    static const char *scales[] = { "Linear", "SPE paper: min(1, (a/0.02)^0.4)", "Log (4 decades)", "Power (γ)",
+                                    "Percentile clip", NULL };
+    static const char *ranges[] = { "Shared by the panels", "Each panel its own", NULL };
+
+    combo_row (self, group, "Colour scale",
+               "How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
+               "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
+               "applies to attention weights only", scales, "color-scale");
+    spin_row (self, group, "Power γ", "The exponent of the power scale (colour scale Power): colour position "
+              "((v − min)/(max − min))^γ", 0.05, 10.0, 0.05, "color-gamma");
+    self->gamma_row = last_row (group);
+    spin_row (self, group, "Percentile p", "The percentile clip: the colour range is [P(100 − p), P(p)]",
+                  50.0, 100.0, 0.5, "color-percentile");
+    self->percentile_row = last_row (group);
+    g_signal_connect_object (self->state, "notify::color-scale", G_CALLBACK (color_scale_notify), self, 0);
+    color_scale_notify (self->state, NULL, self);
+    combo_row (self, group, "Colour range",
+               "One range (and colour bar) shared by a view's panels, or each panel its own (Shift+Ctrl+L)",
+               ranges, "color-range");
+  }
 
   group = group_new (self, "Queries and keys", NULL);
   combo_row (self, group, "Content", "Queries and keys: unit (pure positional view), random or loaded", contents, "content");
