@@ -583,7 +583,7 @@ test_cli (void)
   /* the colour-scale control: the window's figure of a non-linear scale is the CLI's of
    * --color-scale (the view draws through the same figure) */
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--realizations", "32", "--seed", "5", "--train-length", "32",
@@ -607,7 +607,7 @@ test_cli (void)
     compare_with_cli (window, "templates-percentile", args);
   }
   g_object_set (state, "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "templates", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--train-length", "32", "--color-scale", "percentile",

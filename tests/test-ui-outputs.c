@@ -299,7 +299,7 @@ test_cli (void)
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 97.0,
                 "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
   /* new colours, the same result: nothing to wait for but the main loop */
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   {
     const char *args[] = { "--checkpoint", "demo", "--method", "conv", "--no-gate", "--head", "1", "--length", "96",
                            "--realizations", "32", "--seed", "3", "--train-length", "32", "--causal",
