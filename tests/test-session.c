@@ -24,12 +24,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 static void
 assert_floats (const float *a,
                const float *b,
@@ -206,8 +200,8 @@ test_round_trip (void)
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (RpeExplorerState) live = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = tmp_path ("round.rpe-session");
-  g_autofree char *ckpt = tmp_path ("round-ckpt.safetensors");
+  g_autofree char *path = rpe_test_tmp_path ("round.rpe-session");
+  g_autofree char *ckpt = rpe_test_tmp_path ("round-ckpt.safetensors");
   const char *map[] = { "gate=blocks.0.gate", NULL };
 
   /* the copy is already complete */
@@ -283,8 +277,8 @@ test_content_file (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *npy = tmp_path ("content.npy");
-  g_autofree char *path = tmp_path ("content.rpe-session");
+  g_autofree char *npy = rpe_test_tmp_path ("content.npy");
+  g_autofree char *path = rpe_test_tmp_path ("content.rpe-session");
   g_autofree char *text = NULL;
   float data[6 * 16];
   gsize shape[2] = { 6, 16 };
@@ -355,7 +349,7 @@ refused (const char *name,
 
   rpe_explorer_state_copy_into (live, before);
   serial = rpe_explorer_state_get_serial (live);
-  path = tmp_path (file);
+  path = rpe_test_tmp_path (file);
   g_assert_true (g_file_set_contents (path, text, -1, NULL));
   s = rpe_session_load (path, &error);
   g_assert_null (s);
@@ -516,8 +510,8 @@ test_checkpoint_moved_and_changed (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *old_dir = tmp_path ("old-place");
-  g_autofree char *new_dir = tmp_path ("new-place");
+  g_autofree char *old_dir = rpe_test_tmp_path ("old-place");
+  g_autofree char *new_dir = rpe_test_tmp_path ("new-place");
   g_autofree char *ckpt = g_build_filename (old_dir, "model.safetensors", NULL);
   g_autofree char *moved = g_build_filename (new_dir, "model.safetensors", NULL);
   g_autofree char *session = g_build_filename (new_dir, "moved.rpe-session", NULL);
@@ -639,73 +633,15 @@ test_argv (void)
   g_assert_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED);
 }
 
-static int
-run_rpe (const char *const *args,
-         char              **err_out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  else if (err != NULL && err[0] != '\0')
-    g_test_message ("rpe: %s", err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
-/* The fraction of differing pixels of two PNGs (their sizes must agree). */
-static double
-png_difference (const char *a_path,
-                const char *b_path)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  for (int y = 0; y < h; y++)
-    differ += memcmp (da + y * sa, db + y * sb, (gsize) w * 4) != 0
-              ? 1 : 0;   /* rows first; counted per pixel below when a row differs */
-  if (differ > 0)
-    {
-      differ = 0;
-      for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-          differ += memcmp (da + y * sa + 4 * x, db + y * sb + 4 * x, 4) != 0;
-    }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
-}
-
 static void
 test_cli (void)
 {
   const char *cli = g_getenv ("RPE_CLI");
-  g_autofree char *session = tmp_path ("cli.rpe-session");
-  g_autofree char *a = tmp_path ("cli-a.png");
-  g_autofree char *b = tmp_path ("cli-b.png");
-  g_autofree char *c = tmp_path ("cli-c.png");
-  g_autofree char *d = tmp_path ("cli-d.png");
+  g_autofree char *session = rpe_test_tmp_path ("cli.rpe-session");
+  g_autofree char *a = rpe_test_tmp_path ("cli-a.png");
+  g_autofree char *b = rpe_test_tmp_path ("cli-b.png");
+  g_autofree char *c = rpe_test_tmp_path ("cli-c.png");
+  g_autofree char *d = rpe_test_tmp_path ("cli-d.png");
   g_autofree char *err = NULL;
   const char *views[][28] = {
     { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "2", "--length", "40",
@@ -751,15 +687,15 @@ test_cli (void)
       g_ptr_array_add (args, (char *) "-o");
       g_ptr_array_add (args, a);
       g_ptr_array_add (args, NULL);
-      g_assert_cmpint (run_rpe ((const char *const *) args->pdata, NULL), ==, 0);
+      g_assert_cmpint (rpe_test_run_cli_argv ((const char *const *) args->pdata, NULL, NULL), ==, 0);
       {
         const char *redraw[] = { "export", "--session", session, "-o", b, NULL };
 
-        g_assert_cmpint (run_rpe (redraw, NULL), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli_argv (redraw, NULL, NULL), ==, 0);
       }
       g_test_message ("%s: --session vs the original: %.6f of the pixels differ", views[v][1],
-                      png_difference (a, b));
-      g_assert_cmpfloat (png_difference (a, b), ==, 0.0);
+                      rpe_test_png_difference (a, b, NULL));
+      g_assert_cmpfloat (rpe_test_png_difference (a, b, NULL), ==, 0.0);
     }
 
   /* options beside --session override: --seed 10 equals the command with --seed 10 */
@@ -769,10 +705,10 @@ test_cli (void)
                              "--length", "26", "--empirical", "--realizations", "4", "--seed", "10",
                              "--colormap", "rdbu", "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
-    g_assert_cmpfloat (png_difference (a, c), >, 0.0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
+    g_assert_cmpfloat (rpe_test_png_difference (a, c, NULL), >, 0.0);
   }
   /* a VIEW beside --session draws the session in that view */
   {
@@ -781,37 +717,37 @@ test_cli (void)
                              "--length", "30", "--realizations", "4", "--seed", "1", "--colormap", "rdbu",
                              "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
   }
 
   /* bad sessions: a message and exit status 2, no output file */
   {
-    g_autofree char *bad = tmp_path ("cli-bad.rpe-session");
-    g_autofree char *none = tmp_path ("cli-none.png");
+    g_autofree char *bad = rpe_test_tmp_path ("cli-bad.rpe-session");
+    g_autofree char *none = rpe_test_tmp_path ("cli-none.png");
     const char *args[] = { "export", "--session", bad, "-o", none, NULL };
 
     g_assert_true (g_file_set_contents (bad, "{\"format\":\"rpe-session\",\"version\":99}", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "version 99"));
     g_assert_false (g_file_test (none, G_FILE_TEST_EXISTS));
     g_clear_pointer (&err, g_free);
     g_assert_true (g_file_set_contents (bad, "not json", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "not JSON"));
     g_clear_pointer (&err, g_free);
   }
   /* --save-session refuses what a session cannot hold, and views without a session */
   {
-    g_autofree char *gif = tmp_path ("cli.gif");
+    g_autofree char *gif = rpe_test_tmp_path ("cli.gif");
     const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--sweep", "realizations=1:4", "--frames",
                             "2", "--save-session", session, "-o", gif, NULL };
     const char *curves[] = { "export", "profile", "--checkpoint", "demo", "--save-session", session, "-o", a, NULL };
 
-    g_assert_cmpint (run_rpe (sweep, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (sweep, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
-    g_assert_cmpint (run_rpe (curves, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (curves, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
   }
 }

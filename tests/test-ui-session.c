@@ -22,24 +22,10 @@
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  rpe_test_iterate_until (window_idle, window);
-}
 
 static RpeWindow *
 open_window (void)
@@ -52,54 +38,6 @@ open_window (void)
   return window;
 }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-/* The fraction of differing pixels and the largest channel difference. */
-static double
-png_difference (const char *a_path,
-                const char *b_path,
-                int        *max_delta)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  *max_delta = 0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++)
-      {
-        gboolean same = TRUE;
-
-        for (int c = 0; c < 4; c++)
-          {
-            int delta = abs ((int) da[y * sa + 4 * x + c] - (int) db[y * sb + 4 * x + c]);
-
-            *max_delta = MAX (*max_delta, delta);
-            same = same && delta == 0;
-          }
-        differ += !same;
-      }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
-}
-
 /* The window's figure and one drawn by the `rpe` binary agree as the Export
  * tests require of the window and `rpe export` (test-ui-export.c): the arrays
  * are summed in other orders by the workers, so a rare cell may fall in the
@@ -110,7 +48,7 @@ assert_same_figure (const char *what,
                     const char *cli)
 {
   int delta;
-  double fraction = png_difference (gui, cli, &delta);
+  double fraction = rpe_test_png_difference (gui, cli, &delta);
 
   g_test_message ("%s: window vs `rpe`: %.4f%% of the pixels differ (max channel delta %d)", what,
                   100 * fraction, delta);
@@ -234,9 +172,9 @@ test_window_and_cli (void)
   RpeWindow *window, *other;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *session = tmp_path ("edited.rpe-session");
-  g_autofree char *gui = tmp_path ("edited-gui.png");
-  g_autofree char *cli = tmp_path ("edited-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("edited.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("edited-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("edited-cli.png");
   g_autofree char *cli_path = NULL;
 
   if (!have_cli ())
@@ -249,7 +187,7 @@ test_window_and_cli (void)
   g_assert_true (rpe_explorer_state_set_sine (state, 1, 0, 0, 0.07, 0.4, 2.5, TRUE));
   g_object_set (state, "gated", TRUE, NULL);
   g_assert_true (rpe_explorer_state_set_gate (state, 1, 2, 0.35, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_no_error (error);
@@ -273,7 +211,7 @@ test_window_and_cli (void)
 
   /* the templates view of the same session, through its own file */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   {
@@ -286,7 +224,7 @@ test_window_and_cli (void)
 
   /* a second window opens it: every property and array, the view */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_false (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_true (rpe_window_open_session (other, session, &error));
   g_assert_no_error (error);
@@ -309,7 +247,7 @@ test_window_and_cli (void)
 
     rpe_window_open_file (other, file);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
@@ -337,7 +275,7 @@ test_window_and_cli (void)
 
   /* dropped on a window: its drop target takes a single file (G_TYPE_FILE) as well as a list */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   {
     GListModel *controllers = gtk_widget_observe_controllers (GTK_WIDGET (other));
     GtkDropTarget *drop = NULL;
@@ -360,7 +298,7 @@ test_window_and_cli (void)
     g_value_unset (&value);
     g_assert_true (accepted);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   gtk_window_destroy (GTK_WINDOW (other));
@@ -382,9 +320,9 @@ test_copy_command (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("copy-gui.png");
-  g_autofree char *cli = tmp_path ("copy-cli.png");
-  g_autofree char *session = tmp_path ("copy.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("copy-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("copy-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("copy.rpe-session");
   g_autofree char *line = NULL;
 
   if (!have_cli ())
@@ -396,7 +334,7 @@ test_copy_command (void)
   g_object_set (state, "head", 2, "causal", TRUE, "content", RPE_CONTENT_RANDOM, "seed", 3, "realizations", 16,
                 "colormap", "inferno", NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   line = copy_command (window);
   g_assert_nonnull (line);
   g_test_message ("copied: %s", line);
@@ -409,7 +347,7 @@ test_copy_command (void)
 
   /* the SPE vs RPE view, exact method untouched */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   line = copy_command (window);
   g_test_message ("copied: %s", line);
   g_assert_true (g_str_has_prefix (line, "rpe export spe-vs-rpe"));
@@ -421,7 +359,7 @@ test_copy_command (void)
   /* an edit no option says: nothing honest to copy until the session is saved */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   g_assert_true (rpe_explorer_state_set_sine (state, 2, 3, 1, 0.2, 1.0, 1.5, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -440,7 +378,7 @@ test_copy_command (void)
 
   /* zoomed: the saved session is not this figure until saved again; then --session draws the zoom */
   rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -457,11 +395,11 @@ test_copy_command (void)
   run_copied (line, cli);
   assert_same_figure ("copied command (zoomed, --session)", gui, cli);
   rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   /* a change after saving: the saved session no longer is this figure */
   g_object_set (state, "seed", 4, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -487,9 +425,9 @@ test_capped (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("cap-gui.png");
-  g_autofree char *cli = tmp_path ("cap-cli.png");
-  g_autofree char *session = tmp_path ("cap.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("cap-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("cap-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("cap.rpe-session");
   struct { RpeWindowView view; guint n; const char *length; } cases[] = {
     { RPE_WINDOW_VIEW_TEACHING, 300, "--length 256" },
     { RPE_WINDOW_VIEW_TEMPLATES, 520, "--length 512" },
@@ -505,7 +443,7 @@ test_capped (void)
 
       g_object_set (state, "length", cases[i].n, "realizations", 8, NULL);
       rpe_window_set_view (window, cases[i].view);
-      settle (window);
+      rpe_test_settle (window, TRUE);
       line = rpe_window_command_line (window, NULL);
       g_assert_nonnull (line);
       g_test_message ("N = %u: %s", cases[i].n, line);
@@ -534,7 +472,7 @@ test_refused (void)
   RpeExplorerState *state = rpe_window_get_state (window);
   g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *bad = tmp_path ("bad.rpe-session");
+  g_autofree char *bad = rpe_test_tmp_path ("bad.rpe-session");
   g_autofree char *title = NULL;
   const char *cases[][2] = {
     { "{\"format\":\"rpe-session\",\"version\":99}", "version 99" },
@@ -545,7 +483,7 @@ test_refused (void)
   };
 
   g_assert_true (rpe_explorer_state_set_sine (state, 0, 0, 0, 0.11, 0.0, 1.0, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   rpe_explorer_state_copy_into (state, before);
   title = g_strdup (gtk_window_get_title (GTK_WINDOW (window)));
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -567,8 +505,8 @@ test_refused (void)
 
   /* a checkpoint rewritten since the session was saved: opened, with a warning in the banner */
   {
-    g_autofree char *fake = tmp_path ("rewritten.safetensors");
-    g_autofree char *path = tmp_path ("rewritten.rpe-session");
+    g_autofree char *fake = rpe_test_tmp_path ("rewritten.safetensors");
+    g_autofree char *path = rpe_test_tmp_path ("rewritten.rpe-session");
     g_autoptr (RpeSession) s = rpe_window_build_session (window);
 
     g_assert_true (g_file_set_contents (fake, "weights of step 100", -1, NULL));
@@ -605,13 +543,13 @@ check_session_figure (RpeWindow  *window,
                       const char *what)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *session = tmp_path ("method.rpe-session");
-  g_autofree char *resaved = tmp_path ("method-resaved.rpe-session");
-  g_autofree char *gui = tmp_path ("method-gui.png");
-  g_autofree char *cli = tmp_path ("method-cli.png");
-  g_autofree char *again = tmp_path ("method-again.png");
+  g_autofree char *session = rpe_test_tmp_path ("method.rpe-session");
+  g_autofree char *resaved = rpe_test_tmp_path ("method-resaved.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("method-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("method-cli.png");
+  g_autofree char *again = rpe_test_tmp_path ("method-again.png");
 
-  settle (window);
+  rpe_test_settle (window, TRUE);
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_no_error (error);
   g_assert_true (rpe_window_export_view (window, gui, &error));
@@ -641,8 +579,8 @@ test_methods (void)
   RpeExplorerState *state;
   RpeAttentionView *view;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("m-gui.png");
-  g_autofree char *cli = tmp_path ("m-cli.png");
+  g_autofree char *gui = rpe_test_tmp_path ("m-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("m-cli.png");
   static const struct { RpeExplorerMethod method; const char *name; } methods[] = {
     { RPE_EXPLORER_METHOD_APE, "ape" }, { RPE_EXPLORER_METHOD_LRPE, "lrpe" },
     { RPE_EXPLORER_METHOD_FASTRPB, "fastrpb" }, { RPE_EXPLORER_METHOD_LINEAR, "linear" } };
@@ -660,7 +598,7 @@ test_methods (void)
       g_autofree char *line = NULL;
 
       g_object_set (state, "method", (guint) methods[i].method, NULL);
-      settle (window);
+      rpe_test_settle (window, TRUE);
       /* the demo's parameters as read: the copied command stands alone */
       line = copy_command (window);
       g_test_message ("copied: %s", line);
@@ -685,7 +623,7 @@ test_methods (void)
 
         g_object_set (state, "method", (guint) looks[i].method, "color-scale", (guint) looks[i].scale,
                       "color-gamma", 0.5, NULL);
-        settle (window);
+        rpe_test_settle (window, TRUE);
         line = copy_command (window);
         g_test_message ("copied: %s", line);
         g_assert_nonnull (strstr (line, "--color-scale"));
@@ -699,7 +637,7 @@ test_methods (void)
 
   /* the Curves page: options alone, then its session */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *line = copy_command (window);
 
@@ -722,7 +660,7 @@ test_methods (void)
       w[i] = 0.5f * sinf (0.3f * (float) i);
     g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_FASTRPB, NULL);
     rpe_explorer_state_set_fastrpb_weights (state, w, G_N_ELEMENTS (w));
-    settle (window);
+    rpe_test_settle (window, TRUE);
     none = rpe_window_command_line (window, &why);
     g_assert_null (none);
     g_assert_nonnull (strstr (why, "FastRPB"));
@@ -750,9 +688,9 @@ test_methods (void)
 
   /* zoomed, options alone: --rows/--cols draw the window shown */
   g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   rpe_attention_view_zoom (view, 3.0);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *line = copy_command (window);
 
@@ -848,9 +786,9 @@ test_trained_lrpe (void)
 static void
 test_negations (void)
 {
-  g_autofree char *session = tmp_path ("neg.rpe-session");
-  g_autofree char *a = tmp_path ("neg-a.png");
-  g_autofree char *b = tmp_path ("neg-b.png");
+  g_autofree char *session = rpe_test_tmp_path ("neg.rpe-session");
+  g_autofree char *a = rpe_test_tmp_path ("neg-a.png");
+  g_autofree char *b = rpe_test_tmp_path ("neg-b.png");
   g_autofree char *length = g_strdup_printf ("%d", TEST_N);
 
   if (!have_cli ())
