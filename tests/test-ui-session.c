@@ -715,7 +715,7 @@ test_trained_lrpe (void)
   RpeWindow *window, *other;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *session = tmp_path ("trained.rpe-session");
+  g_autofree char *session = rpe_test_tmp_path ("trained.rpe-session");
   g_autofree char *vp = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "v.npy", NULL);
   g_autofree char *tp = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "theta.npy", NULL);
   GFile *files[2];
@@ -741,18 +741,18 @@ test_trained_lrpe (void)
   check_session_figure (window, "lrpe (trained v, theta)");
   /* the trained values are what is drawn: the seeded LRPE draws another figure */
   {
-    g_autofree char *trained_png = tmp_path ("trained-gui.png");
-    g_autofree char *seeded_png = tmp_path ("seeded-gui.png");
+    g_autofree char *trained_png = rpe_test_tmp_path ("trained-gui.png");
+    g_autofree char *seeded_png = rpe_test_tmp_path ("seeded-gui.png");
     int delta = 0;
 
     g_assert_true (rpe_window_export_view (window, trained_png, &error));
     g_object_set (state, "lrpe-trained", FALSE, NULL);
-    settle (window);
+    rpe_test_settle (window, TRUE);
     g_assert_true (rpe_window_export_view (window, seeded_png, &error));
     g_assert_no_error (error);
-    g_assert_cmpfloat (png_difference (trained_png, seeded_png, &delta), >, 0.01);
+    g_assert_cmpfloat (rpe_test_png_difference (trained_png, seeded_png, &delta), >, 0.01);
     g_object_set (state, "lrpe-trained", TRUE, NULL);
-    settle (window);
+    rpe_test_settle (window, TRUE);
   }
   /* option lines cannot say trained values: the command names the session */
   g_assert_true (rpe_window_save_session (window, session, &error));
