@@ -476,6 +476,89 @@ test_map_reduce (void)
   rpe_free (img);
 }
 
+/* rpe_attention_map_reduce (online softmax of logits tiles into pixel bins) equals the naive
+ * bin mean / max of the full attention map (rpe_attention_rows of every row), for several
+ * column tiles whose row max grows from tile to tile, causal or not, one head of two, unequal
+ * bins, rows = cols = N, and rows whose logits overflow to +inf (the fallback path). */
+static void
+test_attention_map_reduce (void)
+{
+  const gsize n = 4500, H = 2, d = 8;
+  const gsize sizes[][2] = { { 7, 5 }, { 64, 100 }, { 2048, 2048 }, { 1, 3 } };
+  float *q = falloc (n * H * d), *k = falloc (n * H * d), *full = falloc (n * n);
+  float *img = falloc (2048 * 2048);
+  double *want = g_new (double, 2048 * 2048);
+  gsize cnt_r[2048], cnt_c[2048];
+
+  for (int overflow = 0; overflow < 2; overflow++)
+    {
+      for (gsize m = 0; m < n; m++)
+        for (gsize i = 0; i < H * d; i++)
+          {
+            /* keys grow with the column: each tile raises the row max */
+            q[m * H * d + i] = (float) sin (0.3 * (double) m + 1.7 * (double) i);
+            k[m * H * d + i] = (float) ((1.0 + 6.0 * (double) m / (double) n) * cos (0.21 * (double) m + 0.9 * (double) i));
+          }
+      if (overflow)
+        for (gsize i = 0; i < d; i++)
+          {
+            q[(777 * H + 1) * d + i] = 3e19f;     /* row 777 of head 1: +inf logits */
+            q[(3001 * H + 1) * d + i] = -3e19f;   /* row 3001: -inf and +inf logits */
+          }
+      for (int causal = 0; causal < 2; causal++)
+        {
+          RpeLogitsSpec spec = { RPE_LOGITS_DOT, n, H, d, q, k, NULL, false, false };
+
+          g_assert_cmpint (rpe_attention_rows (&spec, 1, 0, n, causal, full, NULL), ==, RPE_OK);
+          for (gsize t = 0; t < G_N_ELEMENTS (sizes); t++)
+            for (int mode = 0; mode < 3; mode++)
+              {
+                gsize rows = sizes[t][0], cols = sizes[t][1];
+                double err = 0;
+
+                for (gsize i = 0; i < rows * cols; i++)
+                  want[i] = mode == 0 ? 0.0 : -INFINITY;
+                for (gsize m = 0; m < n; m++)
+                  for (gsize c = 0; c < n; c++)
+                    {
+                      gsize px = ((m * rows) / n) * cols + (c * cols) / n;
+                      double v = full[m * n + c];
+
+                      want[px] = mode == 0 ? want[px] + v : fmax (want[px], v);
+                    }
+                g_assert_cmpint (rpe_attention_map_reduce (&spec, 1, causal, rows, cols, (RpeMapReduce) mode, img,
+                                                           NULL), ==, RPE_OK);
+                memset (cnt_r, 0, sizeof cnt_r);
+                memset (cnt_c, 0, sizeof cnt_c);
+                for (gsize m = 0; m < n; m++)
+                  {
+                    cnt_r[(m * rows) / n]++;
+                    cnt_c[(m * cols) / n]++;
+                  }
+                for (gsize i = 0; i < rows; i++)
+                  for (gsize j = 0; j < cols; j++)
+                    {
+                      double w = want[i * cols + j];
+
+                      if (mode == 0)
+                        w /= (double) cnt_r[i] * (double) cnt_c[j];
+                      /* relative to the pixel's value (means of a few columns are small) */
+                      err = fmax (err, fabs (w - img[i * cols + j]) / fmax (fabs (w), 1e-3));
+                    }
+                g_assert_cmpfloat (err, <, 2e-4);
+              }
+        }
+    }
+  g_assert_cmpint (rpe_attention_map_reduce (&(RpeLogitsSpec) { RPE_LOGITS_DOT, n, H, d, q, k, NULL, false, false },
+                                             2, false, 4, 4, RPE_MAP_REDUCE_MEAN, img, NULL),
+                   ==, RPE_ERROR_INVALID_ARGUMENT);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (full);
+  rpe_free (img);
+  g_free (want);
+}
+
 /* `rpe export attention -o X.npy` (one head, streamed) equals that head of `rpe compute
  * attention` (all heads), with random content drawn for the one head only. */
 static void
@@ -515,6 +598,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/cli-engine/encode-head-sine", GINT_TO_POINTER (0), test_encode_head);
   g_test_add_data_func ("/cli-engine/encode-head-conv", GINT_TO_POINTER (1), test_encode_head);
   g_test_add_func ("/cli-engine/map-reduce", test_map_reduce);
+  g_test_add_func ("/cli-engine/attention-map-reduce", test_attention_map_reduce);
   g_test_add_func ("/cli-engine/export-attention-head", test_export_attention_head);
   return g_test_run ();
 }
