@@ -1395,6 +1395,7 @@ rpe_cli_bench (int argc, char **argv)
     {
       bench_live (&b, FALSE, 512, 40);
       bench_live (&b, TRUE, 512, 40);
+      bench_live (&b, TRUE, 2048, 40);   /* the live-loop target for the attention view */
     }
   bench_stall (&b, quick ? 8192 : 65536);
   bench_cli_all (&b);
