@@ -37,6 +37,7 @@ typedef struct
   char    *colormap;
   char    *title;
   char    *realizations_list;
+  char    *preset;
   gint64   channels;
   gint64   channel;
   gint64   draws;
@@ -53,6 +54,7 @@ outputs_options_clear (OutputsOptions *x)
   g_free (x->colormap);
   g_free (x->title);
   g_free (x->realizations_list);
+  g_free (x->preset);
 }
 
 static gboolean
@@ -342,6 +344,7 @@ rpe_cli_export_outputs (int    argc,
     { "width", 0, 0, G_OPTION_ARG_DOUBLE, &x.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &x.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
     { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &x.dpi, "PNG resolution (default 150)", "D" },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &x.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
     { "channel", 0, 0, G_OPTION_ARG_INT64, &x.channel, "The channel of the line plot (default 0)", "C" },
     { NULL }
   };
@@ -387,6 +390,17 @@ rpe_cli_export_outputs (int    argc,
   size.width = x.width;
   size.height = x.height;
   size.dpi = x.dpi;
+  {
+    RpeExportPreset preset;
+
+    if (!rpe_export_preset_from_name (x.preset, &preset))
+      {
+        fprintf (stderr, "rpe export outputs: unknown --preset '%s' (column, page or slide)\n", x.preset);
+        status = EXIT_USAGE;
+        goto done;
+      }
+    rpe_export_preset_apply (preset, &size);
+  }
   {
     RpeFigure probe;
 

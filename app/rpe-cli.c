@@ -351,6 +351,8 @@ static const OptionUse option_uses[] = {
   { "fastrpb-attention", TRUE, "compute:fastrpb" },
   { "out-keys", TRUE, "compute:codes compute:encode compute:lrpe-encode" },
   { "force", FALSE, "compute:* curves:* export:*" },
+  /* the figure size preset: every export view, the outputs too */
+  { "preset", TRUE, "export:*" },
   /* rpe curves' own options */
   { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
   { "seeds", TRUE, "curves:error" },

@@ -1,9 +1,11 @@
 /* test-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` end to end: the
  * arrays against a direct core computation, the 1/sqrt(R) slope of the unbiased pair, the
- * (N, H, Dv) values file taking the head, and bad input exiting with status 2 (1 for an
- * unwritable output) with a message. */
+ * (N, H, Dv) values file taking the head, the size presets (page sizes, text, the heatmap
+ * strips present), and bad input exiting with status 2 (1 for an unwritable output) with a
+ * message. */
 #include "config.h"
 
+#include <cairo.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -248,6 +250,142 @@ test_bad_input (void)
   g_test_message ("huge: %s", err);
 }
 
+
+/* The output of a tool (NULL when it is not installed). */
+static char *
+tool_output (const char *tool,
+             const char *path)
+{
+  g_autofree char *exe = g_find_program_in_path (tool);
+  char *out = NULL;
+  int status = 0;
+
+  if (exe == NULL)
+    return NULL;
+  /* pdftotext writes to stdout with "-" */
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { exe, (char *) path, g_str_equal (tool, "pdftotext") ? (char *) "-" : NULL,
+                                                  NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return out;
+}
+
+/* A pixel of a heatmap image: not the white background, and either coloured (a viridis
+ * or rdbu cell) or light (rdbu's centre), unlike text and frames (black, antialiased grey). */
+static gboolean
+heat_pixel (guint32 px)
+{
+  int r = (px >> 16) & 0xff, g = (px >> 8) & 0xff, b = px & 0xff;
+  int spread = MAX (MAX (r, g), b) - MIN (MIN (r, g), b);
+
+  if (r >= 254 && g >= 254 && b >= 254)
+    return FALSE;
+  return spread > 24 || (r > 200 && g > 200 && b > 200);
+}
+
+/* Bands of consecutive rows of a PNG where at least `fraction` of the pixels are heatmap
+ * pixels, at least min_height rows high: the heatmap strips. */
+static guint
+heat_bands (const char *png,
+            double      fraction,
+            int         min_height)
+{
+  cairo_surface_t *s = cairo_image_surface_create_from_png (png);
+  int w, h, stride, run = 0;
+  const guint8 *data;
+  guint bands = 0;
+
+  g_assert_cmpint (cairo_surface_status (s), ==, CAIRO_STATUS_SUCCESS);
+  cairo_surface_flush (s);
+  w = cairo_image_surface_get_width (s);
+  h = cairo_image_surface_get_height (s);
+  stride = cairo_image_surface_get_stride (s);
+  data = cairo_image_surface_get_data (s);
+  for (int y = 0; y <= h; y++)
+    {
+      int count = 0;
+
+      if (y < h)
+        for (int x = 0; x < w; x++)
+          count += heat_pixel (*(const guint32 *) (data + y * stride + 4 * x));
+      if (y < h && count >= fraction * w)
+        run++;
+      else
+        {
+          if (run >= min_height)
+            bands++;
+          run = 0;
+        }
+    }
+  cairo_surface_destroy (s);
+  return bands;
+}
+
+/* --preset column | page | slide: the page sizes of the presets (pdfinfo), the labels in the
+ * PDF's text (pdftotext), and the three heatmap strips present in the PNG at each (a layout
+ * that squeezes a strip to nothing, as the slide preset once did, finds fewer bands). */
+static void
+test_presets (void)
+{
+  static const struct { const char *name; double w, h; double fraction; double text; } presets[] = {
+    /* the image fraction of the width: a full-width strip at column and page... */
+    { "column", 234.0, 0.0, 0.5, 8.0 },
+    /* ...the left 60 % beside the plots on the wide figures */
+    { "page", 486.0, 0.0, 0.3, 9.0 },
+    { "slide", 959.976, 540.0, 0.3, 20.0 },
+  };
+  g_autofree char *err = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autofree char *pdf = g_strdup_printf ("%s/outputs-%s.pdf", rpe_test_tmpdir (), presets[i].name);
+      g_autofree char *png = g_strdup_printf ("%s/outputs-%s.png", rpe_test_tmpdir (), presets[i].name);
+      g_autofree char *info = NULL, *text = NULL;
+      const char *size;
+      double w = 0, h = 0;
+      guint bands;
+
+      g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s -o '%s'",
+                                presets[i].name, pdf), ==, 0);
+      g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s --dpi 100 -o '%s'",
+                                presets[i].name, png), ==, 0);
+      /* each strip's image at least two lines of its text high (100 dpi: 100 / 72 px a point),
+       * not squashed to a line */
+      bands = heat_bands (png, presets[i].fraction, (int) (2.0 * presets[i].text * 100.0 / 72.0));
+      g_test_message ("%s: %u heatmap strips found in the PNG", presets[i].name, bands);
+      g_assert_cmpuint (bands, ==, 3);
+
+      info = tool_output ("pdfinfo", pdf);
+      text = tool_output ("pdftotext", pdf);
+      if (info == NULL || text == NULL)
+        {
+          g_test_message ("pdfinfo/pdftotext (poppler-utils) not installed: page size and text not checked");
+          continue;
+        }
+      size = strstr (info, "Page size:");
+      g_assert_nonnull (size);
+      g_assert_cmpint (sscanf (size, "Page size: %lf x %lf", &w, &h), ==, 2);
+      g_test_message ("%s: %g x %g pt", presets[i].name, w, h);
+      g_assert_cmpfloat_with_epsilon (w, presets[i].w, 0.01);
+      if (presets[i].h > 0.0)
+        g_assert_cmpfloat_with_epsilon (h, presets[i].h, 0.01);
+      else
+        g_assert_cmpfloat (h, >, 0.5 * w);
+      for (guint k = 0; k < 6; k++)
+        {
+          static const char *const labels[] = { "position m", "channel", "relative error per position",
+                                                "exact softmax attention", "SPE linear attention", "difference" };
+
+          if (strstr (text, labels[k]) == NULL)
+            g_test_message ("%s: '%s' not in\n%s", presets[i].name, labels[k], text);
+          g_assert_nonnull (strstr (text, labels[k]));
+        }
+      g_assert_nonnull (strstr (text, "N"));
+    }
+  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo --preset poster -o x.pdf"), ==, 2);
+  g_assert_nonnull (strstr (err, "--preset"));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -262,5 +400,6 @@ main (int    argc,
   g_test_add_func ("/cli/outputs/error-against-position", test_error_against_position);
   g_test_add_func ("/cli/outputs/export-arrays", test_export_arrays);
   g_test_add_func ("/cli/outputs/bad-input", test_bad_input);
+  g_test_add_func ("/cli/outputs/presets", test_presets);
   return g_test_run ();
 }

@@ -170,8 +170,13 @@ test_demo (void)
   rpe_templates_view_open_cell (tv, 5);
   g_assert_cmpint (rpe_templates_view_get_open_cell (tv), ==, 5);
   g_assert_nonnull (rpe_heatmap_view_get_data (rpe_templates_view_get_detail (tv), NULL, NULL));
-  g_assert_cmpuint (rpe_line_plot_get (rpe_templates_view_get_profile (tv))->n_series, ==, 1);
-  g_assert_cmpuint (rpe_line_plot_get (rpe_templates_view_get_profile (tv))->series[0].n, ==, 2 * t->n - 1);
+  {
+    RpeCurvePlot profile;
+
+    rpe_curve_view_get_plot (rpe_templates_view_get_profile (tv), &profile);
+    g_assert_cmpuint (profile.n_series, ==, 1);
+    g_assert_cmpuint (profile.series[0].n, ==, 2 * t->n - 1);
+  }
   rpe_templates_view_open_cell (tv, -1);
 
   /* every view computes on the demo */

@@ -864,9 +864,22 @@ test_dialog (void)
 }
 
 /* The dialog's presets: the page size of the PDF (pdfinfo) is the preset's, the
- * text size goes with it; the Curves page's panels export one at a time. */
+ * text size goes with it, for the Outputs view too; the Curves page's panels export one
+ * at a time. */
+static double
+pdf_page_side (const char *path,
+               int         which);
+
 static double
 pdf_page_width (const char *path)
+{
+  return pdf_page_side (path, 1);
+}
+
+/* Side `which` (1 width, 2 height) of the PDF's page in points; -1 without pdfinfo. */
+static double
+pdf_page_side (const char *path,
+               int         which)
 {
   g_autofree char *tool = g_find_program_in_path ("pdfinfo");
   g_autofree char *out = NULL;
@@ -880,7 +893,7 @@ pdf_page_width (const char *path)
   g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, (char *) path, NULL }, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
                                NULL, NULL, &out, NULL, &status, NULL));
   g_assert_true (g_regex_match (re, out, 0, &match));
-  w = g_match_info_fetch (match, 1);
+  w = g_match_info_fetch (match, which);
   return g_ascii_strtod (w, NULL);
 }
 
@@ -928,13 +941,50 @@ test_dialog_preset (void)
         g_assert_true (g_file_test (panel, G_FILE_TEST_EXISTS));
       }
   }
+
+  /* the Outputs view at each preset: the page sizes of `rpe export outputs --preset`
+   * (tests/test-cli-outputs.c: 234 x 505, 486 x 351, 959.976 x 540 pt), its text size */
+  show_view (window, RPE_WINDOW_VIEW_OUTPUTS);
+  {
+    static const struct { RpeExportPreset preset; double w, h, text; } presets[] = {
+      { RPE_EXPORT_PRESET_COLUMN, 234.0, 505.0, 8.0 },
+      { RPE_EXPORT_PRESET_PAGE, 486.0, 351.0, 9.0 },
+      { RPE_EXPORT_PRESET_SLIDE, 959.976, 540.0, 20.0 },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+      {
+        g_autofree char *name = g_strdup_printf ("dialog-outputs-%s.pdf", rpe_export_preset_name (presets[i].preset));
+        g_autofree char *path = tmp_path (name);
+
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+        dialog = rpe_window_get_export_dialog (window);
+        g_assert_nonnull (dialog);
+        rpe_export_dialog_set_path (dialog, path);
+        g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PDF);
+        rpe_export_dialog_set_preset (dialog, presets[i].preset);
+        rpe_export_dialog_get_options (dialog, &options, &size);
+        g_assert_cmpfloat (options.text_size, ==, presets[i].text);
+        rpe_export_dialog_start (dialog);
+        iterate_until (dialog_closed, window);
+        g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+        if (pdf_page_width (path) >= 0)
+          {
+            g_test_message ("Outputs, %s: %g x %g pt", rpe_export_preset_name (presets[i].preset),
+                            pdf_page_side (path, 1), pdf_page_side (path, 2));
+            g_assert_cmpfloat (fabs (pdf_page_side (path, 1) - presets[i].w), <, 0.01);
+            g_assert_cmpfloat (fabs (pdf_page_side (path, 2) - presets[i].h), <, 0.01);
+          }
+      }
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
 /* F11 presentation mode: the window asks for full screen, hides the sidebar, marks
  * itself for large text (the plots' text grows: measured on the heatmap's render
- * data), and F11 again restores the sidebar as it was; the exported figure does not
- * change (it is the publication figure, not the screen). */
+ * data and on the teaching view's error curve, which grows taller too), and F11 again
+ * restores the sidebar as it was; the exported figure does not change (it is the
+ * publication figure, not the screen). */
 static void
 test_presentation (void)
 {
@@ -945,7 +995,10 @@ test_presentation (void)
   g_autofree char *a = NULL, *b = NULL;
   gsize la, lb;
   GtkWidget *heatmap = NULL;
-
+  RpeTeachingView *teaching;
+  RpeCurveView *curve;
+  RpeCurvePlot plot;
+  int curve_h = 0;
   gboolean sidebar;
 
   show_view (window, RPE_WINDOW_VIEW_TEACHING);
@@ -969,12 +1022,33 @@ test_presentation (void)
   g_assert_nonnull (heatmap);
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  /* the error curve below the maps: an RpeCurveView, its text and height grow with the rest */
+  teaching = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
+  curve = rpe_teaching_view_get_plot (teaching);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, 0.0);
+  g_assert_cmpuint (plot.n_series, >, 0);
+  gtk_widget_measure (GTK_WIDGET (curve), GTK_ORIENTATION_VERTICAL, -1, &curve_h, NULL, NULL, NULL);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
   g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
   g_assert_false (rpe_window_get_sidebar_visible (window));
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, >, 1.4);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, data.font_scale);
+  {
+    int h;
+
+    /* once the window has restyled and laid it out */
+    rpe_test_wait_frames (GTK_WIDGET (window), 2);
+    gtk_widget_measure (GTK_WIDGET (curve), GTK_ORIENTATION_VERTICAL, -1, &h, NULL, NULL, NULL);
+    g_test_message ("teaching error curve: minimum height %d px, %d px in presentation mode (allocated %d)", curve_h, h,
+                    gtk_widget_get_height (GTK_WIDGET (curve)));
+    /* sqrt (1.6) = 1.26 */
+    g_assert_cmpint (h, >=, (int) (curve_h * 1.25));
+    g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (curve)), >=, (int) (curve_h * 1.25));
+  }
   g_assert_true (rpe_window_export_view (window, during, NULL));
   g_assert_true (g_file_get_contents (before, &a, &la, NULL));
   g_assert_true (g_file_get_contents (during, &b, &lb, NULL));
@@ -986,6 +1060,8 @@ test_presentation (void)
   g_assert_cmpint (rpe_window_get_sidebar_visible (window), ==, sidebar);
   rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
   g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  rpe_curve_view_get_plot (curve, &plot);
+  g_assert_cmpfloat (plot.font_scale, ==, 0.0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

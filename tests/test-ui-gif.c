@@ -1,7 +1,7 @@
 /* test-ui-gif.c: the Export dialog's animated sweeps (GIF) under Xvfb.
  *
- * The dialog's GIF of a sweep over R (the SPE vs RPE view) and over the seed (the empirical
- * templates) is decoded with giflib (DGifSlurp) and compared frame for frame with what the
+ * The dialog's GIF of a sweep over R (the SPE vs RPE view and the Attention view) and over
+ * the seed (the Attention view and the empirical templates) is decoded with giflib (DGifSlurp) and compared frame for frame with what the
  * headless `rpe export VIEW --sweep ...` ($RPE_CLI) writes for the same state: same frame
  * count, size and delays, and the same pixels (the window's and the CLI's PNGs of one state are
  * identical, test-ui-export.c, and both quantise with the same code).  Independently of the
@@ -301,6 +301,24 @@ test_sweeps (void)
                            "--length", "48", "--seed", "5", "--train-length", "32",
                            "--sweep", "realizations=1:64", NULL };
     check_sweep (window, "spe-vs-rpe-r", RPE_SWEEP_REALIZATIONS, 1, 64, 4, args);
+  }
+
+  /* the Attention view's SPE estimate as R grows (the whole map, as the CLI draws it) */
+  g_object_set (state, "realizations", 64, "seed", 5, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  settle (window);
+  {
+    const char *args[] = { "attention", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--seed", "5", "--train-length", "32",
+                           "--sweep", "realizations=1:64", NULL };
+    check_sweep (window, "attention-r", RPE_SWEEP_REALIZATIONS, 1, 64, 4, args);
+  }
+  /* and over the seed */
+  {
+    const char *args[] = { "attention", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--realizations", "64", "--train-length", "32",
+                           "--sweep", "seed=2:5", NULL };
+    check_sweep (window, "attention-seed", RPE_SWEEP_SEED, 2, 5, 4, args);
   }
 
   /* the empirical templates over seeds 0 .. 3 (R = 16) */

@@ -827,8 +827,7 @@ collect_plots (GtkWidget *widget,
   const char *name = G_OBJECT_TYPE_NAME (widget);
 
   if (gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 20 && gtk_widget_get_height (widget) > 20
-      && (g_str_equal (name, "RpeCurveView") || g_str_equal (name, "RpeLinePlot")
-          || g_str_equal (name, "RpeHeatmapView") || (GTK_IS_DRAWING_AREA (widget) && is_ours (widget))))
+      && (g_str_equal (name, "RpeCurveView") || g_str_equal (name, "RpeHeatmapView") || (GTK_IS_DRAWING_AREA (widget) && is_ours (widget))))
     g_ptr_array_add (out, widget);
   for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
        child = gtk_widget_get_next_sibling (child))

@@ -38,3 +38,6 @@ set -x
 "$rpe" export outputs --checkpoint "$demo" --method sine --no-gate --length 256 --train-length 64 \
   --realizations 256 --value-source sweep --compare kernel --draws 16 --dpi 150 \
   -o "$out/outputs-kernel.png"
+# the Outputs figure at a preset: the three strips on one x axis, the plots beside them on a slide
+"$rpe" export outputs --checkpoint "$demo" --method sine --length 128 --train-length 64 \
+  --value-source impulse --preset slide --dpi 72 -o "$out/outputs-slide.png"

@@ -17,13 +17,10 @@
 #include "rpe-linear-attention.h"
 #include "rpe-lrpe.h"
 
-#define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)   /* at most 20 Hz */
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
+#define FULL_MAP_BLOCK_FLOATS (1u << 20)             /* 4 MiB: progress and cancel between blocks */
 
 /* ------------------------------------------------------------- templates */
-
-/* Jobs created and not yet finalised (their GTask and data freed): tests wait for 0. */
-static gint jobs_alive;
 
 static void
 rpe_templates_clear (gpointer data)
@@ -221,12 +218,8 @@ typedef RpeStatus (*JobRunFunc) (Job               *job,
 
 struct _Job
 {
-  atomic_int              cancel;         /* the core's flag, raised by the cancellable */
-  RpeComputeProgressFunc  progress;
-  gpointer                progress_data;
+  RpeJobMonitor          *monitor;        /* cancel flag, progress, the jobs-alive count */
   GTask                  *task;           /* not a reference: the job lives in it */
-  GMainContext           *context;        /* where progress is delivered */
-  gint64                  last_progress;  /* worker thread only */
   JobRunFunc              run;
   const char             *what;           /* for error messages */
   GError                 *error;
@@ -248,75 +241,12 @@ job_free (gpointer data)
 {
   Job *job = data;
 
-  (void) g_atomic_int_dec_and_test (&jobs_alive);
-
   rpe_spe_params_clear (&job->params);
   g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
-  g_clear_pointer (&job->context, g_main_context_unref);
   g_clear_error (&job->error);
   g_free (job->path);
+  g_clear_pointer (&job->monitor, rpe_job_monitor_free);
   g_free (job);
-}
-
-typedef struct
-{
-  GTask  *task;
-  double  fraction;
-} ProgressEvent;
-
-static void
-progress_event_free (gpointer data)
-{
-  ProgressEvent *event = data;
-
-  g_object_unref (event->task);
-  g_free (event);
-}
-
-static gboolean
-progress_event_dispatch (gpointer data)
-{
-  ProgressEvent *event = data;
-  Job *job = g_task_get_task_data (event->task);
-  GCancellable *cancellable = g_task_get_cancellable (event->task);
-
-  if (!g_task_get_completed (event->task)
-      && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
-    job->progress (event->fraction, job->progress_data);
-  return G_SOURCE_REMOVE;
-}
-
-/* Called by the core on the worker thread: forwards at most 20 Hz. */
-static void
-job_progress (double  fraction,
-              void   *user_data)
-{
-  Job *job = user_data;
-  gint64 now = g_get_monotonic_time ();
-  ProgressEvent *event;
-  GSource *source;
-
-  if (job->last_progress != 0 && now - job->last_progress < PROGRESS_INTERVAL_US)
-    return;
-  job->last_progress = now;
-
-  event = g_new (ProgressEvent, 1);
-  event->task = g_object_ref (job->task);
-  event->fraction = fraction;
-  source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, progress_event_dispatch, event, progress_event_free);
-  g_source_attach (source, job->context);
-  g_source_unref (source);
-}
-
-static void
-job_cancelled (GCancellable *cancellable,
-               gpointer      user_data)
-{
-  Job *job = user_data;
-
-  atomic_store (&job->cancel, 1);
 }
 
 static void
@@ -326,19 +256,13 @@ job_worker (GTask        *task,
             GCancellable *cancellable)
 {
   Job *job = task_data;
-  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  const RpeMonitor *monitor = rpe_job_monitor_begin (job->monitor);
   gpointer result = NULL;
   GDestroyNotify result_free = NULL;
   RpeStatus status;
-  gulong handler = 0;
 
-  if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
-
-  status = job->run (job, &monitor, &result, &result_free);
-
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, handler);
+  status = job->run (job, monitor, &result, &result_free);
+  rpe_job_monitor_end (job->monitor);
 
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
@@ -349,24 +273,6 @@ job_worker (GTask        *task,
   else
     g_task_return_new_error (task, RPE_ERROR, status, "Cannot compute %s: %s",
                              job->what, rpe_status_to_string (status));
-}
-
-guint
-rpe_compute_jobs_alive (void)
-{
-  return (guint) g_atomic_int_get (&jobs_alive);
-}
-
-void
-_rpe_compute_job_hold (void)
-{
-  g_atomic_int_inc (&jobs_alive);
-}
-
-void
-_rpe_compute_job_release (void)
-{
-  (void) g_atomic_int_dec_and_test (&jobs_alive);
 }
 
 static Job *
@@ -387,12 +293,8 @@ job_new (gpointer                source_tag,
   g_task_set_return_on_cancel (task, FALSE);
   job->what = what;
   job->run = run;
-  job->progress = progress;
-  job->progress_data = progress_data;
   job->task = task;
-  job->context = g_main_context_ref (g_task_get_context (task));
-  atomic_init (&job->cancel, 0);
-  g_atomic_int_inc (&jobs_alive);
+  job->monitor = rpe_job_monitor_new (task, progress, progress_data);
   g_task_set_task_data (task, job, job_free);
   return job;
 }
@@ -660,6 +562,22 @@ head_noise (const RpeSpeParams *p,
 
 /* --------------------------------------------------------- template grid */
 
+/* The progress of a part of a job: fractions 0..1 of the part map to lo..hi of the job. */
+typedef struct
+{
+  const RpeMonitor *parent;
+  double            lo, hi;
+} PartProgress;
+
+static void
+part_progress (double  fraction,
+               void   *user_data)
+{
+  PartProgress *part = user_data;
+
+  rpe_monitor_progress (part->parent, part->lo + (part->hi - part->lo) * fraction);
+}
+
 static RpeStatus
 grid_run (Job               *job,
           const RpeMonitor  *monitor,
@@ -676,14 +594,17 @@ grid_run (Job               *job,
   double lo = INFINITY, hi = -INFINITY, num = 0.0, den = 0.0;
   gboolean draw = s->template_kind != RPE_TEMPLATE_ANALYTIC;
   RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  PartProgress part = { monitor, 0.0, draw ? 0.15 : 0.95 };
+  RpeMonitor first = { monitor->cancel, part_progress, &part };
 
   if (!s->have_spe)
     return RPE_ERROR_NOT_FOUND;
   D = p->n_features;
-  status = compute_templates (p, s->head, n, s->gated, &sub, &t);
+  status = compute_templates (p, s->head, n, s->gated, &first, &t);
   if (status != RPE_OK)
     return status;
   t->serial = s->serial;
+  t->n_asked = s->n;
   t->kind = s->template_kind;
   t->r = s->r;
   lags = 2 * n - 1;
@@ -1296,6 +1217,7 @@ rpe_compute_attention_cell (const RpeExplorerSnapshot *snapshot,
 
 /* --------------------------------------------------------------- teaching */
 
+/* The whole (n, n) map, in blocks of rows: cancellable between blocks, progress after each. */
 static RpeStatus
 full_map (const RpeExplorerSnapshot *s,
           RpeExplorerMethod          method,
@@ -1303,11 +1225,21 @@ full_map (const RpeExplorerSnapshot *s,
           float                     *out,
           const RpeMonitor          *monitor)
 {
+  RpeMonitor sub = { monitor->cancel, NULL, NULL };
+  gsize block = MAX ((gsize) 1, MIN (n, FULL_MAP_BLOCK_FLOATS / n));
   RowSource src;
-  RpeStatus status = row_source_init (&src, s, method, n, monitor);
+  RpeStatus status = row_source_init (&src, s, method, n, &sub);
 
-  if (status == RPE_OK)
-    status = row_source_rows (&src, 0, n, out, monitor);
+  for (gsize m = 0; m < n && status == RPE_OK; m += block)
+    {
+      gsize nb = MIN (block, n - m);
+
+      if (rpe_monitor_cancelled (monitor))
+        status = RPE_ERROR_CANCELLED;
+      else
+        status = row_source_rows (&src, m, nb, out + m * n, &sub);
+      rpe_monitor_progress (monitor, (double) (m + nb) / (double) n);
+    }
   row_source_clear (&src);
   return status;
 }
@@ -1320,10 +1252,14 @@ teaching_run (Job               *job,
 {
   const RpeExplorerSnapshot *s = job->snapshot;
   gsize n = MIN (s->n, job->n_cap), per;
-  RpeMonitor sub = { monitor->cancel, NULL, NULL };
   RpeTeaching *t;
   RpeStatus status = RPE_OK;
   double num = 0.0, den = 0.0;
+  /* the share of the two maps in the job: all of it, or most of it when they are large */
+  double maps = !job->with_curve ? 1.0 : n >= 256 ? 0.8 : 0.2;
+  PartProgress exact_part = { monitor, 0.0, 0.45 * maps }, spe_part = { monitor, 0.45 * maps, 0.9 * maps };
+  RpeMonitor exact_mon = { monitor->cancel, part_progress, &exact_part };
+  RpeMonitor spe_mon = { monitor->cancel, part_progress, &spe_part };
 
   if (!s->have_spe)
     return RPE_ERROR_NOT_FOUND;
@@ -1332,6 +1268,7 @@ teaching_run (Job               *job,
   t = g_atomic_rc_box_new0 (RpeTeaching);
   t->serial = s->serial;
   t->n = n;
+  t->n_asked = s->n;
   t->r = s->r;
   t->head = s->head;
   t->exact = rpe_alloc (per, sizeof (float), &status);
@@ -1339,12 +1276,9 @@ teaching_run (Job               *job,
   t->difference = t->estimate != NULL ? rpe_alloc (per, sizeof (float), &status) : NULL;
   if (t->difference == NULL)
     goto out;
-  if ((status = full_map (s, RPE_EXPLORER_METHOD_EXACT, n, t->exact, &sub)) != RPE_OK)
+  if ((status = full_map (s, RPE_EXPLORER_METHOD_EXACT, n, t->exact, &exact_mon)) != RPE_OK
+      || (status = full_map (s, RPE_EXPLORER_METHOD_SPE, n, t->estimate, &spe_mon)) != RPE_OK)
     goto out;
-  rpe_monitor_progress (monitor, 0.1);
-  if ((status = full_map (s, RPE_EXPLORER_METHOD_SPE, n, t->estimate, &sub)) != RPE_OK)
-    goto out;
-  rpe_monitor_progress (monitor, 0.2);
   for (gsize i = 0; i < per; i++)
     {
       t->difference[i] = t->estimate[i] - t->exact[i];
@@ -1352,6 +1286,7 @@ teaching_run (Job               *job,
       den += (double) t->exact[i] * t->exact[i];
     }
   t->error = den > 0 ? sqrt (num / den) : NAN;
+  rpe_monitor_progress (monitor, maps);
 
   if (job->with_curve)
     {
@@ -1371,7 +1306,7 @@ teaching_run (Job               *job,
           status = rpe_curve_error_vs_r (&config, rl + i, 1, t->curve_mean + i, NULL, t->curve_sd + i, &cm);
           if (status != RPE_OK)
             goto out;
-          rpe_monitor_progress (monitor, 0.2 + 0.8 * (double) (i + 1) / (double) nr);
+          rpe_monitor_progress (monitor, maps + (1.0 - maps) * (double) (i + 1) / (double) nr);
         }
       t->slope = NAN;
       rpe_curve_fit_loglog (t->curve_r, t->curve_mean, nr, &t->slope, NULL, NULL);
@@ -1429,7 +1364,7 @@ curves_run (Job               *job,
   const RpeExplorerSnapshot *s = job->snapshot;
   const RpeSpeParams *p = &s->spe;
   RpeMonitor sub = { monitor->cancel, NULL, NULL };
-  gsize n = MIN (s->n, 1024), D;
+  gsize n = MIN (s->n, job->n_cap), D;
   RpeCurves *c;
   RpeLrpe *lrpe = NULL, *lrpe_x = NULL;
   float *w = NULL, *bias = NULL;
@@ -1440,6 +1375,8 @@ curves_run (Job               *job,
   D = p->n_features;
   c = g_atomic_rc_box_new0 (RpeCurves);
   c->serial = s->serial;
+  c->n = n;
+  c->n_asked = s->n;
 
   /* 1. profiles */
   c->profile = rpe_curve_profile_new (n, &status);
@@ -1549,6 +1486,7 @@ out:
 
 void
 rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
+                          gsize                   n_cap,
                           RpeComputeProgressFunc  progress,
                           gpointer                progress_data,
                           GCancellable           *cancellable,
@@ -1561,6 +1499,7 @@ rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
   job = job_new (rpe_compute_curves_async, "the curves", curves_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job->n_cap = MAX (n_cap, 2);
   job_start (job);
 }
 
@@ -1743,29 +1682,40 @@ rpe_job_slot_clear (RpeJobSlot *slot)
 
 /* ------------------------------------------------------------------ sweeps */
 
+static void
+flag_raise (GCancellable *cancellable,
+            gpointer      user_data)
+{
+  atomic_store ((atomic_int *) user_data, 1);
+}
+
 /* Runs a job's body on the calling thread (a worker of the caller's), with the same
  * cancellation and errors as job_worker. */
 static gpointer
-job_run_sync (JobRunFunc            run,
-              const char           *what,
-              RpeExplorerSnapshot  *snapshot,
-              gsize                 n_cap,
-              GCancellable         *cancellable,
-              GError              **error)
+job_run_sync (JobRunFunc                 run,
+              const char                *what,
+              RpeExplorerSnapshot       *snapshot,
+              gsize                      n_cap,
+              const RpeAttentionRequest *request,   /* the attention map's; NULL: none */
+              GCancellable              *cancellable,
+              GError                   **error)
 {
   Job job = { 0 };
-  RpeMonitor monitor = { &job.cancel, NULL, NULL };
+  atomic_int cancel;
+  RpeMonitor monitor = { &cancel, NULL, NULL };
   gpointer result = NULL;
   GDestroyNotify result_free = NULL;
   RpeStatus status;
   gulong handler = 0;
 
-  atomic_init (&job.cancel, 0);
+  atomic_init (&cancel, 0);
   job.what = what;
   job.snapshot = snapshot;
   job.n_cap = MAX (n_cap, 2);
+  if (request != NULL)
+    job.request = *request;
   if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), &job, NULL);
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (flag_raise), &cancel, NULL);
   status = run (&job, &monitor, &result, &result_free);
   if (cancellable != NULL)
     g_cancellable_disconnect (cancellable, handler);
@@ -1788,7 +1738,17 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
                            GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (grid_run, "the templates", snapshot, n_cap, cancellable, error);
+  return job_run_sync (grid_run, "the templates", snapshot, n_cap, NULL, cancellable, error);
+}
+
+RpeAttentionImage *
+rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                       const RpeAttentionRequest *request,
+                       GCancellable              *cancellable,
+                       GError                   **error)
+{
+  g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
+  return job_run_sync (attention_run, "the attention map", snapshot, 0, request, cancellable, error);
 }
 
 RpeTeaching *
@@ -1798,5 +1758,55 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, cancellable, error);
+  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, NULL, cancellable, error);
+}
+
+/* ------------------------------------------------------------------- caps */
+
+guint64
+rpe_compute_job_bytes (RpeComputeJobKind          kind,
+                       const RpeExplorerSnapshot *snapshot,
+                       gsize                      n)
+{
+  guint64 cells = (guint64) n * n, d;
+
+  g_return_val_if_fail (snapshot != NULL, G_MAXUINT64);
+  d = MAX (snapshot->spe.n_features, 1);
+  if (n > G_MAXUINT32)
+    return G_MAXUINT64;
+  switch (kind)
+    {
+    case RPE_COMPUTE_JOB_TEACHING:
+      /* exact, estimate, difference; the three figures the view colours (4 bytes a cell each) */
+      return cells * sizeof (float) * 6;
+    case RPE_COMPUTE_JOB_TEMPLATE_GRID:
+      /* D (N, N) templates, one empirical map, and the D figures the grid colours */
+      if (cells > G_MAXUINT64 / (sizeof (float) * (2 * d + 1)))
+        return G_MAXUINT64;
+      return cells * sizeof (float) * (2 * d + 1);
+    case RPE_COMPUTE_JOB_CURVES:
+    default:
+      /* profiles of 2N - 1 lags for a few series (the error and extrapolation parts are fixed) */
+      return (guint64) (2 * n) * sizeof (double) * (d + 8);
+    }
+}
+
+gboolean
+rpe_compute_check_budget (RpeComputeJobKind          kind,
+                          const RpeExplorerSnapshot *snapshot,
+                          gsize                      n,
+                          GError                   **error)
+{
+  guint64 bytes = rpe_compute_job_bytes (kind, snapshot, n);
+  g_autofree char *need = NULL;
+  g_autofree char *budget = NULL;
+
+  if (bytes <= G_MAXSIZE && rpe_budget_check ((size_t) bytes) == RPE_OK)
+    return TRUE;
+  need = bytes == G_MAXUINT64 ? g_strdup ("more than can be counted") : g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+  budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
+               "Computing at N = %zu needs about %s, more than the memory budget of %s "
+               "(RPE_MEMORY_BUDGET)", n, need, budget);
+  return FALSE;
 }

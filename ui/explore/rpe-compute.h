@@ -15,6 +15,7 @@
 #include "rpe-curves.h"
 #include "rpe-explorer-state.h"
 #include "rpe-gif.h"
+#include "rpe-job.h"
 #include "rpe-plot-render.h"
 #include "rpe-spe.h"
 
@@ -35,6 +36,7 @@ typedef struct
   double        vmax;
   /* Filled by rpe_compute_template_grid_async (zero / NULL otherwise): */
   guint64         serial;    /* the state serial computed from */
+  gsize           n_asked;   /* the state's N (n < n_asked: capped) */
   RpeTemplateKind kind;      /* what values holds */
   gsize           r;         /* R of the draw (empirical, difference) */
   float          *profiles;  /* (D, 2N - 1) analytic lag profiles, i <-> tau = i - (N-1) */
@@ -52,9 +54,6 @@ const float  *rpe_templates_get_feature (const RpeTemplates *templates,
 GBytes       *rpe_templates_dup_feature_bytes (RpeTemplates *templates,
                                                gsize         d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTemplates, rpe_templates_unref)
-
-typedef void (*RpeComputeProgressFunc) (double   fraction,
-                                        gpointer user_data);
 
 /* The templates of all D features of `head` at length n (gated: (1-g)P + g when
  * the parameters have a gate).  params is copied (rpe_spe_params_copy). */
@@ -152,6 +151,7 @@ typedef struct
 {
   guint64  serial;
   gsize    n;              /* min (N, n_cap) */
+  gsize    n_asked;        /* the snapshot's N (n < n_asked: capped) */
   gsize    r;
   gsize    head;
   float   *exact;          /* (N, N) softmax of the exact logits */
@@ -204,6 +204,11 @@ RpeTeaching  *rpe_compute_teaching       (RpeExplorerSnapshot    *snapshot,
                                           gsize                   n_cap,
                                           GCancellable           *cancellable,
                                           GError                **error);
+/* The attention map of the request, synchronously by the code of rpe_compute_attention_async. */
+RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
+                                          const RpeAttentionRequest *request,
+                                          GCancellable              *cancellable,
+                                          GError                   **error);
 
 /* ---- Curves: profiles, estimator error, extrapolation ---- */
 
@@ -214,6 +219,8 @@ typedef struct
   RpeCurveTable *error;          /* "R", "mean", "sd" */
   RpeCurveTable *extrapolation;  /* rpe_curve_extrapolation_table: "m", "<model>_distance", ... */
   gsize          n_train;
+  gsize          n;              /* N of the profiles: min (N, n_cap) */
+  gsize          n_asked;        /* the snapshot's N */
 } RpeCurves;
 
 GType      rpe_curves_get_type (void) G_GNUC_CONST;
@@ -221,7 +228,11 @@ RpeCurves *rpe_curves_ref   (RpeCurves *curves);
 void       rpe_curves_unref (RpeCurves *curves);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeCurves, rpe_curves_unref)
 
+/* The profiles at length min (N, n_cap) (the error curve at min (N, 96), the extrapolation
+ * up to 512 positions). */
+#define RPE_COMPUTE_CURVES_N_CAP 1024
 void       rpe_compute_curves_async  (RpeExplorerSnapshot    *snapshot,
+                                      gsize                   n_cap,
                                       RpeComputeProgressFunc  progress,
                                       gpointer                progress_data,
                                       GCancellable           *cancellable,
@@ -229,6 +240,27 @@ void       rpe_compute_curves_async  (RpeExplorerSnapshot    *snapshot,
                                       gpointer                user_data);
 RpeCurves *rpe_compute_curves_finish (GAsyncResult           *result,
                                       GError                **error);
+
+/* ---- Caps: a view computes at min (N, cap); "Compute at full N" asks for N ---- */
+
+typedef enum
+{
+  RPE_COMPUTE_JOB_TEACHING,
+  RPE_COMPUTE_JOB_TEMPLATE_GRID,
+  RPE_COMPUTE_JOB_CURVES,
+} RpeComputeJobKind;
+
+/* About the bytes a job of that kind holds at length n (its buffers and the figures the
+ * view colours from them); G_MAXUINT64 when it cannot be counted. */
+guint64    rpe_compute_job_bytes    (RpeComputeJobKind          kind,
+                                     const RpeExplorerSnapshot *snapshot,
+                                     gsize                      n);
+/* TRUE if that fits in the memory budget (rpe_budget_check), else FALSE and an
+ * RPE_ERROR_NO_MEMORY error naming both sizes. */
+gboolean   rpe_compute_check_budget (RpeComputeJobKind          kind,
+                                     const RpeExplorerSnapshot *snapshot,
+                                     gsize                      n,
+                                     GError                   **error);
 
 /* ---- Opening a checkpoint ---- */
 
@@ -290,12 +322,7 @@ gboolean rpe_job_slot_done    (RpeJobSlot      *slot,
 gboolean rpe_job_slot_busy    (const RpeJobSlot *slot);
 void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 
-/* The number of compute jobs started and not yet finalised (their callback has run and their data
- * is freed).  Tests wait for it to reach 0 instead of sleeping; quitting can wait on it too. */
-guint    rpe_compute_jobs_alive (void);
-/* Jobs defined in other files (rpe-outputs-job.c) count themselves in it: hold when created,
- * release when their data is freed. */
-void     _rpe_compute_job_hold    (void);
-void     _rpe_compute_job_release (void);
+/* rpe_compute_jobs_alive () (rpe-job.h) counts every job of this file, rpe-fit-job.c and
+ * rpe-outputs-job.c: tests wait for it to reach 0 instead of sleeping. */
 
 G_END_DECLS

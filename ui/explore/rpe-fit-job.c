@@ -4,13 +4,11 @@
 #include "rpe-fit-job.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 
-#define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)
 
 /* ---------------------------------------------------------------- result */
 
@@ -150,12 +148,7 @@ rpe_fit_run (const RpeFitConfig *config,
 
 typedef struct
 {
-  atomic_int              cancel;
-  RpeComputeProgressFunc  progress;
-  gpointer                progress_data;
-  GTask                  *task;          /* not a reference */
-  GMainContext           *context;
-  gint64                  last_progress;
+  RpeJobMonitor          *monitor;       /* cancel flag, progress, the jobs-alive count */
   RpeFitConfig            config;
   gsize                   n;
   double                 *target;
@@ -167,68 +160,9 @@ job_free (gpointer data)
 {
   Job *job = data;
 
-  _rpe_compute_job_release ();
-  g_clear_pointer (&job->context, g_main_context_unref);
   g_free (job->target);
+  g_clear_pointer (&job->monitor, rpe_job_monitor_free);
   g_free (job);
-}
-
-typedef struct
-{
-  GTask  *task;
-  double  fraction;
-} ProgressEvent;
-
-static void
-progress_event_free (gpointer data)
-{
-  ProgressEvent *event = data;
-
-  g_object_unref (event->task);
-  g_free (event);
-}
-
-static gboolean
-progress_event_dispatch (gpointer data)
-{
-  ProgressEvent *event = data;
-  Job *job = g_task_get_task_data (event->task);
-  GCancellable *cancellable = g_task_get_cancellable (event->task);
-
-  if (!g_task_get_completed (event->task) && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
-    job->progress (event->fraction, job->progress_data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-job_progress (double  fraction,
-              void   *user_data)
-{
-  Job *job = user_data;
-  gint64 now = g_get_monotonic_time ();
-  ProgressEvent *event;
-  GSource *source;
-
-  if (job->last_progress != 0 && now - job->last_progress < PROGRESS_INTERVAL_US)
-    return;
-  job->last_progress = now;
-  event = g_new (ProgressEvent, 1);
-  event->task = g_object_ref (job->task);
-  event->fraction = fraction;
-  source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, progress_event_dispatch, event, progress_event_free);
-  g_source_attach (source, job->context);
-  g_source_unref (source);
-}
-
-static void
-job_cancelled (GCancellable *cancellable,
-               gpointer      user_data)
-{
-  Job *job = user_data;
-
-  atomic_store (&job->cancel, 1);
 }
 
 static void
@@ -238,16 +172,12 @@ job_worker (GTask        *task,
             GCancellable *cancellable)
 {
   Job *job = task_data;
-  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  const RpeMonitor *monitor = rpe_job_monitor_begin (job->monitor);
   GError *error = NULL;
   RpeFitResult *result;
-  gulong handler = 0;
 
-  if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
-  result = rpe_fit_run (&job->config, job->n, job->target, &monitor, &error);
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, handler);
+  result = rpe_fit_run (&job->config, job->n, job->target, monitor, &error);
+  rpe_job_monitor_end (job->monitor);
   if (result != NULL)
     {
       result->serial = job->serial;
@@ -278,17 +208,12 @@ rpe_compute_fit_async (const RpeFitConfig     *config,
   g_task_set_source_tag (task, rpe_compute_fit_async);
   g_task_set_name (task, "the fit");
   g_task_set_return_on_cancel (task, FALSE);
-  atomic_init (&job->cancel, 0);
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->task = task;
-  job->context = g_main_context_ref (g_task_get_context (task));
+  job->monitor = rpe_job_monitor_new (task, progress, progress_data);
   job->config = *config;
   job->n = n;
   job->serial = serial;
   /* sizes bounded above: H * (2N-1) doubles cannot overflow */
   job->target = g_memdup2 (target, config->n_heads * (2 * n - 1) * sizeof (double));
-  _rpe_compute_job_hold ();
   g_task_set_task_data (task, job, job_free);
   g_task_run_in_thread (task, job_worker);
   g_object_unref (task);

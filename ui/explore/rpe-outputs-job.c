@@ -3,14 +3,12 @@
 
 #include "rpe-outputs-job.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
 
-#define PROGRESS_INTERVAL_US (G_USEC_PER_SEC / 20)
 
 /* ---------------------------------------------------------------- result */
 
@@ -261,12 +259,7 @@ out:
 
 typedef struct
 {
-  atomic_int              cancel;
-  RpeComputeProgressFunc  progress;
-  gpointer                progress_data;
-  GTask                  *task;          /* not a reference */
-  GMainContext           *context;
-  gint64                  last_progress;
+  RpeJobMonitor          *monitor;       /* cancel flag, progress, the jobs-alive count */
   RpeExplorerSnapshot    *snapshot;
   RpeOutputsRequest       request;
   char                   *npy_path;
@@ -277,69 +270,10 @@ job_free (gpointer data)
 {
   Job *job = data;
 
-  _rpe_compute_job_release ();
   g_clear_pointer (&job->snapshot, rpe_explorer_snapshot_unref);
-  g_clear_pointer (&job->context, g_main_context_unref);
   g_free (job->npy_path);
+  g_clear_pointer (&job->monitor, rpe_job_monitor_free);
   g_free (job);
-}
-
-typedef struct
-{
-  GTask  *task;
-  double  fraction;
-} ProgressEvent;
-
-static void
-progress_event_free (gpointer data)
-{
-  ProgressEvent *event = data;
-
-  g_object_unref (event->task);
-  g_free (event);
-}
-
-static gboolean
-progress_event_dispatch (gpointer data)
-{
-  ProgressEvent *event = data;
-  Job *job = g_task_get_task_data (event->task);
-  GCancellable *cancellable = g_task_get_cancellable (event->task);
-
-  if (!g_task_get_completed (event->task) && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
-    job->progress (event->fraction, job->progress_data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-job_progress (double  fraction,
-              void   *user_data)
-{
-  Job *job = user_data;
-  gint64 now = g_get_monotonic_time ();
-  ProgressEvent *event;
-  GSource *source;
-
-  if (job->last_progress != 0 && now - job->last_progress < PROGRESS_INTERVAL_US)
-    return;
-  job->last_progress = now;
-  event = g_new (ProgressEvent, 1);
-  event->task = g_object_ref (job->task);
-  event->fraction = fraction;
-  source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, progress_event_dispatch, event, progress_event_free);
-  g_source_attach (source, job->context);
-  g_source_unref (source);
-}
-
-static void
-job_cancelled (GCancellable *cancellable,
-               gpointer      user_data)
-{
-  Job *job = user_data;
-
-  atomic_store (&job->cancel, 1);
 }
 
 static void
@@ -349,16 +283,12 @@ job_worker (GTask        *task,
             GCancellable *cancellable)
 {
   Job *job = task_data;
-  RpeMonitor monitor = { &job->cancel, job->progress != NULL ? job_progress : NULL, job };
+  const RpeMonitor *monitor = rpe_job_monitor_begin (job->monitor);
   GError *error = NULL;
   RpeOutputsResult *result;
-  gulong handler = 0;
 
-  if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (job_cancelled), job, NULL);
-  result = rpe_outputs_run (job->snapshot, &job->request, &monitor, &error);
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, handler);
+  result = rpe_outputs_run (job->snapshot, &job->request, monitor, &error);
+  rpe_job_monitor_end (job->monitor);
   if (result != NULL)
     g_task_return_pointer (task, result, (GDestroyNotify) rpe_outputs_result_unref);
   else
@@ -383,16 +313,11 @@ rpe_compute_outputs_async (RpeExplorerSnapshot     *snapshot,
   g_task_set_source_tag (task, rpe_compute_outputs_async);
   g_task_set_name (task, "the outputs");
   g_task_set_return_on_cancel (task, FALSE);
-  atomic_init (&job->cancel, 0);
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->task = task;
-  job->context = g_main_context_ref (g_task_get_context (task));
+  job->monitor = rpe_job_monitor_new (task, progress, progress_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->request = *request;
   job->npy_path = g_strdup (request->npy_path);
   job->request.npy_path = job->npy_path;
-  _rpe_compute_job_hold ();
   g_task_set_task_data (task, job, job_free);
   g_task_run_in_thread (task, job_worker);
   g_object_unref (task);

@@ -48,6 +48,20 @@ plot_columns (const RpeFigure *fig)
   return fig->n_plots <= 1 ? 1 : 2;
 }
 
+/* The columns of a CURVES figure at this width and text size: one when the plots side by
+ * side would be narrower than about 22 lines of text (a column of a paper). */
+static size_t
+plot_columns_at (const RpeFigure *fig,
+                 double           width,
+                 double           text_size)
+{
+  size_t cols = plot_columns (fig);
+
+  if (cols > 1 && text_size > 0.0 && width / (double) cols < text_size * 22.0)
+    return 1;
+  return cols;
+}
+
 void
 rpe_figure_default_size (const RpeFigure *fig,
                          double          *width_pt,
@@ -179,14 +193,67 @@ figure_title_font (const RpeFigure *fig,
   return fmin (13.0, fmax (10.0, fmin (width, height) / 24.0));
 }
 
+/* Whether byte i of markup text is inside a tag ("<sub>"). */
+static gboolean
+inside_tag (const char *text,
+            size_t      i)
+{
+  gboolean in = FALSE;
+
+  for (size_t k = 0; k < i; k++)
+    if (text[k] == '<')
+      in = TRUE;
+    else if (text[k] == '>')
+      in = FALSE;
+  return in;
+}
+
+/* Where a figure title too wide for one line at its size breaks into two: the byte offset of
+ * the space nearest its middle (preferring one after ':' or ','), 0 for one line. */
+static size_t
+title_break (cairo_t    *cr,
+             const char *title,
+             double      font,
+             double      width)
+{
+  size_t len = strlen (title), best = 0;
+  double best_score = INFINITY;
+
+  cairo_save (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size (cr, font);
+  if (rpe_text_width (cr, title) > width - font)
+    for (size_t i = 1; i + 1 < len; i++)
+      if (title[i] == ' ')
+        {
+          double score = fabs ((double) i - (double) len / 2.0);
+
+          if (title[i - 1] == ':' || title[i - 1] == ',')
+            score *= 0.6;
+          if (inside_tag (title, i))
+            continue;
+          if (score < best_score)
+            {
+              best_score = score;
+              best = i;
+            }
+        }
+  cairo_restore (cr);
+  return best;
+}
+
 static double
-title_height (const RpeFigure *fig,
+title_height (cairo_t         *cr,
+              const RpeFigure *fig,
               double           width,
               double           height)
 {
+  double font;
+
   if (fig->title == NULL || fig->title[0] == '\0')
     return 0.0;
-  return round (figure_title_font (fig, width, height) * 1.9);
+  font = figure_title_font (fig, width, height);
+  return round (font * (title_break (cr, fig->title, font, width) > 0 ? 3.1 : 1.9));
 }
 
 /* The panels of a COMPARE figure as drawn: the shared range of the first two with one
@@ -221,7 +288,7 @@ compare_layout (cairo_t         *cr,
   double lo = INFINITY, hi = -INFINITY, font, mw[RPE_FIGURE_MAX_PANELS], mh = 0.0, sum_w = 0.0, cell, x;
   size_t rows = 0, cols = 0;
 
-  cl->top = title_height (fig, width, height);
+  cl->top = title_height (cr, fig, width, height);
   if (fig->share_scale && n >= 2)
     for (size_t i = 0; i < 2; i++)
       {
@@ -298,6 +365,10 @@ compare_layout (cairo_t         *cr,
       mw[i] = pw * 4.0 - image.width;
       mh = fmax (mh, ph - image.height);
       sum_w += mw[i];
+      /* room between a colour bar's label and the next panel, whose y tick marks would
+       * otherwise read as the bar label's axis */
+      if (i > 0 && cl->d[i - 1].show_colorbar)
+        sum_w += font * 1.5;
       rows = MAX (rows, d->rows);
       cols = MAX (cols, d->cols);
     }
@@ -315,6 +386,8 @@ compare_layout (cairo_t         *cr,
       {
         cl->d[i].equal_aspect = true;
         cl->d[i].max_cell = (iw + 0.5) / (double) cols;
+        if (i > 0 && cl->d[i - 1].show_colorbar)
+          x += floor (font * 1.5);
         cl->rect[i].x = x;
         cl->rect[i].y = cl->top;
         cl->rect[i].width = floor (mw[i] + iw);
@@ -348,7 +421,8 @@ rpe_figure_compare_images (cairo_t         *cr,
   return fig->n_panels;
 }
 
-/* Draws the figure title; returns the height it took. */
+/* Draws the figure title (on two lines when one is too narrow at its size); returns the
+ * height it took. */
 static double
 draw_title (cairo_t         *cr,
             const RpeFigure *fig,
@@ -356,23 +430,52 @@ draw_title (cairo_t         *cr,
             double           height)
 {
   double font = figure_title_font (fig, width, height);
-  double w;
+  size_t brk;
+  char *lines[2];
+  guint n_lines;
 
   if (fig->title == NULL || fig->title[0] == '\0')
     return 0.0;
+  brk = title_break (cr, fig->title, font, width);
+  lines[0] = brk > 0 ? g_strndup (fig->title, brk) : g_strdup (fig->title);
+  lines[1] = brk > 0 ? g_strdup (fig->title + brk + 1) : NULL;
+  n_lines = brk > 0 ? 2 : 1;
   cairo_save (cr);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size (cr, font);
-  w = rpe_text_width (cr, fig->title);
-  if (w > width - font)
-    cairo_set_font_size (cr, font * (width - font) / w);
+  for (guint i = 0; i < n_lines; i++)
+    {
+      double w = rpe_text_width (cr, lines[i]);
+
+      if (w > width - font)
+        cairo_set_font_size (cr, font * (width - font) / w);
+    }
   cairo_set_source_rgba (cr, fig->foreground[0], fig->foreground[1], fig->foreground[2], fig->foreground[3]);
-  rpe_text_show (cr, fig->title, width / 2.0, font * 0.4, 0.5, 0.0);
+  for (guint i = 0; i < n_lines; i++)
+    rpe_text_show (cr, lines[i], width / 2.0, font * (0.4 + 1.2 * (double) i), 0.5, 0.0);
   cairo_restore (cr);
-  return round (font * 1.9);
+  g_free (lines[0]);
+  g_free (lines[1]);
+  return round (font * (n_lines > 1 ? 3.1 : 1.9));
 }
 
-/* COMPARE with plots: the panels as full-width strips, then the plots in one row. */
+/* A heatmap's or grid's title at a preset's text size too wide for one line: drawn by
+ * draw_title on two lines above the plot instead of shrunk (a column of a paper). */
+static gboolean
+title_wraps (cairo_t         *cr,
+             const RpeFigure *fig,
+             double           width,
+             double           height)
+{
+  if (fig->text_size <= 0.0 || fig->title == NULL || fig->title[0] == '\0')
+    return FALSE;
+  return title_break (cr, fig->title, figure_title_font (fig, width, height), width) > 0;
+}
+
+/* COMPARE with plots: the panels as strips on one x axis (tick numbers and label under the
+ * last only; images of one height, left and right edge), and the line plots below them in
+ * a row (one column when the row would be too narrow), or, on a wide figure (a slide),
+ * the strips on the left and the plots stacked on their right. */
 static void
 render_strips_and_plots (cairo_t         *cr,
                          const RpeFigure *fig,
@@ -381,11 +484,15 @@ render_strips_and_plots (cairo_t         *cr,
                          double           height)
 {
   double top = draw_title (cr, fig, width, height);
-  double strips = floor ((height - top) * 0.56);
-  double sh = strips / (double) fig->n_panels, pw = width / (double) fig->n_plots;
-  double lo = INFINITY, hi = -INFINITY;
+  double avail = height - top, lo = INFINITY, hi = -INFINITY;
+  size_t n = fig->n_panels, np = fig->n_plots;
+  RpeHeatmapData d[RPE_FIGURE_MAX_PANELS];
+  double over[RPE_FIGURE_MAX_PANELS], right[RPE_FIGURE_MAX_PANELS], h[RPE_FIGURE_MAX_PANELS];
+  double font, sw, strips, sum_over = 0.0, max_right = 0.0, img_h, y, plot_min;
+  gboolean side = np > 0 && width / fmax (avail, 1.0) >= 1.5;
+  size_t pcols, prows;
 
-  if (fig->share_scale && fig->n_panels >= 2)
+  if (fig->share_scale && n >= 2)
     for (size_t i = 0; i < 2; i++)
       {
         double a, b;
@@ -396,35 +503,86 @@ render_strips_and_plots (cairo_t         *cr,
             hi = fmax (hi, b);
           }
       }
-  for (size_t i = 0; i < fig->n_panels; i++)
+  for (size_t i = 0; i < n; i++)
     {
-      RpeHeatmapData d = fig->panels[i];
-      double y0 = floor (top + sh * (double) i);
-
-      prepare_heatmap (&d, fig, vector);
+      d[i] = fig->panels[i];
+      prepare_heatmap (&d[i], fig, vector);
+      d[i].equal_aspect = false;
+      d[i].hide_x_labels = i + 1 < n;
       if (i < 2 && lo <= hi)
         {
-          d.fixed_range = true;
-          d.vmin = lo;
-          d.vmax = hi;
+          d[i].fixed_range = true;
+          d[i].vmin = lo;
+          d[i].vmax = hi;
         }
-      cairo_save (cr);
-      cairo_translate (cr, 0, y0);
-      rpe_plot_render_heatmap (cr, &d, width, floor (top + sh * (double) (i + 1)) - y0);
-      cairo_restore (cr);
     }
-  for (size_t i = 0; i < fig->n_plots; i++)
-    {
-      RpeCurvePlot p = fig->plots[i];
-      double x0 = floor (pw * (double) i), y0 = floor (top + strips);
+  font = fig->text_size > 0.0 ? fig->text_size
+         : d[0].font_size > 0.0 ? d[0].font_size : rpe_plot_auto_font (width, avail / (double) MAX (n, (size_t) 1));
+  sw = side ? floor (width * 0.6) : width;
+  pcols = side ? 1 : (np > 0 && width / (double) np >= font * 24.0 ? np : 1);
+  prows = np > 0 ? (np + pcols - 1) / pcols : 0;
 
-      memcpy (p.foreground, fig->foreground, sizeof p.foreground);
-      p.background[3] = 0.0;
-      cairo_save (cr);
-      cairo_translate (cr, x0, y0);
-      rpe_curve_render (cr, &p, floor (pw * (double) (i + 1)) - x0, height - y0);
-      cairo_restore (cr);
+  /* the margins of each strip around its image (they do not depend on its height) */
+  for (size_t i = 0; i < n; i++)
+    {
+      RpePlotRect im;
+
+      if (!rpe_plot_heatmap_layout (cr, &d[i], sw, 4000.0, &im, NULL))
+        return;
+      over[i] = 4000.0 - im.height;
+      sum_over += over[i];
     }
+  /* the strips' share: about half, images at least 2.5 lines of text high, the plots at
+   * least 10 lines */
+  plot_min = side ? 0.0 : (double) prows * font * 10.0;
+  strips = side ? avail : avail * 0.56;
+  strips = fmax (strips, sum_over + (double) n * font * 2.5);
+  strips = fmin (strips, avail - plot_min);
+  strips = fmax (strips, sum_over + (double) n * 4.0);
+  img_h = floor ((strips - sum_over) / (double) MAX (n, (size_t) 1));
+  /* one right edge: each strip's image as wide as the narrowest */
+  for (size_t i = 0; i < n; i++)
+    {
+      RpePlotRect im;
+
+      h[i] = over[i] + img_h;
+      if (!rpe_plot_heatmap_layout (cr, &d[i], sw, h[i], &im, NULL))
+        return;
+      right[i] = sw - (im.x + im.width);
+      max_right = fmax (max_right, right[i]);
+    }
+  y = top;
+  if (side)
+    y = floor (top + fmax (0.0, (avail - (sum_over + img_h * (double) n)) / 2.0));
+  for (size_t i = 0; i < n; i++)
+    {
+      cairo_save (cr);
+      cairo_translate (cr, 0, floor (y));
+      rpe_plot_render_heatmap (cr, &d[i], sw - (max_right - right[i]), h[i]);
+      cairo_restore (cr);
+      y += h[i];
+    }
+  {
+    double px = side ? sw : 0.0, py = side ? top : floor (y);
+    double cw = (width - px) / (double) MAX (pcols, (size_t) 1);
+    double ch = (height - py) / (double) MAX (prows, (size_t) 1);
+
+    for (size_t i = 0; i < np; i++)
+      {
+        RpeCurvePlot p = fig->plots[i];
+        double x0 = floor (px + cw * (double) (i % pcols)), y0 = floor (py + ch * (double) (i / pcols));
+
+        memcpy (p.foreground, fig->foreground, sizeof p.foreground);
+        p.background[3] = 0.0;
+        if (fig->text_size > 0.0)
+          p.font_size = fig->text_size;
+        cairo_save (cr);
+        cairo_translate (cr, x0, y0);
+        rpe_curve_render (cr, &p, floor (px + cw * (double) (i % pcols + 1)) - x0,
+                          floor (py + ch * (double) (i / pcols + 1)) - y0);
+        cairo_restore (cr);
+      }
+  }
 }
 
 gboolean
@@ -455,11 +613,18 @@ rpe_figure_render (cairo_t         *cr,
     case RPE_FIGURE_HEATMAP:
       {
         RpeHeatmapData d = fig->heatmap;
+        double top = 0.0;
 
         prepare_heatmap (&d, fig, vector);
-        if (fig->title != NULL)
+        if (title_wraps (cr, fig, width, height))
+          {
+            top = draw_title (cr, fig, width, height);
+            d.title = NULL;
+          }
+        else if (fig->title != NULL)
           d.title = fig->title;
-        rpe_plot_render_heatmap (cr, &d, width, height);
+        cairo_translate (cr, 0, top);
+        rpe_plot_render_heatmap (cr, &d, width, height - top);
       }
       break;
 
@@ -478,9 +643,19 @@ rpe_figure_render (cairo_t         *cr,
           g.font_size = fig->text_size;
         memcpy (g.foreground, fig->foreground, sizeof g.foreground);
         g.background[3] = 0.0;
-        if (fig->title != NULL)
-          g.title = fig->title;
-        rpe_plot_render_heatmap_grid (cr, &g, width, height);
+        {
+          double top = 0.0;
+
+          if (title_wraps (cr, fig, width, height))
+            {
+              top = draw_title (cr, fig, width, height);
+              g.title = NULL;
+            }
+          else if (fig->title != NULL)
+            g.title = fig->title;
+          cairo_translate (cr, 0, top);
+          rpe_plot_render_heatmap_grid (cr, &g, width, height - top);
+        }
         g_free (cells);
       }
       break;
@@ -510,7 +685,7 @@ rpe_figure_render (cairo_t         *cr,
     case RPE_FIGURE_CURVES:
       {
         double top = fig->n_plots > 1 ? draw_title (cr, fig, width, height) : 0.0;
-        size_t cols = plot_columns (fig);
+        size_t cols = plot_columns_at (fig, width, fig->text_size);
         size_t rows = (fig->n_plots + cols - 1) / cols;
         double cw = width / (double) cols, ch = (height - top) / (double) rows;
 
@@ -607,6 +782,9 @@ rpe_export_resolve_size (const RpeFigure     *fig,
         dh = size->height_pt;
       else if (fig->kind == RPE_FIGURE_COMPARE && size->width_pt / (double) MAX (fig->n_panels, (size_t) 1) < 120.0)
         dh = round (size->width_pt * 0.72 * (double) fig->n_panels);
+      else if (fig->kind == RPE_FIGURE_CURVES && plot_columns_at (fig, size->width_pt, size->text_size) < plot_columns (fig))
+        /* plots too narrow side by side: one above the other, each of a plot's aspect */
+        dh = round (size->width_pt * 0.62 * (double) fig->n_plots + size->text_size * 3.1);
       else
         dh = size->width_pt * dh / dw;
       dw = size->width_pt;

@@ -460,7 +460,9 @@ compute_layout (cairo_t              *cr,
             left += label_h + lay->gap;
         }
     }
-  if (x_numbers)
+  if (x_numbers && data->show_axes && data->hide_x_labels)
+    bottom += lay->tick;
+  else if (x_numbers)
     {
       bottom += lay->tick + lay->gap + label_h;
       if (data->show_axes)
@@ -942,7 +944,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     }
 
   {
-    unsigned int t = data->show_axes ? (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_X_TEXT
+    unsigned int t = data->show_axes ? (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y
+                                        | (data->hide_x_labels ? 0u : RPE_HEATMAP_TICKS_X_TEXT)
                                         | (data->hide_y_labels ? 0u : RPE_HEATMAP_TICKS_Y_TEXT))
                                      : data->cell_ticks;
     double label_h = lay.font * 1.2;
@@ -978,8 +981,9 @@ rpe_plot_render_heatmap (cairo_t              *cr,
         }
     if (data->show_axes)
       {
-        show_text_at (cr, x_label_of (data), im->x + im->width / 2.0,
-                      im->y + im->height + lay.tick + lay.gap + label_h + lay.gap, 0.5, 0.0);
+        if (!data->hide_x_labels)
+          show_text_at (cr, x_label_of (data), im->x + im->width / 2.0,
+                        im->y + im->height + lay.tick + lay.gap + label_h + lay.gap, 0.5, 0.0);
 
         if (!data->hide_y_labels)
           {

@@ -83,6 +83,8 @@ typedef struct
                                       * already reduced, e.g. N = 65536 streamed to 2048 rows):
                                       * ticks, labels and train_length are in positions; 0: rows */
   size_t              col_positions; /* the same for the columns */
+  bool                hide_x_labels; /* with show_axes: x tick marks only, no numbers or label
+                                      * (a strip above another on the same x axis) */
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space

@@ -4,11 +4,13 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
+#include "rpe-error.h"
 
 #include <math.h>
 
 #include "rpe-colormap.h"
 #include "rpe-gesture-helper.h"
+#include "rpe-job-progress.h"
 
 #define MARGIN_LEFT    58.0
 #define MARGIN_TOP     10.0
@@ -40,6 +42,7 @@ struct _RpeAttentionView
   RpeDragTracker     drag;
   double             pinch_last;  /* the pinch scale of the last zoom step */
   double             fraction;
+  RpeProgressEstimate estimate;
 
   GtkWidget         *box;
   GtkLabel          *caption;
@@ -151,6 +154,36 @@ draw_text (cairo_t    *cr,
   cairo_show_text (cr, text);
 }
 
+/* The map is stale when it was computed for another N than the viewport's: it is then
+ * drawn under its own axes (its own window of its own N), never under the new N's. */
+static gboolean
+image_stale (RpeAttentionView *self)
+{
+  return self->image != NULL && self->image->n != self->n;
+}
+
+/* The window the axes show: the viewport, or the stale image's own window. */
+static void
+drawn_window (RpeAttentionView *self,
+              double           *m0,
+              double           *m1,
+              double           *n0,
+              double           *n1)
+{
+  if (image_stale (self))
+    {
+      *m0 = (double) self->image->m0;
+      *m1 = (double) self->image->m1;
+      *n0 = (double) self->image->n0;
+      *n1 = (double) self->image->n1;
+      return;
+    }
+  *m0 = self->vm0;
+  *m1 = self->vm1;
+  *n0 = self->vn0;
+  *n1 = self->vn1;
+}
+
 static void
 canvas_draw (GtkDrawingArea *area,
              cairo_t        *cr,
@@ -161,12 +194,14 @@ canvas_draw (GtkDrawingArea *area,
   RpeAttentionView *self = user_data;
   RpeAttentionImage *img = self->image;
   const RpeColormap *cmap = current_colormap (self);
-  double x, y, side, step;
+  double x, y, side, step, vm0, vm1, vn0, vn1;
   GdkRGBA fg;
   guint train = 0;
+  gsize axis_n = image_stale (self) ? img->n : self->n;
 
   if (!plot_rect (self, &x, &y, &side))
     return;
+  drawn_window (self, &vm0, &vm1, &vn0, &vn1);
   G_GNUC_BEGIN_IGNORE_DEPRECATIONS
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
   G_GNUC_END_IGNORE_DEPRECATIONS
@@ -179,10 +214,10 @@ canvas_draw (GtkDrawingArea *area,
   if (img != NULL && self->surface != NULL)
     {
       /* the image's window [m0, m1) x [n0, n1), placed in the current viewport */
-      double sx = side / (self->vn1 - self->vn0), sy = side / (self->vm1 - self->vm0);
+      double sx = side / (vn1 - vn0), sy = side / (vm1 - vm0);
 
       cairo_save (cr);
-      cairo_translate (cr, x + (img->n0 - self->vn0) * sx, y + (img->m0 - self->vm0) * sy);
+      cairo_translate (cr, x + (img->n0 - vn0) * sx, y + (img->m0 - vm0) * sy);
       cairo_scale (cr, (img->n1 - img->n0) * sx / img->cols, (img->m1 - img->m0) * sy / img->rows);
       cairo_set_source_surface (cr, self->surface, 0, 0);
       cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
@@ -191,10 +226,10 @@ canvas_draw (GtkDrawingArea *area,
     }
   /* N_train: keys n >= N_train right of the vertical line, queries below the horizontal */
   g_object_get (self->state, "train-length", &train, NULL);
-  if (train > 0 && train < self->n)
+  if (train > 0 && train < axis_n)
     {
-      double tx = x + ((double) train - self->vn0) / (self->vn1 - self->vn0) * side;
-      double ty = y + ((double) train - self->vm0) / (self->vm1 - self->vm0) * side;
+      double tx = x + ((double) train - vn0) / (vn1 - vn0) * side;
+      double ty = y + ((double) train - vm0) / (vm1 - vm0) * side;
       const double dash[] = { 6.0, 4.0 };
 
       cairo_set_line_width (cr, 1.5);
@@ -210,6 +245,20 @@ canvas_draw (GtkDrawingArea *area,
       cairo_set_font_size (cr, 11.0);
       draw_text (cr, "N_train", tx + 4, y + 4, 0.0, 0.0);
     }
+  if (image_stale (self))
+    {
+      g_autofree char *mark = g_strdup_printf ("stale: N = %zu, not %zu", img->n, self->n);
+      cairo_text_extents_t ext;
+
+      cairo_set_font_size (cr, 12.0);
+      cairo_text_extents (cr, mark, &ext);
+      /* bottom right, clear of the N_train label */
+      cairo_set_source_rgba (cr, 0.0, 0.0, 0.0, 0.65);
+      cairo_rectangle (cr, x + side - ext.width - 18, y + side - ext.height - 16, ext.width + 12, ext.height + 10);
+      cairo_fill (cr);
+      cairo_set_source_rgb (cr, 1.0, 0.85, 0.3);
+      draw_text (cr, mark, x + side - 12, y + side - 11, 1.0, 1.0);
+    }
   cairo_restore (cr);
 
   /* frame, ticks, labels */
@@ -218,10 +267,10 @@ canvas_draw (GtkDrawingArea *area,
   cairo_rectangle (cr, x + 0.5, y + 0.5, side - 1.0, side - 1.0);
   cairo_stroke (cr);
   cairo_set_font_size (cr, 11.0);
-  step = fmax (1.0, nice_step (self->vn1 - self->vn0));
-  for (double t = ceil (self->vn0 / step) * step; t <= self->vn1; t += step)
+  step = fmax (1.0, nice_step (vn1 - vn0));
+  for (double t = ceil (vn0 / step) * step; t <= vn1; t += step)
     {
-      double px = x + (t - self->vn0) / (self->vn1 - self->vn0) * side;
+      double px = x + (t - vn0) / (vn1 - vn0) * side;
       g_autofree char *label = g_strdup_printf ("%.0f", t);
 
       cairo_move_to (cr, px, y + side);
@@ -229,10 +278,10 @@ canvas_draw (GtkDrawingArea *area,
       cairo_stroke (cr);
       draw_text (cr, label, px, y + side + 6, 0.5, 0.0);
     }
-  step = fmax (1.0, nice_step (self->vm1 - self->vm0));
-  for (double t = ceil (self->vm0 / step) * step; t <= self->vm1; t += step)
+  step = fmax (1.0, nice_step (vm1 - vm0));
+  for (double t = ceil (vm0 / step) * step; t <= vm1; t += step)
     {
-      double py = y + (t - self->vm0) / (self->vm1 - self->vm0) * side;
+      double py = y + (t - vm0) / (vm1 - vm0) * side;
       g_autofree char *label = g_strdup_printf ("%.0f", t);
 
       cairo_move_to (cr, x - 4, py);
@@ -327,6 +376,17 @@ clamp_viewport (RpeAttentionView *self)
 }
 
 static void
+set_cancelled_caption (RpeAttentionView *self)
+{
+  g_autofree char *text = NULL;
+
+  if (image_stale (self))
+    text = g_strdup_printf ("Cancelled. The map shown is the last one computed, for N = %zu (stale, under its own "
+                            "axes). Change a parameter or the zoom to compute again.", self->image->n);
+  gtk_label_set_text (self->caption, text != NULL ? text : "Cancelled. Change a parameter or the zoom to compute again.");
+}
+
+static void
 hide_progress (RpeAttentionView *self)
 {
   g_clear_handle_id (&self->progress_timeout, g_source_remove);
@@ -384,7 +444,7 @@ attention_done (GObject      *source,
       g_signal_emit (self, figure_changed_signal, 0);
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+    set_cancelled_caption (self);
   else
     {
       g_autofree char *text = g_strdup_printf ("Could not compute the attention map: %s", error->message);
@@ -400,7 +460,7 @@ attention_progress (double   fraction,
   RpeAttentionView *self = user_data;
 
   self->fraction = fraction;
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_progress_update (self->progress, &self->estimate, fraction);
 }
 
 static void
@@ -428,7 +488,7 @@ attention_start (gpointer      owner,
   g_weak_ref_init (&ref->self, self);
   ref->snapshot = rpe_explorer_snapshot_ref (s);
   self->fraction = 0.0;
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  rpe_job_progress_begin (self->progress, &self->estimate);
   if (self->progress_timeout == 0 && !gtk_widget_get_visible (self->progress_box))
     self->progress_timeout = g_timeout_add (PROGRESS_DELAY_MS, show_progress, self);
   rpe_compute_attention_async (s, &req, attention_progress, self, cancellable, attention_done, ref);
@@ -456,6 +516,7 @@ sync_length (RpeAttentionView *self)
       self->n = n;
       self->vm0 = self->vn0 = 0.0;
       self->vm1 = self->vn1 = (double) n;
+      gtk_widget_queue_draw (self->canvas);
     }
 }
 
@@ -802,6 +863,34 @@ rpe_attention_view_new (RpeExplorerState *state)
 
 /* ----------------------------------------------------------------- public */
 
+gsize
+rpe_attention_view_get_axes_n (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), 0);
+  return image_stale (self) ? self->image->n : self->n;
+}
+
+gsize
+rpe_attention_view_get_drawn_n (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), 0);
+  return self->image != NULL && self->surface != NULL ? self->image->n : 0;
+}
+
+gboolean
+rpe_attention_view_get_stale (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), FALSE);
+  return image_stale (self);
+}
+
+const char *
+rpe_attention_view_get_progress_text (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  return gtk_progress_bar_get_text (self->progress);
+}
+
 RpeAttentionImage *
 rpe_attention_view_get_image (RpeAttentionView *self)
 {
@@ -821,7 +910,7 @@ rpe_attention_view_cancel (RpeAttentionView *self)
 {
   g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
   if (rpe_job_slot_busy (&self->slot))
-    gtk_label_set_text (self->caption, "Cancelled. Change a parameter or the zoom to compute again.");
+    set_cancelled_caption (self);
   rpe_job_slot_cancel (&self->slot);
   hide_progress (self);
 }
@@ -895,8 +984,13 @@ rpe_attention_view_describe_point (RpeAttentionView *self,
   if (img == NULL || img->rows == 0 || img->cols == 0 || img->m1 <= img->m0 || img->n1 <= img->n0
       || !rpe_gesture_point_ok (px, py) || !plot_rect (self, &x, &y, &side))
     return NULL;
-  fm = self->vm0 + (py - y) / side * (self->vm1 - self->vm0);
-  fn = self->vn0 + (px - x) / side * (self->vn1 - self->vn0);
+  {
+    double m0, m1, n0, n1;
+
+    drawn_window (self, &m0, &m1, &n0, &n1);
+    fm = m0 + (py - y) / side * (m1 - m0);
+    fn = n0 + (px - x) / side * (n1 - n0);
+  }
   /* written so that a NaN fails every comparison and returns */
   if (!(fm >= (double) img->m0 && fn >= (double) img->n0 && fm < (double) img->m1 && fn < (double) img->n1))
     return NULL;
@@ -944,23 +1038,19 @@ rpe_attention_view_get_caption (RpeAttentionView *self)
  * (app/rpe-cli-export.c): a linear scale, the state's colour map, N_train
  * marked, the CLI's title.  A zoomed or pixel-reduced image is exported as
  * shown, its axis labels naming the rows and columns it covers. */
-RpeFigureBundle *
-rpe_attention_view_build_figure (RpeAttentionView *self)
+static RpeFigureBundle *
+attention_figure (RpeAttentionImage         *img,
+                  const RpeExplorerSnapshot *s,
+                  const RpeColormap         *cmap,
+                  guint                      train)
 {
-  RpeAttentionImage *img;
-  const RpeExplorerSnapshot *s;
   RpeFigureBundle *b;
   RpeHeatmapData *d;
   const char *causal;
-  guint train = 0;
   gboolean whole;
 
-  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
-  img = self->image;
-  s = self->image_snapshot;
   if (img == NULL || s == NULL || img->rows == 0 || img->cols == 0)
     return NULL;
-  g_object_get (self->state, "train-length", &train, NULL);
   whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
           && img->rows == img->n && img->cols == img->n;
 
@@ -971,7 +1061,7 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
   d->values = img->values;
   d->rows = img->rows;
   d->cols = img->cols;
-  d->colormap = current_colormap (self);
+  d->colormap = cmap;
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
   d->scale = RPE_HEATMAP_SCALE_LINEAR;
@@ -1006,4 +1096,78 @@ rpe_attention_view_build_figure (RpeAttentionView *self)
   b->has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
   b->default_name = g_strdup_printf ("attention-h%zu", img->head);
   return b;
+}
+
+RpeFigureBundle *
+rpe_attention_view_build_figure (RpeAttentionView *self)
+{
+  guint train = 0;
+
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
+  g_object_get (self->state, "train-length", &train, NULL);
+  return attention_figure (self->image, self->image_snapshot, current_colormap (self), train);
+}
+
+/* An animated sweep of the view: frames of the whole map (at most SWEEP_MAX_SIDE pixels a
+ * side, as `rpe export attention`), computed by rpe_compute_attention (the code of the view's
+ * own job) from the state's snapshot with the parameter changed. */
+#define SWEEP_MAX_SIDE 2048
+
+typedef struct
+{
+  RpeExplorerSnapshot *snapshot;
+  const RpeColormap   *cmap;
+  RpeHeatmapReduce     reduce;
+  guint                train;
+} AttentionSweep;
+
+static void
+attention_sweep_free (gpointer p)
+{
+  AttentionSweep *as = p;
+
+  rpe_explorer_snapshot_unref (as->snapshot);
+  g_free (as);
+}
+
+static RpeFigureBundle *
+attention_sweep_frame (gpointer        data,
+                       RpeSweepParam   param,
+                       gint64          value,
+                       GCancellable   *cancellable,
+                       GError        **error)
+{
+  AttentionSweep *as = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (as->snapshot, param, value);
+  RpeAttentionRequest req = { 0 };
+  g_autoptr (RpeAttentionImage) img = NULL;
+  RpeFigureBundle *b;
+
+  req.max_rows = req.max_cols = MIN (s->n, (gsize) SWEEP_MAX_SIDE);
+  req.reduce = as->reduce;
+  img = rpe_compute_attention (s, &req, cancellable, error);
+  if (img == NULL)
+    return NULL;
+  b = attention_figure (img, s, as->cmap, as->train);
+  if (b == NULL)
+    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the attention map has nothing to draw");
+  return b;
+}
+
+void
+rpe_attention_view_setup_sweep (RpeAttentionView *self,
+                                RpeExportDialog  *dialog)
+{
+  AttentionSweep *as;
+  RpeExplorerSnapshot *s;
+
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  s = rpe_explorer_state_snapshot (self->state);
+  as = g_new0 (AttentionSweep, 1);
+  as->snapshot = s;
+  as->cmap = current_colormap (self);
+  as->reduce = self->reduce;
+  g_object_get (self->state, "train-length", &as->train, NULL);
+  rpe_export_dialog_set_sweep (dialog, attention_sweep_frame, as, attention_sweep_free, (gint64) s->r, (gint64) s->n,
+                               (gint64) s->seed);
 }

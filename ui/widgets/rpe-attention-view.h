@@ -51,11 +51,23 @@ char              *rpe_attention_view_describe_point (RpeAttentionView *self,
 GtkWidget         *rpe_attention_view_get_canvas   (RpeAttentionView *self);
 /* The progress overlay (visible while a job runs for more than 150 ms). */
 gboolean           rpe_attention_view_get_progress_visible (RpeAttentionView *self);
+/* "42 % · about 8 s left" (the progress bar's text). */
+const char        *rpe_attention_view_get_progress_text (RpeAttentionView *self);
+/* The N the axes show and the N of the map drawn (0: none).  They differ never: a map of
+ * another N than the viewport's (after a cancel, or while a new job runs) is drawn under its
+ * own axes with a "stale" mark. */
+gsize              rpe_attention_view_get_axes_n  (RpeAttentionView *self);
+gsize              rpe_attention_view_get_drawn_n (RpeAttentionView *self);
+gboolean           rpe_attention_view_get_stale   (RpeAttentionView *self);
 double             rpe_attention_view_get_progress (RpeAttentionView *self);
 const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
 /* The figure of the image shown (as `rpe export attention` for the SPE and
  * exact methods), holding a reference on it; NULL while there is none.
  * "figure-changed" is emitted when a new image is shown. */
 RpeFigureBundle   *rpe_attention_view_build_figure (RpeAttentionView *self);
+/* Gives the Export dialog an animated sweep of the map over R, N or the seed (the whole map,
+ * as `rpe export attention --sweep`). */
+void               rpe_attention_view_setup_sweep  (RpeAttentionView *self,
+                                                    RpeExportDialog  *dialog);
 
 G_END_DECLS

@@ -13,14 +13,14 @@ struct _RpeCurveView
 {
   GtkWidget       parent_instance;
 
+  RpeCurvePlot    base;       /* every setting of the plot but the strings and series below */
   GArray         *series;     /* RpeCurveSeries whose arrays/labels the view owns */
   char           *title;
   char           *x_label;
   char           *y_label;
   char           *marker_label;
-  double          marker;
-  gboolean        x_log;
-  gboolean        y_log;
+  int             min_size[2];   /* measure: width, height */
+  int             nat_size[2];
   gboolean        hovering;
   gsize           hover_series;
   gsize           hover_index;
@@ -44,29 +44,31 @@ clear_series (RpeCurveView *self)
   self->hovering = FALSE;
 }
 
+/* The window is in presentation mode (F11): its .presentation style class. */
+static gboolean
+in_presentation (RpeCurveView *self)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+  return root != NULL && gtk_widget_has_css_class (GTK_WIDGET (root), "presentation");
+}
+
 void
 rpe_curve_view_get_plot (RpeCurveView *self,
                          RpeCurvePlot *plot)
 {
   g_return_if_fail (RPE_IS_CURVE_VIEW (self));
 
-  rpe_curve_plot_init (plot);
+  *plot = self->base;
   plot->series = (const RpeCurveSeries *) (gconstpointer) self->series->data;
   plot->n_series = self->series->len;
   plot->title = self->title;
   plot->x_label = self->x_label;
   plot->y_label = self->y_label;
-  plot->x_log = self->x_log;
-  plot->y_log = self->y_log;
-  plot->x_marker = self->marker;
   plot->x_marker_label = self->marker_label;
-  {
-    /* presentation mode (F11): text for the back of a classroom */
-    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-
-    if (root != NULL && gtk_widget_has_css_class (GTK_WIDGET (root), "presentation"))
-      plot->font_scale = 1.6;
-  }
+  /* presentation mode (F11): text for the back of a classroom */
+  if (in_presentation (self))
+    plot->font_scale = (plot->font_scale > 0.0 ? plot->font_scale : 1.0) * RPE_CURVE_VIEW_PRESENTATION_SCALE;
 }
 
 static void
@@ -187,9 +189,17 @@ rpe_curve_view_measure (GtkWidget      *widget,
                         int            *minimum_baseline,
                         int            *natural_baseline)
 {
-  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 160 : 120;
-  *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 420 : 300;
+  RpeCurveView *self = RPE_CURVE_VIEW (widget);
+  int i = orientation == GTK_ORIENTATION_HORIZONTAL ? 0 : 1;
+  /* in presentation mode the text grows, and the plot's height with it (by the square
+   * root of the text's factor: the larger text still has room, and a view's heatmaps
+   * beside or above the plot keep most of theirs) */
+  double scale = i == 1 && in_presentation (self) ? sqrt (RPE_CURVE_VIEW_PRESENTATION_SCALE) : 1.0;
+
+  *minimum = (int) round (self->min_size[i] * scale);
+  *natural = (int) round (self->nat_size[i] * scale);
 }
+
 
 static void
 rpe_curve_view_finalize (GObject *object)
@@ -224,7 +234,11 @@ rpe_curve_view_init (RpeCurveView *self)
   GtkEventController *motion = gtk_event_controller_motion_new ();
 
   self->series = g_array_new (FALSE, TRUE, sizeof (RpeCurveSeries));
-  self->marker = NAN;
+  rpe_curve_plot_init (&self->base);
+  self->min_size[0] = 160;
+  self->min_size[1] = 120;
+  self->nat_size[0] = 420;
+  self->nat_size[1] = 300;
   g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
   g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
@@ -234,6 +248,17 @@ GtkWidget *
 rpe_curve_view_new (void)
 {
   return g_object_new (RPE_TYPE_CURVE_VIEW, NULL);
+}
+
+GtkWidget *
+rpe_curve_view_new_plot (void)
+{
+  GtkWidget *view = rpe_curve_view_new ();
+
+  rpe_curve_view_set_size_hints (RPE_CURVE_VIEW (view), 200, 150, 360, 240);
+  gtk_widget_set_hexpand (view, TRUE);
+  gtk_widget_set_vexpand (view, TRUE);
+  return view;
 }
 
 void
@@ -326,8 +351,8 @@ rpe_curve_view_set_log_scale (RpeCurveView *self,
                               gboolean      y_log)
 {
   g_return_if_fail (RPE_IS_CURVE_VIEW (self));
-  self->x_log = x_log;
-  self->y_log = y_log;
+  self->base.x_log = x_log;
+  self->base.y_log = y_log;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -337,8 +362,45 @@ rpe_curve_view_set_marker (RpeCurveView *self,
                            const char   *label)
 {
   g_return_if_fail (RPE_IS_CURVE_VIEW (self));
-  self->marker = x;
+  self->base.x_marker = x;
   g_free (self->marker_label);
   self->marker_label = g_strdup (label);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+rpe_curve_view_set_plot (RpeCurveView       *self,
+                         const RpeCurvePlot *plot)
+{
+  g_return_if_fail (RPE_IS_CURVE_VIEW (self));
+  g_return_if_fail (plot != NULL);
+
+  self->base = *plot;
+  self->base.series = NULL;
+  self->base.n_series = 0;
+  self->base.title = self->base.x_label = self->base.y_label = self->base.x_marker_label = NULL;
+  g_free (self->title);
+  g_free (self->x_label);
+  g_free (self->y_label);
+  g_free (self->marker_label);
+  self->title = g_strdup (plot->title);
+  self->x_label = g_strdup (plot->x_label);
+  self->y_label = g_strdup (plot->y_label);
+  self->marker_label = g_strdup (plot->x_marker_label);
+  rpe_curve_view_set_series (self, plot->series, plot->n_series);
+}
+
+void
+rpe_curve_view_set_size_hints (RpeCurveView *self,
+                               int           min_width,
+                               int           min_height,
+                               int           natural_width,
+                               int           natural_height)
+{
+  g_return_if_fail (RPE_IS_CURVE_VIEW (self));
+  self->min_size[0] = MAX (min_width, 0);
+  self->min_size[1] = MAX (min_height, 0);
+  self->nat_size[0] = MAX (natural_width, self->min_size[0]);
+  self->nat_size[1] = MAX (natural_height, self->min_size[1]);
+  gtk_widget_queue_resize (GTK_WIDGET (self));
 }

@@ -1,5 +1,9 @@
-/* rpe-curve-view.h: a widget showing curves (e.g. an RpeCurveTable) through
- * rpe-curve-render, with a legend and a hover read-out of the nearest point.
+/* rpe-curve-view.h: the one widget showing curves (e.g. an RpeCurveTable, the teaching
+ * view's error against R, the Curves page, the templates' profile) through
+ * rpe-curve-render, with a legend and a hover read-out of the nearest point.  In
+ * presentation mode (the window's .presentation style class, F11) its text is
+ * RPE_CURVE_VIEW_PRESENTATION_SCALE times larger, as the heatmap views', and the height
+ * it asks for the square root of that larger.
  *
  * The view copies the series handed to it on the main loop; snapshot only
  * renders (rpe_curve_render + rpe_curve_render_highlight).
@@ -13,10 +17,15 @@
 
 G_BEGIN_DECLS
 
+#define RPE_CURVE_VIEW_PRESENTATION_SCALE 1.6
+
 #define RPE_TYPE_CURVE_VIEW (rpe_curve_view_get_type ())
 G_DECLARE_FINAL_TYPE (RpeCurveView, rpe_curve_view, RPE, CURVE_VIEW, GtkWidget)
 
 GtkWidget *rpe_curve_view_new             (void);
+/* A view filling its place in a view's layout: expanding, at least 200 x 150 (natural
+ * 360 x 240). */
+GtkWidget *rpe_curve_view_new_plot        (void);
 /* Replaces the series with copies of these (x, y, y_err and labels are copied;
  * n_series 0 clears). */
 void       rpe_curve_view_set_series      (RpeCurveView         *self,
@@ -50,6 +59,16 @@ gboolean   rpe_curve_view_get_hover       (RpeCurveView         *self,
 void       rpe_curve_view_hover_at        (RpeCurveView         *self,
                                            double                x,
                                            double                y);
+/* Every setting of a plot at once (series, strings and arrays copied): axes, ranges,
+ * legend, marker, text size, as rpe_curve_render draws it. */
+void       rpe_curve_view_set_plot        (RpeCurveView         *self,
+                                           const RpeCurvePlot   *plot);
+/* The minimum and natural size the view asks for (default 160 x 120, 420 x 300). */
+void       rpe_curve_view_set_size_hints  (RpeCurveView         *self,
+                                           int                   min_width,
+                                           int                   min_height,
+                                           int                   natural_width,
+                                           int                   natural_height);
 /* The renderer's input as the view draws it now (valid until the view changes). */
 void       rpe_curve_view_get_plot        (RpeCurveView         *self,
                                            RpeCurvePlot         *plot);

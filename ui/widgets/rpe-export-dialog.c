@@ -952,6 +952,10 @@ gif_start (RpeExportDialog *self)
   job->frames = (guint) gtk_spin_button_get_value (self->frames_spin);
   job->delay_cs = (guint) gtk_spin_button_get_value (self->delay_spin);
   rpe_export_dialog_get_options (self, &job->options, &job->size);
+  /* a title left as the view's is each frame's own (it names R, N or the seed swept) */
+  if (job->options.title != NULL && self->bundle->fig.title != NULL
+      && g_str_equal (job->options.title, self->bundle->fig.title))
+    job->options.title = NULL;
   job->title = g_strdup (job->options.title);
   job->options.title = job->title;
   job->path = g_strdup (self->path);

@@ -1,6 +1,7 @@
 /* rpe-fit-dialog.c: the Fit panel (issue 16). */
 #include "config.h"
 
+#include "rpe-job-progress.h"
 #include "rpe-fit-dialog.h"
 
 #include <glib/gi18n.h>
@@ -32,6 +33,7 @@ struct _RpeFitDialog
   GtkButton        *cancel_button;
   GtkButton        *apply_button;
   GtkProgressBar   *progress;
+  RpeProgressEstimate estimate;
   GtkLabel         *status;
   GtkSpinButton    *head;
   RpeCurveView     *curves;
@@ -171,7 +173,7 @@ fit_progress (double   fraction,
 {
   RpeFitDialog *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, CLAMP (fraction, 0.0, 1.0));
+  rpe_job_progress_update (self->progress, &self->estimate, fraction);
 }
 
 static void
@@ -288,7 +290,7 @@ on_fit (RpeFitDialog *self)
       return;
     }
   self->running = g_cancellable_new ();
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  rpe_job_progress_begin (self->progress, &self->estimate);
   gtk_label_set_text (self->status, _("Fitting…"));
   rpe_compute_fit_async (&cfg, n, target, self->serial, fit_progress, self, self->running, fit_done,
                          g_object_ref (self));

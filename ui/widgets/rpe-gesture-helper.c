@@ -253,3 +253,74 @@ rpe_gesture_guard_wheel (GtkWidget *widget)
   g_signal_connect (scroll, "scroll", G_CALLBACK (guard_scroll), guard);
   gtk_widget_add_controller (widget, scroll);
 }
+
+/* ------------------------------------------------------------ the editors */
+
+void
+rpe_gesture_attach_editor (GtkWidget               *widget,
+                           const RpeEditorHandlers *h)
+{
+  GtkGesture *drag;
+  GtkEventController *controller;
+
+  g_return_if_fail (GTK_IS_WIDGET (widget) && h != NULL);
+  gtk_widget_set_focusable (widget, TRUE);
+  gtk_widget_set_has_tooltip (widget, TRUE);
+  gtk_widget_set_hexpand (widget, TRUE);
+  if (h->query_tooltip != NULL)
+    g_signal_connect (widget, "query-tooltip", h->query_tooltip, widget);
+
+  drag = gtk_gesture_drag_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+  g_signal_connect (drag, "drag-begin", h->drag_begin, widget);
+  g_signal_connect (drag, "drag-update", h->drag_update, widget);
+  g_signal_connect (drag, "drag-end", h->drag_end, widget);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+
+  controller = gtk_event_controller_motion_new ();
+  g_signal_connect (controller, "motion", h->motion, widget);
+  g_signal_connect (controller, "leave", h->leave, widget);
+  gtk_widget_add_controller (widget, controller);
+
+  if (h->scroll != NULL)
+    {
+      controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL
+                                                    | GTK_EVENT_CONTROLLER_SCROLL_DISCRETE);
+      g_signal_connect (controller, "scroll", h->scroll, widget);
+      gtk_widget_add_controller (widget, controller);
+    }
+
+  controller = gtk_event_controller_key_new ();
+  g_signal_connect (controller, "key-pressed", h->key_pressed, widget);
+  gtk_widget_add_controller (widget, controller);
+
+  controller = gtk_event_controller_focus_new ();
+  g_signal_connect (controller, "enter", h->focus_changed, widget);
+  g_signal_connect (controller, "leave", h->focus_changed, widget);
+  gtk_widget_add_controller (widget, controller);
+}
+
+void
+rpe_gesture_theme_colors (GtkWidget *widget,
+                          double     fg[4],
+                          double     accent[4])
+{
+  GtkStyleContext *ctx;
+  GdkRGBA c;
+
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  ctx = gtk_widget_get_style_context (widget);
+  gtk_style_context_get_color (ctx, &c);
+  fg[0] = c.red;
+  fg[1] = c.green;
+  fg[2] = c.blue;
+  fg[3] = c.alpha;
+  if (gtk_style_context_lookup_color (ctx, "accent_color", &c))
+    {
+      accent[0] = c.red;
+      accent[1] = c.green;
+      accent[2] = c.blue;
+      accent[3] = c.alpha;
+    }
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}

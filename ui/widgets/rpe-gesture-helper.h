@@ -8,7 +8,9 @@
  * event; pinch scales to [1/RPE_GESTURE_MAX_ZOOM, RPE_GESTURE_MAX_ZOOM] per
  * step.  RpeDragTracker turns a GtkGestureDrag's begin + offsets into
  * absolute positions and refuses non-finite ones (used by the spectrum and
- * stem editors and the attention map). */
+ * stem editors and the attention map).  The two editors also share their
+ * controller set-up and theme colours here, and their layout (frames, margins,
+ * hit tests, strokes) in ui/render/rpe-editor-render.c. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -70,5 +72,35 @@ gboolean rpe_drag_tracker_update (RpeDragTracker *tracker,
                                   double         *x,
                                   double         *y);
 void     rpe_drag_tracker_end    (RpeDragTracker *tracker);
+
+/* ---- The editors' shared widget code (the spectrum and stem editors) ---- */
+
+/* The callbacks of an editor's input, each connected with the widget as its data:
+ * drag_begin/update/end on a primary-button GtkGestureDrag, motion/leave on a motion
+ * controller, scroll (NULL: none) on a vertical discrete scroll controller, key_pressed
+ * on a key controller, focus_changed on a focus controller's enter and leave, and
+ * query_tooltip on the widget. */
+typedef struct
+{
+  GCallback drag_begin;
+  GCallback drag_update;
+  GCallback drag_end;
+  GCallback motion;
+  GCallback leave;
+  GCallback scroll;
+  GCallback key_pressed;
+  GCallback focus_changed;
+  GCallback query_tooltip;
+} RpeEditorHandlers;
+
+/* Makes widget an editor: focusable, with tooltips, expanding horizontally, its input
+ * controllers connected to handlers. */
+void     rpe_gesture_attach_editor (GtkWidget               *widget,
+                                    const RpeEditorHandlers *handlers);
+/* The theme's text colour and accent colour (accent left as it is when the theme has
+ * none) as RGBA, for the Cairo renderers of rpe-editor-render.h. */
+void     rpe_gesture_theme_colors  (GtkWidget *widget,
+                                    double     foreground[4],
+                                    double     accent[4]);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* rpe-outputs-view.c: the Outputs view. */
 #include "config.h"
 
+#include "rpe-job-progress.h"
 #include "rpe-outputs-view.h"
 
 #include <math.h>
@@ -46,6 +47,7 @@ struct _RpeOutputsView
   GtkLabel             *caption;
   GtkWidget            *progress_box;
   GtkProgressBar       *progress;
+  RpeProgressEstimate   estimate;
   GtkWidget            *area;
   GtkFileChooserNative *chooser;
 };
@@ -192,7 +194,7 @@ job_progress (double   fraction,
 {
   RpeOutputsView *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_progress_update (self->progress, &self->estimate, fraction);
 }
 
 static void
@@ -203,7 +205,7 @@ job_start (gpointer      owner,
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
 
   self->request.npy_path = self->npy_path;
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
+  rpe_job_progress_begin (self->progress, &self->estimate);
   gtk_widget_set_visible (self->progress_box, TRUE);
   rpe_compute_outputs_async (s, &self->request, job_progress, self, cancellable, job_done, view_ref_new (self));
 }

@@ -175,29 +175,12 @@ rpe_spectrum_editor_snapshot (GtkWidget   *widget,
   int width = gtk_widget_get_width (widget);
   int height = gtk_widget_get_height (widget);
   RpeSpectrumRenderData data;
-  GtkStyleContext *ctx;
-  GdkRGBA c;
   cairo_t *cr;
 
   if (width <= 0 || height <= 0)
     return;
   rpe_spectrum_editor_get_render_data (self, &data);
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  ctx = gtk_widget_get_style_context (widget);
-  gtk_style_context_get_color (ctx, &c);
-  data.foreground[0] = c.red;
-  data.foreground[1] = c.green;
-  data.foreground[2] = c.blue;
-  data.foreground[3] = c.alpha;
-  if (gtk_style_context_lookup_color (ctx, "accent_color", &c))
-    {
-      data.accent[0] = c.red;
-      data.accent[1] = c.green;
-      data.accent[2] = c.blue;
-      data.accent[3] = c.alpha;
-    }
-  G_GNUC_END_IGNORE_DEPRECATIONS
-
+  rpe_gesture_theme_colors (widget, data.foreground, data.accent);
   cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
   rpe_editor_render_spectrum (cr, &data, width, height);
   cairo_destroy (cr);
@@ -650,43 +633,17 @@ rpe_spectrum_editor_class_init (RpeSpectrumEditorClass *klass)
 static void
 rpe_spectrum_editor_init (RpeSpectrumEditor *self)
 {
-  GtkGesture *drag;
-  GtkEventController *controller;
+  static const RpeEditorHandlers handlers = {
+    G_CALLBACK (drag_begin_cb), G_CALLBACK (drag_update_cb), G_CALLBACK (drag_end_cb),
+    G_CALLBACK (motion_cb), G_CALLBACK (leave_cb), G_CALLBACK (scroll_cb),
+    G_CALLBACK (key_pressed_cb), G_CALLBACK (focus_changed_cb), G_CALLBACK (query_tooltip_cb),
+  };
 
   self->selected = -1;
   self->hover = -1;
   self->lambda_max = 1.0;
 
-  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
-  g_signal_connect (self, "query-tooltip", G_CALLBACK (query_tooltip_cb), self);
-
-  drag = gtk_gesture_drag_new ();
-  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (drag_begin_cb), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (drag_update_cb), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (drag_end_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
-
-  controller = gtk_event_controller_motion_new ();
-  g_signal_connect (controller, "motion", G_CALLBACK (motion_cb), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (leave_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL
-                                                | GTK_EVENT_CONTROLLER_SCROLL_DISCRETE);
-  g_signal_connect (controller, "scroll", G_CALLBACK (scroll_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_key_new ();
-  g_signal_connect (controller, "key-pressed", G_CALLBACK (key_pressed_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_focus_new ();
-  g_signal_connect (controller, "enter", G_CALLBACK (focus_changed_cb), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (focus_changed_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
+  rpe_gesture_attach_editor (GTK_WIDGET (self), &handlers);
 }
 
 GtkWidget *

@@ -55,31 +55,6 @@ enum {
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static void
-get_colors (GtkWidget *widget,
-            double     fg[4],
-            double     accent[4])
-{
-  GtkStyleContext *ctx;
-  GdkRGBA c;
-
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  ctx = gtk_widget_get_style_context (widget);
-  gtk_style_context_get_color (ctx, &c);
-  fg[0] = c.red;
-  fg[1] = c.green;
-  fg[2] = c.blue;
-  fg[3] = c.alpha;
-  if (gtk_style_context_lookup_color (ctx, "accent_color", &c))
-    {
-      accent[0] = c.red;
-      accent[1] = c.green;
-      accent[2] = c.blue;
-      accent[3] = c.alpha;
-    }
-  G_GNUC_END_IGNORE_DEPRECATIONS
-}
-
 /* The range as shown; an automatic range is fitted to the values. */
 static void
 refit_range (RpeStemEditor *self)
@@ -148,7 +123,7 @@ rpe_stem_editor_snapshot (GtkWidget   *widget,
   if (width <= 0 || height <= 0)
     return;
   rpe_stem_editor_get_render_data (self, &data);
-  get_colors (widget, data.foreground, data.accent);
+  rpe_gesture_theme_colors (widget, data.foreground, data.accent);
   cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
   rpe_editor_render_stems (cr, &data, width, height);
   cairo_destroy (cr);
@@ -580,40 +555,19 @@ rpe_stem_editor_class_init (RpeStemEditorClass *klass)
 static void
 rpe_stem_editor_init (RpeStemEditor *self)
 {
-  GtkGesture *drag;
-  GtkEventController *controller;
+  static const RpeEditorHandlers handlers = {
+    G_CALLBACK (drag_begin_cb), G_CALLBACK (drag_update_cb), G_CALLBACK (drag_end_cb),
+    G_CALLBACK (motion_cb), G_CALLBACK (leave_cb), NULL,
+    G_CALLBACK (key_pressed_cb), G_CALLBACK (focus_changed_cb), G_CALLBACK (query_tooltip_cb),
+  };
 
   self->selected = -1;
   self->hover = -1;
   self->vmin = -1.0;
   self->vmax = 1.0;
 
-  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  rpe_gesture_attach_editor (GTK_WIDGET (self), &handlers);
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
-  g_signal_connect (self, "query-tooltip", G_CALLBACK (query_tooltip_cb), self);
-
-  drag = gtk_gesture_drag_new ();
-  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (drag_begin_cb), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (drag_update_cb), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (drag_end_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
-
-  controller = gtk_event_controller_motion_new ();
-  g_signal_connect (controller, "motion", G_CALLBACK (motion_cb), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (leave_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_key_new ();
-  g_signal_connect (controller, "key-pressed", G_CALLBACK (key_pressed_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_focus_new ();
-  g_signal_connect (controller, "enter", G_CALLBACK (focus_changed_cb), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (focus_changed_cb), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
 }
 
 GtkWidget *

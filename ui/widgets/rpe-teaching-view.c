@@ -1,236 +1,16 @@
-/* rpe-teaching-view.c: the "SPE vs RPE" teaching view, the Curves page and
- * the line-plot widget (drawn by rpe-curve-render). */
+/* rpe-teaching-view.c: the "SPE vs RPE" teaching view and the Curves page (their plots
+ * are RpeCurveViews). */
 #include "config.h"
 
+#include "rpe-curve-view.h"
 #include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
 #include "rpe-gesture-helper.h"
+#include "rpe-job-progress.h"
 
 #include <math.h>
 
 #define TEACHING_N_CAP 256
-
-/* ============================================================ line plot */
-
-struct _RpeLinePlot
-{
-  GtkWidget       parent_instance;
-
-  RpeCurvePlot    plot;
-  RpeCurveSeries *series;
-  GPtrArray      *owned;      /* copies of arrays and strings */
-  gboolean        hovering;
-  gsize           hover_series;
-  gsize           hover_index;
-};
-
-G_DEFINE_FINAL_TYPE (RpeLinePlot, rpe_line_plot, GTK_TYPE_WIDGET)
-
-static void
-line_plot_fill_colors (GtkWidget    *widget,
-                       RpeCurvePlot *plot)
-{
-  GdkRGBA fg;
-
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
-  G_GNUC_END_IGNORE_DEPRECATIONS
-  plot->foreground[0] = fg.red;
-  plot->foreground[1] = fg.green;
-  plot->foreground[2] = fg.blue;
-  plot->foreground[3] = fg.alpha;
-}
-
-static void
-rpe_line_plot_snapshot (GtkWidget   *widget,
-                        GtkSnapshot *snapshot)
-{
-  RpeLinePlot *self = RPE_LINE_PLOT (widget);
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget);
-  RpeCurvePlot plot = self->plot;
-  cairo_t *cr;
-
-  if (width <= 0 || height <= 0 || plot.n_series == 0)
-    return;
-  line_plot_fill_colors (widget, &plot);
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  rpe_curve_render (cr, &plot, width, height);
-  if (self->hovering && self->hover_series < plot.n_series)
-    rpe_curve_render_highlight (cr, &plot, width, height, self->hover_series, self->hover_index);
-  cairo_destroy (cr);
-}
-
-static void
-line_plot_motion (GtkEventControllerMotion *controller,
-                  double                    x,
-                  double                    y,
-                  RpeLinePlot              *self)
-{
-  GtkWidget *widget = GTK_WIDGET (self);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
-  cairo_t *cr = cairo_create (surface);
-  RpeCurveFrame frame;
-  gsize s, i;
-  double distance;
-  gboolean hit = FALSE;
-
-  if (self->plot.n_series > 0 && rpe_gesture_point_ok (x, y)
-      && rpe_curve_plot_layout (cr, &self->plot, gtk_widget_get_width (widget),
-                                gtk_widget_get_height (widget), &frame)
-      && rpe_curve_plot_nearest (&self->plot, &frame, x, y, &s, &i, &distance)
-      && distance < 24.0)
-    hit = TRUE;
-  cairo_destroy (cr);
-  cairo_surface_destroy (surface);
-  if (hit != self->hovering || (hit && (s != self->hover_series || i != self->hover_index)))
-    {
-      self->hovering = hit;
-      if (hit)
-        {
-          self->hover_series = s;
-          self->hover_index = i;
-        }
-      gtk_widget_queue_draw (widget);
-    }
-}
-
-static void
-line_plot_leave (GtkEventControllerMotion *controller,
-                 RpeLinePlot              *self)
-{
-  if (self->hovering)
-    {
-      self->hovering = FALSE;
-      gtk_widget_queue_draw (GTK_WIDGET (self));
-    }
-}
-
-static void
-rpe_line_plot_measure (GtkWidget      *widget,
-                       GtkOrientation  orientation,
-                       int             for_size,
-                       int            *minimum,
-                       int            *natural,
-                       int            *minimum_baseline,
-                       int            *natural_baseline)
-{
-  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 200 : 150;
-  *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 360 : 240;
-}
-
-static void
-rpe_line_plot_finalize (GObject *object)
-{
-  RpeLinePlot *self = RPE_LINE_PLOT (object);
-
-  g_clear_pointer (&self->owned, g_ptr_array_unref);
-  g_free (self->series);
-  G_OBJECT_CLASS (rpe_line_plot_parent_class)->finalize (object);
-}
-
-static void
-rpe_line_plot_class_init (RpeLinePlotClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-
-  object_class->finalize = rpe_line_plot_finalize;
-  widget_class->snapshot = rpe_line_plot_snapshot;
-  widget_class->measure = rpe_line_plot_measure;
-  gtk_widget_class_set_css_name (widget_class, "lineplot");
-  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
-}
-
-static void
-rpe_line_plot_init (RpeLinePlot *self)
-{
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-
-  rpe_curve_plot_init (&self->plot);
-  self->owned = g_ptr_array_new_with_free_func (g_free);
-  g_signal_connect (motion, "motion", G_CALLBACK (line_plot_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (line_plot_leave), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), motion);
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
-}
-
-GtkWidget *
-rpe_line_plot_new (void)
-{
-  return g_object_new (RPE_TYPE_LINE_PLOT, NULL);
-}
-
-static const char *
-own_string (GPtrArray  *owned,
-            const char *s)
-{
-  char *copy;
-
-  if (s == NULL)
-    return NULL;
-  copy = g_strdup (s);
-  g_ptr_array_add (owned, copy);
-  return copy;
-}
-
-static const double *
-own_doubles (GPtrArray    *owned,
-             const double *v,
-             gsize         n)
-{
-  double *copy;
-
-  if (v == NULL)
-    return NULL;
-  copy = g_memdup2 (v, n * sizeof (double));
-  g_ptr_array_add (owned, copy);
-  return copy;
-}
-
-void
-rpe_line_plot_set (RpeLinePlot        *self,
-                   const RpeCurvePlot *plot)
-{
-  GPtrArray *owned;
-  RpeCurveSeries *series;
-
-  g_return_if_fail (RPE_IS_LINE_PLOT (self));
-  g_return_if_fail (plot != NULL);
-
-  owned = g_ptr_array_new_with_free_func (g_free);
-  series = g_new0 (RpeCurveSeries, MAX (plot->n_series, 1));
-  for (gsize i = 0; i < plot->n_series; i++)
-    {
-      const RpeCurveSeries *in = &plot->series[i];
-
-      series[i] = *in;
-      series[i].x = own_doubles (owned, in->x, in->n);
-      series[i].y = own_doubles (owned, in->y, in->n);
-      series[i].y_err = own_doubles (owned, in->y_err, in->n);
-      series[i].label = own_string (owned, in->label);
-    }
-  g_clear_pointer (&self->owned, g_ptr_array_unref);
-  g_free (self->series);
-  self->owned = owned;
-  self->series = series;
-  self->plot = *plot;
-  self->plot.series = series;
-  self->plot.title = own_string (owned, plot->title);
-  self->plot.x_label = own_string (owned, plot->x_label);
-  self->plot.y_label = own_string (owned, plot->y_label);
-  self->plot.x_marker_label = own_string (owned, plot->x_marker_label);
-  self->hovering = FALSE;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-const RpeCurvePlot *
-rpe_line_plot_get (RpeLinePlot *self)
-{
-  g_return_val_if_fail (RPE_IS_LINE_PLOT (self), NULL);
-  return &self->plot;
-}
 
 /* ======================================================== shared helper */
 
@@ -287,14 +67,17 @@ struct _RpeTeachingView
   gboolean          curve_dirty;
   RpeTeaching      *result;
   RpeTeaching      *curve;       /* the last result that carried the error curve */
+  gsize             n_cap;       /* the view computes at min (N, n_cap) ... */
+  gboolean          full_next;   /* ... unless "Compute at Full N" asked for N */
+  char             *refusal;     /* why the full-N job was refused (budget) */
 
   GtkWidget        *box;
   GtkLabel         *caption;
-  GtkProgressBar   *progress;
+  RpeJobBar         job;
   RpeHeatmapView   *maps[3];
   GtkScale         *r_scale;
   GtkLabel         *r_label;
-  RpeLinePlot      *plot;
+  RpeCurveView     *plot;
   gboolean          updating;
 };
 
@@ -352,7 +135,28 @@ teaching_update_plot (RpeTeachingView *self)
   plot.y_log = TRUE;
   plot.x_marker = (double) r;
   plot.x_marker_label = marker;
-  rpe_line_plot_set (self->plot, &plot);
+  rpe_curve_view_set_plot (self->plot, &plot);
+}
+
+/* The cap, the refusal, or the stale mark of the maps shown. */
+static void
+teaching_update_cap (RpeTeachingView *self)
+{
+  gsize asked = rpe_explorer_state_get_length (self->state);
+  RpeTeaching *t = self->result;
+  g_autofree char *note = NULL;
+
+  if (self->refusal != NULL)
+    note = g_strdup (self->refusal);
+  else if (t != NULL && t->n_asked != asked)
+    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
+                            ? "Stale: the maps shown are for N = %zu (their axes); computing for N = %zu…"
+                            : "Stale: the maps shown are for N = %zu (their axes), not N = %zu: cancelled.",
+                            t->n, asked);
+  if (t != NULL && t->n_asked == asked)
+    rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
+  else
+    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
 }
 
 static void
@@ -396,6 +200,7 @@ teaching_show (RpeTeachingView *self,
                              t->head, t->n, t->r, t->error);
   gtk_label_set_markup (self->caption, caption);
   teaching_update_plot (self);
+  teaching_update_cap (self);
   g_signal_emit (self, teaching_figure_changed, 0);
 }
 
@@ -412,11 +217,12 @@ teaching_done (GObject      *source,
   view_ref_free (ref);
   if (self == NULL || !rpe_job_slot_done (&self->slot, result))
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
   if (t != NULL)
     teaching_show (self, t);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     gtk_label_set_text (self->caption, error->message);
+  teaching_update_cap (self);
 }
 
 static void
@@ -425,7 +231,7 @@ teaching_progress (double   fraction,
 {
   RpeTeachingView *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_bar_progress (&self->job, fraction);
 }
 
 static void
@@ -435,12 +241,28 @@ teaching_start (gpointer      owner,
   RpeTeachingView *self = owner;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
   gboolean with_curve = self->curve_dirty || self->curve == NULL;
+  gsize n_cap = self->full_next ? s->n : self->n_cap;
 
   self->curve_dirty = FALSE;
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
-  rpe_compute_teaching_async (s, TEACHING_N_CAP, with_curve, teaching_progress, self,
+  self->full_next = FALSE;
+  rpe_job_bar_begin (&self->job);
+  rpe_compute_teaching_async (s, n_cap, with_curve, teaching_progress, self,
                               cancellable, teaching_done, view_ref_new (self));
+  teaching_update_cap (self);
+}
+
+static void
+teaching_full_clicked (GtkButton       *button,
+                       RpeTeachingView *self)
+{
+  rpe_teaching_view_compute_full (self);
+}
+
+static void
+teaching_cancel_clicked (GtkButton       *button,
+                         RpeTeachingView *self)
+{
+  rpe_teaching_view_cancel (self);
 }
 
 static void
@@ -480,7 +302,11 @@ teaching_state_changed (RpeExplorerState  *state,
   if (what & TEACHING_CURVE_CHANGES)
     self->curve_dirty = TRUE;
   if (what & TEACHING_CHANGES)
-    teaching_request (self);
+    {
+      g_clear_pointer (&self->refusal, g_free);
+      teaching_request (self);
+      teaching_update_cap (self);
+    }
 }
 
 static void
@@ -524,6 +350,7 @@ rpe_teaching_view_dispose (GObject *object)
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_teaching_unref);
   g_clear_pointer (&self->curve, rpe_teaching_unref);
+  g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
 }
@@ -553,15 +380,15 @@ rpe_teaching_view_init (RpeTeachingView *self)
   GtkWidget *row, *controls, *button, *label;
 
   rpe_job_slot_init (&self->slot, teaching_start, self);
+  self->n_cap = TEACHING_N_CAP;
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
 
   self->caption = GTK_LABEL (caption_label ());
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  rpe_job_bar_init (&self->job, G_CALLBACK (teaching_cancel_clicked), G_CALLBACK (teaching_full_clicked), self);
+  gtk_box_append (GTK_BOX (self->box), self->job.box);
 
   row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_box_set_homogeneous (GTK_BOX (row), TRUE);
@@ -606,8 +433,9 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_box_append (GTK_BOX (controls), button);
   gtk_box_append (GTK_BOX (self->box), controls);
 
-  self->plot = RPE_LINE_PLOT (rpe_line_plot_new ());
-  gtk_widget_set_size_request (GTK_WIDGET (self->plot), -1, 220);
+  self->plot = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
+  /* 220 px high (taller in presentation mode, with its text) */
+  rpe_curve_view_set_size_hints (self->plot, 200, 220, 360, 220);
   gtk_widget_set_vexpand (GTK_WIDGET (self->plot), FALSE);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plot),
                                "Template error: relative Frobenius error of the empirical template P̂ against the analytic P̃, against R (mean over 3 draws); not the attention error of the caption");
@@ -641,7 +469,7 @@ rpe_teaching_view_get_heatmap (RpeTeachingView *self,
   return self->maps[which];
 }
 
-RpeLinePlot *
+RpeCurveView *
 rpe_teaching_view_get_plot (RpeTeachingView *self)
 {
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
@@ -660,7 +488,59 @@ rpe_teaching_view_cancel (RpeTeachingView *self)
 {
   g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
   rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  rpe_job_bar_set_busy (&self->job, FALSE);
+  teaching_update_cap (self);
+}
+
+void
+rpe_teaching_view_set_n_cap (RpeTeachingView *self,
+                             gsize            n_cap)
+{
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  self->n_cap = MAX (n_cap, 2);
+  teaching_request (self);
+}
+
+gsize
+rpe_teaching_view_get_n_cap (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), 0);
+  return self->n_cap;
+}
+
+gboolean
+rpe_teaching_view_compute_full (RpeTeachingView *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), FALSE);
+  s = rpe_explorer_state_snapshot (self->state);
+  g_clear_pointer (&self->refusal, g_free);
+  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_TEACHING, s, s->n, &error))
+    {
+      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+      teaching_update_cap (self);
+      return FALSE;
+    }
+  self->full_next = TRUE;
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+  return TRUE;
+}
+
+const char *
+rpe_teaching_view_get_cap_text (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
+}
+
+const char *
+rpe_teaching_view_get_progress_text (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return gtk_progress_bar_get_text (self->job.progress);
 }
 
 /* ========================================================= curves page */
@@ -677,8 +557,11 @@ struct _RpeCurvesPage
 
   GtkWidget        *box;
   GtkLabel         *caption;
-  GtkProgressBar   *progress;
-  RpeLinePlot      *plots[4];
+  RpeJobBar         job;
+  gsize             n_cap;       /* profiles at min (N, n_cap) ... */
+  gboolean          full_next;   /* ... unless "Compute at Full N" asked for N */
+  char             *refusal;
+  RpeCurveView     *plots[4];
 };
 
 G_DEFINE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, GTK_TYPE_WIDGET)
@@ -783,6 +666,26 @@ curves_fill_plots (RpeCurves      *c,
 }
 
 static void
+curves_update_cap (RpeCurvesPage *self)
+{
+  gsize asked = rpe_explorer_state_get_length (self->state);
+  RpeCurves *c = self->result;
+  g_autofree char *note = NULL;
+
+  if (self->refusal != NULL)
+    note = g_strdup (self->refusal);
+  else if (c != NULL && c->n_asked != asked)
+    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
+                            ? "Stale: the profiles shown are for N = %zu; computing for N = %zu…"
+                            : "Stale: the profiles shown are for N = %zu, not N = %zu: cancelled.",
+                            c->n, asked);
+  if (c != NULL && c->n_asked == asked)
+    rpe_cap_bar_set (&self->job.cap, c->n, c->n_asked, note);
+  else
+    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
+}
+
+static void
 curves_show (RpeCurvesPage *self,
              RpeCurves     *c)
 {
@@ -794,11 +697,12 @@ curves_show (RpeCurvesPage *self,
   self->result = rpe_curves_ref (c);
   curves_fill_plots (c, plots, series, ntrain);
   for (guint i = 0; i < 4; i++)
-    rpe_line_plot_set (self->plots[i], &plots[i]);
+    rpe_curve_view_set_plot (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
                       "Profiles of the chosen head, the SPE estimator's error against R "
                       "(2 draws, the head's features), and how each scheme behaves beyond the "
                       "training length (identical content at every position).");
+  curves_update_cap (self);
   g_signal_emit (self, curves_figure_changed, 0);
 }
 
@@ -815,11 +719,12 @@ curves_done (GObject      *source,
   view_ref_free (ref);
   if (self == NULL || !rpe_job_slot_done (&self->slot, result))
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
   if (c != NULL)
     curves_show (self, c);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     gtk_label_set_text (self->caption, error->message);
+  curves_update_cap (self);
 }
 
 static void
@@ -828,7 +733,7 @@ curves_progress (double   fraction,
 {
   RpeCurvesPage *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_bar_progress (&self->job, fraction);
 }
 
 static void
@@ -837,10 +742,26 @@ curves_start (gpointer      owner,
 {
   RpeCurvesPage *self = owner;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  gsize n_cap = self->full_next ? s->n : self->n_cap;
 
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
-  rpe_compute_curves_async (s, curves_progress, self, cancellable, curves_done, view_ref_new (self));
+  self->full_next = FALSE;
+  rpe_job_bar_begin (&self->job);
+  rpe_compute_curves_async (s, n_cap, curves_progress, self, cancellable, curves_done, view_ref_new (self));
+  curves_update_cap (self);
+}
+
+static void
+curves_full_clicked (GtkButton     *button,
+                     RpeCurvesPage *self)
+{
+  rpe_curves_page_compute_full (self);
+}
+
+static void
+curves_cancel_clicked (GtkButton     *button,
+                       RpeCurvesPage *self)
+{
+  rpe_curves_page_cancel (self);
 }
 
 static void
@@ -863,7 +784,11 @@ curves_state_changed (RpeExplorerState  *state,
   if (what & ~(RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
                | RPE_EXPLORER_CHANGE_METHOD | RPE_EXPLORER_CHANGE_CONTENT
                | RPE_EXPLORER_CHANGE_FEATURE_MAP))
-    curves_request (self);
+    {
+      g_clear_pointer (&self->refusal, g_free);
+      curves_request (self);
+      curves_update_cap (self);
+    }
 }
 
 static void
@@ -886,6 +811,7 @@ rpe_curves_page_dispose (GObject *object)
     g_clear_signal_handler (&self->changed_id, self->state);
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_curves_unref);
+  g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_curves_page_parent_class)->dispose (object);
 }
@@ -915,14 +841,14 @@ rpe_curves_page_init (RpeCurvesPage *self)
   GtkWidget *grid;
 
   rpe_job_slot_init (&self->slot, curves_start, self);
+  self->n_cap = RPE_COMPUTE_CURVES_N_CAP;
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->caption = GTK_LABEL (caption_label ());
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  rpe_job_bar_init (&self->job, G_CALLBACK (curves_cancel_clicked), G_CALLBACK (curves_full_clicked), self);
+  gtk_box_append (GTK_BOX (self->box), self->job.box);
   grid = gtk_grid_new ();
   gtk_grid_set_row_homogeneous (GTK_GRID (grid), TRUE);
   gtk_grid_set_column_homogeneous (GTK_GRID (grid), TRUE);
@@ -931,7 +857,7 @@ rpe_curves_page_init (RpeCurvesPage *self)
   gtk_widget_set_vexpand (grid, TRUE);
   for (guint i = 0; i < 4; i++)
     {
-      self->plots[i] = RPE_LINE_PLOT (rpe_line_plot_new ());
+      self->plots[i] = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
       gtk_grid_attach (GTK_GRID (grid), GTK_WIDGET (self->plots[i]), i % 2, i / 2, 1, 1);
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), "Lag profiles P(τ) of the chosen head and feature");
@@ -971,7 +897,45 @@ rpe_curves_page_cancel (RpeCurvesPage *self)
 {
   g_return_if_fail (RPE_IS_CURVES_PAGE (self));
   rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  rpe_job_bar_set_busy (&self->job, FALSE);
+  curves_update_cap (self);
+}
+
+void
+rpe_curves_page_set_n_cap (RpeCurvesPage *self,
+                           gsize          n_cap)
+{
+  g_return_if_fail (RPE_IS_CURVES_PAGE (self));
+  self->n_cap = MAX (n_cap, 2);
+  curves_request (self);
+}
+
+gboolean
+rpe_curves_page_compute_full (RpeCurvesPage *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), FALSE);
+  s = rpe_explorer_state_snapshot (self->state);
+  g_clear_pointer (&self->refusal, g_free);
+  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_CURVES, s, s->n, &error))
+    {
+      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+      curves_update_cap (self);
+      return FALSE;
+    }
+  self->full_next = TRUE;
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+  return TRUE;
+}
+
+const char *
+rpe_curves_page_get_cap_text (RpeCurvesPage *self)
+{
+  g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
+  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
 }
 
 /* exact | estimate | difference as `rpe export spe-vs-rpe` draws them
@@ -1053,6 +1017,7 @@ typedef struct
   RpeExplorerSnapshot *snapshot;
   const RpeColormap   *cmap;
   guint                train;
+  gsize                n_cap;
 } TeachingSweep;
 
 static void
@@ -1073,7 +1038,7 @@ teaching_sweep_frame (gpointer        data,
 {
   TeachingSweep *ts = data;
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
-  RpeTeaching *t = rpe_compute_teaching (s, TEACHING_N_CAP, cancellable, error);
+  RpeTeaching *t = rpe_compute_teaching (s, ts->n_cap, cancellable, error);
   RpeFigureBundle *b;
 
   if (t == NULL)
@@ -1095,6 +1060,7 @@ rpe_teaching_view_setup_sweep (RpeTeachingView *self,
   ts = g_new0 (TeachingSweep, 1);
   ts->snapshot = s;
   ts->cmap = teaching_colormap (self);
+  ts->n_cap = self->n_cap;
   g_object_get (self->state, "train-length", &ts->train, NULL);
   rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);

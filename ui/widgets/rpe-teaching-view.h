@@ -1,8 +1,6 @@
-/* rpe-teaching-view.h: the "SPE vs RPE" teaching view, the Curves page, and
- * the small line-plot widget they share.
+/* rpe-teaching-view.h: the "SPE vs RPE" teaching view and the Curves page; their
+ * plots are RpeCurveViews (rpe-curve-view.h).
  *
- * RpeLinePlot     a GtkWidget drawing an RpeCurvePlot (rpe-curve-render.h)
- *                 with a hover read-out of the nearest point.
  * RpeTeachingView exact attention, its SPE estimate and their difference side
  *                 by side (MATH.md section 4), an R slider, a "Draw new noise"
  *                 button and the template error against R with the current R
@@ -16,20 +14,12 @@
 
 #include "rpe-compute.h"
 #include "rpe-curve-render.h"
+#include "rpe-curve-view.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
 #include "rpe-heatmap-view.h"
 
 G_BEGIN_DECLS
-
-#define RPE_TYPE_LINE_PLOT (rpe_line_plot_get_type ())
-G_DECLARE_FINAL_TYPE (RpeLinePlot, rpe_line_plot, RPE, LINE_PLOT, GtkWidget)
-
-GtkWidget          *rpe_line_plot_new (void);
-/* Copies the plot and its series (arrays and strings). */
-void                rpe_line_plot_set (RpeLinePlot        *self,
-                                       const RpeCurvePlot *plot);
-const RpeCurvePlot *rpe_line_plot_get (RpeLinePlot        *self);
 
 #define RPE_TYPE_TEACHING_VIEW (rpe_teaching_view_get_type ())
 G_DECLARE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, RPE, TEACHING_VIEW, GtkWidget)
@@ -39,9 +29,19 @@ GtkWidget      *rpe_teaching_view_new          (RpeExplorerState *state);
 RpeTeaching    *rpe_teaching_view_get_result   (RpeTeachingView  *self);
 RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
                                                 guint             which);  /* 0 exact, 1 estimate, 2 difference */
-RpeLinePlot    *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
+RpeCurveView   *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
 gboolean        rpe_teaching_view_is_busy      (RpeTeachingView  *self);
 void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
+/* The view computes at N = min (N, n_cap) (256 by default) until "Compute at Full N". */
+void            rpe_teaching_view_set_n_cap    (RpeTeachingView  *self,
+                                                gsize             n_cap);
+gsize           rpe_teaching_view_get_n_cap    (RpeTeachingView  *self);
+/* "Compute at Full N": one job at the state's N; FALSE (and the reason shown on the view)
+ * if that exceeds the memory budget. */
+gboolean        rpe_teaching_view_compute_full (RpeTeachingView  *self);
+/* The cap / stale / refusal line shown ("" when hidden) and the progress bar's text. */
+const char     *rpe_teaching_view_get_cap_text (RpeTeachingView  *self);
+const char     *rpe_teaching_view_get_progress_text (RpeTeachingView *self);
 /* exact | SPE estimate | difference, as `rpe export spe-vs-rpe` draws them;
  * NULL while there is no result.  "figure-changed" follows new results. */
 RpeFigureBundle *rpe_teaching_view_build_figure (RpeTeachingView *self);
@@ -56,6 +56,11 @@ GtkWidget      *rpe_curves_page_new            (RpeExplorerState *state);
 RpeCurves      *rpe_curves_page_get_result     (RpeCurvesPage    *self);
 gboolean        rpe_curves_page_is_busy        (RpeCurvesPage    *self);
 void            rpe_curves_page_cancel         (RpeCurvesPage    *self);
+/* The profiles are computed at min (N, n_cap) (RPE_COMPUTE_CURVES_N_CAP by default). */
+void            rpe_curves_page_set_n_cap      (RpeCurvesPage    *self,
+                                                gsize             n_cap);
+gboolean        rpe_curves_page_compute_full   (RpeCurvesPage    *self);
+const char     *rpe_curves_page_get_cap_text   (RpeCurvesPage    *self);
 /* The four plots of the page in one figure (2 x 2; CSV: the extrapolation
  * table); NULL while there is no result.  "figure-changed" follows new results. */
 RpeFigureBundle *rpe_curves_page_build_figure  (RpeCurvesPage    *self);

@@ -5,6 +5,7 @@
 #include "rpe-templates-view.h"
 #include "rpe-error.h"
 #include "rpe-gesture-helper.h"
+#include "rpe-job-progress.h"
 
 #include <math.h>
 
@@ -28,11 +29,14 @@ struct _RpeTemplatesView
 
   GtkWidget        *box;
   GtkLabel         *caption;
-  GtkProgressBar   *progress;
+  RpeJobBar         job;
+  gsize             n_cap;        /* the grid is computed at min (N, n_cap) ... */
+  gboolean          full_next;    /* ... unless "Compute at Full N" asked for N */
+  char             *refusal;
   GtkStack         *stack;
   GtkGrid          *grid;
   RpeHeatmapView   *detail;
-  RpeLinePlot      *profile;
+  RpeCurveView     *profile;
   GtkLabel         *detail_title;
 };
 
@@ -99,7 +103,7 @@ update_detail (RpeTemplatesView *self)
   plot.x_label = "lag τ = m − n";
   plot.y_label = "P_d(τ)";
   plot.legend = RPE_CURVE_LEGEND_NONE;
-  rpe_line_plot_set (self->profile, &plot);
+  rpe_curve_view_set_plot (self->profile, &plot);
   g_free (x);
   g_free (y);
 }
@@ -152,6 +156,26 @@ ensure_cells (RpeTemplatesView *self,
 }
 
 static void
+update_cap (RpeTemplatesView *self)
+{
+  gsize asked = rpe_explorer_state_get_length (self->state);
+  RpeTemplates *t = self->templates;
+  g_autofree char *note = NULL;
+
+  if (self->refusal != NULL)
+    note = g_strdup (self->refusal);
+  else if (t != NULL && t->n_asked != asked)
+    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
+                            ? "Stale: the templates shown are for N = %zu (their axes); computing for N = %zu…"
+                            : "Stale: the templates shown are for N = %zu (their axes), not N = %zu: cancelled.",
+                            t->n, asked);
+  if (t != NULL && t->n_asked == asked)
+    rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
+  else
+    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
+}
+
+static void
 show_templates (RpeTemplatesView *self,
                 RpeTemplates     *t)
 {
@@ -159,7 +183,6 @@ show_templates (RpeTemplatesView *self,
   const char *source = rpe_explorer_state_get_source (self->state, t->method);
   g_autofree char *caption = NULL;
   g_autofree char *err = NULL;
-  gsize n_state = rpe_explorer_state_get_length (self->state);
   double a = fmax (fabs (t->vmin), fabs (t->vmax));
 
   g_clear_pointer (&self->templates, rpe_templates_unref);
@@ -181,15 +204,15 @@ show_templates (RpeTemplatesView *self,
   rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
   if (t->kind != RPE_TEMPLATE_ANALYTIC)
     err = g_strdup_printf (" One draw of R = %zu codes: |P̂ − P̃|_F / |P̃|_F = %.3f.", t->r, t->error);
-  caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s%s.%s "
+  caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
                              "Click a cell to open it with its profile.",
                              kind_names[t->kind], t->head, source != NULL ? source : "parameters",
                              t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
                              t->gated ? ", gated (1 − g) P + g" : "",
-                             n_state > t->n ? " (the grid is capped at N = 512)" : "",
                              err != NULL ? err : "");
   gtk_label_set_text (self->caption, caption);
   update_detail (self);
+  update_cap (self);
   g_signal_emit (self, figure_changed_signal, 0);
 }
 
@@ -206,7 +229,7 @@ grid_done (GObject      *source,
   view_ref_free (ref);
   if (self == NULL || !rpe_job_slot_done (&self->slot, result))
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), rpe_job_slot_busy (&self->slot));
+  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
   if (t != NULL)
     show_templates (self, t);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -215,6 +238,7 @@ grid_done (GObject      *source,
 
       gtk_label_set_text (self->caption, text);
     }
+  update_cap (self);
 }
 
 static void
@@ -223,7 +247,7 @@ grid_progress (double   fraction,
 {
   RpeTemplatesView *self = user_data;
 
-  gtk_progress_bar_set_fraction (self->progress, fraction);
+  rpe_job_bar_progress (&self->job, fraction);
 }
 
 static void
@@ -234,11 +258,27 @@ grid_start (gpointer      owner,
   g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
   ViewRef *ref = g_new0 (ViewRef, 1);
 
+  gsize n_cap = self->full_next ? s->n : self->n_cap;
+
+  self->full_next = FALSE;
   g_weak_ref_init (&ref->self, self);
-  gtk_progress_bar_set_fraction (self->progress, 0.0);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
-  rpe_compute_template_grid_async (s, RPE_TEMPLATES_VIEW_N_CAP, grid_progress, self,
-                                   cancellable, grid_done, ref);
+  rpe_job_bar_begin (&self->job);
+  rpe_compute_template_grid_async (s, n_cap, grid_progress, self, cancellable, grid_done, ref);
+  update_cap (self);
+}
+
+static void
+full_clicked (GtkButton        *button,
+              RpeTemplatesView *self)
+{
+  rpe_templates_view_compute_full (self);
+}
+
+static void
+cancel_clicked (GtkButton        *button,
+                RpeTemplatesView *self)
+{
+  rpe_templates_view_cancel (self);
 }
 
 static void
@@ -262,7 +302,11 @@ state_changed (RpeExplorerState  *state,
 
   g_object_get (state, "template-kind", &kind, NULL);
   if ((what & GRID_CHANGES) || ((what & DRAW_CHANGES) && kind != RPE_TEMPLATE_ANALYTIC))
-    grid_request (self);
+    {
+      g_clear_pointer (&self->refusal, g_free);
+      grid_request (self);
+      update_cap (self);
+    }
   else if ((what & RPE_EXPLORER_CHANGE_COLORMAP) && self->templates != NULL)
     show_templates (self, self->templates);
 }
@@ -294,6 +338,7 @@ rpe_templates_view_dispose (GObject *object)
     g_clear_signal_handler (&self->changed_id, self->state);
   g_clear_object (&self->state);
   g_clear_pointer (&self->templates, rpe_templates_unref);
+  g_clear_pointer (&self->refusal, g_free);
   if (self->cells != NULL)
     g_ptr_array_set_size (self->cells, 0);
   g_clear_pointer (&self->box, gtk_widget_unparent);
@@ -335,6 +380,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   GtkWidget *scrolled, *detail, *header, *back, *paned;
 
   rpe_job_slot_init (&self->slot, grid_start, self);
+  self->n_cap = RPE_TEMPLATES_VIEW_N_CAP;
   self->cells = g_ptr_array_new ();
   self->open_cell = -1;
 
@@ -346,9 +392,8 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_label_set_xalign (self->caption, 0.0f);
   gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->progress));
+  rpe_job_bar_init (&self->job, G_CALLBACK (cancel_clicked), G_CALLBACK (full_clicked), self);
+  gtk_box_append (GTK_BOX (self->box), self->job.box);
 
   self->stack = GTK_STACK (gtk_stack_new ());
   gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_NONE);
@@ -379,7 +424,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_widget_set_vexpand (paned, TRUE);
   self->detail = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), "The template P_d(m, n): query position m down, key position n across");
-  self->profile = RPE_LINE_PLOT (rpe_line_plot_new ());
+  self->profile = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), "The analytic profile P_d(τ), τ = m − n");
   gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->detail));
   gtk_paned_set_end_child (GTK_PANED (paned), GTK_WIDGET (self->profile));
@@ -441,7 +486,7 @@ rpe_templates_view_get_detail (RpeTemplatesView *self)
   return self->detail;
 }
 
-RpeLinePlot *
+RpeCurveView *
 rpe_templates_view_get_profile (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
@@ -460,7 +505,45 @@ rpe_templates_view_cancel (RpeTemplatesView *self)
 {
   g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
   rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+  rpe_job_bar_set_busy (&self->job, FALSE);
+  update_cap (self);
+}
+
+void
+rpe_templates_view_set_n_cap (RpeTemplatesView *self,
+                              gsize             n_cap)
+{
+  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
+  self->n_cap = MAX (n_cap, 2);
+  grid_request (self);
+}
+
+gboolean
+rpe_templates_view_compute_full (RpeTemplatesView *self)
+{
+  g_autoptr (RpeExplorerSnapshot) s = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), FALSE);
+  s = rpe_explorer_state_snapshot (self->state);
+  g_clear_pointer (&self->refusal, g_free);
+  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_TEMPLATE_GRID, s, s->n, &error))
+    {
+      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+      update_cap (self);
+      return FALSE;
+    }
+  self->full_next = TRUE;
+  self->dirty = FALSE;
+  rpe_job_slot_request (&self->slot);
+  return TRUE;
+}
+
+const char *
+rpe_templates_view_get_cap_text (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
 }
 
 const char *

@@ -30,9 +30,15 @@ void            rpe_templates_view_open_cell     (RpeTemplatesView *self,
                                                   int               d);
 int             rpe_templates_view_get_open_cell (RpeTemplatesView *self);
 RpeHeatmapView *rpe_templates_view_get_detail    (RpeTemplatesView *self);
-RpeLinePlot    *rpe_templates_view_get_profile   (RpeTemplatesView *self);
+RpeCurveView   *rpe_templates_view_get_profile   (RpeTemplatesView *self);
 gboolean        rpe_templates_view_is_busy       (RpeTemplatesView *self);
 void            rpe_templates_view_cancel        (RpeTemplatesView *self);
+/* The grid is computed at min (N, n_cap) (RPE_TEMPLATES_VIEW_N_CAP by default) until
+ * "Compute at Full N" (FALSE and the reason shown if it exceeds the memory budget). */
+void            rpe_templates_view_set_n_cap     (RpeTemplatesView *self,
+                                                  gsize             n_cap);
+gboolean        rpe_templates_view_compute_full  (RpeTemplatesView *self);
+const char     *rpe_templates_view_get_cap_text  (RpeTemplatesView *self);
 const char     *rpe_templates_view_get_caption   (RpeTemplatesView *self);
 /* The figure of what the view shows (as `rpe export templates`, or `template`
  * while a cell is open), holding a reference on the result; NULL while there

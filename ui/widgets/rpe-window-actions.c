@@ -344,6 +344,17 @@ action_toggle_sidebar (GtkWidget  *widget,
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
+/* Every descendant of widget measured and drawn again: the plots read the window's
+ * .presentation class in measure (the curve views' height) and snapshot (text size). */
+static void
+relayout_tree (GtkWidget *widget)
+{
+  gtk_widget_queue_resize (widget);
+  gtk_widget_queue_draw (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    relayout_tree (c);
+}
+
 /* F11: presentation (teaching) mode: full screen, large text in the controls and the
  * plots (the .presentation style class; the plots read it), and only the controls of
  * the current view: the sidebar of parameters is hidden (and comes back as it was). */
@@ -373,14 +384,7 @@ action_presentation (GtkWidget  *widget,
         adw_flap_set_reveal_flap (self->flap, flap == 2);
     }
   /* the plots draw their text larger or smaller */
-  gtk_widget_queue_draw (widget);
-  {
-    GtkWidget *w = widget;
-
-    /* every descendant: the plots cache nothing, a redraw is enough */
-    for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
-      gtk_widget_queue_draw (c);
-  }
+  relayout_tree (widget);
 }
 
 static void
@@ -447,9 +451,11 @@ action_export (GtkWidget  *widget,
   if (self->export_dialog != NULL)
     gtk_window_destroy (GTK_WINDOW (self->export_dialog));
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
-  /* the heatmap views of the SPE draw animate a sweep of R, N or the seed */
+  /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
   if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
     rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
+  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
+    rpe_attention_view_setup_sweep (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]), self->export_dialog);
   else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
     rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
