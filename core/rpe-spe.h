@@ -236,3 +236,23 @@ RpeStatus rpe_spe_exact_logits (const RpeSpeParams *params,
                                 bool                gated,
                                 float              *logits,
                                 const RpeMonitor   *monitor);
+
+/* The same logits streamed: head by head, blocks of at most block_rows rows are computed into
+ * buf (block_rows, N) and passed to sink (head, first row, row count, rows); the sink's status
+ * stops the stream.  Extra memory O(N D); the values of rpe_spe_exact_logits. */
+typedef RpeStatus (*RpeExactLogitsSink) (size_t       head,
+                                         size_t       m0,
+                                         size_t       n_rows,
+                                         float       *rows,
+                                         void        *user_data);
+
+RpeStatus rpe_spe_exact_logits_stream (const RpeSpeParams *params,
+                                       size_t              n,
+                                       const float        *q,
+                                       const float        *k,
+                                       bool                gated,
+                                       size_t              block_rows,
+                                       float              *buf,
+                                       RpeExactLogitsSink  sink,
+                                       void               *user_data,
+                                       const RpeMonitor   *monitor);

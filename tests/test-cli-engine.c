@@ -476,6 +476,92 @@ test_map_reduce (void)
   rpe_free (img);
 }
 
+/* `compute logits|attention --exact` (streamed in blocks of rows, several blocks per head at
+ * N = 1100) equal rpe_spe_exact_logits and its row softmax, causal. */
+static void
+test_exact_cli_streamed (void)
+{
+  const gsize H = 2, D = 4, n = 1100;
+  g_autofree char *qp = tmp_path ("xq.npy"), *kp = tmp_path ("xk.npy"), *lp = tmp_path ("xl.npy");
+  g_autofree char *ap = tmp_path ("xat.npy");
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *logits = falloc (H * n * n);
+  g_autoptr(RpeTensor) cl = NULL, ca = NULL;
+
+  random_params (&p, RPE_SPE_SINE, H, D, 3, 21);
+  rpe_rng_normal (4, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (4, RPE_STREAM_KEYS, 0, k, n * H * D);
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 3, (gsize[]) { n, H, D });
+  g_assert_cmpint (rpe_spe_exact_logits (&p, n, q, k, TRUE, logits, NULL), ==, RPE_OK);
+  g_assert_cmpint (run_rpe ("compute logits --exact --method sine --sines 3 --heads 2 --features 4 --seed 21 "
+                            "--queries %s --keys %s -o %s", qp, kp, lp), ==, 0);
+  cl = read_npy (lp);
+  g_assert_cmpuint (cl->n_elements, ==, H * n * n);
+  g_assert_cmpfloat (rel_err (cl->data, logits, H * n * n), <, 1e-5);
+  g_assert_cmpint (rpe_softmax_rows (logits, H, n, TRUE, NULL), ==, RPE_OK);
+  g_assert_cmpint (run_rpe ("compute attention --exact --causal --method sine --sines 3 --heads 2 --features 4 "
+                            "--seed 21 --queries %s --keys %s -o %s", qp, kp, ap), ==, 0);
+  ca = read_npy (ap);
+  g_assert_cmpuint (ca->n_elements, ==, H * n * n);
+  g_assert_cmpfloat (abs_err (ca->data, logits, H * n * n), <, 1e-6);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (logits);
+}
+
+/* rpe_spe_exact_logits_stream (the path of `compute logits|attention --exact`) gives the
+ * rows of rpe_spe_exact_logits in order, block by block, for blocks that do not divide N. */
+typedef struct
+{
+  const float *full;
+  gsize        n, next_h, next_m;
+  double       err;
+} StreamCheck;
+
+static RpeStatus
+stream_check_sink (size_t head, size_t m0, size_t n_rows, float *rows, void *user_data)
+{
+  StreamCheck *sc = user_data;
+
+  g_assert_cmpuint (head, ==, sc->next_h);
+  g_assert_cmpuint (m0, ==, sc->next_m);
+  g_assert_cmpuint (n_rows, <=, 7);
+  sc->err = fmax (sc->err, abs_err (rows, sc->full + (head * sc->n + m0) * sc->n, n_rows * sc->n));
+  sc->next_m = m0 + n_rows;
+  if (sc->next_m == sc->n)
+    {
+      sc->next_m = 0;
+      sc->next_h++;
+    }
+  return head == 99 ? RPE_ERROR_IO : RPE_OK;
+}
+
+static void
+test_exact_logits_stream (void)
+{
+  const gsize n = 45, H = 3, D = 4;
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *full = falloc (H * n * n), *buf = falloc (7 * n);
+  StreamCheck sc = { full, n, 0, 0, 0 };
+
+  random_params (&p, RPE_SPE_SINE, H, D, 3, 5);
+  rpe_rng_normal (7, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (7, RPE_STREAM_KEYS, 0, k, n * H * D);
+  g_assert_cmpint (rpe_spe_exact_logits (&p, n, q, k, TRUE, full, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_exact_logits_stream (&p, n, q, k, TRUE, 7, buf, stream_check_sink, &sc, NULL), ==, RPE_OK);
+  g_assert_cmpuint (sc.next_h, ==, H);
+  g_assert_cmpfloat (sc.err, ==, 0.0);
+  g_assert_cmpint (rpe_spe_exact_logits_stream (&p, n, q, k, TRUE, 7, buf, NULL, NULL, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (full);
+  rpe_free (buf);
+}
+
 /* rpe_attention_map_reduce (online softmax of logits tiles into pixel bins) equals the naive
  * bin mean / max of the full attention map (rpe_attention_rows of every row), for several
  * column tiles whose row max grows from tile to tile, causal or not, one head of two, unequal
@@ -599,6 +685,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/cli-engine/encode-head-conv", GINT_TO_POINTER (1), test_encode_head);
   g_test_add_func ("/cli-engine/map-reduce", test_map_reduce);
   g_test_add_func ("/cli-engine/attention-map-reduce", test_attention_map_reduce);
+  g_test_add_func ("/cli-engine/exact-logits-stream", test_exact_logits_stream);
+  g_test_add_func ("/cli-engine/exact-cli-streamed", test_exact_cli_streamed);
   g_test_add_func ("/cli-engine/export-attention-head", test_export_attention_head);
   return g_test_run ();
 }
