@@ -566,8 +566,10 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       if (compare)
         {
           st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
+          /* the rows path for all three panels: the difference panel is estimate - exact of
+           * the same rows (and the window's comparison view bins the same way) */
           if (st == RPE_OK)
-            st = estimate_image (&src, side, red, img[1]);
+            st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, estimate_rows, &src, img[1], NULL);
           if (st == RPE_OK)
             st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, difference_rows, &src, img[2], NULL);
         }
