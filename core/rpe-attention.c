@@ -1535,6 +1535,10 @@ rpe_attention_map_reduce (const RpeLogitsSpec *spec,
     workers = n_groups;
   if (workers > sizeof job.status / sizeof job.status[0])
     workers = sizeof job.status / sizeof job.status[0];
+  /* a small map (a few ms) is not worth the threads (nor waking them next to a BLAS pool
+   * still spinning from the caller's last call) */
+  if ((double) n * (double) n < (double) (1 << 21))
+    workers = 1;
   if (workers > 1)
     rpe_parallel_run (workers, fused_worker, &job);
   else
