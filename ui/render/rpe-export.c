@@ -755,6 +755,36 @@ rpe_export_format_extension (RpeExportFormat format)
     }
 }
 
+/* A grid at a preset width: as tall as its largest square images need (up to max_h), its
+ * title (one or two lines) included. */
+static double
+grid_preset_height (const RpeFigure *fig,
+                    double           width,
+                    double           text_size,
+                    double           max_h)
+{
+  RpeFigure f = *fig;
+  RpeHeatmapGrid g = fig->grid;
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *cr = cairo_create (s);
+  double extra = 0.0, h;
+
+  f.text_size = text_size;
+  g.font_size = text_size;
+  rpe_plot_use_figure_fonts (cr);
+  if (title_wraps (cr, &f, width, max_h))
+    {
+      g.title = NULL;
+      extra = round (figure_title_font (&f, width, max_h) * 3.1);
+    }
+  else
+    g.title = fig->title;
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+  h = rpe_plot_grid_height_for_width (&g, width, max_h - extra);
+  return h > 0.0 ? round (h + extra) : max_h;
+}
+
 gboolean
 rpe_export_resolve_size (const RpeFigure     *fig,
                          RpeExportFormat      format,
@@ -785,6 +815,8 @@ rpe_export_resolve_size (const RpeFigure     *fig,
       else if (fig->kind == RPE_FIGURE_CURVES && plot_columns_at (fig, size->width_pt, size->text_size) < plot_columns (fig))
         /* plots too narrow side by side: one above the other, each of a plot's aspect */
         dh = round (size->width_pt * 0.62 * (double) fig->n_plots + size->text_size * 3.1);
+      else if (fig->kind == RPE_FIGURE_GRID && size->text_size >= 1.0 && size->width_pt >= size->text_size * 8.0)
+        dh = grid_preset_height (fig, size->width_pt, size->text_size, fmin (size->width_pt * 1.6, 6.5 * 72.0));
       else
         dh = size->width_pt * dh / dw;
       dw = size->width_pt;

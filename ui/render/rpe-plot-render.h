@@ -209,6 +209,25 @@ bool rpe_plot_grid_cell_rect (cairo_t              *cr,
                               size_t                i,
                               RpePlotRect          *rect);
 
+/* Where cell i's image goes (square, the same size in every cell), which tick marks and
+ * numbers it carries (RPE_HEATMAP_TICKS_* bits: the grid shares its axes, numbers only on
+ * the left column and the bottom row) and the grid's number of columns.  Any output may be
+ * NULL; false if i is out of range or the area is too small. */
+bool rpe_plot_grid_cell_layout (cairo_t              *cr,
+                                const RpeHeatmapGrid *grid,
+                                double                width,
+                                double                height,
+                                size_t                i,
+                                RpePlotRect          *image,
+                                unsigned int         *ticks,
+                                size_t               *n_columns);
+
+/* The height, at most max_height, at which a grid this wide has its largest images with
+ * no room wasted above or below them (title included); 0 if nothing can be drawn. */
+double rpe_plot_grid_height_for_width (const RpeHeatmapGrid *grid,
+                                       double                width,
+                                       double                max_height);
+
 /* Draws the grid in (0, 0, width, height); leaves cr's state as it found it. */
 void rpe_plot_render_heatmap_grid (cairo_t              *cr,
                                    const RpeHeatmapGrid *grid,
