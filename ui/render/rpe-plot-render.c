@@ -587,6 +587,35 @@ rpe_plot_heatmap_layout (cairo_t              *cr,
   return ok;
 }
 
+bool
+rpe_plot_heatmap_ticks (cairo_t              *cr,
+                        const RpeHeatmapData *data,
+                        double                width,
+                        double                height,
+                        size_t               *xticks,
+                        size_t               *n_x,
+                        size_t               *yticks,
+                        size_t               *n_y,
+                        size_t                max)
+{
+  Layout lay;
+  bool ok;
+
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  ok = compute_layout (cr, data, width, height, &lay);
+  cairo_restore (cr);
+  if (n_x != NULL)
+    *n_x = lay.n_xticks;
+  if (n_y != NULL)
+    *n_y = lay.n_yticks;
+  for (size_t i = 0; xticks != NULL && i < lay.n_xticks && i < max; i++)
+    xticks[i] = lay.xticks[i];
+  for (size_t i = 0; yticks != NULL && i < lay.n_yticks && i < max; i++)
+    yticks[i] = lay.yticks[i];
+  return ok;
+}
+
 /* ------------------------------------------------------------------ image */
 
 static uint32_t

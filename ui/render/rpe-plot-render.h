@@ -128,6 +128,18 @@ bool rpe_plot_heatmap_layout (cairo_t              *cr,
                               RpePlotRect          *image,
                               RpePlotRect          *colorbar);
 
+/* The position ticks rpe_plot_render_heatmap puts on this heatmap at this size: up to max
+ * of each axis into xticks / yticks (either may be NULL); their counts in n_x / n_y. */
+bool rpe_plot_heatmap_ticks (cairo_t              *cr,
+                             const RpeHeatmapData *data,
+                             double                width,
+                             double                height,
+                             size_t               *xticks,
+                             size_t               *n_x,
+                             size_t               *yticks,
+                             size_t               *n_y,
+                             size_t                max);
+
 /* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
 double rpe_plot_attention_transform (double a);
 
