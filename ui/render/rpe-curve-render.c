@@ -626,10 +626,11 @@ compute_layout (cairo_t            *cr,
     }
   if (inside)
     return true;
-  /* Outside: right of the frame when that leaves the plot most of the width, else under it
-   * (whichever leaves a plot; with neither, inside after all). */
+  /* Outside: under the frame when that leaves the plot half its height (stacked panels keep
+   * their frames aligned), else right of it if that leaves it most of the width; with
+   * neither, inside after all. */
   {
-    bool right_first = bw <= width * 0.3 || bh > (height - bh) * 0.5;
+    bool right_first = bh > lay->frame.area.height * 0.5 || (bw <= width * 0.3 && width > height * 1.6);
 
     for (int k = 0; k < 2; k++)
       {
@@ -1154,6 +1155,11 @@ rpe_curve_render (cairo_t            *cr,
   if (plot->y_label != NULL && plot->y_label[0] != '\0')
     {
       cairo_save (cr);
+      double yw = text_width (cr, plot->y_label), room = f->area.height + lay.font * 1.5;
+
+      /* a label longer than the frame: smaller (to 70 %), never over the title */
+      if (yw > room && yw > 0.0)
+        cairo_set_font_size (cr, lay.font * fmax (0.7, room / yw));
       cairo_translate (cr, lay.gap + lay.font * 0.3, f->area.y + f->area.height / 2.0);
       cairo_rotate (cr, -M_PI_2);
       show_text_at (cr, plot->y_label, 0, 0, 0.5, 0.0);
@@ -1237,4 +1243,91 @@ rpe_curve_render_highlight (cairo_t            *cr,
   cairo_set_source_rgba (cr, 0, 0, 0, 1);
   show_text_at (cr, text, bx + pad, by + lay.font * 0.75, 0.0, 0.5);
   cairo_restore (cr);
+}
+
+/* One legend entry: its line sample (and marker) from x, its label after it, centred on y. */
+static void
+draw_entry (cairo_t            *cr,
+            const RpeCurvePlot *plot,
+            size_t              s,
+            double              x,
+            double              y,
+            double              font,
+            double              sample,
+            double              pad)
+{
+  const RpeCurveSeries *se = &plot->series[s];
+  double rgba[4], lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, font / 12.0);
+
+  series_color (se, s, rgba);
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+  if (!se->no_line)
+    {
+      double dashes[4];
+      cairo_line_cap_t cap;
+      int nd = series_dashes (se, s, lw, dashes, &cap);
+
+      cairo_set_line_width (cr, lw);
+      cairo_set_line_cap (cr, cap);
+      cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
+      cairo_move_to (cr, x, y);
+      cairo_line_to (cr, x + sample, y);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+    }
+  if (se->marker != RPE_CURVE_MARKER_NONE)
+    {
+      draw_marker (cr, se->marker, x + sample / 2.0, y, fmax (1.5, font * 0.28));
+      cairo_fill (cr);
+    }
+  set_fg (cr, plot, 1.0);
+  show_text_at (cr, se->label, x + sample + pad, y, 0.0, 0.5);
+}
+
+double
+rpe_curve_legend_row (cairo_t            *cr,
+                      const RpeCurvePlot *plot,
+                      double              x,
+                      double              y,
+                      double              width,
+                      double              font,
+                      bool                draw)
+{
+  double sample = font * 2.6, pad = font * 0.45, row_h = font * 1.4, used = 0.0;
+  double widths[64];
+  size_t idx[64], n = 0, start = 0;
+
+  if (cr == NULL || plot == NULL || !(font > 0.0))
+    return 0.0;
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  for (size_t s = 0; s < plot->n_series && n < 64; s++)
+    if (plot->series[s].label != NULL && plot->series[s].label[0] != '\0')
+      {
+        idx[n] = s;
+        widths[n] = sample + pad + text_width (cr, plot->series[s].label) + font * 1.5;
+        n++;
+      }
+  /* rows of entries, each row centred */
+  while (start < n)
+    {
+      size_t end = start + 1;
+      double w = widths[start], cx;
+
+      while (end < n && w + widths[end] <= width)
+        w += widths[end++];
+      w -= font * 1.5;
+      cx = x + fmax (0.0, (width - w) / 2.0);
+      for (size_t k = start; draw && k < end; k++)
+        {
+          draw_entry (cr, plot, idx[k], cx, y + used + row_h / 2.0, font, sample, pad);
+          cx += widths[k];
+        }
+      used += row_h;
+      start = end;
+    }
+  cairo_restore (cr);
+  return used;
 }

@@ -687,7 +687,30 @@ rpe_figure_render (cairo_t         *cr,
         double top = fig->n_plots > 1 ? draw_title (cr, fig, width, height) : 0.0;
         size_t cols = plot_columns_at (fig, width, fig->text_size);
         size_t rows = (fig->n_plots + cols - 1) / cols;
-        double cw = width / (double) cols, ch = (height - top) / (double) rows;
+        double cw = width / (double) cols, ch;
+        size_t shared = SIZE_MAX, with_legend = 0;
+
+        /* Panels of which only one has a legend (the series of all): that legend once, in
+         * rows under the title, as matplotlib's figure legend, rather than in a panel */
+        for (size_t i = 0; fig->n_plots > 1 && i < fig->n_plots; i++)
+          if (fig->plots[i].legend != RPE_CURVE_LEGEND_NONE
+              && rpe_curve_legend_row (cr, &fig->plots[i], 0, 0, width, 10.0, false) > 0.0)
+            {
+              shared = i;
+              with_legend++;
+            }
+        if (with_legend == 1)
+          {
+            double font = fig->text_size > 0.0 ? fig->text_size
+                          : rpe_curve_auto_font (cw, (height - top) / (double) rows);
+            RpeCurvePlot lp = fig->plots[shared];
+
+            memcpy (lp.foreground, fig->foreground, sizeof lp.foreground);
+            top += rpe_curve_legend_row (cr, &lp, 0, top, width, font, true) + font * 0.3;
+          }
+        else
+          shared = SIZE_MAX;
+        ch = (height - top) / (double) rows;
 
         for (size_t i = 0; i < fig->n_plots; i++)
           {
@@ -700,6 +723,8 @@ rpe_figure_render (cairo_t         *cr,
               p.font_size = fig->text_size;
             if (fig->n_plots == 1 && fig->title != NULL)
               p.title = fig->title;
+            if (i == shared)
+              p.legend = RPE_CURVE_LEGEND_NONE;
             cairo_save (cr);
             cairo_translate (cr, x0, y0);
             rpe_curve_render (cr, &p, floor (cw * (double) (i % cols + 1)) - x0,
