@@ -20,11 +20,13 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-curves.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-export.h"
 #include "rpe-figure-names.h"
 #include "rpe-gif.h"
 #include "rpe-rng.h"
+#include "rpe-session.h"
 #include "rpe-spe.h"
 
 #include "rpe-cli.h"
@@ -41,6 +43,7 @@ typedef struct
   char     *preset;
   char     *panel;
   char     *sweep;
+  char     *save_session;
   gint      frames;
   gint      frame_delay;
   double    width;
@@ -1008,6 +1011,7 @@ print_usage (FILE *f)
 {
   fprintf (f,
            "Usage: rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy\n"
+           "       rpe export --session S.rpe-session [VIEW] [options] -o FILE\n"
            "\n"
            "Publication figures, rendered exactly as in the window.\n"
            "  templates      all D templates of --head in a grid (analytic; --empirical, --difference)\n"
@@ -1030,12 +1034,237 @@ print_usage (FILE *f)
            "(realizations, length or seed) goes from FROM to TO, e.g. the SPE estimate sharpening\n"
            "with R: rpe export spe-vs-rpe --sweep realizations=1:1024 --frames 11 -o sharpen.gif\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
+           "--save-session S.rpe-session also writes the session of the figure (heatmap views); it opens\n"
+           "in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it pixel for pixel,\n"
+           "the options given beside it overriding the session's values.\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
 }
 
+static int export_main (int argc, char **argv, RpeSession *session);
+
+/* The argv of `rpe export --session S [VIEW] [options]`: the session's VIEW and
+ * options first, the options given after them (GOption keeps the last value
+ * of an option, so they override the session's). */
+static char **
+session_argv (int argc, char **argv, const char *session_path, RpeSession *session, GError **error)
+{
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) from_session = rpe_session_export_argv (session, FALSE, error);
+  int first = 1;
+
+  if (from_session == NULL)
+    {
+      g_prefix_error (error, "%s: ", session_path);
+      return NULL;
+    }
+  g_ptr_array_add (out, g_strdup (argv[0]));
+  /* a VIEW given beside --session replaces the session's */
+  if (argc > 1 && argv[1][0] != '-')
+    {
+      g_ptr_array_add (out, g_strdup (argv[1]));
+      first = 2;
+    }
+  else
+    g_ptr_array_add (out, g_strdup (from_session[0]));
+  for (guint i = 1; from_session[i] != NULL; i++)
+    {
+      /* the feature of "template" only when the view stays "template" */
+      if (first == 2 && g_str_equal (from_session[i], "--feature") && !g_str_equal (argv[1], "template"))
+        {
+          i++;
+          continue;
+        }
+      g_ptr_array_add (out, g_strdup (from_session[i]));
+    }
+  for (int i = first; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--session"))
+        {
+          i++;
+          continue;
+        }
+      if (g_str_has_prefix (argv[i], "--session="))
+        continue;
+      g_ptr_array_add (out, g_strdup (argv[i]));
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
+}
+
 int
 rpe_cli_export (int argc, char **argv)
+{
+  const char *session_path = NULL;
+  g_autoptr (RpeSession) session = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) rebuilt = NULL;
+
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--"))
+        break;
+      if (g_str_equal (argv[i], "--session") && i + 1 < argc)
+        session_path = argv[i + 1];
+      else if (g_str_has_prefix (argv[i], "--session="))
+        session_path = argv[i] + strlen ("--session=");
+      else if (g_str_equal (argv[i], "--session"))
+        {
+          fprintf (stderr, "rpe export: --session needs a FILE.rpe-session\n");
+          return EXIT_USAGE;
+        }
+    }
+  if (session_path == NULL)
+    return export_main (argc, argv, NULL);
+  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]))
+    {
+      fprintf (stderr, "rpe export %s: --session redraws the heatmap views (templates, template, attention, "
+                       "spe-vs-rpe)\n", argv[1]);
+      return EXIT_USAGE;
+    }
+  session = rpe_session_load (session_path, &error);
+  if (session == NULL)
+    {
+      fprintf (stderr, "rpe export: %s: %s\n", session_path, error->message);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; i < session->warnings->len; i++)
+    fprintf (stderr, "rpe export: %s\n", (const char *) g_ptr_array_index (session->warnings, i));
+  if (argc > 1 && argv[1][0] != '-')
+    {
+      /* a VIEW beside --session: the session's figure in that view */
+      const char *v = argv[1];
+
+      g_free (session->view);
+      session->view = g_strdup (g_str_equal (v, "templates") || g_str_equal (v, "template") ? "templates"
+                                : g_str_equal (v, "attention") ? "attention" : "teaching");
+      if (g_str_equal (v, "templates"))
+        session->template_cell = -1;
+      else if (g_str_equal (v, "template") && session->template_cell < 0)
+        session->template_cell = (int) rpe_explorer_state_get_feature (session->state);
+    }
+  if (session->have_viewport && g_strcmp0 (session->view, "attention") == 0)
+    fprintf (stderr, "rpe export: note: the session's zoom is not applied; the whole map is drawn\n");
+  rebuilt = session_argv (argc, argv, session_path, session, &error);
+  if (rebuilt == NULL)
+    {
+      fprintf (stderr, "rpe export: %s\n", error->message);
+      return EXIT_USAGE;
+    }
+  return export_main ((int) g_strv_length (rebuilt), rebuilt, session);
+}
+
+/* The session of the figure drawn: every option as a state property, the
+ * module drawn, the checkpoint it came from. */
+static gboolean
+save_session (const Ctx *c, RpeSession *from, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  const ExportOptions *eo = c->eo;
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autofree char *source = NULL;
+  gsize n;
+  gboolean templates = g_str_equal (c->view, "templates") || g_str_equal (c->view, "template");
+
+  if (!rpe_cli_resolve_length (o, 0, &n, error))
+    return FALSE;
+  if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the length %zu is outside the "
+                          "window's range 2 .. %d", (size_t) n, RPE_EXPLORER_MAX_LENGTH);
+  if (o->realizations != RPE_CLI_UNSET && o->realizations > RPE_EXPLORER_MAX_R)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: R = %" G_GINT64_FORMAT
+                          " is above the window's %d", o->realizations, RPE_EXPLORER_MAX_R);
+  if (o->seed < 0 || o->seed > G_MAXINT)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the seed must be 0 .. %d", G_MAXINT);
+  if (c->params.n_heads > 1024 || c->params.n_features > 4096)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the module is larger than the window "
+                          "shows (1024 heads, 4096 features)");
+  if (o->checkpoint != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (o->checkpoint);
+
+      source = o->prefix != NULL ? g_strdup_printf ("%s module “%s”", base, o->prefix) : g_strdup_printf ("%s", base);
+    }
+  else if (from != NULL)
+    source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
+  if (c->params.method == RPE_SPE_SINE)
+    {
+      if (!rpe_explorer_state_set_modules (state, &c->params, source != NULL ? source : "random parameters",
+                                           NULL, NULL, error))
+        return FALSE;
+    }
+  else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &c->params, source != NULL ? source : "random parameters",
+                                            error))
+    return FALSE;
+  g_object_set (state,
+                "spe-kind", (guint) c->params.method,
+                "method", (guint) (o->exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE),
+                "length", (guint) n,
+                "realizations", (guint) (o->realizations != RPE_CLI_UNSET ? o->realizations : 64),
+                "seed", (guint) o->seed,
+                "head", (guint) (o->head >= 0 ? o->head : 0),
+                "feature", (guint) (o->feature >= 0 ? o->feature : 0),
+                "causal", o->causal,
+                "gated", c->gated,
+                "template-kind", (guint) (eo->difference ? RPE_TEMPLATE_DIFFERENCE
+                                          : eo->empirical ? RPE_TEMPLATE_EMPIRICAL : RPE_TEMPLATE_ANALYTIC),
+                "content", (guint) (o->content != NULL && g_str_equal (o->content, "random") ? RPE_CONTENT_RANDOM
+                                                                                              : RPE_CONTENT_UNIT),
+                "train-length", (guint) (o->train_length != RPE_CLI_UNSET && o->train_length > 0
+                                         ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
+                "colormap", eo->colormap != NULL ? eo->colormap : "viridis",
+                NULL);
+  s = rpe_session_new_from_state (state);
+  g_free (s->view);
+  s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention" : "teaching");
+  s->template_cell = g_str_equal (c->view, "template") ? (o->feature >= 0 ? o->feature : 0) : -1;
+  if (o->checkpoint != NULL)
+    {
+      g_autofree char *abs = rpe_demos_is_spec (o->checkpoint) && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS)
+                             ? g_strdup (o->checkpoint) : g_canonicalize_filename (o->checkpoint, NULL);
+
+      rpe_session_set_checkpoint (s, abs, o->prefix, o->layer, (const char *const *) o->map);
+    }
+  else if (from != NULL && from->checkpoint.path != NULL)
+    rpe_session_set_checkpoint (s, from->checkpoint.path, from->checkpoint.prefix, from->checkpoint.layer,
+                                (const char *const *) from->checkpoint.map);
+  s->export_width = eo->width;
+  s->export_height = eo->height;
+  s->export_dpi = eo->dpi;
+  s->export_title = g_strdup (eo->title);
+  {
+    /* what the window has no setting for, as the options themselves */
+    g_autoptr (GPtrArray) extra = g_ptr_array_new ();
+
+    if (eo->colormap != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--colormap");
+        g_ptr_array_add (extra, eo->colormap);
+      }
+    if (eo->preset != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--preset");
+        g_ptr_array_add (extra, eo->preset);
+      }
+    if (eo->reduce != NULL)
+      {
+        g_ptr_array_add (extra, (char *) "--reduce");
+        g_ptr_array_add (extra, eo->reduce);
+      }
+    if (eo->attention_transform)
+      g_ptr_array_add (extra, (char *) "--attention-transform");
+    if (eo->per_cell_scale)
+      g_ptr_array_add (extra, (char *) "--per-cell-scale");
+    g_ptr_array_add (extra, NULL);
+    if (extra->len > 1)
+      s->export_options = g_strdupv ((char **) extra->pdata);
+  }
+  return rpe_session_save (s, eo->save_session, error);
+}
+
+static int
+export_main (int argc, char **argv, RpeSession *session)
 {
   RpeCliOptions o;
   ExportOptions eo = { 0 };
@@ -1047,6 +1276,7 @@ rpe_cli_export (int argc, char **argv)
   int status = 0;
   GOptionGroup *group;
   g_auto(GStrv) given = g_strdupv (argv);
+  g_autofree char *session_opt = NULL;   /* consumed by rpe_cli_export */
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
@@ -1061,6 +1291,8 @@ rpe_cli_export (int argc, char **argv)
     { "sweep", 0, 0, G_OPTION_ARG_STRING, &eo.sweep, "Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed", "PARAM=FROM:TO" },
     { "frames", 0, 0, G_OPTION_ARG_INT, &eo.frames, "--sweep: the number of frames K (2 .. 1000, default 8)", "K" },
     { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, "--sweep: hundredths of a second per frame (default 60)", "CS" },
+    { "save-session", 0, 0, G_OPTION_ARG_FILENAME, &eo.save_session, "Also write the session of this figure (open it with rpe-studio, redraw it with --session)", "S.rpe-session" },
+    { "session", 0, 0, G_OPTION_ARG_FILENAME, &session_opt, "Redraw the figure of a saved session (options given beside it override its values)", "S.rpe-session" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
@@ -1284,6 +1516,13 @@ rpe_cli_export (int argc, char **argv)
         }
     }
 
+  if (curves && eo.save_session != NULL)
+    {
+      fprintf (stderr, "rpe export %s: --save-session holds the heatmap views (templates, template, attention, "
+                       "spe-vs-rpe)\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
   if (curves)
     {
       ok = view_curves (view, argc, argv, &eo, &c, &error);
@@ -1331,7 +1570,36 @@ rpe_cli_export (int argc, char **argv)
               goto done;
             }
         }
-      if (!rpe_cli_load_params (&o, &c.params, &error))
+      if (eo.save_session != NULL && (c.gif_mode || eo.all_heads || o.noise != NULL
+                                      || o.gate_noise != NULL || o.queries != NULL || o.keys != NULL
+                                      || o.noise_scheme != NULL))
+        {
+          fprintf (stderr, "rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
+                           "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
+                           "--noise-scheme\n", view);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (session != NULL && o.checkpoint == NULL)
+        {
+          /* the session's own module (edits included), unless --checkpoint overrides it */
+          RpeSpeMethod kind = o.method != NULL && g_str_equal (o.method, "conv") ? RPE_SPE_CONV : RPE_SPE_SINE;
+          const RpeSpeParams *p = rpe_explorer_state_get_params (session->state, kind);
+          RpeStatus st;
+
+          if (p == NULL)
+            {
+              rpe_set_error (&error, RPE_ERROR_NOT_FOUND, "the session has no %s module",
+                             kind == RPE_SPE_SINE ? "sine" : "conv");
+              goto report;
+            }
+          st = rpe_spe_params_copy (&c.params, p);
+          if (!rpe_cli_status_error (st, "the session's parameters", &error))
+            goto report;
+          if (o.no_gate && c.params.gate != NULL)
+            g_clear_pointer (&c.params.gate, rpe_free);
+        }
+      else if (!rpe_cli_load_params (&o, &c.params, &error))
         goto report;
       c.gated = c.params.gate != NULL;
       for (int k = 0; k < frames; k++)
@@ -1362,6 +1630,12 @@ rpe_cli_export (int argc, char **argv)
           c.gif = NULL;
         }
     }
+  if (ok && eo.save_session != NULL)
+    {
+      ok = save_session (&c, session, &error);
+      if (!ok)
+        g_prefix_error (&error, "%s: ", eo.save_session);
+    }
 
 report:
   if (ok)
@@ -1381,6 +1655,7 @@ done:
   g_free (eo.preset);
   g_free (eo.panel);
   g_free (eo.sweep);
+  g_free (eo.save_session);
   rpe_cli_options_clear (&o);
   return status;
 }

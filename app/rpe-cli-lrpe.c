@@ -118,30 +118,73 @@ read_param (const char *path, GError **error)
   return t;
 }
 
+/* The tensor a --map role names (NULL, no error, when the role is not mapped). */
+static const RpeTensor *
+mapped_tensor (const RpeTensorSet *set, const RpeTensorMap *map, RpeRole role, const char *path,
+               GError **error)
+{
+  const char *name = rpe_tensor_map_get (map, role);
+  const RpeTensor *t;
+
+  if (name == NULL)
+    return NULL;
+  t = rpe_tensor_set_lookup (set, name);
+  if (t == NULL)
+    rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: --map %s=%s: the checkpoint has no tensor named '%s'",
+                   path, rpe_role_to_string (role), name, name);
+  return t;
+}
+
 static gboolean
 load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GError **error)
 {
   memset (t, 0, sizeof *t);
   if (use_checkpoint && o->checkpoint != NULL)
     {
+      g_autoptr(RpeTensorMap) map = NULL;
       const RpeLrpeModuleInfo *m;
+      GError *pick_error = NULL;
+      const RpeTensor *mv = NULL, *mt = NULL, *mp = NULL;
 
+      if (!rpe_cli_parse_map (o, &map, error)
+          || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_LRPE_V, RPE_ROLE_LRPE_PERMUTATION, "an LRPE command", error)))
+        return FALSE;
       t->set = rpe_cli_read_checkpoint (o->checkpoint, error);
       if (t->set == NULL)
         return FALSE;
-      m = rpe_checkpoint_pick_lrpe (t->set, o->prefix, &t->modules, error);
-      if (m == NULL)
+      if (map != NULL
+          && (((mv = mapped_tensor (t->set, map, RPE_ROLE_LRPE_V, o->checkpoint, error)) == NULL
+               && rpe_tensor_map_get (map, RPE_ROLE_LRPE_V) != NULL)
+              || ((mt = mapped_tensor (t->set, map, RPE_ROLE_LRPE_THETA, o->checkpoint, error)) == NULL
+                  && rpe_tensor_map_get (map, RPE_ROLE_LRPE_THETA) != NULL)
+              || ((mp = mapped_tensor (t->set, map, RPE_ROLE_LRPE_PERMUTATION, o->checkpoint, error)) == NULL
+                  && rpe_tensor_map_get (map, RPE_ROLE_LRPE_PERMUTATION) != NULL)))
+        return FALSE;
+      m = rpe_checkpoint_pick_lrpe (t->set, o->prefix, &t->modules, &pick_error);
+      if (m == NULL && (map == NULL || o->prefix != NULL))
         {
-          g_prefix_error (error, "%s: ", o->checkpoint);
+          g_propagate_prefixed_error (error, pick_error, "%s: ", o->checkpoint);
           return FALSE;
         }
-      t->v = m->v;
-      t->theta = m->theta;
-      t->perm = m->permutation;
+      /* with a map and no --prefix, a file without one clear LRPE module gives only the mapped tensors */
+      g_clear_error (&pick_error);
+      if (m != NULL)
+        {
+          t->v = m->v;
+          t->theta = m->theta;
+          t->perm = m->permutation;
+        }
+      /* mapped roles override what discovery found */
+      if (mv != NULL)
+        t->v = mv;
+      if (mt != NULL)
+        t->theta = mt;
+      if (mp != NULL)
+        t->perm = mp;
       t->v_from = t->theta_from = t->perm_from = o->checkpoint;
-      if ((m->v != NULL && !rpe_tensor_check_finite (m->v, error))
-          || (m->theta != NULL && !rpe_tensor_check_finite (m->theta, error))
-          || (m->permutation != NULL && !rpe_tensor_check_finite (m->permutation, error)))
+      if ((t->v != NULL && !rpe_tensor_check_finite (t->v, error))
+          || (t->theta != NULL && !rpe_tensor_check_finite (t->theta, error))
+          || (t->perm != NULL && !rpe_tensor_check_finite (t->perm, error)))
         {
           g_prefix_error (error, "%s: ", o->checkpoint);
           return FALSE;
@@ -202,7 +245,6 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
   Trained t;
   int p, lambda, theta, house;
   uint32_t *pi = NULL;
-  int64_t *table = NULL;
   RpeStatus st;
   RpeLrpe *lrpe = NULL;
   gsize pd;
@@ -239,9 +281,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
         }
     }
   if (t.theta != NULL && o->lrpe_lambda == NULL && t.perm == NULL)
-    /* the reference's learned theta: (1, 1, D//2) for rotation, (1, 1, D) for complex */
-    lambda = t.theta->n_elements == dim && dim != dim / 2 ? RPE_LRPE_LAMBDA_COMPLEX_EXP
-                                                        : RPE_LRPE_LAMBDA_ROTATION;
+    lambda = rpe_lrpe_implied_lambda (t.theta->n_elements, dim);
 
   config.dim = dim;
   config.length = length;
@@ -253,8 +293,6 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
 
   if (t.v != NULL)
     {
-      double norm2 = 0;
-
       if (t.v->n_elements != dim)
         {
           g_autofree char *shape = rpe_tensor_shape_string (t.v);
@@ -263,12 +301,10 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
                          t.v_from, shape, (size_t) dim, (size_t) dim);
           goto out;
         }
-      for (gsize j = 0; j < dim; j++)
-        norm2 += (double) t.v->data[j] * t.v->data[j];
       config.householder_v = t.v->data;
       /* the reference stores a fixed v normalised (|v| = 1 to float rounding) and normalises a
        * learned one at every use: auto tells them apart by the norm */
-      config.householder_learned = house == 1 || (house == 0 && fabs (sqrt (norm2) - 1.0) > 1e-5);
+      config.householder_learned = house == 1 || (house == 0 && rpe_lrpe_v_looks_learned (t.v->data, dim));
     }
   if (t.theta != NULL)
     {
@@ -299,7 +335,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
     }
   if (t.perm != NULL)
     {
-      gsize rows, bad = 0;
+      gsize bad = 0;
 
       if (t.perm->ndim < 2 || t.perm->shape[t.perm->ndim - 1] != pd || t.perm->n_elements % pd != 0)
         {
@@ -309,21 +345,19 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
                          t.perm_from, shape, (size_t) pd);
           goto out;
         }
-      rows = t.perm->n_elements / pd;
-      table = g_try_new (int64_t, t.perm->n_elements);
       pi = g_try_new (uint32_t, pd);
-      if (table == NULL || pi == NULL)
+      if (pi == NULL)
         {
           rpe_cli_status_error (RPE_ERROR_NO_MEMORY, "permutation buffer", error);
           goto out;
         }
-      for (gsize i = 0; i < t.perm->n_elements; i++)
+      st = rpe_lrpe_pi_from_buffer (t.perm, pd, pi, &bad);
+      if (st == RPE_ERROR_NO_MEMORY)
         {
-          float x = t.perm->data[i];
-
-          table[i] = x >= 0 && x < (float) pd && x == floorf (x) ? (int64_t) x : -1;
+          rpe_cli_status_error (st, "permutation buffer", error);
+          goto out;
         }
-      if (rpe_lrpe_perm_from_table (table, rows, pd, pi, &bad) != RPE_OK)
+      if (st != RPE_OK)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                          "%s: the permutation buffer is not the powers T[s] = T[s-1][pi] of one "
@@ -340,7 +374,6 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
 
 out:
   g_free (pi);
-  g_free (table);
   trained_clear (&t);
   return lrpe;
 }
@@ -605,26 +638,47 @@ read_bias_file (const char *path, GError **error)
 static RpeTensor *
 checkpoint_bias (const RpeCliOptions *o, GError **error)
 {
-  g_autoptr(RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
+  g_autoptr(RpeTensorMap) map = NULL;
+  g_autoptr(RpeTensorSet) set = NULL;
   g_autoptr(GPtrArray) modules = NULL;
-  const RpeFastrpbModuleInfo *m;
+  const RpeTensor *src = NULL;
   RpeTensor *w;
 
-  if (set == NULL)
+  if (!rpe_cli_parse_map (o, &map, error)
+      || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_FASTRPB_W, RPE_ROLE_FASTRPB_W, "fastrpb", error)))
     return NULL;
-  m = rpe_checkpoint_pick_fastrpb (set, o->prefix, &modules, error);
-  if (m == NULL)
+  if (map != NULL && rpe_tensor_map_get (map, RPE_ROLE_FASTRPB_W) == NULL)
     {
-      g_prefix_error (error, "%s: ", o->checkpoint);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb: --map names no fastrpb.w");
       return NULL;
     }
-  w = rpe_tensor_new (m->w->name, m->w->ndim, m->w->shape, error);
+  set = rpe_cli_read_checkpoint (o->checkpoint, error);
+  if (set == NULL)
+    return NULL;
+  if (map != NULL)
+    {
+      /* --map fastrpb.w=TENSOR names the weights (then --prefix is not needed) */
+      if ((src = mapped_tensor (set, map, RPE_ROLE_FASTRPB_W, o->checkpoint, error)) == NULL)
+        return NULL;
+    }
+  else
+    {
+      const RpeFastrpbModuleInfo *m = rpe_checkpoint_pick_fastrpb (set, o->prefix, &modules, error);
+
+      if (m == NULL)
+        {
+          g_prefix_error (error, "%s: ", o->checkpoint);
+          return NULL;
+        }
+      src = m->w;
+    }
+  w = rpe_tensor_new (src->name, src->ndim, src->shape, error);
   if (w == NULL)
     return NULL;
-  memcpy (w->data, m->w->data, m->w->n_elements * sizeof (float));
+  memcpy (w->data, src->data, src->n_elements * sizeof (float));
   if (!rpe_tensor_check_finite (w, error))
     {
-      g_prefix_error (error, "%s: %s: ", o->checkpoint, m->w->name);
+      g_prefix_error (error, "%s: %s: ", o->checkpoint, src->name);
       g_clear_pointer (&w, rpe_tensor_free);
     }
   return w;
@@ -720,7 +774,10 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
       g_autoptr(RpeTensor) t = NULL;
       const char *from = o->bias != NULL ? o->bias : o->checkpoint;
 
-      if (o->bias != NULL)
+      if (o->bias != NULL && o->map != NULL)
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                       "--bias and --map fastrpb.w both give the FastRPB weights: give one");
+      else if (o->bias != NULL)
         t = read_bias_file (o->bias, error);
       else if (o->checkpoint != NULL)
         t = checkpoint_bias (o, error);

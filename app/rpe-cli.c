@@ -343,9 +343,12 @@ static const OptionUse option_uses[] = {
   { "bias-layout", TRUE, "compute:fastrpb curves:profile curves:extrapolation export:*" },
   { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "kernel-cols", TRUE, "compute:template compute:empirical compute:codes compute:encode" },
+  /* sessions (issue 15): the heatmap views that a session can hold */
+  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
+  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
   { "noise-scheme", TRUE, CODE_WHATS " curves:error export:*" },
-  /* --map feeds the SPE module loader only (the LRPE and FastRPB commands do not read it yet) */
-  { "map", TRUE, SPE_WHATS " curves:* export:*" },
+  /* --map: the SPE roles for the SPE module loader, lrpe.* for the LRPE commands, fastrpb.w for fastrpb */
+  { "map", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "bias-rows", TRUE, "compute:fastrpb" },
   { "bias-cols", TRUE, "compute:fastrpb" },
   { "fastrpb-attention", TRUE, "compute:fastrpb" },
@@ -447,6 +450,21 @@ rpe_cli_parse_map (const RpeCliOptions  *o,
   return TRUE;
 }
 
+gboolean
+rpe_cli_map_only (const RpeTensorMap *map,
+                  RpeRole             first,
+                  RpeRole             last,
+                  const char         *what,
+                  GError            **error)
+{
+  for (int r = 0; r < RPE_N_ROLES; r++)
+    if ((r < (int) first || r > (int) last) && rpe_tensor_map_get (map, (RpeRole) r) != NULL)
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--map %s=...: %s reads no such role (it reads %s%s%s)",
+                            rpe_role_to_string ((RpeRole) r), what, rpe_role_to_string (first),
+                            first != last ? " .. " : "", first != last ? rpe_role_to_string (last) : "");
+  return TRUE;
+}
+
 RpeTensorSet *
 rpe_cli_read_checkpoint (const char  *path,
                          GError     **error)
@@ -487,7 +505,8 @@ rpe_cli_load_params (const RpeCliOptions *o,
 
       if (set == NULL)
         return FALSE;
-      if (!rpe_cli_parse_map (o, &map, error))
+      if (!rpe_cli_parse_map (o, &map, error)
+          || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_SINE_FREQS, RPE_ROLE_GATE, "an SPE module", error)))
         return FALSE;
       sel.prefix = o->prefix;
       sel.layer = o->layer;

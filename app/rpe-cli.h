@@ -90,6 +90,12 @@ gboolean      rpe_cli_noise_scheme (const RpeCliOptions *o,
                                     RpeNoiseScheme      *scheme,
                                     GError             **error);
 /* --map ROLE=TENSOR options into *map (NULL when none was given). */
+/* --map roles outside [first, last] are not read by this command: an error naming them. */
+gboolean      rpe_cli_map_only (const RpeTensorMap *map,
+                                RpeRole             first,
+                                RpeRole             last,
+                                const char         *what,
+                                GError            **error);
 gboolean      rpe_cli_parse_map (const RpeCliOptions  *o,
                                  RpeTensorMap        **map,
                                  GError              **error);

@@ -189,6 +189,96 @@ test_lrpe_npy (void)
   g_assert_nonnull (strstr (err, "D = 8"));
 }
 
+/* --map names LRPE and FastRPB tensors under odd names (lrpe-odd.pt holds lrpe.pt's tensors
+ * renamed): the results equal those of the same tensors under the standard names, bit for bit. */
+static gboolean
+same_npy (const char *a_path, const char *b_path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(RpeTensor) a = rpe_npy_read (a_path, &error);
+  g_autoptr(RpeTensor) b = rpe_npy_read (b_path, &error);
+
+  g_assert_no_error (error);
+  return a->n_elements == b->n_elements && memcmp (a->data, b->data, a->n_elements * sizeof (float)) == 0;
+}
+
+static void
+test_map (void)
+{
+  g_autofree char *ckpt = fixture ("lrpe.pt");
+  g_autofree char *odd = fixture ("lrpe-odd.pt");
+  g_autofree char *q = fixture ("q.npy");
+  g_autofree char *vals = fixture ("values.npy");
+  g_autofree char *enc0 = fixture ("enc0.npy");
+  g_autofree char *enc1 = fixture ("enc1.npy");
+  g_autofree char *full = fixture ("bias-full.npy");
+  g_autofree char *a = tmp_path ("map-a.npy");
+  g_autofree char *b = tmp_path ("map-b.npy");
+  g_autofree char *err = NULL;
+
+  /* nothing under the odd names is recognised */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", odd, q, a), ==, 2);
+
+  /* layer 0: a learned v and theta */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+                            "--map lrpe.theta=blk0.angles --queries '%s' -o '%s'", odd, q, a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+                            "--queries '%s' -o '%s'", ckpt, q, b), ==, 0);
+  g_assert_true (same_npy (a, b));
+  g_assert_cmpfloat (npy_rel_err (a, enc0), <, 1e-5);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --map lrpe.v=blk0.house "
+                            "--map lrpe.theta=blk0.angles --queries '%s' --keys '%s' -o '%s'", odd, q, q, a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+                            "--queries '%s' --keys '%s' -o '%s'", ckpt, q, q, b), ==, 0);
+  g_assert_true (same_npy (a, b));
+
+  /* layer 1: the permutation buffer (aliases "permutation" and "v" work too) */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map permutation=blk1.perm_table "
+                            "--lrpe-p odd-even --queries '%s' -o '%s'", odd, q, a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+                            "--lrpe-p odd-even --queries '%s' -o '%s'", ckpt, q, b), ==, 0);
+  g_assert_true (same_npy (a, b));
+  g_assert_cmpfloat (npy_rel_err (a, enc1), <, 1e-6);
+
+  /* a mapped role adds to (or overrides) what discovery found under --prefix: layer 1's buffer
+   * with layer 0's v is the odd file's v and buffer mapped together */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+                            "--map lrpe.v=encoder.layers.0.attn.lrpe.v --queries '%s' -o '%s'", ckpt, q, a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+                            "--map lrpe.permutation=blk1.perm_table --queries '%s' -o '%s'", odd, q, b), ==, 0);
+  g_assert_true (same_npy (a, b));
+  g_assert_cmpfloat (npy_rel_err (a, enc1), >, 1e-2);
+
+  /* FastRPB: fastrpb.w (alias w) */
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias-layout full "
+                            "--values '%s' -o '%s'", odd, vals, a), ==, 0);
+  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
+                            "--values '%s' -o '%s'", ckpt, vals, b), ==, 0);
+  g_assert_true (same_npy (a, b));
+  g_assert_cmpfloat (npy_rel_err (a, full), <, 1e-5);
+
+  /* errors: a tensor the file does not have; a role the command does not read */
+  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=nope --queries '%s' -o '%s'",
+                            odd, q, a), ==, 2);
+  g_assert_nonnull (strstr (err, "nope"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map lrpe.v=blk0.house --values '%s' -o '%s'",
+                            odd, vals, a), ==, 2);
+  g_assert_nonnull (strstr (err, "lrpe.v"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
+                            odd, q, a), ==, 2);
+  g_assert_nonnull (strstr (err, "freqs"));
+  g_clear_pointer (&err, g_free);
+  /* the SPE loader reads no LRPE role; --bias and fastrpb.w cannot both give the weights */
+  g_assert_cmpint (run_rpe (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
+  g_assert_nonnull (strstr (err, "lrpe.v"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
+                            "--values '%s' -o '%s'", odd, full, vals, a), ==, 2);
+  g_assert_nonnull (strstr (err, "--bias"));
+}
+
 static void
 test_fastrpb_checkpoint (void)
 {
@@ -282,5 +372,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/lrpe/npy", test_lrpe_npy);
   g_test_add_func ("/cli/lrpe/fastrpb-checkpoint", test_fastrpb_checkpoint);
   g_test_add_func ("/cli/lrpe/fastrpb-2d", test_fastrpb_2d);
+  g_test_add_func ("/cli/lrpe/map", test_map);
   return g_test_run ();
 }

@@ -10,6 +10,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-checkpoint.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
@@ -712,6 +713,88 @@ test_cli_layer (void)
   }
 }
 
+/* Trained LRPE parameters of lrpe.pt's modules (rpe-checkpoint-lrpe.h): what they imply for P and
+ * Lambda, and the combinations they cannot run refused. */
+static void
+test_lrpe_trained (void)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "lrpe.pt", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (path, &error);
+  g_autoptr(GPtrArray) modules = NULL;
+  g_autoptr(RpeLrpeTrained) t0 = NULL;
+  g_autoptr(RpeLrpeTrained) t1 = NULL;
+  g_autoptr(RpeLrpeTrained) copy = NULL;
+  const RpeLrpeModuleInfo *m0, *m1;
+  RpeLrpeConfig config = { 0 };
+  const RpeTensor *perm;
+
+  g_assert_no_error (error);
+  modules = rpe_checkpoint_find_lrpe_modules (set);
+  g_assert_cmpuint (modules->len, ==, 3);
+  m0 = g_ptr_array_index (modules, 0);
+  m1 = g_ptr_array_index (modules, 1);
+  t0 = rpe_lrpe_trained_new (m0->v, m0->theta, m0->permutation, "m0", &error);
+  g_assert_no_error (error);
+  /* the fixture's v is "trained" to norm != 1: learned, normalised at every use */
+  g_assert_true (t0->v_learned);
+  g_assert_cmpuint (rpe_lrpe_trained_dim (t0), ==, 8);
+  g_assert_cmpuint (t0->n_theta, ==, 4);
+  g_assert_cmpint (rpe_lrpe_implied_lambda (4, 8), ==, RPE_LRPE_LAMBDA_ROTATION);
+  g_assert_cmpint (rpe_lrpe_implied_lambda (8, 8), ==, RPE_LRPE_LAMBDA_COMPLEX_EXP);
+
+  config.dim = 8;
+  config.p = RPE_LRPE_P_DCT;
+  config.lambda = RPE_LRPE_LAMBDA_ROTATION;
+  g_assert_cmpint (rpe_lrpe_trained_apply (t0, &config), ==, RPE_OK);
+  g_assert_cmpint (config.p, ==, RPE_LRPE_P_HOUSEHOLDER);
+  g_assert_cmpint (config.theta_kind, ==, RPE_LRPE_THETA_CUSTOM);
+  g_assert_true (config.householder_v == t0->v);
+  /* another width, or a Lambda whose e needs another number of angles */
+  memset (&config, 0, sizeof config);
+  config.dim = 6;
+  g_assert_cmpint (rpe_lrpe_trained_apply (t0, &config), ==, RPE_ERROR_INVALID_ARGUMENT);
+  config.dim = 8;
+  config.lambda = RPE_LRPE_LAMBDA_COMPLEX_EXP;
+  g_assert_cmpint (rpe_lrpe_trained_apply (t0, &config), ==, RPE_ERROR_INVALID_ARGUMENT);
+
+  /* the buffer T gives pi = T[1], and T[s] = pi^s */
+  t1 = rpe_lrpe_trained_new (m1->v, m1->theta, m1->permutation, "m1", &error);
+  g_assert_no_error (error);
+  perm = m1->permutation;
+  g_assert_cmpuint (t1->n_pi, ==, 8);
+  for (gsize j = 0; j < 8; j++)
+    g_assert_cmpuint (t1->pi[j], ==, (guint) perm->data[8 + j]);
+  memset (&config, 0, sizeof config);
+  config.dim = 8;
+  config.p = RPE_LRPE_P_ODD_EVEN;
+  g_assert_cmpint (rpe_lrpe_trained_apply (t1, &config), ==, RPE_OK);
+  g_assert_cmpint (config.lambda, ==, RPE_LRPE_LAMBDA_PERMUTATION);
+  g_assert_cmpint (config.p, ==, RPE_LRPE_P_ODD_EVEN);
+  /* rfft's d' = 5 components: an 8-wide buffer does not fit */
+  config.p = RPE_LRPE_P_FOURIER;
+  g_assert_cmpint (rpe_lrpe_trained_apply (t1, &config), ==, RPE_ERROR_INVALID_ARGUMENT);
+  copy = rpe_lrpe_trained_copy (t1);
+  g_assert_cmpmem (copy->pi, 8 * sizeof (uint32_t), t1->pi, 8 * sizeof (uint32_t));
+
+  /* a table that is not the powers of one permutation, and no parameter at all */
+  {
+    g_autoptr(RpeTensor) bad = rpe_tensor_new ("bad.permutation", perm->ndim, perm->shape, &error);
+    g_autoptr(RpeLrpeTrained) none = NULL;
+
+    g_assert_no_error (error);
+    memcpy (bad->data, perm->data, perm->n_elements * sizeof (float));
+    bad->data[5 * 8 + 3] = bad->data[5 * 8 + 4];
+    g_assert_null (rpe_lrpe_trained_new (NULL, NULL, bad, "bad", &error));
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "row 5"));
+    g_clear_error (&error);
+    none = rpe_lrpe_trained_new (NULL, NULL, NULL, "none", &error);
+    g_assert_null (none);
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -727,5 +810,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ckpt/map", test_map);
   g_test_add_func ("/ckpt/many-modules", test_many_modules);
   g_test_add_func ("/ckpt/cli-layer", test_cli_layer);
+  g_test_add_func ("/ckpt/lrpe-trained", test_lrpe_trained);
   return g_test_run ();
 }

@@ -1,6 +1,7 @@
 /* rpe-checkpoint-lrpe.c: LRPE and FastRPB modules by their leaves (see the header). */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "rpe-checkpoint-lrpe.h"
@@ -191,4 +192,183 @@ rpe_checkpoint_pick_fastrpb (const RpeTensorSet *set,
 {
   *modules = rpe_checkpoint_find_fastrpb_modules (set);
   return pick (*modules, prefix, "FastRPB", fastrpb_prefix, error);
+}
+
+/* ------------------------------------------------------ trained parameters */
+
+gboolean
+rpe_lrpe_v_looks_learned (const float *v,
+                          gsize        dim)
+{
+  double norm2 = 0;
+
+  for (gsize j = 0; j < dim; j++)
+    norm2 += (double) v[j] * v[j];
+  return fabs (sqrt (norm2) - 1.0) > 1e-5;
+}
+
+RpeLrpeLambda
+rpe_lrpe_implied_lambda (gsize n_theta,
+                         gsize dim)
+{
+  /* the reference's learned theta: (1, 1, D//2) for rotation, (1, 1, D) for complex */
+  return n_theta == dim && dim != dim / 2 ? RPE_LRPE_LAMBDA_COMPLEX_EXP : RPE_LRPE_LAMBDA_ROTATION;
+}
+
+RpeStatus
+rpe_lrpe_pi_from_buffer (const RpeTensor *t,
+                         gsize            pd,
+                         uint32_t        *pi,
+                         gsize           *bad_row)
+{
+  int64_t *table;
+  RpeStatus st;
+
+  if (bad_row != NULL)
+    *bad_row = 0;
+  if (pd == 0 || t->ndim < 2 || t->shape[t->ndim - 1] != pd || t->n_elements % pd != 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  table = g_try_new (int64_t, t->n_elements);
+  if (table == NULL)
+    return RPE_ERROR_NO_MEMORY;
+  for (gsize i = 0; i < t->n_elements; i++)
+    {
+      float x = t->data[i];
+
+      table[i] = x >= 0 && x < (float) pd && x == floorf (x) ? (int64_t) x : -1;
+    }
+  st = rpe_lrpe_perm_from_table (table, t->n_elements / pd, pd, pi, bad_row);
+  g_free (table);
+  return st;
+}
+
+void
+rpe_lrpe_trained_free (RpeLrpeTrained *t)
+{
+  if (t == NULL)
+    return;
+  g_free (t->v);
+  g_free (t->theta);
+  g_free (t->pi);
+  g_free (t);
+}
+
+RpeLrpeTrained *
+rpe_lrpe_trained_copy (const RpeLrpeTrained *t)
+{
+  RpeLrpeTrained *c;
+
+  if (t == NULL)
+    return NULL;
+  c = g_new0 (RpeLrpeTrained, 1);
+  *c = *t;
+  c->v = t->v != NULL ? g_memdup2 (t->v, t->v_dim * sizeof (float)) : NULL;
+  c->theta = t->theta != NULL ? g_memdup2 (t->theta, t->n_theta * sizeof (float)) : NULL;
+  c->pi = t->pi != NULL ? g_memdup2 (t->pi, t->n_pi * sizeof (uint32_t)) : NULL;
+  return c;
+}
+
+RpeLrpeTrained *
+rpe_lrpe_trained_new (const RpeTensor  *v,
+                      const RpeTensor  *theta,
+                      const RpeTensor  *permutation,
+                      const char       *from,
+                      GError          **error)
+{
+  g_autoptr (RpeLrpeTrained) t = g_new0 (RpeLrpeTrained, 1);
+  const RpeTensor *all[3] = { v, theta, permutation };
+
+  if (v == NULL && theta == NULL && permutation == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: no LRPE parameter (v, theta, permutation)", from);
+      return NULL;
+    }
+  for (int i = 0; i < 3; i++)
+    if (all[i] != NULL && (all[i]->n_elements == 0 || !rpe_tensor_check_finite (all[i], error)))
+      {
+        if (all[i]->n_elements == 0)
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: %s is empty", from, all[i]->name);
+        else
+          g_prefix_error (error, "%s: ", from);
+        return NULL;
+      }
+  if (v != NULL)
+    {
+      t->v_dim = v->n_elements;
+      t->v = g_memdup2 (v->data, v->n_elements * sizeof (float));
+      t->v_learned = rpe_lrpe_v_looks_learned (t->v, t->v_dim);
+    }
+  if (theta != NULL)
+    {
+      t->n_theta = theta->n_elements;
+      t->theta = g_memdup2 (theta->data, theta->n_elements * sizeof (float));
+    }
+  if (permutation != NULL)
+    {
+      gsize bad = 0;
+      RpeStatus st;
+
+      t->n_pi = permutation->ndim >= 2 ? permutation->shape[permutation->ndim - 1] : 0;
+      t->pi = g_try_new (uint32_t, MAX (t->n_pi, 1));
+      if (t->pi == NULL)
+        {
+          rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: the permutation buffer does not fit in memory", from);
+          return NULL;
+        }
+      st = rpe_lrpe_pi_from_buffer (permutation, t->n_pi, t->pi, &bad);
+      if (st != RPE_OK)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (permutation);
+
+          rpe_set_error (error, st, "%s: the permutation buffer %s of shape %s is not the powers "
+                         "T[s] = T[s-1][pi] of one permutation starting at the identity (row %zu)",
+                         from, permutation->name, shape, (size_t) bad);
+          return NULL;
+        }
+    }
+  return g_steal_pointer (&t);
+}
+
+gsize
+rpe_lrpe_trained_dim (const RpeLrpeTrained *t)
+{
+  if (t->v != NULL)
+    return t->v_dim;
+  if (t->pi != NULL)
+    return t->n_pi;
+  return 0;
+}
+
+RpeStatus
+rpe_lrpe_trained_apply (const RpeLrpeTrained *t,
+                        RpeLrpeConfig        *config)
+{
+  gsize pd;
+
+  if (t->v != NULL)
+    {
+      if (t->v_dim != config->dim)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      config->p = RPE_LRPE_P_HOUSEHOLDER;
+      config->householder_v = t->v;
+      config->householder_learned = t->v_learned;
+    }
+  pd = rpe_lrpe_p_dims (config->p, config->dim);
+  if (t->pi != NULL)
+    {
+      if (t->n_pi != pd || t->theta != NULL)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      config->lambda = RPE_LRPE_LAMBDA_PERMUTATION;
+      config->lambda_perm = t->pi;
+    }
+  if (t->theta != NULL)
+    {
+      if (config->lambda == RPE_LRPE_LAMBDA_PERMUTATION
+          || t->n_theta != rpe_lrpe_theta_count (config->lambda, pd))
+        return RPE_ERROR_INVALID_ARGUMENT;
+      config->theta_kind = RPE_LRPE_THETA_CUSTOM;
+      config->theta = t->theta;
+      config->n_theta = t->n_theta;
+    }
+  return RPE_OK;
 }

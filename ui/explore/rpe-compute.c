@@ -15,6 +15,8 @@
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
 #include "rpe-linear-attention.h"
+#include "rpe-checkpoint-lrpe.h"
+#include "rpe-conv-spe-2d.h"
 #include "rpe-lrpe.h"
 
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
@@ -183,8 +185,12 @@ checkpoint_data_clear (gpointer data)
   g_free (c->path);
   g_clear_pointer (&c->set, rpe_tensor_set_free);
   g_clear_pointer (&c->modules, g_ptr_array_unref);
+  g_clear_pointer (&c->lrpe_modules, g_ptr_array_unref);
+  g_clear_pointer (&c->fastrpb_modules, g_ptr_array_unref);
   rpe_spe_params_clear (&c->sine);
   rpe_spe_params_clear (&c->conv);
+  rpe_spe_params_clear (&c->conv2d);
+  g_free (c->conv2d_prefix);
   g_free (c->sine_prefix);
   g_free (c->conv_prefix);
 }
@@ -755,15 +761,19 @@ row_source_init (RowSource                 *src,
                  const RpeMonitor          *monitor)
 {
   const RpeSpeParams *p = &s->spe;
-  gsize H, D, count, all;
+  gsize H, D, head, count, all;
   float *qa = NULL, *ka = NULL;
   RpeStatus status = RPE_OK;
 
   memset (src, 0, sizeof *src);
-  if (!s->have_spe || n < 1)
+  if (n < 1 || s->content_heads < 1 || s->content_dim < 1)
     return RPE_ERROR_INVALID_ARGUMENT;
-  H = p->n_heads;
-  D = p->n_features;
+  /* every method but LRPE with trained parameters reads the SPE module (its shape is the content's) */
+  if (!s->have_spe && !(method == RPE_EXPLORER_METHOD_LRPE && s->lrpe_trained != NULL))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  H = s->content_heads;
+  D = s->content_dim;
+  head = s->content_head;
   src->method = method;
   src->n = n;
   src->d = D;
@@ -783,8 +793,8 @@ row_source_init (RowSource                 *src,
     goto out;
   for (gsize i = 0; i < n; i++)
     {
-      memcpy (src->q + i * D, qa + (i * H + s->head) * D, D * sizeof (float));
-      memcpy (src->k + i * D, ka + (i * H + s->head) * D, D * sizeof (float));
+      memcpy (src->q + i * D, qa + (i * H + head) * D, D * sizeof (float));
+      memcpy (src->k + i * D, ka + (i * H + head) * D, D * sizeof (float));
     }
   g_clear_pointer (&qa, rpe_free);
   g_clear_pointer (&ka, rpe_free);
@@ -1034,7 +1044,7 @@ attention_run (Job               *job,
   img->method = s->method;
   img->causal = s->causal;
   img->n = n;
-  img->head = s->head;
+  img->head = s->content_head;
   img->m0 = m0;
   img->m1 = m1;
   img->n0 = n0;
@@ -1364,6 +1374,13 @@ curves_run (Job               *job,
       || (status = rpe_curve_profile_add_spe (c->profile, "spe_mean", p, s->head, RPE_CURVE_ALL, s->gated, &sub)) != RPE_OK)
     goto out;
   lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
+  if (lrpe == NULL && s->lrpe_trained != NULL)
+    {
+      /* trained parameters of another width: their profile (unit content) at their width */
+      gsize dt = rpe_lrpe_trained_dim (s->lrpe_trained);
+
+      lrpe = rpe_explorer_snapshot_new_lrpe (s, dt > 0 ? dt : s->content_dim, &status);
+    }
   if (lrpe == NULL || (status = rpe_curve_profile_add_lrpe (c->profile, "lrpe", lrpe, NULL, NULL)) != RPE_OK)
     goto out;
   w = rpe_alloc (2 * n - 1, sizeof (float), &status);
@@ -1429,6 +1446,13 @@ curves_run (Job               *job,
     tmp = *s;
     tmp.train_length = n_train;
     lrpe_x = rpe_explorer_snapshot_new_lrpe (&tmp, D, &status);
+    if (lrpe_x == NULL && tmp.lrpe_trained != NULL)
+      {
+        /* the table runs every model on the SPE module's D features: trained LRPE parameters of
+         * another width cannot take part, the seeded choices stand in */
+        tmp.lrpe_trained = NULL;
+        lrpe_x = rpe_explorer_snapshot_new_lrpe (&tmp, D, &status);
+      }
     if (lrpe_x == NULL)
       goto out;
     models[3].kind = RPE_CURVE_MODEL_LRPE;
@@ -1490,6 +1514,171 @@ rpe_compute_curves_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* ------------------------------------------------------------ 2-D grid */
+
+static void
+grid_image_clear (gpointer data)
+{
+  RpeGridImage *img = data;
+
+  rpe_free (img->lags);
+  rpe_free (img->attention);
+}
+
+RpeGridImage *
+rpe_grid_image_ref (RpeGridImage *image)
+{
+  return g_atomic_rc_box_acquire (image);
+}
+
+void
+rpe_grid_image_unref (RpeGridImage *image)
+{
+  if (image != NULL)
+    g_atomic_rc_box_release_full (image, grid_image_clear);
+}
+
+G_DEFINE_BOXED_TYPE (RpeGridImage, rpe_grid_image, rpe_grid_image_ref, rpe_grid_image_unref)
+
+static RpeStatus
+grid2d_run (Job               *job,
+            const RpeMonitor  *monitor,
+            gpointer          *result,
+            GDestroyNotify    *result_free)
+{
+  const RpeExplorerSnapshot *s = job->snapshot;
+  const RpeSpeParams *p = &s->conv2d;
+  RpeExplorerSnapshot content = *s;
+  gsize n1 = s->grid_n1, n2 = s->grid_n2, n, H, D, lw, all, qk, h;
+  gsize qi, qj;
+  float *lags = NULL, *q = NULL, *k = NULL;
+  double *logits = NULL;
+  RpeGridImage *img = NULL;
+  RpeStatus status = RPE_OK;
+
+  if (!s->have_conv2d)
+    return RPE_ERROR_NOT_FOUND;
+  if (n1 < 1 || n2 < 1 || n1 > RPE_EXPLORER_MAX_GRID || n2 > RPE_EXPLORER_MAX_GRID)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  n = n1 * n2;
+  H = p->n_heads;
+  D = p->n_features;
+  h = s->conv2d_head;
+  lw = (2 * n1 - 1) * (2 * n2 - 1);
+  if (!rpe_size_mul (lw, D, &all) || !rpe_size_mul (n, H * D, &qk))
+    return RPE_ERROR_OVERFLOW;
+  img = g_atomic_rc_box_new0 (RpeGridImage);
+  img->serial = s->serial;
+  img->n1 = n1;
+  img->n2 = n2;
+  img->head = h;
+  img->feature = s->conv2d_feature;
+  img->query = s->grid_query;
+  img->gated = s->conv2d_gated;
+  lags = rpe_alloc (all, sizeof (float), &status);
+  if (lags != NULL)
+    img->lags = rpe_alloc (lw, sizeof (float), &status);
+  if (img->lags != NULL)
+    img->attention = rpe_alloc (n, sizeof (float), &status);
+  if (img->attention != NULL)
+    q = rpe_alloc (qk, sizeof (float), &status);
+  if (q != NULL)
+    k = rpe_alloc (qk, sizeof (float), &status);
+  if (k != NULL)
+    logits = g_try_new (double, n);
+  if (k != NULL && logits == NULL)
+    status = RPE_ERROR_NO_MEMORY;
+  if (status != RPE_OK)
+    goto out;
+
+  /* the template of every feature of the head, at every lag of the grid */
+  for (gsize d = 0; d < D && status == RPE_OK; d++)
+    {
+      if (rpe_monitor_cancelled (monitor))
+        {
+          status = RPE_ERROR_CANCELLED;
+          goto out;
+        }
+      status = rpe_conv_spe_2d_template_lags (p, h, d, n1, n2, img->gated, lags + d * lw);
+      rpe_monitor_progress (monitor, 0.8 * (double) (d + 1) / (double) D);
+    }
+  if (status != RPE_OK)
+    goto out;
+  memcpy (img->lags, lags + img->feature * lw, lw * sizeof (float));
+
+  /* the content of the 2-D module's shape (loaded content only when it has that shape) */
+  if (s->content_heads != H || s->content_dim != D)
+    content.npy_data = NULL;
+  content.content_heads = H;
+  content.content_dim = D;
+  status = rpe_explorer_snapshot_fill_content (&content, n, q, k);
+  if (status != RPE_OK)
+    goto out;
+
+  /* one query's exact attention over the grid */
+  qi = img->query / n2;
+  qj = img->query % n2;
+  {
+    const float *qv = q + (img->query * H + h) * D;
+    double mx = -INFINITY, sum = 0;
+
+    for (gsize t = 0; t < n; t++)
+      {
+        gsize ti = t / n2, tj = t % n2;
+        gsize lag = (qi + n1 - 1 - ti) * (2 * n2 - 1) + (qj + n2 - 1 - tj);
+        const float *kv = k + (t * H + h) * D;
+        double acc = 0;
+
+        for (gsize d = 0; d < D; d++)
+          acc += (double) qv[d] * kv[d] * lags[d * lw + lag];
+        logits[t] = acc / sqrt ((double) D);
+        mx = fmax (mx, logits[t]);
+      }
+    for (gsize t = 0; t < n; t++)
+      sum += exp (logits[t] - mx);
+    for (gsize t = 0; t < n; t++)
+      img->attention[t] = (float) (exp (logits[t] - mx) / sum);
+  }
+  rpe_monitor_progress (monitor, 1.0);
+
+out:
+  rpe_free (lags);
+  rpe_free (q);
+  rpe_free (k);
+  g_free (logits);
+  if (status != RPE_OK)
+    {
+      rpe_grid_image_unref (img);
+      return status;
+    }
+  *result = img;
+  *result_free = (GDestroyNotify) rpe_grid_image_unref;
+  return RPE_OK;
+}
+
+void
+rpe_compute_grid_async (RpeExplorerSnapshot *snapshot,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  Job *job;
+
+  g_return_if_fail (snapshot != NULL);
+  job = job_new (rpe_compute_grid_async, "the 2-D grid", grid2d_run, NULL, NULL, cancellable, callback, user_data);
+  job->snapshot = rpe_explorer_snapshot_ref (snapshot);
+  job_start (job);
+}
+
+RpeGridImage *
+rpe_compute_grid_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == rpe_compute_grid_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 /* ------------------------------------------------------------- checkpoints */
 
 static RpeStatus
@@ -1515,11 +1704,22 @@ checkpoint_run (Job               *job,
       return RPE_ERROR_CANCELLED;
     }
   c->modules = rpe_checkpoint_find_modules (c->set);
-  if (c->modules == NULL || c->modules->len == 0)
+  c->lrpe_modules = rpe_checkpoint_find_lrpe_modules (c->set);
+  c->fastrpb_modules = rpe_checkpoint_find_fastrpb_modules (c->set);
+  if (c->modules == NULL)
+    c->modules = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_spe_module_info_free);
+  if (c->modules->len == 0)
     {
+      if (rpe_tensor_set_size (c->set) > 0)
+        {
+          /* LRPE / FastRPB only, or nothing recognised (the tensor browser maps roles): the
+           * SPE modules in use stay */
+          *result = c;
+          *result_free = (GDestroyNotify) rpe_checkpoint_data_unref;
+          return RPE_OK;
+        }
       job->error = g_error_new (RPE_ERROR, RPE_ERROR_NOT_FOUND,
-                                "No SPE module was recognised in “%s” (%zu tensors)",
-                                base, rpe_tensor_set_size (c->set));
+                                "“%s” holds no tensor", base);
       goto fail;
     }
   for (guint i = 0; i < c->modules->len; i++)
@@ -1528,6 +1728,18 @@ checkpoint_run (Job               *job,
       gboolean *have = info->method == RPE_SPE_SINE ? &c->have_sine : &c->have_conv;
       g_autoptr (GError) load_error = NULL;
 
+      if (info->method == RPE_SPE_CONV && info->size2 > 0)
+        {
+          /* 2-D convSPE: its own slot (the grid window), never the 1-D conv module */
+          if (!c->have_conv2d && rpe_checkpoint_load_spe (c->set, info->prefix, -1, &c->conv2d, &load_error))
+            {
+              c->have_conv2d = TRUE;
+              c->conv2d_prefix = g_strdup (info->prefix);
+            }
+          else if (!c->have_conv2d && job->error == NULL)
+            job->error = g_steal_pointer (&load_error);
+          continue;
+        }
       if (*have)
         continue;
       /* a module that cannot be loaded as found (ambiguous gates, bad shapes) is
@@ -1545,7 +1757,7 @@ checkpoint_run (Job               *job,
       else
         c->conv_prefix = g_strdup (info->prefix);
     }
-  if (!c->have_sine && !c->have_conv)
+  if (!c->have_sine && !c->have_conv && !c->have_conv2d)
     goto fail;
   g_clear_error (&job->error);
   *result = c;

@@ -241,6 +241,35 @@ void       rpe_compute_curves_async  (RpeExplorerSnapshot    *snapshot,
 RpeCurves *rpe_compute_curves_finish (GAsyncResult           *result,
                                       GError                **error);
 
+/* ---- 2-D convSPE over an image grid (MATH.md 2, rpe-conv-spe-2d.h) ---- */
+
+typedef struct
+{
+  guint64  serial;
+  gsize    n1, n2;         /* the grid; positions p = i N2 + j */
+  gsize    head, feature;
+  gsize    query;          /* the query position p */
+  gboolean gated;
+  float   *lags;           /* (2 N1 - 1) x (2 N2 - 1): Ptilde of (head, feature) at lag (di, dj),
+                            * index (di + N1 - 1, dj + N2 - 1), as rpe_conv_spe_2d_template_lags */
+  float   *attention;      /* N1 x N2: the query's exact attention over the grid, softmax over p' of
+                            * sum_d q[p, d] k[p', d] Ptilde_d(p - p') / sqrt(D) (MATH.md 4) with the
+                            * snapshot's content */
+} RpeGridImage;
+
+GType         rpe_grid_image_get_type (void) G_GNUC_CONST;
+RpeGridImage *rpe_grid_image_ref      (RpeGridImage *image);
+void          rpe_grid_image_unref    (RpeGridImage *image);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeGridImage, rpe_grid_image_unref)
+
+/* RPE_ERROR_NOT_FOUND when the snapshot has no 2-D module. */
+void          rpe_compute_grid_async  (RpeExplorerSnapshot *snapshot,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data);
+RpeGridImage *rpe_compute_grid_finish (GAsyncResult        *result,
+                                       GError             **error);
+
 /* ---- Caps: a view computes at min (N, cap); "Compute at full N" asks for N ---- */
 
 typedef enum
@@ -275,6 +304,11 @@ typedef struct
   gboolean      have_conv;
   char         *sine_prefix;
   char         *conv_prefix;
+  RpeSpeParams  conv2d;           /* the first 2-D conv module (have_conv2d), apart from conv */
+  gboolean      have_conv2d;
+  char         *conv2d_prefix;
+  GPtrArray    *lrpe_modules;     /* RpeLrpeModuleInfo* (rpe-checkpoint-lrpe.h), into set */
+  GPtrArray    *fastrpb_modules;  /* RpeFastrpbModuleInfo*, into set */
 } RpeCheckpointData;
 
 GType              rpe_checkpoint_data_get_type (void) G_GNUC_CONST;
@@ -282,8 +316,10 @@ RpeCheckpointData *rpe_checkpoint_data_ref   (RpeCheckpointData *data);
 void               rpe_checkpoint_data_unref (RpeCheckpointData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeCheckpointData, rpe_checkpoint_data_unref)
 
-/* Reads the file and recognises its SPE modules; an error (RPE_ERROR_FORMAT,
- * RPE_ERROR_NOT_FOUND "no SPE module", ...) names the reason. */
+/* Reads the file and recognises its SPE, LRPE and FastRPB modules; an error
+ * (RPE_ERROR_FORMAT, RPE_ERROR_NOT_FOUND "no tensor", ...) names the reason.  A
+ * file with LRPE or FastRPB modules and no SPE module, or with no module recognised
+ * (for the tensor browser's roles), opens with have_sine and have_conv FALSE. */
 void               rpe_compute_open_checkpoint_async  (const char          *path,
                                                        GCancellable        *cancellable,
                                                        GAsyncReadyCallback  callback,

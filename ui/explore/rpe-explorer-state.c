@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rpe-alloc.h"
+#include "rpe-conv-spe-2d.h"
 #include "rpe-error.h"
 #include "rpe-rng.h"
 
@@ -41,6 +42,7 @@ rpe_explorer_change_get_type (void)
         { RPE_EXPLORER_CHANGE_TRAIN_LENGTH, "RPE_EXPLORER_CHANGE_TRAIN_LENGTH", "train-length" },
         { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
         { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
+        { RPE_EXPLORER_CHANGE_GRID, "RPE_EXPLORER_CHANGE_GRID", "grid" },
         { 0, NULL, NULL }
       };
       GType type = g_flags_register_static (g_intern_static_string ("RpeExplorerChange"), values);
@@ -64,6 +66,8 @@ typedef struct
 {
   RpeExplorerSnapshot public;
   float              *npy_copy;
+  gsize               npy_count;
+  RpeLrpeTrained     *trained_copy;
 } SnapshotPrivate;
 
 static void
@@ -72,7 +76,9 @@ snapshot_clear (gpointer data)
   SnapshotPrivate *priv = data;
 
   rpe_spe_params_clear (&priv->public.spe);
+  rpe_spe_params_clear (&priv->public.conv2d);
   rpe_free (priv->npy_copy);
+  rpe_lrpe_trained_free (priv->trained_copy);
 }
 
 RpeExplorerSnapshot *
@@ -113,18 +119,23 @@ rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
   s->npy_n = 0;
   if (snapshot->have_spe && rpe_spe_params_copy (&s->spe, &snapshot->spe) == RPE_OK)
     s->have_spe = TRUE;
-  if (from->npy_copy != NULL && s->have_spe)
+  memset (&s->conv2d, 0, sizeof s->conv2d);
+  s->have_conv2d = snapshot->have_conv2d && rpe_spe_params_copy (&s->conv2d, &snapshot->conv2d) == RPE_OK;
+  if (from->npy_copy != NULL)
     {
-      gsize count = snapshot->npy_n * snapshot->spe.n_features * (snapshot->npy_per_head ? snapshot->spe.n_heads : 1);
+      gsize count = from->npy_count;
       RpeStatus status;
 
       if ((priv->npy_copy = rpe_alloc (count, sizeof (float), &status)) != NULL)
         {
           memcpy (priv->npy_copy, from->npy_copy, count * sizeof (float));
+          priv->npy_count = count;
           s->npy_data = priv->npy_copy;
           s->npy_n = snapshot->npy_n;
         }
     }
+  priv->trained_copy = rpe_lrpe_trained_copy (from->trained_copy);
+  s->lrpe_trained = snapshot->lrpe_trained != NULL ? priv->trained_copy : NULL;
   switch (param)
     {
     case RPE_SWEEP_REALIZATIONS:
@@ -147,8 +158,8 @@ rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *s,
                                     float                     *q,
                                     float                     *k)
 {
-  gsize H = s->have_spe ? s->spe.n_heads : 1;
-  gsize D = s->have_spe ? s->spe.n_features : 1;
+  gsize H = MAX (s->content_heads, 1);
+  gsize D = MAX (s->content_dim, 1);
   gsize row, count;
 
   if (!rpe_size_mul (H, D, &row) || !rpe_size_mul (row, n, &count))
@@ -217,6 +228,17 @@ rpe_explorer_snapshot_new_lrpe (const RpeExplorerSnapshot *s,
   config.lambda = s->lrpe_lambda;
   config.theta_kind = s->lrpe_theta;
   config.seed = s->seed;
+  if (s->lrpe_trained != NULL)
+    {
+      RpeStatus st = rpe_lrpe_trained_apply (s->lrpe_trained, &config);
+
+      if (st != RPE_OK)
+        {
+          if (status != NULL)
+            *status = st;
+          return NULL;
+        }
+    }
   return rpe_lrpe_new (&config, status);
 }
 
@@ -249,6 +271,15 @@ struct _RpeExplorerState
   RpeLrpeP            lrpe_p;
   RpeLrpeLambda       lrpe_lambda;
   RpeLrpeTheta        lrpe_theta;
+  RpeLrpeTrained     *lrpe_trained;
+  char               *lrpe_trained_source;
+  gboolean            lrpe_use_trained;
+  RpeSpeParams        conv2d;
+  gboolean            have_conv2d;
+  char               *conv2d_source;
+  guint               grid_rows;
+  guint               grid_cols;
+  guint               grid_query;
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
   guint               train_length;
   char               *colormap;
@@ -275,6 +306,10 @@ enum {
   PROP_LRPE_THETA,
   PROP_TRAIN_LENGTH,
   PROP_COLORMAP,
+  PROP_LRPE_TRAINED,
+  PROP_GRID_ROWS,
+  PROP_GRID_COLS,
+  PROP_GRID_QUERY,
   N_PROPS
 };
 
@@ -316,6 +351,9 @@ uint_field (RpeExplorerState   *self,
     case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
     case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
     case PROP_TRAIN_LENGTH:  *what = RPE_EXPLORER_CHANGE_TRAIN_LENGTH;  return &self->train_length;
+    case PROP_GRID_ROWS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_rows;
+    case PROP_GRID_COLS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_cols;
+    case PROP_GRID_QUERY:    *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_query;
     default:                 return NULL;
     }
 }
@@ -340,6 +378,9 @@ rpe_explorer_state_get_property (GObject    *object,
       return;
     case PROP_COLORMAP:
       g_value_set_string (value, self->colormap);
+      return;
+    case PROP_LRPE_TRAINED:
+      g_value_set_boolean (value, self->lrpe_use_trained);
       return;
     default:
       break;
@@ -387,6 +428,19 @@ rpe_explorer_state_set_property (GObject      *object,
           emit_changed (self, RPE_EXPLORER_CHANGE_COLORMAP);
         }
       return;
+    case PROP_LRPE_TRAINED:
+      {
+        /* only on when there are trained parameters to use */
+        gboolean v = g_value_get_boolean (value) && self->lrpe_trained != NULL;
+
+        if (self->lrpe_use_trained != v)
+          {
+            self->lrpe_use_trained = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, RPE_EXPLORER_CHANGE_LRPE);
+          }
+      }
+      return;
     default:
       break;
     }
@@ -416,6 +470,10 @@ rpe_explorer_state_finalize (GObject *object)
     }
   rpe_free (self->npy);
   g_free (self->colormap);
+  rpe_lrpe_trained_free (self->lrpe_trained);
+  g_free (self->lrpe_trained_source);
+  rpe_spe_params_clear (&self->conv2d);
+  g_free (self->conv2d_source);
 
   G_OBJECT_CLASS (rpe_explorer_state_parent_class)->finalize (object);
 }
@@ -454,6 +512,13 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_LRPE_LAMBDA] = uint_pspec ("lrpe-lambda", "RpeLrpeLambda", 0, RPE_LRPE_LAMBDA_PERMUTATION, 0);
   properties[PROP_LRPE_THETA] = uint_pspec ("lrpe-theta", "RpeLrpeTheta (A, B, C)", 0, RPE_LRPE_THETA_C, 0);
   properties[PROP_TRAIN_LENGTH] = uint_pspec ("train-length", "N_train (0: none)", 0, RPE_EXPLORER_MAX_LENGTH, 64);
+  properties[PROP_GRID_ROWS] = uint_pspec ("grid-rows", "N1 of the 2-D grid", 1, RPE_EXPLORER_MAX_GRID, 12);
+  properties[PROP_GRID_COLS] = uint_pspec ("grid-cols", "N2 of the 2-D grid", 1, RPE_EXPLORER_MAX_GRID, 12);
+  properties[PROP_GRID_QUERY] = uint_pspec ("grid-query", "query position p = i N2 + j of the 2-D grid", 0,
+                                            RPE_EXPLORER_MAX_GRID * RPE_EXPLORER_MAX_GRID - 1, 0);
+  properties[PROP_LRPE_TRAINED] =
+    g_param_spec_boolean ("lrpe-trained", NULL, "Use the trained LRPE parameters (v, theta, permutation) held",
+                          FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_CAUSAL] =
     g_param_spec_boolean ("causal", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -482,6 +547,8 @@ rpe_explorer_state_init (RpeExplorerState *self)
   self->method = RPE_EXPLORER_METHOD_SPE;
   self->spe_kind = RPE_SPE_SINE;
   self->n = 96;
+  self->grid_rows = 12;
+  self->grid_cols = 12;
   self->r = 64;
   self->seed = 1;
   self->feature_map = RPE_FEATURE_ELU1;
@@ -557,6 +624,46 @@ rpe_explorer_state_set_modules (RpeExplorerState   *self,
     }
   emit_changed (self, RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_PARAMS | RPE_EXPLORER_CHANGE_GATE);
   return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_conv2d (RpeExplorerState   *self,
+                               const RpeSpeParams *conv2d,
+                               const char         *source,
+                               GError            **error)
+{
+  RpeSpeParams copy = { 0 };
+  RpeStatus status;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (conv2d != NULL)
+    {
+      status = rpe_conv_spe_is_2d (conv2d) ? rpe_conv_spe_2d_validate (conv2d) : RPE_ERROR_INVALID_ARGUMENT;
+      if (status == RPE_OK)
+        status = rpe_spe_params_copy (&copy, conv2d);
+      if (status != RPE_OK)
+        {
+          g_set_error (error, RPE_ERROR, status, "Invalid 2-D conv parameters: %s", rpe_status_to_string (status));
+          return FALSE;
+        }
+    }
+  rpe_spe_params_clear (&self->conv2d);
+  self->conv2d = copy;
+  self->have_conv2d = conv2d != NULL;
+  g_free (self->conv2d_source);
+  self->conv2d_source = conv2d != NULL ? g_strdup (source != NULL ? source : "parameters") : NULL;
+  emit_changed (self, RPE_EXPLORER_CHANGE_GRID);
+  return TRUE;
+}
+
+const RpeSpeParams *
+rpe_explorer_state_get_conv2d (RpeExplorerState  *self,
+                               const char       **source)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (source != NULL)
+    *source = self->conv2d_source;
+  return self->have_conv2d ? &self->conv2d : NULL;
 }
 
 const RpeSpeParams *
@@ -784,6 +891,131 @@ rpe_explorer_state_get_serial (RpeExplorerState *self)
   return self->serial;
 }
 
+/* Loaded content of heads x dim (or (N', dim), shared by every head). */
+static gboolean
+npy_fits (RpeExplorerState *self,
+          gsize             heads,
+          gsize             dim)
+{
+  if (self->npy == NULL)
+    return FALSE;
+  return self->npy_per_head ? self->npy_shape[1] == heads && self->npy_shape[2] == dim
+                            : self->npy_shape[1] == dim;
+}
+
+/* Whether trained parameters fit a feature width (with the state's P and Lambda). */
+static gboolean
+trained_fits (RpeExplorerState *self,
+              gsize             dim)
+{
+  RpeLrpeConfig config = { 0 };
+
+  config.dim = dim;
+  config.p = self->lrpe_p;
+  config.lambda = self->lrpe_lambda;
+  return dim > 0 && rpe_lrpe_trained_apply (self->lrpe_trained, &config) == RPE_OK;
+}
+
+/* The queries/keys shape (see the header). */
+static void
+content_shape (RpeExplorerState    *self,
+               RpeExplorerSnapshot *s)
+{
+  gsize H = s->have_spe ? s->spe.n_heads : 1, D = s->have_spe ? s->spe.n_features : 1;
+
+  if (self->method == RPE_EXPLORER_METHOD_LRPE && self->lrpe_use_trained && self->lrpe_trained != NULL)
+    {
+      gsize npy_d = self->npy != NULL ? self->npy_shape[self->npy_per_head ? 2 : 1] : 0;
+      gsize dt = rpe_lrpe_trained_dim (self->lrpe_trained);
+
+      /* loaded content the parameters fit, else the SPE module's shape, else one head of the
+       * parameters' width */
+      if (npy_d > 0 && trained_fits (self, npy_d))
+        {
+          H = self->npy_per_head ? self->npy_shape[1] : 1;
+          D = npy_d;
+        }
+      else if (!trained_fits (self, D))
+        {
+          H = 1;
+          /* theta alone: the width whose e holds that many angles */
+          D = dt > 0 ? dt : self->lrpe_lambda == RPE_LRPE_LAMBDA_COMPLEX_EXP ? self->lrpe_trained->n_theta
+                                                                            : 2 * self->lrpe_trained->n_theta;
+        }
+    }
+  s->content_heads = H;
+  s->content_dim = D;
+  s->content_head = MIN ((gsize) self->head, H - 1);
+}
+
+void
+rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
+                                     const RpeLrpeTrained *trained,
+                                     const char           *source)
+{
+  gboolean use;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+
+  rpe_lrpe_trained_free (self->lrpe_trained);
+  g_free (self->lrpe_trained_source);
+  rpe_spe_params_clear (&self->conv2d);
+  g_free (self->conv2d_source);
+  self->lrpe_trained = rpe_lrpe_trained_copy (trained);
+  self->lrpe_trained_source = trained != NULL ? g_strdup (source != NULL ? source : "trained parameters") : NULL;
+  use = trained != NULL;
+  g_object_freeze_notify (G_OBJECT (self));
+  if (trained != NULL)
+    {
+      /* P and Lambda as the parameters imply */
+      if (trained->v != NULL && self->lrpe_p != RPE_LRPE_P_HOUSEHOLDER)
+        {
+          self->lrpe_p = RPE_LRPE_P_HOUSEHOLDER;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LRPE_P]);
+        }
+      if (trained->pi != NULL || trained->theta != NULL)
+        {
+          RpeLrpeLambda lambda;
+
+          if (trained->pi != NULL)
+            lambda = RPE_LRPE_LAMBDA_PERMUTATION;
+          else
+            {
+              gsize d = rpe_lrpe_trained_dim (trained);
+              const RpeSpeParams *p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
+
+              if (d == 0 && self->npy != NULL)
+                d = self->npy_shape[self->npy_per_head ? 2 : 1];
+              if (d == 0 && p != NULL)
+                d = p->n_features;
+              lambda = rpe_lrpe_implied_lambda (trained->n_theta, d);
+            }
+          if (self->lrpe_lambda != lambda)
+            {
+              self->lrpe_lambda = lambda;
+              g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LRPE_LAMBDA]);
+            }
+        }
+    }
+  if (self->lrpe_use_trained != use)
+    {
+      self->lrpe_use_trained = use;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LRPE_TRAINED]);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
+  emit_changed (self, RPE_EXPLORER_CHANGE_LRPE);
+}
+
+const RpeLrpeTrained *
+rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *self,
+                                     const char       **source)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (source != NULL)
+    *source = self->lrpe_trained_source;
+  return self->lrpe_trained;
+}
+
 RpeExplorerSnapshot *
 rpe_explorer_state_snapshot (RpeExplorerState *self)
 {
@@ -819,18 +1051,31 @@ rpe_explorer_state_snapshot (RpeExplorerState *self)
       s->gated = self->gated && s->spe.gate != NULL;
     }
 
-  if (self->npy != NULL && s->have_spe)
+  s->grid_n1 = self->grid_rows;
+  s->grid_n2 = self->grid_cols;
+  s->grid_query = MIN ((gsize) self->grid_query, s->grid_n1 * s->grid_n2 - 1);
+  if (self->have_conv2d && rpe_spe_params_copy (&s->conv2d, &self->conv2d) == RPE_OK)
     {
-      gboolean fits = self->npy_per_head
-                      ? self->npy_shape[1] == s->spe.n_heads && self->npy_shape[2] == s->spe.n_features
-                      : self->npy_shape[1] == s->spe.n_features;
+      s->have_conv2d = TRUE;
+      s->conv2d_head = MIN ((gsize) self->head, s->conv2d.n_heads - 1);
+      s->conv2d_feature = MIN ((gsize) self->feature, s->conv2d.n_features - 1);
+      s->conv2d_gated = self->gated && s->conv2d.gate != NULL;
+    }
+
+  content_shape (self, s);
+  if (self->lrpe_use_trained && self->lrpe_trained != NULL)
+    s->lrpe_trained = priv->trained_copy = rpe_lrpe_trained_copy (self->lrpe_trained);
+
+  if (self->npy != NULL && npy_fits (self, s->content_heads, s->content_dim))
+    {
       gsize count = self->npy_n * (self->npy_per_head ? self->npy_shape[1] * self->npy_shape[2]
                                                       : self->npy_shape[1]);
       RpeStatus status;
 
-      if (fits && (priv->npy_copy = rpe_alloc (count, sizeof (float), &status)) != NULL)
+      if ((priv->npy_copy = rpe_alloc (count, sizeof (float), &status)) != NULL)
         {
           memcpy (priv->npy_copy, self->npy, count * sizeof (float));
+          priv->npy_count = count;
           s->npy_data = priv->npy_copy;
           s->npy_n = self->npy_n;
           s->npy_per_head = self->npy_per_head;
@@ -879,4 +1124,30 @@ const char *
 rpe_explorer_state_get_colormap (RpeExplorerState *self)
 {
   return self->colormap;
+}
+
+const float *
+rpe_explorer_state_get_npy_content (RpeExplorerState *self,
+                                    gsize            *ndim,
+                                    gsize             shape[3])
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  if (ndim != NULL)
+    *ndim = self->npy == NULL ? 0 : self->npy_per_head ? 3 : 2;
+  if (shape != NULL)
+    memcpy (shape, self->npy_shape, sizeof self->npy_shape);
+  return self->npy;
+}
+
+void
+rpe_explorer_state_clear_npy_content (RpeExplorerState *self)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (self->npy == NULL)
+    return;
+  g_clear_pointer (&self->npy, rpe_free);
+  self->npy_n = 0;
+  self->npy_per_head = FALSE;
+  memset (self->npy_shape, 0, sizeof self->npy_shape);
+  emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
 }

@@ -14,6 +14,7 @@
 
 #include <glib-object.h>
 
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
 #include "rpe-lrpe.h"
 #include "rpe-spe.h"
@@ -71,9 +72,10 @@ typedef enum /*< flags >*/
   RPE_EXPLORER_CHANGE_TRAIN_LENGTH  = 1 << 16,
   RPE_EXPLORER_CHANGE_MODULES       = 1 << 17,  /* new parameters (a checkpoint was opened) */
   RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
+  RPE_EXPLORER_CHANGE_GRID          = 1 << 19,  /* the 2-D convSPE module, grid size, query position */
 } RpeExplorerChange;
 
-#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 19) - 1))
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 20) - 1))
 
 GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
@@ -81,6 +83,7 @@ GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_EXPLORER_MAX_LENGTH   65536
 #define RPE_EXPLORER_MAX_R        4096
 #define RPE_EXPLORER_FASTRPB_TAPS 32     /* w_tau editable for |tau| < 32, zero beyond */
+#define RPE_EXPLORER_MAX_GRID     128    /* 2-D convSPE grid sides N1, N2 */
 
 /* An immutable copy of the state for workers (read-only; refcounted). */
 typedef struct
@@ -108,6 +111,25 @@ typedef struct
   RpeLrpeTheta        lrpe_theta;
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];   /* index i <-> tau = i - (T-1) */
   gsize               train_length;   /* 0: none */
+  /* Trained LRPE parameters in use (a checkpoint's module or .npy files), or NULL: seeded.
+   * rpe_explorer_snapshot_new_lrpe applies them (P and Lambda as they imply). */
+  const RpeLrpeTrained *lrpe_trained;
+  /* The shape of the queries/keys (rpe_explorer_snapshot_fill_content): the SPE module's
+   * (H, D); for LRPE with trained parameters of another width, (H', D) of the loaded content
+   * when it fits them, else (1, D).  content_head is the head clamped to content_heads - 1. */
+  gsize               content_heads;
+  gsize               content_dim;
+  gsize               content_head;
+  /* 2-D convSPE (images, MATH.md 2; rpe-conv-spe-2d.h): the module (effective values, filters
+   * (H*D, L1*L2)), the grid N1 x N2 (positions row-major) and the query position shown. */
+  gboolean            have_conv2d;
+  RpeSpeParams        conv2d;
+  gsize               grid_n1;
+  gsize               grid_n2;
+  gsize               grid_query;     /* clamped to N1 N2 - 1 */
+  gsize               conv2d_head;    /* the head and feature clamped to the module's */
+  gsize               conv2d_feature;
+  gboolean            conv2d_gated;   /* gated, and the module has a gate */
 } RpeExplorerSnapshot;
 
 GType                rpe_explorer_snapshot_get_type (void) G_GNUC_CONST;
@@ -116,8 +138,8 @@ void                 rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerSnapshot, rpe_explorer_snapshot_unref)
 
 /* Fills q and k (n, H, D) with the snapshot's content for positions 0..n-1
- * (any n, also != snapshot->n).  Returns RPE_ERROR_INVALID_ARGUMENT if the
- * loaded content does not match H, D. */
+ * (any n, also != snapshot->n), (H, D) = (content_heads, content_dim).  Loaded
+ * content that does not match H, D is not used (unit content instead). */
 RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapshot,
                                               gsize                      n,
                                               float                     *q,
@@ -126,7 +148,9 @@ RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapsho
 void      rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *snapshot,
                                                  gsize                      n,
                                                  float                     *w);
-/* The LRPE object of the snapshot for feature width f; NULL and *status on failure. */
+/* The LRPE object of the snapshot for feature width f, with the trained parameters when
+ * snapshot->lrpe_trained is set; NULL and *status on failure (RPE_ERROR_INVALID_ARGUMENT when
+ * the trained parameters do not fit f or the P/Lambda chosen). */
 RpeLrpe  *rpe_explorer_snapshot_new_lrpe (const RpeExplorerSnapshot *snapshot,
                                           gsize                      f,
                                           RpeStatus                 *status);
@@ -146,6 +170,15 @@ gboolean  rpe_explorer_state_set_modules  (RpeExplorerState   *self,
                                            const RpeSpeParams *conv,
                                            const char         *conv_source,
                                            GError            **error);
+/* The 2-D convSPE module (rpe_conv_spe_is_2d), kept beside the 1-D ones: copied, validated;
+ * NULL drops it.  Emits RPE_EXPLORER_CHANGE_GRID. */
+gboolean  rpe_explorer_state_set_conv2d   (RpeExplorerState   *self,
+                                           const RpeSpeParams *conv2d,
+                                           const char         *source,
+                                           GError            **error);
+const RpeSpeParams *rpe_explorer_state_get_conv2d (RpeExplorerState  *self,
+                                                   const char       **source);
+
 /* The module of that kind (NULL if none). */
 const RpeSpeParams *rpe_explorer_state_get_params (RpeExplorerState *self,
                                                    RpeSpeMethod      kind);
@@ -192,6 +225,24 @@ gboolean  rpe_explorer_state_set_npy_content (RpeExplorerState *self,
                                               gsize             ndim,
                                               const gsize      *shape,
                                               GError          **error);
+
+/* The loaded content (NULL if none); ndim 2 or 3 and its shape. */
+const float *rpe_explorer_state_get_npy_content (RpeExplorerState *self,
+                                                gsize            *ndim,
+                                                gsize             shape[3]);
+/* Forgets the loaded content ("content" NPY then draws unit content). */
+void         rpe_explorer_state_clear_npy_content (RpeExplorerState *self);
+/* Trained LRPE parameters (copied) and where they come from ("lrpe.pt module “enc.lrpe”"),
+ * or NULL to drop them.  Setting them turns "lrpe-trained" on and sets "lrpe-p" and
+ * "lrpe-lambda" as they imply (a v: Householder; a buffer: permutation; a theta alone: complex
+ * when it holds D values of the current content, else rotation).  While "lrpe-trained" is
+ * off the seeded choices are used and the parameters are kept, to be switched back on. */
+void      rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
+                                               const RpeLrpeTrained *trained,
+                                               const char           *source);
+/* The trained parameters held (NULL if none) and their source. */
+const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *self,
+                                                           const char       **source);
 
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);

@@ -206,7 +206,19 @@ rpe_outputs_run (const RpeExplorerSnapshot *s,
   if (q != NULL)
     k = rpe_alloc (count, sizeof (float), &st);
   if (k != NULL)
-    st = rpe_explorer_snapshot_fill_content (s, n, qa, ka);
+    {
+      /* the content of the SPE module's shape (LRPE with trained parameters of another width
+       * gives the snapshot another content shape, whose loaded content does not fit here) */
+      RpeExplorerSnapshot spe_content = *s;
+
+      if (s->content_heads != H || s->content_dim != D)
+        {
+          spe_content.content_heads = H;
+          spe_content.content_dim = D;
+          spe_content.npy_data = NULL;
+        }
+      st = rpe_explorer_snapshot_fill_content (&spe_content, n, qa, ka);
+    }
   if (st != RPE_OK)
     {
       status_error (st, "the queries and keys", error);

@@ -20,7 +20,8 @@
 
 #define ATTENTION_CHANGES (RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_TEMPLATE_KIND \
                                                       | RPE_EXPLORER_CHANGE_TRAIN_LENGTH \
-                                                      | RPE_EXPLORER_CHANGE_COLORMAP))
+                                                      | RPE_EXPLORER_CHANGE_COLORMAP \
+                                                      | RPE_EXPLORER_CHANGE_GRID))
 
 struct _RpeAttentionView
 {

@@ -2,6 +2,8 @@
  * GTK-free renderer through gtk_snapshot_append_cairo. */
 #include "config.h"
 
+#include <math.h>
+
 #include "rpe-heatmap-view.h"
 
 struct _RpeHeatmapView
@@ -12,6 +14,8 @@ struct _RpeHeatmapView
   gsize              rows;
   gsize              cols;
   char              *title;
+  char              *x_label;
+  char              *y_label;
   const RpeColormap *colormap;
   RpeHeatmapScale    scale;
   gboolean           fixed_range;
@@ -45,6 +49,8 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
   data->rows = self->rows;
   data->cols = self->cols;
   data->title = self->title;
+  data->x_label = self->x_label;
+  data->y_label = self->y_label;
   data->colormap = self->colormap;
   data->scale = self->scale;
   data->fixed_range = self->fixed_range;
@@ -60,6 +66,69 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
     if (root != NULL && gtk_widget_has_css_class (GTK_WIDGET (root), "presentation"))
       data->font_scale = 1.6;
   }
+}
+
+/* Where the renderer puts the image at the widget's size (the same layout code and fonts). */
+static gboolean
+image_rect (RpeHeatmapView *self,
+            RpePlotRect    *image)
+{
+  RpeHeatmapData data;
+  RpePlotRect bar;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  gboolean ok;
+  int width = gtk_widget_get_width (GTK_WIDGET (self)), height = gtk_widget_get_height (GTK_WIDGET (self));
+
+  rpe_heatmap_view_get_render_data (self, &data);
+  if (data.values == NULL || data.rows == 0 || data.cols == 0 || width <= 0 || height <= 0)
+    return FALSE;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cr = cairo_create (surface);
+  rpe_plot_use_figure_fonts (cr);
+  ok = rpe_plot_heatmap_layout (cr, &data, width, height, image, &bar) && image->width > 0 && image->height > 0;
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  return ok;
+}
+
+gboolean
+rpe_heatmap_view_cell_at (RpeHeatmapView *self,
+                          double          x,
+                          double          y,
+                          gsize          *row,
+                          gsize          *col)
+{
+  RpePlotRect image;
+  double u, v;
+
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), FALSE);
+  if (!isfinite (x) || !isfinite (y) || !image_rect (self, &image))
+    return FALSE;
+  u = (x - image.x) / image.width;
+  v = (y - image.y) / image.height;
+  if (!(u >= 0 && u < 1 && v >= 0 && v < 1))
+    return FALSE;
+  *row = MIN ((gsize) (v * (double) self->rows), self->rows - 1);
+  *col = MIN ((gsize) (u * (double) self->cols), self->cols - 1);
+  return TRUE;
+}
+
+gboolean
+rpe_heatmap_view_cell_center (RpeHeatmapView *self,
+                              gsize           row,
+                              gsize           col,
+                              double         *x,
+                              double         *y)
+{
+  RpePlotRect image;
+
+  g_return_val_if_fail (RPE_IS_HEATMAP_VIEW (self), FALSE);
+  if (row >= self->rows || col >= self->cols || !image_rect (self, &image))
+    return FALSE;
+  *x = image.x + ((double) col + 0.5) * image.width / (double) self->cols;
+  *y = image.y + ((double) row + 0.5) * image.height / (double) self->rows;
+  return TRUE;
 }
 
 static void
@@ -110,6 +179,8 @@ rpe_heatmap_view_finalize (GObject *object)
 
   g_clear_pointer (&self->values, g_bytes_unref);
   g_clear_pointer (&self->title, g_free);
+  g_clear_pointer (&self->x_label, g_free);
+  g_clear_pointer (&self->y_label, g_free);
 
   G_OBJECT_CLASS (rpe_heatmap_view_parent_class)->finalize (object);
 }
@@ -358,4 +429,19 @@ rpe_heatmap_view_set_equal_aspect (RpeHeatmapView *self,
       self->equal_aspect = equal_aspect;
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
+}
+
+void
+rpe_heatmap_view_set_axis_labels (RpeHeatmapView *self,
+                                  const char     *x_label,
+                                  const char     *y_label)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+  if (g_strcmp0 (self->x_label, x_label) == 0 && g_strcmp0 (self->y_label, y_label) == 0)
+    return;
+  g_free (self->x_label);
+  g_free (self->y_label);
+  self->x_label = g_strdup (x_label);
+  self->y_label = g_strdup (y_label);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }

@@ -50,4 +50,22 @@ void         rpe_heatmap_view_set_equal_aspect (RpeHeatmapView    *self,
 void         rpe_heatmap_view_get_render_data  (RpeHeatmapView    *self,
                                                 RpeHeatmapData    *data);
 
+/* Axis labels (NULL: "key position n" / "query position m"). */
+void         rpe_heatmap_view_set_axis_labels  (RpeHeatmapView    *self,
+                                                const char        *x_label,
+                                                const char        *y_label);
+/* The cell (row, col) under widget point (x, y), as the view draws it now; FALSE outside the
+ * image or without data. */
+gboolean     rpe_heatmap_view_cell_at          (RpeHeatmapView    *self,
+                                                double             x,
+                                                double             y,
+                                                gsize             *row,
+                                                gsize             *col);
+/* The centre of cell (row, col) in widget coordinates; FALSE when nothing is drawn. */
+gboolean     rpe_heatmap_view_cell_center      (RpeHeatmapView    *self,
+                                                gsize              row,
+                                                gsize              col,
+                                                double            *x,
+                                                double            *y);
+
 G_END_DECLS

@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 
 #include "rpe-tensor-browser.h"
+#include "rpe-checkpoint-lrpe.h"
 
 #include "rpe-file.h"
 
@@ -88,7 +89,29 @@ update_layers (RpeTensorBrowser *self)
         }
       text = g_string_free (s, FALSE);
     }
-  gtk_label_set_text (self->module_label, text != NULL ? text : _("No SPE module was recognised: assign roles to tensors below."));
+  if (text == NULL)
+    {
+      GString *s = g_string_new (_("No SPE module was recognised."));
+      GPtrArray *lrpe = self->data->lrpe_modules, *fastrpb = self->data->fastrpb_modules;
+
+      for (guint i = 0; lrpe != NULL && i < lrpe->len; i++)
+        {
+          const RpeLrpeModuleInfo *m = g_ptr_array_index (lrpe, i);
+          g_autofree char *name = rpe_escape_name (m->prefix);
+
+          g_string_append_printf (s, i == 0 ? _("\nLRPE modules (the sidebar's LRPE Parameters): %s") : ", %s", name);
+        }
+      for (guint i = 0; fastrpb != NULL && i < fastrpb->len; i++)
+        {
+          const RpeFastrpbModuleInfo *m = g_ptr_array_index (fastrpb, i);
+          g_autofree char *name = rpe_escape_name (m->prefix);
+
+          g_string_append_printf (s, i == 0 ? _("\nFastRPB biases: %s") : ", %s", name);
+        }
+      g_string_append (s, _("\nAssign roles to tensors below (SPE, lrpe.v/theta/permutation, fastrpb.w)."));
+      text = g_string_free (s, FALSE);
+    }
+  gtk_label_set_text (self->module_label, text);
 }
 
 static void

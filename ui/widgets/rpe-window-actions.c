@@ -5,6 +5,10 @@
 #include "rpe-window-private.h"
 
 #include "rpe-checkpoint.h"
+#include "rpe-checkpoint-lrpe.h"
+#include "rpe-conv-spe-2d.h"
+#include "rpe-error.h"
+#include "rpe-fastrpb.h"
 #include "rpe-demos.h"
 #include "rpe-fit-dialog.h"
 #include "rpe-tour-bar.h"
@@ -46,7 +50,7 @@ show_chooser (RpeWindow *self,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint",
+  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint or Session",
                                                GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
                                                "_Open", "_Cancel");
   if (npy)
@@ -56,12 +60,24 @@ show_chooser (RpeWindow *self,
     }
   else
     {
-      gtk_file_filter_set_name (filter, "Checkpoints (.safetensors, .npy, .npz, .pt)");
-      gtk_file_filter_add_suffix (filter, "safetensors");
-      gtk_file_filter_add_suffix (filter, "npy");
-      gtk_file_filter_add_suffix (filter, "npz");
-      gtk_file_filter_add_suffix (filter, "pt");
-      gtk_file_filter_add_suffix (filter, "pth");
+      static const char *const suffixes[] = { "safetensors", "npy", "npz", "pt", "pth", NULL };
+      GtkFileFilter *only;
+
+      gtk_file_filter_set_name (filter, "Checkpoints and sessions");
+      for (guint i = 0; suffixes[i] != NULL; i++)
+        gtk_file_filter_add_suffix (filter, suffixes[i]);
+      gtk_file_filter_add_suffix (filter, "rpe-session");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+      g_object_unref (filter);
+      only = gtk_file_filter_new ();
+      gtk_file_filter_set_name (only, "Checkpoints (.safetensors, .npy, .npz, .pt)");
+      for (guint i = 0; suffixes[i] != NULL; i++)
+        gtk_file_filter_add_suffix (only, suffixes[i]);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), only);
+      g_object_unref (only);
+      filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, "RPE Studio sessions (.rpe-session)");
+      gtk_file_filter_add_suffix (filter, "rpe-session");
     }
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
   g_object_unref (filter);
@@ -119,7 +135,10 @@ _rpe_window_open_npy (RpeWindow *self,
       _rpe_window_show_message (self, text);
     }
   else
-    _rpe_window_show_message (self, NULL);
+    {
+      _rpe_window_set_content_path (self, path);
+      _rpe_window_show_message (self, NULL);
+    }
   rpe_tensor_free (tensor);
 }
 
@@ -140,7 +159,8 @@ _rpe_window_update_recent_menu (RpeWindow *self)
       GMenuItem *item;
 
       if (!g_str_has_suffix (uri, ".safetensors") && !g_str_has_suffix (uri, ".npz")
-          && !g_str_has_suffix (uri, ".pt") && !g_str_has_suffix (uri, ".pth"))
+          && !g_str_has_suffix (uri, ".pt") && !g_str_has_suffix (uri, ".pth")
+          && !g_str_has_suffix (uri, RPE_SESSION_SUFFIX))
         continue;
       item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
       g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
@@ -149,6 +169,272 @@ _rpe_window_update_recent_menu (RpeWindow *self)
       count++;
     }
   g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+/* ------------------------------------------------- trained LRPE and FastRPB */
+
+gboolean
+_rpe_window_set_fastrpb_tensor (RpeWindow       *self,
+                                const RpeTensor *w,
+                                GError         **error)
+{
+  const gsize T = RPE_EXPLORER_FASTRPB_TAPS;
+  RpeFastrpbLayout layout = RPE_FASTRPB_LAYOUT_CENTRED;
+  gsize rows, width, m, n, row;
+  float taps[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
+  g_autofree float *centred = NULL;
+  RpeStatus st;
+
+  if (w->ndim == 3 && w->shape[0] == 1)
+    {
+      rows = w->shape[1];
+      width = w->shape[2];
+      /* the reference's PositionalBias: full (2M - 1) unless the width is even (symmetric M) */
+      layout = width % 2 == 1 ? RPE_FASTRPB_LAYOUT_FULL : RPE_FASTRPB_LAYOUT_SYMMETRIC;
+    }
+  else if (w->ndim == 1 || w->ndim == 2)
+    {
+      rows = w->ndim == 1 ? 1 : w->shape[0];
+      width = w->shape[w->ndim - 1];
+    }
+  else
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "%s: FastRPB weights must have shape (X,), (H, X) or (1, H, X)", w->name);
+  m = rpe_fastrpb_layout_length (layout, width);
+  if (m == 0 || rows == 0 || !rpe_tensor_check_finite (w, error))
+    return error == NULL || *error == NULL
+           ? rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: %zu weights are not a FastRPB layout",
+                            w->name, (size_t) width)
+           : FALSE;
+  n = MIN (m, T);
+  centred = g_new (float, rows * (2 * n - 1));
+  st = rpe_fastrpb_to_centred (layout, rows, width, w->data, n, centred);
+  if (st != RPE_OK)
+    return rpe_set_error (error, st, "%s: %s", w->name, rpe_status_to_string (st));
+  row = MIN (rpe_explorer_state_get_head (self->state), rows - 1);
+  for (gsize i = 0; i < 2 * n - 1; i++)
+    taps[i + (T - n)] = centred[row * (2 * n - 1) + i];
+  rpe_explorer_state_set_fastrpb_weights (self->state, taps, G_N_ELEMENTS (taps));
+  return TRUE;
+}
+
+/* The role of an LRPE parameter file from its shape (MATH.md 7), or its name for a 1-D array. */
+static gboolean
+lrpe_file_role (const RpeTensor *t,
+                const char      *base,
+                RpeRole         *role)
+{
+  g_autofree char *lower = g_ascii_strdown (base, -1);
+
+  if (t->ndim == 3 && t->shape[0] == 1 && t->shape[2] == 1 && t->shape[1] > 1)
+    *role = RPE_ROLE_LRPE_V;
+  else if (t->ndim == 3 && t->shape[0] == 1 && t->shape[1] == 1)
+    *role = RPE_ROLE_LRPE_THETA;
+  else if ((t->ndim == 3 && t->shape[0] == 1 && t->shape[1] > 1 && t->shape[2] > 1) || t->ndim == 2)
+    *role = RPE_ROLE_LRPE_PERMUTATION;
+  else if (strstr (lower, "theta") != NULL)
+    *role = RPE_ROLE_LRPE_THETA;
+  else if (strstr (lower, "perm") != NULL)
+    *role = RPE_ROLE_LRPE_PERMUTATION;
+  else if (lower[0] == 'v')
+    *role = RPE_ROLE_LRPE_V;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+rpe_window_open_lrpe_files (RpeWindow  *self,
+                            GFile     **files,
+                            guint       n_files,
+                            GError    **error)
+{
+  RpeTensor *tensors[3] = { NULL, NULL, NULL };   /* v, theta, permutation */
+  g_autoptr (GString) label = g_string_new ("files ");
+  g_autoptr (GPtrArray) trained = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
+  GError *local = NULL;
+  RpeLrpeTrained *t = NULL;
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
+  for (guint i = 0; i < n_files; i++)
+    {
+      g_autofree char *path = g_file_get_path (files[i]);
+      g_autofree char *base = g_file_get_basename (files[i]);
+      RpeTensor *x = path != NULL ? rpe_npy_read_int_ok (path, &local) : NULL;
+      RpeRole role;
+
+      if (x == NULL)
+        {
+          if (local == NULL)
+            local = g_error_new (RPE_ERROR, RPE_ERROR_IO, "%s is not a local file", base);
+          goto out;
+        }
+      if (!lrpe_file_role (x, base, &role))
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (x);
+
+          local = g_error_new (RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT,
+                               "%s: an array of shape %s is not an LRPE v (1, D, 1), theta (1, 1, n) or "
+                               "permutation buffer (1, max_positions, D)", base, shape);
+          rpe_tensor_free (x);
+          goto out;
+        }
+      g_clear_pointer (&tensors[role - RPE_ROLE_LRPE_V], rpe_tensor_free);
+      tensors[role - RPE_ROLE_LRPE_V] = x;
+      g_string_append_printf (label, "%s%s (%s)", i > 0 ? ", " : "", base, rpe_role_to_string (role));
+    }
+  t = rpe_lrpe_trained_new (tensors[0], tensors[1], tensors[2], "the LRPE files", &local);
+  if (t == NULL)
+    goto out;
+  g_ptr_array_add (trained, t);
+  _rpe_window_set_lrpe_choices (self, trained, (const char *[]) { label->str, NULL }, FALSE, TRUE);
+  ok = TRUE;
+
+out:
+  for (int i = 0; i < 3; i++)
+    rpe_tensor_free (tensors[i]);
+  if (!ok)
+    {
+      g_autofree char *text = g_strdup_printf ("Could not load the LRPE parameters: %s", local->message);
+
+      _rpe_window_show_message (self, text);
+      g_propagate_error (error, local);
+    }
+  else
+    _rpe_window_show_message (self, NULL);
+  return ok;
+}
+
+static void
+lrpe_chooser_response (GtkNativeDialog *dialog,
+                       int              response,
+                       RpeWindow       *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GListModel) list = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
+      guint n = g_list_model_get_n_items (list);
+      g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_object_unref);
+
+      for (guint i = 0; i < n; i++)
+        g_ptr_array_add (files, g_list_model_get_item (list, i));
+      rpe_window_open_lrpe_files (self, (GFile **) files->pdata, files->len, NULL);
+    }
+  gtk_native_dialog_destroy (dialog);
+  if (self->chooser == GTK_FILE_CHOOSER_NATIVE (dialog))
+    g_clear_object (&self->chooser);
+}
+
+static void
+action_open_lrpe (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
+  self->chooser = gtk_file_chooser_native_new ("Open LRPE Parameters (v, θ, permutation)", GTK_WINDOW (self),
+                                               GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (self->chooser), TRUE);
+  gtk_file_filter_set_name (filter, "NumPy arrays (.npy)");
+  gtk_file_filter_add_suffix (filter, "npy");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+  g_object_unref (filter);
+  g_signal_connect (self->chooser, "response", G_CALLBACK (lrpe_chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+/* The LRPE and FastRPB roles assigned in the tensor browser: used; TRUE if any was. */
+static gboolean
+use_mapped_trained (RpeWindow          *self,
+                    RpeCheckpointData  *data,
+                    const RpeTensorMap *map,
+                    const char         *base)
+{
+  gboolean used = FALSE;
+
+  if (rpe_tensor_map_has_any (map, RPE_ROLE_LRPE_V, RPE_ROLE_LRPE_PERMUTATION))
+    {
+      const RpeTensor *ts[3];
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GPtrArray) trained = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
+      g_autofree char *mapped = rpe_tensor_map_to_string (map);
+      g_autofree char *label = g_strdup_printf ("checkpoint %s, mapped %s", base, mapped);
+      RpeLrpeTrained *t;
+
+      for (int r = 0; r < 3; r++)
+        {
+          const char *name = rpe_tensor_map_get (map, (RpeRole) (RPE_ROLE_LRPE_V + r));
+
+          ts[r] = name != NULL ? rpe_tensor_set_lookup (data->set, name) : NULL;
+        }
+      t = rpe_lrpe_trained_new (ts[0], ts[1], ts[2], label, &error);
+      if (t == NULL)
+        {
+          g_autofree char *text = g_strdup_printf ("Could not use the mapped LRPE parameters: %s", error->message);
+
+          _rpe_window_show_message (self, text);
+          return TRUE;
+        }
+      g_ptr_array_add (trained, t);
+      _rpe_window_set_lrpe_choices (self, trained, (const char *[]) { label, NULL }, FALSE, TRUE);
+      g_object_set (self->state, "method", RPE_EXPLORER_METHOD_LRPE, NULL);
+      _rpe_window_show_message (self, NULL);
+      used = TRUE;
+    }
+  if (rpe_tensor_map_get (map, RPE_ROLE_FASTRPB_W) != NULL)
+    {
+      const RpeTensor *w = rpe_tensor_set_lookup (data->set, rpe_tensor_map_get (map, RPE_ROLE_FASTRPB_W));
+      g_autoptr (GError) error = NULL;
+
+      if (w == NULL || !_rpe_window_set_fastrpb_tensor (self, w, &error))
+        {
+          g_autofree char *text = g_strdup_printf ("Could not use the mapped FastRPB weights: %s",
+                                                   error != NULL ? error->message : "no such tensor");
+
+          _rpe_window_show_message (self, text);
+          return TRUE;
+        }
+      if (!used)
+        g_object_set (self->state, "method", RPE_EXPLORER_METHOD_FASTRPB, NULL);
+      _rpe_window_show_message (self, NULL);
+      used = TRUE;
+    }
+  return used;
+}
+
+static void
+action_grid (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Open a checkpoint with a 2-D convSPE module "
+                                                                "(filters (H*D, 1, L1, L2)) first."));
+      return;
+    }
+  if (self->grid_window == NULL)
+    {
+      self->grid_window = rpe_grid_window_new (GTK_WINDOW (self), self->state);
+      g_object_add_weak_pointer (G_OBJECT (self->grid_window), (gpointer *) &self->grid_window);
+    }
+  gtk_window_present (GTK_WINDOW (self->grid_window));
+}
+
+RpeGridWindow *
+rpe_window_get_grid_window (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->grid_window;
 }
 
 /* --------------------------------------------------------- tensor browser */
@@ -169,6 +455,10 @@ module_chosen (RpeTensorBrowser *browser,
   g_autofree char *note = NULL;
   g_autofree char *mapped = NULL;
 
+  /* LRPE and FastRPB roles: those parameters; with no SPE role mapped, nothing else changes */
+  if (use_mapped_trained (self, data, map, base)
+      && !rpe_tensor_map_has_any (map, RPE_ROLE_SINE_FREQS, RPE_ROLE_GATE))
+    return;
   sel.prefix = prefix;
   sel.layer = layer;
   sel.map = rpe_tensor_map_is_empty (map) ? NULL : map;
@@ -191,6 +481,26 @@ module_chosen (RpeTensorBrowser *browser,
   else
     source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
                         : g_strdup_printf ("%s module “%s”", base, prefix);
+  {
+    /* the session remembers how the module was read (`rpe export --prefix --layer --map`) */
+    g_auto (GStrv) roles = mapped != NULL ? g_strsplit (mapped, ", ", -1) : NULL;
+
+    _rpe_window_set_source (self, data->path, sel.prefix, layer, (const char *const *) roles);
+  }
+  if (rpe_conv_spe_is_2d (&params))
+    {
+      /* a 2-D module goes to the grid window */
+      if (rpe_explorer_state_set_conv2d (self->state, &params, source, &error))
+        {
+          g_object_set (self->state, "gated", params.gate != NULL, NULL);
+          _rpe_window_show_message (self, NULL);
+          gtk_widget_activate_action (GTK_WIDGET (self), "win.grid", NULL);
+        }
+      else
+        _rpe_window_show_message (self, error->message);
+      rpe_spe_params_clear (&params);
+      return;
+    }
   if (params.method == RPE_SPE_SINE)
     rpe_explorer_state_set_modules (self->state, &params, source, NULL, NULL, &error);
   else
@@ -245,6 +555,7 @@ action_load_demo (GtkWidget  *widget,
     {
       rpe_explorer_state_set_modules (self->state, &sine, "demo module “sine”", &conv, "demo module “conv”", NULL);
       self->from_demo = TRUE;
+      _rpe_window_set_source (self, "demo", NULL, -1, NULL);
       _rpe_window_show_message (self, NULL);
     }
   rpe_spe_params_clear (&sine);
@@ -506,6 +817,8 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.fit", NULL);
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
   gtk_widget_class_install_action (widget_class, "win.open-npy", NULL, action_open_npy);
+  gtk_widget_class_install_action (widget_class, "win.open-lrpe", NULL, action_open_lrpe);
+  gtk_widget_class_install_action (widget_class, "win.grid", NULL, action_grid);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", action_open_recent);
   gtk_widget_class_install_action (widget_class, "win.browse-tensors", NULL, action_browse_tensors);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, action_load_demo);

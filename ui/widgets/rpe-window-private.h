@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rpe-window.h"
+#include "rpe-grid-window.h"
 #include "rpe-undo.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,7 @@ struct _RpeWindow
   GCancellable         *load_cancellable;
   RpeCheckpointData    *checkpoint;   /* the last opened checkpoint */
   RpeTensorBrowser     *browser;
+  RpeGridWindow        *grid_window;    /* weak */
   GtkFileChooserNative *chooser;
   GMenu                *recent_menu;
   GMenu                *demos_menu;
@@ -51,6 +53,25 @@ struct _RpeWindow
   GtkWidget            *conv_all;
   GtkWidget            *fastrpb_box;
   gboolean              updating;
+
+  /* sessions (rpe-window-session.c) */
+  GtkFileChooserNative *session_chooser;
+  char                 *session_file;    /* saved to or opened from (NULL: none) */
+  guint64               session_serial;  /* the state's serial then */
+  RpeWindowView         session_view;
+  int                   session_cell;
+  char                 *source_path;     /* the checkpoint of the modules: a file, "demo", "demo:NAME" */
+  char                 *source_prefix;
+  int                   source_layer;
+  char                **source_map;
+  char                 *content_path;    /* the .npy of the loaded content */
+  /* LRPE: "Parameters" (seeded, or one of the trained choices) and the P/Lambda/theta rows */
+  GtkWidget            *lrpe_params_row;
+  GtkStringList        *lrpe_labels;    /* item 0 "Seeded", then one per choice */
+  GPtrArray            *lrpe_choices;   /* RpeLrpeTrained*, item i + 1 of lrpe_labels */
+  GtkWidget            *lrpe_p_row;
+  GtkWidget            *lrpe_lambda_row;
+  GtkWidget            *lrpe_theta_row;
 };
 
 void _rpe_window_class_actions_init (GtkWidgetClass *widget_class);
@@ -63,8 +84,35 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-session.c */
+void _rpe_window_class_session_init (GtkWidgetClass    *widget_class);
+void _rpe_window_session_dispose    (RpeWindow         *self);
+void _rpe_window_set_source         (RpeWindow         *self,
+                                     const char        *path,
+                                     const char        *prefix,
+                                     int                layer,
+                                     const char *const *map);
+void _rpe_window_set_content_path   (RpeWindow         *self,
+                                     const char        *path);
+void _rpe_window_open_session_async (RpeWindow         *self,
+                                     const char        *path);
+/* FastRPB weights of a checkpoint or a mapped tensor: (1, H, X) as the reference stores them
+ * (X odd: "full" 2M - 1, even: "symmetric" M; the current head's row), or centred (X,) / (H, X),
+ * into the sidebar's taps |tau| < RPE_EXPLORER_FASTRPB_TAPS (zero beyond M - 1). */
+gboolean _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
+                                         const RpeTensor *w,
+                                         GError         **error);
+/* The trained LRPE choices offered in the sidebar: replaced by those of a checkpoint
+ * (trained NULL-terminated pairs of RpeLrpeTrained* / label; taken), or one added; `use`:
+ * select (and use) the first new choice. */
+void _rpe_window_set_lrpe_choices   (RpeWindow       *self,
+                                     GPtrArray       *trained,
+                                     const char     **labels,
+                                     gboolean         replace,
+                                     gboolean         use);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);
+void _rpe_window_reset_undo         (RpeWindow      *self);
 
 G_END_DECLS

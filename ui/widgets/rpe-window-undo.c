@@ -87,3 +87,15 @@ rpe_window_get_undo (RpeWindow *self)
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   return self->undo;
 }
+
+/* A history that starts over (an opened session is a new document). */
+void
+_rpe_window_reset_undo (RpeWindow *self)
+{
+  if (self->undo != NULL)
+    g_signal_handlers_disconnect_by_func (self->undo, update_undo, self);
+  g_clear_object (&self->undo);
+  self->undo = rpe_undo_new (self->state);
+  g_signal_connect_object (self->undo, "changed", G_CALLBACK (update_undo), self, G_CONNECT_SWAPPED);
+  update_undo (self);
+}

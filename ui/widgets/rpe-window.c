@@ -99,6 +99,8 @@ load_demo (RpeWindow *self)
   rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
                                   have[1] ? &params[1] : NULL, names[1], NULL);
   self->from_demo = have[0] && have[1] && g_str_has_prefix (names[0], "demo") && g_str_has_prefix (names[1], "demo");
+  /* `rpe export --checkpoint demo` reads the same embedded file */
+  _rpe_window_set_source (self, have[0] && g_str_has_prefix (names[0], "demo") ? "demo" : NULL, NULL, -1, NULL);
   rpe_spe_params_clear (&params[0]);
   rpe_spe_params_clear (&params[1]);
   g_free (names[0]);
@@ -109,6 +111,66 @@ load_demo (RpeWindow *self)
       return NULL;
     }
   return g_string_free (why, FALSE);
+}
+
+/* The checkpoint's LRPE modules become the sidebar's trained choices (the first is used), and
+ * a single FastRPB module's weights are loaded; a file with nothing else shows that method. */
+static void
+offer_trained_modules (RpeWindow         *self,
+                       RpeCheckpointData *data,
+                       const char        *base)
+{
+  g_autoptr (GPtrArray) trained = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
+  g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; data->lrpe_modules != NULL && i < data->lrpe_modules->len; i++)
+    {
+      const RpeLrpeModuleInfo *m = g_ptr_array_index (data->lrpe_modules, i);
+      g_autoptr (GError) error = NULL;
+      char *label = g_strdup_printf ("checkpoint %s, module “%s”", base, m->prefix[0] != '\0' ? m->prefix : "(top)");
+      RpeLrpeTrained *t = rpe_lrpe_trained_new (m->v, m->theta, m->permutation, label, &error);
+
+      if (t == NULL)
+        {
+          adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+          g_free (label);
+          continue;
+        }
+      g_ptr_array_add (trained, t);
+      g_ptr_array_add (labels, label);
+    }
+  if (trained->len > 0)
+    {
+      g_ptr_array_add (labels, NULL);
+      _rpe_window_set_lrpe_choices (self, trained, (const char **) labels->pdata, TRUE, TRUE);
+    }
+  if (data->fastrpb_modules != NULL && data->fastrpb_modules->len == 1)
+    {
+      const RpeFastrpbModuleInfo *m = g_ptr_array_index (data->fastrpb_modules, 0);
+      g_autoptr (GError) error = NULL;
+
+      if (!_rpe_window_set_fastrpb_tensor (self, m->w, &error))
+        adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+    }
+  if (!data->have_sine && !data->have_conv && (trained->len > 0 || data->fastrpb_modules->len > 0))
+    g_object_set (self->state, "method", trained->len > 0 ? RPE_EXPLORER_METHOD_LRPE : RPE_EXPLORER_METHOD_FASTRPB,
+                  NULL);
+  if (data->have_conv2d)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *source = g_strdup_printf ("%s module “%s” (2-D convSPE, L = %zu × %zu)", base,
+                                                 data->conv2d_prefix, data->conv2d.kernel, data->conv2d.kernel_cols);
+
+      if (!rpe_explorer_state_set_conv2d (self->state, &data->conv2d, source, &error))
+        adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+      else
+        {
+          /* a gated module shows its gated templates, as the CLI does */
+          if (!data->have_sine && !data->have_conv)
+            g_object_set (self->state, "gated", data->conv2d.gate != NULL, NULL);
+          gtk_widget_activate_action (GTK_WIDGET (self), "win.grid", NULL);
+        }
+    }
 }
 
 static void
@@ -137,6 +199,20 @@ open_done (GObject      *source,
       _rpe_window_show_message (self, text);
       return;
     }
+  if (!data->have_sine && !data->have_conv && !data->have_conv2d && data->lrpe_modules->len == 0
+      && data->fastrpb_modules->len == 0)
+    {
+      g_autofree char *base = g_path_get_basename (data->path);
+      g_autofree char *text = g_strdup_printf ("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
+                                               "its tensors in Checkpoint Contents. The previous parameters are kept.",
+                                               base);
+
+      _rpe_window_show_message (self, text);
+      g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+      self->checkpoint = rpe_checkpoint_data_ref (data);
+      gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
+      return;
+    }
   {
     g_autofree char *base = g_path_get_basename (data->path);
     g_autofree char *sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
@@ -144,21 +220,27 @@ open_done (GObject      *source,
     g_autofree char *uri = g_filename_to_uri (data->path, NULL, NULL);
     g_autoptr (GError) set_error = NULL;
 
-    if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
-                                         data->have_conv ? &data->conv : NULL, conv_src, &set_error))
+    if ((data->have_sine || data->have_conv)
+        && !rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
+                                            data->have_conv ? &data->conv : NULL, conv_src, &set_error))
       {
         g_autofree char *text = g_strdup_printf ("Could not use the checkpoint: %s", set_error->message);
 
         _rpe_window_show_message (self, text);
         return;
       }
-    self->from_demo = FALSE;
-    if (data->have_sine != data->have_conv)
-      g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
-    /* a gated checkpoint shows its gated templates, as the CLI does */
-    g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
-                                        || (data->have_conv && data->conv.gate != NULL), NULL);
+    _rpe_window_set_source (self, data->path, NULL, -1, NULL);
+    if (data->have_sine || data->have_conv)
+      {
+        self->from_demo = FALSE;
+        if (data->have_sine != data->have_conv)
+          g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
+        /* a gated checkpoint shows its gated templates, as the CLI does */
+        g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
+                                            || (data->have_conv && data->conv.gate != NULL), NULL);
+      }
     _rpe_window_show_message (self, NULL);
+    offer_trained_modules (self, data, base);
     g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
     self->checkpoint = rpe_checkpoint_data_ref (data);
     if (uri != NULL)
@@ -216,6 +298,11 @@ rpe_window_open_file (RpeWindow *self,
   if (path == NULL)
     {
       _rpe_window_show_message (self, "Only local files can be opened.");
+      return;
+    }
+  if (g_str_has_suffix (path, RPE_SESSION_SUFFIX))
+    {
+      _rpe_window_open_session_async (self, path);
       return;
     }
   open_path (self, path);
@@ -602,6 +689,8 @@ sync_ranges (RpeWindow *self)
   gtk_adjustment_set_upper (self->feature_adj, (double) p->n_features - 1);
 }
 
+static void sync_lrpe (RpeWindow *self);
+
 static void
 sidebar_state_changed (RpeExplorerState  *state,
                        RpeExplorerChange  what,
@@ -621,6 +710,17 @@ sidebar_state_changed (RpeExplorerState  *state,
     }
   if (rebuild || (what & RPE_EXPLORER_CHANGE_GATE))
     sync_gates (self);
+  if (what & RPE_EXPLORER_CHANGE_LRPE)
+    sync_lrpe (self);
+  if ((what & RPE_EXPLORER_CHANGE_FASTRPB) && self->fastrpb_box != NULL)
+    {
+      gsize count;
+      const float *w = rpe_explorer_state_get_fastrpb_weights (state, &count);
+      GtkWidget *editor = gtk_widget_get_first_child (self->fastrpb_box);
+
+      if (editor != NULL)
+        rpe_stem_editor_set_values (RPE_STEM_EDITOR (editor), w, count);
+    }
   if (what & RPE_EXPLORER_CHANGE_SPE_KIND)
     {
       RpeSpeMethod kind = rpe_explorer_state_get_spe_kind (state);
@@ -657,6 +757,126 @@ colormap_notify (RpeExplorerState *state,
 
   if (cmap != NULL && adw_combo_row_get_selected (row) != (guint) rpe_colormap_get_id (cmap))
     adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
+}
+
+/* ------------------------------------------------------------------ LRPE */
+
+/* The "Parameters" row shows what LRPE uses: the seeded choices below, or trained parameters
+ * (a checkpoint's module, .npy files), which then fix P, Λ and θ as they imply. */
+static void
+sync_lrpe (RpeWindow *self)
+{
+  const char *source = NULL;
+  const RpeLrpeTrained *t = rpe_explorer_state_get_lrpe_trained (self->state, &source);
+  gboolean use = FALSE, fixed_p, fixed_lambda, fixed_theta;
+  guint selected = 0, n_items = g_list_model_get_n_items (G_LIST_MODEL (self->lrpe_labels));
+  const char *from;
+
+  if (self->lrpe_params_row == NULL)
+    return;
+  g_object_get (self->state, "lrpe-trained", &use, NULL);
+  use = use && t != NULL;
+  if (use)
+    {
+      for (guint i = 1; i < n_items && selected == 0; i++)
+        if (g_strcmp0 (gtk_string_list_get_string (self->lrpe_labels, i), source) == 0)
+          selected = i;
+      if (selected == 0)
+        {
+          /* set by other means (tests, undo): offer it too */
+          g_ptr_array_add (self->lrpe_choices, rpe_lrpe_trained_copy (t));
+          gtk_string_list_append (self->lrpe_labels, source);
+          selected = n_items;
+        }
+    }
+  self->updating = TRUE;
+  adw_combo_row_set_selected (ADW_COMBO_ROW (self->lrpe_params_row), selected);
+  self->updating = FALSE;
+  from = source != NULL && g_str_has_prefix (source, "checkpoint") ? "from checkpoint" : "from files";
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_params_row),
+                               use ? (g_str_has_prefix (source, "checkpoint") ? "From checkpoint: trained v, θ, permutation"
+                                                                             : "From files: trained v, θ, permutation")
+                                   : "Seeded: P, Λ and θ as chosen below");
+  fixed_p = use && t->v != NULL;
+  fixed_lambda = use && t->pi != NULL;
+  fixed_theta = use && (t->theta != NULL || t->pi != NULL);
+  gtk_widget_set_sensitive (self->lrpe_p_row, !fixed_p);
+  gtk_widget_set_sensitive (self->lrpe_lambda_row, !fixed_lambda);
+  gtk_widget_set_sensitive (self->lrpe_theta_row, !fixed_theta);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_p_row), fixed_p ? from : "");
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_lambda_row),
+                               fixed_lambda || (use && t->theta != NULL) ? from : "");
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_theta_row),
+                               use && t->theta != NULL ? (t->pi != NULL ? "" : "learned, from the file")
+                                                       : fixed_theta ? "none (permutation Λ)" : "");
+}
+
+static void
+lrpe_params_selected (AdwComboRow *row,
+                      GParamSpec  *pspec,
+                      RpeWindow   *self)
+{
+  guint i = adw_combo_row_get_selected (row);
+  const char *source = NULL, *label;
+  const RpeLrpeTrained *held;
+
+  if (self->updating || i == GTK_INVALID_LIST_POSITION)
+    return;
+  if (i == 0 || i > self->lrpe_choices->len)
+    {
+      g_object_set (self->state, "lrpe-trained", FALSE, NULL);
+      return;
+    }
+  label = gtk_string_list_get_string (self->lrpe_labels, i);
+  held = rpe_explorer_state_get_lrpe_trained (self->state, &source);
+  if (held != NULL && g_strcmp0 (source, label) == 0)
+    g_object_set (self->state, "lrpe-trained", TRUE, NULL);
+  else
+    rpe_explorer_state_set_lrpe_trained (self->state, g_ptr_array_index (self->lrpe_choices, i - 1), label);
+}
+
+void
+_rpe_window_set_lrpe_choices (RpeWindow   *self,
+                              GPtrArray   *trained,
+                              const char **labels,
+                              gboolean     replace,
+                              gboolean     use)
+{
+  guint first;
+
+  self->updating = TRUE;
+  if (replace)
+    {
+      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->lrpe_labels));
+
+      g_ptr_array_set_size (self->lrpe_choices, 0);
+      gtk_string_list_splice (self->lrpe_labels, 1, n - 1, NULL);
+    }
+  first = self->lrpe_choices->len;
+  for (guint i = 0; i < trained->len; i++)
+    {
+      g_ptr_array_add (self->lrpe_choices, g_steal_pointer (&g_ptr_array_index (trained, i)));
+      gtk_string_list_append (self->lrpe_labels, labels[i]);
+    }
+  self->updating = FALSE;
+  if (use && self->lrpe_choices->len > first)
+    rpe_explorer_state_set_lrpe_trained (self->state, g_ptr_array_index (self->lrpe_choices, first),
+                                         gtk_string_list_get_string (self->lrpe_labels, first + 1));
+  sync_lrpe (self);
+}
+
+GtkWidget *
+rpe_window_get_lrpe_params_row (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  return self->lrpe_params_row;
+}
+
+static void
+lrpe_open_clicked (GtkButton *button,
+                   RpeWindow *self)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.open-lrpe", NULL);
 }
 
 static void
@@ -741,9 +961,25 @@ build_sidebar (RpeWindow *self)
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->gate_scale);
 
   group = group_new (self, "LRPE", "W_s = Pᴴ Λ(s) P (Qin et al. 2023)");
-  combo_row (self, group, "P", "The unitary P applied first", ps, "lrpe-p");
-  combo_row (self, group, "Λ", "The relative part Λ(s)", lambdas, "lrpe-lambda");
-  combo_row (self, group, "θ", "The frequencies of Λ", thetas, "lrpe-theta");
+  self->lrpe_labels = gtk_string_list_new ((const char *[]) { "Seeded", NULL });
+  self->lrpe_choices = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
+  row = adw_combo_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Parameters");
+  adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (self->lrpe_labels));
+  gtk_widget_set_tooltip_text (row, "Seeded v, θ and permutations, or the trained ones of a checkpoint's LRPE "
+                                    "module or of .npy files");
+  button = gtk_button_new_from_icon_name ("document-open-symbolic");
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  gtk_widget_set_tooltip_text (button, "Open LRPE parameters: a trained v, θ or permutation buffer (.npy)");
+  g_signal_connect (button, "clicked", G_CALLBACK (lrpe_open_clicked), self);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+  adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
+  g_signal_connect (row, "notify::selected", G_CALLBACK (lrpe_params_selected), self);
+  self->lrpe_params_row = row;
+  self->lrpe_p_row = combo_row (self, group, "P", "The unitary P applied first", ps, "lrpe-p");
+  self->lrpe_lambda_row = combo_row (self, group, "Λ", "The relative part Λ(s)", lambdas, "lrpe-lambda");
+  self->lrpe_theta_row = combo_row (self, group, "θ", "The frequencies of Λ", thetas, "lrpe-theta");
+  sync_lrpe (self);
 
   group = group_new (self, "FastRPB", "Draw the bias weights w_τ for |τ| &lt; 32");
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -862,6 +1098,14 @@ on_drop (GtkDropTarget *target,
 {
   GSList *files;
 
+  /* one file (G_TYPE_FILE, offered by some sources alone) or a list: a checkpoint or a session */
+  if (G_VALUE_HOLDS (value, G_TYPE_FILE))
+    {
+      if (g_value_get_object (value) == NULL)
+        return FALSE;
+      rpe_window_open_file (self, g_value_get_object (value));
+      return TRUE;
+    }
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   files = g_value_get_boxed (value);
@@ -884,6 +1128,16 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  _rpe_window_session_dispose (self);
+  g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
+  if (self->grid_window != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->grid_window), (gpointer *) &self->grid_window);
+      gtk_window_destroy (GTK_WINDOW (self->grid_window));
+      self->grid_window = NULL;
+    }
+  g_clear_object (&self->lrpe_labels);
+  self->lrpe_params_row = NULL;
   if (self->browser != NULL)
     {
       g_object_remove_weak_pointer (G_OBJECT (self->browser), (gpointer *) &self->browser);
@@ -946,6 +1200,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
+  _rpe_window_class_session_init (widget_class);
 }
 
 static void
@@ -960,6 +1215,8 @@ rpe_window_init (RpeWindow *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->state = rpe_explorer_state_new ();
+  self->source_layer = -1;
+  self->session_cell = -1;
 
   self->views[RPE_WINDOW_VIEW_TEMPLATES] = rpe_templates_view_new (self->state);
   self->views[RPE_WINDOW_VIEW_ATTENTION] = rpe_attention_view_new (self->state);
@@ -994,7 +1251,8 @@ rpe_window_init (RpeWindow *self)
   gtk_box_append (self->tour_slot, self->tour);
   _rpe_window_offer_tour (self);
 
-  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
+  gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 }

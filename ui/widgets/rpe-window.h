@@ -14,7 +14,9 @@
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
+#include "rpe-grid-window.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-session.h"
 #include "rpe-outputs-view.h"
 #include "rpe-teaching-view.h"
 #include "rpe-templates-view.h"
@@ -63,6 +65,8 @@ void              rpe_window_save_state         (RpeWindow      *self);
 void              rpe_window_cancel             (RpeWindow      *self);
 /* Opens a checkpoint on a worker (like the file chooser); on error the banner
  * shows the reason and the state is unchanged. */
+/* rpe_window_open_file opens a .rpe-session as a session (on a worker; see
+ * rpe_window_open_session), any other file as a checkpoint. */
 /* Opens "demo" or a trained demo "demo:NAME" (rpe-demos.h) as a checkpoint. */
 void              rpe_window_open_demo          (RpeWindow      *self,
                                                  const char     *spec);
@@ -87,7 +91,38 @@ RpeFigureBundle  *rpe_window_build_figure       (RpeWindow      *self,
 gboolean          rpe_window_export_view        (RpeWindow      *self,
                                                  const char     *path,
                                                  GError        **error);
+/* Loads trained LRPE parameters from .npy files (win.open-lrpe): each file is the
+ * Householder v (1, D, 1), a learned theta (1, 1, n) or the permutation buffer
+ * (1, max_positions, D), told apart by shape (or, for a 1-D array, by a name holding
+ * "theta", "perm" or starting with "v").  They become a choice of the sidebar's
+ * LRPE "Parameters" and are used.  FALSE and the banner on error. */
+gboolean          rpe_window_open_lrpe_files    (RpeWindow      *self,
+                                                 GFile         **files,
+                                                 guint           n_files,
+                                                 GError        **error);
+/* The sidebar's LRPE "Parameters" row (an AdwComboRow: 0 = seeded, then the trained
+ * choices: the checkpoint's LRPE modules in file order, loaded files). */
+GtkWidget        *rpe_window_get_lrpe_params_row (RpeWindow     *self);
+/* The 2-D convSPE window (win.grid; opens with a checkpoint holding a 2-D conv module), or NULL. */
+RpeGridWindow    *rpe_window_get_grid_window    (RpeWindow      *self);
 /* The Export dialog (win.export, Ctrl+E) if open, else NULL. */
 RpeExportDialog  *rpe_window_get_export_dialog  (RpeWindow      *self);
+
+/* Sessions (rpe-window-session.c; the format: rpe-session.h).  The session of
+ * what the window shows now (state, view, opened cell, zoom, checkpoint). */
+RpeSession       *rpe_window_build_session      (RpeWindow      *self);
+/* Saves it (".rpe-session" appended if missing); the title shows its name. */
+gboolean          rpe_window_save_session       (RpeWindow      *self,
+                                                 const char     *path,
+                                                 GError        **error);
+/* Opens a session: on error the banner says why and nothing changes. */
+gboolean          rpe_window_open_session       (RpeWindow      *self,
+                                                 const char     *path,
+                                                 GError        **error);
+const char       *rpe_window_get_session_file   (RpeWindow      *self);
+/* The `rpe export` command line of the current figure (Copy as Command,
+ * Shift+Ctrl+C); NULL and *why when none redraws it (see the .c). */
+char             *rpe_window_command_line       (RpeWindow      *self,
+                                                 char          **why);
 
 G_END_DECLS

@@ -1,0 +1,661 @@
+/* test-session.c: .rpe-session files without a display.
+ *
+ * A save -> open round trip gives back every property (found by iterating the
+ * class's properties here, independently of rpe-session.c) and every array;
+ * malformed sessions are refused with a message and leave the live state as
+ * it was; a checkpoint that moved is found beside the session, a changed one
+ * gives a warning; `rpe export --session` redraws the PNG of the figure that
+ * `rpe export --save-session` wrote, pixel for pixel, and options given beside
+ * --session override the session's values. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cairo.h>
+#include <glib/gstdio.h>
+
+#include "rpe-error.h"
+#include "rpe-npy.h"
+#include "rpe-session.h"
+#include "rpe-test-utils.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+static void
+assert_floats (const float *a,
+               const float *b,
+               gsize        n,
+               const char  *what)
+{
+  if (a == NULL || b == NULL)
+    {
+      g_assert_true (a == b);
+      return;
+    }
+  for (gsize i = 0; i < n; i++)
+    if (a[i] != b[i])
+      g_error ("%s: value %zu differs: %.9g != %.9g", what, (size_t) i, a[i], b[i]);
+}
+
+static void
+assert_params (const RpeSpeParams *a,
+               const RpeSpeParams *b)
+{
+  gsize hd, count;
+
+  g_assert_true ((a == NULL) == (b == NULL));
+  if (a == NULL)
+    return;
+  g_assert_cmpint (a->method, ==, b->method);
+  g_assert_cmpuint (a->n_heads, ==, b->n_heads);
+  g_assert_cmpuint (a->n_features, ==, b->n_features);
+  g_assert_cmpuint (a->n_sines, ==, b->n_sines);
+  g_assert_cmpuint (a->kernel, ==, b->kernel);
+  hd = a->n_heads * a->n_features;
+  count = hd * (a->method == RPE_SPE_SINE ? a->n_sines : a->kernel);
+  assert_floats (a->freqs, b->freqs, count, "freqs");
+  assert_floats (a->offsets, b->offsets, count, "offsets");
+  assert_floats (a->gains, b->gains, count, "gains");
+  assert_floats (a->wq, b->wq, count, "wq");
+  assert_floats (a->wk, b->wk, count, "wk");
+  assert_floats (a->gate, b->gate, hd, "gate");
+}
+
+/* Every property (listed here from the class) and every array of a and b equal. */
+static void
+assert_states_equal (RpeExplorerState *a,
+                     RpeExplorerState *b)
+{
+  guint n;
+  g_autofree GParamSpec **props = g_object_class_list_properties (G_OBJECT_GET_CLASS (a), &n);
+  const float *wa, *wb, *na, *nb;
+  gsize ca, cb, nda, ndb, sa[3], sb[3];
+
+  g_assert_cmpuint (n, >=, 17);
+  for (guint i = 0; i < n; i++)
+    {
+      GValue va = G_VALUE_INIT, vb = G_VALUE_INIT;
+      g_autofree char *ta = NULL, *tb = NULL;
+
+      g_value_init (&va, props[i]->value_type);
+      g_value_init (&vb, props[i]->value_type);
+      g_object_get_property (G_OBJECT (a), props[i]->name, &va);
+      g_object_get_property (G_OBJECT (b), props[i]->name, &vb);
+      ta = g_strdup_value_contents (&va);
+      tb = g_strdup_value_contents (&vb);
+      if (g_strcmp0 (ta, tb) != 0)
+        g_error ("property %s differs: %s != %s", props[i]->name, ta, tb);
+      g_value_unset (&va);
+      g_value_unset (&vb);
+    }
+  for (guint k = 0; k < 2; k++)
+    {
+      assert_params (rpe_explorer_state_get_params (a, k), rpe_explorer_state_get_params (b, k));
+      g_assert_cmpstr (rpe_explorer_state_get_source (a, k), ==, rpe_explorer_state_get_source (b, k));
+    }
+  wa = rpe_explorer_state_get_fastrpb_weights (a, &ca);
+  wb = rpe_explorer_state_get_fastrpb_weights (b, &cb);
+  g_assert_cmpuint (ca, ==, cb);
+  assert_floats (wa, wb, ca, "FastRPB weights");
+  na = rpe_explorer_state_get_npy_content (a, &nda, sa);
+  nb = rpe_explorer_state_get_npy_content (b, &ndb, sb);
+  g_assert_true ((na == NULL) == (nb == NULL));
+  if (na != NULL)
+    {
+      g_assert_cmpuint (nda, ==, ndb);
+      for (gsize i = 0; i < nda; i++)
+        g_assert_cmpuint (sa[i], ==, sb[i]);
+      assert_floats (na, nb, sa[0] * sa[1] * (nda == 3 ? sa[2] : 1), "content");
+    }
+}
+
+/* A state with every kind of edit and every property away from its default. */
+static RpeExplorerState *
+edited_state (void)
+{
+  RpeExplorerState *s = rpe_explorer_state_new ();
+  RpeSpeParams sine = { 0 }, conv = { 0 };
+  float taps[7] = { 0.5f, -0.25f, 0.125f, 1.0f, -1.0f, 0.0f, 3.0e-7f };
+  float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
+  float content[5 * 3 * 4];
+  gsize shape[3] = { 5, 3, 4 };
+  guint n;
+  g_autofree GParamSpec **props = NULL;
+
+  g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 3, 4, 5, TRUE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (&sine, 11), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_init (&conv, RPE_SPE_CONV, 3, 4, 7, FALSE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (&conv, 12), ==, RPE_OK);
+  g_assert_true (rpe_explorer_state_set_modules (s, &sine, "sine source “x”", &conv, "conv source", NULL));
+  rpe_spe_params_clear (&sine);
+  rpe_spe_params_clear (&conv);
+  /* array edits */
+  g_assert_true (rpe_explorer_state_set_sine (s, 1, 2, 3, 0.123456789, -2.5, 1.75, FALSE));
+  g_assert_true (rpe_explorer_state_set_sine (s, 2, 0, 0, 0.5, 1e-8, 0.0, TRUE));
+  g_assert_true (rpe_explorer_state_set_conv_taps (s, 0, 1, TRUE, taps, 7, FALSE));
+  g_assert_true (rpe_explorer_state_set_conv_taps (s, 2, 3, FALSE, taps, 7, TRUE));
+  g_object_set (s, "spe-kind", RPE_SPE_CONV, NULL);
+  g_assert_true (rpe_explorer_state_set_gate (s, 1, 1, 0.3, FALSE));   /* gives conv a gate */
+  g_object_set (s, "spe-kind", RPE_SPE_SINE, NULL);
+  g_assert_true (rpe_explorer_state_set_gate (s, 0, 3, 0.9, TRUE));
+  for (guint i = 0; i < G_N_ELEMENTS (w); i++)
+    w[i] = (float) sin (0.37 * i) / 3.0f;
+  rpe_explorer_state_set_fastrpb_weights (s, w, G_N_ELEMENTS (w));
+  for (guint i = 0; i < G_N_ELEMENTS (content); i++)
+    content[i] = (float) cos (1.1 * i);
+  g_assert_true (rpe_explorer_state_set_npy_content (s, content, 3, shape, NULL));
+
+  /* every property off its default, within its range (also properties added later) */
+  props = g_object_class_list_properties (G_OBJECT_GET_CLASS (s), &n);
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *p = props[i];
+
+      if (G_IS_PARAM_SPEC_UINT (p))
+        {
+          GParamSpecUInt *u = G_PARAM_SPEC_UINT (p);
+          guint v = u->default_value < u->maximum ? u->default_value + 1 : u->default_value - 1;
+
+          /* head and feature inside the modules (3 heads, 4 features) */
+          if (g_str_equal (p->name, "head") || g_str_equal (p->name, "feature"))
+            v = 2;
+          g_object_set (s, p->name, v, NULL);
+        }
+      else if (G_IS_PARAM_SPEC_INT (p))
+        {
+          GParamSpecInt *u = G_PARAM_SPEC_INT (p);
+
+          g_object_set (s, p->name, u->default_value < u->maximum ? u->default_value + 1 : u->default_value - 1, NULL);
+        }
+      else if (G_IS_PARAM_SPEC_BOOLEAN (p))
+        g_object_set (s, p->name, !G_PARAM_SPEC_BOOLEAN (p)->default_value, NULL);
+      else if (G_IS_PARAM_SPEC_DOUBLE (p))
+        {
+          GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (p);
+
+          g_object_set (s, p->name, d->minimum * (2.0 / 3.0) + d->maximum * (1.0 / 3.0), NULL);
+        }
+      else if (G_IS_PARAM_SPEC_FLOAT (p))
+        {
+          GParamSpecFloat *f = G_PARAM_SPEC_FLOAT (p);
+
+          g_object_set (s, p->name, f->minimum * (2.0f / 3.0f) + f->maximum * (1.0f / 3.0f), NULL);
+        }
+      else if (G_IS_PARAM_SPEC_STRING (p) && g_str_equal (p->name, "colormap"))
+        g_object_set (s, p->name, "magma", NULL);
+    }
+  return s;
+}
+
+/* -------------------------------------------------------------- round trip */
+
+static void
+test_round_trip (void)
+{
+  g_autoptr (RpeExplorerState) state = edited_state ();
+  g_autoptr (RpeSession) s = rpe_session_new_from_state (state);
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (RpeExplorerState) live = rpe_explorer_state_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = tmp_path ("round.rpe-session");
+  g_autofree char *ckpt = tmp_path ("round-ckpt.safetensors");
+  const char *map[] = { "gate=blocks.0.gate", NULL };
+
+  /* the copy is already complete */
+  assert_states_equal (state, s->state);
+  g_free (s->view);
+  s->view = g_strdup ("attention");
+  s->template_cell = 3;
+  s->have_viewport = TRUE;
+  s->viewport[0] = 1.5; s->viewport[1] = 20.25; s->viewport[2] = 0.0; s->viewport[3] = 18.75;
+  s->export_width = 640;
+  s->export_height = 480;
+  s->export_dpi = 120;
+  s->export_title = g_strdup ("A “title”\twith\nescapes");
+  s->export_options = g_strdupv ((char *[]) { (char *) "--preset", (char *) "page", (char *) "--attention-transform",
+                                              NULL });
+  g_assert_true (g_file_set_contents (ckpt, "not really a checkpoint", -1, NULL));
+  rpe_session_set_checkpoint (s, ckpt, "blocks.0.spe", 2, map);
+  g_assert_true (rpe_session_save (s, path, &error));
+  g_assert_no_error (error);
+
+  back = rpe_session_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (back);
+  g_assert_cmpuint (back->warnings->len, ==, 0);
+  assert_states_equal (state, back->state);
+  g_assert_cmpstr (back->view, ==, "attention");
+  g_assert_cmpint (back->template_cell, ==, 3);
+  g_assert_true (back->have_viewport);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpfloat (back->viewport[i], ==, s->viewport[i]);
+  g_assert_cmpfloat (back->export_width, ==, 640);
+  g_assert_cmpfloat (back->export_height, ==, 480);
+  g_assert_cmpfloat (back->export_dpi, ==, 120);
+  g_assert_cmpstr (back->export_title, ==, s->export_title);
+  g_assert_nonnull (back->export_options);
+  g_assert_cmpuint (g_strv_length (back->export_options), ==, 3);
+  g_assert_true (g_strv_equal ((const char *const *) back->export_options, (const char *const *) s->export_options));
+  g_assert_cmpstr (back->checkpoint.path, ==, ckpt);
+  g_assert_cmpstr (back->checkpoint.prefix, ==, "blocks.0.spe");
+  g_assert_cmpint (back->checkpoint.layer, ==, 2);
+  g_assert_nonnull (back->checkpoint.map);
+  g_assert_cmpstr (back->checkpoint.map[0], ==, map[0]);
+  g_assert_null (back->checkpoint.map[1]);
+  {
+    g_autofree char *sha = rpe_session_file_sha256 (ckpt, NULL);
+    /* an independent reference: GLib's one-shot checksum of the bytes */
+    g_autofree char *ref = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "not really a checkpoint", -1);
+
+    g_assert_cmpstr (back->checkpoint.sha256, ==, ref);
+    g_assert_cmpstr (sha, ==, ref);
+  }
+
+  /* applied to a live state, it becomes the saved state */
+  rpe_session_apply (back, live);
+  assert_states_equal (state, live);
+  g_assert_true (rpe_explorer_state_equal (state, live, NULL));
+
+  /* a session without content makes a live state with content forget it */
+  {
+    g_autoptr (RpeExplorerState) plain = rpe_explorer_state_new ();
+    g_autoptr (RpeSession) ps = rpe_session_new_from_state (plain);
+
+    rpe_session_apply (ps, live);
+    g_assert_null (rpe_explorer_state_get_npy_content (live, NULL, NULL));
+  }
+}
+
+/* Content loaded from a .npy file is saved by path and hash and read back from it. */
+static void
+test_content_file (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *npy = tmp_path ("content.npy");
+  g_autofree char *path = tmp_path ("content.rpe-session");
+  g_autofree char *text = NULL;
+  float data[6 * 16];
+  gsize shape[2] = { 6, 16 };
+  RpeSpeParams sine = { 0 };
+
+  g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 2, 16, 3, FALSE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (&sine, 3), ==, RPE_OK);
+  g_assert_true (rpe_explorer_state_set_modules (state, &sine, "s", NULL, NULL, NULL));
+  rpe_spe_params_clear (&sine);
+  for (guint i = 0; i < G_N_ELEMENTS (data); i++)
+    data[i] = (float) i / 7.0f - 3.0f;
+  g_assert_true (rpe_npy_write (npy, data, 2, shape, FALSE, &error));
+  g_assert_true (rpe_explorer_state_set_npy_content (state, data, 2, shape, NULL));
+  s = rpe_session_new_from_state (state);
+  rpe_session_set_content_path (s, npy);
+  g_assert_true (rpe_session_save (s, path, &error));
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  /* by path and hash: no inline values */
+  g_assert_nonnull (strstr (text, "content.npy"));
+  g_assert_null (strstr (text, "\"data\""));
+  back = rpe_session_load (path, &error);
+  g_assert_no_error (error);
+  assert_states_equal (state, back->state);
+  g_assert_cmpstr (back->content_path, ==, npy);
+}
+
+/* ---------------------------------------------------------------- refusals */
+
+/* A valid session text of a small state, with `edit` applied (a substring replaced). */
+static char *
+session_text (const char *from,
+              const char *to)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  RpeSpeParams sine = { 0 };
+  g_autofree char *text = NULL;
+  GString *out;
+
+  g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 2, 3, 2, FALSE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (&sine, 5), ==, RPE_OK);
+  sine.freqs[0] = 0.25f;
+  g_assert_true (rpe_explorer_state_set_modules (state, &sine, "s", NULL, NULL, NULL));
+  rpe_spe_params_clear (&sine);
+  s = rpe_session_new_from_state (state);
+  text = rpe_session_to_data (s, NULL, NULL);
+  g_assert_nonnull (text);
+  if (from == NULL)
+    return g_steal_pointer (&text);
+  g_assert_nonnull (strstr (text, from));
+  out = g_string_new (text);
+  g_string_replace (out, from, to, 1);
+  return g_string_free (out, FALSE);
+}
+
+static void
+refused (const char *name,
+         const char *text,
+         const char *expect)
+{
+  g_autoptr (RpeExplorerState) live = edited_state ();
+  g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *file = g_strdup_printf ("bad-%s.rpe-session", name);
+  guint64 serial;
+
+  rpe_explorer_state_copy_into (live, before);
+  serial = rpe_explorer_state_get_serial (live);
+  path = tmp_path (file);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  s = rpe_session_load (path, &error);
+  g_assert_null (s);
+  g_assert_nonnull (error);
+  g_test_message ("%s: %s", name, error->message);
+  if (strstr (error->message, expect) == NULL)
+    g_error ("%s: expected “%s” in “%s”", name, expect, error->message);
+  /* the live state was never touched */
+  g_assert_cmpuint (rpe_explorer_state_get_serial (live), ==, serial);
+  assert_states_equal (before, live);
+}
+
+static void
+test_malformed (void)
+{
+  g_autofree char *valid = session_text (NULL, NULL);
+  g_autofree char *v99 = session_text ("\"version\" : 1", "\"version\" : 99");
+  g_autofree char *format = session_text ("\"rpe-session\"", "\"rpe-notes\"");
+  g_autofree char *length = session_text ("\"length\" : 96", "\"length\" : 999999");
+  g_autofree char *length1 = session_text ("\"length\" : 96", "\"length\" : 1");
+  g_autofree char *nan_freq = session_text ("0.25,", "NaN,");
+  g_autofree char *inf_freq = session_text ("0.25,", "1e999,");
+  g_autofree char *big_freq = session_text ("0.25,", "0.75,");
+  g_autofree char *short_array = session_text ("0.25,", "");
+  g_autofree char *head = session_text ("\"head\" : 0", "\"head\" : 7");
+  g_autofree char *method = session_text ("\"method\" : 0", "\"method\" : 6");
+  g_autofree char *type = session_text ("\"causal\" : false", "\"causal\" : 1");
+  g_autofree char *heads = session_text ("\"heads\" : 2", "\"heads\" : 4000000000");
+  g_autofree char *missing = session_text ("\"checkpoint\" : null",
+                                           "\"checkpoint\" : { \"path\" : \"/nonexistent/dir/gone.safetensors\" }");
+  GString *deep = g_string_new ("{\"format\":\"rpe-session\",\"version\":1,\"x\":");
+
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (deep, ']');
+  g_string_append_c (deep, '}');
+
+  /* the untouched text is a valid session */
+  {
+    g_autoptr (RpeSession) ok = rpe_session_load_data (valid, strlen (valid), NULL, NULL);
+
+    g_assert_nonnull (ok);
+  }
+  refused ("not-json", "this is not JSON {", "not JSON");
+  refused ("empty", "", "not JSON");
+  refused ("array", "[1, 2, 3]", "not an object");
+  refused ("format", format, "format is “rpe-notes”");
+  refused ("version", v99, "version 99");
+  refused ("length", length, "“length” is out of range");
+  refused ("length-low", length1, "“length” is out of range");
+  refused ("nan", nan_freq, "not JSON");
+  refused ("inf", inf_freq, "not a finite number");
+  refused ("freq-range", big_freq, "out of range");
+  refused ("short-array", short_array, "holds 11 values; its shape needs 12");
+  refused ("head", head, "“head” is out of range");
+  refused ("method", method, "“method” is out of range");
+  refused ("type", type, "wrong type");
+  refused ("heads", heads, "out of range");
+  refused ("missing-checkpoint", missing, "is missing");
+  refused ("deep", deep->str, "nested");
+  {
+    g_autofree char *opts = session_text ("\"options\" : []", "\"options\" : [ \"-o\", \"/tmp/x\" ]");
+
+    refused ("export-option", opts, "not one a session holds");
+  }
+  g_string_free (deep, TRUE);
+}
+
+/* ---------------------------------------------------------- the checkpoint */
+
+static void
+test_checkpoint_moved_and_changed (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *old_dir = tmp_path ("old-place");
+  g_autofree char *new_dir = tmp_path ("new-place");
+  g_autofree char *ckpt = g_build_filename (old_dir, "model.safetensors", NULL);
+  g_autofree char *moved = g_build_filename (new_dir, "model.safetensors", NULL);
+  g_autofree char *session = g_build_filename (new_dir, "moved.rpe-session", NULL);
+  RpeSpeParams sine = { 0 };
+
+  g_assert_cmpint (g_mkdir_with_parents (old_dir, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (new_dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (ckpt, "checkpoint bytes, version 1", -1, NULL));
+  g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 1, 2, 2, FALSE), ==, RPE_OK);
+  g_assert_true (rpe_explorer_state_set_modules (state, &sine, "s", NULL, NULL, NULL));
+  rpe_spe_params_clear (&sine);
+  s = rpe_session_new_from_state (state);
+  rpe_session_set_checkpoint (s, ckpt, NULL, -1, NULL);
+  g_assert_true (rpe_session_save (s, session, &error));
+  g_assert_no_error (error);
+
+  /* unchanged, in place: no warning */
+  back = rpe_session_load (session, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->warnings->len, ==, 0);
+  g_clear_pointer (&back, rpe_session_free);
+
+  /* the folder moved: found beside the session, with a note */
+  g_assert_cmpint (g_rename (ckpt, moved), ==, 0);
+  back = rpe_session_load (session, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (back->checkpoint.path, ==, moved);
+  g_assert_cmpuint (back->warnings->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (back->warnings, 0), "beside the session"));
+  g_clear_pointer (&back, rpe_session_free);
+
+  /* rewritten: a warning that it changed (the saved parameters are still used) */
+  g_assert_true (g_file_set_contents (moved, "checkpoint bytes, version 2", -1, NULL));
+  back = rpe_session_load (session, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->warnings->len, ==, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (back->warnings, 1), "has changed"));
+  assert_states_equal (state, back->state);
+  g_clear_pointer (&back, rpe_session_free);
+
+  /* gone from both places: refused */
+  g_assert_cmpint (g_unlink (moved), ==, 0);
+  back = rpe_session_load (session, &error);
+  g_assert_null (back);
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_NOT_FOUND);
+}
+
+/* -------------------------------------------------------------- the CLI */
+
+static int
+run_rpe (const char *const *args,
+         char              **err_out)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) cli);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                               &err, &status, NULL));
+  if (err_out != NULL)
+    *err_out = g_steal_pointer (&err);
+  else if (err != NULL && err[0] != '\0')
+    g_test_message ("rpe: %s", err);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* The fraction of differing pixels of two PNGs (their sizes must agree). */
+static double
+png_difference (const char *a_path,
+                const char *b_path)
+{
+  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
+  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
+  int w, h, sa, sb;
+  const guint8 *da, *db;
+  gsize differ = 0;
+
+  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
+  w = cairo_image_surface_get_width (a);
+  h = cairo_image_surface_get_height (a);
+  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
+  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
+  sa = cairo_image_surface_get_stride (a);
+  sb = cairo_image_surface_get_stride (b);
+  da = cairo_image_surface_get_data (a);
+  db = cairo_image_surface_get_data (b);
+  for (int y = 0; y < h; y++)
+    differ += memcmp (da + y * sa, db + y * sb, (gsize) w * 4) != 0
+              ? 1 : 0;   /* rows first; counted per pixel below when a row differs */
+  if (differ > 0)
+    {
+      differ = 0;
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          differ += memcmp (da + y * sa + 4 * x, db + y * sb + 4 * x, 4) != 0;
+    }
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+  return (double) differ / ((double) w * h);
+}
+
+static void
+test_cli (void)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+  g_autofree char *session = tmp_path ("cli.rpe-session");
+  g_autofree char *a = tmp_path ("cli-a.png");
+  g_autofree char *b = tmp_path ("cli-b.png");
+  g_autofree char *c = tmp_path ("cli-c.png");
+  g_autofree char *d = tmp_path ("cli-d.png");
+  g_autofree char *err = NULL;
+  const char *views[][24] = {
+    { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "2", "--length", "40",
+      "--realizations", "16", "--seed", "9", "--causal", "--content", "random", "--colormap", "magma", NULL },
+    { "export", "template", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1", "--feature",
+      "5", "--length", "33", "--train-length", "20", "--difference", "--realizations", "8", "--seed", "4", NULL },
+    { "export", "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--head", "3", "--length", "24",
+      "--realizations", "32", "--seed", "2", "--width", "500", "--height", "300", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--method", "sine", "--head", "0", "--length", "300",
+      "--exact", "--preset", "column", "--attention-transform", "--reduce", "max", "--title", "Exact", NULL },
+    { "export", "templates", "--checkpoint", "demo", "--method", "sine", "--length", "20", "--colormap", "grey",
+      "--per-cell-scale", "--dpi", "96", NULL },
+    /* the last one is reused below */
+    { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0", "--length", "30",
+      "--empirical", "--realizations", "4", "--seed", "1", "--colormap", "rdbu", NULL },
+  };
+
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return;
+    }
+  for (guint v = 0; v < G_N_ELEMENTS (views); v++)
+    {
+      g_autoptr (GPtrArray) args = g_ptr_array_new ();
+
+      for (guint i = 0; views[v][i] != NULL; i++)
+        g_ptr_array_add (args, (char *) views[v][i]);
+      g_ptr_array_add (args, (char *) "--save-session");
+      g_ptr_array_add (args, session);
+      g_ptr_array_add (args, (char *) "-o");
+      g_ptr_array_add (args, a);
+      g_ptr_array_add (args, NULL);
+      g_assert_cmpint (run_rpe ((const char *const *) args->pdata, NULL), ==, 0);
+      {
+        const char *redraw[] = { "export", "--session", session, "-o", b, NULL };
+
+        g_assert_cmpint (run_rpe (redraw, NULL), ==, 0);
+      }
+      g_test_message ("%s: --session vs the original: %.6f of the pixels differ", views[v][1],
+                      png_difference (a, b));
+      g_assert_cmpfloat (png_difference (a, b), ==, 0.0);
+    }
+
+  /* options beside --session override: --seed 10 equals the command with --seed 10 */
+  {
+    const char *over[] = { "export", "--session", session, "--seed", "10", "--length", "26", "-o", c, NULL };
+    const char *direct[] = { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0",
+                             "--length", "26", "--empirical", "--realizations", "4", "--seed", "10",
+                             "--colormap", "rdbu", "-o", d, NULL };
+
+    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
+    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
+    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+    g_assert_cmpfloat (png_difference (a, c), >, 0.0);
+  }
+  /* a VIEW beside --session draws the session in that view */
+  {
+    const char *over[] = { "export", "attention", "--session", session, "-o", c, NULL };
+    const char *direct[] = { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "0",
+                             "--length", "30", "--realizations", "4", "--seed", "1", "--colormap", "rdbu",
+                             "-o", d, NULL };
+
+    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
+    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
+    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+  }
+
+  /* bad sessions: a message and exit status 2, no output file */
+  {
+    g_autofree char *bad = tmp_path ("cli-bad.rpe-session");
+    g_autofree char *none = tmp_path ("cli-none.png");
+    const char *args[] = { "export", "--session", bad, "-o", none, NULL };
+
+    g_assert_true (g_file_set_contents (bad, "{\"format\":\"rpe-session\",\"version\":99}", -1, NULL));
+    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "version 99"));
+    g_assert_false (g_file_test (none, G_FILE_TEST_EXISTS));
+    g_clear_pointer (&err, g_free);
+    g_assert_true (g_file_set_contents (bad, "not json", -1, NULL));
+    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "not JSON"));
+    g_clear_pointer (&err, g_free);
+  }
+  /* --save-session refuses what a session cannot hold, and views without a session */
+  {
+    g_autofree char *gif = tmp_path ("cli.gif");
+    const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--sweep", "realizations=1:4", "--frames",
+                            "2", "--save-session", session, "-o", gif, NULL };
+    const char *curves[] = { "export", "profile", "--checkpoint", "demo", "--save-session", session, "-o", a, NULL };
+
+    g_assert_cmpint (run_rpe (sweep, &err), ==, 2);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_rpe (curves, &err), ==, 2);
+    g_clear_pointer (&err, g_free);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/session/round-trip", test_round_trip);
+  g_test_add_func ("/session/content-file", test_content_file);
+  g_test_add_func ("/session/malformed", test_malformed);
+  g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
+  g_test_add_func ("/session/cli", test_cli);
+  return g_test_run ();
+}

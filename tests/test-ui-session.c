@@ -1,0 +1,567 @@
+/* test-ui-session.c: sessions in the window under Xvfb.
+ *
+ * A window with an edit that no option expresses saves its session; `rpe
+ * export --session` of that file draws the window's export of the figure pixel
+ * for pixel; a second window opening the file (directly and through
+ * rpe_window_open_file, the path of `rpe-studio FILE.rpe-session`) gets every
+ * property and array back and shows the session's name in its title.  Copy
+ * as Command puts on the clipboard a command line that, run through the `rpe`
+ * binary, redraws the window's figure (options alone when they can, else
+ * --session of the saved file).  A malformed session leaves the window's state
+ * exactly as it was, with the reason in the banner.
+ *
+ * With RPE_SCREENSHOT_DIR set, the window titled with the session is saved there. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "rpe-session.h"
+#include "rpe-test-utils.h"
+#include "rpe-window.h"
+#include "rpe-ui-wait.h"
+
+#define TEST_N 48
+
+static gboolean
+window_idle (gpointer data)
+{
+  return !rpe_window_is_busy (RPE_WINDOW (data));
+}
+
+static void
+settle (RpeWindow *window)
+{
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  rpe_test_iterate_until (window_idle, window);
+  rpe_test_wait_frames (GTK_WIDGET (window), 2);
+  rpe_test_iterate_until (window_idle, window);
+}
+
+static RpeWindow *
+open_window (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  g_object_set (rpe_window_get_state (window), "length", TEST_N, NULL);
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+}
+
+/* The fraction of differing pixels and the largest channel difference. */
+static double
+png_difference (const char *a_path,
+                const char *b_path,
+                int        *max_delta)
+{
+  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
+  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
+  int w, h, sa, sb;
+  const guint8 *da, *db;
+  gsize differ = 0;
+
+  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
+  w = cairo_image_surface_get_width (a);
+  h = cairo_image_surface_get_height (a);
+  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
+  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
+  sa = cairo_image_surface_get_stride (a);
+  sb = cairo_image_surface_get_stride (b);
+  da = cairo_image_surface_get_data (a);
+  db = cairo_image_surface_get_data (b);
+  *max_delta = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        gboolean same = TRUE;
+
+        for (int c = 0; c < 4; c++)
+          {
+            int delta = abs ((int) da[y * sa + 4 * x + c] - (int) db[y * sb + 4 * x + c]);
+
+            *max_delta = MAX (*max_delta, delta);
+            same = same && delta == 0;
+          }
+        differ += !same;
+      }
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+  return (double) differ / ((double) w * h);
+}
+
+/* The window's figure and one drawn by the `rpe` binary agree as the Export
+ * tests require of the window and `rpe export` (test-ui-export.c): the arrays
+ * are summed in other orders by the workers, so a rare cell may fall in the
+ * next colour-map entry. */
+static void
+assert_same_figure (const char *what,
+                    const char *gui,
+                    const char *cli)
+{
+  int delta;
+  double fraction = png_difference (gui, cli, &delta);
+
+  g_test_message ("%s: window vs `rpe`: %.4f%% of the pixels differ (max channel delta %d)", what,
+                  100 * fraction, delta);
+  g_assert_cmpfloat (fraction, <=, 1e-3);
+  g_assert_cmpint (delta, <=, fraction > 0 ? 40 : 0);
+}
+
+static int
+run_argv (char **argv)
+{
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err, &status, NULL));
+  if (err != NULL && err[0] != '\0')
+    g_test_message ("rpe: %s", err);
+  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
+}
+
+static gboolean
+have_cli (void)
+{
+  const char *cli = g_getenv ("RPE_CLI");
+
+  if (cli == NULL || !g_file_test (cli, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- clipboard */
+
+typedef struct
+{
+  gboolean  done;
+  char     *text;
+} ClipRead;
+
+static void
+clip_read_done (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  ClipRead *r = user_data;
+
+  r->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, NULL);
+  r->done = TRUE;
+}
+
+static gboolean
+clip_done (gpointer data)
+{
+  return ((ClipRead *) data)->done;
+}
+
+static char *
+read_clipboard (GtkWidget *widget)
+{
+  ClipRead r = { FALSE, NULL };
+
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (widget), NULL, clip_read_done, &r);
+  rpe_test_iterate_until (clip_done, &r);
+  return r.text;
+}
+
+/* Runs a copied `rpe export ... -o X` line with the `rpe` binary, -o replaced by out. */
+static void
+run_copied (const char *line,
+            const char *out)
+{
+  g_auto (GStrv) argv = NULL;
+  g_autoptr (GError) error = NULL;
+  int argc = 0;
+
+  g_assert_true (g_shell_parse_argv (line, &argc, &argv, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (argc, >=, 4);
+  g_assert_cmpstr (argv[0], ==, "rpe");
+  g_assert_cmpstr (argv[1], ==, "export");
+  g_assert_cmpstr (argv[argc - 2], ==, "-o");
+  g_free (argv[0]);
+  argv[0] = g_strdup (g_getenv ("RPE_CLI"));
+  g_free (argv[argc - 1]);
+  argv[argc - 1] = g_strdup (out);
+  g_assert_cmpint (run_argv (argv), ==, 0);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* Edits that no option says, saved; --session redraws; a second window reopens it. */
+static void
+test_window_and_cli (void)
+{
+  RpeWindow *window, *other;
+  RpeExplorerState *state;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *session = tmp_path ("edited.rpe-session");
+  g_autofree char *gui = tmp_path ("edited-gui.png");
+  g_autofree char *cli = tmp_path ("edited-cli.png");
+  g_autofree char *cli_path = NULL;
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  g_object_set (state, "head", 1, "train-length", 32, "seed", 6, "realizations", 32, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  /* an edit of the sine module (no option can say this) and of the gate */
+  g_assert_true (rpe_explorer_state_set_sine (state, 1, 0, 0, 0.07, 0.4, 2.5, TRUE));
+  g_object_set (state, "gated", TRUE, NULL);
+  g_assert_true (rpe_explorer_state_set_gate (state, 1, 2, 0.35, FALSE));
+  settle (window);
+
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (rpe_window_get_session_file (window), ==, session);
+  {
+    /* in the recent files (the Open Recent submenu lists .rpe-session files) */
+    g_autofree char *uri = g_filename_to_uri (session, NULL, NULL);
+
+    g_assert_true (gtk_recent_manager_has_item (gtk_recent_manager_get_default (), uri));
+  }
+  g_assert_nonnull (strstr (gtk_window_get_title (GTK_WINDOW (window)), "edited"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "-o", cli, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_figure ("attention (edited, gated)", gui, cli);
+
+  /* the templates view of the same session, through its own file */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  settle (window);
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "-o", cli, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_figure ("templates (edited)", gui, cli);
+
+  /* a second window opens it: every property and array, the view */
+  other = open_window ();
+  settle (other);
+  g_assert_false (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
+  g_assert_true (rpe_window_open_session (other, session, &error));
+  g_assert_no_error (error);
+  {
+    g_autofree char *what = NULL;
+
+    if (!rpe_explorer_state_equal (state, rpe_window_get_state (other), &what))
+      g_error ("the reopened state differs in %s", what);
+  }
+  g_assert_cmpint (rpe_window_get_view (other), ==, RPE_WINDOW_VIEW_TEMPLATES);
+  /* a new document: restoring its settings is not an edit to undo */
+  g_assert_false (rpe_undo_can_undo (rpe_window_get_undo (other)));
+  g_assert_nonnull (strstr (gtk_window_get_title (GTK_WINDOW (other)), "edited"));
+  gtk_window_destroy (GTK_WINDOW (other));
+
+  /* `rpe-studio FILE.rpe-session`: GApplication's open goes through rpe_window_open_file */
+  other = open_window ();
+  {
+    g_autoptr (GFile) file = g_file_new_for_path (session);
+
+    rpe_window_open_file (other, file);
+  }
+  settle (other);
+  g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
+  g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
+  if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
+    {
+      g_autofree char *shot = g_build_filename (g_getenv ("RPE_SCREENSHOT_DIR"), "session-window.png", NULL);
+      GdkPaintable *paintable = gtk_widget_paintable_new (GTK_WIDGET (other));
+      GtkSnapshot *snapshot = gtk_snapshot_new ();
+      int w = gtk_widget_get_width (GTK_WIDGET (other)), h = gtk_widget_get_height (GTK_WIDGET (other));
+      GskRenderNode *node;
+
+      gdk_paintable_snapshot (paintable, snapshot, w, h);
+      node = gtk_snapshot_free_to_node (snapshot);
+      if (node != NULL)
+        {
+          GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (other));
+          GdkTexture *texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+
+          gdk_texture_save_to_png (texture, shot);
+          g_object_unref (texture);
+          gsk_render_node_unref (node);
+        }
+      g_object_unref (paintable);
+    }
+  gtk_window_destroy (GTK_WINDOW (other));
+
+  /* dropped on a window: its drop target takes a single file (G_TYPE_FILE) as well as a list */
+  other = open_window ();
+  settle (other);
+  {
+    GListModel *controllers = gtk_widget_observe_controllers (GTK_WIDGET (other));
+    GtkDropTarget *drop = NULL;
+    g_autoptr (GFile) file = g_file_new_for_path (session);
+    GValue value = G_VALUE_INIT;
+    gboolean accepted = FALSE;
+
+    for (guint i = 0; i < g_list_model_get_n_items (controllers) && drop == NULL; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+
+        if (GTK_IS_DROP_TARGET (c))
+          drop = GTK_DROP_TARGET (c);
+      }
+    g_object_unref (controllers);
+    g_assert_nonnull (drop);
+    g_value_init (&value, G_TYPE_FILE);
+    g_value_set_object (&value, file);
+    g_signal_emit_by_name (drop, "drop", &value, 10.0, 10.0, &accepted);
+    g_value_unset (&value);
+    g_assert_true (accepted);
+  }
+  settle (other);
+  g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
+  g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
+  gtk_window_destroy (GTK_WINDOW (other));
+  gtk_window_destroy (GTK_WINDOW (window));
+  (void) cli_path;
+}
+
+static gboolean
+command_available (gpointer data)
+{
+  g_autofree char *line = rpe_window_command_line (RPE_WINDOW (data), NULL);
+
+  return line != NULL;
+}
+
+static void
+test_copy_command (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *gui = tmp_path ("copy-gui.png");
+  g_autofree char *cli = tmp_path ("copy-cli.png");
+  g_autofree char *session = tmp_path ("copy.rpe-session");
+  g_autofree char *line = NULL;
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+
+  /* the demo as it is: options alone say it */
+  g_object_set (state, "head", 2, "causal", TRUE, "content", RPE_CONTENT_RANDOM, "seed", 3, "realizations", 16,
+                "colormap", "inferno", NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  settle (window);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
+  line = read_clipboard (GTK_WIDGET (window));
+  g_assert_nonnull (line);
+  g_test_message ("copied: %s", line);
+  g_assert_true (g_str_has_prefix (line, "rpe export attention --checkpoint demo"));
+  g_assert_null (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("copied command (options)", gui, cli);
+  g_clear_pointer (&line, g_free);
+
+  /* the SPE vs RPE view, exact method untouched */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
+  settle (window);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
+  line = read_clipboard (GTK_WIDGET (window));
+  g_test_message ("copied: %s", line);
+  g_assert_true (g_str_has_prefix (line, "rpe export spe-vs-rpe"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("copied command (spe-vs-rpe)", gui, cli);
+  g_clear_pointer (&line, g_free);
+
+  /* an edit no option says: nothing honest to copy until the session is saved */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  g_assert_true (rpe_explorer_state_set_sine (state, 2, 3, 1, 0.2, 1.0, 1.5, FALSE));
+  settle (window);
+  {
+    g_autofree char *why = NULL;
+    g_autofree char *none = rpe_window_command_line (window, &why);
+
+    g_assert_null (none);
+    g_assert_nonnull (strstr (why, "save the session"));
+    g_test_message ("edited, unsaved: %s", why);
+  }
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
+  line = read_clipboard (GTK_WIDGET (window));
+  g_test_message ("copied: %s", line);
+  g_assert_nonnull (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("copied command (--session)", gui, cli);
+
+  /* zoomed: no command draws the zoomed window */
+  rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
+  settle (window);
+  {
+    g_autofree char *why = NULL;
+    g_autofree char *none = rpe_window_command_line (window, &why);
+
+    g_assert_null (none);
+    g_assert_nonnull (strstr (why, "zoomed"));
+  }
+  rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+  settle (window);
+
+  /* a change after saving: the saved session no longer is this figure */
+  g_object_set (state, "seed", 4, NULL);
+  settle (window);
+  {
+    g_autofree char *why = NULL;
+    g_autofree char *none = rpe_window_command_line (window, &why);
+
+    g_assert_null (none);
+  }
+  /* Ctrl+S (win.save-session) saves on a worker: once saved, the command is again --session */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.save-session", NULL);
+  rpe_test_iterate_until (command_available, window);
+  g_clear_pointer (&line, g_free);
+  line = rpe_window_command_line (window, NULL);
+  g_assert_nonnull (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("--session after Ctrl+S", gui, cli);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Templates and SPE vs RPE compute at a cap of N (512, 256): the command draws the figure shown. */
+static void
+test_capped (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *gui = tmp_path ("cap-gui.png");
+  g_autofree char *cli = tmp_path ("cap-cli.png");
+  g_autofree char *session = tmp_path ("cap.rpe-session");
+  struct { RpeWindowView view; guint n; const char *length; } cases[] = {
+    { RPE_WINDOW_VIEW_TEACHING, 300, "--length 256" },
+    { RPE_WINDOW_VIEW_TEMPLATES, 520, "--length 512" },
+  };
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *line = NULL;
+
+      g_object_set (state, "length", cases[i].n, "realizations", 8, NULL);
+      rpe_window_set_view (window, cases[i].view);
+      settle (window);
+      line = rpe_window_command_line (window, NULL);
+      g_assert_nonnull (line);
+      g_test_message ("N = %u: %s", cases[i].n, line);
+      g_assert_nonnull (strstr (line, cases[i].length));
+      g_assert_true (rpe_window_export_view (window, gui, &error));
+      g_assert_no_error (error);
+      run_copied (line, cli);
+      assert_same_figure ("capped view, copied command", gui, cli);
+      /* and its session keeps the user's N, the figure's N beside it */
+      g_assert_true (rpe_window_save_session (window, session, &error));
+      {
+        g_autoptr (RpeSession) s = rpe_session_load (session, &error);
+
+        g_assert_no_error (error);
+        g_assert_cmpuint (rpe_explorer_state_get_length (s->state), ==, cases[i].n);
+        g_assert_cmpuint (s->export_length, <, cases[i].n);
+      }
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_refused (void)
+{
+  RpeWindow *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bad = tmp_path ("bad.rpe-session");
+  g_autofree char *title = NULL;
+  const char *cases[][2] = {
+    { "{\"format\":\"rpe-session\",\"version\":99}", "version 99" },
+    { "<xml/>", "not JSON" },
+    { "{\"format\":\"rpe-session\",\"version\":1,\"state\":{\"length\":1}}", "out of range" },
+    { "{\"format\":\"rpe-session\",\"version\":1,\"state\":{},\"checkpoint\":{\"path\":\"/gone/x.safetensors\"}}",
+      "missing" },
+  };
+
+  g_assert_true (rpe_explorer_state_set_sine (state, 0, 0, 0, 0.11, 0.0, 1.0, FALSE));
+  settle (window);
+  rpe_explorer_state_copy_into (state, before);
+  title = g_strdup (gtk_window_get_title (GTK_WINDOW (window)));
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      guint64 serial = rpe_explorer_state_get_serial (state);
+
+      g_assert_true (g_file_set_contents (bad, cases[i][0], -1, NULL));
+      g_assert_false (rpe_window_open_session (window, bad, &error));
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+      g_assert_nonnull (rpe_window_get_message (window));
+      g_test_message ("banner: %s", rpe_window_get_message (window));
+      g_assert_nonnull (strstr (rpe_window_get_message (window), cases[i][1]));
+      g_assert_cmpuint (rpe_explorer_state_get_serial (state), ==, serial);
+      g_assert_true (rpe_explorer_state_equal (before, state, NULL));
+      g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, title);
+      g_assert_null (rpe_window_get_session_file (window));
+    }
+
+  /* a checkpoint rewritten since the session was saved: opened, with a warning in the banner */
+  {
+    g_autofree char *fake = tmp_path ("rewritten.safetensors");
+    g_autofree char *path = tmp_path ("rewritten.rpe-session");
+    g_autoptr (RpeSession) s = rpe_window_build_session (window);
+
+    g_assert_true (g_file_set_contents (fake, "weights of step 100", -1, NULL));
+    rpe_session_set_checkpoint (s, fake, NULL, -1, NULL);
+    g_assert_true (rpe_session_save (s, path, &error));
+    g_assert_true (g_file_set_contents (fake, "weights of step 200", -1, NULL));
+    g_assert_true (rpe_window_open_session (window, path, &error));
+    g_assert_no_error (error);
+    g_test_message ("banner: %s", rpe_window_get_message (window));
+    g_assert_nonnull (strstr (rpe_window_get_message (window), "has changed"));
+    g_assert_true (rpe_explorer_state_equal (before, state, NULL));
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int argc, char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_test_add_func ("/ui/session/window-and-cli", test_window_and_cli);
+  g_test_add_func ("/ui/session/copy-command", test_copy_command);
+  g_test_add_func ("/ui/session/capped", test_capped);
+  g_test_add_func ("/ui/session/refused", test_refused);
+  return g_test_run ();
+}

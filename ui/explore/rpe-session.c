@@ -1,0 +1,1792 @@
+/* rpe-session.c: reading and writing .rpe-session files (see rpe-session.h). */
+#include "config.h"
+
+#include "rpe-session.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "rpe-alloc.h"
+#include "rpe-checkpoint.h"
+#include "rpe-colormap.h"
+#include "rpe-demos.h"
+#include "rpe-error.h"
+#include "rpe-file.h"
+#include "rpe-npy.h"
+#include "rpe-tensor-map.h"
+
+#define MAX_DEPTH      16            /* nesting of the JSON text */
+#define MAX_HEADS      1024          /* the "head" property's range */
+#define MAX_FEATURES   4096          /* the "feature" property's range */
+#define MAX_SIZE       65536         /* K sines or L taps */
+#define MAX_VALUES     (1u << 26)    /* floats in one array */
+
+static const char *const window_views[] = { "templates", "attention", "curves", "teaching", "outputs", NULL };
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void
+checkpoint_clear (RpeSessionCheckpoint *c)
+{
+  g_clear_pointer (&c->path, g_free);
+  g_clear_pointer (&c->sha256, g_free);
+  g_clear_pointer (&c->prefix, g_free);
+  g_clear_pointer (&c->map, g_strfreev);
+  c->layer = -1;
+}
+
+static RpeSession *
+session_new_empty (void)
+{
+  RpeSession *s = g_new0 (RpeSession, 1);
+
+  s->view = g_strdup ("templates");
+  s->template_cell = -1;
+  s->checkpoint.layer = -1;
+  s->warnings = g_ptr_array_new_with_free_func (g_free);
+  return s;
+}
+
+RpeSession *
+rpe_session_new_from_state (RpeExplorerState *state)
+{
+  RpeSession *s;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (state), NULL);
+  s = session_new_empty ();
+  s->state = rpe_explorer_state_new ();
+  rpe_explorer_state_copy_into (state, s->state);
+  return s;
+}
+
+void
+rpe_session_free (RpeSession *session)
+{
+  if (session == NULL)
+    return;
+  g_clear_object (&session->state);
+  g_free (session->view);
+  checkpoint_clear (&session->checkpoint);
+  g_free (session->content_path);
+  g_free (session->content_sha256);
+  g_free (session->export_title);
+  g_strfreev (session->export_options);
+  g_free (session->file);
+  g_ptr_array_unref (session->warnings);
+  g_free (session);
+}
+
+void
+rpe_session_set_checkpoint (RpeSession        *session,
+                            const char        *path,
+                            const char        *prefix,
+                            int                layer,
+                            const char *const *map)
+{
+  g_return_if_fail (session != NULL);
+  checkpoint_clear (&session->checkpoint);
+  session->checkpoint.path = g_strdup (path);
+  session->checkpoint.prefix = g_strdup (prefix);
+  session->checkpoint.layer = layer;
+  session->checkpoint.map = map != NULL && map[0] != NULL ? g_strdupv ((char **) map) : NULL;
+}
+
+void
+rpe_session_set_content_path (RpeSession *session,
+                              const char *path)
+{
+  g_return_if_fail (session != NULL);
+  g_free (session->content_path);
+  session->content_path = g_strdup (path);
+  g_clear_pointer (&session->content_sha256, g_free);
+}
+
+/* ------------------------------------------------------- state copies */
+
+/* The properties a session holds: readable, writable, not construct-only. */
+static GParamSpec **
+session_properties (RpeExplorerState *state,
+                    guint            *n)
+{
+  GParamSpec **all = g_object_class_list_properties (G_OBJECT_GET_CLASS (state), n);
+  guint kept = 0;
+
+  for (guint i = 0; i < *n; i++)
+    if ((all[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE
+        && (all[i]->flags & G_PARAM_CONSTRUCT_ONLY) == 0)
+      all[kept++] = all[i];
+  *n = kept;
+  return all;
+}
+
+static void
+copy_module (RpeExplorerState *src,
+             RpeExplorerState *dest,
+             RpeSpeMethod      kind)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (src, kind);
+
+  if (p == NULL)
+    return;
+  if (kind == RPE_SPE_SINE)
+    rpe_explorer_state_set_modules (dest, p, rpe_explorer_state_get_source (src, kind), NULL, NULL, NULL);
+  else
+    rpe_explorer_state_set_modules (dest, NULL, NULL, p, rpe_explorer_state_get_source (src, kind), NULL);
+}
+
+void
+rpe_explorer_state_copy_into (RpeExplorerState *src,
+                              RpeExplorerState *dest)
+{
+  g_autofree GParamSpec **props = NULL;
+  const float *w;
+  const float *npy;
+  gsize count, ndim, shape[3];
+  guint n;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (src));
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (dest));
+
+  copy_module (src, dest, RPE_SPE_SINE);
+  copy_module (src, dest, RPE_SPE_CONV);
+  w = rpe_explorer_state_get_fastrpb_weights (src, &count);
+  rpe_explorer_state_set_fastrpb_weights (dest, w, count);
+  npy = rpe_explorer_state_get_npy_content (src, &ndim, shape);
+  if (npy != NULL)
+    rpe_explorer_state_set_npy_content (dest, npy, ndim, shape, NULL);
+  else
+    rpe_explorer_state_clear_npy_content (dest);
+  /* the properties last: loading content switches "content" to NPY */
+  props = session_properties (src, &n);
+  g_object_freeze_notify (G_OBJECT (dest));
+  for (guint i = 0; i < n; i++)
+    {
+      GValue v = G_VALUE_INIT;
+
+      g_value_init (&v, props[i]->value_type);
+      g_object_get_property (G_OBJECT (src), props[i]->name, &v);
+      g_object_set_property (G_OBJECT (dest), props[i]->name, &v);
+      g_value_unset (&v);
+    }
+  g_object_thaw_notify (G_OBJECT (dest));
+}
+
+static gboolean
+floats_equal (const float *a,
+              const float *b,
+              gsize        n)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  return memcmp (a, b, n * sizeof (float)) == 0;
+}
+
+static gboolean
+params_equal (const RpeSpeParams *a,
+              const RpeSpeParams *b,
+              gboolean            with_gate)
+{
+  gsize hd, count;
+
+  if (a == NULL || b == NULL)
+    return a == b;
+  if (a->method != b->method || a->n_heads != b->n_heads || a->n_features != b->n_features
+      || a->n_sines != b->n_sines || a->kernel != b->kernel || a->kernel_cols != b->kernel_cols)
+    return FALSE;
+  hd = a->n_heads * a->n_features;
+  count = hd * (a->method == RPE_SPE_SINE ? a->n_sines : a->kernel * MAX (a->kernel_cols, 1));
+  if (a->method == RPE_SPE_SINE
+      ? !floats_equal (a->freqs, b->freqs, count) || !floats_equal (a->offsets, b->offsets, count)
+        || !floats_equal (a->gains, b->gains, count)
+      : !floats_equal (a->wq, b->wq, count) || !floats_equal (a->wk, b->wk, count))
+    return FALSE;
+  return !with_gate || floats_equal (a->gate, b->gate, hd);
+}
+
+gboolean
+rpe_explorer_state_equal (RpeExplorerState *a,
+                          RpeExplorerState *b,
+                          char            **what)
+{
+  g_autofree GParamSpec **props = NULL;
+  const float *wa, *wb, *na, *nb;
+  gsize ca, cb, nda, ndb, sa[3], sb[3];
+  guint n;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (a) && RPE_IS_EXPLORER_STATE (b), FALSE);
+  props = session_properties (a, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      GValue va = G_VALUE_INIT, vb = G_VALUE_INIT;
+      gboolean same;
+
+      g_value_init (&va, props[i]->value_type);
+      g_value_init (&vb, props[i]->value_type);
+      g_object_get_property (G_OBJECT (a), props[i]->name, &va);
+      g_object_get_property (G_OBJECT (b), props[i]->name, &vb);
+      same = g_param_values_cmp (props[i], &va, &vb) == 0;
+      g_value_unset (&va);
+      g_value_unset (&vb);
+      if (!same)
+        {
+          if (what != NULL)
+            *what = g_strdup_printf ("property “%s”", props[i]->name);
+          return FALSE;
+        }
+    }
+  for (guint k = 0; k < 2; k++)
+    {
+      if (!params_equal (rpe_explorer_state_get_params (a, k), rpe_explorer_state_get_params (b, k), TRUE))
+        {
+          if (what != NULL)
+            *what = g_strdup_printf ("the %s module", k == RPE_SPE_SINE ? "sine" : "conv");
+          return FALSE;
+        }
+      if (g_strcmp0 (rpe_explorer_state_get_source (a, k), rpe_explorer_state_get_source (b, k)) != 0)
+        {
+          if (what != NULL)
+            *what = g_strdup_printf ("the source of the %s module", k == RPE_SPE_SINE ? "sine" : "conv");
+          return FALSE;
+        }
+    }
+  wa = rpe_explorer_state_get_fastrpb_weights (a, &ca);
+  wb = rpe_explorer_state_get_fastrpb_weights (b, &cb);
+  if (ca != cb || !floats_equal (wa, wb, ca))
+    {
+      if (what != NULL)
+        *what = g_strdup ("the FastRPB weights");
+      return FALSE;
+    }
+  na = rpe_explorer_state_get_npy_content (a, &nda, sa);
+  nb = rpe_explorer_state_get_npy_content (b, &ndb, sb);
+  if ((na == NULL) != (nb == NULL)
+      || (na != NULL && (nda != ndb || memcmp (sa, sb, sizeof sa) != 0
+                         || !floats_equal (na, nb, sa[0] * sa[1] * (nda == 3 ? sa[2] : 1)))))
+    {
+      if (what != NULL)
+        *what = g_strdup ("the loaded content");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------- hashing */
+
+char *
+rpe_session_file_sha256 (const char  *path,
+                         GError     **error)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFileInputStream) in = g_file_read (file, NULL, error);
+  g_autoptr (GChecksum) sum = NULL;
+  guint8 buffer[65536];
+
+  if (in == NULL)
+    return NULL;
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
+  for (;;)
+    {
+      gssize got = g_input_stream_read (G_INPUT_STREAM (in), buffer, sizeof buffer, NULL, error);
+
+      if (got < 0)
+        return NULL;
+      if (got == 0)
+        break;
+      g_checksum_update (sum, buffer, (gsize) got);
+    }
+  return g_strdup (g_checksum_get_string (sum));
+}
+
+static gboolean
+is_demo (const char *path)
+{
+  return path != NULL && rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* ------------------------------------------------------------- writing */
+
+static void
+add_floats (JsonBuilder *b,
+            const char  *name,
+            const float *v,
+            gsize        n)
+{
+  json_builder_set_member_name (b, name);
+  if (v == NULL)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_array (b);
+  for (gsize i = 0; i < n; i++)
+    json_builder_add_double_value (b, v[i]);
+  json_builder_end_array (b);
+}
+
+static void
+add_module (JsonBuilder      *b,
+            RpeExplorerState *state,
+            RpeSpeMethod      kind)
+{
+  const RpeSpeParams *p = rpe_explorer_state_get_params (state, kind);
+  gsize hd, count;
+
+  if (p == NULL)
+    return;
+  hd = p->n_heads * p->n_features;
+  count = hd * (kind == RPE_SPE_SINE ? p->n_sines : p->kernel);
+  json_builder_set_member_name (b, kind == RPE_SPE_SINE ? "sine" : "conv");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "source");
+  json_builder_add_string_value (b, rpe_explorer_state_get_source (state, kind));
+  json_builder_set_member_name (b, "heads");
+  json_builder_add_int_value (b, (gint64) p->n_heads);
+  json_builder_set_member_name (b, "features");
+  json_builder_add_int_value (b, (gint64) p->n_features);
+  json_builder_set_member_name (b, kind == RPE_SPE_SINE ? "sines" : "kernel");
+  json_builder_add_int_value (b, (gint64) (kind == RPE_SPE_SINE ? p->n_sines : p->kernel));
+  if (kind == RPE_SPE_SINE)
+    {
+      add_floats (b, "freqs", p->freqs, count);
+      add_floats (b, "offsets", p->offsets, count);
+      add_floats (b, "gains", p->gains, count);
+    }
+  else
+    {
+      add_floats (b, "wq", p->wq, count);
+      add_floats (b, "wk", p->wk, count);
+    }
+  add_floats (b, "gate", p->gate, hd);
+  json_builder_end_object (b);
+}
+
+static gboolean
+add_state (JsonBuilder       *b,
+           RpeExplorerState  *state,
+           GError           **error)
+{
+  guint n;
+  g_autofree GParamSpec **props = session_properties (state, &n);
+
+  json_builder_set_member_name (b, "state");
+  json_builder_begin_object (b);
+  for (guint i = 0; i < n; i++)
+    {
+      GValue v = G_VALUE_INIT;
+      GType fundamental = G_TYPE_FUNDAMENTAL (props[i]->value_type);
+      gboolean ok = TRUE;
+
+      g_value_init (&v, props[i]->value_type);
+      g_object_get_property (G_OBJECT (state), props[i]->name, &v);
+      json_builder_set_member_name (b, props[i]->name);
+      switch (fundamental)
+        {
+        case G_TYPE_BOOLEAN:
+          json_builder_add_boolean_value (b, g_value_get_boolean (&v));
+          break;
+        case G_TYPE_INT:
+          json_builder_add_int_value (b, g_value_get_int (&v));
+          break;
+        case G_TYPE_UINT:
+          json_builder_add_int_value (b, g_value_get_uint (&v));
+          break;
+        case G_TYPE_INT64:
+          json_builder_add_int_value (b, g_value_get_int64 (&v));
+          break;
+        case G_TYPE_UINT64:
+          ok = g_value_get_uint64 (&v) <= G_MAXINT64;
+          json_builder_add_int_value (b, (gint64) g_value_get_uint64 (&v));
+          break;
+        case G_TYPE_ENUM:
+          json_builder_add_int_value (b, g_value_get_enum (&v));
+          break;
+        case G_TYPE_FLAGS:
+          json_builder_add_int_value (b, g_value_get_flags (&v));
+          break;
+        case G_TYPE_FLOAT:
+        case G_TYPE_DOUBLE:
+          {
+            double d = fundamental == G_TYPE_FLOAT ? g_value_get_float (&v) : g_value_get_double (&v);
+
+            /* JSON has no NaN: a property that means "automatic" by NaN is written as a string */
+            if (isfinite (d))
+              json_builder_add_double_value (b, d);
+            else
+              json_builder_add_string_value (b, isnan (d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+          }
+          break;
+        case G_TYPE_STRING:
+          if (g_value_get_string (&v) != NULL)
+            json_builder_add_string_value (b, g_value_get_string (&v));
+          else
+            json_builder_add_null_value (b);
+          break;
+        default:
+          ok = FALSE;
+          json_builder_add_null_value (b);
+          break;
+        }
+      g_value_unset (&v);
+      if (!ok)
+        {
+          json_builder_end_object (b);
+          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                                "the setting “%s” cannot be written to a session", props[i]->name);
+        }
+    }
+  json_builder_end_object (b);
+  return TRUE;
+}
+
+static void
+add_string (JsonBuilder *b,
+            const char  *name,
+            const char  *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value != NULL)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+char *
+rpe_session_to_data (RpeSession  *session,
+                     gsize       *length,
+                     GError     **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = NULL;
+  g_autoptr (JsonNode) root = NULL;
+  const float *w, *npy;
+  gsize count, ndim, shape[3];
+
+  g_return_val_if_fail (session != NULL && session->state != NULL, NULL);
+
+  /* the hashes of the files, as they are now */
+  if (session->checkpoint.path != NULL && !is_demo (session->checkpoint.path))
+    {
+      g_free (session->checkpoint.sha256);
+      session->checkpoint.sha256 = rpe_session_file_sha256 (session->checkpoint.path, NULL);
+    }
+  if (session->content_path != NULL)
+    {
+      g_free (session->content_sha256);
+      session->content_sha256 = rpe_session_file_sha256 (session->content_path, NULL);
+    }
+
+  json_builder_begin_object (b);
+  add_string (b, "format", RPE_SESSION_FORMAT);
+  json_builder_set_member_name (b, "version");
+  json_builder_add_int_value (b, RPE_SESSION_VERSION);
+  add_string (b, "generator", "RPE Studio " PACKAGE_VERSION);
+  add_string (b, "view", session->view);
+  json_builder_set_member_name (b, "template-cell");
+  json_builder_add_int_value (b, session->template_cell);
+  if (!add_state (b, session->state, error))
+    return NULL;
+
+  json_builder_set_member_name (b, "modules");
+  json_builder_begin_object (b);
+  add_module (b, session->state, RPE_SPE_SINE);
+  add_module (b, session->state, RPE_SPE_CONV);
+  json_builder_end_object (b);
+
+  w = rpe_explorer_state_get_fastrpb_weights (session->state, &count);
+  add_floats (b, "fastrpb-weights", w, count);
+
+  json_builder_set_member_name (b, "content");
+  npy = rpe_explorer_state_get_npy_content (session->state, &ndim, shape);
+  if (npy == NULL)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_object (b);
+      add_string (b, "path", session->content_path);
+      add_string (b, "sha256", session->content_sha256);
+      json_builder_set_member_name (b, "shape");
+      json_builder_begin_array (b);
+      for (gsize i = 0; i < ndim; i++)
+        json_builder_add_int_value (b, (gint64) shape[i]);
+      json_builder_end_array (b);
+      /* without a file to name, the values themselves */
+      if (session->content_path == NULL)
+        add_floats (b, "data", npy, shape[0] * shape[1] * (ndim == 3 ? shape[2] : 1));
+      json_builder_end_object (b);
+    }
+
+  json_builder_set_member_name (b, "checkpoint");
+  if (session->checkpoint.path == NULL)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_object (b);
+      add_string (b, "path", session->checkpoint.path);
+      add_string (b, "sha256", session->checkpoint.sha256);
+      add_string (b, "prefix", session->checkpoint.prefix);
+      json_builder_set_member_name (b, "layer");
+      json_builder_add_int_value (b, session->checkpoint.layer);
+      json_builder_set_member_name (b, "map");
+      json_builder_begin_array (b);
+      for (char **m = session->checkpoint.map; m != NULL && *m != NULL; m++)
+        json_builder_add_string_value (b, *m);
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+
+  json_builder_set_member_name (b, "viewport");
+  if (!session->have_viewport)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_array (b);
+      for (int i = 0; i < 4; i++)
+        json_builder_add_double_value (b, session->viewport[i]);
+      json_builder_end_array (b);
+    }
+
+  json_builder_set_member_name (b, "export");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "length");
+  json_builder_add_int_value (b, session->export_length);
+  json_builder_set_member_name (b, "width");
+  json_builder_add_double_value (b, session->export_width);
+  json_builder_set_member_name (b, "height");
+  json_builder_add_double_value (b, session->export_height);
+  json_builder_set_member_name (b, "dpi");
+  json_builder_add_double_value (b, session->export_dpi);
+  add_string (b, "title", session->export_title);
+  json_builder_set_member_name (b, "options");
+  json_builder_begin_array (b);
+  for (char **e = session->export_options; e != NULL && *e != NULL; e++)
+    json_builder_add_string_value (b, *e);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  gen = json_generator_new ();
+  json_generator_set_pretty (gen, TRUE);
+  json_generator_set_indent (gen, 1);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, length);
+}
+
+gboolean
+rpe_session_save (RpeSession  *session,
+                  const char  *path,
+                  GError     **error)
+{
+  g_autofree char *data = NULL;
+  gsize length = 0;
+
+  g_return_val_if_fail (session != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  data = rpe_session_to_data (session, &length, error);
+  if (data == NULL)
+    return FALSE;
+  if (!g_file_set_contents (path, data, (gssize) length, error))
+    return FALSE;
+  g_free (session->file);
+  session->file = g_canonicalize_filename (path, NULL);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------- reading */
+
+static gboolean
+bad (GError     **error,
+     const char  *format,
+     ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+bad (GError     **error,
+     const char  *format,
+     ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a valid session: %s", msg);
+  return FALSE;
+}
+
+/* The nesting depth of the JSON text (outside strings), before parsing it. */
+static gboolean
+check_depth (const char *data,
+             gsize       length)
+{
+  int depth = 0;
+  gboolean in_string = FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      char ch = data[i];
+
+      if (in_string)
+        {
+          if (ch == '\\')
+            i++;
+          else if (ch == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (ch == '"')
+        in_string = TRUE;
+      else if (ch == '[' || ch == '{')
+        {
+          if (++depth > MAX_DEPTH)
+            return FALSE;
+        }
+      else if (ch == ']' || ch == '}')
+        depth--;
+    }
+  return TRUE;
+}
+
+static JsonNode *
+member (JsonObject *o,
+        const char *name,
+        JsonNodeType type)
+{
+  JsonNode *n = o != NULL ? json_object_get_member (o, name) : NULL;
+
+  return n != NULL && JSON_NODE_TYPE (n) == type ? n : NULL;
+}
+
+static gboolean
+get_number (JsonNode *n,
+            double   *out)
+{
+  GType t;
+
+  if (n == NULL || JSON_NODE_TYPE (n) != JSON_NODE_VALUE)
+    return FALSE;
+  t = json_node_get_value_type (n);
+  if (t == G_TYPE_INT64)
+    *out = (double) json_node_get_int (n);
+  else if (t == G_TYPE_DOUBLE)
+    *out = json_node_get_double (n);
+  else
+    return FALSE;
+  return isfinite (*out);
+}
+
+/* An integer member in [lo, hi]. */
+static gboolean
+get_int (JsonObject  *o,
+         const char  *name,
+         gint64       lo,
+         gint64       hi,
+         gint64      *out,
+         const char  *where,
+         GError     **error)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  double v;
+
+  if (n == NULL)
+    return bad (error, "%s has no “%s”", where, name);
+  if (!get_number (n, &v) || v != floor (v))
+    return bad (error, "“%s” of %s must be a whole number", name, where);
+  if (v < (double) lo || v > (double) hi)
+    return bad (error, "“%s” of %s is out of range: %.0f (allowed %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT ")",
+                name, where, v, lo, hi);
+  *out = (gint64) v;
+  return TRUE;
+}
+
+/* A float array of exactly `count` finite values in [lo, hi] (NULL allowed if nullable). */
+static gboolean
+get_floats (JsonObject  *o,
+            const char  *name,
+            gsize        count,
+            double       lo,
+            double       hi,
+            gboolean     nullable,
+            float      **out,
+            const char  *where,
+            GError     **error)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  JsonArray *a;
+  RpeStatus st;
+
+  *out = NULL;
+  if (n == NULL || JSON_NODE_HOLDS_NULL (n))
+    {
+      if (nullable)
+        return TRUE;
+      return bad (error, "%s has no “%s”", where, name);
+    }
+  if (!JSON_NODE_HOLDS_ARRAY (n))
+    return bad (error, "“%s” of %s must be an array of numbers", name, where);
+  a = json_node_get_array (n);
+  if (json_array_get_length (a) != count)
+    return bad (error, "“%s” of %s holds %u values; its shape needs %zu", name, where,
+                json_array_get_length (a), (size_t) count);
+  *out = rpe_alloc (MAX (count, 1), sizeof (float), &st);
+  if (*out == NULL)
+    return rpe_set_error (error, st, "%s", rpe_status_to_string (st));
+  for (gsize i = 0; i < count; i++)
+    {
+      double v;
+
+      if (!get_number (json_array_get_element (a, (guint) i), &v) || !isfinite ((float) v))
+        {
+          g_clear_pointer (out, rpe_free);
+          return bad (error, "“%s” of %s: value %zu is not a finite number", name, where, (size_t) i);
+        }
+      if (v < lo || v > hi)
+        {
+          g_clear_pointer (out, rpe_free);
+          return bad (error, "“%s” of %s: value %zu (%g) is out of range [%g, %g]", name, where, (size_t) i,
+                      v, lo, hi);
+        }
+      (*out)[i] = (float) v;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_module (JsonObject       *modules,
+             RpeSpeMethod      kind,
+             RpeExplorerState *state,
+             GError          **error)
+{
+  const char *name = kind == RPE_SPE_SINE ? "sine" : "conv";
+  g_autofree char *where = g_strdup_printf ("the %s module", name);
+  JsonNode *n = modules != NULL ? json_object_get_member (modules, name) : NULL;
+  JsonObject *o;
+  RpeSpeParams p = { 0 };
+  gint64 heads, features, size;
+  gsize hd, count;
+  const char *source = NULL;
+  gboolean ok = FALSE;
+
+  if (n == NULL || JSON_NODE_HOLDS_NULL (n))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (n))
+    return bad (error, "%s must be an object", where);
+  o = json_node_get_object (n);
+  if (!get_int (o, "heads", 1, MAX_HEADS, &heads, where, error)
+      || !get_int (o, "features", 1, MAX_FEATURES, &features, where, error)
+      || !get_int (o, kind == RPE_SPE_SINE ? "sines" : "kernel", 1, kind == RPE_SPE_SINE ? MAX_SIZE : 4096, &size,
+                   where, error))
+    return FALSE;
+  if (!rpe_size_mul ((gsize) heads, (gsize) features, &hd) || !rpe_size_mul (hd, (gsize) size, &count)
+      || count > MAX_VALUES)
+    return bad (error, "%s is too large (%" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT ")",
+                where, heads, features, size);
+  if (member (o, "source", JSON_NODE_VALUE) != NULL)
+    source = json_node_get_string (json_object_get_member (o, "source"));
+  p.method = kind;
+  p.n_heads = (size_t) heads;
+  p.n_features = (size_t) features;
+  if (kind == RPE_SPE_SINE)
+    {
+      p.n_sines = (size_t) size;
+      if (!get_floats (o, "freqs", count, 0.0, 0.5, FALSE, &p.freqs, where, error)
+          || !get_floats (o, "offsets", count, -G_MAXFLOAT, G_MAXFLOAT, FALSE, &p.offsets, where, error)
+          || !get_floats (o, "gains", count, 0.0, G_MAXFLOAT, FALSE, &p.gains, where, error))
+        goto out;
+    }
+  else
+    {
+      p.kernel = (size_t) size;
+      if (!get_floats (o, "wq", count, -G_MAXFLOAT, G_MAXFLOAT, FALSE, &p.wq, where, error)
+          || !get_floats (o, "wk", count, -G_MAXFLOAT, G_MAXFLOAT, FALSE, &p.wk, where, error))
+        goto out;
+    }
+  if (!get_floats (o, "gate", hd, 0.0, 1.0, TRUE, &p.gate, where, error))
+    goto out;
+  ok = kind == RPE_SPE_SINE ? rpe_explorer_state_set_modules (state, &p, source, NULL, NULL, error)
+                            : rpe_explorer_state_set_modules (state, NULL, NULL, &p, source, error);
+out:
+  rpe_spe_params_clear (&p);
+  return ok;
+}
+
+/* A state property from its JSON value; out-of-range values are refused. */
+static gboolean
+read_property (RpeExplorerState *state,
+               GParamSpec       *pspec,
+               JsonNode         *n,
+               GError          **error)
+{
+  GValue v = G_VALUE_INIT;
+  GType fundamental = G_TYPE_FUNDAMENTAL (pspec->value_type);
+  double num = 0.0;
+  gboolean ok = TRUE;
+
+  g_value_init (&v, pspec->value_type);
+  switch (fundamental)
+    {
+    case G_TYPE_BOOLEAN:
+      ok = JSON_NODE_TYPE (n) == JSON_NODE_VALUE && json_node_get_value_type (n) == G_TYPE_BOOLEAN;
+      if (ok)
+        g_value_set_boolean (&v, json_node_get_boolean (n));
+      break;
+    case G_TYPE_STRING:
+      ok = JSON_NODE_HOLDS_NULL (n)
+           || (JSON_NODE_TYPE (n) == JSON_NODE_VALUE && json_node_get_value_type (n) == G_TYPE_STRING);
+      if (ok)
+        g_value_set_string (&v, JSON_NODE_HOLDS_NULL (n) ? NULL : json_node_get_string (n));
+      break;
+    case G_TYPE_FLOAT:
+    case G_TYPE_DOUBLE:
+      ok = get_number (n, &num);
+      if (!ok && JSON_NODE_TYPE (n) == JSON_NODE_VALUE && json_node_get_value_type (n) == G_TYPE_STRING)
+        {
+          /* a non-finite value only where the property's own default is one (it means "automatic") */
+          const char *t = json_node_get_string (n);
+          double def = fundamental == G_TYPE_FLOAT ? G_PARAM_SPEC_FLOAT (pspec)->default_value
+                                                   : G_PARAM_SPEC_DOUBLE (pspec)->default_value;
+
+          num = g_str_equal (t, "NaN") ? NAN : g_str_equal (t, "Infinity") ? INFINITY
+                : g_str_equal (t, "-Infinity") ? -INFINITY : 0.0;
+          ok = !isfinite (def) && !isfinite (num)
+               && (isnan (num) ? isnan (def) : num == def);
+        }
+      if (ok && fundamental == G_TYPE_FLOAT)
+        g_value_set_float (&v, (float) num);
+      else if (ok)
+        g_value_set_double (&v, num);
+      break;
+    case G_TYPE_INT:
+    case G_TYPE_UINT:
+    case G_TYPE_INT64:
+    case G_TYPE_UINT64:
+    case G_TYPE_ENUM:
+    case G_TYPE_FLAGS:
+      ok = get_number (n, &num) && num == floor (num) && fabs (num) < 9.0e15;
+      if (!ok)
+        break;
+      /* a value outside the type itself is out of range too */
+      if (fundamental == G_TYPE_INT && (num < G_MININT || num > G_MAXINT))
+        return bad (error, "“%s” is out of range: %.0f", pspec->name, num);
+      if ((fundamental == G_TYPE_UINT || fundamental == G_TYPE_FLAGS) && (num < 0 || num > G_MAXUINT))
+        return bad (error, "“%s” is out of range: %.0f", pspec->name, num);
+      if (fundamental == G_TYPE_UINT64 && num < 0)
+        return bad (error, "“%s” is out of range: %.0f", pspec->name, num);
+      if (fundamental == G_TYPE_ENUM && (num < G_MININT || num > G_MAXINT))
+        return bad (error, "“%s” is out of range: %.0f", pspec->name, num);
+      switch (fundamental)
+        {
+        case G_TYPE_INT:    g_value_set_int (&v, (int) num); break;
+        case G_TYPE_UINT:   g_value_set_uint (&v, (guint) num); break;
+        case G_TYPE_INT64:  g_value_set_int64 (&v, (gint64) num); break;
+        case G_TYPE_UINT64: g_value_set_uint64 (&v, (guint64) num); break;
+        case G_TYPE_ENUM:   g_value_set_enum (&v, (int) num); break;
+        default:            g_value_set_flags (&v, (guint) num); break;
+        }
+      break;
+    default:
+      ok = FALSE;
+      break;
+    }
+  if (!ok)
+    {
+      g_value_unset (&v);
+      return bad (error, "“%s” has a value of the wrong type", pspec->name);
+    }
+  /* the pspec's range: validation changing the value means it was outside */
+  {
+    GValue checked = G_VALUE_INIT;
+
+    g_value_init (&checked, pspec->value_type);
+    g_value_copy (&v, &checked);
+    if (g_param_value_validate (pspec, &checked))
+      {
+        g_autofree char *text = g_strdup_value_contents (&v);
+
+        g_value_unset (&checked);
+        g_value_unset (&v);
+        return bad (error, "“%s” is out of range: %s", pspec->name, text);
+      }
+    g_value_unset (&checked);
+  }
+  g_object_set_property (G_OBJECT (state), pspec->name, &v);
+  g_value_unset (&v);
+  return TRUE;
+}
+
+/* A file named by the session: as written, else the same name beside the
+ * session file (a moved folder).  NULL if neither exists. */
+static char *
+locate (const char  *path,
+        const char  *session_file,
+        const char  *what,
+        GPtrArray   *warnings)
+{
+  g_autofree char *base = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *beside = NULL;
+
+  if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    return g_strdup (path);
+  if (session_file == NULL)
+    return NULL;
+  base = g_path_get_basename (path);
+  dir = g_path_get_dirname (session_file);
+  beside = g_build_filename (dir, base, NULL);
+  if (!g_file_test (beside, G_FILE_TEST_IS_REGULAR))
+    return NULL;
+  g_ptr_array_add (warnings, g_strdup_printf ("The %s “%s” was not found; using “%s” beside the session.",
+                                              what, path, beside));
+  return g_steal_pointer (&beside);
+}
+
+static void
+check_hash (const char *path,
+            const char *sha256,
+            const char *what,
+            GPtrArray  *warnings)
+{
+  g_autofree char *now = NULL;
+
+  if (sha256 == NULL)
+    return;
+  now = rpe_session_file_sha256 (path, NULL);
+  if (now != NULL && g_ascii_strcasecmp (now, sha256) != 0)
+    g_ptr_array_add (warnings, g_strdup_printf ("The %s “%s” has changed since the session was saved "
+                                                "(its SHA-256 differs); the session's saved parameters are shown.",
+                                                what, path));
+}
+
+static const char *
+opt_string (JsonObject *o,
+            const char *name)
+{
+  JsonNode *n = member (o, name, JSON_NODE_VALUE);
+
+  return n != NULL && json_node_get_value_type (n) == G_TYPE_STRING ? json_node_get_string (n) : NULL;
+}
+
+static gboolean
+read_checkpoint (RpeSession  *s,
+                 JsonNode    *node,
+                 GError     **error)
+{
+  JsonObject *o;
+  JsonNode *map;
+  const char *path;
+  gint64 layer = -1;
+  g_autofree char *found = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (error, "“checkpoint” must be an object");
+  o = json_node_get_object (node);
+  path = opt_string (o, "path");
+  if (path == NULL || path[0] == '\0')
+    return bad (error, "the checkpoint has no path");
+  if (json_object_has_member (o, "layer") && !get_int (o, "layer", -1, G_MAXINT, &layer, "the checkpoint", error))
+    return FALSE;
+  checkpoint_clear (&s->checkpoint);
+  s->checkpoint.layer = (int) layer;
+  s->checkpoint.prefix = g_strdup (opt_string (o, "prefix"));
+  s->checkpoint.sha256 = g_strdup (opt_string (o, "sha256"));
+  map = member (o, "map", JSON_NODE_ARRAY);
+  if (map != NULL && json_array_get_length (json_node_get_array (map)) > 0)
+    {
+      JsonArray *a = json_node_get_array (map);
+      guint len = json_array_get_length (a);
+
+      if (len > 64)
+        return bad (error, "the checkpoint's map has %u entries (at most 64)", len);
+      s->checkpoint.map = g_new0 (char *, len + 1);
+      for (guint i = 0; i < len; i++)
+        {
+          JsonNode *e = json_array_get_element (a, i);
+
+          if (JSON_NODE_TYPE (e) != JSON_NODE_VALUE || json_node_get_value_type (e) != G_TYPE_STRING)
+            return bad (error, "the checkpoint's map must hold ROLE=TENSOR strings");
+          s->checkpoint.map[i] = g_strdup (json_node_get_string (e));
+        }
+    }
+  if (is_demo (path))
+    {
+      s->checkpoint.path = g_strdup (path);
+      return TRUE;
+    }
+  found = locate (path, s->file, "checkpoint", s->warnings);
+  if (found == NULL)
+    return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                          "The session's checkpoint “%s” is missing (it is not beside the session either)", path);
+  check_hash (found, s->checkpoint.sha256, "checkpoint", s->warnings);
+  s->checkpoint.path = g_steal_pointer (&found);
+  return TRUE;
+}
+
+static gboolean
+read_content (RpeSession  *s,
+              JsonNode    *node,
+              GError     **error)
+{
+  JsonObject *o;
+  JsonNode *shape_node;
+  JsonArray *shape_array;
+  gsize shape[3] = { 0, 0, 0 }, ndim, count = 1;
+  const char *path;
+  g_autofree float *inline_data = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (error, "“content” must be an object");
+  o = json_node_get_object (node);
+  shape_node = member (o, "shape", JSON_NODE_ARRAY);
+  if (shape_node == NULL)
+    return bad (error, "the content has no shape");
+  shape_array = json_node_get_array (shape_node);
+  ndim = json_array_get_length (shape_array);
+  if (ndim != 2 && ndim != 3)
+    return bad (error, "the content's shape must be (N, D) or (N, H, D)");
+  for (gsize i = 0; i < ndim; i++)
+    {
+      double v;
+
+      if (!get_number (json_array_get_element (shape_array, (guint) i), &v) || v != floor (v) || v < 1
+          || v > RPE_EXPLORER_MAX_LENGTH * 16.0 || !rpe_size_mul (count, (gsize) v, &count))
+        return bad (error, "the content's shape is out of range");
+      shape[i] = (gsize) v;
+    }
+  if (count > MAX_VALUES)
+    return bad (error, "the content is too large");
+  path = opt_string (o, "path");
+  if (path != NULL)
+    {
+      g_autofree char *found = locate (path, s->file, "content file", s->warnings);
+      g_autoptr (GError) read_error = NULL;
+      RpeTensor *t;
+      gboolean same;
+
+      if (found == NULL)
+        return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                              "The session's content file “%s” is missing (it is not beside the session either)", path);
+      check_hash (found, opt_string (o, "sha256"), "content file", s->warnings);
+      t = rpe_npy_read (found, &read_error);
+      if (t == NULL)
+        return rpe_set_error (error, RPE_ERROR_FORMAT, "The session's content file “%s”: %s", found,
+                              read_error->message);
+      same = t->ndim == ndim && memcmp (t->shape, shape, ndim * sizeof (gsize)) == 0;
+      if (same && !rpe_explorer_state_set_npy_content (s->state, t->data, ndim, shape, error))
+        {
+          rpe_tensor_free (t);
+          return FALSE;
+        }
+      rpe_tensor_free (t);
+      if (!same)
+        return bad (error, "the content file “%s” no longer has the saved shape", found);
+      s->content_path = g_steal_pointer (&found);
+      s->content_sha256 = g_strdup (opt_string (o, "sha256"));
+      return TRUE;
+    }
+  {
+    float *data = NULL;
+
+    if (!get_floats (o, "data", count, -G_MAXFLOAT, G_MAXFLOAT, FALSE, &data, "the content", error))
+      return FALSE;
+    if (!rpe_explorer_state_set_npy_content (s->state, data, ndim, shape, error))
+      {
+        rpe_free (data);
+        return FALSE;
+      }
+    rpe_free (data);
+  }
+  return TRUE;
+}
+
+/* The export options a session may carry: a known option, its value if it takes one. */
+gboolean
+rpe_session_export_option_ok (const char *name,
+                              gboolean   *takes_value)
+{
+  static const char *const with_value[] = { "--colormap", "--preset", "--reduce", NULL };
+  static const char *const flags[] = { "--attention-transform", "--per-cell-scale", NULL };
+
+  *takes_value = g_strv_contains (with_value, name);
+  return *takes_value || g_strv_contains (flags, name);
+}
+
+static gboolean
+read_export_options (RpeSession  *s,
+                     JsonNode    *node,
+                     GError     **error)
+{
+  JsonArray *a;
+  guint len;
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+
+  if (node == NULL)
+    return TRUE;
+  a = json_node_get_array (node);
+  len = json_array_get_length (a);
+  if (len > 16)
+    return bad (error, "the export has %u options (at most 16)", len);
+  for (guint i = 0; i < len; i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      const char *name;
+      gboolean takes_value;
+
+      if (JSON_NODE_TYPE (e) != JSON_NODE_VALUE || json_node_get_value_type (e) != G_TYPE_STRING)
+        return bad (error, "the export options must be strings");
+      name = json_node_get_string (e);
+      if (!rpe_session_export_option_ok (name, &takes_value))
+        {
+          g_autofree char *shown = rpe_escape_message (name);
+
+          return bad (error, "the export option “%s” is not one a session holds", shown);
+        }
+      g_ptr_array_add (out, g_strdup (name));
+      if (takes_value)
+        {
+          JsonNode *v = i + 1 < len ? json_array_get_element (a, i + 1) : NULL;
+          const char *value;
+
+          if (v == NULL || JSON_NODE_TYPE (v) != JSON_NODE_VALUE || json_node_get_value_type (v) != G_TYPE_STRING)
+            return bad (error, "the export option “%s” has no value", name);
+          value = json_node_get_string (v);
+          if (value[0] == '-' || value[0] == '\0' || strlen (value) > 64)
+            return bad (error, "the export option “%s” has a bad value", name);
+          g_ptr_array_add (out, g_strdup (value));
+          i++;
+        }
+    }
+  if (out->len > 0)
+    {
+      g_ptr_array_add (out, NULL);
+      s->export_options = (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
+    }
+  return TRUE;
+}
+
+RpeSession *
+rpe_session_load_data (const char  *data,
+                       gsize        length,
+                       const char  *file,
+                       GError     **error)
+{
+  g_autoptr (JsonParser) parser = NULL;
+  g_autoptr (GError) parse_error = NULL;
+  g_autoptr (RpeSession) s = NULL;
+  JsonNode *root, *n;
+  JsonObject *o, *state_obj;
+  const char *format, *view;
+  gint64 version, cell = -1;
+
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+
+  if (length > RPE_SESSION_MAX_BYTES)
+    {
+      bad (error, "the file is larger than %u MiB", RPE_SESSION_MAX_BYTES >> 20);
+      return NULL;
+    }
+  if (!check_depth (data, length))
+    {
+      bad (error, "the JSON is nested more than %d levels deep", MAX_DEPTH);
+      return NULL;
+    }
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, data, (gssize) length, &parse_error))
+    {
+      g_autofree char *msg = rpe_escape_message (parse_error->message);
+
+      g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: it is not JSON (%s)", msg);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL)
+    {
+      g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: it is empty, not JSON");
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: the JSON is not an object");
+      return NULL;
+    }
+  o = json_node_get_object (root);
+  format = opt_string (o, "format");
+  if (g_strcmp0 (format, RPE_SESSION_FORMAT) != 0)
+    {
+      g_autofree char *shown = format != NULL ? rpe_escape_message (format) : NULL;
+
+      g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT,
+                   "Not a session file: its format is “%s”, not “" RPE_SESSION_FORMAT "”",
+                   shown != NULL ? shown : "(none)");
+      return NULL;
+    }
+  n = json_object_get_member (o, "version");
+  {
+    double v;
+
+    if (!get_number (n, &v) || v != floor (v) || v < 1)
+      {
+        g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a valid session: no format version");
+        return NULL;
+      }
+    if (v > RPE_SESSION_VERSION)
+      {
+        g_set_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED,
+                     "The session has format version %.0f, newer than this RPE Studio reads (%d): update RPE Studio",
+                     v, RPE_SESSION_VERSION);
+        return NULL;
+      }
+    version = (gint64) v;
+  }
+  (void) version;
+
+  s = session_new_empty ();
+  s->state = rpe_explorer_state_new ();
+  s->file = file != NULL ? g_canonicalize_filename (file, NULL) : NULL;
+
+  view = opt_string (o, "view");
+  if (view != NULL)
+    {
+      if (!g_strv_contains (window_views, view))
+        {
+          g_autofree char *shown = rpe_escape_message (view);
+
+          bad (error, "unknown view “%s”", shown);
+          return NULL;
+        }
+      g_free (s->view);
+      s->view = g_strdup (view);
+    }
+  if (json_object_has_member (o, "template-cell")
+      && !get_int (o, "template-cell", -1, MAX_FEATURES - 1, &cell, "the session", error))
+    return NULL;
+  s->template_cell = (int) cell;
+
+  /* the modules first (their shapes bound the head and feature) */
+  n = json_object_get_member (o, "modules");
+  if (n != NULL && !JSON_NODE_HOLDS_NULL (n) && !JSON_NODE_HOLDS_OBJECT (n))
+    {
+      bad (error, "“modules” must be an object");
+      return NULL;
+    }
+  if (n != NULL && JSON_NODE_HOLDS_OBJECT (n)
+      && (!read_module (json_node_get_object (n), RPE_SPE_SINE, s->state, error)
+          || !read_module (json_node_get_object (n), RPE_SPE_CONV, s->state, error)))
+    return NULL;
+
+  {
+    float *w = NULL;
+    gsize count;
+
+    rpe_explorer_state_get_fastrpb_weights (s->state, &count);
+    if (json_object_has_member (o, "fastrpb-weights"))
+      {
+        if (!get_floats (o, "fastrpb-weights", count, -1e6, 1e6, FALSE, &w, "the session", error))
+          return NULL;
+        rpe_explorer_state_set_fastrpb_weights (s->state, w, count);
+        rpe_free (w);
+      }
+  }
+
+  if (!read_content (s, json_object_get_member (o, "content"), error))
+    return NULL;
+  if (!read_checkpoint (s, json_object_get_member (o, "checkpoint"), error))
+    return NULL;
+
+  n = json_object_get_member (o, "state");
+  if (n == NULL || !JSON_NODE_HOLDS_OBJECT (n))
+    {
+      bad (error, "it has no “state” object");
+      return NULL;
+    }
+  state_obj = json_node_get_object (n);
+  {
+    g_autoptr (GList) names = json_object_get_members (state_obj);
+
+    for (GList *l = names; l != NULL; l = l->next)
+      {
+        GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (s->state), l->data);
+
+        if (pspec == NULL || (pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE
+            || (pspec->flags & G_PARAM_CONSTRUCT_ONLY) != 0)
+          {
+            g_autofree char *shown = rpe_escape_message (l->data);
+
+            g_ptr_array_add (s->warnings, g_strdup_printf ("The setting “%s” is unknown to this RPE Studio and was "
+                                                           "ignored.", shown));
+            continue;
+          }
+        if (!read_property (s->state, pspec, json_object_get_member (state_obj, l->data), error))
+          return NULL;
+      }
+  }
+  /* head and feature within the modules' shapes */
+  {
+    const RpeSpeParams *p = rpe_explorer_state_get_params (s->state, rpe_explorer_state_get_spe_kind (s->state));
+
+    if (p != NULL && rpe_explorer_state_get_head (s->state) >= p->n_heads)
+      {
+        bad (error, "“head” is out of range: %zu (the module has %zu heads)",
+             (size_t) rpe_explorer_state_get_head (s->state), (size_t) p->n_heads);
+        return NULL;
+      }
+    if (p != NULL && rpe_explorer_state_get_feature (s->state) >= p->n_features)
+      {
+        bad (error, "“feature” is out of range: %zu (the module has %zu features)",
+             (size_t) rpe_explorer_state_get_feature (s->state), (size_t) p->n_features);
+        return NULL;
+      }
+    if (p != NULL && s->template_cell >= (int) p->n_features)
+      {
+        bad (error, "“template-cell” is out of range: %d (the module has %zu features)", s->template_cell,
+             (size_t) p->n_features);
+        return NULL;
+      }
+  }
+
+  n = json_object_get_member (o, "viewport");
+  if (n != NULL && JSON_NODE_HOLDS_ARRAY (n))
+    {
+      JsonArray *a = json_node_get_array (n);
+
+      if (json_array_get_length (a) != 4)
+        {
+          bad (error, "“viewport” must hold 4 numbers");
+          return NULL;
+        }
+      for (guint i = 0; i < 4; i++)
+        if (!get_number (json_array_get_element (a, i), &s->viewport[i]) || fabs (s->viewport[i]) > 1e9)
+          {
+            bad (error, "“viewport” must hold 4 finite numbers");
+            return NULL;
+          }
+      s->have_viewport = TRUE;
+    }
+
+  n = member (o, "export", JSON_NODE_OBJECT);
+  if (n != NULL)
+    {
+      JsonObject *e = json_node_get_object (n);
+      double *fields[3] = { &s->export_width, &s->export_height, &s->export_dpi };
+      const char *names[3] = { "width", "height", "dpi" };
+
+      for (int i = 0; i < 3; i++)
+        {
+          JsonNode *f = json_object_get_member (e, names[i]);
+
+          if (f == NULL)
+            continue;
+          if (!get_number (f, fields[i]) || *fields[i] < 0 || *fields[i] > 100000)
+            {
+              bad (error, "the export %s is out of range", names[i]);
+              return NULL;
+            }
+        }
+      s->export_title = g_strdup (opt_string (e, "title"));
+      if (json_object_has_member (e, "length"))
+        {
+          gint64 len;
+
+          if (!get_int (e, "length", 0, RPE_EXPLORER_MAX_LENGTH, &len, "the export", error))
+            return NULL;
+          if (len == 1)
+            {
+              bad (error, "the export length must be 0 or 2 .. %d", RPE_EXPLORER_MAX_LENGTH);
+              return NULL;
+            }
+          s->export_length = (guint) len;
+        }
+      if (!read_export_options (s, member (e, "options", JSON_NODE_ARRAY), error))
+        return NULL;
+    }
+  return g_steal_pointer (&s);
+}
+
+RpeSession *
+rpe_session_load (const char  *path,
+                  GError     **error)
+{
+  g_autoptr (GFile) file = NULL;
+  g_autoptr (GFileInfo) info = NULL;
+  g_autofree char *data = NULL;
+  gsize length = 0;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  file = g_file_new_for_path (path);
+  info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                            G_FILE_QUERY_INFO_NONE, NULL, error);
+  if (info == NULL)
+    return NULL;
+  if (g_file_info_get_file_type (info) != G_FILE_TYPE_REGULAR)
+    {
+      rpe_set_error (error, RPE_ERROR_IO, "“%s” is not a regular file", path);
+      return NULL;
+    }
+  if (g_file_info_get_size (info) > (goffset) RPE_SESSION_MAX_BYTES)
+    {
+      bad (error, "the file is larger than %u MiB", RPE_SESSION_MAX_BYTES >> 20);
+      return NULL;
+    }
+  if (!g_file_get_contents (path, &data, &length, error))
+    return NULL;
+  return rpe_session_load_data (data, length, path, error);
+}
+
+static void
+load_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  GError *error = NULL;
+  RpeSession *s = rpe_session_load (task_data, &error);
+
+  if (s == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, s, (GDestroyNotify) rpe_session_free);
+}
+
+void
+rpe_session_load_async (const char          *path,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_return_if_fail (path != NULL);
+  g_task_set_source_tag (task, rpe_session_load_async);
+  g_task_set_return_on_cancel (task, FALSE);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+RpeSession *
+rpe_session_load_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+typedef struct
+{
+  RpeSession *session;
+  char       *path;
+} SaveJob;
+
+static void
+save_job_free (gpointer data)
+{
+  SaveJob *job = data;
+
+  rpe_session_free (job->session);
+  g_free (job->path);
+  g_free (job);
+}
+
+static void
+save_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  SaveJob *job = task_data;
+  GError *error = NULL;
+
+  if (!rpe_session_save (job->session, job->path, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, g_strdup (job->session->file), g_free);
+}
+
+void
+rpe_session_save_async (RpeSession          *session,
+                        const char          *path,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  SaveJob *job = g_new0 (SaveJob, 1);
+
+  job->session = session;
+  job->path = g_strdup (path);
+  g_task_set_source_tag (task, rpe_session_save_async);
+  g_task_set_task_data (task, job, save_job_free);
+  g_task_run_in_thread (task, save_thread);
+}
+
+char *
+rpe_session_save_finish (GAsyncResult  *result,
+                         GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+void
+rpe_session_apply (RpeSession       *session,
+                   RpeExplorerState *state)
+{
+  g_return_if_fail (session != NULL);
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (state));
+  rpe_explorer_state_copy_into (session->state, state);
+}
+
+/* ------------------------------------------------------ export options */
+
+const char *
+rpe_session_export_view (RpeSession  *session,
+                         GError     **error)
+{
+  RpeExplorerState *st = session->state;
+
+  if (g_strcmp0 (session->view, "templates") == 0)
+    return session->template_cell >= 0 ? "template" : "templates";
+  if (g_strcmp0 (session->view, "attention") == 0 || g_strcmp0 (session->view, "teaching") == 0)
+    {
+      guint content = 0;
+
+      g_object_get (st, "content", &content, NULL);
+      if (g_strcmp0 (session->view, "attention") == 0)
+        {
+          RpeExplorerMethod m = rpe_explorer_state_get_method (st);
+
+          if (m != RPE_EXPLORER_METHOD_SPE && m != RPE_EXPLORER_METHOD_EXACT)
+            {
+              rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                             "the attention method “%s” has no `rpe export` figure (SPE estimate and exact RPE have)",
+                             rpe_explorer_method_name (m));
+              return NULL;
+            }
+        }
+      if (content == RPE_CONTENT_NPY)
+        {
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                         "queries/keys loaded from a .npy file have no `rpe export` equivalent (use unit or random content)");
+          return NULL;
+        }
+      return g_strcmp0 (session->view, "attention") == 0 ? "attention" : "spe-vs-rpe";
+    }
+  rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the %s view has no `rpe export --session` figure yet "
+                 "(Templates, Attention and SPE vs RPE have)", session->view);
+  return NULL;
+}
+
+static void
+add_opt (GPtrArray  *argv,
+         const char *name,
+         const char *value)
+{
+  g_ptr_array_add (argv, g_strdup (name));
+  if (value != NULL)
+    g_ptr_array_add (argv, g_strdup (value));
+}
+
+static void
+add_int_opt (GPtrArray  *argv,
+             const char *name,
+             guint64     value)
+{
+  g_autofree char *text = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
+
+  add_opt (argv, name, text);
+}
+
+GStrv
+rpe_session_export_argv (RpeSession  *session,
+                         gboolean     with_source,
+                         GError     **error)
+{
+  RpeExplorerState *st;
+  const char *view;
+  g_autoptr (GPtrArray) argv = NULL;
+  const RpeSpeParams *p;
+  guint length, r, seed, head, feature, train, template_kind, content;
+  gboolean causal, gated;
+  g_autofree char *colormap = NULL;
+  const RpeColormap *cmap;
+  RpeSpeMethod kind;
+
+  g_return_val_if_fail (session != NULL, NULL);
+  st = session->state;
+  view = rpe_session_export_view (session, error);
+  if (view == NULL)
+    return NULL;
+  kind = rpe_explorer_state_get_spe_kind (st);
+  p = rpe_explorer_state_get_params (st, kind);
+  if (p == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the session has no %s module", kind == RPE_SPE_SINE ? "sine" : "conv");
+      return NULL;
+    }
+  if (with_source && session->checkpoint.path == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the parameters come from no checkpoint file");
+      return NULL;
+    }
+  g_object_get (st, "length", &length, "realizations", &r, "seed", &seed, "head", &head, "feature", &feature,
+                "train-length", &train, "template-kind", &template_kind, "content", &content, "causal", &causal,
+                "gated", &gated, "colormap", &colormap, NULL);
+  gated = gated && p->gate != NULL;
+
+  argv = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (argv, g_strdup (view));
+  if (with_source)
+    {
+      add_opt (argv, "--checkpoint", session->checkpoint.path);
+      if (session->checkpoint.prefix != NULL)
+        add_opt (argv, "--prefix", session->checkpoint.prefix);
+      if (session->checkpoint.layer >= 0)
+        add_int_opt (argv, "--layer", (guint64) session->checkpoint.layer);
+      for (char **m = session->checkpoint.map; m != NULL && *m != NULL; m++)
+        add_opt (argv, "--map", *m);
+    }
+  add_opt (argv, "--method", kind == RPE_SPE_SINE ? "sine" : "conv");
+  if (!gated)
+    add_opt (argv, "--no-gate", NULL);
+  add_int_opt (argv, "--head", MIN (head, p->n_heads - 1));
+  if (g_str_equal (view, "template"))
+    add_int_opt (argv, "--feature", (guint64) session->template_cell);
+  /* the N the figure was computed at (a view's cap), else the state's */
+  add_int_opt (argv, "--length", session->export_length > 0 ? session->export_length : length);
+  if (train > 0)
+    add_int_opt (argv, "--train-length", train);
+  cmap = rpe_colormap_lookup (colormap);
+  if (g_str_equal (view, "templates") || g_str_equal (view, "template"))
+    {
+      if (template_kind != RPE_TEMPLATE_ANALYTIC)
+        {
+          add_opt (argv, template_kind == RPE_TEMPLATE_EMPIRICAL ? "--empirical" : "--difference", NULL);
+          add_int_opt (argv, "--realizations", r);
+          add_int_opt (argv, "--seed", seed);
+        }
+      /* the window's templates take a diverging map only; the automatic choice otherwise */
+      if (cmap != NULL && rpe_colormap_is_diverging (cmap))
+        add_opt (argv, "--colormap", colormap);
+    }
+  else
+    {
+      gboolean exact = g_str_equal (view, "attention")
+                       && rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_EXACT;
+
+      if (exact)
+        add_opt (argv, "--exact", NULL);
+      else
+        add_int_opt (argv, "--realizations", r);
+      if (causal)
+        add_opt (argv, "--causal", NULL);
+      if (content == RPE_CONTENT_RANDOM)
+        add_opt (argv, "--content", "random");
+      if (!exact || content == RPE_CONTENT_RANDOM)
+        add_int_opt (argv, "--seed", seed);
+      if (cmap != NULL && cmap != rpe_colormap_default ())
+        add_opt (argv, "--colormap", colormap);
+    }
+  if (session->export_width > 0)
+    add_opt (argv, "--width", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE,
+                                              session->export_width));
+  if (session->export_height > 0)
+    add_opt (argv, "--height", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE,
+                                               session->export_height));
+  if (session->export_dpi > 0)
+    add_opt (argv, "--dpi", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE,
+                                            session->export_dpi));
+  if (session->export_title != NULL)
+    add_opt (argv, "--title", session->export_title);
+  /* last: they win over the colour map chosen above */
+  for (char **e = session->export_options; e != NULL && *e != NULL; e++)
+    g_ptr_array_add (argv, g_strdup (*e));
+  g_ptr_array_add (argv, NULL);
+  return (GStrv) g_ptr_array_free (g_steal_pointer (&argv), FALSE);
+}
+
+gboolean
+rpe_session_modules_from_checkpoint (RpeSession         *session,
+                                     const RpeTensorSet *given,
+                                     char              **why)
+{
+  RpeExplorerState *st = session->state;
+  RpeSpeMethod kind = rpe_explorer_state_get_spe_kind (st);
+  const RpeSpeParams *p = rpe_explorer_state_get_params (st, kind);
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (RpeTensorMap) map = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+  RpeSpeParams loaded = { 0 };
+  gboolean gated = FALSE, same;
+
+  if (p == NULL || session->checkpoint.path == NULL)
+    {
+      if (why != NULL)
+        *why = g_strdup ("the parameters come from no checkpoint file");
+      return FALSE;
+    }
+  g_object_get (st, "gated", &gated, NULL);
+  if (given == NULL)
+    set = is_demo (session->checkpoint.path) ? rpe_demos_read (session->checkpoint.path, &error)
+                                             : rpe_checkpoint_read (session->checkpoint.path, &error);
+  if ((given != NULL || set != NULL) && session->checkpoint.map != NULL)
+    {
+      map = rpe_tensor_map_new ();
+      for (char **m = session->checkpoint.map; *m != NULL && error == NULL; m++)
+        rpe_tensor_map_parse (map, *m, &error);
+    }
+  if ((given == NULL && set == NULL) || error != NULL)
+    {
+      if (why != NULL)
+        *why = g_strdup_printf ("the checkpoint cannot be read: %s", error->message);
+      return FALSE;
+    }
+  sel.prefix = session->checkpoint.prefix;
+  sel.layer = session->checkpoint.layer;
+  sel.method = (int) kind;
+  sel.map = map;
+  if (!rpe_checkpoint_load_spe_full (given != NULL ? given : set, &sel, &loaded, NULL, &error))
+    {
+      if (why != NULL)
+        *why = g_strdup_printf ("the checkpoint's module cannot be loaded: %s", error->message);
+      return FALSE;
+    }
+  same = params_equal (p, &loaded, gated && p->gate != NULL)
+         && (!(gated && p->gate != NULL) || loaded.gate != NULL);
+  rpe_spe_params_clear (&loaded);
+  if (!same && why != NULL)
+    *why = g_strdup_printf ("the %s module was edited (its values differ from the checkpoint's)",
+                            kind == RPE_SPE_SINE ? "sine" : "conv");
+  return same;
+}
+
+char *
+rpe_session_command_line (const char *const *argv,
+                          const char        *out)
+{
+  GString *s = g_string_new ("rpe export");
+
+  for (guint i = 0; argv != NULL && argv[i] != NULL; i++)
+    {
+      g_autofree char *q = NULL;
+      gboolean plain = argv[i][0] != '\0';
+
+      for (const char *c = argv[i]; *c != '\0' && plain; c++)
+        plain = g_ascii_isalnum (*c) || strchr ("-_./:=,+@%", *c) != NULL;
+      q = plain ? g_strdup (argv[i]) : g_shell_quote (argv[i]);
+      g_string_append_c (s, ' ');
+      g_string_append (s, q);
+    }
+  if (out != NULL)
+    {
+      g_autofree char *q = g_shell_quote (out);
+
+      g_string_append (s, " -o ");
+      g_string_append (s, q);
+    }
+  return g_string_free (s, FALSE);
+}
