@@ -445,6 +445,7 @@ typedef struct
   double        legend_w, legend_h;
   double        extra_bottom;
   double        width;
+  double        legend_font;  /* > 0: the legend's text size (smaller than the plot's as a last resort) */
 } Layout;
 
 static void draw_marker (cairo_t *cr, RpeCurveMarker marker, double x, double y, double r);
@@ -594,6 +595,9 @@ legend_corner (const RpeCurveFrame *f,
   *by = topc ? f->area.y + pad : f->area.y + f->area.height - pad - box_h;
 }
 
+static bool place_legend (cairo_t *cr, const RpeCurvePlot *plot, double width, double height, double bw,
+                          double bh, bool last, Layout *lay);
+
 static bool
 compute_layout (cairo_t            *cr,
                 const RpeCurvePlot *plot,
@@ -601,13 +605,44 @@ compute_layout (cairo_t            *cr,
                 double              height,
                 Layout             *lay)
 {
-  double bw, bh, pad;
-  bool inside = false;
+  double bw, bh;
 
   if (!compute_frame (cr, plot, width, height, 0.0, 0.0, lay))
     return false;
   if (plot->legend == RPE_CURVE_LEGEND_NONE || !legend_size (cr, plot, lay->font, &bw, &bh))
     return true;
+  for (double f = 1.0; f >= 0.69; f -= 0.15)
+    {
+      double font = lay->font * f;
+
+      legend_size (cr, plot, font, &bw, &bh);
+      if (place_legend (cr, plot, width, height, bw, bh, f < 0.99, lay))
+        {
+          lay->legend_font = font;
+          return true;
+        }
+    }
+  /* nowhere at 70 %: the plot without its legend */
+  return compute_frame (cr, plot, width, height, 0.0, 0.0, lay);
+}
+
+/* Places a legend bw x bh: inside a corner free of data, else outside; false if neither
+ * leaves a plot (lay then holds the frame without the legend).  last: any corner inside. */
+static bool
+place_legend (cairo_t            *cr,
+              const RpeCurvePlot *plot,
+              double              width,
+              double              height,
+              double              bw,
+              double              bh,
+              bool                last,
+              Layout             *lay)
+{
+  double pad;
+  bool inside = false;
+
+  if (!compute_frame (cr, plot, width, height, 0.0, 0.0, lay))
+    return false;
   cairo_set_font_size (cr, lay->font);
   pad = lay->font * 0.45;
   if (bw + 2.0 * pad <= lay->frame.area.width && bh + 2.0 * pad <= lay->frame.area.height)
@@ -647,7 +682,9 @@ compute_layout (cairo_t            *cr,
           }
       }
   }
-  return compute_frame (cr, plot, width, height, 0.0, 0.0, lay);
+  compute_frame (cr, plot, width, height, 0.0, 0.0, lay);
+  (void) last;
+  return false;
 }
 
 bool
@@ -882,7 +919,8 @@ draw_legend (cairo_t            *cr,
              const Layout       *lay)
 {
   const RpeCurveFrame *f = &lay->frame;
-  double font = lay->font, row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45;
+  double font = lay->legend_font > 0.0 ? lay->legend_font : lay->font;
+  double row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45;
   double widest = 0.0, box_w, box_h, bx = 0.0, by = 0.0;
   size_t entries = 0;
   RpeCurveLegend where = plot->legend;
