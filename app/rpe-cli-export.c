@@ -54,6 +54,9 @@ typedef struct
   gboolean  empirical;
   gboolean  difference;
   gboolean  per_cell_scale;
+  char     *color_scale;
+  double    gamma;
+  double    percentile;
 } ExportOptions;
 
 typedef struct
@@ -65,6 +68,8 @@ typedef struct
   RpeExportSize        size;
   const RpeColormap   *cmap;
   RpeHeatmapReduce     reduce;
+  RpeHeatmapTransform  transform;   /* --color-scale (ATTENTION also from --attention-transform) */
+  double               transform_param;
   RpeSpeParams         params;
   gboolean             gated;
   int                  exit_code;
@@ -169,6 +174,12 @@ heatmap_defaults (Ctx *c, RpeHeatmapData *d, const float *values, gsize rows, gs
   d->colormap = c->cmap;
   d->reduce = c->reduce;
   d->equal_aspect = TRUE;
+  /* the SPE paper's transform is for attention weights only (the attention views set it) */
+  if (c->transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
+    {
+      d->transform = c->transform;
+      d->transform_param = c->transform_param;
+    }
   if (c->o->train_length != RPE_CLI_UNSET && c->o->train_length > 0)
     d->train_length = (gsize) c->o->train_length;
 }
@@ -570,7 +581,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
         {
           rpe_figure_init (&fig, RPE_FIGURE_COMPARE);
           fig.n_panels = 3;
-          fig.share_scale = TRUE;
+          fig.share_scale = !c->eo->per_cell_scale;   /* exact and estimate on one range */
           for (int i = 0; i < 3; i++)
             {
               heatmap_defaults (c, &fig.panels[i], img[i], side, side);
@@ -584,7 +595,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           for (int i = 0; i < 2; i++)
             {
               fig.panels[i].scale = RPE_HEATMAP_SCALE_LINEAR;
-              if (c->eo->attention_transform)
+              if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
                 fig.panels[i].transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
             }
           fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
@@ -598,7 +609,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           heatmap_defaults (c, &fig.heatmap, img[0], side, side);
           fig.heatmap.row_positions = fig.heatmap.col_positions = n;
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
-          if (c->eo->attention_transform)
+          if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
           fig.heatmap.colorbar_label = "attention weight";
           title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->exact, h, r,
@@ -1022,6 +1033,8 @@ print_usage (FILE *f)
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
            "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
            "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
+           "  compare-templates, compare-attention   A | B | A - B (see 'rpe export compare-templates --help')\n"
+           "  overview       every layer and head of a checkpoint at a glance\n"
            "\n"
            "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
            "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
@@ -1215,6 +1228,12 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
                                          ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
                 "colormap", eo->colormap != NULL ? eo->colormap : "viridis",
                 NULL);
+  g_object_set (state, "color-scale", (guint) c->transform,
+                "color-range", (guint) (eo->per_cell_scale ? RPE_COLOR_RANGE_PER_PANEL : RPE_COLOR_RANGE_SHARED), NULL);
+  if (c->transform == RPE_HEATMAP_TRANSFORM_POWER)
+    g_object_set (state, "color-gamma", c->transform_param, NULL);
+  if (c->transform == RPE_HEATMAP_TRANSFORM_PERCENTILE)
+    g_object_set (state, "color-percentile", c->transform_param, NULL);
   s = rpe_session_new_from_state (state);
   g_free (s->view);
   s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention" : "teaching");
@@ -1281,6 +1300,9 @@ export_main (int argc, char **argv, RpeSession *session)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
     { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)", NULL },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &eo.color_scale, "Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)", "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &eo.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &eo.percentile, "--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)", "P" },
     { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, "Figure title (default: what it shows)", "T" },
     { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
@@ -1298,13 +1320,16 @@ export_main (int argc, char **argv, RpeSession *session)
   const GOptionEntry view_entries[] = {
     { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, "templates/template: the empirical template of the draw", NULL },
     { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, "templates/template: empirical - analytic", NULL },
-    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates: each cell its own colour scale", NULL },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates, spe-vs-rpe: each cell (panel) its own colour range", NULL },
     { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, "Cells per pixel when the map is larger than the image: mean (default) or max", "mean|max" },
     { NULL }
   };
 
   if (argc >= 2 && g_str_equal (argv[1], "outputs"))
     return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
+  if (argc >= 2 && (g_str_equal (argv[1], "compare-templates") || g_str_equal (argv[1], "compare-attention")
+                    || g_str_equal (argv[1], "overview")))
+    return rpe_cli_export_compare (argc, argv);   /* rpe-cli-compare.c */
   rpe_cli_options_init (&o);
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {
@@ -1503,6 +1528,48 @@ export_main (int argc, char **argv, RpeSession *session)
     }
   if (eo.colormap == NULL && !curves && !g_str_equal (view, "attention") && !g_str_equal (view, "spe-vs-rpe"))
     c.cmap = NULL;   /* templates: viridis, or the diverging map for signed data */
+  if (curves && (eo.color_scale != NULL || eo.gamma != 0.0 || eo.percentile != 0.0))
+    {
+      fprintf (stderr, "rpe export %s: --color-scale, --gamma and --percentile are for heatmap views\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  c.transform = eo.attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
+  if (eo.color_scale != NULL)
+    {
+      RpeHeatmapTransform t;
+
+      if (!rpe_plot_transform_from_name (eo.color_scale, &t))
+        {
+          fprintf (stderr, "rpe export %s: --color-scale must be linear, log, power, percentile or attention "
+                   "(got '%s')\n", view, eo.color_scale);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      if (eo.attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
+        {
+          fprintf (stderr, "rpe export %s: --attention-transform contradicts --color-scale %s\n", view, eo.color_scale);
+          status = EXIT_USAGE;
+          goto done;
+        }
+      c.transform = t;
+    }
+  if (eo.gamma != 0.0 && (c.transform != RPE_HEATMAP_TRANSFORM_POWER || !(eo.gamma >= 0.05 && eo.gamma <= 10.0)))
+    {
+      fprintf (stderr, "rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (eo.percentile != 0.0
+      && (c.transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(eo.percentile >= 50.0 && eo.percentile <= 100.0)))
+    {
+      fprintf (stderr, "rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n", view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  c.transform_param = c.transform == RPE_HEATMAP_TRANSFORM_POWER ? (eo.gamma != 0.0 ? eo.gamma : RPE_PLOT_DEFAULT_GAMMA)
+                      : c.transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
+                      ? (eo.percentile != 0.0 ? eo.percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
   c.reduce = RPE_HEATMAP_REDUCE_MEAN;
   if (eo.reduce != NULL)
     {
@@ -1652,6 +1719,7 @@ done:
   g_free (eo.colormap);
   g_free (eo.title);
   g_free (eo.reduce);
+  g_free (eo.color_scale);
   g_free (eo.preset);
   g_free (eo.panel);
   g_free (eo.sweep);

@@ -38,6 +38,10 @@ typedef struct
   char    *title;
   char    *realizations_list;
   char    *preset;
+  char    *color_scale;
+  double   gamma;
+  double   percentile;
+  gboolean per_panel;
   gint64   channels;
   gint64   channel;
   gint64   draws;
@@ -55,6 +59,7 @@ outputs_options_clear (OutputsOptions *x)
   g_free (x->title);
   g_free (x->realizations_list);
   g_free (x->preset);
+  g_free (x->color_scale);
 }
 
 static gboolean
@@ -346,6 +351,10 @@ rpe_cli_export_outputs (int    argc,
     { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &x.dpi, "PNG resolution (default 150)", "D" },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &x.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
     { "channel", 0, 0, G_OPTION_ARG_INT64, &x.channel, "The channel of the line plot (default 0)", "C" },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &x.color_scale, "The maps' colour scale: linear (default), log (4 decades), power (--gamma) or percentile (clipped, --percentile)", "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &x.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &x.percentile, "--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)", "P" },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &x.per_panel, "Each map its own colour range (default: Y and its estimate share one)", NULL },
     { NULL }
   };
 
@@ -415,6 +424,29 @@ rpe_cli_export_outputs (int    argc,
                      "unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)", x.colormap);
       goto report;
     }
+  fo.per_panel = x.per_panel;
+  if (x.color_scale != NULL
+      && (!rpe_plot_transform_from_name (x.color_scale, &fo.transform) || fo.transform == RPE_HEATMAP_TRANSFORM_ATTENTION))
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "--color-scale must be linear, log, power or percentile (got '%s')", x.color_scale);
+      goto report;
+    }
+  if (x.gamma != 0.0 && (fo.transform != RPE_HEATMAP_TRANSFORM_POWER || !(x.gamma >= 0.05 && x.gamma <= 10.0)))
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--gamma needs --color-scale power and a value in 0.05 .. 10");
+      goto report;
+    }
+  if (x.percentile != 0.0
+      && (fo.transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(x.percentile >= 50.0 && x.percentile <= 100.0)))
+    {
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
+                     "--percentile needs --color-scale percentile and a value in 50 .. 100");
+      goto report;
+    }
+  fo.transform_param = fo.transform == RPE_HEATMAP_TRANSFORM_POWER ? (x.gamma != 0.0 ? x.gamma : RPE_PLOT_DEFAULT_GAMMA)
+                       : fo.transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
+                       ? (x.percentile != 0.0 ? x.percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
   if (x.channel != RPE_CLI_UNSET && x.channel < 0)
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--channel must be >= 0");

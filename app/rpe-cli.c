@@ -354,8 +354,18 @@ static const OptionUse option_uses[] = {
   { "fastrpb-attention", TRUE, "compute:fastrpb" },
   { "out-keys", TRUE, "compute:codes compute:encode compute:lrpe-encode" },
   { "force", FALSE, "compute:* curves:* export:*" },
+  /* rpe export compare-* | overview (rpe-cli-compare.c) */
+  { "b-checkpoint", TRUE, "export:compare-*" },
+  { "b-layer", TRUE, "export:compare-*" },
+  { "b-head", TRUE, "export:compare-*" },
+  { "b-method", TRUE, "export:compare-*" },
+  { "cells", TRUE, "export:overview" },
   /* the figure size preset: every export view, the outputs too */
   { "preset", TRUE, "export:*" },
+  /* the heatmaps' colour scale (the window's colour-scale control): heatmap views only */
+  { "color-scale", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
+  { "gamma", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
+  { "percentile", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
   /* rpe curves' own options */
   { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
   { "seeds", TRUE, "curves:error" },

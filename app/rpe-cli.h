@@ -232,6 +232,9 @@ int           rpe_cli_fit     (int    argc,
                                char **argv);
 /* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
  * subcommand: "export" or "curves", argv[1] the view or curve name). */
+/* rpe-cli-compare.c: `rpe export compare-templates | compare-attention | overview`. */
+int           rpe_cli_export_compare      (int    argc,
+                                           char **argv);
 int           rpe_cli_export_outputs      (int    argc,
                                            char **argv);
 int           rpe_cli_curves_output_error (int    argc,

@@ -729,3 +729,19 @@ rpe_spe_encode_seeded_head (const RpeSpeParams *params,
   rpe_free (z);
   return st;
 }
+
+RpeStatus
+rpe_spe_params_set_heads (RpeSpeParams *params,
+                          size_t        heads)
+{
+  size_t channels;
+
+  if (params == NULL || heads == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  channels = params->n_heads * params->n_features;
+  if (channels == 0 || channels % heads != 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  params->n_heads = heads;
+  params->n_features = channels / heads;
+  return RPE_OK;
+}

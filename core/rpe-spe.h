@@ -50,7 +50,13 @@ RpeStatus rpe_spe_params_init   (RpeSpeParams *params,
                                  size_t        n_features,
                                  size_t        size,
                                  bool          gated);
-void      rpe_spe_params_clear  (RpeSpeParams *params);      /* frees, NULL-safe, zeroes the struct */
+void      rpe_spe_params_clear  (RpeSpeParams *params);
+/* Splits the H*D channels into `heads` heads of D = H*D / heads features, keeping their order
+ * (every array is (H, D, ...) or (H*D, ...) row-major, so only the shape changes): a file that
+ * keeps all channels in one axis cannot say how many heads there are.  RPE_ERROR_INVALID_ARGUMENT
+ * (params unchanged) if heads does not divide H*D. */
+RpeStatus rpe_spe_params_set_heads (RpeSpeParams *params,
+                                    size_t        heads);      /* frees, NULL-safe, zeroes the struct */
 RpeStatus rpe_spe_params_copy   (RpeSpeParams       *dest,   /* dest is initialised by the call */
                                  const RpeSpeParams *src);
 /* Draws parameters like the reference initialisation, deterministically from seed

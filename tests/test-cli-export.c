@@ -247,6 +247,16 @@ test_bad_usage (void)
   g_assert_cmpint (run (NULL, "export", "attention", "--no-such-option", "-o", path, NULL), ==, 2);
   g_assert_cmpint (run (NULL, "export", "profile", "--models", "nosuchmodel", "-o", path, NULL), ==, 2);
   g_assert_cmpint (run (NULL, "export", "templates", "--checkpoint", demo, "-o", "t.csv", NULL), ==, 2);
+  /* the colour scale: a known name, its value only with it and in range, heatmap views only */
+  g_assert_cmpint (run (NULL, "export", "attention", "--color-scale", "cubic", "-o", path, NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "attention", "--gamma", "0.3", "-o", path, NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "attention", "--color-scale", "power", "--gamma", "50", "-o", path, NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "attention", "--color-scale", "percentile", "--percentile", "20", "-o", path,
+                        NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "attention", "--color-scale", "log", "--attention-transform", "-o", path,
+                        NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "error", "--color-scale", "log", "-o", path, NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "export", "outputs", "--color-scale", "attention", "-o", path, NULL), !=, 0);
   g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
   g_assert_cmpstr (text, ==, "keep");
   g_assert_cmpint (run (NULL, "export", "template", "--checkpoint", demo, "--length", "8", "-o", missing, NULL), ==, 1);

@@ -669,6 +669,13 @@ test_screenshots (void)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   settle (window);
   save_view (window, dir, "attention");
+  /* a causal map on the log colour scale, with the row plot of query m = 160 */
+  g_object_set (state, "causal", TRUE, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
+  rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 160);
+  settle (window);
+  save_view (window, dir, "attention-log-row");
+  rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), -1);
+  g_object_set (state, "causal", FALSE, "color-scale", RPE_HEATMAP_TRANSFORM_NONE, NULL);
   g_object_set (state, "length", 128, "train-length", 64, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
   settle (window);
@@ -677,6 +684,11 @@ test_screenshots (void)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
   settle (window);
   save_view (window, dir, "teaching");
+  /* a row of both maps, percentile-clipped colours */
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 98.0, NULL);
+  rpe_teaching_view_set_row (RPE_TEACHING_VIEW (view_widget (window, RPE_WINDOW_VIEW_TEACHING)), 40);
+  settle (window);
+  save_view (window, dir, "teaching-row");
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

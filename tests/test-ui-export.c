@@ -633,6 +633,40 @@ test_cli (void)
                            "--length", "48", "--realizations", "32", "--seed", "5", "--train-length", "32", NULL };
     compare_with_cli (window, "spe-vs-rpe", args);
   }
+  /* the colour-scale control: the window's figure of a non-linear scale is the CLI's of
+   * --color-scale (the view draws through the same figure) */
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
+  settle (window);
+  {
+    const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--realizations", "32", "--seed", "5", "--train-length", "32",
+                           "--color-scale", "log", NULL };
+    compare_with_cli (window, "spe-vs-rpe-log", args);
+  }
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_POWER, "color-gamma", 0.3, NULL);
+  show_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  {
+    const char *args[] = { "attention", "--exact", "--checkpoint", "demo", "--method", "sine", "--no-gate",
+                           "--head", "1", "--length", "48", "--train-length", "32",
+                           "--color-scale", "power", "--gamma", "0.3", NULL };
+    compare_with_cli (window, "attention-power", args);
+  }
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 95.0, NULL);
+  show_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  {
+    const char *args[] = { "templates", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--train-length", "32", "--color-scale", "percentile",
+                           "--percentile", "95", NULL };
+    compare_with_cli (window, "templates-percentile", args);
+  }
+  g_object_set (state, "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
+  settle (window);
+  {
+    const char *args[] = { "templates", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
+                           "--length", "48", "--train-length", "32", "--color-scale", "percentile",
+                           "--percentile", "95", "--per-cell-scale", NULL };
+    compare_with_cli (window, "templates-percentile-per-cell", args);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

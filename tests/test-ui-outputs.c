@@ -348,6 +348,20 @@ test_cli (void)
                            "--draws", "16", "--channel", "2", NULL };
     compare_with_cli (window, "outputs-kernel", args);
   }
+  /* the colour-scale control: the window's maps on a percentile clip, each its own range */
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 97.0,
+                "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
+  /* new colours, the same result: nothing to wait for but the main loop */
+  iterate_until (window_idle, window);
+  {
+    const char *args[] = { "--checkpoint", "demo", "--method", "conv", "--no-gate", "--head", "1", "--length", "96",
+                           "--realizations", "32", "--seed", "3", "--train-length", "32", "--causal",
+                           "--content", "random", "--value-source", "noise", "--channels", "3", "--compare", "kernel",
+                           "--draws", "16", "--channel", "2", "--color-scale", "percentile", "--percentile", "97",
+                           "--per-cell-scale", NULL };
+    compare_with_cli (window, "outputs-kernel-percentile", args);
+  }
+  g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_NONE, "color-range", RPE_COLOR_RANGE_SHARED, NULL);
   /* the Export dialog (Ctrl+E) writes the view's figure on a worker: PDF and CSV */
   {
     static const char *exts[] = { "pdf", "csv" };

@@ -42,6 +42,8 @@ rpe_explorer_change_get_type (void)
         { RPE_EXPLORER_CHANGE_TRAIN_LENGTH, "RPE_EXPLORER_CHANGE_TRAIN_LENGTH", "train-length" },
         { RPE_EXPLORER_CHANGE_MODULES, "RPE_EXPLORER_CHANGE_MODULES", "modules" },
         { RPE_EXPLORER_CHANGE_COLORMAP, "RPE_EXPLORER_CHANGE_COLORMAP", "colormap" },
+        { RPE_EXPLORER_CHANGE_COMPARE, "RPE_EXPLORER_CHANGE_COMPARE", "compare" },
+        { RPE_EXPLORER_CHANGE_COLOR_SCALE, "RPE_EXPLORER_CHANGE_COLOR_SCALE", "color-scale" },
         { RPE_EXPLORER_CHANGE_GRID, "RPE_EXPLORER_CHANGE_GRID", "grid" },
         { 0, NULL, NULL }
       };
@@ -98,16 +100,14 @@ rpe_explorer_snapshot_unref (RpeExplorerSnapshot *snapshot)
 G_DEFINE_BOXED_TYPE (RpeExplorerSnapshot, rpe_explorer_snapshot,
                      rpe_explorer_snapshot_ref, rpe_explorer_snapshot_unref)
 
-/* A deep copy (own parameters and content) with one sweep parameter changed
- * (declared in rpe-compute.h). */
 RpeExplorerSnapshot *
-rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
-                                  RpeSweepParam              param,
-                                  gint64                     value)
+rpe_explorer_snapshot_copy (const RpeExplorerSnapshot *snapshot,
+                            const RpeSpeParams        *params)
 {
   const SnapshotPrivate *from = (const SnapshotPrivate *) snapshot;
   SnapshotPrivate *priv;
   RpeExplorerSnapshot *s;
+  const RpeSpeParams *spe = params != NULL ? params : snapshot->have_spe ? &snapshot->spe : NULL;
 
   g_return_val_if_fail (snapshot != NULL, NULL);
   priv = g_atomic_rc_box_new0 (SnapshotPrivate);
@@ -117,11 +117,29 @@ rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
   s->have_spe = FALSE;
   s->npy_data = NULL;
   s->npy_n = 0;
-  if (snapshot->have_spe && rpe_spe_params_copy (&s->spe, &snapshot->spe) == RPE_OK)
+  if (spe != NULL && rpe_spe_params_copy (&s->spe, spe) == RPE_OK)
     s->have_spe = TRUE;
   memset (&s->conv2d, 0, sizeof s->conv2d);
   s->have_conv2d = snapshot->have_conv2d && rpe_spe_params_copy (&s->conv2d, &snapshot->conv2d) == RPE_OK;
-  if (from->npy_copy != NULL)
+  if (s->have_spe && params != NULL)
+    {
+      gboolean content_follows = snapshot->have_spe && snapshot->content_heads == snapshot->spe.n_heads
+                                 && snapshot->content_dim == snapshot->spe.n_features;
+
+      s->head = MIN (snapshot->head, s->spe.n_heads - 1);
+      s->feature = MIN (snapshot->feature, s->spe.n_features - 1);
+      s->spe_kind = s->spe.method;
+      s->gated = s->spe.gate != NULL
+                 && (snapshot->gated || !snapshot->have_spe || snapshot->spe.gate == NULL);
+      if (content_follows || !snapshot->have_spe)
+        {
+          s->content_heads = s->spe.n_heads;
+          s->content_dim = s->spe.n_features;
+        }
+      s->content_head = MIN (s->head, MAX (s->content_heads, 1) - 1);
+    }
+  if (from->npy_copy != NULL && s->content_heads == snapshot->content_heads
+      && s->content_dim == snapshot->content_dim)
     {
       gsize count = from->npy_count;
       RpeStatus status;
@@ -136,6 +154,20 @@ rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
     }
   priv->trained_copy = rpe_lrpe_trained_copy (from->trained_copy);
   s->lrpe_trained = snapshot->lrpe_trained != NULL ? priv->trained_copy : NULL;
+  return s;
+}
+
+/* A deep copy (own parameters and content) with one sweep parameter changed
+ * (declared in rpe-compute.h). */
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_with_sweep (const RpeExplorerSnapshot *snapshot,
+                                  RpeSweepParam              param,
+                                  gint64                     value)
+{
+  RpeExplorerSnapshot *s;
+
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  s = rpe_explorer_snapshot_copy (snapshot, NULL);
   switch (param)
     {
     case RPE_SWEEP_REALIZATIONS:
@@ -283,6 +315,18 @@ struct _RpeExplorerState
   float               fastrpb_w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
   guint               train_length;
   char               *colormap;
+  /* Compare (rpe-compare.h): scalars only, so that sessions save them as properties */
+  guint               compare_mode;
+  guint               compare_what;
+  guint               compare_a_layer;
+  guint               compare_b_layer;
+  guint               compare_b_head;
+  guint               compare_b_method;
+  char               *compare_b_checkpoint;
+  guint               color_scale;       /* RpeHeatmapTransform */
+  guint               color_range;       /* RpeColorRange */
+  double              color_gamma;
+  double              color_percentile;
 };
 
 G_DEFINE_FINAL_TYPE (RpeExplorerState, rpe_explorer_state, G_TYPE_OBJECT)
@@ -306,6 +350,17 @@ enum {
   PROP_LRPE_THETA,
   PROP_TRAIN_LENGTH,
   PROP_COLORMAP,
+  PROP_COMPARE_MODE,
+  PROP_COMPARE_WHAT,
+  PROP_COMPARE_A_LAYER,
+  PROP_COMPARE_B_LAYER,
+  PROP_COMPARE_B_HEAD,
+  PROP_COMPARE_B_METHOD,
+  PROP_COMPARE_B_CHECKPOINT,
+  PROP_COLOR_SCALE,
+  PROP_COLOR_GAMMA,
+  PROP_COLOR_PERCENTILE,
+  PROP_COLOR_RANGE,
   PROP_LRPE_TRAINED,
   PROP_GRID_ROWS,
   PROP_GRID_COLS,
@@ -351,6 +406,14 @@ uint_field (RpeExplorerState   *self,
     case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
     case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
     case PROP_TRAIN_LENGTH:  *what = RPE_EXPLORER_CHANGE_TRAIN_LENGTH;  return &self->train_length;
+    case PROP_COMPARE_MODE:     *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_mode;
+    case PROP_COMPARE_WHAT:     *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_what;
+    case PROP_COMPARE_A_LAYER:  *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_a_layer;
+    case PROP_COMPARE_B_LAYER:  *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_layer;
+    case PROP_COMPARE_B_HEAD:   *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_head;
+    case PROP_COMPARE_B_METHOD: *what = RPE_EXPLORER_CHANGE_COMPARE; return &self->compare_b_method;
+    case PROP_COLOR_SCALE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_scale;
+    case PROP_COLOR_RANGE:   *what = RPE_EXPLORER_CHANGE_COLOR_SCALE;   return &self->color_range;
     case PROP_GRID_ROWS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_rows;
     case PROP_GRID_COLS:     *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_cols;
     case PROP_GRID_QUERY:    *what = RPE_EXPLORER_CHANGE_GRID;          return &self->grid_query;
@@ -378,6 +441,15 @@ rpe_explorer_state_get_property (GObject    *object,
       return;
     case PROP_COLORMAP:
       g_value_set_string (value, self->colormap);
+      return;
+    case PROP_COMPARE_B_CHECKPOINT:
+      g_value_set_string (value, self->compare_b_checkpoint);
+      return;
+    case PROP_COLOR_GAMMA:
+      g_value_set_double (value, self->color_gamma);
+      return;
+    case PROP_COLOR_PERCENTILE:
+      g_value_set_double (value, self->color_percentile);
       return;
     case PROP_LRPE_TRAINED:
       g_value_set_boolean (value, self->lrpe_use_trained);
@@ -428,6 +500,29 @@ rpe_explorer_state_set_property (GObject      *object,
           emit_changed (self, RPE_EXPLORER_CHANGE_COLORMAP);
         }
       return;
+    case PROP_COMPARE_B_CHECKPOINT:
+      if (g_strcmp0 (self->compare_b_checkpoint, g_value_get_string (value)) != 0)
+        {
+          g_free (self->compare_b_checkpoint);
+          self->compare_b_checkpoint = g_value_dup_string (value);
+          g_object_notify_by_pspec (object, pspec);
+          emit_changed (self, RPE_EXPLORER_CHANGE_COMPARE);
+        }
+      return;
+    case PROP_COLOR_GAMMA:
+    case PROP_COLOR_PERCENTILE:
+      {
+        double *field_ = prop_id == PROP_COLOR_GAMMA ? &self->color_gamma : &self->color_percentile;
+        double v = g_value_get_double (value);
+
+        if (*field_ != v)
+          {
+            *field_ = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, RPE_EXPLORER_CHANGE_COLOR_SCALE);
+          }
+      }
+      return;
     case PROP_LRPE_TRAINED:
       {
         /* only on when there are trained parameters to use */
@@ -470,6 +565,7 @@ rpe_explorer_state_finalize (GObject *object)
     }
   rpe_free (self->npy);
   g_free (self->colormap);
+  g_free (self->compare_b_checkpoint);
   rpe_lrpe_trained_free (self->lrpe_trained);
   g_free (self->lrpe_trained_source);
   rpe_spe_params_clear (&self->conv2d);
@@ -528,6 +624,29 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_COLORMAP] =
     g_param_spec_string ("colormap", NULL, NULL, "viridis",
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Compare (rpe-compare.h) */
+  properties[PROP_COMPARE_MODE] = uint_pspec ("compare-mode", "RpeCompareMode (0: off)", 0, 5, 0);
+  properties[PROP_COMPARE_WHAT] = uint_pspec ("compare-what", "RpeCompareWhat: 0 templates, 1 attention", 0, 1, 0);
+  properties[PROP_COMPARE_A_LAYER] = uint_pspec ("compare-a-layer", "layer of A (layer mode)", 0, 4095, 0);
+  properties[PROP_COMPARE_B_LAYER] = uint_pspec ("compare-b-layer", "layer of B (layer mode)", 0, 4095, 1);
+  properties[PROP_COMPARE_B_HEAD] = uint_pspec ("compare-b-head", "head of B (head mode)", 0, 1023, 1);
+  properties[PROP_COMPARE_B_METHOD] = uint_pspec ("compare-b-method", "RpeExplorerMethod of B (method mode)",
+                                                  0, RPE_EXPLORER_N_METHODS - 1, RPE_EXPLORER_METHOD_EXACT);
+  properties[PROP_COMPARE_B_CHECKPOINT] =
+    g_param_spec_string ("compare-b-checkpoint", NULL, "the checkpoint of B (checkpoint mode)", NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_SCALE] = uint_pspec ("color-scale", "RpeHeatmapTransform of the heatmaps", 0,
+                                             RPE_HEATMAP_N_TRANSFORMS - 1, RPE_HEATMAP_TRANSFORM_NONE);
+  properties[PROP_COLOR_RANGE] = uint_pspec ("color-range", "RpeColorRange: one range shared by a view's panels or "
+                                             "each its own", 0, RPE_COLOR_RANGE_PER_PANEL, RPE_COLOR_RANGE_SHARED);
+  properties[PROP_COLOR_GAMMA] =
+    g_param_spec_double ("color-gamma", NULL, "the exponent of the power colour scale", 0.05, 10.0,
+                         RPE_PLOT_DEFAULT_GAMMA,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLOR_PERCENTILE] =
+    g_param_spec_double ("color-percentile", NULL, "p of the percentile-clip colour scale: [P(100-p), P(p)]", 50.0,
+                         100.0, RPE_PLOT_DEFAULT_PERCENTILE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -554,6 +673,11 @@ rpe_explorer_state_init (RpeExplorerState *self)
   self->feature_map = RPE_FEATURE_ELU1;
   self->train_length = 64;
   self->colormap = g_strdup ("viridis");
+  self->compare_b_layer = 1;
+  self->compare_b_head = 1;
+  self->compare_b_method = RPE_EXPLORER_METHOD_EXACT;
+  self->color_gamma = RPE_PLOT_DEFAULT_GAMMA;
+  self->color_percentile = RPE_PLOT_DEFAULT_PERCENTILE;
   /* A local bias that favours the recent past: w_tau = 0.6 e^{-|tau|/6}, a bit
    * stronger for tau >= 0 (keys before the query). */
   for (long i = 0; i < 2 * T - 1; i++)
@@ -1124,6 +1248,45 @@ const char *
 rpe_explorer_state_get_colormap (RpeExplorerState *self)
 {
   return self->colormap;
+}
+
+void
+rpe_explorer_state_get_color_scale (RpeExplorerState    *self,
+                                    RpeHeatmapTransform *transform,
+                                    double              *param,
+                                    gboolean            *shared)
+{
+  RpeHeatmapTransform t;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  t = self->color_scale < RPE_HEATMAP_N_TRANSFORMS ? (RpeHeatmapTransform) self->color_scale
+                                                    : RPE_HEATMAP_TRANSFORM_NONE;
+  if (transform != NULL)
+    *transform = t;
+  if (param != NULL)
+    *param = t == RPE_HEATMAP_TRANSFORM_POWER ? self->color_gamma
+             : t == RPE_HEATMAP_TRANSFORM_PERCENTILE ? self->color_percentile : 0.0;
+  if (shared != NULL)
+    *shared = self->color_range == RPE_COLOR_RANGE_SHARED;
+}
+
+void
+rpe_explorer_state_apply_color_scale (RpeExplorerState *self,
+                                      RpeHeatmapData   *data,
+                                      gboolean          attention)
+{
+  RpeHeatmapTransform t;
+  double param;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  rpe_explorer_state_get_color_scale (self, &t, &param, NULL);
+  if (t == RPE_HEATMAP_TRANSFORM_ATTENTION && !attention)
+    {
+      t = RPE_HEATMAP_TRANSFORM_NONE;
+      param = 0.0;
+    }
+  data->transform = t;
+  data->transform_param = param;
 }
 
 const float *

@@ -16,6 +16,7 @@
 
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
+#include "rpe-plot-render.h"
 #include "rpe-lrpe.h"
 #include "rpe-spe.h"
 
@@ -51,6 +52,13 @@ typedef enum
   RPE_CONTENT_N_KINDS,
 } RpeExplorerContent;
 
+/* The colour range of a view with several panels (templates grid, SPE vs RPE). */
+typedef enum
+{
+  RPE_COLOR_RANGE_SHARED,         /* one range (and colour bar) for the panels */
+  RPE_COLOR_RANGE_PER_PANEL,      /* each panel its own */
+} RpeColorRange;
+
 typedef enum /*< flags >*/
 {
   RPE_EXPLORER_CHANGE_METHOD        = 1 << 0,
@@ -73,9 +81,13 @@ typedef enum /*< flags >*/
   RPE_EXPLORER_CHANGE_MODULES       = 1 << 17,  /* new parameters (a checkpoint was opened) */
   RPE_EXPLORER_CHANGE_COLORMAP      = 1 << 18,
   RPE_EXPLORER_CHANGE_GRID          = 1 << 19,  /* the 2-D convSPE module, grid size, query position */
+  RPE_EXPLORER_CHANGE_COMPARE       = 1 << 20,  /* the compare-* properties (rpe-compare.h) */
+  RPE_EXPLORER_CHANGE_COLOR_SCALE   = 1 << 21,  /* color-scale, color-gamma, color-percentile, color-range */
 } RpeExplorerChange;
 
-#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 20) - 1))
+#define RPE_EXPLORER_CHANGE_ALL ((RpeExplorerChange) ((1 << 22) - 1))
+/* What changes the colours of a heatmap but not its values. */
+#define RPE_EXPLORER_CHANGE_LOOK (RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_COLOR_SCALE)
 
 GType rpe_explorer_change_get_type (void) G_GNUC_CONST;
 #define RPE_TYPE_EXPLORER_CHANGE (rpe_explorer_change_get_type ())
@@ -247,6 +259,12 @@ const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *se
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);
 
+/* A deep copy of snapshot (its own parameters and content) that the caller may change
+ * before sharing it; with params != NULL, these parameters replace the snapshot's (head
+ * and feature clamped to their H and D; gated when the snapshot was or had no gate). */
+RpeExplorerSnapshot *rpe_explorer_snapshot_copy (const RpeExplorerSnapshot *snapshot,
+                                                 const RpeSpeParams        *params);
+
 /* Convenience getters of properties. */
 gsize     rpe_explorer_state_get_length   (RpeExplorerState *self);
 gsize     rpe_explorer_state_get_r        (RpeExplorerState *self);
@@ -255,5 +273,16 @@ gsize     rpe_explorer_state_get_feature  (RpeExplorerState *self);
 RpeSpeMethod      rpe_explorer_state_get_spe_kind (RpeExplorerState *self);
 RpeExplorerMethod rpe_explorer_state_get_method   (RpeExplorerState *self);
 const char *rpe_explorer_state_get_colormap (RpeExplorerState *self);
+/* The heatmaps' colour scale: the transform, its parameter (gamma of POWER, p of PERCENTILE,
+ * else 0) and whether a view's panels share one range. */
+void      rpe_explorer_state_get_color_scale   (RpeExplorerState    *self,
+                                                RpeHeatmapTransform *transform,
+                                                double              *param,
+                                                gboolean            *shared);
+/* Sets data's transform and transform_param from the state; the SPE paper's transform only
+ * when attention (it maps attention weights), else linear. */
+void      rpe_explorer_state_apply_color_scale (RpeExplorerState    *self,
+                                                RpeHeatmapData      *data,
+                                                gboolean             attention);
 
 G_END_DECLS

@@ -1690,6 +1690,25 @@ rpe_session_export_argv (RpeSession  *session,
       if (cmap != NULL && cmap != rpe_colormap_default ())
         add_opt (argv, "--colormap", colormap);
     }
+  {
+    /* the colour-scale control (the same figure as the window's) */
+    guint scale = 0, range = 0;
+    double gamma = 0, pct = 0;
+
+    g_object_get (st, "color-scale", &scale, "color-range", &range, "color-gamma", &gamma, "color-percentile", &pct,
+                  NULL);
+    if (scale != RPE_HEATMAP_TRANSFORM_NONE)
+      add_opt (argv, "--color-scale", rpe_plot_transform_name ((RpeHeatmapTransform) scale));
+    if (scale == RPE_HEATMAP_TRANSFORM_POWER)
+      add_opt (argv, "--gamma", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE, gamma));
+    if (scale == RPE_HEATMAP_TRANSFORM_PERCENTILE)
+      add_opt (argv, "--percentile", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE, pct));
+    if (range == RPE_COLOR_RANGE_PER_PANEL && !g_str_equal (view, "attention") && !g_str_equal (view, "template")
+        && !g_strv_contains ((const char *const *) (session->export_options != NULL ? session->export_options
+                                                                                    : (char *[]) { NULL }),
+                             "--per-cell-scale"))
+      add_opt (argv, "--per-cell-scale", NULL);
+  }
   if (session->export_width > 0)
     add_opt (argv, "--width", g_ascii_dtostr ((char[G_ASCII_DTOSTR_BUF_SIZE]) { 0 }, G_ASCII_DTOSTR_BUF_SIZE,
                                               session->export_width));

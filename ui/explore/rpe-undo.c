@@ -237,6 +237,8 @@ rpe_undo_describe (RpeExplorerChange what,
     return _("Change Training Length");
   if (what & RPE_EXPLORER_CHANGE_COLORMAP)
     return _("Change Colour Map");
+  if (what & RPE_EXPLORER_CHANGE_COLOR_SCALE)
+    return _("Change Colour Scale");
   return _("Change Parameters");
 }
 

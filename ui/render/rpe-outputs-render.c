@@ -186,12 +186,17 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   f->titles[1] = g_strdup_printf ("Y: %s, draw %" G_GUINT64_FORMAT, est_name, (guint64) o->seed);
   f->titles[2] = g_strdup_printf ("difference (relative error %.3g)", o->error);
   f->fig.n_panels = 3;
-  f->fig.share_scale = TRUE;
+  f->fig.share_scale = !options->per_panel;
   for (guint i = 0; i < 3; i++)
     {
       RpeHeatmapData *d = &f->fig.panels[i];
 
       rpe_heatmap_data_init (d);
+      if (options->transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
+        {
+          d->transform = options->transform;
+          d->transform_param = options->transform_param;
+        }
       d->values = f->maps + i * count;
       d->rows = dv;
       d->cols = n;

@@ -23,6 +23,11 @@ typedef struct
   const char        *title;       /* NULL: what it shows */
   const char        *method;      /* e.g. "sine", for the title; may be NULL */
   const char        *feature_map; /* e.g. "elu1", for the title; may be NULL */
+  /* Added for the colour-scale control (zero: linear, a shared range): */
+  RpeHeatmapTransform transform;  /* of the three maps (the SPE paper's is taken as linear:
+                                   * outputs are not attention weights) */
+  double             transform_param;
+  bool               per_panel;   /* each map its own range */
 } RpeOutputsFigureOptions;
 
 /* A figure over `outputs` (which must outlive it; nothing is copied but the strings).

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rpe-alloc.h"
@@ -76,6 +77,54 @@ is_symmetric (const RpeHeatmapData *data,
     }
 }
 
+static int
+compare_floats (const void *a,
+                const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+
+  return (x > y) - (x < y);
+}
+
+static double
+percentile_of (const RpeHeatmapData *data)
+{
+  double p = data->transform_param;
+
+  if (!isfinite (p) || p == 0.0)
+    return RPE_PLOT_DEFAULT_PERCENTILE;
+  return fmin (100.0, fmax (50.0, p));
+}
+
+/* [P(100 - p), P(p)] of the finite values (nearest rank on the sorted values: index
+ * round (q / 100 * (count - 1))); more than 2^20 values are sampled with a fixed stride.
+ * Leaves lo, hi as they are when memory is short. */
+static void
+percentile_range (const RpeHeatmapData *data,
+                  double               *lo,
+                  double               *hi)
+{
+  size_t count = data->rows * data->cols, stride = 1, n = 0, cap = (size_t) 1 << 20;
+  double p = percentile_of (data);
+  float *buf;
+
+  if (count > cap)
+    stride = (count + cap - 1) / cap;
+  buf = malloc (sizeof (float) * (count / stride + 1));
+  if (buf == NULL)
+    return;
+  for (size_t i = 0; i < count; i += stride)
+    if (isfinite (data->values[i]))
+      buf[n++] = data->values[i];
+  if (n > 0)
+    {
+      qsort (buf, n, sizeof (float), compare_floats);
+      *lo = buf[(size_t) floor ((100.0 - p) / 100.0 * (double) (n - 1) + 0.5)];
+      *hi = buf[(size_t) floor (p / 100.0 * (double) (n - 1) + 0.5)];
+    }
+  free (buf);
+}
+
 bool
 rpe_plot_heatmap_range (const RpeHeatmapData  *data,
                         double                *vmin,
@@ -112,6 +161,8 @@ rpe_plot_heatmap_range (const RpeHeatmapData  *data,
         }
       if (!(lo <= hi))
         return false;
+      if (data->transform == RPE_HEATMAP_TRANSFORM_PERCENTILE)
+        percentile_range (data, &lo, &hi);
     }
 
   if (data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
@@ -317,6 +368,158 @@ rpe_plot_attention_transform (double a)
   return fmin (1.0, pow (a / 0.02, 0.4));
 }
 
+static double
+gamma_of (double param)
+{
+  if (!isfinite (param) || param <= 0.0)
+    return RPE_PLOT_DEFAULT_GAMMA;
+  return fmin (10.0, fmax (0.05, param));
+}
+
+/* The bend of a magnitude fraction x in [0, 1] (1: the end of the range). */
+static double
+bend (RpeHeatmapTransform transform,
+      double              param,
+      double              x)
+{
+  if (!(x > 0.0))
+    return 0.0;
+  if (x >= 1.0)
+    return 1.0;
+  if (transform == RPE_HEATMAP_TRANSFORM_LOG)
+    return fmax (0.0, 1.0 + log10 (x) / RPE_PLOT_LOG_DECADES);
+  return pow (x, gamma_of (param));
+}
+
+double
+rpe_plot_scale_position (RpeHeatmapTransform transform,
+                         double              param,
+                         double              vmin,
+                         double              vmax,
+                         double              v)
+{
+  double t;
+
+  if (isnan (v))
+    return NAN;
+  switch (transform)
+    {
+    case RPE_HEATMAP_TRANSFORM_ATTENTION:
+      t = (rpe_plot_attention_transform (v) - vmin) / (vmax - vmin);
+      break;
+    case RPE_HEATMAP_TRANSFORM_LOG:
+    case RPE_HEATMAP_TRANSFORM_POWER:
+      if (!(vmax > vmin))
+        return 0.5;
+      if (vmin < 0.0 && vmax > 0.0)
+        {
+          /* 0 stays where the linear scale puts it; each side bends towards it */
+          double c = -vmin / (vmax - vmin);
+
+          t = v >= 0.0 ? c + (1.0 - c) * bend (transform, param, v / vmax)
+                       : c - c * bend (transform, param, v / vmin);
+        }
+      else if (vmin >= 0.0)
+        {
+          if (transform == RPE_HEATMAP_TRANSFORM_LOG)
+            {
+              /* magnitudes over [max (vmin, vmax 10^-decades), vmax] */
+              double floor_ = fmax (vmin, vmax * pow (10.0, -RPE_PLOT_LOG_DECADES));
+
+              t = !(v > floor_) ? 0.0 : !(vmax > floor_) ? 1.0 : log10 (v / floor_) / log10 (vmax / floor_);
+            }
+          else
+            t = bend (transform, param, (v - vmin) / (vmax - vmin));
+        }
+      else
+        {
+          /* all negative: the mirror image (the largest magnitude at the bottom) */
+          if (transform == RPE_HEATMAP_TRANSFORM_LOG)
+            {
+              double floor_ = fmax (-vmax, -vmin * pow (10.0, -RPE_PLOT_LOG_DECADES));
+
+              t = !(-v > floor_) ? 1.0 : !(-vmin > floor_) ? 0.0 : 1.0 - log10 (-v / floor_) / log10 (-vmin / floor_);
+            }
+          else
+            t = 1.0 - bend (transform, param, (vmax - v) / (vmax - vmin));
+        }
+      break;
+    case RPE_HEATMAP_TRANSFORM_NONE:
+    case RPE_HEATMAP_TRANSFORM_PERCENTILE:
+    default:
+      t = (v - vmin) / (vmax - vmin);
+      break;
+    }
+  if (isnan (t))
+    return t;
+  return fmin (1.0, fmax (0.0, t));
+}
+
+static const char *const transform_names[RPE_HEATMAP_N_TRANSFORMS] = {
+  "linear", "attention", "log", "power", "percentile",
+};
+
+bool
+rpe_plot_transform_from_name (const char          *name,
+                              RpeHeatmapTransform *transform)
+{
+  if (name == NULL)
+    return false;
+  for (int i = 0; i < RPE_HEATMAP_N_TRANSFORMS; i++)
+    if (strcmp (name, transform_names[i]) == 0)
+      {
+        *transform = (RpeHeatmapTransform) i;
+        return true;
+      }
+  return false;
+}
+
+const char *
+rpe_plot_transform_name (RpeHeatmapTransform transform)
+{
+  return (unsigned) transform < RPE_HEATMAP_N_TRANSFORMS ? transform_names[transform] : "linear";
+}
+
+static const char *
+ordinal_suffix (double p)
+{
+  long r = lround (p);
+
+  if (fabs (p - (double) r) > 1e-9 || (r % 100 >= 11 && r % 100 <= 13))
+    return "th";
+  return r % 10 == 1 ? "st" : r % 10 == 2 ? "nd" : r % 10 == 3 ? "rd" : "th";
+}
+
+const char *
+rpe_plot_transform_caption (RpeHeatmapTransform  transform,
+                            double               param,
+                            char                *buf,
+                            size_t               size)
+{
+  double p, q;
+
+  if (buf == NULL || size == 0)
+    return "";
+  buf[0] = '\0';
+  switch (transform)
+    {
+    case RPE_HEATMAP_TRANSFORM_LOG:
+      snprintf (buf, size, "log scale, %g decades", RPE_PLOT_LOG_DECADES);
+      break;
+    case RPE_HEATMAP_TRANSFORM_POWER:
+      snprintf (buf, size, "power scale, \u03b3 = %g", gamma_of (param));
+      break;
+    case RPE_HEATMAP_TRANSFORM_PERCENTILE:
+      p = !isfinite (param) || param == 0.0 ? RPE_PLOT_DEFAULT_PERCENTILE : fmin (100.0, fmax (50.0, param));
+      q = 100.0 - p;
+      snprintf (buf, size, "clipped to the %g%s\u2013%g%s percentile", q, ordinal_suffix (q), p, ordinal_suffix (p));
+      break;
+    default:
+      break;
+    }
+  return buf;
+}
+
 typedef struct
 {
   size_t n;
@@ -325,9 +528,89 @@ typedef struct
 } BarTicks;
 
 static void
+bent_ticks (double               vmin,
+            double               vmax,
+            RpeHeatmapTransform  transform,
+            double               param,
+            double               height,
+            double               label_h,
+            BarTicks            *bt)
+{
+  double cand[4 * MAX_TICKS], t[4 * MAX_TICKS], step = 0.0, mag = fmax (fabs (vmin), fabs (vmax));
+  size_t n = 0, order[4 * MAX_TICKS];
+  double last = INFINITY;
+
+  if (transform == RPE_HEATMAP_TRANSFORM_LOG)
+    {
+      /* the powers of ten on each side, and the ends */
+      for (int side = 0; side < 2; side++)
+        {
+          double top = side == 0 ? vmax : -vmin;
+
+          if (!(top > 0.0))
+            continue;
+          for (int k = (int) floor (log10 (top)); k >= (int) floor (log10 (top)) - (int) RPE_PLOT_LOG_DECADES && n < 2 * MAX_TICKS; k--)
+            cand[n++] = side == 0 ? pow (10.0, k) : -pow (10.0, k);
+        }
+      if (vmin < 0.0 && vmax > 0.0)
+        cand[n++] = 0.0;
+      cand[n++] = vmin;
+      cand[n++] = vmax;
+    }
+  else
+    {
+      double ticks[MAX_TICKS];
+      size_t k = value_ticks (vmin, vmax, 12.0, ticks, &step);
+
+      for (size_t i = 0; i < k; i++)
+        cand[n++] = ticks[i];
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      t[i] = rpe_plot_scale_position (transform, param, vmin, vmax, cand[i]);
+      order[i] = i;
+    }
+  /* from the top down (insertion sort on t), skipping labels that would overlap */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && t[order[j]] > t[order[j - 1]]; j--)
+      {
+        size_t tmp = order[j];
+
+        order[j] = order[j - 1];
+        order[j - 1] = tmp;
+      }
+  bt->n = 0;
+  for (size_t i = 0; i < n && bt->n < MAX_TICKS; i++)
+    {
+      size_t k = order[i];
+      double y = (1.0 - t[k]) * height;
+
+      if (isnan (t[k]) || (last != INFINITY && y - last < label_h * 1.2))
+        continue;
+      bt->t[bt->n] = t[k];
+      if (transform == RPE_HEATMAP_TRANSFORM_LOG)
+        {
+          snprintf (bt->label[bt->n], sizeof bt->label[0], "%.3g", cand[k]);
+          if (bt->label[bt->n][0] == '-')
+            {
+              char tmp[36];
+
+              snprintf (tmp, sizeof tmp, "%.35s", bt->label[bt->n] + 1);
+              snprintf (bt->label[bt->n], sizeof bt->label[0], "\xe2\x88\x92%s", tmp);
+            }
+        }
+      else
+        format_value (bt->label[bt->n], sizeof bt->label[0], cand[k], step, mag);
+      bt->n++;
+      last = y;
+    }
+}
+
+static void
 colorbar_ticks (double               vmin,
                 double               vmax,
                 RpeHeatmapTransform  transform,
+                double               param,
                 double               height,
                 double               font,
                 BarTicks            *bt)
@@ -335,6 +618,11 @@ colorbar_ticks (double               vmin,
   double label_h = font * 1.2;
 
   bt->n = 0;
+  if (transform == RPE_HEATMAP_TRANSFORM_LOG || transform == RPE_HEATMAP_TRANSFORM_POWER)
+    {
+      bent_ticks (vmin, vmax, transform, param, height, label_h, bt);
+      return;
+    }
   if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
     {
       static const double values[] = { 0.0, 0.0005, 0.002, 0.005, 0.01, 0.02 };
@@ -434,12 +722,27 @@ y_label_of (const RpeHeatmapData *data)
   return data->y_label != NULL ? data->y_label : "query position m";
 }
 
+/* The bar's label, with the scale named when it is not linear (into buf). */
 static const char *
-colorbar_label_of (const RpeHeatmapData *data)
+colorbar_label_of (const RpeHeatmapData *data,
+                   char                 *buf,
+                   size_t                size)
 {
+  const char *base;
+  char caption[96];
+
   if (data->colorbar_label != NULL)
-    return data->colorbar_label[0] != '\0' ? data->colorbar_label : NULL;
-  return data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? "attention weight" : NULL;
+    base = data->colorbar_label[0] != '\0' ? data->colorbar_label : NULL;
+  else
+    base = data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? "attention weight" : NULL;
+  rpe_plot_transform_caption (data->transform, data->transform_param, caption, sizeof caption);
+  if (caption[0] == '\0')
+    return base;
+  if (base == NULL)
+    snprintf (buf, size, "%s", caption);
+  else
+    snprintf (buf, size, "%s (%s)", base, caption);
+  return buf;
 }
 
 static double
@@ -516,8 +819,11 @@ compute_layout (cairo_t              *cr,
     {
       double bar_w = fmax (6.0, lay->font * 1.1);
       double plot_h = height - top - bottom;
+      char lbuf[256];
       double labels = rpe_plot_colorbar_label_width (cr, lay->vmin, lay->vmax, data->transform,
-                                                     colorbar_label_of (data), plot_h, lay->font);
+                                                     data->transform_param,
+                                                     colorbar_label_of (data, lbuf, sizeof lbuf), plot_h,
+                                                     lay->font);
 
       right = lay->gap + lay->gap * 2.0 + bar_w + labels + lay->gap;
       lay->bar.width = bar_w;
@@ -623,7 +929,8 @@ pixel_of (double               v,
           double               vmin,
           double               vmax,
           const RpeColormap   *cmap,
-          RpeHeatmapTransform  transform)
+          RpeHeatmapTransform  transform,
+          double               param)
 {
   uint8_t rgb[3];
 
@@ -631,7 +938,10 @@ pixel_of (double               v,
     v = rpe_plot_attention_transform (v);
   if (!isfinite (v))
     return NAN_PIXEL;
-  rpe_colormap_map_u8 (cmap, (v - vmin) / (vmax - vmin), rgb);
+  if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION || transform == RPE_HEATMAP_TRANSFORM_NONE)
+    rpe_colormap_map_u8 (cmap, (v - vmin) / (vmax - vmin), rgb);
+  else
+    rpe_colormap_map_u8 (cmap, rpe_plot_scale_position (transform, param, vmin, vmax, v), rgb);
   return ((uint32_t) rgb[0] << 16) | ((uint32_t) rgb[1] << 8) | rgb[2];
 }
 
@@ -757,7 +1067,7 @@ make_image (const RpeHeatmapData *data,
             v = data->values[r0 * data->cols + c0];
           else
             v = reduce_block (data, r0, r1, c0, c1);
-          out[j] = pixel_of (v, lay->vmin, lay->vmax, lay->cmap, data->transform);
+          out[j] = pixel_of (v, lay->vmin, lay->vmax, lay->cmap, data->transform, data->transform_param);
         }
     }
   cairo_surface_mark_dirty (surface);
@@ -1066,8 +1376,13 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   }
 
   if (data->show_colorbar)
-    rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, colorbar_label_of (data),
-                              &lay.bar, lay.font, data->foreground);
+    {
+      char lbuf[256];
+
+      rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, data->transform_param,
+                                colorbar_label_of (data, lbuf, sizeof lbuf),
+                                &lay.bar, lay.font, data->foreground);
+    }
 
   cairo_restore (cr);
 }
@@ -1079,6 +1394,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
                                double               vmin,
                                double               vmax,
                                RpeHeatmapTransform  transform,
+                               double               param,
                                const char          *label,
                                double               height,
                                double               font)
@@ -1092,7 +1408,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
   rpe_plot_use_figure_fonts (cr);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, font);
-  colorbar_ticks (vmin, vmax, transform, height, font, &bt);
+  colorbar_ticks (vmin, vmax, transform, param, height, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     widest = fmax (widest, text_width (cr, bt.label[i]));
   cairo_restore (cr);
@@ -1106,6 +1422,7 @@ rpe_plot_render_colorbar (cairo_t             *cr,
                           double               vmin,
                           double               vmax,
                           RpeHeatmapTransform  transform,
+                          double               param,
                           const char          *label,
                           const RpePlotRect   *b,
                           double               font,
@@ -1142,7 +1459,7 @@ rpe_plot_render_colorbar (cairo_t             *cr,
   cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
   cairo_stroke (cr);
   cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
-  colorbar_ticks (vmin, vmax, transform, b->height, font, &bt);
+  colorbar_ticks (vmin, vmax, transform, param, b->height, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     {
       double y = round (b->y + b->height * (1.0 - bt.t[i])) + 0.5;
@@ -1180,6 +1497,7 @@ render_colorbar_below (cairo_t             *cr,
                        double               vmin,
                        double               vmax,
                        RpeHeatmapTransform  transform,
+                       double               param,
                        const char          *label,
                        const RpePlotRect   *b,
                        double               font,
@@ -1226,11 +1544,11 @@ render_colorbar_below (cairo_t             *cr,
   cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
   /* The vertical bar's tick spacing is a line of text; across, a label's width and a space:
    * the length scaled so that one stands for the other. */
-  colorbar_ticks (vmin, vmax, transform, b->width, font, &bt);
+  colorbar_ticks (vmin, vmax, transform, param, b->width, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     widest = fmax (widest, text_width (cr, bt.label[i]));
   eff = b->width * font * 1.2 / fmax (1.0, widest + font);
-  colorbar_ticks (vmin, vmax, transform, eff, font, &bt);
+  colorbar_ticks (vmin, vmax, transform, param, eff, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     {
       double x = round (b->x + b->width * bt.t[i]) + 0.5;
@@ -1304,11 +1622,18 @@ rpe_plot_grid_range (const RpeHeatmapGrid  *grid,
 }
 
 static const char *
-grid_bar_label (const RpeHeatmapGrid *grid)
+grid_bar_label (const RpeHeatmapGrid *grid,
+                char                 *buf,
+                size_t                size)
 {
+  RpeHeatmapData first;
+
+  if (grid->n_cells == 0)
+    return NULL;
+  first = grid->cells[0];
   if (grid->colorbar_label != NULL)
-    return grid->colorbar_label[0] != '\0' ? grid->colorbar_label : NULL;
-  return grid->n_cells > 0 ? colorbar_label_of (&grid->cells[0]) : NULL;
+    first.colorbar_label = grid->colorbar_label;
+  return colorbar_label_of (&first, buf, size);
 }
 
 /* The grid is laid out like a matplotlib subplot grid with sharex / sharey: square images
@@ -1338,6 +1663,8 @@ typedef struct
   double      left_w;     /* y label + tick numbers + tick, left of the first column */
   size_t      n_xticks, n_yticks;
   size_t      xticks[MAX_TICKS], yticks[MAX_TICKS];
+  double      param;
+  char        label[256];
 } GridLayout;
 
 /* The side of the images with c columns in the given room (width, height of the cells' block). */
@@ -1398,9 +1725,10 @@ grid_layout (cairo_t              *cr,
   if (grid->shared_scale && rpe_plot_grid_range (grid, &gl->vmin, &gl->vmax, &gl->cmap))
     {
       gl->transform = c0->transform;
+      gl->param = c0->transform_param;
       gl->bar.width = round (fmax (6.0, gl->font * 1.1));
       bar_extra = gl->gap * 2.0 + gl->bar.width
-                  + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, grid_bar_label (grid),
+                  + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, gl->param, grid_bar_label (grid, gl->label, sizeof gl->label),
                                                    height - gl->top - bottom, gl->font);
       /* A column of a paper: the bar right of the cells would take a fifth of the width
        * from them; under them it takes a few lines of the height instead. */
@@ -1409,7 +1737,7 @@ grid_layout (cairo_t              *cr,
         {
           gl->bar.height = round (fmax (5.0, gl->font * 0.8));
           bottom += gl->gap * 2.0 + gl->bar.height + gl->tick + gl->gap * 0.5 + label_h
-                    + (grid_bar_label (grid) != NULL ? label_h + gl->gap * 0.5 : 0.0);
+                    + (grid_bar_label (grid, gl->label, sizeof gl->label) != NULL ? label_h + gl->gap * 0.5 : 0.0);
         }
       else
         right = fmax (right, bar_extra + gl->gap);
@@ -1424,7 +1752,8 @@ grid_layout (cairo_t              *cr,
           double a, b;
 
           if (rpe_plot_heatmap_range (&grid->cells[i], &a, &b, NULL))
-            widest = fmax (widest, rpe_plot_colorbar_label_width (cr, a, b, grid->cells[i].transform, NULL,
+            widest = fmax (widest, rpe_plot_colorbar_label_width (cr, a, b, grid->cells[i].transform,
+                                                                  grid->cells[i].transform_param, NULL,
                                                                   height / 4.0, gl->cell_font));
         }
       gl->extra_w = ceil (gl->cell_gap * 3.0 + fmax (6.0, gl->cell_font * 1.1) + widest + gl->cell_gap);
@@ -1596,7 +1925,7 @@ rpe_plot_grid_height_for_width (const RpeHeatmapGrid *grid,
 
       if (gl.bar_below)
         bottom += gl.gap * 2.0 + gl.bar.height + gl.tick + gl.gap * 0.5 + label_h
-                  + (grid_bar_label (grid) != NULL ? label_h + gl.gap * 0.5 : 0.0);
+                  + (grid_bar_label (grid, gl.label, sizeof gl.label) != NULL ? label_h + gl.gap * 0.5 : 0.0);
       h = fmin (max_height, ceil (gl.top + block_h + bottom) + 1.0);
     }
   cairo_destroy (cr);
@@ -1727,10 +2056,11 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     }
 
   if (gl.bar.width > 0.0 && gl.bar_below)
-    render_colorbar_below (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, grid_bar_label (grid), &gl.bar,
+    render_colorbar_below (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param, grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
                            gl.font, fg);
   else if (gl.bar.width > 0.0)
-    rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, grid_bar_label (grid), &gl.bar,
+    rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param,
+                              grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
                               gl.font, fg);
 
   grid_image_rect (&gl, 0, &first);

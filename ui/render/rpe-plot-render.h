@@ -34,7 +34,19 @@ typedef enum
   RPE_HEATMAP_TRANSFORM_ATTENTION,  /* the SPE paper's display transform min(1, a^0.4 / 0.02^0.4) of
                                      * attention weights a >= 0 (MATH.md section 4); the colour bar is
                                      * labelled in attention units */
+  /* Added for the window's colour-scale control (rpe_plot_scale_position says where a value goes): */
+  RPE_HEATMAP_TRANSFORM_LOG,        /* log10 of the magnitude over RPE_PLOT_LOG_DECADES decades below the
+                                     * range's largest magnitude (a signed range: each sign on its side) */
+  RPE_HEATMAP_TRANSFORM_POWER,      /* (|v| / a)^gamma, gamma = transform_param (0: 0.5) */
+  RPE_HEATMAP_TRANSFORM_PERCENTILE, /* linear over the range clipped to the p-th percentile,
+                                     * p = transform_param (0: 99): [P(100-p), P(p)] */
+  RPE_HEATMAP_N_TRANSFORMS,
 } RpeHeatmapTransform;
+
+/* Decades a log colour scale spans below the largest magnitude. */
+#define RPE_PLOT_LOG_DECADES 4.0
+#define RPE_PLOT_DEFAULT_GAMMA 0.5
+#define RPE_PLOT_DEFAULT_PERCENTILE 99.0
 
 /* The largest side, in pixels, of a heatmap image rendered at full resolution. */
 #define RPE_PLOT_MAX_IMAGE_SIDE 4096
@@ -83,6 +95,8 @@ typedef struct
                                       * already reduced, e.g. N = 65536 streamed to 2048 rows):
                                       * ticks, labels and train_length are in positions; 0: rows */
   size_t              col_positions; /* the same for the columns */
+  /* Added for the colour-scale control (zero in rpe_heatmap_data_init): */
+  double              transform_param; /* POWER: gamma; PERCENTILE: p in (50, 100]; 0: the default */
   bool                hide_x_labels; /* with show_axes: x tick marks only, no numbers or label
                                       * (a strip above another on the same x axis) */
 } RpeHeatmapData;
@@ -143,6 +157,27 @@ bool rpe_plot_heatmap_ticks (cairo_t              *cr,
 /* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
 double rpe_plot_attention_transform (double a);
 
+/* Where value v goes on the colour map (0 bottom .. 1 top, clamped; NaN for NaN) under the
+ * transform for the range [vmin, vmax] as rpe_plot_heatmap_range returns it.  A range with
+ * both signs keeps 0 where the linear scale has it and bends each side towards it (LOG,
+ * POWER).  The window's views, the exporter and `rpe export` colour every pixel with it. */
+double rpe_plot_scale_position (RpeHeatmapTransform transform,
+                                double              param,
+                                double              vmin,
+                                double              vmax,
+                                double              v);
+/* The transform of a name: "linear" (NONE), "log", "power", "percentile", "attention" (the SPE
+ * paper's); false if unknown.  rpe_plot_transform_name is its inverse. */
+bool        rpe_plot_transform_from_name (const char          *name,
+                                          RpeHeatmapTransform *transform);
+const char *rpe_plot_transform_name      (RpeHeatmapTransform  transform);
+/* A short description for a colour bar's label ("log scale, 4 decades", "power scale, \u03b3 = 0.5",
+ * "clipped to the 1st\u201399th percentile"); "" for NONE and ATTENTION.  Writes into buf. */
+const char *rpe_plot_transform_caption   (RpeHeatmapTransform  transform,
+                                          double               param,
+                                          char                *buf,
+                                          size_t               size);
+
 /* A vertical colour bar in `rect` (the map's bottom entry at the bottom), framed,
  * with ticks and labels on its right for values vmin .. vmax (or attention units
  * under RPE_HEATMAP_TRANSFORM_ATTENTION, where vmin/vmax are ignored).  font is
@@ -152,6 +187,7 @@ void rpe_plot_render_colorbar (cairo_t             *cr,
                                double               vmin,
                                double               vmax,
                                RpeHeatmapTransform  transform,
+                               double               param,   /* the transform's parameter */
                                const char          *label,   /* markup, rotated right of the
                                                               * numbers; NULL: none */
                                const RpePlotRect   *rect,
@@ -162,6 +198,7 @@ double rpe_plot_colorbar_label_width (cairo_t             *cr,
                                       double               vmin,
                                       double               vmax,
                                       RpeHeatmapTransform  transform,
+                                      double               param,
                                       const char          *label,
                                       double               height,
                                       double               font);

@@ -7,6 +7,9 @@
 #include "rpe-error.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "rpe-curve-render.h"
 
 #include "rpe-colormap.h"
 #include "rpe-gesture-helper.h"
@@ -17,10 +20,12 @@
 #define MARGIN_RIGHT   86.0
 #define MARGIN_BOTTOM  42.0
 #define PROGRESS_DELAY_MS 150
+#define ROW_PLOT_HEIGHT 120.0   /* the plot of a(m, .) under the map, when a row is chosen */
+#define ROW_PLOT_GAP    8.0
 
 #define ATTENTION_CHANGES (RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_TEMPLATE_KIND \
                                                       | RPE_EXPLORER_CHANGE_TRAIN_LENGTH \
-                                                      | RPE_EXPLORER_CHANGE_COLORMAP \
+                                                      | RPE_EXPLORER_CHANGE_LOOK \
                                                       | RPE_EXPLORER_CHANGE_GRID))
 
 struct _RpeAttentionView
@@ -43,6 +48,10 @@ struct _RpeAttentionView
   RpeDragTracker     drag;
   double             pinch_last;  /* the pinch scale of the last zoom step */
   double             fraction;
+  gssize             row;         /* the query position m whose row is plotted; -1: none */
+  double            *row_x;       /* the plotted series (key positions, values) */
+  double            *row_y;
+  gsize              row_n;
   RpeProgressEstimate estimate;
 
   GtkWidget         *box;
@@ -51,6 +60,7 @@ struct _RpeAttentionView
   GtkWidget         *progress_box;
   GtkProgressBar    *progress;
   GtkLabel          *hover;
+  GtkWidget         *row_clear;
 };
 
 G_DEFINE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, GTK_TYPE_WIDGET)
@@ -73,7 +83,11 @@ plot_rect (RpeAttentionView *self,
 {
   double w = gtk_widget_get_width (self->canvas) - MARGIN_LEFT - MARGIN_RIGHT;
   double h = gtk_widget_get_height (self->canvas) - MARGIN_TOP - MARGIN_BOTTOM;
-  double s = floor (fmin (w, h));
+  double s;
+
+  if (self->row >= 0)
+    h -= ROW_PLOT_HEIGHT + ROW_PLOT_GAP;   /* the row plot's strip under the map */
+  s = floor (fmin (w, h));
 
   if (s < 16.0)
     return FALSE;
@@ -99,11 +113,37 @@ current_colormap (RpeAttentionView *self)
   return cmap != NULL ? cmap : rpe_colormap_default ();
 }
 
+static gboolean
+method_has_attention (RpeExplorerMethod method)
+{
+  return method != RPE_EXPLORER_METHOD_FASTRPB && method != RPE_EXPLORER_METHOD_LRPE;
+}
+
+/* The renderer's input for img as the figure has it (rpe_attention_view_build_figure):
+ * the view colours its pixels with the same range and scale. */
+static void
+image_render_data (RpeAttentionView  *self,
+                   RpeAttentionImage *img,
+                   RpeHeatmapData    *d)
+{
+  rpe_heatmap_data_init (d);
+  d->values = img->values;
+  d->rows = img->rows;
+  d->cols = img->cols;
+  d->colormap = current_colormap (self);
+  d->reduce = img->reduce;
+  d->equal_aspect = TRUE;
+  d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  d->colorbar_label = "attention weight";
+  rpe_explorer_state_apply_color_scale (self->state, d, method_has_attention (img->method));
+}
+
 static void
 rebuild_surface (RpeAttentionView *self)
 {
   RpeAttentionImage *img = self->image;
   const RpeColormap *cmap = current_colormap (self);
+  RpeHeatmapData rd;
   double lo, hi;
   guint8 *data;
   int stride;
@@ -111,15 +151,12 @@ rebuild_surface (RpeAttentionView *self)
   g_clear_pointer (&self->surface, cairo_surface_destroy);
   if (img == NULL)
     return;
-  lo = img->vmin;
-  hi = img->vmax;
-  if (rpe_colormap_is_diverging (cmap))
+  image_render_data (self, img, &rd);
+  if (!rpe_plot_heatmap_range (&rd, &lo, &hi, &cmap))
     {
-      hi = fmax (fabs (lo), fabs (hi));
-      lo = -hi;
+      lo = 0.0;
+      hi = 1.0;
     }
-  if (!(hi > lo))
-    hi = lo + 1.0;
   self->surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) img->cols, (int) img->rows);
   cairo_surface_flush (self->surface);
   data = cairo_image_surface_get_data (self->surface);
@@ -133,7 +170,10 @@ rebuild_surface (RpeAttentionView *self)
           float v = img->values[i * img->cols + j];
           guint8 rgb[3];
 
-          rpe_colormap_map_u8 (cmap, isfinite (v) ? (v - lo) / (hi - lo) : 0.0, rgb);
+          double t = rd.transform == RPE_HEATMAP_TRANSFORM_NONE ? (v - lo) / (hi - lo)
+                     : rpe_plot_scale_position (rd.transform, rd.transform_param, lo, hi, v);
+
+          rpe_colormap_map_u8 (cmap, isfinite (v) && !isnan (t) ? t : 0.0, rgb);
           row[j] = 0xff000000u | ((guint32) rgb[0] << 16) | ((guint32) rgb[1] << 8) | rgb[2];
         }
     }
@@ -153,6 +193,95 @@ draw_text (cairo_t    *cr,
   cairo_text_extents (cr, text, &ext);
   cairo_move_to (cr, x - ax * ext.width - ext.x_bearing, y - ay * ext.height - ext.y_bearing);
   cairo_show_text (cr, text);
+}
+
+/* The plot of row m of the image: key position n (cell centres) against a(m, n), its x axis
+ * the map's key axis (the frame's plot area spans exactly the map's columns). */
+static void
+row_plot_setup (RpeAttentionView *self,
+                RpeCurvePlot     *plot,
+                RpeCurveSeries   *series,
+                char             *title,
+                gsize             title_size)
+{
+  memset (series, 0, sizeof *series);
+  series->x = self->row_x;
+  series->y = self->row_y;
+  series->n = self->row_n;
+  series->color[0] = 0.85;
+  series->color[1] = 0.33;
+  series->color[2] = 0.1;
+  series->color[3] = 1.0;
+  rpe_curve_plot_init (plot);
+  plot->series = series;
+  plot->n_series = 1;
+  snprintf (title, title_size, "row m = %zd: a(m, n)", self->row);
+  plot->title = title;
+  plot->x_label = NULL;
+  plot->y_label = NULL;
+  plot->legend = RPE_CURVE_LEGEND_NONE;
+  plot->fixed_x = TRUE;
+  plot->x_min = self->vn0 - 0.5;
+  plot->x_max = self->vn1 - 0.5;
+  plot->font_size = 10.0;
+}
+
+static void
+draw_row_plot (RpeAttentionView *self,
+               cairo_t          *cr,
+               double            x,
+               double            y,
+               double            side,
+               GdkRGBA           fg)
+{
+  RpeCurvePlot plot;
+  RpeCurveSeries series;
+  RpeCurveFrame frame;
+  char title[64];
+  double w = gtk_widget_get_width (self->canvas), left, right;
+
+  if (self->row_n == 0)
+    return;
+  row_plot_setup (self, &plot, &series, title, sizeof title);
+  plot.foreground[0] = fg.red;
+  plot.foreground[1] = fg.green;
+  plot.foreground[2] = fg.blue;
+  plot.foreground[3] = fg.alpha;
+  /* place the plot so that its data area starts at x and is `side` wide */
+  if (!rpe_curve_plot_layout (cr, &plot, w, ROW_PLOT_HEIGHT, &frame))
+    return;
+  left = frame.area.x;
+  right = w - frame.area.x - frame.area.width;
+  cairo_save (cr);
+  cairo_translate (cr, x - left, y);
+  rpe_curve_render (cr, &plot, left + side + right, ROW_PLOT_HEIGHT);
+  cairo_restore (cr);
+}
+
+/* Fills the row series from the image for self->row (NaN where the image has no row). */
+static void
+update_row (RpeAttentionView *self)
+{
+  RpeAttentionImage *img = self->image;
+  gsize i;
+
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
+  self->row_n = 0;
+  gtk_widget_set_visible (self->row_clear, self->row >= 0);
+  if (self->row < 0 || img == NULL || img->rows == 0 || img->cols == 0 || (gsize) self->row < img->m0
+      || (gsize) self->row >= img->m1)
+    return;
+  i = MIN ((gsize) (((guint64) ((gsize) self->row - img->m0) * img->rows) / (img->m1 - img->m0)), img->rows - 1);
+  self->row_x = g_new (double, img->cols);
+  self->row_y = g_new (double, img->cols);
+  for (gsize j = 0; j < img->cols; j++)
+    {
+      /* the centre of the columns cell j covers */
+      self->row_x[j] = (double) img->n0 + ((double) j + 0.5) * (double) (img->n1 - img->n0) / (double) img->cols - 0.5;
+      self->row_y[j] = img->values[i * img->cols + j];
+    }
+  self->row_n = img->cols;
 }
 
 /* The map is stale when it was computed for another N than the viewport's: it is then
@@ -224,6 +353,17 @@ canvas_draw (GtkDrawingArea *area,
       cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
       cairo_paint (cr);
       cairo_restore (cr);
+    }
+  if (self->row >= 0 && self->vm1 > self->vm0)
+    {
+      /* the plotted row, framed */
+      double ry = y + ((double) self->row - self->vm0) / (self->vm1 - self->vm0) * side;
+      double rh = fmax (1.0, side / (self->vm1 - self->vm0));
+
+      cairo_set_line_width (cr, 1.5);
+      cairo_set_source_rgba (cr, 0.85, 0.33, 0.1, 1.0);
+      cairo_rectangle (cr, x + 0.75, ry - 0.75, side - 1.5, rh + 1.5);
+      cairo_stroke (cr);
     }
   /* N_train: keys n >= N_train right of the vertical line, queries below the horizontal */
   g_object_get (self->state, "train-length", &train, NULL);
@@ -300,33 +440,23 @@ canvas_draw (GtkDrawingArea *area,
   /* colour bar */
   if (img != NULL)
     {
-      double bx = x + side + 14, bw = 14;
-      double lo = img->vmin, hi = img->vmax;
-      g_autofree char *top = NULL;
-      g_autofree char *bottom = NULL;
+      /* the figure's colour bar (ticks placed by the scale, its name in the label) */
+      RpePlotRect bar = { x + side + 10, y, 14, side };
+      RpeHeatmapData rd;
+      double lo, hi, fgc[4] = { fg.red, fg.green, fg.blue, fg.alpha };
+      char caption[96];
+      g_autofree char *label = NULL;
 
-      if (rpe_colormap_is_diverging (cmap))
+      image_render_data (self, img, &rd);
+      if (rpe_plot_heatmap_range (&rd, &lo, &hi, &cmap))
         {
-          hi = fmax (fabs (lo), fabs (hi));
-          lo = -hi;
+          rpe_plot_transform_caption (rd.transform, rd.transform_param, caption, sizeof caption);
+          label = caption[0] != '\0' ? g_strdup (caption) : NULL;
+          rpe_plot_render_colorbar (cr, cmap, lo, hi, rd.transform, rd.transform_param, label, &bar, 10.0, fgc);
         }
-      for (int i = 0; i < (int) side; i++)
-        {
-          double rgb[3];
-
-          rpe_colormap_map (cmap, 1.0 - (i + 0.5) / side, rgb);
-          cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
-          cairo_rectangle (cr, bx, y + i, bw, 1);
-          cairo_fill (cr);
-        }
-      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, fg.alpha);
-      cairo_rectangle (cr, bx + 0.5, y + 0.5, bw - 1, side - 1);
-      cairo_stroke (cr);
-      top = g_strdup_printf ("%.3g", hi);
-      bottom = g_strdup_printf ("%.3g", lo);
-      draw_text (cr, top, bx + bw + 4, y, 0.0, 0.0);
-      draw_text (cr, bottom, bx + bw + 4, y + side, 0.0, 1.0);
     }
+  if (self->row >= 0)
+    draw_row_plot (self, cr, x, y + side + MARGIN_BOTTOM, side, fg);
 }
 
 /* -------------------------------------------------------------- requests */
@@ -431,6 +561,7 @@ attention_done (GObject      *source,
       g_clear_pointer (&self->image_snapshot, rpe_explorer_snapshot_unref);
       self->image_snapshot = g_steal_pointer (&snapshot);
       rebuild_surface (self);
+      update_row (self);
       caption = g_strdup_printf ("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
                                  "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset.",
                                  rpe_explorer_method_name (self->image->method), self->image->head,
@@ -530,7 +661,7 @@ state_changed (RpeExplorerState  *state,
     sync_length (self);
   if (what & ATTENTION_CHANGES)
     attention_request (self);
-  else if (what & RPE_EXPLORER_CHANGE_COLORMAP)
+  else if (what & RPE_EXPLORER_CHANGE_LOOK)
     {
       rebuild_surface (self);
       gtk_widget_queue_draw (self->canvas);
@@ -651,6 +782,75 @@ canvas_zoom_changed (GtkGestureZoom   *gesture,
     }
 }
 
+/* The read-out over the row plot: the value of the column under x. */
+static char *
+describe_row_point (RpeAttentionView *self,
+                    double            px,
+                    double            py)
+{
+  double x, y, side, fn;
+  gsize j;
+
+  if (self->row < 0 || self->row_n == 0 || !plot_rect (self, &x, &y, &side))
+    return NULL;
+  if (!(py >= y + side + MARGIN_BOTTOM && py < y + side + MARGIN_BOTTOM + ROW_PLOT_HEIGHT
+        && px >= x && px < x + side))
+    return NULL;
+  fn = self->vn0 + (px - x) / side * (self->vn1 - self->vn0);
+  /* the series point nearest to fn */
+  j = 0;
+  for (gsize k = 1; k < self->row_n; k++)
+    if (fabs (self->row_x[k] - fn + 0.5) < fabs (self->row_x[j] - fn + 0.5))
+      j = k;
+  return g_strdup_printf ("row m = %zd, n ≈ %.0f: a(m, n) = %.6g", self->row, self->row_x[j], self->row_y[j]);
+}
+
+static void
+canvas_released (GtkGestureClick  *gesture,
+                 int               n_press,
+                 double            px,
+                 double            py,
+                 RpeAttentionView *self)
+{
+  double x, y, side, fm;
+
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  if (n_press != 1 || !rpe_gesture_point_ok (px, py) || !plot_rect (self, &x, &y, &side))
+    return;
+  if (!(px >= x && px < x + side && py >= y && py < y + side) || self->n == 0)
+    return;
+  fm = self->vm0 + (py - y) / side * (self->vm1 - self->vm0);
+  if (!(fm >= 0.0 && fm < (double) self->n))
+    return;
+  rpe_attention_view_set_row (self, (gssize) fm);
+}
+
+static void
+row_clear_clicked (GtkButton        *button,
+                   RpeAttentionView *self)
+{
+  rpe_attention_view_set_row (self, -1);
+}
+
+static void
+action_row (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  RpeAttentionView *self = RPE_ATTENTION_VIEW (widget);
+  gint32 step = g_variant_get_int32 (parameter);
+  gssize m;
+
+  if (step == 0 || self->n == 0)
+    {
+      rpe_attention_view_set_row (self, -1);
+      return;
+    }
+  /* the first step chooses the row in the middle of the viewport */
+  m = self->row >= 0 ? self->row + step : (gssize) floor (0.5 * (self->vm0 + self->vm1));
+  rpe_attention_view_set_row (self, CLAMP (m, 0, (gssize) self->n - 1));
+}
+
 static void
 canvas_motion (GtkEventControllerMotion *controller,
                double                    x,
@@ -659,6 +859,8 @@ canvas_motion (GtkEventControllerMotion *controller,
 {
   g_autofree char *text = rpe_gesture_point_ok (x, y) ? rpe_attention_view_describe_point (self, x, y) : NULL;
 
+  if (text == NULL && rpe_gesture_point_ok (x, y))
+    text = describe_row_point (self, x, y);
   gtk_label_set_text (self->hover, text != NULL ? text : " ");
 }
 
@@ -736,6 +938,8 @@ rpe_attention_view_dispose (GObject *object)
   g_clear_pointer (&self->image, rpe_attention_image_unref);
   g_clear_pointer (&self->image_snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&self->surface, cairo_surface_destroy);
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_attention_view_parent_class)->dispose (object);
 }
@@ -765,6 +969,13 @@ rpe_attention_view_class_init (RpeAttentionViewClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, 0, "attention.zoom", "d", 0.8);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, 0, "attention.zoom", "d", 0.8);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "attention.zoom", "d", 0.0);
+  gtk_widget_class_install_action (widget_class, "attention.row", "i", action_row);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "attention.row", "i", 1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "attention.row", "i", -1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "attention.row", "i", 10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "attention.row", "i", -10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "attention.row", "i", 0);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_BackSpace, 0, "attention.row", "i", 0);
 }
 
 static void
@@ -772,12 +983,13 @@ rpe_attention_view_init (RpeAttentionView *self)
 {
   GtkWidget *overlay, *bottom, *button, *dropdown;
   GtkEventController *scroll, *motion;
-  GtkGesture *drag, *zoom;
+  GtkGesture *drag, *zoom, *click;
   const char *reduce_names[] = { "Mean per pixel", "Max per pixel", NULL };
 
   rpe_job_slot_init (&self->slot, attention_start, self);
   self->pinch_last = 1.0;
   self->reduce = RPE_HEATMAP_REDUCE_MEAN;
+  self->row = -1;
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
 
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
@@ -785,6 +997,7 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->caption = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
   gtk_label_set_xalign (self->caption, 0.0f);
   gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
@@ -814,6 +1027,10 @@ rpe_attention_view_init (RpeAttentionView *self)
   motion = gtk_event_controller_motion_new ();
   g_signal_connect (motion, "motion", G_CALLBACK (canvas_motion), self);
   gtk_widget_add_controller (self->canvas, motion);
+  click = gtk_gesture_click_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_PRIMARY);
+  g_signal_connect (click, "released", G_CALLBACK (canvas_released), self);
+  gtk_widget_add_controller (self->canvas, GTK_EVENT_CONTROLLER (click));
 
   self->progress_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
   gtk_widget_add_css_class (self->progress_box, "osd");
@@ -843,6 +1060,12 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_set_tooltip_text (dropdown, "How a pixel covering several cells of a long map is coloured");
   g_signal_connect (dropdown, "notify::selected", G_CALLBACK (reduce_changed), self);
   gtk_box_append (GTK_BOX (bottom), dropdown);
+  self->row_clear = gtk_button_new_with_label ("Clear row plot");
+  gtk_widget_set_tooltip_text (self->row_clear, "Remove the plot of the chosen query row (Delete). Click a row of "
+                               "the map, or press ↑/↓ with the map focused, to plot a(m, ·)");
+  g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
+  gtk_widget_set_visible (self->row_clear, FALSE);
+  gtk_box_append (GTK_BOX (bottom), self->row_clear);
   button = gtk_button_new_from_icon_name ("zoom-original-symbolic");
   gtk_widget_set_tooltip_text (button, "Show the whole map (0)");
   g_signal_connect (button, "clicked", G_CALLBACK (reset_clicked), self);
@@ -1043,7 +1266,9 @@ static RpeFigureBundle *
 attention_figure (RpeAttentionImage         *img,
                   const RpeExplorerSnapshot *s,
                   const RpeColormap         *cmap,
-                  guint                      train)
+                  guint                      train,
+                  RpeHeatmapTransform        transform,   /* the state's colour scale */
+                  double                     param)
 {
   RpeFigureBundle *b;
   RpeHeatmapData *d;
@@ -1066,6 +1291,10 @@ attention_figure (RpeAttentionImage         *img,
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
   d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  /* the SPE paper's transform maps attention weights only */
+  d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !method_has_attention (img->method)
+                 ? RPE_HEATMAP_TRANSFORM_NONE : transform;
+  d->transform_param = d->transform == transform ? param : 0.0;
   d->train_length = whole ? train : 0;
   if (whole)
     {
@@ -1099,14 +1328,53 @@ attention_figure (RpeAttentionImage         *img,
   return b;
 }
 
+void
+rpe_attention_view_set_row (RpeAttentionView *self,
+                            gssize            m)
+{
+  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
+  if (m < 0 || (gsize) m >= self->n)
+    m = -1;
+  if (self->row == m)
+    return;
+  self->row = m;
+  update_row (self);
+  gtk_widget_queue_draw (self->canvas);
+  /* the map got smaller or larger: an image of the new size */
+  attention_request (self);
+}
+
+gssize
+rpe_attention_view_get_row (RpeAttentionView *self)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), -1);
+  return self->row;
+}
+
+gsize
+rpe_attention_view_get_row_series (RpeAttentionView  *self,
+                                   const double     **x,
+                                   const double     **y)
+{
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), 0);
+  if (x != NULL)
+    *x = self->row_x;
+  if (y != NULL)
+    *y = self->row_y;
+  return self->row_n;
+}
+
 RpeFigureBundle *
 rpe_attention_view_build_figure (RpeAttentionView *self)
 {
   guint train = 0;
+  RpeHeatmapTransform transform;
+  double param;
 
   g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
   g_object_get (self->state, "train-length", &train, NULL);
-  return attention_figure (self->image, self->image_snapshot, current_colormap (self), train);
+  rpe_explorer_state_get_color_scale (self->state, &transform, &param, NULL);
+  return attention_figure (self->image, self->image_snapshot, current_colormap (self), train, transform, param);
 }
 
 /* An animated sweep of the view: frames of the whole map (at most SWEEP_MAX_SIDE pixels a
@@ -1120,6 +1388,8 @@ typedef struct
   const RpeColormap   *cmap;
   RpeHeatmapReduce     reduce;
   guint                train;
+  RpeHeatmapTransform  transform;
+  double               param;
 } AttentionSweep;
 
 static void
@@ -1149,7 +1419,7 @@ attention_sweep_frame (gpointer        data,
   img = rpe_compute_attention (s, &req, cancellable, error);
   if (img == NULL)
     return NULL;
-  b = attention_figure (img, s, as->cmap, as->train);
+  b = attention_figure (img, s, as->cmap, as->train, as->transform, as->param);
   if (b == NULL)
     g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the attention map has nothing to draw");
   return b;
@@ -1168,6 +1438,7 @@ rpe_attention_view_setup_sweep (RpeAttentionView *self,
   as->snapshot = s;
   as->cmap = current_colormap (self);
   as->reduce = self->reduce;
+  rpe_explorer_state_get_color_scale (self->state, &as->transform, &as->param, NULL);
   g_object_get (self->state, "train-length", &as->train, NULL);
   rpe_export_dialog_set_sweep (dialog, attention_sweep_frame, as, attention_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);

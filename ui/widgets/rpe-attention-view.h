@@ -65,6 +65,16 @@ const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
  * exact methods), holding a reference on it; NULL while there is none.
  * "figure-changed" is emitted when a new image is shown. */
 RpeFigureBundle   *rpe_attention_view_build_figure (RpeAttentionView *self);
+/* The query row m whose weights a(m, .) are plotted under the map (click a row, Up/Down
+ * with the view focused); -1 clears it. */
+void               rpe_attention_view_set_row      (RpeAttentionView *self,
+                                                    gssize            m);
+gssize             rpe_attention_view_get_row      (RpeAttentionView *self);
+/* The plotted series: key positions (cell centres) and values, from the image shown;
+ * returns their number (0: none). */
+gsize              rpe_attention_view_get_row_series (RpeAttentionView  *self,
+                                                      const double     **x,
+                                                      const double     **y);
 /* Gives the Export dialog an animated sweep of the map over R, N or the seed (the whole map,
  * as `rpe export attention --sweep`). */
 void               rpe_attention_view_setup_sweep  (RpeAttentionView *self,

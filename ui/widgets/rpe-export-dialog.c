@@ -124,8 +124,12 @@ apply_heatmap (RpeHeatmapData         *d,
       d->scale = o->scale == RPE_EXPORT_SCALE_LINEAR ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
       d->fixed_range = FALSE;
     }
-  if (attention)
-    d->transform = o->attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
+  /* the view's colour scale (the state's color-scale) unless the SPE paper's is asked for */
+  if (attention && o->attention_transform)
+    {
+      d->transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
+      d->transform_param = 0.0;
+    }
 }
 
 RpeFigureBundle *

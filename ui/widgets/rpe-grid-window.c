@@ -94,6 +94,19 @@ grid_start (gpointer      owner,
   rpe_compute_grid_async (s, cancellable, grid_done, ref);
 }
 
+/* The state's colour scale on both maps (the SPE paper's on the attention map only). */
+static void
+apply_color_scale (RpeGridWindow *self)
+{
+  RpeHeatmapData probe;
+
+  rpe_heatmap_data_init (&probe);
+  rpe_explorer_state_apply_color_scale (self->state, &probe, FALSE);
+  rpe_heatmap_view_set_transform (RPE_HEATMAP_VIEW (self->lag_view), probe.transform, probe.transform_param);
+  rpe_explorer_state_apply_color_scale (self->state, &probe, TRUE);
+  rpe_heatmap_view_set_transform (RPE_HEATMAP_VIEW (self->query_view), probe.transform, probe.transform_param);
+}
+
 static void
 state_changed (RpeExplorerState  *state,
                RpeExplorerChange  what,
@@ -108,7 +121,8 @@ state_changed (RpeExplorerState  *state,
 
       rpe_heatmap_view_set_colormap (RPE_HEATMAP_VIEW (self->lag_view), cmap);
       rpe_heatmap_view_set_colormap (RPE_HEATMAP_VIEW (self->query_view), cmap);
-    }
+    }  if (what & RPE_EXPLORER_CHANGE_COLOR_SCALE)
+    apply_color_scale (self);
 }
 
 static void
@@ -208,6 +222,7 @@ rpe_grid_window_new (GtkWindow        *parent,
       rpe_heatmap_view_set_colormap (RPE_HEATMAP_VIEW (view), cmap);
       gtk_box_append (GTK_BOX (maps), view);
     }
+  apply_color_scale (self);
   gtk_widget_set_tooltip_text (self->query_view, "Click a position to make it the query");
   click = gtk_gesture_click_new ();
   g_signal_connect (click, "pressed", G_CALLBACK (query_pressed), self);

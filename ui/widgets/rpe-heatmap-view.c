@@ -6,6 +6,8 @@
 
 #include "rpe-heatmap-view.h"
 
+#include <math.h>
+
 struct _RpeHeatmapView
 {
   GtkWidget          parent_instance;
@@ -18,6 +20,8 @@ struct _RpeHeatmapView
   char              *y_label;
   const RpeColormap *colormap;
   RpeHeatmapScale    scale;
+  RpeHeatmapTransform transform;
+  double             transform_param;
   gboolean           fixed_range;
   double             vmin;
   double             vmax;
@@ -53,6 +57,8 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
   data->y_label = self->y_label;
   data->colormap = self->colormap;
   data->scale = self->scale;
+  data->transform = self->transform;
+  data->transform_param = self->transform_param;
   data->fixed_range = self->fixed_range;
   data->vmin = self->vmin;
   data->vmax = self->vmax;
@@ -363,6 +369,21 @@ rpe_heatmap_view_set_scale (RpeHeatmapView  *self,
   if (self->scale != scale)
     {
       self->scale = scale;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
+
+void
+rpe_heatmap_view_set_transform (RpeHeatmapView      *self,
+                                RpeHeatmapTransform  transform,
+                                double               param)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+
+  if (self->transform != transform || self->transform_param != param)
+    {
+      self->transform = transform;
+      self->transform_param = param;
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
 }

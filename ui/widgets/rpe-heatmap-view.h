@@ -32,6 +32,10 @@ void         rpe_heatmap_view_set_colormap     (RpeHeatmapView    *self,
                                                 const RpeColormap *colormap);
 void         rpe_heatmap_view_set_scale        (RpeHeatmapView    *self,
                                                 RpeHeatmapScale    scale);
+/* The colour scale (RpeHeatmapData.transform, .transform_param). */
+void         rpe_heatmap_view_set_transform    (RpeHeatmapView      *self,
+                                                RpeHeatmapTransform  transform,
+                                                double               param);
 /* fixed: map [vmin, vmax] (e.g. shared by small multiples); else each view's own range. */
 void         rpe_heatmap_view_set_range        (RpeHeatmapView    *self,
                                                 gboolean           fixed,

@@ -38,6 +38,7 @@ rpe_cap_bar_init (RpeCapBar *bar,
   gtk_widget_add_css_class (bar->box, "rpe-cap-bar");
   bar->label = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (bar->label, TRUE);
+  gtk_label_set_natural_wrap_mode (bar->label, GTK_NATURAL_WRAP_WORD);   /* never the window's natural width */
   gtk_label_set_xalign (bar->label, 0.0);
   gtk_widget_set_hexpand (GTK_WIDGET (bar->label), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (bar->label), "dim-label");

@@ -89,6 +89,12 @@ new_figure (RpeOutputsView   *self,
   fo.colormap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   fo.method = result->method == RPE_SPE_SINE ? "sine" : "conv";
   fo.feature_map = rpe_feature_map_name (result->feature_map);
+  {
+    gboolean shared = TRUE;
+
+    rpe_explorer_state_get_color_scale (self->state, &fo.transform, &fo.transform_param, &shared);
+    fo.per_panel = !shared;
+  }
   return rpe_outputs_figure_new (&result->outputs, &fo, NULL);
 }
 
@@ -229,7 +235,7 @@ state_changed (RpeExplorerState  *state,
 {
   if (what & OUTPUTS_CHANGES)
     request (self);
-  else if (what & RPE_EXPLORER_CHANGE_COLORMAP)
+  else if (what & RPE_EXPLORER_CHANGE_LOOK)
     {
       rebuild_figure (self);
       g_signal_emit (self, figure_changed, 0);
@@ -407,16 +413,28 @@ rpe_outputs_view_class_init (RpeOutputsViewClass *klass)
                                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
+/* The controls wrap onto more lines when the window is narrow (a row of them would set
+ * the window's minimum width). */
+static void
+flow_append (GtkWidget *flow,
+             GtkWidget *child)
+{
+  gtk_flow_box_append (GTK_FLOW_BOX (flow), child);
+  gtk_widget_set_focusable (gtk_widget_get_parent (child), FALSE);
+}
+
 static GtkWidget *
 labelled (GtkWidget  *row,
           const char *mnemonic,
           GtkWidget  *widget)
 {
   GtkWidget *label = gtk_label_new_with_mnemonic (mnemonic);
+  GtkWidget *pair = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
 
   gtk_label_set_mnemonic_widget (GTK_LABEL (label), widget);
-  gtk_box_append (GTK_BOX (row), label);
-  gtk_box_append (GTK_BOX (row), widget);
+  gtk_box_append (GTK_BOX (pair), label);
+  gtk_box_append (GTK_BOX (pair), widget);
+  flow_append (row, pair);
   return widget;
 }
 
@@ -437,7 +455,11 @@ rpe_outputs_view_init (RpeOutputsView *self)
   gtk_widget_add_css_class (self->box, "rpe-pane");
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
 
-  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  row = gtk_flow_box_new ();
+  gtk_flow_box_set_selection_mode (GTK_FLOW_BOX (row), GTK_SELECTION_NONE);
+  gtk_flow_box_set_max_children_per_line (GTK_FLOW_BOX (row), 8);
+  gtk_flow_box_set_column_spacing (GTK_FLOW_BOX (row), 12);
+  gtk_flow_box_set_row_spacing (GTK_FLOW_BOX (row), 4);
   self->values_drop = GTK_DROP_DOWN (labelled (row, _("_Values"), gtk_drop_down_new_from_strings (values)));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->values_drop), _("The values V the attention is applied to"));
   g_signal_connect (self->values_drop, "notify::selected", G_CALLBACK (values_changed), self);
@@ -465,11 +487,12 @@ rpe_outputs_view_init (RpeOutputsView *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->draws_check),
                                _("Average the error over 16 draws of the noise (seeds seed … seed + 15), with a band"));
   g_signal_connect (self->draws_check, "toggled", G_CALLBACK (draws_toggled), self);
-  gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->draws_check));
+  flow_append (row, GTK_WIDGET (self->draws_check));
   gtk_box_append (GTK_BOX (self->box), row);
 
   self->caption = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
   gtk_label_set_xalign (self->caption, 0.0f);
   gtk_label_set_selectable (self->caption, TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");

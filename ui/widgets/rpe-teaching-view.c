@@ -9,6 +9,7 @@
 #include "rpe-job-progress.h"
 
 #include <math.h>
+#include <string.h>
 
 #define TEACHING_N_CAP 256
 
@@ -41,6 +42,7 @@ caption_label (void)
   GtkWidget *label = gtk_label_new (NULL);
 
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_natural_wrap_mode (GTK_LABEL (label), GTK_NATURAL_WRAP_WORD);
   gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
   gtk_widget_add_css_class (label, "dim-label");
   return label;
@@ -54,7 +56,7 @@ caption_label (void)
                                 | RPE_EXPLORER_CHANGE_MODULES)
 #define TEACHING_CHANGES (TEACHING_CURVE_CHANGES | RPE_EXPLORER_CHANGE_REALIZATIONS        \
                           | RPE_EXPLORER_CHANGE_SEED | RPE_EXPLORER_CHANGE_CAUSAL          \
-                          | RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_COLORMAP)
+                          | RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_LOOK)
 
 struct _RpeTeachingView
 {
@@ -78,6 +80,10 @@ struct _RpeTeachingView
   GtkScale         *r_scale;
   GtkLabel         *r_label;
   RpeCurveView     *plot;
+  GtkWidget        *row_clear;
+  gssize            row;          /* the query row m plotted below (exact and estimate); -1: none */
+  double           *row_x;
+  double           *row_y;        /* 2 * N: exact row, estimate row */
   gboolean          updating;
 };
 
@@ -90,6 +96,53 @@ static guint teaching_figure_changed;
 
 static void teaching_request (RpeTeachingView *self);
 
+/* The plot of row m of the exact and estimated maps: a(m, .) and â(m, .) over the key
+ * positions of the maps (their x range). */
+static gboolean
+teaching_row_plot (RpeTeachingView *self)
+{
+  RpeTeaching *t = self->result;
+  RpeCurvePlot plot;
+  RpeCurveSeries series[2] = { { 0 }, { 0 } };
+  g_autofree char *title = NULL;
+
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
+  gtk_widget_set_visible (self->row_clear, self->row >= 0);
+  if (self->row < 0 || t == NULL || (gsize) self->row >= t->n)
+    return FALSE;
+  self->row_x = g_new (double, t->n);
+  self->row_y = g_new (double, 2 * t->n);
+  for (gsize n = 0; n < t->n; n++)
+    {
+      self->row_x[n] = (double) n;
+      self->row_y[n] = t->exact[(gsize) self->row * t->n + n];
+      self->row_y[t->n + n] = t->estimate[(gsize) self->row * t->n + n];
+    }
+  rpe_curve_plot_init (&plot);
+  for (guint i = 0; i < 2; i++)
+    {
+      series[i].x = self->row_x;
+      series[i].y = self->row_y + i * t->n;
+      series[i].n = t->n;
+    }
+  series[0].label = "exact a(m, n)";
+  series[1].label = "SPE estimate â(m, n)";
+  series[1].dashed = TRUE;
+  plot.series = series;
+  plot.n_series = 2;
+  title = g_strdup_printf ("Row m = %zd of the maps above (Delete or Clear Row: back to the template error)",
+                           self->row);
+  plot.title = title;
+  plot.x_label = "key position n";
+  plot.y_label = "attention weight";
+  plot.fixed_x = TRUE;
+  plot.x_min = -0.5;
+  plot.x_max = (double) t->n - 0.5;
+  rpe_curve_view_set_plot (self->plot, &plot);
+  return TRUE;
+}
+
 static void
 teaching_update_plot (RpeTeachingView *self)
 {
@@ -100,6 +153,8 @@ teaching_update_plot (RpeTeachingView *self)
   g_autofree char *marker = g_strdup_printf ("R = %zu", r);
   g_autofree char *title = NULL;
 
+  if (teaching_row_plot (self))
+    return;
   if (self->curve == NULL)
     return;
   rpe_curve_plot_init (&plot);
@@ -159,23 +214,60 @@ teaching_update_cap (RpeTeachingView *self)
     rpe_cap_bar_set (&self->job.cap, 0, 0, note);
 }
 
+/* How the maps are coloured (the state's colour map and scale). */
+typedef struct
+{
+  const RpeColormap   *cmap;
+  RpeHeatmapTransform  transform;   /* of exact and estimate */
+  RpeHeatmapTransform  diff_transform;  /* of the difference (never the SPE paper's) */
+  double               param;
+  gboolean             shared;      /* exact and estimate on one range */
+  guint                train;
+} TeachingLook;
+
+static void teaching_look (RpeTeachingView *self, TeachingLook *look);
+static RpeFigureBundle *teaching_figure (RpeTeaching *t, const RpeExplorerSnapshot *s, const TeachingLook *look);
+
 static void
 teaching_show (RpeTeachingView *self,
                RpeTeaching     *t)
 {
-  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   g_autofree char *caption = NULL;
-  double a = 0.0;
+  double lo = 0.0, hi = 1.0;
+  gboolean fixed = FALSE;
+  TeachingLook look;
 
+  /* t may be self->result (a new colour scale): take the references first */
+  rpe_teaching_ref (t);
   g_clear_pointer (&self->result, rpe_teaching_unref);
-  self->result = rpe_teaching_ref (t);
+  self->result = t;
   if (t->n_curve > 0)
     {
+      rpe_teaching_ref (t);
       g_clear_pointer (&self->curve, rpe_teaching_unref);
-      self->curve = rpe_teaching_ref (t);
+      self->curve = t;
     }
-  for (gsize i = 0; i < t->n * t->n; i++)
-    a = fmax (a, fmax (fabs (t->exact[i]), fabs (t->estimate[i])));
+  teaching_look (self, &look);
+  {
+    /* the range the exported figure gives exact and estimate (rpe-export.c: the union of
+     * their ranges when shared) */
+    g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+    g_autoptr (RpeFigureBundle) b = teaching_figure (t, s, &look);
+
+    lo = INFINITY;
+    hi = -INFINITY;
+    for (guint i = 0; i < 2 && look.shared; i++)
+      {
+        double a0, a1;
+
+        if (rpe_plot_heatmap_range (&b->fig.panels[i], &a0, &a1, NULL))
+          {
+            lo = fmin (lo, a0);
+            hi = fmax (hi, a1);
+            fixed = TRUE;
+          }
+      }
+  }
   for (guint i = 0; i < 3; i++)
     {
       g_autoptr (GBytes) bytes = rpe_teaching_dup_bytes (t, i);
@@ -186,10 +278,13 @@ teaching_show (RpeTeachingView *self,
       rpe_heatmap_view_set_title (self->maps[i], panel_title);
       if (i < 2)
         {
-          rpe_heatmap_view_set_colormap (self->maps[i], cmap);
+          rpe_heatmap_view_set_colormap (self->maps[i], look.cmap);
           rpe_heatmap_view_set_scale (self->maps[i], RPE_HEATMAP_SCALE_LINEAR);
-          rpe_heatmap_view_set_range (self->maps[i], TRUE, 0.0, a);
+          rpe_heatmap_view_set_range (self->maps[i], fixed, lo, hi);
+          rpe_heatmap_view_set_transform (self->maps[i], look.transform, look.param);
         }
+      else
+        rpe_heatmap_view_set_transform (self->maps[i], look.diff_transform, look.param);
     }
   caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate â (middle) of the exact "
                              "relative attention a (left) has attention error "
@@ -301,12 +396,16 @@ teaching_state_changed (RpeExplorerState  *state,
     }
   if (what & TEACHING_CURVE_CHANGES)
     self->curve_dirty = TRUE;
-  if (what & TEACHING_CHANGES)
+  if (what & (TEACHING_CHANGES & ~RPE_EXPLORER_CHANGE_LOOK))
     {
       g_clear_pointer (&self->refusal, g_free);
       teaching_request (self);
       teaching_update_cap (self);
     }
+  else if ((what & RPE_EXPLORER_CHANGE_LOOK) && self->result != NULL)
+    teaching_show (self, self->result);   /* new colours, same numbers */
+  else if (what & RPE_EXPLORER_CHANGE_LOOK)
+    teaching_request (self);
 }
 
 static void
@@ -350,10 +449,14 @@ rpe_teaching_view_dispose (GObject *object)
   g_clear_object (&self->state);
   g_clear_pointer (&self->result, rpe_teaching_unref);
   g_clear_pointer (&self->curve, rpe_teaching_unref);
+  g_clear_pointer (&self->row_x, g_free);
+  g_clear_pointer (&self->row_y, g_free);
   g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
 }
+
+static void action_row (GtkWidget *widget, const char *action_name, GVariant *parameter);
 
 static void
 rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
@@ -372,6 +475,67 @@ rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
    */
   teaching_figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  gtk_widget_class_install_action (widget_class, "teaching.row", "i", action_row);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "teaching.row", "i", 1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "teaching.row", "i", -1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "teaching.row", "i", 10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "teaching.row", "i", -10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "teaching.row", "i", 0);
+}
+
+void
+rpe_teaching_view_set_row (RpeTeachingView *self,
+                           gssize           m)
+{
+  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
+  if (m < 0 || self->result == NULL || (gsize) m >= self->result->n)
+    m = -1;
+  self->row = m;
+  teaching_update_plot (self);
+}
+
+gssize
+rpe_teaching_view_get_row (RpeTeachingView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), -1);
+  return self->row;
+}
+
+static void
+map_released (GtkGestureClick *gesture,
+              int              n_press,
+              double           x,
+              double           y,
+              RpeTeachingView *self)
+{
+  GtkWidget *map = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  gsize row, col;
+
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  if (n_press == 1 && rpe_heatmap_view_cell_at (RPE_HEATMAP_VIEW (map), x, y, &row, &col))
+    rpe_teaching_view_set_row (self, (gssize) row);
+}
+
+static void
+row_clear_clicked (GtkButton       *button,
+                   RpeTeachingView *self)
+{
+  rpe_teaching_view_set_row (self, -1);
+}
+
+static void
+action_row (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  RpeTeachingView *self = RPE_TEACHING_VIEW (widget);
+  gint32 step = g_variant_get_int32 (parameter);
+  gssize n = self->result != NULL ? (gssize) self->result->n : 0;
+
+  if (step == 0 || n == 0)
+    rpe_teaching_view_set_row (self, -1);
+  else
+    rpe_teaching_view_set_row (self, CLAMP (self->row >= 0 ? self->row + step : n / 2, 0, n - 1));
 }
 
 static void
@@ -380,6 +544,8 @@ rpe_teaching_view_init (RpeTeachingView *self)
   GtkWidget *row, *controls, *button, *label;
 
   rpe_job_slot_init (&self->slot, teaching_start, self);
+  self->row = -1;
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   self->n_cap = TEACHING_N_CAP;
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (self->box, "rpe-pane");
@@ -398,6 +564,12 @@ rpe_teaching_view_init (RpeTeachingView *self)
       self->maps[i] = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
       rpe_heatmap_view_set_scale (self->maps[i], i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC);
       gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->maps[i]));
+      {
+        GtkGesture *click = gtk_gesture_click_new ();
+
+        g_signal_connect (click, "released", G_CALLBACK (map_released), self);
+        gtk_widget_add_controller (GTK_WIDGET (self->maps[i]), GTK_EVENT_CONTROLLER (click));
+      }
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[0]),
                                "Exact relative attention: softmax of Σ_d q k P̃_d(m − n) / √D");
@@ -431,6 +603,12 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_widget_set_tooltip_text (button, "Draw a new noise realization (next seed)");
   g_signal_connect (button, "clicked", G_CALLBACK (teaching_new_noise), self);
   gtk_box_append (GTK_BOX (controls), button);
+  self->row_clear = gtk_button_new_with_mnemonic ("C_lear Row");
+  gtk_widget_set_tooltip_text (self->row_clear, "Back to the template error curve (Delete). Click a row of a map, "
+                               "or press \u2191/\u2193 with the view focused, to plot that query row");
+  g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
+  gtk_widget_set_visible (self->row_clear, FALSE);
+  gtk_box_append (GTK_BOX (controls), self->row_clear);
   gtk_box_append (GTK_BOX (self->box), controls);
 
   self->plot = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
@@ -781,7 +959,7 @@ curves_state_changed (RpeExplorerState  *state,
                       RpeExplorerChange  what,
                       RpeCurvesPage     *self)
 {
-  if (what & ~(RPE_EXPLORER_CHANGE_COLORMAP | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
+  if (what & ~(RPE_EXPLORER_CHANGE_LOOK | RPE_EXPLORER_CHANGE_TEMPLATE_KIND
                | RPE_EXPLORER_CHANGE_METHOD | RPE_EXPLORER_CHANGE_CONTENT
                | RPE_EXPLORER_CHANGE_FEATURE_MAP))
     {
@@ -945,9 +1123,9 @@ rpe_curves_page_get_cap_text (RpeCurvesPage *self)
 static RpeFigureBundle *
 teaching_figure (RpeTeaching               *t,
                  const RpeExplorerSnapshot *s,
-                 const RpeColormap         *cmap,
-                 guint                      train)
+                 const TeachingLook        *look)
 {
+  const RpeColormap *cmap = look->cmap;
   RpeFigureBundle *b;
   const float *maps[3];
 
@@ -960,7 +1138,7 @@ teaching_figure (RpeTeaching               *t,
   b = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
   rpe_figure_bundle_keep (b, rpe_teaching_ref (t), (GDestroyNotify) rpe_teaching_unref);
   b->fig.n_panels = 3;
-  b->fig.share_scale = TRUE;
+  b->fig.share_scale = look->shared;
   for (guint i = 0; i < 3; i++)
     {
       RpeHeatmapData *d = &b->fig.panels[i];
@@ -972,8 +1150,10 @@ teaching_figure (RpeTeaching               *t,
       d->colormap = cmap;
       d->reduce = RPE_HEATMAP_REDUCE_MEAN;
       d->equal_aspect = TRUE;
-      d->train_length = train;
+      d->train_length = look->train;
       d->scale = i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC;
+      d->transform = i < 2 ? look->transform : look->diff_transform;
+      d->transform_param = look->param;
     }
   b->fig.panels[2].colormap = rpe_colormap_is_diverging (cmap) ? cmap : rpe_colormap_default_diverging ();
   for (guint i = 0; i < 3; i++)
@@ -988,26 +1168,37 @@ teaching_figure (RpeTeaching               *t,
   return b;
 }
 
-static const RpeColormap *
-teaching_colormap (RpeTeachingView *self)
+static void
+teaching_look (RpeTeachingView *self,
+               TeachingLook    *look)
 {
   const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  RpeHeatmapData probe;
 
-  return cmap != NULL ? cmap : rpe_colormap_default ();
+  memset (look, 0, sizeof *look);
+  look->cmap = cmap != NULL ? cmap : rpe_colormap_default ();
+  rpe_heatmap_data_init (&probe);
+  rpe_explorer_state_apply_color_scale (self->state, &probe, TRUE);
+  look->transform = probe.transform;
+  look->param = probe.transform_param;
+  rpe_explorer_state_apply_color_scale (self->state, &probe, FALSE);
+  look->diff_transform = probe.transform;
+  rpe_explorer_state_get_color_scale (self->state, NULL, NULL, &look->shared);
+  g_object_get (self->state, "train-length", &look->train, NULL);
 }
 
 RpeFigureBundle *
 rpe_teaching_view_build_figure (RpeTeachingView *self)
 {
   g_autoptr (RpeExplorerSnapshot) s = NULL;
-  guint train = 0;
+  TeachingLook look;
 
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
   if (self->result == NULL)
     return NULL;
   s = rpe_explorer_state_snapshot (self->state);
-  g_object_get (self->state, "train-length", &train, NULL);
-  return teaching_figure (self->result, s, teaching_colormap (self), train);
+  teaching_look (self, &look);
+  return teaching_figure (self->result, s, &look);
 }
 
 /* An animated sweep of the view: frames computed by rpe_compute_teaching (the code of the
@@ -1015,8 +1206,7 @@ rpe_teaching_view_build_figure (RpeTeachingView *self)
 typedef struct
 {
   RpeExplorerSnapshot *snapshot;
-  const RpeColormap   *cmap;
-  guint                train;
+  TeachingLook         look;
   gsize                n_cap;
 } TeachingSweep;
 
@@ -1043,7 +1233,7 @@ teaching_sweep_frame (gpointer        data,
 
   if (t == NULL)
     return NULL;
-  b = teaching_figure (t, s, ts->cmap, ts->train);
+  b = teaching_figure (t, s, &ts->look);
   rpe_teaching_unref (t);
   return b;
 }
@@ -1059,9 +1249,8 @@ rpe_teaching_view_setup_sweep (RpeTeachingView *self,
   s = rpe_explorer_state_snapshot (self->state);
   ts = g_new0 (TeachingSweep, 1);
   ts->snapshot = s;
-  ts->cmap = teaching_colormap (self);
+  teaching_look (self, &ts->look);
   ts->n_cap = self->n_cap;
-  g_object_get (self->state, "train-length", &ts->train, NULL);
   rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);
 }

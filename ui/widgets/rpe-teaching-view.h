@@ -30,6 +30,11 @@ RpeTeaching    *rpe_teaching_view_get_result   (RpeTeachingView  *self);
 RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
                                                 guint             which);  /* 0 exact, 1 estimate, 2 difference */
 RpeCurveView   *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
+/* The query row m whose exact and estimated weights the plot below the maps shows instead
+ * of the template error (a click on a map row, Up/Down); -1: the template error again. */
+void            rpe_teaching_view_set_row      (RpeTeachingView  *self,
+                                                gssize            m);
+gssize          rpe_teaching_view_get_row      (RpeTeachingView  *self);
 gboolean        rpe_teaching_view_is_busy      (RpeTeachingView  *self);
 void            rpe_teaching_view_cancel       (RpeTeachingView  *self);
 /* The view computes at N = min (N, n_cap) (256 by default) until "Compute at Full N". */

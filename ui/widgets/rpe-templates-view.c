@@ -8,6 +8,7 @@
 #include "rpe-job-progress.h"
 
 #include <math.h>
+#include <string.h>
 
 #define GRID_CHANGES (RPE_EXPLORER_CHANGE_SPE_KIND | RPE_EXPLORER_CHANGE_SPE_PARAMS          \
                       | RPE_EXPLORER_CHANGE_GATE | RPE_EXPLORER_CHANGE_LENGTH               \
@@ -55,6 +56,19 @@ view_ref_free (ViewRef *ref)
   g_weak_ref_clear (&ref->self);
   g_free (ref);
 }
+
+/* How the cells are coloured (the state's colour map and scale). */
+typedef struct
+{
+  const RpeColormap   *cmap;       /* NULL: viridis, or the diverging map for signed data */
+  RpeHeatmapTransform  transform;  /* never the SPE paper's (templates are not attention weights) */
+  double               param;
+  gboolean             shared;     /* one range over the grid */
+  guint                train;
+} TemplatesLook;
+
+static RpeFigureBundle *templates_figure (RpeTemplates *t, int open_cell, const TemplatesLook *look);
+static void templates_look (RpeTemplatesView *self, TemplatesLook *look);
 
 static const char *kind_names[] = { "analytic P̃_d", "empirical P̂_d", "difference P̂_d − P̃_d" };
 
@@ -127,11 +141,14 @@ cell_pressed (GtkGestureClick *gesture,
     }
 }
 
+/* At most this many columns: a large D scrolls down instead of widening the window. */
+#define GRID_MAX_COLUMNS 8
+
 static void
 ensure_cells (RpeTemplatesView *self,
               gsize             count)
 {
-  guint columns = (guint) ceil (sqrt ((double) count));
+  guint columns = MIN ((guint) ceil (sqrt ((double) count)), GRID_MAX_COLUMNS);
   GtkWidget *child;
 
   if (self->cells->len == count)
@@ -179,15 +196,25 @@ static void
 show_templates (RpeTemplatesView *self,
                 RpeTemplates     *t)
 {
-  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
   const char *source = rpe_explorer_state_get_source (self->state, t->method);
   g_autofree char *caption = NULL;
   g_autofree char *err = NULL;
-  double a = fmax (fabs (t->vmin), fabs (t->vmax));
+  double lo = -1.0, hi = 1.0;
+  TemplatesLook look;
+  gboolean fixed = FALSE;
 
+  rpe_templates_ref (t);
   g_clear_pointer (&self->templates, rpe_templates_unref);
-  self->templates = rpe_templates_ref (t);
+  self->templates = t;
   ensure_cells (self, t->n_features);
+  templates_look (self, &look);
+  if (look.shared)
+    {
+      /* the range the exported grid uses (rpe_plot_grid_range of the same figure) */
+      g_autoptr (RpeFigureBundle) b = templates_figure (t, -1, &look);
+
+      fixed = b != NULL && rpe_plot_grid_range (&b->fig.grid, &lo, &hi, NULL);
+    }
   for (gsize d = 0; d < t->n_features; d++)
     {
       RpeHeatmapView *view = g_ptr_array_index (self->cells, d);
@@ -196,12 +223,17 @@ show_templates (RpeTemplatesView *self,
 
       rpe_heatmap_view_set_data (view, bytes, t->n, t->n);
       rpe_heatmap_view_set_title (view, title);
-      /* one diverging scale shared by the grid, 0 at its centre */
-      rpe_heatmap_view_set_scale (view, RPE_HEATMAP_SCALE_SYMMETRIC);
-      rpe_heatmap_view_set_range (view, TRUE, -a, a);
-      rpe_heatmap_view_set_colormap (view, cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL);
+      /* one scale shared by the grid (diverging, 0 at its centre, for signed data), or each
+       * cell its own */
+      rpe_heatmap_view_set_scale (view, fixed ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_AUTO);
+      rpe_heatmap_view_set_range (view, fixed, lo, hi);
+      rpe_heatmap_view_set_colormap (view, look.cmap != NULL ? look.cmap
+                                           : fixed && lo < 0.0 && hi > 0.0 ? rpe_colormap_default_diverging ()
+                                           : NULL);
+      rpe_heatmap_view_set_transform (view, look.transform, look.param);
     }
   rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
+  rpe_heatmap_view_set_transform (self->detail, look.transform, look.param);
   if (t->kind != RPE_TEMPLATE_ANALYTIC)
     err = g_strdup_printf (" One draw of R = %zu codes: |P̂ − P̃|_F / |P̃|_F = %.3f.", t->r, t->error);
   caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
@@ -307,7 +339,7 @@ state_changed (RpeExplorerState  *state,
       grid_request (self);
       update_cap (self);
     }
-  else if ((what & RPE_EXPLORER_CHANGE_COLORMAP) && self->templates != NULL)
+  else if ((what & RPE_EXPLORER_CHANGE_LOOK) && self->templates != NULL)
     show_templates (self, self->templates);
 }
 
@@ -389,6 +421,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   self->caption = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->caption, TRUE);
+  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
   gtk_label_set_xalign (self->caption, 0.0f);
   gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
@@ -401,7 +434,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->stack));
 
   scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
   self->grid = GTK_GRID (gtk_grid_new ());
   gtk_grid_set_row_homogeneous (self->grid, TRUE);
   gtk_grid_set_column_homogeneous (self->grid, TRUE);
@@ -558,10 +591,9 @@ rpe_templates_view_get_caption (RpeTemplatesView *self)
  * or the diverging map when the state's map is diverging, N_train marked. */
 /* The figure of t (any thread): what the view shows with open_cell (-1: the grid). */
 static RpeFigureBundle *
-templates_figure (RpeTemplates      *t,
-                  int                open_cell,
-                  const RpeColormap *cmap,
-                  guint              train)
+templates_figure (RpeTemplates        *t,
+                  int                  open_cell,
+                  const TemplatesLook *look)
 {
   RpeFigureBundle *b;
   RpeHeatmapData *cells;
@@ -586,10 +618,12 @@ templates_figure (RpeTemplates      *t,
       c->values = rpe_templates_get_feature (t, d);
       c->rows = t->n;
       c->cols = t->n;
-      c->colormap = cmap;
+      c->colormap = look->cmap;
       c->reduce = RPE_HEATMAP_REDUCE_MEAN;
       c->equal_aspect = TRUE;
-      c->train_length = train;
+      c->train_length = look->train;
+      c->transform = look->transform;
+      c->transform_param = look->param;
       c->title = rpe_figure_bundle_keep (b, rpe_figure_template_cell (d), g_free);
       c->x_label = "key position n";
       c->y_label = "query position m";
@@ -607,7 +641,7 @@ templates_figure (RpeTemplates      *t,
     {
       b->fig.grid.cells = cells;
       b->fig.grid.n_cells = d1 - d0;
-      b->fig.grid.shared_scale = TRUE;
+      b->fig.grid.shared_scale = look->shared;
       b->fig.grid.colorbar_label = bar;
       b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_templates_title (t->method == RPE_SPE_SINE, t->gated,
                                                                             MIN ((int) t->kind, 2), t->head, -1,
@@ -617,22 +651,31 @@ templates_figure (RpeTemplates      *t,
   return b;
 }
 
-static const RpeColormap *
-templates_colormap (RpeTemplatesView *self)
+static void
+templates_look (RpeTemplatesView *self,
+                TemplatesLook    *look)
 {
   const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  RpeHeatmapData probe;
 
-  return cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL;
+  memset (look, 0, sizeof *look);
+  look->cmap = cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL;
+  rpe_heatmap_data_init (&probe);
+  rpe_explorer_state_apply_color_scale (self->state, &probe, FALSE);
+  look->transform = probe.transform;
+  look->param = probe.transform_param;
+  rpe_explorer_state_get_color_scale (self->state, NULL, NULL, &look->shared);
+  g_object_get (self->state, "train-length", &look->train, NULL);
 }
 
 RpeFigureBundle *
 rpe_templates_view_build_figure (RpeTemplatesView *self)
 {
-  guint train = 0;
+  TemplatesLook look;
 
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  g_object_get (self->state, "train-length", &train, NULL);
-  return templates_figure (self->templates, self->open_cell, templates_colormap (self), train);
+  templates_look (self, &look);
+  return templates_figure (self->templates, self->open_cell, &look);
 }
 
 /* An animated sweep of the view: the state's snapshot and the view's presentation, frames
@@ -641,8 +684,7 @@ typedef struct
 {
   RpeExplorerSnapshot *snapshot;
   int                  open_cell;
-  const RpeColormap   *cmap;
-  guint                train;
+  TemplatesLook        look;
 } TemplatesSweep;
 
 static void
@@ -668,7 +710,7 @@ templates_sweep_frame (gpointer        data,
 
   if (t == NULL)
     return NULL;
-  b = templates_figure (t, ts->open_cell, ts->cmap, ts->train);
+  b = templates_figure (t, ts->open_cell, &ts->look);
   if (b == NULL)
     g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the templates have nothing to draw");
   return b;
@@ -686,8 +728,7 @@ rpe_templates_view_setup_sweep (RpeTemplatesView *self,
   ts = g_new0 (TemplatesSweep, 1);
   ts->snapshot = s;
   ts->open_cell = self->open_cell;
-  ts->cmap = templates_colormap (self);
-  g_object_get (self->state, "train-length", &ts->train, NULL);
+  templates_look (self, &ts->look);
   rpe_export_dialog_set_sweep (dialog, templates_sweep_frame, ts, templates_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);
 }

@@ -17,6 +17,8 @@ struct _RpeTensorBrowser
   GtkDropDown       *module_dropdown;
   GtkDropDown       *layer_dropdown;
   GtkLabel          *module_label;
+  GtkDropDown       *shape_dropdown;   /* "as read", then H x D for every divisor H of H*D */
+  GArray            *shape_heads;      /* gsize: the H of each entry (0: as read) */
   guint              n_rows;
   GPtrArray         *role_pickers;     /* GtkDropDown*, one per tensor row */
   RpeTensorMap      *map;
@@ -114,12 +116,47 @@ update_layers (RpeTensorBrowser *self)
   gtk_label_set_text (self->module_label, text);
 }
 
+/* The choices of H x D for the module: a file that stores the channels of all heads in one
+ * axis (a conv weight (256, 1, L)) cannot say how many heads there are. */
+static void
+update_shapes (RpeTensorBrowser *self)
+{
+  const RpeSpeModuleInfo *info = module_at (self, gtk_drop_down_get_selected (self->module_dropdown));
+  GtkStringList *list = gtk_string_list_new (NULL);
+  gsize zero = 0;
+
+  g_array_set_size (self->shape_heads, 0);
+  g_array_append_val (self->shape_heads, zero);
+  if (info != NULL)
+    {
+      gsize channels = info->n_heads * info->n_features;
+      g_autofree char *first = g_strdup_printf ("As read: H = %zu × D = %zu", info->n_heads, info->n_features);
+
+      gtk_string_list_append (list, first);
+      for (gsize h = 1; h <= channels && channels <= (gsize) 1 << 20; h++)
+        if (channels % h == 0 && h != info->n_heads)
+          {
+            g_autofree char *text = g_strdup_printf ("H = %zu × D = %zu", h, channels / h);
+
+            gtk_string_list_append (list, text);
+            g_array_append_val (self->shape_heads, h);
+          }
+    }
+  else
+    gtk_string_list_append (list, "As read");
+  gtk_drop_down_set_model (self->shape_dropdown, G_LIST_MODEL (list));
+  g_object_unref (list);
+  gtk_drop_down_set_selected (self->shape_dropdown, 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->shape_dropdown), self->shape_heads->len > 1);
+}
+
 static void
 module_changed (GtkDropDown      *dropdown,
                 GParamSpec       *pspec,
                 RpeTensorBrowser *self)
 {
   update_layers (self);
+  update_shapes (self);
 }
 
 static void
@@ -202,6 +239,7 @@ rpe_tensor_browser_dispose (GObject *object)
   g_clear_pointer (&self->data, rpe_checkpoint_data_unref);
   g_clear_pointer (&self->role_pickers, g_ptr_array_unref);
   g_clear_pointer (&self->map, rpe_tensor_map_free);
+  g_clear_pointer (&self->shape_heads, g_array_unref);
   G_OBJECT_CLASS (rpe_tensor_browser_parent_class)->dispose (object);
 }
 
@@ -225,6 +263,7 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
 
   self->map = rpe_tensor_map_new ();
   self->role_pickers = g_ptr_array_new ();
+  self->shape_heads = g_array_new (FALSE, TRUE, sizeof (gsize));
   gtk_window_set_default_size (GTK_WINDOW (self), 720, 560);
   gtk_window_set_modal (GTK_WINDOW (self), TRUE);
   gtk_window_set_title (GTK_WINDOW (self), "Checkpoint Contents");
@@ -272,6 +311,12 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->layer_dropdown),
                                _("Which layer: its gate, or its code and gate in an unshared model"));
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->layer_dropdown));
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Shape"));
+  self->shape_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->shape_dropdown),
+                               "Heads × features: a file that keeps every channel in one axis (a conv weight "
+                               "(256, 1, L)) is read as H = 1; state how its H·D channels split into heads");
+  gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->shape_dropdown));
   button = gtk_button_new_with_mnemonic ("_Use Module");
   gtk_widget_add_css_class (button, "suggested-action");
   gtk_widget_set_hexpand (button, TRUE);
@@ -323,7 +368,32 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   gtk_drop_down_set_model (self->module_dropdown, G_LIST_MODEL (modules));
   g_object_unref (modules);
   update_layers (self);
+  update_shapes (self);
   return self;
+}
+
+gsize
+rpe_tensor_browser_get_heads (RpeTensorBrowser *self)
+{
+  guint i;
+
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), 0);
+  i = gtk_drop_down_get_selected (self->shape_dropdown);
+  return i < self->shape_heads->len ? g_array_index (self->shape_heads, gsize, i) : 0;
+}
+
+gboolean
+rpe_tensor_browser_set_heads (RpeTensorBrowser *self,
+                              gsize             heads)
+{
+  g_return_val_if_fail (RPE_IS_TENSOR_BROWSER (self), FALSE);
+  for (guint i = 0; i < self->shape_heads->len; i++)
+    if (g_array_index (self->shape_heads, gsize, i) == heads)
+      {
+        gtk_drop_down_set_selected (self->shape_dropdown, i);
+        return TRUE;
+      }
+  return FALSE;
 }
 
 RpeCheckpointData *

@@ -38,4 +38,10 @@ gboolean           rpe_tensor_browser_assign      (RpeTensorBrowser  *self,
 const char        *rpe_tensor_browser_get_row_role (RpeTensorBrowser *self,
                                                     guint             row);
 
+/* The heads H the person stated for the module (the Shape picker), 0: as the file reads;
+ * set_heads picks it (FALSE if H does not divide the module's H*D channels). */
+gsize              rpe_tensor_browser_get_heads   (RpeTensorBrowser  *self);
+gboolean           rpe_tensor_browser_set_heads   (RpeTensorBrowser  *self,
+                                                   gsize              heads);
+
 G_END_DECLS

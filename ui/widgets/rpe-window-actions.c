@@ -474,6 +474,18 @@ module_chosen (RpeTensorBrowser *browser,
       _rpe_window_show_message (self, text);
       return;
     }
+  {
+    gsize heads = rpe_tensor_browser_get_heads (browser);
+
+    if (heads > 0 && heads != params.n_heads && rpe_spe_params_set_heads (&params, heads) == RPE_OK)
+      {
+        g_autofree char *shape = g_strdup_printf ("read as H = %zu × D = %zu", params.n_heads, params.n_features);
+        char *both = note != NULL ? g_strdup_printf ("%s; %s", note, shape) : g_strdup (shape);
+
+        g_free (note);
+        note = both;
+      }
+  }
   mapped = sel.map != NULL ? rpe_tensor_map_to_string (map) : NULL;
   if (mapped != NULL)
     source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
@@ -655,6 +667,33 @@ action_toggle_sidebar (GtkWidget  *widget,
   adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
 }
 
+/* Ctrl+L: the next colour scale of the heatmaps (linear, SPE paper, log, power, percentile);
+ * Shift+Ctrl+L: one range shared by a view's panels, or each its own. */
+static void
+action_color_scale (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  guint scale = 0;
+
+  g_object_get (self->state, "color-scale", &scale, NULL);
+  g_object_set (self->state, "color-scale", (scale + 1) % RPE_HEATMAP_N_TRANSFORMS, NULL);
+}
+
+static void
+action_color_range (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  guint range = 0;
+
+  g_object_get (self->state, "color-range", &range, NULL);
+  g_object_set (self->state, "color-range", range == RPE_COLOR_RANGE_SHARED ? RPE_COLOR_RANGE_PER_PANEL
+                                                                            : RPE_COLOR_RANGE_SHARED, NULL);
+}
+
 /* Every descendant of widget measured and drawn again: the plots read the window's
  * .presentation class in measure (the curve views' height) and snapshot (text size). */
 static void
@@ -719,7 +758,7 @@ action_dismiss (GtkWidget  *widget,
 void
 _rpe_window_update_export (RpeWindow *self)
 {
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", bundle != NULL);
 }
@@ -750,7 +789,9 @@ action_export (GtkWidget  *widget,
                GVariant   *parameter)
 {
   RpeWindow *self = RPE_WINDOW (widget);
-  g_autoptr (RpeFigureBundle) bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
+  const char *page = adw_view_stack_get_visible_child_name (self->stack);
+  gboolean on_view = g_strcmp0 (page, "compare") != 0 && g_strcmp0 (page, "overview") != 0;
   const char *dir;
   g_autofree char *path = NULL;
 
@@ -763,11 +804,11 @@ action_export (GtkWidget  *widget,
     gtk_window_destroy (GTK_WINDOW (self->export_dialog));
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
   /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
-  if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
+  if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
     rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
-  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
+  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
     rpe_attention_view_setup_sweep (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]), self->export_dialog);
-  else if (rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
+  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
     rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
   dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
@@ -829,6 +870,11 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.color-scale", NULL, action_color_scale);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK, "win.color-scale", NULL);
+  gtk_widget_class_install_action (widget_class, "win.color-range", NULL, action_color_range);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.color-range", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_L, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.color-range", NULL);
   gtk_widget_class_install_action (widget_class, "win.presentation", NULL, action_presentation);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F11, 0, "win.presentation", NULL);
   gtk_widget_class_install_action (widget_class, "win.dismiss-message", NULL, action_dismiss);

@@ -5,6 +5,7 @@
 #include "rpe-window.h"
 #include "rpe-grid-window.h"
 #include "rpe-undo.h"
+#include "rpe-watch.h"
 
 G_BEGIN_DECLS
 
@@ -43,6 +44,8 @@ struct _RpeWindow
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
   GtkAdjustment        *feature_adj;
+  GtkWidget            *gamma_row;        /* the colour scale's value rows: sensitive for their scale */
+  GtkWidget            *percentile_row;
   GtkWidget            *sine_group;
   GtkWidget            *sine_box;
   GtkWidget            *conv_group;
@@ -54,6 +57,17 @@ struct _RpeWindow
   GtkWidget            *fastrpb_box;
   gboolean              updating;
 
+  /* Compare, Overview and Watch (rpe-window-compare.c) */
+  GtkWidget            *compare_view;   /* RpeCompareView, stack page "compare" */
+  GtkWidget            *overview_view;  /* RpeOverviewView, stack page "overview" */
+  RpeCheckpointWatch   *watch;          /* the opened file, while it is a file */
+  GtkWidget            *watch_group;
+  GtkWidget            *watch_label;
+  GtkWidget            *watch_scale;
+  guint                 watch_shown;    /* the step the state shows */
+  gboolean              watch_follow;   /* show each new step as it arrives */
+  gboolean              watch_applying;
+  GCancellable         *layer_cancellable;
   /* sessions (rpe-window-session.c) */
   GtkFileChooserNative *session_chooser;
   char                 *session_file;    /* saved to or opened from (NULL: none) */
@@ -84,6 +98,22 @@ void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* rpe-window-compare.c */
+void _rpe_window_class_compare_init (GtkWidgetClass *widget_class);
+void _rpe_window_compare_init       (RpeWindow      *self);
+void _rpe_window_compare_dispose    (RpeWindow      *self);
+/* self->source_path changed (_rpe_window_set_source): the pages' checkpoint follows. */
+void _rpe_window_compare_source_changed (RpeWindow  *self);
+/* A checkpoint was opened (data->path; watch: start watching it unless it is a demo). */
+void _rpe_window_compare_opened     (RpeWindow      *self,
+                                     RpeCheckpointData *data);
+/* Copy as Command on the Compare and Overview pages: the `rpe export compare-* | overview` line,
+ * or NULL and *why. */
+char *_rpe_window_compare_command_line (RpeWindow  *self,
+                                        const char *page,
+                                        char      **why);
+/* The figure of the visible page (also Compare and Overview); NULL while it has none. */
+RpeFigureBundle *_rpe_window_current_figure (RpeWindow *self);
 /* rpe-window-session.c */
 void _rpe_window_class_session_init (GtkWidgetClass    *widget_class);
 void _rpe_window_session_dispose    (RpeWindow         *self);

@@ -45,6 +45,7 @@ _rpe_window_set_source (RpeWindow         *self,
   self->source_prefix = g_strdup (prefix);
   self->source_layer = layer;
   self->source_map = map != NULL && map[0] != NULL ? g_strdupv ((char **) map) : NULL;
+  _rpe_window_compare_source_changed (self);
 }
 
 void
@@ -463,6 +464,19 @@ rpe_window_command_line (RpeWindow  *self,
   const char *view;
 
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  {
+    const char *page = adw_view_stack_get_visible_child_name (self->stack);
+
+    if (g_strcmp0 (page, "compare") == 0 || g_strcmp0 (page, "overview") == 0)
+      {
+        g_autofree char *page_why = NULL;
+        char *line = _rpe_window_compare_command_line (self, page, &page_why);
+
+        if (why != NULL)
+          *why = g_steal_pointer (&page_why);
+        return line;
+      }
+  }
   s = rpe_window_build_session (self);
   view = rpe_session_export_view (s, &error);
   if (view == NULL)

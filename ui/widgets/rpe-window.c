@@ -229,6 +229,7 @@ open_done (GObject      *source,
         _rpe_window_show_message (self, text);
         return;
       }
+    _rpe_window_compare_opened (self, data);
     _rpe_window_set_source (self, data->path, NULL, -1, NULL);
     if (data->have_sine || data->have_conv)
       {
@@ -336,7 +337,7 @@ spin_row (RpeWindow  *self,
 {
   GtkWidget *row = adw_action_row_new ();
   GtkAdjustment *adj = gtk_adjustment_new (lo, lo, hi, step, step * 8, 0);
-  GtkWidget *spin = gtk_spin_button_new (adj, step, 0);
+  GtkWidget *spin = gtk_spin_button_new (adj, step, step < 1.0 ? (guint) ceil (-log10 (step) - 1e-9) : 0);
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   gtk_widget_set_tooltip_text (row, tooltip);
@@ -759,6 +760,45 @@ colormap_notify (RpeExplorerState *state,
     adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
 }
 
+/* The first GtkListBox under w (depth first). */
+static GtkWidget *
+find_list_box (GtkWidget *w)
+{
+  if (GTK_IS_LIST_BOX (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_list_box (c);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The row an AdwPreferencesGroup got last (the last child of its list box). */
+static GtkWidget *
+last_row (GtkWidget *group)
+{
+  GtkWidget *list = find_list_box (group);
+
+  return list != NULL ? gtk_widget_get_last_child (list) : NULL;
+}
+
+static void
+color_scale_notify (RpeExplorerState *state,
+                    GParamSpec       *pspec,
+                    RpeWindow        *self)
+{
+  guint scale = 0;
+
+  g_object_get (state, "color-scale", &scale, NULL);
+  if (self->gamma_row != NULL)
+    gtk_widget_set_sensitive (self->gamma_row, scale == RPE_HEATMAP_TRANSFORM_POWER);
+  if (self->percentile_row != NULL)
+    gtk_widget_set_sensitive (self->percentile_row, scale == RPE_HEATMAP_TRANSFORM_PERCENTILE);
+}
+
 /* ------------------------------------------------------------------ LRPE */
 
 /* The "Parameters" row shows what LRPE uses: the seeded choices below, or trained parameters
@@ -922,6 +962,28 @@ build_sidebar (RpeWindow *self)
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
+  {
+    /* in the order of RpeHeatmapTransform */
+    static const char *scales[] = { "Linear", "SPE paper: min(1, (a/0.02)^0.4)", "Log (4 decades)", "Power (γ)",
+                                    "Percentile clip", NULL };
+    static const char *ranges[] = { "Shared by the panels", "Each panel its own", NULL };
+
+    combo_row (self, group, "Colour scale",
+               "How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
+               "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
+               "applies to attention weights only", scales, "color-scale");
+    spin_row (self, group, "Power γ", "The exponent of the power scale (colour scale Power): colour position "
+              "((v − min)/(max − min))^γ", 0.05, 10.0, 0.05, "color-gamma");
+    self->gamma_row = last_row (group);
+    spin_row (self, group, "Percentile p", "The percentile clip: the colour range is [P(100 − p), P(p)]",
+                  50.0, 100.0, 0.5, "color-percentile");
+    self->percentile_row = last_row (group);
+    g_signal_connect_object (self->state, "notify::color-scale", G_CALLBACK (color_scale_notify), self, 0);
+    color_scale_notify (self->state, NULL, self);
+    combo_row (self, group, "Colour range",
+               "One range (and colour bar) shared by a view's panels, or each panel its own (Shift+Ctrl+L)",
+               ranges, "color-range");
+  }
 
   group = group_new (self, "Queries and keys", NULL);
   combo_row (self, group, "Content", "Queries and keys: unit (pure positional view), random or loaded", contents, "content");
@@ -1128,6 +1190,7 @@ rpe_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->undo);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  _rpe_window_compare_dispose (self);
   _rpe_window_session_dispose (self);
   g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
   if (self->grid_window != NULL)
@@ -1200,6 +1263,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 
   _rpe_window_class_actions_init (widget_class);
   _rpe_window_class_undo_init (widget_class);
+  _rpe_window_class_compare_init (widget_class);
   _rpe_window_class_session_init (widget_class);
 }
 
@@ -1237,6 +1301,7 @@ rpe_window_init (RpeWindow *self)
   if (why != NULL)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
+  _rpe_window_compare_init (self);
   rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
@@ -1326,7 +1391,10 @@ rpe_window_is_busy (RpeWindow *self)
          || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
          || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
          || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]))
-         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]))
+         || rpe_compare_view_is_busy (RPE_COMPARE_VIEW (self->compare_view))
+         || rpe_overview_view_is_busy (RPE_OVERVIEW_VIEW (self->overview_view))
+         || self->layer_cancellable != NULL;
 }
 
 void
@@ -1338,6 +1406,8 @@ rpe_window_cancel (RpeWindow *self)
   rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
   rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
   rpe_outputs_view_cancel (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
+  rpe_compare_view_cancel (RPE_COMPARE_VIEW (self->compare_view));
+  rpe_overview_view_cancel (RPE_OVERVIEW_VIEW (self->overview_view));
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
 }
@@ -1417,7 +1487,7 @@ rpe_window_export_view (RpeWindow   *self,
   if (!rpe_export_format_from_path (path, &format))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)", path);
-  bundle = rpe_window_build_figure (self, rpe_window_get_view (self));
+  bundle = _rpe_window_current_figure (self);
   if (bundle == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the %s view has nothing to export yet",
                           view_names[rpe_window_get_view (self)]);

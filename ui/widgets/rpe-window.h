@@ -11,6 +11,9 @@
 #include <adwaita.h>
 
 #include "rpe-attention-view.h"
+#include "rpe-compare-view.h"
+#include "rpe-overview-view.h"
+#include "rpe-watch.h"
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
@@ -91,6 +94,18 @@ RpeFigureBundle  *rpe_window_build_figure       (RpeWindow      *self,
 gboolean          rpe_window_export_view        (RpeWindow      *self,
                                                  const char     *path,
                                                  GError        **error);
+/* The Compare and Overview pages (stack pages "compare" and "overview", beside the views). */
+GtkWidget        *rpe_window_get_compare_view   (RpeWindow      *self);
+GtkWidget        *rpe_window_get_overview_view  (RpeWindow      *self);
+/* Shows a page of the view stack by name: a view's ("templates", ...), "compare" or "overview". */
+void              rpe_window_show_page          (RpeWindow      *self,
+                                                 const char     *name);
+/* The watch on the opened checkpoint file (NULL for the demos and before a file is opened). */
+RpeCheckpointWatch *rpe_window_get_watch        (RpeWindow      *self);
+/* Shows step index of the watched run (the slider does this). */
+void              rpe_window_show_watch_step    (RpeWindow      *self,
+                                                 guint           index);
+
 /* Loads trained LRPE parameters from .npy files (win.open-lrpe): each file is the
  * Householder v (1, D, 1), a learned theta (1, 1, n) or the permutation buffer
  * (1, max_positions, D), told apart by shape (or, for a 1-D array, by a name holding
