@@ -1943,6 +1943,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
   const double *fg;
   RpePlotRect first, last;
   char buf[160];
+  bool short_titles = false;
 
   if (cr == NULL || grid == NULL)
     return;
@@ -1962,6 +1963,17 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
       return;
     }
   fg = grid->foreground;
+
+  /* the cells' titles all shortened ("d = 3" to "3") if one is too wide for its image */
+  {
+    cairo_save (cr);
+    cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size (cr, gl.cell_font);
+    for (size_t i = 0; i < grid->n_cells && !short_titles; i++)
+      if (grid->cells[i].title != NULL && text_width (cr, grid->cells[i].title) > gl.side + gl.hsp * 0.6)
+        short_titles = true;
+    cairo_restore (cr);
+  }
 
   for (size_t i = 0; i < grid->n_cells; i++)
     {
@@ -2009,7 +2021,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
 
           cairo_set_font_size (cr, gl.cell_font);
           /* too wide over a small image: "d = 3" says "3" (the grid's title names d) */
-          if (text_width (cr, title) > im.width + gl.hsp * 0.6 && eq != NULL && eq[2] != '\0')
+          if (short_titles && eq != NULL && eq[2] != '\0')
             title = eq + 2;
           fit_text (cr, title, gl.cell_font, im.width + gl.hsp * 0.6);
           cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
