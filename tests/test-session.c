@@ -483,6 +483,78 @@ test_checkpoint_moved_and_changed (void)
 
 /* -------------------------------------------------------------- the CLI */
 
+/* The session's view as `rpe export` options: every attention method with its
+ * choices, the zoom as the cells the view computes, the booleans both ways. */
+static void
+test_argv (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autofree char *line = NULL;
+  gsize m0, m1, n0, n1;
+  guint v;
+
+  /* the names and values agree both ways, for every value of each choice */
+  for (guint m = 0; m < RPE_EXPLORER_N_METHODS; m++)
+    {
+      const char *name = rpe_session_choice_name ("--attention-method", m);
+
+      g_assert_nonnull (name);
+      g_assert_true (rpe_session_choice_value ("--attention-method", name, &v));
+      g_assert_cmpuint (v, ==, m);
+    }
+  g_assert_true (rpe_session_choice_value ("--lrpe-p", "householder", &v));
+  g_assert_cmpuint (v, ==, RPE_LRPE_P_HOUSEHOLDER);
+  g_assert_false (rpe_session_choice_value ("--lrpe-p", "nonsense", &v));
+  g_assert_null (rpe_session_choice_name ("--no-such-option", 0));
+
+  /* the viewport [2.5, 7.2) x [0, 96]: rows 2 .. 7, columns 0 .. 95 (floor / ceil, clamped to N) */
+  g_assert_true (rpe_session_viewport_cells ((const double[4]) { 2.5, 7.2, -1.0, 200.0 }, 96, &m0, &m1, &n0, &n1));
+  g_assert_cmpuint (m0, ==, 2);
+  g_assert_cmpuint (m1, ==, 8);
+  g_assert_cmpuint (n0, ==, 0);
+  g_assert_cmpuint (n1, ==, 96);
+  g_assert_false (rpe_session_viewport_cells ((const double[4]) { 5, 5, 0, 9 }, 96, &m0, &m1, &n0, &n1));
+
+  {
+    RpeSpeParams sine = { 0 };
+
+    g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 2, 4, 3, FALSE), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_params_random (&sine, 5), ==, RPE_OK);
+    g_assert_true (rpe_explorer_state_set_modules (state, &sine, "random", NULL, NULL, NULL));
+    rpe_spe_params_clear (&sine);
+  }
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, "lrpe-p", (guint) RPE_LRPE_P_FOURIER,
+                "lrpe-lambda", (guint) RPE_LRPE_LAMBDA_MIXED, "feature-map", (guint) RPE_FEATURE_EXP,
+                "causal", FALSE, NULL);
+  s = rpe_session_new_from_state (state);
+  g_free (s->view);
+  s->view = g_strdup ("attention");
+  s->have_viewport = TRUE;
+  memcpy (s->viewport, ((const double[4]) { 10.4, 20.0, 3.0, 9.5 }), sizeof s->viewport);
+  argv = rpe_session_export_argv (s, FALSE, &error);
+  g_assert_no_error (error);
+  line = g_strjoinv (" ", argv);
+  g_test_message ("%s", line);
+  g_assert_nonnull (strstr (line, "--attention-method lrpe"));
+  g_assert_nonnull (strstr (line, "--lrpe-p fourier"));
+  g_assert_nonnull (strstr (line, "--lrpe-lambda mixed"));
+  g_assert_nonnull (strstr (line, "--feature-map exp"));
+  g_assert_nonnull (strstr (line, "--no-causal"));
+  g_assert_nonnull (strstr (line, "--rows 10:20"));
+  g_assert_nonnull (strstr (line, "--cols 3:10"));
+
+  /* the Outputs view has no figure yet: a clear refusal */
+  g_free (s->view);
+  s->view = g_strdup ("outputs");
+  g_clear_pointer (&argv, g_strfreev);
+  argv = rpe_session_export_argv (s, FALSE, &error);
+  g_assert_null (argv);
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED);
+}
+
 static int
 run_rpe (const char *const *args,
          char              **err_out)
@@ -551,7 +623,7 @@ test_cli (void)
   g_autofree char *c = tmp_path ("cli-c.png");
   g_autofree char *d = tmp_path ("cli-d.png");
   g_autofree char *err = NULL;
-  const char *views[][24] = {
+  const char *views[][28] = {
     { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "2", "--length", "40",
       "--realizations", "16", "--seed", "9", "--causal", "--content", "random", "--colormap", "magma", NULL },
     { "export", "template", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1", "--feature",
@@ -562,6 +634,18 @@ test_cli (void)
       "--exact", "--preset", "column", "--attention-transform", "--reduce", "max", "--title", "Exact", NULL },
     { "export", "templates", "--checkpoint", "demo", "--method", "sine", "--length", "20", "--colormap", "grey",
       "--per-cell-scale", "--dpi", "96", NULL },
+    /* every attention method of the window, the zoom (--rows/--cols) and the Curves page */
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "ape", "--head", "1", "--length", "40",
+      "--content", "random", "--seed", "3", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "lrpe", "--lrpe-p", "dct", "--lrpe-lambda",
+      "complex", "--lrpe-theta", "b", "--train-length", "16", "--length", "40", "--causal", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "fastrpb", "--length", "40",
+      "--content", "random", "--seed", "8", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "linear", "--feature-map", "dpfp",
+      "--length", "40", "--rows", "4:30", "--cols", "10:40", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--exact", "--no-gate", "--length", "64", "--rows", "5:9",
+      "--cols", "0:64", "--colormap", "magma", NULL },
+    { "export", "curves", "--checkpoint", "demo", "--length", "40", "--train-length", "16", "--seed", "2", NULL },
     /* the last one is reused below */
     { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0", "--length", "30",
       "--empirical", "--realizations", "4", "--seed", "1", "--colormap", "rdbu", NULL },
@@ -657,5 +741,6 @@ main (int argc, char **argv)
   g_test_add_func ("/session/malformed", test_malformed);
   g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
   g_test_add_func ("/session/cli", test_cli);
+  g_test_add_func ("/session/argv", test_argv);
   return g_test_run ();
 }

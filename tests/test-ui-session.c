@@ -178,6 +178,31 @@ read_clipboard (GtkWidget *widget)
   return r.text;
 }
 
+typedef struct
+{
+  RpeWindow *window;
+  guint      before;
+} CopyWait;
+
+static gboolean
+copy_done (gpointer data)
+{
+  CopyWait *w = data;
+
+  return rpe_window_get_commands_copied (w->window) > w->before;
+}
+
+/* Copy as Command as the user does it (the action runs its check on a worker), then the clipboard. */
+static char *
+copy_command (RpeWindow *window)
+{
+  CopyWait w = { window, rpe_window_get_commands_copied (window) };
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
+  rpe_test_iterate_until (copy_done, &w);
+  return read_clipboard (GTK_WIDGET (window));
+}
+
 /* Runs a copied `rpe export ... -o X` line with the `rpe` binary, -o replaced by out. */
 static void
 run_copied (const char *line,
@@ -372,8 +397,7 @@ test_copy_command (void)
                 "colormap", "inferno", NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   settle (window);
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  line = copy_command (window);
   g_assert_nonnull (line);
   g_test_message ("copied: %s", line);
   g_assert_true (g_str_has_prefix (line, "rpe export attention --checkpoint demo"));
@@ -386,8 +410,7 @@ test_copy_command (void)
   /* the SPE vs RPE view, exact method untouched */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
   settle (window);
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  line = copy_command (window);
   g_test_message ("copied: %s", line);
   g_assert_true (g_str_has_prefix (line, "rpe export spe-vs-rpe"));
   g_assert_true (rpe_window_export_view (window, gui, &error));
@@ -408,15 +431,14 @@ test_copy_command (void)
     g_test_message ("edited, unsaved: %s", why);
   }
   g_assert_true (rpe_window_save_session (window, session, &error));
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  line = copy_command (window);
   g_test_message ("copied: %s", line);
   g_assert_nonnull (strstr (line, "--session"));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   run_copied (line, cli);
   assert_same_figure ("copied command (--session)", gui, cli);
 
-  /* zoomed: no command draws the zoomed window */
+  /* zoomed: the saved session is not this figure until saved again; then --session draws the zoom */
   rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
   settle (window);
   {
@@ -424,8 +446,16 @@ test_copy_command (void)
     g_autofree char *none = rpe_window_command_line (window, &why);
 
     g_assert_null (none);
-    g_assert_nonnull (strstr (why, "zoomed"));
+    g_assert_nonnull (strstr (why, "save the session"));
   }
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_clear_pointer (&line, g_free);
+  line = copy_command (window);
+  g_test_message ("copied: %s", line);
+  g_assert_nonnull (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("copied command (zoomed, --session)", gui, cli);
   rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
   settle (window);
 
@@ -554,6 +584,233 @@ test_refused (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Two files equal byte for byte (the same code drew both). */
+static void
+assert_same_file (const char *a,
+                  const char *b)
+{
+  g_autofree char *da = NULL, *db = NULL;
+  gsize la = 0, lb = 0;
+
+  g_assert_true (g_file_get_contents (a, &da, &la, NULL));
+  g_assert_true (g_file_get_contents (b, &db, &lb, NULL));
+  g_assert_cmpuint (la, ==, lb);
+  g_assert_true (memcmp (da, db, la) == 0);
+}
+
+/* The window's export of its saved session equals `rpe export --session`; that
+ * session saved again by `rpe export --save-session` redraws pixel for pixel. */
+static void
+check_session_figure (RpeWindow  *window,
+                      const char *what)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *session = tmp_path ("method.rpe-session");
+  g_autofree char *resaved = tmp_path ("method-resaved.rpe-session");
+  g_autofree char *gui = tmp_path ("method-gui.png");
+  g_autofree char *cli = tmp_path ("method-cli.png");
+  g_autofree char *again = tmp_path ("method-again.png");
+
+  settle (window);
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_no_error (error);
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "--save-session", resaved, (char *) "-o", cli, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_figure (what, gui, cli);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", resaved,
+                     (char *) "-o", again, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_file (cli, again);
+}
+
+/* Every attention method, edited FastRPB weights, loaded content and a zoom:
+ * sessions redraw them, and Copy as Command copies an option line when options say it. */
+static void
+test_methods (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  RpeAttentionView *view;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *gui = tmp_path ("m-gui.png");
+  g_autofree char *cli = tmp_path ("m-cli.png");
+  static const struct { RpeExplorerMethod method; const char *name; } methods[] = {
+    { RPE_EXPLORER_METHOD_APE, "ape" }, { RPE_EXPLORER_METHOD_LRPE, "lrpe" },
+    { RPE_EXPLORER_METHOD_FASTRPB, "fastrpb" }, { RPE_EXPLORER_METHOD_LINEAR, "linear" } };
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  view = RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION));
+  g_object_set (state, "head", 1, "content", RPE_CONTENT_RANDOM, "seed", 5, "lrpe-p", RPE_LRPE_P_HOUSEHOLDER,
+                "lrpe-lambda", RPE_LRPE_LAMBDA_MIXED, "feature-map", RPE_FEATURE_RELU, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  for (guint i = 0; i < G_N_ELEMENTS (methods); i++)
+    {
+      g_autofree char *line = NULL;
+
+      g_object_set (state, "method", (guint) methods[i].method, NULL);
+      settle (window);
+      /* the demo's parameters as read: the copied command stands alone */
+      line = copy_command (window);
+      g_test_message ("copied: %s", line);
+      g_assert_nonnull (strstr (line, methods[i].name));
+      g_assert_null (strstr (line, "--session"));
+      g_assert_true (rpe_window_export_view (window, gui, &error));
+      run_copied (line, cli);
+      assert_same_figure (methods[i].name, gui, cli);
+      check_session_figure (window, methods[i].name);
+    }
+
+  /* the colour-scale control with the other methods: gamma for LRPE, log for linear attention */
+  {
+    static const struct { RpeExplorerMethod method; RpeHeatmapTransform scale; const char *what; } looks[] = {
+      { RPE_EXPLORER_METHOD_LRPE, RPE_HEATMAP_TRANSFORM_POWER, "lrpe, gamma 0.5" },
+      { RPE_EXPLORER_METHOD_LINEAR, RPE_HEATMAP_TRANSFORM_LOG, "linear, log scale" },
+      { RPE_EXPLORER_METHOD_APE, RPE_HEATMAP_TRANSFORM_ATTENTION, "ape, attention transform" } };
+
+    for (guint i = 0; i < G_N_ELEMENTS (looks); i++)
+      {
+        g_autofree char *line = NULL;
+
+        g_object_set (state, "method", (guint) looks[i].method, "color-scale", (guint) looks[i].scale,
+                      "color-gamma", 0.5, NULL);
+        settle (window);
+        line = copy_command (window);
+        g_test_message ("copied: %s", line);
+        g_assert_nonnull (strstr (line, "--color-scale"));
+        g_assert_true (rpe_window_export_view (window, gui, &error));
+        run_copied (line, cli);
+        assert_same_figure (looks[i].what, gui, cli);
+        check_session_figure (window, looks[i].what);
+      }
+    g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, NULL);
+  }
+
+  /* the Curves page: options alone, then its session */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+  settle (window);
+  {
+    g_autofree char *line = copy_command (window);
+
+    g_test_message ("copied: %s", line);
+    g_assert_true (g_str_has_prefix (line, "rpe export curves --checkpoint demo"));
+    g_assert_true (rpe_window_export_view (window, gui, &error));
+    run_copied (line, cli);
+    assert_same_figure ("curves (options)", gui, cli);
+  }
+  check_session_figure (window, "curves (session)");
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+
+  /* FastRPB with edited weights: only the session says them */
+  {
+    float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
+    g_autofree char *why = NULL;
+    g_autofree char *none = NULL;
+
+    for (guint i = 0; i < G_N_ELEMENTS (w); i++)
+      w[i] = 0.5f * sinf (0.3f * (float) i);
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_FASTRPB, NULL);
+    rpe_explorer_state_set_fastrpb_weights (state, w, G_N_ELEMENTS (w));
+    settle (window);
+    none = rpe_window_command_line (window, &why);
+    g_assert_null (none);
+    g_assert_nonnull (strstr (why, "FastRPB"));
+    check_session_figure (window, "fastrpb (edited weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+    check_session_figure (window, "curves (edited FastRPB weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  }
+
+  /* loaded content: the session holds it; SPE estimate and LRPE */
+  {
+    g_autofree float *data = g_new (float, TEST_N * 16);
+    const gsize shape[2] = { TEST_N, 16 };
+
+    for (guint i = 0; i < TEST_N * 16; i++)
+      data[i] = cosf (0.37f * (float) i) + 0.1f * (float) (i % 7);
+    g_assert_true (rpe_explorer_state_set_npy_content (state, data, 2, shape, &error));
+    g_assert_no_error (error);
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_SPE, NULL);
+    check_session_figure (window, "spe (loaded content)");
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, NULL);
+    check_session_figure (window, "lrpe (loaded content)");
+    g_object_set (state, "content", RPE_CONTENT_UNIT, NULL);
+  }
+
+  /* zoomed, options alone: --rows/--cols draw the window shown */
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, NULL);
+  settle (window);
+  rpe_attention_view_zoom (view, 3.0);
+  settle (window);
+  {
+    g_autofree char *line = copy_command (window);
+
+    g_test_message ("copied: %s", line);
+    g_assert_nonnull (strstr (line, "--rows"));
+    g_assert_nonnull (strstr (line, "--cols"));
+    g_assert_true (rpe_window_export_view (window, gui, &error));
+    run_copied (line, cli);
+    assert_same_figure ("exact, zoomed (options)", gui, cli);
+  }
+  check_session_figure (window, "exact, zoomed (session)");
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LINEAR, NULL);
+  check_session_figure (window, "linear, zoomed (session)");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Every boolean a session holds can be switched off beside --session. */
+static void
+test_negations (void)
+{
+  g_autofree char *session = tmp_path ("neg.rpe-session");
+  g_autofree char *a = tmp_path ("neg-a.png");
+  g_autofree char *b = tmp_path ("neg-b.png");
+  g_autofree char *length = g_strdup_printf ("%d", TEST_N);
+
+  if (!have_cli ())
+    return;
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "attention", (char *) "--checkpoint",
+                     (char *) "demo", (char *) "--length", length, (char *) "--causal", (char *) "--exact",
+                     (char *) "--no-gate", (char *) "--save-session", session, (char *) "-o", a, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  {
+    /* --no-causal --no-exact --gate beside the session ... */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "--no-causal", (char *) "--no-exact", (char *) "--gate", (char *) "-o", a, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  {
+    /* ... draw what the options alone draw without them */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "attention", (char *) "--checkpoint",
+                     (char *) "demo", (char *) "--length", length, (char *) "-o", b, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_file (a, b);
+  {
+    /* a negation is refused where its option is */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "templates", (char *) "--rows",
+                     (char *) "0:4", (char *) "-o", b, NULL };
+
+    g_assert_cmpint (run_argv (argv), !=, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -563,5 +820,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/copy-command", test_copy_command);
   g_test_add_func ("/ui/session/capped", test_capped);
   g_test_add_func ("/ui/session/refused", test_refused);
+  g_test_add_func ("/ui/session/methods", test_methods);
+  g_test_add_func ("/ui/session/negations", test_negations);
   return g_test_run ();
 }
