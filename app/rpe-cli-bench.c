@@ -574,15 +574,19 @@ stream_rows (size_t m0, size_t n_rows, float *out, void *data)
   return rpe_attention_rows (&w->spec, 0, m0, n_rows, false, out, NULL);
 }
 
-/* The path of `rpe export attention`: one head streamed in row blocks, reduced to pixels by
- * rpe_map_reduce (threaded over pixel rows). */
+/* The path of `rpe export attention`: one head's logits tiles through an online softmax
+ * straight into the pixels (rpe_attention_map_reduce, threaded over pixel rows); the rows of
+ * the map are never written.  RPE_BENCH_STREAM_ROWS=1 times the previous path (whole rows
+ * streamed to rpe_map_reduce) for comparison. */
 static RpeStatus
 stream_work (void *data)
 {
   StreamWork *w = data;
 
-  return rpe_map_reduce (w->n, w->side, w->side, RPE_MAP_REDUCE_MEAN, w->block * w->n, stream_rows, w,
-                         w->image, NULL);
+  if (g_getenv ("RPE_BENCH_STREAM_ROWS") != NULL)
+    return rpe_map_reduce (w->n, w->side, w->side, RPE_MAP_REDUCE_MEAN, w->block * w->n, stream_rows, w,
+                           w->image, NULL);
+  return rpe_attention_map_reduce (&w->spec, 0, false, w->side, w->side, RPE_MAP_REDUCE_MEAN, w->image, NULL);
 }
 
 static void
@@ -618,7 +622,7 @@ bench_stream (Bench *b, size_t n, size_t side)
   row.io_mb = mb (2 * n * H * R + side * side);
   row.gflops = 2.0 * n * (double) n * R / row.median * 1e-9;
   row.ref_gflops = sgemm_rate (b, (int) w.block, (int) n, (int) R, (int) (n / w.block), 5);
-  g_snprintf (row.note, sizeof row.note, "one head, %zu-row blocks, mean per pixel", w.block);
+  g_strlcpy (row.note, "one head, logits tiles -> online softmax -> pixel means", sizeof row.note);
   add_row (b, &row);
 out:
   rpe_free (qhat);
@@ -1399,6 +1403,7 @@ rpe_cli_bench (int argc, char **argv)
     {
       bench_live (&b, FALSE, 512, 40);
       bench_live (&b, TRUE, 512, 40);
+      bench_live (&b, TRUE, 2048, 40);   /* the live-loop target for the attention view */
     }
   bench_stall (&b, quick ? 8192 : 65536);
   bench_cli_all (&b);

@@ -574,10 +574,34 @@ compute_encode (Ctx *c, GError **error)
   return ok;
 }
 
+/* Blocks of exact logits rows (rpe_spe_exact_logits_stream): softmaxed for attention, then
+ * appended to the .npy writer; a write error is kept in *error and stops the stream. */
+typedef struct
+{
+  Ctx          *c;
+  RpeNpyWriter *w;
+  gboolean      attention;
+  gsize         n;
+  GError      **error;
+} ExactSink;
+
+static RpeStatus
+exact_sink (size_t head, size_t m0, size_t n_rows, float *rows, void *user_data)
+{
+  ExactSink *s = user_data;
+  RpeStatus st;
+
+  if (s->attention && (st = rpe_softmax_row_block (rows, n_rows, s->n, m0, s->c->o->causal)) != RPE_OK)
+    return st;
+  if (!append_slab (s->c, s->w, rows, n_rows * s->n, s->error))
+    return RPE_ERROR_IO;
+  return RPE_OK;
+}
+
 /* logits (H, N, N), SPE estimate or --exact; attention = row softmax of them.  The SPE
  * estimate is streamed per head in blocks of rows (logits and softmax fused per block by
  * rpe_logits_rows / rpe_attention_rows, the path the window's attention view and `rpe bench`
- * use); --exact forms the (H, N, N) logits in memory. */
+ * use); --exact streams blocks of rows of the exact logits (rpe_spe_exact_logits_stream). */
 static gboolean
 compute_logits (Ctx *c, gboolean attention, GError **error)
 {
@@ -590,20 +614,27 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
 
   if (c->o->exact)
     {
+      ExactSink sink = { c, NULL, attention, in.n, error };
+      gsize rows;
+
       if (!rpe_cli_load_inputs (c->o, &c->params, FALSE, &in, error))
         goto out;
-      if (!alloc_floats (&logits, H, in.n, in.n, 1, "logits", error))
+      rows = slab_rows (in.n);
+      if (!alloc_floats (&logits, rows, in.n, 1, 1, "logits", error))
         goto out;
-      st = rpe_spe_exact_logits (&c->params, in.n, in.q, in.k, c->gated, logits, NULL);
-      if (!rpe_cli_status_error (st, "logits", error))
+      if ((w = open_writer (c, c->o->out, 3, (gsize[]) { H, in.n, in.n }, error)) == NULL)
         goto out;
-      if (attention)
-        {
-          st = rpe_softmax_rows (logits, H, in.n, c->o->causal, NULL);
-          if (!rpe_cli_status_error (st, "attention", error))
-            goto out;
-        }
-      ok = rpe_cli_write (c->o, c->o->out, logits, 3, (gsize[]) { H, in.n, in.n }, &c->exit_code, error);
+      /* streamed per block of rows: the header first, the (H, N, N) map never in memory */
+      sink.w = w;
+      sink.n = in.n;
+      st = rpe_spe_exact_logits_stream (&c->params, in.n, in.q, in.k, c->gated, rows, logits, exact_sink, &sink,
+                                        NULL);
+      if (st == RPE_ERROR_IO)
+        goto out;   /* the sink set the error */
+      if (!rpe_cli_status_error (st, attention ? "attention" : "logits", error))
+        goto out;
+      ok = commit_writer (c, w, error);
+      w = NULL;
     }
   else
     {
@@ -664,9 +695,10 @@ compute_rpe_logits (Ctx *c, GError **error)
   RpeCliInputs in = { 0 };
   g_autoptr(RpeTensor) e_file = NULL;
   float *rel = NULL, *lags = NULL, *logits = NULL;
-  gsize H = c->params.n_heads, D = c->params.n_features, n, rows;
+  gsize H = c->params.n_heads, D = c->params.n_features, n, rows, block;
   gboolean per_head = TRUE, ok = FALSE;
   RpeRelSpec spec = { 0 };
+  RpeNpyWriter *w = NULL;
   RpeStatus st;
 
   if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
@@ -708,7 +740,8 @@ compute_rpe_logits (Ctx *c, GError **error)
           }
     }
 
-  if (!alloc_floats (&logits, H, n, n, 1, "logits", error))
+  block = slab_rows (n);
+  if (!alloc_floats (&logits, block, n, 1, 1, "logits", error))
     goto out;
   spec.n = n;
   spec.n_heads = H;
@@ -718,12 +751,23 @@ compute_rpe_logits (Ctx *c, GError **error)
   spec.rel = e_file != NULL ? e_file->data : rel;
   spec.rel_per_head = per_head;
   spec.causal = o->causal;
-  st = rpe_rel_logits (&spec, logits, NULL);
-  if (!rpe_cli_status_error (st, "relative logits", error))
+  /* streamed per block of rows (header first, atomic commit): the (H, N, N) map never in memory */
+  if ((w = open_writer (c, o->out, 3, (gsize[]) { H, n, n }, error)) == NULL)
     goto out;
-  ok = rpe_cli_write (o, o->out, logits, 3, (gsize[]) { H, n, n }, &c->exit_code, error);
+  for (gsize h = 0; h < H; h++)
+    for (gsize m0 = 0; m0 < n; m0 += block)
+      {
+        gsize b = MIN (block, n - m0);
+
+        st = rpe_rel_logits_rows (&spec, h, m0, b, logits, NULL);
+        if (!rpe_cli_status_error (st, "relative logits", error) || !append_slab (c, w, logits, b * n, error))
+          goto out;
+      }
+  ok = commit_writer (c, w, error);
+  w = NULL;
 
 out:
+  rpe_npy_writer_abort (w);
   rpe_free (rel);
   rpe_free (lags);
   rpe_free (logits);
@@ -763,9 +807,8 @@ precheck_random_request (const RpeCliOptions *o, const char *what, GError **erro
       { n, H, D, codes ? r : 0 },                                   /* Qbar */
       { n, H, D, codes ? r : 0 },                                   /* Kbar */
       { n, H, D, 3 },                                               /* q, k, v */
-      /* N x N outputs: in memory for --exact and rpe-logits; else streamed a slab of rows at a time */
-      { 1, o->exact || g_str_equal (what, "rpe-logits") ? H : 1,
-        o->exact || g_str_equal (what, "rpe-logits") ? n : MAX ((gsize) 1, MIN (n, SLAB_FLOATS / n)), n },
+      /* N x N outputs: streamed a slab of rows at a time */
+      { 1, 1, MAX ((gsize) 1, MIN (n, SLAB_FLOATS / n)), n },
     };
     return rpe_cli_check_budget (what, 6, dims, error);
   }

@@ -391,6 +391,17 @@ estimate_rows (size_t m0, size_t n_rows, float *out, void *user_data)
   return rpe_attention_rows (&spec, 0, m0, n_rows, src->causal, out, NULL);
 }
 
+/* The SPE estimate reduced to side x side pixels without its rows: logits tiles go through
+ * an online softmax straight into the pixel bins (rpe_attention_map_reduce; the values of
+ * rpe_map_reduce over estimate_rows). */
+static RpeStatus
+estimate_image (HeadSource *src, gsize side, RpeMapReduce red, float *image)
+{
+  RpeLogitsSpec spec = { RPE_LOGITS_DOT, src->n, 1, src->r, src->qhat, src->khat, NULL, false, true };
+
+  return rpe_attention_map_reduce (&spec, 0, src->causal, side, side, red, image, NULL);
+}
+
 /* Called from several workers at once (rpe_map_reduce): the exact rows go to a scratch of
  * the call's own. */
 static RpeStatus
@@ -678,14 +689,17 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       if (compare)
         {
           st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
+          /* the rows path for all three panels: the difference panel is estimate - exact of
+           * the same rows (and the window's comparison view bins the same way) */
           if (st == RPE_OK)
             st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, estimate_rows, &src, img[1], NULL);
           if (st == RPE_OK)
             st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, difference_rows, &src, img[2], NULL);
         }
+      else if (o->exact)
+        st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
       else
-        st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, o->exact ? exact_rows : estimate_rows, &src,
-                             img[0], NULL);
+        st = estimate_image (&src, side, red, img[0]);
       if (!rpe_cli_status_error (st, "attention", error))
         goto out;
 

@@ -1020,3 +1020,534 @@ rpe_map_reduce (size_t            n,
     rpe_monitor_progress (monitor, 1.0);
   return st;
 }
+
+/* ---- fused logits -> online softmax -> image (rpe_attention_map_reduce) ---- */
+
+#define FUSED_ROWS 256     /* map rows per sgemm tile */
+#define FUSED_COLS 512     /* columns per sgemm tile: 256 x 512 floats = 512 KiB */
+
+static inline __attribute__ ((always_inline)) float
+run_sum (const float *x,
+         size_t       len)
+{
+  v8f acc = SPLAT8 (0.0f);
+  float s = 0.0f;
+  size_t i = 0;
+
+  for (; i + 8 <= len; i += 8)
+    acc += v8_load (x + i);
+  for (; i < len; i++)
+    s += x[i];
+  return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+static inline __attribute__ ((always_inline)) float
+run_max (const float *x,
+         size_t       len)
+{
+  v8f m = SPLAT8 (-INFINITY);
+  float best = -INFINITY;
+  size_t i = 0;
+
+  for (; i + 8 <= len; i += 8)
+    {
+      v8f v = v8_load (x + i);
+
+      m = v8_select (v > m, v, m);
+    }
+  for (int l = 0; l < 8; l++)
+    best = m[l] > best ? m[l] : best;
+  for (; i < len; i++)
+    best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+
+/* The max of r[0 .. n-1] (-INFINITY for n == 0), four independent accumulators; NaNs are
+ * skipped (the caller finds them in the exps). */
+static inline __attribute__ ((always_inline)) float
+max_fast_kernel (const float *r,
+                 size_t       n)
+{
+  v8f m0 = SPLAT8 (-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+  float max = -INFINITY;
+  size_t i = 0;
+
+  for (; i + 32 <= n; i += 32)
+    {
+      v8f a = v8_load (r + i), b = v8_load (r + i + 8), c = v8_load (r + i + 16), d = v8_load (r + i + 24);
+
+      m0 = v8_select (a > m0, a, m0);
+      m1 = v8_select (b > m1, b, m1);
+      m2 = v8_select (c > m2, c, m2);
+      m3 = v8_select (d > m3, d, m3);
+    }
+  for (; i + 8 <= n; i += 8)
+    {
+      v8f a = v8_load (r + i);
+
+      m0 = v8_select (a > m0, a, m0);
+    }
+  m0 = v8_select (m1 > m0, m1, m0);
+  m2 = v8_select (m3 > m2, m3, m2);
+  m0 = v8_select (m2 > m0, m2, m0);
+  for (int l = 0; l < 8; l++)
+    max = m0[l] > max ? m0[l] : max;
+  for (; i < n; i++)
+    max = r[i] > max ? r[i] : max;
+  return max;
+}
+
+/* exp (x) for x <= 0 or NaN (no overflow handling: the fused softmax's arguments are
+ * logit - running max): the polynomial of v8_exp, x < -104 gives 0, NaN gives NaN. */
+static inline __attribute__ ((always_inline)) v8f
+v8_exp_nonpos (v8f x)
+{
+  const v8f lo = SPLAT8 (-104.0f);
+  const v8f magic = SPLAT8 (12582912.0f);
+  v8f xc, t, nf, r, p, y;
+  v8i n, n1, n2;
+
+  xc = v8_select (x < lo, lo, x);
+  t = xc * (v8f) SPLAT8 (1.44269504088896341f) + magic;
+  n = (v8i) t - (v8i) magic;
+  nf = t - magic;
+  r = xc - nf * (v8f) SPLAT8 (0.693359375f);
+  r = r - nf * (v8f) SPLAT8 (-2.12194440e-4f);
+  p = (v8f) SPLAT8 (1.9875691500e-4f);
+  p = p * r + (v8f) SPLAT8 (1.3981999507e-3f);
+  p = p * r + (v8f) SPLAT8 (8.3334519073e-3f);
+  p = p * r + (v8f) SPLAT8 (4.1665795894e-2f);
+  p = p * r + (v8f) SPLAT8 (1.6666665459e-1f);
+  p = p * r + (v8f) SPLAT8 (5.0000001201e-1f);
+  y = p * (r * r) + r + (v8f) SPLAT8 (1.0f);
+  n1 = n >> 1;
+  n2 = n - n1;
+  y = y * (v8f) ((n1 + 127) << 23);
+  return y * (v8f) ((n2 + 127) << 23);
+}
+
+/* r[j] = exp (r[j] - max) for j < n (every r[j] <= max, or NaN), returns the sum (float
+ * partial sums of 512 entries, added in double); NaN in, NaN out. */
+static inline __attribute__ ((always_inline)) double
+exp_sum_nonpos_kernel (float  *r,
+                       size_t  n,
+                       float   max)
+{
+  const v8f mv = SPLAT8 (max);
+  double sum = 0;
+  size_t i = 0;
+
+  while (i + 8 <= n)
+    {
+      v8f acc0 = SPLAT8 (0.0f), acc1 = acc0;
+      size_t end = i + 512 < n ? i + 512 : n;
+
+      for (; i + 16 <= end; i += 16)
+        {
+          v8f e0 = v8_exp_nonpos (v8_load (r + i) - mv), e1 = v8_exp_nonpos (v8_load (r + i + 8) - mv);
+
+          v8_store (r + i, e0);
+          v8_store (r + i + 8, e1);
+          acc0 += e0;
+          acc1 += e1;
+        }
+      for (; i + 8 <= end; i += 8)
+        {
+          v8f e = v8_exp_nonpos (v8_load (r + i) - mv);
+
+          v8_store (r + i, e);
+          acc0 += e;
+        }
+      acc0 += acc1;
+      for (int l = 0; l < 8; l++)
+        sum += acc0[l];
+    }
+  for (; i < n; i++)
+    {
+      v8f b = SPLAT8 (0.0f);
+
+      b[0] = r[i] - max;
+      r[i] = v8_exp_nonpos (b)[0];
+      sum += r[i];
+    }
+  return sum;
+}
+
+/* Bin of column c: floor (c cols / n) (rpe_map_reduce's binning). */
+static inline size_t
+col_bin_of (size_t c, size_t n, size_t cols)
+{
+  return (size_t) (((uint64_t) c * cols) / n);
+}
+
+/* One row's tile of logits row[0 .. lim-1] (columns c0 ..): updates the row's running max
+ * *rmax and sum *rsum (rescaling acc when the max grows) and its per-bin accumulators acc
+ * (cols): sums of exp (logit - max) for MEAN, maxima of the logits for MAX.  false if the
+ * tile's logits are not all finite (nothing changed then but row's contents). */
+static inline __attribute__ ((always_inline)) bool
+fused_row_kernel (float        *row,
+                  size_t        lim,
+                  size_t        c0,
+                  size_t        n,
+                  size_t        cols,
+                  bool          by_max,
+                  float        *acc,
+                  float        *rmax,
+                  double       *rsum)
+{
+  float tmax = max_fast_kernel (row, lim), m_old = *rmax, m;
+  size_t j = col_bin_of (c0, n, cols), c = c0, end = c0 + lim;
+  double s;
+
+  if (tmax == INFINITY)
+    return false;
+  if (by_max)
+    {
+      /* bin maxima of the logits, before the exps overwrite the row */
+      for (; c < end; j++)
+        {
+          size_t next = (size_t) (((uint64_t) (j + 1) * n + cols - 1) / cols);
+          size_t stop = next < end ? next : end;
+          float v = run_max (row + (c - c0), stop - c);
+
+          acc[j] = v > acc[j] ? v : acc[j];
+          c = stop;
+        }
+    }
+  m = tmax > m_old ? tmax : m_old;
+  if (m > m_old && m_old != -INFINITY)
+    {
+      float f = expf (m_old - m);
+
+      *rsum *= f;
+      if (!by_max)
+        scale_kernel (acc, col_bin_of (c0, n, cols) + 1, f);
+    }
+  *rmax = m;
+  if (m == -INFINITY)
+    return true;   /* every entry of the row so far is -inf: nothing to add */
+  s = exp_sum_nonpos_kernel (row, lim, m);
+  if (s != s)
+    return false;   /* NaN logits */
+  *rsum += s;
+  if (!by_max)
+    {
+      if (cols == n)
+        rpe_axpy_f (acc + c0, row, 1.0f, lim);
+      else
+        for (c = c0, j = col_bin_of (c0, n, cols); c < end; j++)
+          {
+            size_t next = (size_t) (((uint64_t) (j + 1) * n + cols - 1) / cols);
+            size_t stop = next < end ? next : end;
+
+            acc[j] += run_sum (row + (c - c0), stop - c);
+            c = stop;
+          }
+    }
+  return true;
+}
+
+/* A finished row into its pixel row: acc / sum (MEAN, divided by the bin's size later), or
+ * the largest weight exp (max logit - row max) / sum (MAX). */
+static inline __attribute__ ((always_inline)) void
+fused_finish_kernel (const float *acc,
+                     size_t       cols,
+                     bool         by_max,
+                     float        rmax,
+                     double       rsum,
+                     float       *pixels)
+{
+  if (rmax == -INFINITY || !(rsum > 0.0))
+    return;   /* an all-masked row has no weight anywhere */
+  if (by_max)
+    {
+      const v8f mv = SPLAT8 (rmax), iv = SPLAT8 ((float) (1.0 / rsum));
+      size_t j = 0;
+
+      for (; j + 8 <= cols; j += 8)
+        {
+          v8f w = v8_exp (v8_load (acc + j) - mv) * iv, p = v8_load (pixels + j);
+
+          v8_store (pixels + j, v8_select (w > p, w, p));
+        }
+      for (; j < cols; j++)
+        {
+          float w = expf (acc[j] - rmax) * (float) (1.0 / rsum);
+
+          pixels[j] = w > pixels[j] ? w : pixels[j];
+        }
+    }
+  else
+    rpe_axpy_f (pixels, acc, (float) (1.0 / rsum), cols);
+}
+
+#ifdef SOFTMAX_HAVE_AVX2
+static __attribute__ ((target ("avx2,fma"))) bool
+fused_row_avx2 (float *row, size_t lim, size_t c0, size_t n, size_t cols, bool by_max, float *acc, float *rmax,
+                double *rsum)
+{
+  return fused_row_kernel (row, lim, c0, n, cols, by_max, acc, rmax, rsum);
+}
+
+static __attribute__ ((target ("avx2,fma"))) void
+fused_finish_avx2 (const float *acc, size_t cols, bool by_max, float rmax, double rsum, float *pixels)
+{
+  fused_finish_kernel (acc, cols, by_max, rmax, rsum, pixels);
+}
+
+#endif
+
+static bool
+fused_row_generic (float *row, size_t lim, size_t c0, size_t n, size_t cols, bool by_max, float *acc, float *rmax,
+                   double *rsum)
+{
+  return fused_row_kernel (row, lim, c0, n, cols, by_max, acc, rmax, rsum);
+}
+
+static void
+fused_finish_generic (const float *acc, size_t cols, bool by_max, float rmax, double rsum, float *pixels)
+{
+  fused_finish_kernel (acc, cols, by_max, rmax, rsum, pixels);
+}
+
+typedef struct
+{
+  const RpeLogitsSpec *spec;
+  size_t               head, n, rows, cols, n_groups;
+  const size_t        *group_start;   /* (n_groups + 1) first pixel row of each group */
+  bool                 causal, by_max, avx2;
+  float               *image;
+  const RpeMonitor    *monitor;
+  RpeStatus            status[256];
+} FusedJob;
+
+/* Rows a .. b-1 one by one through rpe_attention_rows (the tile had non-finite logits). */
+static RpeStatus
+fused_fallback (FusedJob *job, size_t a, size_t b, float *scratch)
+{
+  const size_t n = job->n, cols = job->cols;
+
+  for (size_t m = a; m < b; m++)
+    {
+      float *pixels = job->image + col_bin_of (m, n, job->rows) * cols;
+      RpeStatus st = rpe_attention_rows (job->spec, job->head, m, 1, job->causal, scratch, NULL);
+
+      if (st != RPE_OK)
+        return st;
+      for (size_t j = 0, c = 0; j < cols; j++)
+        {
+          size_t next = bin_start (j + 1, n, cols);
+          float v = job->by_max ? run_max (scratch + c, next - c) : run_sum (scratch + c, next - c);
+
+          pixels[j] = job->by_max ? (v > pixels[j] ? v : pixels[j]) : pixels[j] + v;
+          c = next;
+        }
+    }
+  return RPE_OK;
+}
+
+static void
+fused_worker (size_t worker, size_t n_workers, void *data)
+{
+  FusedJob *job = data;
+  const RpeLogitsSpec *spec = job->spec;
+  const size_t n = job->n, cols = job->cols, rows = job->rows, d = spec->d, ld = spec->n_heads * spec->d;
+  const float scale = (float) (1.0 / sqrt ((double) d));
+  const float *q = spec->q + job->head * d, *k = spec->k + job->head * d;
+  RpeStatus st = RPE_OK;
+  float *tile = rpe_alloc ((size_t) FUSED_ROWS * FUSED_COLS, sizeof (float), &st);
+  float *acc = tile != NULL ? rpe_alloc ((size_t) FUSED_ROWS * cols, sizeof (float), &st) : NULL;
+  float *scratch = NULL;
+  float rmax[FUSED_ROWS];
+  double rsum[FUSED_ROWS];
+  size_t done = 0, mine = (job->n_groups + n_workers - 1 - worker) / n_workers;
+
+  for (size_t g = worker; acc != NULL && g < job->n_groups && st == RPE_OK; g += n_workers)
+    {
+      size_t p0 = job->group_start[g], p1 = job->group_start[g + 1];
+      size_t m_begin = bin_start (p0, n, rows), m_end = bin_start (p1, n, rows);
+
+      memset (job->image + p0 * cols, 0, (p1 - p0) * cols * sizeof (float));
+      for (size_t a = m_begin; a < m_end && st == RPE_OK; a += FUSED_ROWS)
+        {
+          size_t nr = m_end - a < FUSED_ROWS ? m_end - a : FUSED_ROWS;
+          size_t c_end = job->causal ? (a + nr < n ? a + nr : n) : n;
+          bool ok = true;
+
+          if (rpe_monitor_cancelled (job->monitor))
+            {
+              st = RPE_ERROR_CANCELLED;
+              break;
+            }
+          for (size_t i = 0; i < nr; i++)
+            {
+              rmax[i] = -INFINITY;
+              rsum[i] = 0.0;
+            }
+          if (job->by_max)
+            for (size_t i = 0; i < nr * cols; i++)
+              acc[i] = -INFINITY;
+          else
+            memset (acc, 0, nr * cols * sizeof (float));
+          for (size_t c0 = 0; c0 < c_end && ok; c0 += FUSED_COLS)
+            {
+              size_t ct = c_end - c0 < FUSED_COLS ? c_end - c0 : FUSED_COLS;
+
+              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) nr, (int) ct, (int) d,
+                           scale, q + a * ld, (int) ld, k + c0 * ld, (int) ld, 0.0f, tile, (int) ct);
+              for (size_t i = 0; i < nr && ok; i++)
+                {
+                  size_t m = a + i, lim = ct;
+
+                  if (job->causal)
+                    lim = m < c0 ? 0 : (m - c0 + 1 < ct ? m - c0 + 1 : ct);
+                  if (lim == 0)
+                    continue;
+#ifdef SOFTMAX_HAVE_AVX2
+                  if (job->avx2)
+                    ok = fused_row_avx2 (tile + i * ct, lim, c0, n, cols, job->by_max, acc + i * cols, &rmax[i],
+                                         &rsum[i]);
+                  else
+#endif
+                    ok = fused_row_generic (tile + i * ct, lim, c0, n, cols, job->by_max, acc + i * cols, &rmax[i],
+                                            &rsum[i]);
+                }
+            }
+          if (!ok)
+            {
+              if (scratch == NULL && (scratch = rpe_alloc (n, sizeof (float), &st)) == NULL)
+                break;
+              st = fused_fallback (job, a, a + nr, scratch);
+              continue;
+            }
+          for (size_t i = 0; i < nr; i++)
+            {
+              float *pixels = job->image + col_bin_of (a + i, n, rows) * cols;
+
+#ifdef SOFTMAX_HAVE_AVX2
+              if (job->avx2)
+                fused_finish_avx2 (acc + i * cols, cols, job->by_max, rmax[i], rsum[i], pixels);
+              else
+#endif
+                fused_finish_generic (acc + i * cols, cols, job->by_max, rmax[i], rsum[i], pixels);
+            }
+        }
+      if (st == RPE_OK && !job->by_max)
+        for (size_t p = p0; p < p1; p++)
+          {
+            size_t r = bin_start (p + 1, n, rows) - bin_start (p, n, rows);
+            float *pixels = job->image + p * cols;
+
+            for (size_t j = 0; j < cols; j++)
+              pixels[j] = (float) ((double) pixels[j]
+                                   / ((double) r * (double) (bin_start (j + 1, n, cols) - bin_start (j, n, cols))));
+          }
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, (double) ++done / (double) (mine > 0 ? mine : 1));
+    }
+  rpe_free (scratch);
+  rpe_free (acc);
+  rpe_free (tile);
+  job->status[worker] = st;
+}
+
+typedef struct
+{
+  const RpeLogitsSpec *spec;
+  size_t               head;
+  bool                 causal;
+} GenericRows;
+
+static RpeStatus
+generic_rows (size_t m0, size_t n_rows, float *out, void *user_data)
+{
+  const GenericRows *g = user_data;
+
+  return rpe_attention_rows (g->spec, g->head, m0, n_rows, g->causal, out, NULL);
+}
+
+RpeStatus
+rpe_attention_map_reduce (const RpeLogitsSpec *spec,
+                          size_t               head,
+                          bool                 causal,
+                          size_t               rows,
+                          size_t               cols,
+                          RpeMapReduce         reduce,
+                          float               *image,
+                          const RpeMonitor    *monitor)
+{
+  RpeLogitsSpec checked;
+  FusedJob job;
+  size_t n, workers, n_groups = 0, *group_start;
+  RpeStatus st = RPE_OK;
+
+  if (spec == NULL || image == NULL || spec->n == 0 || rows == 0 || cols == 0 || rows > spec->n || cols > spec->n
+      || head >= spec->n_heads)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (rows, cols, &(size_t) { 0 }) || !rpe_size_mul (cols, FUSED_ROWS * sizeof (float), &(size_t) { 0 }))
+    return RPE_ERROR_OVERFLOW;
+  checked = *spec;
+  if (!checked.inputs_checked && spec->kind != RPE_LOGITS_RELATIVE)
+    {
+      if ((st = rpe_logits_spec_check (spec)) != RPE_OK)
+        return st;
+      checked.inputs_checked = true;
+    }
+  if (spec->kind != RPE_LOGITS_DOT)
+    {
+      GenericRows g = { &checked, head, causal };
+
+      return rpe_map_reduce (spec->n, rows, cols, reduce, (size_t) 1 << 21, generic_rows, &g, image, monitor);
+    }
+  n = spec->n;
+  /* groups of whole pixel rows covering at most FUSED_ROWS map rows (one pixel row at least) */
+  if ((group_start = rpe_alloc (rows + 1, sizeof (size_t), &st)) == NULL)
+    return st;
+  for (size_t p = 0; p < rows; )
+    {
+      size_t m0 = bin_start (p, n, rows), p1 = p + 1;
+
+      while (p1 < rows && bin_start (p1 + 1, n, rows) - m0 <= FUSED_ROWS)
+        p1++;
+      group_start[n_groups++] = p;
+      p = p1;
+    }
+  group_start[n_groups] = rows;
+
+  memset (&job, 0, sizeof job);
+  job.spec = &checked;
+  job.head = head;
+  job.n = n;
+  job.rows = rows;
+  job.cols = cols;
+  job.n_groups = n_groups;
+  job.group_start = group_start;
+  job.causal = causal;
+  job.by_max = reduce != RPE_MAP_REDUCE_MEAN;   /* weights are >= 0: MAX_ABS is MAX */
+#ifdef SOFTMAX_HAVE_AVX2
+  job.avx2 = have_avx2 ();
+#endif
+  job.image = image;
+  job.monitor = monitor;
+  workers = rpe_parallel_threads ();
+  if (workers > n_groups)
+    workers = n_groups;
+  if (workers > sizeof job.status / sizeof job.status[0])
+    workers = sizeof job.status / sizeof job.status[0];
+  /* a small map (a few ms) is not worth the threads (nor waking them next to a BLAS pool
+   * still spinning from the caller's last call) */
+  if ((double) n * (double) n < (double) (1 << 21))
+    workers = 1;
+  if (workers > 1)
+    rpe_parallel_run (workers, fused_worker, &job);
+  else
+    fused_worker (0, 1, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))
+      st = job.status[w];
+  rpe_free (group_start);
+  if (st == RPE_OK)
+    rpe_monitor_progress (monitor, 1.0);
+  return st;
+}

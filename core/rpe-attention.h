@@ -170,3 +170,22 @@ RpeStatus rpe_map_reduce (size_t            n,
                           void             *user_data,
                           float            *image,
                           const RpeMonitor *monitor);
+
+/* One head's attention map reduced to a rows x cols image without its rows: the values of
+ * rpe_map_reduce over rpe_attention_rows (to float rounding; MAX_ABS is MAX, the weights
+ * being >= 0).  For DOT logits the logits of a tile of rows x columns (a few hundred KiB)
+ * go from the sgemm through an online softmax (running row max and sum, rescaled when the
+ * max grows) straight into per-row bin sums (or bin maxima), so nothing of size N^2, nor
+ * a block of whole rows, is written; causal tiles above the diagonal are skipped.  Tiles
+ * whose logits are not finite (overflow) are redone through rpe_attention_rows.  Pixel
+ * rows are shared by rpe_parallel_threads () workers round-robin; the image does not
+ * depend on the thread count.  APE / RELATIVE specs go through rpe_map_reduce.  Extra
+ * memory O(N + cols x 64) per worker. */
+RpeStatus rpe_attention_map_reduce (const RpeLogitsSpec *spec,
+                                    size_t               head,
+                                    bool                 causal,
+                                    size_t               rows,
+                                    size_t               cols,
+                                    RpeMapReduce         reduce,
+                                    float               *image,
+                                    const RpeMonitor    *monitor);

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "rpe-alloc.h"
+#include "rpe-parallel.h"
 #include "rpe-sine-spe.h"
 
 /* Phases are exact (double sin/cos) every ANCHOR positions and advanced by a
@@ -158,18 +159,27 @@ out:
  *          + s [q_d sqrt(g_d)]_d (N x D) eps_h (D x R),
  * where z_h (H, D, 2K, R) and eps_h (H, D, R) are already contiguous stacks: two
  * compute-bound GEMMs per block of rows, no (N, H, D, R) buffer. */
-RpeStatus
-_rpe_sine_spe_encode_fused (const RpeSpeParams *params,
-                            size_t              n,
-                            size_t              r,
-                            const float        *z,
-                            const float        *eps,
-                            const float        *q,
-                            const float        *k,
-                            float              *qhat,
-                            float              *khat,
-                            const RpeMonitor   *monitor)
+typedef struct
 {
+  const RpeSpeParams *params;
+  size_t              n, r;
+  const float        *z, *eps, *q, *k;
+  float              *qhat, *khat;
+  const RpeMonitor   *monitor;
+  RpeStatus           status[256];
+} SineFusedJob;
+
+/* Heads worker, worker + n_workers, ...: each head's output columns are its own, and its
+ * values do not depend on which worker computes it. */
+static void
+sine_fused_worker (size_t worker, size_t n_workers, void *data)
+{
+  SineFusedJob *job = data;
+  const RpeSpeParams *params = job->params;
+  const size_t n = job->n, r = job->r;
+  const float *z = job->z, *eps = job->eps, *q = job->q, *k = job->k;
+  float *qhat = job->qhat, *khat = job->khat;
+  const RpeMonitor *monitor = job->monitor;
   const size_t H = params->n_heads, D = params->n_features;
   const size_t k2 = 2 * params->n_sines;
   const size_t width = D * k2;
@@ -177,13 +187,12 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
   const float s = (float) rpe_spe_code_scale (D, r);
   const bool gated = params->gate != NULL;
   const size_t rows = n < BLOCK_FUSED ? n : BLOCK_FUSED;
+  const size_t mine = (H + n_workers - 1 - worker) / n_workers;
   float *aq = NULL, *ak = NULL, *gq = NULL, *gk = NULL, *fq = NULL, *fk = NULL;
   double *work = NULL;
-  size_t count, gcount;
+  size_t count = rows * width, gcount = rows * D, done = 0;   /* checked by the caller */
   RpeStatus st = RPE_OK;
 
-  if (!rpe_size_mul (rows, width, &count) || !rpe_size_mul (rows, D, &gcount))
-    return RPE_ERROR_OVERFLOW;
   if ((aq = rpe_alloc (count, sizeof (float), &st)) == NULL
       || (ak = rpe_alloc (count, sizeof (float), &st)) == NULL
       || (gq = rpe_alloc (gcount, sizeof (float), &st)) == NULL
@@ -193,7 +202,7 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
       || (work = rpe_alloc (params->n_sines, WORK_PER_SINE * sizeof (double), &st)) == NULL)
     goto out;
 
-  for (size_t h = 0; h < H; h++)
+  for (size_t h = worker; h < H; h += n_workers)
     {
       const float *zh = z + h * width * r;
 
@@ -247,8 +256,10 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
                              (int) D, s, gk, (int) D, eps + h * D * r, (int) r, 1.0f,
                              khat + m0 * hr + h * r, (int) hr);
             }
-          rpe_monitor_progress (monitor, ((double) h + (double) m1 / (double) n) / (double) H);
+          if (worker == 0)
+            rpe_monitor_progress (monitor, ((double) done + (double) m1 / (double) n) / (double) mine);
         }
+      done++;
     }
 
 out:
@@ -259,6 +270,50 @@ out:
   rpe_free (fq);
   rpe_free (fk);
   rpe_free (work);
+  job->status[worker] = st;
+}
+
+/* Fused codes + gating + encoding: per head and block of rows, the content-weighted Omega
+ * (B x D 2K) times the head's noise (D 2K x R), and the gate term, as compute-bound GEMMs;
+ * no (N, H, D, R) buffer.  Heads are shared by rpe_parallel_threads () workers (OpenBLAS
+ * single-threaded inside, rpe-parallel.h); the result does not depend on the count. */
+RpeStatus
+_rpe_sine_spe_encode_fused (const RpeSpeParams *params,
+                            size_t              n,
+                            size_t              r,
+                            const float        *z,
+                            const float        *eps,
+                            const float        *q,
+                            const float        *k,
+                            float              *qhat,
+                            float              *khat,
+                            const RpeMonitor   *monitor)
+{
+  const size_t H = params->n_heads, D = params->n_features;
+  const size_t width = D * 2 * params->n_sines;
+  const size_t rows = n < BLOCK_FUSED ? n : BLOCK_FUSED;
+  SineFusedJob job;
+  size_t count, gcount, workers;
+  RpeStatus st = RPE_OK;
+
+  if (!rpe_size_mul (rows, width, &count) || !rpe_size_mul (rows, D, &gcount))
+    return RPE_ERROR_OVERFLOW;
+  workers = rpe_parallel_threads ();
+  if (workers > H)
+    workers = H;
+  if (workers > sizeof job.status / sizeof job.status[0])
+    workers = sizeof job.status / sizeof job.status[0];
+  /* small problems are not worth a thread */
+  if ((double) n * (double) width * (double) r * (double) H < 4e6)
+    workers = 1;
+  memset (&job, 0, sizeof job);
+  job = (SineFusedJob) { params, n, r, z, eps, q, k, qhat, khat, monitor, { RPE_OK } };
+  rpe_parallel_run (workers, sine_fused_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))
+      st = job.status[w];
+  if (st == RPE_OK)
+    rpe_monitor_progress (monitor, 1.0);
   return st;
 }
 

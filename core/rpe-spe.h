@@ -271,3 +271,23 @@ typedef void      RpeSpeLagsFunc         (const RpeSpeParams *params,
                                           size_t              d,
                                           size_t              n,
                                           double             *out);
+
+/* The same logits streamed: head by head, blocks of at most block_rows rows are computed into
+ * buf (block_rows, N) and passed to sink (head, first row, row count, rows); the sink's status
+ * stops the stream.  Extra memory O(N D); the values of rpe_spe_exact_logits. */
+typedef RpeStatus (*RpeExactLogitsSink) (size_t       head,
+                                         size_t       m0,
+                                         size_t       n_rows,
+                                         float       *rows,
+                                         void        *user_data);
+
+RpeStatus rpe_spe_exact_logits_stream (const RpeSpeParams *params,
+                                       size_t              n,
+                                       const float        *q,
+                                       const float        *k,
+                                       bool                gated,
+                                       size_t              block_rows,
+                                       float              *buf,
+                                       RpeExactLogitsSink  sink,
+                                       void               *user_data,
+                                       const RpeMonitor   *monitor);

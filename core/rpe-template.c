@@ -249,15 +249,20 @@ rpe_spe_logits (size_t            n,
  * lag profile is computed once (2N-1 values, stored reversed so that the inner loop
  * over key positions n runs forward through memory), keys are transposed to (D, N),
  * and row m accumulates  row[n] += q[m,d] * kT[d, n] * Prev[d, n - m + N - 1].
- * Extra memory: O(N D) per head. */
-RpeStatus
-rpe_spe_exact_logits (const RpeSpeParams *params,
-                      size_t              n,
-                      const float        *q,
-                      const float        *k,
-                      bool                gated,
-                      float              *logits,
-                      const RpeMonitor   *monitor)
+ * Extra memory: O(N D) per head.  Rows go to `sink` in blocks of at most block_rows
+ * (through buf), or straight into logits (H, N, N) when sink is NULL. */
+static RpeStatus
+exact_logits_run (const RpeSpeParams     *params,
+                  size_t                  n,
+                  const float            *q,
+                  const float            *k,
+                  bool                    gated,
+                  float                  *logits,
+                  size_t                  block_rows,
+                  float                  *buf,
+                  RpeExactLogitsSink      sink,
+                  void                   *user_data,
+                  const RpeMonitor       *monitor)
 {
   size_t bytes, len, big;
   size_t n_heads, n_features;
@@ -268,7 +273,7 @@ rpe_spe_exact_logits (const RpeSpeParams *params,
 
   if ((st = rpe_spe_params_validate (params)) != RPE_OK)
     return st;
-  if (n == 0 || q == NULL || k == NULL || logits == NULL)
+  if (n == 0 || q == NULL || k == NULL || (sink == NULL ? logits == NULL : (buf == NULL || block_rows == 0)))
     return RPE_ERROR_INVALID_ARGUMENT;
   n_heads = params->n_heads;
   n_features = params->n_features;
@@ -278,6 +283,8 @@ rpe_spe_exact_logits (const RpeSpeParams *params,
     return st;
   len = 2 * n - 1;
   big = len * n_features;
+  if (sink == NULL)
+    block_rows = 32;
 
   if ((prev = rpe_alloc (big, sizeof (float), &st)) == NULL
       || (kt = rpe_alloc (n * n_features, sizeof (float), &st)) == NULL
@@ -287,9 +294,6 @@ rpe_spe_exact_logits (const RpeSpeParams *params,
   inv_sqrt_d = (float) (1.0 / sqrt ((double) n_features));
   for (size_t h = 0; h < n_heads; h++)
     {
-      float *lh = logits + h * n * n;
-      const size_t row_block = 32;
-
       if (rpe_monitor_cancelled (monitor))
         {
           st = RPE_ERROR_CANCELLED;
@@ -307,9 +311,10 @@ rpe_spe_exact_logits (const RpeSpeParams *params,
             kt[d * n + i] = k[(i * n_heads + h) * n_features + d];
         }
 
-      for (size_t m0 = 0; m0 < n; m0 += row_block)
+      for (size_t m0 = 0; m0 < n; m0 += block_rows)
         {
-          size_t m1 = m0 + row_block < n ? m0 + row_block : n;
+          size_t m1 = m0 + block_rows < n ? m0 + block_rows : n;
+          float *dst = sink != NULL ? buf : logits + (h * n + m0) * n;
 
           if (rpe_monitor_cancelled (monitor))
             {
@@ -318,13 +323,15 @@ rpe_spe_exact_logits (const RpeSpeParams *params,
             }
           for (size_t m = m0; m < m1; m++)
             {
-              float *row = lh + m * n;
+              float *row = dst + (m - m0) * n;
               const float *qm = q + (m * n_heads + h) * n_features;
 
               memset (row, 0, n * sizeof (float));
               for (size_t d = 0; d < n_features; d++)
                 mul_acc (row, kt + d * n, prev + d * len + (n - 1 - m), qm[d], n);
             }
+          if (sink != NULL && (st = sink (h, m0, m1 - m0, buf, user_data)) != RPE_OK)
+            goto out;
           rpe_monitor_progress (monitor, ((double) h + (double) m1 / (double) n) / (double) n_heads);
         }
     }
@@ -333,4 +340,33 @@ out:
   rpe_free (kt);
   rpe_free (lag);
   return st;
+}
+
+RpeStatus
+rpe_spe_exact_logits (const RpeSpeParams *params,
+                      size_t              n,
+                      const float        *q,
+                      const float        *k,
+                      bool                gated,
+                      float              *logits,
+                      const RpeMonitor   *monitor)
+{
+  return exact_logits_run (params, n, q, k, gated, logits, 0, NULL, NULL, NULL, monitor);
+}
+
+RpeStatus
+rpe_spe_exact_logits_stream (const RpeSpeParams *params,
+                             size_t              n,
+                             const float        *q,
+                             const float        *k,
+                             bool                gated,
+                             size_t              block_rows,
+                             float              *buf,
+                             RpeExactLogitsSink  sink,
+                             void               *user_data,
+                             const RpeMonitor   *monitor)
+{
+  if (sink == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  return exact_logits_run (params, n, q, k, gated, NULL, block_rows, buf, sink, user_data, monitor);
 }

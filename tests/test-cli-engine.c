@@ -443,6 +443,175 @@ test_map_reduce (void)
   rpe_free (img);
 }
 
+/* `compute logits|attention --exact` (streamed in blocks of rows, several blocks per head at
+ * N = 1100) equal rpe_spe_exact_logits and its row softmax, causal. */
+static void
+test_exact_cli_streamed (void)
+{
+  const gsize H = 2, D = 4, n = 1100;
+  g_autofree char *qp = rpe_test_tmp_path ("xq.npy"), *kp = rpe_test_tmp_path ("xk.npy"), *lp = rpe_test_tmp_path ("xl.npy");
+  g_autofree char *ap = rpe_test_tmp_path ("xat.npy");
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *logits = falloc (H * n * n);
+  g_autoptr(RpeTensor) cl = NULL, ca = NULL;
+
+  random_params (&p, RPE_SPE_SINE, H, D, 3, 21);
+  rpe_rng_normal (4, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (4, RPE_STREAM_KEYS, 0, k, n * H * D);
+  write_npy (qp, q, 3, (gsize[]) { n, H, D });
+  write_npy (kp, k, 3, (gsize[]) { n, H, D });
+  g_assert_cmpint (rpe_spe_exact_logits (&p, n, q, k, TRUE, logits, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits --exact --method sine --sines 3 --heads 2 --features 4 --seed 21 "
+                            "--queries %s --keys %s -o %s", qp, kp, lp), ==, 0);
+  cl = read_npy (lp);
+  g_assert_cmpuint (cl->n_elements, ==, H * n * n);
+  g_assert_cmpfloat (rel_err (cl->data, logits, H * n * n), <, 1e-5);
+  g_assert_cmpint (rpe_softmax_rows (logits, H, n, TRUE, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute attention --exact --causal --method sine --sines 3 --heads 2 --features 4 "
+                            "--seed 21 --queries %s --keys %s -o %s", qp, kp, ap), ==, 0);
+  ca = read_npy (ap);
+  g_assert_cmpuint (ca->n_elements, ==, H * n * n);
+  g_assert_cmpfloat (abs_err (ca->data, logits, H * n * n), <, 1e-6);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (logits);
+}
+
+/* rpe_spe_exact_logits_stream (the path of `compute logits|attention --exact`) gives the
+ * rows of rpe_spe_exact_logits in order, block by block, for blocks that do not divide N. */
+typedef struct
+{
+  const float *full;
+  gsize        n, next_h, next_m;
+  double       err;
+} StreamCheck;
+
+static RpeStatus
+stream_check_sink (size_t head, size_t m0, size_t n_rows, float *rows, void *user_data)
+{
+  StreamCheck *sc = user_data;
+
+  g_assert_cmpuint (head, ==, sc->next_h);
+  g_assert_cmpuint (m0, ==, sc->next_m);
+  g_assert_cmpuint (n_rows, <=, 7);
+  sc->err = fmax (sc->err, abs_err (rows, sc->full + (head * sc->n + m0) * sc->n, n_rows * sc->n));
+  sc->next_m = m0 + n_rows;
+  if (sc->next_m == sc->n)
+    {
+      sc->next_m = 0;
+      sc->next_h++;
+    }
+  return head == 99 ? RPE_ERROR_IO : RPE_OK;
+}
+
+static void
+test_exact_logits_stream (void)
+{
+  const gsize n = 45, H = 3, D = 4;
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *full = falloc (H * n * n), *buf = falloc (7 * n);
+  StreamCheck sc = { full, n, 0, 0, 0 };
+
+  random_params (&p, RPE_SPE_SINE, H, D, 3, 5);
+  rpe_rng_normal (7, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (7, RPE_STREAM_KEYS, 0, k, n * H * D);
+  g_assert_cmpint (rpe_spe_exact_logits (&p, n, q, k, TRUE, full, NULL), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_exact_logits_stream (&p, n, q, k, TRUE, 7, buf, stream_check_sink, &sc, NULL), ==, RPE_OK);
+  g_assert_cmpuint (sc.next_h, ==, H);
+  g_assert_cmpfloat (sc.err, ==, 0.0);
+  g_assert_cmpint (rpe_spe_exact_logits_stream (&p, n, q, k, TRUE, 7, buf, NULL, NULL, NULL), ==,
+                   RPE_ERROR_INVALID_ARGUMENT);
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (full);
+  rpe_free (buf);
+}
+
+/* rpe_attention_map_reduce (online softmax of logits tiles into pixel bins) equals the naive
+ * bin mean / max of the full attention map (rpe_attention_rows of every row), for several
+ * column tiles whose row max grows from tile to tile, causal or not, one head of two, unequal
+ * bins, rows = cols = N, and rows whose logits overflow to +inf (the fallback path). */
+static void
+test_attention_map_reduce (void)
+{
+  const gsize n = 4500, H = 2, d = 8;
+  const gsize sizes[][2] = { { 7, 5 }, { 64, 100 }, { 2048, 2048 }, { 1, 3 } };
+  float *q = falloc (n * H * d), *k = falloc (n * H * d), *full = falloc (n * n);
+  float *img = falloc (2048 * 2048);
+  double *want = g_new (double, 2048 * 2048);
+  gsize cnt_r[2048], cnt_c[2048];
+
+  for (int overflow = 0; overflow < 2; overflow++)
+    {
+      for (gsize m = 0; m < n; m++)
+        for (gsize i = 0; i < H * d; i++)
+          {
+            /* keys grow with the column: each tile raises the row max */
+            q[m * H * d + i] = (float) sin (0.3 * (double) m + 1.7 * (double) i);
+            k[m * H * d + i] = (float) ((1.0 + 6.0 * (double) m / (double) n) * cos (0.21 * (double) m + 0.9 * (double) i));
+          }
+      if (overflow)
+        for (gsize i = 0; i < d; i++)
+          {
+            q[(777 * H + 1) * d + i] = 3e19f;     /* row 777 of head 1: +inf logits */
+            q[(3001 * H + 1) * d + i] = -3e19f;   /* row 3001: -inf and +inf logits */
+          }
+      for (int causal = 0; causal < 2; causal++)
+        {
+          RpeLogitsSpec spec = { RPE_LOGITS_DOT, n, H, d, q, k, NULL, false, false };
+
+          g_assert_cmpint (rpe_attention_rows (&spec, 1, 0, n, causal, full, NULL), ==, RPE_OK);
+          for (gsize t = 0; t < G_N_ELEMENTS (sizes); t++)
+            for (int mode = 0; mode < 3; mode++)
+              {
+                gsize rows = sizes[t][0], cols = sizes[t][1];
+                double err = 0;
+
+                for (gsize i = 0; i < rows * cols; i++)
+                  want[i] = mode == 0 ? 0.0 : -INFINITY;
+                for (gsize m = 0; m < n; m++)
+                  for (gsize c = 0; c < n; c++)
+                    {
+                      gsize px = ((m * rows) / n) * cols + (c * cols) / n;
+                      double v = full[m * n + c];
+
+                      want[px] = mode == 0 ? want[px] + v : fmax (want[px], v);
+                    }
+                g_assert_cmpint (rpe_attention_map_reduce (&spec, 1, causal, rows, cols, (RpeMapReduce) mode, img,
+                                                           NULL), ==, RPE_OK);
+                memset (cnt_r, 0, sizeof cnt_r);
+                memset (cnt_c, 0, sizeof cnt_c);
+                for (gsize m = 0; m < n; m++)
+                  {
+                    cnt_r[(m * rows) / n]++;
+                    cnt_c[(m * cols) / n]++;
+                  }
+                for (gsize i = 0; i < rows; i++)
+                  for (gsize j = 0; j < cols; j++)
+                    {
+                      double w = want[i * cols + j];
+
+                      if (mode == 0)
+                        w /= (double) cnt_r[i] * (double) cnt_c[j];
+                      /* relative to the pixel's value (means of a few columns are small) */
+                      err = fmax (err, fabs (w - img[i * cols + j]) / fmax (fabs (w), 1e-3));
+                    }
+                g_assert_cmpfloat (err, <, 2e-4);
+              }
+        }
+    }
+  g_assert_cmpint (rpe_attention_map_reduce (&(RpeLogitsSpec) { RPE_LOGITS_DOT, n, H, d, q, k, NULL, false, false },
+                                             2, false, 4, 4, RPE_MAP_REDUCE_MEAN, img, NULL),
+                   ==, RPE_ERROR_INVALID_ARGUMENT);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (full);
+  rpe_free (img);
+  g_free (want);
+}
+
 /* `rpe export attention -o X.npy` (one head, streamed) equals that head of `rpe compute
  * attention` (all heads), with random content drawn for the one head only. */
 static void
@@ -482,6 +651,9 @@ main (int argc, char **argv)
   g_test_add_data_func ("/cli-engine/encode-head-sine", GINT_TO_POINTER (0), test_encode_head);
   g_test_add_data_func ("/cli-engine/encode-head-conv", GINT_TO_POINTER (1), test_encode_head);
   g_test_add_func ("/cli-engine/map-reduce", test_map_reduce);
+  g_test_add_func ("/cli-engine/attention-map-reduce", test_attention_map_reduce);
+  g_test_add_func ("/cli-engine/exact-logits-stream", test_exact_logits_stream);
+  g_test_add_func ("/cli-engine/exact-cli-streamed", test_exact_cli_streamed);
   g_test_add_func ("/cli-engine/export-attention-head", test_export_attention_head);
   return g_test_run ();
 }

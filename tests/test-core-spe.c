@@ -396,6 +396,9 @@ test_conv_codes (void)
   check_codes (RPE_SPE_CONV, 64, 7, RPE_CONV_SPE_PATH_FFT);
   check_codes (RPE_SPE_CONV, 64, 100, RPE_CONV_SPE_PATH_AUTO);
   check_codes (RPE_SPE_CONV, 20, 33, RPE_CONV_SPE_PATH_FFT);   /* L > N */
+  /* N H D R > 1e6: channels shared by the workers, codes through the (R, N) scratch */
+  check_codes (RPE_SPE_CONV, 40000, 100, RPE_CONV_SPE_PATH_FFT);
+  check_codes (RPE_SPE_CONV, 40000, 30, RPE_CONV_SPE_PATH_DIRECT);
   g_assert_cmpint (rpe_conv_spe_choose_path (1000, 64), ==, RPE_CONV_SPE_PATH_DIRECT);
   g_assert_cmpint (rpe_conv_spe_choose_path (1000, 65), ==, RPE_CONV_SPE_PATH_FFT);
 }

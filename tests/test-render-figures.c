@@ -606,6 +606,147 @@ test_gif (void)
   }
 }
 
+/* ------------------------------------------------------- shared-axes grid */
+
+/* 64 templates at the column preset (3.25 in, 8 pt text, the height the export picks): the
+ * cells are square, of one size, and fill most of the width left of the labels; tick numbers
+ * only on the left column and the bottom row. */
+static void
+test_grid_shared (void)
+{
+  const size_t n = 32, cells = 64;
+  g_autofree float *a = g_new0 (float, cells * n * n);
+  RpeHeatmapData d[64];
+  char titles[64][16];
+  RpeHeatmapGrid g;
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 10, 10);
+  cairo_t *cr = cairo_create (s);
+  double width = 3.25 * 72.0, height, side = -1, x0 = -1, x_end = 0;
+  size_t cols = 0;
+
+  for (size_t k = 0; k < cells; k++)
+    {
+      for (size_t i = 0; i < n * n; i++)
+        a[k * n * n + i] = sinf ((float) (i % n + k) * 0.3f) - 0.2f;
+      rpe_heatmap_data_init (&d[k]);
+      d[k].values = a + k * n * n;
+      d[k].rows = d[k].cols = n;
+      g_snprintf (titles[k], sizeof titles[k], "d = %zu", k);
+      d[k].title = titles[k];
+    }
+  rpe_heatmap_grid_init (&g);
+  g.cells = d;
+  g.n_cells = cells;
+  g.font_size = 8.0;
+  g.colorbar_label = "template";
+  height = rpe_plot_grid_height_for_width (&g, width, width * 1.6);
+  g_assert_cmpfloat (height, >, 0.0);
+  for (size_t k = 0; k < cells; k++)
+    {
+      RpePlotRect im;
+      unsigned int t = 0;
+      bool left, bottom;
+
+      g_assert_true (rpe_plot_grid_cell_layout (cr, &g, width, height, k, &im, &t, &cols));
+      g_assert_cmpfloat (im.width, ==, im.height);
+      if (side < 0)
+        {
+          side = im.width;
+          x0 = im.x;
+        }
+      g_assert_cmpfloat (im.width, ==, side);
+      x_end = MAX (x_end, im.x + im.width);
+      left = k % cols == 0;
+      bottom = k + cols >= cells;
+      g_assert_cmpint (!!(t & RPE_HEATMAP_TICKS_Y_TEXT), ==, left);
+      g_assert_cmpint (!!(t & RPE_HEATMAP_TICKS_X_TEXT), ==, bottom);
+    }
+  g_test_message ("column grid: %zu columns, %g pt images, %g x %g pt", cols, side, width, height);
+  g_assert_cmpuint (cols, >=, 2);
+  /* the width right of the y labels, shared by the columns: the images take at least 3/4 */
+  g_assert_cmpfloat (side, >=, 0.75 * (width - x0) / (double) cols);
+  g_assert_cmpfloat (x_end, <=, width);
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+}
+
+/* ------------------------------------------------------------ slide figures */
+
+static gsize
+count_of (const char *text,
+          const char *what)
+{
+  g_autofree char *t = squeeze (text), *w = squeeze (what);
+  gsize c = 0;
+
+  for (const char *p = strstr (t, w); p != NULL; p = strstr (p + 1, w))
+    c++;
+  return c;
+}
+
+/* At the slide preset (20 pt text) the line plots keep their legends (outside the axes when
+ * no corner is free), and the outputs' channel strips more than one channel number. */
+static void
+test_slide (void)
+{
+  g_autofree char *out = tmp_file ("slide-outputs.pdf"), *ext = tmp_file ("slide-extrapolation.pdf");
+  const char *oargs[] = { "outputs", "--checkpoint", "demo", "--preset", "slide", "-o", out, NULL };
+  const char *eargs[] = { "extrapolation", "--checkpoint", "demo", "--length", "128", "--preset", "slide",
+                          "-o", ext, NULL };
+  g_autofree char *otext = NULL, *etext = NULL;
+
+  if (!have_cli ())
+    return;
+  g_assert_cmpint (run_export (oargs), ==, 0);
+  g_assert_cmpint (run_export (eargs), ==, 0);
+  otext = pdf_text (out);
+  if (otext == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  etext = pdf_text (ext);
+  /* the title and the first strip name the exact attention; the legend a third time */
+  g_assert_cmpuint (count_of (otext, "exact softmax attention"), >=, 3);
+  assert_has (etext, "APE");
+  assert_has (etext, "sine SPE");
+  assert_has (etext, "conv SPE");
+
+  /* four channels in a strip at the slide's text size: ticks 0 and 3 at least */
+  {
+    float v[4 * 256];
+    RpeHeatmapData d;
+    size_t yt[32], ny = 0;
+    cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 10, 10);
+    cairo_t *cr = cairo_create (s);
+
+    for (size_t i = 0; i < G_N_ELEMENTS (v); i++)
+      v[i] = (float) (i % 7);
+    rpe_heatmap_data_init (&d);
+    d.values = v;
+    d.rows = 4;
+    d.cols = 256;
+    d.font_size = 20.0;
+    d.hide_x_labels = TRUE;
+    g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 600, 115, NULL, NULL, yt, &ny, 32));
+    g_assert_cmpuint (ny, >=, 2);
+    g_assert_cmpuint (yt[0], ==, 0);
+    g_assert_cmpuint (yt[ny - 1], ==, 3);
+    cairo_destroy (cr);
+    cairo_surface_destroy (s);
+  }
+  g_assert_cmpuint (count_of (otext, "channel"), >=, 3);
+  {
+    g_auto (GStrv) lines = g_strsplit (otext, "\n", -1);
+    gsize threes = 0;
+
+    for (gsize i = 0; lines[i] != NULL; i++)
+      if (g_strcmp0 (g_strstrip (lines[i]), "3") == 0)
+        threes++;
+    g_assert_cmpuint (threes, >=, 3);   /* the last channel's number on each strip */
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -626,6 +767,8 @@ main (int   argc,
   g_test_add_func ("/render/figures/presets", test_presets);
   g_test_add_func ("/render/figures/text-size", test_text_size);
   g_test_add_func ("/render/figures/gif", test_gif);
+  g_test_add_func ("/render/figures/grid-shared-axes", test_grid_shared);
+  g_test_add_func ("/render/figures/slide", test_slide);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

@@ -1069,6 +1069,28 @@ attention_run (Job               *job,
   col_cnt = row_cnt != NULL ? rpe_alloc0 (cols, sizeof (gsize), &status) : NULL;
   if (col_cnt == NULL)
     goto out;
+  /* The whole map of a logits-spec method (SPE, APE, LRPE): the core's fused path, logits
+   * tiles through an online softmax straight into the pixels, threaded (the same binning,
+   * floor (offset * pixels / N); the values of the loop below to float rounding). */
+  if (m0 == 0 && m1 == n && n0 == 0 && n1 == n
+      && (s->method == RPE_EXPLORER_METHOD_SPE || s->method == RPE_EXPLORER_METHOD_APE
+          || s->method == RPE_EXPLORER_METHOD_LRPE))
+    {
+      status = rpe_attention_map_reduce (&src.spec, 0, src.causal, rows, cols,
+                                         use_max ? RPE_MAP_REDUCE_MAX : RPE_MAP_REDUCE_MEAN, img->values, monitor);
+      if (status != RPE_OK)
+        goto out;
+      for (gsize i = 0; i < count; i++)
+        if (isfinite (img->values[i]))
+          {
+            lo = fmin (lo, img->values[i]);
+            hi = fmax (hi, img->values[i]);
+          }
+      img->vmin = lo <= hi ? lo : 0.0;
+      img->vmax = lo <= hi ? hi : 0.0;
+      img->seconds = elapsed_s (start);
+      goto out;
+    }
   for (gsize i = 0; i < count; i++)
     acc[i] = use_max ? -INFINITY : 0.0;
   /* pixel of each row / column: floor (offset * pixels / span) */

@@ -348,6 +348,16 @@ make_ticks (double  lo,
       return;
     }
   linear_ticks (lo, hi, target, log_axis, t);
+  /* One number does not make a scale: finer steps while two labels keep their room. */
+  for (double t2 = target * 2.0; t->n < 2 && t2 <= 40.0; t2 *= 2.0)
+    {
+      Ticks finer;
+
+      memset (&finer, 0, sizeof finer);
+      linear_ticks (lo, hi, t2, log_axis, &finer);
+      if (finer.n >= 2 && length * (finer.pos[1] - finer.pos[0]) / (hi - lo) >= spacing * 0.7)
+        *t = finer;
+    }
 }
 
 /* ------------------------------------------------------------------- text */
@@ -429,18 +439,30 @@ typedef struct
   double        tick;
   double        gap;
   Ticks         xt, yt;
+  /* The legend: inside a corner of the frame, or outside it in room kept for it (right of or
+   * under the plot) when no corner is free of data; never dropped. */
+  int           legend_out;   /* 0 inside (or none), 1 right, 2 below */
+  double        legend_w, legend_h;
+  double        extra_bottom;
+  double        width;
+  double        legend_font;  /* > 0: the legend's text size (smaller than the plot's as a last resort) */
 } Layout;
 
+static void draw_marker (cairo_t *cr, RpeCurveMarker marker, double x, double y, double r);
+
 static bool
-compute_layout (cairo_t            *cr,
-                const RpeCurvePlot *plot,
-                double              width,
-                double              height,
-                Layout             *lay)
+compute_frame (cairo_t            *cr,
+               const RpeCurvePlot *plot,
+               double              width,
+               double              height,
+               double              extra_right,
+               double              extra_bottom,
+               Layout             *lay)
 {
   double x0, x1, y0, y1, left, right, top, bottom, label_h, widest = 0.0;
 
   memset (lay, 0, sizeof *lay);
+  lay->extra_bottom = extra_bottom;
   if (plot == NULL || !(width > 0.0) || !(height > 0.0))
     return false;
   if (!axis_range (plot, false, &x0, &x1) || !axis_range (plot, true, &y0, &y1))
@@ -461,7 +483,7 @@ compute_layout (cairo_t            *cr,
   if (isfinite (plot->x_marker) && plot->x_marker_label != NULL && plot->x_marker_label[0] != '\0')
     top += label_h;   /* the marker's label, above the data */
   bottom = lay->gap + lay->tick + lay->gap + label_h * 1.2
-           + (plot->x_label != NULL && plot->x_label[0] != '\0' ? label_h + lay->gap : 0.0);
+           + (plot->x_label != NULL && plot->x_label[0] != '\0' ? label_h + lay->gap : 0.0) + extra_bottom;
 
   /* The y ticks depend on the plot's height, their labels' width on the ticks. */
   make_ticks (y0, y1, plot->y_log, height - top - bottom, label_h * 2.2, &lay->yt);
@@ -470,7 +492,7 @@ compute_layout (cairo_t            *cr,
   /* the y label leaves room for accents above its capitals (P̂, P̃) */
   left = lay->gap + (plot->y_label != NULL && plot->y_label[0] != '\0' ? label_h + lay->gap + lay->font * 0.3 : 0.0)
          + widest + lay->gap + lay->tick;
-  right = lay->gap + lay->font * 1.5;
+  right = lay->gap + lay->font * 1.5 + extra_right;
 
   lay->frame.area.x = round (left);
   lay->frame.area.y = round (top);
@@ -490,6 +512,179 @@ compute_layout (cairo_t            *cr,
   lay->frame.x_log = plot->x_log;
   lay->frame.y_log = plot->y_log;
   return true;
+}
+
+/* The legend's size at the plot's text size; false if no series has a label. */
+static bool
+legend_size (cairo_t            *cr,
+             const RpeCurvePlot *plot,
+             double              font,
+             double             *w,
+             double             *h)
+{
+  double row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45, widest = 0.0;
+  size_t entries = 0;
+
+  cairo_set_font_size (cr, font);
+  for (size_t s = 0; s < plot->n_series; s++)
+    if (plot->series[s].label != NULL && plot->series[s].label[0] != '\0')
+      {
+        widest = fmax (widest, text_width (cr, plot->series[s].label));
+        entries++;
+      }
+  *w = pad * 3.0 + sample + widest;
+  *h = pad * 2.0 + row_h * (double) entries;
+  return entries > 0;
+}
+
+/* Whether any line or point of the plot passes through (x0, y0) - (x1, y1). */
+static bool
+data_in_box (const RpeCurvePlot  *plot,
+             const RpeCurveFrame *f,
+             double               x0,
+             double               y0,
+             double               x1,
+             double               y1)
+{
+  for (size_t s = 0; s < plot->n_series; s++)
+    {
+      const RpeCurveSeries *se = &plot->series[s];
+      double px = NAN, py = NAN;
+      bool have = false;
+
+      for (size_t i = 0; se->x != NULL && se->y != NULL && i < se->n; i++)
+        {
+          double qx, qy;
+
+          if (!rpe_curve_frame_map (f, se->x[i], se->y[i], &qx, &qy))
+            {
+              have = false;
+              continue;
+            }
+          /* the point, and the segment from the last one, sampled */
+          for (int k = have && !se->no_line ? 0 : 16; k <= 16; k++)
+            {
+              double t = (double) k / 16.0;
+              double x = have ? px + (qx - px) * t : qx, y = have ? py + (qy - py) * t : qy;
+
+              if (x >= x0 && x <= x1 && y >= y0 && y <= y1)
+                return true;
+            }
+          px = qx;
+          py = qy;
+          have = true;
+        }
+    }
+  return false;
+}
+
+/* The corner box (x, y) of the legend inside the frame for `where` (a corner). */
+static void
+legend_corner (const RpeCurveFrame *f,
+               RpeCurveLegend       where,
+               double               box_w,
+               double               box_h,
+               double               pad,
+               double              *bx,
+               double              *by)
+{
+  bool right = where == RPE_CURVE_LEGEND_TOP_RIGHT || where == RPE_CURVE_LEGEND_BOTTOM_RIGHT;
+  bool topc = where == RPE_CURVE_LEGEND_TOP_RIGHT || where == RPE_CURVE_LEGEND_TOP_LEFT;
+
+  *bx = right ? f->area.x + f->area.width - pad - box_w : f->area.x + pad;
+  *by = topc ? f->area.y + pad : f->area.y + f->area.height - pad - box_h;
+}
+
+static bool place_legend (cairo_t *cr, const RpeCurvePlot *plot, double width, double height, double bw,
+                          double bh, bool last, Layout *lay);
+
+static bool
+compute_layout (cairo_t            *cr,
+                const RpeCurvePlot *plot,
+                double              width,
+                double              height,
+                Layout             *lay)
+{
+  double bw, bh;
+
+  if (!compute_frame (cr, plot, width, height, 0.0, 0.0, lay))
+    return false;
+  if (plot->legend == RPE_CURVE_LEGEND_NONE || !legend_size (cr, plot, lay->font, &bw, &bh))
+    return true;
+  for (double f = 1.0; f >= 0.69; f -= 0.15)
+    {
+      double font = lay->font * f;
+
+      legend_size (cr, plot, font, &bw, &bh);
+      if (place_legend (cr, plot, width, height, bw, bh, f < 0.99, lay))
+        {
+          lay->legend_font = font;
+          return true;
+        }
+    }
+  /* nowhere at 70 %: the plot without its legend */
+  return compute_frame (cr, plot, width, height, 0.0, 0.0, lay);
+}
+
+/* Places a legend bw x bh: inside a corner free of data, else outside; false if neither
+ * leaves a plot (lay then holds the frame without the legend).  last: any corner inside. */
+static bool
+place_legend (cairo_t            *cr,
+              const RpeCurvePlot *plot,
+              double              width,
+              double              height,
+              double              bw,
+              double              bh,
+              bool                last,
+              Layout             *lay)
+{
+  double pad;
+  bool inside = false;
+
+  if (!compute_frame (cr, plot, width, height, 0.0, 0.0, lay))
+    return false;
+  cairo_set_font_size (cr, lay->font);
+  pad = lay->font * 0.45;
+  if (bw + 2.0 * pad <= lay->frame.area.width && bh + 2.0 * pad <= lay->frame.area.height)
+    {
+      if (plot->legend != RPE_CURVE_LEGEND_BEST)
+        inside = true;   /* the corner asked for */
+      else
+        for (int c = RPE_CURVE_LEGEND_TOP_RIGHT; c <= RPE_CURVE_LEGEND_BOTTOM_LEFT && !inside; c++)
+          {
+            double bx, by;
+
+            legend_corner (&lay->frame, (RpeCurveLegend) c, bw, bh, pad, &bx, &by);
+            inside = !data_in_box (plot, &lay->frame, bx - pad * 0.5, by - pad * 0.5, bx + bw + pad * 0.5,
+                                   by + bh + pad * 0.5);
+          }
+    }
+  if (inside)
+    return true;
+  /* Outside: under the frame when that leaves the plot half its height (stacked panels keep
+   * their frames aligned), else right of it if that leaves it most of the width; with
+   * neither, inside after all. */
+  {
+    bool right_first = bh > lay->frame.area.height * 0.5 || (bw <= width * 0.3 && width > height * 1.6);
+
+    for (int k = 0; k < 2; k++)
+      {
+        bool right = (k == 0) == right_first;
+
+        if (right ? bw <= width * 0.45 && compute_frame (cr, plot, width, height, bw + lay->gap, 0.0, lay)
+                  : compute_frame (cr, plot, width, height, 0.0, bh + lay->gap, lay))
+          {
+            lay->legend_out = right ? 1 : 2;
+            lay->legend_w = bw;
+            lay->legend_h = bh;
+            lay->width = width;
+            return true;
+          }
+      }
+  }
+  compute_frame (cr, plot, width, height, 0.0, 0.0, lay);
+  (void) last;
+  return false;
 }
 
 bool
@@ -724,7 +919,8 @@ draw_legend (cairo_t            *cr,
              const Layout       *lay)
 {
   const RpeCurveFrame *f = &lay->frame;
-  double font = lay->font, row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45;
+  double font = lay->legend_font > 0.0 ? lay->legend_font : lay->font;
+  double row_h = font * 1.3, sample = font * 2.6, pad = font * 0.45;
   double widest = 0.0, box_w, box_h, bx = 0.0, by = 0.0;
   size_t entries = 0;
   RpeCurveLegend where = plot->legend;
@@ -742,10 +938,24 @@ draw_legend (cairo_t            *cr,
     return;
   box_w = pad * 3.0 + sample + widest;
   box_h = pad * 2.0 + row_h * (double) entries;
-  if (box_w > f->area.width || box_h > f->area.height)
+  if (lay->legend_out == 1)
+    {
+      bx = f->area.x + f->area.width + lay->font * 1.5 - lay->gap;
+      by = f->area.y;
+    }
+  else if (lay->legend_out == 2)
+    {
+      bx = fmax (lay->gap, fmin (f->area.x + f->area.width / 2.0 - box_w / 2.0, lay->width - box_w - lay->gap - 1.0));
+      by = f->area.y + f->area.height + (lay->frame.area.height > 0 ? 0.0 : 0.0)
+           + lay->gap + lay->tick + lay->gap + lay->font * 1.2 * 1.2
+           + (plot->x_label != NULL && plot->x_label[0] != '\0' ? lay->font * 1.2 + lay->gap : 0.0);
+    }
+  else if (box_w > f->area.width || box_h > f->area.height)
     return;
 
-  if (where == RPE_CURVE_LEGEND_BEST)
+  if (lay->legend_out != 0)
+    ;
+  else if (where == RPE_CURVE_LEGEND_BEST)
     {
       /* The corner whose box hides the fewest points (top right first on ties). */
       static const RpeCurveLegend order[4] = {
@@ -782,6 +992,7 @@ draw_legend (cairo_t            *cr,
             }
         }
     }
+  if (lay->legend_out == 0)
   switch (where)
     {
     case RPE_CURVE_LEGEND_TOP_LEFT:
@@ -978,10 +1189,15 @@ rpe_curve_render (cairo_t            *cr,
       show_tick_label (cr, &lay.yt, i, f->area.x - lay.tick - lay.gap, y, 1.0, 0.5, lay.font);
     }
   if (plot->x_label != NULL && plot->x_label[0] != '\0')
-    show_text_at (cr, plot->x_label, f->area.x + f->area.width / 2.0, height - lay.gap, 0.5, 1.0);
+    show_text_at (cr, plot->x_label, f->area.x + f->area.width / 2.0, height - lay.gap - lay.extra_bottom, 0.5, 1.0);
   if (plot->y_label != NULL && plot->y_label[0] != '\0')
     {
       cairo_save (cr);
+      double yw = text_width (cr, plot->y_label), room = f->area.height + lay.font * 1.5;
+
+      /* a label longer than the frame: smaller (to 70 %), never over the title */
+      if (yw > room && yw > 0.0)
+        cairo_set_font_size (cr, lay.font * fmax (0.7, room / yw));
       cairo_translate (cr, lay.gap + lay.font * 0.3, f->area.y + f->area.height / 2.0);
       cairo_rotate (cr, -M_PI_2);
       show_text_at (cr, plot->y_label, 0, 0, 0.5, 0.0);
@@ -1065,4 +1281,91 @@ rpe_curve_render_highlight (cairo_t            *cr,
   cairo_set_source_rgba (cr, 0, 0, 0, 1);
   show_text_at (cr, text, bx + pad, by + lay.font * 0.75, 0.0, 0.5);
   cairo_restore (cr);
+}
+
+/* One legend entry: its line sample (and marker) from x, its label after it, centred on y. */
+static void
+draw_entry (cairo_t            *cr,
+            const RpeCurvePlot *plot,
+            size_t              s,
+            double              x,
+            double              y,
+            double              font,
+            double              sample,
+            double              pad)
+{
+  const RpeCurveSeries *se = &plot->series[s];
+  double rgba[4], lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, font / 12.0);
+
+  series_color (se, s, rgba);
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+  if (!se->no_line)
+    {
+      double dashes[4];
+      cairo_line_cap_t cap;
+      int nd = series_dashes (se, s, lw, dashes, &cap);
+
+      cairo_set_line_width (cr, lw);
+      cairo_set_line_cap (cr, cap);
+      cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
+      cairo_move_to (cr, x, y);
+      cairo_line_to (cr, x + sample, y);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+    }
+  if (se->marker != RPE_CURVE_MARKER_NONE)
+    {
+      draw_marker (cr, se->marker, x + sample / 2.0, y, fmax (1.5, font * 0.28));
+      cairo_fill (cr);
+    }
+  set_fg (cr, plot, 1.0);
+  show_text_at (cr, se->label, x + sample + pad, y, 0.0, 0.5);
+}
+
+double
+rpe_curve_legend_row (cairo_t            *cr,
+                      const RpeCurvePlot *plot,
+                      double              x,
+                      double              y,
+                      double              width,
+                      double              font,
+                      bool                draw)
+{
+  double sample = font * 2.6, pad = font * 0.45, row_h = font * 1.4, used = 0.0;
+  double widths[64];
+  size_t idx[64], n = 0, start = 0;
+
+  if (cr == NULL || plot == NULL || !(font > 0.0))
+    return 0.0;
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  for (size_t s = 0; s < plot->n_series && n < 64; s++)
+    if (plot->series[s].label != NULL && plot->series[s].label[0] != '\0')
+      {
+        idx[n] = s;
+        widths[n] = sample + pad + text_width (cr, plot->series[s].label) + font * 1.5;
+        n++;
+      }
+  /* rows of entries, each row centred */
+  while (start < n)
+    {
+      size_t end = start + 1;
+      double w = widths[start], cx;
+
+      while (end < n && w + widths[end] <= width)
+        w += widths[end++];
+      w -= font * 1.5;
+      cx = x + fmax (0.0, (width - w) / 2.0);
+      for (size_t k = start; draw && k < end; k++)
+        {
+          draw_entry (cr, plot, idx[k], cx, y + used + row_h / 2.0, font, sample, pad);
+          cx += widths[k];
+        }
+      used += row_h;
+      start = end;
+    }
+  cairo_restore (cr);
+  return used;
 }

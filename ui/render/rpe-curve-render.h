@@ -142,3 +142,14 @@ void rpe_curve_render_highlight (cairo_t            *cr,
                                  double              height,
                                  size_t              series,
                                  size_t              index);
+
+/* The plot's legend as rows of entries across `width` from (x, y), centred (one legend for
+ * the panels of a figure that share their series); returns its height (0: no labelled
+ * series).  draw false: measures only.  font: the text size in user units. */
+double rpe_curve_legend_row (cairo_t            *cr,
+                             const RpeCurvePlot *plot,
+                             double              x,
+                             double              y,
+                             double              width,
+                             double              font,
+                             bool                draw);

@@ -687,7 +687,30 @@ rpe_figure_render (cairo_t         *cr,
         double top = fig->n_plots > 1 ? draw_title (cr, fig, width, height) : 0.0;
         size_t cols = plot_columns_at (fig, width, fig->text_size);
         size_t rows = (fig->n_plots + cols - 1) / cols;
-        double cw = width / (double) cols, ch = (height - top) / (double) rows;
+        double cw = width / (double) cols, ch;
+        size_t shared = SIZE_MAX, with_legend = 0;
+
+        /* Panels of which only one has a legend (the series of all): that legend once, in
+         * rows under the title, as matplotlib's figure legend, rather than in a panel */
+        for (size_t i = 0; fig->n_plots > 1 && i < fig->n_plots; i++)
+          if (fig->plots[i].legend != RPE_CURVE_LEGEND_NONE
+              && rpe_curve_legend_row (cr, &fig->plots[i], 0, 0, width, 10.0, false) > 0.0)
+            {
+              shared = i;
+              with_legend++;
+            }
+        if (with_legend == 1)
+          {
+            double font = fig->text_size > 0.0 ? fig->text_size
+                          : rpe_curve_auto_font (cw, (height - top) / (double) rows);
+            RpeCurvePlot lp = fig->plots[shared];
+
+            memcpy (lp.foreground, fig->foreground, sizeof lp.foreground);
+            top += rpe_curve_legend_row (cr, &lp, 0, top, width, font, true) + font * 0.3;
+          }
+        else
+          shared = SIZE_MAX;
+        ch = (height - top) / (double) rows;
 
         for (size_t i = 0; i < fig->n_plots; i++)
           {
@@ -700,6 +723,8 @@ rpe_figure_render (cairo_t         *cr,
               p.font_size = fig->text_size;
             if (fig->n_plots == 1 && fig->title != NULL)
               p.title = fig->title;
+            if (i == shared)
+              p.legend = RPE_CURVE_LEGEND_NONE;
             cairo_save (cr);
             cairo_translate (cr, x0, y0);
             rpe_curve_render (cr, &p, floor (cw * (double) (i % cols + 1)) - x0,
@@ -755,6 +780,36 @@ rpe_export_format_extension (RpeExportFormat format)
     }
 }
 
+/* A grid at a preset width: as tall as its largest square images need (up to max_h), its
+ * title (one or two lines) included. */
+static double
+grid_preset_height (const RpeFigure *fig,
+                    double           width,
+                    double           text_size,
+                    double           max_h)
+{
+  RpeFigure f = *fig;
+  RpeHeatmapGrid g = fig->grid;
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *cr = cairo_create (s);
+  double extra = 0.0, h;
+
+  f.text_size = text_size;
+  g.font_size = text_size;
+  rpe_plot_use_figure_fonts (cr);
+  if (title_wraps (cr, &f, width, max_h))
+    {
+      g.title = NULL;
+      extra = round (figure_title_font (&f, width, max_h) * 3.1);
+    }
+  else
+    g.title = fig->title;
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+  h = rpe_plot_grid_height_for_width (&g, width, max_h - extra);
+  return h > 0.0 ? round (h + extra) : max_h;
+}
+
 gboolean
 rpe_export_resolve_size (const RpeFigure     *fig,
                          RpeExportFormat      format,
@@ -785,6 +840,8 @@ rpe_export_resolve_size (const RpeFigure     *fig,
       else if (fig->kind == RPE_FIGURE_CURVES && plot_columns_at (fig, size->width_pt, size->text_size) < plot_columns (fig))
         /* plots too narrow side by side: one above the other, each of a plot's aspect */
         dh = round (size->width_pt * 0.62 * (double) fig->n_plots + size->text_size * 3.1);
+      else if (fig->kind == RPE_FIGURE_GRID && size->text_size >= 1.0 && size->width_pt >= size->text_size * 8.0)
+        dh = grid_preset_height (fig, size->width_pt, size->text_size, fmin (size->width_pt * 1.6, 6.5 * 72.0));
       else
         dh = size->width_pt * dh / dw;
       dw = size->width_pt;

@@ -247,10 +247,11 @@ col_positions (const RpeHeatmapData *data)
 /* Integer position ticks in [0, n-1] at the smallest step of 1, 2, 5 x 10^k whose
  * ticks lie at least min_px apart on an axis `length` long. */
 static size_t
-spaced_position_ticks (size_t  n,
-                       double  length,
-                       double  min_px,
-                       size_t *ticks)
+spaced_position_ticks_ends (size_t  n,
+                            double  length,
+                            double  min_px,
+                            bool    ends,
+                            size_t *ticks)
 {
   double per = n > 0 ? length / (double) n : 0.0;
   double step = 1.0;
@@ -283,8 +284,34 @@ spaced_position_ticks (size_t  n,
         if (p > SIZE_MAX - istep)
           break;
       }
+    /* First and last at least: one tick says nothing about an axis.  A short axis (a few
+     * channels) ends on its last index when the spacing allows. */
+    if (ends && n >= 2 && per > 0.0)
+      {
+        if (count < 2 && (double) (n - 1) * per >= min_px * 0.75)
+          ticks[count++] = n - 1;
+        else if (n <= 16 && count >= 2 && ticks[count - 1] != n - 1)
+          {
+            if ((double) (n - 1 - ticks[count - 1]) * per >= min_px)
+              {
+                if (count < MAX_TICKS)
+                  ticks[count++] = n - 1;
+              }
+            else if ((double) (n - 1 - ticks[count - 2]) * per >= min_px)
+              ticks[count - 1] = n - 1;
+          }
+      }
     return count;
   }
+}
+
+static size_t
+spaced_position_ticks (size_t  n,
+                       double  length,
+                       double  min_px,
+                       size_t *ticks)
+{
+  return spaced_position_ticks_ends (n, length, min_px, true, ticks);
 }
 
 static size_t
@@ -634,6 +661,19 @@ colorbar_ticks (double               vmin,
         target = (vmax - vmin) / nice * (1.0 + 1e-9);
       }
     n = value_ticks (vmin, vmax, fmax (1.0, fmin (12.0, target)), ticks, &step);
+    /* One number says nothing about a scale: finer steps while two labels still fit. */
+    for (double t2 = fmax (1.0, fmin (12.0, target)) * 2.0; n < 2 && t2 <= 24.0; t2 *= 2.0)
+      {
+        double ticks2[MAX_TICKS], step2;
+        size_t n2 = value_ticks (vmin, vmax, t2, ticks2, &step2);
+
+        if (n2 >= 2 && height * step2 / (vmax - vmin) >= label_h)
+          {
+            memcpy (ticks, ticks2, sizeof ticks);
+            step = step2;
+            n = n2;
+          }
+      }
 
     for (size_t i = 0; i < n; i++)
       {
@@ -850,6 +890,35 @@ rpe_plot_heatmap_layout (cairo_t              *cr,
     *image = lay.image;
   if (colorbar != NULL)
     *colorbar = lay.bar;
+  return ok;
+}
+
+bool
+rpe_plot_heatmap_ticks (cairo_t              *cr,
+                        const RpeHeatmapData *data,
+                        double                width,
+                        double                height,
+                        size_t               *xticks,
+                        size_t               *n_x,
+                        size_t               *yticks,
+                        size_t               *n_y,
+                        size_t                max)
+{
+  Layout lay;
+  bool ok;
+
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  ok = compute_layout (cr, data, width, height, &lay);
+  cairo_restore (cr);
+  if (n_x != NULL)
+    *n_x = lay.n_xticks;
+  if (n_y != NULL)
+    *n_y = lay.n_yticks;
+  for (size_t i = 0; xticks != NULL && i < lay.n_xticks && i < max; i++)
+    xticks[i] = lay.xticks[i];
+  for (size_t i = 0; yticks != NULL && i < lay.n_yticks && i < max; i++)
+    yticks[i] = lay.yticks[i];
   return ok;
 }
 
@@ -1420,6 +1489,80 @@ rpe_plot_render_colorbar (cairo_t             *cr,
 
 /* -------------------------------------------------------------------- grid */
 
+/* A horizontal colour bar in b (the map's bottom entry at the left), its numbers under it
+ * and its label under them, centred. */
+static void
+render_colorbar_below (cairo_t             *cr,
+                       const RpeColormap   *colormap,
+                       double               vmin,
+                       double               vmax,
+                       RpeHeatmapTransform  transform,
+                       double               param,
+                       const char          *label,
+                       const RpePlotRect   *b,
+                       double               font,
+                       const double         fg[4])
+{
+  cairo_surface_t *bar;
+  BarTicks bt;
+  double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3), widest = 0.0, eff;
+
+  if (!(b->width > 2.0) || !(b->height > 2.0) || (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION))
+    return;
+  if (colormap == NULL)
+    colormap = rpe_colormap_default ();
+  cairo_save (cr);
+  bar = cairo_image_surface_create (CAIRO_FORMAT_RGB24, RPE_COLORMAP_SIZE, 1);
+  if (cairo_surface_status (bar) == CAIRO_STATUS_SUCCESS)
+    {
+      uint32_t *px;
+      RpePlotRect inner = { b->x + 1.0, b->y + 1.0, b->width - 2.0, b->height - 2.0 };
+
+      cairo_surface_flush (bar);
+      px = (uint32_t *) (void *) cairo_image_surface_get_data (bar);
+      for (size_t i = 0; i < RPE_COLORMAP_SIZE; i++)
+        {
+          double rgb[3];
+          uint32_t v = 0;
+
+          rpe_colormap_entry (colormap, i, rgb);
+          for (int c = 0; c < 3; c++)
+            v = (v << 8) | (uint32_t) lround (fmin (1.0, fmax (0.0, rgb[c])) * 255.0);
+          px[i] = v;
+        }
+      cairo_surface_mark_dirty (bar);
+      paint_surface (cr, bar, &inner);
+    }
+  cairo_surface_destroy (bar);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
+  cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  /* The vertical bar's tick spacing is a line of text; across, a label's width and a space:
+   * the length scaled so that one stands for the other. */
+  colorbar_ticks (vmin, vmax, transform, param, b->width, font, &bt);
+  for (size_t i = 0; i < bt.n; i++)
+    widest = fmax (widest, text_width (cr, bt.label[i]));
+  eff = b->width * font * 1.2 / fmax (1.0, widest + font);
+  colorbar_ticks (vmin, vmax, transform, param, eff, font, &bt);
+  for (size_t i = 0; i < bt.n; i++)
+    {
+      double x = round (b->x + b->width * bt.t[i]) + 0.5;
+
+      cairo_move_to (cr, x, b->y + b->height);
+      cairo_line_to (cr, x, b->y + b->height + tick);
+      cairo_stroke (cr);
+      show_text_at (cr, bt.label[i], x, b->y + b->height + tick + gap * 0.5, 0.5, 0.0);
+    }
+  if (label != NULL && label[0] != '\0')
+    show_text_at (cr, label, b->x + b->width / 2.0, b->y + b->height + tick + gap + font * 1.2, 0.5, 0.0);
+  cairo_restore (cr);
+}
+
 void
 rpe_heatmap_grid_init (RpeHeatmapGrid *grid)
 {
@@ -1493,20 +1636,51 @@ grid_bar_label (const RpeHeatmapGrid *grid,
   return colorbar_label_of (&first, buf, size);
 }
 
+/* The grid is laid out like a matplotlib subplot grid with sharex / sharey: square images
+ * of one size, close together, each with its title above; the tick numbers only left of the
+ * first column and under the bottom row (the cells share the axes), the axis labels once, and
+ * one colour bar right of all the cells when the scale is shared. */
 typedef struct
 {
-  double      font;
+  double      font;       /* axis labels, tick numbers, colour bar */
+  double      cell_font;  /* the cells' titles */
   double      gap;
+  double      tick;
+  double      hsp, vsp;   /* room between two images across / down (the title band excluded) */
+  double      title_h;    /* the band above each image for its title */
+  double      extra_w;    /* right of each image: its own colour bar (scale not shared) */
+  double      cell_gap;   /* the margin the cell renderer keeps round its image */
   size_t      n_cols, n_rows;
-  RpePlotRect area;     /* the cells */
-  double      cell_w, cell_h;
-  RpePlotRect bar;      /* shared colour bar (width 0: none) */
+  double      side;       /* image side */
+  double      x0, y0;     /* top left of the first image */
+  double      top;        /* the grid title's band */
+  double      shift_y;    /* the block centred down: the title moves with it */
+  RpePlotRect bar;        /* shared colour bar (width 0: none) */
+  bool        bar_below;  /* a narrow figure: the bar across under the cells */
   double      vmin, vmax;
   const RpeColormap *cmap;
   RpeHeatmapTransform transform;
+  double      left_w;     /* y label + tick numbers + tick, left of the first column */
+  size_t      n_xticks, n_yticks;
+  size_t      xticks[MAX_TICKS], yticks[MAX_TICKS];
   double      param;
   char        label[256];
 } GridLayout;
+
+/* The side of the images with c columns in the given room (width, height of the cells' block). */
+static double
+grid_side (const GridLayout *gl,
+           size_t            n_cells,
+           size_t            c,
+           double            room_w,
+           double            room_h)
+{
+  size_t r = (n_cells + c - 1) / c;
+  double sw = (room_w - (double) (c - 1) * gl->hsp - (double) c * gl->extra_w) / (double) c;
+  double sh = (room_h - (double) r * gl->title_h - (double) (r - 1) * gl->vsp) / (double) r;
+
+  return floor (fmin (sw, sh));
+}
 
 static bool
 grid_layout (cairo_t              *cr,
@@ -1515,73 +1689,176 @@ grid_layout (cairo_t              *cr,
              double                height,
              GridLayout           *gl)
 {
-  double scale = grid->font_scale > 0.0 ? grid->font_scale : 1.0;
-  double top, bottom, left, right, label_h;
+  double scale, bottom, right, label_h, room_w, room_h, block_w, block_h, bar_extra = 0.0;
+  const RpeHeatmapData *c0;
+  char buf[64];
 
   memset (gl, 0, sizeof *gl);
   if (grid == NULL || grid->cells == NULL || grid->n_cells == 0 || !(width > 0.0) || !(height > 0.0))
     return false;
+  c0 = &grid->cells[0];
+  scale = grid->font_scale > 0.0 ? grid->font_scale : 1.0;
   gl->font = (grid->font_size > 0.0 ? grid->font_size : rpe_plot_auto_font (width, height)) * scale;
+  gl->cell_font = gl->font * 0.9;
+  gl->gap = fmax (2.0, gl->font * 0.3);
+  gl->tick = fmax (2.0, gl->font * 0.35);
+  gl->cell_gap = fmax (2.0, gl->cell_font * 0.3);
+  gl->hsp = round (fmax (3.0, gl->font * 0.5));
+  gl->vsp = round (fmax (2.0, gl->font * 0.25));
+  gl->title_h = ceil (gl->cell_font * 1.3);
+  label_h = gl->font * 1.2;
+
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, gl->font);
+
+  gl->top = gl->gap;
+  if (grid->title != NULL && grid->title[0] != '\0')
+    gl->top += gl->font * 1.15 * 1.25 + gl->gap;
+  snprintf (buf, sizeof buf, "%zu", row_positions (c0) > 0 ? row_positions (c0) - 1 : 0);
+  gl->left_w = label_h + gl->gap + text_width (cr, buf) + gl->gap + gl->tick;
+  bottom = gl->tick + gl->gap + label_h + gl->gap + label_h + gl->gap;
+  /* the last x number may stick out right of the last column */
+  snprintf (buf, sizeof buf, "%zu", col_positions (c0) > 0 ? col_positions (c0) - 1 : 0);
+  right = gl->gap + text_width (cr, buf) / 2.0;
+  if (grid->shared_scale && rpe_plot_grid_range (grid, &gl->vmin, &gl->vmax, &gl->cmap))
+    {
+      gl->transform = c0->transform;
+      gl->param = c0->transform_param;
+      gl->bar.width = round (fmax (6.0, gl->font * 1.1));
+      bar_extra = gl->gap * 2.0 + gl->bar.width
+                  + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, gl->param, grid_bar_label (grid, gl->label, sizeof gl->label),
+                                                   height - gl->top - bottom, gl->font);
+      /* A column of a paper: the bar right of the cells would take a fifth of the width
+       * from them; under them it takes a few lines of the height instead. */
+      gl->bar_below = width < gl->font * 30.0;
+      if (gl->bar_below)
+        {
+          gl->bar.height = round (fmax (5.0, gl->font * 0.8));
+          bottom += gl->gap * 2.0 + gl->bar.height + gl->tick + gl->gap * 0.5 + label_h
+                    + (grid_bar_label (grid, gl->label, sizeof gl->label) != NULL ? label_h + gl->gap * 0.5 : 0.0);
+        }
+      else
+        right = fmax (right, bar_extra + gl->gap);
+    }
+  else if (!grid->shared_scale)
+    {
+      /* each cell its own bar: the widest a cell's needs */
+      double widest = 0.0;
+
+      for (size_t i = 0; i < grid->n_cells; i++)
+        {
+          double a, b;
+
+          if (rpe_plot_heatmap_range (&grid->cells[i], &a, &b, NULL))
+            widest = fmax (widest, rpe_plot_colorbar_label_width (cr, a, b, grid->cells[i].transform,
+                                                                  grid->cells[i].transform_param, NULL,
+                                                                  height / 4.0, gl->cell_font));
+        }
+      gl->extra_w = ceil (gl->cell_gap * 3.0 + fmax (6.0, gl->cell_font * 1.1) + widest + gl->cell_gap);
+    }
+  cairo_restore (cr);
+
+  room_w = floor (width - gl->gap - gl->left_w - right);
+  room_h = floor (height - gl->top - bottom);
   if (grid->n_columns > 0)
-    gl->n_cols = grid->n_columns;
+    gl->n_cols = grid->n_columns < grid->n_cells ? grid->n_columns : grid->n_cells;
   else
     {
-      /* the number of columns that gives the largest square cells, each cell keeping room
-       * for its title and tick numbers (about 3.5 lines across and down); ties: squarer */
-      double best = -INFINITY, room = gl->font * 3.5;
+      /* the number of columns that gives the largest images, or nearly (7 %) with fewer
+       * empty places in the last row (8 x 8 rather than 7 x 10 with one cell in the last) */
+      double best = -INFINITY;
+      size_t best_empty = SIZE_MAX;
 
+      for (size_t c = 1; c <= grid->n_cells && c <= 64; c++)
+        best = fmax (best, grid_side (gl, grid->n_cells, c, room_w, room_h));
       gl->n_cols = 1;
       for (size_t c = 1; c <= grid->n_cells && c <= 64; c++)
         {
-          size_t r = (grid->n_cells + c - 1) / c;
-          double side = fmin (width * 0.8 / (double) c - room, height * 0.85 / (double) r - room);
+          double side = grid_side (gl, grid->n_cells, c, room_w, room_h);
+          size_t empty = (grid->n_cells + c - 1) / c * c - grid->n_cells;
 
-          if (side > best + 1e-9)
+          if (side >= best * 0.93 && empty < best_empty)
             {
-              best = side;
+              best_empty = empty;
               gl->n_cols = c;
             }
         }
     }
-  if (gl->n_cols > grid->n_cells)
-    gl->n_cols = grid->n_cells;
   gl->n_rows = (grid->n_cells + gl->n_cols - 1) / gl->n_cols;
-  gl->gap = fmax (2.0, gl->font * 0.3);
-  label_h = gl->font * 1.2;
-
-  top = gl->gap;
-  if (grid->title != NULL && grid->title[0] != '\0')
-    top += gl->font * 1.15 * 1.25 + gl->gap;
-  bottom = gl->gap + label_h + gl->gap;
-  left = gl->gap + label_h + gl->gap;
-  right = gl->gap;
-  if (grid->shared_scale && rpe_plot_grid_range (grid, &gl->vmin, &gl->vmax, &gl->cmap))
-    {
-      double bar_w = fmax (6.0, gl->font * 1.1);
-
-      gl->transform = grid->cells[0].transform;
-      gl->param = grid->cells[0].transform_param;
-      gl->bar.width = bar_w;
-      right += gl->gap * 2.0 + bar_w
-               + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, gl->param,
-                                                grid_bar_label (grid, gl->label, sizeof gl->label),
-                                                height - top - bottom, gl->font) + gl->gap;
-    }
-  gl->area.x = round (left);
-  gl->area.y = round (top);
-  gl->area.width = floor (width - right) - gl->area.x;
-  gl->area.height = floor (height - bottom) - gl->area.y;
-  if (gl->area.width < 8.0 || gl->area.height < 8.0)
+  gl->side = grid_side (gl, grid->n_cells, gl->n_cols, room_w, room_h);
+  if (gl->side < 4.0)
     return false;
-  gl->cell_w = gl->area.width / (double) gl->n_cols;
-  gl->cell_h = gl->area.height / (double) gl->n_rows;
-  if (gl->bar.width > 0.0)
+  block_w = (double) gl->n_cols * (gl->side + gl->extra_w) + (double) (gl->n_cols - 1) * gl->hsp;
+  block_h = (double) gl->n_rows * (gl->side + gl->title_h) + (double) (gl->n_rows - 1) * gl->vsp;
+  /* the block with its labels and bar centred in the figure */
+  gl->x0 = round (gl->gap + gl->left_w + floor ((room_w - block_w) / 2.0));
+  gl->shift_y = fmax (0.0, floor ((room_h - block_h) / 2.0));
+  gl->y0 = round (gl->top + gl->shift_y + gl->title_h);
+  if (gl->bar.width > 0.0 && gl->bar_below)
     {
-      gl->bar.x = gl->area.x + gl->area.width + gl->gap * 2.0;
-      gl->bar.y = gl->area.y + label_h;
-      gl->bar.height = gl->area.height - label_h;
+      gl->bar.x = gl->x0;
+      gl->bar.width = block_w;
+      gl->bar.y = round (gl->y0 - gl->title_h + block_h + gl->tick + gl->gap * 0.5 + label_h + gl->gap + label_h
+                         + gl->gap * 2.0);
     }
+  else if (gl->bar.width > 0.0)
+    {
+      gl->bar.x = gl->x0 + block_w + gl->gap * 2.0;
+      gl->bar.y = gl->y0;
+      gl->bar.height = block_h - gl->title_h;
+    }
+
+  /* Shared ticks: the positions of the first cell's axes, at least the first and last. */
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, gl->font);
+  /* nice steps only: a number at an image's far edge would meet its neighbour's first */
+  gl->n_xticks = spaced_position_ticks_ends (col_positions (c0), gl->side, text_width (cr, buf) * 1.05 + gl->gap,
+                                             false, gl->xticks);
+  /* the last number must end before the next image's first begins */
+  while (gl->n_xticks > 1)
+    {
+      char last[32];
+      double x = gl->side * ((double) gl->xticks[gl->n_xticks - 1] + 0.5) / (double) col_positions (c0);
+
+      snprintf (last, sizeof last, "%zu", gl->xticks[gl->n_xticks - 1]);
+      if (x + text_width (cr, last) / 2.0 <= gl->side + gl->hsp - text_width (cr, "0") / 2.0 - gl->gap)
+        break;
+      gl->n_xticks--;
+    }
+  gl->n_yticks = spaced_position_ticks_ends (row_positions (c0), gl->side, label_h * 1.3, false, gl->yticks);
+  cairo_restore (cr);
   return true;
+}
+
+static void
+grid_image_rect (const GridLayout *gl,
+                 size_t            i,
+                 RpePlotRect      *r)
+{
+  r->x = gl->x0 + (double) (i % gl->n_cols) * (gl->side + gl->extra_w + gl->hsp);
+  r->y = gl->y0 + (double) (i / gl->n_cols) * (gl->side + gl->title_h + gl->vsp);
+  r->width = gl->side;
+  r->height = gl->side;
+}
+
+/* Which tick numbers cell i shows: the left column its rows', the cells with nothing below
+ * them their columns'. */
+static unsigned int
+grid_cell_ticks (const GridLayout *gl,
+                 size_t            n_cells,
+                 size_t            i)
+{
+  unsigned int t = 0;
+
+  if (i % gl->n_cols == 0)
+    t |= RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT;
+  if (i + gl->n_cols >= n_cells)
+    t |= RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT;
+  return t;
 }
 
 bool
@@ -1593,14 +1870,67 @@ rpe_plot_grid_cell_rect (cairo_t              *cr,
                          RpePlotRect          *rect)
 {
   GridLayout gl;
+  RpePlotRect im;
 
   if (grid == NULL || i >= grid->n_cells || !grid_layout (cr, grid, width, height, &gl))
     return false;
-  rect->x = floor (gl.area.x + gl.cell_w * (double) (i % gl.n_cols));
-  rect->y = floor (gl.area.y + gl.cell_h * (double) (i / gl.n_cols));
-  rect->width = floor (gl.area.x + gl.cell_w * (double) (i % gl.n_cols + 1)) - rect->x;
-  rect->height = floor (gl.area.y + gl.cell_h * (double) (i / gl.n_cols + 1)) - rect->y;
+  grid_image_rect (&gl, i, &im);
+  rect->x = im.x;
+  rect->y = im.y - gl.title_h;
+  rect->width = im.width + gl.extra_w;
+  rect->height = im.height + gl.title_h;
   return true;
+}
+
+bool
+rpe_plot_grid_cell_layout (cairo_t              *cr,
+                           const RpeHeatmapGrid *grid,
+                           double                width,
+                           double                height,
+                           size_t                i,
+                           RpePlotRect          *image,
+                           unsigned int         *ticks,
+                           size_t               *n_columns)
+{
+  GridLayout gl;
+
+  if (grid == NULL || i >= grid->n_cells || !grid_layout (cr, grid, width, height, &gl))
+    return false;
+  if (image != NULL)
+    grid_image_rect (&gl, i, image);
+  if (ticks != NULL)
+    *ticks = grid_cell_ticks (&gl, grid->n_cells, i);
+  if (n_columns != NULL)
+    *n_columns = gl.n_cols;
+  return true;
+}
+
+double
+rpe_plot_grid_height_for_width (const RpeHeatmapGrid *grid,
+                                double                width,
+                                double                max_height)
+{
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *cr = cairo_create (s);
+  GridLayout gl;
+  double h = 0.0;
+
+  /* the columns and side at the largest height; then the height the block needs */
+  if (grid_layout (cr, grid, width, max_height, &gl))
+    {
+      double label_h = gl.font * 1.2;
+      double block_h = (double) gl.n_rows * (gl.side + gl.title_h) + (double) (gl.n_rows - 1) * gl.vsp;
+
+      double bottom = gl.tick + gl.gap + label_h + gl.gap + label_h + gl.gap;
+
+      if (gl.bar_below)
+        bottom += gl.gap * 2.0 + gl.bar.height + gl.tick + gl.gap * 0.5 + label_h
+                  + (grid_bar_label (grid, gl.label, sizeof gl.label) != NULL ? label_h + gl.gap * 0.5 : 0.0);
+      h = fmin (max_height, ceil (gl.top + block_h + bottom) + 1.0);
+    }
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+  return h;
 }
 
 void
@@ -1611,6 +1941,9 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
 {
   GridLayout gl;
   const double *fg;
+  RpePlotRect first, last;
+  char buf[160];
+  bool short_titles = false;
 
   if (cr == NULL || grid == NULL)
     return;
@@ -1631,27 +1964,36 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     }
   fg = grid->foreground;
 
+  /* the cells' titles all shortened ("d = 3" to "3") if one is too wide for its image */
+  {
+    cairo_save (cr);
+    cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size (cr, gl.cell_font);
+    for (size_t i = 0; i < grid->n_cells && !short_titles; i++)
+      if (grid->cells[i].title != NULL && text_width (cr, grid->cells[i].title) > gl.side + gl.hsp * 0.6)
+        short_titles = true;
+    cairo_restore (cr);
+  }
+
   for (size_t i = 0; i < grid->n_cells; i++)
     {
       RpeHeatmapData cell = grid->cells[i];
-      RpePlotRect r;
+      RpePlotRect im;
+      unsigned int t = grid_cell_ticks (&gl, grid->n_cells, i);
+      double m;
 
-      if (!rpe_plot_grid_cell_rect (cr, grid, width, height, i, &r))
-        continue;
+      grid_image_rect (&gl, i, &im);
+      /* The image alone (and its own bar): the cell renderer keeps a margin m round it. */
+      cell.title = NULL;
       cell.show_axes = false;
+      cell.cell_ticks = 0;
       cell.show_colorbar = !grid->shared_scale;
-      cell.equal_aspect = true;
+      cell.equal_aspect = false;
+      cell.max_cell = 0.0;
       cell.background[3] = 0.0;
       memcpy (cell.foreground, grid->foreground, sizeof cell.foreground);
-      /* Cell text at the grid's label size, whatever the cell's size; position ticks on
-       * every cell, their numbers on the outer ones; N_train said once, below. */
-      cell.font_size = gl.font;
-      cell.font_scale = 0.9;
-      cell.cell_ticks = RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y;
-      if (i / gl.n_cols == gl.n_rows - 1 || i + gl.n_cols >= grid->n_cells)
-        cell.cell_ticks |= RPE_HEATMAP_TICKS_X_TEXT;
-      if (i % gl.n_cols == 0)
-        cell.cell_ticks |= RPE_HEATMAP_TICKS_Y_TEXT;
+      cell.font_size = gl.cell_font;
+      cell.font_scale = 1.0;
       cell.hide_train_label = true;
       if (grid->shared_scale && gl.bar.width > 0.0)
         {
@@ -1661,46 +2003,118 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
           cell.colormap = gl.cmap;
           cell.scale = RPE_HEATMAP_SCALE_LINEAR;
         }
+      m = round (gl.cell_gap);
       cairo_save (cr);
-      cairo_translate (cr, r.x, r.y);
-      rpe_plot_render_heatmap (cr, &cell, r.width, r.height);
+      cairo_translate (cr, im.x - m, im.y - m);
+      if (cell.show_colorbar)
+        rpe_plot_render_heatmap (cr, &cell, m + im.width + gl.extra_w, 2.0 * gl.cell_gap + im.height + 0.5);
+      else
+        rpe_plot_render_heatmap (cr, &cell, m + im.width + gl.cell_gap + 0.5, 2.0 * gl.cell_gap + im.height + 0.5);
       cairo_restore (cr);
+
+      /* the cell's title over its image */
+      if (grid->cells[i].title != NULL && grid->cells[i].title[0] != '\0')
+        {
+          cairo_save (cr);
+          cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+          const char *title = grid->cells[i].title, *eq = strstr (title, "= ");
+
+          cairo_set_font_size (cr, gl.cell_font);
+          /* too wide over a small image: "d = 3" says "3" (the grid's title names d) */
+          if (short_titles && eq != NULL && eq[2] != '\0')
+            title = eq + 2;
+          fit_text (cr, title, gl.cell_font, im.width + gl.hsp * 0.6);
+          cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+          show_text_at (cr, title, im.x + im.width / 2.0, im.y - gl.cell_gap * 0.5, 0.5, 1.0);
+          cairo_restore (cr);
+        }
+
+      /* the shared ticks on the outer edges */
+      cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+      cairo_set_font_size (cr, gl.font);
+      cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+      cairo_set_line_width (cr, 1.0);
+      cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+      if (t & RPE_HEATMAP_TICKS_X)
+        for (size_t k = 0; k < gl.n_xticks; k++)
+          {
+            const RpeHeatmapData *c = &grid->cells[i];
+            double x = round (im.x + im.width * ((double) gl.xticks[k] + 0.5) / (double) col_positions (c)) + 0.5;
+
+            cairo_move_to (cr, x, im.y + im.height);
+            cairo_line_to (cr, x, im.y + im.height + gl.tick);
+            cairo_stroke (cr);
+            if (t & RPE_HEATMAP_TICKS_X_TEXT)
+              {
+                snprintf (buf, sizeof buf, "%zu", gl.xticks[k]);
+                show_text_at (cr, buf, x, im.y + im.height + gl.tick + gl.gap * 0.5, 0.5, 0.0);
+              }
+          }
+      if (t & RPE_HEATMAP_TICKS_Y)
+        for (size_t k = 0; k < gl.n_yticks; k++)
+          {
+            const RpeHeatmapData *c = &grid->cells[i];
+            double y = round (im.y + im.height * ((double) gl.yticks[k] + 0.5) / (double) row_positions (c)) + 0.5;
+
+            cairo_move_to (cr, im.x, y);
+            cairo_line_to (cr, im.x - gl.tick, y);
+            cairo_stroke (cr);
+            if (t & RPE_HEATMAP_TICKS_Y_TEXT)
+              {
+                snprintf (buf, sizeof buf, "%zu", gl.yticks[k]);
+                show_text_at (cr, buf, im.x - gl.tick - gl.gap * 0.5, y, 1.0, 0.5);
+              }
+          }
     }
 
-  if (gl.bar.width > 0.0)
+  if (gl.bar.width > 0.0 && gl.bar_below)
+    render_colorbar_below (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param, grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
+                           gl.font, fg);
+  else if (gl.bar.width > 0.0)
     rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param,
                               grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
                               gl.font, fg);
 
+  grid_image_rect (&gl, 0, &first);
+  grid_image_rect (&gl, grid->n_cells - 1, &last);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, gl.font);
   cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
   {
-    char buf[160];
     const RpeHeatmapData *c0 = &grid->cells[0];
     const char *xl = grid->x_label != NULL ? grid->x_label : "key position n";
     const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
+    double block_w = (double) gl.n_cols * (gl.side + gl.extra_w) + (double) (gl.n_cols - 1) * gl.hsp - gl.extra_w;
+    double bottom_y = gl.y0 + (double) (gl.n_rows - 1) * (gl.side + gl.title_h + gl.vsp) + gl.side;
+    double label_h = gl.font * 1.2;
 
-    /* The axes of every cell (their ticks carry the positions), and N_train once. */
+    /* The axes shared by every cell, and N_train once. */
     if (c0->train_length > 0 && (c0->train_length < col_positions (c0) || c0->train_length < row_positions (c0)))
       snprintf (buf, sizeof buf, "%s   (dashed: N<sub>train</sub> = %zu)", xl, c0->train_length);
     else
       snprintf (buf, sizeof buf, "%s", xl);
-    show_text_at (cr, buf, gl.area.x + gl.area.width / 2.0, height - gl.gap, 0.5, 1.0);
-    snprintf (buf, sizeof buf, "%s", yl);
+    {
+      double tw = text_width (cr, buf);
+      double cx = fmin (fmax (gl.x0 + block_w / 2.0, tw / 2.0 + gl.gap), width - tw / 2.0 - gl.gap);
+
+      show_text_at (cr, buf, cx, bottom_y + gl.tick + gl.gap * 0.5 + label_h + gl.gap, 0.5, 0.0);
+    }
     cairo_save (cr);
-    cairo_translate (cr, gl.gap, gl.area.y + gl.area.height / 2.0);
+    cairo_translate (cr, gl.x0 - gl.left_w, gl.y0 + (bottom_y - gl.y0) / 2.0);
     cairo_rotate (cr, -M_PI_2);
-    show_text_at (cr, buf, 0, 0, 0.5, 0.0);
+    show_text_at (cr, yl, 0, 0, 0.5, 0.0);
     cairo_restore (cr);
   }
   if (grid->title != NULL && grid->title[0] != '\0')
     {
+      double block_w = (double) gl.n_cols * (gl.side + gl.extra_w) + (double) (gl.n_cols - 1) * gl.hsp;
+
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, gl.font * 1.15);
       fit_text (cr, grid->title, gl.font * 1.15, width - 2.0 * gl.gap);
-      show_text_at (cr, grid->title, title_centre (cr, grid->title, gl.area.x + gl.area.width / 2.0, width),
-                    gl.gap, 0.5, 0.0);
+      show_text_at (cr, grid->title, title_centre (cr, grid->title, gl.x0 + block_w / 2.0, width),
+                    gl.gap + gl.shift_y, 0.5, 0.0);
     }
+  (void) last;
   cairo_restore (cr);
 }

@@ -142,6 +142,18 @@ bool rpe_plot_heatmap_layout (cairo_t              *cr,
                               RpePlotRect          *image,
                               RpePlotRect          *colorbar);
 
+/* The position ticks rpe_plot_render_heatmap puts on this heatmap at this size: up to max
+ * of each axis into xticks / yticks (either may be NULL); their counts in n_x / n_y. */
+bool rpe_plot_heatmap_ticks (cairo_t              *cr,
+                             const RpeHeatmapData *data,
+                             double                width,
+                             double                height,
+                             size_t               *xticks,
+                             size_t               *n_x,
+                             size_t               *yticks,
+                             size_t               *n_y,
+                             size_t                max);
+
 /* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
 double rpe_plot_attention_transform (double a);
 
@@ -245,6 +257,25 @@ bool rpe_plot_grid_cell_rect (cairo_t              *cr,
                               double                height,
                               size_t                i,
                               RpePlotRect          *rect);
+
+/* Where cell i's image goes (square, the same size in every cell), which tick marks and
+ * numbers it carries (RPE_HEATMAP_TICKS_* bits: the grid shares its axes, numbers only on
+ * the left column and the bottom row) and the grid's number of columns.  Any output may be
+ * NULL; false if i is out of range or the area is too small. */
+bool rpe_plot_grid_cell_layout (cairo_t              *cr,
+                                const RpeHeatmapGrid *grid,
+                                double                width,
+                                double                height,
+                                size_t                i,
+                                RpePlotRect          *image,
+                                unsigned int         *ticks,
+                                size_t               *n_columns);
+
+/* The height, at most max_height, at which a grid this wide has its largest images with
+ * no room wasted above or below them (title included); 0 if nothing can be drawn. */
+double rpe_plot_grid_height_for_width (const RpeHeatmapGrid *grid,
+                                       double                width,
+                                       double                max_height);
 
 /* Draws the grid in (0, 0, width, height); leaves cr's state as it found it. */
 void rpe_plot_render_heatmap_grid (cairo_t              *cr,

@@ -421,7 +421,7 @@ preview_draw (GtkDrawingArea *area,
 {
   RpeExportDialog *self = user_data;
   RpeExportFormat format = format_is_figure (self->format) ? self->format : RPE_EXPORT_PDF;
-  RpeExportSize size;
+  RpeExportSize size = { 0 };
   double wpt = 0, hpt = 0, scale, margin = 8.0;
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL;
