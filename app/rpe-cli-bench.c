@@ -43,6 +43,7 @@
 #include "rpe-colormap.h"
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-file.h"
 #include "rpe-plot-render.h"
 #include "rpe-cli.h"
 #include "rpe-linear-attention.h"
@@ -50,6 +51,7 @@
 #include "rpe-rng.h"
 #include "rpe-skew.h"
 #include "rpe-spe.h"
+#include "rpe-tensor.h"
 
 #define MAX_REPEATS 1000
 
@@ -906,13 +908,43 @@ live_once (RpeExplorerState *state,
   return now () - t0;
 }
 
+/* An explorer state holding the demo's sine and conv modules at length n; NULL (the
+ * workload `name` failed, said on stderr) if the demo cannot be loaded. */
+static RpeExplorerState *
+demo_state (Bench *b, const char *name, gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
+  RpeSpeParams sine = { 0 }, conv = { 0 };
+  RpeExplorerState *state = NULL;
+
+  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
+      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
+      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
+    {
+      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
+      b->failed = TRUE;
+      goto out;
+    }
+  state = rpe_explorer_state_new ();
+  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
+    {
+      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
+      b->failed = TRUE;
+      g_clear_object (&state);
+      goto out;
+    }
+  g_object_set (state, "length", (guint) n, NULL);
+out:
+  rpe_spe_params_clear (&sine);
+  rpe_spe_params_clear (&conv);
+  return state;
+}
+
 static void
 bench_live (Bench *b, gboolean attention, gsize n, int repeats)
 {
   const char *name = attention ? "6 gui live loop attention" : "6 gui live loop templates";
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTensorSet) set = NULL;
-  RpeSpeParams sine = { 0 }, conv = { 0 };
   RpeExplorerState *state = NULL;
   cairo_surface_t *surface = NULL;
   double *t = NULL;
@@ -927,22 +959,8 @@ bench_live (Bench *b, gboolean attention, gsize n, int repeats)
   else
     g_snprintf (sz, sizeof sz, "demo N=%zu, D cells %dx%d", n, LIVE_CELL_W, LIVE_CELL_H);
   row = row_new (name, sz);
-  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
-      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
-      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
-      b->failed = TRUE;
-      goto out;
-    }
-  state = rpe_explorer_state_new ();
-  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
-      b->failed = TRUE;
-      goto out;
-    }
-  g_object_set (state, "length", (guint) n, NULL);
+  if ((state = demo_state (b, name, n)) == NULL)
+    goto out;
   surface = attention ? cairo_image_surface_create (CAIRO_FORMAT_ARGB32, LIVE_CANVAS_W, LIVE_CANVAS_H)
                       : cairo_image_surface_create (CAIRO_FORMAT_ARGB32, LIVE_CELL_W, LIVE_CELL_H);
   t = g_new (double, repeats + 1);
@@ -979,8 +997,6 @@ out:
   if (surface != NULL)
     cairo_surface_destroy (surface);
   g_clear_object (&state);
-  rpe_spe_params_clear (&sine);
-  rpe_spe_params_clear (&conv);
 }
 
 /* ---- workload 0: the machine's best matrix multiply ---- */
@@ -1199,9 +1215,6 @@ static void
 bench_stall (Bench *b, gsize n)
 {
   const char *name = "6 gui main-loop stall";
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTensorSet) set = NULL;
-  RpeSpeParams sine = { 0 }, conv = { 0 };
   RpeExplorerState *state = NULL;
   RpeExplorerSnapshot *snap;
   RpeAttentionRequest req = { 0 };
@@ -1216,22 +1229,8 @@ bench_stall (Bench *b, gsize n)
     return;
   g_snprintf (sz, sizeof sz, "demo N=%zu, 5 ms probe", n);
   row = row_new (name, sz);
-  if ((set = rpe_cli_read_checkpoint ("demo", &error)) == NULL
-      || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, &error)
-      || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error != NULL ? error->message : "no demo");
-      b->failed = TRUE;
-      goto out;
-    }
-  state = rpe_explorer_state_new ();
-  if (!rpe_explorer_state_set_modules (state, &sine, "demo module “sine”", &conv, "demo module “conv”", &error))
-    {
-      fprintf (stderr, "rpe bench: %s: %s\n", name, error->message);
-      b->failed = TRUE;
-      goto out;
-    }
-  g_object_set (state, "length", (guint) n, NULL);
+  if ((state = demo_state (b, name, n)) == NULL)
+    goto out;
   snap = rpe_explorer_state_snapshot (state);
   req.max_rows = req.max_cols = 512;
   req.reduce = RPE_HEATMAP_REDUCE_MEAN;
@@ -1257,45 +1256,44 @@ bench_stall (Bench *b, gsize n)
   add_row (b, &row);
 out:
   g_clear_object (&state);
-  rpe_spe_params_clear (&sine);
-  rpe_spe_params_clear (&conv);
 }
 
 static void
-json_num (FILE *f, const char *key, double v, gboolean last)
+json_num (GString *s, const char *key, double v, gboolean last)
 {
   if (v < 0 || !isfinite (v))
-    fprintf (f, "\"%s\": null%s", key, last ? "" : ", ");
+    g_string_append_printf (s, "\"%s\": null%s", key, last ? "" : ", ");
   else
-    fprintf (f, "\"%s\": %.6g%s", key, v, last ? "" : ", ");
+    g_string_append_printf (s, "\"%s\": %.6g%s", key, v, last ? "" : ", ");
 }
 
+/* The results as JSON, written as every output of rpe is (rpe_atomic_file_new:
+ * a temporary file renamed over the target, refused where rpe_output_check refuses). */
 static gboolean
-write_json (Bench *b, const char *path)
+write_json (Bench *b, const char *path, GError **error)
 {
-  FILE *f = fopen (path, "w");
+  g_autoptr(GString) s = g_string_new (NULL);
 
-  if (f == NULL)
-    return FALSE;
-  fprintf (f, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
-           b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
+  g_string_append_printf (s, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
+                          b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
   for (guint i = 0; i < b->rows->len; i++)
     {
       BenchRow *r = &g_array_index (b->rows, BenchRow, i);
 
-      fprintf (f, "  {\"workload\": \"%s\", \"size\": \"%s\", \"runs\": %d, ", r->name, r->size, r->runs);
-      json_num (f, "median_s", r->runs > 0 ? r->median : -1, FALSE);
-      json_num (f, "min_s", r->runs > 0 ? r->min : -1, FALSE);
-      json_num (f, "max_s", r->runs > 0 ? r->max : -1, FALSE);
-      json_num (f, "peak_mb", r->peak_mb, FALSE);
-      json_num (f, "io_mb", r->io_mb, FALSE);
-      json_num (f, "gflops", r->gflops, FALSE);
-      json_num (f, "sgemm_gflops", r->ref_gflops, FALSE);
-      json_num (f, "best_sgemm_gflops", r->best_gflops, FALSE);
-      fprintf (f, "\"note\": \"%s\"}%s\n", r->note, i + 1 < b->rows->len ? "," : "");
+      g_string_append_printf (s, "  {\"workload\": \"%s\", \"size\": \"%s\", \"runs\": %d, ",
+                              r->name, r->size, r->runs);
+      json_num (s, "median_s", r->runs > 0 ? r->median : -1, FALSE);
+      json_num (s, "min_s", r->runs > 0 ? r->min : -1, FALSE);
+      json_num (s, "max_s", r->runs > 0 ? r->max : -1, FALSE);
+      json_num (s, "peak_mb", r->peak_mb, FALSE);
+      json_num (s, "io_mb", r->io_mb, FALSE);
+      json_num (s, "gflops", r->gflops, FALSE);
+      json_num (s, "sgemm_gflops", r->ref_gflops, FALSE);
+      json_num (s, "best_sgemm_gflops", r->best_gflops, FALSE);
+      g_string_append_printf (s, "\"note\": \"%s\"}%s\n", r->note, i + 1 < b->rows->len ? "," : "");
     }
-  fprintf (f, "]}\n");
-  return fclose (f) == 0;
+  g_string_append (s, "]}\n");
+  return rpe_atomic_file_set_contents (path, s->str, s->len, error);
 }
 
 int
@@ -1331,6 +1329,16 @@ rpe_cli_bench (int argc, char **argv)
       g_free (json);
       g_free (only);
       return 2;
+    }
+
+  /* a --json target that cannot be written is refused before minutes of timing */
+  if (json != NULL && !rpe_output_check (json, &error))
+    {
+      fprintf (stderr, "rpe bench: %s\n", error->message);
+      g_clear_error (&error);
+      g_free (json);
+      g_free (only);
+      return 1;
     }
 
   /* a fixed mmap threshold: every large buffer is a fresh mapping, so the peak RSS of a
@@ -1395,9 +1403,10 @@ rpe_cli_bench (int argc, char **argv)
   bench_stall (&b, quick ? 8192 : 65536);
   bench_cli_all (&b);
 
-  if (json != NULL && !write_json (&b, json))
+  if (json != NULL && !write_json (&b, json, &error))
     {
-      fprintf (stderr, "rpe bench: cannot write %s\n", json);
+      fprintf (stderr, "rpe bench: %s\n", error->message);
+      g_clear_error (&error);
       code = 1;
     }
   if (b.failed && code == 0)

@@ -26,6 +26,7 @@
 #include "rpe-figure-names.h"
 #include "rpe-gif.h"
 #include "rpe-rng.h"
+#include "rpe-compute.h"
 #include "rpe-session.h"
 #include "rpe-spe.h"
 
@@ -44,6 +45,9 @@ typedef struct
   char     *panel;
   char     *sweep;
   char     *save_session;
+  char     *attention_method;   /* attention: spe exact ape lrpe fastrpb linear (NULL: spe, or exact with --exact) */
+  char     *rows;               /* attention: the rows A:B shown (NULL: all) */
+  char     *cols;               /* attention: the columns C:D shown */
   gint      frames;
   gint      frame_delay;
   double    width;
@@ -76,6 +80,8 @@ typedef struct
   /* --sweep: frames of an animated GIF instead of files */
   gboolean             gif_mode;
   RpeGifWriter        *gif;
+  RpeSession          *session;   /* --session: its state holds what options cannot say */
+  float               *kept_gate; /* --no-gate: the module's gate, kept for --save-session (--gate undoes) */
 } Ctx;
 
 static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
@@ -497,6 +503,108 @@ map_reduce_of (RpeHeatmapReduce reduce)
          : reduce == RPE_HEATMAP_REDUCE_MAX_ABS ? RPE_MAP_REDUCE_MAX_ABS : RPE_MAP_REDUCE_MEAN;
 }
 
+static RpeExplorerState *explorer_state (const Ctx *c, GError **error);
+
+/* "A:B" with 0 <= A < B <= n (B may be omitted: n). */
+static gboolean
+parse_range (const char *option, const char *text, gsize n, gsize *a, gsize *b, GError **error)
+{
+  g_auto (GStrv) part = g_strsplit (text, ":", 2);
+  guint64 va = 0, vb = n;
+
+  if (part[0] == NULL || part[1] == NULL
+      || !g_ascii_string_to_unsigned (part[0], 10, 0, n, &va, NULL)
+      || (part[1][0] != '\0' && !g_ascii_string_to_unsigned (part[1], 10, 0, n, &vb, NULL))
+      || va >= vb)
+    return usage_error (error, "%s must be A:B with 0 <= A < B <= N = %zu (got '%s')", option, (size_t) n, text);
+  *a = (gsize) va;
+  *b = (gsize) vb;
+  return TRUE;
+}
+
+/* The attention view drawn by the window's own code (rpe_compute_attention and
+ * rpe_attention_figure_fill): every method, loaded content, a sub-window. */
+static gboolean
+uses_explorer (const Ctx *c)
+{
+  guint content = RPE_CONTENT_UNIT;
+
+  if (c->eo->attention_method != NULL && !g_str_equal (c->eo->attention_method, "spe")
+      && !g_str_equal (c->eo->attention_method, "exact"))
+    return TRUE;
+  if (c->eo->rows != NULL || c->eo->cols != NULL)
+    return TRUE;
+  if (c->session != NULL)
+    g_object_get (c->session->state, "content", &content, NULL);
+  return content == RPE_CONTENT_NPY && c->o->content == NULL;
+}
+
+static gboolean
+view_attention_explorer (Ctx *c, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  g_autoptr (RpeExplorerState) state = NULL;
+  gsize n, H = c->params.n_heads, h0, h1;
+  guint train = 0;
+  RpeAttentionRequest req = { 0 };
+
+  if (o->queries != NULL || o->keys != NULL || o->noise != NULL || o->gate_noise != NULL || o->noise_scheme != NULL)
+    return usage_error (error, "--attention-method, --rows and --cols draw the window's content (unit, random or a "
+                        "session's .npy): they take no --queries, --keys, --noise, --gate-noise or --noise-scheme");
+  if (o->head >= 0 && (gsize) o->head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
+  state = explorer_state (c, error);
+  if (state == NULL)
+    return FALSE;
+  g_object_get (state, "length", &train, NULL);
+  n = train;
+  g_object_get (state, "train-length", &train, NULL);
+  req.m0 = req.n0 = 0;
+  req.m1 = req.n1 = n;
+  if (c->eo->rows != NULL && !parse_range ("--rows", c->eo->rows, n, &req.m0, &req.m1, error))
+    return FALSE;
+  if (c->eo->cols != NULL && !parse_range ("--cols", c->eo->cols, n, &req.n0, &req.n1, error))
+    return FALSE;
+  /* a picture needs at most ATTENTION_MAX_SIDE pixels a side; a data export (.npy) is the window's cells */
+  req.max_rows = c->format == RPE_EXPORT_NPY ? req.m1 - req.m0 : MIN (req.m1 - req.m0, (gsize) ATTENTION_MAX_SIDE);
+  req.max_cols = c->format == RPE_EXPORT_NPY ? req.n1 - req.n0 : MIN (req.n1 - req.n0, (gsize) ATTENTION_MAX_SIDE);
+  {
+    const gsize dims[1][4] = { { req.max_rows, req.max_cols, 1, 1 } };
+
+    if (!rpe_cli_check_budget ("attention", 1, dims, error))
+      return FALSE;
+  }
+  req.reduce = c->reduce;
+  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h1 = c->eo->all_heads ? H : h0 + 1;
+  for (gsize h = h0; h < h1; h++)
+    {
+      g_autoptr (RpeExplorerSnapshot) snap = NULL;
+      g_autoptr (RpeAttentionImage) img = NULL;
+      g_autofree char *path = path_for_head (c->eo->out, h);
+      char *strings[3] = { NULL, NULL, NULL };
+      gboolean has_attention = FALSE, ok;
+      RpeFigure fig;
+
+      g_object_set (state, "head", (guint) h, NULL);
+      snap = rpe_explorer_state_snapshot (state);
+      img = rpe_compute_attention (snap, &req, NULL, error);
+      if (img == NULL)
+        return FALSE;
+      /* the colour scale (--color-scale, --gamma, --percentile, --attention-transform) as the window's */
+      rpe_attention_figure_fill (&fig, img, snap, c->cmap != NULL ? c->cmap : rpe_colormap_default (), train,
+                                 c->transform, c->transform_param, strings, &has_attention);
+      if (c->eo->title != NULL)
+        fig.title = c->eo->title;
+      ok = export_file (c, &fig, path, error);
+      for (guint i = 0; i < 3; i++)
+        g_free (strings[i]);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 view_attention (Ctx *c, gboolean compare, GError **error)
 {
@@ -509,6 +617,10 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   HeadSource src = { 0 };
   gboolean ok = FALSE;
 
+  if (!compare && uses_explorer (c))
+    return view_attention_explorer (c, error);
+  if (compare && (c->eo->rows != NULL || c->eo->cols != NULL))
+    return usage_error (error, "--rows and --cols are for the view 'attention'");
   if (o->head >= 0 && (gsize) o->head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
   if (compare && o->exact)
@@ -1027,7 +1139,8 @@ print_usage (FILE *f)
            "Publication figures, rendered exactly as in the window.\n"
            "  templates      all D templates of --head in a grid (analytic; --empirical, --difference)\n"
            "  template       one template (--head, --feature)\n"
-           "  attention      one head's attention map (SPE estimate; --exact, --causal, --train-length)\n"
+           "  attention      one head's attention map (SPE estimate; --exact, --causal, --train-length;\n"
+           "                 --attention-method ape|lrpe|fastrpb|linear, --rows A:B --cols C:D: the window's zoom)\n"
            "  spe-vs-rpe     exact | SPE estimate | difference, side by side\n"
            "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
            "  error          estimator error against R          (every option of 'rpe curves error')\n"
@@ -1042,14 +1155,16 @@ print_usage (FILE *f)
            "--preset column | page | slide: 3.25 in wide with 8 pt text, 6.75 in with 9 pt, or a\n"
            "13.333 x 7.5 in slide with 20 pt text; --width and --height still override.\n"
            "--panel NAME: one panel of extrapolation alone (distance, entropy, ti, mono);\n"
-           "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same.\n"
+           "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same;\n"
+           "'rpe export curves' without --panel draws the window's Curves page (its four plots).\n"
            "--sweep PARAM=FROM:TO --frames K -o FILE.gif: an animated GIF of a heatmap view as PARAM\n"
            "(realizations, length or seed) goes from FROM to TO, e.g. the SPE estimate sharpening\n"
            "with R: rpe export spe-vs-rpe --sweep realizations=1:1024 --frames 11 -o sharpen.gif\n"
            "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
-           "--save-session S.rpe-session also writes the session of the figure (heatmap views); it opens\n"
-           "in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it pixel for pixel,\n"
-           "the options given beside it overriding the session's values.\n"
+           "--save-session S.rpe-session also writes the session of the figure (heatmap views, the Curves\n"
+           "page); it opens in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it\n"
+           "pixel for pixel, the options given beside it overriding the session's values (--no-causal,\n"
+           "--no-exact and --gate switch off what --causal, --exact and --no-gate switched on).\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
 }
@@ -1129,10 +1244,10 @@ rpe_cli_export (int argc, char **argv)
     }
   if (session_path == NULL)
     return export_main (argc, argv, NULL);
-  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]))
+  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves"))
     {
-      fprintf (stderr, "rpe export %s: --session redraws the heatmap views (templates, template, attention, "
-                       "spe-vs-rpe)\n", argv[1]);
+      fprintf (stderr, "rpe export %s: --session redraws the views of the window (templates, template, attention, "
+                       "spe-vs-rpe, curves)\n", argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
@@ -1150,14 +1265,13 @@ rpe_cli_export (int argc, char **argv)
 
       g_free (session->view);
       session->view = g_strdup (g_str_equal (v, "templates") || g_str_equal (v, "template") ? "templates"
-                                : g_str_equal (v, "attention") ? "attention" : "teaching");
+                                : g_str_equal (v, "attention") ? "attention"
+                                : g_str_equal (v, "curves") ? "curves" : "teaching");
       if (g_str_equal (v, "templates"))
         session->template_cell = -1;
       else if (g_str_equal (v, "template") && session->template_cell < 0)
         session->template_cell = (int) rpe_explorer_state_get_feature (session->state);
     }
-  if (session->have_viewport && g_strcmp0 (session->view, "attention") == 0)
-    fprintf (stderr, "rpe export: note: the session's zoom is not applied; the whole map is drawn\n");
   rebuilt = session_argv (argc, argv, session_path, session, &error);
   if (rebuilt == NULL)
     {
@@ -1174,32 +1288,82 @@ rpe_cli_export (int argc, char **argv)
   }
 }
 
-/* The session of the figure drawn: every option as a state property, the
- * module drawn, the checkpoint it came from. */
+static RpeExplorerState *explorer_state (const Ctx *c, GError **error);
+
+/* `rpe export curves` without --panel: the Curves page's four plots, computed
+ * and drawn by the window's own code (rpe_compute_curves, rpe_curves_figure_fill). */
 static gboolean
-save_session (const Ctx *c, RpeSession *from, GError **error)
+view_curves_page (Ctx *c, GError **error)
+{
+  g_autoptr (RpeExplorerState) state = NULL;
+  g_autoptr (RpeExplorerSnapshot) snap = NULL;
+  g_autoptr (RpeCurves) curves = NULL;
+  RpeCurvePlot plots[4];
+  RpeCurveSeries series[4 * RPE_CURVES_MAX_SERIES];
+  char *strings[2] = { NULL, NULL };
+  RpeFigure fig;
+  gboolean ok;
+
+  if (c->eo->all_heads || c->gif_mode)
+    return usage_error (error, "the Curves page is one figure: no --all-heads or --sweep");
+  if (c->o->head >= 0 && (gsize) c->o->head >= c->params.n_heads)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) c->params.n_heads - 1,
+                        c->o->head);
+  state = explorer_state (c, error);
+  if (state == NULL)
+    return FALSE;
+  snap = rpe_explorer_state_snapshot (state);
+  /* the N asked for (the figure's N of a session that the page computed at its cap) */
+  curves = rpe_compute_curves (snap, snap->n, NULL, error);
+  if (curves == NULL)
+    return FALSE;
+  rpe_curves_figure_fill (&fig, curves, (guint) snap->head, plots, series, strings);
+  if (c->eo->title != NULL)
+    fig.title = c->eo->title;
+  ok = export_file (c, &fig, c->eo->out, error);
+  g_free (strings[0]);
+  g_free (strings[1]);
+  return ok;
+}
+
+/* The window's state of the figure drawn: every option as a state property,
+ * the module drawn; over a session's own state (--session) so that what no
+ * option says (FastRPB weights, loaded content, LRPE choices) is kept. */
+static RpeExplorerState *
+explorer_state (const Ctx *c, GError **error)
 {
   const RpeCliOptions *o = c->o;
   const ExportOptions *eo = c->eo;
+  RpeSession *from = c->session;
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
-  g_autoptr (RpeSession) s = NULL;
   g_autofree char *source = NULL;
   gsize n;
-  gboolean templates = g_str_equal (c->view, "templates") || g_str_equal (c->view, "template");
+  guint method = o->exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE, content = RPE_CONTENT_UNIT, v;
 
   if (!rpe_cli_resolve_length (o, 0, &n, error))
-    return FALSE;
+    return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the length %zu is outside the "
-                          "window's range 2 .. %d", (size_t) n, RPE_EXPLORER_MAX_LENGTH);
-  if (o->realizations != RPE_CLI_UNSET && o->realizations > RPE_EXPLORER_MAX_R)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: R = %" G_GINT64_FORMAT
-                          " is above the window's %d", o->realizations, RPE_EXPLORER_MAX_R);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the length %zu is outside the "
+                          "window's range 2 .. %d", (size_t) n, RPE_EXPLORER_MAX_LENGTH), NULL;
+  if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > RPE_EXPLORER_MAX_R))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "R = %" G_GINT64_FORMAT
+                          " is outside the window's 1 .. %d", o->realizations, RPE_EXPLORER_MAX_R), NULL;
   if (o->seed < 0 || o->seed > G_MAXINT)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the seed must be 0 .. %d", G_MAXINT);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the seed must be 0 .. %d", G_MAXINT), NULL;
   if (c->params.n_heads > 1024 || c->params.n_features > 4096)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--save-session: the module is larger than the window "
-                          "shows (1024 heads, 4096 features)");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the module is larger than the window "
+                          "shows (1024 heads, 4096 features)"), NULL;
+  if (eo->attention_method != NULL && !rpe_session_choice_value ("--attention-method", eo->attention_method, &method))
+    return usage_error (error, "--attention-method must be spe, exact, ape, lrpe, fastrpb or linear (got '%s')",
+                        eo->attention_method), NULL;
+  if (method == RPE_EXPLORER_METHOD_SPE && o->exact)
+    method = RPE_EXPLORER_METHOD_EXACT;
+  if (from != NULL)
+    {
+      /* the session's state first (its FastRPB weights, .npy content, choices), the options over it */
+      rpe_explorer_state_copy_into (from->state, state);
+      g_object_get (from->state, "content", &content, NULL);
+    }
   if (o->checkpoint != NULL)
     {
       g_autofree char *base = g_path_get_basename (o->checkpoint);
@@ -1208,18 +1372,27 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
     }
   else if (from != NULL)
     source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
-  if (c->params.method == RPE_SPE_SINE)
-    {
-      if (!rpe_explorer_state_set_modules (state, &c->params, source != NULL ? source : "random parameters",
-                                           NULL, NULL, error))
-        return FALSE;
-    }
-  else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &c->params, source != NULL ? source : "random parameters",
-                                            error))
-    return FALSE;
+  {
+    /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
+    RpeSpeParams module = c->params;
+
+    if (c->kept_gate != NULL)
+      module.gate = c->kept_gate;
+    if (c->params.method == RPE_SPE_SINE)
+      {
+        if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters",
+                                             NULL, NULL, error))
+          return NULL;
+      }
+    else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module, source != NULL ? source : "random parameters",
+                                              error))
+      return NULL;
+  }
+  if (o->content != NULL)
+    content = g_str_equal (o->content, "random") ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT;
   g_object_set (state,
                 "spe-kind", (guint) c->params.method,
-                "method", (guint) (o->exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE),
+                "method", method,
                 "length", (guint) n,
                 "realizations", (guint) (o->realizations != RPE_CLI_UNSET ? o->realizations : 64),
                 "seed", (guint) o->seed,
@@ -1229,8 +1402,7 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
                 "gated", c->gated,
                 "template-kind", (guint) (eo->difference ? RPE_TEMPLATE_DIFFERENCE
                                           : eo->empirical ? RPE_TEMPLATE_EMPIRICAL : RPE_TEMPLATE_ANALYTIC),
-                "content", (guint) (o->content != NULL && g_str_equal (o->content, "random") ? RPE_CONTENT_RANDOM
-                                                                                              : RPE_CONTENT_UNIT),
+                "content", content,
                 "train-length", (guint) (o->train_length != RPE_CLI_UNSET && o->train_length > 0
                                          ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
                 "colormap", eo->colormap != NULL ? eo->colormap : "viridis",
@@ -1241,9 +1413,46 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
     g_object_set (state, "color-gamma", c->transform_param, NULL);
   if (c->transform == RPE_HEATMAP_TRANSFORM_PERCENTILE)
     g_object_set (state, "color-percentile", c->transform_param, NULL);
+  /* the choices of LRPE and linear attention */
+  if (o->lrpe_p != NULL && !rpe_session_choice_value ("--lrpe-p", o->lrpe_p, &v))
+    return usage_error (error, "--lrpe-p must be identity, householder, permutation, odd-even, fourier or dct "
+                        "(got '%s')", o->lrpe_p), NULL;
+  if (o->lrpe_p != NULL)
+    g_object_set (state, "lrpe-p", v, NULL);
+  if (o->lrpe_lambda != NULL && !rpe_session_choice_value ("--lrpe-lambda", o->lrpe_lambda, &v))
+    return usage_error (error, "--lrpe-lambda must be rotation, mixed, complex or permutation (got '%s')",
+                        o->lrpe_lambda), NULL;
+  if (o->lrpe_lambda != NULL)
+    g_object_set (state, "lrpe-lambda", v, NULL);
+  if (o->lrpe_theta != NULL && !rpe_session_choice_value ("--lrpe-theta", o->lrpe_theta, &v))
+    return usage_error (error, "--lrpe-theta must be a, b or c (got '%s')", o->lrpe_theta), NULL;
+  if (o->lrpe_theta != NULL)
+    g_object_set (state, "lrpe-theta", v, NULL);
+  if (o->feature_map != NULL && !rpe_session_choice_value ("--feature-map", o->feature_map, &v))
+    return usage_error (error, "--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')",
+                        o->feature_map), NULL;
+  if (o->feature_map != NULL)
+    g_object_set (state, "feature-map", v, NULL);
+  return g_steal_pointer (&state);
+}
+
+/* The session of the figure drawn: its state (explorer_state), the module's
+ * checkpoint, the zoom and the export settings. */
+static gboolean
+save_session (const Ctx *c, RpeSession *from, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  const ExportOptions *eo = c->eo;
+  g_autoptr (RpeExplorerState) state = explorer_state (c, error);
+  g_autoptr (RpeSession) s = NULL;
+  gboolean templates = g_str_equal (c->view, "templates") || g_str_equal (c->view, "template");
+
+  if (state == NULL)
+    return FALSE;
   s = rpe_session_new_from_state (state);
   g_free (s->view);
-  s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention" : "teaching");
+  s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention"
+                      : g_str_equal (c->view, "curves") ? "curves" : "teaching");
   s->template_cell = g_str_equal (c->view, "template") ? (o->feature >= 0 ? o->feature : 0) : -1;
   if (o->checkpoint != NULL)
     {
@@ -1255,6 +1464,32 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
   else if (from != NULL && from->checkpoint.path != NULL)
     rpe_session_set_checkpoint (s, from->checkpoint.path, from->checkpoint.prefix, from->checkpoint.layer,
                                 (const char *const *) from->checkpoint.map);
+  if (from != NULL && from->content_path != NULL)
+    {
+      guint content = 0;
+
+      g_object_get (state, "content", &content, NULL);
+      if (content == RPE_CONTENT_NPY)
+        {
+          rpe_session_set_content_path (s, from->content_path);
+        }
+    }
+  if (g_str_equal (c->view, "attention") && (eo->rows != NULL || eo->cols != NULL))
+    {
+      guint n = 0;
+      gsize m0 = 0, m1, n0 = 0, n1;
+
+      g_object_get (state, "length", &n, NULL);
+      m1 = n1 = n;
+      if ((eo->rows != NULL && !parse_range ("--rows", eo->rows, n, &m0, &m1, error))
+          || (eo->cols != NULL && !parse_range ("--cols", eo->cols, n, &n0, &n1, error)))
+        return FALSE;
+      s->have_viewport = TRUE;
+      s->viewport[0] = (double) m0;
+      s->viewport[1] = (double) m1;
+      s->viewport[2] = (double) n0;
+      s->viewport[3] = (double) n1;
+    }
   s->export_width = eo->width;
   s->export_height = eo->height;
   s->export_dpi = eo->dpi;
@@ -1298,7 +1533,7 @@ export_main (int argc, char **argv, RpeSession *session)
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   const char *view;
-  gboolean curves, ok = FALSE;
+  gboolean curves, page, ok = FALSE;
   int status = 0;
   GOptionGroup *group;
   g_auto(GStrv) given = g_strdupv (argv);
@@ -1322,6 +1557,9 @@ export_main (int argc, char **argv, RpeSession *session)
     { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, "--sweep: hundredths of a second per frame (default 60)", "CS" },
     { "save-session", 0, 0, G_OPTION_ARG_FILENAME, &eo.save_session, "Also write the session of this figure (open it with rpe-studio, redraw it with --session)", "S.rpe-session" },
     { "session", 0, 0, G_OPTION_ARG_FILENAME, &session_opt, "Redraw the figure of a saved session (options given beside it override its values)", "S.rpe-session" },
+    { "attention-method", 0, 0, G_OPTION_ARG_STRING, &eo.attention_method, "attention: the map of spe (default; exact with --exact), exact, ape, lrpe (--lrpe-p/--lrpe-lambda/--lrpe-theta), fastrpb or linear (--feature-map), as the window's Attention view", "NAME" },
+    { "rows", 0, 0, G_OPTION_ARG_STRING, &eo.rows, "attention: draw rows A .. B-1 of the map only (the window's zoom)", "A:B" },
+    { "cols", 0, 0, G_OPTION_ARG_STRING, &eo.cols, "attention: draw columns C .. D-1 of the map only", "C:D" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
@@ -1345,8 +1583,12 @@ export_main (int argc, char **argv, RpeSession *session)
       return argc < 2 ? EXIT_USAGE : 0;
     }
   view = argv[1];
-  curves = g_strv_contains (curve_views, view) || g_str_equal (view, "curves");
-  if (!curves && !g_strv_contains (heatmap_views, view))
+  /* `rpe export curves` without --panel: the Curves page as the window draws it */
+  page = g_str_equal (view, "curves");
+  for (int i = 2; i < argc && page; i++)
+    page = !g_str_equal (argv[i], "--panel") && !g_str_has_prefix (argv[i], "--panel=");
+  curves = (g_strv_contains (curve_views, view) || g_str_equal (view, "curves")) && !page;
+  if (!curves && !page && !g_strv_contains (heatmap_views, view))
     {
       fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
                        "profile | error | extrapolation)\n", view);
@@ -1398,7 +1640,7 @@ export_main (int argc, char **argv, RpeSession *session)
       goto done;
     }
 
-  if (g_str_equal (view, "curves"))
+  if (curves && g_str_equal (view, "curves"))
     {
       /* the Curves page's panels one by one: profile | error | extrapolation[-METRIC] */
       const char *p = eo.panel;
@@ -1451,6 +1693,7 @@ export_main (int argc, char **argv, RpeSession *session)
       goto done;
     }
   c.view = view;
+  c.session = session;
   c.o = &o;
   c.eo = &eo;
   if (eo.out == NULL)
@@ -1671,10 +1914,22 @@ export_main (int argc, char **argv, RpeSession *session)
           if (!rpe_cli_status_error (st, "the session's parameters", &error))
             goto report;
           if (o.no_gate && c.params.gate != NULL)
-            g_clear_pointer (&c.params.gate, rpe_free);
+            c.kept_gate = g_steal_pointer (&c.params.gate);
         }
-      else if (!rpe_cli_load_params (&o, &c.params, &error))
-        goto report;
+      else
+        {
+          /* a saved session keeps the gate that --no-gate switches off (its --gate switches it on) */
+          gboolean no_gate = o.no_gate, loaded;
+
+          if (eo.save_session != NULL)
+            o.no_gate = FALSE;
+          loaded = rpe_cli_load_params (&o, &c.params, &error);
+          o.no_gate = no_gate;
+          if (!loaded)
+            goto report;
+          if (no_gate && c.params.gate != NULL)
+            c.kept_gate = g_steal_pointer (&c.params.gate);
+        }
       c.gated = c.params.gate != NULL;
       for (int k = 0; k < frames; k++)
         {
@@ -1686,6 +1941,8 @@ export_main (int argc, char **argv, RpeSession *session)
             ok = view_templates (&c, TRUE, &error);
           else if (g_str_equal (view, "attention"))
             ok = view_attention (&c, FALSE, &error);
+          else if (page)
+            ok = view_curves_page (&c, &error);
           else
             ok = view_attention (&c, TRUE, &error);
           if (!ok)
@@ -1722,6 +1979,7 @@ report:
 
 done:
   rpe_spe_params_clear (&c.params);
+  rpe_free (c.kept_gate);
   g_free (eo.out);
   g_free (eo.colormap);
   g_free (eo.title);
@@ -1731,6 +1989,9 @@ done:
   g_free (eo.panel);
   g_free (eo.sweep);
   g_free (eo.save_session);
+  g_free (eo.attention_method);
+  g_free (eo.rows);
+  g_free (eo.cols);
   rpe_cli_options_clear (&o);
   return status;
 }

@@ -23,9 +23,11 @@
 #include "rpe-alloc.h"
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-fit.h"
 #include "rpe-npy.h"
 #include "rpe-safetensors.h"
+#include "rpe-tensor.h"
 
 #include "rpe-cli.h"
 
@@ -521,7 +523,7 @@ write_csv (const char *path, gsize H, gsize n, const double *target, const doubl
         }
       g_string_append_c (s, '\n');
     }
-  ok = g_file_set_contents (path, s->str, (gssize) s->len, error);
+  ok = rpe_atomic_file_set_contents (path, s->str, s->len, error);
   g_string_free (s, TRUE);
   return ok;
 }
@@ -610,6 +612,18 @@ rpe_cli_fit (int argc, char **argv)
       goto done;
     }
   method = f.method != NULL && g_str_equal (f.method, "conv") ? RPE_SPE_CONV : RPE_SPE_SINE;
+  /* every output is checked before any work: not an input, not a directory, writable */
+  {
+    const char *outs[] = { f.out, f.csv, f.sweep_csv };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (outs); i++)
+      if (outs[i] != NULL && !rpe_output_check (outs[i], &error))
+        {
+          fprintf (stderr, "rpe fit: %s\n", error->message);
+          status = rpe_cli_exit_code_for_error (error);
+          goto done;
+        }
+  }
   if (f.heads < 1 || f.heads > MAX_HEADS || f.features < 1 || f.features > MAX_FEAT
       || f.sines < 1 || f.sines > MAX_SIZE || f.kernel < 1 || f.kernel > MAX_SIZE || f.max_iter < 0
       || f.max_iter > 100000)
@@ -675,7 +689,7 @@ rpe_cli_fit (int argc, char **argv)
           g_string_append_printf (sweep_text, "%zu,%s\n", (size_t) s,
                                   g_ascii_formatd (buf, sizeof buf, "%.9g", err));
         }
-      if (f.sweep_csv != NULL && !g_file_set_contents (f.sweep_csv, sweep_text->str, (gssize) sweep_text->len, &error))
+      if (f.sweep_csv != NULL && !rpe_atomic_file_set_contents (f.sweep_csv, sweep_text->str, sweep_text->len, &error))
         {
           fprintf (stderr, "rpe fit: %s\n", error->message);
           status = EXIT_FAILURE_OTHER;

@@ -322,6 +322,46 @@ add_common_entries (GOptionContext *context,
   g_option_context_add_group (context, rpe_cli_parameter_group (o));
 }
 
+/* Parses the command line of `rpe CMD WHAT` (its own entries already in `context`; `o` and
+ * `x` initialised) with the common entries, then makes the checks both commands make.  FALSE,
+ * the message printed, on a usage error. */
+static gboolean
+parse_command_line (GOptionContext   *context,
+                    OutputsOptions   *x,
+                    RpeCliOptions    *o,
+                    const char       *cmd,
+                    const char       *what,
+                    int              *argc,
+                    char           ***argv)
+{
+  g_auto (GStrv) given = g_strdupv (*argv);
+  g_autoptr (GError) error = NULL;
+
+  add_common_entries (context, x, o);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      fprintf (stderr, "rpe %s %s: %s\n", cmd, what, error->message);
+      return FALSE;
+    }
+  if (o->noise_scheme != NULL && !g_str_equal (o->noise_scheme, "iid"))
+    {
+      /* the outputs core draws its own i.i.d. noise: never drop an option silently */
+      fprintf (stderr, "rpe %s %s: --noise-scheme is not supported here (only iid)\n", cmd, what);
+      return FALSE;
+    }
+  if (*argc != 2)
+    {
+      fprintf (stderr, "rpe %s %s: too many arguments\n", cmd, what);
+      return FALSE;
+    }
+  if (!rpe_cli_check_options (cmd, what, given, &error))
+    {
+      fprintf (stderr, "rpe %s %s: %s\n", cmd, what, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* rpe export outputs                                                       */
 
@@ -335,7 +375,6 @@ rpe_cli_export_outputs (int    argc,
   RpeOutputs outs = { 0 };
   RpeOutputsFigure *fig = NULL;
   g_autoptr (GOptionContext) context = NULL;
-  g_auto (GStrv) given = NULL;
   g_autoptr (GError) error = NULL;
   RpeExportFormat format;
   RpeExportSize size = { 0 };
@@ -360,32 +399,10 @@ rpe_cli_export_outputs (int    argc,
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
-  given = g_strdupv (argv);
   context = g_option_context_new ("outputs - Y of exact and SPE attention for chosen values V");
   g_option_context_add_main_entries (context, main_entries, NULL);
-  add_common_entries (context, &x, &o);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!parse_command_line (context, &x, &o, "export", "outputs", &argc, &argv))
     {
-      fprintf (stderr, "rpe export outputs: %s\n", error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
-    {
-      /* the outputs core draws its own i.i.d. noise: never drop an option silently */
-      fprintf (stderr, "rpe export outputs: --noise-scheme is not supported here (only iid)\n");
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (argc != 2)
-    {
-      fprintf (stderr, "rpe export outputs: too many arguments\n");
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (!rpe_cli_check_options ("export", "outputs", given, &error))
-    {
-      fprintf (stderr, "rpe export outputs: %s\n", error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -519,7 +536,6 @@ rpe_cli_curves_output_error (int    argc,
   RpeOutputs outs = { 0 };
   RpeCurveTable *t = NULL;
   g_autoptr (GOptionContext) context = NULL;
-  g_auto (GStrv) given = NULL;
   g_autoptr (GError) error = NULL;
   gsize rlist[MAX_LIST], nr = 0;
   int status = 0, err = 0;
@@ -532,7 +548,6 @@ rpe_cli_curves_output_error (int    argc,
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
-  given = g_strdupv (argv);
   context = g_option_context_new ("output-error - relative error of the SPE output against position or R");
   g_option_context_set_summary (context,
     "err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
@@ -540,29 +555,8 @@ rpe_cli_curves_output_error (int    argc,
     "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
     "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not.");
   g_option_context_add_main_entries (context, main_entries, NULL);
-  add_common_entries (context, &x, &o);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!parse_command_line (context, &x, &o, "curves", "output-error", &argc, &argv))
     {
-      fprintf (stderr, "rpe curves output-error: %s\n", error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
-    {
-      /* the outputs core draws its own i.i.d. noise: never drop an option silently */
-      fprintf (stderr, "rpe curves output-error: --noise-scheme is not supported here (only iid)\n");
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (argc != 2)
-    {
-      fprintf (stderr, "rpe curves output-error: too many arguments\n");
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (!rpe_cli_check_options ("curves", "output-error", given, &error))
-    {
-      fprintf (stderr, "rpe curves output-error: %s\n", error->message);
       status = EXIT_USAGE;
       goto done;
     }

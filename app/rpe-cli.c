@@ -225,7 +225,9 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "realizations", 0, 0, G_OPTION_ARG_INT64, &o->realizations, "Realizations R (default 64, or the noise's R)", "R" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of every random draw (default 0)", "S" },
     { "no-gate", 0, 0, G_OPTION_ARG_NONE, &o->no_gate, "Ignore the gate", NULL },
+    { "gate", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->no_gate, "Use the gate (the default; undoes an earlier --no-gate, e.g. a session's)", NULL },
     { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
+    { "no-causal", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->causal, "Non-causal attention (the default; undoes an earlier --causal)", NULL },
     { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
     { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
     { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, "How the noise is drawn (default iid; curves error: a comma list, one curve each)", "iid|orthogonal|antithetic|sobol" },
@@ -237,6 +239,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "performer-features", 0, 0, G_OPTION_ARG_INT, &o->performer_features, "Random features m for performer (default: the input width)", "M" },
     { "dpfp-nu", 0, 0, G_OPTION_ARG_INT, &o->dpfp_nu, "DPFP parameter nu (default 1)", "NU" },
     { "exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "Exact logits instead of the SPE estimate", NULL },
+    { "no-exact", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->exact, "The SPE estimate (the default; undoes an earlier --exact)", NULL },
     { "relative-embeddings", 0, 0, G_OPTION_ARG_FILENAME, &o->relative_embeddings, "rpe-logits: E of shape (2N-1, D) or (H, 2N-1, D)", "E.npy" },
     { "head", 0, 0, G_OPTION_ARG_INT, &o->head, "Restrict a template to head h", "h" },
     { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, "Restrict a template to feature d", "d" },
@@ -311,6 +314,8 @@ static const OptionUse option_uses[] = {
   { "sines", TRUE, SPE_WHATS " curves:* export:*" },
   { "kernel", TRUE, SPE_WHATS " curves:* export:*" },
   { "no-gate", FALSE, SPE_WHATS " curves:* export:*" },
+  /* the negations: a later one wins, so a value held by a session (`rpe export --session`) can be switched off */
+  { "gate", FALSE, SPE_WHATS " curves:* export:*" },
   { "length", TRUE, "compute:* curves:* export:*" },
   { "realizations", TRUE, CODE_WHATS " curves:error curves:extrapolation curves:output-error export:*" },
   { "seed", TRUE, "compute:* curves:* export:*" },
@@ -320,12 +325,15 @@ static const OptionUse option_uses[] = {
   { "keys", TRUE, INPUT_WHATS " curves:output-error export:*" },
   { "values", TRUE, "compute:linear compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
   { "content", TRUE, INPUT_WHATS " curves:profile curves:extrapolation curves:output-error export:*" },
-  { "feature-map", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
+  { "feature-map", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs export:attention" },
   { "performer-features", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
   { "dpfp-nu", TRUE, "compute:linear compute:lrpe-attention compute:lrpe-linear compute:fastrpb curves:output-error export:outputs" },
   { "exact", FALSE, "compute:logits compute:attention export:*" },
+  { "no-exact", FALSE, "compute:logits compute:attention export:*" },
   { "causal", FALSE, "compute:logits compute:attention compute:linear compute:rpe-logits compute:lrpe-attention "
                      "compute:lrpe-linear compute:fastrpb curves:profile curves:extrapolation curves:output-error export:*" },
+  { "no-causal", FALSE, "compute:logits compute:attention compute:linear compute:rpe-logits compute:lrpe-attention "
+                        "compute:lrpe-linear compute:fastrpb curves:profile curves:extrapolation curves:output-error export:*" },
   { "relative-embeddings", TRUE, "compute:rpe-logits" },
   { "head", TRUE, "compute:template compute:empirical curves:* export:*" },
   { "feature", TRUE, "compute:template compute:empirical curves:* export:*" },
@@ -345,8 +353,12 @@ static const OptionUse option_uses[] = {
   { "grid", TRUE, SPE_WHATS " compute:fastrpb" },
   { "kernel-cols", TRUE, "compute:template compute:empirical compute:codes compute:encode" },
   /* sessions (issue 15): the heatmap views that a session can hold */
-  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
-  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe" },
+  { "session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:curves" },
+  { "save-session", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:curves" },
+  /* the Attention view's methods and zoom (a session's attention figure) */
+  { "attention-method", TRUE, "export:attention" },
+  { "rows", TRUE, "export:attention" },
+  { "cols", TRUE, "export:attention" },
   { "noise-scheme", TRUE, CODE_WHATS " curves:error export:*" },
   /* --map: the SPE roles for the SPE module loader, lrpe.* for the LRPE commands, fastrpb.w for fastrpb */
   { "map", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },

@@ -38,29 +38,11 @@ RpeStatus rpe_conv_spe_codes (const RpeSpeParams *params,
                               const RpeMonitor   *monitor);
 
 /* Fused codes + gating + encoding (see rpe_spe_encode_fused; arguments checked there). */
-RpeStatus _rpe_conv_spe_encode_fused (const RpeSpeParams *params,
-                                      size_t              n,
-                                      size_t              r,
-                                      const float        *z,
-                                      const float        *eps,
-                                      const float        *q,
-                                      const float        *k,
-                                      float              *qhat,
-                                      float              *khat,
-                                      const RpeMonitor   *monitor);
+RpeSpeEncodeFusedFunc _rpe_conv_spe_encode_fused;
 
 /* The same with the noise drawn on the fly from (seed, RPE_STREAM_CONV): equal to
  * rpe_spe_noise_fill + _rpe_conv_spe_encode_fused without the (R, H*D, N+4L) buffer. */
-RpeStatus _rpe_conv_spe_encode_seeded (const RpeSpeParams *params,
-                                       size_t              n,
-                                       size_t              r,
-                                       uint64_t            seed,
-                                       const float        *eps,
-                                       const float        *q,
-                                       const float        *k,
-                                       float              *qhat,
-                                       float              *khat,
-                                       const RpeMonitor   *monitor);
+RpeSpeEncodeSeededFunc _rpe_conv_spe_encode_seeded;
 
 /* The same for a part of a larger draw: the channels of params are channels first_channel ..
  * of a draw of draw_channels channels (R, draw_channels, N+4L), e.g. one head of H. */
@@ -79,8 +61,4 @@ RpeStatus _rpe_conv_spe_encode_seeded_part (const RpeSpeParams *params,
 
 /* Ungated lag profile of channel c = h*D + d in double:
  * out[i] = sum_j wq[c, j] wk[c, j + tau], tau = i - (N-1); exactly 0 for |tau| >= L. */
-void      _rpe_conv_spe_lags (const RpeSpeParams *params,
-                              size_t              h,
-                              size_t              d,
-                              size_t              n,
-                              double             *out);
+RpeSpeLagsFunc _rpe_conv_spe_lags;

@@ -14,6 +14,19 @@ struct _RpeFftPlan
 
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Destroys a plan pair (either may be NULL) under the planner lock (FFTW's planner is not thread-safe). */
+static void
+destroy_plans (fftwf_plan a,
+               fftwf_plan b)
+{
+  pthread_mutex_lock (&planner_lock);
+  if (a != NULL)
+    fftwf_destroy_plan (a);
+  if (b != NULL)
+    fftwf_destroy_plan (b);
+  pthread_mutex_unlock (&planner_lock);
+}
+
 RpeFftPlan *
 rpe_fft_plan_new (size_t     n,
                   unsigned   flags,
@@ -65,12 +78,7 @@ rpe_fft_plan_free (RpeFftPlan *plan)
 {
   if (plan == NULL)
     return;
-  pthread_mutex_lock (&planner_lock);
-  if (plan->forward != NULL)
-    fftwf_destroy_plan (plan->forward);
-  if (plan->inverse != NULL)
-    fftwf_destroy_plan (plan->inverse);
-  pthread_mutex_unlock (&planner_lock);
+  destroy_plans (plan->forward, plan->inverse);
   free (plan);
 }
 
@@ -171,12 +179,7 @@ rpe_fft_c2c_plan_free (RpeFftC2cPlan *plan)
 {
   if (plan == NULL)
     return;
-  pthread_mutex_lock (&planner_lock);
-  if (plan->forward != NULL)
-    fftwf_destroy_plan (plan->forward);
-  if (plan->backward != NULL)
-    fftwf_destroy_plan (plan->backward);
-  pthread_mutex_unlock (&planner_lock);
+  destroy_plans (plan->forward, plan->backward);
   free (plan);
 }
 

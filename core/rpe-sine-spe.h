@@ -19,21 +19,8 @@ RpeStatus _rpe_sine_spe_codes (const RpeSpeParams *params,
                                const RpeMonitor   *monitor);
 
 /* Fused codes + gating + encoding (see rpe_spe_encode_fused; arguments checked there). */
-RpeStatus _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
-                                      size_t              n,
-                                      size_t              r,
-                                      const float        *z,
-                                      const float        *eps,
-                                      const float        *q,
-                                      const float        *k,
-                                      float              *qhat,
-                                      float              *khat,
-                                      const RpeMonitor   *monitor);
+RpeSpeEncodeFusedFunc _rpe_sine_spe_encode_fused;
 
 /* Ungated lag profile of (h, d) in double:
  * out[i] = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k), tau = i - (N-1), i < 2N-1. */
-void      _rpe_sine_spe_lags (const RpeSpeParams *params,
-                              size_t              h,
-                              size_t              d,
-                              size_t              n,
-                              double             *out);
+RpeSpeLagsFunc _rpe_sine_spe_lags;

@@ -577,6 +577,38 @@ rpe_spe_encode (size_t            n,
   return RPE_OK;
 }
 
+/* The argument checks of the fused and seeded encodings: params valid; `bad` (the caller's own
+ * conditions), n, r, eps when gated, each side (q, qhat), (k, khat) all or nothing and at least one
+ * side (else RPE_ERROR_INVALID_ARGUMENT); the noise size (to *noise) and the (N, H, D, R) size
+ * in range. */
+static RpeStatus
+check_encode_args (const RpeSpeParams *params,
+                   bool                bad,
+                   size_t              n,
+                   size_t              r,
+                   const float        *eps,
+                   const float        *q,
+                   const float        *k,
+                   const float        *qhat,
+                   const float        *khat,
+                   size_t             *noise)
+{
+  bool do_q = q != NULL && qhat != NULL;
+  bool do_k = k != NULL && khat != NULL;
+  size_t bytes;
+  RpeStatus st;
+
+  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
+    return st;
+  if (bad || n == 0 || r == 0 || (params->gate != NULL && eps == NULL)
+      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
+      || (!do_q && !do_k))
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = rpe_spe_noise_size (params, n, r, noise)) != RPE_OK)
+    return st;
+  return rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r);
+}
+
 RpeStatus
 rpe_spe_encode_fused (const RpeSpeParams *params,
                       size_t              n,
@@ -589,21 +621,10 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
                       float              *khat,
                       const RpeMonitor   *monitor)
 {
-  bool do_q = q != NULL && qhat != NULL;
-  bool do_k = k != NULL && khat != NULL;
   size_t noise, bytes, k2;
   RpeStatus st;
 
-  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
-    return st;
-  if (n == 0 || r == 0 || z == NULL || (params->gate != NULL && eps == NULL)
-      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
-      || (!do_q && !do_k))
-    return RPE_ERROR_INVALID_ARGUMENT;
-  if ((st = rpe_spe_noise_size (params, n, r, &noise)) != RPE_OK)
-    return st;
-  if ((st = rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r))
-      != RPE_OK)
+  if ((st = check_encode_args (params, z == NULL, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
     return st;
 
   if (params->method == RPE_SPE_CONV)
@@ -629,22 +650,11 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
                        float              *khat,
                        const RpeMonitor   *monitor)
 {
-  bool do_q = q != NULL && qhat != NULL;
-  bool do_k = k != NULL && khat != NULL;
-  size_t noise, bytes;
+  size_t noise;
   float *z;
   RpeStatus st;
 
-  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
-    return st;
-  if (n == 0 || r == 0 || (params->gate != NULL && eps == NULL)
-      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
-      || (!do_q && !do_k))
-    return RPE_ERROR_INVALID_ARGUMENT;
-  if ((st = rpe_spe_noise_size (params, n, r, &noise)) != RPE_OK)
-    return st;
-  if ((st = rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r))
-      != RPE_OK)
+  if ((st = check_encode_args (params, false, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
     return st;
 
   if (params->method == RPE_SPE_CONV)
@@ -673,24 +683,15 @@ rpe_spe_encode_seeded_head (const RpeSpeParams *params,
                             const RpeMonitor   *monitor)
 {
   const size_t D = params != NULL ? params->n_features : 0;
-  bool do_q = q != NULL && qhat != NULL;
-  bool do_k = k != NULL && khat != NULL;
   RpeSpeParams hp;
-  size_t noise, bytes, size;
+  size_t noise, size;
   RpeStatus st;
   float *z;
 
   if (params == NULL)
     return RPE_ERROR_INVALID_ARGUMENT;
-  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
-    return st;
-  if (head >= params->n_heads || n == 0 || r == 0 || (params->gate != NULL && eps == NULL)
-      || (!do_q && (q != NULL || qhat != NULL)) || (!do_k && (k != NULL || khat != NULL))
-      || (!do_q && !do_k))
-    return RPE_ERROR_INVALID_ARGUMENT;
-  if ((st = rpe_spe_noise_size (params, n, r, &noise)) != RPE_OK)
-    return st;
-  if ((st = rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, D, r)) != RPE_OK)
+  if ((st = check_encode_args (params, head >= params->n_heads, n, r, eps, q, k, qhat, khat, &noise))
+      != RPE_OK)
     return st;
 
   /* the head's parameters are contiguous slices of the (H, D, ...) arrays */

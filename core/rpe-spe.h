@@ -242,3 +242,32 @@ RpeStatus rpe_spe_exact_logits (const RpeSpeParams *params,
                                 bool                gated,
                                 float              *logits,
                                 const RpeMonitor   *monitor);
+
+/* The signatures the per-method internals (rpe-sine-spe.h, rpe-conv-spe.h) share with the entry
+ * points above, declared once: rpe_spe_encode_fused's, rpe_spe_encode_seeded's, and an ungated
+ * lag profile of (h, d) in double, out[i] at tau = i - (N-1), i < 2N-1. */
+typedef RpeStatus RpeSpeEncodeFusedFunc (const RpeSpeParams *params,
+                                         size_t              n,
+                                         size_t              r,
+                                         const float        *z,
+                                         const float        *eps,
+                                         const float        *q,
+                                         const float        *k,
+                                         float              *qhat,
+                                         float              *khat,
+                                         const RpeMonitor   *monitor);
+typedef RpeStatus RpeSpeEncodeSeededFunc (const RpeSpeParams *params,
+                                          size_t              n,
+                                          size_t              r,
+                                          uint64_t            seed,
+                                          const float        *eps,
+                                          const float        *q,
+                                          const float        *k,
+                                          float              *qhat,
+                                          float              *khat,
+                                          const RpeMonitor   *monitor);
+typedef void      RpeSpeLagsFunc         (const RpeSpeParams *params,
+                                          size_t              h,
+                                          size_t              d,
+                                          size_t              n,
+                                          double             *out);

@@ -15,3 +15,34 @@ double rpe_test_max_abs_err (const float  *a,
                              size_t        n);
 /* A temporary directory for the test, removed at exit (path owned by the helper). */
 const char *rpe_test_tmpdir (void);
+/* $(rpe_test_tmpdir)/name (caller frees). */
+char *rpe_test_tmp_path (const char *name);
+
+/* Runs the `rpe` tool ($RPE_CLI) with `args` (NULL-terminated, without the program) and waits.
+ * Asserts that it could be spawned and that it exited (not killed by a signal); returns its exit
+ * status. `out_out`/`err_out` (nullable) receive its stdout/stderr (caller frees). With
+ * `g_test_verbose ()`, or when it fails and the caller keeps neither stream, the command and
+ * its output go to stderr. */
+int rpe_test_run_cli_argv (const char *const *args,
+                           char             **out_out,
+                           char             **err_out);
+/* The same with a command line: shell-quoted words after the program, printf-style. */
+int rpe_test_run_cli (char       **out_out,
+                      char       **err_out,
+                      const char  *format,
+                      ...) G_GNUC_PRINTF (3, 4);
+/* The same with the words as arguments, NULL-terminated. */
+int rpe_test_run_cli_args (char       **out_out,
+                           char       **err_out,
+                           const char  *first,
+                           ...) G_GNUC_NULL_TERMINATED;
+/* `rpe export [VIEW] ARGS... -o OUT` (`view` NULL: the view is ARGS[0]); returns its exit
+ * status (its stderr in the test log when it fails). */
+int rpe_test_run_cli_export (const char        *view,
+                             const char *const *args,
+                             const char        *out);
+/* The fraction of differing pixels of two PNGs (their sizes must agree); the largest channel
+ * difference to *max_delta (nullable). */
+double rpe_test_png_difference (const char *a_path,
+                                const char *b_path,
+                                int        *max_delta);

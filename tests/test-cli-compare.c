@@ -18,38 +18,8 @@
 
 static const char *cli;
 
-static int
-run (char **out_err, ...)
-{
-  va_list ap;
-  GPtrArray *args = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  g_autoptr (GError) error = NULL;
-  const char *a;
-  int status;
-
-  g_ptr_array_add (args, (char *) cli);
-  va_start (ap, out_err);
-  while ((a = va_arg (ap, const char *)) != NULL)
-    g_ptr_array_add (args, (char *) a);
-  va_end (ap);
-  g_ptr_array_add (args, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) args->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                               NULL, &err, &status, &error));
-  g_assert_no_error (error);
-  g_ptr_array_unref (args);
-  if (out_err != NULL)
-    *out_err = g_steal_pointer (&err);
-  if (!WIFEXITED (status))
-    return -1;
-  return WEXITSTATUS (status);
-}
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
+/* rpe with these words (NULL-terminated); its stderr to *out_err (nullable) */
+#define run(out_err, ...) rpe_test_run_cli_args (NULL, out_err, __VA_ARGS__)
 
 static RpeTensor *
 load (const char *path)
@@ -95,7 +65,7 @@ check_triptych (const RpeTensor *c,
 static void
 test_templates_heads (void)
 {
-  g_autofree char *c = tmp_path ("cmp-heads.npy"), *a = tmp_path ("cmp-h0.npy"), *b = tmp_path ("cmp-h2.npy");
+  g_autofree char *c = rpe_test_tmp_path ("cmp-heads.npy"), *a = rpe_test_tmp_path ("cmp-h0.npy"), *b = rpe_test_tmp_path ("cmp-h2.npy");
   g_autoptr (RpeTensor) tc = NULL, ta = NULL, tb = NULL;
 
   g_assert_cmpint (run (NULL, "export", "compare-templates", "--checkpoint", "demo:conv-spe", "--head", "0",
@@ -113,7 +83,7 @@ test_templates_heads (void)
 static void
 test_templates_layers (void)
 {
-  g_autofree char *c = tmp_path ("cmp-layers.npy"), *a = tmp_path ("cmp-l0.npy"), *b = tmp_path ("cmp-l1.npy");
+  g_autofree char *c = rpe_test_tmp_path ("cmp-layers.npy"), *a = rpe_test_tmp_path ("cmp-l0.npy"), *b = rpe_test_tmp_path ("cmp-l1.npy");
   g_autoptr (RpeTensor) tc = NULL, ta = NULL, tb = NULL;
 
   /* A: layer 0's gate (the default), B: layer 1's */
@@ -132,7 +102,7 @@ test_templates_layers (void)
 static void
 test_attention_methods (void)
 {
-  g_autofree char *c = tmp_path ("cmp-att.npy"), *a = tmp_path ("cmp-exact.npy"), *b = tmp_path ("cmp-spe.npy");
+  g_autofree char *c = rpe_test_tmp_path ("cmp-att.npy"), *a = rpe_test_tmp_path ("cmp-exact.npy"), *b = rpe_test_tmp_path ("cmp-spe.npy");
   g_autoptr (RpeTensor) tc = NULL, ta = NULL, tb = NULL;
 
   /* A: exact RPE, B: the SPE estimate (R = 32, seed 3), causal */
@@ -153,7 +123,7 @@ test_attention_methods (void)
 static void
 test_overview_cells (void)
 {
-  g_autofree char *ov = tmp_path ("overview.npy");
+  g_autofree char *ov = rpe_test_tmp_path ("overview.npy");
   g_autoptr (RpeTensor) t = NULL;
 
   g_assert_cmpint (run (NULL, "export", "overview", "--checkpoint", "demo:sine-spe", "--feature", "5", "--length", "24",
@@ -165,7 +135,7 @@ test_overview_cells (void)
   for (int l = 0; l < 2; l++)
     for (int h = 0; h < 4; h++)
       {
-        g_autofree char *one = tmp_path ("overview-cell.npy");
+        g_autofree char *one = rpe_test_tmp_path ("overview-cell.npy");
         g_autofree char *ls = g_strdup_printf ("%d", l), *hs = g_strdup_printf ("%d", h);
         g_autoptr (RpeTensor) cell = NULL;
         const float *got = t->data + (gsize) (l * 4 + h) * 24 * 24;
@@ -181,7 +151,7 @@ test_overview_cells (void)
 static void
 test_pictures (void)
 {
-  g_autofree char *png = tmp_path ("cmp.png"), *svg = tmp_path ("ov.svg");
+  g_autofree char *png = rpe_test_tmp_path ("cmp.png"), *svg = rpe_test_tmp_path ("ov.svg");
   cairo_surface_t *s;
 
   g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo", "--length", "40", "--b-head", "3",
@@ -198,7 +168,7 @@ test_pictures (void)
 static void
 test_bad_usage (void)
 {
-  g_autofree char *out = tmp_path ("bad.npy");
+  g_autofree char *out = rpe_test_tmp_path ("bad.npy");
   g_autofree char *err = NULL;
 
   /* nothing says what B is */

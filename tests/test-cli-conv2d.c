@@ -16,44 +16,6 @@ enum { N1 = 4, N2 = 5, N = N1 * N2, H = 2, D = 2, L1 = 3, L2 = 2, R = 6, SEED = 
 #define Z1 (N1 + 4 * L1)
 #define Z2 (N2 + 4 * L2)
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static int
-run_rpe (char **err_out, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static int
-run_rpe (char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL;
-  g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 static RpeTensor *
 read_npy (const char *path)
 {
@@ -97,12 +59,12 @@ code (const float *w, const float *z, size_t ri, size_t c, size_t i, size_t j)
 static void
 test_template (void)
 {
-  g_autofree char *out = tmp_path ("t2d.npy");
+  g_autofree char *out = rpe_test_tmp_path ("t2d.npy");
   g_autoptr(RpeTensor) t = NULL;
   RpeSpeParams p;
 
   cli_params (&p);
-  g_assert_cmpint (run_rpe (NULL, "compute template " OPTS " -o '%s'", out), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template " OPTS " -o '%s'", out), ==, 0);
   t = read_npy (out);
   g_assert_cmpuint (t->ndim, ==, 4);
   g_assert_cmpuint (t->shape[2], ==, N);
@@ -126,9 +88,9 @@ test_template (void)
 static void
 test_codes_encode (void)
 {
-  g_autofree char *zp = tmp_path ("z2d.npy"), *ep = tmp_path ("e2d.npy"), *qp = tmp_path ("q2d.npy");
-  g_autofree char *qb = tmp_path ("qbar2d.npy"), *kb = tmp_path ("kbar2d.npy");
-  g_autofree char *qh = tmp_path ("qhat2d.npy"), *kh = tmp_path ("khat2d.npy");
+  g_autofree char *zp = rpe_test_tmp_path ("z2d.npy"), *ep = rpe_test_tmp_path ("e2d.npy"), *qp = rpe_test_tmp_path ("q2d.npy");
+  g_autofree char *qb = rpe_test_tmp_path ("qbar2d.npy"), *kb = rpe_test_tmp_path ("kbar2d.npy");
+  g_autofree char *qh = rpe_test_tmp_path ("qhat2d.npy"), *kh = rpe_test_tmp_path ("khat2d.npy");
   g_autofree char *err = NULL;
   gsize zcount = (gsize) R * H * D * Z1 * Z2;
   float *z = g_new (float, zcount), eps[H * D * R], q[N * H * D];
@@ -147,7 +109,7 @@ test_codes_encode (void)
   write_npy (qp, q, 3, (gsize[]) { N, H, D });
 
   /* codes (ungated), replaying the noise in the reference layout (R, H*D, N1+4L1, N2+4L2) */
-  g_assert_cmpint (run_rpe (NULL, "compute codes " OPTS " --noise '%s' -o '%s' --out-keys '%s'", zp, qb, kb), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute codes " OPTS " --noise '%s' -o '%s' --out-keys '%s'", zp, qb, kb), ==, 0);
   {
     g_autoptr(RpeTensor) tq = read_npy (qb);
     g_autoptr(RpeTensor) tk = read_npy (kb);
@@ -167,7 +129,7 @@ test_codes_encode (void)
   }
 
   /* encode (gated): qhat[p, h, r] = sum_d (sqrt(1-g) Qbar + sqrt(g) s eps) q */
-  g_assert_cmpint (run_rpe (NULL, "compute encode " OPTS " --noise '%s' --gate-noise '%s' --queries '%s' -o '%s' --out-keys '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode " OPTS " --noise '%s' --gate-noise '%s' --queries '%s' -o '%s' --out-keys '%s'",
                             zp, ep, qp, qh, kh), ==, 0);
   {
     g_autoptr(RpeTensor) tq = read_npy (qh);
@@ -196,13 +158,13 @@ test_codes_encode (void)
 
   /* a noise of the 1-D layout, a grid the queries do not cover, a WHAT --grid does not do */
   write_npy (zp, z, 3, (gsize[]) { R, H * D, Z1 * Z2 });
-  g_assert_cmpint (run_rpe (&err, "compute codes " OPTS " --noise '%s' -o '%s' --out-keys '%s'", zp, qb, kb), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute codes " OPTS " --noise '%s' -o '%s' --out-keys '%s'", zp, qb, kb), ==, 2);
   g_assert_nonnull (strstr (err, "N1+4L1"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, "compute encode --grid 5x5 --heads 2 --features 2 --kernel 3 --queries '%s' -o '%s'", qp, qh), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute logits " OPTS " -o '%s'", qh), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode --grid 5x5 --heads 2 --features 2 --kernel 3 --queries '%s' -o '%s'", qp, qh), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits " OPTS " -o '%s'", qh), ==, 2);
   /* the demo checkpoint's module is 1-D */
-  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint demo --grid 4x4 -o '%s'", qh), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint demo --grid 4x4 -o '%s'", qh), ==, 2);
   g_assert_nonnull (strstr (err, "2-D"));
   g_free (z);
   g_rand_free (rand);
@@ -242,21 +204,21 @@ test_checkpoint (void)
   g_autofree char *ckpt = fixture ("conv2d.pt"), *z = fixture ("z.npy"), *eps = fixture ("eps.npy");
   g_autofree char *q = fixture ("q.npy"), *qhat = fixture ("qhat.npy"), *khat = fixture ("khat.npy");
   g_autofree char *tmpl = fixture ("template.npy");
-  g_autofree char *oq = tmp_path ("ck-qhat.npy"), *ok = tmp_path ("ck-khat.npy"), *ot = tmp_path ("ck-t.npy");
+  g_autofree char *oq = rpe_test_tmp_path ("ck-qhat.npy"), *ok = rpe_test_tmp_path ("ck-khat.npy"), *ot = rpe_test_tmp_path ("ck-t.npy");
   g_autofree char *err = NULL;
   double e;
 
-  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint '%s' --grid 5x6 --noise '%s' --gate-noise '%s' "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode --checkpoint '%s' --grid 5x6 --noise '%s' --gate-noise '%s' "
                             "--queries '%s' -o '%s' --out-keys '%s'", ckpt, z, eps, q, oq, ok), ==, 0);
   e = MAX (rel_err (oq, qhat), rel_err (ok, khat));
   g_test_message ("encoded queries/keys: max rel err %.3g against torch", e);
   g_assert_cmpfloat (e, <, 1e-5);
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint '%s' --grid 5x6 -o '%s'", ckpt, ot), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint '%s' --grid 5x6 -o '%s'", ckpt, ot), ==, 0);
   e = rel_err (ot, tmpl);
   g_test_message ("template: max rel err %.3g", e);
   g_assert_cmpfloat (e, <, 1e-5);
   /* without --grid the 1-D commands say what is missing */
-  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint '%s' --length 8 -o '%s'", ckpt, ot), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint '%s' --length 8 -o '%s'", ckpt, ot), ==, 2);
   g_assert_nonnull (strstr (err, "--grid"));
 }
 

@@ -14,44 +14,6 @@
 #include "rpe-spe.h"
 #include "rpe-test-utils.h"
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static int
-run_rpe (char **err_out, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static int
-run_rpe (char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL;
-  g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 /* A parsed CSV: metadata, column names, rows x cols doubles. */
 typedef struct
 {
@@ -200,13 +162,13 @@ naive_template (const RpeSpeParams *p, size_t h, size_t d, long tau, gboolean ga
 static void
 test_profile_demo (void)
 {
-  g_autofree char *out = tmp_path ("profile.csv");
+  g_autofree char *out = rpe_test_tmp_path ("profile.csv");
   g_autoptr(Csv) c = NULL;
   const char *cols[] = { "tau", "sine_ungated", "sine_gated", "conv_ungated", "conv_gated", "lrpe", NULL };
   RpeSpeParams sine, conv;
   const long n = 48;
 
-  g_assert_cmpint (run_rpe (NULL, "curves profile --checkpoint '%s' --length %ld --head 1 -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves profile --checkpoint '%s' --length %ld --head 1 -o '%s'",
                             g_getenv ("RPE_DEMO_CHECKPOINT"), n, out), ==, 0);
   c = csv_read (out);
   assert_columns (c, cols);
@@ -246,8 +208,8 @@ test_profile_demo (void)
 static void
 test_profile_random (void)
 {
-  g_autofree char *out = tmp_path ("profile-r.csv");
-  g_autofree char *wpath = tmp_path ("w.npy");
+  g_autofree char *out = rpe_test_tmp_path ("profile-r.csv");
+  g_autofree char *wpath = rpe_test_tmp_path ("w.npy");
   g_autoptr(GError) error = NULL;
   g_autoptr(Csv) c = NULL;
   const char *cols[] = { "tau", "fastrpb", "conv_gated", NULL };
@@ -256,7 +218,7 @@ test_profile_random (void)
   for (gsize i = 0; i < G_N_ELEMENTS (w); i++)
     w[i] = (float) (i * 0.25 - 1);
   g_assert_true (rpe_npy_write (wpath, w, 1, (gsize[]) { G_N_ELEMENTS (w) }, FALSE, &error));
-  g_assert_cmpint (run_rpe (NULL, "curves profile --heads 2 --features 4 --kernel 3 --length 10 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves profile --heads 2 --features 4 --kernel 3 --length 10 "
                             "--models fastrpb,conv-gated --bias '%s' --causal --feature 2 -o '%s'", wpath, out), ==, 0);
   c = csv_read (out);
   assert_columns (c, cols);
@@ -273,13 +235,13 @@ test_profile_random (void)
 static void
 test_error_demo (void)
 {
-  g_autofree char *out = tmp_path ("error.csv");
+  g_autofree char *out = rpe_test_tmp_path ("error.csv");
   g_autoptr(Csv) c = NULL;
   const char *cols[] = { "R", "sine", "sine_rms", "sine_sd", "conv", "conv_rms", "conv_sd", NULL };
   const char *methods[] = { "sine", "conv" };
   gint64 t0 = g_get_monotonic_time ();
 
-  g_assert_cmpint (run_rpe (NULL, "curves error --checkpoint '%s' -o '%s'", g_getenv ("RPE_DEMO_CHECKPOINT"), out), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves error --checkpoint '%s' -o '%s'", g_getenv ("RPE_DEMO_CHECKPOINT"), out), ==, 0);
   g_test_message ("rpe curves error on the demo: %.2f s", (g_get_monotonic_time () - t0) / 1e6);
   c = csv_read (out);
   assert_columns (c, cols);
@@ -314,11 +276,11 @@ test_error_demo (void)
 static void
 test_error_position (void)
 {
-  g_autofree char *out = tmp_path ("error-pos.csv");
+  g_autofree char *out = rpe_test_tmp_path ("error-pos.csv");
   g_autoptr(Csv) c = NULL;
   const char *cols[] = { "m", "conv", "conv_rms", "conv_sd", NULL };
 
-  g_assert_cmpint (run_rpe (NULL, "curves error --against position --method conv --heads 2 --features 4 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves error --against position --method conv --heads 2 --features 4 "
                             "--kernel 8 --length 40 --realizations 100 --seeds 8 -o '%s'", out), ==, 0);
   c = csv_read (out);
   assert_columns (c, cols);
@@ -338,14 +300,14 @@ test_error_position (void)
 static void
 test_extrapolation_demo (void)
 {
-  g_autofree char *out = tmp_path ("extra.csv");
+  g_autofree char *out = rpe_test_tmp_path ("extra.csv");
   g_autoptr(Csv) c = NULL;
   const char *models[] = { "ape", "sine", "conv" };
   const char *suffix[] = { "distance", "entropy", "ti", "mono" };
   const gsize nt = 32;
   double ape_max = 0;
 
-  g_assert_cmpint (run_rpe (NULL, "curves extrapolation --checkpoint '%s' --train-length %zu -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves extrapolation --checkpoint '%s' --train-length %zu -o '%s'",
                             g_getenv ("RPE_DEMO_CHECKPOINT"), (size_t) nt, out), ==, 0);
   c = csv_read (out);
   g_assert_cmpuint (c->n_cols, ==, 1 + 3 * 4);
@@ -387,10 +349,10 @@ test_extrapolation_demo (void)
 static void
 test_extrapolation_random (void)
 {
-  g_autofree char *out = tmp_path ("extra-r.csv");
+  g_autofree char *out = rpe_test_tmp_path ("extra-r.csv");
   g_autoptr(Csv) c = NULL;
 
-  g_assert_cmpint (run_rpe (NULL, "curves extrapolation --heads 2 --features 8 --kernel 4 --sines 3 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves extrapolation --heads 2 --features 8 --kernel 4 --sines 3 "
                             "--train-length 16 --max-length 40 --window 5 --causal --content random "
                             "--models ape,sine-gated-est,conv-ungated,lrpe,fastrpb --realizations 32 --head 1 "
                             "--block 7 -o '%s'", out), ==, 0);
@@ -412,7 +374,7 @@ test_extrapolation_random (void)
 static void
 test_bad_usage (void)
 {
-  g_autofree char *out = tmp_path ("bad.csv");
+  g_autofree char *out = rpe_test_tmp_path ("bad.csv");
   g_autofree char *unwritable = g_build_filename (rpe_test_tmpdir (), "missing-dir", "x.csv", NULL);
   const char *bad[] = {
     "curves error --realizations-list 4,x",
@@ -440,7 +402,7 @@ test_bad_usage (void)
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *err = NULL;
-      int status = run_rpe (&err, "%s --heads 2 --features 4 -o '%s'", bad[i], out);
+      int status = rpe_test_run_cli (NULL, &err, "%s --heads 2 --features 4 -o '%s'", bad[i], out);
 
       if (status != 2)
         g_test_message ("'%s' exited %d: %s", bad[i], status, err);
@@ -450,9 +412,9 @@ test_bad_usage (void)
     }
   {
     g_autofree char *err = NULL;
-    g_assert_cmpint (run_rpe (&err, "curves profile --heads 2 --features 4"), ==, 2);   /* no -o */
+    g_assert_cmpint (rpe_test_run_cli (NULL, &err, "curves profile --heads 2 --features 4"), ==, 2);   /* no -o */
     g_clear_pointer (&err, g_free);
-    g_assert_cmpint (run_rpe (&err, "curves profile --heads 2 --features 4 --length 8 -o '%s'", unwritable), ==, 1);
+    g_assert_cmpint (rpe_test_run_cli (NULL, &err, "curves profile --heads 2 --features 4 --length 8 -o '%s'", unwritable), ==, 1);
   }
 }
 

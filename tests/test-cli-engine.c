@@ -20,39 +20,6 @@
 #include "rpe-spe.h"
 #include "rpe-test-utils.h"
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static int
-run_rpe (const char *format, ...) G_GNUC_PRINTF (1, 2);
-
-static int
-run_rpe (const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL, *full = NULL, *out = NULL, *err = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose () || !WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 static RpeTensor *
 read_npy (const char *path)
 {
@@ -146,9 +113,9 @@ test_encode_matches_reference (gconstpointer data)
   const gboolean conv = GPOINTER_TO_INT (data);
   const gsize H = 2, D = 8, S = conv ? 9 : 3, n = 300, r = 16;
   const guint64 seed = 21;
-  g_autofree char *qp = tmp_path ("eq.npy"), *kp = tmp_path ("ek.npy"), *qh = tmp_path ("eqh.npy");
-  g_autofree char *kh = tmp_path ("ekh.npy"), *lp = tmp_path ("el.npy"), *ap = tmp_path ("ea.npy");
-  g_autofree char *cp = tmp_path ("eac.npy");
+  g_autofree char *qp = rpe_test_tmp_path ("eq.npy"), *kp = rpe_test_tmp_path ("ek.npy"), *qh = rpe_test_tmp_path ("eqh.npy");
+  g_autofree char *kh = rpe_test_tmp_path ("ekh.npy"), *lp = rpe_test_tmp_path ("el.npy"), *ap = rpe_test_tmp_path ("ea.npy");
+  g_autofree char *cp = rpe_test_tmp_path ("eac.npy");
   RpeSpeParams p = { 0 };
   float *q = falloc (n * H * D), *k = falloc (n * H * D);
   float *qhat = falloc (n * H * r), *khat = falloc (n * H * r), *logits = falloc (H * n * n);
@@ -163,7 +130,7 @@ test_encode_matches_reference (gconstpointer data)
   write_npy (kp, k, 3, (gsize[]) { n, H, D });
   reference_encode (&p, n, r, seed, q, k, qhat, khat);
 
-  g_assert_cmpint (run_rpe ("compute encode %s --heads 2 --features 8 --realizations 16 --seed 21 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode %s --heads 2 --features 8 --realizations 16 --seed 21 "
                             "--queries %s --keys %s -o %s --out-keys %s", m, qp, kp, qh, kh), ==, 0);
   cq = read_npy (qh);
   ck = read_npy (kh);
@@ -175,7 +142,7 @@ test_encode_matches_reference (gconstpointer data)
   /* full logits (H, N, N), then the full row softmax, from the reference encodings */
   g_assert_cmpint (rpe_spe_logits (n, H, r, qhat, khat, logits, NULL), ==, RPE_OK);
   memcpy (causal, logits, H * n * n * sizeof (float));
-  g_assert_cmpint (run_rpe ("compute logits %s --heads 2 --features 8 --realizations 16 --seed 21 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits %s --heads 2 --features 8 --realizations 16 --seed 21 "
                             "--queries %s --keys %s -o %s", m, qp, kp, lp), ==, 0);
   cl = read_npy (lp);
   g_assert_cmpuint (cl->ndim, ==, 3);
@@ -185,14 +152,14 @@ test_encode_matches_reference (gconstpointer data)
   g_assert_cmpfloat (rel_err (cl->data, logits, H * n * n), <, 1e-4);
 
   g_assert_cmpint (rpe_softmax_rows (logits, H, n, FALSE, NULL), ==, RPE_OK);
-  g_assert_cmpint (run_rpe ("compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
                             "--queries %s --keys %s -o %s", m, qp, kp, ap), ==, 0);
   ca = read_npy (ap);
   g_assert_cmpuint (ca->n_elements, ==, H * n * n);
   g_assert_cmpfloat (abs_err (ca->data, logits, H * n * n), <, 1e-5);
 
   g_assert_cmpint (rpe_softmax_rows (causal, H, n, TRUE, NULL), ==, RPE_OK);
-  g_assert_cmpint (run_rpe ("compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute attention %s --heads 2 --features 8 --realizations 16 --seed 21 "
                             "--causal --queries %s --keys %s -o %s", m, qp, kp, cp), ==, 0);
   cc = read_npy (cp);
   g_assert_cmpfloat (abs_err (cc->data, causal, H * n * n), <, 1e-5);
@@ -215,8 +182,8 @@ static void
 test_linear_matches_reference (void)
 {
   const gsize H = 2, D = 4, n = 200, r = 8, dv = 3;
-  g_autofree char *qp = tmp_path ("lq.npy"), *kp = tmp_path ("lk.npy"), *vp = tmp_path ("lv.npy");
-  g_autofree char *yp = tmp_path ("ly.npy");
+  g_autofree char *qp = rpe_test_tmp_path ("lq.npy"), *kp = rpe_test_tmp_path ("lk.npy"), *vp = rpe_test_tmp_path ("lv.npy");
+  g_autofree char *yp = rpe_test_tmp_path ("ly.npy");
   RpeSpeParams p = { 0 };
   float *q = falloc (n * H * D), *k = falloc (n * H * D), *v = falloc (n * H * dv), *y = falloc (n * H * dv);
   float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
@@ -234,7 +201,7 @@ test_linear_matches_reference (void)
     {
       g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, H, r, dv, qhat, khat, v,
                                                  causal, y, NULL), ==, RPE_OK);
-      g_assert_cmpint (run_rpe ("compute linear --method conv --heads 2 --features 4 --kernel 5 --realizations 8 "
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute linear --method conv --heads 2 --features 4 --kernel 5 --realizations 8 "
                                 "--seed 8 --queries %s --keys %s --values %s %s -o %s",
                                 qp, kp, vp, causal ? "--causal" : "", yp), ==, 0);
       cy = read_npy (yp);
@@ -258,13 +225,13 @@ static void
 test_template_streamed (void)
 {
   const gsize H = 2, D = 3, n = 1100;   /* 1100^2 floats > the CLI's 2^20-float slab */
-  g_autofree char *tp = tmp_path ("tpl.npy"), *ep = tmp_path ("emp.npy");
+  g_autofree char *tp = rpe_test_tmp_path ("tpl.npy"), *ep = rpe_test_tmp_path ("emp.npy");
   RpeSpeParams p = { 0 };
   float *full = falloc (n * n);
   g_autoptr(RpeTensor) t = NULL;
 
   random_params (&p, RPE_SPE_SINE, H, D, 4, 5);
-  g_assert_cmpint (run_rpe ("compute template --heads 2 --features 3 --sines 4 --seed 5 --length 1100 -o %s", tp), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --heads 2 --features 3 --sines 4 --seed 5 --length 1100 -o %s", tp), ==, 0);
   t = read_npy (tp);
   g_assert_cmpuint (t->ndim, ==, 4);
   g_assert_cmpuint (t->shape[0], ==, H);
@@ -291,7 +258,7 @@ test_template_streamed (void)
     g_assert_cmpint (rpe_spe_codes (&p, ne, r, z, qbar, kbar, NULL), ==, RPE_OK);
     g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 5, eps), ==, RPE_OK);
     g_assert_cmpint (rpe_spe_gate_codes (&p, ne, r, eps, qbar, kbar), ==, RPE_OK);
-    g_assert_cmpint (run_rpe ("compute empirical --heads 2 --features 3 --sines 4 --seed 5 --length 600 "
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --heads 2 --features 3 --sines 4 --seed 5 --length 600 "
                               "--realizations 8 -o %s", ep), ==, 0);
     t = read_npy (ep);
     g_assert_cmpuint (t->n_elements, ==, H * D * ne * ne);
@@ -326,7 +293,7 @@ test_template_streamed (void)
 static void
 test_npy_writer (void)
 {
-  g_autofree char *path = tmp_path ("stream.npy");
+  g_autofree char *path = rpe_test_tmp_path ("stream.npy");
   g_autoptr(GError) error = NULL;
   float data[60];
   RpeNpyWriter *w;
@@ -481,7 +448,7 @@ test_map_reduce (void)
 static void
 test_export_attention_head (void)
 {
-  g_autofree char *ap = tmp_path ("xa.npy"), *ep = tmp_path ("xe.npy");
+  g_autofree char *ap = rpe_test_tmp_path ("xa.npy"), *ep = rpe_test_tmp_path ("xe.npy");
   g_autoptr(RpeTensor) all = NULL, one = NULL;
   const gsize n = 700, H = 3;
 
@@ -489,9 +456,9 @@ test_export_attention_head (void)
     {
       const char *m = conv ? "--method conv --kernel 6" : "--method sine --sines 2";
 
-      g_assert_cmpint (run_rpe ("compute attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
                                 "--content random --length 700 --causal -o %s", m, ap), ==, 0);
-      g_assert_cmpint (run_rpe ("export attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "export attention %s --heads 3 --features 4 --realizations 8 --seed 3 "
                                 "--content random --length 700 --causal --head 2 -o %s", m, ep), ==, 0);
       all = read_npy (ap);
       one = read_npy (ep);

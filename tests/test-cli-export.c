@@ -21,38 +21,8 @@
 static const char *cli;
 static const char *demo;
 
-static int
-run (char **out_err, ...)
-{
-  va_list ap;
-  GPtrArray *args = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *a;
-  int status;
-
-  g_ptr_array_add (args, (char *) cli);
-  va_start (ap, out_err);
-  while ((a = va_arg (ap, const char *)) != NULL)
-    g_ptr_array_add (args, (char *) a);
-  va_end (ap);
-  g_ptr_array_add (args, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) args->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                               NULL, &err, &status, &error));
-  g_assert_no_error (error);
-  g_ptr_array_unref (args);
-  if (out_err != NULL)
-    *out_err = g_steal_pointer (&err);
-  if (!WIFEXITED (status))
-    return -1;
-  return WEXITSTATUS (status);
-}
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
+/* rpe with these words (NULL-terminated); its stderr to *out_err (nullable) */
+#define run(out_err, ...) rpe_test_run_cli_args (NULL, out_err, __VA_ARGS__)
 
 static void
 check_png (const char *path, int w, int h)
@@ -118,7 +88,7 @@ test_views (gconstpointer data)
   for (int f = 0; f < 3; f++)
     {
       g_autofree char *name = g_strdup_printf ("%s.%s", view, ext[f]);
-      g_autofree char *path = tmp_path (name);
+      g_autofree char *path = rpe_test_tmp_path (name);
       g_autofree char *err = NULL;
       int rc;
 
@@ -143,7 +113,7 @@ test_views (gconstpointer data)
   if (curve)
     {
       g_autofree char *name = g_strdup_printf ("%s.csv", view);
-      g_autofree char *path = tmp_path (name);
+      g_autofree char *path = rpe_test_tmp_path (name);
       g_autofree char *text = NULL;
       int rc;
 
@@ -165,8 +135,8 @@ test_views (gconstpointer data)
 static void
 test_npy_matches_compute (void)
 {
-  g_autofree char *a = tmp_path ("exported.npy");
-  g_autofree char *b = tmp_path ("computed.npy");
+  g_autofree char *a = rpe_test_tmp_path ("exported.npy");
+  g_autofree char *b = rpe_test_tmp_path ("computed.npy");
   g_autoptr(GError) error = NULL;
   RpeTensor *ta, *tb;
 
@@ -197,7 +167,7 @@ test_npy_matches_compute (void)
 static void
 test_all_heads (void)
 {
-  g_autofree char *dir = tmp_path ("heads");
+  g_autofree char *dir = rpe_test_tmp_path ("heads");
   g_autofree char *pattern = g_build_filename (dir, "attn-h{head}.png", NULL);
   g_autofree char *literal = NULL;
   g_autofree char *err = NULL;
@@ -233,8 +203,8 @@ test_all_heads (void)
 static void
 test_bad_usage (void)
 {
-  g_autofree char *path = tmp_path ("keep.png");
-  g_autofree char *missing = tmp_path ("no-such-dir/fig.png");
+  g_autofree char *path = rpe_test_tmp_path ("keep.png");
+  g_autofree char *missing = rpe_test_tmp_path ("no-such-dir/fig.png");
   g_autofree char *text = NULL;
 
   g_assert_true (g_file_set_contents (path, "keep", 4, NULL));

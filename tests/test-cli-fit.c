@@ -16,46 +16,6 @@
 #include "rpe-safetensors.h"
 #include "rpe-test-utils.h"
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static int
-run_rpe (char **out_out, char **err_out, const char *format, ...) G_GNUC_PRINTF (3, 4);
-
-static int
-run_rpe (char **out_out, char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL;
-  g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (out_out != NULL)
-    *out_out = g_steal_pointer (&out);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 /* the number on the last line "relative error E" */
 static double
 last_error (const char *out)
@@ -157,9 +117,9 @@ check_readback (const char *method, gboolean gated, Target target)
 {
   static const char *names[] = { "alibi", "kerple-log", "t5" };
   size_t H = 3, D = 4, n = 40, len = 2 * n - 1, size = strcmp (method, "sine") == 0 ? 3 : 10;
-  g_autofree char *ckpt = tmp_path ("fit.safetensors");
-  g_autofree char *tpl = tmp_path ("fit-template.npy");
-  g_autofree char *t5 = tmp_path ("t5.npy");
+  g_autofree char *ckpt = rpe_test_tmp_path ("fit.safetensors");
+  g_autofree char *tpl = rpe_test_tmp_path ("fit-template.npy");
+  g_autofree char *t5 = rpe_test_tmp_path ("t5.npy");
   g_autofree char *out = NULL;
   g_autofree char *extra = NULL;
   g_autoptr(GError) error = NULL;
@@ -182,7 +142,7 @@ check_readback (const char *method, gboolean gated, Target target)
     extra = g_strdup ("--kerple-r1 2 --kerple-r2 0.5");
   else
     extra = g_strdup ("");
-  g_assert_cmpint (run_rpe (&out, NULL, "fit --target %s %s --method %s %s --heads %zu --features %zu "
+  g_assert_cmpint (rpe_test_run_cli (&out, NULL, "fit --target %s %s --method %s %s --heads %zu --features %zu "
                             "--sines 3 --kernel 10 --length %zu -o '%s'", names[target], extra, method,
                             gated ? "--gated" : "", H, D, n, ckpt), ==, 0);
   e = last_error (out);
@@ -191,7 +151,7 @@ check_readback (const char *method, gboolean gated, Target target)
       b[h * len + i] = target_value (target, H, h, (long) i - (long) (n - 1));
 
   /* (1) the engine's templates (H, D, N, N); an ungated conv file reads as (1, H*D, N, N) */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute template --checkpoint '%s' --length %zu -o '%s'", ckpt, n, tpl), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint '%s' --length %zu -o '%s'", ckpt, n, tpl), ==, 0);
   tt = rpe_npy_read (tpl, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (tt->ndim, ==, 4);
@@ -293,9 +253,9 @@ test_readback (void)
 static void
 test_csv_sweep (void)
 {
-  g_autofree char *ckpt = tmp_path ("sweep.safetensors");
-  g_autofree char *csv = tmp_path ("profiles.csv");
-  g_autofree char *sweep = tmp_path ("sweep.csv");
+  g_autofree char *ckpt = rpe_test_tmp_path ("sweep.safetensors");
+  g_autofree char *csv = rpe_test_tmp_path ("profiles.csv");
+  g_autofree char *sweep = rpe_test_tmp_path ("sweep.csv");
   g_autofree char *out = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) lines = NULL;
@@ -304,7 +264,7 @@ test_csv_sweep (void)
   double prev = INFINITY;
   int sweep_lines = 0;
 
-  g_assert_cmpint (run_rpe (&out, NULL, "fit --target alibi --heads 2 --features 2 --length 30 --sines 2 "
+  g_assert_cmpint (rpe_test_run_cli (&out, NULL, "fit --target alibi --heads 2 --features 2 --length 30 --sines 2 "
                             "--sweep-size 1,2,4 --sweep-csv '%s' --csv '%s' -o '%s'", sweep, csv, ckpt), ==, 0);
   lines = g_strsplit (out, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
@@ -360,9 +320,9 @@ fastrpb_w (size_t h, long tau)
 static void
 test_fastrpb (void)
 {
-  g_autofree char *file = tmp_path ("fastrpb.safetensors");
-  g_autofree char *ckpt = tmp_path ("fastrpb-fit.safetensors");
-  g_autofree char *csv = tmp_path ("fastrpb.csv");
+  g_autofree char *file = rpe_test_tmp_path ("fastrpb.safetensors");
+  g_autofree char *ckpt = rpe_test_tmp_path ("fastrpb-fit.safetensors");
+  g_autofree char *csv = rpe_test_tmp_path ("fastrpb.csv");
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
@@ -377,7 +337,7 @@ test_fastrpb (void)
       w->data[h * (2 * M - 1) + i] = (float) fastrpb_w (h, i == 0 ? (long) M - 1 : (long) i - (long) M);
   g_assert_true (rpe_tensor_set_add (set, w, &error));
   g_assert_true (rpe_safetensors_write (file, set, &error));
-  g_assert_cmpint (run_rpe (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --heads 2 --features 2 --length %zu "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --heads 2 --features 2 --length %zu "
                             "--csv '%s' -o '%s'", file, n, csv, ckpt), ==, 0);
   g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
   rows = g_strsplit (g_strstrip (text), "\n", -1);
@@ -391,16 +351,16 @@ test_fastrpb (void)
         g_assert_cmpfloat_with_epsilon (g_ascii_strtod (cols[1 + 2 * h], NULL), fastrpb_w (h, tau), 1e-6);
     }
   /* asking for more lags than the weights cover is refused */
-  g_assert_cmpint (run_rpe (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --heads 2 --length %zu -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --heads 2 --length %zu -o '%s'",
                             file, M + 1, ckpt), ==, 2);
 }
 
 static void
 test_bad_input (void)
 {
-  g_autofree char *ckpt = tmp_path ("bad.safetensors");
-  g_autofree char *nan_npy = tmp_path ("nan.npy");
-  g_autofree char *short_npy = tmp_path ("short.npy");
+  g_autofree char *ckpt = rpe_test_tmp_path ("bad.safetensors");
+  g_autofree char *nan_npy = rpe_test_tmp_path ("nan.npy");
+  g_autofree char *short_npy = rpe_test_tmp_path ("short.npy");
   g_autoptr(GError) error = NULL;
   float v[9] = { 0, 1, 2, NAN, 4, 5, 6, 7, 8 };
   gsize shape9[1] = { 9 }, shape5[2] = { 5, 2 };
@@ -428,17 +388,17 @@ test_bad_input (void)
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *err = NULL;
-      g_assert_cmpint (run_rpe (NULL, &err, "%s -o '%s'", bad[i], ckpt), ==, 2);
+      g_assert_cmpint (rpe_test_run_cli (NULL, &err, "%s -o '%s'", bad[i], ckpt), ==, 2);
       g_assert_true (strstr (err, "rpe fit") != NULL);
     }
   {
-    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target file --target-file '%s' -o '%s'", nan_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target t5 --t5-bias '%s' --heads 2 -o '%s'", short_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --length 20 --heads 2 -o '%s'",
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target file --target-file '%s' -o '%s'", nan_npy, ckpt), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target t5 --t5-bias '%s' --heads 2 -o '%s'", short_npy, ckpt), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target fastrpb --fastrpb '%s' --length 20 --heads 2 -o '%s'",
                               short_npy, ckpt), ==, 2);
-    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target file --target-file /nonexistent.npy -o '%s'", ckpt), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target file --target-file /nonexistent.npy -o '%s'", ckpt), ==, 2);
     /* an unwritable output: 1 */
-    g_assert_cmpint (run_rpe (NULL, NULL, "fit --target alibi --length 8 -o /nonexistent-dir/x.safetensors"), ==, 1);
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "fit --target alibi --length 8 -o /nonexistent-dir/x.safetensors"), ==, 1);
   }
   g_assert_false (g_file_test (ckpt, G_FILE_TEST_EXISTS));
 }
@@ -460,9 +420,9 @@ same_file (const char *a, const char *b)
 static void
 test_noise_cli (void)
 {
-  g_autofree char *a = tmp_path ("noise-a.npy");
-  g_autofree char *b = tmp_path ("noise-b.npy");
-  g_autofree char *csv = tmp_path ("noise-err.csv");
+  g_autofree char *a = rpe_test_tmp_path ("noise-a.npy");
+  g_autofree char *b = rpe_test_tmp_path ("noise-b.npy");
+  g_autofree char *csv = rpe_test_tmp_path ("noise-err.csv");
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   const char *common = "--heads 2 --features 3 --sines 3 --kernel 5 --length 20 --realizations 7 --seed 4";
@@ -473,10 +433,10 @@ test_noise_cli (void)
       {
         const char *w = what ? "empirical" : "logits --content random";
         const char *method = m ? "conv" : "sine";
-        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s -o '%s'", w, method, common, a), ==, 0);
-        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s --noise-scheme iid -o '%s'", w, method, common, b), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute %s --method %s %s -o '%s'", w, method, common, a), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute %s --method %s %s --noise-scheme iid -o '%s'", w, method, common, b), ==, 0);
         g_assert_true (same_file (a, b));
-        g_assert_cmpint (run_rpe (NULL, NULL, "compute %s --method %s %s --noise-scheme orthogonal -o '%s'", w, method, common, b), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute %s --method %s %s --noise-scheme orthogonal -o '%s'", w, method, common, b), ==, 0);
         g_assert_false (same_file (a, b));
       }
 
@@ -487,9 +447,9 @@ test_noise_cli (void)
     g_autoptr(RpeTensor) ana = NULL;
     double worst = 0, scale = 0;
 
-    g_assert_cmpint (run_rpe (NULL, NULL, "compute empirical --method sine %s --noise-scheme orthogonal -o '%s'", common, a), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method sine %s --noise-scheme orthogonal -o '%s'", common, a), ==, 0);
     /* the analytic template draws nothing: --realizations is not one of its options */
-    g_assert_cmpint (run_rpe (NULL, NULL, "compute template --method sine --heads 2 --features 3 --sines 3 "
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --method sine --heads 2 --features 3 --sines 3 "
                               "--length 20 --seed 4 -o '%s'", b), ==, 0);
     emp = rpe_npy_read (a, &error);
     ana = rpe_npy_read (b, &error);
@@ -504,7 +464,7 @@ test_noise_cli (void)
   }
 
   /* one error curve per scheme */
-  g_assert_cmpint (run_rpe (NULL, NULL, "curves error --method sine --heads 1 --features 2 --sines 2 --length 16 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves error --method sine --heads 1 --features 2 --sines 2 --length 16 "
                             "--realizations-list 2,5,16 --seeds 3 --noise-scheme iid,orthogonal,antithetic,sobol -o '%s'",
                             csv), ==, 0);
   g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
@@ -538,9 +498,9 @@ test_noise_cli (void)
   }
 
   /* bad usage */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute logits %s --noise-scheme halton -o '%s'", common, a), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, NULL, "curves error %s --noise-scheme iid,bogus -o '%s'", common, csv), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, NULL, "curves profile %s --noise-scheme sobol -o '%s'", common, csv), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits %s --noise-scheme halton -o '%s'", common, a), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves error %s --noise-scheme iid,bogus -o '%s'", common, csv), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves profile %s --noise-scheme sobol -o '%s'", common, csv), ==, 2);
 }
 
 int

@@ -18,49 +18,9 @@
 #include "rpe-test-utils.h"
 
 static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static char *
 fixture (const char *name)
 {
   return g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", name, NULL);
-}
-
-static int
-run_rpe (char **out_out, char **err_out, const char *format, ...) G_GNUC_PRINTF (3, 4);
-
-static int
-run_rpe (char **out_out, char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL;
-  g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (out_out != NULL)
-    *out_out = g_steal_pointer (&out);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
 }
 
 /* max |got - want| / max |want| over two .npy files of the same shape */
@@ -93,7 +53,7 @@ test_info (void)
   g_autofree char *ckpt = fixture ("lrpe.pt");
   g_autofree char *out = NULL;
 
-  g_assert_cmpint (run_rpe (&out, NULL, "info '%s'", ckpt), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (&out, NULL, "info '%s'", ckpt), ==, 0);
   g_assert_nonnull (strstr (out, "LRPE modules: 3"));
   g_assert_nonnull (strstr (out, "encoder.layers.0.attn.lrpe D=8  v: Householder"));
   g_assert_nonnull (strstr (out, "permutation: (1, 64, 8)"));
@@ -108,7 +68,7 @@ test_lrpe_checkpoint (void)
   g_autofree char *ckpt = fixture ("lrpe.pt");
   g_autofree char *q = fixture ("q.npy");
   g_autofree char *qf = fixture ("q-fortran.npy");
-  g_autofree char *out = tmp_path ("lrpe-enc.npy");
+  g_autofree char *out = rpe_test_tmp_path ("lrpe-enc.npy");
   static const char *const extra[] = { "", "--lrpe-p odd-even", "--lrpe-p dct" };
   g_autofree char *err = NULL;
 
@@ -120,7 +80,7 @@ test_lrpe_checkpoint (void)
 
       /* P and Lambda follow from the leaves (v: Householder; theta (1, 1, D//2): rotation,
        * (1, 1, D): complex; permutation: the permutation Lambda); P is named when it has none */
-      g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.%d.attn.lrpe %s "
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.%d.attn.lrpe %s "
                                 "--queries '%s' -o '%s'", ckpt, i, extra[i], i == 1 ? qf : q, out), ==, 0);
       e = npy_rel_err (out, want_path);
       g_test_message ("module %d: max rel err %.3g against the torch forward", i, e);
@@ -128,22 +88,22 @@ test_lrpe_checkpoint (void)
     }
 
   /* several modules and no --prefix: the error lists them */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", ckpt, q, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", ckpt, q, out), ==, 2);
   g_assert_nonnull (strstr (err, "encoder.layers.2.attn.lrpe"));
   g_assert_nonnull (strstr (err, "--prefix"));
   g_clear_pointer (&err, g_free);
   /* a learned complex theta (1, 1, D) does not fit rfft's d' = 5 (the reference cannot run it) */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.2.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.2.attn.lrpe "
                             "--lrpe-p fourier --queries '%s' -o '%s'", ckpt, q, out), ==, 2);
   g_assert_nonnull (strstr (err, "needs 5 values"));
   g_clear_pointer (&err, g_free);
   /* a Householder v with another P */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
                             "--lrpe-p dct --queries '%s' -o '%s'", ckpt, q, out), ==, 2);
   g_assert_nonnull (strstr (err, "Householder v"));
   g_clear_pointer (&err, g_free);
   /* contradicting the leaves is refused */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
                             "--lrpe-lambda rotation --queries '%s' -o '%s'", ckpt, q, out), ==, 2);
   g_assert_nonnull (strstr (err, "permutation buffer"));
 }
@@ -157,20 +117,20 @@ test_lrpe_npy (void)
   g_autofree char *perm = fixture ("permutation.npy");
   g_autofree char *enc0 = fixture ("enc0.npy");
   g_autofree char *enc1 = fixture ("enc1.npy");
-  g_autofree char *out = tmp_path ("lrpe-enc-npy.npy");
-  g_autofree char *badp = tmp_path ("bad-perm.npy");
+  g_autofree char *out = rpe_test_tmp_path ("lrpe-enc-npy.npy");
+  g_autofree char *badp = rpe_test_tmp_path ("bad-perm.npy");
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(RpeTensor) t = NULL;
 
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --lrpe-v '%s' --lrpe-theta-file '%s' --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --lrpe-v '%s' --lrpe-theta-file '%s' --queries '%s' -o '%s'",
                             v, theta, q, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, enc0), <, 1e-5);
   /* the same v taken as a fixed (stored, unnormalised) one is a different P */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --lrpe-v '%s' --lrpe-householder fixed --lrpe-theta-file '%s' "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --lrpe-v '%s' --lrpe-householder fixed --lrpe-theta-file '%s' "
                             "--queries '%s' -o '%s'", v, theta, q, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, enc0), >, 1e-2);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --lrpe-p odd-even --lrpe-permutation '%s' --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --lrpe-p odd-even --lrpe-permutation '%s' --queries '%s' -o '%s'",
                             perm, q, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, enc1), <, 1e-6);
 
@@ -180,12 +140,12 @@ test_lrpe_npy (void)
   t->data[5 * 8 + 3] = t->data[5 * 8 + 4];
   g_assert_true (rpe_npy_write (badp, t->data, t->ndim, t->shape, FALSE, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --lrpe-permutation '%s' --queries '%s' -o '%s'", badp, q, out),
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --lrpe-permutation '%s' --queries '%s' -o '%s'", badp, q, out),
                    ==, 2);
   g_assert_nonnull (strstr (err, "row 5"));
   g_clear_pointer (&err, g_free);
   /* a v of the wrong size */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --lrpe-v '%s' --queries '%s' -o '%s'", theta, q, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --lrpe-v '%s' --queries '%s' -o '%s'", theta, q, out), ==, 2);
   g_assert_nonnull (strstr (err, "D = 8"));
 }
 
@@ -212,69 +172,69 @@ test_map (void)
   g_autofree char *enc0 = fixture ("enc0.npy");
   g_autofree char *enc1 = fixture ("enc1.npy");
   g_autofree char *full = fixture ("bias-full.npy");
-  g_autofree char *a = tmp_path ("map-a.npy");
-  g_autofree char *b = tmp_path ("map-b.npy");
+  g_autofree char *a = rpe_test_tmp_path ("map-a.npy");
+  g_autofree char *b = rpe_test_tmp_path ("map-b.npy");
   g_autofree char *err = NULL;
 
   /* nothing under the odd names is recognised */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", odd, q, a), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --queries '%s' -o '%s'", odd, q, a), ==, 2);
 
   /* layer 0: a learned v and theta */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.theta=blk0.angles --queries '%s' -o '%s'", odd, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
                             "--queries '%s' -o '%s'", ckpt, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc0), <, 1e-5);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.theta=blk0.angles --queries '%s' --keys '%s' -o '%s'", odd, q, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-attention --checkpoint '%s' --prefix encoder.layers.0.attn.lrpe "
                             "--queries '%s' --keys '%s' -o '%s'", ckpt, q, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
 
   /* layer 1: the permutation buffer (aliases "permutation" and "v" work too) */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map permutation=blk1.perm_table "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map permutation=blk1.perm_table "
                             "--lrpe-p odd-even --queries '%s' -o '%s'", odd, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
                             "--lrpe-p odd-even --queries '%s' -o '%s'", ckpt, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc1), <, 1e-6);
 
   /* a mapped role adds to (or overrides) what discovery found under --prefix: layer 1's buffer
    * with layer 0's v is the odd file's v and buffer mapped together */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --prefix encoder.layers.1.attn.lrpe "
                             "--map lrpe.v=encoder.layers.0.attn.lrpe.v --queries '%s' -o '%s'", ckpt, q, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=blk0.house "
                             "--map lrpe.permutation=blk1.perm_table --queries '%s' -o '%s'", odd, q, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, enc1), >, 1e-2);
 
   /* FastRPB: fastrpb.w (alias w) */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias-layout full "
                             "--values '%s' -o '%s'", odd, vals, a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
                             "--values '%s' -o '%s'", ckpt, vals, b), ==, 0);
   g_assert_true (same_npy (a, b));
   g_assert_cmpfloat (npy_rel_err (a, full), <, 1e-5);
 
   /* errors: a tensor the file does not have; a role the command does not read */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=nope --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map lrpe.v=nope --queries '%s' -o '%s'",
                             odd, q, a), ==, 2);
   g_assert_nonnull (strstr (err, "nope"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map lrpe.v=blk0.house --values '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute fastrpb --checkpoint '%s' --map lrpe.v=blk0.house --values '%s' -o '%s'",
                             odd, vals, a), ==, 2);
   g_assert_nonnull (strstr (err, "lrpe.v"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute lrpe-encode --checkpoint '%s' --map freqs=blk0.house --queries '%s' -o '%s'",
                             odd, q, a), ==, 2);
   g_assert_nonnull (strstr (err, "freqs"));
   g_clear_pointer (&err, g_free);
   /* the SPE loader reads no LRPE role; --bias and fastrpb.w cannot both give the weights */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint '%s' --map lrpe.v=blk0.house -o '%s'", odd, a), ==, 2);
   g_assert_nonnull (strstr (err, "lrpe.v"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute fastrpb --checkpoint '%s' --map fastrpb.w=pos.table --bias '%s' "
                             "--values '%s' -o '%s'", odd, full, vals, a), ==, 2);
   g_assert_nonnull (strstr (err, "--bias"));
 }
@@ -287,28 +247,28 @@ test_fastrpb_checkpoint (void)
   g_autofree char *full = fixture ("bias-full.npy");
   g_autofree char *sym = fixture ("bias-sym.npy");
   g_autofree char *fullc = fixture ("bias-full-causal.npy");
-  g_autofree char *out = tmp_path ("fastrpb-out.npy");
+  g_autofree char *out = rpe_test_tmp_path ("fastrpb-out.npy");
   g_autofree char *err = NULL;
 
   /* the reference's full layout (1, H, 2M - 1), M = 24 > N = 16: the shape cannot tell */
-  g_assert_cmpint (run_rpe (NULL, &err, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias "
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias "
                             "--values '%s' -o '%s'", ckpt, vals, out), ==, 2);
   g_assert_nonnull (strstr (err, "--bias-layout"));
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
                             "--values '%s' -o '%s'", ckpt, vals, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, full), <, 1e-5);
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias --bias-layout full "
                             "--causal --values '%s' -o '%s'", ckpt, vals, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, fullc), <, 1e-5);
   /* symmetric (1, H, M): an even width says so */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix decoder.positional_bias "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix decoder.positional_bias "
                             "--values '%s' -o '%s'", ckpt, vals, out), ==, 0);
   g_assert_cmpfloat (npy_rel_err (out, sym), <, 1e-5);
   /* two modules, no prefix */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --bias-layout full --values '%s' -o '%s'",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --bias-layout full --values '%s' -o '%s'",
                             ckpt, vals, out), ==, 2);
   /* longer than the trained M = 24 */
-  g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix decoder.positional_bias "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix decoder.positional_bias "
                             "--length 30 -o '%s'", ckpt, out), ==, 2);
 }
 
@@ -319,7 +279,7 @@ test_fastrpb_2d (void)
 {
   g_autofree char *ckpt = fixture ("lrpe.pt");
   g_autofree char *vals = fixture ("values.npy");
-  g_autofree char *out = tmp_path ("fastrpb-2d.npy");
+  g_autofree char *out = rpe_test_tmp_path ("fastrpb-2d.npy");
   g_autoptr(GError) error = NULL;
   g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (ckpt, &error);
   g_autoptr(RpeTensor) v = NULL;
@@ -332,7 +292,7 @@ test_fastrpb_2d (void)
   g_assert_nonnull (w);
   for (int causal = 0; causal < 2; causal++)
     {
-      g_assert_cmpint (run_rpe (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias "
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --checkpoint '%s' --prefix encoder.positional_bias "
                                 "--bias-layout full --grid 4x4 %s --values '%s' -o '%s'", ckpt,
                                 causal ? "--causal" : "", vals, out), ==, 0);
       v = rpe_npy_read (vals, &error);

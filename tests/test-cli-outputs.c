@@ -15,41 +15,6 @@
 #include "rpe-outputs.h"
 #include "rpe-test-utils.h"
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-static int
-run_rpe (char **err_out, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static int
-run_rpe (char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL, *full = NULL, *out = NULL, *err = NULL;
-  g_auto (GStrv) argv = NULL;
-  g_autoptr (GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 /* Column `name` of a CSV written by rpe (metadata lines, header, rows); *rows set. */
 static double *
 csv_column (const char  *path,
@@ -96,14 +61,14 @@ csv_column (const char  *path,
 static void
 test_error_against_r (void)
 {
-  g_autofree char *csv = tmp_path ("oe-r.csv");
-  g_autofree char *csv2 = tmp_path ("oe-r-softmax.csv");
+  g_autofree char *csv = rpe_test_tmp_path ("oe-r.csv");
+  g_autofree char *csv2 = rpe_test_tmp_path ("oe-r-softmax.csv");
   g_autoptr (GHashTable) meta = NULL;
   g_autofree double *r = NULL, *e = NULL, *e2 = NULL;
   gsize n, n2;
   double slope;
 
-  g_assert_cmpint (run_rpe (NULL, "curves output-error --checkpoint demo --length 128 --train-length 32 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves output-error --checkpoint demo --length 128 --train-length 32 "
                                   "--compare kernel --value-source noise --realizations-list 4,16,64,256,1024 "
                                   "--draws 8 -o '%s'", csv), ==, 0);
   r = csv_column (csv, "R", &n, &meta);
@@ -117,7 +82,7 @@ test_error_against_r (void)
   g_assert_cmpstr (g_hash_table_lookup (meta, "compare"), ==, "kernel");
 
   /* softmax vs SPE linear: two models; their gap at R = 1024 stays far above the kernel pair's */
-  g_assert_cmpint (run_rpe (NULL, "curves output-error --checkpoint demo --length 128 --train-length 32 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves output-error --checkpoint demo --length 128 --train-length 32 "
                                   "--value-source noise --realizations-list 16,1024 --draws 4 -o '%s'", csv2), ==, 0);
   e2 = csv_column (csv2, "error_mean", &n2, NULL);
   g_assert_cmpuint (n2, ==, 2);
@@ -129,12 +94,12 @@ test_error_against_r (void)
 static void
 test_error_against_position (void)
 {
-  g_autofree char *csv = tmp_path ("oe-pos.csv");
+  g_autofree char *csv = rpe_test_tmp_path ("oe-pos.csv");
   g_autoptr (GHashTable) meta = NULL;
   g_autofree double *pos = NULL, *sd = NULL;
   gsize n;
 
-  g_assert_cmpint (run_rpe (NULL, "curves output-error --checkpoint demo --method conv --length 96 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves output-error --checkpoint demo --method conv --length 96 "
                                   "--train-length 24 --causal --value-source sweep --draws 5 -o '%s'", csv), ==, 0);
   pos = csv_column (csv, "position", &n, &meta);
   sd = csv_column (csv, "error_sd", &n, NULL);
@@ -151,15 +116,15 @@ test_error_against_position (void)
 static void
 test_export_arrays (void)
 {
-  g_autofree char *npy = tmp_path ("outputs.npy");
-  g_autofree char *vals = tmp_path ("values-nhd.npy");
-  g_autofree char *npy2 = tmp_path ("outputs-from-file.npy");
+  g_autofree char *npy = rpe_test_tmp_path ("outputs.npy");
+  g_autofree char *vals = rpe_test_tmp_path ("values-nhd.npy");
+  g_autofree char *npy2 = rpe_test_tmp_path ("outputs-from-file.npy");
   g_autoptr (RpeTensor) t = NULL;
   g_autoptr (RpeTensor) t2 = NULL;
   gsize n = 40, dv = 3, H = 4;
   float *v = g_new (float, n * H * dv);
 
-  g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --length 40 --channels 3 --impulse-positions 0,20,39 "
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "export outputs --checkpoint demo --length 40 --channels 3 --impulse-positions 0,20,39 "
                                   "--head 2 -o '%s'", npy), ==, 0);
   t = rpe_npy_read (npy, NULL);
   g_assert_nonnull (t);
@@ -181,7 +146,7 @@ test_export_arrays (void)
         v[(m * H + h) * dv + c] = h == 2 && ((c == 0 && m == 0) || (c == 1 && m == 20) || (c == 2 && m == 39)) ? 1.0f
                                   : h == 2 ? 0.0f : 7.0f;
   g_assert_true (rpe_npy_write (vals, v, 3, (gsize[]) { n, H, dv }, FALSE, NULL));
-  g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --values '%s' --head 2 -o '%s'", vals, npy2), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "export outputs --checkpoint demo --values '%s' --head 2 -o '%s'", vals, npy2), ==, 0);
   t2 = rpe_npy_read (npy2, NULL);
   g_assert_nonnull (t2);
   g_assert_cmpmem (t->data, t->n_elements * sizeof (float), t2->data, t2->n_elements * sizeof (float));
@@ -194,9 +159,9 @@ expect_usage (const char *what,
               const char *message)
 {
   g_autofree char *err = NULL;
-  g_autofree char *out = tmp_path ("bad.png");
+  g_autofree char *out = rpe_test_tmp_path ("bad.png");
 
-  g_assert_cmpint (run_rpe (&err, "%s %s -o '%s'", what, args, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "%s %s -o '%s'", what, args, out), ==, 2);
   g_test_message ("%s %s: %s", what, args, err);
   if (message != NULL)
     g_assert_nonnull (strstr (err, message));
@@ -206,9 +171,9 @@ expect_usage (const char *what,
 static void
 test_bad_input (void)
 {
-  g_autofree char *nan_file = tmp_path ("nan-values.npy");
-  g_autofree char *rank4 = tmp_path ("rank4.npy");
-  g_autofree char *heads = tmp_path ("wrong-heads.npy");
+  g_autofree char *nan_file = rpe_test_tmp_path ("nan-values.npy");
+  g_autofree char *rank4 = rpe_test_tmp_path ("rank4.npy");
+  g_autofree char *heads = rpe_test_tmp_path ("wrong-heads.npy");
   g_autofree char *err = NULL;
   float data[8] = { 1, 2, NAN, 4, 5, 6, 7, 8 };
 
@@ -236,17 +201,17 @@ test_bad_input (void)
   expect_usage ("curves output-error", "--checkpoint demo --realizations-list 4,x", "--realizations-list");
   expect_usage ("curves output-error", "--checkpoint demo --realizations-list 4,0", "R must be");
   expect_usage ("curves output-error", "--checkpoint demo --realizations 8 --realizations-list 4", "not both");
-  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export outputs --checkpoint demo"), ==, 2);
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo -o x.bmp"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export outputs --checkpoint demo -o x.bmp"), ==, 2);
   g_clear_pointer (&err, g_free);
   /* an unwritable output is a failure of the output, 1 */
-  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo --length 16 -o /nonexistent/dir/o.png"), ==, 1);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export outputs --checkpoint demo --length 16 -o /nonexistent/dir/o.png"), ==, 1);
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "curves output-error --checkpoint demo --length 16 -o /nonexistent/dir/o.csv"), ==, 1);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "curves output-error --checkpoint demo --length 16 -o /nonexistent/dir/o.csv"), ==, 1);
   /* absurd sizes are refused before allocating */
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo --length 4000000000 --channels 4096 -o /tmp/never.png"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export outputs --checkpoint demo --length 4000000000 --channels 4096 -o /tmp/never.png"), ==, 2);
   g_test_message ("huge: %s", err);
 }
 
@@ -345,9 +310,9 @@ test_presets (void)
       double w = 0, h = 0;
       guint bands;
 
-      g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s -o '%s'",
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s -o '%s'",
                                 presets[i].name, pdf), ==, 0);
-      g_assert_cmpint (run_rpe (NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s --dpi 100 -o '%s'",
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "export outputs --checkpoint demo --length 64 --train-length 48 --preset %s --dpi 100 -o '%s'",
                                 presets[i].name, png), ==, 0);
       /* each strip's image at least two lines of its text high (100 dpi: 100 / 72 px a point),
        * not squashed to a line */
@@ -382,7 +347,7 @@ test_presets (void)
         }
       g_assert_nonnull (strstr (text, "N"));
     }
-  g_assert_cmpint (run_rpe (&err, "export outputs --checkpoint demo --preset poster -o x.pdf"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export outputs --checkpoint demo --preset poster -o x.pdf"), ==, 2);
   g_assert_nonnull (strstr (err, "--preset"));
 }
 

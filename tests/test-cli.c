@@ -26,45 +26,6 @@ static char *ckpt_path;
 static double sigmoid (double x) { return 1.0 / (1.0 + exp (-x)); }
 static double softplus (double x) { return log1p (exp (x)); }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-/* Runs rpe with a command line (shell-quoted words); returns the exit status. */
-static int
-run_rpe (char **err_out, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static int
-run_rpe (char **err_out, const char *format, ...)
-{
-  const char *rpe = g_getenv ("RPE_CLI");
-  va_list args;
-  g_autofree char *cmdline = NULL;
-  g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  g_assert_nonnull (rpe);
-  va_start (args, format);
-  cmdline = g_strdup_vprintf (format, args);
-  va_end (args);
-  full = g_strdup_printf ("'%s' %s", rpe, cmdline);
-  g_assert_true (g_shell_parse_argv (full, NULL, &argv, &error));
-  g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &wait_status, &error));
-  g_assert_no_error (error);
-  if (g_test_verbose ())
-    g_printerr ("$ rpe %s\n%s%s", cmdline, out, err);
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  g_assert_true (WIFEXITED (wait_status));
-  return WEXITSTATUS (wait_status);
-}
-
 static RpeTensor *
 read_npy (const char *path)
 {
@@ -138,7 +99,7 @@ make_checkpoint (void)
   add_tensor (set, "cnn.spe.conv_q.weight", conv_q, 3, (gsize[]) { H * D, 1, L });
   add_tensor (set, "cnn.spe.conv_k.weight", conv_k, 3, (gsize[]) { H * D, 1, L });
   add_tensor (set, "cnn.spe_filters.0.gate", raw_gate0, 2, (gsize[]) { H, D });
-  ckpt_path = tmp_path ("fixture.safetensors");
+  ckpt_path = rpe_test_tmp_path ("fixture.safetensors");
   g_assert_true (rpe_safetensors_write (ckpt_path, set, &error));
   g_assert_no_error (error);
 }
@@ -181,24 +142,24 @@ test_usage_errors (void)
 {
   g_autofree char *err = NULL;
 
-  g_assert_cmpint (run_rpe (NULL, "--version"), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "--help"), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "frobnicate"), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute"), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute template"), ==, 2);             /* no -o */
-  g_assert_cmpint (run_rpe (NULL, "compute nonsense -o x.npy"), ==, 2);
-  g_assert_cmpint (run_rpe (&err, "compute template --length -5 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "--version"), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "--help"), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "frobnicate"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template"), ==, 2);             /* no -o */
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute nonsense -o x.npy"), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --length -5 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "--length"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "compute template --method wavelet -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --method wavelet -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "sine or conv"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "compute template --heads abc -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --heads abc -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "compute codes --length 8 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute codes --length 8 -o %s/x.npy", rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "--out-keys"));
   {
-    g_autofree char *x = tmp_path ("x.npy");
+    g_autofree char *x = rpe_test_tmp_path ("x.npy");
     g_assert_false (g_file_test (x, G_FILE_TEST_EXISTS));
   }
 }
@@ -209,18 +170,18 @@ test_absurd_sizes (void)
 {
   g_autofree char *err = NULL;
 
-  g_assert_cmpint (run_rpe (&err, "compute template --length 200000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --length 200000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "budget"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "compute template --length 4000000000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --length 4000000000 -o %s/big.npy", rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "too large"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "compute codes --heads 4096 --features 65536 --realizations 16000000 --length 100000 -o %s/a.npy --out-keys %s/b.npy",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute codes --heads 4096 --features 65536 --realizations 16000000 --length 100000 -o %s/a.npy --out-keys %s/b.npy",
                             rpe_test_tmpdir (), rpe_test_tmpdir ()), ==, 2);
   g_assert_true (strstr (err, "budget") != NULL || strstr (err, "too large") != NULL);
   g_clear_pointer (&err, g_free);
   /* parameters that fit, codes that do not: refused before the parameters are drawn */
-  g_assert_cmpint (run_rpe (&err, "compute encode --heads 1024 --features 65536 --sines 8 --realizations 4096 --length 4096 -o %s/a.npy",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute encode --heads 1024 --features 65536 --sines 8 --realizations 4096 --length 4096 -o %s/a.npy",
                             rpe_test_tmpdir ()), ==, 2);
   g_assert_nonnull (strstr (err, "budget"));
 }
@@ -228,7 +189,7 @@ test_absurd_sizes (void)
 static void
 test_info (void)
 {
-  g_autofree char *path = tmp_path ("info.txt");
+  g_autofree char *path = rpe_test_tmp_path ("info.txt");
   g_autofree char *cmd = NULL;
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
@@ -251,13 +212,13 @@ static void
 test_embedded_demo (void)
 {
   const char *demo_file = g_getenv ("RPE_DEMO_CHECKPOINT");
-  g_autofree char *a = tmp_path ("demo-a.npy"), *b = tmp_path ("demo-b.npy");
+  g_autofree char *a = rpe_test_tmp_path ("demo-a.npy"), *b = rpe_test_tmp_path ("demo-b.npy");
   g_autoptr(RpeTensor) ta = NULL, tb = NULL;
 
   g_assert_nonnull (demo_file);
-  g_assert_cmpint (run_rpe (NULL, "info demo"), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint demo --method conv --length 40 -o %s", a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --method conv --length 40 -o %s", demo_file, b), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "info demo"), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint demo --method conv --length 40 -o %s", a), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint %s --method conv --length 40 -o %s", demo_file, b), ==, 0);
   ta = read_npy (a);
   tb = read_npy (b);
   assert_shape (ta, 4, (gsize[]) { 4, 16, 40, 40 });
@@ -268,12 +229,12 @@ test_embedded_demo (void)
 static void
 test_template_checkpoint (void)
 {
-  g_autofree char *out = tmp_path ("tmpl.npy");
+  g_autofree char *out = rpe_test_tmp_path ("tmpl.npy");
   g_autoptr(RpeTensor) t = NULL;
   const gsize n = 20;
   double err = 0;
 
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --prefix model --layer 1 --length %zu -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint %s --prefix model --layer 1 --length %zu -o %s",
                             ckpt_path, (size_t) n, out), ==, 0);
   t = read_npy (out);
   assert_shape (t, 4, (gsize[]) { H, D, n, n });
@@ -289,7 +250,7 @@ test_template_checkpoint (void)
 
   /* --no-gate and one cell */
   g_clear_pointer (&t, rpe_tensor_free);
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --prefix model --no-gate --head 1 --feature 2 --length %zu -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint %s --prefix model --no-gate --head 1 --feature 2 --length %zu -o %s",
                             ckpt_path, (size_t) n, out), ==, 0);
   t = read_npy (out);
   assert_shape (t, 2, (gsize[]) { n, n });
@@ -304,11 +265,11 @@ test_template_checkpoint (void)
 static void
 test_template_conv (void)
 {
-  g_autofree char *out = tmp_path ("conv.npy");
+  g_autofree char *out = rpe_test_tmp_path ("conv.npy");
   g_autoptr(RpeTensor) t = NULL;
   const gsize n = 12;
 
-  g_assert_cmpint (run_rpe (NULL, "compute template --checkpoint %s --method conv --no-gate --length %zu -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint %s --method conv --no-gate --length %zu -o %s",
                             ckpt_path, (size_t) n, out), ==, 0);
   t = read_npy (out);
   assert_shape (t, 4, (gsize[]) { H, D, n, n });
@@ -330,9 +291,9 @@ static void
 test_replay_sine (void)
 {
   enum { n = 9, r = 5 };
-  g_autofree char *zp = tmp_path ("z.npy"), *ep = tmp_path ("eps.npy"), *qp = tmp_path ("q.npy");
-  g_autofree char *kp = tmp_path ("k.npy"), *qo = tmp_path ("qbar.npy"), *ko = tmp_path ("kbar.npy");
-  g_autofree char *qh = tmp_path ("qhat.npy"), *kh = tmp_path ("khat.npy");
+  g_autofree char *zp = rpe_test_tmp_path ("z.npy"), *ep = rpe_test_tmp_path ("eps.npy"), *qp = rpe_test_tmp_path ("q.npy");
+  g_autofree char *kp = rpe_test_tmp_path ("k.npy"), *qo = rpe_test_tmp_path ("qbar.npy"), *ko = rpe_test_tmp_path ("kbar.npy");
+  g_autofree char *qh = rpe_test_tmp_path ("qhat.npy"), *kh = rpe_test_tmp_path ("khat.npy");
   float z[1 * H * D * 2 * K * r], eps[H * D * r], q[n * H * D], k[n * H * D];
   g_autoptr(RpeTensor) qbar = NULL, kbar = NULL, qhat = NULL, khat = NULL;
   double s = 1.0 / pow ((double) (r * D), 0.25);
@@ -347,14 +308,14 @@ test_replay_sine (void)
   write_npy (qp, q, 3, (gsize[]) { n, H, D });
   write_npy (kp, k, 4, (gsize[]) { 1, n, H, D });
 
-  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --prefix model --length %zu --noise %s -o %s --out-keys %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute codes --checkpoint %s --prefix model --length %zu --noise %s -o %s --out-keys %s",
                             ckpt_path, (size_t) n, zp, qo, ko), ==, 0);
   qbar = read_npy (qo);
   kbar = read_npy (ko);
   assert_shape (qbar, 4, (gsize[]) { n, H, D, r });
   assert_shape (kbar, 4, (gsize[]) { n, H, D, r });
 
-  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint %s --prefix model --layer 0 --noise %s --gate-noise %s --queries %s --keys %s -o %s --out-keys %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode --checkpoint %s --prefix model --layer 0 --noise %s --gate-noise %s --queries %s --keys %s -o %s --out-keys %s",
                             ckpt_path, zp, ep, qp, kp, qh, kh), ==, 0);
   qhat = read_npy (qh);
   khat = read_npy (kh);
@@ -397,10 +358,10 @@ test_replay_sine (void)
   g_assert_cmpfloat (err_hat, <, 2e-5);
 
   /* the noise's R must agree with --realizations */
-  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --prefix model --realizations 6 --noise %s -o %s --out-keys %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute codes --checkpoint %s --prefix model --realizations 6 --noise %s -o %s --out-keys %s",
                             ckpt_path, zp, qo, ko), ==, 2);
   /* and the noise must fit the module */
-  g_assert_cmpint (run_rpe (NULL, "compute codes --checkpoint %s --method conv --length %zu --noise %s -o %s --out-keys %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute codes --checkpoint %s --method conv --length %zu --noise %s -o %s --out-keys %s",
                             ckpt_path, (size_t) n, zp, qo, ko), ==, 2);
 }
 
@@ -408,13 +369,13 @@ test_replay_sine (void)
 static void
 test_seed_determinism (void)
 {
-  g_autofree char *a = tmp_path ("ea.npy"), *b = tmp_path ("eb.npy"), *c = tmp_path ("ec.npy");
+  g_autofree char *a = rpe_test_tmp_path ("ea.npy"), *b = rpe_test_tmp_path ("eb.npy"), *c = rpe_test_tmp_path ("ec.npy");
   g_autoptr(RpeTensor) ta = NULL, tb = NULL, tc = NULL;
   gsize differ = 0;
 
-  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", a), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", b), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 12 -o %s", c), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", a), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", b), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 12 -o %s", c), ==, 0);
   ta = read_npy (a);
   tb = read_npy (b);
   tc = read_npy (c);
@@ -431,13 +392,13 @@ static void
 test_attention_exact (void)
 {
   enum { n = 7 };
-  g_autofree char *qp = tmp_path ("aq.npy"), *out = tmp_path ("att.npy");
+  g_autofree char *qp = rpe_test_tmp_path ("aq.npy"), *out = rpe_test_tmp_path ("att.npy");
   float q[n * H * D];
   g_autoptr(RpeTensor) a = NULL;
 
   rpe_rng_normal (31, 1000, 0, q, G_N_ELEMENTS (q));
   write_npy (qp, q, 3, (gsize[]) { n, H, D });
-  g_assert_cmpint (run_rpe (NULL, "compute attention --exact --causal --checkpoint %s --prefix model --layer 0 --queries %s -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute attention --exact --causal --checkpoint %s --prefix model --layer 0 --queries %s -o %s",
                             ckpt_path, qp, out), ==, 0);
   a = read_npy (out);
   assert_shape (a, 3, (gsize[]) { H, n, n });
@@ -469,8 +430,8 @@ static void
 test_rpe_logits (void)
 {
   enum { n = 6 };
-  g_autofree char *qp = tmp_path ("rq.npy"), *kp = tmp_path ("rk.npy"), *out = tmp_path ("rl.npy");
-  g_autofree char *ep = tmp_path ("E.npy"), *out2 = tmp_path ("rl2.npy");
+  g_autofree char *qp = rpe_test_tmp_path ("rq.npy"), *kp = rpe_test_tmp_path ("rk.npy"), *out = rpe_test_tmp_path ("rl.npy");
+  g_autofree char *ep = rpe_test_tmp_path ("E.npy"), *out2 = rpe_test_tmp_path ("rl2.npy");
   float q[n * H * D], k[n * H * D], e[(2 * n - 1) * D];
   g_autoptr(RpeTensor) l = NULL, l2 = NULL;
 
@@ -480,9 +441,9 @@ test_rpe_logits (void)
   write_npy (qp, q, 3, (gsize[]) { n, H, D });
   write_npy (kp, k, 3, (gsize[]) { n, H, D });
   write_npy (ep, e, 2, (gsize[]) { 2 * n - 1, D });
-  g_assert_cmpint (run_rpe (NULL, "compute rpe-logits --checkpoint %s --prefix model --no-gate --queries %s --keys %s -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute rpe-logits --checkpoint %s --prefix model --no-gate --queries %s --keys %s -o %s",
                             ckpt_path, qp, kp, out), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute rpe-logits --checkpoint %s --prefix model --queries %s --keys %s --relative-embeddings %s -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute rpe-logits --checkpoint %s --prefix model --queries %s --keys %s --relative-embeddings %s -o %s",
                             ckpt_path, qp, kp, ep, out2), ==, 0);
   l = read_npy (out);
   l2 = read_npy (out2);
@@ -509,18 +470,18 @@ static void
 test_linear_matches_quadratic (void)
 {
   enum { n = 10, r = 6, dv = 2 };
-  g_autofree char *vp = tmp_path ("v.npy"), *qh = tmp_path ("lqh.npy"), *kh = tmp_path ("lkh.npy");
-  g_autofree char *y1 = tmp_path ("y1.npy"), *y2 = tmp_path ("y2.npy");
+  g_autofree char *vp = rpe_test_tmp_path ("v.npy"), *qh = rpe_test_tmp_path ("lqh.npy"), *kh = rpe_test_tmp_path ("lkh.npy");
+  g_autofree char *y1 = rpe_test_tmp_path ("y1.npy"), *y2 = rpe_test_tmp_path ("y2.npy");
   float v[n * H * dv];
   g_autoptr(RpeTensor) qhat = NULL, khat = NULL, ya = NULL, yc = NULL;
 
   rpe_rng_normal (51, 1000, 0, v, G_N_ELEMENTS (v));
   write_npy (vp, v, 3, (gsize[]) { n, H, dv });
-  g_assert_cmpint (run_rpe (NULL, "compute encode --checkpoint %s --prefix model --content random --seed 3 --length %zu --realizations %zu -o %s --out-keys %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode --checkpoint %s --prefix model --content random --seed 3 --length %zu --realizations %zu -o %s --out-keys %s",
                             ckpt_path, (size_t) n, (size_t) r, qh, kh), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --feature-map elu1 -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --feature-map elu1 -o %s",
                             ckpt_path, (size_t) r, vp, y1), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --causal -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute linear --checkpoint %s --prefix model --content random --seed 3 --realizations %zu --values %s --causal -o %s",
                             ckpt_path, (size_t) r, vp, y2), ==, 0);
   qhat = read_npy (qh);
   khat = read_npy (kh);
@@ -557,10 +518,10 @@ test_linear_matches_quadratic (void)
 static void
 test_bad_files (void)
 {
-  g_autofree char *trunc = tmp_path ("trunc.npy"), *notnpy = tmp_path ("junk.npy");
-  g_autofree char *ints = tmp_path ("ints.npy"), *nan = tmp_path ("nan.npy");
-  g_autofree char *badst = tmp_path ("bad.safetensors"), *out = tmp_path ("o.npy");
-  g_autofree char *wrong = tmp_path ("wrong.npy");
+  g_autofree char *trunc = rpe_test_tmp_path ("trunc.npy"), *notnpy = rpe_test_tmp_path ("junk.npy");
+  g_autofree char *ints = rpe_test_tmp_path ("ints.npy"), *nan = rpe_test_tmp_path ("nan.npy");
+  g_autofree char *badst = rpe_test_tmp_path ("bad.safetensors"), *out = rpe_test_tmp_path ("o.npy");
+  g_autofree char *wrong = rpe_test_tmp_path ("wrong.npy");
   g_autofree char *err = NULL;
   const char int_npy[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
   GString *hdr = g_string_new_len (int_npy, sizeof int_npy - 1);
@@ -574,12 +535,12 @@ test_bad_files (void)
     g_assert_true (g_file_get_contents (trunc, &contents, &len, NULL));
     g_assert_true (g_file_set_contents (trunc, contents, (gssize) len - 7, NULL));
   }
-  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, trunc, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, trunc, out), ==, 2);
   g_assert_nonnull (strstr (err, "trunc.npy"));
   g_clear_pointer (&err, g_free);
 
   g_assert_true (g_file_set_contents (notnpy, "hello, world", -1, NULL));
-  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, notnpy, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, notnpy, out), ==, 2);
   g_assert_nonnull (strstr (err, "junk.npy"));
   g_clear_pointer (&err, g_free);
 
@@ -590,13 +551,13 @@ test_bad_files (void)
   g_string_append_len (hdr, "\1\0\0\0\2\0\0\0", 8);
   g_assert_true (g_file_set_contents (ints, hdr->str, (gssize) hdr->len, NULL));
   g_string_free (hdr, TRUE);
-  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, ints, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, ints, out), ==, 2);
   g_assert_nonnull (strstr (err, "i4"));
   g_clear_pointer (&err, g_free);
 
   /* an absurd shape: 2^62 x 8 float32 would need 2^67 bytes */
   {
-    g_autofree char *absurd = tmp_path ("absurd.npy");
+    g_autofree char *absurd = rpe_test_tmp_path ("absurd.npy");
     const char head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }";
     GString *h2 = g_string_new_len (head, sizeof head - 1);
 
@@ -606,39 +567,39 @@ test_bad_files (void)
     g_string_append_len (h2, "\0\0\0\0\0\0\0\0", 8);
     g_assert_true (g_file_set_contents (absurd, h2->str, (gssize) h2->len, NULL));
     g_string_free (h2, TRUE);
-    g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, absurd, out), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, absurd, out), ==, 2);
     g_assert_nonnull (strstr (err, "absurd.npy"));
     g_clear_pointer (&err, g_free);
-    g_assert_cmpint (run_rpe (&err, "info %s", absurd), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli (NULL, &err, "info %s", absurd), ==, 2);
     g_clear_pointer (&err, g_free);
   }
 
   /* NaN in the queries */
   q[5] = NAN;
   write_npy (nan, q, 3, (gsize[]) { 4, H, D });
-  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, nan, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, nan, out), ==, 2);
   g_assert_nonnull (strstr (err, "nan.npy"));
   g_clear_pointer (&err, g_free);
 
   /* wrong shape for the parameters */
   q[5] = 0;
   write_npy (wrong, q, 3, (gsize[]) { 4, D, H });
-  g_assert_cmpint (run_rpe (&err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, wrong, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute logits --exact --checkpoint %s --prefix model --queries %s -o %s", ckpt_path, wrong, out), ==, 2);
   g_assert_nonnull (strstr (err, "shape"));
   g_clear_pointer (&err, g_free);
 
   /* a safetensors file whose header length is larger than the file */
   g_assert_true (g_file_set_contents (badst, "\xff\xff\x00\x00\x00\x00\x00\x00{}", 10, NULL));
-  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint %s -o %s", badst, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint %s -o %s", badst, out), ==, 2);
   g_assert_nonnull (strstr (err, "bad.safetensors"));
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "info %s", badst), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "info %s", badst), ==, 2);
   g_clear_pointer (&err, g_free);
-  g_assert_cmpint (run_rpe (&err, "info %s/does-not-exist.safetensors", rpe_test_tmpdir ()), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "info %s/does-not-exist.safetensors", rpe_test_tmpdir ()), ==, 2);
   g_clear_pointer (&err, g_free);
 
   /* a missing module */
-  g_assert_cmpint (run_rpe (&err, "compute template --checkpoint %s --prefix nosuch -o %s", ckpt_path, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint %s --prefix nosuch -o %s", ckpt_path, out), ==, 2);
   g_assert_nonnull (strstr (err, "nosuch"));
   g_clear_pointer (&err, g_free);
 
@@ -651,9 +612,30 @@ test_unwritable_output (void)
 {
   g_autofree char *err = NULL;
 
-  g_assert_cmpint (run_rpe (&err, "compute template --heads 1 --features 2 --sines 1 --length 4 -o %s/no/such/dir/t.npy",
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --heads 1 --features 2 --sines 1 --length 4 -o %s/no/such/dir/t.npy",
                             rpe_test_tmpdir ()), ==, 1);
   g_assert_nonnull (strstr (err, "t.npy"));
+}
+
+/* rpe bench --json goes through the output checks of every writer, before any timing:
+ * a directory and a write-protected file are refused (exit 1, the path named, the file kept). */
+static void
+test_bench_json_refused (void)
+{
+  g_autofree char *kept = rpe_test_tmp_path ("bench-kept.json");
+  g_autofree char *err = NULL, *err2 = NULL, *text = NULL;
+
+  g_assert_cmpint (rpe_test_run_cli_args (NULL, &err, "bench", "--quick", "--json", rpe_test_tmpdir (), NULL), ==, 1);
+  g_assert_nonnull (strstr (err, rpe_test_tmpdir ()));
+  g_assert_nonnull (strstr (err, "directory"));
+
+  g_assert_true (g_file_set_contents (kept, "keep", -1, NULL));
+  g_assert_cmpint (g_chmod (kept, 0444), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_args (NULL, &err2, "bench", "--quick", "--json", kept, NULL), ==, 1);
+  g_assert_nonnull (strstr (err2, "bench-kept.json"));
+  g_assert_nonnull (strstr (err2, "write-protected"));
+  g_assert_true (g_file_get_contents (kept, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, "keep");
 }
 
 /* lrpe-encode with P = identity, Lambda = rotation, theta a is RoPE, written here from its formula. */
@@ -661,13 +643,13 @@ static void
 test_lrpe_encode_rope (void)
 {
   enum { n = 11, h = 2, d = 6 };
-  g_autofree char *xp = tmp_path ("lx.npy"), *out = tmp_path ("lrope.npy"), *outc = tmp_path ("lcx.npy");
+  g_autofree char *xp = rpe_test_tmp_path ("lx.npy"), *out = rpe_test_tmp_path ("lrope.npy"), *outc = rpe_test_tmp_path ("lcx.npy");
   float x[n * h * d];
   g_autoptr(RpeTensor) y = NULL, yc = NULL;
 
   rpe_rng_normal (61, 1000, 0, x, G_N_ELEMENTS (x));
   write_npy (xp, x, 3, (gsize[]) { n, h, d });
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-p identity --lrpe-lambda rotation --lrpe-theta a -o %s",
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --queries %s --lrpe-p identity --lrpe-lambda rotation --lrpe-theta a -o %s",
                             xp, out), ==, 0);
   y = read_npy (out);
   assert_shape (y, 3, (gsize[]) { n, h, d });
@@ -681,7 +663,7 @@ test_lrpe_encode_rope (void)
           g_assert_cmpfloat_with_epsilon (y->data[(m * h + hh) * d + 2 * k + 1], x1 * c + x0 * sn, 1e-5);
         }
   /* the complex exponential doubles the width: [real | imag] */
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-lambda complex -o %s", xp, outc), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --queries %s --lrpe-lambda complex -o %s", xp, outc), ==, 0);
   yc = read_npy (outc);
   assert_shape (yc, 3, (gsize[]) { n, h, 2 * d });
   /* the unitary maps keep norms */
@@ -695,8 +677,8 @@ test_lrpe_encode_rope (void)
           ny += (double) yc->data[(m * h + hh) * 2 * d + j] * yc->data[(m * h + hh) * 2 * d + j];
         g_assert_cmpfloat_with_epsilon (ny, nx, 1e-4 * (1 + nx));
       }
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-p wavelet -o %s", xp, out), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-encode --queries %s --lrpe-theta z -o %s", xp, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --queries %s --lrpe-p wavelet -o %s", xp, out), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --queries %s --lrpe-theta z -o %s", xp, out), ==, 2);
 }
 
 /* lrpe-attention (implied, row-normalised map) and lrpe-linear (denominator) against the quadratic form
@@ -705,8 +687,8 @@ static void
 test_lrpe_attention_linear (void)
 {
   enum { n = 9, h = 2, d = 4, dv = 3 };
-  g_autofree char *qp = tmp_path ("lq.npy"), *kp = tmp_path ("lk.npy"), *vp = tmp_path ("lv.npy");
-  g_autofree char *ap = tmp_path ("la.npy"), *yp = tmp_path ("ly.npy");
+  g_autofree char *qp = rpe_test_tmp_path ("lq.npy"), *kp = rpe_test_tmp_path ("lk.npy"), *vp = rpe_test_tmp_path ("lv.npy");
+  g_autofree char *ap = rpe_test_tmp_path ("la.npy"), *yp = rpe_test_tmp_path ("ly.npy");
   float q[n * h * d], k[n * h * d], v[n * h * dv];
   g_autoptr(RpeTensor) a = NULL, y = NULL;
 
@@ -716,8 +698,8 @@ test_lrpe_attention_linear (void)
   write_npy (qp, q, 3, (gsize[]) { n, h, d });
   write_npy (kp, k, 3, (gsize[]) { n, h, d });
   write_npy (vp, v, 3, (gsize[]) { n, h, dv });
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-attention --queries %s --keys %s --feature-map elu1 -o %s", qp, kp, ap), ==, 0);
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --keys %s --values %s --feature-map elu1 -o %s", qp, kp, vp, yp), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-attention --queries %s --keys %s --feature-map elu1 -o %s", qp, kp, ap), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-linear --queries %s --keys %s --values %s --feature-map elu1 -o %s", qp, kp, vp, yp), ==, 0);
   a = read_npy (ap);
   y = read_npy (yp);
   assert_shape (a, 3, (gsize[]) { h, n, n });
@@ -759,8 +741,8 @@ test_lrpe_attention_linear (void)
           }
       }
   /* performer with more features than dims cannot take LRPE after the map */
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp -o %s", qp, vp, yp), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp --lrpe-before -o %s", qp, vp, yp), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp -o %s", qp, vp, yp), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-linear --queries %s --values %s --feature-map dpfp --lrpe-before -o %s", qp, vp, yp), ==, 0);
 }
 
 /* fastrpb alone is the Toeplitz product W V; causal zeroes negative lags; per-head weights; 2-D grid. */
@@ -768,9 +750,9 @@ static void
 test_fastrpb (void)
 {
   enum { n = 13, h = 2, dv = 3, n1 = 3, n2 = 4 };
-  g_autofree char *vp = tmp_path ("fv.npy"), *wp = tmp_path ("fw.npy"), *whp = tmp_path ("fwh.npy");
-  g_autofree char *yp = tmp_path ("fy.npy"), *v2p = tmp_path ("fv2.npy"), *wr = tmp_path ("fwr.npy");
-  g_autofree char *wc = tmp_path ("fwc.npy"), *qp = tmp_path ("fq.npy");
+  g_autofree char *vp = rpe_test_tmp_path ("fv.npy"), *wp = rpe_test_tmp_path ("fw.npy"), *whp = rpe_test_tmp_path ("fwh.npy");
+  g_autofree char *yp = rpe_test_tmp_path ("fy.npy"), *v2p = rpe_test_tmp_path ("fv2.npy"), *wr = rpe_test_tmp_path ("fwr.npy");
+  g_autofree char *wc = rpe_test_tmp_path ("fwc.npy"), *qp = rpe_test_tmp_path ("fq.npy");
   float v[n * h * dv], w[2 * n - 1], wh[h * (2 * n - 1)], v2[n1 * n2 * h * dv], wx[2 * n1 - 1], wy[2 * n2 - 1];
   float q[n * h * 2];
 
@@ -795,10 +777,10 @@ test_fastrpb (void)
       gboolean causal = variant == 1, per_head = variant == 2, softmax = variant == 3;
 
       if (softmax)
-        g_assert_cmpint (run_rpe (NULL, "compute fastrpb --queries %s --values %s --bias %s --fastrpb-attention softmax -o %s",
+        g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --queries %s --values %s --bias %s --fastrpb-attention softmax -o %s",
                                   qp, vp, wp, yp), ==, 0);
       else
-        g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s --bias %s %s -o %s", vp, per_head ? whp : wp,
+        g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --values %s --bias %s %s -o %s", vp, per_head ? whp : wp,
                                   causal ? "--causal" : "", yp), ==, 0);
       y = read_npy (yp);
       assert_shape (y, 3, (gsize[]) { n, h, dv });
@@ -840,7 +822,7 @@ test_fastrpb (void)
   {
     g_autoptr(RpeTensor) y = NULL;
 
-    g_assert_cmpint (run_rpe (NULL, "compute fastrpb --grid %dx%d --values %s --bias-rows %s --bias-cols %s -o %s",
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --grid %dx%d --values %s --bias-rows %s --bias-cols %s -o %s",
                               n1, n2, v2p, wr, wc, yp), ==, 0);
     y = read_npy (yp);
     assert_shape (y, 3, (gsize[]) { n1 * n2, h, dv });
@@ -859,7 +841,7 @@ test_fastrpb (void)
   }
   /* weights trained at M = 13 viewed at N = 12 use the offsets [-11, 11] (issue 10); a model
    * trained at M = 4 (7 weights) cannot cover N = 13; bad grid */
-  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s --bias %s -o %s", v2p, wp, yp), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --values %s --bias %s -o %s", v2p, wp, yp), ==, 0);
   {
     g_autoptr(RpeTensor) y = read_npy (yp);
 
@@ -873,9 +855,9 @@ test_fastrpb (void)
       }
   }
   write_npy (wp, w, 1, (gsize[]) { 7 });
-  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s --bias %s -o %s", vp, wp, yp), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --grid 3by4 --values %s --bias-rows %s --bias-cols %s -o %s", v2p, wr, wc, yp), ==, 2);
-  g_assert_cmpint (run_rpe (NULL, "compute fastrpb --values %s -o %s", vp, yp), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --values %s --bias %s -o %s", vp, wp, yp), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --grid 3by4 --values %s --bias-rows %s --bias-cols %s -o %s", v2p, wr, wc, yp), ==, 2);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --values %s -o %s", vp, yp), ==, 2);
 }
 
 int
@@ -896,6 +878,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/linear-matches-quadratic", test_linear_matches_quadratic);
   g_test_add_func ("/cli/bad-files", test_bad_files);
   g_test_add_func ("/cli/unwritable-output", test_unwritable_output);
+  g_test_add_func ("/cli/bench-json-refused", test_bench_json_refused);
   g_test_add_func ("/cli/lrpe-encode-rope", test_lrpe_encode_rope);
   g_test_add_func ("/cli/lrpe-attention-linear", test_lrpe_attention_linear);
   g_test_add_func ("/cli/fastrpb", test_fastrpb);

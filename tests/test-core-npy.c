@@ -98,12 +98,6 @@ expect_error (GByteArray *b,
   g_byte_array_unref (b);
 }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 /* ---- round trips ------------------------------------------------------ */
 
 static void
@@ -112,7 +106,7 @@ test_roundtrip_f32 (void)
   /* values covering signs, a subnormal, the largest float, -0 */
   const float values[6] = { 1.5f, -2.25f, 1e-40f, 3.4028235e38f, -0.0f, 0.1f };
   const gsize shape[2] = { 2, 3 };
-  g_autofree char *path = tmp_path ("f32.npy");
+  g_autofree char *path = rpe_test_tmp_path ("f32.npy");
   g_autoptr (GError) error = NULL;
   g_autofree char *contents = NULL;
   gsize length;
@@ -163,7 +157,7 @@ test_roundtrip_f64 (void)
 {
   const float values[5] = { 0.1f, -7.0f, 1e-30f, 65504.0f, 3.0f };
   const gsize shape[1] = { 5 };
-  g_autofree char *path = tmp_path ("f64.npy");
+  g_autofree char *path = rpe_test_tmp_path ("f64.npy");
   g_autoptr (GError) error = NULL;
   g_autofree char *contents = NULL;
   gsize length;
@@ -480,7 +474,7 @@ test_budget (void)
 {
   g_autofree float *values = g_new0 (float, 1000);
   const gsize shape[1] = { 1000 };
-  g_autofree char *path = tmp_path ("budget.npy");
+  g_autofree char *path = rpe_test_tmp_path ("budget.npy");
   g_autoptr (GError) error = NULL;
   RpeTensor *t;
 
@@ -511,7 +505,7 @@ count_entries (const char *dir)
 static void
 test_atomic (void)
 {
-  g_autofree char *dir = tmp_path ("atomic");
+  g_autofree char *dir = rpe_test_tmp_path ("atomic");
   g_autofree char *path = g_build_filename (dir, "keep.npy", NULL);
   g_autofree char *subdir = g_build_filename (dir, "adir.npy", NULL);
   g_autofree char *missing = g_build_filename (dir, "no-such-dir", "x.npy", NULL);
@@ -572,7 +566,7 @@ test_fuzz (void)
 {
   const float values[6] = { 1, 2, 3, 4, 5, 6 };
   const gsize shape[2] = { 3, 2 };
-  g_autofree char *path = tmp_path ("fuzz.npy");
+  g_autofree char *path = rpe_test_tmp_path ("fuzz.npy");
   g_autofree char *contents = NULL;
   g_autoptr (GError) error = NULL;
   GRand *rand = g_rand_new_with_seed (1234);
@@ -624,7 +618,7 @@ static void
 test_missing_file (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = tmp_path ("does-not-exist.npy");
+  g_autofree char *path = rpe_test_tmp_path ("does-not-exist.npy");
 
   g_assert_null (rpe_npy_read (path, &error));
   g_assert_error (error, RPE_ERROR, RPE_ERROR_IO);

@@ -269,16 +269,11 @@ run_curves (const char *checkpoint,
             const char *models,
             const char *out)
 {
-  const char *cli = g_getenv ("RPE_CLI");
-  const char *argv[] = { cli, "curves", "extrapolation", "--checkpoint", checkpoint, "--models", models,
+  const char *args[] = { "curves", "extrapolation", "--checkpoint", checkpoint, "--models", models,
                          "--train-length", "64", "--max-length", "256", "-o", out, NULL };
   g_autofree char *err = NULL;
-  int status = 0;
 
-  g_assert_nonnull (cli);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
-                               &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
+  if (rpe_test_run_cli_argv (args, NULL, &err) != 0)
     g_error ("rpe curves failed: %s", err);
 }
 

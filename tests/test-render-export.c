@@ -84,12 +84,6 @@ entry_u8 (const RpeColormap *cmap, size_t i, guint8 out[3])
     out[c] = (guint8) lround (rgb[c] * 255.0);
 }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 static float *
 identity_map (size_t n)
 {
@@ -134,7 +128,7 @@ test_heatmap_png_identity (void)
 {
   const size_t n = 16;
   g_autofree float *a = identity_map (n);
-  g_autofree char *path = tmp_path ("identity.png");
+  g_autofree char *path = rpe_test_tmp_path ("identity.png");
   g_autoptr(GError) error = NULL;
   RpeFigure fig;
   RpeExportSize size = { 0, 0, 72.0 };
@@ -489,7 +483,7 @@ test_svg (void)
 {
   const size_t n = 64;
   g_autofree float *a = identity_map (n);
-  g_autofree char *path = tmp_path ("figure.svg");
+  g_autofree char *path = rpe_test_tmp_path ("figure.svg");
   g_autoptr(GError) error = NULL;
   RpeFigure fig;
   RpeExportSize size = { 300, 250, 0 };
@@ -540,8 +534,8 @@ test_pdf (void)
 {
   const size_t n = 200;
   g_autofree float *a = identity_map (n);
-  g_autofree char *path = tmp_path ("figure.pdf");
-  g_autofree char *prefix = tmp_path ("page");
+  g_autofree char *path = rpe_test_tmp_path ("figure.pdf");
+  g_autofree char *prefix = rpe_test_tmp_path ("page");
   g_autofree char *page = NULL;
   g_autofree char *info = NULL;
   g_autoptr(GError) error = NULL;
@@ -617,7 +611,7 @@ test_pdf (void)
 static void
 test_atomic (void)
 {
-  g_autofree char *dir = tmp_path ("atomic");
+  g_autofree char *dir = rpe_test_tmp_path ("atomic");
   g_autofree char *path = g_build_filename (dir, "fig.png", NULL);
   g_autofree char *subdir = g_build_filename (dir, "a-directory.png", NULL);
   g_autofree char *content = NULL;
@@ -674,7 +668,7 @@ test_disk_full (void)
 {
   if (g_test_subprocess ())
     {
-      g_autofree char *dir = tmp_path ("full");
+      g_autofree char *dir = rpe_test_tmp_path ("full");
       g_autofree char *path = g_build_filename (dir, "fig", NULL);
       g_autofree float *a = identity_map (300);
       struct rlimit limit = { 4096, 4096 };
@@ -713,7 +707,7 @@ static void
 test_sizes (void)
 {
   g_autofree float *a = identity_map (8);
-  g_autofree char *path = tmp_path ("size.png");
+  g_autofree char *path = rpe_test_tmp_path ("size.png");
   RpeFigure fig;
   RpeExportSize px = { 640, 0, 0 }, dpi = { 0, 0, 300 };
   double wpt, hpt;
@@ -743,8 +737,8 @@ test_data_formats (void)
 {
   const size_t n = 5;
   g_autofree float *a = g_new (float, 2 * n * n);
-  g_autofree char *npy = tmp_path ("grid.npy");
-  g_autofree char *csv = tmp_path ("curve.csv");
+  g_autofree char *npy = rpe_test_tmp_path ("grid.npy");
+  g_autofree char *csv = rpe_test_tmp_path ("curve.csv");
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   RpeHeatmapData d[2];
@@ -838,7 +832,7 @@ test_all_kinds (void)
       {
         RpeFigure fig;
         g_autofree char *name = g_strdup_printf ("kind%d.%s", kind, rpe_export_format_extension (formats[f]));
-        g_autofree char *path = tmp_path (name);
+        g_autofree char *path = rpe_test_tmp_path (name);
         g_autoptr(GError) error = NULL;
         GStatBuf st;
 

@@ -22,12 +22,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
 static void
 assert_floats (const float *a,
                const float *b,
@@ -204,8 +198,8 @@ test_round_trip (void)
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (RpeExplorerState) live = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = tmp_path ("round.rpe-session");
-  g_autofree char *ckpt = tmp_path ("round-ckpt.safetensors");
+  g_autofree char *path = rpe_test_tmp_path ("round.rpe-session");
+  g_autofree char *ckpt = rpe_test_tmp_path ("round-ckpt.safetensors");
   const char *map[] = { "gate=blocks.0.gate", NULL };
 
   /* the copy is already complete */
@@ -281,8 +275,8 @@ test_content_file (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *npy = tmp_path ("content.npy");
-  g_autofree char *path = tmp_path ("content.rpe-session");
+  g_autofree char *npy = rpe_test_tmp_path ("content.npy");
+  g_autofree char *path = rpe_test_tmp_path ("content.rpe-session");
   g_autofree char *text = NULL;
   float data[6 * 16];
   gsize shape[2] = { 6, 16 };
@@ -353,7 +347,7 @@ refused (const char *name,
 
   rpe_explorer_state_copy_into (live, before);
   serial = rpe_explorer_state_get_serial (live);
-  path = tmp_path (file);
+  path = rpe_test_tmp_path (file);
   g_assert_true (g_file_set_contents (path, text, -1, NULL));
   s = rpe_session_load (path, &error);
   g_assert_null (s);
@@ -432,8 +426,8 @@ test_checkpoint_moved_and_changed (void)
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (RpeSession) back = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *old_dir = tmp_path ("old-place");
-  g_autofree char *new_dir = tmp_path ("new-place");
+  g_autofree char *old_dir = rpe_test_tmp_path ("old-place");
+  g_autofree char *new_dir = rpe_test_tmp_path ("new-place");
   g_autofree char *ckpt = g_build_filename (old_dir, "model.safetensors", NULL);
   g_autofree char *moved = g_build_filename (new_dir, "model.safetensors", NULL);
   g_autofree char *session = g_build_filename (new_dir, "moved.rpe-session", NULL);
@@ -483,75 +477,89 @@ test_checkpoint_moved_and_changed (void)
 
 /* -------------------------------------------------------------- the CLI */
 
-static int
-run_rpe (const char *const *args,
-         char              **err_out)
+/* The session's view as `rpe export` options: every attention method with its
+ * choices, the zoom as the cells the view computes, the booleans both ways. */
+static void
+test_argv (void)
 {
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autofree char *line = NULL;
+  gsize m0, m1, n0, n1;
+  guint v;
 
-  g_ptr_array_add (argv, (char *) cli);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (err_out != NULL)
-    *err_out = g_steal_pointer (&err);
-  else if (err != NULL && err[0] != '\0')
-    g_test_message ("rpe: %s", err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
-/* The fraction of differing pixels of two PNGs (their sizes must agree). */
-static double
-png_difference (const char *a_path,
-                const char *b_path)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  for (int y = 0; y < h; y++)
-    differ += memcmp (da + y * sa, db + y * sb, (gsize) w * 4) != 0
-              ? 1 : 0;   /* rows first; counted per pixel below when a row differs */
-  if (differ > 0)
+  /* the names and values agree both ways, for every value of each choice */
+  for (guint m = 0; m < RPE_EXPLORER_N_METHODS; m++)
     {
-      differ = 0;
-      for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-          differ += memcmp (da + y * sa + 4 * x, db + y * sb + 4 * x, 4) != 0;
+      const char *name = rpe_session_choice_name ("--attention-method", m);
+
+      g_assert_nonnull (name);
+      g_assert_true (rpe_session_choice_value ("--attention-method", name, &v));
+      g_assert_cmpuint (v, ==, m);
     }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
+  g_assert_true (rpe_session_choice_value ("--lrpe-p", "householder", &v));
+  g_assert_cmpuint (v, ==, RPE_LRPE_P_HOUSEHOLDER);
+  g_assert_false (rpe_session_choice_value ("--lrpe-p", "nonsense", &v));
+  g_assert_null (rpe_session_choice_name ("--no-such-option", 0));
+
+  /* the viewport [2.5, 7.2) x [0, 96]: rows 2 .. 7, columns 0 .. 95 (floor / ceil, clamped to N) */
+  g_assert_true (rpe_session_viewport_cells ((const double[4]) { 2.5, 7.2, -1.0, 200.0 }, 96, &m0, &m1, &n0, &n1));
+  g_assert_cmpuint (m0, ==, 2);
+  g_assert_cmpuint (m1, ==, 8);
+  g_assert_cmpuint (n0, ==, 0);
+  g_assert_cmpuint (n1, ==, 96);
+  g_assert_false (rpe_session_viewport_cells ((const double[4]) { 5, 5, 0, 9 }, 96, &m0, &m1, &n0, &n1));
+
+  {
+    RpeSpeParams sine = { 0 };
+
+    g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 2, 4, 3, FALSE), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_params_random (&sine, 5), ==, RPE_OK);
+    g_assert_true (rpe_explorer_state_set_modules (state, &sine, "random", NULL, NULL, NULL));
+    rpe_spe_params_clear (&sine);
+  }
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, "lrpe-p", (guint) RPE_LRPE_P_FOURIER,
+                "lrpe-lambda", (guint) RPE_LRPE_LAMBDA_MIXED, "feature-map", (guint) RPE_FEATURE_EXP,
+                "causal", FALSE, NULL);
+  s = rpe_session_new_from_state (state);
+  g_free (s->view);
+  s->view = g_strdup ("attention");
+  s->have_viewport = TRUE;
+  memcpy (s->viewport, ((const double[4]) { 10.4, 20.0, 3.0, 9.5 }), sizeof s->viewport);
+  argv = rpe_session_export_argv (s, FALSE, &error);
+  g_assert_no_error (error);
+  line = g_strjoinv (" ", argv);
+  g_test_message ("%s", line);
+  g_assert_nonnull (strstr (line, "--attention-method lrpe"));
+  g_assert_nonnull (strstr (line, "--lrpe-p fourier"));
+  g_assert_nonnull (strstr (line, "--lrpe-lambda mixed"));
+  g_assert_nonnull (strstr (line, "--feature-map exp"));
+  g_assert_nonnull (strstr (line, "--no-causal"));
+  g_assert_nonnull (strstr (line, "--rows 10:20"));
+  g_assert_nonnull (strstr (line, "--cols 3:10"));
+
+  /* the Outputs view has no figure yet: a clear refusal */
+  g_free (s->view);
+  s->view = g_strdup ("outputs");
+  g_clear_pointer (&argv, g_strfreev);
+  argv = rpe_session_export_argv (s, FALSE, &error);
+  g_assert_null (argv);
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED);
 }
 
 static void
 test_cli (void)
 {
   const char *cli = g_getenv ("RPE_CLI");
-  g_autofree char *session = tmp_path ("cli.rpe-session");
-  g_autofree char *a = tmp_path ("cli-a.png");
-  g_autofree char *b = tmp_path ("cli-b.png");
-  g_autofree char *c = tmp_path ("cli-c.png");
-  g_autofree char *d = tmp_path ("cli-d.png");
+  g_autofree char *session = rpe_test_tmp_path ("cli.rpe-session");
+  g_autofree char *a = rpe_test_tmp_path ("cli-a.png");
+  g_autofree char *b = rpe_test_tmp_path ("cli-b.png");
+  g_autofree char *c = rpe_test_tmp_path ("cli-c.png");
+  g_autofree char *d = rpe_test_tmp_path ("cli-d.png");
   g_autofree char *err = NULL;
-  const char *views[][24] = {
+  const char *views[][28] = {
     { "export", "attention", "--checkpoint", "demo", "--method", "conv", "--head", "2", "--length", "40",
       "--realizations", "16", "--seed", "9", "--causal", "--content", "random", "--colormap", "magma", NULL },
     { "export", "template", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1", "--feature",
@@ -562,6 +570,18 @@ test_cli (void)
       "--exact", "--preset", "column", "--attention-transform", "--reduce", "max", "--title", "Exact", NULL },
     { "export", "templates", "--checkpoint", "demo", "--method", "sine", "--length", "20", "--colormap", "grey",
       "--per-cell-scale", "--dpi", "96", NULL },
+    /* every attention method of the window, the zoom (--rows/--cols) and the Curves page */
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "ape", "--head", "1", "--length", "40",
+      "--content", "random", "--seed", "3", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "lrpe", "--lrpe-p", "dct", "--lrpe-lambda",
+      "complex", "--lrpe-theta", "b", "--train-length", "16", "--length", "40", "--causal", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "fastrpb", "--length", "40",
+      "--content", "random", "--seed", "8", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--attention-method", "linear", "--feature-map", "dpfp",
+      "--length", "40", "--rows", "4:30", "--cols", "10:40", NULL },
+    { "export", "attention", "--checkpoint", "demo", "--exact", "--no-gate", "--length", "64", "--rows", "5:9",
+      "--cols", "0:64", "--colormap", "magma", NULL },
+    { "export", "curves", "--checkpoint", "demo", "--length", "40", "--train-length", "16", "--seed", "2", NULL },
     /* the last one is reused below */
     { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0", "--length", "30",
       "--empirical", "--realizations", "4", "--seed", "1", "--colormap", "rdbu", NULL },
@@ -583,15 +603,15 @@ test_cli (void)
       g_ptr_array_add (args, (char *) "-o");
       g_ptr_array_add (args, a);
       g_ptr_array_add (args, NULL);
-      g_assert_cmpint (run_rpe ((const char *const *) args->pdata, NULL), ==, 0);
+      g_assert_cmpint (rpe_test_run_cli_argv ((const char *const *) args->pdata, NULL, NULL), ==, 0);
       {
         const char *redraw[] = { "export", "--session", session, "-o", b, NULL };
 
-        g_assert_cmpint (run_rpe (redraw, NULL), ==, 0);
+        g_assert_cmpint (rpe_test_run_cli_argv (redraw, NULL, NULL), ==, 0);
       }
       g_test_message ("%s: --session vs the original: %.6f of the pixels differ", views[v][1],
-                      png_difference (a, b));
-      g_assert_cmpfloat (png_difference (a, b), ==, 0.0);
+                      rpe_test_png_difference (a, b, NULL));
+      g_assert_cmpfloat (rpe_test_png_difference (a, b, NULL), ==, 0.0);
     }
 
   /* options beside --session override: --seed 10 equals the command with --seed 10 */
@@ -601,10 +621,10 @@ test_cli (void)
                              "--length", "26", "--empirical", "--realizations", "4", "--seed", "10",
                              "--colormap", "rdbu", "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
-    g_assert_cmpfloat (png_difference (a, c), >, 0.0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
+    g_assert_cmpfloat (rpe_test_png_difference (a, c, NULL), >, 0.0);
   }
   /* a VIEW beside --session draws the session in that view */
   {
@@ -613,37 +633,37 @@ test_cli (void)
                              "--length", "30", "--realizations", "4", "--seed", "1", "--colormap", "rdbu",
                              "-o", d, NULL };
 
-    g_assert_cmpint (run_rpe (over, NULL), ==, 0);
-    g_assert_cmpint (run_rpe (direct, NULL), ==, 0);
-    g_assert_cmpfloat (png_difference (c, d), ==, 0.0);
+    g_assert_cmpint (rpe_test_run_cli_argv (over, NULL, NULL), ==, 0);
+    g_assert_cmpint (rpe_test_run_cli_argv (direct, NULL, NULL), ==, 0);
+    g_assert_cmpfloat (rpe_test_png_difference (c, d, NULL), ==, 0.0);
   }
 
   /* bad sessions: a message and exit status 2, no output file */
   {
-    g_autofree char *bad = tmp_path ("cli-bad.rpe-session");
-    g_autofree char *none = tmp_path ("cli-none.png");
+    g_autofree char *bad = rpe_test_tmp_path ("cli-bad.rpe-session");
+    g_autofree char *none = rpe_test_tmp_path ("cli-none.png");
     const char *args[] = { "export", "--session", bad, "-o", none, NULL };
 
     g_assert_true (g_file_set_contents (bad, "{\"format\":\"rpe-session\",\"version\":99}", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "version 99"));
     g_assert_false (g_file_test (none, G_FILE_TEST_EXISTS));
     g_clear_pointer (&err, g_free);
     g_assert_true (g_file_set_contents (bad, "not json", -1, NULL));
-    g_assert_cmpint (run_rpe (args, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (args, NULL, &err), ==, 2);
     g_assert_nonnull (strstr (err, "not JSON"));
     g_clear_pointer (&err, g_free);
   }
   /* --save-session refuses what a session cannot hold, and views without a session */
   {
-    g_autofree char *gif = tmp_path ("cli.gif");
+    g_autofree char *gif = rpe_test_tmp_path ("cli.gif");
     const char *sweep[] = { "export", "attention", "--checkpoint", "demo", "--sweep", "realizations=1:4", "--frames",
                             "2", "--save-session", session, "-o", gif, NULL };
     const char *curves[] = { "export", "profile", "--checkpoint", "demo", "--save-session", session, "-o", a, NULL };
 
-    g_assert_cmpint (run_rpe (sweep, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (sweep, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
-    g_assert_cmpint (run_rpe (curves, &err), ==, 2);
+    g_assert_cmpint (rpe_test_run_cli_argv (curves, NULL, &err), ==, 2);
     g_clear_pointer (&err, g_free);
   }
 }
@@ -657,5 +677,6 @@ main (int argc, char **argv)
   g_test_add_func ("/session/malformed", test_malformed);
   g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
   g_test_add_func ("/session/cli", test_cli);
+  g_test_add_func ("/session/argv", test_argv);
   return g_test_run ();
 }

@@ -21,18 +21,13 @@
 #include "rpe-test-utils.h"
 #include "rpe-tensor-browser.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 static gboolean
 not_loading (gpointer data)
 {
   return !rpe_window_is_loading (RPE_WINDOW (data));
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
 }
 
 typedef struct
@@ -61,7 +56,7 @@ settle (RpeWindow *window,
   Want w = { window, gated, head };
 
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   rpe_test_iterate_until (templates_ready, &w);
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
 }
@@ -83,7 +78,7 @@ open_checkpoint (const char *file)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   rpe_window_open_file (window, gfile);
   rpe_test_iterate_until (not_loading, window);
   g_assert_null (rpe_window_get_message (window));
@@ -416,7 +411,7 @@ lrpe_window (RpeTensor **q_out)
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   /* the queries and keys of the CLI runs below: (16, 2, 8) */
   g_assert_true (rpe_explorer_state_set_npy_content (state, q->data, q->ndim, q->shape, &error));
   g_object_set (state, "length", (guint) q->shape[0], "head", 1, "causal", FALSE, NULL);

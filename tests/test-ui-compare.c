@@ -20,13 +20,8 @@
 #include "rpe-npy.h"
 #include "rpe-window.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
 
 static gboolean
 not_loading (gpointer data)
@@ -42,7 +37,7 @@ new_window (void)
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   return window;
 }
 
@@ -151,7 +146,7 @@ test_compare (void)
 
   rpe_window_show_page (window, "compare");
   g_object_set (state, "length", 40, "head", 0, "feature", 2, "compare-what", (guint) RPE_COMPARE_TEMPLATES, NULL);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
 
   /* Pin A, then edit: B is the state after the edit */
   rpe_compare_view_pin (view);
@@ -220,7 +215,7 @@ test_pin_action (void)
 
   g_object_set (state, "length", 32, "head", 0, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.pin-compare", NULL));
   g_object_get (state, "compare-mode", &mode, "compare-what", &what, NULL);
   g_assert_cmpuint (mode, ==, RPE_COMPARE_PINNED);
@@ -478,7 +473,7 @@ test_watch (void)
   g_signal_connect (watch, "loaded", G_CALLBACK (on_loaded), &counts);
   g_signal_connect (watch, "failed", G_CALLBACK (on_failed), &counts);
   g_object_set (state, "spe-kind", (guint) RPE_SPE_SINE, "head", 2, "length", 50, "realizations", 17, NULL);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
 
   /* a training run writes a new checkpoint over the old one (another gate) */
   rewritten = shifted_gates (src, 1.5f);
@@ -621,7 +616,7 @@ save_window (RpeWindow  *window,
   GtkWidget *flap = find_widget (GTK_WIDGET (window), ADW_TYPE_FLAP);
   cairo_surface_t *pixels;
 
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   if (flap != NULL)
     rpe_test_iterate_until (flap_settled, flap);
   /* the toasts ("Opened ...", "Reloaded ...") are not what the picture is about */

@@ -15,62 +15,10 @@
 
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  rpe_test_iterate_until (done, data);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
- * its jobs, then for two painted frames so the results are on screen. */
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-}
-
-/* The widget rendered to pixels (as the screen shows it). */
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  cairo_surface_flush (surface);
-  return surface;
-}
 
 /* Fraction of pixels that differ between two renderings of the same size. */
 static double
@@ -115,7 +63,7 @@ open_window (RpeWindowView view)
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
   rpe_window_set_view (window, view);
   gtk_window_present (GTK_WINDOW (window));
-  settle (window);
+  rpe_test_settle (window, FALSE);
   return window;
 }
 
@@ -183,7 +131,7 @@ test_demo (void)
   for (guint v = 1; v < RPE_WINDOW_N_VIEWS; v++)
     {
       rpe_window_set_view (window, v);
-      settle (window);
+      rpe_test_settle (window, FALSE);
     }
   g_assert_nonnull (rpe_attention_view_get_image (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION))));
   g_assert_nonnull (rpe_curves_page_get_result (RPE_CURVES_PAGE (view_widget (window, RPE_WINDOW_VIEW_CURVES))));
@@ -228,12 +176,12 @@ check_change_redraws (RpeWindowView   view,
   if (prepare != NULL)
     {
       prepare (window);
-      settle (window);
+      rpe_test_settle (window, FALSE);
     }
-  before = render_widget (widget);
+  before = rpe_test_render_widget (widget);
   change (window);
-  settle (window);
-  after = render_widget (widget);
+  rpe_test_settle (window, FALSE);
+  after = rpe_test_render_widget (widget);
   diff = pixel_difference (before, after);
   g_test_message ("%s: %.2f %% of the view's pixels changed", what, 100.0 * diff);
   g_assert_cmpfloat (diff, >, 0.005);
@@ -401,7 +349,7 @@ test_long_job (void)
   id = g_timeout_add (5, stall_tick, &probe);
   g_object_set (state, "length", 65536, NULL);
   g_assert_true (rpe_attention_view_is_busy (av));
-  iterate_until (progress_advanced, &watch);
+  rpe_test_iterate_until (progress_advanced, &watch);
   g_source_remove (id);
   g_test_message ("main loop while the N = 65536 job runs: %u ticks of 5 ms, largest stall %.1f ms",
                   probe.ticks, probe.max_gap / 1e3);
@@ -427,7 +375,7 @@ test_long_job (void)
 
   /* a long sequence completes on a zoomed window with a bounded image */
   rpe_attention_view_set_viewport (av, 1000, 1400, 900, 1300);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   {
     RpeAttentionImage *img = rpe_attention_view_get_image (av);
 
@@ -461,7 +409,7 @@ test_malformed (void)
   g_assert_true (g_file_set_contents (path, garbage, sizeof garbage - 1, NULL));
   rpe_window_open_file (window, file);
   g_assert_true (rpe_window_is_loading (window));
-  iterate_until (not_loading, window);
+  rpe_test_iterate_until (not_loading, window);
   g_assert_nonnull (rpe_window_get_message (window));
   g_test_message ("malformed file: %s", rpe_window_get_message (window));
   g_assert_nonnull (strstr (rpe_window_get_message (window), "Could not open"));
@@ -497,7 +445,7 @@ test_open_demo_file (void)
   window = open_window (RPE_WINDOW_VIEW_TEMPLATES);
   file = g_file_new_for_path (demo);
   rpe_window_open_file (window, file);
-  iterate_until (not_loading, window);
+  rpe_test_iterate_until (not_loading, window);
   g_assert_null (rpe_window_get_message (window));
   g_assert_false (rpe_window_get_from_demo (window));
   g_assert_nonnull (rpe_window_get_tensor_browser (window));
@@ -515,7 +463,7 @@ test_open_demo_file (void)
   }
   g_assert_cmpuint (rpe_explorer_state_get_spe_kind (rpe_window_get_state (window)), ==, RPE_SPE_CONV);
   g_assert_nonnull (strstr (rpe_explorer_state_get_source (rpe_window_get_state (window), RPE_SPE_CONV), "layer 1"));
-  settle (window);
+  rpe_test_settle (window, FALSE);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -604,8 +552,8 @@ measure_latency (RpeWindowView  view,
       cairo_surface_t *pixels;
 
       rpe_explorer_state_set_sine (state, 0, 3, 1, 0.02 + 0.009 * (i % 40), p->offsets[1], p->gains[1], FALSE);
-      iterate_until (new_result_shown, &s);
-      pixels = render_widget (widget);   /* the redraw itself */
+      rpe_test_iterate_until (new_result_shown, &s);
+      pixels = rpe_test_render_widget (widget);   /* the redraw itself */
       times[i] = (g_get_monotonic_time () - start) / 1e3;
       cairo_surface_destroy (pixels);
     }
@@ -630,7 +578,7 @@ save_view (RpeWindow  *window,
            const char *name)
 {
   g_autofree char *path = g_strdup_printf ("%s/%s.png", dir, name);
-  cairo_surface_t *pixels = render_widget (GTK_WIDGET (window));
+  cairo_surface_t *pixels = rpe_test_render_widget (GTK_WIDGET (window));
 
   g_assert_cmpint (cairo_surface_write_to_png (pixels, path), ==, CAIRO_STATUS_SUCCESS);
   cairo_surface_destroy (pixels);
@@ -663,31 +611,31 @@ test_screenshots (void)
   state = rpe_window_get_state (window);
   save_view (window, dir, "templates");
   rpe_templates_view_open_cell (RPE_TEMPLATES_VIEW (view_widget (window, RPE_WINDOW_VIEW_TEMPLATES)), 3);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "templates-cell");
   g_object_set (state, "length", 256, "train-length", 128, "method", RPE_EXPLORER_METHOD_SPE, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "attention");
   /* a causal map on the log colour scale, with the row plot of query m = 160 */
   g_object_set (state, "causal", TRUE, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
   rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 160);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "attention-log-row");
   rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), -1);
   g_object_set (state, "causal", FALSE, "color-scale", RPE_HEATMAP_TRANSFORM_NONE, NULL);
   g_object_set (state, "length", 128, "train-length", 64, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "curves");
   g_object_set (state, "length", 96, "realizations", 16, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "teaching");
   /* a row of both maps, percentile-clipped colours */
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 98.0, NULL);
   rpe_teaching_view_set_row (RPE_TEACHING_VIEW (view_widget (window, RPE_WINDOW_VIEW_TEACHING)), 40);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   save_view (window, dir, "teaching-row");
   gtk_window_destroy (GTK_WINDOW (window));
 }

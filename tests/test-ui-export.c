@@ -25,35 +25,12 @@
 #include "rpe-test-utils.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N    48
 
 /* ---------------------------------------------------------------- helpers */
-
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  rpe_test_iterate_until (done, data);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
- * its jobs, then for two painted frames so the results are on screen. */
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  iterate_until (window_idle, window);
-}
 
 static RpeWindow *
 open_window (void)
@@ -71,13 +48,7 @@ show_view (RpeWindow     *window,
            RpeWindowView  view)
 {
   rpe_window_set_view (window, view);
-  settle (window);
-}
-
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
+  rpe_test_settle (window, TRUE);
 }
 
 /* Number of entries in dir (to find left-over temporaries). */
@@ -431,8 +402,8 @@ test_views (void)
     }
   /* CSV for the curves, .npy for heatmaps; not the other way round */
   {
-    g_autofree char *csv = tmp_path ("curves.csv");
-    g_autofree char *npy = tmp_path ("attention.npy");
+    g_autofree char *csv = rpe_test_tmp_path ("curves.csv");
+    g_autofree char *npy = rpe_test_tmp_path ("attention.npy");
     g_autofree char *text = NULL;
 
     show_view (window, RPE_WINDOW_VIEW_CURVES);
@@ -465,30 +436,6 @@ test_views (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-/* Runs `rpe export VIEW ARGS... -o out` and returns its exit status. */
-static int
-run_cli (const char * const *args,
-         const char         *out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, (char *) out);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_test_message ("rpe export failed: %s", err);
-  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
-}
-
 /* The raw arrays of the window and the CLI: max |a - b| over the float32 payloads. */
 static double
 compare_npy (RpeWindow          *window,
@@ -504,7 +451,7 @@ compare_npy (RpeWindow          *window,
 
   g_assert_true (rpe_window_export_view (window, gui, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_export (NULL, args, cli), ==, 0);
   g_assert_true (g_file_get_contents (gui, &da, &la, NULL));
   g_assert_true (g_file_get_contents (cli, &db, &lb, NULL));
   g_assert_cmpuint (la, ==, lb);
@@ -533,7 +480,7 @@ compare_with_cli (RpeWindow          *window,
 
   g_assert_true (rpe_window_export_view (window, gui, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (run_cli (args, cli), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli_export (NULL, args, cli), ==, 0);
   a = load_png (gui);
   b = load_png (cli);
   diff = compare_surfaces (a, b);
@@ -620,7 +567,7 @@ test_cli (void)
     compare_with_cli (window, "attention-spe", args);
   }
   g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, "spe-kind", RPE_SPE_CONV, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "attention", "--exact", "--causal", "--checkpoint", "demo", "--method", "conv",
                            "--no-gate", "--head", "1", "--length", "48", "--train-length", "32", NULL };
@@ -636,7 +583,7 @@ test_cli (void)
   /* the colour-scale control: the window's figure of a non-linear scale is the CLI's of
    * --color-scale (the view draws through the same figure) */
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--realizations", "32", "--seed", "5", "--train-length", "32",
@@ -660,7 +607,7 @@ test_cli (void)
     compare_with_cli (window, "templates-percentile", args);
   }
   g_object_set (state, "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "templates", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--train-length", "32", "--color-scale", "percentile",
@@ -676,7 +623,7 @@ test_failures (void)
   RpeWindow *window = open_window ();
   g_autoptr (RpeFigureBundle) bundle = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = tmp_path ("failures");
+  g_autofree char *dir = rpe_test_tmp_path ("failures");
   g_autofree char *existing = NULL, *fresh = NULL, *missing = NULL, *before = NULL, *after = NULL;
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   gsize len_before, len_after;
@@ -762,34 +709,6 @@ dialog_closed (gpointer data)
   return rpe_window_get_export_dialog (RPE_WINDOW (data)) == NULL;
 }
 
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  g_assert_cmpint (width, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  cairo_surface_flush (surface);
-  return surface;
-}
-
 /* Distinct colours in the preview: a rendered heatmap has many. */
 static guint
 count_colours (cairo_surface_t *s)
@@ -810,9 +729,9 @@ test_dialog (void)
 {
   RpeWindow *window = open_window ();
   RpeExportDialog *dialog;
-  g_autofree char *path = tmp_path ("dialog-templates.svg");
-  g_autofree char *big = tmp_path ("dialog-big.png");
-  g_autofree char *bad = tmp_path ("no-such-dir/x.pdf");
+  g_autofree char *path = rpe_test_tmp_path ("dialog-templates.svg");
+  g_autofree char *big = rpe_test_tmp_path ("dialog-big.png");
+  g_autofree char *bad = rpe_test_tmp_path ("no-such-dir/x.pdf");
   const char *shots = g_getenv ("RPE_SCREENSHOT_DIR");
   RpeExportOptions options;
   RpeExportSize size;
@@ -834,7 +753,7 @@ test_dialog (void)
   g_assert_cmpfloat (size.dpi, ==, 150.0);
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PNG);
   g_assert_true (g_str_has_suffix (rpe_export_dialog_get_path (dialog), "/templates-h0.png"));
-  shot = render_widget (rpe_export_dialog_get_preview (dialog));
+  shot = rpe_test_render_widget (rpe_export_dialog_get_preview (dialog));
   g_test_message ("preview: %u colours", count_colours (shot));
   g_assert_cmpuint (count_colours (shot), >, 50);
   cairo_surface_destroy (shot);
@@ -842,7 +761,7 @@ test_dialog (void)
     {
       g_autofree char *file = g_build_filename (shots, "export-dialog.png", NULL);
 
-      shot = render_widget (GTK_WIDGET (dialog));
+      shot = rpe_test_render_widget (GTK_WIDGET (dialog));
       g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
       cairo_surface_destroy (shot);
     }
@@ -852,7 +771,7 @@ test_dialog (void)
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_PDF);
   rpe_export_dialog_start (dialog);
   g_assert_true (rpe_export_dialog_is_exporting (dialog));
-  iterate_until (dialog_done, dialog);
+  rpe_test_iterate_until (dialog_done, dialog);
   g_assert_nonnull (rpe_export_dialog_get_error (dialog));
   g_test_message ("dialog error: %s", rpe_export_dialog_get_error (dialog));
   g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "Could not export"));
@@ -866,7 +785,7 @@ test_dialog (void)
   rpe_export_dialog_set_size (dialog, &size);
   rpe_export_dialog_start (dialog);
   rpe_export_dialog_cancel_export (dialog);
-  iterate_until (dialog_done, dialog);
+  rpe_test_iterate_until (dialog_done, dialog);
   g_assert_false (g_file_test (big, G_FILE_TEST_EXISTS));
   g_assert_nonnull (strstr (rpe_export_dialog_get_error (dialog), "cancelled"));
 
@@ -874,7 +793,7 @@ test_dialog (void)
   rpe_export_dialog_set_path (dialog, path);
   g_assert_cmpint (rpe_export_dialog_get_format (dialog), ==, RPE_EXPORT_SVG);
   rpe_export_dialog_start (dialog);
-  iterate_until (dialog_closed, window);
+  rpe_test_iterate_until (dialog_closed, window);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   /* switching from PNG to SVG kept the physical size: 4000 x 3000 px at 150 dpi */
   check_svg (path, 4000 * 72.0 / 150.0, 3000 * 72.0 / 150.0);
@@ -889,7 +808,7 @@ test_dialog (void)
       dialog = rpe_window_get_export_dialog (window);
       g_assert_nonnull (dialog);
       rpe_test_wait_frames (GTK_WIDGET (dialog), 2);
-      shot = render_widget (GTK_WIDGET (dialog));
+      shot = rpe_test_render_widget (GTK_WIDGET (dialog));
       g_assert_cmpint (cairo_surface_write_to_png (shot, file), ==, CAIRO_STATUS_SUCCESS);
       cairo_surface_destroy (shot);
       gtk_window_destroy (GTK_WINDOW (dialog));
@@ -936,8 +855,8 @@ test_dialog_preset (void)
 {
   RpeWindow *window = open_window ();
   RpeExportDialog *dialog;
-  g_autofree char *column = tmp_path ("dialog-column.pdf");
-  g_autofree char *panel = tmp_path ("dialog-panel.pdf");
+  g_autofree char *column = rpe_test_tmp_path ("dialog-column.pdf");
+  g_autofree char *panel = rpe_test_tmp_path ("dialog-panel.pdf");
   RpeExportOptions options;
   RpeExportSize size;
 
@@ -951,7 +870,7 @@ test_dialog_preset (void)
   g_assert_cmpfloat_with_epsilon (size.width, 234.0, 1e-6);
   g_assert_cmpfloat (options.text_size, ==, 8.0);
   rpe_export_dialog_start (dialog);
-  iterate_until (dialog_closed, window);
+  rpe_test_iterate_until (dialog_closed, window);
   g_assert_true (g_file_test (column, G_FILE_TEST_EXISTS));
   if (pdf_page_width (column) >= 0)
     g_assert_cmpfloat (fabs (pdf_page_width (column) - 234.0), <, 0.01);
@@ -989,7 +908,7 @@ test_dialog_preset (void)
     for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
       {
         g_autofree char *name = g_strdup_printf ("dialog-outputs-%s.pdf", rpe_export_preset_name (presets[i].preset));
-        g_autofree char *path = tmp_path (name);
+        g_autofree char *path = rpe_test_tmp_path (name);
 
         g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
         dialog = rpe_window_get_export_dialog (window);
@@ -1000,7 +919,7 @@ test_dialog_preset (void)
         rpe_export_dialog_get_options (dialog, &options, &size);
         g_assert_cmpfloat (options.text_size, ==, presets[i].text);
         rpe_export_dialog_start (dialog);
-        iterate_until (dialog_closed, window);
+        rpe_test_iterate_until (dialog_closed, window);
         g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
         if (pdf_page_width (path) >= 0)
           {
@@ -1024,8 +943,8 @@ test_presentation (void)
 {
   RpeWindow *window = open_window ();
   RpeHeatmapData data;
-  g_autofree char *before = tmp_path ("presentation-before.png");
-  g_autofree char *during = tmp_path ("presentation-during.png");
+  g_autofree char *before = rpe_test_tmp_path ("presentation-before.png");
+  g_autofree char *during = rpe_test_tmp_path ("presentation-during.png");
   g_autofree char *a = NULL, *b = NULL;
   gsize la, lb;
   GtkWidget *heatmap = NULL;

@@ -15,14 +15,9 @@
 
 #include "rpe-fit-dialog.h"
 #include "rpe-fit.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 #include "rpe-window.h"
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
 
 static gboolean
 fit_done (gpointer data)
@@ -53,7 +48,7 @@ open_window (void)
 
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
   gtk_window_present (GTK_WINDOW (window));
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   return window;
 }
 
@@ -150,7 +145,7 @@ test_alibi (void)
   g_assert_null (rpe_fit_dialog_get_result (dialog));
 
   rpe_spe_params_clear (&ref);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   gtk_window_destroy (GTK_WINDOW (window));
   rpe_test_iterate_until (no_jobs, NULL);
 }

@@ -20,6 +20,7 @@
 
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
@@ -126,21 +127,6 @@ frames_differ (const Gif    *g,
 }
 
 static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  rpe_test_iterate_until (window_idle, window);
-}
-
-static gboolean
 dialog_done (gpointer data)
 {
   return !rpe_export_dialog_is_exporting (RPE_EXPORT_DIALOG (data));
@@ -160,21 +146,18 @@ open_window (void)
 static void
 run_cli (const char * const *args)
 {
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   g_autofree char *err = NULL;
-  int status = 0;
+  int status;
 
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
+  g_ptr_array_add (words, (char *) "export");
   for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
+    g_ptr_array_add (words, (char *) args[i]);
+  g_ptr_array_add (words, NULL);
+  status = rpe_test_run_cli_argv ((const char *const *) words->pdata, NULL, &err);
+  if (status != 0)
     g_test_message ("rpe export failed: %s", err);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpint (status, ==, 0);
 }
 
 /* Opens the Export dialog of the current view, sets up the sweep and writes path. */
@@ -295,7 +278,7 @@ test_sweeps (void)
   /* the estimate sharpening as R grows: R = 1 .. 64 in geometric steps */
   g_object_set (state, "realizations", 64, "seed", 5, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "spe-vs-rpe", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--seed", "5", "--train-length", "32",
@@ -306,7 +289,7 @@ test_sweeps (void)
   /* the Attention view's SPE estimate as R grows (the whole map, as the CLI draws it) */
   g_object_set (state, "realizations", 64, "seed", 5, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "attention", "--checkpoint", "demo", "--method", "sine", "--no-gate", "--head", "1",
                            "--length", "48", "--seed", "5", "--train-length", "32",
@@ -324,7 +307,7 @@ test_sweeps (void)
   /* the empirical templates over seeds 0 .. 3 (R = 16) */
   g_object_set (state, "realizations", 16, "seed", 3, "template-kind", RPE_TEMPLATE_EMPIRICAL, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     const char *args[] = { "templates", "--empirical", "--checkpoint", "demo", "--method", "sine", "--no-gate",
                            "--head", "1", "--length", "48", "--realizations", "16", "--train-length", "32",
@@ -358,7 +341,7 @@ test_cancel (void)
 
   g_assert_true (g_file_set_contents (kept, "an older file", -1, NULL));
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
     {
       guint seen = 0;

@@ -37,55 +37,19 @@
 #include "rpe-gesture-helper.h"
 #include "rpe-templates-view.h"
 #include "rpe-window.h"
-
-#define TIMEOUT_S 300
+/* this test's waits may see longer jobs: a longer hang guard than rpe-ui-wait.h's */
+#define RPE_TEST_HANG_GUARD_S 300
+#include "rpe-ui-test-utils.h"
+#include "rpe-ui-wait.h"
 
 /* ------------------------------------------------------------ main loop */
-
-static gboolean
-timed_out (gpointer user_data)
-{
-  *(gboolean *) user_data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Iterates the main loop until done (data) holds; fails only on a hang. */
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  gboolean expired = FALSE;
-  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
-
-  while (!done (data) && !expired)
-    g_main_context_iteration (NULL, TRUE);
-  if (!expired)
-    g_source_remove (id);
-  g_assert_false (expired);
-}
-
-static void
-drain (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  RpeWindow *window = data;
-
-  drain ();
-  return !rpe_window_is_busy (window);
-}
 
 static void
 settle (RpeWindow *window)
 {
   /* idle twice: a finished job may have queued another (a view mapped late) */
-  iterate_until (window_idle, window);
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
 }
 
 static gboolean
@@ -93,7 +57,7 @@ attention_has_image (gpointer data)
 {
   RpeAttentionView *view = data;
 
-  drain ();
+  rpe_test_drain ();
   return rpe_attention_view_get_image (view) != NULL && !rpe_attention_view_is_busy (view)
          && gtk_widget_get_width (rpe_attention_view_get_canvas (view)) > 100;
 }
@@ -242,7 +206,7 @@ test_attention_wheel (void)
   g_object_set (state, "length", (guint) n, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   gtk_window_present (GTK_WINDOW (window));
-  iterate_until (attention_has_image, view);
+  rpe_test_iterate_until (attention_has_image, view);
 
   scroll = find_controller (canvas, GTK_TYPE_EVENT_CONTROLLER_SCROLL);
   motion = find_controller (canvas, GTK_TYPE_EVENT_CONTROLLER_MOTION);
@@ -276,7 +240,7 @@ test_attention_wheel (void)
       g_signal_emit_by_name (scroll, "scroll", 0.0, deltas[i], &handled);
       assert_viewport_sane (view, n);
       g_signal_emit_by_name (motion, "motion", deltas[i], 100.0);
-      iterate_until (attention_has_image, view);
+      rpe_test_iterate_until (attention_has_image, view);
       assert_viewport_sane (view, n);
       hover_sweep (view, n);
     }
@@ -288,7 +252,7 @@ test_attention_wheel (void)
       g_signal_emit_by_name (scroll, "scroll", 0.0, -1.0, &handled);
       assert_viewport_sane (view, n);
     }
-  iterate_until (attention_has_image, view);
+  rpe_test_iterate_until (attention_has_image, view);
   {
     RpeAttentionImage *img = rpe_attention_view_get_image (view);
 
@@ -328,11 +292,11 @@ test_attention_wheel (void)
   assert_viewport_sane (view, n);
   rpe_attention_view_set_viewport (view, 500, 500, 2000, 1);
   assert_viewport_sane (view, n);
-  iterate_until (attention_has_image, view);
+  rpe_test_iterate_until (attention_has_image, view);
   hover_sweep (view, n);
 
   gtk_window_destroy (GTK_WINDOW (window));
-  drain ();
+  rpe_test_drain ();
 }
 
 /* ------------------------------------------------------------- 3. storm */
@@ -534,66 +498,6 @@ storm_state_op (Storm *s)
     rpe_window_set_view (s->window, (RpeWindowView) g_rand_int_range (s->rng, 0, RPE_WINDOW_N_VIEWS));
 }
 
-static void
-copy_state (RpeExplorerState *from,
-            RpeExplorerState *to)
-{
-  g_autofree GParamSpec **props = NULL;
-  guint n_props = 0;
-  gsize count = 0;
-  const float *w;
-  g_autoptr (GError) error = NULL;
-
-  g_assert_true (rpe_explorer_state_set_modules (to, rpe_explorer_state_get_params (from, RPE_SPE_SINE),
-                                                 rpe_explorer_state_get_source (from, RPE_SPE_SINE),
-                                                 rpe_explorer_state_get_params (from, RPE_SPE_CONV),
-                                                 rpe_explorer_state_get_source (from, RPE_SPE_CONV), &error));
-  g_assert_no_error (error);
-  w = rpe_explorer_state_get_fastrpb_weights (from, &count);
-  rpe_explorer_state_set_fastrpb_weights (to, w, count);
-  props = g_object_class_list_properties (G_OBJECT_GET_CLASS (from), &n_props);
-  for (guint i = 0; i < n_props; i++)
-    if ((props[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE)
-      {
-        GValue value = G_VALUE_INIT;
-
-        g_value_init (&value, props[i]->value_type);
-        g_object_get_property (G_OBJECT (from), props[i]->name, &value);
-        g_object_set_property (G_OBJECT (to), props[i]->name, &value);
-        g_value_unset (&value);
-      }
-}
-
-static cairo_surface_t *
-render_bundle (RpeFigureBundle *bundle)
-{
-  double wpt, hpt;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  rpe_figure_default_size (&bundle->fig, &wpt, &hpt);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) ceil (wpt), (int) ceil (hpt));
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  g_assert_true (rpe_figure_render (cr, &bundle->fig, wpt, hpt));
-  cairo_destroy (cr);
-  cairo_surface_flush (surface);
-  return surface;
-}
-
-static gboolean
-surfaces_equal (cairo_surface_t *a,
-                cairo_surface_t *b)
-{
-  int h = cairo_image_surface_get_height (a), w = cairo_image_surface_get_width (a);
-  int stride = cairo_image_surface_get_stride (a);
-
-  if (w != cairo_image_surface_get_width (b) || h != cairo_image_surface_get_height (b))
-    return FALSE;
-  return memcmp (cairo_image_surface_get_data (a), cairo_image_surface_get_data (b), (gsize) stride * h) == 0;
-}
-
 /* Every view of window shows what a fresh window shows for the same
  * parameters, viewport and open template cell. */
 static void
@@ -612,7 +516,7 @@ assert_matches_fresh (RpeWindow *window)
     gtk_window_set_default_size (GTK_WINDOW (fresh), w, h);
   }
   rpe_window_set_sidebar_visible (fresh, rpe_window_get_sidebar_visible (window));
-  copy_state (rpe_window_get_state (window), rpe_window_get_state (fresh));
+  rpe_test_copy_state (rpe_window_get_state (window), rpe_window_get_state (fresh));
   gtk_window_present (GTK_WINDOW (fresh));
   settle (fresh);
   for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
@@ -645,11 +549,11 @@ assert_matches_fresh (RpeWindow *window)
       g_assert_nonnull (fa_b);
       g_assert_nonnull (fb_b);
       g_assert_cmpstr (fa_b->fig.title, ==, fb_b->fig.title);
-      sa = render_bundle (fa_b);
-      sb = render_bundle (fb_b);
+      sa = rpe_test_render_bundle (fa_b);
+      sb = rpe_test_render_bundle (fb_b);
       g_test_message ("view %u: %d x %d, %s", v, cairo_image_surface_get_width (sa),
-                      cairo_image_surface_get_height (sa), surfaces_equal (sa, sb) ? "equal" : "DIFFERENT");
-      g_assert_true (surfaces_equal (sa, sb));
+                      cairo_image_surface_get_height (sa), rpe_test_surfaces_equal (sa, sb) ? "equal" : "DIFFERENT");
+      g_assert_true (rpe_test_surfaces_equal (sa, sb));
       cairo_surface_destroy (sa);
       cairo_surface_destroy (sb);
     }
@@ -679,7 +583,7 @@ test_storm (void)
         {
           /* a view or a parameter changes: jobs start (and the sidebar may rebuild its editors) */
           storm_state_op (&s);
-          drain ();
+          rpe_test_drain ();
           refresh_controllers (&s);
         }
       {
@@ -735,7 +639,7 @@ test_storm (void)
   g_ptr_array_unref (s.controllers);
   gtk_window_destroy (GTK_WINDOW (s.window));
   g_rand_free (s.rng);
-  drain ();
+  rpe_test_drain ();
 }
 
 /* ------------------------------------------------------- 4. real X events */
@@ -779,7 +683,7 @@ run_xdotool (GPtrArray *args)
                                 NULL, NULL, &pid, &error));
   g_assert_no_error (error);
   g_child_watch_add (pid, child_exited, &child);
-  iterate_until (child_done, &child);
+  rpe_test_iterate_until (child_done, &child);
   g_assert_true (g_spawn_check_wait_status (child.status, NULL));
 }
 
@@ -873,7 +777,7 @@ test_real_events (void)
       rpe_window_set_view (window, v);
       if (round == RPE_WINDOW_N_VIEWS)
         g_object_set (state, "length", 4096, NULL);   /* the second round runs over long jobs */
-      drain ();
+      rpe_test_drain ();
       collect_plots (target, plots);
       if (v == RPE_WINDOW_VIEW_ATTENTION)
         target = rpe_attention_view_get_canvas (RPE_ATTENTION_VIEW (target));
@@ -924,7 +828,7 @@ test_real_events (void)
             }
         }
       run_xdotool (args);
-      drain ();
+      rpe_test_drain ();
       if (v == RPE_WINDOW_VIEW_ATTENTION)
         {
           RpeAttentionView *av = RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, v));
@@ -946,7 +850,7 @@ test_real_events (void)
   assert_matches_fresh (window);
   gtk_window_destroy (GTK_WINDOW (window));
   g_rand_free (rng);
-  drain ();
+  rpe_test_drain ();
 #else
   g_test_skip ("built without the X11 backend");
 #endif
@@ -1089,7 +993,7 @@ test_sidebar_wheel (void)
   xid = gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window)));
   spin = find_spin_of_row (GTK_WIDGET (window), "Length N");
   g_assert_nonnull (spin);
-  iterate_until (widget_mapped, spin);
+  rpe_test_iterate_until (widget_mapped, spin);
   scrolled = gtk_widget_get_ancestor (spin, GTK_TYPE_SCROLLED_WINDOW);
   g_assert_nonnull (scrolled);
   watch.state = state;
@@ -1097,7 +1001,7 @@ test_sidebar_wheel (void)
   g_assert_cmpfloat (gtk_adjustment_get_upper (watch.adj), >, gtk_adjustment_get_page_size (watch.adj));
   gtk_adjustment_set_value (watch.adj, 0.0);
   gtk_window_set_focus (GTK_WINDOW (window), NULL);
-  drain ();
+  rpe_test_drain ();
   g_assert_null (gtk_root_get_focus (GTK_ROOT (window)));
 
   widget_point (spin, 0.5, 0.5, &place.x, &place.y);
@@ -1106,24 +1010,24 @@ test_sidebar_wheel (void)
   watch.length = 96;
   watch.value = 0.0;
   wheel_over (xid, spin, 5, 3);
-  iterate_until (wheel_arrived, &watch);
-  drain ();
+  rpe_test_iterate_until (wheel_arrived, &watch);
+  rpe_test_drain ();
   g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 96);
   g_assert_cmpfloat (gtk_adjustment_get_value (watch.adj), >, 0.0);
 
   /* focused: one notch up is one step of the spin button (8) */
   gtk_adjustment_set_value (watch.adj, 0.0);
   gtk_widget_grab_focus (spin);
-  iterate_until (spin_in_place, &place);   /* laid out where it was */
+  rpe_test_iterate_until (spin_in_place, &place);   /* laid out where it was */
   watch.value = 0.0;
   wheel_over (xid, spin, 4, 1);
-  iterate_until (wheel_arrived, &watch);
-  drain ();
+  rpe_test_iterate_until (wheel_arrived, &watch);
+  rpe_test_drain ();
   g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 104);
   g_assert_cmpfloat (gtk_adjustment_get_value (watch.adj), ==, 0.0);
 
   gtk_window_destroy (GTK_WINDOW (window));
-  drain ();
+  rpe_test_drain ();
 #else
   g_test_skip ("built without the X11 backend");
 #endif

@@ -12,21 +12,8 @@
 
 #include "rpe-alloc.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-}
 
 static RpeWindow *
 open_window (RpeWindowView view)
@@ -36,7 +23,7 @@ open_window (RpeWindowView view)
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
   rpe_window_set_view (window, view);
   gtk_window_present (GTK_WINDOW (window));
-  settle (window);
+  rpe_test_settle (window, FALSE);
   return window;
 }
 
@@ -186,7 +173,7 @@ test_cap_full_n (void)
   /* a cap low enough for the full N to be cheap */
   g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "length", (guint) asked, NULL);
   rpe_teaching_view_set_n_cap (tv, cap);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   t = rpe_teaching_view_get_result (tv);
   g_assert_nonnull (t);
   g_assert_cmpuint (t->n, ==, cap);
@@ -205,7 +192,7 @@ test_cap_full_n (void)
   /* Compute at Full N: a result at the N asked, equal to the map computed at that N */
   g_assert_true (rpe_teaching_view_compute_full (tv));
   g_assert_true (rpe_teaching_view_is_busy (tv));
-  settle (window);
+  rpe_test_settle (window, FALSE);
   t = rpe_teaching_view_get_result (tv);
   g_assert_cmpuint (t->n, ==, asked);
   g_assert_cmpuint (t->n_asked, ==, asked);
@@ -221,7 +208,7 @@ test_cap_full_n (void)
 
   /* the next change computes at the cap again */
   g_object_set (state, "realizations", 8, NULL);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   g_assert_cmpuint (rpe_teaching_view_get_result (tv)->n, ==, cap);
 
   /* the Curves page says its cap too */
@@ -231,12 +218,12 @@ test_cap_full_n (void)
 
     rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
     rpe_curves_page_set_n_cap (cp, cap);
-    settle (window);
+    rpe_test_settle (window, FALSE);
     c = rpe_curves_page_get_result (cp);
     g_assert_cmpuint (c->n, ==, cap);
     g_assert_cmpstr (rpe_curves_page_get_cap_text (cp), ==, expect);
     g_assert_true (rpe_curves_page_compute_full (cp));
-    settle (window);
+    rpe_test_settle (window, FALSE);
     c = rpe_curves_page_get_result (cp);
     g_assert_cmpuint (c->n, ==, asked);
     g_assert_cmpstr (rpe_curves_page_get_cap_text (cp), ==, "");
@@ -250,12 +237,12 @@ test_cap_full_n (void)
 
     rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
     rpe_templates_view_set_n_cap (gv, cap);
-    settle (window);
+    rpe_test_settle (window, FALSE);
     tt = rpe_templates_view_get_templates (gv);
     g_assert_cmpuint (tt->n, ==, cap);
     g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, expect);
     g_assert_true (rpe_templates_view_compute_full (gv));
-    settle (window);
+    rpe_test_settle (window, FALSE);
     tt = rpe_templates_view_get_templates (gv);
     g_assert_cmpuint (tt->n, ==, asked);
     g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, "");
@@ -280,7 +267,7 @@ test_cancel_axes (void)
   RpeTeachingView *tv = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
 
   g_object_set (state, "length", 64, NULL);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   g_assert_cmpuint (rpe_attention_view_get_drawn_n (av), ==, 64);
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, 64);
   g_assert_false (rpe_attention_view_get_stale (av));
@@ -315,14 +302,14 @@ test_cancel_axes (void)
   }
   /* back to a computed N: fresh, axes and map agree */
   g_object_set (state, "length", 80, NULL);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   g_assert_cmpuint (rpe_attention_view_get_drawn_n (av), ==, 80);
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, 80);
   g_assert_false (rpe_attention_view_get_stale (av));
 
   /* SPE vs RPE: after a cancel the maps keep their own N and say they are stale */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
+  rpe_test_settle (window, FALSE);
   {
     RpeTeaching *t = rpe_teaching_view_get_result (tv);
     gsize rows = 0, cols = 0;

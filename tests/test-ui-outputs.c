@@ -18,38 +18,9 @@
 #include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 #include "rpe-window.h"
-
-#define TIMEOUT_S 120
-
-static gboolean
-timed_out (gpointer user_data)
-{
-  *(gboolean *) user_data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Iterates the main loop until done (data) holds; fails only on a hang. */
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  gboolean expired = FALSE;
-  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
-
-  while (!done (data) && !expired)
-    g_main_context_iteration (NULL, TRUE);
-  if (!expired)
-    g_source_remove (id);
-  g_assert_false (expired);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
 
 typedef struct
 {
@@ -73,8 +44,8 @@ wait_result (RpeWindow *window)
   RpeOutputsView *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
   Wait w = { view, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
 
-  iterate_until (result_current, &w);
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (result_current, &w);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   return rpe_outputs_view_get_result (view);
 }
 
@@ -185,7 +156,7 @@ test_live (void)
   g_assert_cmpfloat (r->outputs.values[70 * 2 + 1], ==, 1.0f);
   /* an impulse beyond N: the reason shows, nothing is drawn from a clamped position */
   g_assert_true (rpe_outputs_view_set_positions (view, "5, 90"));
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "beyond"));
   g_assert_true (rpe_outputs_view_get_result (view) == r);
   g_assert_true (rpe_outputs_view_set_positions (view, "5, 70"));
@@ -202,7 +173,7 @@ test_live (void)
 
     g_assert_true (rpe_npy_write (bad, data, 2, (gsize[]) { 3, 2 }, FALSE, NULL));
     rpe_outputs_view_set_npy (view, bad);
-    iterate_until (window_idle, window);
+    rpe_test_iterate_until (rpe_test_window_idle, window);
     g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "NaN"));
   }
 
@@ -215,9 +186,9 @@ test_live (void)
 
   /* cancel: a long job stops and the view stays usable */
   g_object_set (state, "length", 8192, NULL);
-  iterate_until ((gboolean (*) (gpointer)) rpe_window_is_busy, window);
+  rpe_test_iterate_until ((gboolean (*) (gpointer)) rpe_window_is_busy, window);
   rpe_window_cancel (window);
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   g_object_set (state, "length", 64, NULL);
   r = wait_result (window);
   g_assert_cmpuint (r->outputs.n, ==, 64);
@@ -227,30 +198,6 @@ test_live (void)
 }
 
 /* ---------------------------------------------------- window vs the CLI */
-
-static int
-run_cli (const char * const *args,
-         const char         *out)
-{
-  const char *cli = g_getenv ("RPE_CLI");
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_ptr_array_add (argv, (char *) cli);
-  g_ptr_array_add (argv, (char *) "export");
-  g_ptr_array_add (argv, (char *) "outputs");
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, (char *) out);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, NULL));
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_test_message ("rpe export outputs failed: %s", err);
-  return g_spawn_check_wait_status (status, NULL) ? 0 : 1;
-}
 
 static void
 compare_with_cli (RpeWindow          *window,
@@ -267,7 +214,7 @@ compare_with_cli (RpeWindow          *window,
 
       g_assert_true (rpe_window_export_view (window, gui, &error));
       g_assert_no_error (error);
-      g_assert_cmpint (run_cli (args, cli), ==, 0);
+      g_assert_cmpint (rpe_test_run_cli_export ("outputs", args, cli), ==, 0);
       if (e == 0)
         {
           cairo_surface_t *a = cairo_image_surface_create_from_png (gui);
@@ -352,7 +299,7 @@ test_cli (void)
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 97.0,
                 "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
   /* new colours, the same result: nothing to wait for but the main loop */
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   {
     const char *args[] = { "--checkpoint", "demo", "--method", "conv", "--no-gate", "--head", "1", "--length", "96",
                            "--realizations", "32", "--seed", "3", "--train-length", "32", "--causal",
@@ -378,7 +325,7 @@ test_cli (void)
         rpe_export_dialog_set_path (dialog, path);
         rpe_export_dialog_start (dialog);
         g_test_message ("export dialog: %s", rpe_export_dialog_get_path (dialog));
-        iterate_until (dialog_closed, window);
+        rpe_test_iterate_until (dialog_closed, window);
         g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
         g_assert_true (e == 0 ? g_str_has_prefix (text, "%PDF") : strstr (text, "error_mean") != NULL);
       }
@@ -387,32 +334,6 @@ test_cli (void)
 }
 
 /* -------------------------------------------------------------- screenshot */
-
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  return surface;
-}
 
 static void
 test_screenshot (void)
@@ -444,7 +365,7 @@ test_screenshot (void)
   wait_result (window);
   /* the window has painted the new figure */
   rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  pixels = render_widget (GTK_WIDGET (window));
+  pixels = rpe_test_render_widget (GTK_WIDGET (window));
   {
     /* not a blank window: the figure's colour maps are there */
     GHashTable *colours = g_hash_table_new (g_direct_hash, g_direct_equal);

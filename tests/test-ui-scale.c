@@ -27,6 +27,7 @@
 #include "rpe-session.h"
 #include "rpe-undo.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
@@ -58,34 +59,6 @@ open_window (void)
   gtk_window_present (GTK_WINDOW (window));
   settle (window);
   return window;
-}
-
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  g_assert_cmpint (width, >, 0);
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  cairo_surface_flush (surface);
-  return surface;
 }
 
 static void
@@ -241,7 +214,7 @@ test_attention_pixels (void)
           hi = img->vmax;
         }
 
-      shot = render_widget (GTK_WIDGET (window));
+      shot = rpe_test_render_widget (GTK_WIDGET (window));
       g_assert_true (gtk_widget_compute_point (canvas, GTK_WIDGET (window), &GRAPHENE_POINT_INIT (0, 0), &origin));
       for (guint c = 0; c < G_N_ELEMENTS (cells); c++)
         {

@@ -22,24 +22,10 @@
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define TEST_N 48
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  rpe_test_iterate_until (window_idle, window);
-}
 
 static RpeWindow *
 open_window (void)
@@ -52,54 +38,6 @@ open_window (void)
   return window;
 }
 
-static char *
-tmp_path (const char *name)
-{
-  return g_build_filename (rpe_test_tmpdir (), name, NULL);
-}
-
-/* The fraction of differing pixels and the largest channel difference. */
-static double
-png_difference (const char *a_path,
-                const char *b_path,
-                int        *max_delta)
-{
-  cairo_surface_t *a = cairo_image_surface_create_from_png (a_path);
-  cairo_surface_t *b = cairo_image_surface_create_from_png (b_path);
-  int w, h, sa, sb;
-  const guint8 *da, *db;
-  gsize differ = 0;
-
-  g_assert_cmpint (cairo_surface_status (a), ==, CAIRO_STATUS_SUCCESS);
-  g_assert_cmpint (cairo_surface_status (b), ==, CAIRO_STATUS_SUCCESS);
-  w = cairo_image_surface_get_width (a);
-  h = cairo_image_surface_get_height (a);
-  g_assert_cmpint (w, ==, cairo_image_surface_get_width (b));
-  g_assert_cmpint (h, ==, cairo_image_surface_get_height (b));
-  sa = cairo_image_surface_get_stride (a);
-  sb = cairo_image_surface_get_stride (b);
-  da = cairo_image_surface_get_data (a);
-  db = cairo_image_surface_get_data (b);
-  *max_delta = 0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++)
-      {
-        gboolean same = TRUE;
-
-        for (int c = 0; c < 4; c++)
-          {
-            int delta = abs ((int) da[y * sa + 4 * x + c] - (int) db[y * sb + 4 * x + c]);
-
-            *max_delta = MAX (*max_delta, delta);
-            same = same && delta == 0;
-          }
-        differ += !same;
-      }
-  cairo_surface_destroy (a);
-  cairo_surface_destroy (b);
-  return (double) differ / ((double) w * h);
-}
-
 /* The window's figure and one drawn by the `rpe` binary agree as the Export
  * tests require of the window and `rpe export` (test-ui-export.c): the arrays
  * are summed in other orders by the workers, so a rare cell may fall in the
@@ -110,7 +48,7 @@ assert_same_figure (const char *what,
                     const char *cli)
 {
   int delta;
-  double fraction = png_difference (gui, cli, &delta);
+  double fraction = rpe_test_png_difference (gui, cli, &delta);
 
   g_test_message ("%s: window vs `rpe`: %.4f%% of the pixels differ (max channel delta %d)", what,
                   100 * fraction, delta);
@@ -178,6 +116,31 @@ read_clipboard (GtkWidget *widget)
   return r.text;
 }
 
+typedef struct
+{
+  RpeWindow *window;
+  guint      before;
+} CopyWait;
+
+static gboolean
+copy_done (gpointer data)
+{
+  CopyWait *w = data;
+
+  return rpe_window_get_commands_copied (w->window) > w->before;
+}
+
+/* Copy as Command as the user does it (the action runs its check on a worker), then the clipboard. */
+static char *
+copy_command (RpeWindow *window)
+{
+  CopyWait w = { window, rpe_window_get_commands_copied (window) };
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
+  rpe_test_iterate_until (copy_done, &w);
+  return read_clipboard (GTK_WIDGET (window));
+}
+
 /* Runs a copied `rpe export ... -o X` line with the `rpe` binary, -o replaced by out. */
 static void
 run_copied (const char *line,
@@ -209,9 +172,9 @@ test_window_and_cli (void)
   RpeWindow *window, *other;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *session = tmp_path ("edited.rpe-session");
-  g_autofree char *gui = tmp_path ("edited-gui.png");
-  g_autofree char *cli = tmp_path ("edited-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("edited.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("edited-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("edited-cli.png");
   g_autofree char *cli_path = NULL;
 
   if (!have_cli ())
@@ -224,7 +187,7 @@ test_window_and_cli (void)
   g_assert_true (rpe_explorer_state_set_sine (state, 1, 0, 0, 0.07, 0.4, 2.5, TRUE));
   g_object_set (state, "gated", TRUE, NULL);
   g_assert_true (rpe_explorer_state_set_gate (state, 1, 2, 0.35, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_no_error (error);
@@ -248,7 +211,7 @@ test_window_and_cli (void)
 
   /* the templates view of the same session, through its own file */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   g_assert_true (rpe_window_save_session (window, session, &error));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   {
@@ -261,7 +224,7 @@ test_window_and_cli (void)
 
   /* a second window opens it: every property and array, the view */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_false (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_true (rpe_window_open_session (other, session, &error));
   g_assert_no_error (error);
@@ -284,7 +247,7 @@ test_window_and_cli (void)
 
     rpe_window_open_file (other, file);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
@@ -312,7 +275,7 @@ test_window_and_cli (void)
 
   /* dropped on a window: its drop target takes a single file (G_TYPE_FILE) as well as a list */
   other = open_window ();
-  settle (other);
+  rpe_test_settle (other, TRUE);
   {
     GListModel *controllers = gtk_widget_observe_controllers (GTK_WIDGET (other));
     GtkDropTarget *drop = NULL;
@@ -335,7 +298,7 @@ test_window_and_cli (void)
     g_value_unset (&value);
     g_assert_true (accepted);
   }
-  settle (other);
+  rpe_test_settle (other, TRUE);
   g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), NULL));
   g_assert_cmpstr (rpe_window_get_session_file (other), ==, session);
   gtk_window_destroy (GTK_WINDOW (other));
@@ -357,9 +320,9 @@ test_copy_command (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("copy-gui.png");
-  g_autofree char *cli = tmp_path ("copy-cli.png");
-  g_autofree char *session = tmp_path ("copy.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("copy-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("copy-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("copy.rpe-session");
   g_autofree char *line = NULL;
 
   if (!have_cli ())
@@ -371,9 +334,8 @@ test_copy_command (void)
   g_object_set (state, "head", 2, "causal", TRUE, "content", RPE_CONTENT_RANDOM, "seed", 3, "realizations", 16,
                 "colormap", "inferno", NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  settle (window);
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  rpe_test_settle (window, TRUE);
+  line = copy_command (window);
   g_assert_nonnull (line);
   g_test_message ("copied: %s", line);
   g_assert_true (g_str_has_prefix (line, "rpe export attention --checkpoint demo"));
@@ -385,9 +347,8 @@ test_copy_command (void)
 
   /* the SPE vs RPE view, exact method untouched */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
-  settle (window);
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  rpe_test_settle (window, TRUE);
+  line = copy_command (window);
   g_test_message ("copied: %s", line);
   g_assert_true (g_str_has_prefix (line, "rpe export spe-vs-rpe"));
   g_assert_true (rpe_window_export_view (window, gui, &error));
@@ -398,7 +359,7 @@ test_copy_command (void)
   /* an edit no option says: nothing honest to copy until the session is saved */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   g_assert_true (rpe_explorer_state_set_sine (state, 2, 3, 1, 0.2, 1.0, 1.5, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -408,30 +369,37 @@ test_copy_command (void)
     g_test_message ("edited, unsaved: %s", why);
   }
   g_assert_true (rpe_window_save_session (window, session, &error));
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.copy-command", NULL);
-  line = read_clipboard (GTK_WIDGET (window));
+  line = copy_command (window);
   g_test_message ("copied: %s", line);
   g_assert_nonnull (strstr (line, "--session"));
   g_assert_true (rpe_window_export_view (window, gui, &error));
   run_copied (line, cli);
   assert_same_figure ("copied command (--session)", gui, cli);
 
-  /* zoomed: no command draws the zoomed window */
+  /* zoomed: the saved session is not this figure until saved again; then --session draws the zoom */
   rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
 
     g_assert_null (none);
-    g_assert_nonnull (strstr (why, "zoomed"));
+    g_assert_nonnull (strstr (why, "save the session"));
   }
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_clear_pointer (&line, g_free);
+  line = copy_command (window);
+  g_test_message ("copied: %s", line);
+  g_assert_nonnull (strstr (line, "--session"));
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  run_copied (line, cli);
+  assert_same_figure ("copied command (zoomed, --session)", gui, cli);
   rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
-  settle (window);
+  rpe_test_settle (window, TRUE);
 
   /* a change after saving: the saved session no longer is this figure */
   g_object_set (state, "seed", 4, NULL);
-  settle (window);
+  rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
     g_autofree char *none = rpe_window_command_line (window, &why);
@@ -457,9 +425,9 @@ test_capped (void)
   RpeWindow *window;
   RpeExplorerState *state;
   g_autoptr (GError) error = NULL;
-  g_autofree char *gui = tmp_path ("cap-gui.png");
-  g_autofree char *cli = tmp_path ("cap-cli.png");
-  g_autofree char *session = tmp_path ("cap.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("cap-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("cap-cli.png");
+  g_autofree char *session = rpe_test_tmp_path ("cap.rpe-session");
   struct { RpeWindowView view; guint n; const char *length; } cases[] = {
     { RPE_WINDOW_VIEW_TEACHING, 300, "--length 256" },
     { RPE_WINDOW_VIEW_TEMPLATES, 520, "--length 512" },
@@ -475,7 +443,7 @@ test_capped (void)
 
       g_object_set (state, "length", cases[i].n, "realizations", 8, NULL);
       rpe_window_set_view (window, cases[i].view);
-      settle (window);
+      rpe_test_settle (window, TRUE);
       line = rpe_window_command_line (window, NULL);
       g_assert_nonnull (line);
       g_test_message ("N = %u: %s", cases[i].n, line);
@@ -504,7 +472,7 @@ test_refused (void)
   RpeExplorerState *state = rpe_window_get_state (window);
   g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *bad = tmp_path ("bad.rpe-session");
+  g_autofree char *bad = rpe_test_tmp_path ("bad.rpe-session");
   g_autofree char *title = NULL;
   const char *cases[][2] = {
     { "{\"format\":\"rpe-session\",\"version\":99}", "version 99" },
@@ -515,7 +483,7 @@ test_refused (void)
   };
 
   g_assert_true (rpe_explorer_state_set_sine (state, 0, 0, 0, 0.11, 0.0, 1.0, FALSE));
-  settle (window);
+  rpe_test_settle (window, TRUE);
   rpe_explorer_state_copy_into (state, before);
   title = g_strdup (gtk_window_get_title (GTK_WINDOW (window)));
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -537,8 +505,8 @@ test_refused (void)
 
   /* a checkpoint rewritten since the session was saved: opened, with a warning in the banner */
   {
-    g_autofree char *fake = tmp_path ("rewritten.safetensors");
-    g_autofree char *path = tmp_path ("rewritten.rpe-session");
+    g_autofree char *fake = rpe_test_tmp_path ("rewritten.safetensors");
+    g_autofree char *path = rpe_test_tmp_path ("rewritten.rpe-session");
     g_autoptr (RpeSession) s = rpe_window_build_session (window);
 
     g_assert_true (g_file_set_contents (fake, "weights of step 100", -1, NULL));
@@ -554,6 +522,233 @@ test_refused (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Two files equal byte for byte (the same code drew both). */
+static void
+assert_same_file (const char *a,
+                  const char *b)
+{
+  g_autofree char *da = NULL, *db = NULL;
+  gsize la = 0, lb = 0;
+
+  g_assert_true (g_file_get_contents (a, &da, &la, NULL));
+  g_assert_true (g_file_get_contents (b, &db, &lb, NULL));
+  g_assert_cmpuint (la, ==, lb);
+  g_assert_true (memcmp (da, db, la) == 0);
+}
+
+/* The window's export of its saved session equals `rpe export --session`; that
+ * session saved again by `rpe export --save-session` redraws pixel for pixel. */
+static void
+check_session_figure (RpeWindow  *window,
+                      const char *what)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *session = rpe_test_tmp_path ("method.rpe-session");
+  g_autofree char *resaved = rpe_test_tmp_path ("method-resaved.rpe-session");
+  g_autofree char *gui = rpe_test_tmp_path ("method-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("method-cli.png");
+  g_autofree char *again = rpe_test_tmp_path ("method-again.png");
+
+  rpe_test_settle (window, TRUE);
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_no_error (error);
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "--save-session", resaved, (char *) "-o", cli, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_figure (what, gui, cli);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", resaved,
+                     (char *) "-o", again, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_file (cli, again);
+}
+
+/* Every attention method, edited FastRPB weights, loaded content and a zoom:
+ * sessions redraw them, and Copy as Command copies an option line when options say it. */
+static void
+test_methods (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  RpeAttentionView *view;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *gui = rpe_test_tmp_path ("m-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("m-cli.png");
+  static const struct { RpeExplorerMethod method; const char *name; } methods[] = {
+    { RPE_EXPLORER_METHOD_APE, "ape" }, { RPE_EXPLORER_METHOD_LRPE, "lrpe" },
+    { RPE_EXPLORER_METHOD_FASTRPB, "fastrpb" }, { RPE_EXPLORER_METHOD_LINEAR, "linear" } };
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  view = RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION));
+  g_object_set (state, "head", 1, "content", RPE_CONTENT_RANDOM, "seed", 5, "lrpe-p", RPE_LRPE_P_HOUSEHOLDER,
+                "lrpe-lambda", RPE_LRPE_LAMBDA_MIXED, "feature-map", RPE_FEATURE_RELU, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  for (guint i = 0; i < G_N_ELEMENTS (methods); i++)
+    {
+      g_autofree char *line = NULL;
+
+      g_object_set (state, "method", (guint) methods[i].method, NULL);
+      rpe_test_settle (window, TRUE);
+      /* the demo's parameters as read: the copied command stands alone */
+      line = copy_command (window);
+      g_test_message ("copied: %s", line);
+      g_assert_nonnull (strstr (line, methods[i].name));
+      g_assert_null (strstr (line, "--session"));
+      g_assert_true (rpe_window_export_view (window, gui, &error));
+      run_copied (line, cli);
+      assert_same_figure (methods[i].name, gui, cli);
+      check_session_figure (window, methods[i].name);
+    }
+
+  /* the colour-scale control with the other methods: gamma for LRPE, log for linear attention */
+  {
+    static const struct { RpeExplorerMethod method; RpeHeatmapTransform scale; const char *what; } looks[] = {
+      { RPE_EXPLORER_METHOD_LRPE, RPE_HEATMAP_TRANSFORM_POWER, "lrpe, gamma 0.5" },
+      { RPE_EXPLORER_METHOD_LINEAR, RPE_HEATMAP_TRANSFORM_LOG, "linear, log scale" },
+      { RPE_EXPLORER_METHOD_APE, RPE_HEATMAP_TRANSFORM_ATTENTION, "ape, attention transform" } };
+
+    for (guint i = 0; i < G_N_ELEMENTS (looks); i++)
+      {
+        g_autofree char *line = NULL;
+
+        g_object_set (state, "method", (guint) looks[i].method, "color-scale", (guint) looks[i].scale,
+                      "color-gamma", 0.5, NULL);
+        rpe_test_settle (window, TRUE);
+        line = copy_command (window);
+        g_test_message ("copied: %s", line);
+        g_assert_nonnull (strstr (line, "--color-scale"));
+        g_assert_true (rpe_window_export_view (window, gui, &error));
+        run_copied (line, cli);
+        assert_same_figure (looks[i].what, gui, cli);
+        check_session_figure (window, looks[i].what);
+      }
+    g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, NULL);
+  }
+
+  /* the Curves page: options alone, then its session */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+  rpe_test_settle (window, TRUE);
+  {
+    g_autofree char *line = copy_command (window);
+
+    g_test_message ("copied: %s", line);
+    g_assert_true (g_str_has_prefix (line, "rpe export curves --checkpoint demo"));
+    g_assert_true (rpe_window_export_view (window, gui, &error));
+    run_copied (line, cli);
+    assert_same_figure ("curves (options)", gui, cli);
+  }
+  check_session_figure (window, "curves (session)");
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+
+  /* FastRPB with edited weights: only the session says them */
+  {
+    float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
+    g_autofree char *why = NULL;
+    g_autofree char *none = NULL;
+
+    for (guint i = 0; i < G_N_ELEMENTS (w); i++)
+      w[i] = 0.5f * sinf (0.3f * (float) i);
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_FASTRPB, NULL);
+    rpe_explorer_state_set_fastrpb_weights (state, w, G_N_ELEMENTS (w));
+    rpe_test_settle (window, TRUE);
+    none = rpe_window_command_line (window, &why);
+    g_assert_null (none);
+    g_assert_nonnull (strstr (why, "FastRPB"));
+    check_session_figure (window, "fastrpb (edited weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
+    check_session_figure (window, "curves (edited FastRPB weights)");
+    rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  }
+
+  /* loaded content: the session holds it; SPE estimate and LRPE */
+  {
+    g_autofree float *data = g_new (float, TEST_N * 16);
+    const gsize shape[2] = { TEST_N, 16 };
+
+    for (guint i = 0; i < TEST_N * 16; i++)
+      data[i] = cosf (0.37f * (float) i) + 0.1f * (float) (i % 7);
+    g_assert_true (rpe_explorer_state_set_npy_content (state, data, 2, shape, &error));
+    g_assert_no_error (error);
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_SPE, NULL);
+    check_session_figure (window, "spe (loaded content)");
+    g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, NULL);
+    check_session_figure (window, "lrpe (loaded content)");
+    g_object_set (state, "content", RPE_CONTENT_UNIT, NULL);
+  }
+
+  /* zoomed, options alone: --rows/--cols draw the window shown */
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, NULL);
+  rpe_test_settle (window, TRUE);
+  rpe_attention_view_zoom (view, 3.0);
+  rpe_test_settle (window, TRUE);
+  {
+    g_autofree char *line = copy_command (window);
+
+    g_test_message ("copied: %s", line);
+    g_assert_nonnull (strstr (line, "--rows"));
+    g_assert_nonnull (strstr (line, "--cols"));
+    g_assert_true (rpe_window_export_view (window, gui, &error));
+    run_copied (line, cli);
+    assert_same_figure ("exact, zoomed (options)", gui, cli);
+  }
+  check_session_figure (window, "exact, zoomed (session)");
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LINEAR, NULL);
+  check_session_figure (window, "linear, zoomed (session)");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Every boolean a session holds can be switched off beside --session. */
+static void
+test_negations (void)
+{
+  g_autofree char *session = rpe_test_tmp_path ("neg.rpe-session");
+  g_autofree char *a = rpe_test_tmp_path ("neg-a.png");
+  g_autofree char *b = rpe_test_tmp_path ("neg-b.png");
+  g_autofree char *length = g_strdup_printf ("%d", TEST_N);
+
+  if (!have_cli ())
+    return;
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "attention", (char *) "--checkpoint",
+                     (char *) "demo", (char *) "--length", length, (char *) "--causal", (char *) "--exact",
+                     (char *) "--no-gate", (char *) "--save-session", session, (char *) "-o", a, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  {
+    /* --no-causal --no-exact --gate beside the session ... */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "--no-causal", (char *) "--no-exact", (char *) "--gate", (char *) "-o", a, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  {
+    /* ... draw what the options alone draw without them */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "attention", (char *) "--checkpoint",
+                     (char *) "demo", (char *) "--length", length, (char *) "-o", b, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  assert_same_file (a, b);
+  {
+    /* a negation is refused where its option is */
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "templates", (char *) "--rows",
+                     (char *) "0:4", (char *) "-o", b, NULL };
+
+    g_assert_cmpint (run_argv (argv), !=, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -563,5 +758,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/copy-command", test_copy_command);
   g_test_add_func ("/ui/session/capped", test_capped);
   g_test_add_func ("/ui/session/refused", test_refused);
+  g_test_add_func ("/ui/session/methods", test_methods);
+  g_test_add_func ("/ui/session/negations", test_negations);
   return g_test_run ();
 }

@@ -26,35 +26,12 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
 #define WARMUP_OPS    500
 #define MAX_N         64
 #define MAX_R         32
-
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  rpe_test_iterate_until (done, data);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
-
-/* Lets the window map and lay out what changed (views start their jobs when mapped), waits for
- * its jobs, then for two painted frames so the results are on screen. */
-static void
-settle (RpeWindow *window)
-{
-  rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  iterate_until (window_idle, window);
-  rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  iterate_until (window_idle, window);
-}
 
 /* Resident set size in bytes (/proc/self/statm). */
 static double
@@ -252,7 +229,7 @@ one_op (Stress *s)
   else
     {
       /* the running jobs finish undisturbed */
-      iterate_until (window_idle, s->window);
+      rpe_test_iterate_until (rpe_test_window_idle, s->window);
     }
 }
 
@@ -264,61 +241,8 @@ static void
 copy_state (RpeExplorerState *from,
             RpeExplorerState *to)
 {
-  g_autofree GParamSpec **props = NULL;
-  guint n_props = 0;
-  gsize count = 0;
-  const float *w;
-  g_autoptr (GError) error = NULL;
-
-  g_assert_true (rpe_explorer_state_set_modules (to, rpe_explorer_state_get_params (from, RPE_SPE_SINE),
-                                                 rpe_explorer_state_get_source (from, RPE_SPE_SINE),
-                                                 rpe_explorer_state_get_params (from, RPE_SPE_CONV),
-                                                 rpe_explorer_state_get_source (from, RPE_SPE_CONV), &error));
-  g_assert_no_error (error);
-  w = rpe_explorer_state_get_fastrpb_weights (from, &count);
-  rpe_explorer_state_set_fastrpb_weights (to, w, count);
-  props = g_object_class_list_properties (G_OBJECT_GET_CLASS (from), &n_props);
-  for (guint i = 0; i < n_props; i++)
-    if ((props[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE)
-      {
-        GValue value = G_VALUE_INIT;
-
-        g_value_init (&value, props[i]->value_type);
-        g_object_get_property (G_OBJECT (from), props[i]->name, &value);
-        g_object_set_property (G_OBJECT (to), props[i]->name, &value);
-        g_value_unset (&value);
-      }
+  rpe_test_copy_state (from, to);
   g_assert_cmpuint (rpe_explorer_state_get_length (to), ==, rpe_explorer_state_get_length (from));
-}
-
-static cairo_surface_t *
-render_bundle (RpeFigureBundle *bundle)
-{
-  double wpt, hpt;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  rpe_figure_default_size (&bundle->fig, &wpt, &hpt);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) ceil (wpt), (int) ceil (hpt));
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  g_assert_true (rpe_figure_render (cr, &bundle->fig, wpt, hpt));
-  cairo_destroy (cr);
-  cairo_surface_flush (surface);
-  return surface;
-}
-
-static gboolean
-surfaces_equal (cairo_surface_t *a,
-                cairo_surface_t *b)
-{
-  int h = cairo_image_surface_get_height (a), w = cairo_image_surface_get_width (a);
-  int stride = cairo_image_surface_get_stride (a);
-
-  if (w != cairo_image_surface_get_width (b) || h != cairo_image_surface_get_height (b))
-    return FALSE;
-  return memcmp (cairo_image_surface_get_data (a), cairo_image_surface_get_data (b), (gsize) stride * h) == 0;
 }
 
 /* ------------------------------------------------------------------ test */
@@ -343,7 +267,7 @@ test_stress (void)
   gtk_window_set_default_size (GTK_WINDOW (s.window), 1280, 800);
   g_object_set (s.state, "length", 32, "realizations", 16, NULL);
   gtk_window_present (GTK_WINDOW (s.window));
-  settle (s.window);
+  rpe_test_settle (s.window, TRUE);
 
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < ops; i++)
@@ -352,11 +276,11 @@ test_stress (void)
       g_main_context_iteration (NULL, FALSE);
       if (i + 1 == MIN (WARMUP_OPS, ops))
         {
-          settle (s.window);
+          rpe_test_settle (s.window, TRUE);
           rss_warm = rss_bytes ();
         }
     }
-  settle (s.window);
+  rpe_test_settle (s.window, TRUE);
   t1 = g_get_monotonic_time ();
   rss_end = rss_bytes ();
   g_test_message ("%u operations in %.1f s: %u view switches, %u exports (%u written), %u cancels, "
@@ -386,18 +310,18 @@ test_stress (void)
 
       rpe_window_set_view (s.window, v);
       rpe_window_set_view (fresh, v);
-      settle (s.window);
-      settle (fresh);
+      rpe_test_settle (s.window, TRUE);
+      rpe_test_settle (fresh, TRUE);
       a = rpe_window_build_figure (s.window, v);
       b = rpe_window_build_figure (fresh, v);
       g_assert_nonnull (a);
       g_assert_nonnull (b);
       g_assert_cmpstr (a->fig.title, ==, b->fig.title);
-      sa = render_bundle (a);
-      sb = render_bundle (b);
+      sa = rpe_test_render_bundle (a);
+      sb = rpe_test_render_bundle (b);
       g_test_message ("view %u: %d x %d, %s", v, cairo_image_surface_get_width (sa),
-                      cairo_image_surface_get_height (sa), surfaces_equal (sa, sb) ? "equal" : "DIFFERENT");
-      g_assert_true (surfaces_equal (sa, sb));
+                      cairo_image_surface_get_height (sa), rpe_test_surfaces_equal (sa, sb) ? "equal" : "DIFFERENT");
+      g_assert_true (rpe_test_surfaces_equal (sa, sb));
       cairo_surface_destroy (sa);
       cairo_surface_destroy (sb);
     }

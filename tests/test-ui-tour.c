@@ -11,14 +11,9 @@
 
 #include "rpe-tour-bar.h"
 #include "rpe-tour.h"
+#include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 #include "rpe-window.h"
-
-static gboolean
-window_idle (gpointer data)
-{
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
 
 static RpeWindow *
 open_window (void)
@@ -30,7 +25,7 @@ open_window (void)
   gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
   gtk_window_present (GTK_WINDOW (window));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   /* a state of the person's own before the tour */
   for (guint i = 0; i < G_N_ELEMENTS (w); i++)
     w[i] = 0.01f * (float) i;
@@ -39,7 +34,7 @@ open_window (void)
   g_object_set (state, "length", 40, "realizations", 24, "seed", 7, "method", RPE_EXPLORER_METHOD_LINEAR,
                 "causal", TRUE, "head", 1, "spe-kind", RPE_SPE_CONV, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   return window;
 }
 
@@ -99,13 +94,13 @@ walk (gboolean leave_half_way)
           g_assert_cmpuint (p->n_features, ==, 16);
         }
       rpe_test_wait_frames (GTK_WIDGET (window), 1);
-      rpe_test_iterate_until (window_idle, window);
+      rpe_test_iterate_until (rpe_test_window_idle, window);
       serial = rpe_explorer_state_get_serial (state);
       rpe_tour_bar_show_me (tour);
       g_assert_true (rpe_tour_bar_get_shown (tour));
       g_assert_cmpuint (rpe_explorer_state_get_serial (state), >, serial);
       rpe_test_wait_frames (GTK_WIDGET (window), 1);
-      rpe_test_iterate_until (window_idle, window);
+      rpe_test_iterate_until (rpe_test_window_idle, window);
       if (leave_half_way && i == n_steps / 2)
         {
           rpe_tour_bar_leave (tour);
@@ -131,7 +126,7 @@ walk (gboolean leave_half_way)
   g_assert_true (rpe_explorer_state_get_method (state) == RPE_EXPLORER_METHOD_LINEAR);
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (window)); c != NULL; c = gtk_widget_get_next_sibling (c))
     g_assert_false (gtk_widget_has_css_class (c, "rpe-tour-target"));
-  rpe_test_iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
   gtk_window_destroy (GTK_WINDOW (window));
   rpe_test_wait_jobs ();
 }

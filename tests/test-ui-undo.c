@@ -18,37 +18,10 @@
 
 #include "rpe-undo.h"
 #include "rpe-window.h"
-
-#define TIMEOUT_S 300
-
-static gboolean
-timed_out (gpointer user_data)
-{
-  *(gboolean *) user_data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data)
-{
-  gboolean expired = FALSE;
-  guint id = g_timeout_add_seconds (TIMEOUT_S, timed_out, &expired);
-
-  while (!done (data) && !expired)
-    g_main_context_iteration (NULL, TRUE);
-  if (!expired)
-    g_source_remove (id);
-  g_assert_false (expired);
-}
-
-static gboolean
-window_idle (gpointer data)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  return !rpe_window_is_busy (RPE_WINDOW (data));
-}
+/* this test's waits may see longer jobs: a longer hang guard than rpe-ui-wait.h's */
+#define RPE_TEST_HANG_GUARD_S 300
+#include "rpe-ui-test-utils.h"
+#include "rpe-ui-wait.h"
 
 /* ----------------------------------------------- an independent snapshot */
 
@@ -398,7 +371,7 @@ test_random_round_trip (void)
 
   g_object_set (state, "length", 24, NULL);
   gtk_window_present (GTK_WINDOW (window));
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
   while (rpe_undo_undo (undo))
     ;
   copy_take (state, &start);
@@ -423,7 +396,7 @@ test_random_round_trip (void)
 
   /* the views follow: the attention figure equals a fresh window's */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
-  iterate_until (window_idle, window);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
   {
     RpeWindow *fresh = rpe_window_new (NULL);
     g_autoptr (RpeFigureBundle) a = NULL;
@@ -455,8 +428,8 @@ test_random_round_trip (void)
     gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
     rpe_window_set_view (fresh, RPE_WINDOW_VIEW_ATTENTION);
     gtk_window_present (GTK_WINDOW (fresh));
-    iterate_until (window_idle, fresh);
-    iterate_until (window_idle, window);
+    rpe_test_iterate_until (rpe_test_window_idle_drained, fresh);
+    rpe_test_iterate_until (rpe_test_window_idle_drained, window);
     a = rpe_window_build_figure (window, RPE_WINDOW_VIEW_ATTENTION);
     b = rpe_window_build_figure (fresh, RPE_WINDOW_VIEW_ATTENTION);
     g_assert_nonnull (a);

@@ -320,47 +320,18 @@ rpe_pt_read_bytes_impl (const guint8 *data,
   return g_steal_pointer (&set);
 }
 
-static RpeTensorSet *
-rpe_pt_read_impl (const char  *path,
-             GError     **error)
-{
-  GBytes *bytes = rpe_map_file (path, error);
-  RpeTensorSet *set;
-  gsize length;
-  const guint8 *data;
-
-  if (bytes == NULL)
-    return NULL;
-  data = g_bytes_get_data (bytes, &length);
-  set = rpe_pt_read_bytes (data, length, path, error);
-  g_bytes_unref (bytes);
-  return set;
-}
-
 RpeTensorSet *
 rpe_pt_read_bytes (const guint8 *data,
                    gsize         length,
                    const char   *name_for_errors,
                    GError      **error)
 {
-  RpeTensorSet * result;
-
-  /* one budget for the whole file */
-  rpe_budget_scope_begin ();
-  result = rpe_pt_read_bytes_impl (data, length, name_for_errors, error);
-  rpe_budget_scope_end ();
-  return result;
+  return rpe_tensor_set_read_bytes_scoped (rpe_pt_read_bytes_impl, data, length, name_for_errors, error);
 }
 
 RpeTensorSet *
 rpe_pt_read (const char  *path,
              GError     **error)
 {
-  RpeTensorSet * result;
-
-  /* one budget for the whole file */
-  rpe_budget_scope_begin ();
-  result = rpe_pt_read_impl (path, error);
-  rpe_budget_scope_end ();
-  return result;
+  return rpe_tensor_set_read_file (rpe_pt_read_bytes_impl, path, error);
 }

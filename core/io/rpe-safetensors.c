@@ -574,23 +574,6 @@ fail:
   return set;
 }
 
-static RpeTensorSet *
-rpe_safetensors_read_impl (const char  *path,
-                      GError     **error)
-{
-  GBytes *bytes = rpe_map_file (path, error);
-  RpeTensorSet *set;
-  gsize length;
-  const guint8 *data;
-
-  if (bytes == NULL)
-    return NULL;
-  data = g_bytes_get_data (bytes, &length);
-  set = rpe_safetensors_read_bytes (data, length, path, error);
-  g_bytes_unref (bytes);
-  return set;
-}
-
 /* ---- writer ----------------------------------------------------------- */
 
 gboolean
@@ -699,24 +682,12 @@ rpe_safetensors_read_bytes (const guint8 *data,
                             const char   *name_for_errors,
                             GError      **error)
 {
-  RpeTensorSet * result;
-
-  /* one budget for the whole file */
-  rpe_budget_scope_begin ();
-  result = rpe_safetensors_read_bytes_impl (data, length, name_for_errors, error);
-  rpe_budget_scope_end ();
-  return result;
+  return rpe_tensor_set_read_bytes_scoped (rpe_safetensors_read_bytes_impl, data, length, name_for_errors, error);
 }
 
 RpeTensorSet *
 rpe_safetensors_read (const char  *path,
                       GError     **error)
 {
-  RpeTensorSet * result;
-
-  /* one budget for the whole file */
-  rpe_budget_scope_begin ();
-  result = rpe_safetensors_read_impl (path, error);
-  rpe_budget_scope_end ();
-  return result;
+  return rpe_tensor_set_read_file (rpe_safetensors_read_bytes_impl, path, error);
 }

@@ -412,6 +412,24 @@ rpe_atomic_file_abort (RpeAtomicFile *file)
   atomic_file_free (file);
 }
 
+gboolean
+rpe_atomic_file_set_contents (const char  *path,
+                              const void  *data,
+                              gsize        length,
+                              GError     **error)
+{
+  RpeAtomicFile *file = rpe_atomic_file_new (path, error);
+
+  if (file == NULL)
+    return FALSE;
+  if (!rpe_atomic_file_write (file, data, length, error))
+    {
+      rpe_atomic_file_abort (file);
+      return FALSE;
+    }
+  return rpe_atomic_file_commit (file, error);
+}
+
 /* ---- mapping ---------------------------------------------------------- */
 
 GBytes *
@@ -420,4 +438,42 @@ rpe_map_file (const char  *path,
 {
   /* read, not mapped: a file truncated under us must give an error, not SIGBUS */
   return rpe_read_file (path, error);
+}
+
+RpeTensorSet *
+rpe_tensor_set_read_bytes_scoped (RpeTensorSetReader   read,
+                                  const guint8        *data,
+                                  gsize                length,
+                                  const char          *name_for_errors,
+                                  GError             **error)
+{
+  RpeTensorSet *set;
+
+  rpe_budget_scope_begin ();
+  set = read (data, length, name_for_errors, error);
+  rpe_budget_scope_end ();
+  return set;
+}
+
+RpeTensorSet *
+rpe_tensor_set_read_file (RpeTensorSetReader   read,
+                          const char          *path,
+                          GError             **error)
+{
+  RpeTensorSet *set = NULL;
+  GBytes *bytes;
+
+  /* one budget for the whole file, its bytes included */
+  rpe_budget_scope_begin ();
+  bytes = rpe_map_file (path, error);
+  if (bytes != NULL)
+    {
+      gsize length;
+      const guint8 *data = g_bytes_get_data (bytes, &length);
+
+      set = read (data, length, path, error);
+      g_bytes_unref (bytes);
+    }
+  rpe_budget_scope_end ();
+  return set;
 }

@@ -92,11 +92,34 @@ gboolean       rpe_atomic_file_commit (RpeAtomicFile  *file,
                                        GError        **error);
 /* Removes the temporary file and frees `file`; NULL-safe. */
 void           rpe_atomic_file_abort  (RpeAtomicFile  *file);
+/* new, write, commit: the whole of `data` as the file at `path`. */
+gboolean       rpe_atomic_file_set_contents (const char  *path,
+                                             const void  *data,
+                                             gsize        length,
+                                             GError     **error);
 
 /* The whole file (rpe_read_file of rpe-file.h: read, not mapped; regular files
  * only; charged to the budget scope).  The GBytes may be empty (size 0).
  * RPE_ERROR_IO naming the path on failure. */
 GBytes        *rpe_map_file           (const char     *path,
                                        GError        **error);
+
+/* A format's reader from memory (the *_read_bytes of rpe-npz.h, rpe-pt.h, ...). */
+typedef RpeTensorSet *(*RpeTensorSetReader) (const guint8  *data,
+                                             gsize          length,
+                                             const char    *name_for_errors,
+                                             GError       **error);
+
+/* `read` on `data`, under one memory-budget scope (rpe-alloc.h) for the whole file. */
+RpeTensorSet  *rpe_tensor_set_read_bytes_scoped (RpeTensorSetReader   read,
+                                                 const guint8        *data,
+                                                 gsize                length,
+                                                 const char          *name_for_errors,
+                                                 GError             **error);
+/* `read` on the file at `path` (rpe_map_file; `path` names it in errors), under one
+ * memory-budget scope for the whole file, the file's bytes included. */
+RpeTensorSet  *rpe_tensor_set_read_file         (RpeTensorSetReader   read,
+                                                 const char          *path,
+                                                 GError             **error);
 
 G_END_DECLS

@@ -14,6 +14,7 @@
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-fastrpb.h"
+#include "rpe-figure-names.h"
 #include "rpe-linear-attention.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-conv-spe-2d.h"
@@ -1999,4 +2000,196 @@ rpe_compute_check_budget (RpeComputeJobKind          kind,
                "Computing at N = %zu needs about %s, more than the memory budget of %s "
                "(RPE_MEMORY_BUDGET)", n, need, budget);
   return FALSE;
+}
+
+void
+rpe_attention_figure_fill (RpeFigure                 *fig,
+                           const RpeAttentionImage   *img,
+                           const RpeExplorerSnapshot *s,
+                           const RpeColormap         *cmap,
+                           guint                      train,
+                           RpeHeatmapTransform        transform,
+                           double                     param,
+                           char                      *strings[3],
+                           gboolean                  *has_attention)
+{
+  RpeHeatmapData *d;
+  gboolean whole;
+
+  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
+          && img->rows == img->n && img->cols == img->n;
+  rpe_figure_init (fig, RPE_FIGURE_HEATMAP);
+  d = &fig->heatmap;
+  rpe_heatmap_data_init (d);
+  d->values = img->values;
+  d->rows = img->rows;
+  d->cols = img->cols;
+  d->colormap = cmap;
+  d->reduce = img->reduce;
+  d->equal_aspect = TRUE;
+  d->scale = RPE_HEATMAP_SCALE_LINEAR;
+  *has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
+  /* the SPE paper's transform maps attention weights only */
+  d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !*has_attention ? RPE_HEATMAP_TRANSFORM_NONE
+                                                                               : transform;
+  d->transform_param = d->transform == transform ? param : 0.0;
+  d->train_length = whole ? train : 0;
+  strings[0] = strings[1] = NULL;
+  if (whole)
+    {
+      d->x_label = "key position n";
+      d->y_label = "query position m";
+    }
+  else
+    {
+      strings[0] = g_strdup_printf ("key position n, %zu \u2026 %zu%s", img->n0, img->n1 - 1,
+                                    img->cols < img->n1 - img->n0 ? " (reduced to pixels)" : "");
+      strings[1] = g_strdup_printf ("query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
+                                    img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
+      d->x_label = strings[0];
+      d->y_label = strings[1];
+    }
+  d->colorbar_label = "attention weight";
+  switch (img->method)
+    {
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_EXACT:
+      strings[2] = rpe_figure_attention_title (s->spe_kind == RPE_SPE_SINE, s->gated,
+                                               img->method == RPE_EXPLORER_METHOD_EXACT, img->head, s->r,
+                                               img->causal);
+      break;
+    default:
+      strings[2] = g_strdup_printf ("%s attention, head %zu%s", rpe_explorer_method_name (img->method), img->head,
+                                    img->causal ? ", causal" : "");
+      break;
+    }
+  fig->title = strings[2];
+}
+
+/* ---- the Curves page's figure (shared by the window and `rpe export curves`) ---- */
+
+static void
+add_column_series (RpeCurveSeries      *series,
+                   gsize               *n_series,
+                   const RpeCurveTable *table,
+                   const char          *x_name,
+                   const char          *y_name,
+                   const char          *label)
+{
+  long xi = rpe_curve_table_find (table, x_name);
+  long yi = rpe_curve_table_find (table, y_name);
+  RpeCurveSeries *s = &series[*n_series];
+
+  if (xi < 0 || yi < 0)
+    return;
+  memset (s, 0, sizeof *s);
+  s->x = rpe_curve_table_column_const (table, (gsize) xi);
+  s->y = rpe_curve_table_column_const (table, (gsize) yi);
+  s->n = rpe_curve_table_n_rows (table);
+  s->label = label;
+  (*n_series)++;
+}
+
+/* The page's four plots for c: plots[p] uses series[p * RPE_CURVES_MAX_SERIES ..];
+ * ntrain labels the N_train marker.  Strings are static or ntrain. */
+void
+rpe_curves_fill_plots (RpeCurves      *c,
+                       RpeCurvePlot    plots[4],
+                       RpeCurveSeries *series,
+                       const char     *ntrain)
+{
+  static const char *models[5][2] = {
+    { "ape", "APE" }, { "spe_exact", "SPE, exact" }, { "spe_estimate", "SPE, estimate" },
+    { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
+  };
+  static const char *cols[2][5] = {
+    { "ape_distance", "spe_exact_distance", "spe_estimate_distance", "lrpe_distance", "fastrpb_distance" },
+    { "ape_ti", "spe_exact_ti", "spe_estimate_ti", "lrpe_ti", "fastrpb_ti" },
+  };
+  RpeCurveSeries *s;
+  gsize n;
+
+  /* profiles */
+  s = series;
+  n = 0;
+  add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE, " RPE_FIG_P_TILDE "<sub>d</sub>(τ)");
+  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE, mean over d");
+  add_column_series (s, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
+  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB, w<sub>τ</sub>");
+  rpe_curve_plot_init (&plots[0]);
+  plots[0].series = s;
+  plots[0].n_series = n;
+  plots[0].title = "Template profiles";
+  plots[0].x_label = "lag τ = m − n";
+  plots[0].y_label = RPE_FIG_P_TILDE "(τ)";
+
+  /* estimator error */
+  s = series + RPE_CURVES_MAX_SERIES;
+  n = 0;
+  add_column_series (s, &n, c->error, "R", "mean", "mean relative error");
+  if (n == 1)
+    {
+      long sd = rpe_curve_table_find (c->error, "sd");
+
+      s[0].y_err = sd >= 0 ? rpe_curve_table_column_const (c->error, (gsize) sd) : NULL;
+      s[0].marker = RPE_CURVE_MARKER_CIRCLE;
+    }
+  rpe_curve_plot_init (&plots[1]);
+  plots[1].series = s;
+  plots[1].n_series = n;
+  plots[1].title = "Template error " RPE_FIG_TEMPLATE_ERROR;
+  plots[1].x_label = "realizations R";
+  plots[1].y_label = "relative error";
+  plots[1].x_log = TRUE;
+  plots[1].y_log = TRUE;
+
+  /* extrapolation: attended distance and translation invariance */
+  for (guint which = 0; which < 2; which++)
+    {
+      RpeCurvePlot *plot = &plots[2 + which];
+
+      s = series + (2 + which) * RPE_CURVES_MAX_SERIES;
+      n = 0;
+      for (guint i = 0; i < 5; i++)
+        add_column_series (s, &n, c->extrapolation, "m", cols[which][i], models[i][1]);
+      rpe_curve_plot_init (plot);
+      plot->series = s;
+      plot->n_series = n;
+      plot->title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
+      plot->x_label = "query position m";
+      plot->y_label = which == 0 ? RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|" : "TI(m)";
+      plot->x_marker = (double) c->n_train;
+      plot->x_marker_label = ntrain;
+    }
+}
+
+RpeCurves *
+rpe_compute_curves (RpeExplorerSnapshot  *snapshot,
+                    gsize                 n_cap,
+                    GCancellable         *cancellable,
+                    GError              **error)
+{
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  return job_run_sync (curves_run, "the curves", snapshot, MAX (n_cap, 2), NULL, cancellable, error);
+}
+
+void
+rpe_curves_figure_fill (RpeFigure      *fig,
+                        RpeCurves      *c,
+                        guint           head,
+                        RpeCurvePlot    plots[4],
+                        RpeCurveSeries *series,
+                        char           *strings[2])
+{
+  strings[0] = g_strdup_printf (RPE_FIG_N_TRAIN " = %zu", c->n_train);
+  strings[1] = g_strdup_printf ("Profiles, estimator error and extrapolation (head %u, " RPE_FIG_N_TRAIN " = %zu)",
+                                head, c->n_train);
+  rpe_figure_init (fig, RPE_FIGURE_CURVES);
+  rpe_curves_fill_plots (c, plots, series, strings[0]);
+  plots[0].legend = RPE_CURVE_LEGEND_BEST;
+  fig->plots = plots;
+  fig->n_plots = 4;
+  fig->n_plot_columns = 2;
+  fig->table = c->extrapolation;
+  fig->title = strings[1];
 }

@@ -14,6 +14,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-curves.h"
 #include "rpe-explorer-state.h"
+#include "rpe-export.h"
 #include "rpe-gif.h"
 #include "rpe-job.h"
 #include "rpe-plot-render.h"
@@ -210,6 +211,23 @@ RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
                                           GCancellable              *cancellable,
                                           GError                   **error);
 
+/* The figure of an attention image as the Attention view draws it (shared by the
+ * window and `rpe export attention`): fig becomes an RPE_FIGURE_HEATMAP pointing
+ * at img->values, coloured by transform (and its param: the state's colour scale; the SPE
+ * paper's transform only where the values are attention weights); the labels and title it
+ * points at are returned in strings[0..2]
+ * (the caller frees them after drawing).  *has_attention: the values are
+ * attention weights (the attention transform applies). */
+void               rpe_attention_figure_fill (RpeFigure                 *fig,
+                                              const RpeAttentionImage   *img,
+                                              const RpeExplorerSnapshot *snapshot,
+                                              const RpeColormap         *cmap,
+                                              guint                      train,
+                                              RpeHeatmapTransform        transform,
+                                              double                     param,
+                                              char                      *strings[3],
+                                              gboolean                  *has_attention);
+
 /* ---- Curves: profiles, estimator error, extrapolation ---- */
 
 typedef struct
@@ -222,6 +240,31 @@ typedef struct
   gsize          n;              /* N of the profiles: min (N, n_cap) */
   gsize          n_asked;        /* the snapshot's N */
 } RpeCurves;
+
+/* The curves synchronously, by the code of rpe_compute_curves_async. */
+RpeCurves *rpe_compute_curves (RpeExplorerSnapshot  *snapshot,
+                               gsize                 n_cap,
+                               GCancellable         *cancellable,
+                               GError              **error);
+
+/* The Curves page's four plots of c (profiles, estimator error, extrapolation:
+ * distance and TI), as the window and `rpe export curves` draw them: plots[p]
+ * uses series[p * RPE_CURVES_MAX_SERIES ..]; ntrain labels the N_train marker
+ * (strings are static or ntrain; the series point into c's tables). */
+#define RPE_CURVES_MAX_SERIES 8
+void       rpe_curves_fill_plots (RpeCurves      *c,
+                                  RpeCurvePlot    plots[4],
+                                  RpeCurveSeries *series,
+                                  const char     *ntrain);
+/* The Curves page's figure of c (head: the state's, for the title): fig points
+ * at plots, series (4 * RPE_CURVES_MAX_SERIES) and strings[0..1], which the
+ * caller frees after drawing. */
+void       rpe_curves_figure_fill (RpeFigure      *fig,
+                                   RpeCurves      *c,
+                                   guint           head,
+                                   RpeCurvePlot    plots[4],
+                                   RpeCurveSeries *series,
+                                   char           *strings[2]);
 
 GType      rpe_curves_get_type (void) G_GNUC_CONST;
 RpeCurves *rpe_curves_ref   (RpeCurves *curves);

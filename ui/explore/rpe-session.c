@@ -1550,34 +1550,126 @@ rpe_session_export_view (RpeSession  *session,
 
   if (g_strcmp0 (session->view, "templates") == 0)
     return session->template_cell >= 0 ? "template" : "templates";
-  if (g_strcmp0 (session->view, "attention") == 0 || g_strcmp0 (session->view, "teaching") == 0)
+  if ((g_strcmp0 (session->view, "curves") == 0
+       || (g_strcmp0 (session->view, "attention") == 0
+           && rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_LRPE))
+      && rpe_explorer_state_get_lrpe_trained (st, NULL) != NULL)
+    {
+      gboolean trained = FALSE;
+
+      g_object_get (st, "lrpe-trained", &trained, NULL);
+      if (trained)
+        {
+          /* the session holds the LRPE choices, not the trained arrays: it would draw the seeded LRPE */
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                         "the LRPE parameters are trained ones from a checkpoint, which a session does not hold yet");
+          return NULL;
+        }
+    }
+  if (g_strcmp0 (session->view, "attention") == 0)
+    return "attention";   /* every method, loaded content and zoom: rpe export attention draws them */
+  if (g_strcmp0 (session->view, "curves") == 0)
+    return "curves";      /* the Curves page's four plots (rpe export curves without --panel) */
+  if (g_strcmp0 (session->view, "teaching") == 0)
     {
       guint content = 0;
 
       g_object_get (st, "content", &content, NULL);
-      if (g_strcmp0 (session->view, "attention") == 0)
-        {
-          RpeExplorerMethod m = rpe_explorer_state_get_method (st);
-
-          if (m != RPE_EXPLORER_METHOD_SPE && m != RPE_EXPLORER_METHOD_EXACT)
-            {
-              rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                             "the attention method “%s” has no `rpe export` figure (SPE estimate and exact RPE have)",
-                             rpe_explorer_method_name (m));
-              return NULL;
-            }
-        }
       if (content == RPE_CONTENT_NPY)
         {
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                         "queries/keys loaded from a .npy file have no `rpe export` equivalent (use unit or random content)");
+                         "SPE vs RPE of queries/keys loaded from a .npy file has no `rpe export` figure "
+                         "(the Attention view has)");
           return NULL;
         }
-      return g_strcmp0 (session->view, "attention") == 0 ? "attention" : "spe-vs-rpe";
+      return "spe-vs-rpe";
     }
   rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the %s view has no `rpe export --session` figure yet "
-                 "(Templates, Attention and SPE vs RPE have)", session->view);
+                 "(Templates, Attention, Curves and SPE vs RPE have)", session->view);
   return NULL;
+}
+
+typedef struct
+{
+  const char *name;
+  guint       value;
+} Choice;
+
+static const Choice methods[] = {
+  { "spe", RPE_EXPLORER_METHOD_SPE }, { "exact", RPE_EXPLORER_METHOD_EXACT }, { "ape", RPE_EXPLORER_METHOD_APE },
+  { "lrpe", RPE_EXPLORER_METHOD_LRPE }, { "fastrpb", RPE_EXPLORER_METHOD_FASTRPB },
+  { "linear", RPE_EXPLORER_METHOD_LINEAR }, { NULL, 0 } };
+static const Choice lrpe_ps[] = {
+  { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
+  { "permutation", RPE_LRPE_P_PERMUTATION }, { "odd-even", RPE_LRPE_P_ODD_EVEN },
+  { "fourier", RPE_LRPE_P_FOURIER }, { "dct", RPE_LRPE_P_DCT }, { NULL, 0 } };
+static const Choice lrpe_lambdas[] = {
+  { "rotation", RPE_LRPE_LAMBDA_ROTATION }, { "mixed", RPE_LRPE_LAMBDA_MIXED },
+  { "complex", RPE_LRPE_LAMBDA_COMPLEX_EXP }, { "permutation", RPE_LRPE_LAMBDA_PERMUTATION }, { NULL, 0 } };
+static const Choice lrpe_thetas[] = {
+  { "a", RPE_LRPE_THETA_A }, { "b", RPE_LRPE_THETA_B }, { "c", RPE_LRPE_THETA_C }, { NULL, 0 } };
+static const Choice feature_maps[] = {
+  { "relu", RPE_FEATURE_RELU }, { "elu1", RPE_FEATURE_ELU1 }, { "exp", RPE_FEATURE_EXP },
+  { "performer", RPE_FEATURE_PERFORMER }, { "dpfp", RPE_FEATURE_DPFP }, { NULL, 0 } };
+
+static const Choice *
+choices_of (const char *option)
+{
+  if (g_strcmp0 (option, "--attention-method") == 0)
+    return methods;
+  if (g_strcmp0 (option, "--lrpe-p") == 0)
+    return lrpe_ps;
+  if (g_strcmp0 (option, "--lrpe-lambda") == 0)
+    return lrpe_lambdas;
+  if (g_strcmp0 (option, "--lrpe-theta") == 0)
+    return lrpe_thetas;
+  if (g_strcmp0 (option, "--feature-map") == 0)
+    return feature_maps;
+  return NULL;
+}
+
+const char *
+rpe_session_choice_name (const char *option,
+                         guint       value)
+{
+  for (const Choice *c = choices_of (option); c != NULL && c->name != NULL; c++)
+    if (c->value == value)
+      return c->name;
+  return NULL;
+}
+
+gboolean
+rpe_session_choice_value (const char *option,
+                          const char *name,
+                          guint      *value)
+{
+  for (const Choice *c = choices_of (option); c != NULL && c->name != NULL && name != NULL; c++)
+    if (g_str_equal (c->name, name))
+      {
+        *value = c->value;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+gboolean
+rpe_session_viewport_cells (const double  viewport[4],
+                            gsize         n,
+                            gsize        *m0,
+                            gsize        *m1,
+                            gsize        *n0,
+                            gsize        *n1)
+{
+  double v[4];
+
+  for (guint i = 0; i < 4; i++)
+    v[i] = CLAMP (viewport[i], 0.0, (double) n);
+  /* the cells the view requests: floor of the start, ceil of the end */
+  *m0 = (gsize) floor (v[0]);
+  *m1 = (gsize) ceil (v[1]);
+  *n0 = (gsize) floor (v[2]);
+  *n1 = (gsize) ceil (v[3]);
+  return *m0 < *m1 && *n0 < *n1;
 }
 
 static void
@@ -1632,6 +1724,31 @@ rpe_session_export_argv (RpeSession  *session,
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the parameters come from no checkpoint file");
       return NULL;
     }
+  if (with_source && (g_str_equal (view, "attention") || g_str_equal (view, "curves")))
+    {
+      /* what a session holds and no option says */
+      guint loaded = 0;
+
+      g_object_get (st, "content", &loaded, NULL);
+      if (loaded == RPE_CONTENT_NPY)
+        {
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are loaded from a .npy file");
+          return NULL;
+        }
+      if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB || g_str_equal (view, "curves"))
+        {
+          g_autoptr (RpeExplorerState) fresh = rpe_explorer_state_new ();
+          gsize na = 0, nb = 0;
+          const float *wa = rpe_explorer_state_get_fastrpb_weights (st, &na);
+          const float *wb = rpe_explorer_state_get_fastrpb_weights (fresh, &nb);
+
+          if (na != nb || memcmp (wa, wb, na * sizeof (float)) != 0)
+            {
+              rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the FastRPB weights were edited");
+              return NULL;
+            }
+        }
+    }
   g_object_get (st, "length", &length, "realizations", &r, "seed", &seed, "head", &head, "feature", &feature,
                 "train-length", &train, "template-kind", &template_kind, "content", &content, "causal", &causal,
                 "gated", &gated, "colormap", &colormap, NULL);
@@ -1650,8 +1767,7 @@ rpe_session_export_argv (RpeSession  *session,
         add_opt (argv, "--map", *m);
     }
   add_opt (argv, "--method", kind == RPE_SPE_SINE ? "sine" : "conv");
-  if (!gated)
-    add_opt (argv, "--no-gate", NULL);
+  add_opt (argv, gated ? "--gate" : "--no-gate", NULL);
   add_int_opt (argv, "--head", MIN (head, p->n_heads - 1));
   if (g_str_equal (view, "template"))
     add_int_opt (argv, "--feature", (guint64) session->template_cell);
@@ -1672,24 +1788,69 @@ rpe_session_export_argv (RpeSession  *session,
       if (cmap != NULL && rpe_colormap_is_diverging (cmap))
         add_opt (argv, "--colormap", colormap);
     }
+  else if (g_str_equal (view, "curves"))
+    {
+      guint lp, ll, lt;
+
+      /* what the page's profiles and extrapolation use: R, the seed, causal, the LRPE choices */
+      g_object_get (st, "lrpe-p", &lp, "lrpe-lambda", &ll, "lrpe-theta", &lt, NULL);
+      add_int_opt (argv, "--realizations", r);
+      add_int_opt (argv, "--seed", seed);
+      add_opt (argv, causal ? "--causal" : "--no-causal", NULL);
+      if (content == RPE_CONTENT_RANDOM)
+        add_opt (argv, "--content", "random");
+      add_opt (argv, "--lrpe-p", rpe_session_choice_name ("--lrpe-p", lp));
+      add_opt (argv, "--lrpe-lambda", rpe_session_choice_name ("--lrpe-lambda", ll));
+      add_opt (argv, "--lrpe-theta", rpe_session_choice_name ("--lrpe-theta", lt));
+    }
   else
     {
-      gboolean exact = g_str_equal (view, "attention")
-                       && rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_EXACT;
+      RpeExplorerMethod m = g_str_equal (view, "attention") ? rpe_explorer_state_get_method (st)
+                                                            : RPE_EXPLORER_METHOD_SPE;
+      gboolean exact = m == RPE_EXPLORER_METHOD_EXACT;
 
+      if (m != RPE_EXPLORER_METHOD_SPE && m != RPE_EXPLORER_METHOD_EXACT)
+        {
+          guint lp, ll, lt, fm;
+
+          add_opt (argv, "--attention-method", rpe_session_choice_name ("--attention-method", m));
+          g_object_get (st, "lrpe-p", &lp, "lrpe-lambda", &ll, "lrpe-theta", &lt, "feature-map", &fm, NULL);
+          if (m == RPE_EXPLORER_METHOD_LRPE)
+            {
+              add_opt (argv, "--lrpe-p", rpe_session_choice_name ("--lrpe-p", lp));
+              add_opt (argv, "--lrpe-lambda", rpe_session_choice_name ("--lrpe-lambda", ll));
+              add_opt (argv, "--lrpe-theta", rpe_session_choice_name ("--lrpe-theta", lt));
+            }
+          if (m == RPE_EXPLORER_METHOD_LRPE || m == RPE_EXPLORER_METHOD_LINEAR)
+            add_opt (argv, "--feature-map", rpe_session_choice_name ("--feature-map", fm));
+        }
       if (exact)
         add_opt (argv, "--exact", NULL);
       else
         add_int_opt (argv, "--realizations", r);
-      if (causal)
-        add_opt (argv, "--causal", NULL);
+      add_opt (argv, causal ? "--causal" : "--no-causal", NULL);
       if (content == RPE_CONTENT_RANDOM)
         add_opt (argv, "--content", "random");
       if (!exact || content == RPE_CONTENT_RANDOM)
         add_int_opt (argv, "--seed", seed);
+      if (g_str_equal (view, "attention") && session->have_viewport)
+        {
+          gsize m0, m1, n0, n1;
+          guint nn = session->export_length > 0 ? session->export_length : length;
+
+          if (rpe_session_viewport_cells (session->viewport, nn, &m0, &m1, &n0, &n1))
+            {
+              g_autofree char *rows = g_strdup_printf ("%zu:%zu", m0, m1);
+              g_autofree char *cols = g_strdup_printf ("%zu:%zu", n0, n1);
+
+              add_opt (argv, "--rows", rows);
+              add_opt (argv, "--cols", cols);
+            }
+        }
       if (cmap != NULL && cmap != rpe_colormap_default ())
         add_opt (argv, "--colormap", colormap);
     }
+  if (!g_str_equal (view, "curves"))   /* the Curves page has no heatmap */
   {
     /* the colour-scale control (the same figure as the window's) */
     guint scale = 0, range = 0;

@@ -163,6 +163,24 @@ gboolean    rpe_session_modules_from_checkpoint (RpeSession         *session,
 /* TRUE if `name` is an export option a session may hold; *takes_value if it has a value. */
 gboolean    rpe_session_export_option_ok (const char *name,
                                           gboolean   *takes_value);
+/* The `rpe export` names of the window's choices: option is one of
+ * "--attention-method" (RpeExplorerMethod), "--lrpe-p", "--lrpe-lambda",
+ * "--lrpe-theta" (A, B, C) and "--feature-map" (RpeFeatureMap).  NULL / FALSE
+ * for an unknown option or value. */
+const char *rpe_session_choice_name  (const char *option,
+                                      guint       value);
+gboolean    rpe_session_choice_value (const char *option,
+                                      const char *name,
+                                      guint      *value);
+/* The attention viewport [m0, m1, n0, n1] (window coordinates, fractional)
+ * as the cell ranges the view computes: rows [*m0, *m1), columns [*n0, *n1),
+ * clamped to 0 .. n.  FALSE when it covers nothing. */
+gboolean    rpe_session_viewport_cells (const double  viewport[4],
+                                        gsize         n,
+                                        gsize        *m0,
+                                        gsize        *m1,
+                                        gsize        *n0,
+                                        gsize        *n1);
 /* A shell-quoted command line `rpe export ... -o OUT` of argv. */
 char       *rpe_session_command_line (const char *const *argv,
                                       const char        *out);

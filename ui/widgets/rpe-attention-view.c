@@ -1271,59 +1271,17 @@ attention_figure (RpeAttentionImage         *img,
                   double                     param)
 {
   RpeFigureBundle *b;
-  RpeHeatmapData *d;
-  const char *causal;
-  gboolean whole;
+  char *strings[3] = { NULL, NULL, NULL };
 
   if (img == NULL || s == NULL || img->rows == 0 || img->cols == 0)
     return NULL;
-  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
-          && img->rows == img->n && img->cols == img->n;
-
   b = rpe_figure_bundle_new (RPE_FIGURE_HEATMAP);
   rpe_figure_bundle_keep (b, rpe_attention_image_ref (img), (GDestroyNotify) rpe_attention_image_unref);
-  d = &b->fig.heatmap;
-  rpe_heatmap_data_init (d);
-  d->values = img->values;
-  d->rows = img->rows;
-  d->cols = img->cols;
-  d->colormap = cmap;
-  d->reduce = img->reduce;
-  d->equal_aspect = TRUE;
-  d->scale = RPE_HEATMAP_SCALE_LINEAR;
-  /* the SPE paper's transform maps attention weights only */
-  d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !method_has_attention (img->method)
-                 ? RPE_HEATMAP_TRANSFORM_NONE : transform;
-  d->transform_param = d->transform == transform ? param : 0.0;
-  d->train_length = whole ? train : 0;
-  if (whole)
-    {
-      d->x_label = "key position n";
-      d->y_label = "query position m";
-    }
-  else
-    {
-      d->x_label = rpe_figure_bundle_printf (b, "key position n, %zu \u2026 %zu%s", img->n0, img->n1 - 1,
-                                             img->cols < img->n1 - img->n0 ? " (reduced to pixels)" : "");
-      d->y_label = rpe_figure_bundle_printf (b, "query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
-                                             img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
-    }
-  causal = img->causal ? ", causal" : "";
-  d->colorbar_label = "attention weight";
-  switch (img->method)
-    {
-    case RPE_EXPLORER_METHOD_SPE:
-    case RPE_EXPLORER_METHOD_EXACT:
-      b->fig.title = rpe_figure_bundle_keep (b, rpe_figure_attention_title (s->spe_kind == RPE_SPE_SINE, s->gated,
-                                                                            img->method == RPE_EXPLORER_METHOD_EXACT,
-                                                                            img->head, s->r, img->causal), g_free);
-      break;
-    default:
-      b->fig.title = rpe_figure_bundle_printf (b, "%s attention, head %zu%s", rpe_explorer_method_name (img->method),
-                                               img->head, causal);
-      break;
-    }
-  b->has_attention = img->method != RPE_EXPLORER_METHOD_FASTRPB && img->method != RPE_EXPLORER_METHOD_LRPE;
+  /* the figure `rpe export attention` draws of the same image (rpe-compute.c) */
+  rpe_attention_figure_fill (&b->fig, img, s, cmap, train, transform, param, strings, &b->has_attention);
+  for (guint i = 0; i < 3; i++)
+    if (strings[i] != NULL)
+      rpe_figure_bundle_keep (b, strings[i], g_free);
   b->default_name = g_strdup_printf ("attention-h%zu", img->head);
   return b;
 }

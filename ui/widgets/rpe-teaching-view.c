@@ -747,103 +747,6 @@ G_DEFINE_FINAL_TYPE (RpeCurvesPage, rpe_curves_page, GTK_TYPE_WIDGET)
 static guint curves_figure_changed;
 
 static void
-add_column_series (RpeCurveSeries      *series,
-                   gsize               *n_series,
-                   const RpeCurveTable *table,
-                   const char          *x_name,
-                   const char          *y_name,
-                   const char          *label)
-{
-  long xi = rpe_curve_table_find (table, x_name);
-  long yi = rpe_curve_table_find (table, y_name);
-  RpeCurveSeries *s = &series[*n_series];
-
-  if (xi < 0 || yi < 0)
-    return;
-  memset (s, 0, sizeof *s);
-  s->x = rpe_curve_table_column_const (table, (gsize) xi);
-  s->y = rpe_curve_table_column_const (table, (gsize) yi);
-  s->n = rpe_curve_table_n_rows (table);
-  s->label = label;
-  (*n_series)++;
-}
-
-#define CURVES_MAX_SERIES 8
-
-/* The page's four plots for c: plots[p] uses series[p * CURVES_MAX_SERIES ..];
- * ntrain labels the N_train marker.  Strings are static or ntrain. */
-static void
-curves_fill_plots (RpeCurves      *c,
-                   RpeCurvePlot    plots[4],
-                   RpeCurveSeries *series,
-                   const char     *ntrain)
-{
-  static const char *models[5][2] = {
-    { "ape", "APE" }, { "spe_exact", "SPE, exact" }, { "spe_estimate", "SPE, estimate" },
-    { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
-  };
-  static const char *cols[2][5] = {
-    { "ape_distance", "spe_exact_distance", "spe_estimate_distance", "lrpe_distance", "fastrpb_distance" },
-    { "ape_ti", "spe_exact_ti", "spe_estimate_ti", "lrpe_ti", "fastrpb_ti" },
-  };
-  RpeCurveSeries *s;
-  gsize n;
-
-  /* profiles */
-  s = series;
-  n = 0;
-  add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE, " RPE_FIG_P_TILDE "<sub>d</sub>(τ)");
-  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE, mean over d");
-  add_column_series (s, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
-  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB, w<sub>τ</sub>");
-  rpe_curve_plot_init (&plots[0]);
-  plots[0].series = s;
-  plots[0].n_series = n;
-  plots[0].title = "Template profiles";
-  plots[0].x_label = "lag τ = m − n";
-  plots[0].y_label = RPE_FIG_P_TILDE "(τ)";
-
-  /* estimator error */
-  s = series + CURVES_MAX_SERIES;
-  n = 0;
-  add_column_series (s, &n, c->error, "R", "mean", "mean relative error");
-  if (n == 1)
-    {
-      long sd = rpe_curve_table_find (c->error, "sd");
-
-      s[0].y_err = sd >= 0 ? rpe_curve_table_column_const (c->error, (gsize) sd) : NULL;
-      s[0].marker = RPE_CURVE_MARKER_CIRCLE;
-    }
-  rpe_curve_plot_init (&plots[1]);
-  plots[1].series = s;
-  plots[1].n_series = n;
-  plots[1].title = "Template error " RPE_FIG_TEMPLATE_ERROR;
-  plots[1].x_label = "realizations R";
-  plots[1].y_label = "relative error";
-  plots[1].x_log = TRUE;
-  plots[1].y_log = TRUE;
-
-  /* extrapolation: attended distance and translation invariance */
-  for (guint which = 0; which < 2; which++)
-    {
-      RpeCurvePlot *plot = &plots[2 + which];
-
-      s = series + (2 + which) * CURVES_MAX_SERIES;
-      n = 0;
-      for (guint i = 0; i < 5; i++)
-        add_column_series (s, &n, c->extrapolation, "m", cols[which][i], models[i][1]);
-      rpe_curve_plot_init (plot);
-      plot->series = s;
-      plot->n_series = n;
-      plot->title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
-      plot->x_label = "query position m";
-      plot->y_label = which == 0 ? RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|" : "TI(m)";
-      plot->x_marker = (double) c->n_train;
-      plot->x_marker_label = ntrain;
-    }
-}
-
-static void
 curves_update_cap (RpeCurvesPage *self)
 {
   gsize asked = rpe_explorer_state_get_length (self->state);
@@ -867,13 +770,13 @@ static void
 curves_show (RpeCurvesPage *self,
              RpeCurves     *c)
 {
-  RpeCurveSeries series[4 * CURVES_MAX_SERIES];
+  RpeCurveSeries series[4 * RPE_CURVES_MAX_SERIES];
   RpeCurvePlot plots[4];
   g_autofree char *ntrain = g_strdup_printf (RPE_FIG_N_TRAIN " = %zu", c->n_train);
 
   g_clear_pointer (&self->result, rpe_curves_unref);
   self->result = rpe_curves_ref (c);
-  curves_fill_plots (c, plots, series, ntrain);
+  rpe_curves_fill_plots (c, plots, series, ntrain);
   for (guint i = 0; i < 4; i++)
     rpe_curve_view_set_plot (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
@@ -1262,7 +1165,7 @@ rpe_curves_page_build_figure (RpeCurvesPage *self)
   RpeFigureBundle *b;
   RpeCurvePlot *plots;
   RpeCurveSeries *series;
-  const char *ntrain;
+  char *strings[2] = { NULL, NULL };
   guint head = 0;
 
   g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
@@ -1273,16 +1176,11 @@ rpe_curves_page_build_figure (RpeCurvesPage *self)
   b = rpe_figure_bundle_new (RPE_FIGURE_CURVES);
   rpe_figure_bundle_keep (b, rpe_curves_ref (c), (GDestroyNotify) rpe_curves_unref);
   plots = rpe_figure_bundle_keep (b, g_new0 (RpeCurvePlot, 4), g_free);
-  series = rpe_figure_bundle_keep (b, g_new0 (RpeCurveSeries, 4 * CURVES_MAX_SERIES), g_free);
-  ntrain = rpe_figure_bundle_printf (b, RPE_FIG_N_TRAIN " = %zu", c->n_train);
-  curves_fill_plots (c, plots, series, ntrain);
-  plots[0].legend = RPE_CURVE_LEGEND_BEST;
-  b->fig.plots = plots;
-  b->fig.n_plots = 4;
-  b->fig.n_plot_columns = 2;
-  b->fig.table = c->extrapolation;
-  b->fig.title = rpe_figure_bundle_printf (b, "Profiles, estimator error and extrapolation (head %u, " RPE_FIG_N_TRAIN " = %zu)",
-                                           head, c->n_train);
+  series = rpe_figure_bundle_keep (b, g_new0 (RpeCurveSeries, 4 * RPE_CURVES_MAX_SERIES), g_free);
+  /* the figure `rpe export curves` draws of the same curves (rpe-compute.c) */
+  rpe_curves_figure_fill (&b->fig, c, head, plots, series, strings);
+  rpe_figure_bundle_keep (b, strings[0], g_free);
+  rpe_figure_bundle_keep (b, strings[1], g_free);
   b->default_name = g_strdup ("curves");
   return b;
 }

@@ -384,6 +384,13 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   s->view = g_strdup (what == RPE_COMPARE_ATTENTION ? "attention" : "templates");
   s->template_cell = what == RPE_COMPARE_ATTENTION ? -1 : (int) feature;   /* "template --feature d" */
   s->export_length = 0;
+  s->have_viewport = FALSE;   /* the compare figures draw the whole map */
+  if (what == RPE_COMPARE_ATTENTION && rpe_explorer_state_get_method (s->state) != RPE_EXPLORER_METHOD_SPE
+      && rpe_explorer_state_get_method (s->state) != RPE_EXPLORER_METHOD_EXACT)
+    {
+      *why = g_strdup ("The command line compares A drawn as the SPE estimate or exact RPE only.");
+      return NULL;
+    }
   if (!rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
                                                && g_str_equal (self->checkpoint->path, self->source_path)
                                                ? self->checkpoint->set : NULL, &reason)

@@ -74,6 +74,9 @@ struct _RpeWindow
   guint64               session_serial;  /* the state's serial then */
   RpeWindowView         session_view;
   int                   session_cell;
+  gboolean              session_zoomed;  /* and the attention zoom then */
+  double                session_viewport[4];
+  guint                 commands_copied; /* Copy as Command requests completed */
   char                 *source_path;     /* the checkpoint of the modules: a file, "demo", "demo:NAME" */
   char                 *source_prefix;
   int                   source_layer;

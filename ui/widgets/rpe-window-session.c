@@ -7,6 +7,7 @@
 #include "rpe-window-private.h"
 
 #include "rpe-demos.h"
+#include "rpe-error.h"
 #include "rpe-session.h"
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
@@ -116,6 +117,14 @@ rpe_window_build_session (RpeWindow *self)
       if (n >= 2 && n != rpe_explorer_state_get_length (self->state))
         s->export_length = (guint) n;
     }
+  if (view == RPE_WINDOW_VIEW_CURVES)
+    {
+      /* the page computes at a cap of N too */
+      RpeCurves *c = rpe_curves_page_get_result (RPE_CURVES_PAGE (self->views[RPE_WINDOW_VIEW_CURVES]));
+
+      if (c != NULL && c->n >= 2 && c->n != rpe_explorer_state_get_length (self->state))
+        s->export_length = (guint) c->n;
+    }
   if (self->source_path != NULL)
     rpe_session_set_checkpoint (s, self->source_path, self->source_prefix, self->source_layer,
                                 (const char *const *) self->source_map);
@@ -157,6 +166,13 @@ remember_as (RpeWindow     *self,
   self->session_serial = serial;
   self->session_view = view;
   self->session_cell = cell;
+  {
+    /* the zoom shown then (a session holds it) */
+    g_autoptr (RpeSession) now = rpe_window_build_session (self);
+
+    self->session_zoomed = now->have_viewport;
+    memcpy (self->session_viewport, now->viewport, sizeof self->session_viewport);
+  }
   if (uri != NULL)
     {
       GtkRecentData data = { 0 };
@@ -451,20 +467,43 @@ action_save (GtkWidget  *widget,
  *    view has an `rpe export` figure and the module is the checkpoint's as read;
  *  - else `rpe export --session FILE` when the session saved (or opened) last
  *    is the current one (same parameters, view and cell);
- *  - else NULL and *why: the edits need a session file (save it first). */
-char *
-rpe_window_command_line (RpeWindow  *self,
-                         char      **why)
+ *  - else NULL and *why: the edits need a session file (save it first).
+ * The session and the fallback are taken on the main thread (command_job_new);
+ * the comparison with the checkpoint, which may read the file, runs wherever
+ * command_job_run is called: a worker for Copy as Command. */
+typedef struct
+{
+  RpeSession        *session;
+  RpeCheckpointData *checkpoint;     /* the checkpoint already read, when the modules' source (or NULL) */
+  char              *out;
+  char              *session_line;   /* `rpe export --session FILE`, when FILE is the current figure */
+  char              *ready_line;     /* the Compare and Overview pages' command, made on the main thread */
+} CommandJob;
+
+static void
+command_job_free (gpointer data)
+{
+  CommandJob *job = data;
+
+  g_clear_pointer (&job->session, rpe_session_free);
+  g_clear_pointer (&job->checkpoint, rpe_checkpoint_data_unref);
+  g_free (job->out);
+  g_free (job->session_line);
+  g_free (job->ready_line);
+  g_free (job);
+}
+
+static CommandJob *
+command_job_new (RpeWindow  *self,
+                 char      **why)
 {
   g_autoptr (RpeSession) s = NULL;
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) argv = NULL;
-  g_autofree char *reason = NULL;
-  g_autofree char *out = NULL;
   const char *view;
+  CommandJob *job;
 
-  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   {
+    /* the Compare and Overview pages have their own commands (rpe-window-compare.c) */
     const char *page = adw_view_stack_get_visible_child_name (self->stack);
 
     if (g_strcmp0 (page, "compare") == 0 || g_strcmp0 (page, "overview") == 0)
@@ -472,9 +511,15 @@ rpe_window_command_line (RpeWindow  *self,
         g_autofree char *page_why = NULL;
         char *line = _rpe_window_compare_command_line (self, page, &page_why);
 
-        if (why != NULL)
-          *why = g_steal_pointer (&page_why);
-        return line;
+        if (line == NULL)
+          {
+            if (why != NULL)
+              *why = g_steal_pointer (&page_why);
+            return NULL;
+          }
+        job = g_new0 (CommandJob, 1);
+        job->ready_line = line;
+        return job;
       }
   }
   s = rpe_window_build_session (self);
@@ -485,31 +530,43 @@ rpe_window_command_line (RpeWindow  *self,
         *why = g_strdup_printf ("No command draws this figure: %s.", error->message);
       return NULL;
     }
-  if (g_str_equal (view, "attention") && s->have_viewport)
-    {
-      if (why != NULL)
-        *why = g_strdup ("The attention map is zoomed, and `rpe export` draws the whole map: show it all (0) "
-                         "to copy its command.");
-      return NULL;
-    }
-  out = g_strdup_printf ("%s.png", view);
-  /* the checkpoint read when it was opened, when it is the one the modules came from */
-  if (rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
-                                              && g_str_equal (self->checkpoint->path, self->source_path)
-                                              ? self->checkpoint->set : NULL, &reason))
-    {
-      argv = rpe_session_export_argv (s, TRUE, &error);
-      if (argv != NULL)
-        return rpe_session_command_line ((const char *const *) argv, out);
-    }
+  job = g_new0 (CommandJob, 1);
+  job->out = g_strdup_printf ("%s.png", view);
+  if (self->checkpoint != NULL && self->source_path != NULL
+      && g_str_equal (self->checkpoint->path, self->source_path))
+    job->checkpoint = rpe_checkpoint_data_ref (self->checkpoint);
   if (self->session_file != NULL && self->session_serial == rpe_explorer_state_get_serial (self->state)
       && self->session_view == rpe_window_get_view (self)
-      && self->session_cell == s->template_cell)
+      && self->session_cell == s->template_cell && self->session_zoomed == s->have_viewport
+      && (!s->have_viewport || memcmp (self->session_viewport, s->viewport, sizeof s->viewport) == 0))
     {
       const char *args[] = { "--session", self->session_file, NULL };
 
-      return rpe_session_command_line (args, out);
+      job->session_line = rpe_session_command_line (args, job->out);
     }
+  job->session = g_steal_pointer (&s);
+  return job;
+}
+
+static char *
+command_job_run (CommandJob  *job,
+                 char       **why)
+{
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autofree char *reason = NULL;
+
+  if (job->ready_line != NULL)
+    return g_strdup (job->ready_line);
+  if (rpe_session_modules_from_checkpoint (job->session, job->checkpoint != NULL ? job->checkpoint->set : NULL,
+                                           &reason))
+    {
+      argv = rpe_session_export_argv (job->session, TRUE, &error);
+      if (argv != NULL)
+        return rpe_session_command_line ((const char *const *) argv, job->out);
+    }
+  if (job->session_line != NULL)
+    return g_strdup (job->session_line);
   if (why != NULL)
     *why = g_strdup_printf ("Options cannot express this figure (%s): save the session (Ctrl+S) and copy "
                             "again to get an `rpe export --session` command.",
@@ -517,21 +574,95 @@ rpe_window_command_line (RpeWindow  *self,
   return NULL;
 }
 
-static void
-action_copy_command (GtkWidget  *widget,
-                     const char *action_name,
-                     GVariant   *parameter)
+char *
+rpe_window_command_line (RpeWindow  *self,
+                         char      **why)
 {
-  RpeWindow *self = RPE_WINDOW (widget);
-  g_autofree char *why = NULL;
-  g_autofree char *line = rpe_window_command_line (self, &why);
+  CommandJob *job;
+  char *line;
 
+  g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
+  job = command_job_new (self, why);
+  if (job == NULL)
+    return NULL;
+  line = command_job_run (job, why);
+  command_job_free (job);
+  return line;
+}
+
+static void
+command_thread (GTask        *task,
+                gpointer      source,
+                gpointer      data,
+                GCancellable *cancellable)
+{
+  char *why = NULL;
+  char *line = command_job_run (data, &why);
+
+  if (line != NULL)
+    g_task_return_pointer (task, line, g_free);
+  else
+    {
+      g_task_return_new_error (task, RPE_ERROR, RPE_ERROR_UNSUPPORTED, "%s", why);
+      g_free (why);
+    }
+}
+
+void
+rpe_window_command_line_async (RpeWindow           *self,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  char *why = NULL;
+  CommandJob *job;
+
+  g_return_if_fail (RPE_IS_WINDOW (self));
+  g_task_set_source_tag (task, rpe_window_command_line_async);
+  job = command_job_new (self, &why);
+  if (job == NULL)
+    {
+      g_task_return_new_error (task, RPE_ERROR, RPE_ERROR_UNSUPPORTED, "%s", why);
+      g_free (why);
+      return;
+    }
+  g_task_set_task_data (task, job, command_job_free);
+  g_task_run_in_thread (task, command_thread);
+}
+
+char *
+rpe_window_command_line_finish (RpeWindow     *self,
+                                GAsyncResult  *result,
+                                GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+guint
+rpe_window_get_commands_copied (RpeWindow *self)
+{
+  g_return_val_if_fail (RPE_IS_WINDOW (self), 0);
+  return self->commands_copied;
+}
+
+static void
+command_copied (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  RpeWindow *self = RPE_WINDOW (source);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *line = rpe_window_command_line_finish (self, result, &error);
+
+  self->commands_copied++;
   if (line == NULL)
     {
-      AdwToast *toast = toast_escaped ("%s", why);
+      AdwToast *toast = toast_escaped ("%s", error->message);
 
       adw_toast_set_timeout (toast, 8);
-      if (self->session_file == NULL || strstr (why, "save the session") != NULL)
+      if (self->session_file == NULL || strstr (error->message, "save the session") != NULL)
         {
           adw_toast_set_button_label (toast, "_Save…");
           adw_toast_set_action_name (toast, "win.save-session");
@@ -539,8 +670,17 @@ action_copy_command (GtkWidget  *widget,
       adw_toast_overlay_add_toast (self->toasts, toast);
       return;
     }
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), line);
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), line);
   adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Copied the rpe export command of this figure"));
+}
+
+/* Copy as Command: the checkpoint, when it is not in memory, is read on a worker. */
+static void
+action_copy_command (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  rpe_window_command_line_async (RPE_WINDOW (widget), NULL, command_copied, NULL);
 }
 
 /* -------------------------------------------------------------- classes */

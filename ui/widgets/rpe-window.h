@@ -139,5 +139,16 @@ const char       *rpe_window_get_session_file   (RpeWindow      *self);
  * Shift+Ctrl+C); NULL and *why when none redraws it (see the .c). */
 char             *rpe_window_command_line       (RpeWindow      *self,
                                                  char          **why);
+/* The same with the checkpoint comparison (which may read the file) on a
+ * worker, as Copy as Command does; the error's message is the why. */
+void              rpe_window_command_line_async  (RpeWindow           *self,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+char             *rpe_window_command_line_finish (RpeWindow           *self,
+                                                  GAsyncResult        *result,
+                                                  GError             **error);
+/* How many Copy as Command requests completed (copied or refused with a toast). */
+guint             rpe_window_get_commands_copied (RpeWindow           *self);
 
 G_END_DECLS
