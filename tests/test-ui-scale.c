@@ -294,25 +294,29 @@ test_shared_per_panel (void)
   g_assert_nonnull (t);
   g_assert_cmpuint (t->n_features, >=, 2);
   {
-    double lo0 = 0, hi0 = 0;
+    const RpeHeatmapGrid *grid = rpe_templates_view_get_grid (view);
+    double lo, hi, ulo = INFINITY, uhi = -INFINITY;
 
+    /* the view draws the grid with one range and one colour bar ... */
+    g_assert_nonnull (grid);
+    g_assert_cmpuint (grid->n_cells, ==, t->n_features);
+    g_assert_true (grid->shared_scale);
     for (gsize i = 0; i < t->n_features; i++)
       {
-        double lo, hi;
+        double clo, chi;
 
-        rpe_heatmap_view_get_render_data (rpe_templates_view_get_heatmap (view, i), &d);
-        g_assert_true (d.fixed_range);
+        d = *rpe_templates_view_get_cell (view, i);
         g_assert_cmpint (d.transform, ==, RPE_HEATMAP_TRANSFORM_PERCENTILE);
         g_assert_cmpfloat (d.transform_param, ==, 95.0);
-        g_assert_true (rpe_plot_heatmap_range (&d, &lo, &hi, NULL));
-        if (i == 0)
-          {
-            lo0 = lo;
-            hi0 = hi;
-          }
-        g_assert_cmpfloat (lo, ==, lo0);
-        g_assert_cmpfloat (hi, ==, hi0);
+        g_assert_true (rpe_plot_heatmap_range (&d, &clo, &chi, NULL));
+        ulo = fmin (ulo, clo);
+        uhi = fmax (uhi, chi);
       }
+    /* ... the union of the cells' own ranges (made symmetric about 0 for signed data) */
+    g_assert_true (rpe_plot_grid_range (grid, &lo, &hi, NULL));
+    g_assert_cmpfloat (lo, <=, ulo);
+    g_assert_cmpfloat (hi, >=, uhi);
+    g_assert_true ((lo == ulo && hi == uhi) || (lo == -hi && hi == fmax (-ulo, uhi)));
   }
   g_object_set (state, "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
   settle (window);
@@ -325,7 +329,8 @@ test_shared_per_panel (void)
         double lo, hi, *sorted;
         gsize count = t->n * t->n;
 
-        rpe_heatmap_view_get_render_data (rpe_templates_view_get_heatmap (view, i), &d);
+        g_assert_false (rpe_templates_view_get_grid (view)->shared_scale);
+        d = *rpe_templates_view_get_cell (view, i);
         g_assert_false (d.fixed_range);
         g_assert_true (rpe_plot_heatmap_range (&d, &lo, &hi, NULL));
         /* the cell's own 5th..95th percentile (the AUTO scale makes a signed range symmetric) */
