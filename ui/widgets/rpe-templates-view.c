@@ -37,6 +37,7 @@ struct _RpeTemplatesView
   char             *refusal;
   GtkStack         *stack;
   GtkDrawingArea   *grid;
+  GtkWidget        *scrolled;     /* the grid's viewport */
   RpeHeatmapView   *detail;
   RpeCurveView     *profile;
   GtkLabel         *detail_title;
@@ -234,6 +235,26 @@ grid_query_tooltip (GtkWidget        *widget,
   return TRUE;
 }
 
+/* Enter (the grid focused) opens the state's feature d, as a click on its cell does. */
+static gboolean
+grid_key_pressed (GtkEventControllerKey *controller,
+                  guint                  keyval,
+                  guint                  keycode,
+                  GdkModifierType        state,
+                  RpeTemplatesView      *self)
+{
+  guint d = 0;
+
+  if ((keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_space)
+      || self->shown == NULL)
+    return FALSE;
+  g_object_get (self->state, "feature", &d, NULL);
+  if (d >= self->shown->fig.grid.n_cells)
+    return FALSE;
+  rpe_templates_view_open_cell (self, (int) d);
+  return TRUE;
+}
+
 /* The grid's height for its width (its largest cells, no room wasted); a large D scrolls. */
 static gboolean
 grid_fit_height (gpointer user_data)
@@ -247,9 +268,11 @@ grid_fit_height (gpointer user_data)
   if (shown_grid (self, &grid) && width > 0)
     {
       gsize rows = (grid.n_cells + grid.n_columns - 1) / grid.n_columns;
-      double h = rpe_plot_grid_height_for_width (&grid, width, 1e6);
+      /* the viewport's height when the cells keep GRID_MIN_CELL there, else taller (scrolls) */
+      double most = MAX ((double) gtk_widget_get_height (self->scrolled), (double) (rows * GRID_MIN_CELL));
+      double h = rpe_plot_grid_height_for_width (&grid, width, most);
 
-      want = (int) MAX (ceil (h), (double) (rows * GRID_MIN_CELL));
+      want = (int) MIN (ceil (h > 0.0 ? h : most), most);
       gtk_drawing_area_set_content_width (self->grid, (int) (grid.n_columns * GRID_MIN_CELL + 80));
     }
   if (gtk_drawing_area_get_content_height (self->grid) != want)
@@ -503,6 +526,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->stack));
 
   scrolled = gtk_scrolled_window_new ();
+  self->scrolled = scrolled;
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
   self->grid = GTK_DRAWING_AREA (gtk_drawing_area_new ());
   gtk_widget_set_hexpand (GTK_WIDGET (self->grid), TRUE);
@@ -516,6 +540,13 @@ rpe_templates_view_init (RpeTemplatesView *self)
 
     g_signal_connect (click, "pressed", G_CALLBACK (cell_pressed), self);
     gtk_widget_add_controller (GTK_WIDGET (self->grid), GTK_EVENT_CONTROLLER (click));
+  }
+  {
+    GtkEventController *keys = gtk_event_controller_key_new ();
+
+    g_signal_connect (keys, "key-pressed", G_CALLBACK (grid_key_pressed), self);
+    gtk_widget_add_controller (GTK_WIDGET (self->grid), keys);
+    gtk_widget_set_focusable (GTK_WIDGET (self->grid), TRUE);
   }
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), GTK_WIDGET (self->grid));
   gtk_stack_add_named (self->stack, scrolled, "grid");
