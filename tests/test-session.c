@@ -16,6 +16,8 @@
 #include <glib/gstdio.h>
 
 #include "rpe-error.h"
+#include "rpe-checkpoint.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-npy.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
@@ -417,6 +419,88 @@ test_malformed (void)
   g_string_free (deep, TRUE);
 }
 
+/* Trained LRPE parameters of a checkpoint's module (Householder v, permutation pi): the session
+ * holds their values and gives them back with the "lrpe-trained" switch; bad values are refused. */
+static void
+test_lrpe_trained (void)
+{
+  g_autofree char *ckpt = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "lrpe.pt", NULL);
+  g_autoptr (GError) error = NULL;
+  RpeTensorSet *set = rpe_checkpoint_read (ckpt, &error);
+  GPtrArray *modules = NULL;
+  const RpeLrpeModuleInfo *m;
+  RpeLrpeTrained *t;
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autofree char *text = NULL;
+  const RpeLrpeTrained *got;
+  const char *source = NULL;
+  gboolean use = FALSE;
+  gsize len = 0;
+
+  g_assert_no_error (error);
+  m = rpe_checkpoint_pick_lrpe (set, "encoder.layers.1.attn.lrpe", &modules, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (m->permutation);
+  t = rpe_lrpe_trained_new (m->v, m->theta, m->permutation, "layer 1", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (t->pi);
+  rpe_explorer_state_set_lrpe_trained (state, t, "checkpoint lrpe.pt, module “encoder.layers.1.attn.lrpe”");
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, NULL);
+
+  s = rpe_session_new_from_state (state);
+  g_assert_true (rpe_explorer_state_equal (state, s->state, NULL));
+  text = rpe_session_to_data (s, &len, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (text, "lrpe-trained-parameters"));
+  back = rpe_session_load_data (text, len, NULL, &error);
+  g_assert_no_error (error);
+  got = rpe_explorer_state_get_lrpe_trained (back->state, &source);
+  g_assert_nonnull (got);
+  g_assert_cmpstr (source, ==, "checkpoint lrpe.pt, module “encoder.layers.1.attn.lrpe”");
+  g_assert_cmpuint (got->n_pi, ==, t->n_pi);
+  g_assert_cmpmem (got->pi, got->n_pi * sizeof (uint32_t), t->pi, t->n_pi * sizeof (uint32_t));
+  g_assert_cmpuint (got->v_dim, ==, t->v_dim);
+  g_assert_cmpmem (got->v, got->v_dim * sizeof (float), t->v, t->v_dim * sizeof (float));
+  g_assert_true (got->v_learned == t->v_learned);
+  g_object_get (back->state, "lrpe-trained", &use, NULL);
+  g_assert_true (use);
+  g_assert_true (rpe_explorer_state_equal (state, back->state, NULL));
+  /* and the seeded choice (switch off) stays off, the values still held */
+  g_object_set (state, "lrpe-trained", FALSE, NULL);
+  {
+    g_autoptr (RpeSession) off = rpe_session_new_from_state (state);
+    g_autofree char *t2 = rpe_session_to_data (off, &len, NULL);
+    g_autoptr (RpeSession) off_back = rpe_session_load_data (t2, len, NULL, &error);
+
+    g_assert_no_error (error);
+    g_object_get (off_back->state, "lrpe-trained", &use, NULL);
+    g_assert_false (use);
+    g_assert_nonnull (rpe_explorer_state_get_lrpe_trained (off_back->state, NULL));
+  }
+
+  /* a pi that is no permutation, a non-number in v */
+  {
+    const char *pi_at = strstr (text, "\"pi\"");
+    g_autoptr (GString) bad_pi = g_string_new (text);
+    g_autoptr (RpeSession) refused_pi = NULL;
+    gsize at;
+
+    g_assert_nonnull (pi_at);
+    at = (gsize) (strchr (pi_at, '[') - text) + 1;
+    g_string_insert (bad_pi, (gssize) at, "0, ");
+    refused_pi = rpe_session_load_data (bad_pi->str, bad_pi->len, NULL, &error);
+    g_assert_null (refused_pi);
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_FORMAT);
+    g_test_message ("refused: %s", error->message);
+    g_clear_error (&error);
+  }
+  rpe_lrpe_trained_free (t);
+  g_ptr_array_unref (modules);
+  rpe_tensor_set_free (set);
+}
+
 /* ---------------------------------------------------------- the checkpoint */
 
 static void
@@ -675,6 +759,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/round-trip", test_round_trip);
   g_test_add_func ("/session/content-file", test_content_file);
   g_test_add_func ("/session/malformed", test_malformed);
+  g_test_add_func ("/session/lrpe-trained", test_lrpe_trained);
   g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
   g_test_add_func ("/session/cli", test_cli);
   g_test_add_func ("/session/argv", test_argv);

@@ -707,6 +707,81 @@ test_methods (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Trained LRPE parameters (v and theta from .npy files): the session holds them, the window's
+ * export equals `rpe export --session`, and opening the session restores the trained choice. */
+static void
+test_trained_lrpe (void)
+{
+  RpeWindow *window, *other;
+  RpeExplorerState *state;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *session = rpe_test_tmp_path ("trained.rpe-session");
+  g_autofree char *vp = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "v.npy", NULL);
+  g_autofree char *tp = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "theta.npy", NULL);
+  GFile *files[2];
+  const char *source = NULL;
+  const RpeLrpeTrained *t;
+  gboolean use = FALSE;
+  g_autofree char *what = NULL;
+
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  files[0] = g_file_new_for_path (vp);
+  files[1] = g_file_new_for_path (tp);
+  g_assert_true (rpe_window_open_lrpe_files (window, files, 2, &error));
+  g_assert_no_error (error);
+  g_object_unref (files[0]);
+  g_object_unref (files[1]);
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_LRPE, "content", RPE_CONTENT_RANDOM, "seed", 3, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  g_object_get (state, "lrpe-trained", &use, NULL);
+  g_assert_true (use);
+  check_session_figure (window, "lrpe (trained v, theta)");
+  /* the trained values are what is drawn: the seeded LRPE draws another figure */
+  {
+    g_autofree char *trained_png = rpe_test_tmp_path ("trained-gui.png");
+    g_autofree char *seeded_png = rpe_test_tmp_path ("seeded-gui.png");
+    int delta = 0;
+
+    g_assert_true (rpe_window_export_view (window, trained_png, &error));
+    g_object_set (state, "lrpe-trained", FALSE, NULL);
+    rpe_test_settle (window, TRUE);
+    g_assert_true (rpe_window_export_view (window, seeded_png, &error));
+    g_assert_no_error (error);
+    g_assert_cmpfloat (rpe_test_png_difference (trained_png, seeded_png, &delta), >, 0.01);
+    g_object_set (state, "lrpe-trained", TRUE, NULL);
+    rpe_test_settle (window, TRUE);
+  }
+  /* option lines cannot say trained values: the command names the session */
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_no_error (error);
+  {
+    g_autofree char *line = rpe_window_command_line (window, NULL);
+
+    g_assert_nonnull (line);
+    g_test_message ("copied: %s", line);
+    g_assert_nonnull (strstr (line, "--session"));
+  }
+
+  /* the round trip: another window opens the session with the same trained choice */
+  other = open_window ();
+  g_assert_true (rpe_window_open_session (other, session, &error));
+  g_assert_no_error (error);
+  g_assert_true (rpe_explorer_state_equal (state, rpe_window_get_state (other), &what));
+  t = rpe_explorer_state_get_lrpe_trained (rpe_window_get_state (other), &source);
+  g_assert_nonnull (t);
+  g_assert_cmpuint (t->v_dim, ==, 8);
+  g_assert_cmpuint (t->n_theta, ==, 4);
+  g_assert_nonnull (strstr (source, "v.npy"));
+  g_object_get (rpe_window_get_state (other), "lrpe-trained", &use, NULL);
+  g_assert_true (use);
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (rpe_window_get_lrpe_params_row (other))), >, 0);
+  gtk_window_destroy (GTK_WINDOW (other));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* Every boolean a session holds can be switched off beside --session. */
 static void
 test_negations (void)
@@ -759,6 +834,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/capped", test_capped);
   g_test_add_func ("/ui/session/refused", test_refused);
   g_test_add_func ("/ui/session/methods", test_methods);
+  g_test_add_func ("/ui/session/trained-lrpe", test_trained_lrpe);
   g_test_add_func ("/ui/session/negations", test_negations);
   return g_test_run ();
 }

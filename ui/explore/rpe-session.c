@@ -153,6 +153,14 @@ rpe_explorer_state_copy_into (RpeExplorerState *src,
   copy_module (src, dest, RPE_SPE_CONV);
   w = rpe_explorer_state_get_fastrpb_weights (src, &count);
   rpe_explorer_state_set_fastrpb_weights (dest, w, count);
+  {
+    const char *label = NULL;
+    const RpeLrpeTrained *t = rpe_explorer_state_get_lrpe_trained (src, &label);
+
+    /* the "lrpe-trained" switch is among the properties below */
+    if (t != NULL || rpe_explorer_state_get_lrpe_trained (dest, NULL) != NULL)
+      rpe_explorer_state_set_lrpe_trained (dest, t, label);
+  }
   npy = rpe_explorer_state_get_npy_content (src, &ndim, shape);
   if (npy != NULL)
     rpe_explorer_state_set_npy_content (dest, npy, ndim, shape, NULL);
@@ -259,6 +267,24 @@ rpe_explorer_state_equal (RpeExplorerState *a,
         *what = g_strdup ("the FastRPB weights");
       return FALSE;
     }
+  {
+    const char *la = NULL, *lb = NULL;
+    const RpeLrpeTrained *ta = rpe_explorer_state_get_lrpe_trained (a, &la);
+    const RpeLrpeTrained *tb = rpe_explorer_state_get_lrpe_trained (b, &lb);
+
+    if ((ta == NULL) != (tb == NULL)
+        || (ta != NULL
+            && (ta->v_dim != tb->v_dim || ta->n_theta != tb->n_theta || ta->n_pi != tb->n_pi
+                || ta->v_learned != tb->v_learned || g_strcmp0 (la, lb) != 0
+                || !floats_equal (ta->v, tb->v, ta->v_dim) || !floats_equal (ta->theta, tb->theta, ta->n_theta)
+                || (ta->pi == NULL) != (tb->pi == NULL)
+                || (ta->pi != NULL && memcmp (ta->pi, tb->pi, ta->n_pi * sizeof (uint32_t)) != 0))))
+      {
+        if (what != NULL)
+          *what = g_strdup ("the trained LRPE parameters");
+        return FALSE;
+      }
+  }
   na = rpe_explorer_state_get_npy_content (a, &nda, sa);
   nb = rpe_explorer_state_get_npy_content (b, &ndb, sb);
   if ((na == NULL) != (nb == NULL)
@@ -496,6 +522,34 @@ rpe_session_to_data (RpeSession  *session,
 
   w = rpe_explorer_state_get_fastrpb_weights (session->state, &count);
   add_floats (b, "fastrpb-weights", w, count);
+
+  /* trained LRPE parameters (a checkpoint's module, .npy files): the values themselves */
+  {
+    const char *label = NULL;
+    const RpeLrpeTrained *t = rpe_explorer_state_get_lrpe_trained (session->state, &label);
+
+    if (t != NULL)
+      {
+        json_builder_set_member_name (b, "lrpe-trained-parameters");
+        json_builder_begin_object (b);
+        add_string (b, "source", label);
+        add_floats (b, "v", t->v, t->v_dim);
+        json_builder_set_member_name (b, "v-learned");
+        json_builder_add_boolean_value (b, t->v_learned);
+        add_floats (b, "theta", t->theta, t->n_theta);
+        json_builder_set_member_name (b, "pi");
+        if (t->pi == NULL)
+          json_builder_add_null_value (b);
+        else
+          {
+            json_builder_begin_array (b);
+            for (gsize i = 0; i < t->n_pi; i++)
+              json_builder_add_int_value (b, t->pi[i]);
+            json_builder_end_array (b);
+          }
+        json_builder_end_object (b);
+      }
+  }
 
   json_builder_set_member_name (b, "content");
   npy = rpe_explorer_state_get_npy_content (session->state, &ndim, shape);
@@ -1025,6 +1079,93 @@ read_checkpoint (RpeSession  *s,
   return TRUE;
 }
 
+/* The length of the array `name` of o (0 when absent or null); FALSE when it is no array or too long. */
+static gboolean
+array_length (JsonObject  *o,
+              const char  *name,
+              gsize        max,
+              gsize       *length,
+              GError     **error)
+{
+  JsonNode *n = json_object_get_member (o, name);
+
+  *length = 0;
+  if (n == NULL || JSON_NODE_HOLDS_NULL (n))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (n))
+    return bad (error, "“%s” of the trained LRPE parameters must be an array", name);
+  *length = json_array_get_length (json_node_get_array (n));
+  if (*length == 0 || *length > max)
+    return bad (error, "“%s” of the trained LRPE parameters holds %zu values (1 .. %zu)", name,
+                (size_t) *length, (size_t) max);
+  return TRUE;
+}
+
+/* "lrpe-trained-parameters": v, theta and the permutation pi, held by the state with their label. */
+static gboolean
+read_lrpe_trained (RpeSession  *s,
+                   JsonNode    *node,
+                   GError     **error)
+{
+  JsonObject *o;
+  g_autoptr (RpeLrpeTrained) t = NULL;
+  const char *label;
+  float *v = NULL;
+  gsize n_v, n_theta, n_pi;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (error, "“lrpe-trained-parameters” must be an object");
+  o = json_node_get_object (node);
+  if (!array_length (o, "v", 4096, &n_v, error) || !array_length (o, "theta", 4096, &n_theta, error)
+      || !array_length (o, "pi", 4096, &n_pi, error))
+    return FALSE;
+  if (n_v == 0 && n_theta == 0 && n_pi == 0)
+    return bad (error, "the trained LRPE parameters hold none of v, theta and pi");
+  t = g_new0 (RpeLrpeTrained, 1);
+  if (n_v > 0)
+    {
+      if (!get_floats (o, "v", n_v, -1e6, 1e6, FALSE, &v, "the trained LRPE parameters", error))
+        return FALSE;
+      t->v = g_memdup2 (v, n_v * sizeof (float));
+      t->v_dim = n_v;
+      rpe_free (v);
+      v = NULL;
+    }
+  t->v_learned = json_object_has_member (o, "v-learned") && json_object_get_boolean_member (o, "v-learned");
+  if (n_theta > 0)
+    {
+      if (!get_floats (o, "theta", n_theta, -1e6, 1e6, FALSE, &v, "the trained LRPE parameters", error))
+        return FALSE;
+      t->theta = g_memdup2 (v, n_theta * sizeof (float));
+      t->n_theta = n_theta;
+      rpe_free (v);
+    }
+  if (n_pi > 0)
+    {
+      JsonArray *a = json_object_get_array_member (o, "pi");
+      g_autofree gboolean *seen = g_new0 (gboolean, n_pi);
+
+      t->pi = g_new (uint32_t, n_pi);
+      t->n_pi = n_pi;
+      for (gsize i = 0; i < n_pi; i++)
+        {
+          double x;
+
+          if (!get_number (json_array_get_element (a, (guint) i), &x) || x != floor (x) || x < 0
+              || x >= (double) n_pi || seen[(gsize) x])
+            return bad (error, "“pi” of the trained LRPE parameters is not a permutation of 0 .. %zu",
+                        (size_t) n_pi - 1);
+          seen[(gsize) x] = TRUE;
+          t->pi[i] = (uint32_t) x;
+        }
+    }
+  label = opt_string (o, "source");
+  rpe_explorer_state_set_lrpe_trained (s->state, t, label != NULL ? label : "trained parameters (session)");
+  return TRUE;
+}
+
 static gboolean
 read_content (RpeSession  *s,
               JsonNode    *node,
@@ -1293,6 +1434,8 @@ rpe_session_load_data (const char  *data,
       }
   }
 
+  if (!read_lrpe_trained (s, json_object_get_member (o, "lrpe-trained-parameters"), error))
+    return NULL;
   if (!read_content (s, json_object_get_member (o, "content"), error))
     return NULL;
   if (!read_checkpoint (s, json_object_get_member (o, "checkpoint"), error))
@@ -1550,22 +1693,6 @@ rpe_session_export_view (RpeSession  *session,
 
   if (g_strcmp0 (session->view, "templates") == 0)
     return session->template_cell >= 0 ? "template" : "templates";
-  if ((g_strcmp0 (session->view, "curves") == 0
-       || (g_strcmp0 (session->view, "attention") == 0
-           && rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_LRPE))
-      && rpe_explorer_state_get_lrpe_trained (st, NULL) != NULL)
-    {
-      gboolean trained = FALSE;
-
-      g_object_get (st, "lrpe-trained", &trained, NULL);
-      if (trained)
-        {
-          /* the session holds the LRPE choices, not the trained arrays: it would draw the seeded LRPE */
-          rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                         "the LRPE parameters are trained ones from a checkpoint, which a session does not hold yet");
-          return NULL;
-        }
-    }
   if (g_strcmp0 (session->view, "attention") == 0)
     return "attention";   /* every method, loaded content and zoom: rpe export attention draws them */
   if (g_strcmp0 (session->view, "curves") == 0)
@@ -1734,6 +1861,20 @@ rpe_session_export_argv (RpeSession  *session,
         {
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are loaded from a .npy file");
           return NULL;
+        }
+      if ((g_str_equal (view, "curves") || rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_LRPE)
+          && rpe_explorer_state_get_lrpe_trained (st, NULL) != NULL)
+        {
+          gboolean trained = FALSE;
+
+          g_object_get (st, "lrpe-trained", &trained, NULL);
+          if (trained)
+            {
+              /* `rpe export` options draw the seeded LRPE: the session (--session) holds the trained values */
+              rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the LRPE parameters are trained ones, which only "
+                             "a session holds");
+              return NULL;
+            }
         }
       if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB || g_str_equal (view, "curves"))
         {
