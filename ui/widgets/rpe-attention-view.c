@@ -4,6 +4,7 @@
 
 #include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
+#include "rpe-text.h"
 #include "rpe-error.h"
 
 #include <math.h>
@@ -188,11 +189,8 @@ draw_text (cairo_t    *cr,
            double      ax,
            double      ay)
 {
-  cairo_text_extents_t ext;
-
-  cairo_text_extents (cr, text, &ext);
-  cairo_move_to (cr, x - ax * ext.width - ext.x_bearing, y - ay * ext.height - ext.y_bearing);
-  cairo_show_text (cr, text);
+  /* through Pango like every figure's text: N<sub>train</sub> is a real subscript */
+  rpe_text_show (cr, text, x, y, ax, ay);
 }
 
 /* The plot of row m of the image: key position n (cell centres) against a(m, n), its x axis
@@ -384,7 +382,7 @@ canvas_draw (GtkDrawingArea *area,
       cairo_set_dash (cr, NULL, 0, 0);
       cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.9);
       cairo_set_font_size (cr, 11.0);
-      draw_text (cr, "N_train", tx + 4, y + 4, 0.0, 0.0);
+      draw_text (cr, "N<sub>train</sub>", tx + 4, y + 4, 0.0, 0.0);
     }
   if (image_stale (self))
     {

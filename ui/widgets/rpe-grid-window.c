@@ -56,10 +56,15 @@ grid_show (RpeGridWindow *self,
   rpe_heatmap_view_set_title (RPE_HEATMAP_VIEW (self->query_view), query_title);
   rpe_heatmap_view_set_data (RPE_HEATMAP_VIEW (self->query_view), att, img->n1, img->n2);
   rpe_explorer_state_get_conv2d (self->state, &source);
-  caption = g_strdup_printf ("%s. Exact attention softmax(Σ_d q k P̃_d / √D) with the sidebar's content; "
-                             "click a position of the grid to make it the query.",
-                             source != NULL ? source : "2-D convSPE");
-  gtk_label_set_text (self->caption, caption);
+  {
+    /* markup (subscripts); the source names a file: escaped */
+    g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : "2-D convSPE", -1);
+
+    caption = g_strdup_printf ("%s. Exact attention softmax(Σ<sub>d</sub> q k P̃<sub>d</sub> / √D) with the "
+                               "sidebar's content; click a position of the grid to make it the query.",
+                               source_text);
+  }
+  gtk_label_set_markup (self->caption, caption);
 }
 
 static void

@@ -571,8 +571,8 @@ rpe_teaching_view_init (RpeTeachingView *self)
         gtk_widget_add_controller (GTK_WIDGET (self->maps[i]), GTK_EVENT_CONTROLLER (click));
       }
     }
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[0]),
-                               "Exact relative attention: softmax of Σ_d q k P̃_d(m − n) / √D");
+  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->maps[0]),
+                                 "Exact relative attention: softmax of Σ<sub>d</sub> q k P̃<sub>d</sub>(m − n) / √D");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[1]),
                                "SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), "The estimate's error â − a (estimate − exact)");
@@ -943,7 +943,7 @@ rpe_curves_page_init (RpeCurvesPage *self)
     }
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), "Lag profiles P(τ) of the chosen head and feature");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[1]), "Estimator error against R, log-log; the slope should be about −1/2");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[2]), "Mean attended distance per query position, beyond N_train");
+  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->plots[2]), "Mean attended distance per query position, beyond the training length N<sub>train</sub>");
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[3]), "Translation invariance per query position (Wang et al. 2021)");
   gtk_box_append (GTK_BOX (self->box), grid);
 }

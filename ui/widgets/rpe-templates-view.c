@@ -72,7 +72,7 @@ typedef struct
 static RpeFigureBundle *templates_figure (RpeTemplates *t, int open_cell, const TemplatesLook *look);
 static void templates_look (RpeTemplatesView *self, TemplatesLook *look);
 
-static const char *kind_names[] = { "analytic P̃_d", "empirical P̂_d", "difference P̂_d − P̃_d" };
+static const char *kind_names[] = { "analytic P̃<sub>d</sub>", "empirical P̂<sub>d</sub>", "difference P̂<sub>d</sub> − P̃<sub>d</sub>" };
 
 static void
 update_detail (RpeTemplatesView *self)
@@ -96,7 +96,7 @@ update_detail (RpeTemplatesView *self)
   }
   title = g_strdup_printf ("h = %zu, d = %zu: %s", t->head, d, kind_names[t->kind]);
   rpe_heatmap_view_set_title (self->detail, title);
-  gtk_label_set_text (self->detail_title, title);
+  gtk_label_set_markup (self->detail_title, title);   /* kind_names are markup (P̃<sub>d</sub>) */
   if (t->profiles == NULL)
     return;
   lags = 2 * t->n - 1;
@@ -338,14 +338,19 @@ show_templates (RpeTemplatesView *self,
   rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
   rpe_heatmap_view_set_transform (self->detail, look.transform, look.param);
   if (t->kind != RPE_TEMPLATE_ANALYTIC)
-    err = g_strdup_printf (" One draw of R = %zu codes: |P̂ − P̃|_F / |P̃|_F = %.3f.", t->r, t->error);
-  caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
-                             "Click a cell to open it with its profile.",
-                             kind_names[t->kind], t->head, source != NULL ? source : "parameters",
-                             t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
-                             t->gated ? ", gated (1 − g) P + g" : "",
-                             err != NULL ? err : "");
-  gtk_label_set_text (self->caption, caption);
+    err = g_strdup_printf (" One draw of R = %zu codes: ‖P̂ − P̃‖<sub>F</sub> / ‖P̃‖<sub>F</sub> = %.3f.", t->r, t->error);
+  {
+    /* the caption is markup (subscripts); the source names a file: escaped */
+    g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : "parameters", -1);
+
+    caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
+                               "Click a cell to open it with its profile.",
+                               kind_names[t->kind], t->head, source_text,
+                               t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
+                               t->gated ? ", gated (1 − g) P + g" : "",
+                               err != NULL ? err : "");
+  }
+  gtk_label_set_markup (self->caption, caption);
   update_detail (self);
   update_cap (self);
   g_signal_emit (self, figure_changed_signal, 0);

@@ -952,7 +952,7 @@ build_sidebar (RpeWindow *self)
   self->head_adj = spin_row (self, group, "Head h", "Attention head h", 0, 3, 1, "head");
   self->feature_adj = spin_row (self, group, "Feature d", "Feature d (the cell opened in the templates view)",
                                 0, 15, 1, "feature");
-  spin_row (self, group, "Training length", "N_train, marked on the maps and curves (0: none)",
+  spin_row (self, group, "Training length", "The training length N_train, marked on the maps and curves (0: none)",
             0, RPE_EXPLORER_MAX_LENGTH, 8, "train-length");
   combo_row (self, group, "Templates", "What the templates grid shows", tkinds, "template-kind");
   for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
