@@ -1179,6 +1179,7 @@ print_usage (FILE *f)
            "page); it opens in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it\n"
            "pixel for pixel, the options given beside it overriding the session's values (--no-causal,\n"
            "--no-exact and --gate switch off what --causal, --exact and --no-gate switched on).\n"
+           "A session saved on the window's Outputs view redraws through 'rpe export outputs' with its settings.\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
 }
