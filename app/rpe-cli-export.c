@@ -1318,7 +1318,14 @@ rpe_cli_export (int argc, char **argv)
       fprintf (stderr, "rpe export: %s\n", error->message);
       return EXIT_USAGE;
     }
-  return export_main ((int) g_strv_length (rebuilt), rebuilt, session);
+  {
+    /* GOption removes the options it parses from the argv it is given (without
+     * freeing them): give it a copy of the pointers, free the strings here */
+    guint n = g_strv_length (rebuilt);
+    g_autofree char **view_argv = g_memdup2 (rebuilt, (n + 1) * sizeof (char *));
+
+    return export_main ((int) n, view_argv, session);
+  }
 }
 
 static RpeExplorerState *explorer_state (const Ctx *c, GError **error);

@@ -276,6 +276,58 @@ test_attention_pixels (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The templates grid is drawn as the export draws it (its figure's grid: shared axes, one
+ * colour bar) and a point in cell i's image (where the grid layout puts it) picks cell i. */
+static void
+test_templates_grid_cells (void)
+{
+  RpeWindow *window = open_window ();
+  RpeTemplatesView *view = RPE_TEMPLATES_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEMPLATES));
+  g_autoptr (RpeFigureBundle) b = NULL;
+  const RpeHeatmapGrid *grid;
+  GtkWidget *area;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  int width, height;
+  gsize n_columns = 0;
+
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
+  settle (window);
+  grid = rpe_templates_view_get_grid (view);
+  g_assert_nonnull (grid);
+  g_assert_cmpuint (grid->n_cells, >=, 4);
+  g_assert_cmpuint (grid->n_cells, <=, 64);   /* at most 8 columns: the export's layout */
+  b = rpe_templates_view_build_figure (view);
+  g_assert_nonnull (b);
+  g_assert_cmpuint (b->fig.grid.n_cells, ==, grid->n_cells);
+  g_assert_true (b->fig.grid.shared_scale == grid->shared_scale);
+  area = rpe_templates_view_get_grid_area (view);
+  width = gtk_widget_get_width (area);
+  height = gtk_widget_get_height (area);
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cr = cairo_create (surface);
+  for (gsize i = 0; i < grid->n_cells; i++)
+    {
+      RpePlotRect im;
+      unsigned int ticks = 0;
+
+      g_assert_true (rpe_plot_grid_cell_layout (cr, &b->fig.grid, width, height, i, &im, &ticks, &n_columns));
+      g_assert_cmpint (rpe_templates_view_cell_at (view, im.x + im.width / 2.0, im.y + im.height / 2.0), ==, (int) i);
+      g_assert_cmpint (rpe_templates_view_cell_at (view, im.x + 1.0, im.y + im.height - 1.0), ==, (int) i);
+      /* position numbers on the outer cells only: left column and bottom row */
+      g_assert_true (((ticks & RPE_HEATMAP_TICKS_Y_TEXT) != 0) == (i % n_columns == 0));
+    }
+  g_assert_cmpuint (n_columns, ==, (gsize) ceil (sqrt ((double) grid->n_cells)));
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  /* outside every cell: none */
+  g_assert_cmpint (rpe_templates_view_cell_at (view, -5.0, -5.0), ==, -1);
+  g_assert_cmpint (rpe_templates_view_cell_at (view, width + 5.0, 1.0), ==, -1);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* Shared: every cell of the templates grid maps one range (the grid figure's); per panel:
  * each cell's own. */
 static void
@@ -294,25 +346,29 @@ test_shared_per_panel (void)
   g_assert_nonnull (t);
   g_assert_cmpuint (t->n_features, >=, 2);
   {
-    double lo0 = 0, hi0 = 0;
+    const RpeHeatmapGrid *grid = rpe_templates_view_get_grid (view);
+    double lo, hi, ulo = INFINITY, uhi = -INFINITY;
 
+    /* the view draws the grid with one range and one colour bar ... */
+    g_assert_nonnull (grid);
+    g_assert_cmpuint (grid->n_cells, ==, t->n_features);
+    g_assert_true (grid->shared_scale);
     for (gsize i = 0; i < t->n_features; i++)
       {
-        double lo, hi;
+        double clo, chi;
 
-        rpe_heatmap_view_get_render_data (rpe_templates_view_get_heatmap (view, i), &d);
-        g_assert_true (d.fixed_range);
+        d = *rpe_templates_view_get_cell (view, i);
         g_assert_cmpint (d.transform, ==, RPE_HEATMAP_TRANSFORM_PERCENTILE);
         g_assert_cmpfloat (d.transform_param, ==, 95.0);
-        g_assert_true (rpe_plot_heatmap_range (&d, &lo, &hi, NULL));
-        if (i == 0)
-          {
-            lo0 = lo;
-            hi0 = hi;
-          }
-        g_assert_cmpfloat (lo, ==, lo0);
-        g_assert_cmpfloat (hi, ==, hi0);
+        g_assert_true (rpe_plot_heatmap_range (&d, &clo, &chi, NULL));
+        ulo = fmin (ulo, clo);
+        uhi = fmax (uhi, chi);
       }
+    /* ... the union of the cells' own ranges (made symmetric about 0 for signed data) */
+    g_assert_true (rpe_plot_grid_range (grid, &lo, &hi, NULL));
+    g_assert_cmpfloat (lo, <=, ulo);
+    g_assert_cmpfloat (hi, >=, uhi);
+    g_assert_true ((lo == ulo && hi == uhi) || (lo == -hi && hi == fmax (-ulo, uhi)));
   }
   g_object_set (state, "color-range", RPE_COLOR_RANGE_PER_PANEL, NULL);
   settle (window);
@@ -325,7 +381,8 @@ test_shared_per_panel (void)
         double lo, hi, *sorted;
         gsize count = t->n * t->n;
 
-        rpe_heatmap_view_get_render_data (rpe_templates_view_get_heatmap (view, i), &d);
+        g_assert_false (rpe_templates_view_get_grid (view)->shared_scale);
+        d = *rpe_templates_view_get_cell (view, i);
         g_assert_false (d.fixed_range);
         g_assert_true (rpe_plot_heatmap_range (&d, &lo, &hi, NULL));
         /* the cell's own 5th..95th percentile (the AUTO scale makes a signed range symmetric) */
@@ -714,6 +771,7 @@ main (int    argc,
   g_test_add_func ("/ui/scale/row-plot", test_row_plot);
   g_test_add_func ("/ui/scale/teaching-row", test_teaching_row);
   g_test_add_func ("/ui/scale/fits-screen", test_fits_screen);
+  g_test_add_func ("/ui/scale/templates-grid-cells", test_templates_grid_cells);
   g_test_add_func ("/ui/scale/session", test_session);
   return g_test_run ();
 }

@@ -13,6 +13,20 @@
 #include "rpe-window.h"
 #include "rpe-ui-wait.h"
 
+/* The values of the templates grid's cell d as the view draws them (NULL if none). */
+static const float *
+templates_cell_data (RpeTemplatesView *view,
+                     gsize             d,
+                     gsize            *rows,
+                     gsize            *cols)
+{
+  const RpeHeatmapData *cell = rpe_templates_view_get_cell (view, d);
+
+  *rows = cell != NULL ? cell->rows : 0;
+  *cols = cell != NULL ? cell->cols : 0;
+  return cell != NULL ? cell->values : NULL;
+}
+
 #define TIMEOUT_S 60
 
 /* ---------------------------------------------------------------- helpers */
@@ -119,16 +133,15 @@ check_templates (RpeWindow *window,
   g_assert_cmpuint (templates->n, ==, n);
   g_assert_cmpuint (templates->n_features, ==, p->n_features);
   g_assert_cmpint (templates->method, ==, p->method);
-  g_assert_null (rpe_templates_view_get_heatmap (tv, p->n_features));
+  g_assert_null (rpe_templates_view_get_cell (tv, p->n_features));
 
   for (gsize d = 0; d < p->n_features; d++)
     {
-      RpeHeatmapView *view = rpe_templates_view_get_heatmap (tv, d);
       gsize rows = 0, cols = 0;
       const float *values;
 
-      g_assert_nonnull (view);
-      values = rpe_heatmap_view_get_data (view, &rows, &cols);
+      g_assert_nonnull (rpe_templates_view_get_cell (tv, d));
+      values = templates_cell_data (tv, d, &rows, &cols);
       g_assert_nonnull (values);
       g_assert_cmpuint (rows, ==, n);
       g_assert_cmpuint (cols, ==, n);
@@ -199,7 +212,7 @@ test_window_demo (void)
   for (gsize d = 0; d < conv->n_features; d++)
     {
       gsize rows, cols;
-      const float *values = rpe_heatmap_view_get_data (rpe_templates_view_get_heatmap (tv, d), &rows, &cols);
+      const float *values = templates_cell_data (tv, d, &rows, &cols);
 
       for (gsize m = 0; m < rows; m++)
         for (gsize k = 0; k < cols; k++)

@@ -25,7 +25,8 @@ struct _RpeTemplatesView
   RpeJobSlot        slot;
   gboolean          dirty;
   RpeTemplates     *templates;
-  GPtrArray        *cells;        /* RpeHeatmapView* */
+  RpeFigureBundle  *shown;        /* the grid drawn (the export's figure of the same data) */
+  guint             height_idle;
   int               open_cell;
 
   GtkWidget        *box;
@@ -35,7 +36,8 @@ struct _RpeTemplatesView
   gboolean          full_next;    /* ... unless "Compute at Full N" asked for N */
   char             *refusal;
   GtkStack         *stack;
-  GtkGrid          *grid;
+  GtkDrawingArea   *grid;
+  GtkWidget        *scrolled;     /* the grid's viewport */
   RpeHeatmapView   *detail;
   RpeCurveView     *profile;
   GtkLabel         *detail_title;
@@ -122,6 +124,80 @@ update_detail (RpeTemplatesView *self)
   g_free (y);
 }
 
+/* At most this many columns: a large D scrolls down instead of widening the window. */
+#define GRID_MAX_COLUMNS 8
+#define GRID_MIN_CELL 96
+
+/* The grid as the window draws it: the export's, at most GRID_MAX_COLUMNS wide, in the
+ * widget's text colour.  False while there is none. */
+static gboolean
+shown_grid (RpeTemplatesView *self,
+            RpeHeatmapGrid   *grid)
+{
+  GdkRGBA fg;
+  gsize n;
+
+  if (self->shown == NULL || self->shown->fig.grid.n_cells == 0)
+    return FALSE;
+  *grid = self->shown->fig.grid;
+  n = grid->n_cells;
+  grid->n_columns = MIN ((gsize) ceil (sqrt ((double) n)), GRID_MAX_COLUMNS);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (self->grid)), &fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  grid->foreground[0] = fg.red;
+  grid->foreground[1] = fg.green;
+  grid->foreground[2] = fg.blue;
+  grid->foreground[3] = fg.alpha;
+  grid->background[3] = 0.0;
+  return TRUE;
+}
+
+static void
+grid_draw (GtkDrawingArea *area,
+           cairo_t        *cr,
+           int             width,
+           int             height,
+           gpointer        user_data)
+{
+  RpeTemplatesView *self = user_data;
+  RpeHeatmapGrid grid;
+
+  if (width > 0 && height > 0 && shown_grid (self, &grid))
+    rpe_plot_render_heatmap_grid (cr, &grid, width, height);
+}
+
+/* The cell under (x, y) of the drawn grid (its image and title), or -1. */
+static int
+cell_at (RpeTemplatesView *self,
+         double            x,
+         double            y)
+{
+  RpeHeatmapGrid grid;
+  int width = gtk_widget_get_width (GTK_WIDGET (self->grid));
+  int height = gtk_widget_get_height (GTK_WIDGET (self->grid));
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  int found = -1;
+
+  if (width <= 0 || height <= 0 || !shown_grid (self, &grid))
+    return -1;
+  /* the layout measures text: a scratch context like the one the drawing gets */
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cr = cairo_create (surface);
+  for (gsize i = 0; i < grid.n_cells && found < 0; i++)
+    {
+      RpePlotRect r;
+
+      if (rpe_plot_grid_cell_rect (cr, &grid, width, height, i, &r)
+          && x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height)
+        found = (int) i;
+    }
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  return found;
+}
+
 static void
 cell_pressed (GtkGestureClick *gesture,
               int              n_press,
@@ -129,47 +205,95 @@ cell_pressed (GtkGestureClick *gesture,
               double           y,
               RpeTemplatesView *self)
 {
-  GtkWidget *cell = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
-  guint index;
+  int d;
 
   if (!rpe_gesture_point_ok (x, y))
     return;
-  if (g_ptr_array_find (self->cells, cell, &index))
+  d = cell_at (self, x, y);
+  if (d >= 0)
     {
-      g_object_set (self->state, "feature", index, NULL);
-      rpe_templates_view_open_cell (self, (int) index);
+      g_object_set (self->state, "feature", (guint) d, NULL);
+      rpe_templates_view_open_cell (self, d);
     }
 }
 
-/* At most this many columns: a large D scrolls down instead of widening the window. */
-#define GRID_MAX_COLUMNS 8
+static gboolean
+grid_query_tooltip (GtkWidget        *widget,
+                    int               x,
+                    int               y,
+                    gboolean          keyboard,
+                    GtkTooltip       *tooltip,
+                    RpeTemplatesView *self)
+{
+  int d = keyboard ? -1 : cell_at (self, x, y);
+  g_autofree char *tip = NULL;
+
+  if (d < 0)
+    return FALSE;
+  tip = g_strdup_printf ("Feature d = %d: click to open it large with its profile", d);
+  gtk_tooltip_set_text (tooltip, tip);
+  return TRUE;
+}
+
+/* Enter (the grid focused) opens the state's feature d, as a click on its cell does. */
+static gboolean
+grid_key_pressed (GtkEventControllerKey *controller,
+                  guint                  keyval,
+                  guint                  keycode,
+                  GdkModifierType        state,
+                  RpeTemplatesView      *self)
+{
+  guint d = 0;
+
+  if ((keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_space)
+      || self->shown == NULL)
+    return FALSE;
+  g_object_get (self->state, "feature", &d, NULL);
+  if (d >= self->shown->fig.grid.n_cells)
+    return FALSE;
+  rpe_templates_view_open_cell (self, (int) d);
+  return TRUE;
+}
+
+/* The grid's height for its width (its largest cells, no room wasted); a large D scrolls. */
+static gboolean
+grid_fit_height (gpointer user_data)
+{
+  RpeTemplatesView *self = user_data;
+  RpeHeatmapGrid grid;
+  int width = gtk_widget_get_width (GTK_WIDGET (self->grid));
+  int want = 0;
+
+  self->height_idle = 0;
+  if (shown_grid (self, &grid) && width > 0)
+    {
+      gsize rows = (grid.n_cells + grid.n_columns - 1) / grid.n_columns;
+      /* the viewport's height when the cells keep GRID_MIN_CELL there, else taller (scrolls) */
+      double most = MAX ((double) gtk_widget_get_height (self->scrolled), (double) (rows * GRID_MIN_CELL));
+      double h = rpe_plot_grid_height_for_width (&grid, width, most);
+
+      want = (int) MIN (ceil (h > 0.0 ? h : most), most);
+      gtk_drawing_area_set_content_width (self->grid, (int) (grid.n_columns * GRID_MIN_CELL + 80));
+    }
+  if (gtk_drawing_area_get_content_height (self->grid) != want)
+    gtk_drawing_area_set_content_height (self->grid, want);
+  return G_SOURCE_REMOVE;
+}
 
 static void
-ensure_cells (RpeTemplatesView *self,
-              gsize             count)
+grid_queue_fit (RpeTemplatesView *self)
 {
-  guint columns = MIN ((guint) ceil (sqrt ((double) count)), GRID_MAX_COLUMNS);
-  GtkWidget *child;
+  if (self->height_idle == 0)
+    self->height_idle = g_idle_add (grid_fit_height, self);
+}
 
-  if (self->cells->len == count)
-    return;
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
-    gtk_grid_remove (self->grid, child);
-  g_ptr_array_set_size (self->cells, 0);
-  for (gsize d = 0; d < count; d++)
-    {
-      GtkWidget *view = rpe_heatmap_view_new ();
-      GtkGesture *click = gtk_gesture_click_new ();
-      g_autofree char *tip = g_strdup_printf ("Feature d = %zu: click to open it large with its profile", d);
-
-      rpe_heatmap_view_set_show_axes (RPE_HEATMAP_VIEW (view), FALSE);
-      gtk_widget_set_size_request (view, 110, 110);
-      gtk_widget_set_tooltip_text (view, tip);
-      g_signal_connect (click, "pressed", G_CALLBACK (cell_pressed), self);
-      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (click));
-      gtk_grid_attach (self->grid, view, (int) (d % columns), (int) (d / columns), 1, 1);
-      g_ptr_array_add (self->cells, view);
-    }
+static void
+grid_resized (GtkDrawingArea   *area,
+              int               width,
+              int               height,
+              RpeTemplatesView *self)
+{
+  grid_queue_fit (self);
 }
 
 static void
@@ -199,39 +323,18 @@ show_templates (RpeTemplatesView *self,
   const char *source = rpe_explorer_state_get_source (self->state, t->method);
   g_autofree char *caption = NULL;
   g_autofree char *err = NULL;
-  double lo = -1.0, hi = 1.0;
   TemplatesLook look;
-  gboolean fixed = FALSE;
 
   rpe_templates_ref (t);
   g_clear_pointer (&self->templates, rpe_templates_unref);
   self->templates = t;
-  ensure_cells (self, t->n_features);
   templates_look (self, &look);
-  if (look.shared)
-    {
-      /* the range the exported grid uses (rpe_plot_grid_range of the same figure) */
-      g_autoptr (RpeFigureBundle) b = templates_figure (t, -1, &look);
-
-      fixed = b != NULL && rpe_plot_grid_range (&b->fig.grid, &lo, &hi, NULL);
-    }
-  for (gsize d = 0; d < t->n_features; d++)
-    {
-      RpeHeatmapView *view = g_ptr_array_index (self->cells, d);
-      g_autoptr (GBytes) bytes = rpe_templates_dup_feature_bytes (t, d);
-      g_autofree char *title = g_strdup_printf ("d = %zu", d);
-
-      rpe_heatmap_view_set_data (view, bytes, t->n, t->n);
-      rpe_heatmap_view_set_title (view, title);
-      /* one scale shared by the grid (diverging, 0 at its centre, for signed data), or each
-       * cell its own */
-      rpe_heatmap_view_set_scale (view, fixed ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_AUTO);
-      rpe_heatmap_view_set_range (view, fixed, lo, hi);
-      rpe_heatmap_view_set_colormap (view, look.cmap != NULL ? look.cmap
-                                           : fixed && lo < 0.0 && hi > 0.0 ? rpe_colormap_default_diverging ()
-                                           : NULL);
-      rpe_heatmap_view_set_transform (view, look.transform, look.param);
-    }
+  /* the figure `rpe export templates` draws: one shared range and colour bar, or each cell
+   * its own (the state's color-range) */
+  g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
+  self->shown = templates_figure (t, -1, &look);
+  gtk_widget_queue_draw (GTK_WIDGET (self->grid));
+  grid_queue_fit (self);
   rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
   rpe_heatmap_view_set_transform (self->detail, look.transform, look.param);
   if (t->kind != RPE_TEMPLATE_ANALYTIC)
@@ -371,19 +474,10 @@ rpe_templates_view_dispose (GObject *object)
   g_clear_object (&self->state);
   g_clear_pointer (&self->templates, rpe_templates_unref);
   g_clear_pointer (&self->refusal, g_free);
-  if (self->cells != NULL)
-    g_ptr_array_set_size (self->cells, 0);
+  g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
+  g_clear_handle_id (&self->height_idle, g_source_remove);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_templates_view_parent_class)->dispose (object);
-}
-
-static void
-rpe_templates_view_finalize (GObject *object)
-{
-  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (object);
-
-  g_clear_pointer (&self->cells, g_ptr_array_unref);
-  G_OBJECT_CLASS (rpe_templates_view_parent_class)->finalize (object);
 }
 
 static void
@@ -393,7 +487,6 @@ rpe_templates_view_class_init (RpeTemplatesViewClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = rpe_templates_view_dispose;
-  object_class->finalize = rpe_templates_view_finalize;
   widget_class->map = view_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 
@@ -413,7 +506,6 @@ rpe_templates_view_init (RpeTemplatesView *self)
 
   rpe_job_slot_init (&self->slot, grid_start, self);
   self->n_cap = RPE_TEMPLATES_VIEW_N_CAP;
-  self->cells = g_ptr_array_new ();
   self->open_cell = -1;
 
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
@@ -434,12 +526,28 @@ rpe_templates_view_init (RpeTemplatesView *self)
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->stack));
 
   scrolled = gtk_scrolled_window_new ();
+  self->scrolled = scrolled;
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
-  self->grid = GTK_GRID (gtk_grid_new ());
-  gtk_grid_set_row_homogeneous (self->grid, TRUE);
-  gtk_grid_set_column_homogeneous (self->grid, TRUE);
-  gtk_grid_set_row_spacing (self->grid, 4);
-  gtk_grid_set_column_spacing (self->grid, 4);
+  self->grid = GTK_DRAWING_AREA (gtk_drawing_area_new ());
+  gtk_widget_set_hexpand (GTK_WIDGET (self->grid), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self->grid), TRUE);
+  gtk_drawing_area_set_draw_func (self->grid, grid_draw, self, NULL);
+  g_signal_connect (self->grid, "resize", G_CALLBACK (grid_resized), self);
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self->grid), TRUE);
+  g_signal_connect (self->grid, "query-tooltip", G_CALLBACK (grid_query_tooltip), self);
+  {
+    GtkGesture *click = gtk_gesture_click_new ();
+
+    g_signal_connect (click, "pressed", G_CALLBACK (cell_pressed), self);
+    gtk_widget_add_controller (GTK_WIDGET (self->grid), GTK_EVENT_CONTROLLER (click));
+  }
+  {
+    GtkEventController *keys = gtk_event_controller_key_new ();
+
+    g_signal_connect (keys, "key-pressed", G_CALLBACK (grid_key_pressed), self);
+    gtk_widget_add_controller (GTK_WIDGET (self->grid), keys);
+    gtk_widget_set_focusable (GTK_WIDGET (self->grid), TRUE);
+  }
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), GTK_WIDGET (self->grid));
   gtk_stack_add_named (self->stack, scrolled, "grid");
 
@@ -485,12 +593,36 @@ rpe_templates_view_get_templates (RpeTemplatesView *self)
   return self->templates;
 }
 
-RpeHeatmapView *
-rpe_templates_view_get_heatmap (RpeTemplatesView *self,
-                                gsize             d)
+const RpeHeatmapGrid *
+rpe_templates_view_get_grid (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  return d < self->cells->len ? g_ptr_array_index (self->cells, d) : NULL;
+  return self->shown != NULL ? &self->shown->fig.grid : NULL;
+}
+
+const RpeHeatmapData *
+rpe_templates_view_get_cell (RpeTemplatesView *self,
+                             gsize             d)
+{
+  const RpeHeatmapGrid *grid = rpe_templates_view_get_grid (self);
+
+  return grid != NULL && d < grid->n_cells ? &grid->cells[d] : NULL;
+}
+
+int
+rpe_templates_view_cell_at (RpeTemplatesView *self,
+                            double            x,
+                            double            y)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), -1);
+  return cell_at (self, x, y);
+}
+
+GtkWidget *
+rpe_templates_view_get_grid_area (RpeTemplatesView *self)
+{
+  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
+  return GTK_WIDGET (self->grid);
 }
 
 void

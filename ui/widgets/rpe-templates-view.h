@@ -22,9 +22,16 @@ G_DECLARE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, RPE, TEMPLATES_VIEW,
 
 GtkWidget      *rpe_templates_view_new           (RpeExplorerState *state);
 RpeTemplates   *rpe_templates_view_get_templates (RpeTemplatesView *self);
-/* The cell of feature d (NULL if out of range). */
-RpeHeatmapView *rpe_templates_view_get_heatmap   (RpeTemplatesView *self,
-                                                  gsize             d);
+/* The grid drawn (the figure `rpe export templates` draws, through the same renderer:
+ * one colour bar when the range is shared) and its cell of feature d (NULL if none). */
+const RpeHeatmapGrid *rpe_templates_view_get_grid (RpeTemplatesView *self);
+const RpeHeatmapData *rpe_templates_view_get_cell (RpeTemplatesView *self,
+                                                   gsize             d);
+/* The widget drawing the grid, and the cell under its point (x, y) (-1: none). */
+GtkWidget      *rpe_templates_view_get_grid_area (RpeTemplatesView *self);
+int             rpe_templates_view_cell_at       (RpeTemplatesView *self,
+                                                  double            x,
+                                                  double            y);
 /* Opens cell d large with its profile (as a click does); -1 returns to the grid. */
 void            rpe_templates_view_open_cell     (RpeTemplatesView *self,
                                                   int               d);
