@@ -1179,6 +1179,7 @@ print_usage (FILE *f)
            "page); it opens in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it\n"
            "pixel for pixel, the options given beside it overriding the session's values (--no-causal,\n"
            "--no-exact and --gate switch off what --causal, --exact and --no-gate switched on).\n"
+           "A session saved on the window's Outputs view redraws through 'rpe export outputs' with its settings.\n"
            "\n"
            "Run 'rpe export VIEW --help-all' for every option.\n");
 }
@@ -1189,10 +1190,11 @@ static int export_main (int argc, char **argv, RpeSession *session);
  * options first, the options given after them (GOption keeps the last value
  * of an option, so they override the session's). */
 static char **
-session_argv (int argc, char **argv, const char *session_path, RpeSession *session, GError **error)
+session_argv (int argc, char **argv, const char *session_path, RpeSession *session, gboolean with_source,
+              GError **error)
 {
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
-  g_auto (GStrv) from_session = rpe_session_export_argv (session, FALSE, error);
+  g_auto (GStrv) from_session = rpe_session_export_argv (session, with_source, error);
   int first = 1;
 
   if (from_session == NULL)
@@ -1258,10 +1260,11 @@ rpe_cli_export (int argc, char **argv)
     }
   if (session_path == NULL)
     return export_main (argc, argv, NULL);
-  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves"))
+  if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves")
+      && !g_str_equal (argv[1], "outputs"))
     {
       fprintf (stderr, "rpe export %s: --session redraws the views of the window (templates, template, attention, "
-                       "spe-vs-rpe, curves)\n", argv[1]);
+                       "spe-vs-rpe, curves, outputs)\n", argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
@@ -1272,6 +1275,29 @@ rpe_cli_export (int argc, char **argv)
     }
   for (guint i = 0; i < session->warnings->len; i++)
     fprintf (stderr, "rpe export: %s\n", (const char *) g_ptr_array_index (session->warnings, i));
+  if ((argc > 1 && g_str_equal (argv[1], "outputs"))
+      || (g_strcmp0 (session->view, "outputs") == 0 && !(argc > 1 && argv[1][0] != '-')))
+    {
+      /* the Outputs view: `rpe export outputs` reads its modules from the checkpoint, so the
+       * session's must be the checkpoint's (edited modules have no `rpe export outputs` line) */
+      g_autofree char *why = NULL;
+
+      g_free (session->view);
+      session->view = g_strdup ("outputs");
+      if (!rpe_session_modules_from_checkpoint (session, NULL, &why))
+        {
+          fprintf (stderr, "rpe export: %s: the Outputs view draws the checkpoint's modules, and %s\n",
+                   session_path, why != NULL ? why : "these differ");
+          return EXIT_USAGE;
+        }
+      rebuilt = session_argv (argc, argv, session_path, session, TRUE, &error);
+      if (rebuilt == NULL)
+        {
+          fprintf (stderr, "rpe export: %s\n", error->message);
+          return EXIT_USAGE;
+        }
+      return rpe_cli_export_outputs ((int) g_strv_length (rebuilt), rebuilt);
+    }
   if (argc > 1 && argv[1][0] != '-')
     {
       /* a VIEW beside --session: the session's figure in that view */
@@ -1286,7 +1312,7 @@ rpe_cli_export (int argc, char **argv)
       else if (g_str_equal (v, "template") && session->template_cell < 0)
         session->template_cell = (int) rpe_explorer_state_get_feature (session->state);
     }
-  rebuilt = session_argv (argc, argv, session_path, session, &error);
+  rebuilt = session_argv (argc, argv, session_path, session, FALSE, &error);
   if (rebuilt == NULL)
     {
       fprintf (stderr, "rpe export: %s\n", error->message);

@@ -19,6 +19,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-npy.h"
+#include "rpe-outputs.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 
@@ -624,13 +625,15 @@ test_argv (void)
   g_assert_nonnull (strstr (line, "--rows 10:20"));
   g_assert_nonnull (strstr (line, "--cols 3:10"));
 
-  /* the Outputs view has no figure yet: a clear refusal */
+  /* the Outputs view: `rpe export outputs` (its settings: test_outputs) */
   g_free (s->view);
   s->view = g_strdup ("outputs");
+  g_object_set (s->state, "content", RPE_CONTENT_UNIT, NULL);
   g_clear_pointer (&argv, g_strfreev);
   argv = rpe_session_export_argv (s, FALSE, &error);
-  g_assert_null (argv);
-  g_assert_error (error, RPE_ERROR, RPE_ERROR_UNSUPPORTED);
+  g_assert_no_error (error);
+  g_assert_cmpstr (argv[0], ==, "outputs");
+  g_assert_true (g_strv_contains ((const char *const *) argv, "--value-source"));
 }
 
 static void
@@ -752,6 +755,164 @@ test_cli (void)
   }
 }
 
+/* The Outputs view's settings: every field round-trips (the values .npy by path and SHA-256,
+ * found beside the session when it moved), malformed ones are refused, and the argv is the
+ * `rpe export outputs` line of each setting. */
+static void
+test_outputs (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("rpe-outputs-XXXXXX", NULL);
+  g_autofree char *npy = g_build_filename (dir, "v.npy", NULL);
+  g_autofree char *file = g_build_filename (dir, "o.rpe-session", NULL);
+  g_autofree char *data = NULL;
+  g_autofree char *sha = NULL;
+  gsize length = 0;
+  float v[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+  gsize shape[2] = { 4, 3 };
+
+  {
+    RpeSpeParams sine = { 0 };
+
+    g_assert_cmpint (rpe_spe_params_init (&sine, RPE_SPE_SINE, 2, 4, 3, FALSE), ==, RPE_OK);
+    g_assert_cmpint (rpe_spe_params_random (&sine, 5), ==, RPE_OK);
+    g_assert_true (rpe_explorer_state_set_modules (state, &sine, "random", NULL, NULL, NULL));
+    rpe_spe_params_clear (&sine);
+  }
+  g_assert_true (rpe_npy_write (npy, v, 2, shape, FALSE, &error));
+  g_assert_no_error (error);
+  sha = rpe_session_file_sha256 (npy, &error);
+  g_assert_no_error (error);
+  s = rpe_session_new_from_state (state);
+  g_free (s->view);
+  s->view = g_strdup ("outputs");
+  rpe_session_set_checkpoint (s, "demo", NULL, -1, NULL);
+  s->outputs.have = TRUE;
+  s->outputs.values = RPE_VALUES_ARRAY;
+  s->outputs.channels = 7;
+  s->outputs.positions = g_strdup ("2,9,11");
+  s->outputs.compare = RPE_OUTPUTS_KERNEL;
+  s->outputs.channel = 2;
+  s->outputs.several_draws = TRUE;
+  s->outputs.values_path = g_strdup (npy);
+  g_assert_true (rpe_session_save (s, file, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (s->outputs.values_sha256, ==, sha);
+  back = rpe_session_load (file, &error);
+  g_assert_no_error (error);
+  g_assert_true (back->outputs.have);
+  g_assert_cmpuint (back->outputs.values, ==, RPE_VALUES_ARRAY);
+  g_assert_cmpuint (back->outputs.channels, ==, 7);
+  g_assert_cmpstr (back->outputs.positions, ==, "2,9,11");
+  g_assert_cmpuint (back->outputs.compare, ==, RPE_OUTPUTS_KERNEL);
+  g_assert_cmpuint (back->outputs.channel, ==, 2);
+  g_assert_true (back->outputs.several_draws);
+  g_assert_cmpstr (back->outputs.values_path, ==, npy);
+  g_assert_cmpstr (back->outputs.values_sha256, ==, sha);
+  g_assert_cmpuint (back->warnings->len, ==, 0);
+  {
+    g_auto (GStrv) argv = rpe_session_export_argv (back, TRUE, &error);
+    g_autofree char *joined = NULL;
+
+    g_assert_no_error (error);
+    joined = g_strjoinv (" ", argv);
+    g_test_message ("%s", joined);
+    g_assert_cmpstr (argv[0], ==, "outputs");
+    g_assert_true (g_strv_contains ((const char *const *) argv, "--values"));
+    g_assert_true (g_strv_contains ((const char *const *) argv, npy));
+    g_assert_nonnull (strstr (joined, "--compare kernel --draws 16 --channel 2"));
+    g_assert_null (strstr (joined, "--value-source"));
+  }
+  {
+    g_auto (GStrv) argv = NULL;
+    g_autofree char *joined = NULL;
+
+    g_clear_pointer (&back->outputs.values_path, g_free);
+    back->outputs.values = RPE_VALUES_IMPULSE;
+    back->outputs.several_draws = FALSE;
+    argv = rpe_session_export_argv (back, TRUE, &error);
+    g_assert_no_error (error);
+    joined = g_strjoinv (" ", argv);
+    g_assert_nonnull (strstr (joined, "--value-source impulse --channels 7 --impulse-positions 2,9,11 "
+                                      "--compare kernel --draws 1 --channel 2"));
+  }
+
+  /* the values file changed: a warning; moved beside the session: found there */
+  g_assert_true (g_file_get_contents (file, &data, &length, NULL));
+  {
+    g_autoptr (RpeSession) changed = NULL;
+
+    v[0] = 99;
+    g_assert_true (rpe_npy_write (npy, v, 2, shape, FALSE, &error));
+    changed = rpe_session_load (file, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (changed->warnings->len, ==, 1);
+  }
+  {
+    g_autofree char *elsewhere = g_build_filename (dir, "gone", "v.npy", NULL);
+    g_autoptr (GString) t = g_string_new (data);
+    g_autoptr (RpeSession) moved = NULL;
+
+    g_string_replace (t, npy, elsewhere, 0);
+    moved = rpe_session_load_data (t->str, t->len, file, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (moved->outputs.values_path, ==, npy);
+    g_assert_cmpuint (moved->warnings->len, >=, 1);
+  }
+
+  /* malformed: refused with a message */
+  {
+    const char *const swaps[][2] = {
+      { "\"values\" : \"array\"", "\"values\" : \"chirp\"" },
+      { "\"values\" : \"array\"", "\"values\" : 3" },
+      { "\"channels\" : 7", "\"channels\" : 0" },
+      { "\"channels\" : 7", "\"channels\" : 65" },
+      { "\"channels\" : 7", "\"channels\" : 2.5" },
+      { "\"impulse-positions\" : \"2,9,11\"", "\"impulse-positions\" : \"2,x\"" },
+      { "\"impulse-positions\" : \"2,9,11\"", "\"impulse-positions\" : \"-1\"" },
+      { "\"compare\" : \"kernel\"", "\"compare\" : \"both\"" },
+      { "\"channel\" : 2", "\"channel\" : -1" },
+      { "\"several-draws\" : true", "\"several-draws\" : \"yes\"" },
+      { "\"outputs\" : {", "\"outputs\" : 4, \"x\" : {" },
+    };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (swaps); i++)
+      {
+        g_autoptr (GString) t = g_string_new (data);
+        g_autoptr (GError) e = NULL;
+        RpeSession *r;
+
+        if (strstr (data, swaps[i][0]) == NULL)
+          g_error ("no “%s” in %s", swaps[i][0], data);
+        g_string_replace (t, swaps[i][0], swaps[i][1], 1);
+        r = rpe_session_load_data (t->str, t->len, file, &e);
+        g_assert_null (r);
+        g_assert_nonnull (e);
+        g_test_message ("refused: %s", e->message);
+      }
+    {
+      /* array values with no file named */
+      g_autoptr (GString) t = g_string_new (data);
+      g_autoptr (GError) e = NULL;
+      g_autofree char *obj = NULL;
+      const char *at = strstr (data, "\"values-file\" : {");
+      const char *end = at != NULL ? strchr (at, '}') : NULL;
+
+      g_assert_nonnull (end);
+      obj = g_strndup (at, (gsize) (end + 1 - at));
+      g_string_replace (t, obj, "\"values-file\" : null", 1);
+      g_assert_null (rpe_session_load_data (t->str, t->len, file, &e));
+      g_assert_nonnull (e);
+    }
+  }
+  g_unlink (npy);
+  g_unlink (file);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -763,5 +924,6 @@ main (int argc, char **argv)
   g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
   g_test_add_func ("/session/cli", test_cli);
   g_test_add_func ("/session/argv", test_argv);
+  g_test_add_func ("/session/outputs", test_outputs);
   return g_test_run ();
 }

@@ -19,6 +19,8 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "rpe-npy.h"
+#include "rpe-outputs-view.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 #include "rpe-window.h"
@@ -824,6 +826,158 @@ test_negations (void)
   }
 }
 
+/* The Outputs view's settings are part of its session: a second window opening it shows them;
+ * `rpe export --session` redraws it through `rpe export outputs` pixel for pixel like the
+ * window's export; Copy as Command copies an `rpe export outputs` line that redraws it; a
+ * malformed "outputs" member is refused, the state unchanged. */
+static void
+check_outputs_round_trip (RpeWindow  *window,
+                          const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *session = rpe_test_tmp_path (name);
+  g_autofree char *gui = rpe_test_tmp_path ("outputs-gui.png");
+  g_autofree char *cli = rpe_test_tmp_path ("outputs-cli.png");
+  g_autofree char *copied = rpe_test_tmp_path ("outputs-copied.png");
+  g_autofree char *line = NULL;
+  RpeWindow *second;
+  g_autoptr (RpeSession) a = NULL;
+  g_autoptr (RpeSession) b = NULL;
+
+  rpe_test_settle (window, TRUE);
+  g_assert_true (rpe_window_save_session (window, session, &error));
+  g_assert_no_error (error);
+  g_assert_true (rpe_window_export_view (window, gui, &error));
+  g_assert_no_error (error);
+  {
+    char *argv[] = { (char *) g_getenv ("RPE_CLI"), (char *) "export", (char *) "--session", session,
+                     (char *) "-o", cli, NULL };
+
+    g_assert_cmpint (run_argv (argv), ==, 0);
+  }
+  {
+    int delta = 0;
+    double fraction = rpe_test_png_difference (gui, cli, &delta);
+
+    g_test_message ("outputs %s: %.4f%% of the pixels differ (max delta %d)", name, 100 * fraction, delta);
+    g_assert_cmpfloat (fraction, ==, 0.0);
+  }
+  line = copy_command (window);
+  g_assert_nonnull (line);
+  g_test_message ("copied: %s", line);
+  g_assert_true (g_str_has_prefix (line, "rpe export outputs --checkpoint demo"));
+  run_copied (line, copied);
+  assert_same_figure ("copied outputs command", gui, copied);
+
+  /* a second window opening the session shows the same settings */
+  second = open_window ();
+  g_assert_true (rpe_window_open_session (second, session, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (rpe_window_get_view (second), ==, RPE_WINDOW_VIEW_OUTPUTS);
+  rpe_test_settle (second, TRUE);
+  a = rpe_window_build_session (window);
+  b = rpe_window_build_session (second);
+  g_assert_true (b->outputs.have);
+  g_assert_cmpuint (a->outputs.values, ==, b->outputs.values);
+  g_assert_cmpuint (a->outputs.channels, ==, b->outputs.channels);
+  g_assert_cmpstr (a->outputs.positions, ==, b->outputs.positions);
+  g_assert_cmpuint (a->outputs.compare, ==, b->outputs.compare);
+  g_assert_cmpuint (a->outputs.channel, ==, b->outputs.channel);
+  g_assert_cmpint (a->outputs.several_draws, ==, b->outputs.several_draws);
+  g_assert_cmpstr (a->outputs.values_path, ==, b->outputs.values_path);
+  {
+    g_autofree char *again = rpe_test_tmp_path ("outputs-second.png");
+
+    g_assert_true (rpe_window_export_view (second, again, &error));
+    g_assert_no_error (error);
+    int delta = 0;
+
+    g_assert_cmpfloat (rpe_test_png_difference (gui, again, &delta), ==, 0.0);
+  }
+  gtk_window_destroy (GTK_WINDOW (second));
+}
+
+static void
+test_outputs (void)
+{
+  RpeWindow *window;
+  RpeExplorerState *state;
+  RpeOutputsView *view;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *npy = rpe_test_tmp_path ("outputs-v.npy");
+  g_autofree char *bad = rpe_test_tmp_path ("outputs-bad.rpe-session");
+  if (!have_cli ())
+    return;
+  window = open_window ();
+  state = rpe_window_get_state (window);
+  view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
+  g_object_set (state, "head", 1, "causal", TRUE, "seed", 5, "realizations", 8, "train-length", 20,
+                "colormap", "magma", NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
+  /* every setting away from its default */
+  rpe_outputs_view_set_values (view, RPE_VALUES_IMPULSE, 6);
+  g_assert_true (rpe_outputs_view_set_positions (view, "3,17,40"));
+  rpe_outputs_view_set_compare (view, RPE_OUTPUTS_KERNEL);
+  rpe_outputs_view_set_several_draws (view, TRUE);
+  rpe_outputs_view_set_channel (view, 2);
+  check_outputs_round_trip (window, "outputs-impulse.rpe-session");
+
+  /* seeded noise, and values from a .npy */
+  rpe_outputs_view_set_values (view, RPE_VALUES_NOISE, 3);
+  rpe_outputs_view_set_several_draws (view, FALSE);
+  check_outputs_round_trip (window, "outputs-noise.rpe-session");
+  {
+    gsize shape[2] = { TEST_N, 5 };
+    float v[TEST_N * 5];
+
+    for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
+      v[i] = (float) sin (0.37 * (double) i);
+    g_assert_true (rpe_npy_write (npy, v, 2, shape, FALSE, &error));
+    g_assert_no_error (error);
+  }
+  rpe_outputs_view_set_npy (view, npy);
+  rpe_outputs_view_set_compare (view, RPE_OUTPUTS_SOFTMAX);
+  rpe_test_settle (window, TRUE);   /* the plot channel is clamped to the shown result's Dv (5 now) */
+  rpe_outputs_view_set_channel (view, 4);
+  check_outputs_round_trip (window, "outputs-npy.rpe-session");
+
+  /* malformed "outputs" members: refused, the state as it was */
+  {
+    g_autofree char *path = rpe_test_tmp_path ("outputs-npy.rpe-session");
+    g_autofree char *text = NULL;
+    g_autoptr (RpeSession) before = rpe_window_build_session (window);
+    const char *const swaps[][2] = {
+      { "\"compare\" : \"softmax\"", "\"compare\" : \"both\"" },
+      { "\"channels\" : 3", "\"channels\" : 500" },
+      { "\"several-draws\" : false", "\"several-draws\" : 3" },
+      { "\"values\" : \"array\"", "\"values\" : \"chirp\"" },
+    };
+
+    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+    for (gsize i = 0; i < G_N_ELEMENTS (swaps); i++)
+      {
+        g_autoptr (GString) t = g_string_new (text);
+        g_autoptr (GError) e = NULL;
+        g_autoptr (RpeSession) after = NULL;
+        char *what = NULL;
+
+        g_assert_nonnull (strstr (text, swaps[i][0]));
+        g_string_replace (t, swaps[i][0], swaps[i][1], 1);
+        g_assert_true (g_file_set_contents (bad, t->str, -1, NULL));
+        g_assert_false (rpe_window_open_session (window, bad, &e));
+        g_assert_nonnull (e);
+        g_test_message ("refused: %s", e->message);
+        after = rpe_window_build_session (window);
+        g_assert_true (rpe_explorer_state_equal (before->state, after->state, &what));
+        g_assert_cmpuint (after->outputs.values, ==, before->outputs.values);
+        g_assert_cmpuint (after->outputs.channel, ==, before->outputs.channel);
+        g_assert_cmpstr (after->outputs.values_path, ==, before->outputs.values_path);
+        g_free (what);
+      }
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -836,5 +990,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/methods", test_methods);
   g_test_add_func ("/ui/session/trained-lrpe", test_trained_lrpe);
   g_test_add_func ("/ui/session/negations", test_negations);
+  g_test_add_func ("/ui/session/outputs", test_outputs);
   return g_test_run ();
 }

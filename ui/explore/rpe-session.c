@@ -15,6 +15,7 @@
 #include "rpe-error.h"
 #include "rpe-file.h"
 #include "rpe-npy.h"
+#include "rpe-outputs.h"
 #include "rpe-tensor-map.h"
 
 #define MAX_DEPTH      16            /* nesting of the JSON text */
@@ -24,6 +25,9 @@
 #define MAX_VALUES     (1u << 26)    /* floats in one array */
 
 static const char *const window_views[] = { "templates", "attention", "curves", "teaching", "outputs", NULL };
+/* the Outputs view's choices, by RpeValuesKind and RpeOutputsCompare (the `rpe export outputs` names) */
+static const char *const outputs_values_names[] = { "impulse", "sweep", "noise", "array", NULL };
+static const char *const outputs_compare_names[] = { "softmax", "kernel", NULL };
 
 /* ------------------------------------------------------------ lifecycle */
 
@@ -71,6 +75,9 @@ rpe_session_free (RpeSession *session)
   checkpoint_clear (&session->checkpoint);
   g_free (session->content_path);
   g_free (session->content_sha256);
+  g_free (session->outputs.positions);
+  g_free (session->outputs.values_path);
+  g_free (session->outputs.values_sha256);
   g_free (session->export_title);
   g_strfreev (session->export_options);
   g_free (session->file);
@@ -502,6 +509,11 @@ rpe_session_to_data (RpeSession  *session,
       g_free (session->content_sha256);
       session->content_sha256 = rpe_session_file_sha256 (session->content_path, NULL);
     }
+  if (session->outputs.have && session->outputs.values_path != NULL)
+    {
+      g_free (session->outputs.values_sha256);
+      session->outputs.values_sha256 = rpe_session_file_sha256 (session->outputs.values_path, NULL);
+    }
 
   json_builder_begin_object (b);
   add_string (b, "format", RPE_SESSION_FORMAT);
@@ -568,6 +580,36 @@ rpe_session_to_data (RpeSession  *session,
       /* without a file to name, the values themselves */
       if (session->content_path == NULL)
         add_floats (b, "data", npy, shape[0] * shape[1] * (ndim == 3 ? shape[2] : 1));
+      json_builder_end_object (b);
+    }
+
+  json_builder_set_member_name (b, "outputs");
+  if (!session->outputs.have)
+    json_builder_add_null_value (b);
+  else
+    {
+      const RpeSessionOutputs *x = &session->outputs;
+
+      json_builder_begin_object (b);
+      add_string (b, "values", outputs_values_names[x->values]);
+      json_builder_set_member_name (b, "channels");
+      json_builder_add_int_value (b, x->channels);
+      add_string (b, "impulse-positions", x->positions != NULL ? x->positions : "");
+      add_string (b, "compare", outputs_compare_names[x->compare]);
+      json_builder_set_member_name (b, "channel");
+      json_builder_add_int_value (b, x->channel);
+      json_builder_set_member_name (b, "several-draws");
+      json_builder_add_boolean_value (b, x->several_draws);
+      json_builder_set_member_name (b, "values-file");
+      if (x->values_path == NULL)
+        json_builder_add_null_value (b);
+      else
+        {
+          json_builder_begin_object (b);
+          add_string (b, "path", x->values_path);
+          add_string (b, "sha256", x->values_sha256);
+          json_builder_end_object (b);
+        }
       json_builder_end_object (b);
     }
 
@@ -1022,6 +1064,85 @@ opt_string (JsonObject *o,
   return n != NULL && json_node_get_value_type (n) == G_TYPE_STRING ? json_node_get_string (n) : NULL;
 }
 
+/* "outputs": the Outputs view's settings, every value checked (absent or null: none). */
+static gboolean
+read_outputs (RpeSession *s,
+              JsonNode   *node,
+              GError    **error)
+{
+  RpeSessionOutputs *x = &s->outputs;
+  JsonObject *o;
+  JsonNode *n;
+  const char *name;
+  double v;
+  guint i;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (error, "“outputs” must be an object");
+  o = json_node_get_object (node);
+  name = opt_string (o, "values");
+  for (i = 0; outputs_values_names[i] != NULL && g_strcmp0 (name, outputs_values_names[i]) != 0; i++)
+    ;
+  if (outputs_values_names[i] == NULL)
+    return bad (error, "the outputs' values must be impulse, sweep, noise or array");
+  x->values = i;
+  if ((n = member (o, "channels", JSON_NODE_VALUE)) == NULL || !get_number (n, &v) || v != floor (v) || v < 1
+      || v > RPE_SESSION_OUTPUTS_MAX_CHANNELS)
+    return bad (error, "the outputs' channels must be 1 .. %d", RPE_SESSION_OUTPUTS_MAX_CHANNELS);
+  x->channels = (guint) v;
+  name = opt_string (o, "compare");
+  for (i = 0; outputs_compare_names[i] != NULL && g_strcmp0 (name, outputs_compare_names[i]) != 0; i++)
+    ;
+  if (outputs_compare_names[i] == NULL)
+    return bad (error, "the outputs' compare must be softmax or kernel");
+  x->compare = i;
+  if ((n = member (o, "channel", JSON_NODE_VALUE)) == NULL || !get_number (n, &v) || v != floor (v) || v < 0
+      || v >= RPE_SESSION_OUTPUTS_MAX_CHANNELS * 64.0)
+    return bad (error, "the outputs' plot channel is out of range");
+  x->channel = (guint) v;
+  if ((n = member (o, "several-draws", JSON_NODE_VALUE)) == NULL || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return bad (error, "the outputs' several-draws must be true or false");
+  x->several_draws = json_node_get_boolean (n);
+  name = opt_string (o, "impulse-positions");
+  if (name != NULL && *name != '\0')
+    {
+      g_auto (GStrv) parts = g_strsplit (name, ",", -1);
+
+      if (g_strv_length (parts) > RPE_SESSION_OUTPUTS_MAX_CHANNELS)
+        return bad (error, "the outputs' impulse positions are too many");
+      for (i = 0; parts[i] != NULL; i++)
+        if (!g_ascii_string_to_unsigned (parts[i], 10, 0, RPE_EXPLORER_MAX_LENGTH - 1, NULL, NULL))
+          return bad (error, "the outputs' impulse positions must be positions 0 .. %u, comma-separated",
+                      (guint) RPE_EXPLORER_MAX_LENGTH - 1);
+      x->positions = g_strdup (name);
+    }
+  n = json_object_get_member (o, "values-file");
+  if (n != NULL && JSON_NODE_HOLDS_OBJECT (n))
+    {
+      JsonObject *f = json_node_get_object (n);
+      const char *path = opt_string (f, "path");
+      g_autofree char *found = NULL;
+
+      if (path == NULL)
+        return bad (error, "the outputs' values file has no path");
+      found = locate (path, s->file, "values file", s->warnings);
+      if (found == NULL)
+        return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                              "The session's values file “%s” is missing (it is not beside the session either)", path);
+      check_hash (found, opt_string (f, "sha256"), "values file", s->warnings);
+      x->values_path = g_steal_pointer (&found);
+      x->values_sha256 = g_strdup (opt_string (f, "sha256"));
+    }
+  else if (n != NULL && !JSON_NODE_HOLDS_NULL (n))
+    return bad (error, "the outputs' values file must be an object or null");
+  if (x->values == RPE_VALUES_ARRAY && x->values_path == NULL)
+    return bad (error, "the outputs' values come from a .npy file the session does not name");
+  x->have = TRUE;
+  return TRUE;
+}
+
 static gboolean
 read_checkpoint (RpeSession  *s,
                  JsonNode    *node,
@@ -1440,6 +1561,8 @@ rpe_session_load_data (const char  *data,
     return NULL;
   if (!read_checkpoint (s, json_object_get_member (o, "checkpoint"), error))
     return NULL;
+  if (!read_outputs (s, json_object_get_member (o, "outputs"), error))
+    return NULL;
 
   n = json_object_get_member (o, "state");
   if (n == NULL || !JSON_NODE_HOLDS_OBJECT (n))
@@ -1711,6 +1834,19 @@ rpe_session_export_view (RpeSession  *session,
         }
       return "spe-vs-rpe";
     }
+  if (g_strcmp0 (session->view, "outputs") == 0)
+    {
+      guint content = 0;
+
+      g_object_get (st, "content", &content, NULL);
+      if (content == RPE_CONTENT_NPY)
+        {
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the Outputs view of queries/keys loaded from a .npy file "
+                         "has no `rpe export` figure (outputs take unit or random content)");
+          return NULL;
+        }
+      return "outputs";   /* rpe export outputs, with the view's settings of session->outputs */
+    }
   rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the %s view has no `rpe export --session` figure yet "
                  "(Templates, Attention, Curves and SPE vs RPE have)", session->view);
   return NULL;
@@ -1943,6 +2079,34 @@ rpe_session_export_argv (RpeSession  *session,
       add_opt (argv, "--lrpe-p", rpe_session_choice_name ("--lrpe-p", lp));
       add_opt (argv, "--lrpe-lambda", rpe_session_choice_name ("--lrpe-lambda", ll));
       add_opt (argv, "--lrpe-theta", rpe_session_choice_name ("--lrpe-theta", lt));
+    }
+  else if (g_str_equal (view, "outputs"))
+    {
+      const RpeSessionOutputs *x = &session->outputs;
+      guint fm;
+
+      g_object_get (st, "feature-map", &fm, NULL);
+      add_int_opt (argv, "--realizations", r);
+      add_int_opt (argv, "--seed", seed);
+      add_opt (argv, causal ? "--causal" : "--no-causal", NULL);
+      if (content == RPE_CONTENT_RANDOM)
+        add_opt (argv, "--content", "random");
+      add_opt (argv, "--feature-map", rpe_session_choice_name ("--feature-map", fm));
+      /* the view's own settings (its defaults when the session has none) */
+      if (x->have && x->values == RPE_VALUES_ARRAY)
+        add_opt (argv, "--values", x->values_path);
+      else
+        {
+          add_opt (argv, "--value-source", outputs_values_names[x->have ? x->values : RPE_VALUES_IMPULSE]);
+          add_int_opt (argv, "--channels", x->have ? x->channels : 4);
+          if (x->have && x->values == RPE_VALUES_IMPULSE && x->positions != NULL && *x->positions != '\0')
+            add_opt (argv, "--impulse-positions", x->positions);
+        }
+      add_opt (argv, "--compare", outputs_compare_names[x->have ? x->compare : RPE_OUTPUTS_SOFTMAX]);
+      add_int_opt (argv, "--draws", x->have && x->several_draws ? RPE_SESSION_OUTPUTS_DRAWS : 1);
+      add_int_opt (argv, "--channel", x->have ? x->channel : 0);
+      if (cmap != NULL && cmap != rpe_colormap_default ())
+        add_opt (argv, "--colormap", colormap);
     }
   else
     {

@@ -50,6 +50,23 @@ typedef struct
   char  **map;         /* ROLE=TENSOR strings (NULL-terminated) or NULL */
 } RpeSessionCheckpoint;
 
+/* The Outputs view's own settings (what `rpe export outputs` options say). */
+typedef struct
+{
+  gboolean  have;            /* FALSE: none saved (the view keeps its own) */
+  guint     values;          /* RpeValuesKind: impulse, sweep, noise, array (.npy) */
+  guint     channels;        /* Dv of generated values, 1 .. RPE_SESSION_OUTPUTS_MAX_CHANNELS */
+  char     *positions;       /* impulse positions "P1,P2,..." (NULL or "": evenly spread) */
+  guint     compare;         /* RpeOutputsCompare: softmax, kernel */
+  guint     channel;         /* the channel of the line plot */
+  gboolean  several_draws;   /* 16 draws (else 1) */
+  char     *values_path;     /* values == array: the V .npy (path + SHA-256, like the content) */
+  char     *values_sha256;
+} RpeSessionOutputs;
+
+#define RPE_SESSION_OUTPUTS_MAX_CHANNELS 64
+#define RPE_SESSION_OUTPUTS_DRAWS        16
+
 typedef struct
 {
   RpeExplorerState     *state;           /* owned; every property and array */
@@ -69,6 +86,7 @@ typedef struct
   char                **export_options;  /* more `rpe export` options of the figure (NULL-terminated or
                                             NULL): --colormap X, --preset X, --reduce X,
                                             --attention-transform, --per-cell-scale only */
+  RpeSessionOutputs     outputs;         /* the Outputs view's settings ("outputs") */
   char                 *file;            /* the file it was read from or written to (NULL: none yet) */
   GPtrArray            *warnings;        /* char *: read-time notes (checkpoint changed or moved) */
 } RpeSession;

@@ -684,3 +684,61 @@ rpe_outputs_view_build_figure (RpeOutputsView *self)
   bundle->default_name = g_strdup_printf ("outputs-h%zu", self->result->outputs.head);
   return bundle;
 }
+
+void
+rpe_outputs_view_store (RpeOutputsView    *self,
+                        RpeSessionOutputs *out)
+{
+  g_autoptr (GString) positions = g_string_new (NULL);
+
+  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
+  g_return_if_fail (out != NULL);
+  g_free (out->positions);
+  g_free (out->values_path);
+  g_free (out->values_sha256);
+  memset (out, 0, sizeof *out);
+  for (gsize i = 0; i < self->request.n_positions; i++)
+    g_string_append_printf (positions, "%s%zu", i > 0 ? "," : "", self->request.positions[i]);
+  out->have = TRUE;
+  out->values = self->request.kind;
+  out->channels = (guint) self->request.dv;
+  out->positions = g_string_free (g_steal_pointer (&positions), FALSE);
+  out->compare = self->request.compare;
+  out->channel = (guint) self->channel;
+  out->several_draws = self->request.n_draws > 1;
+  out->values_path = self->request.kind == RPE_VALUES_ARRAY ? g_strdup (self->npy_path) : NULL;
+}
+
+gboolean
+rpe_outputs_view_restore (RpeOutputsView          *self,
+                          const RpeSessionOutputs *outputs)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
+  g_return_val_if_fail (outputs != NULL, FALSE);
+  if (!outputs->have)
+    return TRUE;
+  if (outputs->values >= RPE_VALUES_N_KINDS || outputs->compare >= RPE_OUTPUTS_N_COMPARES
+      || outputs->channels < 1 || outputs->channels > MAX_CHANNELS
+      || (outputs->values == RPE_VALUES_ARRAY && outputs->values_path == NULL))
+    return FALSE;
+  {
+    /* the positions first, on a copy of the request: malformed ones change nothing */
+    RpeOutputsRequest saved = self->request;
+
+    if (!rpe_outputs_view_set_positions (self, outputs->positions))
+      {
+        self->request = saved;
+        return FALSE;
+      }
+  }
+  if (outputs->values_path != NULL)
+    {
+      g_free (self->npy_path);
+      self->npy_path = g_strdup (outputs->values_path);
+    }
+  rpe_outputs_view_set_compare (self, outputs->compare);
+  rpe_outputs_view_set_several_draws (self, outputs->several_draws);
+  rpe_outputs_view_set_values (self, outputs->values, outputs->channels);
+  rpe_outputs_view_set_channel (self, outputs->channel);
+  return TRUE;
+}

@@ -16,6 +16,7 @@
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
 #include "rpe-outputs-job.h"
+#include "rpe-session.h"
 
 G_BEGIN_DECLS
 
@@ -48,5 +49,13 @@ const char       *rpe_outputs_view_get_caption  (RpeOutputsView    *self);
 /* The figure shown, as `rpe export outputs` draws it; NULL while there is no result.
  * "figure-changed" follows new results. */
 RpeFigureBundle  *rpe_outputs_view_build_figure (RpeOutputsView    *self);
+
+/* The view's settings into a session (out is cleared first), and back: restore sets every
+ * setting of a session that has them (outputs->have) and returns FALSE, changing nothing,
+ * when they are not valid. */
+void              rpe_outputs_view_store        (RpeOutputsView          *self,
+                                                 RpeSessionOutputs       *out);
+gboolean          rpe_outputs_view_restore      (RpeOutputsView          *self,
+                                                 const RpeSessionOutputs *outputs);
 
 G_END_DECLS

@@ -125,6 +125,8 @@ rpe_window_build_session (RpeWindow *self)
       if (c != NULL && c->n >= 2 && c->n != rpe_explorer_state_get_length (self->state))
         s->export_length = (guint) c->n;
     }
+  if (view == RPE_WINDOW_VIEW_OUTPUTS)
+    rpe_outputs_view_store (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]), &s->outputs);
   if (self->source_path != NULL)
     rpe_session_set_checkpoint (s, self->source_path, self->source_prefix, self->source_layer,
                                 (const char *const *) self->source_map);
@@ -301,6 +303,7 @@ apply_loaded (RpeWindow  *self,
     if (g_strcmp0 (s->view, view_names[v]) == 0)
       rpe_window_set_view (self, v);
   rpe_templates_view_open_cell (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), s->template_cell);
+  rpe_outputs_view_restore (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]), &s->outputs);
   if (s->have_viewport)
     rpe_attention_view_set_viewport (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]),
                                      s->viewport[0], s->viewport[1], s->viewport[2], s->viewport[3]);
@@ -535,7 +538,9 @@ command_job_new (RpeWindow  *self,
   if (self->checkpoint != NULL && self->source_path != NULL
       && g_str_equal (self->checkpoint->path, self->source_path))
     job->checkpoint = rpe_checkpoint_data_ref (self->checkpoint);
-  if (self->session_file != NULL && self->session_serial == rpe_explorer_state_get_serial (self->state)
+  /* `rpe export outputs` takes no session: its line is the options one or none */
+  if (!g_str_equal (view, "outputs") && self->session_file != NULL
+      && self->session_serial == rpe_explorer_state_get_serial (self->state)
       && self->session_view == rpe_window_get_view (self)
       && self->session_cell == s->template_cell && self->session_zoomed == s->have_viewport
       && (!s->have_viewport || memcmp (self->session_viewport, s->viewport, sizeof s->viewport) == 0))
@@ -567,6 +572,12 @@ command_job_run (CommandJob  *job,
     }
   if (job->session_line != NULL)
     return g_strdup (job->session_line);
+  if (why != NULL && g_strcmp0 (job->session->view, "outputs") == 0)
+    {
+      *why = g_strdup_printf ("`rpe export outputs` draws the checkpoint's modules, not these (%s).",
+                              reason != NULL ? reason : error != NULL ? error->message : "edited parameters");
+      return NULL;
+    }
   if (why != NULL)
     *why = g_strdup_printf ("Options cannot express this figure (%s): save the session (Ctrl+S) and copy "
                             "again to get an `rpe export --session` command.",
