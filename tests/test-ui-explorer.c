@@ -621,6 +621,13 @@ test_screenshots (void)
     gtk_icon_theme_add_resource_path (gtk_icon_theme_get_for_display (gdk_display_get_default ()),
                                       "/io/github/rpestudio/RpeStudio/icons");
   }
+  {
+    /* what the README shows: no tour offer over the figures, no header transition caught mid-fade */
+    g_autoptr (GSettings) settings = g_settings_new ("io.github.rpestudio.RpeStudio");
+
+    g_settings_set_boolean (settings, "tour-offered", TRUE);
+    g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+  }
   window = open_window (RPE_WINDOW_VIEW_TEMPLATES);
   state = rpe_window_get_state (window);
   save_view (window, dir, "templates");
