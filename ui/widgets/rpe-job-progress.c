@@ -119,3 +119,24 @@ rpe_job_bar_set_busy (RpeJobBar *bar,
   g_return_if_fail (bar != NULL);
   gtk_widget_set_visible (bar->progress_row, busy);
 }
+
+const char *
+rpe_job_bar_get_cap_text (RpeJobBar *bar)
+{
+  return gtk_widget_get_visible (bar->cap.box) ? gtk_label_get_text (bar->cap.label) : "";
+}
+
+gboolean
+rpe_job_full_n_allowed (RpeComputeJobKind  kind,
+                        RpeExplorerState  *state,
+                        char             **refusal)
+{
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (state);
+  g_autoptr (GError) error = NULL;
+
+  g_clear_pointer (refusal, g_free);
+  if (rpe_compute_check_budget (kind, s, s->n, &error))
+    return TRUE;
+  *refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+  return FALSE;
+}

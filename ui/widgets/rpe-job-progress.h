@@ -9,6 +9,7 @@
 
 #include <gtk/gtk.h>
 
+#include "rpe-compute.h"
 #include "rpe-job.h"
 
 G_BEGIN_DECLS
@@ -58,5 +59,13 @@ void rpe_job_bar_progress (RpeJobBar *bar,
                            double     fraction);
 void rpe_job_bar_set_busy (RpeJobBar *bar,
                            gboolean   busy);
+/* The cap bar's text ("" while hidden), for tests. */
+const char *rpe_job_bar_get_cap_text (RpeJobBar *bar);
+
+/* "Compute at Full N": whether a job of that kind at the state's N fits the memory
+ * budget.  *refusal is replaced: NULL, or the cap line's "Not computed at full N: …". */
+gboolean rpe_job_full_n_allowed (RpeComputeJobKind  kind,
+                                 RpeExplorerState  *state,
+                                 char             **refusal);
 
 G_END_DECLS

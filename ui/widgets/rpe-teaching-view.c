@@ -689,15 +689,9 @@ rpe_teaching_view_get_n_cap (RpeTeachingView *self)
 gboolean
 rpe_teaching_view_compute_full (RpeTeachingView *self)
 {
-  g_autoptr (RpeExplorerSnapshot) s = NULL;
-  g_autoptr (GError) error = NULL;
-
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), FALSE);
-  s = rpe_explorer_state_snapshot (self->state);
-  g_clear_pointer (&self->refusal, g_free);
-  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_TEACHING, s, s->n, &error))
+  if (!rpe_job_full_n_allowed (RPE_COMPUTE_JOB_TEACHING, self->state, &self->refusal))
     {
-      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
       teaching_update_cap (self);
       return FALSE;
     }
@@ -711,7 +705,7 @@ const char *
 rpe_teaching_view_get_cap_text (RpeTeachingView *self)
 {
   g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
-  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
+  return rpe_job_bar_get_cap_text (&self->job);
 }
 
 const char *
@@ -994,15 +988,9 @@ rpe_curves_page_set_n_cap (RpeCurvesPage *self,
 gboolean
 rpe_curves_page_compute_full (RpeCurvesPage *self)
 {
-  g_autoptr (RpeExplorerSnapshot) s = NULL;
-  g_autoptr (GError) error = NULL;
-
   g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), FALSE);
-  s = rpe_explorer_state_snapshot (self->state);
-  g_clear_pointer (&self->refusal, g_free);
-  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_CURVES, s, s->n, &error))
+  if (!rpe_job_full_n_allowed (RPE_COMPUTE_JOB_CURVES, self->state, &self->refusal))
     {
-      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
       curves_update_cap (self);
       return FALSE;
     }
@@ -1016,7 +1004,7 @@ const char *
 rpe_curves_page_get_cap_text (RpeCurvesPage *self)
 {
   g_return_val_if_fail (RPE_IS_CURVES_PAGE (self), NULL);
-  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
+  return rpe_job_bar_get_cap_text (&self->job);
 }
 
 /* exact | estimate | difference as `rpe export spe-vs-rpe` draws them

@@ -691,15 +691,9 @@ rpe_templates_view_set_n_cap (RpeTemplatesView *self,
 gboolean
 rpe_templates_view_compute_full (RpeTemplatesView *self)
 {
-  g_autoptr (RpeExplorerSnapshot) s = NULL;
-  g_autoptr (GError) error = NULL;
-
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), FALSE);
-  s = rpe_explorer_state_snapshot (self->state);
-  g_clear_pointer (&self->refusal, g_free);
-  if (!rpe_compute_check_budget (RPE_COMPUTE_JOB_TEMPLATE_GRID, s, s->n, &error))
+  if (!rpe_job_full_n_allowed (RPE_COMPUTE_JOB_TEMPLATE_GRID, self->state, &self->refusal))
     {
-      self->refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
       update_cap (self);
       return FALSE;
     }
@@ -713,7 +707,7 @@ const char *
 rpe_templates_view_get_cap_text (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  return gtk_widget_get_visible (self->job.cap.box) ? gtk_label_get_text (self->job.cap.label) : "";
+  return rpe_job_bar_get_cap_text (&self->job);
 }
 
 const char *
