@@ -164,7 +164,8 @@ test_layers (void)
   g_assert_cmpfloat (err, <, 1e-5);
   g_assert_cmpfloat (sine_error (window, set, "encoder.spe", "encoder.spe_filters.2.gate", 1), >, 1e-3);
 
-  /* the layer picker: layer 2 */
+  /* the layer picker (Checkpoint Contents, offered by the "Opened" toast): layer 2 */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.browse-tensors", NULL);
   browser = rpe_window_get_tensor_browser (window);
   g_assert_nonnull (browser);
   rpe_tensor_browser_choose (browser, 0, 2);
@@ -186,10 +187,12 @@ test_roles (void)
   g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, NULL);
   RpeWindow *window = open_checkpoint ("spe-readme.pt");
   RpeExplorerState *state = rpe_window_get_state (window);
-  RpeTensorBrowser *browser = rpe_window_get_tensor_browser (window);
+  RpeTensorBrowser *browser;
   guint freqs_row = G_MAXUINT, offsets_row = G_MAXUINT;
   double err;
 
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.browse-tensors", NULL);
+  browser = rpe_window_get_tensor_browser (window);
   g_assert_nonnull (browser);
   g_object_set (state, "head", 0, NULL);
   settle (window, TRUE, 0);

@@ -462,6 +462,9 @@ test_open_demo_file (void)
   rpe_test_iterate_until (not_loading, window);
   g_assert_null (rpe_window_get_message (window));
   g_assert_false (rpe_window_get_from_demo (window));
+  /* no modal dialog on open: the contents window opens on request (the toast's button) */
+  g_assert_null (rpe_window_get_tensor_browser (window));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.browse-tensors", NULL);
   g_assert_nonnull (rpe_window_get_tensor_browser (window));
   g_assert_cmpuint (rpe_tensor_browser_get_n_rows (rpe_window_get_tensor_browser (window)), >=, 5);
   /* pick the conv module's gate of layer 1 */

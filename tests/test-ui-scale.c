@@ -688,6 +688,7 @@ test_fits_screen (void)
   g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (window)), <=, 800);
 
   /* state H = 8 in the tensor browser: the module is H = 8 heads of D = 32, channels kept */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.browse-tensors", NULL);
   browser = rpe_window_get_tensor_browser (window);
   g_assert_nonnull (browser);
   g_assert_cmpuint (rpe_tensor_browser_get_heads (browser), ==, 0);

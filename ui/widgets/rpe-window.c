@@ -247,7 +247,29 @@ open_done (GObject      *source,
     if (uri != NULL)
       gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
     _rpe_window_update_recent_menu (self);
-    adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Opened %s", base));
+    {
+      /* Several modules or layers: say which is shown and offer Checkpoint Contents to pick
+       * another (a toast, not a modal dialog: the window stays usable, Ctrl+1..7 and all). */
+      gboolean choice = data->modules->len > 1;
+      AdwToast *toast;
+
+      for (guint i = 0; i < data->modules->len && !choice; i++)
+        {
+          const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
+
+          choice = (info->layers != NULL && info->layers->len > 1) || (info->gates != NULL && info->gates->len > 1);
+        }
+      if (choice)
+        {
+          toast = adw_toast_new_format ("Opened %s: it has several modules or layers; the first is shown", base);
+          adw_toast_set_button_label (toast, "Contents…");
+          adw_toast_set_action_name (toast, "win.browse-tensors");
+          adw_toast_set_timeout (toast, 10);
+        }
+      else
+        toast = adw_toast_new_format ("Opened %s", base);
+      adw_toast_overlay_add_toast (self->toasts, toast);
+    }
     {
       /* the file's name in the window title (and the task switcher) */
       g_autofree char *display = g_filename_display_name (base);
@@ -256,9 +278,6 @@ open_done (GObject      *source,
       gtk_window_set_title (GTK_WINDOW (self), title);
       adw_view_switcher_title_set_subtitle (self->switcher_title, display);
     }
-    /* several modules or layers: let the user pick */
-    if (data->modules->len > 2 || gtk_widget_get_mapped (GTK_WIDGET (self)))
-      gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
   }
 }
 
