@@ -1296,7 +1296,14 @@ rpe_cli_export (int argc, char **argv)
           fprintf (stderr, "rpe export: %s\n", error->message);
           return EXIT_USAGE;
         }
-      return rpe_cli_export_outputs ((int) g_strv_length (rebuilt), rebuilt);
+      {
+        /* as below: GOption drops the options it parses from the argv it is given without
+         * freeing them, so it gets a copy of the pointers and the strings are freed here */
+        guint n = g_strv_length (rebuilt);
+        g_autofree char **outputs_argv = g_memdup2 (rebuilt, (n + 1) * sizeof (char *));
+
+        return rpe_cli_export_outputs ((int) n, outputs_argv);
+      }
     }
   if (argc > 1 && argv[1][0] != '-')
     {
