@@ -33,6 +33,9 @@ typedef struct
   char     *preset;
   double    width, height, dpi;
   gboolean  attention_transform;
+  char     *color_scale;
+  double    gamma;
+  double    percentile;
   char     *b_checkpoint;
   gint      b_layer;
   gint      b_head;
@@ -159,11 +162,16 @@ rpe_cli_export_compare (int argc, char **argv)
   gboolean overview = g_str_equal (view, "overview");
   RpeCompareWhat what = g_str_equal (view, "compare-attention") ? RPE_COMPARE_ATTENTION : RPE_COMPARE_TEMPLATES;
   int status = 0;
+  RpeHeatmapTransform transform = RPE_HEATMAP_TRANSFORM_NONE;
+  double transform_param = 0.0;
   GOptionGroup *group;
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, "Write the figure here (.png, .svg, .pdf, .npy)", "FILE" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &co.colormap, "viridis (default), magma, inferno, cividis, rdbu, grey", "NAME" },
     { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &co.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4)", NULL },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &co.color_scale, "A and B (overview: every cell): linear (default), log, power (--gamma), percentile (--percentile) or attention", "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &co.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &co.percentile, "--color-scale percentile: clip to [P(100 - p), P(p)] (50 .. 100, default 99)", "P" },
     { "title", 0, 0, G_OPTION_ARG_STRING, &co.title, "Figure title", "T" },
     { "width", 0, 0, G_OPTION_ARG_DOUBLE, &co.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
     { "height", 0, 0, G_OPTION_ARG_DOUBLE, &co.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
@@ -287,6 +295,12 @@ rpe_cli_export_compare (int argc, char **argv)
         goto done;
       }
   }
+  if (!rpe_cli_color_scale (view, co.color_scale, co.gamma, co.percentile, co.attention_transform, &transform,
+                            &transform_param))
+    {
+      status = EXIT_USAGE;
+      goto done;
+    }
   if (co.colormap != NULL && (cmap = rpe_colormap_lookup (co.colormap)) == NULL)
     {
       fprintf (stderr, "rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n",
@@ -328,6 +342,10 @@ rpe_cli_export_compare (int argc, char **argv)
       fd.title = co.title != NULL ? co.title : ov->caption;
       fd.colormap = cmap;
       fd.attention = what == RPE_COMPARE_ATTENTION;
+      /* as the window: the SPE paper's transform maps attention weights only */
+      fd.transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !fd.attention ? RPE_HEATMAP_TRANSFORM_NONE
+                                                                                     : transform;
+      fd.transform_param = transform_param;
       rpe_overview_figure_fill (&fig, &fd, &cells, &titles);
       if (!rpe_export_figure (&fig, format, &size, co.out, &error))
         goto fail;
@@ -398,6 +416,10 @@ rpe_cli_export_compare (int argc, char **argv)
       fd.colormap = cmap;
       fd.attention = what == RPE_COMPARE_ATTENTION;
       fd.attention_transform = co.attention_transform;
+      /* as the window: the SPE paper's transform maps attention weights only */
+      fd.transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !fd.attention ? RPE_HEATMAP_TRANSFORM_NONE
+                                                                                     : transform;
+      fd.transform_param = transform_param;
       if (o.train_length != RPE_CLI_UNSET && o.train_length > 0)
         fd.train_length = (size_t) o.train_length;
       rpe_compare_figure_fill (&fig, &fd, &titles);
@@ -419,6 +441,7 @@ done:
   rpe_spe_params_clear (&params);
   g_free (co.out);
   g_free (co.colormap);
+  g_free (co.color_scale);
   g_free (co.title);
   g_free (co.preset);
   g_free (co.b_checkpoint);

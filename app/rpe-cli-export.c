@@ -1831,42 +1831,12 @@ export_main (int argc, char **argv, RpeSession *session)
       status = EXIT_USAGE;
       goto done;
     }
-  c.transform = eo.attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
-  if (eo.color_scale != NULL)
+  if (!rpe_cli_color_scale (view, eo.color_scale, eo.gamma, eo.percentile, eo.attention_transform, &c.transform,
+                            &c.transform_param))
     {
-      RpeHeatmapTransform t;
-
-      if (!rpe_plot_transform_from_name (eo.color_scale, &t))
-        {
-          fprintf (stderr, "rpe export %s: --color-scale must be linear, log, power, percentile or attention "
-                   "(got '%s')\n", view, eo.color_scale);
-          status = EXIT_USAGE;
-          goto done;
-        }
-      if (eo.attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
-        {
-          fprintf (stderr, "rpe export %s: --attention-transform contradicts --color-scale %s\n", view, eo.color_scale);
-          status = EXIT_USAGE;
-          goto done;
-        }
-      c.transform = t;
-    }
-  if (eo.gamma != 0.0 && (c.transform != RPE_HEATMAP_TRANSFORM_POWER || !(eo.gamma >= 0.05 && eo.gamma <= 10.0)))
-    {
-      fprintf (stderr, "rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n", view);
       status = EXIT_USAGE;
       goto done;
     }
-  if (eo.percentile != 0.0
-      && (c.transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(eo.percentile >= 50.0 && eo.percentile <= 100.0)))
-    {
-      fprintf (stderr, "rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n", view);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  c.transform_param = c.transform == RPE_HEATMAP_TRANSFORM_POWER ? (eo.gamma != 0.0 ? eo.gamma : RPE_PLOT_DEFAULT_GAMMA)
-                      : c.transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
-                      ? (eo.percentile != 0.0 ? eo.percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
   c.reduce = RPE_HEATMAP_REDUCE_MEAN;
   if (eo.reduce != NULL)
     {

@@ -376,9 +376,9 @@ static const OptionUse option_uses[] = {
   /* the figure size preset: every export view, the outputs too */
   { "preset", TRUE, "export:*" },
   /* the heatmaps' colour scale (the window's colour-scale control): heatmap views only */
-  { "color-scale", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
-  { "gamma", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
-  { "percentile", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs" },
+  { "color-scale", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs export:compare-* export:overview" },
+  { "gamma", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs export:compare-* export:overview" },
+  { "percentile", TRUE, "export:templates export:template export:attention export:spe-vs-rpe export:outputs export:compare-* export:overview" },
   /* rpe curves' own options */
   { "realizations-list", TRUE, "curves:error curves:output-error export:outputs" },
   { "seeds", TRUE, "curves:error" },
@@ -1333,4 +1333,51 @@ main (int argc, char **argv)
   fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
   usage (stderr);
   return EXIT_USAGE;
+}
+
+/* The heatmap colour scale of `rpe export` (--color-scale NAME, --gamma G, --percentile P,
+ * --attention-transform): the transform and its parameter; FALSE after a message on stderr
+ * (a usage error).  Shared by the heatmap, outputs and compare exports. */
+gboolean
+rpe_cli_color_scale (const char          *view,
+                     const char          *name,
+                     double               gamma,
+                     double               percentile,
+                     gboolean             attention_transform,
+                     RpeHeatmapTransform *transform,
+                     double              *param)
+{
+  *transform = attention_transform ? RPE_HEATMAP_TRANSFORM_ATTENTION : RPE_HEATMAP_TRANSFORM_NONE;
+  if (name != NULL)
+    {
+      RpeHeatmapTransform t;
+
+      if (!rpe_plot_transform_from_name (name, &t))
+        {
+          fprintf (stderr, "rpe export %s: --color-scale must be linear, log, power, percentile or attention "
+                   "(got '%s')\n", view, name);
+          return FALSE;
+        }
+      if (attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
+        {
+          fprintf (stderr, "rpe export %s: --attention-transform contradicts --color-scale %s\n", view, name);
+          return FALSE;
+        }
+      *transform = t;
+    }
+  if (gamma != 0.0 && (*transform != RPE_HEATMAP_TRANSFORM_POWER || !(gamma >= 0.05 && gamma <= 10.0)))
+    {
+      fprintf (stderr, "rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n", view);
+      return FALSE;
+    }
+  if (percentile != 0.0
+      && (*transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(percentile >= 50.0 && percentile <= 100.0)))
+    {
+      fprintf (stderr, "rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n", view);
+      return FALSE;
+    }
+  *param = *transform == RPE_HEATMAP_TRANSFORM_POWER ? (gamma != 0.0 ? gamma : RPE_PLOT_DEFAULT_GAMMA)
+                      : *transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
+                      ? (percentile != 0.0 ? percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
+  return TRUE;
 }

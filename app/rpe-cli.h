@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "rpe-linear-attention.h"
+#include "rpe-plot-render.h"
 #include "rpe-noise.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
@@ -239,5 +240,15 @@ int           rpe_cli_export_outputs      (int    argc,
                                            char **argv);
 int           rpe_cli_curves_output_error (int    argc,
                                            char **argv);
+
+/* --color-scale / --gamma / --percentile / --attention-transform of `rpe export`: the
+ * heatmap transform and its parameter; FALSE after a message on stderr (usage error). */
+gboolean rpe_cli_color_scale (const char          *view,
+                              const char          *name,
+                              double               gamma,
+                              double               percentile,
+                              gboolean             attention_transform,
+                              RpeHeatmapTransform *transform,
+                              double              *param);
 
 G_END_DECLS

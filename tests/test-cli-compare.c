@@ -165,6 +165,37 @@ test_pictures (void)
   g_assert_true (g_file_test (svg, G_FILE_TEST_IS_REGULAR));
 }
 
+/* The colour scale of the heatmap views applies to A and B (and to overview cells): a log scale
+ * redraws a different picture than the linear one, the same options as `rpe export attention`
+ * are refused the same way. */
+static void
+test_color_scale (void)
+{
+  g_autofree char *lin = rpe_test_tmp_path ("cmp-lin.png"), *log = rpe_test_tmp_path ("cmp-log.png");
+  g_autofree char *log2 = rpe_test_tmp_path ("cmp-log2.png"), *ov = rpe_test_tmp_path ("ov-pct.png");
+  g_autofree char *err = NULL;
+  int delta = 0;
+
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo", "--length", "40", "--b-head", "3",
+                        "-o", lin, NULL), ==, 0);
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo", "--length", "40", "--b-head", "3",
+                        "--color-scale", "log", "-o", log, NULL), ==, 0);
+  g_assert_cmpfloat (rpe_test_png_difference (lin, log, &delta), >, 0.01);
+  /* the same log figure again: the same pixels */
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo", "--length", "40", "--b-head", "3",
+                        "--color-scale", "log", "-o", log2, NULL), ==, 0);
+  g_assert_cmpfloat (rpe_test_png_difference (log, log2, &delta), ==, 0.0);
+  g_assert_cmpint (run (NULL, "export", "overview", "--checkpoint", "demo", "--cells", "attention", "--length", "32",
+                        "--color-scale", "percentile", "--percentile", "95", "-o", ov, NULL), ==, 0);
+  g_assert_cmpint (run (&err, "export", "compare-attention", "--checkpoint", "demo", "--b-head", "3",
+                        "--color-scale", "sepia", "-o", log2, NULL), ==, 2);
+  g_assert_nonnull (strstr (err, "--color-scale"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run (&err, "export", "compare-attention", "--checkpoint", "demo", "--b-head", "3",
+                        "--gamma", "2", "-o", log2, NULL), ==, 2);
+  g_assert_nonnull (strstr (err, "--gamma"));
+}
+
 static void
 test_bad_usage (void)
 {
@@ -208,6 +239,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compare/attention-methods", test_attention_methods);
   g_test_add_func ("/cli/compare/overview-cells", test_overview_cells);
   g_test_add_func ("/cli/compare/pictures", test_pictures);
+  g_test_add_func ("/cli/compare/color-scale", test_color_scale);
   g_test_add_func ("/cli/compare/bad-usage", test_bad_usage);
   return g_test_run ();
 }

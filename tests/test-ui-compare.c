@@ -184,6 +184,25 @@ test_compare (void)
   bundle = rpe_window_build_figure (window, rpe_window_get_view (window));
   g_assert_nonnull (bundle);
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
+  /* the sidebar's colour scale reaches A and B; A - B keeps its diverging linear scale */
+  g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_LOG, NULL);   /* recolours, no new job */
+  bundle = rpe_compare_view_build_figure (view);
+  g_assert_nonnull (bundle);
+  g_assert_cmpuint (bundle->fig.n_panels, ==, 3);
+  g_assert_cmpint (bundle->fig.panels[0].transform, ==, RPE_HEATMAP_TRANSFORM_LOG);
+  g_assert_cmpint (bundle->fig.panels[1].transform, ==, RPE_HEATMAP_TRANSFORM_LOG);
+  g_assert_cmpint (bundle->fig.panels[2].transform, ==, RPE_HEATMAP_TRANSFORM_NONE);
+  g_clear_pointer (&bundle, rpe_figure_bundle_unref);
+  /* and its command carries the scale (and still redraws the same arrays) */
+  {
+    g_autofree char *why = NULL;
+    g_autofree char *line = rpe_window_command_line (window, &why);
+
+    g_assert_nonnull (line);
+    g_assert_nonnull (strstr (line, "--color-scale log"));
+  }
+  check_copied_command (window, rpe_compare_view_get_result (view));
+  g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, NULL);
   {
     g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "window-compare.npy", NULL);
     g_autoptr (GError) error = NULL;

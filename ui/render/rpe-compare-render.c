@@ -81,7 +81,12 @@ rpe_compare_figure_fill (RpeFigure                  *fig,
           p->vmax = data->vmax > data->vmin ? data->vmax : data->vmin + 1e-12;
           p->colormap = data->colormap;
           p->colorbar_label = bar;
-          if (data->attention && data->attention_transform)
+          if (data->transform != RPE_HEATMAP_TRANSFORM_NONE)
+            {
+              p->transform = data->transform;
+              p->transform_param = data->transform_param;
+            }
+          else if (data->attention && data->attention_transform)
             p->transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
         }
       else
@@ -128,6 +133,8 @@ rpe_overview_figure_fill (RpeFigure                   *fig,
         c->colormap = data->colormap;
         c->equal_aspect = TRUE;
         c->scale = data->attention ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_AUTO;
+        c->transform = data->transform;
+        c->transform_param = data->transform_param;
         if (data->n > 0 && data->n != data->rows)
           c->row_positions = c->col_positions = data->n;
         c->cell_ticks = (l == data->n_layers - 1 ? RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT : 0)

@@ -25,6 +25,8 @@ typedef struct
   const RpeColormap  *diverging;   /* A - B (NULL: the default diverging map) */
   gboolean            attention;   /* the values are attention weights */
   gboolean            attention_transform;
+  RpeHeatmapTransform transform;   /* A and B: the colour scale (NONE: linear, or attention_transform) */
+  double              transform_param;
   size_t              train_length;
 } RpeCompareFigureData;
 
@@ -45,6 +47,8 @@ typedef struct
   const char         *title;
   const RpeColormap  *colormap;
   gboolean            attention;
+  RpeHeatmapTransform transform;   /* every cell's colour scale (NONE: linear) */
+  double              transform_param;
 } RpeOverviewFigureData;
 
 /* Fills fig (GRID) with one cell per (layer, head): cells (n_layers * n_heads RpeHeatmapData) and

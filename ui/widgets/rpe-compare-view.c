@@ -82,6 +82,15 @@ rebuild_figure (RpeCompareView *self)
   if (fd.colormap != NULL && rpe_colormap_is_diverging (fd.colormap))
     fd.colormap = NULL;
   fd.attention = c->what == RPE_COMPARE_ATTENTION;
+  {
+    /* the sidebar's colour scale on A and B (A - B keeps its diverging linear scale) */
+    RpeHeatmapData probe;
+
+    rpe_heatmap_data_init (&probe);
+    rpe_explorer_state_apply_color_scale (self->state, &probe, fd.attention);
+    fd.transform = probe.transform;
+    fd.transform_param = probe.transform_param;
+  }
   rpe_compare_figure_fill (&self->fig, &fd, &self->titles);
 }
 
@@ -267,7 +276,7 @@ state_changed (RpeExplorerState  *state,
 {
   if (what & RPE_EXPLORER_CHANGE_COMPARE)
     sync_controls (self);
-  if (what == RPE_EXPLORER_CHANGE_COLORMAP)
+  if ((what & ~RPE_EXPLORER_CHANGE_LOOK) == 0)
     {
       rebuild_figure (self);
       gtk_widget_queue_draw (self->area);

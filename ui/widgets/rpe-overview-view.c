@@ -143,7 +143,7 @@ state_changed (RpeExplorerState  *state,
 {
   if (what == RPE_EXPLORER_CHANGE_COMPARE || what == RPE_EXPLORER_CHANGE_HEAD)
     return;
-  if (what == RPE_EXPLORER_CHANGE_COLORMAP)
+  if ((what & ~RPE_EXPLORER_CHANGE_LOOK) == 0)
     {
       gtk_widget_queue_draw (self->area);
       return;
@@ -191,6 +191,15 @@ fill_figure (RpeOverviewView  *self,
   if (ov->what == RPE_COMPARE_TEMPLATES)
     fd.colormap = NULL;   /* signed templates: the diverging map, as the Templates view */
   fd.attention = ov->what == RPE_COMPARE_ATTENTION;
+  {
+    /* the sidebar's colour scale on every cell */
+    RpeHeatmapData probe;
+
+    rpe_heatmap_data_init (&probe);
+    rpe_explorer_state_apply_color_scale (self->state, &probe, fd.attention);
+    fd.transform = probe.transform;
+    fd.transform_param = probe.transform_param;
+  }
   rpe_overview_figure_fill (fig, &fd, cells, titles);
   return TRUE;
 }

@@ -403,7 +403,8 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   g_ptr_array_add (argv, g_strdup (overview ? "overview"
                                    : what == RPE_COMPARE_ATTENTION ? "compare-attention" : "compare-templates"));
   for (guint i = 1; base[i] != NULL; i++)
-    g_ptr_array_add (argv, g_strdup (base[i]));
+    if (!g_str_equal (base[i], "--per-cell-scale"))   /* A and B always share one scale here */
+      g_ptr_array_add (argv, g_strdup (base[i]));
   if (overview)
     {
       if (what == RPE_COMPARE_ATTENTION)
