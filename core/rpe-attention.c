@@ -1041,28 +1041,6 @@ run_sum (const float *x,
   return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-static inline __attribute__ ((always_inline)) float
-run_max (const float *x,
-         size_t       len)
-{
-  v8f m = SPLAT8 (-INFINITY);
-  float best = -INFINITY;
-  size_t i = 0;
-
-  for (; i + 8 <= len; i += 8)
-    {
-      v8f v = v8_load (x + i);
-
-      m = v8_select (v > m, v, m);
-    }
-  for (int l = 0; l < 8; l++)
-    best = m[l] > best ? m[l] : best;
-  for (; i < len; i++)
-    best = x[i] > best ? x[i] : best;
-  return best;
-}
-
-
 /* The max of r[0 .. n-1] (-INFINITY for n == 0), four independent accumulators; NaNs are
  * skipped (the caller finds them in the exps). */
 static inline __attribute__ ((always_inline)) float
@@ -1209,7 +1187,7 @@ fused_row_kernel (float        *row,
         {
           size_t next = (size_t) (((uint64_t) (j + 1) * n + cols - 1) / cols);
           size_t stop = next < end ? next : end;
-          float v = run_max (row + (c - c0), stop - c);
+          float v = max_fast_kernel (row + (c - c0), stop - c);
 
           acc[j] = v > acc[j] ? v : acc[j];
           c = stop;
@@ -1338,7 +1316,7 @@ fused_fallback (FusedJob *job, size_t a, size_t b, float *scratch)
       for (size_t j = 0, c = 0; j < cols; j++)
         {
           size_t next = bin_start (j + 1, n, cols);
-          float v = job->by_max ? run_max (scratch + c, next - c) : run_sum (scratch + c, next - c);
+          float v = job->by_max ? max_fast_kernel (scratch + c, next - c) : run_sum (scratch + c, next - c);
 
           pixels[j] = job->by_max ? (v > pixels[j] ? v : pixels[j]) : pixels[j] + v;
           c = next;
