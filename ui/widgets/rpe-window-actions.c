@@ -801,7 +801,11 @@ action_export (GtkWidget  *widget,
       return;
     }
   if (self->export_dialog != NULL)
-    gtk_window_destroy (GTK_WINDOW (self->export_dialog));
+    {
+      /* the old dialog may be finalized later: its weak pointer must not clear the new one */
+      g_object_remove_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
+      gtk_window_destroy (GTK_WINDOW (self->export_dialog));
+    }
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
   /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
   if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
