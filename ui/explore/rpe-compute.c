@@ -334,6 +334,10 @@ elapsed_s (gint64 start)
 
 /* ------------------------------------------------------ analytic templates */
 
+/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (MATH.md sections 1-3), so
+ * one lag profile per feature (2N - 1 values, kept in templates->profiles) gives the whole
+ * N x N cell by a Toeplitz fill, and the range over the cells is the range over the
+ * profiles: every lag tau in (-N, N) occurs in the matrix. */
 static RpeStatus
 compute_templates (const RpeSpeParams  *params,
                    gsize                head,
@@ -342,7 +346,7 @@ compute_templates (const RpeSpeParams  *params,
                    const RpeMonitor    *monitor,
                    RpeTemplates       **out)
 {
-  gsize count, per_feature;
+  gsize count, per_feature, lags, n_profiles;
   RpeStatus status = RPE_OK;
   RpeTemplates *templates;
   double lo = INFINITY, hi = -INFINITY;
@@ -350,8 +354,11 @@ compute_templates (const RpeSpeParams  *params,
   if (n == 0 || head >= params->n_heads || params->n_features == 0)
     return RPE_ERROR_INVALID_ARGUMENT;
   if (!rpe_size_mul (n, n, &per_feature)
-      || !rpe_size_mul (per_feature, params->n_features, &count))
+      || !rpe_size_mul (per_feature, params->n_features, &count)
+      || !rpe_size_mul (n, 2, &lags)
+      || !rpe_size_mul (lags - 1, params->n_features, &n_profiles))
     return RPE_ERROR_OVERFLOW;
+  lags -= 1;
 
   templates = g_atomic_rc_box_new0 (RpeTemplates);
   templates->method = params->method;
@@ -363,24 +370,28 @@ compute_templates (const RpeSpeParams  *params,
   templates->values = rpe_alloc (count, sizeof (float), &status);
   if (templates->values == NULL)
     goto fail;
+  templates->profiles = rpe_alloc (n_profiles, sizeof (float), &status);
+  if (templates->profiles == NULL)
+    goto fail;
 
   for (gsize d = 0; d < params->n_features; d++)
     {
       float *out_d = templates->values + d * per_feature;
+      float *lag_d = templates->profiles + d * lags;
 
       if (rpe_monitor_cancelled (monitor))
         {
           status = RPE_ERROR_CANCELLED;
           goto fail;
         }
-      status = rpe_spe_template (params, head, d, n, templates->gated, out_d);
-      if (status != RPE_OK)
+      if ((status = rpe_spe_template_lags (params, head, d, n, templates->gated, lag_d)) != RPE_OK
+          || (status = rpe_spe_template_rows (lag_d, n, 0, n, out_d)) != RPE_OK)
         goto fail;
-      for (gsize i = 0; i < per_feature; i++)
-        if (isfinite (out_d[i]))
+      for (gsize i = 0; i < lags; i++)
+        if (isfinite (lag_d[i]))
           {
-            lo = fmin (lo, out_d[i]);
-            hi = fmax (hi, out_d[i]);
+            lo = lag_d[i] < lo ? lag_d[i] : lo;
+            hi = lag_d[i] > hi ? lag_d[i] : hi;
           }
       rpe_monitor_progress (monitor, (double) (d + 1) / (double) params->n_features);
     }
@@ -593,7 +604,7 @@ grid_run (Job               *job,
 {
   const RpeExplorerSnapshot *s = job->snapshot;
   const RpeSpeParams *p = &s->spe;
-  gsize n = MIN (s->n, job->n_cap), D, lags, per;
+  gsize n = MIN (s->n, job->n_cap), D, per;
   RpeTemplates *t = NULL;
   RpeSpeParams hp = { 0 };
   float *z = NULL, *eps = NULL, *qbar = NULL, *kbar = NULL, *emp = NULL;
@@ -614,15 +625,8 @@ grid_run (Job               *job,
   t->n_asked = s->n;
   t->kind = s->template_kind;
   t->r = s->r;
-  lags = 2 * n - 1;
   per = n * n;
-  t->profiles = rpe_alloc (D * lags, sizeof (float), &status);
-  if (t->profiles == NULL)
-    goto out;
-  for (gsize d = 0; d < D && status == RPE_OK; d++)
-    status = rpe_spe_template_lags (p, s->head, d, n, t->gated, t->profiles + d * lags);
-  if (status != RPE_OK)
-    goto out;
+  /* compute_templates filled t->profiles, the lag profiles the cells were expanded from */
   rpe_monitor_progress (monitor, draw ? 0.2 : 1.0);
 
   if (draw)
