@@ -458,6 +458,42 @@ test_render_reduce_mean (void)
   cairo_surface_destroy (surface);
 }
 
+/* Text measures are remembered per thread by everything they depend on: a repeated measure
+ * is the same, and a change of font size, weight, matrix or text is not served a stale one. */
+static void
+test_text_memo (void)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 10, 10);
+  cairo_t *cr = cairo_create (surface);
+  double w10, w20, bold, scaled, other, a10, d10, a20, d20;
+
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 10.0);
+  w10 = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  rpe_text_metrics (cr, &a10, &d10);
+  g_assert_cmpfloat (w10, >, 0.0);
+  g_assert_cmpfloat (rpe_text_width (cr, "N<sub>train</sub> = 512"), ==, w10);
+  other = rpe_text_width (cr, "N<sub>train</sub> = 513");
+  g_assert_cmpfloat (other, >, 0.0);
+  cairo_set_font_size (cr, 20.0);
+  w20 = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  rpe_text_metrics (cr, &a20, &d20);
+  g_assert_cmpfloat (fabs (w20 - 2.0 * w10), <, 0.01);   /* Pango units: 1/1024 */
+  g_assert_cmpfloat (fabs (a20 - 2.0 * a10), <, 0.01);
+  g_assert_cmpfloat (fabs (d20 - 2.0 * d10), <, 0.01);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  bold = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  g_assert_cmpfloat (bold, >, w20);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 10.0);
+  cairo_scale (cr, 3.0, 3.0);
+  scaled = rpe_text_width (cr, "N<sub>train</sub> = 512");   /* user units: the same */
+  g_assert_cmpfloat (fabs (scaled - w10), <, 0.01);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_render_pure (void)
 {
@@ -532,6 +568,7 @@ main (int   argc,
   g_test_add_func ("/ui/render/reduce", test_render_reduce);
   g_test_add_func ("/ui/render/reduce-mean", test_render_reduce_mean);
   g_test_add_func ("/ui/render/pure", test_render_pure);
+  g_test_add_func ("/ui/render/text-memo", test_text_memo);
 
   ret = g_test_run ();
   /* Drop the figure fonts so leak checkers see only our own allocations.  (Cairo's own

@@ -19,6 +19,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-conv-spe-2d.h"
 #include "rpe-lrpe.h"
+#include "rpe-parallel.h"
 
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
 #define FULL_MAP_BLOCK_FLOATS (1u << 20)             /* 4 MiB: progress and cancel between blocks */
@@ -334,10 +335,37 @@ elapsed_s (gint64 start)
 
 /* ------------------------------------------------------ analytic templates */
 
+/* The Toeplitz fills of compute_templates, features split over the workers. */
+typedef struct
+{
+  RpeTemplates     *templates;
+  const RpeMonitor *monitor;
+  atomic_int        failed;
+} FillJob;
+
+static void
+fill_worker (size_t  worker,
+             size_t  n_workers,
+             void   *data)
+{
+  FillJob *job = data;
+  RpeTemplates *t = job->templates;
+  gsize n = t->n, lags = 2 * n - 1;
+
+  for (gsize d = worker; d < t->n_features; d += n_workers)
+    {
+      if (rpe_monitor_cancelled (job->monitor) || atomic_load (&job->failed) != RPE_OK)
+        return;
+      if (rpe_spe_template_rows (t->profiles + d * lags, n, 0, n, t->values + d * n * n) != RPE_OK)
+        atomic_store (&job->failed, RPE_ERROR_NO_MEMORY);
+    }
+}
+
 /* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (MATH.md sections 1-3), so
  * one lag profile per feature (2N - 1 values, kept in templates->profiles) gives the whole
- * N x N cell by a Toeplitz fill, and the range over the cells is the range over the
- * profiles: every lag tau in (-N, N) occurs in the matrix. */
+ * N x N cell by a Toeplitz fill (on every core: the fill is as much page faults as copying),
+ * and the range over the cells is the range over the profiles: every lag tau in (-N, N)
+ * occurs in the matrix. */
 static RpeStatus
 compute_templates (const RpeSpeParams  *params,
                    gsize                head,
@@ -350,6 +378,7 @@ compute_templates (const RpeSpeParams  *params,
   RpeStatus status = RPE_OK;
   RpeTemplates *templates;
   double lo = INFINITY, hi = -INFINITY;
+  FillJob fill;
 
   if (n == 0 || head >= params->n_heads || params->n_features == 0)
     return RPE_ERROR_INVALID_ARGUMENT;
@@ -376,7 +405,6 @@ compute_templates (const RpeSpeParams  *params,
 
   for (gsize d = 0; d < params->n_features; d++)
     {
-      float *out_d = templates->values + d * per_feature;
       float *lag_d = templates->profiles + d * lags;
 
       if (rpe_monitor_cancelled (monitor))
@@ -384,8 +412,7 @@ compute_templates (const RpeSpeParams  *params,
           status = RPE_ERROR_CANCELLED;
           goto fail;
         }
-      if ((status = rpe_spe_template_lags (params, head, d, n, templates->gated, lag_d)) != RPE_OK
-          || (status = rpe_spe_template_rows (lag_d, n, 0, n, out_d)) != RPE_OK)
+      if ((status = rpe_spe_template_lags (params, head, d, n, templates->gated, lag_d)) != RPE_OK)
         goto fail;
       for (gsize i = 0; i < lags; i++)
         if (isfinite (lag_d[i]))
@@ -393,8 +420,21 @@ compute_templates (const RpeSpeParams  *params,
             lo = lag_d[i] < lo ? lag_d[i] : lo;
             hi = lag_d[i] > hi ? lag_d[i] : hi;
           }
-      rpe_monitor_progress (monitor, (double) (d + 1) / (double) params->n_features);
     }
+  rpe_monitor_progress (monitor, 0.1);
+
+  fill.templates = templates;
+  fill.monitor = monitor;
+  atomic_init (&fill.failed, RPE_OK);
+  rpe_parallel_run (MIN (rpe_parallel_threads (), params->n_features), fill_worker, &fill);
+  if ((status = (RpeStatus) atomic_load (&fill.failed)) != RPE_OK)
+    goto fail;
+  if (rpe_monitor_cancelled (monitor))
+    {
+      status = RPE_ERROR_CANCELLED;
+      goto fail;
+    }
+  rpe_monitor_progress (monitor, 1.0);
   templates->vmin = lo <= hi ? lo : 0.0;
   templates->vmax = lo <= hi ? hi : 0.0;
   *out = templates;

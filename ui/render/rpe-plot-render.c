@@ -1005,32 +1005,8 @@ reduce_block (const RpeHeatmapData *data,
     }
 }
 
-/* True if no value of x is an infinity or a NaN: x * 0 is 0 for every finite x and NaN
- * otherwise.  Eight independent sums, written out so that GCC's SLP vectoriser packs them
- * at -O2 (its loop vectoriser leaves loops of unknown length alone there). */
-static bool
-all_finite (const float *restrict x,
-            size_t                n)
-{
-  float s[8] = { 0 };
-  size_t i = 0;
-  bool ok = true;
-
-  for (; i + 8 <= n; i += 8)
-    {
-      s[0] += x[i] * 0.0f;     s[1] += x[i + 1] * 0.0f;
-      s[2] += x[i + 2] * 0.0f; s[3] += x[i + 3] * 0.0f;
-      s[4] += x[i + 4] * 0.0f; s[5] += x[i + 5] * 0.0f;
-      s[6] += x[i + 6] * 0.0f; s[7] += x[i + 7] * 0.0f;
-    }
-  for (; i < n; i++)
-    s[0] += x[i] * 0.0f;
-  for (int k = 0; k < 8; k++)
-    ok = ok && s[k] == 0.0f;
-  return ok;
-}
-
-/* acc[i] += x[i], 8-wide for the SLP vectoriser as above. */
+/* acc[i] += x[i], written 8-wide so that GCC's SLP vectoriser packs it at -O2 (its loop
+ * vectoriser leaves loops of unknown length alone there). */
 static void
 add_row (double      *restrict acc,
          const float *restrict x,
@@ -1100,7 +1076,7 @@ fill_mean (const RpeHeatmapData *data,
         {
           const float *row = data->values + r * n;
 
-          if (all_finite (row, n))
+          if (rpe_all_finite_f (row, n))
             add_row (acc, row, n);
           else
             {

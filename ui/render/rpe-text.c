@@ -107,6 +107,102 @@ layout_for (cairo_t              *cr,
   return layout;
 }
 
+/* ---- memo of measurements ----
+ *
+ * A width or a font's ascent and descent is a pure function of the text, cr's toy font
+ * (family, weight, slant, font matrix), the linear part of cr's matrix and the font options
+ * of cr and of its target (what pango_cairo_create_context reads), the options context_for
+ * sets being fixed.  Figures measure the same few strings (tick numbers, titles, labels)
+ * again on every redraw, each measure a fresh Pango context and layout: this thread's memo
+ * keeps the results by all those inputs, so a hit returns exactly what a fresh measure
+ * would.  It is emptied when it reaches MEMO_MAX entries. */
+
+#define MEMO_MAX 2048
+
+typedef struct
+{
+  double a, b;
+} MemoValue;
+
+static void
+memo_table_free (gpointer table)
+{
+  g_hash_table_destroy (table);
+}
+
+static GPrivate memo_private = G_PRIVATE_INIT (memo_table_free);
+
+static GHashTable *
+memo_table (void)
+{
+  GHashTable *table = g_private_get (&memo_private);
+
+  if (table == NULL)
+    {
+      table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      g_private_set (&memo_private, table);
+    }
+  return table;
+}
+
+/* The key of a measure of `what` (a kind letter) of text under cr's state. */
+static char *
+memo_key (cairo_t    *cr,
+          char        what,
+          const char *text)
+{
+  cairo_font_face_t *face = cairo_get_font_face (cr);
+  cairo_font_options_t *cr_options = cairo_font_options_create ();
+  cairo_font_options_t *surface_options = cairo_font_options_create ();
+  cairo_matrix_t font, ctm;
+  const char *family = "";
+  int weight = -1, slant = -1;
+  char *key;
+
+  if (face != NULL && cairo_font_face_get_type (face) == CAIRO_FONT_TYPE_TOY)
+    {
+      family = cairo_toy_font_face_get_family (face);
+      weight = cairo_toy_font_face_get_weight (face);
+      slant = cairo_toy_font_face_get_slant (face);
+    }
+  cairo_get_font_matrix (cr, &font);
+  cairo_get_matrix (cr, &ctm);
+  cairo_get_font_options (cr, cr_options);
+  cairo_surface_get_font_options (cairo_get_target (cr), surface_options);
+  key = g_strdup_printf ("%c|%s|%d|%d|%a %a %a %a|%a %a %a %a|%lx|%lx|%d|%s", what,
+                         family != NULL ? family : "", weight, slant,
+                         font.xx, font.yx, font.xy, font.yy, ctm.xx, ctm.yx, ctm.xy, ctm.yy,
+                         cairo_font_options_hash (cr_options), cairo_font_options_hash (surface_options),
+                         (int) cairo_surface_get_type (cairo_get_target (cr)), text);
+  cairo_font_options_destroy (cr_options);
+  cairo_font_options_destroy (surface_options);
+  return key;
+}
+
+static bool
+memo_get (const char *key,
+          MemoValue  *value)
+{
+  MemoValue *v = g_hash_table_lookup (memo_table (), key);
+
+  if (v == NULL)
+    return false;
+  *value = *v;
+  return true;
+}
+
+/* Takes key. */
+static void
+memo_put (char      *key,
+          MemoValue  value)
+{
+  GHashTable *table = memo_table ();
+
+  if (g_hash_table_size (table) >= MEMO_MAX)
+    g_hash_table_remove_all (table);
+  g_hash_table_replace (table, key, g_memdup2 (&value, sizeof value));
+}
+
 double
 rpe_text_width (cairo_t    *cr,
                 const char *text)
@@ -116,8 +212,17 @@ rpe_text_width (cairo_t    *cr,
   PangoLayout *layout;
   PangoRectangle logical;
 
+  MemoValue value;
+  char *key;
+
   if (cr == NULL || text == NULL || text[0] == '\0')
     return 0.0;
+  key = memo_key (cr, 'w', text);
+  if (memo_get (key, &value))
+    {
+      g_free (key);
+      return value.a;
+    }
   desc = font_of (cr);
   ctx = context_for (cr);
   layout = layout_for (cr, ctx, desc, text);
@@ -125,7 +230,10 @@ rpe_text_width (cairo_t    *cr,
   g_object_unref (layout);
   g_object_unref (ctx);
   pango_font_description_free (desc);
-  return (double) logical.width / PANGO_SCALE;
+  value.a = (double) logical.width / PANGO_SCALE;
+  value.b = 0.0;
+  memo_put (key, value);
+  return value.a;
 }
 
 /* The font's ascent and descent from the line box of a plain layout (the context's
@@ -149,22 +257,47 @@ metrics_of (PangoContext               *ctx,
   g_object_unref (layout);
 }
 
+/* metrics_of for cr's font, through the memo; ctx and desc are cr's (NULL: made here). */
+static void
+metrics_memo (cairo_t                    *cr,
+              PangoContext               *ctx,
+              const PangoFontDescription *desc,
+              double                     *ascent,
+              double                     *descent)
+{
+  char *key = memo_key (cr, 'm', "");
+  MemoValue value;
+
+  if (!memo_get (key, &value))
+    {
+      PangoFontDescription *own_desc = desc == NULL ? font_of (cr) : NULL;
+      PangoContext *own_ctx = ctx == NULL ? context_for (cr) : NULL;
+
+      metrics_of (ctx != NULL ? ctx : own_ctx, desc != NULL ? desc : own_desc, &value.a, &value.b);
+      if (own_ctx != NULL)
+        g_object_unref (own_ctx);
+      if (own_desc != NULL)
+        pango_font_description_free (own_desc);
+      memo_put (key, value);
+    }
+  else
+    g_free (key);
+  *ascent = value.a;
+  *descent = value.b;
+}
+
 void
 rpe_text_metrics (cairo_t *cr,
                   double  *ascent,
                   double  *descent)
 {
-  PangoFontDescription *desc = font_of (cr);
-  PangoContext *ctx = context_for (cr);
   double a, d;
 
-  metrics_of (ctx, desc, &a, &d);
+  metrics_memo (cr, NULL, NULL, &a, &d);
   if (ascent != NULL)
     *ascent = a;
   if (descent != NULL)
     *descent = d;
-  g_object_unref (ctx);
-  pango_font_description_free (desc);
 }
 
 void
@@ -186,7 +319,7 @@ rpe_text_show (cairo_t    *cr,
   desc = font_of (cr);
   ctx = context_for (cr);
   layout = layout_for (cr, ctx, desc, text);
-  metrics_of (ctx, desc, &ascent, &descent);
+  metrics_memo (cr, ctx, desc, &ascent, &descent);
   pango_layout_get_extents (layout, NULL, &logical);
   baseline = (double) pango_layout_get_baseline (layout) / PANGO_SCALE;
   cairo_new_path (cr);
@@ -219,5 +352,9 @@ rpe_text_plain (const char *text)
 void
 rpe_text_release_fonts (void)
 {
+  GHashTable *table = g_private_get (&memo_private);
+
+  if (table != NULL)
+    g_hash_table_remove_all (table);
   pango_cairo_font_map_set_default (NULL);
 }
