@@ -354,10 +354,12 @@ fill_worker (size_t  worker,
 
   for (gsize d = worker; d < t->n_features; d += n_workers)
     {
+      RpeStatus st;
+
       if (rpe_monitor_cancelled (job->monitor) || atomic_load (&job->failed) != RPE_OK)
         return;
-      if (rpe_spe_template_rows (t->profiles + d * lags, n, 0, n, t->values + d * n * n) != RPE_OK)
-        atomic_store (&job->failed, RPE_ERROR_NO_MEMORY);
+      if ((st = rpe_spe_template_rows (t->profiles + d * lags, n, 0, n, t->values + d * n * n)) != RPE_OK)
+        atomic_store (&job->failed, (int) st);
     }
 }
 

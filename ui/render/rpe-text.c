@@ -145,37 +145,65 @@ memo_table (void)
   return table;
 }
 
-/* The key of a measure of `what` (a kind letter) of text under cr's state. */
+/* The key of a measure of `what` (a kind letter) of text under cr's state: the numbers it
+ * depends on as hex digits of their bytes (no printf: this runs for every text drawn), then
+ * the family and the text. */
 static char *
 memo_key (cairo_t    *cr,
           char        what,
           const char *text)
 {
+  static const char hex[] = "0123456789abcdef";
   cairo_font_face_t *face = cairo_get_font_face (cr);
   cairo_font_options_t *cr_options = cairo_font_options_create ();
   cairo_font_options_t *surface_options = cairo_font_options_create ();
   cairo_matrix_t font, ctm;
   const char *family = "";
-  int weight = -1, slant = -1;
-  char *key;
+  struct
+  {
+    double        m[8];
+    unsigned long options[2];
+    int           ints[4];
+  } raw;
+  const unsigned char *bytes = (const unsigned char *) &raw;
+  size_t family_len, text_len;
+  char *key, *p;
 
+  memset (&raw, 0, sizeof raw);
+  raw.ints[0] = what;
+  raw.ints[1] = raw.ints[2] = -1;
   if (face != NULL && cairo_font_face_get_type (face) == CAIRO_FONT_TYPE_TOY)
     {
       family = cairo_toy_font_face_get_family (face);
-      weight = cairo_toy_font_face_get_weight (face);
-      slant = cairo_toy_font_face_get_slant (face);
+      raw.ints[1] = cairo_toy_font_face_get_weight (face);
+      raw.ints[2] = cairo_toy_font_face_get_slant (face);
     }
+  if (family == NULL)
+    family = "";
+  raw.ints[3] = cairo_surface_get_type (cairo_get_target (cr));
   cairo_get_font_matrix (cr, &font);
   cairo_get_matrix (cr, &ctm);
+  raw.m[0] = font.xx; raw.m[1] = font.yx; raw.m[2] = font.xy; raw.m[3] = font.yy;
+  raw.m[4] = ctm.xx;  raw.m[5] = ctm.yx;  raw.m[6] = ctm.xy;  raw.m[7] = ctm.yy;
   cairo_get_font_options (cr, cr_options);
   cairo_surface_get_font_options (cairo_get_target (cr), surface_options);
-  key = g_strdup_printf ("%c|%s|%d|%d|%a %a %a %a|%a %a %a %a|%lx|%lx|%d|%s", what,
-                         family != NULL ? family : "", weight, slant,
-                         font.xx, font.yx, font.xy, font.yy, ctm.xx, ctm.yx, ctm.xy, ctm.yy,
-                         cairo_font_options_hash (cr_options), cairo_font_options_hash (surface_options),
-                         (int) cairo_surface_get_type (cairo_get_target (cr)), text);
+  raw.options[0] = cairo_font_options_hash (cr_options);
+  raw.options[1] = cairo_font_options_hash (surface_options);
   cairo_font_options_destroy (cr_options);
   cairo_font_options_destroy (surface_options);
+
+  family_len = strlen (family);
+  text_len = strlen (text);
+  p = key = g_malloc (2 * sizeof raw + family_len + text_len + 2);
+  for (size_t i = 0; i < sizeof raw; i++)
+    {
+      *p++ = hex[bytes[i] >> 4];
+      *p++ = hex[bytes[i] & 15];
+    }
+  memcpy (p, family, family_len);
+  p += family_len;
+  *p++ = '\n';   /* not in a family name */
+  memcpy (p, text, text_len + 1);
   return key;
 }
 
