@@ -26,12 +26,65 @@
 
 /* ------------------------------------------------------------- templates */
 
+/* One spare (D, N, N) values block.  The live loop computes the same grid again on every
+ * parameter change: a fresh block costs a page fault per 4 KiB page when it is filled (as
+ * much time as the fill itself) and an unmap when it is freed.  The block of templates no
+ * longer shown waits here for the next grid of the same size (at most SPARE_MAX_BYTES). */
+#define SPARE_MAX_BYTES ((gsize) 64 << 20)
+
+static GMutex spare_lock;
+static float *spare_values;
+static gsize  spare_count;
+
+/* A block of count floats (contents undefined): the spare if it has that size, else new. */
+static float *
+values_take (gsize      count,
+             RpeStatus *status)
+{
+  float *values = NULL;
+
+  g_mutex_lock (&spare_lock);
+  if (spare_values != NULL && spare_count == count)
+    {
+      values = spare_values;
+      spare_values = NULL;
+    }
+  g_mutex_unlock (&spare_lock);
+  if (values == NULL)
+    return rpe_alloc (count, sizeof (float), status);
+  /* the memory budget as rpe_alloc would check it */
+  if ((*status = rpe_budget_check (count * sizeof (float))) != RPE_OK)
+    {
+      rpe_free (values);
+      return NULL;
+    }
+  return values;
+}
+
+/* Frees a block of count floats, or keeps it as the spare (freeing the previous one). */
+static void
+values_give (float *values,
+             gsize  count)
+{
+  float *old = values;
+
+  if (values != NULL && count <= SPARE_MAX_BYTES / sizeof (float))
+    {
+      g_mutex_lock (&spare_lock);
+      old = spare_values;
+      spare_values = values;
+      spare_count = count;
+      g_mutex_unlock (&spare_lock);
+    }
+  rpe_free (old);
+}
+
 static void
 rpe_templates_clear (gpointer data)
 {
   RpeTemplates *templates = data;
 
-  rpe_free (templates->values);
+  values_give (templates->values, templates->n_features * templates->n * templates->n);
   rpe_free (templates->profiles);
 }
 
@@ -398,7 +451,7 @@ compute_templates (const RpeSpeParams  *params,
   templates->n = n;
   templates->size = params->method == RPE_SPE_SINE ? params->n_sines : params->kernel;
   templates->gated = gated && params->gate != NULL;
-  templates->values = rpe_alloc (count, sizeof (float), &status);
+  templates->values = values_take (count, &status);
   if (templates->values == NULL)
     goto fail;
   templates->profiles = rpe_alloc (n_profiles, sizeof (float), &status);

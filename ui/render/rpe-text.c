@@ -107,22 +107,34 @@ layout_for (cairo_t              *cr,
   return layout;
 }
 
-/* ---- memo of measurements ----
+/* ---- memo of measurements and layouts ----
  *
- * A width or a font's ascent and descent is a pure function of the text, cr's toy font
- * (family, weight, slant, font matrix), the linear part of cr's matrix and the font options
- * of cr and of its target (what pango_cairo_create_context reads), the options context_for
- * sets being fixed.  Figures measure the same few strings (tick numbers, titles, labels)
- * again on every redraw, each measure a fresh Pango context and layout: this thread's memo
- * keeps the results by all those inputs, so a hit returns exactly what a fresh measure
- * would.  It is emptied when it reaches MEMO_MAX entries. */
+ * A width, a font's ascent and descent, and a laid-out text are pure functions of the text,
+ * cr's toy font (family, weight, slant, font matrix), the linear part of cr's matrix and the
+ * font options of cr and of its target (what pango_cairo_create_context reads), the options
+ * context_for sets being fixed.  Figures measure and draw the same few strings (tick
+ * numbers, titles, labels) again on every redraw, each time a fresh Pango context and
+ * layout: this thread's memo keeps the results by all those inputs, so a hit gives exactly
+ * what a fresh measure or layout would.  It is emptied when it reaches MEMO_MAX entries. */
 
 #define MEMO_MAX 2048
 
 typedef struct
 {
-  double a, b;
+  double       a, b;      /* 'w': width; 'm': ascent, descent; 's': logical x, width */
+  double       baseline;  /* 's' */
+  PangoLayout *layout;    /* 's': the layout drawn (owned), else NULL */
 } MemoValue;
+
+static void
+memo_value_free (gpointer data)
+{
+  MemoValue *v = data;
+
+  if (v->layout != NULL)
+    g_object_unref (v->layout);
+  g_free (v);
+}
 
 static void
 memo_table_free (gpointer table)
@@ -139,7 +151,7 @@ memo_table (void)
 
   if (table == NULL)
     {
-      table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, memo_value_free);
       g_private_set (&memo_private, table);
     }
   return table;
@@ -207,6 +219,7 @@ memo_key (cairo_t    *cr,
   return key;
 }
 
+/* A copy of the entry of key (its layout with a new reference, to unref). */
 static bool
 memo_get (const char *key,
           MemoValue  *value)
@@ -216,10 +229,12 @@ memo_get (const char *key,
   if (v == NULL)
     return false;
   *value = *v;
+  if (value->layout != NULL)
+    g_object_ref (value->layout);
   return true;
 }
 
-/* Takes key. */
+/* Takes key, and value's layout reference. */
 static void
 memo_put (char      *key,
           MemoValue  value)
@@ -259,7 +274,8 @@ rpe_text_width (cairo_t    *cr,
   g_object_unref (ctx);
   pango_font_description_free (desc);
   value.a = (double) logical.width / PANGO_SCALE;
-  value.b = 0.0;
+  value.b = value.baseline = 0.0;
+  value.layout = NULL;
   memo_put (key, value);
   return value.a;
 }
@@ -302,6 +318,8 @@ metrics_memo (cairo_t                    *cr,
       PangoContext *own_ctx = ctx == NULL ? context_for (cr) : NULL;
 
       metrics_of (ctx != NULL ? ctx : own_ctx, desc != NULL ? desc : own_desc, &value.a, &value.b);
+      value.baseline = 0.0;
+      value.layout = NULL;
       if (own_ctx != NULL)
         g_object_unref (own_ctx);
       if (own_desc != NULL)
@@ -336,28 +354,41 @@ rpe_text_show (cairo_t    *cr,
                double      xalign,
                double      yalign)
 {
-  PangoFontDescription *desc;
-  PangoContext *ctx;
-  PangoLayout *layout;
-  PangoRectangle logical;
-  double ascent, descent, baseline;
+  MemoValue value;
+  double ascent, descent;
+  char *key;
 
   if (cr == NULL || text == NULL || text[0] == '\0')
     return;
-  desc = font_of (cr);
-  ctx = context_for (cr);
-  layout = layout_for (cr, ctx, desc, text);
-  metrics_memo (cr, ctx, desc, &ascent, &descent);
-  pango_layout_get_extents (layout, NULL, &logical);
-  baseline = (double) pango_layout_get_baseline (layout) / PANGO_SCALE;
+  key = memo_key (cr, 's', text);
+  if (memo_get (key, &value))
+    {
+      g_free (key);
+      metrics_memo (cr, NULL, NULL, &ascent, &descent);
+    }
+  else
+    {
+      PangoFontDescription *desc = font_of (cr);
+      PangoContext *ctx = context_for (cr);
+      PangoRectangle logical;
+
+      value.layout = layout_for (cr, ctx, desc, text);
+      metrics_memo (cr, ctx, desc, &ascent, &descent);
+      pango_layout_get_extents (value.layout, NULL, &logical);
+      value.a = (double) logical.x / PANGO_SCALE;
+      value.b = (double) logical.width / PANGO_SCALE;
+      value.baseline = (double) pango_layout_get_baseline (value.layout) / PANGO_SCALE;
+      g_object_unref (ctx);
+      pango_font_description_free (desc);
+      g_object_ref (value.layout);
+      memo_put (key, value);
+    }
   cairo_new_path (cr);
-  cairo_move_to (cr, x - (double) logical.width / PANGO_SCALE * xalign - (double) logical.x / PANGO_SCALE,
-                 y + ascent - (ascent + descent) * yalign - baseline);
-  pango_cairo_show_layout (cr, layout);
+  cairo_move_to (cr, x - value.b * xalign - value.a,
+                 y + ascent - (ascent + descent) * yalign - value.baseline);
+  pango_cairo_show_layout (cr, value.layout);
   cairo_new_path (cr);
-  g_object_unref (layout);
-  g_object_unref (ctx);
-  pango_font_description_free (desc);
+  g_object_unref (value.layout);
 }
 
 char *
