@@ -1,0 +1,307 @@
+/* rpe-attention-dense.c: full attention rows of dot logits, logits and softmax fused in
+ * registers and L1 (the fast path of rpe_attention_rows_parallel, see
+ * rpe-attention-private.h).
+ *
+ * The keys of the head are packed once per call into panels of NR keys, (R, NR) each, so a
+ * register tile of MR rows x NR keys reads its NR key components of feature r as two
+ * contiguous vectors and each query component as one broadcast (no per-block repacking
+ * and no separate beta pass, as a BLAS call per block would do).  A block of about 128 K
+ * logits is computed panel by panel (a panel stays in L1 across the block's strips of MR
+ * rows) into a scratch that stays in L2; the row max is taken from the tiles as they are
+ * written; then each row, in L1, gets exp (x - max) and its sum, and is written scaled into
+ * the output once (non-temporal stores when the output is much larger than the caches).
+ *
+ * Three builds of the same kernel (rpe-attention-dense-kernel.h): AVX-512F (16 lanes,
+ * tile 12 x 32), AVX2+FMA (8 lanes, 6 x 16) and the baseline (8 lanes, 4 x 16), chosen at
+ * run time; RPE_ATTENTION_KERNEL=avx512|avx2|generic forces one (tests use it to check each
+ * against the reference).  Every row is computed the same way whatever its block or
+ * worker, so the result does not depend on the blocking or the number of threads. */
+#include "config.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DENSE_HAVE_X86 1
+#endif
+
+#include "rpe-alloc.h"
+#include "rpe-attention.h"
+#include "rpe-attention-private.h"
+#include "rpe-parallel.h"
+
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+typedef struct
+{
+  size_t             n, r, npad, ldq, bm, n_blocks, m0, n_rows;
+  const float       *q;        /* the head's first query row (m = 0), rows ldq apart */
+  const float       *kp;       /* packed keys (npad / NR, R, NR) */
+  float              scale;
+  bool               causal, stream;
+  int                isa;
+  const RpeLogitsSpec *spec;
+  size_t             head;
+  float             *out;
+  const RpeMonitor  *monitor;
+  atomic_size_t      next, done;
+  RpeStatus          status[256];
+} DenseJob;
+
+enum
+{
+  ISA_GENERIC,
+  ISA_AVX2,
+  ISA_AVX512,
+};
+
+/* ---- the baseline build ---- */
+#define DK_W 8
+#define DK_MR 4
+#define DK_ATTR
+#define DK_NAME(x) dense_ ## x ## _generic
+#define DK_STREAM 0
+typedef float dense_max_generic_t __attribute__ ((vector_size (32)));
+static inline __attribute__ ((always_inline)) dense_max_generic_t
+dense_max_generic (dense_max_generic_t a, dense_max_generic_t b)
+{
+  typedef int32_t vi __attribute__ ((vector_size (32)));
+  vi m = a > b;
+
+  return (dense_max_generic_t) (((vi) a & m) | ((vi) b & ~m));
+}
+#define DK_MAX(a, b) dense_max_generic (a, b)
+#include "rpe-attention-dense-kernel.h"
+#undef DK_W
+#undef DK_MR
+#undef DK_ATTR
+#undef DK_NAME
+#undef DK_STREAM
+#undef DK_MAX
+
+#ifdef DENSE_HAVE_X86
+/* ---- AVX2 + FMA ---- */
+#define DK_W 8
+#define DK_MR 6
+#define DK_ATTR __attribute__ ((target ("avx2,fma")))
+#define DK_NAME(x) dense_ ## x ## _avx2
+#define DK_MAX(a, b) _mm256_max_ps (a, b)
+#define DK_STREAM 1
+#define DK_STREAM_STORE(p, v) _mm256_stream_ps (p, v)
+#define DK_SFENCE() _mm_sfence ()
+#include "rpe-attention-dense-kernel.h"
+#undef DK_W
+#undef DK_MR
+#undef DK_ATTR
+#undef DK_NAME
+#undef DK_MAX
+#undef DK_STREAM
+#undef DK_STREAM_STORE
+#undef DK_SFENCE
+
+/* ---- AVX-512F ---- */
+#define DK_W 16
+#define DK_MR 12
+#define DK_ATTR __attribute__ ((target ("avx512f,avx2,fma")))
+#define DK_NAME(x) dense_ ## x ## _avx512
+#define DK_MAX(a, b) _mm512_max_ps (a, b)
+#define DK_STREAM 1
+#define DK_STREAM_STORE(p, v) _mm512_stream_ps (p, v)
+#define DK_SFENCE() _mm_sfence ()
+#include "rpe-attention-dense-kernel.h"
+#undef DK_W
+#undef DK_MR
+#undef DK_ATTR
+#undef DK_NAME
+#undef DK_MAX
+#undef DK_STREAM
+#undef DK_STREAM_STORE
+#undef DK_SFENCE
+#endif
+
+static int
+dense_isa (void)
+{
+  const char *force = getenv ("RPE_ATTENTION_KERNEL");
+  int best = ISA_GENERIC;
+
+#ifdef DENSE_HAVE_X86
+  __builtin_cpu_init ();
+  if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+    best = ISA_AVX2;
+  if (best == ISA_AVX2 && __builtin_cpu_supports ("avx512f"))
+    best = ISA_AVX512;
+#endif
+  if (force != NULL)
+    {
+      if (strcmp (force, "generic") == 0)
+        return ISA_GENERIC;
+      if (strcmp (force, "avx2") == 0 && best >= ISA_AVX2)
+        return ISA_AVX2;
+    }
+  return best;
+}
+
+/* lanes and tile rows of an instruction set */
+static size_t
+isa_nr (int isa)
+{
+  return isa == ISA_AVX512 ? 32 : 16;
+}
+
+static size_t
+isa_mr (int isa)
+{
+  return isa == ISA_AVX512 ? 12 : isa == ISA_AVX2 ? 6 : 4;
+}
+
+static bool
+run_block (const DenseJob *job, size_t m, size_t nr, float *scratch, float *qa, float *rmax, float *out)
+{
+#ifdef DENSE_HAVE_X86
+  if (job->isa == ISA_AVX512)
+    return dense_block_avx512 (job, m, nr, scratch, qa, rmax, out);
+  if (job->isa == ISA_AVX2)
+    return dense_block_avx2 (job, m, nr, scratch, qa, rmax, out);
+#endif
+  return dense_block_generic (job, m, nr, scratch, qa, rmax, out);
+}
+
+static void
+dense_worker (size_t worker, size_t n_workers, void *data)
+{
+  DenseJob *job = data;
+  const size_t mr = isa_mr (job->isa), strips = (job->bm + mr - 1) / mr;
+  float *scratch, *qa = NULL, *rmax = NULL;
+  RpeStatus st = RPE_OK;
+  size_t b;
+
+  scratch = rpe_alloc (strips * mr * job->npad, sizeof (float), &st);
+  if (scratch != NULL)
+    qa = rpe_alloc (strips * mr * job->r, sizeof (float), &st);
+  if (qa != NULL)
+    rmax = rpe_alloc (strips * mr * 16, sizeof (float), &st);
+  /* blocks handed out in order to whichever worker is free (a causal block's cost grows
+   * with its rows); the values do not depend on who computes a block */
+  while (rmax != NULL && st == RPE_OK
+         && (b = atomic_fetch_add (&job->next, 1)) < job->n_blocks)
+    {
+      size_t r0 = b * job->bm, nr = job->n_rows - r0 < job->bm ? job->n_rows - r0 : job->bm;
+      float *o = job->out + r0 * job->n;
+
+      if (rpe_monitor_cancelled (job->monitor))
+        {
+          st = RPE_ERROR_CANCELLED;
+          break;
+        }
+      if (!run_block (job, job->m0 + r0, nr, scratch, qa, rmax, o))
+        st = rpe_attention_rows (job->spec, job->head, job->m0 + r0, nr, job->causal, o, NULL);
+      b = atomic_fetch_add (&job->done, 1) + 1;
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, (double) b / (double) job->n_blocks);
+    }
+  rpe_free (rmax);
+  rpe_free (qa);
+  rpe_free (scratch);
+  job->status[worker] = st;
+}
+
+RpeStatus
+_rpe_attention_dense_rows (const RpeLogitsSpec *spec,
+                           size_t               head,
+                           size_t               m0,
+                           size_t               n_rows,
+                           bool                 causal,
+                           float               *out,
+                           const RpeMonitor    *monitor)
+{
+  DenseJob *job;
+  RpeStatus st = RPE_OK;
+  size_t n = spec->n, R = spec->d, nr_panel, mr, npad, packed, workers, rows_target;
+  float *kp;
+
+  job = rpe_alloc0 (1, sizeof *job, &st);
+  if (job == NULL)
+    return st;
+  job->isa = dense_isa ();
+  nr_panel = isa_nr (job->isa);
+  mr = isa_mr (job->isa);
+  if (!rpe_size_add (n, nr_panel - 1, &npad) || !rpe_size_mul (npad / nr_panel * nr_panel, R, &packed))
+    {
+      rpe_free (job);
+      return RPE_ERROR_OVERFLOW;
+    }
+  npad = npad / nr_panel * nr_panel;
+  kp = rpe_alloc (packed, sizeof (float), &st);
+  if (kp == NULL)
+    {
+      rpe_free (job);
+      return st;
+    }
+  /* kp[p][r][j] = k[p NR + j][head][r], zero past the last key */
+  for (size_t p = 0; p < npad / nr_panel; p++)
+    for (size_t j = 0; j < nr_panel; j++)
+      {
+        size_t key = p * nr_panel + j;
+        float *dst = kp + p * R * nr_panel + j;
+
+        if (key < n)
+          {
+            const float *src = spec->k + (key * spec->n_heads + head) * R;
+
+            for (size_t r = 0; r < R; r++)
+              dst[r * nr_panel] = src[r];
+          }
+        else
+          for (size_t r = 0; r < R; r++)
+            dst[r * nr_panel] = 0.0f;
+      }
+
+  job->n = n;
+  job->r = R;
+  job->npad = npad;
+  job->ldq = spec->n_heads * R;
+  job->q = spec->q + head * R;
+  job->kp = kp;
+  job->scale = (float) (1.0 / sqrt ((double) R));
+  job->causal = causal;
+  /* non-temporal stores when the output is far larger than the caches (the rows will not
+   * be read back soon); a slab the caller writes out next stays cached */
+  job->stream = n_rows * n >= ((size_t) 8 << 20) / sizeof (float);
+  job->spec = spec;
+  job->head = head;
+  job->m0 = m0;
+  job->n_rows = n_rows;
+  job->out = out;
+  job->monitor = monitor;
+  /* blocks of about 128 K logits (the scratch stays in L2), whole strips of mr rows, at
+   * least 4 blocks per worker when the rows allow it */
+  workers = rpe_parallel_threads ();
+  if (workers > sizeof job->status / sizeof job->status[0])
+    workers = sizeof job->status / sizeof job->status[0];
+  job->bm = ((size_t) 1 << 17) / npad / mr * mr;
+  rows_target = (n_rows + 4 * workers - 1) / (4 * workers);
+  rows_target = (rows_target + mr - 1) / mr * mr;
+  if (job->bm > rows_target)
+    job->bm = rows_target;
+  if (job->bm > 8 * mr)
+    job->bm = 8 * mr;
+  if (job->bm < mr)
+    job->bm = mr;
+  job->n_blocks = (n_rows + job->bm - 1) / job->bm;
+  if (workers > job->n_blocks)
+    workers = job->n_blocks;
+  atomic_init (&job->next, 0);
+  atomic_init (&job->done, 0);
+  rpe_parallel_run (workers, dense_worker, job);
+  for (size_t w = 0; w < workers; w++)
+    if (job->status[w] != RPE_OK && (st == RPE_OK || job->status[w] == RPE_ERROR_CANCELLED))
+      st = job->status[w];
+  rpe_free (kp);
+  rpe_free (job);
+  return st;
+}
