@@ -56,6 +56,25 @@ DK_NAME (select) (VI mask,
 static inline __attribute__ ((always_inline)) DK_ATTR VF
 DK_NAME (exp) (VF x)
 {
+#ifdef DK_EXP_SCALEF
+  /* the same reduction and polynomial, 2^n applied by one vscalefps (exact, with the
+   * gradual underflow to 0); max (lo, x) keeps a NaN x */
+  const VF lo = DK_NAME (splat) (-104.0f);
+  VF xc, nf, r, p, y;
+
+  xc = _mm512_max_ps (lo, x);
+  nf = _mm512_roundscale_ps (xc * 1.44269504088896341f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = xc - nf * 0.693359375f;
+  r = r - nf * -2.12194440e-4f;
+  p = DK_NAME (splat) (1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  y = p * (r * r) + r + 1.0f;
+  return _mm512_scalef_ps (y, nf);
+#else
   const VF lo = DK_NAME (splat) (-104.0f), magic = DK_NAME (splat) (12582912.0f);
   VF xc, t, nf, r, p, y;
   VI n, n1, n2;
@@ -77,6 +96,7 @@ DK_NAME (exp) (VF x)
   n2 = n - n1;
   y = y * (VF) ((n1 + 127) << 23);
   return y * (VF) ((n2 + 127) << 23);
+#endif
 }
 
 /* One DK_MR x NR tile of logits: c[i][j] = scale sum_r qa[r][i] kp[r][j] (qa: (R, DK_MR),
@@ -145,7 +165,11 @@ DK_NAME (block) (const DenseJob *job,
   for (int l = 0; l < DK_W; l++)
     lane[l] = l;
 
-  /* the queries of each strip, (R, DK_MR), zero rows past the block */
+  /* the queries of each strip, (R, DK_MR), zero rows past the block; the rows are ldq apart
+   * (usually not cached yet): all their lines requested first */
+  for (size_t i = 0; i < nr; i++)
+    for (size_t r = 0; r < R; r += 16)
+      __builtin_prefetch (job->q + (m + i) * ldq + r);
   for (size_t s = 0; s < strips; s++)
     for (size_t i = 0; i < DK_MR; i++)
       {
@@ -272,6 +296,34 @@ DK_NAME (block) (const DenseJob *job,
 #endif
   return ok;
 }
+
+/* ---- floors for rpe bench ---- */
+
+/* x[j] = exp (x[j] - x[0]) for j < n (a multiple of DK_W): the exps of the kernel, in place
+ * (x stays in L1) */
+static DK_ATTR void
+DK_NAME (exp_rows) (float  *x,
+                    size_t  n)
+{
+  const VF mv = DK_NAME (splat) (x[0]);
+
+  for (size_t j = 0; j + DK_W <= n; j += DK_W)
+    DK_NAME (store) (x + j, DK_NAME (exp) (DK_NAME (load) (x + j) - mv));
+}
+
+#if DK_STREAM
+/* zeros with the kernel's non-temporal stores; p DK_W * 4 byte aligned, n a multiple of DK_W */
+static DK_ATTR void
+DK_NAME (fill) (float  *p,
+                size_t  n)
+{
+  const VF z = DK_NAME (splat) (0.0f);
+
+  for (size_t j = 0; j + DK_W <= n; j += DK_W)
+    DK_STREAM_STORE (p + j, z);
+  DK_SFENCE ();
+}
+#endif
 
 #undef NR
 #undef VI

@@ -112,7 +112,9 @@ dense_max_generic (dense_max_generic_t a, dense_max_generic_t b)
 #define DK_STREAM 1
 #define DK_STREAM_STORE(p, v) _mm512_stream_ps (p, v)
 #define DK_SFENCE() _mm_sfence ()
+#define DK_EXP_SCALEF 1
 #include "rpe-attention-dense-kernel.h"
+#undef DK_EXP_SCALEF
 #undef DK_W
 #undef DK_MR
 #undef DK_ATTR
@@ -242,13 +244,17 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
       rpe_free (job);
       return st;
     }
-  /* kp[p][r][j] = k[p NR + j][head][r], zero past the last key */
+  /* kp[p][r][j] = k[p NR + j][head][r], zero past the last key; the key rows (ldq apart,
+   * usually not cached) of two panels on are requested early */
   for (size_t p = 0; p < npad / nr_panel; p++)
     for (size_t j = 0; j < nr_panel; j++)
       {
-        size_t key = p * nr_panel + j;
+        size_t key = p * nr_panel + j, ahead = key + 2 * nr_panel;
         float *dst = kp + p * R * nr_panel + j;
 
+        if (ahead < n)
+          for (size_t r = 0; r < R; r += 16)
+            __builtin_prefetch (spec->k + (ahead * spec->n_heads + head) * R + r);
         if (key < n)
           {
             const float *src = spec->k + (key * spec->n_heads + head) * R;
@@ -304,4 +310,86 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
   rpe_free (kp);
   rpe_free (job);
   return st;
+}
+
+/* ---- floors for rpe bench ---- */
+
+typedef struct
+{
+  float  *out;
+  size_t  count;
+  int     isa;
+  float  *exp_buf;    /* per worker 4096 floats, for the exp floor */
+} FloorJob;
+
+static void
+fill_worker (size_t worker, size_t n_workers, void *data)
+{
+  FloorJob *job = data;
+  size_t a = job->count * worker / n_workers, b = job->count * (worker + 1) / n_workers;
+  float *p = job->out + a;
+  size_t len = b - a, i = 0;
+
+#ifdef DENSE_HAVE_X86
+  if (job->isa != ISA_GENERIC)
+    {
+      /* to the first 64-byte boundary, then non-temporal stores, as the kernel writes */
+      for (; i < len && ((uintptr_t) (p + i) % 64) != 0; i++)
+        p[i] = 0.0f;
+      if (job->isa == ISA_AVX512)
+        dense_fill_avx512 (p + i, (len - i) / 16 * 16);
+      else
+        dense_fill_avx2 (p + i, (len - i) / 16 * 16);
+      i += (len - i) / 16 * 16;
+    }
+#endif
+  for (; i < len; i++)
+    p[i] = 0.0f;
+}
+
+void
+_rpe_attention_dense_write_floor (float  *out,
+                                  size_t  count)
+{
+  FloorJob job = { out, count, dense_isa (), NULL };
+
+  rpe_parallel_run (rpe_parallel_threads (), fill_worker, &job);
+}
+
+static void
+exp_worker (size_t worker, size_t n_workers, void *data)
+{
+  FloorJob *job = data;
+  size_t a = job->count * worker / n_workers, b = job->count * (worker + 1) / n_workers;
+  float *x = job->exp_buf + worker * 4096;
+
+  for (size_t i = 0; i < 4096; i++)
+    x[i] = -(float) (i % 97) * 0.25f;
+  for (size_t done = a; done < b; done += 4096)
+    {
+      size_t len = b - done < 4096 ? b - done : 4096;
+
+#ifdef DENSE_HAVE_X86
+      if (job->isa == ISA_AVX512)
+        dense_exp_rows_avx512 (x, len);
+      else if (job->isa == ISA_AVX2)
+        dense_exp_rows_avx2 (x, len);
+      else
+#endif
+        dense_exp_rows_generic (x, len);
+    }
+}
+
+RpeStatus
+_rpe_attention_dense_exp_floor (size_t count)
+{
+  size_t workers = rpe_parallel_threads ();
+  RpeStatus st = RPE_OK;
+  FloorJob job = { NULL, count, dense_isa (), rpe_alloc (workers * 4096, sizeof (float), &st) };
+
+  if (job.exp_buf == NULL)
+    return st;
+  rpe_parallel_run (workers, exp_worker, &job);
+  rpe_free (job.exp_buf);
+  return RPE_OK;
 }

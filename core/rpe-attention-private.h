@@ -15,3 +15,10 @@ RpeStatus _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
                                      bool                 causal,
                                      float               *out,
                                      const RpeMonitor    *monitor);
+
+/* Floors for `rpe bench` (the same stores and exps as the kernel, threaded over
+ * rpe_parallel_threads () workers): writes count zeros to out the way the kernel writes
+ * its rows (non-temporal stores where it uses them); computes count exps in L1. */
+void      _rpe_attention_dense_write_floor (float  *out,
+                                            size_t  count);
+RpeStatus _rpe_attention_dense_exp_floor   (size_t  count);
