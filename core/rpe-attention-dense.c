@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -41,6 +42,10 @@ typedef struct
   size_t             n, r, npad, ldq, bm, n_blocks, m0, n_rows;
   const float       *q;        /* the head's first query row (m = 0), rows ldq apart */
   const float       *kp;       /* packed keys (npad / NR, R, NR) */
+  float             *kpw;      /* the same, for the packing */
+  const float       *k;        /* the head's first key row, rows ldq apart */
+  size_t             n_panels, pack_chunks;
+  atomic_size_t      pack_next, pack_done;
   float              scale;
   bool               causal, stream;
   int                isa;
@@ -51,6 +56,9 @@ typedef struct
   atomic_size_t      next, done;
   RpeStatus          status[256];
 } DenseJob;
+
+/* panels of keys packed per claim */
+#define PACK_CHUNK 4
 
 enum
 {
@@ -173,6 +181,35 @@ run_block (const DenseJob *job, size_t m, size_t nr, float *scratch, float *qa, 
   return dense_block_generic (job, m, nr, scratch, qa, rmax, out);
 }
 
+/* Packs panels p0 .. p1 - 1 of the keys: kp[p][r][j] = k[p NR + j][head][r], zero past the
+ * last key; the key rows (ldq apart, usually not cached) two panels on requested early. */
+static void
+pack_keys (const DenseJob *job, size_t p0, size_t p1)
+{
+  const size_t nr_panel = isa_nr (job->isa), R = job->r, n = job->n;
+
+  for (size_t p = p0; p < p1; p++)
+    for (size_t j = 0; j < nr_panel; j++)
+      {
+        size_t key = p * nr_panel + j, ahead = key + 2 * nr_panel;
+        float *dst = job->kpw + p * R * nr_panel + j;
+
+        if (ahead < n && ahead < p1 * nr_panel)
+          for (size_t r = 0; r < R; r += 16)
+            __builtin_prefetch (job->k + ahead * job->ldq + r);
+        if (key < n)
+          {
+            const float *src = job->k + key * job->ldq;
+
+            for (size_t r = 0; r < R; r++)
+              dst[r * nr_panel] = src[r];
+          }
+        else
+          for (size_t r = 0; r < R; r++)
+            dst[r * nr_panel] = 0.0f;
+      }
+}
+
 static void
 dense_worker (size_t worker, size_t n_workers, void *data)
 {
@@ -181,6 +218,19 @@ dense_worker (size_t worker, size_t n_workers, void *data)
   float *scratch, *qa = NULL, *rmax = NULL;
   RpeStatus st = RPE_OK;
   size_t b;
+
+  /* the keys are packed by the workers together, in chunks of panels handed out in order;
+   * a worker then waits for the chunks the others are still packing (a worker that could
+   * not be started packs nothing, so nobody waits for it) */
+  while ((b = atomic_fetch_add (&job->pack_next, 1)) < job->pack_chunks)
+    {
+      size_t p0 = b * PACK_CHUNK, p1 = p0 + PACK_CHUNK < job->n_panels ? p0 + PACK_CHUNK : job->n_panels;
+
+      pack_keys (job, p0, p1);
+      atomic_fetch_add (&job->pack_done, 1);
+    }
+  while (atomic_load (&job->pack_done) < job->pack_chunks)
+    sched_yield ();
 
   scratch = rpe_alloc (strips * mr * job->npad, sizeof (float), &st);
   if (scratch != NULL)
@@ -244,35 +294,17 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
       rpe_free (job);
       return st;
     }
-  /* kp[p][r][j] = k[p NR + j][head][r], zero past the last key; the key rows (ldq apart,
-   * usually not cached) of two panels on are requested early */
-  for (size_t p = 0; p < npad / nr_panel; p++)
-    for (size_t j = 0; j < nr_panel; j++)
-      {
-        size_t key = p * nr_panel + j, ahead = key + 2 * nr_panel;
-        float *dst = kp + p * R * nr_panel + j;
-
-        if (ahead < n)
-          for (size_t r = 0; r < R; r += 16)
-            __builtin_prefetch (spec->k + (ahead * spec->n_heads + head) * R + r);
-        if (key < n)
-          {
-            const float *src = spec->k + (key * spec->n_heads + head) * R;
-
-            for (size_t r = 0; r < R; r++)
-              dst[r * nr_panel] = src[r];
-          }
-        else
-          for (size_t r = 0; r < R; r++)
-            dst[r * nr_panel] = 0.0f;
-      }
-
   job->n = n;
   job->r = R;
   job->npad = npad;
   job->ldq = spec->n_heads * R;
   job->q = spec->q + head * R;
-  job->kp = kp;
+  job->kp = job->kpw = kp;
+  job->k = spec->k + head * R;
+  job->n_panels = npad / nr_panel;
+  job->pack_chunks = (job->n_panels + PACK_CHUNK - 1) / PACK_CHUNK;
+  atomic_init (&job->pack_next, 0);
+  atomic_init (&job->pack_done, 0);
   job->scale = (float) (1.0 / sqrt ((double) R));
   job->causal = causal;
   /* non-temporal stores when the output is far larger than the caches (the rows will not
