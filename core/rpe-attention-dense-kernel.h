@@ -143,6 +143,39 @@ DK_NAME (tile) (const float *restrict qa,
     }
 }
 
+/* The queries q[i * ldq + r] of rows i < nr as strips of DK_MR rows, (R, DK_MR) each, zero
+ * rows past nr; the rows (usually not cached yet) have all their lines requested first. */
+static inline __attribute__ ((always_inline)) DK_ATTR void
+DK_NAME (pack_q) (const float *q,
+                  size_t       ldq,
+                  size_t       nr,
+                  size_t       R,
+                  float       *qa)
+{
+  const size_t strips = (nr + DK_MR - 1) / DK_MR;
+
+  for (size_t i = 0; i < nr; i++)
+    for (size_t r = 0; r < R; r += 16)
+      __builtin_prefetch (q + i * ldq + r);
+  for (size_t s = 0; s < strips; s++)
+    for (size_t i = 0; i < DK_MR; i++)
+      {
+        size_t row = s * DK_MR + i;
+        float *dst = qa + s * R * DK_MR + i;
+
+        if (row < nr)
+          {
+            const float *src = q + row * ldq;
+
+            for (size_t r = 0; r < R; r++)
+              dst[r * DK_MR] = src[r];
+          }
+        else
+          for (size_t r = 0; r < R; r++)
+            dst[r * DK_MR] = 0.0f;
+      }
+}
+
 /* Rows m .. m + nr - 1 of the block (see DenseJob in rpe-attention-dense.c): logits tiles into
  * scratch (rows of npad floats), then per row the max, exp and sum while the row is in L1,
  * and the scaled row into out (nr, n).  false if a row's max or sum is not finite (the caller
@@ -165,28 +198,7 @@ DK_NAME (block) (const DenseJob *job,
   for (int l = 0; l < DK_W; l++)
     lane[l] = l;
 
-  /* the queries of each strip, (R, DK_MR), zero rows past the block; the rows are ldq apart
-   * (usually not cached yet): all their lines requested first */
-  for (size_t i = 0; i < nr; i++)
-    for (size_t r = 0; r < R; r += 16)
-      __builtin_prefetch (job->q + (m + i) * ldq + r);
-  for (size_t s = 0; s < strips; s++)
-    for (size_t i = 0; i < DK_MR; i++)
-      {
-        size_t row = s * DK_MR + i;
-        float *dst = qa + s * R * DK_MR + i;
-
-        if (row < nr)
-          {
-            const float *src = job->q + (m + row) * ldq;
-
-            for (size_t r = 0; r < R; r++)
-              dst[r * DK_MR] = src[r];
-          }
-        else
-          for (size_t r = 0; r < R; r++)
-            dst[r * DK_MR] = 0.0f;
-      }
+  DK_NAME (pack_q) (job->q + m * ldq, ldq, nr, R, qa);
   for (size_t i = 0; i < strips * DK_MR; i++)
     DK_NAME (store) (rmax + i * DK_W, DK_NAME (splat) (-INFINITY));
 

@@ -181,25 +181,25 @@ run_block (const DenseJob *job, size_t m, size_t nr, float *scratch, float *qa, 
   return dense_block_generic (job, m, nr, scratch, qa, rmax, out);
 }
 
-/* Packs panels p0 .. p1 - 1 of the keys: kp[p][r][j] = k[p NR + j][head][r], zero past the
- * last key; the key rows (ldq apart, usually not cached) two panels on requested early. */
+/* Packs panels p0 .. p1 - 1 of n keys (rows ldk apart): kp[p][r][j] = k[(p NR + j) ldk + r],
+ * zero past the last key; the key rows (usually not cached) two panels on are requested early. */
 static void
-pack_keys (const DenseJob *job, size_t p0, size_t p1)
+pack_panels (int isa, const float *k, size_t ldk, size_t n, size_t R, float *kp, size_t p0, size_t p1)
 {
-  const size_t nr_panel = isa_nr (job->isa), R = job->r, n = job->n;
+  const size_t nr_panel = isa_nr (isa);
 
   for (size_t p = p0; p < p1; p++)
     for (size_t j = 0; j < nr_panel; j++)
       {
         size_t key = p * nr_panel + j, ahead = key + 2 * nr_panel;
-        float *dst = job->kpw + p * R * nr_panel + j;
+        float *dst = kp + p * R * nr_panel + j;
 
         if (ahead < n && ahead < p1 * nr_panel)
           for (size_t r = 0; r < R; r += 16)
-            __builtin_prefetch (job->k + ahead * job->ldq + r);
+            __builtin_prefetch (k + ahead * ldk + r);
         if (key < n)
           {
-            const float *src = job->k + key * job->ldq;
+            const float *src = k + key * ldk;
 
             for (size_t r = 0; r < R; r++)
               dst[r * nr_panel] = src[r];
@@ -208,6 +208,12 @@ pack_keys (const DenseJob *job, size_t p0, size_t p1)
           for (size_t r = 0; r < R; r++)
             dst[r * nr_panel] = 0.0f;
       }
+}
+
+static void
+pack_keys (const DenseJob *job, size_t p0, size_t p1)
+{
+  pack_panels (job->isa, job->k, job->ldq, job->n, job->r, job->kpw, p0, p1);
 }
 
 static void
