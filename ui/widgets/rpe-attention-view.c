@@ -566,7 +566,7 @@ attention_done (GObject      *source,
        * nothing, the last " (each pixel: the max of its cells)", its mean twin or nothing */
       caption = g_strdup_printf (_("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
                                  "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset."),
-                                 rpe_explorer_method_name (self->image->method), self->image->head,
+                                 _(rpe_explorer_method_name (self->image->method)), self->image->head,
                                  self->image->n, self->image->causal ? _(", causal") : "",
                                  self->image->m0, self->image->m1 - 1, self->image->n0, self->image->n1 - 1,
                                  reduced ? (self->image->reduce == RPE_HEATMAP_REDUCE_MAX
