@@ -2,12 +2,17 @@
  * string for translation (_(), N_(), C_(), ngettext (), translatable="yes") and nothing else;
  * the .ui files name the project's gettext domain; xgettext, run as `meson compile
  * rpe-studio-pot` runs it (the glib preset), extracts the strings of every listed file without a
- * warning.  No display; skipped only where xgettext is missing. */
+ * warning; a catalogue translates the figure text.  No display; the xgettext and catalogue checks
+ * are skipped where the gettext tools are missing. */
 #include "config.h"
 
 #include <glib.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
+#include <locale.h>
 #include <string.h>
+
+#include "rpe-figure-names.h"
 
 /* the folders whose files may hold user-visible strings (core/ stays unmarked: status strings) */
 static const char *const scanned[] = { "app", "ui", "resources", "core", NULL };
@@ -250,6 +255,89 @@ test_xgettext (void)
   g_rmdir (tmp);
 }
 
+/* A catalogue translates the figure text of ui/render (GTK-free, shared by the window and `rpe
+ * export`): a German one made here with msgfmt, chosen with LANGUAGE under C.UTF-8. */
+static void
+test_catalogue (void)
+{
+  g_autofree char *msgfmt = g_find_program_in_path ("msgfmt");
+  g_autofree char *tmp = NULL;
+  g_autofree char *po = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *mo = NULL;
+  g_autofree char *old_locale = NULL;
+  g_autofree char *old_language = g_strdup (g_getenv ("LANGUAGE"));
+  g_autoptr (GError) error = NULL;
+  int wait_status = 0;
+  const char *argv[] = { NULL, "-o", NULL, NULL, NULL };
+  static const char po_text[] =
+    "msgid \"\"\n"
+    "msgstr \"\"\n"
+    "\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+    "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n"
+    "\n"
+    "msgid \"attention weight\"\n"
+    "msgstr \"Aufmerksamkeitsgewicht\"\n"
+    "\n"
+    "msgid \"relative error per position (%zu draw)\"\n"
+    "msgid_plural \"relative error per position (%zu draws)\"\n"
+    "msgstr[0] \"relativer Fehler je Position (%zu Ziehung)\"\n"
+    "msgstr[1] \"relativer Fehler je Position (%zu Ziehungen)\"\n";
+
+  if (msgfmt == NULL)
+    {
+      g_test_skip ("msgfmt is not installed (Debian: gettext)");
+      return;
+    }
+  old_locale = g_strdup (setlocale (LC_ALL, NULL));
+  if (setlocale (LC_ALL, "C.UTF-8") == NULL)
+    {
+      g_test_skip ("no C.UTF-8 locale");
+      return;
+    }
+  tmp = g_dir_make_tmp ("rpe-mo-XXXXXX", &error);
+  g_assert_no_error (error);
+  po = g_build_filename (tmp, "de.po", NULL);
+  dir = g_build_filename (tmp, "de", "LC_MESSAGES", NULL);
+  mo = g_build_filename (dir, GETTEXT_PACKAGE ".mo", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (po, po_text, -1, &error));
+  argv[0] = msgfmt;
+  argv[2] = mo;
+  argv[3] = po;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (wait_status, NULL));
+
+  g_setenv ("LANGUAGE", "de", TRUE);
+  bindtextdomain (GETTEXT_PACKAGE, tmp);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+  g_assert_cmpstr (rpe_figure_compare_bar (0), ==, "Aufmerksamkeitsgewicht");
+  g_assert_cmpstr (ngettext ("relative error per position (%zu draw)",
+                             "relative error per position (%zu draws)", 3),
+                   ==, "relativer Fehler je Position (%zu Ziehungen)");
+  g_assert_cmpstr (_("template value"), ==, "template value");   /* not in this catalogue */
+
+  /* back to the untranslated strings every other test expects */
+  if (old_language != NULL)
+    g_setenv ("LANGUAGE", old_language, TRUE);
+  else
+    g_unsetenv ("LANGUAGE");
+  setlocale (LC_ALL, old_locale);
+  g_assert_cmpstr (rpe_figure_compare_bar (0), ==, "attention weight");
+  g_unlink (mo);
+  g_unlink (po);
+  g_rmdir (dir);
+  {
+    g_autofree char *de = g_build_filename (tmp, "de", NULL);
+
+    g_rmdir (de);
+  }
+  g_rmdir (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -258,5 +346,6 @@ main (int argc, char **argv)
   g_test_add_func ("/i18n/potfiles/complete", test_list_complete);
   g_test_add_func ("/i18n/potfiles/ui-domain", test_ui_domain);
   g_test_add_func ("/i18n/potfiles/xgettext", test_xgettext);
+  g_test_add_func ("/i18n/catalogue/render", test_catalogue);
   return g_test_run ();
 }
