@@ -276,12 +276,12 @@ job_worker (GTask        *task,
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
   else if (status == RPE_ERROR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
   else if (job->error != NULL)
     g_task_return_error (task, g_steal_pointer (&job->error));
   else
     g_task_return_new_error (task, RPE_ERROR, status, _("Cannot compute %s: %s"),
-                             job->what, rpe_status_to_string (status));
+                             _(job->what), rpe_status_to_string (status));
 }
 
 static Job *
@@ -433,7 +433,7 @@ rpe_compute_templates_async_full (const RpeSpeParams     *params,
   g_return_if_fail (params != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  job = job_new (rpe_compute_templates_async_full, "the templates", templates_run,
+  job = job_new (rpe_compute_templates_async_full, N_("the templates"), templates_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->head = head;
   job->n = n;
@@ -710,7 +710,7 @@ rpe_compute_template_grid_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_template_grid_async, "the templates", grid_run,
+  job = job_new (rpe_compute_template_grid_async, N_("the templates"), grid_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1187,7 +1187,7 @@ rpe_compute_attention_async (RpeExplorerSnapshot       *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL && request != NULL);
-  job = job_new (rpe_compute_attention_async, "the attention map", attention_run,
+  job = job_new (rpe_compute_attention_async, N_("the attention map"), attention_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->request = *request;
@@ -1349,7 +1349,7 @@ rpe_compute_teaching_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_teaching_async, "the SPE estimate", teaching_run,
+  job = job_new (rpe_compute_teaching_async, N_("the SPE estimate"), teaching_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1523,7 +1523,7 @@ rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_curves_async, "the curves", curves_run,
+  job = job_new (rpe_compute_curves_async, N_("the curves"), curves_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1690,7 +1690,7 @@ rpe_compute_grid_async (RpeExplorerSnapshot *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_grid_async, "the 2-D grid", grid2d_run, NULL, NULL, cancellable, callback, user_data);
+  job = job_new (rpe_compute_grid_async, N_("the 2-D grid"), grid2d_run, NULL, NULL, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job_start (job);
 }
@@ -1804,7 +1804,7 @@ rpe_compute_open_checkpoint_async (const char          *path,
   Job *job;
 
   g_return_if_fail (path != NULL);
-  job = job_new (rpe_compute_open_checkpoint_async, "the checkpoint", checkpoint_run,
+  job = job_new (rpe_compute_open_checkpoint_async, N_("the checkpoint"), checkpoint_run,
                  NULL, NULL, cancellable, callback, user_data);
   job->path = g_strdup (path);
   job_start (job);
@@ -1937,11 +1937,11 @@ job_run_sync (JobRunFunc                 run,
   if (status == RPE_OK)
     return result;
   if (status == RPE_ERROR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
   else if (job.error != NULL)
     g_propagate_error (error, g_steal_pointer (&job.error));
   else
-    g_set_error (error, RPE_ERROR, status, _("Cannot compute %s: %s"), what, rpe_status_to_string (status));
+    g_set_error (error, RPE_ERROR, status, _("Cannot compute %s: %s"), _(what), rpe_status_to_string (status));
   g_clear_error (&job.error);
   return NULL;
 }
@@ -1953,7 +1953,7 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
                            GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (grid_run, "the templates", snapshot, n_cap, NULL, cancellable, error);
+  return job_run_sync (grid_run, N_("the templates"), snapshot, n_cap, NULL, cancellable, error);
 }
 
 RpeAttentionImage *
@@ -1963,7 +1963,7 @@ rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
                        GError                   **error)
 {
   g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
-  return job_run_sync (attention_run, "the attention map", snapshot, 0, request, cancellable, error);
+  return job_run_sync (attention_run, N_("the attention map"), snapshot, 0, request, cancellable, error);
 }
 
 RpeTeaching *
@@ -1973,7 +1973,7 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, NULL, cancellable, error);
+  return job_run_sync (teaching_run, N_("the SPE estimate"), snapshot, n_cap, NULL, cancellable, error);
 }
 
 /* ------------------------------------------------------------------- caps */
@@ -2194,7 +2194,7 @@ rpe_compute_curves (RpeExplorerSnapshot  *snapshot,
                     GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (curves_run, "the curves", snapshot, MAX (n_cap, 2), NULL, cancellable, error);
+  return job_run_sync (curves_run, N_("the curves"), snapshot, MAX (n_cap, 2), NULL, cancellable, error);
 }
 
 void
@@ -2206,8 +2206,8 @@ rpe_curves_figure_fill (RpeFigure      *fig,
                         char           *strings[2])
 {
   strings[0] = g_strdup_printf (RPE_FIG_N_TRAIN " = %zu", c->n_train);
-  strings[1] = g_strdup_printf ("Profiles, estimator error and extrapolation (head %u, " RPE_FIG_N_TRAIN " = %zu)",
-                                head, c->n_train);
+  strings[1] = g_strdup_printf (_("Profiles, estimator error and extrapolation (head %u, %s = %zu)"),
+                                head, RPE_FIG_N_TRAIN, c->n_train);
   rpe_figure_init (fig, RPE_FIGURE_CURVES);
   rpe_curves_fill_plots (c, plots, series, strings[0]);
   plots[0].legend = RPE_CURVE_LEGEND_BEST;

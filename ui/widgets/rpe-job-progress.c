@@ -139,6 +139,6 @@ rpe_job_full_n_allowed (RpeComputeJobKind  kind,
   g_clear_pointer (refusal, g_free);
   if (rpe_compute_check_budget (kind, s, s->n, &error))
     return TRUE;
-  *refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+  *refusal = g_strdup_printf (_("Not computed at full N: %s."), error->message);
   return FALSE;
 }

@@ -437,7 +437,7 @@ _rpe_window_compare_command_line (RpeWindow  *self,
       default:
         if (b_path == NULL)
           {
-            *why = g_strdup ("Choose B's checkpoint first.");
+            *why = g_strdup (_("Choose B's checkpoint first."));
             return NULL;
           }
         add_arg (argv, "--b-checkpoint", b_path);

@@ -533,7 +533,7 @@ command_job_new (RpeWindow  *self,
   if (view == NULL)
     {
       if (why != NULL)
-        *why = g_strdup_printf ("No command draws this figure: %s.", error->message);
+        *why = g_strdup_printf (_("No command draws this figure: %s."), error->message);
       return NULL;
     }
   job = g_new0 (CommandJob, 1);
