@@ -399,7 +399,7 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
   if (bytes > free_bytes)
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
                           _("%s: the output needs %.1f GB, more than the %.1f GB free on its disk "
-                          "(it is written a slab at a time, outside the memory budget)"),
+                            "(it is written a slab at a time, outside the memory budget)"),
                           path, (double) bytes * 1e-9, (double) free_bytes * 1e-9);
   return TRUE;
 }
@@ -429,7 +429,7 @@ append_slab (Ctx *c, RpeNpyWriter *w, const float *slab, gsize count, GError **e
         c->exit_code = 2;
         return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
                               _("the result would hold %g at flat index %zu (C order): the parameters or "
-                              "inputs are finite but too large for float32 arithmetic; nothing was written"),
+                                "inputs are finite but too large for float32 arithmetic; nothing was written"),
                               (double) slab[i], (size_t) (c->streamed + i));
       }
   c->streamed += count;
@@ -845,11 +845,11 @@ rpe_cli_compute (int argc, char **argv)
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
     N_("WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
-    "      lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
-    "Output shapes: template/empirical (H, D, N, N) or (N, N) with --head/--feature;\n"
-    "codes (N, H, D, R) with --out-keys; encode (N, H, R); logits/attention (H, N, N);\n"
-    "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2d') [real | imag] (d' = D//2+1 for fourier);\n"
-    "lrpe-attention (H, N, N); lrpe-linear and fastrpb (N, H, Dv).  float32 unless --f64."));
+       "      lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
+       "Output shapes: template/empirical (H, D, N, N) or (N, N) with --head/--feature;\n"
+       "codes (N, H, D, R) with --out-keys; encode (N, H, R); logits/attention (H, N, N);\n"
+       "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2d') [real | imag] (d' = D//2+1 for fourier);\n"
+       "lrpe-attention (H, N, N); lrpe-linear and fastrpb (N, H, Dv).  float32 unless --f64."));
   g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   g_option_context_add_group (context, rpe_cli_parameter_group (&o));
   g_option_context_set_help_enabled (context, TRUE);
@@ -917,7 +917,7 @@ rpe_cli_compute (int argc, char **argv)
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
                      _("the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
-                     "(template, empirical, codes, encode)"), (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+                       "(template, empirical, codes, encode)"), (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
       goto out;
     }
   c.gated = c.params.gate != NULL;

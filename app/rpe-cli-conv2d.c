@@ -50,7 +50,7 @@ grid_params (const RpeCliOptions *o, RpeSpeParams *params, GError **error)
           rpe_spe_params_clear (params);
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                                 _("%s: --grid needs a 2-D convSPE module (filters (H*D, 1, L1, L2)); "
-                                "the module used is 1-D (see rpe info)"), o->checkpoint);
+                                  "the module used is 1-D (see rpe info)"), o->checkpoint);
         }
       return TRUE;
     }
@@ -109,7 +109,7 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
       if (zt->shape[1] != hd || zt->shape[2] != z1 || zt->shape[3] != z2 || zt->shape[0] == 0)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                               _("%s: 2-D conv noise must have shape (R, %zu, %zu, %zu) = (R, H*D, N1+4L1, N2+4L2), "
-                              "got (%zu, %zu, %zu, %zu)"), o->noise, (size_t) hd, (size_t) z1, (size_t) z2,
+                                "got (%zu, %zu, %zu, %zu)"), o->noise, (size_t) hd, (size_t) z1, (size_t) z2,
                               (size_t) zt->shape[0], (size_t) zt->shape[1], (size_t) zt->shape[2],
                               (size_t) zt->shape[3]);
       if (r != 0 && r != zt->shape[0])

@@ -919,13 +919,13 @@ rpe_cli_curves (int argc, char **argv)
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
     N_("KIND: profile | error | extrapolation | output-error (first: see 'rpe curves output-error --help')\n"
-    "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
-    "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
-    "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
-    "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
-    "  extrapolation  per query position m < N_max, identical content at every position:\n"
-    "                 mean attended distance, entropy, translation invariance (ti) and\n"
-    "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length"));
+       "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
+       "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
+       "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
+       "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
+       "  extrapolation  per query position m < N_max, identical content at every position:\n"
+       "                 mean attended distance, entropy, translation invariance (ti) and\n"
+       "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length"));
   g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   g_option_context_add_group (context, rpe_cli_parameter_group (&o));
   group = g_option_group_new ("curves", N_("Curve options"), N_("Show curve options"), NULL, NULL);

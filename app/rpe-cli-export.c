@@ -1265,7 +1265,7 @@ rpe_cli_export (int argc, char **argv)
       && !g_str_equal (argv[1], "outputs"))
     {
       fprintf (stderr, _("rpe export %s: --session redraws the views of the window (templates, template, attention, "
-                       "spe-vs-rpe, curves, outputs)\n"), argv[1]);
+                         "spe-vs-rpe, curves, outputs)\n"), argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
@@ -1639,7 +1639,7 @@ export_main (int argc, char **argv, RpeSession *session)
   if (!curves && !page && !g_strv_contains (heatmap_views, view))
     {
       fprintf (stderr, _("rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
-                       "profile | error | extrapolation)\n"), view);
+                         "profile | error | extrapolation)\n"), view);
       rpe_cli_options_clear (&o);
       return EXIT_USAGE;
     }
@@ -1698,7 +1698,7 @@ export_main (int argc, char **argv, RpeSession *session)
       if (p == NULL)
         {
           fprintf (stderr, _("rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
-                           "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n"));
+                             "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n"));
           status = EXIT_USAGE;
           goto done;
         }
@@ -1763,7 +1763,7 @@ export_main (int argc, char **argv, RpeSession *session)
       if (curves || eo.all_heads)
         {
           fprintf (stderr, _("rpe export %s: --sweep animates one heatmap view (templates, template, attention, "
-                           "spe-vs-rpe), without --all-heads\n"), view);
+                             "spe-vs-rpe), without --all-heads\n"), view);
           status = EXIT_USAGE;
           goto done;
         }
@@ -1856,7 +1856,7 @@ export_main (int argc, char **argv, RpeSession *session)
   if (curves && eo.save_session != NULL)
     {
       fprintf (stderr, _("rpe export %s: --save-session holds the heatmap views (templates, template, attention, "
-                       "spe-vs-rpe)\n"), view);
+                         "spe-vs-rpe)\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
@@ -1895,7 +1895,7 @@ export_main (int argc, char **argv, RpeSession *session)
               || to < (param == &o.seed ? 0 : 1) || from > G_MAXINT32 || to > G_MAXINT32)
             {
               fprintf (stderr, _("rpe export %s: --sweep must be realizations=FROM:TO, length=FROM:TO or seed=FROM:TO "
-                               "with whole numbers (>= 1; seeds >= 0), got '%s'\n"), view, eo.sweep);
+                                 "with whole numbers (>= 1; seeds >= 0), got '%s'\n"), view, eo.sweep);
               status = EXIT_USAGE;
               goto done;
             }
@@ -1912,8 +1912,8 @@ export_main (int argc, char **argv, RpeSession *session)
                                       || o.noise_scheme != NULL))
         {
           fprintf (stderr, _("rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
-                           "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
-                           "--noise-scheme\n"), view);
+                             "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
+                             "--noise-scheme\n"), view);
           status = EXIT_USAGE;
           goto done;
         }

@@ -583,11 +583,11 @@ rpe_cli_fit (int argc, char **argv)
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
     N_("Fits, per head, the unit-content SPE logit profile l_h(tau) = sum_d Ptilde_hd(tau) / sqrt(D)\n"
-    "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
-    "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
-    "relative Frobenius error of the mean-removed profiles.\n"
-    "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
-    "kerple-power (-r1 |tau|^r2), file, fastrpb."));
+       "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
+       "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
+       "relative Frobenius error of the mean-removed profiles.\n"
+       "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
+       "kerple-power (-r1 |tau|^r2), file, fastrpb."));
   g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {

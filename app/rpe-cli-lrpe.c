@@ -323,8 +323,8 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
           g_autofree char *shape = rpe_tensor_shape_string (t.theta);
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                          _("%s: the learned theta has shape %s, but Lambda %s with P %s at D = %zu acts on "
-                         "e = %zu dims and needs %zu values (the reference module cannot run this "
-                         "combination either)"), t.theta_from, shape,
+                           "e = %zu dims and needs %zu values (the reference module cannot run this "
+                           "combination either)"), t.theta_from, shape,
                          choice_name (lambdas, G_N_ELEMENTS (lambdas), lambda),
                          choice_name (ps, G_N_ELEMENTS (ps), p), (size_t) dim,
                          (size_t) rpe_lrpe_lambda_dims (config.lambda, pd), (size_t) want);
@@ -362,7 +362,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                          _("%s: the permutation buffer is not the powers T[s] = T[s-1][pi] of one "
-                         "permutation of %zu dims starting at the identity (row %zu)"),
+                           "permutation of %zu dims starting at the identity (row %zu)"),
                          t.perm_from, (size_t) pd, (size_t) bad);
           goto out;
         }
@@ -461,7 +461,7 @@ lrpe_features (const RpeCliOptions *o, RpeCliInputs *in, gsize H, gsize D, RpeLr
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                      _("LRPE after the feature map needs as many features as dims (%zu); "
-                     "the %s map gives %zu: use --lrpe-before or --performer-features %zu"),
+                       "the %s map gives %zu: use --lrpe-before or --performer-features %zu"),
                      (size_t) D, o->feature_map ? o->feature_map : "elu1", (size_t) *m, (size_t) D);
       goto out;
     }
@@ -572,7 +572,7 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                              _("%s: FastRPB weights of shape %s can be the reference's full layout (M = %zu) "
-                             "or its symmetric one (M = %zu): say which with --bias-layout full|symmetric"),
+                               "or its symmetric one (M = %zu): say which with --bias-layout full|symmetric"),
                              from, shape, (size_t) (width + 1) / 2, (size_t) width);
               return NULL;
             }
@@ -605,7 +605,7 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                      _("%s: FastRPB weights of shape %s (%s layout) cover offsets up to %zu (M = %zu), "
-                     "fewer than length %zu needs (%zu)"), from, shape,
+                       "fewer than length %zu needs (%zu)"), from, shape,
                      choice_name (layouts, G_N_ELEMENTS (layouts), layout), (size_t) m - 1, (size_t) m,
                      (size_t) n, (size_t) n - 1);
       return NULL;

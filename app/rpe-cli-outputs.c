@@ -555,9 +555,9 @@ rpe_cli_curves_output_error (int    argc,
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
     N_("err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
-    "(--realizations-list): the mean over the draws of the whole output's relative error, before and\n"
-    "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
-    "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not."));
+       "(--realizations-list): the mean over the draws of the whole output's relative error, before and\n"
+       "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
+       "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not."));
   g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   if (!parse_command_line (context, &x, &o, "curves", "output-error", &argc, &argv))
     {

@@ -78,11 +78,11 @@ rpe_cli_status_error (RpeStatus    status,
   if (status == RPE_ERROR_OVERFLOW)
     return rpe_set_error (error, status,
                           _("%s: the request is far too large (its size does not fit in memory addresses); "
-                          "reduce --length, --realizations, --heads or --features"), what);
+                            "reduce --length, --realizations, --heads or --features"), what);
   if (status == RPE_ERROR_NO_MEMORY)
     return rpe_set_error (error, status,
                           _("%s: the arrays would not fit in the memory budget of %.1f MiB "
-                          "(reduce --length, --realizations, --heads or --features)"),
+                            "(reduce --length, --realizations, --heads or --features)"),
                           what, (double) rpe_budget_get () / (1024.0 * 1024.0));
   return rpe_set_error (error, status, "%s: %s", what, rpe_status_to_string (status));
 }
@@ -124,7 +124,7 @@ rpe_cli_check_budget (const char   *what,
   if (rpe_budget_check (total) != RPE_OK)
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
                           _("%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
-                          "(reduce --length, --realizations, --heads or --features)"),
+                            "(reduce --length, --realizations, --heads or --features)"),
                           what, (double) total / (1024.0 * 1024.0),
                           (double) rpe_budget_get () / (1024.0 * 1024.0));
   return TRUE;
@@ -1079,7 +1079,7 @@ rpe_cli_write (const RpeCliOptions *o,
           *exit_code = EXIT_USAGE;
           rpe_set_error (error, RPE_ERROR_NOT_FINITE,
                          _("the result for %s would hold %g at index [%s]: the parameters or inputs are "
-                         "finite but too large for float32 arithmetic; nothing was written"),
+                           "finite but too large for float32 arithmetic; nothing was written"),
                          name, (double) data[i], index->str);
           g_string_free (index, TRUE);
           return FALSE;
@@ -1276,15 +1276,15 @@ usage (FILE *f)
 {
   fprintf (f, "%s",
            _("Usage:\n"
-           "  rpe info FILE                    tensors and the SPE modules recognised\n"
-           "  rpe compute WHAT [options] -o OUT.npy\n"
-           "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
-           "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
-           "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
-           "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
-           "  rpe --version\n"
-           "\n"
-           "Run 'rpe compute --help-all' for the options.\n"));
+             "  rpe info FILE                    tensors and the SPE modules recognised\n"
+             "  rpe compute WHAT [options] -o OUT.npy\n"
+             "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
+             "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
+             "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
+             "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
+             "  rpe --version\n"
+             "\n"
+             "Run 'rpe compute --help-all' for the options.\n"));
 }
 
 int

@@ -2022,7 +2022,7 @@ rpe_compute_check_budget (RpeComputeJobKind          kind,
   budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
   g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
                _("Computing at N = %zu needs about %s, more than the memory budget of %s "
-               "(RPE_MEMORY_BUDGET)"), n, need, budget);
+                 "(RPE_MEMORY_BUDGET)"), n, need, budget);
   return FALSE;
 }
 

@@ -513,7 +513,7 @@ set_cancelled_caption (RpeAttentionView *self)
 
   if (image_stale (self))
     text = g_strdup_printf (_("Cancelled. The map shown is the last one computed, for N = %zu (stale, under its own "
-                            "axes). Change a parameter or the zoom to compute again."), self->image->n);
+                              "axes). Change a parameter or the zoom to compute again."), self->image->n);
   gtk_label_set_text (self->caption, text != NULL ? text : _("Cancelled. Change a parameter or the zoom to compute again."));
 }
 
@@ -565,7 +565,7 @@ attention_done (GObject      *source,
       /* Translators: the first %s is the method ("SPE estimate", ...), the second ", causal" or
        * nothing, the last " (each pixel: the max of its cells)", its mean twin or nothing */
       caption = g_strdup_printf (_("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
-                                 "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset."),
+                                   "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset."),
                                  _(rpe_explorer_method_name (self->image->method)), self->image->head,
                                  self->image->n, self->image->causal ? _(", causal") : "",
                                  self->image->m0, self->image->m1 - 1, self->image->n0, self->image->n1 - 1,

@@ -1042,7 +1042,7 @@ rpe_export_dialog_set_sweep (RpeExportDialog    *self,
   group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
   adw_preferences_group_set_title (group, _("Animated sweep"));
   adw_preferences_group_set_description (group, _("Each frame is the view recomputed with one parameter changed; "
-                                                "the size, text and look below apply to every frame."));
+                                                  "the size, text and look below apply to every frame."));
   self->sweep_group = GTK_WIDGET (group);
   params = gtk_string_list_new (NULL);
   /* in the order of RpeSweepParam */

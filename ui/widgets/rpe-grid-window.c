@@ -64,7 +64,7 @@ grid_show (RpeGridWindow *self,
     g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : "2-D convSPE", -1);
 
     caption = g_strdup_printf (_("%s. Exact attention softmax(Σ<sub>d</sub> q k P̃<sub>d</sub> / √D) with the "
-                               "sidebar's content; click a position of the grid to make it the query."),
+                                 "sidebar's content; click a position of the grid to make it the query."),
                                source_text);
   }
   gtk_label_set_markup (self->caption, caption);

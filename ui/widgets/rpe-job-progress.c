@@ -48,7 +48,7 @@ rpe_cap_bar_init (RpeCapBar *bar,
   bar->button = gtk_button_new_with_mnemonic (_("Compute at _Full N"));
   gtk_widget_set_tooltip_text (bar->button,
                                _("Compute once at the N asked (with progress and Cancel); "
-                               "refused if it does not fit in the memory budget"));
+                                 "refused if it does not fit in the memory budget"));
   gtk_widget_set_valign (bar->button, GTK_ALIGN_CENTER);
   g_signal_connect (bar->button, "clicked", clicked, data);
   gtk_box_append (GTK_BOX (bar->box), bar->button);

@@ -782,8 +782,8 @@ curves_show (RpeCurvesPage *self,
     rpe_curve_view_set_plot (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
                       _("Profiles of the chosen head, the SPE estimator's error against R "
-                      "(2 draws, the head's features), and how each scheme behaves beyond the "
-                      "training length (identical content at every position)."));
+                        "(2 draws, the head's features), and how each scheme behaves beyond the "
+                        "training length (identical content at every position)."));
   curves_update_cap (self);
   g_signal_emit (self, curves_figure_changed, 0);
 }

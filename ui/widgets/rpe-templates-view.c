@@ -349,7 +349,7 @@ show_templates (RpeTemplatesView *self,
      * twins), the second the source (a file's module), the third K or L, then ", gated (1 − g) P + g"
      * or nothing, and " One draw of R = ..." or nothing */
     caption = g_strdup_printf (_("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
-                               "Click a cell to open it with its profile."),
+                                 "Click a cell to open it with its profile."),
                                _(kind_names[t->kind]), t->head, source_text,
                                t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
                                t->gated ? _(", gated (1 − g) P + g") : "",

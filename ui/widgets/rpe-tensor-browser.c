@@ -315,7 +315,7 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   self->shape_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->shape_dropdown),
                                _("Heads × features: a file that keeps every channel in one axis (a conv weight "
-                               "(256, 1, L)) is read as H = 1; state how its H·D channels split into heads"));
+                                 "(256, 1, L)) is read as H = 1; state how its H·D channels split into heads"));
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->shape_dropdown));
   button = gtk_button_new_with_mnemonic (_("_Use Module"));
   gtk_widget_add_css_class (button, "suggested-action");

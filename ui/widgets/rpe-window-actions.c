@@ -278,7 +278,7 @@ rpe_window_open_lrpe_files (RpeWindow  *self,
 
           local = g_error_new (RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT,
                                _("%s: an array of shape %s is not an LRPE v (1, D, 1), theta (1, 1, n) or "
-                               "permutation buffer (1, max_positions, D)"), base, shape);
+                                 "permutation buffer (1, max_positions, D)"), base, shape);
           rpe_tensor_free (x);
           goto out;
         }
@@ -421,7 +421,7 @@ action_grid (GtkWidget  *widget,
   if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
     {
       adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Open a checkpoint with a 2-D convSPE module "
-                                                                "(filters (H*D, 1, L1, L2)) first.")));
+                                                                  "(filters (H*D, 1, L1, L2)) first.")));
       return;
     }
   if (self->grid_window == NULL)

@@ -287,7 +287,7 @@ watch_failed (RpeCheckpointWatch *watch,
               RpeWindow          *self)
 {
   g_autofree char *text = g_strdup_printf (_("The checkpoint changed on disk but could not be read (%s); "
-                                           "the last good one is kept."), message);
+                                             "the last good one is kept."), message);
 
   _rpe_window_show_message (self, text);
 }
@@ -378,7 +378,7 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   if (!overview && (mode == RPE_COMPARE_OFF || mode == RPE_COMPARE_PINNED))
     {
       *why = g_strdup (_("No command draws a pinned state (it is no file): compare two heads, layers, methods or "
-                       "checkpoints to copy a command."));
+                         "checkpoints to copy a command."));
       return NULL;
     }
   if (what == RPE_COMPARE_TEMPLATES && kind_t != RPE_TEMPLATE_ANALYTIC)
@@ -518,8 +518,8 @@ _rpe_window_compare_init (RpeWindow *self)
   adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (self->watch_group), _("Training run"));
   /* a description would widen the sidebar (its label's natural width): a tooltip says it */
   gtk_widget_set_tooltip_text (self->watch_group, _("The open file is read again when training rewrites it or "
-                                                  "writes a newer checkpoint_<step> beside it; every view "
-                                                  "setting stays. The slider replays the checkpoints seen."));
+                                                    "writes a newer checkpoint_<step> beside it; every view "
+                                                    "setting stays. The slider replays the checkpoints seen."));
   row = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   self->watch_label = gtk_label_new (NULL);
   gtk_label_set_xalign (GTK_LABEL (self->watch_label), 0);

@@ -584,7 +584,7 @@ command_job_run (CommandJob  *job,
   job->needs_session = TRUE;
   if (why != NULL)
     *why = g_strdup_printf (_("Options cannot express this figure (%s): save the session (Ctrl+S) and copy "
-                            "again to get an `rpe export --session` command."),
+                              "again to get an `rpe export --session` command."),
                             reason != NULL ? reason : error != NULL ? error->message : _("edited parameters"));
   return NULL;
 }

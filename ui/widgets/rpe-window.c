@@ -210,7 +210,7 @@ open_done (GObject      *source,
     {
       g_autofree char *base = g_path_get_basename (data->path);
       g_autofree char *text = g_strdup_printf (_("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
-                                               "its tensors in Checkpoint Contents. The previous parameters are kept."),
+                                                 "its tensors in Checkpoint Contents. The previous parameters are kept."),
                                                base);
 
       _rpe_window_show_message (self, text);
@@ -1000,8 +1000,8 @@ build_sidebar (RpeWindow *self)
 
     combo_row (self, group, _("Colour scale"),
                _("How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
-               "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
-               "applies to attention weights only"), scales, "color-scale");
+                 "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
+                 "applies to attention weights only"), scales, "color-scale");
     spin_row (self, group, _("Power γ"), _("The exponent of the power scale (colour scale Power): colour position "
               "((v − min)/(max − min))^γ"), 0.05, 10.0, 0.05, "color-gamma");
     self->gamma_row = last_row (group);
@@ -1059,7 +1059,7 @@ build_sidebar (RpeWindow *self)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Parameters"));
   adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (self->lrpe_labels));
   gtk_widget_set_tooltip_text (row, _("Seeded v, θ and permutations, or the trained ones of a checkpoint's LRPE "
-                                    "module or of .npy files"));
+                                      "module or of .npy files"));
   button = gtk_button_new_from_icon_name ("document-open-symbolic");
   gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
   gtk_widget_set_tooltip_text (button, _("Open LRPE parameters: a trained v, θ or permutation buffer (.npy)"));
