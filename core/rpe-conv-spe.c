@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <cblas.h>
 #include <fftw3.h>
 
 #include "rpe-alloc.h"
@@ -606,10 +607,17 @@ typedef struct
  *   Qhat[m, h, r] = sum_d q[m, h, d] (a_c y_{c,r}[m] + b_c eps[c, r]),
  * so each inverse transform is accumulated straight into an (R, N) buffer
  * (contiguous in m) with the gate factor a_c and the scale s folded into the
- * filter spectrum; the gate term, the (N x D)(D x R) product x_h diag(b) eps_h,
- * is added row by row while the accumulator is transposed into the output.
- * acc holds 2 R rows of ld >= N floats, tmp (2 D ld + D R) floats; ld = N + 16 keeps
- * the rows off the power-of-two strides that make the transposes thrash the cache. */
+ * filter spectrum; the accumulator is transposed into the output and the gate
+ * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one sgemm.
+ * Realizations go by tiles of CONV_TILE: the tile's accumulator rows (2 CONV_TILE N
+ * floats) stay in L2 while the channels of the head pass over them, each
+ * channel's filter spectrum computed once per head.  Every accumulator row still
+ * sums its channels in the order d = 0 .. D-1, so the tile size changes nothing.
+ * acc holds 2 R rows of ld >= N floats, tmp (2 D ld + D R + 2 D nfft) floats;
+ * ld = N + 16 keeps the rows off the power-of-two strides that make the transposes
+ * thrash the cache. */
+#define CONV_TILE 8
+
 static RpeStatus
 head_fft (ConvCtx     *ctx,
           const float *z,
@@ -625,9 +633,12 @@ head_fft (ConvCtx     *ctx,
           const RpeMonitor *monitor)
 {
   const RpeSpeParams *params = ctx->params;
-  const size_t H = params->n_heads, D = params->n_features;
+  const size_t H = params->n_heads, D = params->n_features, B = ctx->nfft;
   const size_t n = ctx->n, r = ctx->r;
-  float *qt = tmp, *kt = tmp + ld * D, *eb = tmp + 2 * ld * D;
+  /* fspec first: 2 D nfft floats keep the rest 64-byte aligned (nfft >= 64) */
+  float *fspec = tmp, *qt = fspec + 2 * D * B, *kt = qt + ld * D, *eb = kt + ld * D;
+  float *vr = ctx->vr, *vi = ctx->vi;
+  const bool do_q = qhat != NULL && q != NULL, do_k = khat != NULL && k != NULL;
 
   memset (acc, 0, 2 * ld * r * sizeof (float));
   /* the content weights of head h transposed to (D, N) for both sides, in
@@ -637,7 +648,7 @@ head_fft (ConvCtx     *ctx,
       const float *xin = side == 0 ? q : k;
       float *xt = side == 0 ? qt : kt;
 
-      if (xin == NULL || (side == 0 ? qhat : khat) == NULL)
+      if (side == 0 ? !do_q : !do_k)
         continue;
       for (size_t m0 = 0; m0 < n; m0 += 16)
         {
@@ -652,29 +663,44 @@ head_fft (ConvCtx     *ctx,
             }
         }
     }
+  /* the filter spectra of the head's channels, gate factor and scale folded in */
   for (size_t d = 0; d < D; d++)
     {
       const size_t c = h * D + d;
       float a = 1.0f;
-      float scale;
 
-      if (rpe_monitor_cancelled (monitor))
-        return RPE_ERROR_CANCELLED;
       if (params->gate != NULL)
         a = (float) sqrt (1.0 - (double) params->gate[c]);
-      scale = a * ctx->s / (float) ctx->nfft;
-      filter_spectra (ctx, c, scale);
+      ctx->vr = fspec + 2 * d * B;
+      ctx->vi = ctx->vr + B;
+      filter_spectra (ctx, c, a * ctx->s / (float) B);
+    }
+  for (size_t i0 = 0; i0 < r; i0 += CONV_TILE)
+    {
+      const size_t i1 = i0 + CONV_TILE < r ? i0 + CONV_TILE : r;
 
-      for (size_t i = 0; i < r; i++)
+      if (rpe_monitor_cancelled (monitor))
         {
-          float *dq = acc + i * ld, *dk = acc + (r + i) * ld;
+          ctx->vr = vr;
+          ctx->vi = vi;
+          return RPE_ERROR_CANCELLED;
+        }
+      for (size_t d = 0; d < D; d++)
+        {
+          const size_t c = h * D + d;
           const float *wq = qt + d * ld, *wk = kt + d * ld;
 
-          load_segment (ctx, z, c, i);
-          filter_segment (ctx, qhat != NULL && q != NULL ? dq : NULL, khat != NULL && k != NULL ? dk : NULL,
-                          wq, wk);
+          ctx->vr = fspec + 2 * d * B;
+          ctx->vi = ctx->vr + B;
+          for (size_t i = i0; i < i1; i++)
+            {
+              load_segment (ctx, z, c, i);
+              filter_segment (ctx, do_q ? acc + i * ld : NULL, do_k ? acc + (r + i) * ld : NULL, wq, wk);
+            }
         }
     }
+  ctx->vr = vr;
+  ctx->vi = vi;
 
   /* out[m, h, :] = acc^T + (x[:, h, :] diag(b)) eps_h */
   for (int side = 0; side < 2; side++)
@@ -685,29 +711,36 @@ head_fft (ConvCtx     *ctx,
 
       if (hat == NULL)
         continue;
-      if (params->gate != NULL && eps != NULL)
-        for (size_t d = 0; d < D; d++)
-          {
-            const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
-
-            for (size_t i = 0; i < r; i++)
-              eb[d * r + i] = b * eps[(h * D + d) * r + i];
-          }
-      /* row by row, so each output row is written whole once; the strided reads
-       * of acc hit distinct cache sets thanks to the padded ld */
-      for (size_t m = 0; m < n; m++)
+      /* blocks of 16 rows: each output row written whole, the strided reads of
+       * acc hit distinct cache sets thanks to the padded ld */
+      for (size_t m0 = 0; m0 < n; m0 += 16)
         {
-          float *row = hat + (m * H + h) * r;
+          size_t m1 = m0 + 16 < n ? m0 + 16 : n;
 
-          for (size_t i = 0; i < r; i++)
-            row[i] = src[i * ld + m];
-          if (params->gate != NULL && eps != NULL && xin != NULL)
+          for (size_t m = m0; m < m1; m++)
             {
-              const float *xr = xin + (m * H + h) * D;
+              float *row = hat + (m * H + h) * r;
 
-              for (size_t d = 0; d < D; d++)
-                rpe_axpy_f (row, eb + d * r, xr[d], r);
+              for (size_t i = 0; i < r; i++)
+                row[i] = src[i * ld + m];
             }
+        }
+      if (params->gate != NULL && eps != NULL && xin != NULL)
+        {
+          for (size_t d = 0; d < D; d++)
+            {
+              const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
+
+              for (size_t i = 0; i < r; i++)
+                eb[d * r + i] = b * eps[(h * D + d) * r + i];
+            }
+          if (n <= INT_MAX && H * D <= INT_MAX && H * r <= INT_MAX)
+            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) r, (int) D,
+                         1.0f, xin + h * D, (int) (H * D), eb, (int) r, 1.0f, hat + h * r, (int) (H * r));
+          else
+            for (size_t m = 0; m < n; m++)
+              for (size_t d = 0; d < D; d++)
+                rpe_axpy_f (hat + (m * H + h) * r, eb + d * r, xin[(m * H + h) * D + d], r);
         }
     }
   return RPE_OK;
@@ -744,9 +777,11 @@ fused_worker (size_t worker, size_t n_workers, void *data)
       float *tmp = NULL, *acc = NULL;
       size_t ld, acount, tcount;
 
-      /* acc: 2 R rows of ld; tmp: the transposed inputs (2 D ld) and the gate factors (D R) */
+      /* acc: 2 R rows of ld; tmp: the transposed inputs (2 D ld), the gate factors (D R)
+       * and the head's filter spectra (2 D nfft) */
       if (!rpe_size_add (n, 16, &ld) || !rpe_size_mul (ld, 2 * r, &acount)
-          || !rpe_size_mul (ld, 2 * D, &tcount) || !rpe_size_add (tcount, D * r, &tcount))
+          || !rpe_size_mul (ld, 2 * D, &tcount) || !rpe_size_add (tcount, D * r, &tcount)
+          || !rpe_size_add (tcount, 2 * D * ctx.nfft, &tcount))
         {
           st = RPE_ERROR_OVERFLOW;
           goto out;
