@@ -304,6 +304,13 @@ typedef float v8sf __attribute__ ((vector_size (32)));
 typedef float v8sf_u __attribute__ ((vector_size (32), aligned (4)));
 typedef int32_t v8si __attribute__ ((vector_size (32)));
 
+/* the 8 lanes of v in reverse order */
+#if defined(__clang__)
+#define V8_REVERSE(v) __builtin_shufflevector ((v), (v), 7, 6, 5, 4, 3, 2, 1, 0)
+#else
+#define V8_REVERSE(v) __builtin_shuffle ((v), (v8si) { 7, 6, 5, 4, 3, 2, 1, 0 })
+#endif
+
 /* The products of the spectra of the two real blocks packed in Z = DFT(x_b + i x_{b+1})
  * with the filter spectrum v, for bins f0 .. f0+7 (8 <= f0 <= B - 8):
  *   X_b[f] = (Z[f] + conj Z[-f]) / 2,  X_{b+1}[f] = -i (Z[f] - conj Z[-f]) / 2
@@ -320,11 +327,10 @@ spectra_products8 (const float *restrict zr,
                    size_t                B,
                    size_t                f0)
 {
-  const v8si rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
   const v8sf a_r = *(const v8sf *) (zr + f0), a_i = *(const v8sf *) (zi + f0);
   /* conj Z[-f] for f = f0 .. f0+7: bins B-f0 .. B-f0-7, reversed */
-  const v8sf m_r = __builtin_shuffle (*(const v8sf_u *) (zr + B - f0 - 7), rev);
-  const v8sf m_i = __builtin_shuffle (*(const v8sf_u *) (zi + B - f0 - 7), rev);
+  const v8sf m_r = V8_REVERSE (*(const v8sf_u *) (zr + B - f0 - 7));
+  const v8sf m_i = V8_REVERSE (*(const v8sf_u *) (zi + B - f0 - 7));
   const v8sf v_r = *(const v8sf *) (vr + f0), v_i = *(const v8sf *) (vi + f0);
   const v8sf pr = a_r + m_r, pi = a_i - m_i;   /* 2 X_b */
   const v8sf qr = a_i + m_i, qi = m_r - a_r;   /* 2 X_{b+1} */
