@@ -9,6 +9,7 @@
 #include "rpe-attention.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
+#include "rpe-parallel.h"
 #include "rpe-linear-attention.h"
 #include "rpe-skew.h"
 #include "rpe-spe.h"
@@ -908,6 +909,12 @@ rpe_cli_compute (int argc, char **argv)
       /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
       ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
       goto out;
+    }
+  if (g_str_equal (what, "encode"))
+    {
+      /* every BLAS call of the encoding runs inside its parallel regions, at one OpenBLAS
+       * thread: stop OpenBLAS's idle pool, which would spin on a core through the command */
+      rpe_parallel_blas_serial ();
     }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;
