@@ -767,8 +767,8 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
         }
       if (random)
         {
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, in->q, count);
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, 0, in->k, count);
+          rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, in->q, count, 0);
+          rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_KEYS, 0, in->k, count, 0);
         }
       else
         for (gsize i = 0; i < count; i++)
