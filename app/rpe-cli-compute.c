@@ -565,9 +565,7 @@ compute_encode (Ctx *c, GError **error)
     {
       gsize shape[3] = { in.n, c->params.n_heads, r };
 
-      ok = rpe_cli_write (c->o, c->o->out, qhat, 3, shape, &c->exit_code, error)
-           && (c->o->out_keys == NULL
-               || rpe_cli_write (c->o, c->o->out_keys, khat, 3, shape, &c->exit_code, error));
+      ok = rpe_cli_write_pair (c->o, c->o->out, qhat, c->o->out_keys, khat, 3, shape, &c->exit_code, error);
     }
   rpe_free (qhat);
   rpe_free (khat);

@@ -190,6 +190,18 @@ gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const gsize         *shape,
                              int                 *exit_code,
                              GError             **error);
+/* Two arrays of one shape (encode's queries and keys) as two .npy files: both checked finite
+ * first, each written and flushed to disk on its own thread, then both renamed into place;
+ * if either fails, neither target is replaced.  path_b NULL: rpe_cli_write of a alone. */
+gboolean      rpe_cli_write_pair (const RpeCliOptions *o,
+                                  const char          *path_a,
+                                  const float         *a,
+                                  const char          *path_b,
+                                  const float         *b,
+                                  gsize                ndim,
+                                  const gsize         *shape,
+                                  int                 *exit_code,
+                                  GError             **error);
 
 /* The LRPE of the --lrpe-* options with any trained v / theta / permutation (.npy options, and
  * with use_checkpoint the LRPE module of --checkpoint / --prefix).  length: N for theta b/c. */

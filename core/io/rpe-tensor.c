@@ -370,23 +370,31 @@ atomic_file_free (RpeAtomicFile *file)
 }
 
 gboolean
-rpe_atomic_file_commit (RpeAtomicFile  *file,
-                        GError        **error)
+rpe_atomic_file_flush (RpeAtomicFile  *file,
+                       GError        **error)
 {
   int fd = file->fd;
 
+  if (fd < 0)
+    return TRUE;
   file->fd = -1;
   if (fsync (fd) != 0)
     {
       io_error (error, "flush", file->path, errno);
       close (fd);
-      goto fail;
+      return FALSE;
     }
   if (close (fd) != 0)
-    {
-      io_error (error, "close", file->path, errno);
-      goto fail;
-    }
+    return io_error (error, "close", file->path, errno);
+  return TRUE;
+}
+
+gboolean
+rpe_atomic_file_commit (RpeAtomicFile  *file,
+                        GError        **error)
+{
+  if (!rpe_atomic_file_flush (file, error))
+    goto fail;
   if (g_rename (file->tmp_path, file->path) != 0)
     {
       io_error (error, "replace", file->path, errno);
