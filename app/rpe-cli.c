@@ -654,6 +654,50 @@ take_tensor_data (RpeTensor *t)
   return data;
 }
 
+gboolean
+rpe_cli_content_random (const RpeCliOptions *o,
+                        gboolean            *random,
+                        GError             **error)
+{
+  *random = FALSE;
+  if (o->content == NULL || g_str_equal (o->content, "unit"))
+    return TRUE;
+  if (g_str_equal (o->content, "random"))
+    {
+      *random = TRUE;
+      return TRUE;
+    }
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                        "--content must be unit or random (got '%s')", o->content);
+}
+
+void
+rpe_cli_content_rows (const RpeCliOptions *o,
+                      gboolean             random,
+                      gsize                H,
+                      gsize                D,
+                      gsize                m0,
+                      gsize                rows,
+                      float               *q,
+                      float               *k)
+{
+  gsize count = rows * H * D;   /* the caller allocated it */
+
+  if (random)
+    {
+      rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_QUERIES, m0 * H * D, q, count, 0);
+      if (k != NULL)
+        rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_KEYS, m0 * H * D, k, count, 0);
+    }
+  else
+    for (gsize i = 0; i < count; i++)
+      {
+        q[i] = 1.0f;
+        if (k != NULL)
+          k[i] = 1.0f;
+      }
+}
+
 /* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
 gboolean
 rpe_cli_load_inputs (const RpeCliOptions *o,
@@ -742,17 +786,11 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
     {
       gboolean random = FALSE;
 
-      if (o->content != NULL)
+      if (!rpe_cli_content_random (o, &random, error))
         {
-          if (g_str_equal (o->content, "random"))
-            random = TRUE;
-          else if (!g_str_equal (o->content, "unit"))
-            {
-              rpe_tensor_free (v);
-              rpe_cli_inputs_clear (in);
-              return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                    "--content must be unit or random (got '%s')", o->content);
-            }
+          rpe_tensor_free (v);
+          rpe_cli_inputs_clear (in);
+          return FALSE;
         }
       st = rpe_size_bytes (&count, 1, in->n, H, D, 1);
       if (st == RPE_OK)
@@ -765,14 +803,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
           rpe_cli_inputs_clear (in);
           return rpe_cli_status_error (st, "queries and keys", error);
         }
-      if (random)
-        {
-          rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, in->q, count, 0);
-          rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_KEYS, 0, in->k, count, 0);
-        }
-      else
-        for (gsize i = 0; i < count; i++)
-          in->q[i] = in->k[i] = 1.0f;
+      rpe_cli_content_rows (o, random, H, D, 0, in->n, in->q, in->k);
     }
 
   in->dv = D;
@@ -1045,25 +1076,23 @@ rpe_cli_check_output (const RpeCliOptions *o,
   return path == NULL || rpe_output_check (path, error);
 }
 
-/* A result that overflowed float32 (finite parameters can: gains of 3e38) is an error that
- * names where (exit 2), never an array of inf written with exit 0. */
-static gboolean
-check_finite_result (const char   *path,
-                     const float  *data,
-                     gsize         ndim,
-                     const gsize  *shape,
-                     int          *exit_code,
-                     GError      **error)
+gboolean
+rpe_cli_check_finite (const char   *path,
+                      const float  *data,
+                      gsize         count,
+                      gsize         first,
+                      gsize         ndim,
+                      const gsize  *shape,
+                      int          *exit_code,
+                      GError      **error)
 {
-  gsize count;
-
-  if (!rpe_size_prod (&count, ndim, shape) || rpe_all_finite_f (data, count))
+  if (rpe_all_finite_f (data, count))
     return TRUE;
   for (gsize i = 0; i < count; i++)
     if (!isfinite (data[i]))
       {
         GString *index = g_string_new (NULL);
-        gsize rest = i;
+        gsize rest = first + i;
         gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
         g_autofree char *name = g_path_get_basename (path);
 
@@ -1085,6 +1114,20 @@ check_finite_result (const char   *path,
   return TRUE;
 }
 
+static gboolean
+check_finite_result (const char   *path,
+                     const float  *data,
+                     gsize         ndim,
+                     const gsize  *shape,
+                     int          *exit_code,
+                     GError      **error)
+{
+  gsize count;
+
+  return !rpe_size_prod (&count, ndim, shape)
+         || rpe_cli_check_finite (path, data, count, 0, ndim, shape, exit_code, error);
+}
+
 gboolean
 rpe_cli_write (const RpeCliOptions *o,
                const char          *path,
@@ -1102,6 +1145,58 @@ rpe_cli_write (const RpeCliOptions *o,
       return FALSE;
     }
   return TRUE;
+}
+
+typedef struct
+{
+  RpeNpyWriter *writer;
+  GError       *error;
+} FlushJob;
+
+static gpointer
+flush_job (gpointer data)
+{
+  FlushJob *f = data;
+
+  if (f->writer != NULL && !rpe_npy_writer_flush (f->writer, &f->error))
+    g_clear_pointer (&f->writer, rpe_npy_writer_abort);
+  return NULL;
+}
+
+gboolean
+rpe_cli_commit_pair (RpeNpyWriter  *a,
+                     RpeNpyWriter  *b,
+                     int           *exit_code,
+                     GError       **error)
+{
+  FlushJob jobs[2] = { { a, NULL }, { b, NULL } };
+  GThread *thread = b != NULL ? g_thread_try_new ("rpe-flush", flush_job, &jobs[1], NULL) : NULL;
+  gboolean ok = TRUE;
+
+  /* the two fsyncs overlap */
+  flush_job (&jobs[0]);
+  if (thread != NULL)
+    g_thread_join (thread);
+  else
+    flush_job (&jobs[1]);
+  for (int i = 0; i < 2; i++)
+    if (jobs[i].error != NULL)
+      {
+        if (ok)
+          g_propagate_error (error, g_steal_pointer (&jobs[i].error));
+        g_clear_error (&jobs[i].error);
+        ok = FALSE;
+      }
+  for (int i = 0; i < 2; i++)
+    {
+      if (ok)
+        ok = jobs[i].writer == NULL || rpe_npy_writer_commit (g_steal_pointer (&jobs[i].writer), error);
+      else
+        rpe_npy_writer_abort (g_steal_pointer (&jobs[i].writer));
+    }
+  if (!ok)
+    *exit_code = EXIT_FAILURE_OTHER;
+  return ok;
 }
 
 /* One file of rpe_cli_write_pair: written and flushed, not yet renamed. */
