@@ -659,8 +659,8 @@ static void
 test_encode_random_bitwise (gconstpointer data)
 {
   const gboolean conv = GPOINTER_TO_INT (data);
-  /* N H D = 2^18 draws per input: the draw is split over the workers */
-  const gsize H = 4, D = 16, S = conv ? 9 : 3, n = 4096, r = 16;
+  /* sine: slabs of 512 rows (512 x 8 x 64 draws each, split over the workers), the last short */
+  const gsize H = 8, D = 64, S = conv ? 9 : 3, n = 1000, r = 64;
   const guint64 seed = 5;
   g_autofree char *qh = rpe_test_tmp_path ("bq.npy"), *kh = rpe_test_tmp_path ("bk.npy");
   g_autofree char *qh2 = rpe_test_tmp_path ("bq2.npy"), *kh2 = rpe_test_tmp_path ("bk2.npy");
@@ -672,7 +672,7 @@ test_encode_random_bitwise (gconstpointer data)
   float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
   g_autoptr(RpeTensor) cq = NULL, ck = NULL, dq = NULL, dk = NULL;
   const char *m = conv ? "--method conv --kernel 9" : "--method sine --sines 3";
-  const char *opts = "--heads 4 --features 16 --realizations 16 --length 4096 --seed 5 --content random";
+  const char *opts = "--heads 8 --features 64 --realizations 64 --length 1000 --seed 5 --content random";
 
   random_params (&p, conv ? RPE_SPE_CONV : RPE_SPE_SINE, H, D, S, seed);
   rpe_rng_normal (seed, RPE_STREAM_QUERIES, 0, q, n * H * D);
