@@ -10,6 +10,7 @@
 #include "rpe-attention.h"
 #include "rpe-error.h"
 #include "rpe-npy.h"
+#include "rpe-parallel.h"
 #include "rpe-linear-attention.h"
 #include "rpe-skew.h"
 #include "rpe-spe.h"
@@ -553,6 +554,117 @@ encoded (Ctx *c, RpeCliInputs *in, gsize *r, float **qhat, float **khat, gboolea
   return rpe_cli_encode_fused (c->o, &c->params, in, c->gated, r, qhat, khat, error);
 }
 
+/* sine: the encoding in slabs of rows (rpe_spe_encode_fused_rows, the same values as the
+ * whole call), each slab's --content drawn just before it and its rows appended to the two
+ * .npy files: no (N, H, D) or (N, H, R) array, so the memory (and the fresh pages to fault
+ * in) does not grow with N; the files are flushed together and renamed at the end. */
+static gboolean
+compute_encode_streamed (Ctx *c, GError **error)
+{
+  const RpeCliOptions *o = c->o;
+  const gsize H = c->params.n_heads, D = c->params.n_features;
+  RpeSpeParams p = c->params;
+  RpeCliInputs in = { 0 };
+  g_autoptr(RpeTensor) z = NULL;
+  float *zd = NULL, *eps = NULL, *q = NULL, *k = NULL, *qhat = NULL, *khat = NULL;
+  RpeNpyWriter *wq = NULL, *wk = NULL;
+  gboolean random = FALSE, keys = o->out_keys != NULL, ok = FALSE;
+  RpeNoiseScheme scheme;
+  gsize n, r = 0, rows, noise, shape[3];
+  RpeStatus st = RPE_OK;
+
+  if (!c->gated)
+    p.gate = NULL;
+  if (!rpe_cli_noise_scheme (o, &scheme, error))
+    return FALSE;
+  if (o->queries != NULL || o->keys != NULL)
+    {
+      /* content from files: read whole, encoded and written in slabs */
+      if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
+        return FALSE;
+      n = in.n;
+    }
+  else if (!rpe_cli_content_random (o, &random, error) || !rpe_cli_resolve_length (o, 0, &n, error))
+    return FALSE;
+  if (!load_code_noise (o, &c->params, n, &z, &r, error) || !resolve_realizations_opt (o, r, &r, error))
+    goto out;
+  /* slabs of whole row blocks, about 1 MiB each */
+  rows = MAX ((gsize) 1, ((gsize) 1 << 18) / (RPE_SPE_FUSED_ROWS_ALIGN * H * MAX (D, r))) * RPE_SPE_FUSED_ROWS_ALIGN;
+  rows = MIN (rows, n);
+  {
+    /* the noise when drawn, the gate noise, the slabs */
+    const gsize dims[4][4] = {
+      { H, D, z == NULL ? 2 * p.n_sines : 0, r },
+      { H, D, p.gate != NULL ? r : 0, 1 },
+      { rows, H, in.q == NULL ? D : 0, 2 },
+      { rows, H, r, 2 },
+    };
+    if (!rpe_cli_check_budget ("encoding", 4, dims, error))
+      goto out;
+  }
+  if (p.gate != NULL && !load_gate_noise (o, &c->params, r, &eps, error))
+    goto out;
+  /* as rpe_cli_encode_fused: a scheme's draw, else --noise, else the seeded draw */
+  if (scheme != RPE_NOISE_IID)
+    {
+      if ((zd = scheme_noise (o, &p, n, r, scheme, eps, error)) == NULL)
+        goto out;
+    }
+  else if (z == NULL
+           && ((st = rpe_spe_noise_size (&p, n, r, &noise)) != RPE_OK
+               || (zd = rpe_alloc (noise, sizeof (float), &st)) == NULL
+               || (st = rpe_spe_noise_fill (&p, n, r, (uint64_t) o->seed, zd)) != RPE_OK))
+    {
+      rpe_cli_status_error (st, "code noise", error);
+      goto out;
+    }
+  if ((in.q == NULL && (!alloc_floats (&q, rows, H, D, 1, "queries", error)
+                        || (keys && !alloc_floats (&k, rows, H, D, 1, "keys", error))))
+      || !alloc_floats (&qhat, rows, H, r, 1, "encoding", error)
+      || (keys && !alloc_floats (&khat, rows, H, r, 1, "encoding", error)))
+    goto out;
+
+  shape[0] = n, shape[1] = H, shape[2] = r;
+  if ((wq = rpe_npy_writer_new (o->out, 3, shape, o->f64, error)) == NULL
+      || (keys && (wk = rpe_npy_writer_new (o->out_keys, 3, shape, o->f64, error)) == NULL))
+    {
+      c->exit_code = 1;
+      goto out;
+    }
+  for (gsize m0 = 0; m0 < n; m0 += rows)
+    {
+      gsize b = MIN (rows, n - m0), count = b * H * r;
+      const float *qs = in.q != NULL ? in.q + m0 * H * D : q, *ks = in.k != NULL ? in.k + m0 * H * D : k;
+
+      if (in.q == NULL)
+        rpe_cli_content_rows (o, random, H, D, m0, b, q, k);
+      st = rpe_spe_encode_fused_rows (&p, n, m0, b, r, zd != NULL ? zd : z->data, eps, qs, keys ? ks : NULL,
+                                      qhat, keys ? khat : NULL, NULL);
+      if (!rpe_cli_status_error (st, "encoding", error)
+          || !rpe_cli_check_finite (o->out, qhat, count, m0 * H * r, 3, shape, &c->exit_code, error)
+          || (keys && !rpe_cli_check_finite (o->out_keys, khat, count, m0 * H * r, 3, shape, &c->exit_code, error)))
+        goto out;
+      if (!rpe_npy_writer_append (wq, qhat, count, error) || (keys && !rpe_npy_writer_append (wk, khat, count, error)))
+        {
+          c->exit_code = 1;
+          goto out;
+        }
+    }
+  ok = rpe_cli_commit_pair (g_steal_pointer (&wq), g_steal_pointer (&wk), &c->exit_code, error);
+
+out:
+  rpe_npy_writer_abort (wq);
+  rpe_npy_writer_abort (wk);
+  rpe_free (zd);
+  rpe_free (eps);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (qhat);
+  rpe_free (khat);
+  rpe_cli_inputs_clear (&in);
+  return ok;
+}
+
 static gboolean
 compute_encode (Ctx *c, GError **error)
 {
@@ -561,13 +673,13 @@ compute_encode (Ctx *c, GError **error)
   gsize r = 0;
   gboolean ok = FALSE;
 
+  if (c->params.method == RPE_SPE_SINE)
+    return compute_encode_streamed (c, error);
   if (encoded (c, &in, &r, &qhat, &khat, FALSE, error))
     {
       gsize shape[3] = { in.n, c->params.n_heads, r };
 
-      ok = rpe_cli_write (c->o, c->o->out, qhat, 3, shape, &c->exit_code, error)
-           && (c->o->out_keys == NULL
-               || rpe_cli_write (c->o, c->o->out_keys, khat, 3, shape, &c->exit_code, error));
+      ok = rpe_cli_write_pair (c->o, c->o->out, qhat, c->o->out_keys, khat, 3, shape, &c->exit_code, error);
     }
   rpe_free (qhat);
   rpe_free (khat);
@@ -910,6 +1022,12 @@ rpe_cli_compute (int argc, char **argv)
       /* 2-D convSPE over an image grid (rpe-cli-conv2d.c) */
       ok = rpe_cli_compute_grid (what, &o, &c.exit_code, &error);
       goto out;
+    }
+  if (g_str_equal (what, "encode"))
+    {
+      /* every BLAS call of the encoding runs inside its parallel regions, at one OpenBLAS
+       * thread: stop OpenBLAS's idle pool, which would spin on a core through the command */
+      rpe_parallel_blas_serial ();
     }
   if (!precheck_random_request (&o, what, &error) || !rpe_cli_load_params (&o, &c.params, &error))
     goto out;

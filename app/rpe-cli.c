@@ -656,6 +656,50 @@ take_tensor_data (RpeTensor *t)
   return data;
 }
 
+gboolean
+rpe_cli_content_random (const RpeCliOptions *o,
+                        gboolean            *random,
+                        GError             **error)
+{
+  *random = FALSE;
+  if (o->content == NULL || g_str_equal (o->content, "unit"))
+    return TRUE;
+  if (g_str_equal (o->content, "random"))
+    {
+      *random = TRUE;
+      return TRUE;
+    }
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                        _("--content must be unit or random (got '%s')"), o->content);
+}
+
+void
+rpe_cli_content_rows (const RpeCliOptions *o,
+                      gboolean             random,
+                      gsize                H,
+                      gsize                D,
+                      gsize                m0,
+                      gsize                rows,
+                      float               *q,
+                      float               *k)
+{
+  gsize count = rows * H * D;   /* the caller allocated it */
+
+  if (random)
+    {
+      rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_QUERIES, m0 * H * D, q, count, 0);
+      if (k != NULL)
+        rpe_rng_normal_parallel ((uint64_t) o->seed, RPE_STREAM_KEYS, m0 * H * D, k, count, 0);
+    }
+  else
+    for (gsize i = 0; i < count; i++)
+      {
+        q[i] = 1.0f;
+        if (k != NULL)
+          k[i] = 1.0f;
+      }
+}
+
 /* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
 gboolean
 rpe_cli_load_inputs (const RpeCliOptions *o,
@@ -744,17 +788,11 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
     {
       gboolean random = FALSE;
 
-      if (o->content != NULL)
+      if (!rpe_cli_content_random (o, &random, error))
         {
-          if (g_str_equal (o->content, "random"))
-            random = TRUE;
-          else if (!g_str_equal (o->content, "unit"))
-            {
-              rpe_tensor_free (v);
-              rpe_cli_inputs_clear (in);
-              return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                    _("--content must be unit or random (got '%s')"), o->content);
-            }
+          rpe_tensor_free (v);
+          rpe_cli_inputs_clear (in);
+          return FALSE;
         }
       st = rpe_size_bytes (&count, 1, in->n, H, D, 1);
       if (st == RPE_OK)
@@ -767,14 +805,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
           rpe_cli_inputs_clear (in);
           return rpe_cli_status_error (st, "queries and keys", error);
         }
-      if (random)
-        {
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, in->q, count);
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, 0, in->k, count);
-        }
-      else
-        for (gsize i = 0; i < count; i++)
-          in->q[i] = in->k[i] = 1.0f;
+      rpe_cli_content_rows (o, random, H, D, 0, in->n, in->q, in->k);
     }
 
   in->dv = D;
@@ -1048,6 +1079,58 @@ rpe_cli_check_output (const RpeCliOptions *o,
 }
 
 gboolean
+rpe_cli_check_finite (const char   *path,
+                      const float  *data,
+                      gsize         count,
+                      gsize         first,
+                      gsize         ndim,
+                      const gsize  *shape,
+                      int          *exit_code,
+                      GError      **error)
+{
+  if (rpe_all_finite_f (data, count))
+    return TRUE;
+  for (gsize i = 0; i < count; i++)
+    if (!isfinite (data[i]))
+      {
+        GString *index = g_string_new (NULL);
+        gsize rest = first + i;
+        gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
+        g_autofree char *name = g_path_get_basename (path);
+
+        for (gsize d = ndim; d-- > 0 && d < RPE_TENSOR_MAX_DIMS;)
+          {
+            idx[d] = shape[d] != 0 ? rest % shape[d] : 0;
+            rest = shape[d] != 0 ? rest / shape[d] : 0;
+          }
+        for (gsize d = 0; d < ndim && d < RPE_TENSOR_MAX_DIMS; d++)
+          g_string_append_printf (index, d == 0 ? "%zu" : ", %zu", (size_t) idx[d]);
+        *exit_code = EXIT_USAGE;
+        rpe_set_error (error, RPE_ERROR_NOT_FINITE,
+                       _("the result for %s would hold %g at index [%s]: the parameters or inputs are "
+                         "finite but too large for float32 arithmetic; nothing was written"),
+                       name, (double) data[i], index->str);
+        g_string_free (index, TRUE);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
+check_finite_result (const char   *path,
+                     const float  *data,
+                     gsize         ndim,
+                     const gsize  *shape,
+                     int          *exit_code,
+                     GError      **error)
+{
+  gsize count;
+
+  return !rpe_size_prod (&count, ndim, shape)
+         || rpe_cli_check_finite (path, data, count, 0, ndim, shape, exit_code, error);
+}
+
+gboolean
 rpe_cli_write (const RpeCliOptions *o,
                const char          *path,
                const float         *data,
@@ -1056,40 +1139,144 @@ rpe_cli_write (const RpeCliOptions *o,
                int                 *exit_code,
                GError             **error)
 {
-  gsize count;
-
-  /* a result that overflowed float32 (finite parameters can: gains of 3e38) is
-   * an error that names where, never an array of inf written with exit 0 */
-  if (rpe_size_prod (&count, ndim, shape))
-    for (gsize i = 0; i < count; i++)
-      if (!isfinite (data[i]))
-        {
-          GString *index = g_string_new (NULL);
-          gsize rest = i;
-          gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
-          g_autofree char *name = g_path_get_basename (path);
-
-          for (gsize d = ndim; d-- > 0 && d < RPE_TENSOR_MAX_DIMS;)
-            {
-              idx[d] = shape[d] != 0 ? rest % shape[d] : 0;
-              rest = shape[d] != 0 ? rest / shape[d] : 0;
-            }
-          for (gsize d = 0; d < ndim && d < RPE_TENSOR_MAX_DIMS; d++)
-            g_string_append_printf (index, d == 0 ? "%zu" : ", %zu", (size_t) idx[d]);
-          *exit_code = EXIT_USAGE;
-          rpe_set_error (error, RPE_ERROR_NOT_FINITE,
-                         _("the result for %s would hold %g at index [%s]: the parameters or inputs are "
-                           "finite but too large for float32 arithmetic; nothing was written"),
-                         name, (double) data[i], index->str);
-          g_string_free (index, TRUE);
-          return FALSE;
-        }
+  if (!check_finite_result (path, data, ndim, shape, exit_code, error))
+    return FALSE;
   if (!rpe_npy_write (path, data, ndim, shape, o->f64, error))
     {
       *exit_code = EXIT_FAILURE_OTHER;
       return FALSE;
     }
   return TRUE;
+}
+
+typedef struct
+{
+  RpeNpyWriter *writer;
+  GError       *error;
+} FlushJob;
+
+static gpointer
+flush_job (gpointer data)
+{
+  FlushJob *f = data;
+
+  if (f->writer != NULL && !rpe_npy_writer_flush (f->writer, &f->error))
+    g_clear_pointer (&f->writer, rpe_npy_writer_abort);
+  return NULL;
+}
+
+gboolean
+rpe_cli_commit_pair (RpeNpyWriter  *a,
+                     RpeNpyWriter  *b,
+                     int           *exit_code,
+                     GError       **error)
+{
+  FlushJob jobs[2] = { { a, NULL }, { b, NULL } };
+  GThread *thread = b != NULL ? g_thread_try_new ("rpe-flush", flush_job, &jobs[1], NULL) : NULL;
+  gboolean ok = TRUE;
+
+  /* the two fsyncs overlap */
+  flush_job (&jobs[0]);
+  if (thread != NULL)
+    g_thread_join (thread);
+  else
+    flush_job (&jobs[1]);
+  for (int i = 0; i < 2; i++)
+    if (jobs[i].error != NULL)
+      {
+        if (ok)
+          g_propagate_error (error, g_steal_pointer (&jobs[i].error));
+        g_clear_error (&jobs[i].error);
+        ok = FALSE;
+      }
+  for (int i = 0; i < 2; i++)
+    {
+      if (ok)
+        ok = jobs[i].writer == NULL || rpe_npy_writer_commit (g_steal_pointer (&jobs[i].writer), error);
+      else
+        rpe_npy_writer_abort (g_steal_pointer (&jobs[i].writer));
+    }
+  if (!ok)
+    *exit_code = EXIT_FAILURE_OTHER;
+  return ok;
+}
+
+/* One file of rpe_cli_write_pair: written and flushed, not yet renamed. */
+typedef struct
+{
+  const char   *path;
+  const float  *data;
+  gsize         ndim;
+  const gsize  *shape;
+  gboolean      f64;
+  RpeNpyWriter *writer;   /* flushed, on success */
+  GError       *error;
+} PairFile;
+
+static gpointer
+pair_file_write (gpointer data)
+{
+  PairFile *f = data;
+  RpeNpyWriter *w = rpe_npy_writer_new (f->path, f->ndim, f->shape, f->f64, &f->error);
+  gsize count = 1;
+
+  for (gsize i = 0; i < f->ndim; i++)
+    count *= f->shape[i];   /* rpe_npy_writer_new checked the product */
+  if (w != NULL
+      && (!rpe_npy_writer_append (w, f->data, count, &f->error) || !rpe_npy_writer_flush (w, &f->error)))
+    g_clear_pointer (&w, rpe_npy_writer_abort);
+  f->writer = w;
+  return NULL;
+}
+
+gboolean
+rpe_cli_write_pair (const RpeCliOptions *o,
+                    const char          *path_a,
+                    const float         *a,
+                    const char          *path_b,
+                    const float         *b,
+                    gsize                ndim,
+                    const gsize         *shape,
+                    int                 *exit_code,
+                    GError             **error)
+{
+  PairFile files[2] = {
+    { path_a, a, ndim, shape, o->f64, NULL, NULL },
+    { path_b, b, ndim, shape, o->f64, NULL, NULL },
+  };
+  GThread *thread;
+  gboolean ok = TRUE;
+
+  if (path_b == NULL)
+    return rpe_cli_write (o, path_a, a, ndim, shape, exit_code, error);
+  if (!check_finite_result (path_a, a, ndim, shape, exit_code, error)
+      || !check_finite_result (path_b, b, ndim, shape, exit_code, error))
+    return FALSE;
+  /* the copies into the page cache and the two fsyncs overlap */
+  thread = g_thread_try_new ("rpe-write", pair_file_write, &files[1], NULL);
+  pair_file_write (&files[0]);
+  if (thread != NULL)
+    g_thread_join (thread);
+  else
+    pair_file_write (&files[1]);
+  for (int i = 0; i < 2; i++)
+    if (files[i].writer == NULL && ok)
+      {
+        g_propagate_error (error, g_steal_pointer (&files[i].error));
+        ok = FALSE;
+      }
+  /* both are on disk: publish them (a rename that still fails leaves the other file in place) */
+  for (int i = 0; i < 2; i++)
+    {
+      if (ok)
+        ok = rpe_npy_writer_commit (g_steal_pointer (&files[i].writer), error);
+      else
+        rpe_npy_writer_abort (g_steal_pointer (&files[i].writer));
+      g_clear_error (&files[i].error);
+    }
+  if (!ok)
+    *exit_code = EXIT_FAILURE_OTHER;
+  return ok;
 }
 
 static int

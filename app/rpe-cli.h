@@ -6,6 +6,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
 #include "rpe-noise.h"
+#include "rpe-npy.h"
 #include "rpe-spe.h"
 #include "rpe-tensor.h"
 #include "rpe-tensor-map.h"
@@ -190,6 +191,48 @@ gboolean      rpe_cli_write (const RpeCliOptions *o,
                              const gsize         *shape,
                              int                 *exit_code,
                              GError             **error);
+/* Elements first .. first + count - 1 (C order) of an array of shape `shape` for `path` are
+ * finite, or an error naming the first bad index (exit code 2, "nothing was written"). */
+gboolean      rpe_cli_check_finite (const char   *path,
+                                    const float  *data,
+                                    gsize         count,
+                                    gsize         first,
+                                    gsize         ndim,
+                                    const gsize  *shape,
+                                    int          *exit_code,
+                                    GError      **error);
+/* Two complete writers (b may be NULL): flushed to disk on two threads, then renamed into
+ * place; if either flush fails both are aborted (exit code 1).  Takes both writers. */
+gboolean      rpe_cli_commit_pair (RpeNpyWriter  *a,
+                                   RpeNpyWriter  *b,
+                                   int           *exit_code,
+                                   GError       **error);
+/* --content: *random TRUE for "random", FALSE for "unit" or none; another word is an error. */
+gboolean      rpe_cli_content_random (const RpeCliOptions *o,
+                                      gboolean            *random,
+                                      GError             **error);
+/* Rows m0 .. m0 + rows - 1 of the --content queries and keys ((rows, H, D) each; k may be
+ * NULL), the values rpe_cli_load_inputs gives those rows. */
+void          rpe_cli_content_rows (const RpeCliOptions *o,
+                                    gboolean             random,
+                                    gsize                H,
+                                    gsize                D,
+                                    gsize                m0,
+                                    gsize                rows,
+                                    float               *q,
+                                    float               *k);
+/* Two arrays of one shape (encode's queries and keys) as two .npy files: both checked finite
+ * first, each written and flushed to disk on its own thread, then both renamed into place;
+ * if either fails, neither target is replaced.  path_b NULL: rpe_cli_write of a alone. */
+gboolean      rpe_cli_write_pair (const RpeCliOptions *o,
+                                  const char          *path_a,
+                                  const float         *a,
+                                  const char          *path_b,
+                                  const float         *b,
+                                  gsize                ndim,
+                                  const gsize         *shape,
+                                  int                 *exit_code,
+                                  GError             **error);
 
 /* The LRPE of the --lrpe-* options with any trained v / theta / permutation (.npy options, and
  * with use_checkpoint the LRPE module of --checkpoint / --prefix).  length: N for theta b/c. */

@@ -191,8 +191,10 @@ conv_ctx_init (ConvCtx            *ctx,
   /* blocks go by pairs: room for a last, unused, block b = nblk (zeros)
    * nblk nvalid + nfft >= N + L - 1 = seg */
   ctx->xlen = ctx->nblk * ctx->nvalid + ctx->nfft;
-  /* measured once per size: FFTW keeps the wisdom, later plans of the size are instant */
-  if ((ctx->plan = rpe_fft_split_plan_new (ctx->nfft, RPE_FFT_MEASURE | RPE_FFT_ALIGNED, &st)) == NULL)
+  /* FFTW_ESTIMATE: measuring the plan took about 0.1 s in every new process (no wisdom yet),
+   * more than a 4096 x 128 encoding's transforms gain from it, and it picked the algorithm by
+   * timing, so the same seed gave different float roundings from one run to the next */
+  if ((ctx->plan = rpe_fft_split_plan_new (ctx->nfft, RPE_FFT_ALIGNED, &st)) == NULL)
     goto fail;
   /* nfft >= 64: every array of spec stays 64-byte aligned */
   if ((ctx->x = rpe_alloc (ctx->xlen, sizeof (float), &st)) == NULL

@@ -1,6 +1,7 @@
 /* rpe-parallel.c: fork-join over pthreads (see rpe-parallel.h). */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -110,4 +111,22 @@ rpe_parallel_run (size_t           n_workers,
         func (w, n_workers, data);
     }
   blas_region_leave ();
+}
+
+void
+rpe_parallel_blas_serial (void)
+{
+  /* blas_thread_shutdown_ joins the pool (OpenBLAS calls it itself before a fork); any later
+   * openblas_set_num_threads or threaded call would start it again, hence one thread first.
+   * Looked up at run time: OpenBLAS's OpenMP build and other BLAS lack it. */
+  int (*shutdown) (void) = (int (*) (void)) dlsym (RTLD_DEFAULT, "blas_thread_shutdown_");
+
+  pthread_mutex_lock (&blas_lock);
+  if (blas_depth == 0)
+    {
+      openblas_set_num_threads (1);
+      if (shutdown != NULL)
+        shutdown ();
+    }
+  pthread_mutex_unlock (&blas_lock);
 }

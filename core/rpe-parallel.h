@@ -25,3 +25,12 @@ size_t rpe_parallel_threads (void);
 void   rpe_parallel_run (size_t           n_workers,
                          RpeParallelFunc  func,
                          void            *data);
+
+/* OpenBLAS at one thread for the rest of the process, and its thread pool stopped (the
+ * pthread build starts the pool when the library loads; each idle pool thread then spins in
+ * sched_yield for about 0.1 s, 2^28 clock ticks, before it sleeps, taking a core from the
+ * process's first parallel region).  For commands whose BLAS calls all run inside
+ * rpe_parallel_run regions, where OpenBLAS is at one thread anyway: the regions then no
+ * longer change OpenBLAS's thread count, which would restart the pool.  Call it before any
+ * parallel region runs. */
+void   rpe_parallel_blas_serial (void);

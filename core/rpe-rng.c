@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpe-parallel.h"
 #include "rpe-rng.h"
 #include "rpe-rng-private.h"
 
@@ -532,6 +533,60 @@ normal_draw (NormalBatchesFunc normal_batches,
       normal_batches (seed, stream, ((offset + j) / 32) * 8, tmp, 1);
       memcpy (out + j, tmp, (n - j) * sizeof (float));
     }
+}
+
+typedef struct
+{
+  uint64_t seed, stream, offset;
+  float   *out;
+  size_t   n;
+} NormalShare;
+
+/* Worker w's share: from the w/n_workers point of the draws, moved up to a whole batch. */
+static size_t
+normal_share_start (const NormalShare *s, size_t w, size_t n_workers)
+{
+  uint64_t at;
+
+  if (w >= n_workers)
+    return s->n;
+  at = s->offset + (uint64_t) (s->n / n_workers) * w + (uint64_t) (s->n % n_workers) * w / n_workers;
+  at = (at + 31) / 32 * 32;
+  return at - s->offset < s->n ? (size_t) (at - s->offset) : s->n;
+}
+
+static void
+normal_share (size_t w, size_t n_workers, void *data)
+{
+  const NormalShare *s = data;
+  size_t j0 = w == 0 ? 0 : normal_share_start (s, w, n_workers);
+  size_t j1 = normal_share_start (s, w + 1, n_workers);
+
+  if (j1 > j0)
+    rpe_rng_normal (s->seed, s->stream, s->offset + j0, s->out + j0, j1 - j0);
+}
+
+void
+rpe_rng_normal_parallel (uint64_t  seed,
+                         uint64_t  stream,
+                         uint64_t  offset,
+                         float    *out,
+                         size_t    n,
+                         size_t    n_workers)
+{
+  NormalShare s = { seed, stream, offset, out, n };
+
+  if (n_workers == 0)
+    n_workers = rpe_parallel_threads ();
+  /* a share under 64 Ki draws (about 0.1 ms) is not worth a thread */
+  if (n_workers > n / 65536)
+    n_workers = n / 65536;
+  if (n_workers <= 1)
+    {
+      rpe_rng_normal (seed, stream, offset, out, n);
+      return;
+    }
+  rpe_parallel_run (n_workers, normal_share, &s);
 }
 
 void

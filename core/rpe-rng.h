@@ -39,6 +39,16 @@ void rpe_rng_normal (uint64_t  seed,
                      float    *out,
                      size_t    n);
 
+/* rpe_rng_normal on n_workers threads (0: rpe_parallel_threads ()), each drawing a contiguous
+ * share (cut at whole batches of 32 draws): the same values as rpe_rng_normal.  Small n stays
+ * on the calling thread. */
+void rpe_rng_normal_parallel (uint64_t  seed,
+                              uint64_t  stream,
+                              uint64_t  offset,
+                              float    *out,
+                              size_t    n,
+                              size_t    n_workers);
+
 /* out[j] = U[0,1) draw number (offset + j) of the stream (24-bit resolution). */
 void rpe_rng_uniform (uint64_t  seed,
                       uint64_t  stream,

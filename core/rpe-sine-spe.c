@@ -162,7 +162,7 @@ out:
 typedef struct
 {
   const RpeSpeParams *params;
-  size_t              n, r;
+  size_t              m_begin, n, r;   /* rows m_begin .. n-1; q, k, qhat, khat start at row m_begin */
   const float        *z, *eps, *q, *k;
   float              *qhat, *khat;
   const RpeMonitor   *monitor;
@@ -176,7 +176,7 @@ sine_fused_worker (size_t worker, size_t n_workers, void *data)
 {
   SineFusedJob *job = data;
   const RpeSpeParams *params = job->params;
-  const size_t n = job->n, r = job->r;
+  const size_t base = job->m_begin, n = job->n, r = job->r;
   const float *z = job->z, *eps = job->eps, *q = job->q, *k = job->k;
   float *qhat = job->qhat, *khat = job->khat;
   const RpeMonitor *monitor = job->monitor;
@@ -186,7 +186,7 @@ sine_fused_worker (size_t worker, size_t n_workers, void *data)
   const size_t hr = H * r;
   const float s = (float) rpe_spe_code_scale (D, r);
   const bool gated = params->gate != NULL;
-  const size_t rows = n < BLOCK_FUSED ? n : BLOCK_FUSED;
+  const size_t rows = n - base < BLOCK_FUSED ? n - base : BLOCK_FUSED;
   const size_t mine = (H + n_workers - 1 - worker) / n_workers;
   float *aq = NULL, *ak = NULL, *gq = NULL, *gk = NULL, *fq = NULL, *fk = NULL;
   double *work = NULL;
@@ -206,7 +206,7 @@ sine_fused_worker (size_t worker, size_t n_workers, void *data)
     {
       const float *zh = z + h * width * r;
 
-      for (size_t m0 = 0; m0 < n; m0 += BLOCK_FUSED)
+      for (size_t m0 = base; m0 < n; m0 += BLOCK_FUSED)
         {
           size_t m1 = m0 + BLOCK_FUSED < n ? m0 + BLOCK_FUSED : n;
           size_t b = m1 - m0;
@@ -226,8 +226,8 @@ sine_fused_worker (size_t worker, size_t n_workers, void *data)
               for (size_t i = 0; i < b; i++)
                 {
                   const size_t m = m0 + i;
-                  const float xq = q != NULL ? q[(m * H + h) * D + d] : 0.0f;
-                  const float xk = k != NULL ? k[(m * H + h) * D + d] : 0.0f;
+                  const float xq = q != NULL ? q[((m - base) * H + h) * D + d] : 0.0f;
+                  const float xk = k != NULL ? k[((m - base) * H + h) * D + d] : 0.0f;
 
                   fq[i] = xq * a;
                   fk[i] = xk * a;
@@ -240,24 +240,25 @@ sine_fused_worker (size_t worker, size_t n_workers, void *data)
             {
               cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) r,
                            (int) width, s, aq, (int) width, zh, (int) r, 0.0f,
-                           qhat + m0 * hr + h * r, (int) hr);
+                           qhat + (m0 - base) * hr + h * r, (int) hr);
               if (gated)
                 cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) r,
                              (int) D, s, gq, (int) D, eps + h * D * r, (int) r, 1.0f,
-                             qhat + m0 * hr + h * r, (int) hr);
+                             qhat + (m0 - base) * hr + h * r, (int) hr);
             }
           if (khat != NULL)
             {
               cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) r,
                            (int) width, s, ak, (int) width, zh, (int) r, 0.0f,
-                           khat + m0 * hr + h * r, (int) hr);
+                           khat + (m0 - base) * hr + h * r, (int) hr);
               if (gated)
                 cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) r,
                              (int) D, s, gk, (int) D, eps + h * D * r, (int) r, 1.0f,
-                             khat + m0 * hr + h * r, (int) hr);
+                             khat + (m0 - base) * hr + h * r, (int) hr);
             }
           if (worker == 0)
-            rpe_monitor_progress (monitor, ((double) done + (double) m1 / (double) n) / (double) mine);
+            rpe_monitor_progress (monitor, ((double) done + (double) (m1 - base) / (double) (n - base))
+                                           / (double) mine);
         }
       done++;
     }
@@ -289,14 +290,35 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
                             float              *khat,
                             const RpeMonitor   *monitor)
 {
+  return _rpe_sine_spe_encode_fused_rows (params, 0, n, r, z, eps, q, k, qhat, khat, monitor);
+}
+
+/* Rows m0 .. m0 + rows - 1 of the above: the blocks of rows start where the whole call's do
+ * (m0 a multiple of BLOCK_FUSED), so every GEMM is the whole call's, on the same operands. */
+RpeStatus
+_rpe_sine_spe_encode_fused_rows (const RpeSpeParams *params,
+                                 size_t              m0,
+                                 size_t              rows,
+                                 size_t              r,
+                                 const float        *z,
+                                 const float        *eps,
+                                 const float        *q,
+                                 const float        *k,
+                                 float              *qhat,
+                                 float              *khat,
+                                 const RpeMonitor   *monitor)
+{
   const size_t H = params->n_heads, D = params->n_features;
   const size_t width = D * 2 * params->n_sines;
-  const size_t rows = n < BLOCK_FUSED ? n : BLOCK_FUSED;
+  const size_t block = rows < BLOCK_FUSED ? rows : BLOCK_FUSED;
   SineFusedJob job;
   size_t count, gcount, workers;
   RpeStatus st = RPE_OK;
 
-  if (!rpe_size_mul (rows, width, &count) || !rpe_size_mul (rows, D, &gcount))
+  _Static_assert (BLOCK_FUSED == RPE_SPE_FUSED_ROWS_ALIGN, "row ranges start at whole blocks");
+  if (m0 % BLOCK_FUSED != 0 || rows == 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (!rpe_size_mul (block, width, &count) || !rpe_size_mul (block, D, &gcount))
     return RPE_ERROR_OVERFLOW;
   workers = rpe_parallel_threads ();
   if (workers > H)
@@ -304,10 +326,10 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
   if (workers > sizeof job.status / sizeof job.status[0])
     workers = sizeof job.status / sizeof job.status[0];
   /* small problems are not worth a thread */
-  if ((double) n * (double) width * (double) r * (double) H < 4e6)
+  if ((double) rows * (double) width * (double) r * (double) H < 4e6)
     workers = 1;
   memset (&job, 0, sizeof job);
-  job = (SineFusedJob) { params, n, r, z, eps, q, k, qhat, khat, monitor, { RPE_OK } };
+  job = (SineFusedJob) { params, m0, m0 + rows, r, z, eps, q, k, qhat, khat, monitor, { RPE_OK } };
   rpe_parallel_run (workers, sine_fused_worker, &job);
   for (size_t w = 0; w < workers; w++)
     if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))

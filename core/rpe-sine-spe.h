@@ -20,6 +20,18 @@ RpeStatus _rpe_sine_spe_codes (const RpeSpeParams *params,
 
 /* Fused codes + gating + encoding (see rpe_spe_encode_fused; arguments checked there). */
 RpeSpeEncodeFusedFunc _rpe_sine_spe_encode_fused;
+/* Rows m0 .. m0 + rows - 1 of it (see rpe_spe_encode_fused_rows). */
+RpeStatus _rpe_sine_spe_encode_fused_rows (const RpeSpeParams *params,
+                                           size_t              m0,
+                                           size_t              rows,
+                                           size_t              r,
+                                           const float        *z,
+                                           const float        *eps,
+                                           const float        *q,
+                                           const float        *k,
+                                           float              *qhat,
+                                           float              *khat,
+                                           const RpeMonitor   *monitor);
 
 /* Ungated lag profile of (h, d) in double:
  * out[i] = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k), tau = i - (N-1), i < 2N-1. */

@@ -639,6 +639,35 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
 }
 
 RpeStatus
+rpe_spe_encode_fused_rows (const RpeSpeParams *params,
+                           size_t              n,
+                           size_t              m0,
+                           size_t              rows,
+                           size_t              r,
+                           const float        *z,
+                           const float        *eps,
+                           const float        *q,
+                           const float        *k,
+                           float              *qhat,
+                           float              *khat,
+                           const RpeMonitor   *monitor)
+{
+  size_t noise, bytes, k2;
+  RpeStatus st;
+
+  if ((st = check_encode_args (params, z == NULL, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
+    return st;
+  if (params->method != RPE_SPE_SINE || rows == 0 || m0 >= n || rows > n - m0
+      || m0 % RPE_SPE_FUSED_ROWS_ALIGN != 0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (rpe_size_bytes (&bytes, 1, params->n_heads, r, 1, 1) != RPE_OK || bytes > INT_MAX
+      || rpe_size_bytes (&k2, 2, params->n_features, params->n_sines, 1, 1) != RPE_OK || k2 > INT_MAX)
+    return RPE_ERROR_OVERFLOW;
+  return _rpe_sine_spe_encode_fused_rows (params, m0, rows, r, z, params->gate != NULL ? eps : NULL,
+                                          q, k, qhat, khat, monitor);
+}
+
+RpeStatus
 rpe_spe_encode_seeded (const RpeSpeParams *params,
                        size_t              n,
                        size_t              r,

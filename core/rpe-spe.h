@@ -148,6 +148,26 @@ RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
                                 float              *khat,
                                 const RpeMonitor   *monitor);
 
+/* Rows m0 .. m0 + rows - 1 (of N = n) of rpe_spe_encode_fused, sine SPE only (conv: its
+ * correlation runs along the whole sequence; RPE_ERROR_INVALID_ARGUMENT): q, k are those rows
+ * of the content ((rows, H, D)), qhat, khat receive those rows ((rows, H, R)), z and eps as in
+ * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN; the values are
+ * those of the whole call, bit for bit, so a long sequence can be encoded and written in slabs
+ * of rows. */
+#define RPE_SPE_FUSED_ROWS_ALIGN 128
+RpeStatus rpe_spe_encode_fused_rows (const RpeSpeParams *params,
+                                     size_t              n,
+                                     size_t              m0,
+                                     size_t              rows,
+                                     size_t              r,
+                                     const float        *z,
+                                     const float        *eps,
+                                     const float        *q,
+                                     const float        *k,
+                                     float              *qhat,
+                                     float              *khat,
+                                     const RpeMonitor   *monitor);
+
 /* rpe_spe_encode_fused with the code noise drawn from `seed` inside the call (the draw of
  * rpe_spe_noise_fill (params, n, r, seed, z)): same result as filling z and calling
  * rpe_spe_encode_fused, without the noise buffer for conv (R*H*D*(N+4L) floats).

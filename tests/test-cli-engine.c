@@ -10,7 +10,9 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
@@ -639,12 +641,176 @@ test_export_attention_head (void)
     }
 }
 
+static guint8 *
+file_bytes (const char *path, gsize *len)
+{
+  char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, len, NULL));
+  return (guint8 *) text;
+}
+
+/* `rpe compute encode --content random` (queries and keys drawn on the workers, the two
+ * outputs written on two threads, OpenBLAS's pool stopped) equals, bit for bit, the fused core
+ * path called here on serially drawn inputs: the same floats, not only to rounding.  Twice the
+ * same command gives the same bytes (conv: the FFT plan no longer depends on timing), and
+ * --f64 holds the same values widened. */
+static void
+test_encode_random_bitwise (gconstpointer data)
+{
+  const gboolean conv = GPOINTER_TO_INT (data);
+  /* sine: slabs of 512 rows (512 x 8 x 64 draws each, split over the workers), the last short */
+  const gsize H = 8, D = 64, S = conv ? 9 : 3, n = 1000, r = 64;
+  const guint64 seed = 5;
+  g_autofree char *qh = rpe_test_tmp_path ("bq.npy"), *kh = rpe_test_tmp_path ("bk.npy");
+  g_autofree char *qh2 = rpe_test_tmp_path ("bq2.npy"), *kh2 = rpe_test_tmp_path ("bk2.npy");
+  g_autofree char *qd = rpe_test_tmp_path ("bqd.npy"), *kd = rpe_test_tmp_path ("bkd.npy");
+  g_autofree guint8 *a = NULL, *b = NULL;
+  gsize la, lb;
+  RpeSpeParams p = { 0 };
+  float *q = falloc (n * H * D), *k = falloc (n * H * D), *eps = falloc (H * D * r);
+  float *qhat = falloc (n * H * r), *khat = falloc (n * H * r);
+  g_autoptr(RpeTensor) cq = NULL, ck = NULL, dq = NULL, dk = NULL;
+  const char *m = conv ? "--method conv --kernel 9" : "--method sine --sines 3";
+  const char *opts = "--heads 8 --features 64 --realizations 64 --length 1000 --seed 5 --content random";
+
+  random_params (&p, conv ? RPE_SPE_CONV : RPE_SPE_SINE, H, D, S, seed);
+  rpe_rng_normal (seed, RPE_STREAM_QUERIES, 0, q, n * H * D);
+  rpe_rng_normal (seed, RPE_STREAM_KEYS, 0, k, n * H * D);
+  g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, seed, eps), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_encode_seeded (&p, n, r, seed, eps, q, k, qhat, khat, NULL), ==, RPE_OK);
+
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode %s %s -o %s --out-keys %s", m, opts, qh, kh), ==, 0);
+  cq = read_npy (qh);
+  ck = read_npy (kh);
+  g_assert_cmpuint (cq->n_elements, ==, n * H * r);
+  g_assert_cmpuint (ck->n_elements, ==, n * H * r);
+  g_assert_cmpmem (cq->data, n * H * r * sizeof (float), qhat, n * H * r * sizeof (float));
+  g_assert_cmpmem (ck->data, n * H * r * sizeof (float), khat, n * H * r * sizeof (float));
+
+  /* the repeat with OpenBLAS's default threads (the suite sets one): its pool is stopped */
+  {
+    g_autofree char *blas = g_strdup (g_getenv ("OPENBLAS_NUM_THREADS"));
+
+    g_unsetenv ("OPENBLAS_NUM_THREADS");
+    g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode %s %s -o %s --out-keys %s", m, opts, qh2, kh2), ==, 0);
+    if (blas != NULL)
+      g_setenv ("OPENBLAS_NUM_THREADS", blas, TRUE);
+  }
+  a = file_bytes (qh, &la);
+  b = file_bytes (qh2, &lb);
+  g_assert_cmpmem (a, la, b, lb);
+  g_clear_pointer (&a, g_free);
+  g_clear_pointer (&b, g_free);
+  a = file_bytes (kh, &la);
+  b = file_bytes (kh2, &lb);
+  g_assert_cmpmem (a, la, b, lb);
+
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode %s %s --f64 -o %s --out-keys %s", m, opts, qd, kd), ==, 0);
+  dq = read_npy (qd);
+  dk = read_npy (kd);
+  g_assert_cmpuint (dq->dtype, ==, RPE_DTYPE_F64);
+  g_assert_cmpmem (dq->data, n * H * r * sizeof (float), qhat, n * H * r * sizeof (float));
+  g_assert_cmpmem (dk->data, n * H * r * sizeof (float), khat, n * H * r * sizeof (float));
+
+  rpe_spe_params_clear (&p);
+  rpe_free (q);
+  rpe_free (k);
+  rpe_free (eps);
+  rpe_free (qhat);
+  rpe_free (khat);
+}
+
+static gsize
+count_hidden (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  gsize count = 0;
+
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    count += name[0] == '.';
+  return count;
+}
+
+/* The two outputs of `encode` are published together: when the writes fail (here a file size
+ * limit, inherited by the command), exit 1, both old files are kept and no temporary file is
+ * left; rpe_npy_writer_flush then commit gives the file rpe_npy_write gives, and an abort
+ * after a flush keeps the old file. */
+static void
+test_encode_outputs_together (void)
+{
+  g_autofree char *dir = rpe_test_tmp_path ("pair");
+  g_autofree char *qh = g_build_filename (dir, "q.npy", NULL), *kh = g_build_filename (dir, "k.npy", NULL);
+  g_autofree char *one = g_build_filename (dir, "one.npy", NULL), *two = g_build_filename (dir, "two.npy", NULL);
+  g_autofree char *err = NULL;
+  g_autofree guint8 *a = NULL, *b = NULL;
+  g_autoptr(GError) error = NULL;
+  const float keep[3] = { 1, 2, 3 };
+  float data[60];
+  struct rlimit old, lim;
+  RpeNpyWriter *w;
+  gsize la, lb;
+  int status;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  write_npy (qh, keep, 1, (gsize[]) { 3 });
+  write_npy (kh, keep, 1, (gsize[]) { 3 });
+  g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &old), ==, 0);
+  lim = old;
+  lim.rlim_cur = 65536;
+  signal (SIGXFSZ, SIG_IGN);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &lim), ==, 0);
+  status = rpe_test_run_cli (NULL, &err, "compute encode --heads 2 --features 8 --realizations 16 --length 2048 "
+                             "--content random -o %s --out-keys %s", qh, kh);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &old), ==, 0);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, ".npy"));
+  for (int i = 0; i < 2; i++)
+    {
+      g_autoptr(RpeTensor) t = read_npy (i == 0 ? qh : kh);
+
+      g_assert_cmpmem (t->data, t->n_elements * sizeof (float), keep, sizeof keep);
+    }
+  g_assert_cmpuint (count_hidden (dir), ==, 0);
+
+  for (int i = 0; i < 60; i++)
+    data[i] = (float) i - 20.5f;
+  write_npy (one, data, 2, (gsize[]) { 6, 10 });
+  w = rpe_npy_writer_new (two, 2, (gsize[]) { 6, 10 }, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_false (rpe_npy_writer_flush (w, &error));    /* nothing appended yet */
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_true (rpe_npy_writer_append (w, data, 60, &error));
+  g_assert_true (rpe_npy_writer_flush (w, &error));
+  g_assert_false (g_file_test (two, G_FILE_TEST_EXISTS));   /* flushed, not yet renamed */
+  g_assert_true (rpe_npy_writer_commit (w, &error));
+  g_assert_no_error (error);
+  a = file_bytes (one, &la);
+  b = file_bytes (two, &lb);
+  g_assert_cmpmem (a, la, b, lb);
+
+  w = rpe_npy_writer_new (one, 1, (gsize[]) { 3 }, FALSE, &error);
+  g_assert_true (rpe_npy_writer_append (w, keep, 3, &error));
+  g_assert_true (rpe_npy_writer_flush (w, &error));
+  rpe_npy_writer_abort (w);
+  g_clear_pointer (&b, g_free);
+  b = file_bytes (one, &lb);
+  g_assert_cmpmem (a, la, b, lb);
+  g_assert_cmpuint (count_hidden (dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_data_func ("/cli-engine/encode-sine", GINT_TO_POINTER (0), test_encode_matches_reference);
   g_test_add_data_func ("/cli-engine/encode-conv", GINT_TO_POINTER (1), test_encode_matches_reference);
+  g_test_add_data_func ("/cli-engine/encode-random-bitwise-sine", GINT_TO_POINTER (0), test_encode_random_bitwise);
+  g_test_add_data_func ("/cli-engine/encode-random-bitwise-conv", GINT_TO_POINTER (1), test_encode_random_bitwise);
+  g_test_add_func ("/cli-engine/encode-outputs-together", test_encode_outputs_together);
   g_test_add_func ("/cli-engine/linear", test_linear_matches_reference);
   g_test_add_func ("/cli-engine/template-streamed", test_template_streamed);
   g_test_add_func ("/cli-engine/npy-writer", test_npy_writer);

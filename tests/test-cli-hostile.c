@@ -396,6 +396,29 @@ test_non_finite (void)
     g_assert_cmpuint (dir_count (dir), ==, 0);
     g_unlink (q);
   }
+
+  /* the same for sine `encode`, written in slabs of 512 rows: rows 600 .. overflow, in the
+   * second slab, after the first was appended; both temporary files are removed */
+  {
+    g_autofree char *dir = case_dir ();
+    g_autofree char *q = g_build_filename (rpe_test_tmpdir (), "huge-eq.npy", NULL);
+    const gsize n = 700, H = 8, D = 2;
+    g_autofree float *v = g_new (float, n * H * D);
+    const char *args[] = { "compute", "encode", "--heads", "8", "--features", "2", "--sines", "2",
+                           "--realizations", "64", "--queries", q, "-o", "out.npy", "--out-keys", "k.npy", NULL };
+    g_autoptr (GError) error = NULL;
+    Run r;
+
+    for (gsize i = 0; i < n * H * D; i++)
+      v[i] = i < 600 * H * D ? 1.0f : 3e38f;
+    g_assert_true (rpe_npy_write (q, v, 3, (gsize[]) { n, H, D }, FALSE, &error));
+    r = run_rpe (dir, NULL, 0, args);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "out.npy", "too large for float32", "nothing was written", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+    g_unlink (q);
+  }
 }
 
 /* ---- 5. escaping ---------------------------------------------------------------- */

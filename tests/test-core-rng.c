@@ -69,6 +69,37 @@ test_chunking_invariance (void)
   g_free (pieces);
 }
 
+/* rpe_rng_normal_parallel equals one rpe_rng_normal call, bit for bit, for any worker count,
+ * offset (shares cut at whole batches of 32 from the stream's start) and length, and writes
+ * nothing past n. */
+static void
+test_normal_parallel (void)
+{
+  const gsize lengths[] = { 0, 1, 31, 65535, 2 * 65536 + 7, 5 * 65536 + 13 };
+  const guint64 offsets[] = { 0, 5, 32, 1000003 };
+  const gsize workers[] = { 0, 1, 2, 3, 7 };
+  const gsize max = 5 * 65536 + 13;
+  float *ref = g_new (float, max), *got = g_new (float, max + 1);
+
+  for (gsize a = 0; a < G_N_ELEMENTS (lengths); a++)
+    for (gsize b = 0; b < G_N_ELEMENTS (offsets); b++)
+      {
+        gsize n = lengths[a];
+
+        rpe_rng_normal (7, RPE_STREAM_QUERIES, offsets[b], ref, n);
+        for (gsize c = 0; c < G_N_ELEMENTS (workers); c++)
+          {
+            for (gsize i = 0; i <= n; i++)
+              got[i] = -1234.5f;
+            rpe_rng_normal_parallel (7, RPE_STREAM_QUERIES, offsets[b], got, n, workers[c]);
+            g_assert_true (n == 0 || memcmp (ref, got, n * sizeof (float)) == 0);
+            g_assert_cmpfloat (got[n], ==, -1234.5f);
+          }
+      }
+  g_free (ref);
+  g_free (got);
+}
+
 /* Moments of N(0,1): with n = 2^20 the standard errors are 1e-3 (mean), 1.4e-3 (variance),
  * 2.4e-3 (skewness), 4.9e-3 (excess kurtosis); tolerances are ~5 standard errors. */
 static void
@@ -206,6 +237,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/rng/philox-known-answers", test_philox_kat);
   g_test_add_func ("/core/rng/chunking-invariance", test_chunking_invariance);
+  g_test_add_func ("/core/rng/normal-parallel", test_normal_parallel);
   g_test_add_func ("/core/rng/normal-moments", test_normal_moments);
   g_test_add_func ("/core/rng/paths-agree", test_paths_agree);
   g_test_add_func ("/core/rng/uniform", test_uniform);

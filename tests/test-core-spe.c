@@ -1433,6 +1433,66 @@ test_conv_fused_vs_naive (void)
       }
 }
 
+/* rpe_spe_encode_fused_rows: any cut of the rows into ranges starting at multiples of
+ * RPE_SPE_FUSED_ROWS_ALIGN gives the whole rpe_spe_encode_fused bit for bit (gated, and keys
+ * alone); a misaligned start, an empty or overlong range and conv SPE are refused. */
+static void
+test_fused_rows (void)
+{
+  const size_t H = 3, D = 5, K = 2, n = 700, r = 6, A = RPE_SPE_FUSED_ROWS_ALIGN;
+  const size_t cuts[] = { A, 2 * A, 5 * A };
+  RpeSpeParams p = { 0 }, pc = { 0 };
+  size_t nz;
+  float *z, *eps = g_new (float, H * D * r), *q = g_new (float, n * H * D), *k = g_new (float, n * H * D);
+  float *qw = g_new (float, n * H * r), *kw = g_new (float, n * H * r);
+  float *qs = g_new (float, n * H * r), *ks = g_new (float, n * H * r);
+
+  g_assert_cmpint (rpe_spe_params_init (&p, RPE_SPE_SINE, H, D, K, TRUE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_params_random (&p, 8), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_noise_size (&p, n, r, &nz), ==, RPE_OK);
+  z = g_new (float, nz);
+  g_assert_cmpint (rpe_spe_noise_fill (&p, n, r, 8, z), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 8, eps), ==, RPE_OK);
+  random_fill (q, n * H * D, 1, RPE_STREAM_QUERIES);
+  random_fill (k, n * H * D, 1, RPE_STREAM_KEYS);
+  g_assert_cmpint (rpe_spe_encode_fused (&p, n, r, z, eps, q, k, qw, kw, NULL), ==, RPE_OK);
+  for (size_t c = 0; c < G_N_ELEMENTS (cuts); c++)
+    {
+      memset (qs, 0, n * H * r * sizeof (float));
+      memset (ks, 0, n * H * r * sizeof (float));
+      for (size_t m0 = 0; m0 < n; m0 += cuts[c])
+        {
+          size_t b = MIN (cuts[c], n - m0);
+
+          g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, m0, b, r, z, eps, q + m0 * H * D, k + m0 * H * D,
+                                                      qs + m0 * H * r, ks + m0 * H * r, NULL), ==, RPE_OK);
+        }
+      g_assert_cmpmem (qs, n * H * r * sizeof (float), qw, n * H * r * sizeof (float));
+      g_assert_cmpmem (ks, n * H * r * sizeof (float), kw, n * H * r * sizeof (float));
+    }
+  /* keys alone, one range in the middle */
+  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 2 * A, A + 1, r, z, eps, NULL, k + 2 * A * H * D,
+                                              NULL, ks, NULL), ==, RPE_OK);
+  g_assert_cmpmem (ks, (A + 1) * H * r * sizeof (float), kw + 2 * A * H * r, (A + 1) * H * r * sizeof (float));
+
+  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 1, A, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 0, 0, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, A, n, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpint (rpe_spe_params_init (&pc, RPE_SPE_CONV, H, D, 3, FALSE), ==, RPE_OK);
+  g_assert_cmpint (rpe_spe_encode_fused_rows (&pc, n, 0, A, r, z, NULL, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
+
+  rpe_spe_params_clear (&p);
+  rpe_spe_params_clear (&pc);
+  g_free (z);
+  g_free (eps);
+  g_free (q);
+  g_free (k);
+  g_free (qw);
+  g_free (kw);
+  g_free (qs);
+  g_free (ks);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1446,6 +1506,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/spe/encode", test_encode);
   g_test_add_func ("/core/spe/encode/fused-seeded", test_fused_seeded);
   g_test_add_func ("/core/spe/encode/conv-fused-vs-naive", test_conv_fused_vs_naive);
+  g_test_add_func ("/core/spe/encode/fused-rows", test_fused_rows);
   g_test_add_func ("/core/spe/template/sine", test_template_sine);
   g_test_add_func ("/core/spe/template/conv", test_template_conv);
   g_test_add_func ("/core/spe/template/gated", test_template_gated);

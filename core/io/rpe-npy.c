@@ -809,6 +809,17 @@ rpe_npy_writer_append (RpeNpyWriter  *w,
 }
 
 gboolean
+rpe_npy_writer_flush (RpeNpyWriter  *w,
+                      GError       **error)
+{
+  g_return_val_if_fail (w != NULL, FALSE);
+  if (w->written != w->count)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "npy writer: %zu of %zu elements written", (size_t) w->written, (size_t) w->count);
+  return rpe_atomic_file_flush (w->file, error);
+}
+
+gboolean
 rpe_npy_writer_commit (RpeNpyWriter  *w,
                        GError       **error)
 {

@@ -44,6 +44,11 @@ gboolean      rpe_npy_writer_append (RpeNpyWriter  *writer,
                                      const float   *data,
                                      gsize          count,
                                      GError       **error);
+/* Every element written: fsync and close the temporary file, without the rename (commit
+ * then only renames), so that several outputs are published only once all are on disk.
+ * FALSE on error; the caller then aborts the writer. */
+gboolean      rpe_npy_writer_flush  (RpeNpyWriter  *writer,
+                                     GError       **error);
 gboolean      rpe_npy_writer_commit (RpeNpyWriter  *writer,   /* frees the writer */
                                      GError       **error);
 void          rpe_npy_writer_abort  (RpeNpyWriter  *writer);  /* frees the writer, NULL-safe */

@@ -87,7 +87,11 @@ gboolean       rpe_atomic_file_write  (RpeAtomicFile  *file,
                                        const void     *data,
                                        gsize           length,
                                        GError        **error);
-/* fsync, close, rename; frees `file` whatever the outcome. */
+/* fsync and close, without the rename (for a writer that publishes several files together:
+ * flush each, then commit each); FALSE on error, and then the caller aborts `file`. */
+gboolean       rpe_atomic_file_flush  (RpeAtomicFile  *file,
+                                       GError        **error);
+/* fsync, close (unless flushed), rename; frees `file` whatever the outcome. */
 gboolean       rpe_atomic_file_commit (RpeAtomicFile  *file,
                                        GError        **error);
 /* Removes the temporary file and frees `file`; NULL-safe. */
