@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fftw3.h>
@@ -17,6 +18,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-parallel.h"
 #include "rpe-rng.h"
+#include "rpe-vec-private.h"
 
 /* True if every value is finite: the exponent field of no value is all ones.
  * Blocks of 16 with an OR-reduction the compiler vectorises (rpe_all_finite_f
@@ -882,6 +884,414 @@ done:
   return st;
 }
 
+/* ---- non-causal relu / elu1: one streamed pass over keys, one over queries ----
+ *
+ * For the element-wise feature maps (RELU, ELU1) without a mask, the work is
+ *   pass 1: KV_h = sum_n phi(k_n,h) v_n,h^T,  z_h = sum_n phi(k_n,h)
+ *   pass 2: y_n,h = phi(q_n,h)^T KV_h / (phi(q_n,h) . z_h)
+ * done in blocks of rows small enough to stay in L2 (LIN_BLOCK_FLOATS of features):
+ * the features of a block are computed into a per-worker buffer by one vectorised
+ * pass that also checks the inputs are finite and forms the block's z (keys) or
+ * the denominators (queries); the products run in BLAS on the block; the outputs
+ * are scaled in place while the block is still in cache.  No array of N rows is
+ * formed besides y.
+ *
+ * Threads: pass 1 splits the rows into a fixed number of segments (not depending on
+ * the number of workers); each segment's sums are accumulated in double in its own
+ * slot and the slots are added in order, so the result is the same for any number
+ * of workers.  Pass 2 splits the blocks of rows (each output row depends only on
+ * its own query).  One fork-join per pass. */
+#define LIN_BLOCK_FLOATS ((size_t) 1 << 17)   /* 512 KiB of features per block */
+#define LIN_MAX_SEGMENTS 48
+#define LIN_SEGMENT_BYTES ((size_t) 16 << 20)
+
+/* phi of one row segment of up to 8 values (x, the result in f); relu or elu1. */
+static inline __attribute__ ((always_inline)) v8f
+features8 (v8f  x,
+           bool elu1)
+{
+  const v8f zero = SPLAT8 (0.0f), one = SPLAT8 (1.0f);
+  v8f pos = v8_select (x > zero, x, zero);
+
+  if (!elu1)
+    return pos;
+  /* elu(x) + 1 = max(x, 0) + min(e^x, 1): x + 1 for x > 0, e^x otherwise; no branch */
+  {
+    v8f e = v8_exp (x);
+
+    return pos + v8_select (e < one, e, one);
+  }
+}
+
+/* Features of `rows` rows of H M inputs (x and phi both (rows, H, M), contiguous).
+ * Keys (zsum != NULL): zsum (H M) += the features.  Queries (z != NULL): den[r H + h]
+ * = phi(x_r,h) . z_h.  Returns false if an input is not finite (phi is then partial). */
+static inline __attribute__ ((always_inline)) bool
+features_block_kernel (const float *restrict x,
+                       float       *restrict phi,
+                       size_t                rows,
+                       size_t                n_heads,
+                       size_t                m,
+                       bool                  elu1,
+                       float       *restrict zsum,
+                       const float *restrict z,
+                       float       *restrict den)
+{
+  const v8i expo = SPLAT8 (0x7f800000);
+  v8i bad = SPLAT8 (0);
+
+  for (size_t r = 0; r < rows; r++)
+    for (size_t h = 0; h < n_heads; h++)
+      {
+        const size_t o = (r * n_heads + h) * m;
+        const float *xr = x + o;
+        float *pr = phi + o;
+        float *zs = zsum != NULL ? zsum + h * m : NULL;
+        const float *zh = z != NULL ? z + h * m : NULL;
+        v8f dacc = SPLAT8 (0.0f);
+        size_t j = 0;
+
+        for (; j + 8 <= m; j += 8)
+          {
+            v8f xv = v8_load (xr + j), p;
+
+            bad |= ((v8i) xv & expo) == expo;
+            p = features8 (xv, elu1);
+            v8_store (pr + j, p);
+            if (zs != NULL)
+              v8_store (zs + j, v8_load (zs + j) + p);
+            if (zh != NULL)
+              dacc += p * v8_load (zh + j);
+          }
+        if (j < m)
+          {
+            v8f xv = SPLAT8 (0.0f), p;
+            float pb[8];
+
+            memcpy (&xv, xr + j, (m - j) * sizeof (float));
+            bad |= ((v8i) xv & expo) == expo;
+            p = features8 (xv, elu1);
+            memcpy (pb, &p, sizeof pb);
+            memcpy (pr + j, pb, (m - j) * sizeof (float));
+            for (size_t t = j; t < m; t++)
+              {
+                if (zs != NULL)
+                  zs[t] += pb[t - j];
+                if (zh != NULL)
+                  dacc[0] += pb[t - j] * zh[t];
+              }
+          }
+        if (den != NULL)
+          {
+            float d = 0;
+
+            for (int l = 0; l < 8; l++)
+              d += dacc[l];
+            den[r * n_heads + h] = d;
+          }
+      }
+  for (int l = 0; l < 8; l++)
+    if (bad[l] != 0)
+      return false;
+  return true;
+}
+
+/* y row segment (n floats) divided by den in place; 0 where den is 0. */
+static inline __attribute__ ((always_inline)) void
+scale_row_kernel (float  *y,
+                  size_t  n,
+                  float   den)
+{
+  size_t i = 0;
+
+  if (den == 0.0f)
+    {
+      memset (y, 0, n * sizeof (float));
+      return;
+    }
+  if (fabsf (den) >= 1e-30f && fabsf (den) <= 1e30f)
+    {
+      const float s = 1.0f / den;
+      const v8f sv = SPLAT8 (s);
+
+      for (; i + 8 <= n; i += 8)
+        v8_store (y + i, v8_load (y + i) * sv);
+      for (; i < n; i++)
+        y[i] *= s;
+      return;
+    }
+  for (; i < n; i++)
+    y[i] /= den;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LIN_HAVE_AVX2 1
+
+static __attribute__ ((target ("avx2,fma"))) bool
+features_block_avx2 (const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
+                     float *zsum, const float *z, float *den)
+{
+  return features_block_kernel (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+}
+
+static __attribute__ ((target ("avx2,fma"))) void
+scale_rows_avx2 (float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
+{
+  for (size_t i = 0; i < rows * n_heads; i++)
+    scale_row_kernel (y + i * dv, dv, den[i]);
+}
+
+static bool
+lin_have_avx2 (void)
+{
+  static int cached = -1;
+
+  if (cached < 0)
+    {
+      __builtin_cpu_init ();
+      /* RPE_LINEAR_GENERIC forces the baseline path (to test both) */
+      cached = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+               && getenv ("RPE_LINEAR_GENERIC") == NULL;
+    }
+  return cached == 1;
+}
+#endif
+
+static bool
+features_block (const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
+                float *zsum, const float *z, float *den)
+{
+#ifdef LIN_HAVE_AVX2
+  if (lin_have_avx2 ())
+    return features_block_avx2 (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+#endif
+  return features_block_kernel (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+}
+
+/* rows x H segments of dv floats (y rows contiguous, H Dv each), row segment i divided by den[i]. */
+static void
+scale_rows (float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
+{
+#ifdef LIN_HAVE_AVX2
+  if (lin_have_avx2 ())
+    {
+      scale_rows_avx2 (y, rows, n_heads, dv, den);
+      return;
+    }
+#endif
+  for (size_t i = 0; i < rows * n_heads; i++)
+    scale_row_kernel (y + i * dv, dv, den[i]);
+}
+
+typedef struct
+{
+  size_t            n, n_heads, m, dv, hm, hdv, mdv, block, n_blocks, n_segments;
+  bool              elu1;
+  const float      *q, *k, *v;
+  float            *y;
+  const RpeMonitor *monitor;
+  double           *seg_kv;          /* (S, H, M, Dv) */
+  double           *seg_z;           /* (S, H, M) */
+  float            *kv_f;            /* (H, M, Dv) the summed KV, for pass 2 */
+  float            *z_f;             /* (H, M) */
+  float            *phi[QKV_MAX_WORKERS], *tmp[QKV_MAX_WORKERS], *den[QKV_MAX_WORKERS];
+  RpeStatus         status[QKV_MAX_WORKERS];
+} LinNcJob;
+
+static bool
+lin_nc_stop (LinNcJob  *job,
+             size_t     worker,
+             RpeStatus  st)
+{
+  job->status[worker] = st;
+  return st != RPE_OK;
+}
+
+/* Pass 1, worker w: segments w, w + W, ... */
+static void
+lin_nc_keys_worker (size_t  worker,
+                    size_t  n_workers,
+                    void   *data)
+{
+  LinNcJob *job = data;
+  const size_t m = job->m, dv = job->dv, hm = job->hm, hdv = job->hdv, mdv = job->mdv;
+  float *phi = job->phi[worker], *kv = job->tmp[worker], *zb = job->den[worker];
+  size_t done = 0, mine = 0;
+
+  job->status[worker] = RPE_OK;
+  for (size_t s = worker; s < job->n_segments; s += n_workers)
+    mine += job->n_blocks * (s + 1) / job->n_segments - job->n_blocks * s / job->n_segments;
+  for (size_t s = worker; s < job->n_segments; s += n_workers)
+    {
+      double *skv = job->seg_kv + s * job->n_heads * mdv, *sz = job->seg_z + s * hm;
+      const size_t b0 = job->n_blocks * s / job->n_segments, b1 = job->n_blocks * (s + 1) / job->n_segments;
+
+      for (size_t bi = b0; bi < b1; bi++)
+        {
+          const size_t r0 = bi * job->block, b = min_size (job->block, job->n - r0);
+
+          if (rpe_monitor_cancelled (job->monitor) && lin_nc_stop (job, worker, RPE_ERROR_CANCELLED))
+            return;
+          if (!all_finite_fast (job->v + r0 * hdv, b * hdv) && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+            return;
+          memset (zb, 0, hm * sizeof (float));
+          if (!features_block (job->k + r0 * hm, phi, b, job->n_heads, m, job->elu1, zb, NULL, NULL)
+              && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+            return;
+          for (size_t t = 0; t < hm; t++)
+            sz[t] += zb[t];
+          for (size_t h = 0; h < job->n_heads; h++)
+            {
+              double *acc = skv + h * mdv;
+
+              /* kv_h (M, Dv) = phi(K_block,h)^T V_block,h */
+              cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                           1.0f, phi + h * m, (int) hm, job->v + r0 * hdv + h * dv, (int) hdv,
+                           0.0f, kv, (int) dv);
+              for (size_t t = 0; t < mdv; t++)
+                acc[t] += kv[t];
+            }
+          if (worker == 0)
+            rpe_monitor_progress (job->monitor, 0.5 * (double) ++done / (double) mine);
+        }
+    }
+}
+
+/* Pass 2, worker w: blocks [B w / W, B (w + 1) / W). */
+static void
+lin_nc_queries_worker (size_t  worker,
+                       size_t  n_workers,
+                       void   *data)
+{
+  LinNcJob *job = data;
+  const size_t m = job->m, dv = job->dv, hm = job->hm, hdv = job->hdv, mdv = job->mdv;
+  const size_t b0 = job->n_blocks * worker / n_workers, b1 = job->n_blocks * (worker + 1) / n_workers;
+  float *phi = job->phi[worker], *den = job->den[worker];
+
+  job->status[worker] = RPE_OK;
+  for (size_t bi = b0; bi < b1; bi++)
+    {
+      const size_t r0 = bi * job->block, b = min_size (job->block, job->n - r0);
+      float *yb = job->y + r0 * hdv;
+
+      if (rpe_monitor_cancelled (job->monitor) && lin_nc_stop (job, worker, RPE_ERROR_CANCELLED))
+        return;
+      if (!features_block (job->q + r0 * hm, phi, b, job->n_heads, m, job->elu1, NULL, job->z_f, den)
+          && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+        return;
+      for (size_t h = 0; h < job->n_heads; h++)
+        /* numerators (b, Dv) = phi(Q_block,h) kv_h, written in place into y */
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                     1.0f, phi + h * m, (int) hm, job->kv_f + h * mdv, (int) dv,
+                     0.0f, yb + h * dv, (int) hdv);
+      scale_rows (yb, b, job->n_heads, dv, den);
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, 0.5 + 0.5 * (double) (bi + 1 - b0) / (double) (b1 - b0));
+    }
+}
+
+static RpeStatus
+qkv_noncausal_elementwise (bool              elu1,
+                           size_t            n,
+                           size_t            n_heads,
+                           size_t            m,
+                           size_t            dv,
+                           const float      *q,
+                           const float      *k,
+                           const float      *v,
+                           float            *y,
+                           const RpeMonitor *monitor)
+{
+  LinNcJob job;
+  RpeStatus st = RPE_OK;
+  size_t hm, hdv, mdv, hmdv, seg_floats, workers;
+
+  if (!rpe_size_mul (n_heads, m, &hm) || !rpe_size_mul (n_heads, dv, &hdv) || !rpe_size_mul (m, dv, &mdv)
+      || !rpe_size_mul (mdv, n_heads, &hmdv) || !rpe_size_add (hmdv, hm, &seg_floats)
+      || n > INT_MAX || hm > INT_MAX || hdv > INT_MAX)
+    return RPE_ERROR_OVERFLOW;
+
+  memset (&job, 0, sizeof job);
+  job.n = n;
+  job.n_heads = n_heads;
+  job.m = m;
+  job.dv = dv;
+  job.hm = hm;
+  job.hdv = hdv;
+  job.mdv = mdv;
+  job.elu1 = elu1;
+  job.q = q;
+  job.k = k;
+  job.v = v;
+  job.y = y;
+  job.monitor = monitor;
+  job.block = LIN_BLOCK_FLOATS / hm;
+  job.block = job.block < 16 ? 16 : job.block > 256 ? 256 : job.block;
+  job.n_blocks = (n + job.block - 1) / job.block;
+  /* a fixed number of segments (independent of the workers), each with its own sums */
+  job.n_segments = min_size (job.n_blocks, LIN_MAX_SEGMENTS);
+  job.n_segments = min_size (job.n_segments, LIN_SEGMENT_BYTES / sizeof (double) / seg_floats);
+  if (job.n_segments == 0)
+    job.n_segments = 1;
+  workers = min_size (rpe_parallel_threads (), QKV_MAX_WORKERS);
+  if ((double) n * (double) hm * (double) dv < 1e6)
+    workers = 1;   /* not worth a thread */
+
+  if ((job.seg_kv = rpe_alloc0 (job.n_segments * hmdv, sizeof (double), &st)) == NULL
+      || (job.seg_z = rpe_alloc0 (job.n_segments * hm, sizeof (double), &st)) == NULL
+      || (job.kv_f = rpe_alloc (hmdv, sizeof (float), &st)) == NULL
+      || (job.z_f = rpe_alloc (hm, sizeof (float), &st)) == NULL)
+    goto done;
+  for (size_t w = 0; w < workers; w++)
+    if ((job.phi[w] = rpe_alloc (job.block * hm, sizeof (float), &st)) == NULL
+        || (job.tmp[w] = rpe_alloc (mdv, sizeof (float), &st)) == NULL
+        || (job.den[w] = rpe_alloc (job.block * n_heads > hm ? job.block * n_heads : hm,
+                                    sizeof (float), &st)) == NULL)
+      goto done;
+
+  rpe_parallel_run (workers, lin_nc_keys_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK)
+      {
+        st = job.status[w];
+        goto done;
+      }
+  /* the segments' sums, in order */
+  for (size_t s = 1; s < job.n_segments; s++)
+    {
+      for (size_t t = 0; t < hmdv; t++)
+        job.seg_kv[t] += job.seg_kv[s * hmdv + t];
+      for (size_t t = 0; t < hm; t++)
+        job.seg_z[t] += job.seg_z[s * hm + t];
+    }
+  for (size_t t = 0; t < hmdv; t++)
+    job.kv_f[t] = (float) job.seg_kv[t];
+  for (size_t t = 0; t < hm; t++)
+    job.z_f[t] = (float) job.seg_z[t];
+
+  rpe_parallel_run (workers, lin_nc_queries_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK)
+      {
+        st = job.status[w];
+        goto done;
+      }
+  rpe_monitor_progress (monitor, 1.0);
+
+done:
+  rpe_free (job.seg_kv);
+  rpe_free (job.seg_z);
+  rpe_free (job.kv_f);
+  rpe_free (job.z_f);
+  for (size_t w = 0; w < QKV_MAX_WORKERS; w++)
+    {
+      rpe_free (job.phi[w]);
+      rpe_free (job.tmp[w]);
+      rpe_free (job.den[w]);
+    }
+  return st;
+}
+
 RpeStatus
 rpe_linear_attention_qkv (RpeFeatureMap            map,
                           const RpeFeatureOptions *options,
@@ -915,6 +1325,8 @@ rpe_linear_attention_qkv (RpeFeatureMap            map,
 
       if (!rpe_size_mul (n, n_heads, &cv) || !rpe_size_mul (cv, dv, &cv))
         return RPE_ERROR_OVERFLOW;
+      if (!causal && map != RPE_FEATURE_DPFP)
+        return qkv_noncausal_elementwise (map == RPE_FEATURE_ELU1, n, n_heads, m, dv, q, k, v, y, monitor);
       return qkv_chunked (map, options, n, n_heads, f, m, dv, q, k, v, causal, y, monitor);
     }
 
