@@ -34,8 +34,12 @@ all_finite_fast (const float *x, size_t n)
       uint32_t acc[16] = { 0 };
 
       for (size_t j = 0; j < 1024; j += 16)
-        for (int l = 0; l < 16; l++)
-          acc[l] |= (uint32_t) ((u[i + j + l] & 0x7f800000u) == 0x7f800000u);
+        {
+          /* a line 4 KiB ahead: the hardware prefetcher alone leaves this pass waiting on memory */
+          __builtin_prefetch (u + i + j + 1024);
+          for (int l = 0; l < 16; l++)
+            acc[l] |= (uint32_t) ((u[i + j + l] & 0x7f800000u) == 0x7f800000u);
+        }
       for (int l = 0; l < 16; l++)
         if (acc[l] != 0)
           return false;
@@ -904,6 +908,7 @@ done:
 #define LIN_BLOCK_FLOATS ((size_t) 1 << 17)   /* 512 KiB of features per block */
 #define LIN_MAX_SEGMENTS 48
 #define LIN_SEGMENT_BYTES ((size_t) 16 << 20)
+#define LIN_PREFETCH_FLOATS 1024              /* 4 KiB ahead of the feature pass */
 
 /* phi of one row segment of up to 8 values (x, the result in f); relu or elu1. */
 static inline __attribute__ ((always_inline)) v8f
@@ -954,6 +959,9 @@ features_block_kernel (const float *restrict x,
         for (; j + 8 <= m; j += 8)
           {
             v8f xv = v8_load (xr + j), p;
+
+            if ((j & 15) == 0)
+              __builtin_prefetch (xr + j + LIN_PREFETCH_FLOATS);
 
             bad |= ((v8i) xv & expo) == expo;
             p = features8 (xv, elu1);
@@ -1041,28 +1049,14 @@ scale_rows_avx2 (float *y, size_t rows, size_t n_heads, size_t dv, const float *
     scale_row_kernel (y + i * dv, dv, den[i]);
 }
 
-static bool
-lin_have_avx2 (void)
-{
-  static int cached = -1;
-
-  if (cached < 0)
-    {
-      __builtin_cpu_init ();
-      /* RPE_LINEAR_GENERIC forces the baseline path (to test both) */
-      cached = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-               && getenv ("RPE_LINEAR_GENERIC") == NULL;
-    }
-  return cached == 1;
-}
 #endif
 
 static bool
-features_block (const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
+features_block (bool vec, const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
                 float *zsum, const float *z, float *den)
 {
 #ifdef LIN_HAVE_AVX2
-  if (lin_have_avx2 ())
+  if (vec)
     return features_block_avx2 (x, phi, rows, n_heads, m, elu1, zsum, z, den);
 #endif
   return features_block_kernel (x, phi, rows, n_heads, m, elu1, zsum, z, den);
@@ -1070,10 +1064,10 @@ features_block (const float *x, float *phi, size_t rows, size_t n_heads, size_t 
 
 /* rows x H segments of dv floats (y rows contiguous, H Dv each), row segment i divided by den[i]. */
 static void
-scale_rows (float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
+scale_rows (bool vec, float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
 {
 #ifdef LIN_HAVE_AVX2
-  if (lin_have_avx2 ())
+  if (vec)
     {
       scale_rows_avx2 (y, rows, n_heads, dv, den);
       return;
@@ -1083,10 +1077,192 @@ scale_rows (float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
     scale_row_kernel (y + i * dv, dv, den[i]);
 }
 
+/* ---- small products of the fused path: own register-tiled kernels ----
+ *
+ * out[r, :] = scale[r] * sum_t A(r, t) B[t, :], A(r, t) = a[r rs + t ts], B row t at bm + t ldb,
+ * for R rows and C vectors of columns at once (the R x C accumulators stay in registers; each
+ * step loads C vectors of B and broadcasts R values of A).  Used with A = phi(Q) rows against
+ * KV (pass 2: K = M) and A = phi(K)^T against V (pass 1: K = rows of the block), where BLAS
+ * spends more time packing, zeroing C and on call overhead than in the products. */
+typedef float v16f __attribute__ ((vector_size (64)));
+
+#define SPLAT16(x) { x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x }
+
+#define LIN_TILE_BODY(V, SPLAT, STORE, R, C)                                                       \
+  {                                                                                         \
+    const size_t w_ = sizeof (V) / sizeof (float);                                          \
+    V acc[R][C];                                                                            \
+                                                                                            \
+    _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                                 \
+      _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                               \
+        acc[r_][c_] = (V) { 0 };                                                            \
+    for (size_t t = 0; t < kk; t++)                                                         \
+      {                                                                                     \
+        const float *bt = bm + t * ldb;                                                     \
+        V bv[C];                                                                            \
+                                                                                            \
+        _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                             \
+          memcpy (&bv[c_], bt + c_ * w_, sizeof (V));                                       \
+        _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                             \
+          {                                                                                 \
+            const float x_ = a[r_ * rs + t * ts];                                           \
+            const V p = SPLAT (x_);                                                         \
+                                                                                            \
+            _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                         \
+              acc[r_][c_] += p * bv[c_];                                                    \
+          }                                                                                 \
+      }                                                                                     \
+    _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                                 \
+      {                                                                                     \
+        const float s_ = scale != NULL ? scale[r_ * ss] : 1.0f;                             \
+                                                                                            \
+        _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                             \
+          {                                                                                 \
+            V o_ = acc[r_][c_] * s_;                                                        \
+                                                                                            \
+            STORE (out + r_ * ldo + c_ * w_, o_);                                           \
+          }                                                                                 \
+      }                                                                                     \
+  }
+
+#define LIN_TILE_ARGS const float *restrict a, size_t rs, size_t ts, const float *restrict bm,  \
+                      size_t ldb, size_t kk, float *restrict out, size_t ldo,                   \
+                      const float *restrict scale, size_t ss
+
+typedef void (*LinTileFunc) (LIN_TILE_ARGS);
+
+typedef enum
+{
+  LIN_ISA_BLAS,     /* cblas_sgemm and a scalar-free scaling pass (any CPU) */
+  LIN_ISA_AVX2,     /* 2 x 32 tiles, ymm */
+  LIN_ISA_AVX512,   /* 4 x 64 tiles, zmm */
+} LinIsa;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Plain stores, and non-temporal ones (aligned) for outputs far larger than the caches. */
+#define LIN_STORE(p, v)      memcpy ((p), &(v), sizeof (v))
+#define LIN_STREAM8(p, v)    _mm256_stream_ps ((p), (__m256) (v))
+#define LIN_STREAM16(p, v)   _mm512_stream_ps ((p), (__m512) (v))
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r2 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STORE, 2, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r1 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STORE, 1, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r2_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STREAM8, 2, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r1_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STREAM8, 1, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r4 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STORE, 4, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r1 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STORE, 1, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r4_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STREAM16, 4, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r1_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STREAM16, 1, 4)
+#endif
+
+/* The kernels this CPU runs; RPE_LINEAR_ISA=blas|avx2|avx512 lowers the choice (tests run
+ * every path the machine has). */
+static LinIsa
+lin_isa (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int cpu = -1;
+  const char *env = getenv ("RPE_LINEAR_ISA");
+  LinIsa want = LIN_ISA_AVX512;
+
+  if (cpu < 0)
+    {
+      __builtin_cpu_init ();
+      cpu = __builtin_cpu_supports ("avx512f") ? LIN_ISA_AVX512
+            : __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") ? LIN_ISA_AVX2
+            : LIN_ISA_BLAS;
+    }
+  if (env != NULL && strcmp (env, "blas") == 0)
+    want = LIN_ISA_BLAS;
+  else if (env != NULL && strcmp (env, "avx2") == 0)
+    want = LIN_ISA_AVX2;
+  return (LinIsa) cpu < want ? (LinIsa) cpu : want;
+#else
+  return LIN_ISA_BLAS;
+#endif
+}
+
+/* Columns per tile of the ISA's kernels (dv must be a multiple to use them). */
+static size_t
+lin_isa_cols (LinIsa isa)
+{
+  return isa == LIN_ISA_AVX512 ? 64 : isa == LIN_ISA_AVX2 ? 32 : 0;
+}
+
+/* out (rows, cols) = diag(scale) A B through the ISA's tiles; cols a multiple of lin_isa_cols.
+ * stream: non-temporal stores (out and ldo aligned to the vector size). */
+static void
+lin_product (LinIsa       isa,
+             bool         stream,
+             size_t       rows,
+             size_t       cols,
+             const float *a,
+             size_t       rs,
+             size_t       ts,
+             const float *bm,
+             size_t       ldb,
+             size_t       kk,
+             float       *out,
+             size_t       ldo,
+             const float *scale,
+             size_t       ss)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  const size_t tc = lin_isa_cols (isa);
+  const size_t tr = isa == LIN_ISA_AVX512 ? 4 : 2;
+  LinTileFunc big = isa == LIN_ISA_AVX512 ? (stream ? tile_avx512_r4_nt : tile_avx512_r4)
+                    : (stream ? tile_avx2_r2_nt : tile_avx2_r2);
+  LinTileFunc one = isa == LIN_ISA_AVX512 ? (stream ? tile_avx512_r1_nt : tile_avx512_r1)
+                    : (stream ? tile_avx2_r1_nt : tile_avx2_r1);
+
+  for (size_t c0 = 0; c0 < cols; c0 += tc)
+    {
+      size_t r = 0;
+
+      for (; r + tr <= rows; r += tr)
+        big (a + r * rs, rs, ts, bm + c0, ldb, kk, out + r * ldo + c0, ldo,
+             scale != NULL ? scale + r * ss : NULL, ss);
+      for (; r < rows; r++)
+        one (a + r * rs, rs, ts, bm + c0, ldb, kk, out + r * ldo + c0, ldo,
+             scale != NULL ? scale + r * ss : NULL, ss);
+    }
+#else
+  (void) isa; (void) stream; (void) rows; (void) cols; (void) a; (void) rs; (void) ts; (void) bm; (void) ldb;
+  (void) kk; (void) out; (void) ldo; (void) scale; (void) ss;
+#endif
+}
+
 typedef struct
 {
   size_t            n, n_heads, m, dv, hm, hdv, mdv, block, n_blocks, n_segments;
   bool              elu1;
+  LinIsa            isa;             /* the products' kernels */
+  bool              vec;             /* AVX2 features and scaling */
+  bool              stream;          /* pass 2 writes y with non-temporal stores */
   const float      *q, *k, *v;
   float            *y;
   const RpeMonitor *monitor;
@@ -1135,7 +1311,7 @@ lin_nc_keys_worker (size_t  worker,
           if (!all_finite_fast (job->v + r0 * hdv, b * hdv) && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
             return;
           memset (zb, 0, hm * sizeof (float));
-          if (!features_block (job->k + r0 * hm, phi, b, job->n_heads, m, job->elu1, zb, NULL, NULL)
+          if (!features_block (job->vec, job->k + r0 * hm, phi, b, job->n_heads, m, job->elu1, zb, NULL, NULL)
               && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
             return;
           for (size_t t = 0; t < hm; t++)
@@ -1145,9 +1321,13 @@ lin_nc_keys_worker (size_t  worker,
               double *acc = skv + h * mdv;
 
               /* kv_h (M, Dv) = phi(K_block,h)^T V_block,h */
-              cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
-                           1.0f, phi + h * m, (int) hm, job->v + r0 * hdv + h * dv, (int) hdv,
-                           0.0f, kv, (int) dv);
+              if (job->isa != LIN_ISA_BLAS)
+                lin_product (job->isa, false, m, dv, phi + h * m, 1, hm, job->v + r0 * hdv + h * dv, hdv, b,
+                             kv, dv, NULL, 0);
+              else
+                cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                             1.0f, phi + h * m, (int) hm, job->v + r0 * hdv + h * dv, (int) hdv,
+                             0.0f, kv, (int) dv);
               for (size_t t = 0; t < mdv; t++)
                 acc[t] += kv[t];
             }
@@ -1176,18 +1356,47 @@ lin_nc_queries_worker (size_t  worker,
 
       if (rpe_monitor_cancelled (job->monitor) && lin_nc_stop (job, worker, RPE_ERROR_CANCELLED))
         return;
-      if (!features_block (job->q + r0 * hm, phi, b, job->n_heads, m, job->elu1, NULL, job->z_f, den)
+      if (!features_block (job->vec, job->q + r0 * hm, phi, b, job->n_heads, m, job->elu1, NULL, job->z_f, den)
           && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
         return;
-      for (size_t h = 0; h < job->n_heads; h++)
-        /* numerators (b, Dv) = phi(Q_block,h) kv_h, written in place into y */
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
-                     1.0f, phi + h * m, (int) hm, job->kv_f + h * mdv, (int) dv,
-                     0.0f, yb + h * dv, (int) hdv);
-      scale_rows (yb, b, job->n_heads, dv, den);
+      if (job->isa != LIN_ISA_BLAS)
+        {
+          /* y_h (b, Dv) = diag(1 / den) phi(Q_block,h) kv_h, straight into y; a den whose
+           * reciprocal is not a normal float (or 0) is applied by a division afterwards */
+          float *inv = den + b * job->n_heads;
+          bool odd = false;
+
+          for (size_t i = 0; i < b * job->n_heads; i++)
+            {
+              const float d = fabsf (den[i]);
+
+              inv[i] = d >= 1e-30f && d <= 1e30f ? 1.0f / den[i] : 1.0f;
+              odd |= !(d >= 1e-30f && d <= 1e30f);
+            }
+          for (size_t h = 0; h < job->n_heads; h++)
+            lin_product (job->isa, job->stream, b, dv, phi + h * m, hm, 1, job->kv_f + h * mdv, dv, m,
+                         yb + h * dv, hdv, inv + h, job->n_heads);
+          if (odd)
+            for (size_t i = 0; i < b * job->n_heads; i++)
+              if (inv[i] == 1.0f && den[i] != 1.0f)
+                scale_row_kernel (yb + i * dv, dv, den[i]);
+        }
+      else
+        {
+          for (size_t h = 0; h < job->n_heads; h++)
+            /* numerators (b, Dv) = phi(Q_block,h) kv_h, written in place into y */
+            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                         1.0f, phi + h * m, (int) hm, job->kv_f + h * mdv, (int) dv,
+                         0.0f, yb + h * dv, (int) hdv);
+          scale_rows (job->vec, yb, b, job->n_heads, dv, den);
+        }
       if (worker == 0)
         rpe_monitor_progress (job->monitor, 0.5 + 0.5 * (double) (bi + 1 - b0) / (double) (b1 - b0));
     }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (job->stream)
+    _mm_sfence ();   /* the streamed stores are visible before the join */
+#endif
 }
 
 static RpeStatus
@@ -1225,6 +1434,14 @@ qkv_noncausal_elementwise (bool              elu1,
   job.v = v;
   job.y = y;
   job.monitor = monitor;
+  job.isa = lin_isa ();
+  job.vec = job.isa != LIN_ISA_BLAS;
+  if (job.isa != LIN_ISA_BLAS && dv % lin_isa_cols (job.isa) != 0)
+    job.isa = lin_isa_cols (LIN_ISA_AVX2) != 0 && dv % lin_isa_cols (LIN_ISA_AVX2) == 0
+              && job.isa == LIN_ISA_AVX512 ? LIN_ISA_AVX2 : LIN_ISA_BLAS;
+  /* y far larger than the caches and aligned for the vector stores: stream it */
+  job.stream = job.isa != LIN_ISA_BLAS && (double) n * (double) hdv * sizeof (float) > 32e6
+               && (uintptr_t) y % 64 == 0;
   job.block = LIN_BLOCK_FLOATS / hm;
   job.block = job.block < 16 ? 16 : job.block > 256 ? 256 : job.block;
   job.n_blocks = (n + job.block - 1) / job.block;
@@ -1245,7 +1462,7 @@ qkv_noncausal_elementwise (bool              elu1,
   for (size_t w = 0; w < workers; w++)
     if ((job.phi[w] = rpe_alloc (job.block * hm, sizeof (float), &st)) == NULL
         || (job.tmp[w] = rpe_alloc (mdv, sizeof (float), &st)) == NULL
-        || (job.den[w] = rpe_alloc (job.block * n_heads > hm ? job.block * n_heads : hm,
+        || (job.den[w] = rpe_alloc (2 * job.block * n_heads > hm ? 2 * job.block * n_heads : hm,
                                     sizeof (float), &st)) == NULL)
       goto done;
 
