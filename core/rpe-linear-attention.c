@@ -631,7 +631,8 @@ stage_progress (double  fraction,
  *
  * For the row-local feature maps (RELU, ELU1, DPFP: phi(x_m) depends on x_m
  * alone), the features are never formed for all N rows: keys and values are
- * consumed QKV_CHUNK rows at a time.  Non-causal: pass 1 accumulates
+ * consumed QKV_CHUNK rows at a time.  Non-causal (DPFP here; RELU and ELU1 take the
+ * fused path, qkv_noncausal_elementwise): pass 1 accumulates
  * kv_h = phi(K_h)^T V_h and z_h = phi(K_h)^T 1 (in double) chunk by chunk,
  * pass 2 turns each chunk of queries into outputs.  Causal: one pass, the
  * running sums S, z of every head carried from chunk to chunk, each chunk
