@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <locale.h>
 
 #include "rpe-application.h"
 
@@ -11,7 +12,13 @@ main (int   argc,
 {
   g_autoptr (RpeApplication) app = NULL;
 
-  g_set_application_name ("RPE Studio");
+  /* GTK would call setlocale () in gtk_init; the catalogue must be bound before the first _(). */
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+
+  g_set_application_name (_("RPE Studio"));
   app = rpe_application_new ();
   return g_application_run (G_APPLICATION (app), argc, argv);
 }

@@ -2,6 +2,8 @@
  * new window on every activation. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-application.h"
 #include "rpe-window.h"
 
@@ -62,27 +64,29 @@ action_about (GSimpleAction *action,
 
   about = g_object_new (ADW_TYPE_ABOUT_WINDOW,
                         "transient-for", gtk_application_get_active_window (app),
-                        "application-name", "RPE Studio",
+                        "application-name", _("RPE Studio"),
                         "application-icon", APPLICATION_ID,
                         "version", PACKAGE_VERSION,
-                        "developer-name", "The RPE Studio developers",
+                        "developer-name", _("The RPE Studio developers"),
                         "developers", developers,
-                        "comments", "See and measure relative positional encodings in linear transformers: "
-                                    "stochastic positional encoding (sine and convolutional SPE), "
-                                    "their templates, attention maps and measurements.",
+                        "comments", _("See and measure relative positional encodings in linear transformers: "
+                                      "stochastic positional encoding (sine and convolutional SPE), "
+                                      "their templates, attention maps and measurements."),
+                        /* Translators: your name(s), one a line, shown in About's credits */
+                        "translator-credits", _("translator-credits"),
                         "website", "https://github.com/rpestudio/rpe-studio",
                         "issue-url", "https://github.com/rpestudio/rpe-studio/issues",
                         "license-type", GTK_LICENSE_GPL_3_0,
-                        "copyright", "© The RPE Studio developers",
+                        "copyright", _("© The RPE Studio developers"),
                         NULL);
   adw_about_window_add_legal_section (ADW_ABOUT_WINDOW (about),
-                                      "Colour maps",
-                                      "viridis, magma, inferno: Nathaniel J. Smith, Stefan van der Walt "
-                                      "(and Eric Firing); cividis: Jamie R. Nunez, Christopher R. Anderton, "
-                                      "Ryan S. Renslow; RdBu: Cynthia A. Brewer (ColorBrewer). "
-                                      "Tables as distributed with matplotlib.",
+                                      _("Colour maps"),
+                                      _("viridis, magma, inferno: Nathaniel J. Smith, Stefan van der Walt "
+                                        "(and Eric Firing); cividis: Jamie R. Nunez, Christopher R. Anderton, "
+                                        "Ryan S. Renslow; RdBu: Cynthia A. Brewer (ColorBrewer). "
+                                        "Tables as distributed with matplotlib."),
                                       GTK_LICENSE_CUSTOM,
-                                      "viridis, magma and inferno are released under CC0 1.0.");
+                                      _("viridis, magma and inferno are released under CC0 1.0."));
   gtk_window_present (GTK_WINDOW (about));
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-compare-render.h"
 #include "rpe-compare.h"
@@ -72,34 +73,34 @@ snapshot_of_options (const RpeCliOptions *o,
     return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--length must be 2 .. %d", RPE_EXPLORER_MAX_LENGTH);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be 2 .. %d"), RPE_EXPLORER_MAX_LENGTH);
       return NULL;
     }
   if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > RPE_EXPLORER_MAX_R))
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--realizations must be 1 .. %d", RPE_EXPLORER_MAX_R);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be 1 .. %d"), RPE_EXPLORER_MAX_R);
       return NULL;
     }
   if (o->seed < 0 || o->seed > G_MAXINT)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--seed must be 0 .. %d", G_MAXINT);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--seed must be 0 .. %d"), G_MAXINT);
       return NULL;
     }
   if (o->head >= 0 && (gsize) o->head >= params->n_heads)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--head must be between 0 and %zu (got %d)",
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--head must be between 0 and %zu (got %d)"),
                      params->n_heads - 1, o->head);
       return NULL;
     }
   if (o->feature >= 0 && (gsize) o->feature >= params->n_features)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--feature must be between 0 and %zu (got %d)",
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--feature must be between 0 and %zu (got %d)"),
                      params->n_features - 1, o->feature);
       return NULL;
     }
   if (o->content != NULL && !g_str_equal (o->content, "unit") && !g_str_equal (o->content, "random"))
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--content must be unit or random (got '%s')", o->content);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"), o->content);
       return NULL;
     }
   if (!rpe_explorer_state_set_modules (state, params->method == RPE_SPE_SINE ? params : NULL, "A",
@@ -166,22 +167,22 @@ rpe_cli_export_compare (int argc, char **argv)
   double transform_param = 0.0;
   GOptionGroup *group;
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, "Write the figure here (.png, .svg, .pdf, .npy)", "FILE" },
-    { "colormap", 0, 0, G_OPTION_ARG_STRING, &co.colormap, "viridis (default), magma, inferno, cividis, rdbu, grey", "NAME" },
-    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &co.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4)", NULL },
-    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &co.color_scale, "A and B (overview: every cell): linear (default), log, power (--gamma), percentile (--percentile) or attention", "NAME" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &co.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
-    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &co.percentile, "--color-scale percentile: clip to [P(100 - p), P(p)] (50 .. 100, default 99)", "P" },
-    { "title", 0, 0, G_OPTION_ARG_STRING, &co.title, "Figure title", "T" },
-    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &co.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
-    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &co.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
-    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &co.dpi, "PNG resolution (default 150)", "D" },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &co.preset, "column, page or slide", "NAME" },
-    { "b-checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &co.b_checkpoint, "B: the same module of this checkpoint", "FILE" },
-    { "b-layer", 0, 0, G_OPTION_ARG_INT, &co.b_layer, "B: this layer of the checkpoint", "L" },
-    { "b-head", 0, 0, G_OPTION_ARG_INT, &co.b_head, "B: this head", "H" },
-    { "b-method", 0, 0, G_OPTION_ARG_STRING, &co.b_method, "B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)", "M" },
-    { "cells", 0, 0, G_OPTION_ARG_STRING, &co.cells, "overview: templates (default) or attention", "WHAT" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, N_("Write the figure here (.png, .svg, .pdf, .npy)"), "FILE" },
+    { "colormap", 0, 0, G_OPTION_ARG_STRING, &co.colormap, N_("viridis (default), magma, inferno, cividis, rdbu, grey"), "NAME" },
+    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &co.attention_transform, N_("Attention shown as min(1, a^0.4 / 0.02^0.4)"), NULL },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &co.color_scale, N_("A and B (overview: every cell): linear (default), log, power (--gamma), percentile (--percentile) or attention"), "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &co.gamma, N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &co.percentile, N_("--color-scale percentile: clip to [P(100 - p), P(p)] (50 .. 100, default 99)"), "P" },
+    { "title", 0, 0, G_OPTION_ARG_STRING, &co.title, N_("Figure title"), "T" },
+    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &co.width, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W" },
+    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &co.height, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H" },
+    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &co.dpi, N_("PNG resolution (default 150)"), "D" },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &co.preset, N_("column, page or slide"), "NAME" },
+    { "b-checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &co.b_checkpoint, N_("B: the same module of this checkpoint"), "FILE" },
+    { "b-layer", 0, 0, G_OPTION_ARG_INT, &co.b_layer, N_("B: this layer of the checkpoint"), "L" },
+    { "b-head", 0, 0, G_OPTION_ARG_INT, &co.b_head, N_("B: this head"), "H" },
+    { "b-method", 0, 0, G_OPTION_ARG_STRING, &co.b_method, N_("B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)"), "M" },
+    { "cells", 0, 0, G_OPTION_ARG_STRING, &co.cells, N_("overview: templates (default) or attention"), "WHAT" },
     { NULL }
   };
 
@@ -195,25 +196,26 @@ rpe_cli_export_compare (int argc, char **argv)
         rpe_cli_options_clear (&o);
         return 0;
       }
-  context = g_option_context_new ("VIEW - comparison figures");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+  context = g_option_context_new (N_("VIEW - comparison figures"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   group = rpe_cli_parameter_group (&o);
   g_option_context_add_group (context, group);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_USAGE;
       goto done;
     }
   if (argc != 2)
     {
-      fprintf (stderr, "rpe export %s: too many arguments\n", view);
+      fprintf (stderr, _("rpe export %s: too many arguments\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
   if (!rpe_cli_check_options ("export", view, given, &error))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -228,26 +230,26 @@ rpe_cli_export_compare (int argc, char **argv)
         if (g_str_has_prefix (given[i], "--") && g_str_has_prefix (given[i] + 2, unused[k])
             && (given[i][2 + strlen (unused[k])] == '\0' || given[i][2 + strlen (unused[k])] == '='))
           {
-            fprintf (stderr, "rpe export %s: --%s is not used by 'rpe export %s'; remove it\n", view, unused[k], view);
+            fprintf (stderr, _("rpe export %s: --%s is not used by 'rpe export %s'; remove it\n"), view, unused[k], view);
             status = EXIT_USAGE;
             goto done;
           }
   }
   if (co.out == NULL)
     {
-      fprintf (stderr, "rpe export %s: -o FILE.png|svg|pdf|npy is required\n", view);
+      fprintf (stderr, _("rpe export %s: -o FILE.png|svg|pdf|npy is required\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
   if (!rpe_export_format_from_path (co.out, &format) || format == RPE_EXPORT_CSV)
     {
-      fprintf (stderr, "rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf or .npy)\n", view, co.out);
+      fprintf (stderr, _("rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf or .npy)\n"), view, co.out);
       status = EXIT_USAGE;
       goto done;
     }
   if (!rpe_cli_check_output (&o, co.out, &error))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }
@@ -257,20 +259,20 @@ rpe_cli_export_compare (int argc, char **argv)
         what = RPE_COMPARE_ATTENTION;
       else if (!g_str_equal (co.cells, "templates"))
         {
-          fprintf (stderr, "rpe export overview: --cells must be templates or attention (got '%s')\n", co.cells);
+          fprintf (stderr, _("rpe export overview: --cells must be templates or attention (got '%s')\n"), co.cells);
           status = EXIT_USAGE;
           goto done;
         }
     }
   if (overview && o.checkpoint == NULL)
     {
-      fprintf (stderr, "rpe export overview: --checkpoint FILE is required (its layers and heads are shown)\n");
+      fprintf (stderr, _("rpe export overview: --checkpoint FILE is required (its layers and heads are shown)\n"));
       status = EXIT_USAGE;
       goto done;
     }
   if (!overview && co.b_checkpoint == NULL && co.b_layer < 0 && co.b_head < 0 && co.b_method == NULL)
     {
-      fprintf (stderr, "rpe export %s: say what B changes: --b-checkpoint, --b-layer, --b-head or --b-method\n", view);
+      fprintf (stderr, _("rpe export %s: say what B changes: --b-checkpoint, --b-layer, --b-head or --b-method\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
@@ -279,7 +281,7 @@ rpe_cli_export_compare (int argc, char **argv)
   size.dpi = co.dpi;
   if (!rpe_export_preset_from_name (co.preset, &preset))
     {
-      fprintf (stderr, "rpe export %s: unknown --preset '%s' (column, page or slide)\n", view, co.preset);
+      fprintf (stderr, _("rpe export %s: unknown --preset '%s' (column, page or slide)\n"), view, co.preset);
       status = EXIT_USAGE;
       goto done;
     }
@@ -290,7 +292,7 @@ rpe_cli_export_compare (int argc, char **argv)
     rpe_figure_init (&probe, RPE_FIGURE_COMPARE);
     if (!rpe_export_resolve_size (&probe, format, &size, NULL, NULL, NULL, NULL, &error))
       {
-        fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+        fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
         status = EXIT_USAGE;
         goto done;
       }
@@ -303,7 +305,7 @@ rpe_cli_export_compare (int argc, char **argv)
     }
   if (co.colormap != NULL && (cmap = rpe_colormap_lookup (co.colormap)) == NULL)
     {
-      fprintf (stderr, "rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n",
+      fprintf (stderr, _("rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n"),
                view, co.colormap);
       status = EXIT_USAGE;
       goto done;
@@ -312,7 +314,7 @@ rpe_cli_export_compare (int argc, char **argv)
   snap = snapshot_of_options (&o, &params, &error);
   if (snap == NULL)
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = rpe_cli_exit_code_for_error (error);
       goto done;
     }
@@ -361,7 +363,7 @@ rpe_cli_export_compare (int argc, char **argv)
         {
           if (co.b_checkpoint == NULL && o.checkpoint == NULL)
             {
-              rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--b-layer needs --checkpoint (or --b-checkpoint)");
+              rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--b-layer needs --checkpoint (or --b-checkpoint)"));
               goto fail;
             }
           b.checkpoint = g_strdup (co.b_checkpoint != NULL ? co.b_checkpoint : o.checkpoint);
@@ -380,7 +382,7 @@ rpe_cli_export_compare (int argc, char **argv)
                   if (o.checkpoint == NULL)
                     {
                       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
-                                     "--b-method sine|conv loads the other module of --checkpoint");
+                                     _("--b-method sine|conv loads the other module of --checkpoint"));
                       goto fail;
                     }
                   b.checkpoint = g_strdup (o.checkpoint);
@@ -392,7 +394,7 @@ rpe_cli_export_compare (int argc, char **argv)
             b.method = m;
           else
             {
-              rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--b-method must be %s (got '%s')",
+              rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--b-method must be %s (got '%s')"),
                              what == RPE_COMPARE_ATTENTION ? "spe, exact, ape, lrpe, fastrpb or linear" : "sine or conv",
                              co.b_method);
               goto fail;
@@ -433,7 +435,7 @@ rpe_cli_export_compare (int argc, char **argv)
 fail:
   rpe_compare_side_clear (&a);
   rpe_compare_side_clear (&b);
-  fprintf (stderr, "rpe export %s: %s\n", view, error != NULL ? error->message : "failed");
+  fprintf (stderr, _("rpe export %s: %s\n"), view, error != NULL ? error->message : "failed");
   status = error != NULL && error->domain == RPE_ERROR && error->code == RPE_ERROR_IO
            ? EXIT_FAILURE_OTHER : rpe_cli_exit_code_for_error (error);
 

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
@@ -40,7 +41,7 @@ static gboolean
 check_index (int value, gsize limit, const char *option, GError **error)
 {
   if (value < -1 || (value >= 0 && (gsize) value >= limit))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s must be between 0 and %zu (got %d)",
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s must be between 0 and %zu (got %d)"),
                           option, (size_t) limit - 1, value);
   return TRUE;
 }
@@ -96,7 +97,7 @@ load_code_noise (const RpeCliOptions *o,
     {
       if (z->shape[0] != H || z->shape[1] != D || z->shape[2] != 2 * params->n_sines)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)",
+                              _("%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)"),
                               o->noise, (size_t) H, (size_t) D, (size_t) (2 * params->n_sines),
                               (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2],
                               (size_t) z->shape[3]);
@@ -106,13 +107,13 @@ load_code_noise (const RpeCliOptions *o,
     {
       if (z->shape[1] != H * D || z->shape[2] != n + 4 * params->kernel)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)",
+                              _("%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)"),
                               o->noise, (size_t) (H * D), (size_t) (n + 4 * params->kernel),
                               (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2]);
       *r = z->shape[0];
     }
   if (*r == 0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the noise has R = 0", o->noise);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the noise has R = 0"), o->noise);
   *out = g_steal_pointer (&z);
   return TRUE;
 }
@@ -137,7 +138,7 @@ load_gate_noise (const RpeCliOptions *o,
         return FALSE;
       if (eps->shape[0] != H || eps->shape[1] != D || eps->shape[2] != r)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)",
+                              _("%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)"),
                               o->gate_noise, (size_t) H, (size_t) D, (size_t) r,
                               (size_t) eps->shape[0], (size_t) eps->shape[1], (size_t) eps->shape[2]);
       *out = rpe_alloc (H * D * r, sizeof (float), &st);
@@ -386,7 +387,7 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
   for (gsize i = 0; i < ndim; i++)
     {
       if (shape[i] != 0 && bytes > G_MAXUINT64 / shape[i])
-        return rpe_set_error (error, RPE_ERROR_OVERFLOW, "%s: the output is too large", path);
+        return rpe_set_error (error, RPE_ERROR_OVERFLOW, _("%s: the output is too large"), path);
       bytes *= shape[i];
     }
   if (dir == NULL)
@@ -397,8 +398,8 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
   free_bytes = g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
   if (bytes > free_bytes)
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          "%s: the output needs %.1f GB, more than the %.1f GB free on its disk "
-                          "(it is written a slab at a time, outside the memory budget)",
+                          _("%s: the output needs %.1f GB, more than the %.1f GB free on its disk "
+                            "(it is written a slab at a time, outside the memory budget)"),
                           path, (double) bytes * 1e-9, (double) free_bytes * 1e-9);
   return TRUE;
 }
@@ -427,8 +428,8 @@ append_slab (Ctx *c, RpeNpyWriter *w, const float *slab, gsize count, GError **e
       {
         c->exit_code = 2;
         return rpe_set_error (error, RPE_ERROR_NOT_FINITE,
-                              "the result would hold %g at flat index %zu (C order): the parameters or "
-                              "inputs are finite but too large for float32 arithmetic; nothing was written",
+                              _("the result would hold %g at flat index %zu (C order): the parameters or "
+                                "inputs are finite but too large for float32 arithmetic; nothing was written"),
                               (double) slab[i], (size_t) (c->streamed + i));
       }
   c->streamed += count;
@@ -463,7 +464,7 @@ compute_template (Ctx *c, gboolean empirical, GError **error)
   if (!check_index (o->head, H, "--head", error) || !check_index (o->feature, D, "--feature", error))
     return FALSE;
   if ((o->head >= 0) != (o->feature >= 0))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--head and --feature go together");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--head and --feature go together"));
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
   if (o->head >= 0)
@@ -529,7 +530,7 @@ compute_codes (Ctx *c, GError **error)
   gboolean ok;
 
   if (o->out_keys == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "codes writes two arrays: give --out-keys K.npy too");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("codes writes two arrays: give --out-keys K.npy too"));
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
   if (!rpe_cli_make_codes (o, &c->params, n, FALSE, &codes, error))
@@ -717,7 +718,7 @@ compute_rpe_logits (Ctx *c, GError **error)
         {
           g_autofree char *shape = rpe_tensor_shape_string (e_file);
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: relative embeddings must have shape (%zu, %zu) or (%zu, %zu, %zu), got %s",
+                         _("%s: relative embeddings must have shape (%zu, %zu) or (%zu, %zu, %zu), got %s"),
                          o->relative_embeddings, (size_t) rows, (size_t) D, (size_t) H, (size_t) rows,
                          (size_t) D, shape);
           goto out;
@@ -833,28 +834,29 @@ rpe_cli_compute (int argc, char **argv)
   int status;
   g_auto(GStrv) given = NULL;
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_opt, "Write the result here (.npy)", "OUT.npy" },
-    { "out-keys", 0, 0, G_OPTION_ARG_FILENAME, &out_keys_opt, "codes/encode: write the keys' array here", "K.npy" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_opt, N_("Write the result here (.npy)"), "OUT.npy" },
+    { "out-keys", 0, 0, G_OPTION_ARG_FILENAME, &out_keys_opt, N_("codes/encode: write the keys' array here"), "K.npy" },
     { NULL }
   };
 
   rpe_cli_options_init (&o);
   given = g_strdupv (argv);
-  context = g_option_context_new ("WHAT - compute an array");
+  context = g_option_context_new (N_("WHAT - compute an array"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
-    "WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
-    "      lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
-    "Output shapes: template/empirical (H, D, N, N) or (N, N) with --head/--feature;\n"
-    "codes (N, H, D, R) with --out-keys; encode (N, H, R); logits/attention (H, N, N);\n"
-    "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2d') [real | imag] (d' = D//2+1 for fourier);\n"
-    "lrpe-attention (H, N, N); lrpe-linear and fastrpb (N, H, Dv).  float32 unless --f64.");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+    N_("WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
+       "      lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
+       "Output shapes: template/empirical (H, D, N, N) or (N, N) with --head/--feature;\n"
+       "codes (N, H, D, R) with --out-keys; encode (N, H, R); logits/attention (H, N, N);\n"
+       "linear (N, H, Dv); rpe-logits (H, N, N); lrpe-encode (N, H, D) or (N, H, 2d') [real | imag] (d' = D//2+1 for fourier);\n"
+       "lrpe-attention (H, N, N); lrpe-linear and fastrpb (N, H, Dv).  float32 unless --f64."));
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   g_option_context_add_group (context, rpe_cli_parameter_group (&o));
   g_option_context_set_help_enabled (context, TRUE);
 
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      fprintf (stderr, "rpe compute: %s\n", error->message);
+      fprintf (stderr, _("rpe compute: %s\n"), error->message);
       rpe_cli_options_clear (&o);
       return 2;
     }
@@ -863,7 +865,7 @@ rpe_cli_compute (int argc, char **argv)
 
   if (argc != 2)
     {
-      fprintf (stderr, "rpe compute: %s\n",
+      fprintf (stderr, _("rpe compute: %s\n"),
                argc < 2 ? "say what to compute: template | empirical | codes | encode | logits | attention | linear | rpe-logits | lrpe-encode | lrpe-attention | lrpe-linear | fastrpb"
                         : "too many arguments");
       rpe_cli_options_clear (&o);
@@ -872,26 +874,26 @@ rpe_cli_compute (int argc, char **argv)
   what = argv[1];
   if (!g_strv_contains (compute_whats, what))
     {
-      fprintf (stderr, "rpe compute: unknown WHAT '%s' (template | empirical | codes | encode | logits | attention | linear | rpe-logits | lrpe-encode | lrpe-attention | lrpe-linear | fastrpb)\n", what);
+      fprintf (stderr, _("rpe compute: unknown WHAT '%s' (template | empirical | codes | encode | logits | attention | linear | rpe-logits | lrpe-encode | lrpe-attention | lrpe-linear | fastrpb)\n"), what);
       rpe_cli_options_clear (&o);
       return 2;
     }
   if (!rpe_cli_check_options ("compute", what, given, &error))
     {
-      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      fprintf (stderr, _("rpe compute %s: %s\n"), what, error->message);
       rpe_cli_options_clear (&o);
       return 2;
     }
   if (o.out == NULL)
     {
-      fprintf (stderr, "rpe compute: -o OUT.npy is required\n");
+      fprintf (stderr, _("rpe compute: -o OUT.npy is required\n"));
       rpe_cli_options_clear (&o);
       return 2;
     }
 
   if (!rpe_cli_check_output (&o, o.out, &error) || !rpe_cli_check_output (&o, o.out_keys, &error))
     {
-      fprintf (stderr, "rpe compute %s: %s\n", what, error->message);
+      fprintf (stderr, _("rpe compute %s: %s\n"), what, error->message);
       rpe_cli_options_clear (&o);
       return 1;
     }
@@ -914,8 +916,8 @@ rpe_cli_compute (int argc, char **argv)
   if (c.params.method == RPE_SPE_CONV && c.params.kernel_cols != 0)
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
-                     "the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
-                     "(template, empirical, codes, encode)", (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
+                     _("the module is 2-D convSPE (%zu x %zu filters): give its image grid with --grid N1xN2 "
+                       "(template, empirical, codes, encode)"), (size_t) c.params.kernel, (size_t) c.params.kernel_cols);
       goto out;
     }
   c.gated = c.params.gate != NULL;
@@ -942,7 +944,7 @@ out:
     status = 0;
   else
     {
-      fprintf (stderr, "rpe compute %s: %s\n", what, error ? error->message : "failed");
+      fprintf (stderr, _("rpe compute %s: %s\n"), what, error ? error->message : "failed");
       status = c.exit_code != 0 ? c.exit_code : rpe_cli_exit_code_for_error (error);
     }
   rpe_spe_params_clear (&c.params);
@@ -974,17 +976,17 @@ rpe_cli_parse_feature_map (const RpeCliOptions *o,
       }
   if (!found)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')", name);
+                          _("--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')"), name);
   memset (fopts, 0, sizeof *fopts);
   fopts->seed = (uint64_t) o->seed;
   fopts->m = o->performer_features > 0 ? (size_t) o->performer_features : width;
   fopts->orthogonal = TRUE;
   fopts->nu = (size_t) MAX (o->dpfp_nu, 0);
   if (o->performer_features == 0 || o->performer_features < -1)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--performer-features must be at least 1");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--performer-features must be at least 1"));
   if (*map == RPE_FEATURE_DPFP && (o->dpfp_nu < 1 || (gsize) o->dpfp_nu >= 2 * width))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--dpfp-nu must be between 1 and %zu for width %zu", (size_t) (2 * width - 1),
+                          _("--dpfp-nu must be between 1 and %zu for width %zu"), (size_t) (2 * width - 1),
                           (size_t) width);
   return TRUE;
 }

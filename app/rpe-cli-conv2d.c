@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-alloc.h"
 #include "rpe-conv-spe-2d.h"
@@ -25,7 +26,7 @@ parse_grid2 (const char *grid, gsize *n1, gsize *n2, GError **error)
       || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
       || !g_ascii_string_to_unsigned (parts[1], 10, 1, 1 << 20, &b, NULL))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--grid must look like N1xN2 with each side 1..1048576 (got '%s')", grid);
+                          _("--grid must look like N1xN2 with each side 1..1048576 (got '%s')"), grid);
   *n1 = (gsize) a;
   *n2 = (gsize) b;
   return TRUE;
@@ -48,17 +49,17 @@ grid_params (const RpeCliOptions *o, RpeSpeParams *params, GError **error)
         {
           rpe_spe_params_clear (params);
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                "%s: --grid needs a 2-D convSPE module (filters (H*D, 1, L1, L2)); "
-                                "the module used is 1-D (see rpe info)", o->checkpoint);
+                                _("%s: --grid needs a 2-D convSPE module (filters (H*D, 1, L1, L2)); "
+                                  "the module used is 1-D (see rpe info)"), o->checkpoint);
         }
       return TRUE;
     }
   if (o->method != NULL && !g_str_equal (o->method, "conv"))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--grid is 2-D convSPE: --method must be conv");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--grid is 2-D convSPE: --method must be conv"));
   if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16)
       || o->kernel < 1 || o->kernel > 4096 || o->kernel_cols < 0 || o->kernel_cols > 4096)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--heads must be 1..4096, --features 1..65536, --kernel and --kernel-cols 1..4096");
+                          _("--heads must be 1..4096, --features 1..65536, --kernel and --kernel-cols 1..4096"));
   l1 = (gsize) o->kernel;
   l2 = o->kernel_cols > 0 ? (gsize) o->kernel_cols : l1;
   {
@@ -101,26 +102,26 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
       zt = rpe_cli_read_array (o->noise, 4, "the code noise", error);
       if (zt == NULL)
         {
-          g_prefix_error (error, "2-D conv noise is (R, H*D, N1+4L1, N2+4L2) = (R, %zu, %zu, %zu): ",
+          g_prefix_error (error, _("2-D conv noise is (R, H*D, N1+4L1, N2+4L2) = (R, %zu, %zu, %zu): "),
                           (size_t) hd, (size_t) z1, (size_t) z2);
           return FALSE;
         }
       if (zt->shape[1] != hd || zt->shape[2] != z1 || zt->shape[3] != z2 || zt->shape[0] == 0)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "%s: 2-D conv noise must have shape (R, %zu, %zu, %zu) = (R, H*D, N1+4L1, N2+4L2), "
-                              "got (%zu, %zu, %zu, %zu)", o->noise, (size_t) hd, (size_t) z1, (size_t) z2,
+                              _("%s: 2-D conv noise must have shape (R, %zu, %zu, %zu) = (R, H*D, N1+4L1, N2+4L2), "
+                                "got (%zu, %zu, %zu, %zu)"), o->noise, (size_t) hd, (size_t) z1, (size_t) z2,
                               (size_t) zt->shape[0], (size_t) zt->shape[1], (size_t) zt->shape[2],
                               (size_t) zt->shape[3]);
       if (r != 0 && r != zt->shape[0])
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "--realizations %zu does not match the noise's R = %zu", (size_t) r,
+                              _("--realizations %zu does not match the noise's R = %zu"), (size_t) r,
                               (size_t) zt->shape[0]);
       r = zt->shape[0];
     }
   if (r == 0)
     r = o->realizations != RPE_CLI_UNSET ? 0 : 64;
   if (r == 0 || r > ((gsize) 1 << 24))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--realizations must be between 1 and %d", 1 << 24);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be between 1 and %d"), 1 << 24);
   {
     const gsize dims[3][4] = { { n, hd, r, 1 }, { n, hd, r, 1 }, { r, hd, z1, z2 } };
     if (!rpe_cli_check_budget ("2-D codes and their noise", zt != NULL ? 2 : 3, dims, error))
@@ -159,7 +160,7 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
             goto out;
           if (et->shape[0] != H || et->shape[1] != D || et->shape[2] != r)
             {
-              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R)",
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R)"),
                              o->gate_noise, (size_t) H, (size_t) D, (size_t) r);
               goto out;
             }
@@ -200,7 +201,7 @@ grid_template (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2
 
   if (o->head >= (int) H || o->feature >= (int) D || (o->head >= 0) != (o->feature >= 0))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--head (0..%zu) and --feature (0..%zu) go together", (size_t) H - 1, (size_t) D - 1);
+                          _("--head (0..%zu) and --feature (0..%zu) go together"), (size_t) H - 1, (size_t) D - 1);
   if (o->head >= 0)
     {
       h0 = (gsize) o->head, h1 = h0 + 1;
@@ -278,7 +279,7 @@ rpe_cli_compute_grid (const char          *what,
     return FALSE;
   n = n1 * n2;
   if (o->length != RPE_CLI_UNSET && (gsize) o->length != n)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--length must be N1*N2 = %zu with --grid", (size_t) n);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be N1*N2 = %zu with --grid"), (size_t) n);
   if (!grid_params (o, &p, error))
     return FALSE;
   gated = p.gate != NULL;
@@ -288,7 +289,7 @@ rpe_cli_compute_grid (const char          *what,
   else if (g_str_equal (what, "codes"))
     {
       if (o->out_keys == NULL)
-        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "codes writes two arrays: give --out-keys K.npy too");
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("codes writes two arrays: give --out-keys K.npy too"));
       else if (grid_codes (o, &p, n1, n2, FALSE, &codes, error))
         {
           gsize shape[4] = { n, p.n_heads, p.n_features, codes.r };
@@ -311,7 +312,7 @@ rpe_cli_compute_grid (const char          *what,
       if (rpe_cli_load_inputs (&o2, &flat, FALSE, &in, error))
         {
           if (in.n != n)
-            rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the queries have %zu positions, the grid %zu",
+            rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the queries have %zu positions, the grid %zu"),
                            o->queries, (size_t) in.n, (size_t) n);
           else if (grid_codes (o, &p, n1, n2, gated, &codes, error))
             {
@@ -333,7 +334,7 @@ rpe_cli_compute_grid (const char          *what,
     }
   else
     rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                   "--grid works with template, empirical, codes and encode (2-D convSPE) and fastrpb");
+                   _("--grid works with template, empirical, codes and encode (2-D convSPE) and fastrpb"));
   rpe_cli_codes_clear (&codes);
   rpe_spe_params_clear (&p);
   return ok;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-alloc.h"
 #include "rpe-curves.h"
@@ -881,17 +882,17 @@ rpe_cli_curves (int argc, char **argv)
   int status = 0;
   g_auto(GStrv) given = g_strdupv (argv);
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, "Write the CSV here", "OUT.csv" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, N_("Write the CSV here"), "OUT.csv" },
     { NULL }
   };
   const GOptionEntry curve_entries[] = {
-    { "max-length", 0, 0, G_OPTION_ARG_INT64, &co.max_length, "extrapolation: evaluation length N_max (default 4 N_train)", "N" },
-    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &co.realizations_list, "error: the R values (default 4,8,16,...,1024)", "R1,R2,..." },
-    { "seeds", 0, 0, G_OPTION_ARG_INT64, &co.seeds, "error: draws per point, seeds --seed, --seed + 1, ... (default: 256 / cells, at least 2)", "S" },
-    { "against", 0, 0, G_OPTION_ARG_STRING, &co.against, "error: against R (default) or query position m (one R: --realizations)", "r|position" },
-    { "models", 0, 0, G_OPTION_ARG_STRING, &co.models, "profile/extrapolation: ape,sine,conv,lrpe,fastrpb; sine/conv[-gated|-ungated][-est]", "LIST" },
-    { "window", 0, 0, G_OPTION_ARG_INT64, &co.window, "extrapolation: offsets W of the PE metrics (default min(N_train, 64))", "W" },
-    { "block", 0, 0, G_OPTION_ARG_INT64, &co.block, "extrapolation: rows per block (default 64; memory block x N_max)", "B" },
+    { "max-length", 0, 0, G_OPTION_ARG_INT64, &co.max_length, N_("extrapolation: evaluation length N_max (default 4 N_train)"), "N" },
+    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &co.realizations_list, N_("error: the R values (default 4,8,16,...,1024)"), "R1,R2,..." },
+    { "seeds", 0, 0, G_OPTION_ARG_INT64, &co.seeds, N_("error: draws per point, seeds --seed, --seed + 1, ... (default: 256 / cells, at least 2)"), "S" },
+    { "against", 0, 0, G_OPTION_ARG_STRING, &co.against, N_("error: against R (default) or query position m (one R: --realizations)"), "r|position" },
+    { "models", 0, 0, G_OPTION_ARG_STRING, &co.models, N_("profile/extrapolation: ape,sine,conv,lrpe,fastrpb; sine/conv[-gated|-ungated][-est]"), "LIST" },
+    { "window", 0, 0, G_OPTION_ARG_INT64, &co.window, N_("extrapolation: offsets W of the PE metrics (default min(N_train, 64))"), "W" },
+    { "block", 0, 0, G_OPTION_ARG_INT64, &co.block, N_("extrapolation: rows per block (default 64; memory block x N_max)"), "B" },
     { NULL }
   };
 
@@ -914,31 +915,33 @@ rpe_cli_curves (int argc, char **argv)
         *p = ' ';
   }
 
-  context = g_option_context_new ("KIND - analysis curves as CSV");
+  context = g_option_context_new (N_("KIND - analysis curves as CSV"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
-    "KIND: profile | error | extrapolation | output-error (first: see 'rpe curves output-error --help')\n"
-    "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
-    "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
-    "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
-    "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
-    "  extrapolation  per query position m < N_max, identical content at every position:\n"
-    "                 mean attended distance, entropy, translation invariance (ti) and\n"
-    "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+    N_("KIND: profile | error | extrapolation | output-error (first: see 'rpe curves output-error --help')\n"
+       "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
+       "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
+       "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
+       "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
+       "  extrapolation  per query position m < N_max, identical content at every position:\n"
+       "                 mean attended distance, entropy, translation invariance (ti) and\n"
+       "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length"));
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   g_option_context_add_group (context, rpe_cli_parameter_group (&o));
-  group = g_option_group_new ("curves", "Curve options", "Show curve options", NULL, NULL);
+  group = g_option_group_new ("curves", N_("Curve options"), N_("Show curve options"), NULL, NULL);
+  g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
   g_option_group_add_entries (group, curve_entries);
   g_option_context_add_group (context, group);
 
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      fprintf (stderr, "rpe curves: %s\n", error->message);
+      fprintf (stderr, _("rpe curves: %s\n"), error->message);
       status = EXIT_USAGE;
       goto done;
     }
   if (argc != 2)
     {
-      fprintf (stderr, "rpe curves: %s\n", argc < 2 ? "say which curve: profile | error | extrapolation"
+      fprintf (stderr, _("rpe curves: %s\n"), argc < 2 ? "say which curve: profile | error | extrapolation"
                                                     : "too many arguments");
       status = EXIT_USAGE;
       goto done;
@@ -946,32 +949,32 @@ rpe_cli_curves (int argc, char **argv)
   what = argv[1];
   if (!g_str_equal (what, "profile") && !g_str_equal (what, "error") && !g_str_equal (what, "extrapolation"))
     {
-      fprintf (stderr, "rpe curves: unknown curve '%s' (profile | error | extrapolation)\n", what);
+      fprintf (stderr, _("rpe curves: unknown curve '%s' (profile | error | extrapolation)\n"), what);
       status = EXIT_USAGE;
       goto done;
     }
   if (!rpe_cli_check_options ("curves", what, given, &error))
     {
-      fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+      fprintf (stderr, _("rpe curves %s: %s\n"), what, error->message);
       status = EXIT_USAGE;
       goto done;
     }
   if (!g_str_equal (what, "error") && o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
     {
-      fprintf (stderr, "rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n", what);
+      fprintf (stderr, _("rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n"), what);
       status = EXIT_USAGE;
       goto done;
     }
   if (co.out == NULL)
     {
-      fprintf (stderr, "rpe curves: -o OUT.csv is required\n");
+      fprintf (stderr, _("rpe curves: -o OUT.csv is required\n"));
       status = EXIT_USAGE;
       goto done;
     }
 
   if (!rpe_cli_check_output (&o, co.out, &error))
     {
-      fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+      fprintf (stderr, _("rpe curves %s: %s\n"), what, error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }
@@ -996,19 +999,19 @@ rpe_cli_curves (int argc, char **argv)
       g_clear_error (&error);
       if (!rpe_output_check (co.out, &error))
         {
-          fprintf (stderr, "rpe curves %s: %s\n", what, error->message);
+          fprintf (stderr, _("rpe curves %s: %s\n"), what, error->message);
           status = EXIT_FAILURE_OTHER;
         }
       else if (st != RPE_OK || (st = rpe_curve_table_write_csv (u, co.out, &err)) != RPE_OK)
         {
-          fprintf (stderr, "rpe curves %s: cannot write '%s': %s\n", what, co.out,
+          fprintf (stderr, _("rpe curves %s: cannot write '%s': %s\n"), what, co.out,
                    err ? g_strerror (err) : rpe_status_to_string (st));
           status = EXIT_FAILURE_OTHER;
         }
     }
   else
     {
-      fprintf (stderr, "rpe curves %s: %s\n", what, error ? error->message : "failed");
+      fprintf (stderr, _("rpe curves %s: %s\n"), what, error ? error->message : "failed");
       status = c.exit_code != 0 ? c.exit_code : rpe_cli_exit_code_for_error (error);
     }
 

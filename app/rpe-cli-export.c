@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include <glib/gstdio.h>
 
@@ -806,7 +807,7 @@ read_curve_csv (const char *path, GError **error)
 
         if (g_strv_length (cells) != n_cols)
           {
-            rpe_set_error (error, RPE_ERROR_FORMAT, "%s: row %zu has %u values, expected %zu", path,
+            rpe_set_error (error, RPE_ERROR_FORMAT, _("%s: row %zu has %u values, expected %zu"), path,
                            (size_t) n_rows + 1, g_strv_length (cells), (size_t) n_cols);
             goto out;
           }
@@ -820,7 +821,7 @@ read_curve_csv (const char *path, GError **error)
     }
   if (names == NULL || n_cols == 0 || n_rows == 0)
     {
-      rpe_set_error (error, RPE_ERROR_FORMAT, "%s: the curve table is empty", path);
+      rpe_set_error (error, RPE_ERROR_FORMAT, _("%s: the curve table is empty"), path);
       goto out;
     }
   t = rpe_curve_table_new (n_rows, &st);
@@ -1254,7 +1255,7 @@ rpe_cli_export (int argc, char **argv)
         session_path = argv[i] + strlen ("--session=");
       else if (g_str_equal (argv[i], "--session"))
         {
-          fprintf (stderr, "rpe export: --session needs a FILE.rpe-session\n");
+          fprintf (stderr, _("rpe export: --session needs a FILE.rpe-session\n"));
           return EXIT_USAGE;
         }
     }
@@ -1263,18 +1264,18 @@ rpe_cli_export (int argc, char **argv)
   if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves")
       && !g_str_equal (argv[1], "outputs"))
     {
-      fprintf (stderr, "rpe export %s: --session redraws the views of the window (templates, template, attention, "
-                       "spe-vs-rpe, curves, outputs)\n", argv[1]);
+      fprintf (stderr, _("rpe export %s: --session redraws the views of the window (templates, template, attention, "
+                         "spe-vs-rpe, curves, outputs)\n"), argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
   if (session == NULL)
     {
-      fprintf (stderr, "rpe export: %s: %s\n", session_path, error->message);
+      fprintf (stderr, _("rpe export: %s: %s\n"), session_path, error->message);
       return EXIT_USAGE;
     }
   for (guint i = 0; i < session->warnings->len; i++)
-    fprintf (stderr, "rpe export: %s\n", (const char *) g_ptr_array_index (session->warnings, i));
+    fprintf (stderr, _("rpe export: %s\n"), (const char *) g_ptr_array_index (session->warnings, i));
   if ((argc > 1 && g_str_equal (argv[1], "outputs"))
       || (g_strcmp0 (session->view, "outputs") == 0 && !(argc > 1 && argv[1][0] != '-')))
     {
@@ -1286,14 +1287,14 @@ rpe_cli_export (int argc, char **argv)
       session->view = g_strdup ("outputs");
       if (!rpe_session_modules_from_checkpoint (session, NULL, &why))
         {
-          fprintf (stderr, "rpe export: %s: the Outputs view draws the checkpoint's modules, and %s\n",
+          fprintf (stderr, _("rpe export: %s: the Outputs view draws the checkpoint's modules, and %s\n"),
                    session_path, why != NULL ? why : "these differ");
           return EXIT_USAGE;
         }
       rebuilt = session_argv (argc, argv, session_path, session, TRUE, &error);
       if (rebuilt == NULL)
         {
-          fprintf (stderr, "rpe export: %s\n", error->message);
+          fprintf (stderr, _("rpe export: %s\n"), error->message);
           return EXIT_USAGE;
         }
       {
@@ -1322,7 +1323,7 @@ rpe_cli_export (int argc, char **argv)
   rebuilt = session_argv (argc, argv, session_path, session, FALSE, &error);
   if (rebuilt == NULL)
     {
-      fprintf (stderr, "rpe export: %s\n", error->message);
+      fprintf (stderr, _("rpe export: %s\n"), error->message);
       return EXIT_USAGE;
     }
   {
@@ -1390,16 +1391,16 @@ explorer_state (const Ctx *c, GError **error)
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the length %zu is outside the "
-                          "window's range 2 .. %d", (size_t) n, RPE_EXPLORER_MAX_LENGTH), NULL;
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the length %zu is outside the "
+                          "window's range 2 .. %d"), (size_t) n, RPE_EXPLORER_MAX_LENGTH), NULL;
   if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > RPE_EXPLORER_MAX_R))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "R = %" G_GINT64_FORMAT
                           " is outside the window's 1 .. %d", o->realizations, RPE_EXPLORER_MAX_R), NULL;
   if (o->seed < 0 || o->seed > G_MAXINT)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the seed must be 0 .. %d", G_MAXINT), NULL;
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the seed must be 0 .. %d"), G_MAXINT), NULL;
   if (c->params.n_heads > 1024 || c->params.n_features > 4096)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "the module is larger than the window "
-                          "shows (1024 heads, 4096 features)"), NULL;
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the module is larger than the window "
+                          "shows (1024 heads, 4096 features)")), NULL;
   if (eo->attention_method != NULL && !rpe_session_choice_value ("--attention-method", eo->attention_method, &method))
     return usage_error (error, "--attention-method must be spe, exact, ape, lrpe, fastrpb or linear (got '%s')",
                         eo->attention_method), NULL;
@@ -1586,34 +1587,34 @@ export_main (int argc, char **argv, RpeSession *session)
   g_auto(GStrv) given = g_strdupv (argv);
   g_autofree char *session_opt = NULL;   /* consumed by rpe_cli_export */
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, "Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)", "FILE" },
-    { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, "viridis (default), magma, inferno, cividis, rdbu (diverging), grey", "NAME" },
-    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, "Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)", NULL },
-    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &eo.color_scale, "Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)", "NAME" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &eo.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
-    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &eo.percentile, "--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)", "P" },
-    { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, "Figure title (default: what it shows)", "T" },
-    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
-    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
-    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, "PNG resolution (default 150)", "D" },
-    { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, "One file per head; -o must contain {head}", NULL },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
-    { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, "extrapolation: one panel alone: distance, entropy, ti or mono", "NAME" },
-    { "sweep", 0, 0, G_OPTION_ARG_STRING, &eo.sweep, "Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed", "PARAM=FROM:TO" },
-    { "frames", 0, 0, G_OPTION_ARG_INT, &eo.frames, "--sweep: the number of frames K (2 .. 1000, default 8)", "K" },
-    { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, "--sweep: hundredths of a second per frame (default 60)", "CS" },
-    { "save-session", 0, 0, G_OPTION_ARG_FILENAME, &eo.save_session, "Also write the session of this figure (open it with rpe-studio, redraw it with --session)", "S.rpe-session" },
-    { "session", 0, 0, G_OPTION_ARG_FILENAME, &session_opt, "Redraw the figure of a saved session (options given beside it override its values)", "S.rpe-session" },
-    { "attention-method", 0, 0, G_OPTION_ARG_STRING, &eo.attention_method, "attention: the map of spe (default; exact with --exact), exact, ape, lrpe (--lrpe-p/--lrpe-lambda/--lrpe-theta), fastrpb or linear (--feature-map), as the window's Attention view", "NAME" },
-    { "rows", 0, 0, G_OPTION_ARG_STRING, &eo.rows, "attention: draw rows A .. B-1 of the map only (the window's zoom)", "A:B" },
-    { "cols", 0, 0, G_OPTION_ARG_STRING, &eo.cols, "attention: draw columns C .. D-1 of the map only", "C:D" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, N_("Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)"), "FILE" },
+    { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, N_("viridis (default), magma, inferno, cividis, rdbu (diverging), grey"), "NAME" },
+    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, N_("Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)"), NULL },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &eo.color_scale, N_("Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)"), "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &eo.gamma, N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &eo.percentile, N_("--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)"), "P" },
+    { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, N_("Figure title (default: what it shows)"), "T" },
+    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W" },
+    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H" },
+    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, N_("PNG resolution (default 150)"), "D" },
+    { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, N_("One file per head; -o must contain {head}"), NULL },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, N_("column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override"), "NAME" },
+    { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, N_("extrapolation: one panel alone: distance, entropy, ti or mono"), "NAME" },
+    { "sweep", 0, 0, G_OPTION_ARG_STRING, &eo.sweep, N_("Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed"), "PARAM=FROM:TO" },
+    { "frames", 0, 0, G_OPTION_ARG_INT, &eo.frames, N_("--sweep: the number of frames K (2 .. 1000, default 8)"), "K" },
+    { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, N_("--sweep: hundredths of a second per frame (default 60)"), "CS" },
+    { "save-session", 0, 0, G_OPTION_ARG_FILENAME, &eo.save_session, N_("Also write the session of this figure (open it with rpe-studio, redraw it with --session)"), "S.rpe-session" },
+    { "session", 0, 0, G_OPTION_ARG_FILENAME, &session_opt, N_("Redraw the figure of a saved session (options given beside it override its values)"), "S.rpe-session" },
+    { "attention-method", 0, 0, G_OPTION_ARG_STRING, &eo.attention_method, N_("attention: the map of spe (default; exact with --exact), exact, ape, lrpe (--lrpe-p/--lrpe-lambda/--lrpe-theta), fastrpb or linear (--feature-map), as the window's Attention view"), "NAME" },
+    { "rows", 0, 0, G_OPTION_ARG_STRING, &eo.rows, N_("attention: draw rows A .. B-1 of the map only (the window's zoom)"), "A:B" },
+    { "cols", 0, 0, G_OPTION_ARG_STRING, &eo.cols, N_("attention: draw columns C .. D-1 of the map only"), "C:D" },
     { NULL }
   };
   const GOptionEntry view_entries[] = {
-    { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, "templates/template: the empirical template of the draw", NULL },
-    { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, "templates/template: empirical - analytic", NULL },
-    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, "templates, spe-vs-rpe: each cell (panel) its own colour range", NULL },
-    { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, "Cells per pixel when the map is larger than the image: mean (default) or max", "mean|max" },
+    { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, N_("templates/template: the empirical template of the draw"), NULL },
+    { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, N_("templates/template: empirical - analytic"), NULL },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, N_("templates, spe-vs-rpe: each cell (panel) its own colour range"), NULL },
+    { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, N_("Cells per pixel when the map is larger than the image: mean (default) or max"), "mean|max" },
     { NULL }
   };
 
@@ -1637,14 +1638,15 @@ export_main (int argc, char **argv, RpeSession *session)
   curves = (g_strv_contains (curve_views, view) || g_str_equal (view, "curves")) && !page;
   if (!curves && !page && !g_strv_contains (heatmap_views, view))
     {
-      fprintf (stderr, "rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
-                       "profile | error | extrapolation)\n", view);
+      fprintf (stderr, _("rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
+                         "profile | error | extrapolation)\n"), view);
       rpe_cli_options_clear (&o);
       return EXIT_USAGE;
     }
 
-  context = g_option_context_new ("VIEW - publication figures");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+  context = g_option_context_new (N_("VIEW - publication figures"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   if (curves)
     {
       /* Everything else goes to `rpe curves` unchanged. */
@@ -1653,14 +1655,15 @@ export_main (int argc, char **argv, RpeSession *session)
     }
   else
     {
-      group = g_option_group_new ("view", "View options", "Show view options", NULL, NULL);
+      group = g_option_group_new ("view", N_("View options"), N_("Show view options"), NULL, NULL);
+      g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
       g_option_group_add_entries (group, view_entries);
       g_option_context_add_group (context, group);
       g_option_context_add_group (context, rpe_cli_parameter_group (&o));
     }
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      fprintf (stderr, "rpe export: %s\n", error->message);
+      fprintf (stderr, _("rpe export: %s\n"), error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -1676,13 +1679,13 @@ export_main (int argc, char **argv, RpeSession *session)
     }
   else if (argc != 2)
     {
-      fprintf (stderr, "rpe export: too many arguments\n");
+      fprintf (stderr, _("rpe export: too many arguments\n"));
       status = EXIT_USAGE;
       goto done;
     }
   if (!curves && !rpe_cli_check_options ("export", view, given, &error))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_USAGE;
       goto done;
     }
@@ -1694,8 +1697,8 @@ export_main (int argc, char **argv, RpeSession *session)
 
       if (p == NULL)
         {
-          fprintf (stderr, "rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
-                           "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n");
+          fprintf (stderr, _("rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
+                             "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n"));
           status = EXIT_USAGE;
           goto done;
         }
@@ -1714,28 +1717,28 @@ export_main (int argc, char **argv, RpeSession *session)
         }
       else
         {
-          fprintf (stderr, "rpe export curves: unknown --panel '%s'\n", p);
+          fprintf (stderr, _("rpe export curves: unknown --panel '%s'\n"), p);
           status = EXIT_USAGE;
           goto done;
         }
     }
   if (eo.panel != NULL && !g_str_equal (view, "extrapolation"))
     {
-      fprintf (stderr, "rpe export %s: --panel picks one panel of extrapolation (or of 'rpe export curves')\n", view);
+      fprintf (stderr, _("rpe export %s: --panel picks one panel of extrapolation (or of 'rpe export curves')\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
   if (eo.panel != NULL && !g_str_equal (eo.panel, "distance") && !g_str_equal (eo.panel, "entropy")
       && !g_str_equal (eo.panel, "ti") && !g_str_equal (eo.panel, "mono"))
     {
-      fprintf (stderr, "rpe export %s: --panel must be distance, entropy, ti or mono (got '%s')\n", view, eo.panel);
+      fprintf (stderr, _("rpe export %s: --panel must be distance, entropy, ti or mono (got '%s')\n"), view, eo.panel);
       status = EXIT_USAGE;
       goto done;
     }
 
   if (eo.out != NULL && !rpe_cli_check_output (&o, eo.out, &error))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }
@@ -1745,7 +1748,7 @@ export_main (int argc, char **argv, RpeSession *session)
   c.eo = &eo;
   if (eo.out == NULL)
     {
-      fprintf (stderr, "rpe export %s: -o FILE.png|svg|pdf%s is required\n", view, curves ? "|csv" : "|npy");
+      fprintf (stderr, _("rpe export %s: -o FILE.png|svg|pdf%s is required\n"), view, curves ? "|csv" : "|npy");
       status = EXIT_USAGE;
       goto done;
     }
@@ -1753,14 +1756,14 @@ export_main (int argc, char **argv, RpeSession *session)
     {
       if (eo.sweep == NULL || !(g_str_has_suffix (eo.out, ".gif") || g_str_has_suffix (eo.out, ".GIF")))
         {
-          fprintf (stderr, "rpe export %s: an animation needs both --sweep PARAM=FROM:TO and -o FILE.gif\n", view);
+          fprintf (stderr, _("rpe export %s: an animation needs both --sweep PARAM=FROM:TO and -o FILE.gif\n"), view);
           status = EXIT_USAGE;
           goto done;
         }
       if (curves || eo.all_heads)
         {
-          fprintf (stderr, "rpe export %s: --sweep animates one heatmap view (templates, template, attention, "
-                           "spe-vs-rpe), without --all-heads\n", view);
+          fprintf (stderr, _("rpe export %s: --sweep animates one heatmap view (templates, template, attention, "
+                             "spe-vs-rpe), without --all-heads\n"), view);
           status = EXIT_USAGE;
           goto done;
         }
@@ -1769,21 +1772,21 @@ export_main (int argc, char **argv, RpeSession *session)
     }
   else if (!rpe_export_format_from_path (eo.out, &c.format))
     {
-      fprintf (stderr, "rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf, .csv or .npy)\n",
+      fprintf (stderr, _("rpe export %s: cannot tell the format of '%s' (use .png, .svg, .pdf, .csv or .npy)\n"),
                view, eo.out);
       status = EXIT_USAGE;
       goto done;
     }
   if ((curves && c.format == RPE_EXPORT_NPY) || (!curves && c.format == RPE_EXPORT_CSV))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, curves ? "curves are written as .csv, not .npy"
+      fprintf (stderr, _("rpe export %s: %s\n"), view, curves ? "curves are written as .csv, not .npy"
                                                           : "heatmaps are written as .npy, not .csv");
       status = EXIT_USAGE;
       goto done;
     }
   if (eo.all_heads && (curves || strstr (eo.out, "{head}") == NULL))
     {
-      fprintf (stderr, "rpe export %s: %s\n", view,
+      fprintf (stderr, _("rpe export %s: %s\n"), view,
                curves ? "--all-heads is for the heatmap views; give --head to the curves"
                       : "--all-heads needs {head} in the output name, e.g. -o 'attn-h{head}.pdf'");
       status = EXIT_USAGE;
@@ -1797,7 +1800,7 @@ export_main (int argc, char **argv, RpeSession *session)
 
     if (!rpe_export_preset_from_name (eo.preset, &preset))
       {
-        fprintf (stderr, "rpe export %s: unknown --preset '%s' (column, page or slide)\n", view, eo.preset);
+        fprintf (stderr, _("rpe export %s: unknown --preset '%s' (column, page or slide)\n"), view, eo.preset);
         status = EXIT_USAGE;
         goto done;
       }
@@ -1810,7 +1813,7 @@ export_main (int argc, char **argv, RpeSession *session)
     rpe_figure_init (&probe, curves ? RPE_FIGURE_CURVES : RPE_FIGURE_HEATMAP);
     if (!rpe_export_resolve_size (&probe, c.format, &c.size, NULL, NULL, NULL, NULL, &error))
       {
-        fprintf (stderr, "rpe export %s: %s\n", view, error->message);
+        fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
         status = EXIT_USAGE;
         goto done;
       }
@@ -1818,7 +1821,7 @@ export_main (int argc, char **argv, RpeSession *session)
   c.cmap = rpe_colormap_default ();
   if (eo.colormap != NULL && (c.cmap = rpe_colormap_lookup (eo.colormap)) == NULL)
     {
-      fprintf (stderr, "rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n",
+      fprintf (stderr, _("rpe export %s: unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)\n"),
                view, eo.colormap);
       status = EXIT_USAGE;
       goto done;
@@ -1827,7 +1830,7 @@ export_main (int argc, char **argv, RpeSession *session)
     c.cmap = NULL;   /* templates: viridis, or the diverging map for signed data */
   if (curves && (eo.color_scale != NULL || eo.gamma != 0.0 || eo.percentile != 0.0))
     {
-      fprintf (stderr, "rpe export %s: --color-scale, --gamma and --percentile are for heatmap views\n", view);
+      fprintf (stderr, _("rpe export %s: --color-scale, --gamma and --percentile are for heatmap views\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
@@ -1844,7 +1847,7 @@ export_main (int argc, char **argv, RpeSession *session)
         c.reduce = RPE_HEATMAP_REDUCE_MAX;
       else if (!g_str_equal (eo.reduce, "mean"))
         {
-          fprintf (stderr, "rpe export %s: --reduce must be mean or max (got '%s')\n", view, eo.reduce);
+          fprintf (stderr, _("rpe export %s: --reduce must be mean or max (got '%s')\n"), view, eo.reduce);
           status = EXIT_USAGE;
           goto done;
         }
@@ -1852,8 +1855,8 @@ export_main (int argc, char **argv, RpeSession *session)
 
   if (curves && eo.save_session != NULL)
     {
-      fprintf (stderr, "rpe export %s: --save-session holds the heatmap views (templates, template, attention, "
-                       "spe-vs-rpe)\n", view);
+      fprintf (stderr, _("rpe export %s: --save-session holds the heatmap views (templates, template, attention, "
+                         "spe-vs-rpe)\n"), view);
       status = EXIT_USAGE;
       goto done;
     }
@@ -1891,14 +1894,14 @@ export_main (int argc, char **argv, RpeSession *session)
               || *end1 != '\0' || end2 == range[1] || *end2 != '\0' || from < (param == &o.seed ? 0 : 1)
               || to < (param == &o.seed ? 0 : 1) || from > G_MAXINT32 || to > G_MAXINT32)
             {
-              fprintf (stderr, "rpe export %s: --sweep must be realizations=FROM:TO, length=FROM:TO or seed=FROM:TO "
-                               "with whole numbers (>= 1; seeds >= 0), got '%s'\n", view, eo.sweep);
+              fprintf (stderr, _("rpe export %s: --sweep must be realizations=FROM:TO, length=FROM:TO or seed=FROM:TO "
+                                 "with whole numbers (>= 1; seeds >= 0), got '%s'\n"), view, eo.sweep);
               status = EXIT_USAGE;
               goto done;
             }
           if (frames < 2 || frames > RPE_GIF_MAX_FRAMES || eo.frame_delay < 0 || eo.frame_delay > 6000)
             {
-              fprintf (stderr, "rpe export %s: --frames must be 2 .. %d and --frame-delay 1 .. 6000 cs\n", view,
+              fprintf (stderr, _("rpe export %s: --frames must be 2 .. %d and --frame-delay 1 .. 6000 cs\n"), view,
                        RPE_GIF_MAX_FRAMES);
               status = EXIT_USAGE;
               goto done;
@@ -1908,9 +1911,9 @@ export_main (int argc, char **argv, RpeSession *session)
                                       || o.gate_noise != NULL || o.queries != NULL || o.keys != NULL
                                       || o.noise_scheme != NULL))
         {
-          fprintf (stderr, "rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
-                           "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
-                           "--noise-scheme\n", view);
+          fprintf (stderr, _("rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
+                             "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
+                             "--noise-scheme\n"), view);
           status = EXIT_USAGE;
           goto done;
         }
@@ -1923,7 +1926,7 @@ export_main (int argc, char **argv, RpeSession *session)
 
           if (p == NULL)
             {
-              rpe_set_error (&error, RPE_ERROR_NOT_FOUND, "the session has no %s module",
+              rpe_set_error (&error, RPE_ERROR_NOT_FOUND, _("the session has no %s module"),
                              kind == RPE_SPE_SINE ? "sine" : "conv");
               goto report;
             }
@@ -1990,7 +1993,7 @@ report:
     status = 0;
   else
     {
-      fprintf (stderr, "rpe export %s: %s\n", view, error ? error->message : "failed");
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error ? error->message : "failed");
       status = c.exit_code != 0 ? c.exit_code : rpe_cli_exit_code_for_error (error);
     }
 

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include <glib.h>
 
@@ -188,7 +189,7 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
     {
       if ((t = rpe_tensor_set_lookup (set, name)) == NULL)
         {
-          rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: no tensor named '%s' (see rpe info)", path, name);
+          rpe_set_error (error, RPE_ERROR_NOT_FOUND, _("%s: no tensor named '%s' (see rpe info)"), path, name);
           return NULL;
         }
     }
@@ -202,7 +203,7 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
               if (t != NULL)
                 {
                   rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                 "%s: several tensors end with '%s' ('%s', '%s'): say which with %s",
+                                 _("%s: several tensors end with '%s' ('%s', '%s'): say which with %s"),
                                  path, suffix, t->name, c->name, option);
                   return NULL;
                 }
@@ -211,7 +212,7 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
         }
       if (t == NULL)
         {
-          rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: no tensor ends with '%s': name it with %s",
+          rpe_set_error (error, RPE_ERROR_NOT_FOUND, _("%s: no tensor ends with '%s': name it with %s"),
                          path, suffix, option);
           return NULL;
         }
@@ -470,13 +471,13 @@ fit_once (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size
     return FALSE;
   if (!rpe_checkpoint_load_spe (set, NULL, -1, &back, error))
     {
-      g_prefix_error (error, "the fitted checkpoint does not read back: ");
+      g_prefix_error (error, _("the fitted checkpoint does not read back: "));
       return FALSE;
     }
   if (back.n_heads * back.n_features != H * D)
     {
       rpe_spe_params_clear (&back);
-      return rpe_set_error (error, RPE_ERROR_INTERNAL, "the fitted checkpoint reads back with other sizes");
+      return rpe_set_error (error, RPE_ERROR_INTERNAL, _("the fitted checkpoint reads back with other sizes"));
     }
   /* an ungated conv checkpoint stores (H*D, 1, L) and does not say H (readers take H = 1):
    * channel c = h*D + d either way, so view it with the fit's H and D */
@@ -544,30 +545,30 @@ rpe_cli_fit (int argc, char **argv)
   int status = 0;
   GString *sweep_text = NULL;
   const GOptionEntry entries[] = {
-    { "target", 0, 0, G_OPTION_ARG_STRING, &f.target, "The bias to fit", "alibi|t5|kerple-log|kerple-power|file|fastrpb" },
-    { "method", 0, 0, G_OPTION_ARG_STRING, &f.method, "SPE variant (default sine)", "sine|conv" },
-    { "sines", 0, 0, G_OPTION_ARG_INT, &f.sines, "Sines K per feature (default 4)", "K" },
-    { "kernel", 0, 0, G_OPTION_ARG_INT, &f.kernel, "Filter length L (default 32)", "L" },
-    { "gated", 0, 0, G_OPTION_ARG_NONE, &f.gated, "Write a gate too (spe_filters.0.gate)", NULL },
-    { "heads", 0, 0, G_OPTION_ARG_INT, &f.heads, "Heads H (default 8)", "H" },
-    { "features", 0, 0, G_OPTION_ARG_INT, &f.features, "Features per head D (default 8)", "D" },
-    { "length", 0, 0, G_OPTION_ARG_INT64, &f.length, "Fit over |tau| < N (default 128; a file target: its N)", "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &f.out, "The fitted checkpoint", "FITTED.safetensors" },
-    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &f.csv, "Target and fit profiles per head", "PROFILES.csv" },
-    { "sweep-size", 0, 0, G_OPTION_ARG_STRING, &f.sweep, "Also fit these K (sine) or L (conv) and print the error of each", "S1,S2,..." },
-    { "sweep-csv", 0, 0, G_OPTION_ARG_FILENAME, &f.sweep_csv, "Write the sweep as CSV (size,relative_error)", "SWEEP.csv" },
-    { "alibi-slopes", 0, 0, G_OPTION_ARG_STRING, &f.alibi_slopes, "alibi: slopes (one, or one per head; default 2^(-8(h+1)/H))", "S1,S2,..." },
-    { "t5-bias", 0, 0, G_OPTION_ARG_FILENAME, &f.t5_bias, "t5: the (num_buckets, H) bias, .npy or a checkpoint", "FILE" },
-    { "t5-tensor", 0, 0, G_OPTION_ARG_STRING, &f.t5_tensor, "t5: the tensor's name in the checkpoint (default: the one ending in relative_attention_bias.weight)", "NAME" },
-    { "t5-buckets", 0, 0, G_OPTION_ARG_INT, &f.t5_buckets, "t5: num_buckets (default 32)", "B" },
-    { "t5-max-distance", 0, 0, G_OPTION_ARG_INT, &f.t5_max_distance, "t5: max_distance (default 128)", "M" },
-    { "t5-unidirectional", 0, 0, G_OPTION_ARG_NONE, &f.t5_unidirectional, "t5: decoder bucketing (bidirectional=False)", NULL },
-    { "kerple-r1", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r1, "kerple: r1 > 0 (one, or one per head; default 1)", "R1" },
-    { "kerple-r2", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r2, "kerple: r2 > 0 (power: <= 2; default 1 for log, 0.5 for power)", "R2" },
-    { "target-file", 0, 0, G_OPTION_ARG_FILENAME, &f.target_file, "file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)", "W.npy" },
-    { "fastrpb", 0, 0, G_OPTION_ARG_FILENAME, &f.fastrpb, "fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)", "FILE" },
-    { "fastrpb-tensor", 0, 0, G_OPTION_ARG_STRING, &f.fastrpb_tensor, "fastrpb: the tensor's name in the checkpoint", "NAME" },
-    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, "Levenberg-Marquardt / ALS iterations (default 40)", "I" },
+    { "target", 0, 0, G_OPTION_ARG_STRING, &f.target, N_("The bias to fit"), "alibi|t5|kerple-log|kerple-power|file|fastrpb" },
+    { "method", 0, 0, G_OPTION_ARG_STRING, &f.method, N_("SPE variant (default sine)"), "sine|conv" },
+    { "sines", 0, 0, G_OPTION_ARG_INT, &f.sines, N_("Sines K per feature (default 4)"), "K" },
+    { "kernel", 0, 0, G_OPTION_ARG_INT, &f.kernel, N_("Filter length L (default 32)"), "L" },
+    { "gated", 0, 0, G_OPTION_ARG_NONE, &f.gated, N_("Write a gate too (spe_filters.0.gate)"), NULL },
+    { "heads", 0, 0, G_OPTION_ARG_INT, &f.heads, N_("Heads H (default 8)"), "H" },
+    { "features", 0, 0, G_OPTION_ARG_INT, &f.features, N_("Features per head D (default 8)"), "D" },
+    { "length", 0, 0, G_OPTION_ARG_INT64, &f.length, N_("Fit over |tau| < N (default 128; a file target: its N)"), "N" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &f.out, N_("The fitted checkpoint"), "FITTED.safetensors" },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &f.csv, N_("Target and fit profiles per head"), "PROFILES.csv" },
+    { "sweep-size", 0, 0, G_OPTION_ARG_STRING, &f.sweep, N_("Also fit these K (sine) or L (conv) and print the error of each"), "S1,S2,..." },
+    { "sweep-csv", 0, 0, G_OPTION_ARG_FILENAME, &f.sweep_csv, N_("Write the sweep as CSV (size,relative_error)"), "SWEEP.csv" },
+    { "alibi-slopes", 0, 0, G_OPTION_ARG_STRING, &f.alibi_slopes, N_("alibi: slopes (one, or one per head; default 2^(-8(h+1)/H))"), "S1,S2,..." },
+    { "t5-bias", 0, 0, G_OPTION_ARG_FILENAME, &f.t5_bias, N_("t5: the (num_buckets, H) bias, .npy or a checkpoint"), "FILE" },
+    { "t5-tensor", 0, 0, G_OPTION_ARG_STRING, &f.t5_tensor, N_("t5: the tensor's name in the checkpoint (default: the one ending in relative_attention_bias.weight)"), "NAME" },
+    { "t5-buckets", 0, 0, G_OPTION_ARG_INT, &f.t5_buckets, N_("t5: num_buckets (default 32)"), "B" },
+    { "t5-max-distance", 0, 0, G_OPTION_ARG_INT, &f.t5_max_distance, N_("t5: max_distance (default 128)"), "M" },
+    { "t5-unidirectional", 0, 0, G_OPTION_ARG_NONE, &f.t5_unidirectional, N_("t5: decoder bucketing (bidirectional=False)"), NULL },
+    { "kerple-r1", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r1, N_("kerple: r1 > 0 (one, or one per head; default 1)"), "R1" },
+    { "kerple-r2", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r2, N_("kerple: r2 > 0 (power: <= 2; default 1 for log, 0.5 for power)"), "R2" },
+    { "target-file", 0, 0, G_OPTION_ARG_FILENAME, &f.target_file, N_("file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)"), "W.npy" },
+    { "fastrpb", 0, 0, G_OPTION_ARG_FILENAME, &f.fastrpb, N_("fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)"), "FILE" },
+    { "fastrpb-tensor", 0, 0, G_OPTION_ARG_STRING, &f.fastrpb_tensor, N_("fastrpb: the tensor's name in the checkpoint"), "NAME" },
+    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, N_("Levenberg-Marquardt / ALS iterations (default 40)"), "I" },
     { NULL }
   };
 
@@ -578,36 +579,37 @@ rpe_cli_fit (int argc, char **argv)
   f.length = RPE_CLI_UNSET;
   f.t5_buckets = 32;
   f.t5_max_distance = 128;
-  context = g_option_context_new ("- fit SPE to another relative bias");
+  context = g_option_context_new (N_("- fit SPE to another relative bias"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
-    "Fits, per head, the unit-content SPE logit profile l_h(tau) = sum_d Ptilde_hd(tau) / sqrt(D)\n"
-    "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
-    "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
-    "relative Frobenius error of the mean-removed profiles.\n"
-    "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
-    "kerple-power (-r1 |tau|^r2), file, fastrpb.");
-  g_option_context_add_main_entries (context, entries, NULL);
+    N_("Fits, per head, the unit-content SPE logit profile l_h(tau) = sum_d Ptilde_hd(tau) / sqrt(D)\n"
+       "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
+       "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
+       "relative Frobenius error of the mean-removed profiles.\n"
+       "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
+       "kerple-power (-r1 |tau|^r2), file, fastrpb."));
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_USAGE;
       goto done;
     }
   if (argc != 1)
     {
-      fprintf (stderr, "rpe fit: unexpected argument '%s'\n", argv[1]);
+      fprintf (stderr, _("rpe fit: unexpected argument '%s'\n"), argv[1]);
       status = EXIT_USAGE;
       goto done;
     }
   if (f.target == NULL || f.out == NULL)
     {
-      fprintf (stderr, "rpe fit: %s is required\n", f.target == NULL ? "--target" : "-o FITTED.safetensors");
+      fprintf (stderr, _("rpe fit: %s is required\n"), f.target == NULL ? "--target" : "-o FITTED.safetensors");
       status = EXIT_USAGE;
       goto done;
     }
   if (f.method != NULL && !g_str_equal (f.method, "sine") && !g_str_equal (f.method, "conv"))
     {
-      fprintf (stderr, "rpe fit: --method must be sine or conv (got '%s')\n", f.method);
+      fprintf (stderr, _("rpe fit: --method must be sine or conv (got '%s')\n"), f.method);
       status = EXIT_USAGE;
       goto done;
     }
@@ -619,7 +621,7 @@ rpe_cli_fit (int argc, char **argv)
     for (gsize i = 0; i < G_N_ELEMENTS (outs); i++)
       if (outs[i] != NULL && !rpe_output_check (outs[i], &error))
         {
-          fprintf (stderr, "rpe fit: %s\n", error->message);
+          fprintf (stderr, _("rpe fit: %s\n"), error->message);
           status = rpe_cli_exit_code_for_error (error);
           goto done;
         }
@@ -628,7 +630,7 @@ rpe_cli_fit (int argc, char **argv)
       || f.sines < 1 || f.sines > MAX_SIZE || f.kernel < 1 || f.kernel > MAX_SIZE || f.max_iter < 0
       || f.max_iter > 100000)
     {
-      fprintf (stderr, "rpe fit: --heads 1..%d, --features 1..%d, --sines and --kernel 1..%d, --max-iter 0..100000\n",
+      fprintf (stderr, _("rpe fit: --heads 1..%d, --features 1..%d, --sines and --kernel 1..%d, --max-iter 0..100000\n"),
                MAX_HEADS, MAX_FEAT, MAX_SIZE);
       status = EXIT_USAGE;
       goto done;
@@ -639,7 +641,7 @@ rpe_cli_fit (int argc, char **argv)
       g_autoptr(RpeTensor) w = rpe_npy_read (f.target_file, &error);
       if (w == NULL)
         {
-          fprintf (stderr, "rpe fit: %s\n", error->message);
+          fprintf (stderr, _("rpe fit: %s\n"), error->message);
           status = EXIT_USAGE;
           goto done;
         }
@@ -659,13 +661,13 @@ rpe_cli_fit (int argc, char **argv)
   size = method == RPE_SPE_SINE ? (gsize) f.sines : (gsize) f.kernel;
   if (f.sweep != NULL && (sweep = parse_sizes (f.sweep, &error)) == NULL)
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_USAGE;
       goto done;
     }
   if ((target = make_target (&f, H, n, &error)) == NULL)
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = rpe_cli_exit_code_for_error (error);
       goto done;
     }
@@ -681,7 +683,7 @@ rpe_cli_fit (int argc, char **argv)
 
           if (!fit_once (&f, method, H, D, s, n, target, profile, s == size && set == NULL ? &set : NULL, &err, &error))
             {
-              fprintf (stderr, "rpe fit: %s\n", error->message);
+              fprintf (stderr, _("rpe fit: %s\n"), error->message);
               status = rpe_cli_exit_code_for_error (error);
               goto done;
             }
@@ -691,7 +693,7 @@ rpe_cli_fit (int argc, char **argv)
         }
       if (f.sweep_csv != NULL && !rpe_atomic_file_set_contents (f.sweep_csv, sweep_text->str, sweep_text->len, &error))
         {
-          fprintf (stderr, "rpe fit: %s\n", error->message);
+          fprintf (stderr, _("rpe fit: %s\n"), error->message);
           status = EXIT_FAILURE_OTHER;
           goto done;
         }
@@ -706,7 +708,7 @@ rpe_cli_fit (int argc, char **argv)
 
       if (!rpe_checkpoint_load_spe (set, NULL, -1, &back, &error))
         {
-          fprintf (stderr, "rpe fit: %s\n", error->message);
+          fprintf (stderr, _("rpe fit: %s\n"), error->message);
           status = EXIT_FAILURE_OTHER;
           goto done;
         }
@@ -716,7 +718,7 @@ rpe_cli_fit (int argc, char **argv)
       rpe_spe_params_clear (&back);
       if (!rpe_cli_status_error (st, "fit profile", &error))
         {
-          fprintf (stderr, "rpe fit: %s\n", error->message);
+          fprintf (stderr, _("rpe fit: %s\n"), error->message);
           status = EXIT_FAILURE_OTHER;
           goto done;
         }
@@ -724,19 +726,19 @@ rpe_cli_fit (int argc, char **argv)
     }
   else if (!fit_once (&f, method, H, D, size, n, target, profile, &set, &err, &error))
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = rpe_cli_exit_code_for_error (error);
       goto done;
     }
   if (!rpe_safetensors_write (f.out, set, &error))
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }
   if (f.csv != NULL && !write_csv (f.csv, H, n, target, profile, &error))
     {
-      fprintf (stderr, "rpe fit: %s\n", error->message);
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }

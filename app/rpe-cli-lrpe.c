@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-alloc.h"
 #include "rpe-checkpoint-lrpe.h"
@@ -38,7 +39,7 @@ parse_choice (const char *option, const char *given, const char *fallback, const
         }
       g_string_append_printf (list, "%s%s", i ? ", " : "", choices[i].name);
     }
-  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s must be one of %s (got '%s')",
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s must be one of %s (got '%s')"),
                         option, list->str, name);
 }
 
@@ -73,12 +74,12 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
     {
       if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16))
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "--heads must be 1..4096 and --features 1..65536");
+                              _("--heads must be 1..4096 and --features 1..65536"));
       shape.n_heads = (gsize) o->heads;
       shape.n_features = (gsize) o->features;
     }
   if (shape.n_heads == 0 || shape.n_features == 0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: empty queries", o->queries);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: empty queries"), o->queries);
   *heads = shape.n_heads;
   *dim = shape.n_features;
   return rpe_cli_load_inputs (o, &shape, want_values, in, error);
@@ -130,7 +131,7 @@ mapped_tensor (const RpeTensorSet *set, const RpeTensorMap *map, RpeRole role, c
     return NULL;
   t = rpe_tensor_set_lookup (set, name);
   if (t == NULL)
-    rpe_set_error (error, RPE_ERROR_NOT_FOUND, "%s: --map %s=%s: the checkpoint has no tensor named '%s'",
+    rpe_set_error (error, RPE_ERROR_NOT_FOUND, _("%s: --map %s=%s: the checkpoint has no tensor named '%s'"),
                    path, rpe_role_to_string (role), name, name);
   return t;
 }
@@ -265,7 +266,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
       else if (p != RPE_LRPE_P_HOUSEHOLDER)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s holds a Householder v, but --lrpe-p is %s", t.v_from, o->lrpe_p);
+                         _("%s holds a Householder v, but --lrpe-p is %s"), t.v_from, o->lrpe_p);
           goto out;
         }
     }
@@ -276,7 +277,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
       else if (lambda != RPE_LRPE_LAMBDA_PERMUTATION)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s holds a permutation buffer, but --lrpe-lambda is %s", t.perm_from, o->lrpe_lambda);
+                         _("%s holds a permutation buffer, but --lrpe-lambda is %s"), t.perm_from, o->lrpe_lambda);
           goto out;
         }
     }
@@ -297,7 +298,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
         {
           g_autofree char *shape = rpe_tensor_shape_string (t.v);
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: the Householder v has shape %s, not D = %zu values (1, %zu, 1)",
+                         _("%s: the Householder v has shape %s, not D = %zu values (1, %zu, 1)"),
                          t.v_from, shape, (size_t) dim, (size_t) dim);
           goto out;
         }
@@ -313,7 +314,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
       if (lambda == RPE_LRPE_LAMBDA_PERMUTATION)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s holds a learned theta, but the permutation Lambda has none", t.theta_from);
+                         _("%s holds a learned theta, but the permutation Lambda has none"), t.theta_from);
           goto out;
         }
       want = rpe_lrpe_theta_count (config.lambda, pd);
@@ -321,9 +322,9 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
         {
           g_autofree char *shape = rpe_tensor_shape_string (t.theta);
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: the learned theta has shape %s, but Lambda %s with P %s at D = %zu acts on "
-                         "e = %zu dims and needs %zu values (the reference module cannot run this "
-                         "combination either)", t.theta_from, shape,
+                         _("%s: the learned theta has shape %s, but Lambda %s with P %s at D = %zu acts on "
+                           "e = %zu dims and needs %zu values (the reference module cannot run this "
+                           "combination either)"), t.theta_from, shape,
                          choice_name (lambdas, G_N_ELEMENTS (lambdas), lambda),
                          choice_name (ps, G_N_ELEMENTS (ps), p), (size_t) dim,
                          (size_t) rpe_lrpe_lambda_dims (config.lambda, pd), (size_t) want);
@@ -341,7 +342,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
         {
           g_autofree char *shape = rpe_tensor_shape_string (t.perm);
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: the permutation buffer has shape %s, not (1, max_positions, %zu)",
+                         _("%s: the permutation buffer has shape %s, not (1, max_positions, %zu)"),
                          t.perm_from, shape, (size_t) pd);
           goto out;
         }
@@ -360,8 +361,8 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
       if (st != RPE_OK)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: the permutation buffer is not the powers T[s] = T[s-1][pi] of one "
-                         "permutation of %zu dims starting at the identity (row %zu)",
+                         _("%s: the permutation buffer is not the powers T[s] = T[s-1][pi] of one "
+                           "permutation of %zu dims starting at the identity (row %zu)"),
                          t.perm_from, (size_t) pd, (size_t) bad);
           goto out;
         }
@@ -459,8 +460,8 @@ lrpe_features (const RpeCliOptions *o, RpeCliInputs *in, gsize H, gsize D, RpeLr
   if (!o->lrpe_before && *m != D)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "LRPE after the feature map needs as many features as dims (%zu); "
-                     "the %s map gives %zu: use --lrpe-before or --performer-features %zu",
+                     _("LRPE after the feature map needs as many features as dims (%zu); "
+                       "the %s map gives %zu: use --lrpe-before or --performer-features %zu"),
                      (size_t) D, o->feature_map ? o->feature_map : "elu1", (size_t) *m, (size_t) D);
       goto out;
     }
@@ -570,8 +571,8 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
           if (width % 2 == 1)
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "%s: FastRPB weights of shape %s can be the reference's full layout (M = %zu) "
-                             "or its symmetric one (M = %zu): say which with --bias-layout full|symmetric",
+                             _("%s: FastRPB weights of shape %s can be the reference's full layout (M = %zu) "
+                               "or its symmetric one (M = %zu): say which with --bias-layout full|symmetric"),
                              from, shape, (size_t) (width + 1) / 2, (size_t) width);
               return NULL;
             }
@@ -581,14 +582,14 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
   else
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: FastRPB weights must have shape (X,), (H, X) or the reference's (1, H, X); got %s",
+                     _("%s: FastRPB weights must have shape (X,), (H, X) or the reference's (1, H, X); got %s"),
                      from, shape);
       return NULL;
     }
   if (rows != 1 && rows != heads)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: FastRPB weights of shape %s have %zu rows, but there are %zu heads", from, shape,
+                     _("%s: FastRPB weights of shape %s have %zu rows, but there are %zu heads"), from, shape,
                      (size_t) rows, (size_t) heads);
       return NULL;
     }
@@ -596,15 +597,15 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
   if (m == 0)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: %zu weights cannot be the %s layout (it holds 2M - 1, an odd number)", from,
+                     _("%s: %zu weights cannot be the %s layout (it holds 2M - 1, an odd number)"), from,
                      (size_t) width, choice_name (layouts, G_N_ELEMENTS (layouts), layout));
       return NULL;
     }
   if (m < n)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: FastRPB weights of shape %s (%s layout) cover offsets up to %zu (M = %zu), "
-                     "fewer than length %zu needs (%zu)", from, shape,
+                     _("%s: FastRPB weights of shape %s (%s layout) cover offsets up to %zu (M = %zu), "
+                       "fewer than length %zu needs (%zu)"), from, shape,
                      choice_name (layouts, G_N_ELEMENTS (layouts), layout), (size_t) m - 1, (size_t) m,
                      (size_t) n, (size_t) n - 1);
       return NULL;
@@ -649,7 +650,7 @@ checkpoint_bias (const RpeCliOptions *o, GError **error)
     return NULL;
   if (map != NULL && rpe_tensor_map_get (map, RPE_ROLE_FASTRPB_W) == NULL)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb: --map names no fastrpb.w");
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb: --map names no fastrpb.w"));
       return NULL;
     }
   set = rpe_cli_read_checkpoint (o->checkpoint, error);
@@ -694,7 +695,7 @@ parse_grid (const char *grid, gsize *n1, gsize *n2, GError **error)
       || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
       || !g_ascii_string_to_unsigned (parts[1], 10, 1, 1 << 20, &b, NULL))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--grid must look like N1xN2 with each side 1..1048576 (got '%s')", grid);
+                          _("--grid must look like N1xN2 with each side 1..1048576 (got '%s')"), grid);
   *n1 = (gsize) a;
   *n2 = (gsize) b;
   return TRUE;
@@ -718,7 +719,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
   if (!parse_choice ("--fastrpb-attention", o->fastrpb_attention, "none", kinds, G_N_ELEMENTS (kinds), &kind, error))
     return FALSE;
   if (o->values == NULL && o->queries == NULL && kind == 0 && o->length == RPE_CLI_UNSET && o->grid == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "fastrpb needs --values V.npy (or --length N for seeded values)");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb needs --values V.npy (or --length N for seeded values)"));
   {
     /* N and H: from --grid, the values (when there are no queries), or the options */
     RpeCliOptions o2 = *o;
@@ -738,7 +739,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
         if (!parse_grid (o->grid, &n1, &n2, error))
           return FALSE;
         if (o->length != RPE_CLI_UNSET && (gsize) o->length != n1 * n2)
-          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--length must be N1*N2 = %zu with --grid",
+          return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be N1*N2 = %zu with --grid"),
                                 (size_t) (n1 * n2));
         o2.length = (gint64) (n1 * n2);
       }
@@ -754,7 +755,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
       if (o->bias_rows == NULL || o->bias_cols == NULL)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "fastrpb --grid needs both --bias-rows and --bias-cols, or one --bias for both axes");
+                         _("fastrpb --grid needs both --bias-rows and --bias-cols, or one --bias for both axes"));
           goto out;
         }
       if ((tr = read_bias_file (o->bias_rows, error)) == NULL
@@ -765,7 +766,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
       if (per_head != per_head_c)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "--bias-rows and --bias-cols must both be shared or both per head");
+                         _("--bias-rows and --bias-cols must both be shared or both per head"));
           goto out;
         }
     }
@@ -776,14 +777,14 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
       if (o->bias != NULL && o->map != NULL)
         rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                       "--bias and --map fastrpb.w both give the FastRPB weights: give one");
+                       _("--bias and --map fastrpb.w both give the FastRPB weights: give one"));
       else if (o->bias != NULL)
         t = read_bias_file (o->bias, error);
       else if (o->checkpoint != NULL)
         t = checkpoint_bias (o, error);
       else
         rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                       "fastrpb needs --bias W.npy or a --checkpoint with a FastRPB `bias.w`%s",
+                       _("fastrpb needs --bias W.npy or a --checkpoint with a FastRPB `bias.w`%s"),
                        o->grid != NULL ? " (or --bias-rows and --bias-cols)" : "");
       if (t == NULL)
         goto out;
@@ -875,5 +876,5 @@ rpe_cli_compute_positional (const char          *what,
     return lrpe_attention (o, TRUE, exit_code, error);
   if (g_str_equal (what, "fastrpb"))
     return fastrpb (o, exit_code, error);
-  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "unknown WHAT '%s'", what);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("unknown WHAT '%s'"), what);
 }

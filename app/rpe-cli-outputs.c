@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "rpe-alloc.h"
 #include "rpe-curves.h"
@@ -84,12 +85,12 @@ parse_list (const char  *text,
       if (parts[i][0] == '\0' || parts[i][0] == '-' || end == NULL || *end != '\0' || errno != 0
           || v > max_value || *count >= MAX_LIST)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "%s takes up to %d comma-separated integers 0 .. %zu (got '%s')",
+                              _("%s takes up to %d comma-separated integers 0 .. %zu (got '%s')"),
                               option, MAX_LIST, (size_t) max_value, text);
       values[(*count)++] = (gsize) v;
     }
   if (*count == 0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s is empty", option);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s is empty"), option);
   return TRUE;
 }
 
@@ -131,25 +132,25 @@ setup_init (Setup                *s,
   memset (s, 0, sizeof *s);
   if (o->queries != NULL || o->keys != NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "outputs: queries and keys come from --content (unit or random)");
+                          _("outputs: queries and keys come from --content (unit or random)"));
   if (!rpe_cli_load_params (o, &s->params, error))
     return FALSE;
   if (s->params.method == RPE_SPE_CONV && s->params.kernel_cols != 0)
-    return rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "outputs: 2-D convSPE is not supported (positions are a grid)");
+    return rpe_set_error (error, RPE_ERROR_UNSUPPORTED, _("outputs: 2-D convSPE is not supported (positions are a grid)"));
   H = s->params.n_heads;
   D = s->params.n_features;
   head = o->head < 0 ? 0 : (gsize) o->head;
   if (head >= H)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--head %zu is out of range (the module has %zu heads)",
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--head %zu is out of range (the module has %zu heads)"),
                           (size_t) head, (size_t) H);
   if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > (1 << 20)))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--realizations must be between 1 and %d", 1 << 20);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be between 1 and %d"), 1 << 20);
   r = o->realizations != RPE_CLI_UNSET ? (gsize) o->realizations : 64;
   if (x->draws != RPE_CLI_UNSET && (x->draws < 1 || x->draws > MAX_DRAWS))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--draws must be between 1 and %d", MAX_DRAWS);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--draws must be between 1 and %d"), MAX_DRAWS);
   s->draws = x->draws != RPE_CLI_UNSET ? (gsize) x->draws : 1;
   if (o->train_length != RPE_CLI_UNSET && (o->train_length < 0 || o->train_length > ((gint64) 1 << 32)))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--train-length must be between 0 and 2^32");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--train-length must be between 0 and 2^32"));
   s->train_length = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : 0;
 
   /* the values: a file, or generated */
@@ -163,13 +164,13 @@ setup_init (Setup                *s,
         kind = RPE_VALUES_NOISE;
       else
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "--value-source must be impulse, sweep or noise (got '%s'); a file: --values V.npy",
+                              _("--value-source must be impulse, sweep or noise (got '%s'); a file: --values V.npy"),
                               x->value_source);
       if (o->values != NULL)
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "give --values or --value-source, not both");
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("give --values or --value-source, not both"));
     }
   if (x->channels != RPE_CLI_UNSET && (x->channels < 1 || x->channels > RPE_OUTPUTS_MAX_CHANNELS))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--channels must be between 1 and %d",
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--channels must be between 1 and %d"),
                           RPE_OUTPUTS_MAX_CHANNELS);
   if (o->values != NULL)
     {
@@ -188,7 +189,7 @@ setup_init (Setup                *s,
           src_heads = t->shape[1];
           if (src_heads != H)
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "%s: values of shape (N, H, Dv) must have H = %zu (got %zu)", o->values,
+                                  _("%s: values of shape (N, H, Dv) must have H = %zu (got %zu)"), o->values,
                                   (size_t) H, (size_t) src_heads);
         }
       else if (t->ndim != 2)
@@ -196,11 +197,11 @@ setup_init (Setup                *s,
           g_autofree char *shape = rpe_tensor_shape_string (t);
 
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                "%s: values must have shape (N, Dv) or (N, H, Dv), got %s", o->values, shape);
+                                _("%s: values must have shape (N, Dv) or (N, H, Dv), got %s"), o->values, shape);
         }
       dv = t->shape[t->ndim - 1];
       if (t->shape[0] == 0 || dv == 0 || dv > RPE_OUTPUTS_MAX_CHANNELS)
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: values need N >= 1 and 1 <= Dv <= %d",
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: values need N >= 1 and 1 <= Dv <= %d"),
                               o->values, RPE_OUTPUTS_MAX_CHANNELS);
       if (x->channels != RPE_CLI_UNSET && (gsize) x->channels != dv)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--channels %" G_GINT64_FORMAT
@@ -228,7 +229,7 @@ setup_init (Setup                *s,
       if (x->impulse_positions != NULL)
         {
           if (kind != RPE_VALUES_IMPULSE)
-            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--impulse-positions is for --value-source impulse");
+            return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--impulse-positions is for --value-source impulse"));
           if (!parse_list (x->impulse_positions, "--impulse-positions", n - 1, positions, &n_positions, error))
             return FALSE;
         }
@@ -290,14 +291,14 @@ setup_init (Setup                *s,
       if (g_str_equal (x->compare, "kernel"))
         s->spec.compare = RPE_OUTPUTS_KERNEL;
       else if (!g_str_equal (x->compare, "softmax"))
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--compare must be softmax or kernel (got '%s')",
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--compare must be softmax or kernel (got '%s')"),
                               x->compare);
     }
   if (!rpe_cli_parse_feature_map (o, &s->spec.feature_map, &fopts, r, error))
     return FALSE;
   if (o->performer_features > 0 || o->dpfp_nu != 1)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "outputs use the window's feature options (Performer: 64 orthogonal features; DPFP nu = 1)");
+                          _("outputs use the window's feature options (Performer: 64 orthogonal features; DPFP nu = 1)"));
   s->feature_map_name = o->feature_map != NULL ? o->feature_map : "elu1";
   return TRUE;
 }
@@ -308,15 +309,16 @@ add_common_entries (GOptionContext *context,
                     RpeCliOptions  *o)
 {
   const GOptionEntry entries[] = {
-    { "value-source", 0, 0, G_OPTION_ARG_STRING, &x->value_source, "The values V (default impulse; a file: --values V.npy of shape (N, Dv) or (N, H, Dv))", "impulse|sweep|noise" },
-    { "channels", 0, 0, G_OPTION_ARG_INT64, &x->channels, "Channels Dv of generated values (default 4)", "DV" },
-    { "impulse-positions", 0, 0, G_OPTION_ARG_STRING, &x->impulse_positions, "impulse: the position of channel c's impulse is item c mod count (default: evenly spread)", "P1,P2,..." },
-    { "compare", 0, 0, G_OPTION_ARG_STRING, &x->compare, "softmax: softmax(l) V vs SPE linear attention (default); kernel: L V vs Lhat V, unbiased", "softmax|kernel" },
-    { "draws", 0, 0, G_OPTION_ARG_INT64, &x->draws, "SPE draws, seeds --seed, --seed + 1, ... (default 1)", "T" },
+    { "value-source", 0, 0, G_OPTION_ARG_STRING, &x->value_source, N_("The values V (default impulse; a file: --values V.npy of shape (N, Dv) or (N, H, Dv))"), "impulse|sweep|noise" },
+    { "channels", 0, 0, G_OPTION_ARG_INT64, &x->channels, N_("Channels Dv of generated values (default 4)"), "DV" },
+    { "impulse-positions", 0, 0, G_OPTION_ARG_STRING, &x->impulse_positions, N_("impulse: the position of channel c's impulse is item c mod count (default: evenly spread)"), "P1,P2,..." },
+    { "compare", 0, 0, G_OPTION_ARG_STRING, &x->compare, N_("softmax: softmax(l) V vs SPE linear attention (default); kernel: L V vs Lhat V, unbiased"), "softmax|kernel" },
+    { "draws", 0, 0, G_OPTION_ARG_INT64, &x->draws, N_("SPE draws, seeds --seed, --seed + 1, ... (default 1)"), "T" },
     { NULL }
   };
-  GOptionGroup *group = g_option_group_new ("outputs", "Outputs options", "Show outputs options", NULL, NULL);
+  GOptionGroup *group = g_option_group_new ("outputs", N_("Outputs options"), N_("Show outputs options"), NULL, NULL);
 
+  g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
   g_option_group_add_entries (group, entries);
   g_option_context_add_group (context, group);
   g_option_context_add_group (context, rpe_cli_parameter_group (o));
@@ -340,23 +342,23 @@ parse_command_line (GOptionContext   *context,
   add_common_entries (context, x, o);
   if (!g_option_context_parse (context, argc, argv, &error))
     {
-      fprintf (stderr, "rpe %s %s: %s\n", cmd, what, error->message);
+      fprintf (stderr, _("rpe %s %s: %s\n"), cmd, what, error->message);
       return FALSE;
     }
   if (o->noise_scheme != NULL && !g_str_equal (o->noise_scheme, "iid"))
     {
       /* the outputs core draws its own i.i.d. noise: never drop an option silently */
-      fprintf (stderr, "rpe %s %s: --noise-scheme is not supported here (only iid)\n", cmd, what);
+      fprintf (stderr, _("rpe %s %s: --noise-scheme is not supported here (only iid)\n"), cmd, what);
       return FALSE;
     }
   if (*argc != 2)
     {
-      fprintf (stderr, "rpe %s %s: too many arguments\n", cmd, what);
+      fprintf (stderr, _("rpe %s %s: too many arguments\n"), cmd, what);
       return FALSE;
     }
   if (!rpe_cli_check_options (cmd, what, given, &error))
     {
-      fprintf (stderr, "rpe %s %s: %s\n", cmd, what, error->message);
+      fprintf (stderr, _("rpe %s %s: %s\n"), cmd, what, error->message);
       return FALSE;
     }
   return TRUE;
@@ -382,25 +384,26 @@ rpe_cli_export_outputs (int    argc,
   int status = 0;
   RpeStatus st;
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &x.out, "Write the figure here (.png, .svg, .pdf; .csv the table, .npy (3, Dv, N) arrays)", "FILE" },
-    { "colormap", 0, 0, G_OPTION_ARG_STRING, &x.colormap, "The outputs' colour map: viridis (default), magma, inferno, cividis, rdbu, grey", "NAME" },
-    { "title", 0, 0, G_OPTION_ARG_STRING, &x.title, "Figure title (default: what it shows)", "T" },
-    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &x.width, "Width: pixels (PNG) or points (SVG, PDF)", "W" },
-    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &x.height, "Height: pixels (PNG) or points (SVG, PDF)", "H" },
-    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &x.dpi, "PNG resolution (default 150)", "D" },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &x.preset, "column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override", "NAME" },
-    { "channel", 0, 0, G_OPTION_ARG_INT64, &x.channel, "The channel of the line plot (default 0)", "C" },
-    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &x.color_scale, "The maps' colour scale: linear (default), log (4 decades), power (--gamma) or percentile (clipped, --percentile)", "NAME" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &x.gamma, "--color-scale power: the exponent (0.05 .. 10, default 0.5)", "G" },
-    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &x.percentile, "--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)", "P" },
-    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &x.per_panel, "Each map its own colour range (default: Y and its estimate share one)", NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &x.out, N_("Write the figure here (.png, .svg, .pdf; .csv the table, .npy (3, Dv, N) arrays)"), "FILE" },
+    { "colormap", 0, 0, G_OPTION_ARG_STRING, &x.colormap, N_("The outputs' colour map: viridis (default), magma, inferno, cividis, rdbu, grey"), "NAME" },
+    { "title", 0, 0, G_OPTION_ARG_STRING, &x.title, N_("Figure title (default: what it shows)"), "T" },
+    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &x.width, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W" },
+    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &x.height, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H" },
+    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &x.dpi, N_("PNG resolution (default 150)"), "D" },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &x.preset, N_("column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override"), "NAME" },
+    { "channel", 0, 0, G_OPTION_ARG_INT64, &x.channel, N_("The channel of the line plot (default 0)"), "C" },
+    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &x.color_scale, N_("The maps' colour scale: linear (default), log (4 decades), power (--gamma) or percentile (clipped, --percentile)"), "NAME" },
+    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &x.gamma, N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G" },
+    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &x.percentile, N_("--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)"), "P" },
+    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &x.per_panel, N_("Each map its own colour range (default: Y and its estimate share one)"), NULL },
     { NULL }
   };
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
-  context = g_option_context_new ("outputs - Y of exact and SPE attention for chosen values V");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+  context = g_option_context_new (N_("outputs - Y of exact and SPE attention for chosen values V"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   if (!parse_command_line (context, &x, &o, "export", "outputs", &argc, &argv))
     {
       status = EXIT_USAGE;
@@ -408,7 +411,7 @@ rpe_cli_export_outputs (int    argc,
     }
   if (x.out == NULL || !rpe_export_format_from_path (x.out, &format))
     {
-      fprintf (stderr, "rpe export outputs: -o FILE.png|svg|pdf|csv|npy is required%s\n",
+      fprintf (stderr, _("rpe export outputs: -o FILE.png|svg|pdf|csv|npy is required%s\n"),
                x.out != NULL ? " (cannot tell the format from the extension)" : "");
       status = EXIT_USAGE;
       goto done;
@@ -421,7 +424,7 @@ rpe_cli_export_outputs (int    argc,
 
     if (!rpe_export_preset_from_name (x.preset, &preset))
       {
-        fprintf (stderr, "rpe export outputs: unknown --preset '%s' (column, page or slide)\n", x.preset);
+        fprintf (stderr, _("rpe export outputs: unknown --preset '%s' (column, page or slide)\n"), x.preset);
         status = EXIT_USAGE;
         goto done;
       }
@@ -438,7 +441,7 @@ rpe_cli_export_outputs (int    argc,
   if (x.colormap != NULL && (fo.colormap = rpe_colormap_lookup (x.colormap)) == NULL)
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
-                     "unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)", x.colormap);
+                     _("unknown colour map '%s' (viridis, magma, inferno, cividis, rdbu, grey)"), x.colormap);
       goto report;
     }
   fo.per_panel = x.per_panel;
@@ -446,19 +449,19 @@ rpe_cli_export_outputs (int    argc,
       && (!rpe_plot_transform_from_name (x.color_scale, &fo.transform) || fo.transform == RPE_HEATMAP_TRANSFORM_ATTENTION))
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
-                     "--color-scale must be linear, log, power or percentile (got '%s')", x.color_scale);
+                     _("--color-scale must be linear, log, power or percentile (got '%s')"), x.color_scale);
       goto report;
     }
   if (x.gamma != 0.0 && (fo.transform != RPE_HEATMAP_TRANSFORM_POWER || !(x.gamma >= 0.05 && x.gamma <= 10.0)))
     {
-      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--gamma needs --color-scale power and a value in 0.05 .. 10");
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--gamma needs --color-scale power and a value in 0.05 .. 10"));
       goto report;
     }
   if (x.percentile != 0.0
       && (fo.transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(x.percentile >= 50.0 && x.percentile <= 100.0)))
     {
       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
-                     "--percentile needs --color-scale percentile and a value in 50 .. 100");
+                     _("--percentile needs --color-scale percentile and a value in 50 .. 100"));
       goto report;
     }
   fo.transform_param = fo.transform == RPE_HEATMAP_TRANSFORM_POWER ? (x.gamma != 0.0 ? x.gamma : RPE_PLOT_DEFAULT_GAMMA)
@@ -466,7 +469,7 @@ rpe_cli_export_outputs (int    argc,
                        ? (x.percentile != 0.0 ? x.percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
   if (x.channel != RPE_CLI_UNSET && x.channel < 0)
     {
-      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--channel must be >= 0");
+      rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--channel must be >= 0"));
       goto report;
     }
   if (!setup_init (&s, &o, &x, &error))
@@ -499,7 +502,7 @@ rpe_cli_export_outputs (int    argc,
   goto done;
 
 report:
-  fprintf (stderr, "rpe export outputs: %s\n", error != NULL ? error->message : "failed");
+  fprintf (stderr, _("rpe export outputs: %s\n"), error != NULL ? error->message : "failed");
   if (status == 0)
     status = rpe_cli_exit_code_for_error (error);
   if (status == 0)
@@ -541,20 +544,21 @@ rpe_cli_curves_output_error (int    argc,
   int status = 0, err = 0;
   RpeStatus st = RPE_OK;
   const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &x.out, "Write the CSV here", "OUT.csv" },
-    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &x.realizations_list, "Against R: one row per R (else one row per position, R = --realizations)", "R1,R2,..." },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &x.out, N_("Write the CSV here"), "OUT.csv" },
+    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &x.realizations_list, N_("Against R: one row per R (else one row per position, R = --realizations)"), "R1,R2,..." },
     { NULL }
   };
 
   rpe_cli_options_init (&o);
   x.channels = x.draws = x.channel = RPE_CLI_UNSET;
-  context = g_option_context_new ("output-error - relative error of the SPE output against position or R");
+  context = g_option_context_new (N_("output-error - relative error of the SPE output against position or R"));
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   g_option_context_set_summary (context,
-    "err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
-    "(--realizations-list): the mean over the draws of the whole output's relative error, before and\n"
-    "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
-    "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not.");
-  g_option_context_add_main_entries (context, main_entries, NULL);
+    N_("err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
+       "(--realizations-list): the mean over the draws of the whole output's relative error, before and\n"
+       "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
+       "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not."));
+  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
   if (!parse_command_line (context, &x, &o, "curves", "output-error", &argc, &argv))
     {
       status = EXIT_USAGE;
@@ -562,7 +566,7 @@ rpe_cli_curves_output_error (int    argc,
     }
   if (x.out == NULL)
     {
-      fprintf (stderr, "rpe curves output-error: -o OUT.csv is required\n");
+      fprintf (stderr, _("rpe curves output-error: -o OUT.csv is required\n"));
       status = EXIT_USAGE;
       goto done;
     }
@@ -570,7 +574,7 @@ rpe_cli_curves_output_error (int    argc,
     {
       if (o.realizations != RPE_CLI_UNSET)
         {
-          rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "give --realizations or --realizations-list, not both");
+          rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("give --realizations or --realizations-list, not both"));
           goto report;
         }
       if (!parse_list (x.realizations_list, "--realizations-list", 1 << 20, rlist, &nr, &error))
@@ -578,7 +582,7 @@ rpe_cli_curves_output_error (int    argc,
       for (gsize i = 0; i < nr; i++)
         if (rlist[i] == 0)
           {
-            rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, "--realizations-list: R must be >= 1");
+            rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations-list: R must be >= 1"));
             goto report;
           }
       o.realizations = (gint64) rlist[0];
@@ -678,21 +682,21 @@ rpe_cli_curves_output_error (int    argc,
     goto report;
   if (!rpe_cli_check_output (&o, x.out, &error))
     {
-      fprintf (stderr, "rpe curves output-error: %s\n", error->message);
+      fprintf (stderr, _("rpe curves output-error: %s\n"), error->message);
       status = EXIT_FAILURE_OTHER;
       goto done;
     }
   st = rpe_curve_table_write_csv (t, x.out, &err);
   if (st != RPE_OK)
     {
-      fprintf (stderr, "rpe curves output-error: %s: cannot write: %s\n", x.out,
+      fprintf (stderr, _("rpe curves output-error: %s: cannot write: %s\n"), x.out,
                err != 0 ? g_strerror (err) : rpe_status_to_string (st));
       status = EXIT_FAILURE_OTHER;
     }
   goto done;
 
 report:
-  fprintf (stderr, "rpe curves output-error: %s\n", error != NULL ? error->message : "failed");
+  fprintf (stderr, _("rpe curves output-error: %s\n"), error != NULL ? error->message : "failed");
   status = rpe_cli_exit_code_for_error (error);
   if (status == 0)
     status = EXIT_FAILURE_OTHER;

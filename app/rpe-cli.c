@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include <signal.h>
 
@@ -76,12 +77,12 @@ rpe_cli_status_error (RpeStatus    status,
     return TRUE;
   if (status == RPE_ERROR_OVERFLOW)
     return rpe_set_error (error, status,
-                          "%s: the request is far too large (its size does not fit in memory addresses); "
-                          "reduce --length, --realizations, --heads or --features", what);
+                          _("%s: the request is far too large (its size does not fit in memory addresses); "
+                            "reduce --length, --realizations, --heads or --features"), what);
   if (status == RPE_ERROR_NO_MEMORY)
     return rpe_set_error (error, status,
-                          "%s: the arrays would not fit in the memory budget of %.1f MiB "
-                          "(reduce --length, --realizations, --heads or --features)",
+                          _("%s: the arrays would not fit in the memory budget of %.1f MiB "
+                            "(reduce --length, --realizations, --heads or --features)"),
                           what, (double) rpe_budget_get () / (1024.0 * 1024.0));
   return rpe_set_error (error, status, "%s: %s", what, rpe_status_to_string (status));
 }
@@ -96,10 +97,10 @@ rpe_cli_noise_scheme (const RpeCliOptions *o,
     return TRUE;
   if (!rpe_noise_scheme_from_string (o->noise_scheme, scheme))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--noise-scheme must be iid, orthogonal, antithetic or sobol (got '%s')", o->noise_scheme);
+                          _("--noise-scheme must be iid, orthogonal, antithetic or sobol (got '%s')"), o->noise_scheme);
   if (*scheme != RPE_NOISE_IID && (o->noise != NULL || o->gate_noise != NULL))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--noise-scheme %s shapes the drawn noise: it cannot apply to replayed --noise/--gate-noise",
+                          _("--noise-scheme %s shapes the drawn noise: it cannot apply to replayed --noise/--gate-noise"),
                           o->noise_scheme);
   return TRUE;
 }
@@ -122,8 +123,8 @@ rpe_cli_check_budget (const char   *what,
     }
   if (rpe_budget_check (total) != RPE_OK)
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          "%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
-                          "(reduce --length, --realizations, --heads or --features)",
+                          _("%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
+                            "(reduce --length, --realizations, --heads or --features)"),
                           what, (double) total / (1024.0 * 1024.0),
                           (double) rpe_budget_get () / (1024.0 * 1024.0));
   return TRUE;
@@ -194,7 +195,7 @@ parse_memory_budget (const char *option_name, const char *value, gpointer data, 
   if (!rpe_budget_parse (value, &bytes))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--memory-budget takes a size such as 512M, 2G or 50%% (got '%s')", value);
+                   _("--memory-budget takes a size such as 512M, 2G or 50%% (got '%s')"), value);
       return FALSE;
     }
   rpe_budget_set (bytes);
@@ -212,61 +213,62 @@ GOptionGroup *
 rpe_cli_parameter_group (RpeCliOptions *o)
 {
   const GOptionEntry entries[] = {
-    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "Parameters from a checkpoint (.safetensors, .pt, .npz, .npy; 'demo': the embedded demo); else random init", "FILE" },
-    { "prefix", 0, 0, G_OPTION_ARG_STRING, &o->prefix, "Module prefix in the checkpoint (see rpe info)", "P" },
-    { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, "Layer I: its gate, or its code in an unshared model (default: the first)", "I" },
-    { "map", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->map, "Use TENSOR as ROLE (repeatable; roles: freqs offsets gains conv_q conv_k gate lrpe.v lrpe.theta lrpe.permutation fastrpb.w)", "ROLE=TENSOR" },
-    { "method", 0, 0, G_OPTION_ARG_STRING, &o->method, "sine or conv (random init; with a checkpoint, picks the module)", "sine|conv" },
-    { "heads", 0, 0, G_OPTION_ARG_INT, &o->heads, "Heads H for random init (default 8)", "H" },
-    { "features", 0, 0, G_OPTION_ARG_INT, &o->features, "Features per head D for random init (default 64)", "D" },
-    { "sines", 0, 0, G_OPTION_ARG_INT, &o->sines, "Sines K for random sine init (default 5)", "K" },
-    { "kernel", 0, 0, G_OPTION_ARG_INT, &o->kernel, "Filter length L for random conv init (default 128)", "L" },
-    { "length", 0, 0, G_OPTION_ARG_INT64, &o->length, "Sequence length N (default 256, or the inputs' length)", "N" },
-    { "realizations", 0, 0, G_OPTION_ARG_INT64, &o->realizations, "Realizations R (default 64, or the noise's R)", "R" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of every random draw (default 0)", "S" },
-    { "no-gate", 0, 0, G_OPTION_ARG_NONE, &o->no_gate, "Ignore the gate", NULL },
-    { "gate", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->no_gate, "Use the gate (the default; undoes an earlier --no-gate, e.g. a session's)", NULL },
-    { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, "Causal attention (keys after the query are masked)", NULL },
-    { "no-causal", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->causal, "Non-causal attention (the default; undoes an earlier --causal)", NULL },
-    { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, "Replay this raw code noise (MATH.md section 10 layout)", "Z.npy" },
-    { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, "Replay this raw gate noise, shape (H, D, R)", "E.npy" },
-    { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, "How the noise is drawn (default iid; curves error: a comma list, one curve each)", "iid|orthogonal|antithetic|sobol" },
-    { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, "Queries, shape (N, H, D) or (1, N, H, D)", "Q.npy" },
-    { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Keys, shape (N, H, D) (default: the queries)", "K.npy" },
-    { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, "Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)", "V.npy" },
-    { "content", 0, 0, G_OPTION_ARG_STRING, &o->content, "Queries/keys when not loaded: unit (all ones, the pure positional view; default) or random (seeded N(0,1))", "unit|random" },
-    { "feature-map", 0, 0, G_OPTION_ARG_STRING, &o->feature_map, "Linear attention feature map (default elu1)", "relu|elu1|exp|performer|dpfp" },
-    { "performer-features", 0, 0, G_OPTION_ARG_INT, &o->performer_features, "Random features m for performer (default: the input width)", "M" },
-    { "dpfp-nu", 0, 0, G_OPTION_ARG_INT, &o->dpfp_nu, "DPFP parameter nu (default 1)", "NU" },
-    { "exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, "Exact logits instead of the SPE estimate", NULL },
-    { "no-exact", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->exact, "The SPE estimate (the default; undoes an earlier --exact)", NULL },
-    { "relative-embeddings", 0, 0, G_OPTION_ARG_FILENAME, &o->relative_embeddings, "rpe-logits: E of shape (2N-1, D) or (H, 2N-1, D)", "E.npy" },
-    { "head", 0, 0, G_OPTION_ARG_INT, &o->head, "Restrict a template to head h", "h" },
-    { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, "Restrict a template to feature d", "d" },
-    { "f64", 0, 0, G_OPTION_ARG_NONE, &o->f64, "Write float64 instead of float32", NULL },
-    { "force", 0, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer) parse_force, "Replace an existing output even if it is write-protected", NULL },
-    { "memory-budget", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer) parse_memory_budget, "The most memory one computation may use (default RPE_MEMORY_BUDGET, else 75% of RAM)", "SIZE" },
-    { "lrpe-p", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_p, "LRPE P (default identity)", "identity|householder|permutation|odd-even|fourier|dct" },
-    { "lrpe-lambda", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_lambda, "LRPE Lambda (default rotation)", "rotation|mixed|complex|permutation" },
-    { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, "LRPE theta type (default a, RoPE)", "a|b|c" },
-    { "lrpe-norm", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_norm, "lrpe-linear normalisation (default denominator)", "denominator|layer|none" },
-    { "lrpe-before", 0, 0, G_OPTION_ARG_NONE, &o->lrpe_before, "Apply LRPE before the feature map (default: after, as the reference code)", NULL },
-    { "lrpe-v", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_v, "LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)", "V.npy" },
-    { "lrpe-theta-file", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_theta_file, "LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex", "T.npy" },
-    { "lrpe-permutation", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_permutation, "LRPE: the permutation buffer T, (1, max_positions, D)", "P.npy" },
-    { "lrpe-householder", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_householder, "LRPE: a given v is learned (used as v/(|v|+1e-6)) or fixed (used as is); auto: fixed when |v| = 1 (default auto)", "auto|learned|fixed" },
-    { "bias-layout", 0, 0, G_OPTION_ARG_STRING, &o->bias_layout, "fastrpb: layout of the weights when the shape cannot tell: centred (2N-1 for tau = i-(N-1)), full ((1, H, 2M-1), the reference) or symmetric ((1, H, M))", "centred|full|symmetric" },
-    { "train-length", 0, 0, G_OPTION_ARG_INT64, &o->train_length, "Training length N_train (LRPE theta b/c use it; curves mark it)", "N" },
-    { "bias", 0, 0, G_OPTION_ARG_FILENAME, &o->bias, "fastrpb: Toeplitz weights, shape (2N-1,) or (H, 2N-1), index i for tau = i-(N-1)", "W.npy" },
-    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, "An N1 x N2 grid, positions flattened row-major: fastrpb 2-D, and template/empirical/codes/encode with 2-D convSPE", "N1xN2" },
-    { "kernel-cols", 0, 0, G_OPTION_ARG_INT, &o->kernel_cols, "2-D convSPE (--grid): filter columns L2 for random init (default: --kernel, the rows L1)", "L2" },
-    { "bias-rows", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_rows, "fastrpb 2-D: 2 N1 - 1 row weights (optionally per head)", "Wr.npy" },
-    { "bias-cols", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_cols, "fastrpb 2-D: 2 N2 - 1 column weights (optionally per head)", "Wc.npy" },
-    { "fastrpb-attention", 0, 0, G_OPTION_ARG_STRING, &o->fastrpb_attention, "fastrpb: add W V to this attention of q, k (default none: W V alone)", "none|softmax|linear" },
+    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, N_("Parameters from a checkpoint (.safetensors, .pt, .npz, .npy; 'demo': the embedded demo); else random init"), "FILE" },
+    { "prefix", 0, 0, G_OPTION_ARG_STRING, &o->prefix, N_("Module prefix in the checkpoint (see rpe info)"), "P" },
+    { "layer", 0, 0, G_OPTION_ARG_INT, &o->layer, N_("Layer I: its gate, or its code in an unshared model (default: the first)"), "I" },
+    { "map", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->map, N_("Use TENSOR as ROLE (repeatable; roles: freqs offsets gains conv_q conv_k gate lrpe.v lrpe.theta lrpe.permutation fastrpb.w)"), "ROLE=TENSOR" },
+    { "method", 0, 0, G_OPTION_ARG_STRING, &o->method, N_("sine or conv (random init; with a checkpoint, picks the module)"), "sine|conv" },
+    { "heads", 0, 0, G_OPTION_ARG_INT, &o->heads, N_("Heads H for random init (default 8)"), "H" },
+    { "features", 0, 0, G_OPTION_ARG_INT, &o->features, N_("Features per head D for random init (default 64)"), "D" },
+    { "sines", 0, 0, G_OPTION_ARG_INT, &o->sines, N_("Sines K for random sine init (default 5)"), "K" },
+    { "kernel", 0, 0, G_OPTION_ARG_INT, &o->kernel, N_("Filter length L for random conv init (default 128)"), "L" },
+    { "length", 0, 0, G_OPTION_ARG_INT64, &o->length, N_("Sequence length N (default 256, or the inputs' length)"), "N" },
+    { "realizations", 0, 0, G_OPTION_ARG_INT64, &o->realizations, N_("Realizations R (default 64, or the noise's R)"), "R" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, N_("Seed of every random draw (default 0)"), "S" },
+    { "no-gate", 0, 0, G_OPTION_ARG_NONE, &o->no_gate, N_("Ignore the gate"), NULL },
+    { "gate", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->no_gate, N_("Use the gate (the default; undoes an earlier --no-gate, e.g. a session's)"), NULL },
+    { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, N_("Causal attention (keys after the query are masked)"), NULL },
+    { "no-causal", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->causal, N_("Non-causal attention (the default; undoes an earlier --causal)"), NULL },
+    { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, N_("Replay this raw code noise (MATH.md section 10 layout)"), "Z.npy" },
+    { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, N_("Replay this raw gate noise, shape (H, D, R)"), "E.npy" },
+    { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, N_("How the noise is drawn (default iid; curves error: a comma list, one curve each)"), "iid|orthogonal|antithetic|sobol" },
+    { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, N_("Queries, shape (N, H, D) or (1, N, H, D)"), "Q.npy" },
+    { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, N_("Keys, shape (N, H, D) (default: the queries)"), "K.npy" },
+    { "values", 0, 0, G_OPTION_ARG_FILENAME, &o->values, N_("Values, shape (N, H, Dv) (default: seeded N(0,1), Dv = D)"), "V.npy" },
+    { "content", 0, 0, G_OPTION_ARG_STRING, &o->content, N_("Queries/keys when not loaded: unit (all ones, the pure positional view; default) or random (seeded N(0,1))"), "unit|random" },
+    { "feature-map", 0, 0, G_OPTION_ARG_STRING, &o->feature_map, N_("Linear attention feature map (default elu1)"), "relu|elu1|exp|performer|dpfp" },
+    { "performer-features", 0, 0, G_OPTION_ARG_INT, &o->performer_features, N_("Random features m for performer (default: the input width)"), "M" },
+    { "dpfp-nu", 0, 0, G_OPTION_ARG_INT, &o->dpfp_nu, N_("DPFP parameter nu (default 1)"), "NU" },
+    { "exact", 0, 0, G_OPTION_ARG_NONE, &o->exact, N_("Exact logits instead of the SPE estimate"), NULL },
+    { "no-exact", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->exact, N_("The SPE estimate (the default; undoes an earlier --exact)"), NULL },
+    { "relative-embeddings", 0, 0, G_OPTION_ARG_FILENAME, &o->relative_embeddings, N_("rpe-logits: E of shape (2N-1, D) or (H, 2N-1, D)"), "E.npy" },
+    { "head", 0, 0, G_OPTION_ARG_INT, &o->head, N_("Restrict a template to head h"), "h" },
+    { "feature", 0, 0, G_OPTION_ARG_INT, &o->feature, N_("Restrict a template to feature d"), "d" },
+    { "f64", 0, 0, G_OPTION_ARG_NONE, &o->f64, N_("Write float64 instead of float32"), NULL },
+    { "force", 0, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer) parse_force, N_("Replace an existing output even if it is write-protected"), NULL },
+    { "memory-budget", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer) parse_memory_budget, N_("The most memory one computation may use (default RPE_MEMORY_BUDGET, else 75% of RAM)"), "SIZE" },
+    { "lrpe-p", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_p, N_("LRPE P (default identity)"), "identity|householder|permutation|odd-even|fourier|dct" },
+    { "lrpe-lambda", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_lambda, N_("LRPE Lambda (default rotation)"), "rotation|mixed|complex|permutation" },
+    { "lrpe-theta", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_theta, N_("LRPE theta type (default a, RoPE)"), "a|b|c" },
+    { "lrpe-norm", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_norm, N_("lrpe-linear normalisation (default denominator)"), "denominator|layer|none" },
+    { "lrpe-before", 0, 0, G_OPTION_ARG_NONE, &o->lrpe_before, N_("Apply LRPE before the feature map (default: after, as the reference code)"), NULL },
+    { "lrpe-v", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_v, N_("LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)"), "V.npy" },
+    { "lrpe-theta-file", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_theta_file, N_("LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex"), "T.npy" },
+    { "lrpe-permutation", 0, 0, G_OPTION_ARG_FILENAME, &o->lrpe_permutation, N_("LRPE: the permutation buffer T, (1, max_positions, D)"), "P.npy" },
+    { "lrpe-householder", 0, 0, G_OPTION_ARG_STRING, &o->lrpe_householder, N_("LRPE: a given v is learned (used as v/(|v|+1e-6)) or fixed (used as is); auto: fixed when |v| = 1 (default auto)"), "auto|learned|fixed" },
+    { "bias-layout", 0, 0, G_OPTION_ARG_STRING, &o->bias_layout, N_("fastrpb: layout of the weights when the shape cannot tell: centred (2N-1 for tau = i-(N-1)), full ((1, H, 2M-1), the reference) or symmetric ((1, H, M))"), "centred|full|symmetric" },
+    { "train-length", 0, 0, G_OPTION_ARG_INT64, &o->train_length, N_("Training length N_train (LRPE theta b/c use it; curves mark it)"), "N" },
+    { "bias", 0, 0, G_OPTION_ARG_FILENAME, &o->bias, N_("fastrpb: Toeplitz weights, shape (2N-1,) or (H, 2N-1), index i for tau = i-(N-1)"), "W.npy" },
+    { "grid", 0, 0, G_OPTION_ARG_STRING, &o->grid, N_("An N1 x N2 grid, positions flattened row-major: fastrpb 2-D, and template/empirical/codes/encode with 2-D convSPE"), "N1xN2" },
+    { "kernel-cols", 0, 0, G_OPTION_ARG_INT, &o->kernel_cols, N_("2-D convSPE (--grid): filter columns L2 for random init (default: --kernel, the rows L1)"), "L2" },
+    { "bias-rows", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_rows, N_("fastrpb 2-D: 2 N1 - 1 row weights (optionally per head)"), "Wr.npy" },
+    { "bias-cols", 0, 0, G_OPTION_ARG_FILENAME, &o->bias_cols, N_("fastrpb 2-D: 2 N2 - 1 column weights (optionally per head)"), "Wc.npy" },
+    { "fastrpb-attention", 0, 0, G_OPTION_ARG_STRING, &o->fastrpb_attention, N_("fastrpb: add W V to this attention of q, k (default none: W V alone)"), "none|softmax|linear" },
     { NULL }
   };
-  GOptionGroup *group = g_option_group_new ("parameters", "Parameter options", "Show parameter options", NULL, NULL);
+  GOptionGroup *group = g_option_group_new ("parameters", N_("Parameter options"), N_("Show parameter options"), NULL, NULL);
 
+  g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
   g_option_group_add_entries (group, entries);
   return group;
 }
@@ -429,7 +431,7 @@ rpe_cli_check_options (const char  *command,
             continue;
           if (!option_used_by (u, id))
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "--%s is not used by 'rpe %s %s'; remove it (see 'rpe %s --help-all')",
+                                  _("--%s is not used by 'rpe %s %s'; remove it (see 'rpe %s --help-all')"),
                                   name, command, sub != NULL ? sub : "", command);
           if (u->has_arg && eq == NULL && argv[i + 1] != NULL)
             i++;   /* skip the option's value */
@@ -462,7 +464,7 @@ rpe_cli_parse_map (const RpeCliOptions  *o,
   if (o->map == NULL || o->map[0] == NULL)
     return TRUE;
   if (o->checkpoint == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--map names tensors of a checkpoint: give --checkpoint");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--map names tensors of a checkpoint: give --checkpoint"));
   *map = rpe_tensor_map_new ();
   for (char **a = o->map; *a != NULL; a++)
     if (!rpe_tensor_map_parse (*map, *a, error))
@@ -482,7 +484,7 @@ rpe_cli_map_only (const RpeTensorMap *map,
 {
   for (int r = 0; r < RPE_N_ROLES; r++)
     if ((r < (int) first || r > (int) last) && rpe_tensor_map_get (map, (RpeRole) r) != NULL)
-      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--map %s=...: %s reads no such role (it reads %s%s%s)",
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--map %s=...: %s reads no such role (it reads %s%s%s)"),
                             rpe_role_to_string ((RpeRole) r), what, rpe_role_to_string (first),
                             first != last ? " .. " : "", first != last ? rpe_role_to_string (last) : "");
   return TRUE;
@@ -516,7 +518,7 @@ rpe_cli_load_params (const RpeCliOptions *o,
         method = RPE_SPE_CONV;
       else
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "--method must be sine or conv (got '%s')", o->method);
+                              _("--method must be sine or conv (got '%s')"), o->method);
     }
 
   if (o->checkpoint != NULL)
@@ -544,7 +546,7 @@ rpe_cli_load_params (const RpeCliOptions *o,
       if (note != NULL)
         {
           g_autofree char *escaped = g_strescape (note, "\n");
-          fprintf (stderr, "rpe: %s\n", escaped);
+          fprintf (stderr, _("rpe: %s\n"), escaped);
         }
     }
   else
@@ -601,7 +603,7 @@ rpe_cli_read_array (const char  *path,
   if (t->ndim != want_ndim)
     {
       g_autofree char *shape = rpe_tensor_shape_string (t);
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: %s must have %zu dimensions, got shape %s",
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: %s must have %zu dimensions, got shape %s"),
                      path, what, (size_t) want_ndim, shape);
       return NULL;
     }
@@ -668,7 +670,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
 
   memset (in, 0, sizeof *in);
   if (o->keys != NULL && o->queries == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "--keys needs --queries");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--keys needs --queries"));
   if (o->queries != NULL)
     {
       RpeTensor *q = rpe_cli_read_array (o->queries, 3, "queries", error), *k = NULL;
@@ -678,7 +680,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
       if (q->shape[1] != H || q->shape[2] != D)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: queries must have shape (N, %zu, %zu) to match the parameters, got (%zu, %zu, %zu)",
+                         _("%s: queries must have shape (N, %zu, %zu) to match the parameters, got (%zu, %zu, %zu)"),
                          o->queries, (size_t) H, (size_t) D,
                          (size_t) q->shape[0], (size_t) q->shape[1], (size_t) q->shape[2]);
           rpe_tensor_free (q);
@@ -695,7 +697,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
           if (k->shape[0] != q->shape[0] || k->shape[1] != H || k->shape[2] != D)
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "%s: keys must have the queries' shape (%zu, %zu, %zu)",
+                             _("%s: keys must have the queries' shape (%zu, %zu, %zu)"),
                              o->keys, (size_t) q->shape[0], (size_t) H, (size_t) D);
               rpe_tensor_free (q);
               rpe_tensor_free (k);
@@ -751,7 +753,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
               rpe_tensor_free (v);
               rpe_cli_inputs_clear (in);
               return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                    "--content must be unit or random (got '%s')", o->content);
+                                    _("--content must be unit or random (got '%s')"), o->content);
             }
         }
       st = rpe_size_bytes (&count, 1, in->n, H, D, 1);
@@ -784,7 +786,7 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
           if (v->shape[0] != in->n || v->shape[1] != H || v->shape[2] == 0)
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "%s: values must have shape (%zu, %zu, Dv), got (%zu, %zu, %zu)",
+                             _("%s: values must have shape (%zu, %zu, Dv), got (%zu, %zu, %zu)"),
                              o->values, (size_t) in->n, (size_t) H,
                              (size_t) v->shape[0], (size_t) v->shape[1], (size_t) v->shape[2]);
               rpe_tensor_free (v);
@@ -871,7 +873,7 @@ rpe_cli_make_codes (const RpeCliOptions *o,
         {
           if (z->shape[0] != H || z->shape[1] != D || z->shape[2] != 2 * params->n_sines)
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)",
+                                  _("%s: sine noise must have shape (%zu, %zu, %zu, R), got (%zu, %zu, %zu, %zu)"),
                                   o->noise, (size_t) H, (size_t) D, (size_t) (2 * params->n_sines),
                                   (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2],
                                   (size_t) z->shape[3]);
@@ -881,13 +883,13 @@ rpe_cli_make_codes (const RpeCliOptions *o,
         {
           if (z->shape[1] != H * D || z->shape[2] != n + 4 * params->kernel)
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)",
+                                  _("%s: conv noise must have shape (R, %zu, %zu) = (R, H*D, N+4L), got (%zu, %zu, %zu)"),
                                   o->noise, (size_t) (H * D), (size_t) (n + 4 * params->kernel),
                                   (size_t) z->shape[0], (size_t) z->shape[1], (size_t) z->shape[2]);
           r = z->shape[0];
         }
       if (r == 0)
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the noise has R = 0", o->noise);
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the noise has R = 0"), o->noise);
     }
   if (!resolve_realizations (o, r, &r, error))
     return FALSE;
@@ -959,7 +961,7 @@ rpe_cli_make_codes (const RpeCliOptions *o,
           if (eps->shape[0] != H || eps->shape[1] != D || eps->shape[2] != r)
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)",
+                             _("%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R), got (%zu, %zu, %zu)"),
                              o->gate_noise, (size_t) H, (size_t) D, (size_t) r,
                              (size_t) eps->shape[0], (size_t) eps->shape[1], (size_t) eps->shape[2]);
               goto out;
@@ -1076,8 +1078,8 @@ rpe_cli_write (const RpeCliOptions *o,
             g_string_append_printf (index, d == 0 ? "%zu" : ", %zu", (size_t) idx[d]);
           *exit_code = EXIT_USAGE;
           rpe_set_error (error, RPE_ERROR_NOT_FINITE,
-                         "the result for %s would hold %g at index [%s]: the parameters or inputs are "
-                         "finite but too large for float32 arithmetic; nothing was written",
+                         _("the result for %s would hold %g at index [%s]: the parameters or inputs are "
+                           "finite but too large for float32 arithmetic; nothing was written"),
                          name, (double) data[i], index->str);
           g_string_free (index, TRUE);
           return FALSE;
@@ -1207,13 +1209,13 @@ cmd_info (int argc, char **argv)
                   names);
           return 0;
         }
-      fprintf (stderr, "rpe info: usage: rpe info FILE\n");
+      fprintf (stderr, _("rpe info: usage: rpe info FILE\n"));
       return EXIT_USAGE;
     }
   set = rpe_cli_read_checkpoint (argv[1], &error);
   if (set == NULL)
     {
-      fprintf (stderr, "rpe info: %s\n", error->message);
+      fprintf (stderr, _("rpe info: %s\n"), error->message);
       return rpe_cli_exit_code_for_error (error);
     }
   {
@@ -1247,7 +1249,7 @@ cmd_info (int argc, char **argv)
   modules = rpe_checkpoint_discover (set, &unpaired, &error);
   if (modules == NULL)
     {
-      fprintf (stderr, "rpe info: %s\n", error->message);
+      fprintf (stderr, _("rpe info: %s\n"), error->message);
       return rpe_cli_exit_code_for_error (error);
     }
   printf ("SPE modules: %u\n", modules->len);
@@ -1272,17 +1274,17 @@ cmd_info (int argc, char **argv)
 static void
 usage (FILE *f)
 {
-  fprintf (f,
-           "Usage:\n"
-           "  rpe info FILE                    tensors and the SPE modules recognised\n"
-           "  rpe compute WHAT [options] -o OUT.npy\n"
-           "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
-           "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
-           "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
-           "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
-           "  rpe --version\n"
-           "\n"
-           "Run 'rpe compute --help-all' for the options.\n");
+  fprintf (f, "%s",
+           _("Usage:\n"
+             "  rpe info FILE                    tensors and the SPE modules recognised\n"
+             "  rpe compute WHAT [options] -o OUT.npy\n"
+             "      WHAT: template | empirical | codes | encode | logits | attention | linear | rpe-logits |\n"
+             "            lrpe-encode | lrpe-attention | lrpe-linear | fastrpb\n"
+             "  rpe curves profile|error|extrapolation [options] -o OUT.csv\n"
+             "  rpe fit --target T [options] -o FITTED.safetensors   fit SPE to another relative bias\n"
+             "  rpe --version\n"
+             "\n"
+             "Run 'rpe compute --help-all' for the options.\n"));
 }
 
 int
@@ -1291,6 +1293,9 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   /* Numbers are printed and parsed the C way whatever the locale. */
   setlocale (LC_NUMERIC, "C");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
   /* over `ulimit -f`, write () fails with EFBIG (reported, temporary file
    * removed) instead of the process dying of SIGXFSZ */
   signal (SIGXFSZ, SIG_IGN);
@@ -1330,7 +1335,7 @@ main (int argc, char **argv)
     return rpe_cli_bench (argc - 1, argv + 1);
   if (g_str_equal (argv[1], "fit"))
     return rpe_cli_fit (argc - 1, argv + 1);
-  fprintf (stderr, "rpe: unknown command '%s'\n", argv[1]);
+  fprintf (stderr, _("rpe: unknown command '%s'\n"), argv[1]);
   usage (stderr);
   return EXIT_USAGE;
 }
@@ -1354,26 +1359,26 @@ rpe_cli_color_scale (const char          *view,
 
       if (!rpe_plot_transform_from_name (name, &t))
         {
-          fprintf (stderr, "rpe export %s: --color-scale must be linear, log, power, percentile or attention "
-                   "(got '%s')\n", view, name);
+          fprintf (stderr, _("rpe export %s: --color-scale must be linear, log, power, percentile or attention "
+                   "(got '%s')\n"), view, name);
           return FALSE;
         }
       if (attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
         {
-          fprintf (stderr, "rpe export %s: --attention-transform contradicts --color-scale %s\n", view, name);
+          fprintf (stderr, _("rpe export %s: --attention-transform contradicts --color-scale %s\n"), view, name);
           return FALSE;
         }
       *transform = t;
     }
   if (gamma != 0.0 && (*transform != RPE_HEATMAP_TRANSFORM_POWER || !(gamma >= 0.05 && gamma <= 10.0)))
     {
-      fprintf (stderr, "rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n", view);
+      fprintf (stderr, _("rpe export %s: --gamma needs --color-scale power and a value in 0.05 .. 10\n"), view);
       return FALSE;
     }
   if (percentile != 0.0
       && (*transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(percentile >= 50.0 && percentile <= 100.0)))
     {
-      fprintf (stderr, "rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n", view);
+      fprintf (stderr, _("rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n"), view);
       return FALSE;
     }
   *param = *transform == RPE_HEATMAP_TRANSFORM_POWER ? (gamma != 0.0 ? gamma : RPE_PLOT_DEFAULT_GAMMA)

@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-demos.h"
@@ -274,12 +276,12 @@ job_worker (GTask        *task,
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
   else if (status == RPE_ERROR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
   else if (job->error != NULL)
     g_task_return_error (task, g_steal_pointer (&job->error));
   else
-    g_task_return_new_error (task, RPE_ERROR, status, "Cannot compute %s: %s",
-                             job->what, rpe_status_to_string (status));
+    g_task_return_new_error (task, RPE_ERROR, status, _("Cannot compute %s: %s"),
+                             _(job->what), rpe_status_to_string (status));
 }
 
 static Job *
@@ -409,7 +411,7 @@ templates_run (Job               *job,
       *result_free = (GDestroyNotify) rpe_templates_unref;
     }
   else if (status == RPE_ERROR_INVALID_ARGUMENT)
-    job->error = g_error_new (RPE_ERROR, status, "Cannot compute the templates of head %zu: %s",
+    job->error = g_error_new (RPE_ERROR, status, _("Cannot compute the templates of head %zu: %s"),
                               job->head, rpe_status_to_string (status));
   return status;
 }
@@ -431,7 +433,7 @@ rpe_compute_templates_async_full (const RpeSpeParams     *params,
   g_return_if_fail (params != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  job = job_new (rpe_compute_templates_async_full, "the templates", templates_run,
+  job = job_new (rpe_compute_templates_async_full, N_("the templates"), templates_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->head = head;
   job->n = n;
@@ -439,7 +441,7 @@ rpe_compute_templates_async_full (const RpeSpeParams     *params,
   status = rpe_spe_params_copy (&job->params, params);
   if (status != RPE_OK)
     {
-      job_fail (job, status, "Cannot copy the parameters");
+      job_fail (job, status, _("Cannot copy the parameters"));
       return;
     }
   job_start (job);
@@ -708,7 +710,7 @@ rpe_compute_template_grid_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_template_grid_async, "the templates", grid_run,
+  job = job_new (rpe_compute_template_grid_async, N_("the templates"), grid_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1185,7 +1187,7 @@ rpe_compute_attention_async (RpeExplorerSnapshot       *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL && request != NULL);
-  job = job_new (rpe_compute_attention_async, "the attention map", attention_run,
+  job = job_new (rpe_compute_attention_async, N_("the attention map"), attention_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->request = *request;
@@ -1347,7 +1349,7 @@ rpe_compute_teaching_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_teaching_async, "the SPE estimate", teaching_run,
+  job = job_new (rpe_compute_teaching_async, N_("the SPE estimate"), teaching_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1521,7 +1523,7 @@ rpe_compute_curves_async (RpeExplorerSnapshot    *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_curves_async, "the curves", curves_run,
+  job = job_new (rpe_compute_curves_async, N_("the curves"), curves_run,
                  progress, progress_data, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job->n_cap = MAX (n_cap, 2);
@@ -1688,7 +1690,7 @@ rpe_compute_grid_async (RpeExplorerSnapshot *snapshot,
   Job *job;
 
   g_return_if_fail (snapshot != NULL);
-  job = job_new (rpe_compute_grid_async, "the 2-D grid", grid2d_run, NULL, NULL, cancellable, callback, user_data);
+  job = job_new (rpe_compute_grid_async, N_("the 2-D grid"), grid2d_run, NULL, NULL, cancellable, callback, user_data);
   job->snapshot = rpe_explorer_snapshot_ref (snapshot);
   job_start (job);
 }
@@ -1742,7 +1744,7 @@ checkpoint_run (Job               *job,
           return RPE_OK;
         }
       job->error = g_error_new (RPE_ERROR, RPE_ERROR_NOT_FOUND,
-                                "“%s” holds no tensor", base);
+                                _("“%s” holds no tensor"), base);
       goto fail;
     }
   for (guint i = 0; i < c->modules->len; i++)
@@ -1802,7 +1804,7 @@ rpe_compute_open_checkpoint_async (const char          *path,
   Job *job;
 
   g_return_if_fail (path != NULL);
-  job = job_new (rpe_compute_open_checkpoint_async, "the checkpoint", checkpoint_run,
+  job = job_new (rpe_compute_open_checkpoint_async, N_("the checkpoint"), checkpoint_run,
                  NULL, NULL, cancellable, callback, user_data);
   job->path = g_strdup (path);
   job_start (job);
@@ -1935,11 +1937,11 @@ job_run_sync (JobRunFunc                 run,
   if (status == RPE_OK)
     return result;
   if (status == RPE_ERROR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
   else if (job.error != NULL)
     g_propagate_error (error, g_steal_pointer (&job.error));
   else
-    g_set_error (error, RPE_ERROR, status, "Cannot compute %s: %s", what, rpe_status_to_string (status));
+    g_set_error (error, RPE_ERROR, status, _("Cannot compute %s: %s"), _(what), rpe_status_to_string (status));
   g_clear_error (&job.error);
   return NULL;
 }
@@ -1951,7 +1953,7 @@ rpe_compute_template_grid (RpeExplorerSnapshot  *snapshot,
                            GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (grid_run, "the templates", snapshot, n_cap, NULL, cancellable, error);
+  return job_run_sync (grid_run, N_("the templates"), snapshot, n_cap, NULL, cancellable, error);
 }
 
 RpeAttentionImage *
@@ -1961,7 +1963,7 @@ rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
                        GError                   **error)
 {
   g_return_val_if_fail (snapshot != NULL && request != NULL, NULL);
-  return job_run_sync (attention_run, "the attention map", snapshot, 0, request, cancellable, error);
+  return job_run_sync (attention_run, N_("the attention map"), snapshot, 0, request, cancellable, error);
 }
 
 RpeTeaching *
@@ -1971,7 +1973,7 @@ rpe_compute_teaching (RpeExplorerSnapshot  *snapshot,
                       GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (teaching_run, "the SPE estimate", snapshot, n_cap, NULL, cancellable, error);
+  return job_run_sync (teaching_run, N_("the SPE estimate"), snapshot, n_cap, NULL, cancellable, error);
 }
 
 /* ------------------------------------------------------------------- caps */
@@ -2016,11 +2018,11 @@ rpe_compute_check_budget (RpeComputeJobKind          kind,
 
   if (bytes <= G_MAXSIZE && rpe_budget_check ((size_t) bytes) == RPE_OK)
     return TRUE;
-  need = bytes == G_MAXUINT64 ? g_strdup ("more than can be counted") : g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+  need = bytes == G_MAXUINT64 ? g_strdup (_("more than can be counted")) : g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
   budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
   g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
-               "Computing at N = %zu needs about %s, more than the memory budget of %s "
-               "(RPE_MEMORY_BUDGET)", n, need, budget);
+               _("Computing at N = %zu needs about %s, more than the memory budget of %s "
+                 "(RPE_MEMORY_BUDGET)"), n, need, budget);
   return FALSE;
 }
 
@@ -2059,19 +2061,19 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
   strings[0] = strings[1] = NULL;
   if (whole)
     {
-      d->x_label = "key position n";
-      d->y_label = "query position m";
+      d->x_label = _("key position n");
+      d->y_label = _("query position m");
     }
   else
     {
-      strings[0] = g_strdup_printf ("key position n, %zu \u2026 %zu%s", img->n0, img->n1 - 1,
-                                    img->cols < img->n1 - img->n0 ? " (reduced to pixels)" : "");
-      strings[1] = g_strdup_printf ("query position m, %zu \u2026 %zu%s", img->m0, img->m1 - 1,
-                                    img->rows < img->m1 - img->m0 ? " (reduced to pixels)" : "");
+      strings[0] = g_strdup_printf (_("key position n, %zu \u2026 %zu%s"), img->n0, img->n1 - 1,
+                                    img->cols < img->n1 - img->n0 ? _(" (reduced to pixels)") : "");
+      strings[1] = g_strdup_printf (_("query position m, %zu \u2026 %zu%s"), img->m0, img->m1 - 1,
+                                    img->rows < img->m1 - img->m0 ? _(" (reduced to pixels)") : "");
       d->x_label = strings[0];
       d->y_label = strings[1];
     }
-  d->colorbar_label = "attention weight";
+  d->colorbar_label = _("attention weight");
   switch (img->method)
     {
     case RPE_EXPLORER_METHOD_SPE:
@@ -2081,8 +2083,8 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                                                img->causal);
       break;
     default:
-      strings[2] = g_strdup_printf ("%s attention, head %zu%s", rpe_explorer_method_name (img->method), img->head,
-                                    img->causal ? ", causal" : "");
+      strings[2] = g_strdup_printf (_("%s attention, head %zu%s"), _(rpe_explorer_method_name (img->method)), img->head,
+                                    img->causal ? _(", causal") : "");
       break;
     }
   fig->title = strings[2];
@@ -2121,7 +2123,7 @@ rpe_curves_fill_plots (RpeCurves      *c,
                        const char     *ntrain)
 {
   static const char *models[5][2] = {
-    { "ape", "APE" }, { "spe_exact", "SPE, exact" }, { "spe_estimate", "SPE, estimate" },
+    { "ape", "APE" }, { "spe_exact", N_("SPE, exact") }, { "spe_estimate", N_("SPE, estimate") },
     { "lrpe", "LRPE" }, { "fastrpb", "FastRPB" },
   };
   static const char *cols[2][5] = {
@@ -2135,20 +2137,20 @@ rpe_curves_fill_plots (RpeCurves      *c,
   s = series;
   n = 0;
   add_column_series (s, &n, c->profile, "tau", "spe_d", "SPE, " RPE_FIG_P_TILDE "<sub>d</sub>(τ)");
-  add_column_series (s, &n, c->profile, "tau", "spe_mean", "SPE, mean over d");
-  add_column_series (s, &n, c->profile, "tau", "lrpe", "LRPE (unit content)");
-  add_column_series (s, &n, c->profile, "tau", "fastrpb", "FastRPB, w<sub>τ</sub>");
+  add_column_series (s, &n, c->profile, "tau", "spe_mean", _("SPE, mean over d"));
+  add_column_series (s, &n, c->profile, "tau", "lrpe", _("LRPE (unit content)"));
+  add_column_series (s, &n, c->profile, "tau", "fastrpb", _("FastRPB, w<sub>τ</sub>"));
   rpe_curve_plot_init (&plots[0]);
   plots[0].series = s;
   plots[0].n_series = n;
-  plots[0].title = "Template profiles";
-  plots[0].x_label = "lag τ = m − n";
+  plots[0].title = _("Template profiles");
+  plots[0].x_label = _("lag τ = m − n");
   plots[0].y_label = RPE_FIG_P_TILDE "(τ)";
 
   /* estimator error */
   s = series + RPE_CURVES_MAX_SERIES;
   n = 0;
-  add_column_series (s, &n, c->error, "R", "mean", "mean relative error");
+  add_column_series (s, &n, c->error, "R", "mean", _("mean relative error"));
   if (n == 1)
     {
       long sd = rpe_curve_table_find (c->error, "sd");
@@ -2160,8 +2162,8 @@ rpe_curves_fill_plots (RpeCurves      *c,
   plots[1].series = s;
   plots[1].n_series = n;
   plots[1].title = "Template error " RPE_FIG_TEMPLATE_ERROR;
-  plots[1].x_label = "realizations R";
-  plots[1].y_label = "relative error";
+  plots[1].x_label = _("realizations R");
+  plots[1].y_label = _("relative error");
   plots[1].x_log = TRUE;
   plots[1].y_log = TRUE;
 
@@ -2173,12 +2175,12 @@ rpe_curves_fill_plots (RpeCurves      *c,
       s = series + (2 + which) * RPE_CURVES_MAX_SERIES;
       n = 0;
       for (guint i = 0; i < 5; i++)
-        add_column_series (s, &n, c->extrapolation, "m", cols[which][i], models[i][1]);
+        add_column_series (s, &n, c->extrapolation, "m", cols[which][i], _(models[i][1]));
       rpe_curve_plot_init (plot);
       plot->series = s;
       plot->n_series = n;
-      plot->title = which == 0 ? "Extrapolation: mean attended distance" : "Extrapolation: translation invariance (lower is better)";
-      plot->x_label = "query position m";
+      plot->title = which == 0 ? _("Extrapolation: mean attended distance") : _("Extrapolation: translation invariance (lower is better)");
+      plot->x_label = _("query position m");
       plot->y_label = which == 0 ? RPE_FIG_SIGMA "<sub>n</sub> a(m, n) |m " RPE_FIG_MINUS " n|" : "TI(m)";
       plot->x_marker = (double) c->n_train;
       plot->x_marker_label = ntrain;
@@ -2192,7 +2194,7 @@ rpe_compute_curves (RpeExplorerSnapshot  *snapshot,
                     GError              **error)
 {
   g_return_val_if_fail (snapshot != NULL, NULL);
-  return job_run_sync (curves_run, "the curves", snapshot, MAX (n_cap, 2), NULL, cancellable, error);
+  return job_run_sync (curves_run, N_("the curves"), snapshot, MAX (n_cap, 2), NULL, cancellable, error);
 }
 
 void
@@ -2204,8 +2206,8 @@ rpe_curves_figure_fill (RpeFigure      *fig,
                         char           *strings[2])
 {
   strings[0] = g_strdup_printf (RPE_FIG_N_TRAIN " = %zu", c->n_train);
-  strings[1] = g_strdup_printf ("Profiles, estimator error and extrapolation (head %u, " RPE_FIG_N_TRAIN " = %zu)",
-                                head, c->n_train);
+  strings[1] = g_strdup_printf (_("Profiles, estimator error and extrapolation (head %u, %s = %zu)"),
+                                head, RPE_FIG_N_TRAIN, c->n_train);
   rpe_figure_init (fig, RPE_FIGURE_CURVES);
   rpe_curves_fill_plots (c, plots, series, strings[0]);
   plots[0].legend = RPE_CURVE_LEGEND_BEST;

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "rpe-tour.h"
 
 /* ------------------------------------------------------------------ steps */
@@ -90,45 +92,46 @@ fastrpb_show (RpeExplorerState *s)
   rpe_explorer_state_set_fastrpb_weights (s, w, G_N_ELEMENTS (w));
 }
 
+/* The texts are N_() marked: rpe-tour-bar.c translates them as it shows them. */
 static const RpeTourStep steps[] = {
-  { "Templates of a trained model", "demo:conv-spe", 0, "Model",
-    "This conv SPE model was trained to copy the token 3 positions back. Each cell is one feature's "
-    "template P̃_d(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
-    "template keep its shape, or is something added everywhere?",
-    "Gating mixes the template with a constant: P̃ = (1 − g) P + g. The shape of P (its bands along "
-    "m − n, where the model looks back) stays; the whole cell is lifted by g.",
+  { N_("Templates of a trained model"), "demo:conv-spe", 0, N_("Model"),
+    N_("This conv SPE model was trained to copy the token 3 positions back. Each cell is one feature's "
+       "template P̃_d(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
+       "template keep its shape, or is something added everywhere?"),
+    N_("Gating mixes the template with a constant: P̃ = (1 − g) P + g. The shape of P (its bands along "
+       "m − n, where the model looks back) stays; the whole cell is lifted by g."),
     templates_setup, templates_show },
-  { "The estimate sharpens with R", "demo:sine-spe", 3, "Sequence",
-    "SPE never forms the exact relative logits: it draws R random codes whose products estimate "
-    "them. With R = 4 the middle panel is noisy. Predict: what happens to it, and to the difference on "
-    "the right, when R grows to 256?",
-    "The estimate approaches exact RPE, and the difference fades: its error falls like 1/√R, the "
-    "curve at the bottom (R marked).",
+  { N_("The estimate sharpens with R"), "demo:sine-spe", 3, N_("Sequence"),
+    N_("SPE never forms the exact relative logits: it draws R random codes whose products estimate "
+       "them. With R = 4 the middle panel is noisy. Predict: what happens to it, and to the difference on "
+       "the right, when R grows to 256?"),
+    N_("The estimate approaches exact RPE, and the difference fades: its error falls like 1/√R, the "
+       "curve at the bottom (R marked)."),
     estimate_setup, estimate_show },
-  { "Causal masking", NULL, 1, "Sequence",
-    "A decoder may not look at later tokens. Predict: which part of the attention map becomes zero "
-    "when causal masking is switched on?",
-    "The upper triangle: keys after the query (n > m) get weight 0, and each row's weight is "
-    "spread over the keys up to m only.",
+  { N_("Causal masking"), NULL, 1, N_("Sequence"),
+    N_("A decoder may not look at later tokens. Predict: which part of the attention map becomes zero "
+       "when causal masking is switched on?"),
+    N_("The upper triangle: keys after the query (n > m) get weight 0, and each row's weight is "
+       "spread over the keys up to m only."),
     causal_setup, causal_show },
-  { "Beyond the training length", NULL, 2, "Sequence",
-    "The model was trained on sequences of N_train = 64 tokens. Predict: when we evaluate at 256, "
-    "which curves keep behaving as before N_train: the absolute encoding's or the relative ones'?",
-    "SPE's curves stay flat beyond the dashed N_train line: a relative encoding depends only on "
-    "m − n. Absolute encodings depend on m itself (for the trained demos, `rpe curves extrapolation "
-    "--checkpoint demo:ape` shows the learned APE's break at N_train).",
+  { N_("Beyond the training length"), NULL, 2, N_("Sequence"),
+    N_("The model was trained on sequences of N_train = 64 tokens. Predict: when we evaluate at 256, "
+       "which curves keep behaving as before N_train: the absolute encoding's or the relative ones'?"),
+    N_("SPE's curves stay flat beyond the dashed N_train line: a relative encoding depends only on "
+       "m − n. Absolute encodings depend on m itself (for the trained demos, `rpe curves extrapolation "
+       "--checkpoint demo:ape` shows the learned APE's break at N_train)."),
     extrapolation_setup, extrapolation_show },
-  { "LRPE with rotations is RoPE", NULL, 1, "LRPE",
-    "This is absolute (sinusoidal) attention on identical tokens: it changes along the diagonal. "
-    "LRPE with identity P, rotation Λ and θ of type a is RoPE. Predict: with it, does the map depend "
-    "on m and n, or only on m − n?",
-    "Only on m − n: every diagonal is constant, by the identity (Λ(s)Pq)ᴴ(Λ(t)Pk) = qᴴPᴴΛ(t − s)Pk.",
+  { N_("LRPE with rotations is RoPE"), NULL, 1, "LRPE",
+    N_("This is absolute (sinusoidal) attention on identical tokens: it changes along the diagonal. "
+       "LRPE with identity P, rotation Λ and θ of type a is RoPE. Predict: with it, does the map depend "
+       "on m and n, or only on m − n?"),
+    N_("Only on m − n: every diagonal is constant, by the identity (Λ(s)Pq)ᴴ(Λ(t)Pk) = qᴴPᴴΛ(t − s)Pk."),
     lrpe_setup, lrpe_show },
-  { "FastRPB's additive bias", NULL, 1, "FastRPB",
-    "FastRPB adds a Toeplitz bias W[m, n] = w(m − n) to the logits. All weights are 0 now. Predict: "
-    "what appears in the map when w is large at τ = 3 only?",
-    "A bright diagonal three below the main one: every query attends to the token 3 back, the "
-    "copy task's pattern, computed with FFTs without forming W.",
+  { N_("FastRPB's additive bias"), NULL, 1, "FastRPB",
+    N_("FastRPB adds a Toeplitz bias W[m, n] = w(m − n) to the logits. All weights are 0 now. Predict: "
+       "what appears in the map when w is large at τ = 3 only?"),
+    N_("A bright diagonal three below the main one: every query attends to the token 3 back, the "
+       "copy task's pattern, computed with FFTs without forming W."),
     fastrpb_setup, fastrpb_show },
 };
 

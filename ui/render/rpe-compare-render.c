@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+#include <glib/gi18n.h>
+
 #include "rpe-figure-names.h"
 
 /* The parts of "x, y, z" captions: what both say goes in the figure title, what differs in the
@@ -39,7 +41,7 @@ rpe_compare_figure_fill (RpeFigure                  *fig,
                          const RpeCompareFigureData *data,
                          char                     ***titles)
 {
-  const char *bar = data->attention ? "attention weight" : "template value";
+  const char *bar = data->attention ? _("attention weight") : _("template value");
   double dmax = data->dmax;
   char **t = g_new0 (char *, 5);
   g_autofree char *only_a = NULL, *only_b = NULL, *common = NULL;
@@ -146,7 +148,7 @@ rpe_overview_figure_fill (RpeFigure                   *fig,
   fig->grid.n_cells = count;
   fig->grid.n_columns = data->n_heads;
   fig->grid.shared_scale = TRUE;
-  fig->grid.colorbar_label = data->attention ? "attention weight" : "template value";
+  fig->grid.colorbar_label = data->attention ? _("attention weight") : _("template value");
   *cells_out = cells;
   *titles_out = titles;
 }

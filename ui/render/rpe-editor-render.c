@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #define FONT_FAMILY  "Sans"
 #define MAX_TICKS    64
 #define NEEDLE_EXTRA 8.0   /* phase needle length beyond the point's radius */
@@ -682,7 +684,7 @@ draw_profile (cairo_t                     *cr,
                                       fmax (2.0, fmin (10.0, a->width / (font * 5.0))))));
   for (double t = ceil (fr->x_min / step) * step; t <= fr->x_max + 1e-9 && nt < MAX_TICKS; t += step)
     at[nt++] = t;
-  draw_x_axis (cr, fr, data->foreground, font, at, at, nt, 0, "lag τ (positions)");
+  draw_x_axis (cr, fr, data->foreground, font, at, at, nt, 0, _("lag τ (positions)"));
   draw_frame (cr, fr, data->foreground);
 
   cairo_save (cr);
@@ -770,10 +772,10 @@ rpe_editor_render_spectrum (cairo_t                     *cr,
   a = &fr.area;
 
   draw_title (cr, data->title, data->foreground, font, width);
-  draw_y_axis (cr, &fr, data->foreground, font, "gain λ");
+  draw_y_axis (cr, &fr, data->foreground, font, _("gain λ"));
   for (int i = 0; i <= 5; i++)
     at[nt++] = 0.1 * i;
-  draw_x_axis (cr, &fr, data->foreground, font, at, at, nt, 1, "frequency f (cycles / position)");
+  draw_x_axis (cr, &fr, data->foreground, font, at, at, nt, 1, _("frequency f (cycles / position)"));
   draw_frame (cr, &fr, data->foreground);
 
   if (data->f != NULL && data->lambda != NULL)
@@ -932,7 +934,7 @@ rpe_editor_render_stems (cairo_t                 *cr,
     }
 
   draw_x_axis (cr, &fr, data->foreground, font, at, shown, nt, 0,
-               data->x_label != NULL ? data->x_label : "index");
+               data->x_label != NULL ? data->x_label : _("index"));
   draw_frame (cr, &fr, data->foreground);
 
   /* The baseline stems grow from: 0 if shown, else the nearest range end. */
@@ -1001,7 +1003,7 @@ rpe_editor_render_stems (cairo_t                 *cr,
       size_t i = (size_t) data->selected;
 
       snprintf (buf, sizeof buf, "%s = %zd   value = %.4g",
-                data->x_label != NULL ? data->x_label : "index",
+                data->x_label != NULL ? data->x_label : _("index"),
                 (ssize_t) i + data->x_offset, data->values[i]);
       set_rgba (cr, data->foreground, 0.75);
       show_text (cr, buf, a->x + a->width, a->y - font * 1.55, 1.0, 0.0);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gi18n.h>
+
 #include <glib/gstdio.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -828,7 +830,7 @@ rpe_export_resolve_size (const RpeFigure     *fig,
   rpe_figure_default_size (fig, &dw, &dh);
   if (!isfinite (size->width_pt) || !isfinite (size->height_pt) || !isfinite (size->text_size)
       || size->width_pt < 0.0 || size->height_pt < 0.0 || size->text_size < 0.0 || size->text_size > 400.0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: the preset size and text size must be positive");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("figure size: the preset size and text size must be positive"));
   if (size->width_pt > 0.0)
     {
       /* a preset: its width (and height, else the figure's aspect ratio; a comparison too
@@ -848,10 +850,10 @@ rpe_export_resolve_size (const RpeFigure     *fig,
     }
   if (!(size->width >= 0.0) || !(size->height >= 0.0) || !(size->dpi >= 0.0)
       || !isfinite (size->width) || !isfinite (size->height) || !isfinite (size->dpi))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: width, height and dpi must be positive");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("figure size: width, height and dpi must be positive"));
   dpi = size->dpi > 0.0 ? size->dpi : DEFAULT_DPI;
   if (dpi < 10.0 || dpi > 2400.0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "figure size: dpi must be between 10 and 2400 (got %g)", dpi);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("figure size: dpi must be between 10 and 2400 (got %g)"), dpi);
 
   w = size->width > 0.0 ? size->width : 0.0;
   h = size->height > 0.0 ? size->height : 0.0;
@@ -874,7 +876,7 @@ rpe_export_resolve_size (const RpeFigure     *fig,
       ph = round (ph);
       if (pw < 1.0 || ph < 1.0 || pw > 20000.0 || ph > 20000.0)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "figure size: PNG sides must be between 1 and 20000 pixels (got %.0f x %.0f)", pw, ph);
+                              _("figure size: PNG sides must be between 1 and 20000 pixels (got %.0f x %.0f)"), pw, ph);
       if (width_px != NULL)
         *width_px = (int) pw;
       if (height_px != NULL)
@@ -896,7 +898,7 @@ rpe_export_resolve_size (const RpeFigure     *fig,
     h = w * dh / dw;
   if (w < 1.0 || h < 1.0 || w > 14400.0 || h > 14400.0)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "figure size: sides must be between 1 and 14400 points (got %g x %g)", w, h);
+                          _("figure size: sides must be between 1 and 14400 points (got %g x %g)"), w, h);
   if (width_pt != NULL)
     *width_pt = w;
   if (height_pt != NULL)
@@ -1035,7 +1037,7 @@ write_image (const RpeFigure *fig,
       if (rpe_size_bytes (&bytes, 4, (size_t) wpx, (size_t) hpx, 1, 1) != RPE_OK
           || rpe_budget_check (bytes) != RPE_OK)
         return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                              "%s: a %d x %d image exceeds the memory budget", path, wpx, hpx);
+                              _("%s: a %d x %d image exceeds the memory budget"), path, wpx, hpx);
       surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
     }
   else if (format == RPE_EXPORT_SVG)
@@ -1061,7 +1063,7 @@ write_image (const RpeFigure *fig,
     {
       status = cairo_surface_status (surface);
       cairo_surface_destroy (surface);
-      return rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: cannot create the surface: %s", path,
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: cannot create the surface: %s"), path,
                             cairo_status_to_string (status));
     }
 
@@ -1083,9 +1085,9 @@ write_image (const RpeFigure *fig,
   if (status != CAIRO_STATUS_SUCCESS)
     {
       if (sink->err != 0)
-        return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (sink->err));
+        return rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (sink->err));
       return rpe_set_error (error, status == CAIRO_STATUS_NO_MEMORY ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
-                            "%s: cannot render: %s", path, cairo_status_to_string (status));
+                            _("%s: cannot render: %s"), path, cairo_status_to_string (status));
     }
   return TRUE;
 }
@@ -1118,7 +1120,7 @@ export_image (const RpeFigure     *fig,
   if (sink.fd < 0)
     {
       int err = errno;
-      return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot create a file in %s: %s", path, dir,
+      return rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot create a file in %s: %s"), path, dir,
                             g_strerror (err));
     }
 
@@ -1133,7 +1135,7 @@ export_image (const RpeFigure     *fig,
   if (fsync (sink.fd) != 0 && errno != EINVAL && errno != EROFS)
     {
       int err = errno;
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (err));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (err));
       goto out;
     }
   {
@@ -1143,7 +1145,7 @@ export_image (const RpeFigure     *fig,
     if (close (fd) != 0)
       {
         int err = errno;
-        rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", path, g_strerror (err));
+        rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (err));
         goto out;
       }
   }
@@ -1154,7 +1156,7 @@ export_image (const RpeFigure     *fig,
   if (g_rename (tmp, path) != 0)
     {
       int err = errno;
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot replace the file: %s", path, g_strerror (err));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot replace the file: %s"), path, g_strerror (err));
       goto out;
     }
   ok = TRUE;
@@ -1195,25 +1197,25 @@ export_npy (const RpeFigure *fig,
       break;
     default:
       return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                            "%s: curves are exported as CSV, not .npy", path);
+                            _("%s: curves are exported as CSV, not .npy"), path);
     }
   if (maps == NULL || n == 0 || maps[0].values == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the figure has no data", path);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the figure has no data"), path);
   rows = maps[0].rows;
   cols = maps[0].cols;
   for (size_t i = 0; i < n; i++)
     if (maps[i].values == NULL || maps[i].rows != rows || maps[i].cols != cols)
       return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                            "%s: the figure's arrays differ in shape; export them one by one", path);
+                            _("%s: the figure's arrays differ in shape; export them one by one"), path);
   if (fig->kind == RPE_FIGURE_HEATMAP)
     return rpe_npy_write (path, maps[0].values, 2, (gsize[]) { rows, cols }, FALSE, error);
 
   if ((st = rpe_size_bytes (&bytes, 1, n, rows, cols, 1)) != RPE_OK)
-    return rpe_set_error (error, st, "%s: the arrays are too large", path);
+    return rpe_set_error (error, st, _("%s: the arrays are too large"), path);
   count = bytes;
   buf = rpe_alloc (count, sizeof (float), &st);
   if (buf == NULL)
-    return rpe_set_error (error, st, "%s: the arrays do not fit in the memory budget", path);
+    return rpe_set_error (error, st, _("%s: the arrays do not fit in the memory budget"), path);
   for (size_t i = 0; i < n; i++)
     memcpy (buf + i * rows * cols, maps[i].values, rows * cols * sizeof (float));
   ok = rpe_npy_write (path, buf, 3, (gsize[]) { n, rows, cols }, FALSE, error);
@@ -1230,9 +1232,9 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
                                GError             **error)
 {
   if (path == NULL || path[0] == '\0')
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "no output file given");
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("no output file given"));
   if (fig == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: no figure", path);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: no figure"), path);
   if (check_cancelled (cancellable, error))
     return FALSE;
 
@@ -1242,7 +1244,7 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
     case RPE_EXPORT_SVG:
     case RPE_EXPORT_PDF:
       if (!figure_has_data (fig))
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the figure has no data to draw", path);
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the figure has no data to draw"), path);
       return export_image (fig, format, size, path, cancellable, error);
     case RPE_EXPORT_CSV:
       {
@@ -1251,19 +1253,19 @@ rpe_export_figure_cancellable (const RpeFigure     *fig,
 
         if (fig->table == NULL)
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                "%s: only curves are exported as CSV (use .npy for arrays)", path);
+                                _("%s: only curves are exported as CSV (use .npy for arrays)"), path);
         if (!rpe_output_check (path, error))
           return FALSE;
         st = rpe_curve_table_write_csv (fig->table, path, &err);
         if (st != RPE_OK)
-          return rpe_set_error (error, st, "%s: cannot write: %s", path,
+          return rpe_set_error (error, st, _("%s: cannot write: %s"), path,
                                 err != 0 ? g_strerror (err) : rpe_status_to_string (st));
         return TRUE;
       }
     case RPE_EXPORT_NPY:
       return export_npy (fig, path, error);
     default:
-      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: unknown export format", path);
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: unknown export format"), path);
     }
 }
 

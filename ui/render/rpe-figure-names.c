@@ -5,12 +5,15 @@
 
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 char *
 rpe_figure_spe_name (gboolean sine,
                      int      gated)
 {
-  return g_strdup_printf ("%s SPE%s", sine ? "sine" : "conv",
-                          gated > 0 ? ", gated" : gated == 0 ? ", ungated" : "");
+  /* Translators: "sine SPE, gated": the first %s is "sine" or "conv", the second ", gated", ", ungated" or nothing */
+  return g_strdup_printf (_("%s SPE%s"), sine ? _("sine") : _("conv"),
+                          gated > 0 ? _(", gated") : gated == 0 ? _(", ungated") : "");
 }
 
 char *
@@ -26,11 +29,11 @@ rpe_figure_model_name (const char *code)
     { "ape", "APE" },
     { "lrpe", "LRPE" },
     { "fastrpb", "FastRPB" },
-    { "spe_exact", "SPE, exact" },
-    { "spe_estimate", "SPE, estimate" },
+    { "spe_exact", N_("SPE, exact") },
+    { "spe_estimate", N_("SPE, estimate") },
     { "spe_d", "SPE, P" "\xcc\x83" "<sub>d</sub>(" RPE_FIG_TAU ")" },
-    { "spe_mean", "SPE, mean over d" },
-    { "mean", "mean" },
+    { "spe_mean", N_("SPE, mean over d") },
+    { "mean", N_("mean") },
   };
   g_auto (GStrv) words = NULL;
   GString *s;
@@ -40,20 +43,20 @@ rpe_figure_model_name (const char *code)
     return g_strdup ("");
   for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
     if (strcmp (code, fixed[i].code) == 0)
-      return g_strdup (fixed[i].name);
+      return g_strdup (_(fixed[i].name));
 
   /* (sine|conv)[_gated|_ungated][_est] */
   words = g_strsplit (code, "_", -1);
   n = g_strv_length (words);
   if (n == 0 || n > 3 || (strcmp (words[0], "sine") != 0 && strcmp (words[0], "conv") != 0))
     return rpe_figure_escape (code);
-  s = g_string_new (strcmp (words[0], "sine") == 0 ? "sine SPE" : "conv SPE");
+  s = g_string_new (strcmp (words[0], "sine") == 0 ? _("sine SPE") : _("conv SPE"));
   for (guint i = 1; i < n; i++)
     {
       if (strcmp (words[i], "gated") == 0 || strcmp (words[i], "ungated") == 0)
-        g_string_append_printf (s, ", %s", words[i]);
+        g_string_append (s, strcmp (words[i], "gated") == 0 ? _(", gated") : _(", ungated"));
       else if (strcmp (words[i], "est") == 0)
-        g_string_append (s, ", estimate");
+        g_string_append (s, _(", estimate"));
       else
         {
           g_string_free (s, TRUE);
@@ -84,7 +87,8 @@ rpe_figure_template_quantity (int    mode,
 static const char *
 mode_word (int mode)
 {
-  return mode == 1 ? "empirical " : mode == 2 ? "empirical " RPE_FIG_MINUS " analytic " : "analytic ";
+  /* Translators: put before "templates" or "template" (note the trailing space) */
+  return mode == 1 ? _("empirical ") : mode == 2 ? _("empirical \xe2\x88\x92 analytic ") : _("analytic ");
 }
 
 char *
@@ -99,9 +103,10 @@ rpe_figure_templates_title (gboolean sine,
   g_autofree char *q = rpe_figure_template_quantity (mode, d);
 
   if (d < 0)
-    return g_strdup_printf ("%s: %stemplates %s of head %zu (N = %zu)", spe, mode_word (mode), q,
+    /* Translators: "sine SPE: analytic templates P̃_d(m, n) of head 0 (N = 64)" */
+    return g_strdup_printf (_("%s: %stemplates %s of head %zu (N = %zu)"), spe, mode_word (mode), q,
                             (size_t) head, (size_t) n);
-  return g_strdup_printf ("%s: %stemplate %s, head %zu (N = %zu)", spe, mode_word (mode), q, (size_t) head,
+  return g_strdup_printf (_("%s: %stemplate %s, head %zu (N = %zu)"), spe, mode_word (mode), q, (size_t) head,
                           (size_t) n);
 }
 
@@ -116,7 +121,8 @@ rpe_figure_template_bar (int mode)
 {
   g_autofree char *q = rpe_figure_template_quantity (mode, -1);
 
-  return g_strdup_printf ("%s %s", mode == 2 ? "difference" : "template", q);
+  /* Translators: "template P̃_d(m, n)": the colour bar's label */
+  return g_strdup_printf (mode == 2 ? _("difference %s") : _("template %s"), q);
 }
 
 char *
@@ -130,10 +136,11 @@ rpe_figure_attention_title (gboolean sine,
   g_autofree char *spe = rpe_figure_spe_name (sine, gated ? 1 : -1);
 
   if (exact)
-    return g_strdup_printf ("exact relative attention a(m, n) of %s, head %zu%s", spe, (size_t) head,
-                            causal ? ", causal" : "");
-  return g_strdup_printf ("%s: attention " RPE_FIG_A_HAT "(m, n), head %zu, R = %zu%s", spe, (size_t) head,
-                          (size_t) r, causal ? ", causal" : "");
+    return g_strdup_printf (_("exact relative attention a(m, n) of %s, head %zu%s"), spe, (size_t) head,
+                            causal ? _(", causal") : "");
+  /* Translators: "sine SPE: attention â(m, n), head 0, R = 64, causal" */
+  return g_strdup_printf (_("%s: attention a\xcc\x82(m, n), head %zu, R = %zu%s"), spe, (size_t) head,
+                          (size_t) r, causal ? _(", causal") : "");
 }
 
 char *
@@ -145,8 +152,8 @@ rpe_figure_compare_title (gboolean sine,
 {
   g_autofree char *spe = rpe_figure_spe_name (sine, gated ? 1 : -1);
 
-  return g_strdup_printf ("Exact relative attention vs its SPE estimate (%s; head %zu%s, N = %zu)", spe,
-                          (size_t) head, causal ? ", causal" : "", (size_t) n);
+  return g_strdup_printf (_("Exact relative attention vs its SPE estimate (%s; head %zu%s, N = %zu)"), spe,
+                          (size_t) head, causal ? _(", causal") : "", (size_t) n);
 }
 
 char *
@@ -156,16 +163,16 @@ rpe_figure_compare_panel (guint i,
   switch (i)
     {
     case 0:
-      return g_strdup ("exact a");
+      return g_strdup (_("exact a"));
     case 1:
-      return g_strdup_printf ("SPE estimate " RPE_FIG_A_HAT " (R = %zu)", (size_t) r);
+      return g_strdup_printf (_("SPE estimate a\xcc\x82 (R = %zu)"), (size_t) r);
     default:
-      return g_strdup ("error " RPE_FIG_A_HAT " " RPE_FIG_MINUS " a");
+      return g_strdup (_("error a\xcc\x82 \xe2\x88\x92 a"));
     }
 }
 
 const char *
 rpe_figure_compare_bar (guint i)
 {
-  return i < 2 ? "attention weight" : "estimate " RPE_FIG_MINUS " exact";
+  return i < 2 ? _("attention weight") : _("estimate \xe2\x88\x92 exact");
 }

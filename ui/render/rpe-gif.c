@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <gif_lib.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include "rpe-alloc.h"
@@ -59,9 +60,9 @@ gif_error (RpeGifWriter *w,
            GError      **error)
 {
   if (w->write_errno != 0)
-    return rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (w->write_errno));
+    return rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (w->write_errno));
   return rpe_set_error (error, code == E_GIF_ERR_NOT_ENOUGH_MEM ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
-                        "%s: cannot write the GIF: %s", w->path, GifErrorString (code));
+                        _("%s: cannot write the GIF: %s"), w->path, GifErrorString (code));
 }
 
 RpeGifWriter *
@@ -77,13 +78,13 @@ rpe_gif_writer_new (const char  *path,
 
   if (path == NULL || path[0] == '\0')
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "no output file given");
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("no output file given"));
       return NULL;
     }
   if (width < 1 || height < 1 || width > 20000 || height > 20000 || delay_cs < 1 || delay_cs > 6000)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "%s: a GIF of %d x %d pixels, %d cs a frame, cannot be written", path, width, height, delay_cs);
+                     _("%s: a GIF of %d x %d pixels, %d cs a frame, cannot be written"), path, width, height, delay_cs);
       return NULL;
     }
   w = g_new0 (RpeGifWriter, 1);
@@ -100,7 +101,7 @@ rpe_gif_writer_new (const char  *path,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot create a file in %s: %s", path, dir, g_strerror (e));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot create a file in %s: %s"), path, dir, g_strerror (e));
       g_clear_pointer (&w->tmp, g_free);
       rpe_gif_writer_abort (w);
       return NULL;
@@ -225,18 +226,18 @@ rpe_gif_writer_add (RpeGifWriter    *w,
       || cairo_image_surface_get_width (frame) != w->width || cairo_image_surface_get_height (frame) != w->height
       || (cairo_image_surface_get_format (frame) != CAIRO_FORMAT_ARGB32
           && cairo_image_surface_get_format (frame) != CAIRO_FORMAT_RGB24))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: frame %u is not a %d x %d RGB image", w->path,
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: frame %u is not a %d x %d RGB image"), w->path,
                           w->n_frames + 1, w->width, w->height);
   if (w->n_frames >= RPE_GIF_MAX_FRAMES)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: at most %d frames", w->path, RPE_GIF_MAX_FRAMES);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: at most %d frames"), w->path, RPE_GIF_MAX_FRAMES);
   if (rpe_size_bytes (&bytes, 4, (size_t) w->width, (size_t) w->height, 1, 1) != RPE_OK
       || rpe_budget_check (bytes) != RPE_OK)
-    return rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: a %d x %d frame exceeds the memory budget", w->path,
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: a %d x %d frame exceeds the memory budget"), w->path,
                           w->width, w->height);
   pixels = (size_t) w->width * (size_t) w->height;
   planes = rpe_alloc (pixels, 4, &st);   /* r, g, b planes and the indices */
   if (planes == NULL)
-    return rpe_set_error (error, st, "%s: no memory for a frame", w->path);
+    return rpe_set_error (error, st, _("%s: no memory for a frame"), w->path);
   index = planes + 3 * pixels;
 
   cairo_surface_flush (frame);
@@ -261,7 +262,7 @@ rpe_gif_writer_add (RpeGifWriter    *w,
   if (GifQuantizeBuffer ((unsigned) w->width, (unsigned) w->height, &map_size, planes, planes + pixels,
                          planes + 2 * pixels, index, colors) == GIF_ERROR)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: cannot reduce frame %u to 256 colours", w->path, w->n_frames + 1);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: cannot reduce frame %u to 256 colours"), w->path, w->n_frames + 1);
       goto out;
     }
   refine_palette (planes, index, pixels, colors, map_size);
@@ -269,7 +270,7 @@ rpe_gif_writer_add (RpeGifWriter    *w,
   map = GifMakeMapObject (256, NULL);
   if (map == NULL)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "%s: no memory for a colour table", w->path);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: no memory for a colour table"), w->path);
       goto out;
     }
   memset (map->Colors, 0, 256 * sizeof (GifColorType));
@@ -331,7 +332,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
   g_return_val_if_fail (w != NULL, FALSE);
   if (w->n_frames == 0)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: the animation has no frame", w->path);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the animation has no frame"), w->path);
       rpe_gif_writer_abort (w);
       return FALSE;
     }
@@ -347,7 +348,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (e));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (e));
       rpe_gif_writer_abort (w);
       return FALSE;
     }
@@ -357,7 +358,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot write: %s", w->path, g_strerror (e));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (e));
       rpe_gif_writer_abort (w);
       return FALSE;
     }
@@ -366,7 +367,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, "%s: cannot replace the file: %s", w->path, g_strerror (e));
+      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot replace the file: %s"), w->path, g_strerror (e));
       rpe_gif_writer_abort (w);
       return FALSE;
     }
@@ -425,7 +426,7 @@ rpe_gif_render_frame (const RpeFigure     *fig,
   if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
     {
       cairo_surface_destroy (surface);
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "cannot make a %d x %d frame", wpx, hpx);
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("cannot make a %d x %d frame"), wpx, hpx);
       return NULL;
     }
   cr = cairo_create (surface);

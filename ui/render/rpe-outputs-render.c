@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "rpe-alloc.h"
 #include "rpe-figure-names.h"
 
@@ -143,8 +145,8 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   count = n * dv;
   c = MIN (options->channel, dv - 1);
   kernel = o->compare == RPE_OUTPUTS_KERNEL;
-  ref_name = kernel ? "L V (exact logits)" : "exact softmax attention";
-  est_name = kernel ? "L\xcc\x82 V (SPE logits)" : "SPE linear attention";
+  ref_name = kernel ? _("L V (exact logits)") : _("exact softmax attention");
+  est_name = kernel ? _("L\xcc\x82 V (SPE logits)") : _("SPE linear attention");
 
   f = g_new0 (RpeOutputsFigure, 1);
   f->maps = rpe_alloc (count, 3 * sizeof (float), &st);
@@ -175,16 +177,18 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   if (options->title != NULL)
     f->title = g_strdup (options->title);
   else
-    f->title = g_strdup_printf ("Outputs Y, head %zu%s%s: %s vs %s%s%s (R = %zu%s)", o->head,
+    /* Translators: "Outputs Y, head 0, sine: exact softmax attention vs SPE linear attention, φ = elu
+     * (R = 64, causal)": the method, the two names, the feature map and ", causal" fill the %s */
+    f->title = g_strdup_printf (_("Outputs Y, head %zu%s%s: %s vs %s%s%s (R = %zu%s)"), o->head,
                                 options->method != NULL ? ", " : "", options->method != NULL ? options->method : "",
                                 ref_name, est_name,
                                 !kernel && options->feature_map != NULL ? ", \xcf\x86 = " : "",
                                 !kernel && options->feature_map != NULL ? options->feature_map : "",
-                                o->r, o->causal ? ", causal" : "");
+                                o->r, o->causal ? _(", causal") : "");
   f->fig.title = f->title[0] != '\0' ? f->title : NULL;
   f->titles[0] = g_strdup_printf ("Y: %s", ref_name);
-  f->titles[1] = g_strdup_printf ("Y: %s, draw %" G_GUINT64_FORMAT, est_name, (guint64) o->seed);
-  f->titles[2] = g_strdup_printf ("difference (relative error %.3g)", o->error);
+  f->titles[1] = g_strdup_printf (_("Y: %s, draw %llu"), est_name, (unsigned long long) o->seed);
+  f->titles[2] = g_strdup_printf (_("difference (relative error %.3g)"), o->error);
   f->fig.n_panels = 3;
   f->fig.share_scale = !options->per_panel;
   for (guint i = 0; i < 3; i++)
@@ -201,8 +205,8 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       d->rows = dv;
       d->cols = n;
       d->title = f->titles[i];
-      d->x_label = "position m";
-      d->y_label = "channel";
+      d->x_label = _("position m");
+      d->y_label = _("channel");
       d->train_length = o->train_length;
       d->hide_train_label = i > 0;   /* said once, on the top strip */
       d->font_size = 7.5;
@@ -241,14 +245,15 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
   f->series[2].y = o->error_mean;
   f->series[2].n = n;
   f->series[2].y_err = o->n_draws > 1 ? o->error_sd : NULL;
-  f->series[2].label = o->n_draws > 1 ? "mean over draws \xc2\xb1 1 sd" : NULL;
+  f->series[2].label = o->n_draws > 1 ? _("mean over draws \xc2\xb1 1 sd") : NULL;
   rpe_curve_palette (3, f->series[2].color);
   f->series[2].color[3] = 1.0;
 
-  f->plot_titles[0] = g_strdup_printf ("channel %zu", c);
+  f->plot_titles[0] = g_strdup_printf (_("channel %zu"), c);
   f->plot_titles[1] = o->n_draws > 1
-                      ? g_strdup_printf ("relative error per position (%zu draws)", o->n_draws)
-                      : g_strdup ("relative error per position");
+                      ? g_strdup_printf (ngettext ("relative error per position (%zu draw)",
+                                                   "relative error per position (%zu draws)", o->n_draws), o->n_draws)
+                      : g_strdup (_("relative error per position"));
   for (guint i = 0; i < 2; i++)
     {
       RpeCurvePlot *p = &f->plots[i];
@@ -256,7 +261,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       rpe_curve_plot_init (p);
       p->title = f->plot_titles[i];
       p->font_size = 8.0;
-      p->x_label = "position m";
+      p->x_label = _("position m");
       p->fixed_x = true;
       p->x_min = 0;
       p->x_max = (double) (n > 1 ? n - 1 : 1);

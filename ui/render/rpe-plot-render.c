@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "rpe-alloc.h"
 #include "rpe-text.h"
 
@@ -504,15 +506,16 @@ rpe_plot_transform_caption (RpeHeatmapTransform  transform,
   switch (transform)
     {
     case RPE_HEATMAP_TRANSFORM_LOG:
-      snprintf (buf, size, "log scale, %g decades", RPE_PLOT_LOG_DECADES);
+      snprintf (buf, size, _("log scale, %g decades"), RPE_PLOT_LOG_DECADES);
       break;
     case RPE_HEATMAP_TRANSFORM_POWER:
-      snprintf (buf, size, "power scale, \u03b3 = %g", gamma_of (param));
+      snprintf (buf, size, _("power scale, \u03b3 = %g"), gamma_of (param));
       break;
     case RPE_HEATMAP_TRANSFORM_PERCENTILE:
       p = !isfinite (param) || param == 0.0 ? RPE_PLOT_DEFAULT_PERCENTILE : fmin (100.0, fmax (50.0, param));
       q = 100.0 - p;
-      snprintf (buf, size, "clipped to the %g%s\u2013%g%s percentile", q, ordinal_suffix (q), p, ordinal_suffix (p));
+      /* Translators: "clipped to the 1st–99th percentile": %g%s are a number and its English ordinal suffix */
+      snprintf (buf, size, _("clipped to the %g%s\u2013%g%s percentile"), q, ordinal_suffix (q), p, ordinal_suffix (p));
       break;
     default:
       break;
@@ -713,13 +716,13 @@ text_width (cairo_t    *cr,
 static const char *
 x_label_of (const RpeHeatmapData *data)
 {
-  return data->x_label != NULL ? data->x_label : "key position n";
+  return data->x_label != NULL ? data->x_label : _("key position n");
 }
 
 static const char *
 y_label_of (const RpeHeatmapData *data)
 {
-  return data->y_label != NULL ? data->y_label : "query position m";
+  return data->y_label != NULL ? data->y_label : _("query position m");
 }
 
 /* The bar's label, with the scale named when it is not linear (into buf). */
@@ -734,7 +737,7 @@ colorbar_label_of (const RpeHeatmapData *data,
   if (data->colorbar_label != NULL)
     base = data->colorbar_label[0] != '\0' ? data->colorbar_label : NULL;
   else
-    base = data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? "attention weight" : NULL;
+    base = data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? _("attention weight") : NULL;
   rpe_plot_transform_caption (data->transform, data->transform_param, caption, sizeof caption);
   if (caption[0] == '\0')
     return base;
@@ -2082,8 +2085,8 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
   cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
   {
     const RpeHeatmapData *c0 = &grid->cells[0];
-    const char *xl = grid->x_label != NULL ? grid->x_label : "key position n";
-    const char *yl = grid->y_label != NULL ? grid->y_label : "query position m";
+    const char *xl = grid->x_label != NULL ? grid->x_label : _("key position n");
+    const char *yl = grid->y_label != NULL ? grid->y_label : _("query position m");
     double block_w = (double) gl.n_cols * (gl.side + gl.extra_w) + (double) (gl.n_cols - 1) * gl.hsp - gl.extra_w;
     double bottom_y = gl.y0 + (double) (gl.n_rows - 1) * (gl.side + gl.title_h + gl.vsp) + gl.side;
     double label_h = gl.font * 1.2;

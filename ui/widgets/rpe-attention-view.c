@@ -2,6 +2,8 @@
  * to the canvas' pixels by the worker (rpe_compute_attention_async). */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
 #include "rpe-text.h"
@@ -135,7 +137,7 @@ image_render_data (RpeAttentionView  *self,
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
   d->scale = RPE_HEATMAP_SCALE_LINEAR;
-  d->colorbar_label = "attention weight";
+  d->colorbar_label = _("attention weight");
   rpe_explorer_state_apply_color_scale (self->state, d, method_has_attention (img->method));
 }
 
@@ -213,7 +215,7 @@ row_plot_setup (RpeAttentionView *self,
   rpe_curve_plot_init (plot);
   plot->series = series;
   plot->n_series = 1;
-  snprintf (title, title_size, "row m = %zd: a(m, n)", self->row);
+  snprintf (title, title_size, _("row m = %zd: a(m, n)"), self->row);
   plot->title = title;
   plot->x_label = NULL;
   plot->y_label = NULL;
@@ -386,7 +388,7 @@ canvas_draw (GtkDrawingArea *area,
     }
   if (image_stale (self))
     {
-      g_autofree char *mark = g_strdup_printf ("stale: N = %zu, not %zu", img->n, self->n);
+      g_autofree char *mark = g_strdup_printf (_("stale: N = %zu, not %zu"), img->n, self->n);
       cairo_text_extents_t ext;
 
       cairo_set_font_size (cr, 12.0);
@@ -428,11 +430,11 @@ canvas_draw (GtkDrawingArea *area,
       cairo_stroke (cr);
       draw_text (cr, label, x - 6, py, 1.0, 0.5);
     }
-  draw_text (cr, "key position n", x + side / 2, y + side + 22, 0.5, 0.0);
+  draw_text (cr, _("key position n"), x + side / 2, y + side + 22, 0.5, 0.0);
   cairo_save (cr);
   cairo_translate (cr, 12, y + side / 2);
   cairo_rotate (cr, -G_PI / 2);
-  draw_text (cr, "query position m", 0, 0, 0.5, 0.5);
+  draw_text (cr, _("query position m"), 0, 0, 0.5, 0.5);
   cairo_restore (cr);
 
   /* colour bar */
@@ -510,9 +512,9 @@ set_cancelled_caption (RpeAttentionView *self)
   g_autofree char *text = NULL;
 
   if (image_stale (self))
-    text = g_strdup_printf ("Cancelled. The map shown is the last one computed, for N = %zu (stale, under its own "
-                            "axes). Change a parameter or the zoom to compute again.", self->image->n);
-  gtk_label_set_text (self->caption, text != NULL ? text : "Cancelled. Change a parameter or the zoom to compute again.");
+    text = g_strdup_printf (_("Cancelled. The map shown is the last one computed, for N = %zu (stale, under its own "
+                              "axes). Change a parameter or the zoom to compute again."), self->image->n);
+  gtk_label_set_text (self->caption, text != NULL ? text : _("Cancelled. Change a parameter or the zoom to compute again."));
 }
 
 static void
@@ -560,14 +562,16 @@ attention_done (GObject      *source,
       self->image_snapshot = g_steal_pointer (&snapshot);
       rebuild_surface (self);
       update_row (self);
-      caption = g_strdup_printf ("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
-                                 "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset.",
-                                 rpe_explorer_method_name (self->image->method), self->image->head,
-                                 self->image->n, self->image->causal ? ", causal" : "",
+      /* Translators: the first %s is the method ("SPE estimate", ...), the second ", causal" or
+       * nothing, the last " (each pixel: the max of its cells)", its mean twin or nothing */
+      caption = g_strdup_printf (_("%s attention of head %zu, N = %zu%s; rows %zu–%zu, columns %zu–%zu%s. "
+                                   "Computed in %.0f ms. Scroll or +/− to zoom, drag to pan, 0 to reset."),
+                                 _(rpe_explorer_method_name (self->image->method)), self->image->head,
+                                 self->image->n, self->image->causal ? _(", causal") : "",
                                  self->image->m0, self->image->m1 - 1, self->image->n0, self->image->n1 - 1,
                                  reduced ? (self->image->reduce == RPE_HEATMAP_REDUCE_MAX
-                                            ? " (each pixel: the max of its cells)"
-                                            : " (each pixel: the mean of its cells)") : "",
+                                            ? _(" (each pixel: the max of its cells)")
+                                            : _(" (each pixel: the mean of its cells)")) : "",
                                  self->image->seconds * 1e3);
       gtk_label_set_text (self->caption, caption);
       gtk_widget_queue_draw (self->canvas);
@@ -577,7 +581,7 @@ attention_done (GObject      *source,
     set_cancelled_caption (self);
   else
     {
-      g_autofree char *text = g_strdup_printf ("Could not compute the attention map: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not compute the attention map: %s"), error->message);
 
       gtk_label_set_text (self->caption, text);
     }
@@ -800,7 +804,7 @@ describe_row_point (RpeAttentionView *self,
   for (gsize k = 1; k < self->row_n; k++)
     if (fabs (self->row_x[k] - fn + 0.5) < fabs (self->row_x[j] - fn + 0.5))
       j = k;
-  return g_strdup_printf ("row m = %zd, n ≈ %.0f: a(m, n) = %.6g", self->row, self->row_x[j], self->row_y[j]);
+  return g_strdup_printf (_("row m = %zd, n ≈ %.0f: a(m, n) = %.6g"), self->row, self->row_x[j], self->row_y[j]);
 }
 
 static void
@@ -982,7 +986,7 @@ rpe_attention_view_init (RpeAttentionView *self)
   GtkWidget *overlay, *bottom, *button, *dropdown;
   GtkEventController *scroll, *motion;
   GtkGesture *drag, *zoom, *click;
-  const char *reduce_names[] = { "Mean per pixel", "Max per pixel", NULL };
+  const char *reduce_names[] = { _("Mean per pixel"), _("Max per pixel"), NULL };
 
   rpe_job_slot_init (&self->slot, attention_start, self);
   self->pinch_last = 1.0;
@@ -1040,8 +1044,8 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_set_size_request (GTK_WIDGET (self->progress), 260, -1);
   gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
   gtk_box_append (GTK_BOX (self->progress_box), GTK_WIDGET (self->progress));
-  button = gtk_button_new_with_mnemonic ("_Cancel");
-  gtk_widget_set_tooltip_text (button, "Stop computing this map (Escape)");
+  button = gtk_button_new_with_mnemonic (_("_Cancel"));
+  gtk_widget_set_tooltip_text (button, _("Stop computing this map (Escape)"));
   g_signal_connect (button, "clicked", G_CALLBACK (cancel_clicked), self);
   gtk_box_append (GTK_BOX (self->progress_box), button);
   gtk_widget_set_visible (self->progress_box, FALSE);
@@ -1055,17 +1059,17 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_add_css_class (GTK_WIDGET (self->hover), "monospace");
   gtk_box_append (GTK_BOX (bottom), GTK_WIDGET (self->hover));
   dropdown = gtk_drop_down_new_from_strings (reduce_names);
-  gtk_widget_set_tooltip_text (dropdown, "How a pixel covering several cells of a long map is coloured");
+  gtk_widget_set_tooltip_text (dropdown, _("How a pixel covering several cells of a long map is coloured"));
   g_signal_connect (dropdown, "notify::selected", G_CALLBACK (reduce_changed), self);
   gtk_box_append (GTK_BOX (bottom), dropdown);
-  self->row_clear = gtk_button_new_with_label ("Clear row plot");
-  gtk_widget_set_tooltip_text (self->row_clear, "Remove the plot of the chosen query row (Delete). Click a row of "
-                               "the map, or press ↑/↓ with the map focused, to plot a(m, ·)");
+  self->row_clear = gtk_button_new_with_label (_("Clear row plot"));
+  gtk_widget_set_tooltip_text (self->row_clear, _("Remove the plot of the chosen query row (Delete). Click a row of "
+                               "the map, or press ↑/↓ with the map focused, to plot a(m, ·)"));
   g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
   gtk_widget_set_visible (self->row_clear, FALSE);
   gtk_box_append (GTK_BOX (bottom), self->row_clear);
   button = gtk_button_new_from_icon_name ("zoom-original-symbolic");
-  gtk_widget_set_tooltip_text (button, "Show the whole map (0)");
+  gtk_widget_set_tooltip_text (button, _("Show the whole map (0)"));
   g_signal_connect (button, "clicked", G_CALLBACK (reset_clicked), self);
   gtk_box_append (GTK_BOX (bottom), button);
   gtk_box_append (GTK_BOX (self->box), bottom);
@@ -1222,9 +1226,10 @@ rpe_attention_view_describe_point (RpeAttentionView *self,
   j = MIN ((gsize) (((guint64) (n - img->n0) * img->cols) / (img->n1 - img->n0)), img->cols - 1);
   if (img->rows == img->m1 - img->m0 && img->cols == img->n1 - img->n0)
     return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, img->values[i * img->cols + j]);
-  return g_strdup_printf ("m ≈ %zu, n ≈ %zu: %.6g (%s of %.0f × %.0f cells)", m, n,
+  /* Translators: %s is "max" or "mean" */
+  return g_strdup_printf (_("m ≈ %zu, n ≈ %zu: %.6g (%s of %.0f × %.0f cells)"), m, n,
                           img->values[i * img->cols + j],
-                          img->reduce == RPE_HEATMAP_REDUCE_MAX ? "max" : "mean",
+                          img->reduce == RPE_HEATMAP_REDUCE_MAX ? _("max") : _("mean"),
                           (double) (img->m1 - img->m0) / img->rows, (double) (img->n1 - img->n0) / img->cols);
 }
 
@@ -1377,7 +1382,7 @@ attention_sweep_frame (gpointer        data,
     return NULL;
   b = attention_figure (img, s, as->cmap, as->train, as->transform, as->param);
   if (b == NULL)
-    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the attention map has nothing to draw");
+    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, _("the attention map has nothing to draw"));
   return b;
 }
 

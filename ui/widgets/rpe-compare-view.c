@@ -1,6 +1,8 @@
 /* rpe-compare-view.c: the Compare page (A | B | A - B). */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-compare-view.h"
 
 #include <math.h>
@@ -123,7 +125,7 @@ compare_done (GObject      *source,
   gtk_widget_set_visible (self->cancel, FALSE);
   if (c == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Cannot compare: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Cannot compare: %s"), error->message);
 
       set_status (self, text);
       return;
@@ -132,7 +134,7 @@ compare_done (GObject      *source,
   self->result = g_steal_pointer (&c);
   rebuild_figure (self);
   {
-    g_autofree char *text = g_strdup_printf ("max |A − B| = %.4g;  A, B on one scale [%.4g, %.4g]",
+    g_autofree char *text = g_strdup_printf (_("max |A − B| = %.4g;  A, B on one scale [%.4g, %.4g]"),
                                              self->result->dmax, self->result->vmin, self->result->vmax);
 
     set_status (self, text);
@@ -160,21 +162,21 @@ make_sides (RpeCompareView      *self,
         self->pinned = rpe_explorer_snapshot_ref (current);
       rpe_compare_side_clear (a);
       rpe_compare_side_init (a, self->pinned);
-      a->label = g_strdup ("pinned");
-      b->label = g_strdup ("current");
+      a->label = g_strdup (_("pinned"));
+      b->label = g_strdup (_("current"));
       return TRUE;
     case RPE_COMPARE_HEAD:
       b->head = state_uint (self, "compare-b-head");
       if ((gsize) b->head >= current->spe.n_heads)
         {
-          set_status (self, "B's head is beyond this module's heads");
+          set_status (self, _("B's head is beyond this module's heads"));
           return FALSE;
         }
       return TRUE;
     case RPE_COMPARE_LAYER:
       if (self->checkpoint == NULL)
         {
-          set_status (self, "Two layers need a checkpoint: open one first");
+          set_status (self, _("Two layers need a checkpoint: open one first"));
           return FALSE;
         }
       a->checkpoint = g_strdup (self->checkpoint);
@@ -190,7 +192,7 @@ make_sides (RpeCompareView      *self,
         }
       if (self->checkpoint == NULL)
         {
-          set_status (self, "Comparing the sine and conv modules needs a checkpoint that has both");
+          set_status (self, _("Comparing the sine and conv modules needs a checkpoint that has both"));
           return FALSE;
         }
       b->checkpoint = g_strdup (self->checkpoint);
@@ -203,7 +205,7 @@ make_sides (RpeCompareView      *self,
         g_object_get (self->state, "compare-b-checkpoint", &path, NULL);
         if (path == NULL || *path == '\0')
           {
-            set_status (self, "Choose B's checkpoint");
+            set_status (self, _("Choose B's checkpoint"));
             return FALSE;
           }
         b->checkpoint = g_steal_pointer (&path);
@@ -212,7 +214,7 @@ make_sides (RpeCompareView      *self,
     case RPE_COMPARE_OFF:
     case RPE_COMPARE_N_MODES:
     default:
-      set_status (self, "Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints");
+      set_status (self, _("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints"));
       return FALSE;
     }
 }
@@ -241,7 +243,7 @@ job_start (gpointer      owner,
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), 0.0);
   gtk_widget_set_visible (self->progress, TRUE);
   gtk_widget_set_visible (self->cancel, TRUE);
-  set_status (self, "Computing A and B…");
+  set_status (self, _("Computing A and B…"));
   ref = g_new0 (GWeakRef, 1);
   g_weak_ref_init (ref, self);
   rpe_compare_compute_async (&a, &b, what, TEMPLATE_N_CAP, ATTENTION_SIDE, current->serial, progress_cb, self,
@@ -263,7 +265,7 @@ sync_controls (RpeCompareView *self)
   gtk_widget_set_visible (self->b_checkpoint_box, mode == RPE_COMPARE_CHECKPOINT);
   g_object_get (self->state, "compare-b-checkpoint", &path, NULL);
   {
-    g_autofree char *base = path != NULL ? g_path_get_basename (path) : g_strdup ("(none)");
+    g_autofree char *base = path != NULL ? g_path_get_basename (path) : g_strdup (_("(none)"));
 
     gtk_label_set_text (GTK_LABEL (self->b_checkpoint_label), base);
   }
@@ -287,7 +289,7 @@ state_changed (RpeExplorerState  *state,
       rpe_job_slot_cancel (&self->slot);
       gtk_widget_set_visible (self->progress, FALSE);
       gtk_widget_set_visible (self->cancel, FALSE);
-      set_status (self, "Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints");
+      set_status (self, _("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints"));
       return;
     }
   rpe_job_slot_request (&self->slot);
@@ -339,8 +341,8 @@ choose_b_checkpoint (GtkButton      *button,
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
 
   g_clear_object (&self->chooser);
-  self->chooser = gtk_file_chooser_native_new ("B’s Checkpoint", GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                               GTK_FILE_CHOOSER_ACTION_OPEN, "_Use", "_Cancel");
+  self->chooser = gtk_file_chooser_native_new (_("B’s Checkpoint"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Use"), _("_Cancel"));
   g_signal_connect (self->chooser, "response", G_CALLBACK (chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
 }
@@ -426,16 +428,16 @@ spin_bound (RpeCompareView *self,
 GtkWidget *
 rpe_compare_view_new (RpeExplorerState *state)
 {
-  const char *modes[] = { "Off", "Pinned A vs current B", "Two heads", "Two layers", "Two methods",
-                          "Two checkpoints", NULL };
-  const char *whats[] = { "Templates", "Attention", NULL };
+  const char *modes[] = { _("Off"), _("Pinned A vs current B"), _("Two heads"), _("Two layers"), _("Two methods"),
+                          _("Two checkpoints"), NULL };
+  const char *whats[] = { _("Templates"), _("Attention"), NULL };
   const char *methods[RPE_EXPLORER_N_METHODS + 1];
   RpeCompareView *self;
   GtkWidget *row, *drop, *button, *spin, *box;
 
   g_return_val_if_fail (RPE_IS_EXPLORER_STATE (state), NULL);
   for (guint i = 0; i < RPE_EXPLORER_N_METHODS; i++)
-    methods[i] = rpe_explorer_method_name ((RpeExplorerMethod) i);
+    methods[i] = _(rpe_explorer_method_name ((RpeExplorerMethod) i));   /* N_() marked in rpe-window.c */
   methods[RPE_EXPLORER_N_METHODS] = NULL;
 
   self = g_object_new (RPE_TYPE_COMPARE_VIEW, "orientation", GTK_ORIENTATION_VERTICAL, "spacing", 6, NULL);
@@ -447,34 +449,34 @@ rpe_compare_view_new (RpeExplorerState *state)
   gtk_widget_set_margin_end (row, 12);
   gtk_widget_set_margin_top (row, 6);
   drop = gtk_drop_down_new_from_strings (modes);
-  gtk_widget_set_tooltip_text (drop, "What A and B are");
+  gtk_widget_set_tooltip_text (drop, _("What A and B are"));
   g_object_bind_property (state, "compare-mode", drop, "selected", G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
-  labelled (row, "Co_mpare", drop);
+  labelled (row, _("Co_mpare"), drop);
   drop = gtk_drop_down_new_from_strings (whats);
-  gtk_widget_set_tooltip_text (drop, "The view compared: the template of the current feature, or the attention map");
+  gtk_widget_set_tooltip_text (drop, _("The view compared: the template of the current feature, or the attention map"));
   g_object_bind_property (state, "compare-what", drop, "selected", G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
-  labelled (row, "_Of", drop);
-  button = gtk_button_new_with_mnemonic ("_Pin A");
-  gtk_widget_set_tooltip_text (button, "Keep the current state as A, then edit: B is the state after the edit");
+  labelled (row, _("_Of"), drop);
+  button = gtk_button_new_with_mnemonic (_("_Pin A"));
+  gtk_widget_set_tooltip_text (button, _("Keep the current state as A, then edit: B is the state after the edit"));
   g_signal_connect (button, "clicked", G_CALLBACK (pin_clicked), self);
   gtk_box_append (GTK_BOX (row), button);
 
   spin = spin_bound (self, "compare-b-head", 1023);
-  self->b_head_box = labelled (row, "B _head", spin);
+  self->b_head_box = labelled (row, _("B _head"), spin);
   box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  labelled (box, "A la_yer", spin_bound (self, "compare-a-layer", 4095));
-  labelled (box, "B _layer", spin_bound (self, "compare-b-layer", 4095));
+  labelled (box, _("A la_yer"), spin_bound (self, "compare-a-layer", 4095));
+  labelled (box, _("B _layer"), spin_bound (self, "compare-b-layer", 4095));
   gtk_box_append (GTK_BOX (row), box);
   self->layer_box = box;
   drop = gtk_drop_down_new_from_strings (methods);
   g_object_bind_property (state, "compare-b-method", drop, "selected", G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
-  self->b_method_box = labelled (row, "B m_ethod", drop);
+  self->b_method_box = labelled (row, _("B m_ethod"), drop);
   box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  self->b_checkpoint_label = gtk_label_new ("(none)");
-  gtk_box_append (GTK_BOX (box), gtk_label_new ("B:"));
+  self->b_checkpoint_label = gtk_label_new (_("(none)"));
+  gtk_box_append (GTK_BOX (box), gtk_label_new (_("B:")));
   gtk_box_append (GTK_BOX (box), self->b_checkpoint_label);
-  button = gtk_button_new_with_mnemonic ("_Choose…");
-  gtk_widget_set_tooltip_text (button, "B: the same module of another checkpoint");
+  button = gtk_button_new_with_mnemonic (_("_Choose…"));
+  gtk_widget_set_tooltip_text (button, _("B: the same module of another checkpoint"));
   g_signal_connect (button, "clicked", G_CALLBACK (choose_b_checkpoint), self);
   gtk_box_append (GTK_BOX (box), button);
   gtk_box_append (GTK_BOX (row), box);
@@ -493,7 +495,7 @@ rpe_compare_view_new (RpeExplorerState *state)
   gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
   gtk_widget_set_visible (self->progress, FALSE);
   gtk_box_append (GTK_BOX (row), self->progress);
-  self->cancel = gtk_button_new_with_label ("Cancel");
+  self->cancel = gtk_button_new_with_label (_("Cancel"));
   g_signal_connect (self->cancel, "clicked", G_CALLBACK (cancel_clicked), self);
   gtk_widget_set_visible (self->cancel, FALSE);
   gtk_box_append (GTK_BOX (row), self->cancel);
@@ -550,7 +552,7 @@ rpe_compare_view_cancel (RpeCompareView *self)
   rpe_job_slot_cancel (&self->slot);
   gtk_widget_set_visible (self->progress, FALSE);
   gtk_widget_set_visible (self->cancel, FALSE);
-  set_status (self, "Cancelled");
+  set_status (self, _("Cancelled"));
 }
 
 RpeComparison *

@@ -3,6 +3,7 @@
 
 #include "rpe-export-dialog.h"
 
+#include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
 
@@ -333,11 +334,11 @@ format_label (RpeExportFormat format)
 {
   switch (format)
     {
-    case RPE_EXPORT_PNG: return "PNG image";
-    case RPE_EXPORT_SVG: return "SVG vector image";
-    case RPE_EXPORT_PDF: return "PDF document";
-    case RPE_EXPORT_CSV: return "CSV table (the numbers)";
-    case RPE_EXPORT_NPY: return "NumPy array (.npy, the raw values)";
+    case RPE_EXPORT_PNG: return _("PNG image");
+    case RPE_EXPORT_SVG: return _("SVG vector image");
+    case RPE_EXPORT_PDF: return _("PDF document");
+    case RPE_EXPORT_CSV: return _("CSV table (the numbers)");
+    case RPE_EXPORT_NPY: return _("NumPy array (.npy, the raw values)");
     default:             return "?";
     }
 }
@@ -433,15 +434,15 @@ preview_draw (GtkDrawingArea *area,
     size.width = size.height = 0;   /* CSV / npy: show the figure at its default size */
   if (!rpe_export_resolve_size (&self->shown->fig, format, &size, &wpt, &hpt, NULL, NULL, &error))
     {
-      text = g_strdup_printf ("Cannot preview: %s", error->message);
+      text = g_strdup_printf (_("Cannot preview: %s"), error->message);
       gtk_label_set_text (self->preview_label, text);
       return;
     }
   scale = fmin ((width - 2 * margin) / wpt, (height - 2 * margin) / hpt);
   if (!(scale > 0))
     return;
-  text = g_strdup_printf ("Preview at %.0f%% of the layout size %.0f × %.0f pt%s.", scale * 100, wpt, hpt,
-                          format_is_figure (self->format) ? "" : " (the file holds the numbers, not the picture)");
+  text = g_strdup_printf (_("Preview at %.0f%% of the layout size %.0f × %.0f pt%s."), scale * 100, wpt, hpt,
+                          format_is_figure (self->format) ? "" : _(" (the file holds the numbers, not the picture)"));
   gtk_label_set_text (self->preview_label, text);
   cairo_save (cr);
   cairo_translate (cr, floor ((width - wpt * scale) / 2), floor ((height - hpt * scale) / 2));
@@ -490,7 +491,7 @@ sync_format_controls (RpeExportDialog *self,
   gboolean figure = format_is_figure (format);
   gboolean png = format == RPE_EXPORT_PNG;
   double dpi = gtk_spin_button_get_value (self->dpi_spin);
-  const char *unit = png ? "pixels" : "points (1/72 in)";
+  const char *unit = png ? _("pixels") : _("points (1/72 in)");
 
   self->updating = TRUE;
   if (figure && format_is_figure (self->format) && (self->format == RPE_EXPORT_PNG) != png)
@@ -564,7 +565,7 @@ path_with_extension_gif (const char      *path,
 static void
 update_file_row (RpeExportDialog *self)
 {
-  adw_action_row_set_subtitle (self->file_row, self->path != NULL ? self->path : "No file chosen");
+  adw_action_row_set_subtitle (self->file_row, self->path != NULL ? self->path : _("No file chosen"));
   gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), self->path != NULL && self->cancellable == NULL);
 }
 
@@ -673,7 +674,7 @@ chooser_response (GtkNativeDialog *dialog,
       if (path != NULL)
         rpe_export_dialog_set_path (self, path);
       else
-        show_error (self, "Only local files can be written.");
+        show_error (self, _("Only local files can be written."));
     }
   gtk_native_dialog_destroy (dialog);
   if (self->chooser == GTK_FILE_CHOOSER_NATIVE (dialog))
@@ -691,8 +692,8 @@ choose_clicked (GtkButton       *button,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  self->chooser = gtk_file_chooser_native_new ("Export Figure", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
-                                               "_Save", "_Cancel");
+  self->chooser = gtk_file_chooser_native_new (_("Export Figure"), GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                               _("_Save"), _("_Cancel"));
   if (self->path != NULL)
     {
       g_autoptr (GFile) file = g_file_new_for_path (self->path);
@@ -755,7 +756,7 @@ set_exporting (RpeExportDialog *self,
   if (self->sweep_group != NULL)
     {
       gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-      gtk_progress_bar_set_text (self->progress_bar, exporting ? "Starting…" : NULL);
+      gtk_progress_bar_set_text (self->progress_bar, exporting ? _("Starting…") : NULL);
       gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), exporting && self->gif);
     }
   update_file_row (self);
@@ -782,10 +783,10 @@ export_done (GObject      *source,
       g_signal_emit (self, signals[SIGNAL_EXPORTED], 0, path);
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    show_error (self, "Export cancelled: no file was written and an existing file is unchanged.");
+    show_error (self, _("Export cancelled: no file was written and an existing file is unchanged."));
   else
     {
-      g_autofree char *text = g_strdup_printf ("Could not export to “%s”: %s", path, error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not export to “%s”: %s"), path, error->message);
 
       show_error (self, text);
     }
@@ -833,7 +834,7 @@ gif_progress_dispatch (gpointer p)
 
   if (!self->disposed && self->cancellable == gp->cancellable && !g_cancellable_is_cancelled (gp->cancellable))
     {
-      g_autofree char *text = g_strdup_printf ("Frame %u of %u", gp->done, gp->frames);
+      g_autofree char *text = g_strdup_printf (_("Frame %u of %u"), gp->done, gp->frames);
 
       gtk_progress_bar_set_fraction (self->progress_bar, (double) gp->done / gp->frames);
       gtk_progress_bar_set_text (self->progress_bar, text);
@@ -931,10 +932,10 @@ gif_done (GObject      *source,
       g_signal_emit (self, signals[SIGNAL_EXPORTED], 0, path);
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    show_error (self, "Export cancelled: no file was written and an existing file is unchanged.");
+    show_error (self, _("Export cancelled: no file was written and an existing file is unchanged."));
   else
     {
-      g_autofree char *text = g_strdup_printf ("Could not export to “%s”: %s", path, error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not export to “%s”: %s"), path, error->message);
 
       show_error (self, text);
     }
@@ -1039,24 +1040,24 @@ rpe_export_dialog_set_sweep (RpeExportDialog    *self,
   self->sweep_current[RPE_SWEEP_SEED] = seed;
 
   group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  adw_preferences_group_set_title (group, "Animated sweep");
-  adw_preferences_group_set_description (group, "Each frame is the view recomputed with one parameter changed; "
-                                                "the size, text and look below apply to every frame.");
+  adw_preferences_group_set_title (group, _("Animated sweep"));
+  adw_preferences_group_set_description (group, _("Each frame is the view recomputed with one parameter changed; "
+                                                  "the size, text and look below apply to every frame."));
   self->sweep_group = GTK_WIDGET (group);
   params = gtk_string_list_new (NULL);
   /* in the order of RpeSweepParam */
-  gtk_string_list_append (params, "Realizations R (geometric steps)");
-  gtk_string_list_append (params, "Length N");
-  gtk_string_list_append (params, "Seed");
+  gtk_string_list_append (params, _("Realizations R (geometric steps)"));
+  gtk_string_list_append (params, _("Length N"));
+  gtk_string_list_append (params, _("Seed"));
   row = adw_combo_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Parameter");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Parameter"));
   adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (params));
   adw_preferences_group_add (group, row);
   self->param_row = ADW_COMBO_ROW (row);
-  self->from_spin = sweep_spin_row (group, "From", "the first frame's value", 1, RPE_EXPLORER_SWEEP_MAX_R, 1);
-  self->to_spin = sweep_spin_row (group, "To", "the last frame's value", 1, RPE_EXPLORER_SWEEP_MAX_R, realizations);
-  self->frames_spin = sweep_spin_row (group, "Frames", NULL, 2, RPE_GIF_MAX_FRAMES, 8);
-  self->delay_spin = sweep_spin_row (group, "Frame delay", "hundredths of a second per frame", 1, 6000, 60);
+  self->from_spin = sweep_spin_row (group, _("From"), _("the first frame's value"), 1, RPE_EXPLORER_SWEEP_MAX_R, 1);
+  self->to_spin = sweep_spin_row (group, _("To"), _("the last frame's value"), 1, RPE_EXPLORER_SWEEP_MAX_R, realizations);
+  self->frames_spin = sweep_spin_row (group, _("Frames"), NULL, 2, RPE_GIF_MAX_FRAMES, 8);
+  self->delay_spin = sweep_spin_row (group, _("Frame delay"), _("hundredths of a second per frame"), 1, 6000, 60);
   self->progress_bar = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
   gtk_progress_bar_set_show_text (self->progress_bar, TRUE);
   gtk_widget_set_margin_top (GTK_WIDGET (self->progress_bar), 6);
@@ -1070,7 +1071,7 @@ rpe_export_dialog_set_sweep (RpeExportDialog    *self,
 
   formats = GTK_STRING_LIST (adw_combo_row_get_model (self->format_row));
   self->gif_index = g_list_model_get_n_items (G_LIST_MODEL (formats));
-  gtk_string_list_append (formats, "GIF (animated sweep)");
+  gtk_string_list_append (formats, _("GIF (animated sweep)"));
 }
 
 void
@@ -1320,27 +1321,27 @@ setup (RpeExportDialog *self)
     gtk_string_list_append (formats, format_label (self->formats[i]));
   adw_combo_row_set_model (self->format_row, G_LIST_MODEL (formats));
 
-  gtk_string_list_append (cmaps, "As in the view");
+  gtk_string_list_append (cmaps, _("As in the view"));
   for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
     gtk_string_list_append (cmaps, rpe_colormap_get_name (rpe_colormap_get (i)));
   adw_combo_row_set_model (self->colormap_row, G_LIST_MODEL (cmaps));
   gtk_widget_set_visible (GTK_WIDGET (self->colormap_row), heatmaps);
 
   self->scales[self->n_scales++] = RPE_EXPORT_SCALE_AS_VIEW;
-  gtk_string_list_append (scales, "As in the view");
+  gtk_string_list_append (scales, _("As in the view"));
   if (fig->kind == RPE_FIGURE_GRID)
     {
       self->scales[self->n_scales++] = RPE_EXPORT_SCALE_SHARED;
-      gtk_string_list_append (scales, "One scale shared by the cells");
+      gtk_string_list_append (scales, _("One scale shared by the cells"));
       self->scales[self->n_scales++] = RPE_EXPORT_SCALE_PER_CELL;
-      gtk_string_list_append (scales, "Each cell its own scale");
+      gtk_string_list_append (scales, _("Each cell its own scale"));
     }
   if (heatmaps)
     {
       self->scales[self->n_scales++] = RPE_EXPORT_SCALE_LINEAR;
-      gtk_string_list_append (scales, "Linear: [min, max]");
+      gtk_string_list_append (scales, _("Linear: [min, max]"));
       self->scales[self->n_scales++] = RPE_EXPORT_SCALE_SYMMETRIC;
-      gtk_string_list_append (scales, "Symmetric: [−a, a], 0 at the centre");
+      gtk_string_list_append (scales, _("Symmetric: [−a, a], 0 at the centre"));
     }
   adw_combo_row_set_model (self->scale_row, G_LIST_MODEL (scales));
   {
@@ -1348,16 +1349,16 @@ setup (RpeExportDialog *self)
     g_autoptr (GtkStringList) panels = gtk_string_list_new (NULL);
 
     /* in the order of RpeExportPreset */
-    gtk_string_list_append (presets, "Custom: the width and height below");
-    gtk_string_list_append (presets, "Paper column: 3.25 in wide, 8 pt text");
-    gtk_string_list_append (presets, "Page width: 6.75 in wide, 9 pt text");
-    gtk_string_list_append (presets, "Slide: 13.333 × 7.5 in, 20 pt text");
+    gtk_string_list_append (presets, _("Custom: the width and height below"));
+    gtk_string_list_append (presets, _("Paper column: 3.25 in wide, 8 pt text"));
+    gtk_string_list_append (presets, _("Page width: 6.75 in wide, 9 pt text"));
+    gtk_string_list_append (presets, _("Slide: 13.333 × 7.5 in, 20 pt text"));
     adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (presets));
-    gtk_string_list_append (panels, "All panels");
+    gtk_string_list_append (panels, _("All panels"));
     for (gsize i = 0; fig->kind == RPE_FIGURE_CURVES && i < fig->n_plots; i++)
       {
         g_autofree char *plain = rpe_text_plain (fig->plots[i].title != NULL ? fig->plots[i].title : "");
-        g_autofree char *item = g_strdup_printf ("Panel %zu alone: %s", (size_t) i + 1, plain);
+        g_autofree char *item = g_strdup_printf (_("Panel %zu alone: %s"), (size_t) i + 1, plain);
 
         gtk_string_list_append (panels, item);
       }
@@ -1372,8 +1373,8 @@ setup (RpeExportDialog *self)
     {
       gtk_switch_set_active (self->xlog_switch, fig->plots[0].x_log);
       gtk_switch_set_active (self->ylog_switch, fig->plots[0].y_log);
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->xlog_row), "Untouched: each plot as in the view");
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->ylog_row), "Untouched: each plot as in the view");
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->xlog_row), _("Untouched: each plot as in the view"));
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->ylog_row), _("Untouched: each plot as in the view"));
     }
   gtk_editable_set_text (GTK_EDITABLE (self->title_row), fig->title != NULL ? fig->title : "");
 

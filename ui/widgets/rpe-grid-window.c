@@ -1,6 +1,8 @@
 /* rpe-grid-window.c: 2-D convSPE lag image and one query's attention over the grid. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-grid-window.h"
 
 struct _RpeGridWindow
@@ -41,15 +43,16 @@ grid_show (RpeGridWindow *self,
   self->image = rpe_grid_image_ref (img);
   lags = g_bytes_new (img->lags, (2 * img->n1 - 1) * (2 * img->n2 - 1) * sizeof (float));
   att = g_bytes_new (img->attention, img->n1 * img->n2 * sizeof (float));
-  lag_title = g_strdup_printf ("Template%s of head %zu, feature %zu at lag (Δi, Δj), centre (0, 0)",
-                               img->gated ? " (gated)" : "", img->head, img->feature);
-  query_title = g_strdup_printf ("Attention of query (%zu, %zu) over the %zu × %zu grid", qi, qj, img->n1, img->n2);
+  lag_title = g_strdup_printf (img->gated ? _("Template (gated) of head %zu, feature %zu at lag (Δi, Δj), centre (0, 0)")
+                                           : _("Template of head %zu, feature %zu at lag (Δi, Δj), centre (0, 0)"),
+                               img->head, img->feature);
+  query_title = g_strdup_printf (_("Attention of query (%zu, %zu) over the %zu × %zu grid"), qi, qj, img->n1, img->n2);
   {
-    g_autofree char *x = g_strdup_printf ("column lag Δj = tick − %zu", img->n2 - 1);
-    g_autofree char *y = g_strdup_printf ("row lag Δi = tick − %zu", img->n1 - 1);
+    g_autofree char *x = g_strdup_printf (_("column lag Δj = tick − %zu"), img->n2 - 1);
+    g_autofree char *y = g_strdup_printf (_("row lag Δi = tick − %zu"), img->n1 - 1);
 
     rpe_heatmap_view_set_axis_labels (RPE_HEATMAP_VIEW (self->lag_view), x, y);
-    rpe_heatmap_view_set_axis_labels (RPE_HEATMAP_VIEW (self->query_view), "key column j′", "key row i′");
+    rpe_heatmap_view_set_axis_labels (RPE_HEATMAP_VIEW (self->query_view), _("key column j′"), _("key row i′"));
   }
   rpe_heatmap_view_set_title (RPE_HEATMAP_VIEW (self->lag_view), lag_title);
   rpe_heatmap_view_set_data (RPE_HEATMAP_VIEW (self->lag_view), lags, 2 * img->n1 - 1, 2 * img->n2 - 1);
@@ -60,8 +63,8 @@ grid_show (RpeGridWindow *self,
     /* markup (subscripts); the source names a file: escaped */
     g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : "2-D convSPE", -1);
 
-    caption = g_strdup_printf ("%s. Exact attention softmax(Σ<sub>d</sub> q k P̃<sub>d</sub> / √D) with the "
-                               "sidebar's content; click a position of the grid to make it the query.",
+    caption = g_strdup_printf (_("%s. Exact attention softmax(Σ<sub>d</sub> q k P̃<sub>d</sub> / √D) with the "
+                                 "sidebar's content; click a position of the grid to make it the query."),
                                source_text);
   }
   gtk_label_set_markup (self->caption, caption);
@@ -157,7 +160,7 @@ spin_new (RpeGridWindow  *self,
 
   gtk_box_append (GTK_BOX (box), gtk_label_new (label));
   gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  gtk_widget_set_tooltip_text (spin, "Grid size (positions are row-major: p = i N2 + j)");
+  gtk_widget_set_tooltip_text (spin, _("Grid size (positions are row-major: p = i N2 + j)"));
   gtk_box_append (GTK_BOX (box), spin);
   g_object_bind_property (self->state, property, adj, "value", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   *adj_out = adj;
@@ -210,7 +213,7 @@ rpe_grid_window_new (GtkWindow        *parent,
   gtk_widget_set_margin_bottom (box, 12);
   gtk_box_append (GTK_BOX (outer), box);
 
-  spin_new (self, "Grid N1", "grid-rows", &self->rows_adj, controls);
+  spin_new (self, _("Grid N1"), "grid-rows", &self->rows_adj, controls);
   spin_new (self, "× N2", "grid-cols", &self->cols_adj, controls);
   gtk_box_append (GTK_BOX (box), controls);
 
@@ -228,7 +231,7 @@ rpe_grid_window_new (GtkWindow        *parent,
       gtk_box_append (GTK_BOX (maps), view);
     }
   apply_color_scale (self);
-  gtk_widget_set_tooltip_text (self->query_view, "Click a position to make it the query");
+  gtk_widget_set_tooltip_text (self->query_view, _("Click a position to make it the query"));
   click = gtk_gesture_click_new ();
   g_signal_connect (click, "pressed", G_CALLBACK (query_pressed), self);
   gtk_widget_add_controller (self->query_view, GTK_EVENT_CONTROLLER (click));

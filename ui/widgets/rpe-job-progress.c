@@ -1,6 +1,8 @@
 /* rpe-job-progress.c: percent done, time left and caps in the views. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-job-progress.h"
 
 void
@@ -43,10 +45,10 @@ rpe_cap_bar_init (RpeCapBar *bar,
   gtk_widget_set_hexpand (GTK_WIDGET (bar->label), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (bar->label), "dim-label");
   gtk_box_append (GTK_BOX (bar->box), GTK_WIDGET (bar->label));
-  bar->button = gtk_button_new_with_mnemonic ("Compute at _Full N");
+  bar->button = gtk_button_new_with_mnemonic (_("Compute at _Full N"));
   gtk_widget_set_tooltip_text (bar->button,
-                               "Compute once at the N asked (with progress and Cancel); "
-                               "refused if it does not fit in the memory budget");
+                               _("Compute once at the N asked (with progress and Cancel); "
+                                 "refused if it does not fit in the memory budget"));
   gtk_widget_set_valign (bar->button, GTK_ALIGN_CENTER);
   g_signal_connect (bar->button, "clicked", clicked, data);
   gtk_box_append (GTK_BOX (bar->box), bar->button);
@@ -63,7 +65,7 @@ rpe_cap_bar_set (RpeCapBar  *bar,
   gboolean capped = n > 0 && n < n_asked;
 
   if (capped)
-    g_string_append_printf (text, "Computed at N = %zu of %zu.", n, n_asked);
+    g_string_append_printf (text, _("Computed at N = %zu of %zu."), n, n_asked);
   if (note != NULL && note[0] != '\0')
     g_string_append_printf (text, "%s%s", text->len > 0 ? " " : "", note);
   gtk_label_set_text (bar->label, text->str);
@@ -86,8 +88,8 @@ rpe_job_bar_init (RpeJobBar *bar,
   gtk_widget_set_hexpand (GTK_WIDGET (bar->progress), TRUE);
   gtk_widget_set_valign (GTK_WIDGET (bar->progress), GTK_ALIGN_CENTER);
   gtk_box_append (GTK_BOX (bar->progress_row), GTK_WIDGET (bar->progress));
-  bar->cancel = gtk_button_new_with_label ("Cancel");
-  gtk_widget_set_tooltip_text (bar->cancel, "Stop this computation (the maps shown stay, marked stale)");
+  bar->cancel = gtk_button_new_with_label (_("Cancel"));
+  gtk_widget_set_tooltip_text (bar->cancel, _("Stop this computation (the maps shown stay, marked stale)"));
   g_signal_connect (bar->cancel, "clicked", cancel_clicked, data);
   gtk_box_append (GTK_BOX (bar->progress_row), bar->cancel);
   gtk_widget_set_visible (bar->progress_row, FALSE);
@@ -137,6 +139,6 @@ rpe_job_full_n_allowed (RpeComputeJobKind  kind,
   g_clear_pointer (refusal, g_free);
   if (rpe_compute_check_budget (kind, s, s->n, &error))
     return TRUE;
-  *refusal = g_strdup_printf ("Not computed at full N: %s.", error->message);
+  *refusal = g_strdup_printf (_("Not computed at full N: %s."), error->message);
   return FALSE;
 }

@@ -1,6 +1,8 @@
 /* rpe-overview-view.c: every layer and head at a glance. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-overview-view.h"
 
 #include <math.h>
@@ -46,13 +48,19 @@ show_progress (RpeOverviewView *self)
 {
   RpeOverview *ov = self->result;
   gsize total = ov != NULL ? ov->n_layers * ov->n_heads : 0;
+  g_autofree char *layers = NULL;
+  g_autofree char *heads = NULL;
   g_autofree char *text = NULL;
 
   if (ov == NULL)
     return;
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), total > 0 ? (double) ov->n_done / total : 0.0);
-  text = g_strdup_printf ("%s — %zu of %zu cells (%zu layers × %zu heads)%s", ov->caption, ov->n_done, total,
-                          ov->n_layers, ov->n_heads, self->complete ? "; click a cell to open it" : "");
+  layers = g_strdup_printf (ngettext ("%zu layer", "%zu layers", ov->n_layers), ov->n_layers);
+  heads = g_strdup_printf (ngettext ("%zu head", "%zu heads", ov->n_heads), ov->n_heads);
+  /* Translators: "Templates — 12 of 48 cells (4 layers × 12 heads); click a cell to open it" */
+  text = g_strdup_printf (ngettext ("%s — %zu of %zu cell (%s × %s)%s", "%s — %zu of %zu cells (%s × %s)%s", total),
+                          ov->caption, ov->n_done, total, layers, heads,
+                          self->complete ? _("; click a cell to open it") : "");
   set_status (self, text);
 }
 
@@ -93,7 +101,7 @@ overview_done (GObject      *source,
   gtk_widget_set_visible (self->cancel, FALSE);
   if (ov == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Cannot show the overview: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Cannot show the overview: %s"), error->message);
 
       set_status (self, text);
       return;
@@ -128,7 +136,7 @@ job_start (gpointer      owner,
   gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), 0.0);
   gtk_widget_set_visible (self->progress, TRUE);
   gtk_widget_set_visible (self->cancel, TRUE);
-  set_status (self, "Computing every layer and head…");
+  set_status (self, _("Computing every layer and head…"));
   ref = g_new0 (GWeakRef, 1);
   g_weak_ref_init (ref, self);
   rpe_overview_compute_async (&base, what, TEMPLATE_N_CAP, ATTENTION_SIDE, self->serial, cell_done, self,
@@ -320,7 +328,7 @@ rpe_overview_view_init (RpeOverviewView *self)
 GtkWidget *
 rpe_overview_view_new (RpeExplorerState *state)
 {
-  const char *whats[] = { "Templates", "Attention maps", NULL };
+  const char *whats[] = { _("Templates"), _("Attention maps"), NULL };
   RpeOverviewView *self;
   GtkWidget *row, *label, *button;
   GtkGesture *click;
@@ -335,7 +343,7 @@ rpe_overview_view_new (RpeExplorerState *state)
   gtk_widget_set_margin_start (row, 12);
   gtk_widget_set_margin_end (row, 12);
   gtk_widget_set_margin_top (row, 6);
-  label = gtk_label_new_with_mnemonic ("_Cells");
+  label = gtk_label_new_with_mnemonic (_("_Cells"));
   self->what = gtk_drop_down_new_from_strings (whats);
   gtk_label_set_mnemonic_widget (GTK_LABEL (label), self->what);
   g_signal_connect (self->what, "notify::selected", G_CALLBACK (what_changed), self);
@@ -350,12 +358,12 @@ rpe_overview_view_new (RpeExplorerState *state)
   gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
   gtk_widget_set_visible (self->progress, FALSE);
   gtk_box_append (GTK_BOX (row), self->progress);
-  self->cancel = gtk_button_new_with_label ("Cancel");
+  self->cancel = gtk_button_new_with_label (_("Cancel"));
   gtk_widget_set_visible (self->cancel, FALSE);
   g_signal_connect (self->cancel, "clicked", G_CALLBACK (cancel_clicked), self);
   gtk_box_append (GTK_BOX (row), self->cancel);
   button = gtk_button_new_from_icon_name ("view-refresh-symbolic");
-  gtk_widget_set_tooltip_text (button, "Compute again");
+  gtk_widget_set_tooltip_text (button, _("Compute again"));
   g_signal_connect (button, "clicked", G_CALLBACK (refresh_clicked), self);
   gtk_box_append (GTK_BOX (row), button);
   gtk_box_append (GTK_BOX (self), row);
@@ -414,7 +422,7 @@ rpe_overview_view_cancel (RpeOverviewView *self)
   rpe_job_slot_cancel (&self->slot);
   gtk_widget_set_visible (self->progress, FALSE);
   gtk_widget_set_visible (self->cancel, FALSE);
-  set_status (self, "Cancelled (the cells done so far stay)");
+  set_status (self, _("Cancelled (the cells done so far stay)"));
 }
 
 RpeOverview *

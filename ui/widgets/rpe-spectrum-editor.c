@@ -2,6 +2,8 @@
  * the GTK-free renderer, the gesture handlers the GTK-free mapping. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-spectrum-editor.h"
 
 #include <math.h>
@@ -422,10 +424,10 @@ query_tooltip_cb (GtkWidget         *widget,
 
   if (k < 0 || (gsize) k >= self->K)
     return FALSE;
-  period = self->f[k] > 0.0f ? g_strdup_printf ("period %.3g positions", 1.0 / self->f[k])
-                             : g_strdup ("constant");
-  text = g_strdup_printf ("Sine %d\nf = %.4f cycles/position (%s)\nλ = %.4g\nθ = %.3f rad\n"
-                          "Drag to move; Shift+drag or scroll to turn the phase",
+  period = self->f[k] > 0.0f ? g_strdup_printf (_("period %.3g positions"), 1.0 / self->f[k])
+                             : g_strdup (_("constant"));
+  text = g_strdup_printf (_("Sine %d\nf = %.4f cycles/position (%s)\nλ = %.4g\nθ = %.3f rad\n"
+                            "Drag to move; Shift+drag or scroll to turn the phase"),
                           k, self->f[k], period, self->lambda[k], (double) self->theta[k]);
   gtk_tooltip_set_text (tooltip, text);
   g_free (text);

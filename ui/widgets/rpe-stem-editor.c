@@ -2,6 +2,8 @@
  * GTK-free renderer, the gesture handlers call the GTK-free mapping. */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-stem-editor.h"
 
 #include <math.h>
@@ -323,9 +325,10 @@ query_tooltip_cb (GtkWidget     *widget,
 
   if (i < 0 || (gsize) i >= self->n)
     return FALSE;
-  text = g_strdup_printf ("%s = %" G_GINT64_FORMAT "\nvalue = %.4g",
-                          self->label != NULL ? self->label : "index",
-                          (gint64) i + self->x_offset, self->values[i]);
+  /* Translators: "lag τ = -3\nvalue = 0.25": the editor's label (or "index"), a position, its value */
+  text = g_strdup_printf (_("%s = %lld\nvalue = %.4g"),
+                          self->label != NULL ? self->label : _("index"),
+                          (long long) ((gint64) i + self->x_offset), self->values[i]);
   gtk_tooltip_set_text (tooltip, text);
   g_free (text);
   return TRUE;

@@ -2,6 +2,8 @@
  * are RpeCurveViews). */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-curve-view.h"
 #include "rpe-figure-names.h"
 #include "rpe-teaching-view.h"
@@ -126,16 +128,16 @@ teaching_row_plot (RpeTeachingView *self)
       series[i].y = self->row_y + i * t->n;
       series[i].n = t->n;
     }
-  series[0].label = "exact a(m, n)";
-  series[1].label = "SPE estimate â(m, n)";
+  series[0].label = _("exact a(m, n)");
+  series[1].label = _("SPE estimate â(m, n)");
   series[1].dashed = TRUE;
   plot.series = series;
   plot.n_series = 2;
-  title = g_strdup_printf ("Row m = %zd of the maps above (Delete or Clear Row: back to the template error)",
+  title = g_strdup_printf (_("Row m = %zd of the maps above (Delete or Clear Row: back to the template error)"),
                            self->row);
   plot.title = title;
-  plot.x_label = "key position n";
-  plot.y_label = "attention weight";
+  plot.x_label = _("key position n");
+  plot.y_label = _("attention weight");
   plot.fixed_x = TRUE;
   plot.x_min = -0.5;
   plot.x_max = (double) t->n - 0.5;
@@ -152,6 +154,7 @@ teaching_update_plot (RpeTeachingView *self)
   gsize r = rpe_explorer_state_get_r (self->state);
   g_autofree char *marker = g_strdup_printf ("R = %zu", r);
   g_autofree char *title = NULL;
+  g_autofree char *error_label = NULL;
 
   if (teaching_row_plot (self))
     return;
@@ -162,7 +165,9 @@ teaching_update_plot (RpeTeachingView *self)
   series[0].y = self->curve->curve_mean;
   series[0].y_err = self->curve->curve_sd;
   series[0].n = self->curve->n_curve;
-  series[0].label = "template error " RPE_FIG_TEMPLATE_ERROR;
+  /* Translators: %s is the template error's symbol ‖P̂ − P̃‖_F / ‖P̃‖_F */
+  error_label = g_strdup_printf (_("template error %s"), RPE_FIG_TEMPLATE_ERROR);
+  series[0].label = error_label;
   series[0].marker = RPE_CURVE_MARKER_CIRCLE;
   /* the 1/sqrt(R) reference through the first point */
   for (gsize i = 0; i < self->curve->n_curve && i < 16; i++)
@@ -177,11 +182,11 @@ teaching_update_plot (RpeTeachingView *self)
   series[1].dashed = TRUE;
   plot.series = series;
   plot.n_series = 2;
-  title = g_strdup_printf ("Template error against R (head %zu, mean over the D features, slope %s%.2f)",
+  title = g_strdup_printf (_("Template error against R (head %zu, mean over the D features, slope %s%.2f)"),
                            self->curve->head, self->curve->slope < 0 ? RPE_FIG_MINUS : "", fabs (self->curve->slope));
   plot.title = title;
-  plot.x_label = "realizations R";
-  plot.y_label = "template error";
+  plot.x_label = _("realizations R");
+  plot.y_label = _("template error");
   /* the slider's range */
   plot.fixed_x = TRUE;
   plot.x_min = 1.0;
@@ -205,8 +210,8 @@ teaching_update_cap (RpeTeachingView *self)
     note = g_strdup (self->refusal);
   else if (t != NULL && t->n_asked != asked)
     note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
-                            ? "Stale: the maps shown are for N = %zu (their axes); computing for N = %zu…"
-                            : "Stale: the maps shown are for N = %zu (their axes), not N = %zu: cancelled.",
+                            ? _("Stale: the maps shown are for N = %zu (their axes); computing for N = %zu…")
+                            : _("Stale: the maps shown are for N = %zu (their axes), not N = %zu: cancelled."),
                             t->n, asked);
   if (t != NULL && t->n_asked == asked)
     rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
@@ -286,13 +291,15 @@ teaching_show (RpeTeachingView *self,
       else
         rpe_heatmap_view_set_transform (self->maps[i], look.diff_transform, look.param);
     }
-  caption = g_strdup_printf ("Head %zu, N = %zu, R = %zu: the SPE estimate â (middle) of the exact "
-                             "relative attention a (left) has attention error "
-                             RPE_FIG_ATTENTION_ERROR " = %.3f (right: â − a). "
-                             "The curve below is the template error " RPE_FIG_TEMPLATE_ERROR
-                             " of the head's features, another quantity; both shrink like 1/√R. "
-                             "Raise R to watch the estimate sharpen; draw new noise to see another one.",
-                             t->head, t->n, t->r, t->error);
+  /* Translators: markup; the first %s is the attention error's symbol ‖â − a‖_F / ‖a‖_F, the
+   * second the template error's ‖P̂ − P̃‖_F / ‖P̃‖_F */
+  caption = g_strdup_printf (_("Head %zu, N = %zu, R = %zu: the SPE estimate â (middle) of the exact "
+                               "relative attention a (left) has attention error "
+                               "%s = %.3f (right: â − a). "
+                               "The curve below is the template error %s"
+                               " of the head's features, another quantity; both shrink like 1/√R. "
+                               "Raise R to watch the estimate sharpen; draw new noise to see another one."),
+                             t->head, t->n, t->r, RPE_FIG_ATTENTION_ERROR, t->error, RPE_FIG_TEMPLATE_ERROR);
   gtk_label_set_markup (self->caption, caption);
   teaching_update_plot (self);
   teaching_update_cap (self);
@@ -572,14 +579,14 @@ rpe_teaching_view_init (RpeTeachingView *self)
       }
     }
   gtk_widget_set_tooltip_markup (GTK_WIDGET (self->maps[0]),
-                                 "Exact relative attention: softmax of Σ<sub>d</sub> q k P̃<sub>d</sub>(m − n) / √D");
+                                 _("Exact relative attention: softmax of Σ<sub>d</sub> q k P̃<sub>d</sub>(m − n) / √D"));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[1]),
-                               "SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), "The estimate's error â − a (estimate − exact)");
+                               _("SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), _("The estimate's error â − a (estimate − exact)"));
   gtk_box_append (GTK_BOX (self->box), row);
 
   controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  label = gtk_label_new ("Realizations");
+  label = gtk_label_new (_("Realizations"));
   gtk_box_append (GTK_BOX (controls), label);
   /* R from 1 to 1024: the range of the template error curve below */
   self->r_scale = GTK_SCALE (gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, TEACHING_R_MAX_LOG2, 1.0));
@@ -593,19 +600,19 @@ rpe_teaching_view_init (RpeTeachingView *self)
     }
   gtk_widget_set_hexpand (GTK_WIDGET (self->r_scale), TRUE);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->r_scale),
-                               "Number of noise realizations R (log scale): the estimate's error shrinks like 1/√R");
+                               _("Number of noise realizations R (log scale): the estimate's error shrinks like 1/√R"));
   g_signal_connect (self->r_scale, "value-changed", G_CALLBACK (teaching_r_changed), self);
   gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->r_scale));
   self->r_label = GTK_LABEL (gtk_label_new ("R"));
   gtk_label_set_width_chars (self->r_label, 9);
   gtk_box_append (GTK_BOX (controls), GTK_WIDGET (self->r_label));
-  button = gtk_button_new_with_mnemonic ("_Draw New Noise");
-  gtk_widget_set_tooltip_text (button, "Draw a new noise realization (next seed)");
+  button = gtk_button_new_with_mnemonic (_("_Draw New Noise"));
+  gtk_widget_set_tooltip_text (button, _("Draw a new noise realization (next seed)"));
   g_signal_connect (button, "clicked", G_CALLBACK (teaching_new_noise), self);
   gtk_box_append (GTK_BOX (controls), button);
-  self->row_clear = gtk_button_new_with_mnemonic ("C_lear Row");
-  gtk_widget_set_tooltip_text (self->row_clear, "Back to the template error curve (Delete). Click a row of a map, "
-                               "or press \u2191/\u2193 with the view focused, to plot that query row");
+  self->row_clear = gtk_button_new_with_mnemonic (_("C_lear Row"));
+  gtk_widget_set_tooltip_text (self->row_clear, _("Back to the template error curve (Delete). Click a row of a map, "
+                               "or press \u2191/\u2193 with the view focused, to plot that query row"));
   g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
   gtk_widget_set_visible (self->row_clear, FALSE);
   gtk_box_append (GTK_BOX (controls), self->row_clear);
@@ -616,7 +623,7 @@ rpe_teaching_view_init (RpeTeachingView *self)
   rpe_curve_view_set_size_hints (self->plot, 200, 220, 360, 220);
   gtk_widget_set_vexpand (GTK_WIDGET (self->plot), FALSE);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->plot),
-                               "Template error: relative Frobenius error of the empirical template P̂ against the analytic P̃, against R (mean over 3 draws); not the attention error of the caption");
+                               _("Template error: relative Frobenius error of the empirical template P̂ against the analytic P̃, against R (mean over 3 draws); not the attention error of the caption"));
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->plot));
 }
 
@@ -751,8 +758,8 @@ curves_update_cap (RpeCurvesPage *self)
     note = g_strdup (self->refusal);
   else if (c != NULL && c->n_asked != asked)
     note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
-                            ? "Stale: the profiles shown are for N = %zu; computing for N = %zu…"
-                            : "Stale: the profiles shown are for N = %zu, not N = %zu: cancelled.",
+                            ? _("Stale: the profiles shown are for N = %zu; computing for N = %zu…")
+                            : _("Stale: the profiles shown are for N = %zu, not N = %zu: cancelled."),
                             c->n, asked);
   if (c != NULL && c->n_asked == asked)
     rpe_cap_bar_set (&self->job.cap, c->n, c->n_asked, note);
@@ -774,9 +781,9 @@ curves_show (RpeCurvesPage *self,
   for (guint i = 0; i < 4; i++)
     rpe_curve_view_set_plot (self->plots[i], &plots[i]);
   gtk_label_set_text (self->caption,
-                      "Profiles of the chosen head, the SPE estimator's error against R "
-                      "(2 draws, the head's features), and how each scheme behaves beyond the "
-                      "training length (identical content at every position).");
+                      _("Profiles of the chosen head, the SPE estimator's error against R "
+                        "(2 draws, the head's features), and how each scheme behaves beyond the "
+                        "training length (identical content at every position)."));
   curves_update_cap (self);
   g_signal_emit (self, curves_figure_changed, 0);
 }
@@ -935,10 +942,10 @@ rpe_curves_page_init (RpeCurvesPage *self)
       self->plots[i] = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
       gtk_grid_attach (GTK_GRID (grid), GTK_WIDGET (self->plots[i]), i % 2, i / 2, 1, 1);
     }
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), "Lag profiles P(τ) of the chosen head and feature");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[1]), "Estimator error against R, log-log; the slope should be about −1/2");
-  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->plots[2]), "Mean attended distance per query position, beyond the training length N<sub>train</sub>");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[3]), "Translation invariance per query position (Wang et al. 2021)");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[0]), _("Lag profiles P(τ) of the chosen head and feature"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[1]), _("Estimator error against R, log-log; the slope should be about −1/2"));
+  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->plots[2]), _("Mean attended distance per query position, beyond the training length N<sub>train</sub>"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->plots[3]), _("Translation invariance per query position (Wang et al. 2021)"));
   gtk_box_append (GTK_BOX (self->box), grid);
 }
 

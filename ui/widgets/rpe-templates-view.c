@@ -1,6 +1,8 @@
 /* rpe-templates-view.c: the templates grid (MATH.md sections 1-4). */
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-figure-names.h"
 #include "rpe-templates-view.h"
 #include "rpe-error.h"
@@ -72,7 +74,7 @@ typedef struct
 static RpeFigureBundle *templates_figure (RpeTemplates *t, int open_cell, const TemplatesLook *look);
 static void templates_look (RpeTemplatesView *self, TemplatesLook *look);
 
-static const char *kind_names[] = { "analytic P̃<sub>d</sub>", "empirical P̂<sub>d</sub>", "difference P̂<sub>d</sub> − P̃<sub>d</sub>" };
+static const char *kind_names[] = { N_("analytic P̃<sub>d</sub>"), N_("empirical P̂<sub>d</sub>"), N_("difference P̂<sub>d</sub> − P̃<sub>d</sub>") };
 
 static void
 update_detail (RpeTemplatesView *self)
@@ -94,7 +96,7 @@ update_detail (RpeTemplatesView *self)
 
     rpe_heatmap_view_set_data (self->detail, bytes, t->n, t->n);
   }
-  title = g_strdup_printf ("h = %zu, d = %zu: %s", t->head, d, kind_names[t->kind]);
+  title = g_strdup_printf ("h = %zu, d = %zu: %s", t->head, d, _(kind_names[t->kind]));
   rpe_heatmap_view_set_title (self->detail, title);
   gtk_label_set_markup (self->detail_title, title);   /* kind_names are markup (P̃<sub>d</sub>) */
   if (t->profiles == NULL)
@@ -107,7 +109,7 @@ update_detail (RpeTemplatesView *self)
       x[i] = (double) i - (double) (t->n - 1);
       y[i] = t->profiles[d * lags + i];
     }
-  label = g_strdup_printf ("P_%zu(τ)%s", d, t->gated ? " gated" : "");
+  label = g_strdup_printf ("P_%zu(τ)%s", d, t->gated ? _(" gated") : "");
   series.x = x;
   series.y = y;
   series.n = lags;
@@ -115,8 +117,8 @@ update_detail (RpeTemplatesView *self)
   rpe_curve_plot_init (&plot);
   plot.series = &series;
   plot.n_series = 1;
-  plot.title = "Analytic lag profile";
-  plot.x_label = "lag τ = m − n";
+  plot.title = _("Analytic lag profile");
+  plot.x_label = _("lag τ = m − n");
   plot.y_label = "P_d(τ)";
   plot.legend = RPE_CURVE_LEGEND_NONE;
   rpe_curve_view_set_plot (self->profile, &plot);
@@ -230,7 +232,7 @@ grid_query_tooltip (GtkWidget        *widget,
 
   if (d < 0)
     return FALSE;
-  tip = g_strdup_printf ("Feature d = %d: click to open it large with its profile", d);
+  tip = g_strdup_printf (_("Feature d = %d: click to open it large with its profile"), d);
   gtk_tooltip_set_text (tooltip, tip);
   return TRUE;
 }
@@ -307,8 +309,8 @@ update_cap (RpeTemplatesView *self)
     note = g_strdup (self->refusal);
   else if (t != NULL && t->n_asked != asked)
     note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
-                            ? "Stale: the templates shown are for N = %zu (their axes); computing for N = %zu…"
-                            : "Stale: the templates shown are for N = %zu (their axes), not N = %zu: cancelled.",
+                            ? _("Stale: the templates shown are for N = %zu (their axes); computing for N = %zu…")
+                            : _("Stale: the templates shown are for N = %zu (their axes), not N = %zu: cancelled."),
                             t->n, asked);
   if (t != NULL && t->n_asked == asked)
     rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
@@ -338,16 +340,19 @@ show_templates (RpeTemplatesView *self,
   rpe_heatmap_view_set_scale (self->detail, RPE_HEATMAP_SCALE_SYMMETRIC);
   rpe_heatmap_view_set_transform (self->detail, look.transform, look.param);
   if (t->kind != RPE_TEMPLATE_ANALYTIC)
-    err = g_strdup_printf (" One draw of R = %zu codes: ‖P̂ − P̃‖<sub>F</sub> / ‖P̃‖<sub>F</sub> = %.3f.", t->r, t->error);
+    err = g_strdup_printf (_(" One draw of R = %zu codes: ‖P̂ − P̃‖<sub>F</sub> / ‖P̃‖<sub>F</sub> = %.3f."), t->r, t->error);
   {
     /* the caption is markup (subscripts); the source names a file: escaped */
-    g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : "parameters", -1);
+    g_autofree char *source_text = g_markup_escape_text (source != NULL ? source : _("parameters"), -1);
 
-    caption = g_strdup_printf ("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
-                               "Click a cell to open it with its profile.",
-                               kind_names[t->kind], t->head, source_text,
+    /* Translators: markup; the first %s is "analytic P̃<sub>d</sub>" (or its empirical and difference
+     * twins), the second the source (a file's module), the third K or L, then ", gated (1 − g) P + g"
+     * or nothing, and " One draw of R = ..." or nothing */
+    caption = g_strdup_printf (_("%s templates of head %zu, %s: D = %zu, %s = %zu, N = %zu%s.%s "
+                                 "Click a cell to open it with its profile."),
+                               _(kind_names[t->kind]), t->head, source_text,
                                t->n_features, t->method == RPE_SPE_SINE ? "K" : "L", t->size, t->n,
-                               t->gated ? ", gated (1 − g) P + g" : "",
+                               t->gated ? _(", gated (1 − g) P + g") : "",
                                err != NULL ? err : "");
   }
   gtk_label_set_markup (self->caption, caption);
@@ -374,7 +379,7 @@ grid_done (GObject      *source,
     show_templates (self, t);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      g_autofree char *text = g_strdup_printf ("Could not compute the templates: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not compute the templates: %s"), error->message);
 
       gtk_label_set_text (self->caption, text);
     }
@@ -559,7 +564,7 @@ rpe_templates_view_init (RpeTemplatesView *self)
   detail = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   back = gtk_button_new_from_icon_name ("go-previous-symbolic");
-  gtk_widget_set_tooltip_text (back, "Back to the grid");
+  gtk_widget_set_tooltip_text (back, _("Back to the grid"));
   g_signal_connect (back, "clicked", G_CALLBACK (back_clicked), self);
   gtk_box_append (GTK_BOX (header), back);
   self->detail_title = GTK_LABEL (gtk_label_new (NULL));
@@ -569,9 +574,9 @@ rpe_templates_view_init (RpeTemplatesView *self)
   paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
   gtk_widget_set_vexpand (paned, TRUE);
   self->detail = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), "The template P_d(m, n): query position m down, key position n across");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), _("The template P_d(m, n): query position m down, key position n across"));
   self->profile = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), "The analytic profile P_d(τ), τ = m − n");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), _("The analytic profile P_d(τ), τ = m − n"));
   gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->detail));
   gtk_paned_set_end_child (GTK_PANED (paned), GTK_WIDGET (self->profile));
   gtk_paned_set_position (GTK_PANED (paned), 520);
@@ -756,8 +761,8 @@ templates_figure (RpeTemplates        *t,
       c->transform = look->transform;
       c->transform_param = look->param;
       c->title = rpe_figure_bundle_keep (b, rpe_figure_template_cell (d), g_free);
-      c->x_label = "key position n";
-      c->y_label = "query position m";
+      c->x_label = _("key position n");
+      c->y_label = _("query position m");
       c->colorbar_label = bar;
     }
   if (one)
@@ -843,7 +848,7 @@ templates_sweep_frame (gpointer        data,
     return NULL;
   b = templates_figure (t, ts->open_cell, &ts->look);
   if (b == NULL)
-    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "the templates have nothing to draw");
+    g_set_error_literal (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, _("the templates have nothing to draw"));
   return b;
 }
 

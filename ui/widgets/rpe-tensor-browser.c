@@ -54,7 +54,7 @@ update_layers (RpeTensorBrowser *self)
   if (info != NULL && info->layers != NULL)
     for (guint i = 0; i < info->layers->len; i++)
       {
-        g_autofree char *name = g_strdup_printf ("layer %d", g_array_index (info->layers, int, i));
+        g_autofree char *name = g_strdup_printf (_("layer %d"), g_array_index (info->layers, int, i));
 
         gtk_string_list_append (layers, name);
       }
@@ -69,7 +69,7 @@ update_layers (RpeTensorBrowser *self)
       g_autofree char *code = rpe_escape_name (info->code_name);
 
       g_string_printf (s, _("%s SPE “%s”: H = %zu heads, D = %zu features, %s = %zu, %s naming.\nCode: %s"),
-                       info->method == RPE_SPE_SINE ? "Sine" : "Conv", prefix, info->n_heads,
+                       info->method == RPE_SPE_SINE ? _("Sine") : _("Conv"), prefix, info->n_heads,
                        info->n_features, info->method == RPE_SPE_SINE ? "K" : "L", info->size,
                        info->convention, code);
       if (info->gates->len == 0)
@@ -130,7 +130,7 @@ update_shapes (RpeTensorBrowser *self)
   if (info != NULL)
     {
       gsize channels = info->n_heads * info->n_features;
-      g_autofree char *first = g_strdup_printf ("As read: H = %zu × D = %zu", info->n_heads, info->n_features);
+      g_autofree char *first = g_strdup_printf (_("As read: H = %zu × D = %zu"), info->n_heads, info->n_features);
 
       gtk_string_list_append (list, first);
       for (gsize h = 1; h <= channels && channels <= (gsize) 1 << 20; h++)
@@ -143,7 +143,7 @@ update_shapes (RpeTensorBrowser *self)
           }
     }
   else
-    gtk_string_list_append (list, "As read");
+    gtk_string_list_append (list, _("As read"));
   gtk_drop_down_set_model (self->shape_dropdown, G_LIST_MODEL (list));
   g_object_unref (list);
   gtk_drop_down_set_selected (self->shape_dropdown, 0);
@@ -266,12 +266,12 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   self->shape_heads = g_array_new (FALSE, TRUE, sizeof (gsize));
   gtk_window_set_default_size (GTK_WINDOW (self), 720, 560);
   gtk_window_set_modal (GTK_WINDOW (self), TRUE);
-  gtk_window_set_title (GTK_WINDOW (self), "Checkpoint Contents");
+  gtk_window_set_title (GTK_WINDOW (self), _("Checkpoint Contents"));
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   header = adw_header_bar_new ();
   gtk_box_append (GTK_BOX (box), header);
 
-  label = gtk_label_new ("Tensors");
+  label = gtk_label_new (_("Tensors"));
   gtk_widget_add_css_class (label, "heading");
   gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
   gtk_widget_set_margin_start (label, 12);
@@ -301,9 +301,9 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   gtk_widget_set_margin_end (pickers, 12);
   gtk_widget_set_margin_top (pickers, 8);
   gtk_widget_set_margin_bottom (pickers, 12);
-  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Module"));
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new (_("Module")));
   self->module_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->module_dropdown), "The SPE module to explore");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->module_dropdown), _("The SPE module to explore"));
   g_signal_connect (self->module_dropdown, "notify::selected", G_CALLBACK (module_changed), self);
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->module_dropdown));
   gtk_box_append (GTK_BOX (pickers), gtk_label_new (_("Layer")));
@@ -311,17 +311,17 @@ rpe_tensor_browser_init (RpeTensorBrowser *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->layer_dropdown),
                                _("Which layer: its gate, or its code and gate in an unshared model"));
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->layer_dropdown));
-  gtk_box_append (GTK_BOX (pickers), gtk_label_new ("Shape"));
+  gtk_box_append (GTK_BOX (pickers), gtk_label_new (_("Shape")));
   self->shape_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (NULL, NULL));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->shape_dropdown),
-                               "Heads × features: a file that keeps every channel in one axis (a conv weight "
-                               "(256, 1, L)) is read as H = 1; state how its H·D channels split into heads");
+                               _("Heads × features: a file that keeps every channel in one axis (a conv weight "
+                                 "(256, 1, L)) is read as H = 1; state how its H·D channels split into heads"));
   gtk_box_append (GTK_BOX (pickers), GTK_WIDGET (self->shape_dropdown));
-  button = gtk_button_new_with_mnemonic ("_Use Module");
+  button = gtk_button_new_with_mnemonic (_("_Use Module"));
   gtk_widget_add_css_class (button, "suggested-action");
   gtk_widget_set_hexpand (button, TRUE);
   gtk_widget_set_halign (button, GTK_ALIGN_END);
-  gtk_widget_set_tooltip_text (button, "Explore this module and gate");
+  gtk_widget_set_tooltip_text (button, _("Explore this module and gate"));
   g_signal_connect (button, "clicked", G_CALLBACK (use_clicked), self);
   gtk_box_append (GTK_BOX (pickers), button);
   gtk_box_append (GTK_BOX (box), pickers);
@@ -336,7 +336,7 @@ rpe_tensor_browser_new (GtkWindow         *parent,
   GtkStringList *modules = gtk_string_list_new (NULL);
   g_autofree char *base = g_path_get_basename (data->path);
   g_autofree char *shown_base = rpe_escape_name (base);
-  g_autofree char *title = g_strdup_printf ("Contents of %s", shown_base);
+  g_autofree char *title = g_strdup_printf (_("Contents of %s"), shown_base);
 
   self->data = rpe_checkpoint_data_ref (data);
   gtk_window_set_title (GTK_WINDOW (self), title);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
@@ -77,8 +78,8 @@ load_demo (RpeTourBar *self,
   if (set == NULL || (modules = rpe_checkpoint_find_modules (set))->len == 0
       || !rpe_checkpoint_load_spe (set, NULL, -1, &params, &error))
     {
-      g_autofree char *text = g_strdup_printf ("The tour could not open %s: %s", spec,
-                                               error != NULL ? error->message : "no SPE module");
+      g_autofree char *text = g_strdup_printf (_("The tour could not open %s: %s"), spec,
+                                               error != NULL ? error->message : _("no SPE module"));
       _rpe_window_show_message (self->window, text);
       return;
     }
@@ -95,20 +96,21 @@ static void
 update (RpeTourBar *self)
 {
   const RpeTourStep *s = &self->steps[self->step];
-  g_autofree char *title = g_strdup_printf ("Step %u of %u: %s", self->step + 1, self->n_steps, s->title);
+  g_autofree char *title = g_strdup_printf (_("Step %u of %u: %s"), self->step + 1, self->n_steps, _(s->title));
   g_autofree char *text = NULL;
 
   gtk_label_set_text (self->title, title);
   if (self->shown)
-    text = g_strdup (s->explain);
+    text = g_strdup (_(s->explain));
   else if (s->control != NULL)
-    text = g_strdup_printf ("%s  (The control that matters: the highlighted “%s” group.)", s->predict, s->control);
+    text = g_strdup_printf (_("%s  (The control that matters: the highlighted “%s” group.)"), _(s->predict),
+                            _(s->control));
   else
-    text = g_strdup (s->predict);
+    text = g_strdup (_(s->predict));
   gtk_label_set_text (self->text, text);
   gtk_widget_set_sensitive (GTK_WIDGET (self->show_button), !self->shown);
   gtk_widget_set_sensitive (GTK_WIDGET (self->back_button), self->step > 0);
-  gtk_button_set_label (self->next_button, self->step + 1 < self->n_steps ? "Next" : "Finish");
+  gtk_button_set_label (self->next_button, self->step + 1 < self->n_steps ? _("Next") : _("Finish"));
 }
 
 static void
@@ -131,7 +133,8 @@ enter_step (RpeTourBar *self,
   rpe_window_set_view (self->window, (RpeWindowView) s->view);
   if (s->control != NULL)
     adw_flap_set_reveal_flap (self->window->flap, TRUE);
-  set_target (self, find_group (self, s->control));
+  /* the sidebar's group titles are translated: so is the step's */
+  set_target (self, find_group (self, s->control != NULL ? _(s->control) : NULL));
   update (self);
 }
 
@@ -282,12 +285,12 @@ rpe_tour_bar_init (RpeTourBar *self)
   gtk_widget_set_hexpand (texts, TRUE);
   gtk_box_append (GTK_BOX (self), texts);
 
-  self->show_button = GTK_BUTTON (button_new (self, "_Show Me", "Apply the change you predicted",
+  self->show_button = GTK_BUTTON (button_new (self, _("_Show Me"), _("Apply the change you predicted"),
                                               G_CALLBACK (rpe_tour_bar_show_me)));
   gtk_widget_add_css_class (GTK_WIDGET (self->show_button), "suggested-action");
-  self->back_button = GTK_BUTTON (button_new (self, "_Back", "The previous step", G_CALLBACK (rpe_tour_bar_back)));
-  self->next_button = GTK_BUTTON (button_new (self, "_Next", "The next step", G_CALLBACK (rpe_tour_bar_next)));
-  leave = button_new (self, "_Leave Tour", "Leave the tour and restore what you had before it",
+  self->back_button = GTK_BUTTON (button_new (self, _("_Back"), _("The previous step"), G_CALLBACK (rpe_tour_bar_back)));
+  self->next_button = GTK_BUTTON (button_new (self, _("_Next"), _("The next step"), G_CALLBACK (rpe_tour_bar_next)));
+  leave = button_new (self, _("_Leave Tour"), _("Leave the tour and restore what you had before it"),
                       G_CALLBACK (rpe_tour_bar_leave));
   gtk_widget_add_css_class (leave, "flat");
   gtk_box_append (GTK_BOX (self), GTK_WIDGET (self->show_button));

@@ -4,6 +4,8 @@
 
 #include "rpe-window-private.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-conv-spe-2d.h"
@@ -50,12 +52,12 @@ show_chooser (RpeWindow *self,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  self->chooser = gtk_file_chooser_native_new (npy ? "Load Queries/Keys" : "Open Checkpoint or Session",
+  self->chooser = gtk_file_chooser_native_new (npy ? _("Load Queries/Keys") : _("Open Checkpoint or Session"),
                                                GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
-                                               "_Open", "_Cancel");
+                                               _("_Open"), _("_Cancel"));
   if (npy)
     {
-      gtk_file_filter_set_name (filter, "NumPy arrays (.npy)");
+      gtk_file_filter_set_name (filter, _("NumPy arrays (.npy)"));
       gtk_file_filter_add_suffix (filter, "npy");
     }
   else
@@ -63,20 +65,20 @@ show_chooser (RpeWindow *self,
       static const char *const suffixes[] = { "safetensors", "npy", "npz", "pt", "pth", NULL };
       GtkFileFilter *only;
 
-      gtk_file_filter_set_name (filter, "Checkpoints and sessions");
+      gtk_file_filter_set_name (filter, _("Checkpoints and sessions"));
       for (guint i = 0; suffixes[i] != NULL; i++)
         gtk_file_filter_add_suffix (filter, suffixes[i]);
       gtk_file_filter_add_suffix (filter, "rpe-session");
       gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
       g_object_unref (filter);
       only = gtk_file_filter_new ();
-      gtk_file_filter_set_name (only, "Checkpoints (.safetensors, .npy, .npz, .pt)");
+      gtk_file_filter_set_name (only, _("Checkpoints (.safetensors, .npy, .npz, .pt)"));
       for (guint i = 0; suffixes[i] != NULL; i++)
         gtk_file_filter_add_suffix (only, suffixes[i]);
       gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), only);
       g_object_unref (only);
       filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, "RPE Studio sessions (.rpe-session)");
+      gtk_file_filter_set_name (filter, _("RPE Studio sessions (.rpe-session)"));
       gtk_file_filter_add_suffix (filter, "rpe-session");
     }
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
@@ -122,15 +124,15 @@ _rpe_window_open_npy (RpeWindow *self,
 
   if (tensor == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Could not load the queries/keys: %s",
-                                               error != NULL ? error->message : "not a local file");
+      g_autofree char *text = g_strdup_printf (_("Could not load the queries/keys: %s"),
+                                               error != NULL ? error->message : _("not a local file"));
 
       _rpe_window_show_message (self, text);
       return;
     }
   if (!rpe_explorer_state_set_npy_content (self->state, tensor->data, tensor->ndim, tensor->shape, &error))
     {
-      g_autofree char *text = g_strdup_printf ("Could not use the queries/keys: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not use the queries/keys: %s"), error->message);
 
       _rpe_window_show_message (self, text);
     }
@@ -199,11 +201,11 @@ _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
     }
   else
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "%s: FastRPB weights must have shape (X,), (H, X) or (1, H, X)", w->name);
+                          _("%s: FastRPB weights must have shape (X,), (H, X) or (1, H, X)"), w->name);
   m = rpe_fastrpb_layout_length (layout, width);
   if (m == 0 || rows == 0 || !rpe_tensor_check_finite (w, error))
     return error == NULL || *error == NULL
-           ? rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: %zu weights are not a FastRPB layout",
+           ? rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: %zu weights are not a FastRPB layout"),
                             w->name, (size_t) width)
            : FALSE;
   n = MIN (m, T);
@@ -267,7 +269,7 @@ rpe_window_open_lrpe_files (RpeWindow  *self,
       if (x == NULL)
         {
           if (local == NULL)
-            local = g_error_new (RPE_ERROR, RPE_ERROR_IO, "%s is not a local file", base);
+            local = g_error_new (RPE_ERROR, RPE_ERROR_IO, _("%s is not a local file"), base);
           goto out;
         }
       if (!lrpe_file_role (x, base, &role))
@@ -275,8 +277,8 @@ rpe_window_open_lrpe_files (RpeWindow  *self,
           g_autofree char *shape = rpe_tensor_shape_string (x);
 
           local = g_error_new (RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT,
-                               "%s: an array of shape %s is not an LRPE v (1, D, 1), theta (1, 1, n) or "
-                               "permutation buffer (1, max_positions, D)", base, shape);
+                               _("%s: an array of shape %s is not an LRPE v (1, D, 1), theta (1, 1, n) or "
+                                 "permutation buffer (1, max_positions, D)"), base, shape);
           rpe_tensor_free (x);
           goto out;
         }
@@ -296,7 +298,7 @@ out:
     rpe_tensor_free (tensors[i]);
   if (!ok)
     {
-      g_autofree char *text = g_strdup_printf ("Could not load the LRPE parameters: %s", local->message);
+      g_autofree char *text = g_strdup_printf (_("Could not load the LRPE parameters: %s"), local->message);
 
       _rpe_window_show_message (self, text);
       g_propagate_error (error, local);
@@ -339,10 +341,10 @@ action_open_lrpe (GtkWidget  *widget,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  self->chooser = gtk_file_chooser_native_new ("Open LRPE Parameters (v, θ, permutation)", GTK_WINDOW (self),
-                                               GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  self->chooser = gtk_file_chooser_native_new (_("Open LRPE Parameters (v, θ, permutation)"), GTK_WINDOW (self),
+                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (self->chooser), TRUE);
-  gtk_file_filter_set_name (filter, "NumPy arrays (.npy)");
+  gtk_file_filter_set_name (filter, _("NumPy arrays (.npy)"));
   gtk_file_filter_add_suffix (filter, "npy");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
   g_object_unref (filter);
@@ -377,7 +379,7 @@ use_mapped_trained (RpeWindow          *self,
       t = rpe_lrpe_trained_new (ts[0], ts[1], ts[2], label, &error);
       if (t == NULL)
         {
-          g_autofree char *text = g_strdup_printf ("Could not use the mapped LRPE parameters: %s", error->message);
+          g_autofree char *text = g_strdup_printf (_("Could not use the mapped LRPE parameters: %s"), error->message);
 
           _rpe_window_show_message (self, text);
           return TRUE;
@@ -395,8 +397,8 @@ use_mapped_trained (RpeWindow          *self,
 
       if (w == NULL || !_rpe_window_set_fastrpb_tensor (self, w, &error))
         {
-          g_autofree char *text = g_strdup_printf ("Could not use the mapped FastRPB weights: %s",
-                                                   error != NULL ? error->message : "no such tensor");
+          g_autofree char *text = g_strdup_printf (_("Could not use the mapped FastRPB weights: %s"),
+                                                   error != NULL ? error->message : _("no such tensor"));
 
           _rpe_window_show_message (self, text);
           return TRUE;
@@ -418,8 +420,8 @@ action_grid (GtkWidget  *widget,
 
   if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Open a checkpoint with a 2-D convSPE module "
-                                                                "(filters (H*D, 1, L1, L2)) first."));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Open a checkpoint with a 2-D convSPE module "
+                                                                  "(filters (H*D, 1, L1, L2)) first.")));
       return;
     }
   if (self->grid_window == NULL)
@@ -468,8 +470,8 @@ module_chosen (RpeTensorBrowser *browser,
     sel.prefix = NULL;             /* the mapped tensors name the module */
   if (!rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
     {
-      g_autofree char *text = g_strdup_printf ("Could not load module “%s”: %s",
-                                               prefix != NULL ? prefix : "(mapped)", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not load module “%s”: %s"),
+                                               prefix != NULL ? prefix : _("(mapped)"), error->message);
 
       _rpe_window_show_message (self, text);
       return;
@@ -479,7 +481,7 @@ module_chosen (RpeTensorBrowser *browser,
 
     if (heads > 0 && heads != params.n_heads && rpe_spe_params_set_heads (&params, heads) == RPE_OK)
       {
-        g_autofree char *shape = g_strdup_printf ("read as H = %zu × D = %zu", params.n_heads, params.n_features);
+        g_autofree char *shape = g_strdup_printf (_("read as H = %zu × D = %zu"), params.n_heads, params.n_features);
         char *both = note != NULL ? g_strdup_printf ("%s; %s", note, shape) : g_strdup (shape);
 
         g_free (note);
@@ -534,7 +536,7 @@ action_browse_tensors (GtkWidget  *widget,
 
   if (self->checkpoint == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Open a checkpoint first (the demo is built in)."));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Open a checkpoint first (the demo is built in).")));
       return;
     }
   if (self->browser != NULL)
@@ -561,7 +563,7 @@ action_load_demo (GtkWidget  *widget,
   if (set == NULL || !rpe_checkpoint_load_spe (set, "sine", -1, &sine, NULL)
       || !rpe_checkpoint_load_spe (set, "conv", -1, &conv, NULL))
     {
-      _rpe_window_show_message (self, "The demo checkpoint is not available in this build.");
+      _rpe_window_show_message (self, _("The demo checkpoint is not available in this build."));
     }
   else
     {
@@ -607,7 +609,7 @@ _rpe_window_fill_demos_menu (RpeWindow *self)
       encoding = g_hash_table_lookup (meta, "encoding");
       a1 = g_hash_table_lookup (meta, "accuracy_n_train");
       a4 = g_hash_table_lookup (meta, "accuracy_4n_train");
-      label = g_strdup_printf ("%s: %.0f %% at N_train, %.0f %% at 4 N_train",
+      label = g_strdup_printf (_("%s: %.0f %% at N_train, %.0f %% at 4 N_train"),
                                encoding != NULL ? encoding : names[i],
                                a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0,
                                a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0);
@@ -637,8 +639,8 @@ _rpe_window_offer_tour (RpeWindow *self)
   if (self->settings == NULL || g_settings_get_boolean (self->settings, "tour-offered"))
     return;
   g_settings_set_boolean (self->settings, "tour-offered", TRUE);
-  toast = adw_toast_new ("New here? A guided tour shows what SPE, LRPE and FastRPB do");
-  adw_toast_set_button_label (toast, "Take the _Tour");
+  toast = adw_toast_new (_("New here? A guided tour shows what SPE, LRPE and FastRPB do"));
+  adw_toast_set_button_label (toast, _("Take the _Tour"));
   adw_toast_set_action_name (toast, "win.tour");
   adw_toast_set_timeout (toast, 10);
   adw_toast_overlay_add_toast (self->toasts, toast);
@@ -771,11 +773,11 @@ export_finished (RpeExportDialog *dialog,
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *uri = g_filename_to_uri (dir, NULL, NULL);
-  AdwToast *toast = adw_toast_new_format ("Exported %s", base);
+  AdwToast *toast = adw_toast_new_format (_("Exported %s"), base);
 
   if (uri != NULL)
     {
-      adw_toast_set_button_label (toast, "Open _Folder");
+      adw_toast_set_button_label (toast, _("Open _Folder"));
       adw_toast_set_action_name (toast, "win.open-folder");
       adw_toast_set_action_target_value (toast, g_variant_new_string (uri));
     }
@@ -797,7 +799,7 @@ action_export (GtkWidget  *widget,
 
   if (bundle == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Nothing to export yet: the view is still computing."));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Nothing to export yet: the view is still computing.")));
       return;
     }
   if (self->export_dialog != NULL)

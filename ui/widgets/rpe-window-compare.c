@@ -4,6 +4,8 @@
 
 #include "rpe-window-private.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
@@ -96,7 +98,7 @@ layer_loaded (GObject      *source,
   g_clear_object (&self->layer_cancellable);
   if (params == NULL)
     {
-      g_autofree char *text = g_strdup_printf ("Could not open that layer: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not open that layer: %s"), error->message);
 
       _rpe_window_show_message (self, text);
       return;
@@ -172,10 +174,15 @@ sync_watch_widgets (RpeWindow *self)
   rpe_checkpoint_watch_get_step (self->watch, MIN (self->watch_shown, n - 1), &step);
   base = g_path_get_basename (rpe_checkpoint_watch_get_path (self->watch));
   if (step >= 0)
-    text = g_strdup_printf ("Step %" G_GINT64_FORMAT " — checkpoint %u of %u seen (%s)", step,
-                            self->watch_shown + 1, n, base);
+    {
+      g_autofree char *step_text = g_strdup_printf ("%" G_GINT64_FORMAT, step);
+
+      /* Translators: "Step 1200 — checkpoint 3 of 5 seen (model.safetensors)" */
+      text = g_strdup_printf (_("Step %s — checkpoint %u of %u seen (%s)"), step_text,
+                              self->watch_shown + 1, n, base);
+    }
   else
-    text = g_strdup_printf ("Checkpoint %u of %u seen (%s)", self->watch_shown + 1, n, base);
+    text = g_strdup_printf (_("Checkpoint %u of %u seen (%s)"), self->watch_shown + 1, n, base);
   gtk_label_set_text (GTK_LABEL (self->watch_label), text);
   self->watch_applying = TRUE;
   gtk_range_set_range (GTK_RANGE (self->watch_scale), 0, MAX (n - 1, 1));
@@ -225,7 +232,7 @@ rpe_window_show_watch_step (RpeWindow *self,
           if (!rpe_explorer_state_set_modules (self->state, params.method == RPE_SPE_SINE ? &params : NULL, src,
                                                params.method == RPE_SPE_CONV ? &params : NULL, src, &error))
             {
-              g_autofree char *text = g_strdup_printf ("Could not use the reloaded checkpoint: %s", error->message);
+              g_autofree char *text = g_strdup_printf (_("Could not use the reloaded checkpoint: %s"), error->message);
 
               rpe_spe_params_clear (&params);
               _rpe_window_show_message (self, text);
@@ -242,7 +249,7 @@ rpe_window_show_watch_step (RpeWindow *self,
   if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
                                        data->have_conv ? &data->conv : NULL, conv_src, &error))
     {
-      g_autofree char *text = g_strdup_printf ("Could not use the reloaded checkpoint: %s", error->message);
+      g_autofree char *text = g_strdup_printf (_("Could not use the reloaded checkpoint: %s"), error->message);
 
       _rpe_window_show_message (self, text);
       return;
@@ -268,7 +275,7 @@ watch_loaded (RpeCheckpointWatch *watch,
 
       rpe_window_show_watch_step (self, index);
       _rpe_window_show_message (self, NULL);   /* a read that had failed is superseded */
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format ("Reloaded %s", base));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format (_("Reloaded %s"), base));
     }
   else
     sync_watch_widgets (self);
@@ -279,8 +286,8 @@ watch_failed (RpeCheckpointWatch *watch,
               const char         *message,
               RpeWindow          *self)
 {
-  g_autofree char *text = g_strdup_printf ("The checkpoint changed on disk but could not be read (%s); "
-                                           "the last good one is kept.", message);
+  g_autofree char *text = g_strdup_printf (_("The checkpoint changed on disk but could not be read (%s); "
+                                             "the last good one is kept."), message);
 
   _rpe_window_show_message (self, text);
 }
@@ -370,13 +377,13 @@ _rpe_window_compare_command_line (RpeWindow  *self,
     }
   if (!overview && (mode == RPE_COMPARE_OFF || mode == RPE_COMPARE_PINNED))
     {
-      *why = g_strdup ("No command draws a pinned state (it is no file): compare two heads, layers, methods or "
-                       "checkpoints to copy a command.");
+      *why = g_strdup (_("No command draws a pinned state (it is no file): compare two heads, layers, methods or "
+                         "checkpoints to copy a command."));
       return NULL;
     }
   if (what == RPE_COMPARE_TEMPLATES && kind_t != RPE_TEMPLATE_ANALYTIC)
     {
-      *why = g_strdup ("The command line compares analytic templates only.");
+      *why = g_strdup (_("The command line compares analytic templates only."));
       return NULL;
     }
   /* the single view's options (checkpoint, module, N, ...), then what A and B change */
@@ -388,7 +395,7 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   if (what == RPE_COMPARE_ATTENTION && rpe_explorer_state_get_method (s->state) != RPE_EXPLORER_METHOD_SPE
       && rpe_explorer_state_get_method (s->state) != RPE_EXPLORER_METHOD_EXACT)
     {
-      *why = g_strdup ("The command line compares A drawn as the SPE estimate or exact RPE only.");
+      *why = g_strdup (_("The command line compares A drawn as the SPE estimate or exact RPE only."));
       return NULL;
     }
   if (!rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
@@ -396,8 +403,8 @@ _rpe_window_compare_command_line (RpeWindow  *self,
                                                ? self->checkpoint->set : NULL, &reason)
       || (base = rpe_session_export_argv (s, TRUE, &error)) == NULL)
     {
-      *why = g_strdup_printf ("Options cannot express this figure (%s).",
-                              reason != NULL ? reason : error != NULL ? error->message : "edited parameters");
+      *why = g_strdup_printf (_("Options cannot express this figure (%s)."),
+                              reason != NULL ? reason : error != NULL ? error->message : _("edited parameters"));
       return NULL;
     }
   g_ptr_array_add (argv, g_strdup (overview ? "overview"
@@ -430,7 +437,7 @@ _rpe_window_compare_command_line (RpeWindow  *self,
       default:
         if (b_path == NULL)
           {
-            *why = g_strdup ("Choose B's checkpoint first.");
+            *why = g_strdup (_("Choose B's checkpoint first."));
             return NULL;
           }
         add_arg (argv, "--b-checkpoint", b_path);
@@ -462,7 +469,7 @@ action_pin_compare (GtkWidget  *widget,
     g_object_set (self->state, "compare-what", (guint) RPE_COMPARE_ATTENTION, NULL);
   rpe_compare_view_pin (RPE_COMPARE_VIEW (self->compare_view));
   adw_view_stack_set_visible_child_name (self->stack, "compare");
-  adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Pinned as A: edit anything, B follows"));
+  adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Pinned as A: edit anything, B follows")));
 }
 
 static void
@@ -493,14 +500,14 @@ _rpe_window_compare_init (RpeWindow *self)
   GtkWidget *row;
 
   self->compare_view = rpe_compare_view_new (self->state);
-  page = adw_view_stack_add_titled (self->stack, self->compare_view, "compare", "Co_mpare");
+  page = adw_view_stack_add_titled (self->stack, self->compare_view, "compare", _("Co_mpare"));
   adw_view_stack_page_set_use_underline (page, TRUE);
   adw_view_stack_page_set_icon_name (page, "view-dual-symbolic");
   g_signal_connect_swapped (self->compare_view, "figure-changed", G_CALLBACK (_rpe_window_update_export), self);
 
   self->overview_view = rpe_overview_view_new (self->state);
   _rpe_window_compare_source_changed (self);
-  page = adw_view_stack_add_titled (self->stack, self->overview_view, "overview", "O_verview");
+  page = adw_view_stack_add_titled (self->stack, self->overview_view, "overview", _("O_verview"));
   adw_view_stack_page_set_use_underline (page, TRUE);
   adw_view_stack_page_set_icon_name (page, "view-app-grid-symbolic");
   g_signal_connect_swapped (self->overview_view, "figure-changed", G_CALLBACK (_rpe_window_update_export), self);
@@ -508,11 +515,11 @@ _rpe_window_compare_init (RpeWindow *self)
 
   /* the watched training run: step indicator and a slider over the checkpoints seen */
   self->watch_group = adw_preferences_group_new ();
-  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (self->watch_group), "Training run");
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (self->watch_group), _("Training run"));
   /* a description would widen the sidebar (its label's natural width): a tooltip says it */
-  gtk_widget_set_tooltip_text (self->watch_group, "The open file is read again when training rewrites it or "
-                                                  "writes a newer checkpoint_<step> beside it; every view "
-                                                  "setting stays. The slider replays the checkpoints seen.");
+  gtk_widget_set_tooltip_text (self->watch_group, _("The open file is read again when training rewrites it or "
+                                                    "writes a newer checkpoint_<step> beside it; every view "
+                                                    "setting stays. The slider replays the checkpoints seen."));
   row = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   self->watch_label = gtk_label_new (NULL);
   gtk_label_set_xalign (GTK_LABEL (self->watch_label), 0);
@@ -521,7 +528,7 @@ _rpe_window_compare_init (RpeWindow *self)
   gtk_box_append (GTK_BOX (row), self->watch_label);
   self->watch_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 1, 1);
   gtk_scale_set_digits (GTK_SCALE (self->watch_scale), 0);
-  gtk_widget_set_tooltip_text (self->watch_scale, "Replay the checkpoints seen so far");
+  gtk_widget_set_tooltip_text (self->watch_scale, _("Replay the checkpoints seen so far"));
   g_signal_connect (self->watch_scale, "value-changed", G_CALLBACK (scale_changed), self);
   gtk_box_append (GTK_BOX (row), self->watch_scale);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->watch_group), row);

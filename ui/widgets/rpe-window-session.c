@@ -6,6 +6,8 @@
 
 #include "rpe-window-private.h"
 
+#include <glib/gi18n.h>
+
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-session.h"
@@ -148,7 +150,7 @@ update_title (RpeWindow *self)
   if (g_str_has_suffix (base, RPE_SESSION_SUFFIX))
     base[strlen (base) - strlen (RPE_SESSION_SUFFIX)] = '\0';
   display = g_filename_display_name (base);
-  title = g_strdup_printf ("%s — RPE Studio", display);
+  title = g_strdup_printf (_("%s — RPE Studio"), display);
   gtk_window_set_title (GTK_WINDOW (self), title);
   adw_view_switcher_title_set_subtitle (self->switcher_title, display);
 }
@@ -218,7 +220,7 @@ static void
 show_open_error (RpeWindow    *self,
                  const GError *error)
 {
-  g_autofree char *text = g_strdup_printf ("Could not open the session: %s. Nothing was changed.", error->message);
+  g_autofree char *text = g_strdup_printf (_("Could not open the session: %s. Nothing was changed."), error->message);
 
   _rpe_window_show_message (self, text);
 }
@@ -327,7 +329,7 @@ apply_loaded (RpeWindow  *self,
   {
     g_autofree char *base = g_filename_display_basename (s->file);
 
-    adw_toast_overlay_add_toast (self->toasts, toast_escaped ("Opened session %s", base));
+    adw_toast_overlay_add_toast (self->toasts, toast_escaped (_("Opened session %s"), base));
   }
 }
 
@@ -362,7 +364,7 @@ save_done (GObject      *source,
     {
       if (path == NULL)
         {
-          g_autofree char *text = g_strdup_printf ("Could not save the session: %s", error->message);
+          g_autofree char *text = g_strdup_printf (_("Could not save the session: %s"), error->message);
 
           _rpe_window_show_message (self, text);
         }
@@ -371,7 +373,7 @@ save_done (GObject      *source,
           g_autofree char *base = g_filename_display_basename (path);
 
           remember_as (self, path, ctx->serial, ctx->view, ctx->cell);
-          adw_toast_overlay_add_toast (self->toasts, toast_escaped ("Saved %s", base));
+          adw_toast_overlay_add_toast (self->toasts, toast_escaped (_("Saved %s"), base));
         }
     }
   g_weak_ref_clear (&ctx->window);
@@ -406,7 +408,7 @@ save_response (GtkNativeDialog *dialog,
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
 
       if (path == NULL)
-        _rpe_window_show_message (self, "Sessions are saved to local files only.");
+        _rpe_window_show_message (self, _("Sessions are saved to local files only."));
       else
         save_async (self, path);
     }
@@ -428,9 +430,9 @@ action_save_as (GtkWidget  *widget,
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->session_chooser));
       g_clear_object (&self->session_chooser);
     }
-  self->session_chooser = gtk_file_chooser_native_new ("Save Session", GTK_WINDOW (self),
-                                                       GTK_FILE_CHOOSER_ACTION_SAVE, "_Save", "_Cancel");
-  gtk_file_filter_set_name (filter, "RPE Studio sessions (.rpe-session)");
+  self->session_chooser = gtk_file_chooser_native_new (_("Save Session"), GTK_WINDOW (self),
+                                                       GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+  gtk_file_filter_set_name (filter, _("RPE Studio sessions (.rpe-session)"));
   gtk_file_filter_add_suffix (filter, "rpe-session");
   gtk_file_filter_add_mime_type (filter, RPE_SESSION_MIME_TYPE);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->session_chooser), filter);
@@ -481,6 +483,7 @@ typedef struct
   char              *out;
   char              *session_line;   /* `rpe export --session FILE`, when FILE is the current figure */
   char              *ready_line;     /* the Compare and Overview pages' command, made on the main thread */
+  gboolean           needs_session;  /* no line: saving the session would give one (`rpe export --session`) */
 } CommandJob;
 
 static void
@@ -530,7 +533,7 @@ command_job_new (RpeWindow  *self,
   if (view == NULL)
     {
       if (why != NULL)
-        *why = g_strdup_printf ("No command draws this figure: %s.", error->message);
+        *why = g_strdup_printf (_("No command draws this figure: %s."), error->message);
       return NULL;
     }
   job = g_new0 (CommandJob, 1);
@@ -574,14 +577,15 @@ command_job_run (CommandJob  *job,
     return g_strdup (job->session_line);
   if (why != NULL && g_strcmp0 (job->session->view, "outputs") == 0)
     {
-      *why = g_strdup_printf ("`rpe export outputs` draws the checkpoint's modules, not these (%s).",
-                              reason != NULL ? reason : error != NULL ? error->message : "edited parameters");
+      *why = g_strdup_printf (_("`rpe export outputs` draws the checkpoint's modules, not these (%s)."),
+                              reason != NULL ? reason : error != NULL ? error->message : _("edited parameters"));
       return NULL;
     }
+  job->needs_session = TRUE;
   if (why != NULL)
-    *why = g_strdup_printf ("Options cannot express this figure (%s): save the session (Ctrl+S) and copy "
-                            "again to get an `rpe export --session` command.",
-                            reason != NULL ? reason : error != NULL ? error->message : "edited parameters");
+    *why = g_strdup_printf (_("Options cannot express this figure (%s): save the session (Ctrl+S) and copy "
+                              "again to get an `rpe export --session` command."),
+                            reason != NULL ? reason : error != NULL ? error->message : _("edited parameters"));
   return NULL;
 }
 
@@ -671,18 +675,19 @@ command_copied (GObject      *source,
   if (line == NULL)
     {
       AdwToast *toast = toast_escaped ("%s", error->message);
+      CommandJob *job = g_task_get_task_data (G_TASK (result));   /* NULL: the job was never made */
 
       adw_toast_set_timeout (toast, 8);
-      if (self->session_file == NULL || strstr (error->message, "save the session") != NULL)
+      if (self->session_file == NULL || (job != NULL && job->needs_session))
         {
-          adw_toast_set_button_label (toast, "_Save…");
+          adw_toast_set_button_label (toast, _("_Save…"));
           adw_toast_set_action_name (toast, "win.save-session");
         }
       adw_toast_overlay_add_toast (self->toasts, toast);
       return;
     }
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), line);
-  adw_toast_overlay_add_toast (self->toasts, adw_toast_new ("Copied the rpe export command of this figure"));
+  adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Copied the rpe export command of this figure")));
 }
 
 /* Copy as Command: the checkpoint, when it is not in memory, is read on a worker. */

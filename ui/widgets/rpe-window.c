@@ -4,6 +4,8 @@
 
 #include "rpe-window-private.h"
 
+#include <glib/gi18n.h>
+
 #include <math.h>
 
 #include "rpe-checkpoint.h"
@@ -58,8 +60,8 @@ load_demo (RpeWindow *self)
     set = rpe_checkpoint_read_bytes (bytes, "demo.safetensors", &error);
   if (set == NULL)
     {
-      g_string_append_printf (why, "The demo checkpoint could not be read: %s",
-                              error != NULL ? error->message : "unknown error");
+      g_string_append_printf (why, _("The demo checkpoint could not be read: %s"),
+                              error != NULL ? error->message : _("unknown error"));
       return g_string_free (why, FALSE);
     }
   modules = rpe_checkpoint_find_modules (set);
@@ -72,8 +74,10 @@ load_demo (RpeWindow *self)
         continue;
       if (!rpe_checkpoint_load_spe (set, info->prefix, -1, &params[info->method], &load_error))
         {
-          g_string_append_printf (why, "%sThe demo's %s module could not be loaded: %s",
-                                  why->len > 0 ? "\n" : "", info->prefix, load_error->message);
+          if (why->len > 0)
+            g_string_append_c (why, '\n');
+          g_string_append_printf (why, _("The demo's %s module could not be loaded: %s"),
+                                  info->prefix, load_error->message);
           continue;
         }
       have[info->method] = TRUE;
@@ -92,8 +96,10 @@ load_demo (RpeWindow *self)
           {
             have[m] = TRUE;
             names[m] = g_strdup ("random parameters");
-            g_string_append_printf (why, "%sShowing random %s parameters instead.",
-                                    why->len > 0 ? "\n" : "", m == RPE_SPE_SINE ? "sine" : "conv");
+            if (why->len > 0)
+              g_string_append_c (why, '\n');
+            g_string_append (why, m == RPE_SPE_SINE ? _("Showing random sine parameters instead.")
+                                                    : _("Showing random conv parameters instead."));
           }
       }
   rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
@@ -194,7 +200,7 @@ open_done (GObject      *source,
 
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
-      text = g_strdup_printf ("Could not open the checkpoint: %s. The previous parameters are kept.",
+      text = g_strdup_printf (_("Could not open the checkpoint: %s. The previous parameters are kept."),
                               error->message);
       _rpe_window_show_message (self, text);
       return;
@@ -203,8 +209,8 @@ open_done (GObject      *source,
       && data->fastrpb_modules->len == 0)
     {
       g_autofree char *base = g_path_get_basename (data->path);
-      g_autofree char *text = g_strdup_printf ("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
-                                               "its tensors in Checkpoint Contents. The previous parameters are kept.",
+      g_autofree char *text = g_strdup_printf (_("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
+                                                 "its tensors in Checkpoint Contents. The previous parameters are kept."),
                                                base);
 
       _rpe_window_show_message (self, text);
@@ -224,7 +230,7 @@ open_done (GObject      *source,
         && !rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
                                             data->have_conv ? &data->conv : NULL, conv_src, &set_error))
       {
-        g_autofree char *text = g_strdup_printf ("Could not use the checkpoint: %s", set_error->message);
+        g_autofree char *text = g_strdup_printf (_("Could not use the checkpoint: %s"), set_error->message);
 
         _rpe_window_show_message (self, text);
         return;
@@ -261,19 +267,19 @@ open_done (GObject      *source,
         }
       if (choice)
         {
-          toast = adw_toast_new_format ("Opened %s: it has several modules or layers; the first is shown", base);
-          adw_toast_set_button_label (toast, "Contents…");
+          toast = adw_toast_new_format (_("Opened %s: it has several modules or layers; the first is shown"), base);
+          adw_toast_set_button_label (toast, _("Contents…"));
           adw_toast_set_action_name (toast, "win.browse-tensors");
           adw_toast_set_timeout (toast, 10);
         }
       else
-        toast = adw_toast_new_format ("Opened %s", base);
+        toast = adw_toast_new_format (_("Opened %s"), base);
       adw_toast_overlay_add_toast (self->toasts, toast);
     }
     {
       /* the file's name in the window title (and the task switcher) */
       g_autofree char *display = g_filename_display_name (base);
-      g_autofree char *title = g_strdup_printf ("%s — RPE Studio", display);
+      g_autofree char *title = g_strdup_printf (_("%s — RPE Studio"), display);
 
       gtk_window_set_title (GTK_WINDOW (self), title);
       adw_view_switcher_title_set_subtitle (self->switcher_title, display);
@@ -317,7 +323,7 @@ rpe_window_open_file (RpeWindow *self,
   path = g_file_get_path (file);
   if (path == NULL)
     {
-      _rpe_window_show_message (self, "Only local files can be opened.");
+      _rpe_window_show_message (self, _("Only local files can be opened."));
       return;
     }
   if (g_str_has_suffix (path, RPE_SESSION_SUFFIX))
@@ -380,7 +386,11 @@ combo_row (RpeWindow          *self,
            const char         *property)
 {
   GtkWidget *row = adw_combo_row_new ();
-  GtkStringList *model = gtk_string_list_new (items);
+  GtkStringList *model = gtk_string_list_new (NULL);
+
+  /* items: N_() marked names (names no catalogue holds, a colour map's, come back unchanged) */
+  for (gsize i = 0; items[i] != NULL; i++)
+    gtk_string_list_append (model, _(items[i]));
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (model));
@@ -495,13 +505,13 @@ sync_sine (RpeWindow *self,
   self->updating = TRUE;
   if (rebuild || gtk_widget_get_first_child (self->sine_box) == NULL)
     {
-      g_autofree char *title = g_strdup_printf ("Sine components of h = %zu, d = %zu", h, d);
-      const char *heads[3] = { "f (cycles)", "θ (rad)", "λ" };
+      g_autofree char *title = g_strdup_printf (_("Sine components of h = %zu, d = %zu"), h, d);
+      const char *heads[3] = { _("f (cycles)"), _("θ (rad)"), "λ" };
 
       clear_box (self->sine_box);
       editor = rpe_spectrum_editor_new ();
       gtk_widget_set_size_request (editor, -1, 170);
-      gtk_widget_set_tooltip_text (editor, "Drag a point: frequency f across, gain λ up; Shift+drag or scroll turns its phase θ");
+      gtk_widget_set_tooltip_text (editor, _("Drag a point: frequency f across, gain λ up; Shift+drag or scroll turns its phase θ"));
       rpe_spectrum_editor_set_title (RPE_SPECTRUM_EDITOR (editor), title);
       g_signal_connect (editor, "component-changed", G_CALLBACK (sine_component_changed), self);
       gtk_box_append (GTK_BOX (self->sine_box), editor);
@@ -519,14 +529,14 @@ sync_sine (RpeWindow *self,
             {
               static const double lo[3] = { 0.0, -10.0, 0.0 }, hi[3] = { 0.5, 10.0, 100.0 }, st[3] = { 0.001, 0.05, 0.01 };
               GtkWidget *spin = gtk_spin_button_new_with_range (lo[c], hi[c], st[c]);
-              static const char *tips[3] = { "Frequency f_k in cycles per position, 0 … 0.5",
-                                             "Phase θ_k in radians (query side)",
-                                             "Gain λ_k ≥ 0" };
+              static const char *tips[3] = { N_("Frequency f_k in cycles per position, 0 … 0.5"),
+                                             N_("Phase θ_k in radians (query side)"),
+                                             N_("Gain λ_k ≥ 0") };
 
               gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), c == 0 ? 4 : 3);
               gtk_orientable_set_orientation (GTK_ORIENTABLE (spin), GTK_ORIENTATION_VERTICAL);
               gtk_editable_set_width_chars (GTK_EDITABLE (spin), 6);
-              gtk_widget_set_tooltip_text (spin, tips[c]);
+              gtk_widget_set_tooltip_text (spin, _(tips[c]));
               g_object_set_data (G_OBJECT (spin), "k", GUINT_TO_POINTER ((guint) k));
               g_object_set_data (G_OBJECT (spin), "which", GUINT_TO_POINTER (c));
               g_signal_connect (spin, "value-changed", G_CALLBACK (sine_spin_changed), self);
@@ -607,21 +617,22 @@ sync_conv (RpeWindow *self,
       for (guint q = 0; q < 2; q++)
         {
           GtkWidget *editor = rpe_stem_editor_new ();
-          g_autofree char *title = g_strdup_printf ("%s filter of h = %zu, d = %zu", q == 0 ? "Query" : "Key", h, d);
+          g_autofree char *title = g_strdup_printf (q == 0 ? _("Query filter of h = %zu, d = %zu")
+                                                           : _("Key filter of h = %zu, d = %zu"), h, d);
 
           gtk_widget_set_size_request (editor, -1, 120);
           rpe_stem_editor_set_title (RPE_STEM_EDITOR (editor), title);
-          rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), "tap j");
-          gtk_widget_set_tooltip_text (editor, q == 0 ? "Draw the query filter taps w_q with the mouse"
-                                                      : "Draw the key filter taps w_k with the mouse");
+          rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), _("tap j"));
+          gtk_widget_set_tooltip_text (editor, q == 0 ? _("Draw the query filter taps w_q with the mouse")
+                                                      : _("Draw the key filter taps w_k with the mouse"));
           g_object_set_data (G_OBJECT (editor), "query", GUINT_TO_POINTER (q == 0));
           g_signal_connect (editor, "values-changed", G_CALLBACK (conv_taps_changed), self);
           gtk_box_append (GTK_BOX (self->conv_box), editor);
         }
       row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-      gtk_box_append (GTK_BOX (row), gtk_label_new ("Filter length L"));
+      gtk_box_append (GTK_BOX (row), gtk_label_new (_("Filter length L")));
       spin = gtk_spin_button_new_with_range (1, 512, 1);
-      gtk_widget_set_tooltip_text (spin, "Length L of the conv filters (templates vanish for |m − n| ≥ L)");
+      gtk_widget_set_tooltip_text (spin, _("Length L of the conv filters (templates vanish for |m − n| ≥ L)"));
       gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), (double) p->kernel);
       g_signal_connect (spin, "value-changed", G_CALLBACK (conv_length_changed), self);
       gtk_box_append (GTK_BOX (row), spin);
@@ -674,7 +685,7 @@ sync_gates (RpeWindow *self)
   if (p == NULL || h >= p->n_heads)
     return;
   self->updating = TRUE;
-  title = g_strdup_printf ("Gates g of head %zu (0: all positional, 1: none)", h);
+  title = g_strdup_printf (_("Gates g of head %zu (0: all positional, 1: none)"), h);
   rpe_stem_editor_set_title (RPE_STEM_EDITOR (self->gate_all), title);
   rpe_stem_editor_set_values (RPE_STEM_EDITOR (self->gate_all),
                               p->gate != NULL ? p->gate + h * p->n_features : zeros,
@@ -851,11 +862,11 @@ sync_lrpe (RpeWindow *self)
   self->updating = TRUE;
   adw_combo_row_set_selected (ADW_COMBO_ROW (self->lrpe_params_row), selected);
   self->updating = FALSE;
-  from = source != NULL && g_str_has_prefix (source, "checkpoint") ? "from checkpoint" : "from files";
+  from = source != NULL && g_str_has_prefix (source, "checkpoint") ? _("from checkpoint") : _("from files");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_params_row),
-                               use ? (g_str_has_prefix (source, "checkpoint") ? "From checkpoint: trained v, θ, permutation"
-                                                                             : "From files: trained v, θ, permutation")
-                                   : "Seeded: P, Λ and θ as chosen below");
+                               use ? (g_str_has_prefix (source, "checkpoint") ? _("From checkpoint: trained v, θ, permutation")
+                                                                             : _("From files: trained v, θ, permutation"))
+                                   : _("Seeded: P, Λ and θ as chosen below"));
   fixed_p = use && t->v != NULL;
   fixed_lambda = use && t->pi != NULL;
   fixed_theta = use && (t->theta != NULL || t->pi != NULL);
@@ -866,8 +877,8 @@ sync_lrpe (RpeWindow *self)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_lambda_row),
                                fixed_lambda || (use && t->theta != NULL) ? from : "");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_theta_row),
-                               use && t->theta != NULL ? (t->pi != NULL ? "" : "learned, from the file")
-                                                       : fixed_theta ? "none (permutation Λ)" : "");
+                               use && t->theta != NULL ? (t->pi != NULL ? "" : _("learned, from the file"))
+                                                       : fixed_theta ? _("none (permutation Λ)") : "");
 }
 
 static void
@@ -941,134 +952,134 @@ lrpe_open_clicked (GtkButton *button,
 static void
 build_sidebar (RpeWindow *self)
 {
-  static const char *kinds[] = { "Sine SPE", "Conv SPE", NULL };
-  static const char *methods[] = { "SPE estimate", "Exact RPE", "APE", "LRPE", "FastRPB", "Linear (implied)", NULL };
+  static const char *kinds[] = { N_("Sine SPE"), N_("Conv SPE"), NULL };
+  static const char *methods[] = { N_("SPE estimate"), N_("Exact RPE"), "APE", "LRPE", "FastRPB", N_("Linear (implied)"), NULL };
   static const char *maps[] = { "ReLU", "ELU + 1", "exp", "Performer", "DPFP", NULL };
-  static const char *tkinds[] = { "Analytic", "Empirical", "Difference", NULL };
-  static const char *contents[] = { "Unit (positional only)", "Random (seeded)", "Loaded .npy", NULL };
-  static const char *ps[] = { "Identity", "Householder", "Permutation", "Odd–even", "Fourier", "DCT", NULL };
-  static const char *lambdas[] = { "Rotation", "Mixed", "Complex exponential", "Permutation", NULL };
-  static const char *thetas[] = { "A (RoPE)", "B (linear)", "C (inverse)", NULL };
+  static const char *tkinds[] = { N_("Analytic"), N_("Empirical"), N_("Difference"), NULL };
+  static const char *contents[] = { N_("Unit (positional only)"), N_("Random (seeded)"), N_("Loaded .npy"), NULL };
+  static const char *ps[] = { N_("Identity"), "Householder", N_("Permutation"), N_("Odd–even"), "Fourier", "DCT", NULL };
+  static const char *lambdas[] = { N_("Rotation"), N_("Mixed"), N_("Complex exponential"), N_("Permutation"), NULL };
+  static const char *thetas[] = { N_("A (RoPE)"), N_("B (linear)"), N_("C (inverse)"), NULL };
   const char *cmaps[RPE_COLORMAP_N_MAPS + 1];
   GtkWidget *group, *row, *button, *box, *editor;
   GtkAdjustment *adj;
 
-  group = group_new (self, "Model", NULL);
-  combo_row (self, group, "SPE module", "Which SPE module of the checkpoint to explore: sine (periodic) or conv (vanishing)",
+  group = group_new (self, _("Model"), NULL);
+  combo_row (self, group, _("SPE module"), _("Which SPE module of the checkpoint to explore: sine (periodic) or conv (vanishing)"),
              kinds, "spe-kind");
-  combo_row (self, group, "Attention", "The positional scheme of the attention view", methods, "method");
-  switch_row (self, group, "Causal", "Mask keys after the query (n > m)", "causal");
-  switch_row (self, group, "Gated", "Use the gate: templates (1 − g) P + g", "gated");
-  combo_row (self, group, "Feature map", "Kernel feature map φ of the linear model (and its implied attention)",
+  combo_row (self, group, _("Attention"), _("The positional scheme of the attention view"), methods, "method");
+  switch_row (self, group, _("Causal"), _("Mask keys after the query (n > m)"), "causal");
+  switch_row (self, group, _("Gated"), _("Use the gate: templates (1 − g) P + g"), "gated");
+  combo_row (self, group, _("Feature map"), _("Kernel feature map φ of the linear model (and its implied attention)"),
              maps, "feature-map");
 
-  group = group_new (self, "Sequence", NULL);
-  spin_row (self, group, "Length N", "Sequence length N (long maps are streamed and reduced to pixels)",
+  group = group_new (self, _("Sequence"), NULL);
+  spin_row (self, group, _("Length N"), _("Sequence length N (long maps are streamed and reduced to pixels)"),
             2, RPE_EXPLORER_MAX_LENGTH, 8, "length");
-  spin_row (self, group, "Realizations R", "Number of SPE noise realizations R", 1, RPE_EXPLORER_MAX_R, 1, "realizations");
-  adj = spin_row (self, group, "Seed", "Seed of the noise (and of random content)", 0, G_MAXINT, 1, "seed");
+  spin_row (self, group, _("Realizations R"), _("Number of SPE noise realizations R"), 1, RPE_EXPLORER_MAX_R, 1, "realizations");
+  adj = spin_row (self, group, _("Seed"), _("Seed of the noise (and of random content)"), 0, G_MAXINT, 1, "seed");
   (void) adj;
-  self->head_adj = spin_row (self, group, "Head h", "Attention head h", 0, 3, 1, "head");
-  self->feature_adj = spin_row (self, group, "Feature d", "Feature d (the cell opened in the templates view)",
+  self->head_adj = spin_row (self, group, _("Head h"), _("Attention head h"), 0, 3, 1, "head");
+  self->feature_adj = spin_row (self, group, _("Feature d"), _("Feature d (the cell opened in the templates view)"),
                                 0, 15, 1, "feature");
-  spin_row (self, group, "Training length", "The training length N_train, marked on the maps and curves (0: none)",
+  spin_row (self, group, _("Training length"), _("The training length N_train, marked on the maps and curves (0: none)"),
             0, RPE_EXPLORER_MAX_LENGTH, 8, "train-length");
-  combo_row (self, group, "Templates", "What the templates grid shows", tkinds, "template-kind");
+  combo_row (self, group, _("Templates"), _("What the templates grid shows"), tkinds, "template-kind");
   for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
     cmaps[i] = rpe_colormap_get_name (rpe_colormap_get (i));
   cmaps[RPE_COLORMAP_N_MAPS] = NULL;
-  row = combo_row (self, group, "Colour map", "Colour map of the attention view", cmaps, NULL);
+  row = combo_row (self, group, _("Colour map"), _("Colour map of the attention view"), cmaps, NULL);
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
   {
     /* in the order of RpeHeatmapTransform */
-    static const char *scales[] = { "Linear", "SPE paper: min(1, (a/0.02)^0.4)", "Log (4 decades)", "Power (γ)",
-                                    "Percentile clip", NULL };
-    static const char *ranges[] = { "Shared by the panels", "Each panel its own", NULL };
+    static const char *scales[] = { N_("Linear"), N_("SPE paper: min(1, (a/0.02)^0.4)"), N_("Log (4 decades)"), N_("Power (γ)"),
+                                    N_("Percentile clip"), NULL };
+    static const char *ranges[] = { N_("Shared by the panels"), N_("Each panel its own"), NULL };
 
-    combo_row (self, group, "Colour scale",
-               "How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
-               "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
-               "applies to attention weights only", scales, "color-scale");
-    spin_row (self, group, "Power γ", "The exponent of the power scale (colour scale Power): colour position "
-              "((v − min)/(max − min))^γ", 0.05, 10.0, 0.05, "color-gamma");
+    combo_row (self, group, _("Colour scale"),
+               _("How values map to colours in every heatmap (Ctrl+L: next). Log and percentile clip show "
+                 "the small weights a causal map's a(0, 0) = 1 would wash out; the SPE paper's transform "
+                 "applies to attention weights only"), scales, "color-scale");
+    spin_row (self, group, _("Power γ"), _("The exponent of the power scale (colour scale Power): colour position "
+              "((v − min)/(max − min))^γ"), 0.05, 10.0, 0.05, "color-gamma");
     self->gamma_row = last_row (group);
-    spin_row (self, group, "Percentile p", "The percentile clip: the colour range is [P(100 − p), P(p)]",
+    spin_row (self, group, _("Percentile p"), _("The percentile clip: the colour range is [P(100 − p), P(p)]"),
                   50.0, 100.0, 0.5, "color-percentile");
     self->percentile_row = last_row (group);
     g_signal_connect_object (self->state, "notify::color-scale", G_CALLBACK (color_scale_notify), self, 0);
     color_scale_notify (self->state, NULL, self);
-    combo_row (self, group, "Colour range",
-               "One range (and colour bar) shared by a view's panels, or each panel its own (Shift+Ctrl+L)",
+    combo_row (self, group, _("Colour range"),
+               _("One range (and colour bar) shared by a view's panels, or each panel its own (Shift+Ctrl+L)"),
                ranges, "color-range");
   }
 
-  group = group_new (self, "Queries and keys", NULL);
-  combo_row (self, group, "Content", "Queries and keys: unit (pure positional view), random or loaded", contents, "content");
+  group = group_new (self, _("Queries and keys"), NULL);
+  combo_row (self, group, _("Content"), _("Queries and keys: unit (pure positional view), random or loaded"), contents, "content");
   row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "From a file");
-  button = gtk_button_new_with_mnemonic ("Load ._npy…");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("From a file"));
+  button = gtk_button_new_with_mnemonic (_("Load ._npy…"));
   gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (button, "Load queries/keys of shape (N, D) or (N, H, D) from a .npy file");
+  gtk_widget_set_tooltip_text (button, _("Load queries/keys of shape (N, D) or (N, H, D) from a .npy file"));
   g_signal_connect (button, "clicked", G_CALLBACK (npy_clicked), self);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
 
-  self->sine_group = group_new (self, "Sine components", "Per (h, d): K frequencies, phases and gains");
+  self->sine_group = group_new (self, _("Sine components"), _("Per (h, d): K frequencies, phases and gains"));
   self->sine_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->sine_group), self->sine_box);
-  self->sine_all = check_new ("Apply to every feature of the head", "Edits change all D features of head h at once");
+  self->sine_all = check_new (_("Apply to every feature of the head"), _("Edits change all D features of head h at once"));
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->sine_group), self->sine_all);
 
-  self->conv_group = group_new (self, "Conv filters", "Draw the taps with the mouse");
+  self->conv_group = group_new (self, _("Conv filters"), _("Draw the taps with the mouse"));
   self->conv_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->conv_group), self->conv_box);
-  self->conv_all = check_new ("Apply to every feature of the head", "Edits change all D features of head h at once");
+  self->conv_all = check_new (_("Apply to every feature of the head"), _("Edits change all D features of head h at once"));
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->conv_group), self->conv_all);
   gtk_widget_set_visible (self->conv_group, FALSE);
 
-  group = group_new (self, "Gates", "Per feature (draw), or all at once (slider)");
+  group = group_new (self, _("Gates"), _("Per feature (draw), or all at once (slider)"));
   self->gate_all = rpe_stem_editor_new ();
   gtk_widget_set_size_request (self->gate_all, -1, 110);
   rpe_stem_editor_set_range (RPE_STEM_EDITOR (self->gate_all), TRUE, 0.0, 1.0);
-  rpe_stem_editor_set_label (RPE_STEM_EDITOR (self->gate_all), "feature d");
-  gtk_widget_set_tooltip_text (self->gate_all, "Draw the gate g of each feature of the head");
+  rpe_stem_editor_set_label (RPE_STEM_EDITOR (self->gate_all), _("feature d"));
+  gtk_widget_set_tooltip_text (self->gate_all, _("Draw the gate g of each feature of the head"));
   g_signal_connect (self->gate_all, "values-changed", G_CALLBACK (gate_values_changed), self);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->gate_all);
   self->gate_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0.0, 1.0, 0.01);
-  gtk_widget_set_tooltip_text (self->gate_scale, "Set the gate g of every feature of the head at once");
+  gtk_widget_set_tooltip_text (self->gate_scale, _("Set the gate g of every feature of the head at once"));
   g_signal_connect (self->gate_scale, "value-changed", G_CALLBACK (gate_all_changed), self);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), self->gate_scale);
 
-  group = group_new (self, "LRPE", "W_s = Pᴴ Λ(s) P (Qin et al. 2023)");
-  self->lrpe_labels = gtk_string_list_new ((const char *[]) { "Seeded", NULL });
+  group = group_new (self, "LRPE", _("W_s = Pᴴ Λ(s) P (Qin et al. 2023)"));
+  self->lrpe_labels = gtk_string_list_new ((const char *[]) { _("Seeded"), NULL });
   self->lrpe_choices = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
   row = adw_combo_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Parameters");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _("Parameters"));
   adw_combo_row_set_model (ADW_COMBO_ROW (row), G_LIST_MODEL (self->lrpe_labels));
-  gtk_widget_set_tooltip_text (row, "Seeded v, θ and permutations, or the trained ones of a checkpoint's LRPE "
-                                    "module or of .npy files");
+  gtk_widget_set_tooltip_text (row, _("Seeded v, θ and permutations, or the trained ones of a checkpoint's LRPE "
+                                      "module or of .npy files"));
   button = gtk_button_new_from_icon_name ("document-open-symbolic");
   gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (button, "Open LRPE parameters: a trained v, θ or permutation buffer (.npy)");
+  gtk_widget_set_tooltip_text (button, _("Open LRPE parameters: a trained v, θ or permutation buffer (.npy)"));
   g_signal_connect (button, "clicked", G_CALLBACK (lrpe_open_clicked), self);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group), row);
   g_signal_connect (row, "notify::selected", G_CALLBACK (lrpe_params_selected), self);
   self->lrpe_params_row = row;
-  self->lrpe_p_row = combo_row (self, group, "P", "The unitary P applied first", ps, "lrpe-p");
-  self->lrpe_lambda_row = combo_row (self, group, "Λ", "The relative part Λ(s)", lambdas, "lrpe-lambda");
-  self->lrpe_theta_row = combo_row (self, group, "θ", "The frequencies of Λ", thetas, "lrpe-theta");
+  self->lrpe_p_row = combo_row (self, group, "P", _("The unitary P applied first"), ps, "lrpe-p");
+  self->lrpe_lambda_row = combo_row (self, group, "Λ", _("The relative part Λ(s)"), lambdas, "lrpe-lambda");
+  self->lrpe_theta_row = combo_row (self, group, "θ", _("The frequencies of Λ"), thetas, "lrpe-theta");
   sync_lrpe (self);
 
-  group = group_new (self, "FastRPB", "Draw the bias weights w_τ for |τ| &lt; 32");
+  group = group_new (self, "FastRPB", _("Draw the bias weights w_τ for |τ| &lt; 32"));
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   editor = rpe_stem_editor_new ();
   gtk_widget_set_size_request (editor, -1, 120);
   rpe_stem_editor_set_x_offset (RPE_STEM_EDITOR (editor), -(RPE_EXPLORER_FASTRPB_TAPS - 1));
-  rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), "lag τ");
-  gtk_widget_set_tooltip_text (editor, "Draw the additive bias w_τ, W[m, n] = w_{m−n}");
+  rpe_stem_editor_set_label (RPE_STEM_EDITOR (editor), _("lag τ"));
+  gtk_widget_set_tooltip_text (editor, _("Draw the additive bias w_τ, W[m, n] = w_{m−n}"));
   {
     gsize count;
     const float *w = rpe_explorer_state_get_fastrpb_weights (self->state, &count);
@@ -1289,7 +1300,7 @@ rpe_window_class_init (RpeWindowClass *klass)
 static void
 rpe_window_init (RpeWindow *self)
 {
-  static const char *titles[RPE_WINDOW_N_VIEWS] = { "_Templates", "_Attention", "_Curves", "_SPE vs RPE", "_Outputs" };
+  static const char *titles[RPE_WINDOW_N_VIEWS] = { N_("_Templates"), N_("_Attention"), N_("_Curves"), N_("_SPE vs RPE"), N_("_Outputs") };
   static const char *icons[RPE_WINDOW_N_VIEWS] = { "rpe-sine-symbolic", "view-grid-symbolic",
                                                    "utilities-system-monitor-symbolic", "rpe-conv-symbolic",
                                                    "media-playlist-consecutive-symbolic" };
@@ -1308,7 +1319,7 @@ rpe_window_init (RpeWindow *self)
   self->views[RPE_WINDOW_VIEW_OUTPUTS] = rpe_outputs_view_new (self->state);
   for (guint v = 0; v < RPE_WINDOW_N_VIEWS; v++)
     {
-      AdwViewStackPage *page = adw_view_stack_add_titled (self->stack, self->views[v], view_names[v], titles[v]);
+      AdwViewStackPage *page = adw_view_stack_add_titled (self->stack, self->views[v], view_names[v], _(titles[v]));
 
       adw_view_stack_page_set_use_underline (page, TRUE);
       adw_view_stack_page_set_icon_name (page, icons[v]);
