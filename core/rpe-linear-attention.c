@@ -907,8 +907,8 @@ done:
  * of workers.  Pass 2 splits the blocks of rows (each output row depends only on
  * its own query).  One fork-join per pass. */
 #define LIN_BLOCK_FLOATS ((size_t) 1 << 17)   /* 512 KiB of features per block */
-#define LIN_MAX_SEGMENTS 48
-#define LIN_SEGMENT_BYTES ((size_t) 16 << 20)
+#define LIN_MAX_SEGMENTS 16
+#define LIN_SEGMENT_BYTES ((size_t) 8 << 20)
 #define LIN_PREFETCH_FLOATS 1024              /* 4 KiB ahead of the feature pass */
 
 /* phi of one row segment of up to 8 values (x, the result in f); relu or elu1. */
