@@ -39,6 +39,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-attention-private.h"
 #include "rpe-checkpoint.h"
 #include "rpe-colormap.h"
 #include "rpe-compute.h"
@@ -502,6 +503,10 @@ att_work (void *data)
   RpeLogitsSpec spec = { RPE_LOGITS_DOT, w->n, w->H, w->r, w->qhat, w->khat, NULL, false, false };
   RpeStatus st;
 
+  /* qhat, khat checked once for all heads, as `rpe compute attention` does */
+  if ((st = rpe_logits_spec_check (&spec)) != RPE_OK)
+    return st;
+  spec.inputs_checked = true;
   for (size_t h = 0; h < w->H; h++)
     if ((st = rpe_attention_rows_parallel (&spec, h, 0, w->n, false, w->maps + h * w->n * w->n, NULL)) != RPE_OK)
       return st;
@@ -557,6 +562,87 @@ out:
   rpe_free (qhat);
   rpe_free (khat);
   rpe_free (maps);
+}
+
+/* The floors of a full (H, N, N) map on this machine, in the same run: writing the output
+ * once with the stores the kernel uses (non-temporal where it uses them; the note adds glibc
+ * memset and the first touch of fresh pages), and the H N^2 exps alone (the kernel's
+ * exp, in L1), both threaded like the map.  The logits alone are the sgemm column of
+ * "3 attention map". */
+typedef struct
+{
+  float  *out;
+  size_t  count;
+} FloorWork;
+
+static RpeStatus
+write_floor_work (void *data)
+{
+  FloorWork *w = data;
+
+  _rpe_attention_dense_write_floor (w->out, w->count);
+  return RPE_OK;
+}
+
+static RpeStatus
+memset_work (void *data)
+{
+  FloorWork *w = data;
+
+  memset (w->out, 0, w->count * sizeof (float));
+  return RPE_OK;
+}
+
+static RpeStatus
+exp_floor_work (void *data)
+{
+  FloorWork *w = data;
+
+  return _rpe_attention_dense_exp_floor (w->count);
+}
+
+static void
+bench_attention_floor (Bench *b, size_t n, size_t H)
+{
+  char sz[64], fresh[32], ms[32];
+  BenchRow row, mrow;
+  FloorWork w = { NULL, H * n * n };
+  double t0, t_fresh;
+
+  g_snprintf (sz, sizeof sz, "N=%zu H=%zu R=64", n, H);
+  if (selected_sized (b, "3 attention write floor", sz))
+    {
+      row = row_new ("3 attention write floor", sz);
+      mrow = row_new ("memset", sz);
+      mem_begin (b);
+      if ((w.out = balloc (b, w.count)) == NULL)
+        return;
+      t0 = now ();
+      write_floor_work (&w);      /* fresh pages: the first touch faults them in */
+      t_fresh = now () - t0;
+      if (time_work (b, &row, write_floor_work, &w, b->repeats) && time_work (b, &mrow, memset_work, &w, b->repeats))
+        {
+          row.peak_mb = mem_end (b);
+          row.io_mb = mb (w.count);
+          fmt_time (fresh, sizeof fresh, t_fresh);
+          fmt_time (ms, sizeof ms, mrow.median);
+          g_snprintf (row.note, sizeof row.note, "write the (H, N, N) output once; memset %s; fresh pages %s", ms,
+                      fresh);
+          add_row (b, &row);
+        }
+      rpe_free (w.out);
+      w.out = NULL;
+    }
+  if (selected_sized (b, "3 attention exp floor", sz))
+    {
+      row = row_new ("3 attention exp floor", sz);
+      if (time_work (b, &row, exp_floor_work, &w, b->repeats))
+        {
+          g_snprintf (row.note, sizeof row.note, "H N^2 = %.1f M exps alone (the kernel's exp, in L1)",
+                      (double) w.count * 1e-6);
+          add_row (b, &row);
+        }
+    }
 }
 
 typedef struct
@@ -1368,6 +1454,7 @@ rpe_cli_bench (int argc, char **argv)
       bench_empirical (&b, 512, 1);
       bench_attention (&b, 512, 1);
       bench_attention (&b, 512, 8);
+      bench_attention_floor (&b, 512, 8);
       bench_stream (&b, 2048, 256);
       bench_linear (&b, 16384, 8, false, b.repeats);
       bench_linear (&b, 16384, 8, true, b.repeats);
@@ -1386,6 +1473,7 @@ rpe_cli_bench (int argc, char **argv)
       bench_empirical (&b, 2048, 8);
       bench_attention (&b, 2048, 1);
       bench_attention (&b, 2048, 8);
+      bench_attention_floor (&b, 2048, 8);
       bench_attention (&b, 4096, 1);
       bench_attention (&b, 4096, 8);
       bench_stream (&b, 16384, 1024);

@@ -13,6 +13,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-attention-private.h"
 #include "rpe-parallel.h"
 #include "rpe-vec-private.h"
 #include "rpe-parallel.h"
@@ -759,6 +760,16 @@ rpe_attention_rows_parallel (const RpeLogitsSpec *spec,
       if ((st = rpe_logits_spec_check (spec)) != RPE_OK)
         return st;
       checked.inputs_checked = true;
+    }
+  if (checked.kind == RPE_LOGITS_DOT)
+    {
+      size_t end;
+
+      if (head >= checked.n_heads || !rpe_size_add (m0, n_rows, &end) || end > checked.n)
+        return RPE_ERROR_INVALID_ARGUMENT;
+      if (rpe_monitor_cancelled (monitor))
+        return RPE_ERROR_CANCELLED;
+      return _rpe_attention_dense_rows (&checked, head, m0, n_rows, causal, out, monitor);
     }
   memset (&job, 0, sizeof job);
   job.spec = &checked;

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <cblas.h>
 #include <fftw3.h>
 
 #include "rpe-alloc.h"
@@ -60,6 +61,16 @@ rpe_conv_spe_choose_path (size_t n,
   return RPE_CONV_SPE_PATH_FFT;
 }
 
+/* Outputs kept per overlap-save block of b samples: at most b - L + 1 (the circular
+ * correlation does not wrap there), rounded down to a multiple of 16 so that every
+ * block starts 64-byte aligned in the segment buffer (b >= 2L, b >= 64: at least 32). */
+static size_t
+block_valid (size_t b,
+             size_t L)
+{
+  return (b - L + 1) & ~(size_t) 15;
+}
+
 /* Overlap-save block length for N outputs of a length-L filter: the power of two
  * nfft >= 2L (at least 64) minimising nblk nfft log2(nfft), nblk = ceil(N / (nfft - L + 1)).
  * Small power-of-two transforms stay in cache and use FFTW's SIMD codelets: at
@@ -78,7 +89,7 @@ choose_blocks (size_t  n,
     b *= 2;
   for (; b <= MAX_FFT; b *= 2)
     {
-      size_t valid = b - L + 1;
+      size_t valid = block_valid (b, L);
       size_t nb = n / valid + (n % valid != 0);
       double cost = (double) nb * (double) b * log2 ((double) b);
 
@@ -106,11 +117,16 @@ typedef struct
   float              *w;       /* (2, L): s * wq, s * wk */
   /* fft: overlap-save over blocks of nfft = 2^k samples, nvalid = nfft - L + 1
    * outputs per block, nblk blocks (nblk * nvalid >= N) */
-  RpeFftC2cPlan      *plan;
+  RpeFftSplitPlan    *plan;
   size_t              nfft, nvalid, nblk, xlen;
   float              *x;       /* (xlen): the noise segment, zero padded */
-  float              *yq, *yk; /* (N): filtered outputs */
-  fftwf_complex      *zin, *zs, *v, *u0, *u1, *uo; /* (nfft) each */
+  /* split-format spectra, nfft floats each, one allocation (spec):
+   * vr, vi  the filter spectrum of the channel (filter_spectra)
+   * zr, zi  the transform of a pair of blocks
+   * ar, ai, br, bi  the products of the two blocks' spectra with v
+   * tq, tk  the two outputs of an inverse (query and key) */
+  float              *spec;
+  float              *vr, *vi, *zr, *zi, *ar, *ai, *br, *bi, *tq, *tk;
   /* noise drawn on the fly (z == NULL) */
   bool                seeded;
   uint64_t            seed;
@@ -124,15 +140,8 @@ conv_ctx_clear (ConvCtx *ctx)
   rpe_free (ctx->zt);
   rpe_free (ctx->w);
   rpe_free (ctx->x);
-  rpe_free (ctx->yq);
-  rpe_free (ctx->yk);
-  rpe_free (ctx->zin);
-  rpe_free (ctx->zs);
-  rpe_free (ctx->v);
-  rpe_free (ctx->u0);
-  rpe_free (ctx->u1);
-  rpe_free (ctx->uo);
-  rpe_fft_c2c_plan_free (ctx->plan);
+  rpe_free (ctx->spec);
+  rpe_fft_split_plan_free (ctx->plan);
   memset (ctx, 0, sizeof *ctx);
 }
 
@@ -178,23 +187,24 @@ conv_ctx_init (ConvCtx            *ctx,
     return RPE_ERROR_INVALID_ARGUMENT;
   if (!choose_blocks (n, L, &ctx->nfft, &ctx->nblk))
     return RPE_ERROR_INVALID_ARGUMENT;
-  ctx->nvalid = ctx->nfft - L + 1;
+  ctx->nvalid = block_valid (ctx->nfft, L);
   /* blocks go by pairs: room for a last, unused, block b = nblk (zeros)
    * nblk nvalid + nfft >= N + L - 1 = seg */
   ctx->xlen = ctx->nblk * ctx->nvalid + ctx->nfft;
   /* measured once per size: FFTW keeps the wisdom, later plans of the size are instant */
-  if ((ctx->plan = rpe_fft_c2c_plan_new (ctx->nfft, RPE_FFT_MEASURE | RPE_FFT_ALIGNED, &st)) == NULL)
+  if ((ctx->plan = rpe_fft_split_plan_new (ctx->nfft, RPE_FFT_MEASURE | RPE_FFT_ALIGNED, &st)) == NULL)
     goto fail;
+  /* nfft >= 64: every array of spec stays 64-byte aligned */
   if ((ctx->x = rpe_alloc (ctx->xlen, sizeof (float), &st)) == NULL
-      || (ctx->yq = rpe_alloc (n, sizeof (float), &st)) == NULL
-      || (ctx->yk = rpe_alloc (n, sizeof (float), &st)) == NULL
-      || (ctx->zin = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->zs = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->v = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->u0 = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->u1 = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL
-      || (ctx->uo = rpe_alloc (ctx->nfft, sizeof (fftwf_complex), &st)) == NULL)
+      || (ctx->spec = rpe_alloc (ctx->nfft, 10 * sizeof (float), &st)) == NULL)
     goto fail;
+  {
+    float **arrays[] = { &ctx->vr, &ctx->vi, &ctx->zr, &ctx->zi, &ctx->ar, &ctx->ai,
+                         &ctx->br, &ctx->bi, &ctx->tq, &ctx->tk };
+
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+      *arrays[a] = ctx->spec + a * ctx->nfft;
+  }
   return RPE_OK;
 
 fail:
@@ -265,7 +275,7 @@ channel_direct (ConvCtx     *ctx,
 /* Spectrum of the complex filter w = wq + i wk of channel c.  For real x the
  * correlation sum_j w[j] x[t + j] = yq[t] + i yk[t] has the spectrum X[f] Zw[-f]
  * with Zw = DFT(w), so v[f] = scale/2 Zw[(B - f) mod B] (the 1/2 belongs to the
- * split of two packed real blocks in filter_segment). */
+ * split of two packed real blocks in filter_segment).  Uses zr, zi, ar, ai as scratch. */
 static void
 filter_spectra (ConvCtx *ctx,
                 size_t   c,
@@ -275,90 +285,126 @@ filter_spectra (ConvCtx *ctx,
   const float *wq = ctx->params->wq + c * L, *wk = ctx->params->wk + c * L;
   const float hs = 0.5f * scale;
 
-  memset (ctx->zin, 0, B * sizeof (fftwf_complex));
-  for (size_t j = 0; j < L; j++)
-    {
-      ctx->zin[j][0] = wq[j];
-      ctx->zin[j][1] = wk[j];
-    }
-  rpe_fft_c2c_forward (ctx->plan, ctx->zin, ctx->zs);
+  memset (ctx->ar, 0, B * sizeof (float));
+  memset (ctx->ai, 0, B * sizeof (float));
+  memcpy (ctx->ar, wq, L * sizeof (float));
+  memcpy (ctx->ai, wk, L * sizeof (float));
+  rpe_fft_split_forward (ctx->plan, ctx->ar, ctx->ai, ctx->zr, ctx->zi);
   for (size_t f = 0; f < B; f++)
     {
       const size_t fm = (B - f) & (B - 1);
 
-      ctx->v[f][0] = hs * ctx->zs[fm][0];
-      ctx->v[f][1] = hs * ctx->zs[fm][1];
+      ctx->vr[f] = hs * ctx->zr[fm];
+      ctx->vi[f] = hs * ctx->zi[fm];
     }
 }
 
+/* 8-wide GCC vectors: AVX in the x86-64-v3 clone below, two SSE registers otherwise */
+typedef float v8sf __attribute__ ((vector_size (32)));
+typedef float v8sf_u __attribute__ ((vector_size (32), aligned (4)));
+typedef int32_t v8si __attribute__ ((vector_size (32)));
+
+/* the 8 lanes of v in reverse order */
+#if defined(__clang__)
+#define V8_REVERSE(v) __builtin_shufflevector ((v), (v), 7, 6, 5, 4, 3, 2, 1, 0)
+#else
+#define V8_REVERSE(v) __builtin_shuffle ((v), (v8si) { 7, 6, 5, 4, 3, 2, 1, 0 })
+#endif
+
+/* The products of the spectra of the two real blocks packed in Z = DFT(x_b + i x_{b+1})
+ * with the filter spectrum v, for bins f0 .. f0+7 (8 <= f0 <= B - 8):
+ *   X_b[f] = (Z[f] + conj Z[-f]) / 2,  X_{b+1}[f] = -i (Z[f] - conj Z[-f]) / 2
+ * (the 1/2 is in v), U_b = X_b v -> (ur0, ui0), U_{b+1} = X_{b+1} v -> (ur1, ui1). */
+static inline __attribute__ ((always_inline)) void
+spectra_products8 (const float *restrict zr,
+                   const float *restrict zi,
+                   const float *restrict vr,
+                   const float *restrict vi,
+                   float       *restrict ur0,
+                   float       *restrict ui0,
+                   float       *restrict ur1,
+                   float       *restrict ui1,
+                   size_t                B,
+                   size_t                f0)
+{
+  const v8sf a_r = *(const v8sf *) (zr + f0), a_i = *(const v8sf *) (zi + f0);
+  /* conj Z[-f] for f = f0 .. f0+7: bins B-f0 .. B-f0-7, reversed */
+  const v8sf m_r = V8_REVERSE (*(const v8sf_u *) (zr + B - f0 - 7));
+  const v8sf m_i = V8_REVERSE (*(const v8sf_u *) (zi + B - f0 - 7));
+  const v8sf v_r = *(const v8sf *) (vr + f0), v_i = *(const v8sf *) (vi + f0);
+  const v8sf pr = a_r + m_r, pi = a_i - m_i;   /* 2 X_b */
+  const v8sf qr = a_i + m_i, qi = m_r - a_r;   /* 2 X_{b+1} */
+
+  *(v8sf *) (ur0 + f0) = pr * v_r - pi * v_i;
+  *(v8sf *) (ui0 + f0) = pr * v_i + pi * v_r;
+  *(v8sf *) (ur1 + f0) = qr * v_r - qi * v_i;
+  *(v8sf *) (ui1 + f0) = qr * v_i + qi * v_r;
+}
+
 /* Overlap-save over ctx->x (the segment, zero padded to xlen): block b covers
- * x[b V .. b V + B) and yields y[b V + t] for t < V = B - L + 1 (the circular
- * correlation of a block does not wrap there).  Two real blocks are packed in
- * one complex transform Z = DFT(x_b + i x_{b+1}) and split,
- *   X_b[f] = (Z[f] + conj Z[-f]) / 2,  X_{b+1}[f] = -i (Z[f] - conj Z[-f]) / 2,
- * and each U = X V is one complex inverse whose real and imaginary parts are
- * the two filtered outputs: 3 complex transforms per 2 blocks. */
-/* Cloned for x86-64-v3 (AVX2 + FMA, picked at load time when the CPU has it): the loops
- * below are its hot spot and vectorise 8 wide there. */
+ * x[b V .. b V + B) and yields y[b V + t] for t < V <= B - L + 1 (the circular
+ * correlation of a block does not wrap there).  Two real blocks are one split-format
+ * complex transform Z = DFT(x_b + i x_{b+1}) (read in place: V is a multiple of 16,
+ * so every block is 64-byte aligned), split into the two blocks' spectra, and each
+ * U = X v is one complex inverse whose real and imaginary parts are the query and
+ * key outputs of the block: 3 transforms per 2 blocks, no packing copies.
+ * Outputs: with wq == NULL, yq[m] = query output (likewise yk); otherwise
+ * yq[m] += wq[m] * query output (the fused encoder's accumulation).  yq or yk NULL:
+ * that side is skipped.
+ * Cloned for x86-64-v3 (AVX2 + FMA, picked at load time when the CPU has it). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
 #endif
 static void
-filter_segment (ConvCtx *ctx)
+filter_segment (ConvCtx     *ctx,
+                float       *yq,
+                float       *yk,
+                const float *wq,
+                const float *wk)
 {
   const size_t n = ctx->n, B = ctx->nfft, V = ctx->nvalid;
-  const float *restrict x = ctx->x;
-  const float *restrict v = (const float *) ctx->v;
-  float *restrict zin = (float *) ctx->zin;
-  const float *restrict zs = (const float *) ctx->zs;
-  float *restrict u0 = (float *) ctx->u0;
-  float *restrict u1 = (float *) ctx->u1;
-  float *restrict zm = (float *) ctx->uo;   /* free until the inverses */
+  float *x = ctx->x;
+  const float *restrict vr = ctx->vr, *restrict vi = ctx->vi;
+  float *restrict zr = ctx->zr, *restrict zi = ctx->zi;
+  float *restrict ur0 = ctx->ar, *restrict ui0 = ctx->ai, *restrict ur1 = ctx->br, *restrict ui1 = ctx->bi;
+  float *restrict tq = ctx->tq, *restrict tk = ctx->tk;
 
   for (size_t b = 0; b < ctx->nblk; b += 2)
     {
-      const float *x0 = x + b * V, *x1 = x + (b + 1) * V;
-
-      for (size_t t = 0; t < B; t++)
+      rpe_fft_split_forward (ctx->plan, x + b * V, x + (b + 1) * V, zr, zi);
+      /* bins 0 .. 7 (bin 0 is its own mirror), then 8 at a time */
+      for (size_t f = 0; f < 8; f++)
         {
-          zin[2 * t] = x0[t];
-          zin[2 * t + 1] = x1[t];
-        }
-      rpe_fft_c2c_forward (ctx->plan, ctx->zin, ctx->zs);
-      /* conj Z[-f] first, so that the product loop below is contiguous and
-       * unrolled 4 bins wide for the SLP vectoriser (B is a power of two >= 64) */
-      zm[0] = zs[0];
-      zm[1] = -zs[1];
-      for (size_t f = 1; f < B; f++)
-        {
-          zm[2 * f] = zs[2 * (B - f)];
-          zm[2 * f + 1] = -zs[2 * (B - f) + 1];
-        }
-      for (size_t f = 0; f < 2 * B; f += 8)
-        for (size_t e = f; e < f + 8; e += 2)
-          {
-            /* 2 X_b and 2 X_{b+1} (the 1/2 is in v) */
-            const float ar = zs[e] + zm[e], ai = zs[e + 1] + zm[e + 1];
-            const float br = zs[e + 1] - zm[e + 1], bi = zm[e] - zs[e];
-            const float vr = v[e], vi = v[e + 1];
+          const size_t fm = (B - f) & (B - 1);
+          const float pr = zr[f] + zr[fm], pi = zi[f] - zi[fm];
+          const float qr = zi[f] + zi[fm], qi = zr[fm] - zr[f];
 
-            u0[e] = ar * vr - ai * vi;
-            u0[e + 1] = ar * vi + ai * vr;
-            u1[e] = br * vr - bi * vi;
-            u1[e + 1] = br * vi + bi * vr;
-          }
+          ur0[f] = pr * vr[f] - pi * vi[f];
+          ui0[f] = pr * vi[f] + pi * vr[f];
+          ur1[f] = qr * vr[f] - qi * vi[f];
+          ui1[f] = qr * vi[f] + qi * vr[f];
+        }
+      for (size_t f0 = 8; f0 < B; f0 += 8)
+        spectra_products8 (zr, zi, vr, vi, ur0, ui0, ur1, ui1, B, f0);
+
       for (size_t k = 0; k < 2 && b + k < ctx->nblk; k++)
         {
           const size_t m0 = (b + k) * V;
           const size_t cnt = n - m0 < V ? n - m0 : V;
-          const float *uo = (const float *) ctx->uo;
 
-          rpe_fft_c2c_backward (ctx->plan, k == 0 ? ctx->u0 : ctx->u1, ctx->uo);
-          for (size_t t = 0; t < cnt; t++)
+          rpe_fft_split_backward (ctx->plan, k == 0 ? ur0 : ur1, k == 0 ? ui0 : ui1, tq, tk);
+          if (wq == NULL)
             {
-              ctx->yq[m0 + t] = uo[2 * t];
-              ctx->yk[m0 + t] = uo[2 * t + 1];
+              if (yq != NULL)
+                memcpy (yq + m0, tq, cnt * sizeof (float));
+              if (yk != NULL)
+                memcpy (yk + m0, tk, cnt * sizeof (float));
+              continue;
             }
+          if (yq != NULL)
+            mul_acc_f (yq + m0, wq + m0, tq, cnt);
+          if (yk != NULL)
+            mul_acc_f (yk + m0, wk + m0, tk, cnt);
         }
     }
 }
@@ -394,18 +440,13 @@ channel_fft (ConvCtx     *ctx,
              float       *sk)
 {
   const size_t r = ctx->r, n = ctx->n;
-  float *yq = ctx->yq, *yk = ctx->yk;
 
   filter_spectra (ctx, c, ctx->s / (float) ctx->nfft);
   for (size_t i = 0; i < r; i++)
     {
-      ctx->yq = sq + i * n;
-      ctx->yk = sk + i * n;
       load_segment (ctx, z, c, i);
-      filter_segment (ctx);
+      filter_segment (ctx, sq + i * n, sk + i * n, NULL, NULL);
     }
-  ctx->yq = yq;
-  ctx->yk = yk;
   for (size_t m0 = 0; m0 < n; m0 += 16)
     {
       size_t m1 = m0 + 16 < n ? m0 + 16 : n;
@@ -572,10 +613,17 @@ typedef struct
  *   Qhat[m, h, r] = sum_d q[m, h, d] (a_c y_{c,r}[m] + b_c eps[c, r]),
  * so each inverse transform is accumulated straight into an (R, N) buffer
  * (contiguous in m) with the gate factor a_c and the scale s folded into the
- * filter spectrum; the gate term, the (N x D)(D x R) product x_h diag(b) eps_h,
- * is added row by row while the accumulator is transposed into the output.
- * acc holds 2 R rows of ld >= N floats, tmp (2 D ld + D R) floats; ld = N + 16 keeps
- * the rows off the power-of-two strides that make the transposes thrash the cache. */
+ * filter spectrum; the accumulator is transposed into the output and the gate
+ * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one sgemm.
+ * Realizations go by tiles of CONV_TILE: the tile's accumulator rows (2 CONV_TILE N
+ * floats) stay in L2 while the channels of the head pass over them, each
+ * channel's filter spectrum computed once per head.  Every accumulator row still
+ * sums its channels in the order d = 0 .. D-1, so the tile size changes nothing.
+ * acc holds 2 R rows of ld >= N floats, tmp (2 D ld + D R + 2 D nfft) floats;
+ * ld = N + 16 keeps the rows off the power-of-two strides that make the transposes
+ * thrash the cache. */
+#define CONV_TILE 8
+
 static RpeStatus
 head_fft (ConvCtx     *ctx,
           const float *z,
@@ -591,9 +639,12 @@ head_fft (ConvCtx     *ctx,
           const RpeMonitor *monitor)
 {
   const RpeSpeParams *params = ctx->params;
-  const size_t H = params->n_heads, D = params->n_features;
+  const size_t H = params->n_heads, D = params->n_features, B = ctx->nfft;
   const size_t n = ctx->n, r = ctx->r;
-  float *qt = tmp, *kt = tmp + ld * D, *eb = tmp + 2 * ld * D;
+  /* fspec first: 2 D nfft floats keep the rest 64-byte aligned (nfft >= 64) */
+  float *fspec = tmp, *qt = fspec + 2 * D * B, *kt = qt + ld * D, *eb = kt + ld * D;
+  float *vr = ctx->vr, *vi = ctx->vi;
+  const bool do_q = qhat != NULL && q != NULL, do_k = khat != NULL && k != NULL;
 
   memset (acc, 0, 2 * ld * r * sizeof (float));
   /* the content weights of head h transposed to (D, N) for both sides, in
@@ -603,7 +654,7 @@ head_fft (ConvCtx     *ctx,
       const float *xin = side == 0 ? q : k;
       float *xt = side == 0 ? qt : kt;
 
-      if (xin == NULL || (side == 0 ? qhat : khat) == NULL)
+      if (side == 0 ? !do_q : !do_k)
         continue;
       for (size_t m0 = 0; m0 < n; m0 += 16)
         {
@@ -618,32 +669,44 @@ head_fft (ConvCtx     *ctx,
             }
         }
     }
+  /* the filter spectra of the head's channels, gate factor and scale folded in */
   for (size_t d = 0; d < D; d++)
     {
       const size_t c = h * D + d;
       float a = 1.0f;
-      float scale;
 
-      if (rpe_monitor_cancelled (monitor))
-        return RPE_ERROR_CANCELLED;
       if (params->gate != NULL)
         a = (float) sqrt (1.0 - (double) params->gate[c]);
-      scale = a * ctx->s / (float) ctx->nfft;
-      filter_spectra (ctx, c, scale);
+      ctx->vr = fspec + 2 * d * B;
+      ctx->vi = ctx->vr + B;
+      filter_spectra (ctx, c, a * ctx->s / (float) B);
+    }
+  for (size_t i0 = 0; i0 < r; i0 += CONV_TILE)
+    {
+      const size_t i1 = i0 + CONV_TILE < r ? i0 + CONV_TILE : r;
 
-      for (size_t i = 0; i < r; i++)
+      if (rpe_monitor_cancelled (monitor))
         {
-          float *dq = acc + i * ld, *dk = acc + (r + i) * ld;
-          const float *yq = ctx->yq, *yk = ctx->yk, *wq = qt + d * ld, *wk = kt + d * ld;
+          ctx->vr = vr;
+          ctx->vi = vi;
+          return RPE_ERROR_CANCELLED;
+        }
+      for (size_t d = 0; d < D; d++)
+        {
+          const size_t c = h * D + d;
+          const float *wq = qt + d * ld, *wk = kt + d * ld;
 
-          load_segment (ctx, z, c, i);
-          filter_segment (ctx);
-          if (qhat != NULL && q != NULL)
-            mul_acc_f (dq, wq, yq, n);
-          if (khat != NULL && k != NULL)
-            mul_acc_f (dk, wk, yk, n);
+          ctx->vr = fspec + 2 * d * B;
+          ctx->vi = ctx->vr + B;
+          for (size_t i = i0; i < i1; i++)
+            {
+              load_segment (ctx, z, c, i);
+              filter_segment (ctx, do_q ? acc + i * ld : NULL, do_k ? acc + (r + i) * ld : NULL, wq, wk);
+            }
         }
     }
+  ctx->vr = vr;
+  ctx->vi = vi;
 
   /* out[m, h, :] = acc^T + (x[:, h, :] diag(b)) eps_h */
   for (int side = 0; side < 2; side++)
@@ -654,29 +717,36 @@ head_fft (ConvCtx     *ctx,
 
       if (hat == NULL)
         continue;
-      if (params->gate != NULL && eps != NULL)
-        for (size_t d = 0; d < D; d++)
-          {
-            const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
-
-            for (size_t i = 0; i < r; i++)
-              eb[d * r + i] = b * eps[(h * D + d) * r + i];
-          }
-      /* row by row, so each output row is written whole once; the strided reads
-       * of acc hit distinct cache sets thanks to the padded ld */
-      for (size_t m = 0; m < n; m++)
+      /* blocks of 16 rows: each output row written whole, the strided reads of
+       * acc hit distinct cache sets thanks to the padded ld */
+      for (size_t m0 = 0; m0 < n; m0 += 16)
         {
-          float *row = hat + (m * H + h) * r;
+          size_t m1 = m0 + 16 < n ? m0 + 16 : n;
 
-          for (size_t i = 0; i < r; i++)
-            row[i] = src[i * ld + m];
-          if (params->gate != NULL && eps != NULL && xin != NULL)
+          for (size_t m = m0; m < m1; m++)
             {
-              const float *xr = xin + (m * H + h) * D;
+              float *row = hat + (m * H + h) * r;
 
-              for (size_t d = 0; d < D; d++)
-                rpe_axpy_f (row, eb + d * r, xr[d], r);
+              for (size_t i = 0; i < r; i++)
+                row[i] = src[i * ld + m];
             }
+        }
+      if (params->gate != NULL && eps != NULL && xin != NULL)
+        {
+          for (size_t d = 0; d < D; d++)
+            {
+              const float b = (float) (sqrt ((double) params->gate[h * D + d]) * ctx->s);
+
+              for (size_t i = 0; i < r; i++)
+                eb[d * r + i] = b * eps[(h * D + d) * r + i];
+            }
+          if (n <= INT_MAX && H * D <= INT_MAX && H * r <= INT_MAX)
+            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) r, (int) D,
+                         1.0f, xin + h * D, (int) (H * D), eb, (int) r, 1.0f, hat + h * r, (int) (H * r));
+          else
+            for (size_t m = 0; m < n; m++)
+              for (size_t d = 0; d < D; d++)
+                rpe_axpy_f (hat + (m * H + h) * r, eb + d * r, xin[(m * H + h) * D + d], r);
         }
     }
   return RPE_OK;
@@ -713,9 +783,11 @@ fused_worker (size_t worker, size_t n_workers, void *data)
       float *tmp = NULL, *acc = NULL;
       size_t ld, acount, tcount;
 
-      /* acc: 2 R rows of ld; tmp: the transposed inputs (2 D ld) and the gate factors (D R) */
+      /* acc: 2 R rows of ld; tmp: the transposed inputs (2 D ld), the gate factors (D R)
+       * and the head's filter spectra (2 D nfft) */
       if (!rpe_size_add (n, 16, &ld) || !rpe_size_mul (ld, 2 * r, &acount)
-          || !rpe_size_mul (ld, 2 * D, &tcount) || !rpe_size_add (tcount, D * r, &tcount))
+          || !rpe_size_mul (ld, 2 * D, &tcount) || !rpe_size_add (tcount, D * r, &tcount)
+          || !rpe_size_add (tcount, 2 * D * ctx.nfft, &tcount))
         {
           st = RPE_ERROR_OVERFLOW;
           goto out;

@@ -198,3 +198,88 @@ rpe_fft_c2c_backward (const RpeFftC2cPlan *plan,
 {
   fftwf_execute_dft (plan->backward, in, out);
 }
+
+/* One forward plan serves both directions: swapping the real and imaginary parts
+ * of input and output turns the forward DFT into the backward one (FFTW manual,
+ * "Guru Complex DFTs"). */
+struct _RpeFftSplitPlan
+{
+  size_t     n;
+  fftwf_plan forward;
+};
+
+RpeFftSplitPlan *
+rpe_fft_split_plan_new (size_t     n,
+                        unsigned   flags,
+                        RpeStatus *status)
+{
+  RpeFftSplitPlan *plan;
+  float *a = NULL;
+  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
+                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+
+  if (n == 0 || n > (size_t) 1 << 30)
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
+  plan = calloc (1, sizeof *plan);
+  if (plan == NULL)
+    {
+      *status = RPE_ERROR_NO_MEMORY;
+      return NULL;
+    }
+  plan->n = n;
+
+  pthread_mutex_lock (&planner_lock);
+  /* four 64-byte aligned arrays of n floats (n rounded up to 16) */
+  a = fftwf_alloc_real (4 * ((n + 15) & ~(size_t) 15));
+  if (a != NULL)
+    {
+      const size_t s = (n + 15) & ~(size_t) 15;
+      fftwf_iodim dim = { (int) n, 1, 1 };
+
+      plan->forward = fftwf_plan_guru_split_dft (1, &dim, 0, NULL, a, a + s, a + 2 * s, a + 3 * s,
+                                                 fftw_flags);
+    }
+  fftwf_free (a);
+  pthread_mutex_unlock (&planner_lock);
+
+  if (plan->forward == NULL)
+    {
+      rpe_fft_split_plan_free (plan);
+      *status = RPE_ERROR_INTERNAL;
+      return NULL;
+    }
+  *status = RPE_OK;
+  return plan;
+}
+
+void
+rpe_fft_split_plan_free (RpeFftSplitPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  destroy_plans (plan->forward, NULL);
+  free (plan);
+}
+
+void
+rpe_fft_split_forward (const RpeFftSplitPlan *plan,
+                       float                 *ri,
+                       float                 *ii,
+                       float                 *ro,
+                       float                 *io)
+{
+  fftwf_execute_split_dft (plan->forward, ri, ii, ro, io);
+}
+
+void
+rpe_fft_split_backward (const RpeFftSplitPlan *plan,
+                        float                 *ri,
+                        float                 *ii,
+                        float                 *ro,
+                        float                 *io)
+{
+  fftwf_execute_split_dft (plan->forward, ii, ri, io, ro);
+}

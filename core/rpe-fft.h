@@ -56,3 +56,27 @@ void           rpe_fft_c2c_forward   (const RpeFftC2cPlan *plan,
 void           rpe_fft_c2c_backward  (const RpeFftC2cPlan *plan,
                                       fftwf_complex       *in,
                                       fftwf_complex       *out);
+
+/* Split-format complex transforms of length n (n >= 1): the real and imaginary parts
+ * in separate arrays, so two real blocks of one buffer transform without being
+ * interleaved first, and the two real outputs of a transform land in two arrays.
+ * Out of place, unnormalised; same locking and alignment rules as the other plans
+ * (with RPE_FFT_ALIGNED every array must be 64-byte aligned, like rpe_alloc's). */
+typedef struct _RpeFftSplitPlan RpeFftSplitPlan;
+
+RpeFftSplitPlan *rpe_fft_split_plan_new  (size_t     n,
+                                          unsigned   flags,
+                                          RpeStatus *status);
+void             rpe_fft_split_plan_free (RpeFftSplitPlan *plan);
+/* (ro + i io) = DFT (ri + i ii), exponent sign -1 */
+void             rpe_fft_split_forward   (const RpeFftSplitPlan *plan,
+                                          float                 *ri,
+                                          float                 *ii,
+                                          float                 *ro,
+                                          float                 *io);
+/* (ro + i io) = n IDFT (ri + i ii), exponent sign +1 */
+void             rpe_fft_split_backward  (const RpeFftSplitPlan *plan,
+                                          float                 *ri,
+                                          float                 *ii,
+                                          float                 *ro,
+                                          float                 *io);

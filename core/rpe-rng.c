@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rpe-rng.h"
+#include "rpe-rng-private.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -274,27 +275,235 @@ have_avx2 (void)
     }
   return cached;
 }
-#endif
 
-static void
-normal_batches (uint64_t seed, uint64_t stream, uint64_t block0, float *out, size_t nb)
+/* ---- AVX-512: 16 Philox blocks (64 normals) per step ----
+ *
+ * The same words and the same IEEE float operations as the 8-lane path, in
+ * 16-lane vectors: every value is bit for bit the one the generic and AVX2
+ * paths give (tests/test-core-rng.c checks the three against each other).  This
+ * file is compiled with -ffp-contract=off (core/meson.build): AVX-512F has FMA,
+ * and a contracted a * b + c would round differently. */
+#define NORMAL_HAVE_AVX512 1
+#define AVX512_TARGET "avx512f,avx512dq,avx512bw,avx512vl"
+
+typedef float    v16f __attribute__ ((vector_size (64)));
+typedef int32_t  v16i __attribute__ ((vector_size (64)));
+typedef uint32_t v16u __attribute__ ((vector_size (64)));
+
+#define SPLAT16(x) { x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x }
+
+/* -2 ln(u), u in (0, 1]: v8_minus2log, 16 wide */
+static inline __attribute__ ((always_inline, target (AVX512_TARGET))) v16f
+v16_minus2log (v16f u)
 {
-#ifdef NORMAL_HAVE_AVX2
-  if (have_avx2 ())
-    {
-      normal_batches_avx2 (seed, stream, block0, out, nb);
-      return;
-    }
-#endif
-  normal_batches_generic (seed, stream, block0, out, nb);
+  const v16i bits = (v16i) u;
+  const v16i mant = (bits & (v16i) SPLAT16 (0x007fffff)) | (v16i) SPLAT16 (0x3f000000);
+  v16i e = ((bits >> 23) & (v16i) SPLAT16 (0xff)) - (v16i) SPLAT16 (126);
+  v16f m = (v16f) mant, x, z, y, ef;
+  const v16i small = m < (v16f) SPLAT16 (0.707106781186547524f);
+  const v16f xs = (m + m) - (v16f) SPLAT16 (1.0f), xl = m - (v16f) SPLAT16 (1.0f);
+
+  x = (v16f) (((v16i) xs & small) | ((v16i) xl & ~small));
+  e = e + small;
+  ef = __builtin_convertvector (e, v16f);
+  z = x * x;
+  y = (v16f) SPLAT16 (7.0376836292e-2f);
+  y = y * x + (v16f) SPLAT16 (-1.1514610310e-1f);
+  y = y * x + (v16f) SPLAT16 (1.1676998740e-1f);
+  y = y * x + (v16f) SPLAT16 (-1.2420140846e-1f);
+  y = y * x + (v16f) SPLAT16 (1.4249322787e-1f);
+  y = y * x + (v16f) SPLAT16 (-1.6668057665e-1f);
+  y = y * x + (v16f) SPLAT16 (2.0000714765e-1f);
+  y = y * x + (v16f) SPLAT16 (-2.4999993993e-1f);
+  y = y * x + (v16f) SPLAT16 (3.3333331174e-1f);
+  y = y * x * z;
+  y = y + ef * (v16f) SPLAT16 (-2.12194440e-4f);
+  y = y - (v16f) SPLAT16 (0.5f) * z;
+  x = x + y;
+  x = x + ef * (v16f) SPLAT16 (0.693359375f);
+  return (v16f) SPLAT16 (-2.0f) * x;
 }
 
-void
-rpe_rng_normal (uint64_t  seed,
-                uint64_t  stream,
-                uint64_t  offset,
-                float    *out,
-                size_t    n)
+/* v8_box_muller, 16 wide (the square root is IEEE's correctly rounded one either way) */
+static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
+v16_box_muller (v16u a, v16u b, v16f *n0, v16f *n1)
+{
+  const v16f u1 = (__builtin_convertvector ((v16i) (a >> 1), v16f) + (v16f) SPLAT16 (0.5f))
+                  * (v16f) SPLAT16 (4.656612873077392578125e-10f);
+  const v16f radius = (v16f) _mm512_sqrt_ps ((__m512) v16_minus2log (u1));
+  const v16u bj = b + (v16u) SPLAT16 (0x20000000u);
+  const v16i j = (v16i) (bj >> 30);
+  const v16i t = (v16i) (b - (bj & (v16u) SPLAT16 (0xc0000000u)));
+  const v16f phi = __builtin_convertvector (t, v16f) * (v16f) SPLAT16 (1.46291807926715968e-9f);
+  const v16f p2 = phi * phi;
+  v16f sn, cs, c, s;
+  v16i swap, negc, negs;
+
+  sn = (v16f) SPLAT16 (-1.9515295891e-4f);
+  sn = sn * p2 + (v16f) SPLAT16 (8.3321608736e-3f);
+  sn = sn * p2 + (v16f) SPLAT16 (-1.6666654611e-1f);
+  sn = sn * p2 * phi + phi;
+  cs = (v16f) SPLAT16 (2.443315711809948e-5f);
+  cs = cs * p2 + (v16f) SPLAT16 (-1.388731625493765e-3f);
+  cs = cs * p2 + (v16f) SPLAT16 (4.166664568298827e-2f);
+  cs = cs * p2 * p2 - (v16f) SPLAT16 (0.5f) * p2 + (v16f) SPLAT16 (1.0f);
+  swap = -(j & 1);
+  negc = ((j + 1) >> 1 & 1) << 31;
+  negs = (j >> 1 & 1) << 31;
+  c = (v16f) (((v16i) sn & swap) | ((v16i) cs & ~swap));
+  s = (v16f) (((v16i) cs & swap) | ((v16i) sn & ~swap));
+  *n0 = radius * (v16f) ((v16i) c ^ negc);
+  *n1 = radius * (v16f) ((v16i) s ^ negs);
+}
+
+/* 32 x 32 -> 64 products of 16 lanes: hi and lo words */
+static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
+mulhilo16 (__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+{
+  const __m512i even = _mm512_mul_epu32 (a, m);                            /* lanes 0, 2, ... */
+  const __m512i odd = _mm512_mul_epu32 (_mm512_srli_epi64 (a, 32), m);    /* lanes 1, 3, ... */
+
+  *lo = _mm512_mask_blend_epi32 (0xaaaa, even, _mm512_slli_epi64 (odd, 32));
+  *hi = _mm512_mask_blend_epi32 (0xaaaa, _mm512_srli_epi64 (even, 32), odd);
+}
+
+/* nb batches of 32 normals from block block0 on, two batches (16 blocks) per step */
+static __attribute__ ((target (AVX512_TARGET))) void
+normal_batches_avx512 (uint64_t seed, uint64_t stream, uint64_t block0, float *out, size_t nb)
+{
+  const __m512i m0 = _mm512_set1_epi32 ((int) PHILOX_M0), m1 = _mm512_set1_epi32 ((int) PHILOX_M1);
+  const __m512i lane = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i rk0[10], rk1[10];
+  size_t i = 0;
+
+  /* the round keys are the same in every lane */
+  {
+    uint32_t k0 = (uint32_t) seed, k1 = (uint32_t) (seed >> 32);
+
+    for (int round = 0; round < 10; round++)
+      {
+        rk0[round] = _mm512_set1_epi32 ((int) k0);
+        rk1[round] = _mm512_set1_epi32 ((int) k1);
+        k0 += PHILOX_W0;
+        k1 += PHILOX_W1;
+      }
+  }
+  for (; i + 2 <= nb; i += 2)
+    {
+      const uint64_t b = block0 + 8 * i;
+      __m512i c0, c1, c2, c3;
+      __m512 n0, n1, n2, n3, t0, t1, t2, t3, u0, u1, u2, u3, w0, w1, w2, w3;
+      v16f f0, f1, f2, f3;
+
+      if ((uint32_t) b > UINT32_MAX - 15)
+        {
+          /* the low counter word wraps inside the step: rare, 8 lanes at a time */
+          normal_batches_avx2 (seed, stream, b, out + 32 * i, 2);
+          continue;
+        }
+      c0 = _mm512_add_epi32 (_mm512_set1_epi32 ((int) (uint32_t) b), lane);
+      c1 = _mm512_set1_epi32 ((int) (uint32_t) (b >> 32));
+      c2 = _mm512_set1_epi32 ((int) (uint32_t) stream);
+      c3 = _mm512_set1_epi32 ((int) (uint32_t) (stream >> 32));
+      for (int round = 0; round < 10; round++)
+        {
+          __m512i hi0, lo0, hi1, lo1;
+
+          mulhilo16 (c0, m0, &hi0, &lo0);
+          mulhilo16 (c2, m1, &hi1, &lo1);
+          /* 0x96: three-way exclusive or */
+          c0 = _mm512_ternarylogic_epi32 (hi1, c1, rk0[round], 0x96);
+          c1 = lo1;
+          c2 = _mm512_ternarylogic_epi32 (hi0, c3, rk1[round], 0x96);
+          c3 = lo0;
+        }
+      v16_box_muller ((v16u) c0, (v16u) c1, &f0, &f1);
+      v16_box_muller ((v16u) c2, (v16u) c3, &f2, &f3);
+      n0 = (__m512) f0;
+      n1 = (__m512) f1;
+      n2 = (__m512) f2;
+      n3 = (__m512) f3;
+      /* block l gives out[4l .. 4l+3] = n0[l], n1[l], n2[l], n3[l]: a 4 x 16 transpose */
+      t0 = _mm512_unpacklo_ps (n0, n1);   /* per 128-bit lane k: n0[4k] n1[4k] n0[4k+1] n1[4k+1] */
+      t1 = _mm512_unpackhi_ps (n0, n1);   /* n0[4k+2] n1[4k+2] n0[4k+3] n1[4k+3] */
+      t2 = _mm512_unpacklo_ps (n2, n3);
+      t3 = _mm512_unpackhi_ps (n2, n3);
+      u0 = (__m512) _mm512_unpacklo_pd ((__m512d) t0, (__m512d) t2);   /* lane k: block 4k */
+      u1 = (__m512) _mm512_unpackhi_pd ((__m512d) t0, (__m512d) t2);   /* block 4k+1 */
+      u2 = (__m512) _mm512_unpacklo_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+2 */
+      u3 = (__m512) _mm512_unpackhi_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+3 */
+      w0 = _mm512_shuffle_f32x4 (u0, u1, 0x44);   /* blocks 0 4 1 5 */
+      w1 = _mm512_shuffle_f32x4 (u0, u1, 0xee);   /* blocks 8 12 9 13 */
+      w2 = _mm512_shuffle_f32x4 (u2, u3, 0x44);   /* blocks 2 6 3 7 */
+      w3 = _mm512_shuffle_f32x4 (u2, u3, 0xee);   /* blocks 10 14 11 15 */
+      _mm512_storeu_ps (out + 32 * i, _mm512_shuffle_f32x4 (w0, w2, 0x88));        /* blocks 0 1 2 3 */
+      _mm512_storeu_ps (out + 32 * i + 16, _mm512_shuffle_f32x4 (w0, w2, 0xdd));   /* 4 5 6 7 */
+      _mm512_storeu_ps (out + 32 * i + 32, _mm512_shuffle_f32x4 (w1, w3, 0x88));   /* 8 9 10 11 */
+      _mm512_storeu_ps (out + 32 * i + 48, _mm512_shuffle_f32x4 (w1, w3, 0xdd));   /* 12 13 14 15 */
+    }
+  if (i < nb)
+    normal_batches_avx2 (seed, stream, block0 + 8 * i, out + 32 * i, nb - i);
+}
+
+static int
+have_avx512 (void)
+{
+  static int cached = -1;
+
+  if (cached < 0)
+    {
+      __builtin_cpu_init ();
+      cached = have_avx2 () && __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512dq")
+               && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512vl")
+               && getenv ("RPE_RNG_NO_AVX512") == NULL ? 1 : 0;
+    }
+  return cached;
+}
+#endif
+
+typedef void (*NormalBatchesFunc) (uint64_t seed, uint64_t stream, uint64_t block0, float *out, size_t nb);
+
+static NormalBatchesFunc
+normal_batches_for (RpeRngPath path)
+{
+  switch (path)
+    {
+    case RPE_RNG_PATH_GENERIC:
+      return normal_batches_generic;
+#ifdef NORMAL_HAVE_AVX2
+    case RPE_RNG_PATH_AVX2:
+      return have_avx2 () ? normal_batches_avx2 : NULL;
+    case RPE_RNG_PATH_AVX512:
+      return have_avx512 () ? normal_batches_avx512 : NULL;
+    case RPE_RNG_PATH_AUTO:
+    default:
+      if (have_avx512 ())
+        return normal_batches_avx512;
+      if (have_avx2 ())
+        return normal_batches_avx2;
+      return normal_batches_generic;
+#else
+    case RPE_RNG_PATH_AUTO:
+      return normal_batches_generic;
+    default:
+      return NULL;
+#endif
+    }
+}
+
+bool
+_rpe_rng_path_available (RpeRngPath path)
+{
+  return normal_batches_for (path) != NULL;
+}
+
+static void
+normal_draw (NormalBatchesFunc normal_batches,
+             uint64_t          seed,
+             uint64_t          stream,
+             uint64_t          offset,
+             float            *out,
+             size_t            n)
 {
   size_t j = 0;
 
@@ -323,6 +532,30 @@ rpe_rng_normal (uint64_t  seed,
       normal_batches (seed, stream, ((offset + j) / 32) * 8, tmp, 1);
       memcpy (out + j, tmp, (n - j) * sizeof (float));
     }
+}
+
+void
+rpe_rng_normal (uint64_t  seed,
+                uint64_t  stream,
+                uint64_t  offset,
+                float    *out,
+                size_t    n)
+{
+  normal_draw (normal_batches_for (RPE_RNG_PATH_AUTO), seed, stream, offset, out, n);
+}
+
+void
+_rpe_rng_normal_path (RpeRngPath path,
+                      uint64_t   seed,
+                      uint64_t   stream,
+                      uint64_t   offset,
+                      float     *out,
+                      size_t     n)
+{
+  NormalBatchesFunc func = normal_batches_for (path);
+
+  if (func != NULL)
+    normal_draw (func, seed, stream, offset, out, n);
 }
 
 void

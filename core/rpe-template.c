@@ -137,22 +137,25 @@ rpe_spe_template_rows (const float *lags,
                        size_t       n_rows,
                        float       *out)
 {
-  size_t end;
+  size_t end, len;
+  RpeStatus st;
+  float *rev;
 
   if (lags == NULL || out == NULL || n == 0 || !rpe_size_add (m0, n_rows, &end) || end > n)
     return RPE_ERROR_INVALID_ARGUMENT;
-  if (!rpe_size_mul (n_rows, n, &(size_t) { 0 }))
+  if (!rpe_size_mul (n_rows, n, &(size_t) { 0 }) || !rpe_size_mul (n, 2, &len))
     return RPE_ERROR_OVERFLOW;
-  /* Toeplitz expansion: out[m, n'] = lags[m - n' + N - 1]; row m is lags reversed
-   * starting at index m + N - 1 */
+  len -= 1;
+  /* Toeplitz expansion: out[m, n'] = lags[m - n' + N - 1].  With the profile reversed
+   * once, rev[i] = lags[2N - 2 - i], row m is the contiguous slice rev[N - 1 - m .. 2N - 2 - m]:
+   * one forward copy per row instead of a reversed gather per value. */
+  if ((rev = rpe_alloc (len, sizeof (float), &st)) == NULL)
+    return st;
+  for (size_t i = 0; i < len; i++)
+    rev[i] = lags[len - 1 - i];
   for (size_t i = 0; i < n_rows; i++)
-    {
-      float *row = out + i * n;
-      const float *src = lags + m0 + i + n - 1;
-
-      for (size_t j = 0; j < n; j++)
-        row[j] = src[-(ptrdiff_t) j];
-    }
+    memcpy (out + i * n, rev + (n - 1 - (m0 + i)), n * sizeof (float));
+  rpe_free (rev);
   return RPE_OK;
 }
 

@@ -2,9 +2,11 @@
 
 #include <glib.h>
 #include <math.h>
+#include <string.h>
 
 #include "rpe-alloc.h"
 #include "rpe-rng.h"
+#include "rpe-rng-private.h"
 
 /* Known-answer vectors of Philox4x32-10 (Salmon et al. 2011, Random123 kat_vectors). */
 static void
@@ -145,6 +147,59 @@ test_u64_distinct (void)
   g_free (vals);
 }
 
+/* Every code path of the normal generator (portable, AVX2, AVX-512) gives the same
+ * bits: draws at many offsets and lengths (partial batches at both ends, odd and even
+ * batch counts), seeds and streams with high bits set, and across the wrap of the low
+ * word of the Philox counter (block 2^32, normal 2^34), which the vector paths treat
+ * apart. */
+static void
+test_paths_agree (void)
+{
+  static const struct { uint64_t seed, stream, offset; gsize n; } cases[] = {
+    { 0, 0, 0, 1 }, { 1, RPE_STREAM_CONV, 0, 32 }, { 2, RPE_STREAM_CONV, 5, 27 },
+    { 3, RPE_STREAM_SINE, 31, 2 }, { 4, RPE_STREAM_CONV, 128, 4223 }, { 5, RPE_STREAM_GATE, 17, 64 },
+    { 6, RPE_STREAM_CONV, 4608 * 37 + 128, 4223 }, { 7, 1000, 1, 95 }, { 8, 1000, 64, 96 },
+    { G_GUINT64_CONSTANT (0xfedcba9876543210), G_GUINT64_CONSTANT (0x8000000000000003), 999, 20001 },
+    { 9, RPE_STREAM_QUERIES, (G_GUINT64_CONSTANT (1) << 34) - 333, 1000 },
+    { 10, RPE_STREAM_QUERIES, (G_GUINT64_CONSTANT (1) << 34) - 64, 128 },
+    { 11, RPE_STREAM_QUERIES, (G_GUINT64_CONSTANT (1) << 35) - 40, 33 },
+    { 12, RPE_STREAM_KEYS, G_GUINT64_CONSTANT (3) << 40, 1 << 16 },
+  };
+  const RpeRngPath paths[] = { RPE_RNG_PATH_AVX2, RPE_RNG_PATH_AVX512, RPE_RNG_PATH_AUTO };
+  gsize checked = 0;
+
+  g_assert_true (_rpe_rng_path_available (RPE_RNG_PATH_GENERIC));
+  g_assert_true (_rpe_rng_path_available (RPE_RNG_PATH_AUTO));
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      const gsize n = cases[c].n;
+      float *ref = g_new (float, n), *got = g_new (float, n), *whole = g_new (float, n);
+
+      _rpe_rng_normal_path (RPE_RNG_PATH_GENERIC, cases[c].seed, cases[c].stream, cases[c].offset, ref, n);
+      for (gsize i = 0; i < n; i++)
+        g_assert_true (isfinite (ref[i]) && fabsf (ref[i]) < 6.7f);
+      for (gsize p = 0; p < G_N_ELEMENTS (paths); p++)
+        {
+          if (!_rpe_rng_path_available (paths[p]))
+            {
+              g_test_message ("normal path %d: not on this CPU", (int) paths[p]);
+              continue;
+            }
+          memset (got, 0, n * sizeof (float));
+          _rpe_rng_normal_path (paths[p], cases[c].seed, cases[c].stream, cases[c].offset, got, n);
+          g_assert_true (memcmp (ref, got, n * sizeof (float)) == 0);
+          checked++;
+        }
+      /* and the public entry point is one of them */
+      rpe_rng_normal (cases[c].seed, cases[c].stream, cases[c].offset, whole, n);
+      g_assert_true (memcmp (ref, whole, n * sizeof (float)) == 0);
+      g_free (ref);
+      g_free (got);
+      g_free (whole);
+    }
+  g_test_message ("%" G_GSIZE_FORMAT " vector-path draws checked against the portable one", checked);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -152,6 +207,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/rng/philox-known-answers", test_philox_kat);
   g_test_add_func ("/core/rng/chunking-invariance", test_chunking_invariance);
   g_test_add_func ("/core/rng/normal-moments", test_normal_moments);
+  g_test_add_func ("/core/rng/paths-agree", test_paths_agree);
   g_test_add_func ("/core/rng/uniform", test_uniform);
   g_test_add_func ("/core/rng/u64-distinct", test_u64_distinct);
   return g_test_run ();

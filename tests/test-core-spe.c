@@ -675,6 +675,102 @@ test_template_gated (void)
     }
 }
 
+/* The analytic template is a Toeplitz fill of its lag profile (rpe_spe_template and slabs
+ * of rpe_spe_template_rows).  References, in double, independent of the lag code: MATH.md's
+ * pointwise formula (ref_ptilde), and the factored forms the template had before the fill:
+ * sine as the rank-2K product sum_k lambda^2/(2K) [c_k(m) c'_k(n) + s_k(m) s'_k(n)] with
+ * c_k(m) = cos(2 pi f m + theta), c'_k(n) = cos(2 pi f n) (sine the same), conv as the banded
+ * product sum_t wq[t - m] wk[t - n]; gated (1 - g) P + g.  Sine and conv, gated and not, N
+ * from 1 to 300, slabs at every offset of a few sizes. */
+static double
+ref_factored (const RpeSpeParams *p, size_t h, size_t d, size_t m, size_t n, bool gated)
+{
+  size_t c = h * p->n_features + d;
+  double acc = 0;
+
+  if (p->method == RPE_SPE_SINE)
+    {
+      size_t K = p->n_sines;
+
+      for (size_t k = 0; k < K; k++)
+        {
+          double w = 2 * M_PI * p->freqs[c * K + k], th = p->offsets[c * K + k];
+          double lam2 = (double) p->gains[c * K + k] * p->gains[c * K + k] / (2.0 * K);
+
+          acc += lam2 * (cos (w * m + th) * cos (w * n) + sin (w * m + th) * sin (w * n));
+        }
+    }
+  else
+    {
+      size_t L = p->kernel;
+
+      /* t runs over the positions both filters cover: m <= t < m + L and n <= t < n + L */
+      for (size_t t = MAX (m, n); t < MIN (m, n) + L; t++)
+        acc += (double) p->wq[c * L + (t - m)] * p->wk[c * L + (t - n)];
+    }
+  if (gated && p->gate != NULL)
+    {
+      double g = p->gate[h * p->n_features + d];
+
+      acc = (1 - g) * acc + g;
+    }
+  return acc;
+}
+
+static void
+test_template_toeplitz (void)
+{
+  static const size_t Ns[] = { 1, 2, 3, 17, 64, 129, 300 };
+
+  for (int method = 0; method < 2; method++)
+    for (int gated = 0; gated < 2; gated++)
+      for (size_t t = 0; t < G_N_ELEMENTS (Ns); t++)
+        {
+          const size_t n = Ns[t], H = 2, D = 2, lags = 2 * n - 1;
+          RpeSpeParams p;
+          g_autofree float *full = g_new (float, n * n);
+          g_autofree float *slab = g_new (float, n * n);
+          g_autofree float *lag = g_new (float, lags);
+          g_autofree double *naive = g_new (double, n * n);
+          g_autofree double *factored = g_new (double, n * n);
+
+          /* conv filters both shorter and longer than N */
+          make_params (&p, method == 0 ? RPE_SPE_SINE : RPE_SPE_CONV, H, D,
+                       method == 0 ? 5 : (t % 2 ? 7 : 2 * n + 3), gated, 90 + 4 * t + 2 * method + gated);
+          if (gated)
+            set_gates (&p);
+          for (size_t h = 0; h < H; h++)
+            for (size_t d = 0; d < D; d++)
+              {
+                g_assert_cmpint (rpe_spe_template (&p, h, d, n, gated, full), ==, RPE_OK);
+                for (size_t m = 0; m < n; m++)
+                  for (size_t j = 0; j < n; j++)
+                    {
+                      naive[m * n + j] = ref_ptilde (&p, h, d, (long) m - (long) j, gated);
+                      factored[m * n + j] = ref_factored (&p, h, d, m, j, gated);
+                    }
+                g_assert_cmpfloat (rpe_test_max_rel_err (full, naive, n * n, 1e-30), <, 1e-6);
+                g_assert_cmpfloat (rpe_test_max_rel_err (full, factored, n * n, 1e-30), <, 2e-6);
+                /* Toeplitz: every diagonal holds one value, bit for bit */
+                for (size_t m = 1; m < n; m++)
+                  for (size_t j = 1; j < n; j++)
+                    g_assert_true (full[m * n + j] == full[(m - 1) * n + j - 1]);
+
+                /* slabs of rows from the same profile are the same rows, bit for bit */
+                g_assert_cmpint (rpe_spe_template_lags (&p, h, d, n, gated, lag), ==, RPE_OK);
+                for (size_t rows = 1; rows <= n; rows += (n > 20 ? 37 : 1))
+                  for (size_t m0 = 0; m0 + rows <= n; m0 += (n > 20 ? 29 : 1))
+                    {
+                      g_assert_cmpint (rpe_spe_template_rows (lag, n, m0, rows, slab), ==, RPE_OK);
+                      g_assert_cmpmem (slab, rows * n * sizeof (float), full + m0 * n, rows * n * sizeof (float));
+                    }
+                g_assert_cmpint (rpe_spe_template_rows (lag, n, n, 1, slab), ==, RPE_ERROR_INVALID_ARGUMENT);
+                g_assert_cmpint (rpe_spe_template_rows (lag, n, 0, n + 1, slab), ==, RPE_ERROR_INVALID_ARGUMENT);
+              }
+          rpe_spe_params_clear (&p);
+        }
+}
+
 /* -------------------------------------------------- empirical templates */
 
 /* One draw's empirical template of (h, d), with gating when the params have a gate. */
@@ -1268,6 +1364,75 @@ test_fused_seeded (void)
         }
 }
 
+/* The fused conv encoder on its FFT path (split-format overlap-save, realization tiles,
+ * gate term by sgemm) against a naive reference in double fed the SAME noise: the
+ * direct valid correlation of rpe_spe_noise_fill's draw (ref_codes), naive gating
+ * (ref_gate) and the sum over d of the codes times the queries/keys (MATH.md sections
+ * 2-4).  Lengths that are not a multiple of a block's outputs, an odd block count,
+ * R across several tiles and not a multiple of the tile. */
+static void
+test_conv_fused_vs_naive (void)
+{
+  static const struct { size_t n, L, R; } cases[] = {
+    { 300, 67, 11 }, { 1000, 130, 9 }, { 97, 100, 3 }, { 2049, 65, 17 },
+  };
+  const size_t H = 2, D = 3;
+
+  for (size_t t = 0; t < G_N_ELEMENTS (cases); t++)
+    for (int gated = 0; gated < 2; gated++)
+      {
+        const size_t n = cases[t].n, L = cases[t].L, R = cases[t].R;
+        const size_t codes = n * H * D * R, outs = n * H * R;
+        RpeSpeParams p;
+        size_t zc;
+        float *z, *eps = g_new (float, H * D * R), *q = g_new (float, n * H * D), *k = g_new (float, n * H * D);
+        float *qs = g_new (float, outs), *ks = g_new (float, outs), *qf = g_new (float, outs);
+        float *kf = g_new (float, outs);
+        double *rq = g_new (double, codes), *rk = g_new (double, codes);
+        double *hq = g_new0 (double, outs), *hk = g_new0 (double, outs);
+        double eq, ek, eo;
+
+        g_assert_cmpint (rpe_conv_spe_choose_path (n, L), ==, RPE_CONV_SPE_PATH_FFT);
+        make_params (&p, RPE_SPE_CONV, H, D, L, gated, 300 + t);
+        if (gated)
+          set_gates (&p);
+        z = noise_new (&p, n, R, 31 + t, &zc);
+        g_assert_cmpint (rpe_spe_gate_noise_fill (&p, R, 41 + t, eps), ==, RPE_OK);
+        rpe_rng_normal (51 + t, RPE_STREAM_QUERIES, 0, q, n * H * D);
+        rpe_rng_normal (51 + t, RPE_STREAM_KEYS, 0, k, n * H * D);
+
+        ref_codes (&p, n, R, z, rq, rk);
+        if (gated)
+          ref_gate (&p, n, R, eps, rq, rk);
+        for (size_t m = 0; m < n; m++)
+          for (size_t h = 0; h < H; h++)
+            for (size_t d = 0; d < D; d++)
+              for (size_t i = 0; i < R; i++)
+                {
+                  size_t x = (m * H + h) * D + d;
+
+                  hq[(m * H + h) * R + i] += rq[x * R + i] * q[x];
+                  hk[(m * H + h) * R + i] += rk[x * R + i] * k[x];
+                }
+
+        g_assert_cmpint (rpe_spe_encode_seeded (&p, n, R, 31 + t, gated ? eps : NULL, q, k, qs, ks, NULL), ==,
+                         RPE_OK);
+        g_assert_cmpint (rpe_spe_encode_fused (&p, n, R, z, gated ? eps : NULL, q, k, qf, kf, NULL), ==, RPE_OK);
+        g_assert_true (memcmp (qs, qf, outs * sizeof (float)) == 0);
+        g_assert_true (memcmp (ks, kf, outs * sizeof (float)) == 0);
+
+        eq = rpe_test_max_rel_err (qf, hq, outs, 1e-30);
+        ek = rpe_test_max_rel_err (kf, hk, outs, 1e-30);
+        eo = rpe_test_max_rel_err (qs, hq, outs, 1e-30);
+        g_test_message ("conv fused N=%zu L=%zu R=%zu gated=%d: rel err q %.2e k %.2e", n, L, R, gated, eq, ek);
+        g_assert_cmpfloat (MAX (MAX (eq, ek), eo), <, 1e-5);
+
+        rpe_spe_params_clear (&p);
+        g_free (z); g_free (eps); g_free (q); g_free (k); g_free (qs); g_free (ks); g_free (qf);
+        g_free (kf); g_free (rq); g_free (rk); g_free (hq); g_free (hk);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1280,9 +1445,11 @@ main (int argc, char **argv)
   g_test_add_func ("/core/spe/conv/fft-vs-direct", test_conv_fft_direct);
   g_test_add_func ("/core/spe/encode", test_encode);
   g_test_add_func ("/core/spe/encode/fused-seeded", test_fused_seeded);
+  g_test_add_func ("/core/spe/encode/conv-fused-vs-naive", test_conv_fused_vs_naive);
   g_test_add_func ("/core/spe/template/sine", test_template_sine);
   g_test_add_func ("/core/spe/template/conv", test_template_conv);
   g_test_add_func ("/core/spe/template/gated", test_template_gated);
+  g_test_add_func ("/core/spe/template/toeplitz", test_template_toeplitz);
   g_test_add_func ("/core/spe/empirical/exact", test_empirical_exact);
   g_test_add_func ("/core/spe/empirical/mean", test_empirical_mean);
   g_test_add_func ("/core/spe/empirical/slope", test_empirical_slope);

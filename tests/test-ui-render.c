@@ -370,6 +370,130 @@ test_render_reduce (void)
   g_free (values);
 }
 
+/* The mean of the cells whose centres fall in each pixel, non-finite cells skipped, every
+ * pixel checked against a naive scan (values multiples of 1/64, so every sum is exact in any
+ * order); a pixel whose cells are all NaN or infinite is the NaN grey.  Also the packed
+ * table the renderer maps with equals rpe_colormap_map_u8 for every map. */
+static void
+test_render_reduce_mean (void)
+{
+  const gsize rows = 301, cols = 257;
+  g_autofree float *values = g_new (float, rows * cols);
+  const RpeColormap *cmap = rpe_colormap_default ();
+  RpeHeatmapData data;
+  RpePlotRect image;
+  cairo_surface_t *surface;
+  guint32 state = 12345, lut[RPE_COLORMAP_SIZE];
+  gsize iw, ih, grey = 0;
+
+  for (int id = 0; id < RPE_COLORMAP_N_MAPS; id++)
+    {
+      const RpeColormap *m = rpe_colormap_get ((RpeColormapId) id);
+
+      rpe_colormap_rgb24_table (m, lut);
+      for (int k = -10; k <= 1034; k++)
+        {
+          double t = k / 1024.0;
+
+          g_assert_cmphex (lut[rpe_colormap_index (t)], ==, entry_pixel (m, t));
+        }
+      g_assert_cmphex (lut[rpe_colormap_index (NAN)], ==, entry_pixel (m, NAN));
+    }
+
+  for (gsize i = 0; i < rows * cols; i++)
+    {
+      state = state * 1664525u + 1013904223u;
+      values[i] = (float) ((state >> 24) % 256) / 64.0f;   /* [0, 4) */
+    }
+  for (gsize i = 0; i < rows * cols; i += 97)
+    values[i] = i % 3 ? NAN : (i % 2 ? INFINITY : -INFINITY);
+  for (gsize n = 0; n < cols; n++)
+    values[40 * cols + n] = NAN;                /* a whole row */
+  for (gsize m = 100; m < 140; m++)
+    for (gsize n = 50; n < 90; n++)
+      values[m * cols + n] = NAN;               /* whole pixels of NaN */
+
+  rpe_heatmap_data_init (&data);
+  data.values = values;
+  data.rows = rows;
+  data.cols = cols;
+  data.scale = RPE_HEATMAP_SCALE_LINEAR;
+  data.fixed_range = true;
+  data.vmin = 0.0;
+  data.vmax = 4.0;
+  data.show_axes = false;
+  data.show_colorbar = false;
+  data.reduce = RPE_HEATMAP_REDUCE_MEAN;
+  surface = render (&data, 110, 120, &image);
+  /* one image pixel per surface pixel */
+  g_assert_cmpfloat (image.width, ==, floor (image.width));
+  g_assert_cmpfloat (image.height, ==, floor (image.height));
+  g_assert_cmpfloat (image.x, ==, floor (image.x));
+  g_assert_cmpfloat (image.y, ==, floor (image.y));
+  iw = (gsize) image.width;
+  ih = (gsize) image.height;
+  g_assert_cmpuint (iw, <, cols / 2);
+  g_assert_cmpuint (ih, <, rows / 2);
+  /* the frame is drawn over the outermost pixels: the inside only */
+  for (gsize i = 1; i + 1 < ih; i++)
+    for (gsize j = 1; j + 1 < iw; j++)
+      {
+        double sum = 0.0;
+        gsize count = 0;
+        guint32 want;
+
+        for (gsize m = 0; m < rows; m++)
+          if ((gsize) floor ((m + 0.5) * ih / rows) == i)
+            for (gsize n = 0; n < cols; n++)
+              if ((gsize) floor ((n + 0.5) * iw / cols) == j && isfinite (values[m * cols + n]))
+                {
+                  sum += values[m * cols + n];
+                  count++;
+                }
+        want = count > 0 ? entry_pixel (cmap, sum / count / 4.0) : 0x808080u;
+        grey += count == 0;
+        g_assert_cmphex (pixel_at (surface, image.x + j + 0.5, image.y + i + 0.5), ==, want);
+      }
+  g_assert_cmpuint (grey, >, 0);
+  cairo_surface_destroy (surface);
+}
+
+/* Text measures are remembered per thread by everything they depend on: a repeated measure
+ * is the same, and a change of font size, weight, matrix or text is not served a stale one. */
+static void
+test_text_memo (void)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 10, 10);
+  cairo_t *cr = cairo_create (surface);
+  double w10, w20, bold, scaled, other, a10, d10, a20, d20;
+
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 10.0);
+  w10 = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  rpe_text_metrics (cr, &a10, &d10);
+  g_assert_cmpfloat (w10, >, 0.0);
+  g_assert_cmpfloat (rpe_text_width (cr, "N<sub>train</sub> = 512"), ==, w10);
+  other = rpe_text_width (cr, "N<sub>train</sub> = 513");
+  g_assert_cmpfloat (other, >, 0.0);
+  cairo_set_font_size (cr, 20.0);
+  w20 = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  rpe_text_metrics (cr, &a20, &d20);
+  g_assert_cmpfloat (fabs (w20 - 2.0 * w10), <, 0.01);   /* Pango units: 1/1024 */
+  g_assert_cmpfloat (fabs (a20 - 2.0 * a10), <, 0.01);
+  g_assert_cmpfloat (fabs (d20 - 2.0 * d10), <, 0.01);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  bold = rpe_text_width (cr, "N<sub>train</sub> = 512");
+  g_assert_cmpfloat (bold, >, w20);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 10.0);
+  cairo_scale (cr, 3.0, 3.0);
+  scaled = rpe_text_width (cr, "N<sub>train</sub> = 512");   /* user units: the same */
+  g_assert_cmpfloat (fabs (scaled - w10), <, 0.01);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_render_pure (void)
 {
@@ -442,7 +566,9 @@ main (int   argc,
   g_test_add_func ("/ui/colormap/lookup", test_colormap_lookup);
   g_test_add_func ("/ui/render/extremes", test_render_extremes);
   g_test_add_func ("/ui/render/reduce", test_render_reduce);
+  g_test_add_func ("/ui/render/reduce-mean", test_render_reduce_mean);
   g_test_add_func ("/ui/render/pure", test_render_pure);
+  g_test_add_func ("/ui/render/text-memo", test_text_memo);
 
   ret = g_test_run ();
   /* Drop the figure fonts so leak checkers see only our own allocations.  (Cairo's own

@@ -426,6 +426,55 @@ test_compute_templates (void)
   rpe_spe_params_clear (&params);
 }
 
+/* Grids of the same size one after another (the live loop): each one's values are its own
+ * parameters' templates, whatever block the previous grid left (the computation reuses the
+ * values block of templates no longer held). */
+static void
+test_compute_templates_again (void)
+{
+  const gsize n = 40;
+
+  for (int round = 0; round < 4; round++)
+    {
+      RpeSpeParams params = { 0 };
+      ComputeState state = { 0 };
+      gsize head = round % 2;
+      gboolean gated = round >= 2;
+      double max_err = 0.0, max_ref = 0.0;
+
+      g_assert_cmpint (rpe_spe_params_init (&params, RPE_SPE_SINE, 2, 3, 4, TRUE), ==, RPE_OK);
+      g_assert_cmpint (rpe_spe_params_random (&params, 100 + round), ==, RPE_OK);
+      rpe_compute_templates_async (&params, head, n, gated, NULL, compute_done, &state);
+      iterate_until (compute_finished, &state);
+      g_assert_no_error (state.error);
+      g_assert_nonnull (state.templates);
+      g_assert_nonnull (state.templates->profiles);
+      for (gsize d = 0; d < 3; d++)
+        {
+          const float *t = rpe_templates_get_feature (state.templates, d);
+
+          for (gsize m = 0; m < n; m++)
+            for (gsize k = 0; k < n; k++)
+              {
+                double ref = gated_ref (&params, head, d, gated,
+                                        sine_template_ref (&params, head, d, (double) m - (double) k));
+
+                max_err = fmax (max_err, fabs (t[m * n + k] - ref));
+                max_ref = fmax (max_ref, fabs (ref));
+                g_assert_cmpfloat (state.templates->vmin, <=, t[m * n + k]);
+                g_assert_cmpfloat (state.templates->vmax, >=, t[m * n + k]);
+              }
+          /* the profile the cells were filled from: lag tau = m - k at index tau + N - 1 */
+          for (gsize i = 0; i < 2 * n - 1; i++)
+            g_assert_true (state.templates->profiles[d * (2 * n - 1) + i]
+                           == (i >= n - 1 ? t[(i - (n - 1)) * n] : t[n - 1 - i]));
+        }
+      g_assert_cmpfloat (max_err / max_ref, <, 1e-5);
+      rpe_templates_unref (state.templates);
+      rpe_spe_params_clear (&params);
+    }
+}
+
 static void
 test_compute_errors (void)
 {
@@ -594,6 +643,7 @@ main (int   argc,
   g_test_add_func ("/ui/window/trained-demos", test_window_trained_demos);
   g_test_add_func ("/ui/window/settings", test_window_settings);
   g_test_add_func ("/ui/compute/templates", test_compute_templates);
+  g_test_add_func ("/ui/compute/templates-again", test_compute_templates_again);
   g_test_add_func ("/ui/compute/errors", test_compute_errors);
   g_test_add_func ("/ui/compute/progress", test_compute_progress);
   g_test_add_func ("/ui/heatmap-view/data", test_heatmap_view);

@@ -21,18 +21,72 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-conv-spe-2d.h"
 #include "rpe-lrpe.h"
+#include "rpe-parallel.h"
 
 #define ROW_BLOCK_FLOATS     (1u << 22)              /* 16 MiB of attention rows per block */
 #define FULL_MAP_BLOCK_FLOATS (1u << 20)             /* 4 MiB: progress and cancel between blocks */
 
 /* ------------------------------------------------------------- templates */
 
+/* One spare (D, N, N) values block.  The live loop computes the same grid again on every
+ * parameter change: a fresh block costs a page fault per 4 KiB page when it is filled (as
+ * much time as the fill itself) and an unmap when it is freed.  The block of templates no
+ * longer shown waits here for the next grid of the same size (at most SPARE_MAX_BYTES). */
+#define SPARE_MAX_BYTES ((gsize) 64 << 20)
+
+static GMutex spare_lock;
+static float *spare_values;
+static gsize  spare_count;
+
+/* A block of count floats (contents undefined): the spare if it has that size, else new. */
+static float *
+values_take (gsize      count,
+             RpeStatus *status)
+{
+  float *values = NULL;
+
+  g_mutex_lock (&spare_lock);
+  if (spare_values != NULL && spare_count == count)
+    {
+      values = spare_values;
+      spare_values = NULL;
+    }
+  g_mutex_unlock (&spare_lock);
+  if (values == NULL)
+    return rpe_alloc (count, sizeof (float), status);
+  /* the memory budget as rpe_alloc would check it */
+  if ((*status = rpe_budget_check (count * sizeof (float))) != RPE_OK)
+    {
+      rpe_free (values);
+      return NULL;
+    }
+  return values;
+}
+
+/* Frees a block of count floats, or keeps it as the spare (freeing the previous one). */
+static void
+values_give (float *values,
+             gsize  count)
+{
+  float *old = values;
+
+  if (values != NULL && count <= SPARE_MAX_BYTES / sizeof (float))
+    {
+      g_mutex_lock (&spare_lock);
+      old = spare_values;
+      spare_values = values;
+      spare_count = count;
+      g_mutex_unlock (&spare_lock);
+    }
+  rpe_free (old);
+}
+
 static void
 rpe_templates_clear (gpointer data)
 {
   RpeTemplates *templates = data;
 
-  rpe_free (templates->values);
+  values_give (templates->values, templates->n_features * templates->n * templates->n);
   rpe_free (templates->profiles);
 }
 
@@ -336,6 +390,39 @@ elapsed_s (gint64 start)
 
 /* ------------------------------------------------------ analytic templates */
 
+/* The Toeplitz fills of compute_templates, features split over the workers. */
+typedef struct
+{
+  RpeTemplates     *templates;
+  const RpeMonitor *monitor;
+  atomic_int        failed;
+} FillJob;
+
+static void
+fill_worker (size_t  worker,
+             size_t  n_workers,
+             void   *data)
+{
+  FillJob *job = data;
+  RpeTemplates *t = job->templates;
+  gsize n = t->n, lags = 2 * n - 1;
+
+  for (gsize d = worker; d < t->n_features; d += n_workers)
+    {
+      RpeStatus st;
+
+      if (rpe_monitor_cancelled (job->monitor) || atomic_load (&job->failed) != RPE_OK)
+        return;
+      if ((st = rpe_spe_template_rows (t->profiles + d * lags, n, 0, n, t->values + d * n * n)) != RPE_OK)
+        atomic_store (&job->failed, (int) st);
+    }
+}
+
+/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (MATH.md sections 1-3), so
+ * one lag profile per feature (2N - 1 values, kept in templates->profiles) gives the whole
+ * N x N cell by a Toeplitz fill (on every core: the fill is as much page faults as copying),
+ * and the range over the cells is the range over the profiles: every lag tau in (-N, N)
+ * occurs in the matrix. */
 static RpeStatus
 compute_templates (const RpeSpeParams  *params,
                    gsize                head,
@@ -344,16 +431,20 @@ compute_templates (const RpeSpeParams  *params,
                    const RpeMonitor    *monitor,
                    RpeTemplates       **out)
 {
-  gsize count, per_feature;
+  gsize count, per_feature, lags, n_profiles;
   RpeStatus status = RPE_OK;
   RpeTemplates *templates;
   double lo = INFINITY, hi = -INFINITY;
+  FillJob fill;
 
   if (n == 0 || head >= params->n_heads || params->n_features == 0)
     return RPE_ERROR_INVALID_ARGUMENT;
   if (!rpe_size_mul (n, n, &per_feature)
-      || !rpe_size_mul (per_feature, params->n_features, &count))
+      || !rpe_size_mul (per_feature, params->n_features, &count)
+      || !rpe_size_mul (n, 2, &lags)
+      || !rpe_size_mul (lags - 1, params->n_features, &n_profiles))
     return RPE_ERROR_OVERFLOW;
+  lags -= 1;
 
   templates = g_atomic_rc_box_new0 (RpeTemplates);
   templates->method = params->method;
@@ -362,30 +453,45 @@ compute_templates (const RpeSpeParams  *params,
   templates->n = n;
   templates->size = params->method == RPE_SPE_SINE ? params->n_sines : params->kernel;
   templates->gated = gated && params->gate != NULL;
-  templates->values = rpe_alloc (count, sizeof (float), &status);
+  templates->values = values_take (count, &status);
   if (templates->values == NULL)
+    goto fail;
+  templates->profiles = rpe_alloc (n_profiles, sizeof (float), &status);
+  if (templates->profiles == NULL)
     goto fail;
 
   for (gsize d = 0; d < params->n_features; d++)
     {
-      float *out_d = templates->values + d * per_feature;
+      float *lag_d = templates->profiles + d * lags;
 
       if (rpe_monitor_cancelled (monitor))
         {
           status = RPE_ERROR_CANCELLED;
           goto fail;
         }
-      status = rpe_spe_template (params, head, d, n, templates->gated, out_d);
-      if (status != RPE_OK)
+      if ((status = rpe_spe_template_lags (params, head, d, n, templates->gated, lag_d)) != RPE_OK)
         goto fail;
-      for (gsize i = 0; i < per_feature; i++)
-        if (isfinite (out_d[i]))
+      for (gsize i = 0; i < lags; i++)
+        if (isfinite (lag_d[i]))
           {
-            lo = fmin (lo, out_d[i]);
-            hi = fmax (hi, out_d[i]);
+            lo = lag_d[i] < lo ? lag_d[i] : lo;
+            hi = lag_d[i] > hi ? lag_d[i] : hi;
           }
-      rpe_monitor_progress (monitor, (double) (d + 1) / (double) params->n_features);
     }
+  rpe_monitor_progress (monitor, 0.1);
+
+  fill.templates = templates;
+  fill.monitor = monitor;
+  atomic_init (&fill.failed, RPE_OK);
+  rpe_parallel_run (MIN (rpe_parallel_threads (), params->n_features), fill_worker, &fill);
+  if ((status = (RpeStatus) atomic_load (&fill.failed)) != RPE_OK)
+    goto fail;
+  if (rpe_monitor_cancelled (monitor))
+    {
+      status = RPE_ERROR_CANCELLED;
+      goto fail;
+    }
+  rpe_monitor_progress (monitor, 1.0);
   templates->vmin = lo <= hi ? lo : 0.0;
   templates->vmax = lo <= hi ? hi : 0.0;
   *out = templates;
@@ -595,7 +701,7 @@ grid_run (Job               *job,
 {
   const RpeExplorerSnapshot *s = job->snapshot;
   const RpeSpeParams *p = &s->spe;
-  gsize n = MIN (s->n, job->n_cap), D, lags, per;
+  gsize n = MIN (s->n, job->n_cap), D, per;
   RpeTemplates *t = NULL;
   RpeSpeParams hp = { 0 };
   float *z = NULL, *eps = NULL, *qbar = NULL, *kbar = NULL, *emp = NULL;
@@ -616,15 +722,8 @@ grid_run (Job               *job,
   t->n_asked = s->n;
   t->kind = s->template_kind;
   t->r = s->r;
-  lags = 2 * n - 1;
   per = n * n;
-  t->profiles = rpe_alloc (D * lags, sizeof (float), &status);
-  if (t->profiles == NULL)
-    goto out;
-  for (gsize d = 0; d < D && status == RPE_OK; d++)
-    status = rpe_spe_template_lags (p, s->head, d, n, t->gated, t->profiles + d * lags);
-  if (status != RPE_OK)
-    goto out;
+  /* compute_templates filled t->profiles, the lag profiles the cells were expanded from */
   rpe_monitor_progress (monitor, draw ? 0.2 : 1.0);
 
   if (draw)

@@ -35,7 +35,7 @@ typedef struct
   float        *values;      /* rpe_alloc'd */
   double        vmin;        /* over all finite values */
   double        vmax;
-  /* Filled by rpe_compute_template_grid_async (zero / NULL otherwise): */
+  /* Filled by rpe_compute_template_grid_async (zero otherwise; profiles always): */
   guint64         serial;    /* the state serial computed from */
   gsize           n_asked;   /* the state's N (n < n_asked: capped) */
   RpeTemplateKind kind;      /* what values holds */

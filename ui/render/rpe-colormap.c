@@ -98,24 +98,27 @@ rpe_colormap_entry (const RpeColormap *cmap,
     rgb[c] = cmap->table[i][c];
 }
 
-static size_t
-index_of (double t)
-{
-  /* matplotlib ListedColormap: floor(t * N), t = 1 -> N - 1. */
-  if (!(t > 0.0))   /* also NaN */
-    return 0;
-  if (t >= 1.0)
-    return RPE_COLORMAP_SIZE - 1;
-  size_t i = (size_t) (t * RPE_COLORMAP_SIZE);
-  return i < RPE_COLORMAP_SIZE ? i : RPE_COLORMAP_SIZE - 1;
-}
-
 void
 rpe_colormap_map (const RpeColormap *cmap,
                   double             t,
                   double             rgb[3])
 {
-  rpe_colormap_entry (cmap, index_of (t), rgb);
+  rpe_colormap_entry (cmap, rpe_colormap_index (t), rgb);
+}
+
+static void
+entry_u8 (const RpeColormap *cmap,
+          size_t             i,
+          uint8_t            rgb[3])
+{
+  double v[3];
+
+  rpe_colormap_entry (cmap, i, v);
+  for (int c = 0; c < 3; c++)
+    {
+      double x = floor (v[c] * 255.0 + 0.5);
+      rgb[c] = (uint8_t) (x < 0 ? 0 : x > 255 ? 255 : x);
+    }
 }
 
 void
@@ -123,12 +126,18 @@ rpe_colormap_map_u8 (const RpeColormap *cmap,
                      double             t,
                      uint8_t            rgb[3])
 {
-  double v[3];
+  entry_u8 (cmap, rpe_colormap_index (t), rgb);
+}
 
-  rpe_colormap_map (cmap, t, v);
-  for (int c = 0; c < 3; c++)
+void
+rpe_colormap_rgb24_table (const RpeColormap *cmap,
+                          uint32_t           lut[RPE_COLORMAP_SIZE])
+{
+  for (size_t i = 0; i < RPE_COLORMAP_SIZE; i++)
     {
-      double x = floor (v[c] * 255.0 + 0.5);
-      rgb[c] = (uint8_t) (x < 0 ? 0 : x > 255 ? 255 : x);
+      uint8_t rgb[3];
+
+      entry_u8 (cmap, i, rgb);
+      lut[i] = ((uint32_t) rgb[0] << 16) | ((uint32_t) rgb[1] << 8) | rgb[2];
     }
 }

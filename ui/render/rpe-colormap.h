@@ -55,3 +55,24 @@ void rpe_colormap_map_u8 (const RpeColormap *cmap,
 void rpe_colormap_entry (const RpeColormap *cmap,
                          size_t             i,
                          double             rgb[3]);
+
+/* The table entry rpe_colormap_map (and _map_u8) use for t: floor (t * RPE_COLORMAP_SIZE),
+ * clamped (NaN -> 0), as matplotlib's ListedColormap (t = 1 -> the last entry).  Inline:
+ * per-pixel loops call it. */
+static inline size_t
+rpe_colormap_index (double t)
+{
+  size_t i;
+
+  if (!(t > 0.0))   /* also NaN */
+    return 0;
+  if (t >= 1.0)
+    return RPE_COLORMAP_SIZE - 1;
+  i = (size_t) (t * RPE_COLORMAP_SIZE);
+  return i < RPE_COLORMAP_SIZE ? i : RPE_COLORMAP_SIZE - 1;
+}
+/* Every entry as rpe_colormap_map_u8 gives it, packed 0x00RRGGBB (cairo RGB24), so that
+ * per-pixel loops map a value with rpe_colormap_index and one table load:
+ * lut[rpe_colormap_index (t)] equals the packed rpe_colormap_map_u8 (cmap, t). */
+void rpe_colormap_rgb24_table (const RpeColormap *cmap,
+                               uint32_t           lut[RPE_COLORMAP_SIZE]);

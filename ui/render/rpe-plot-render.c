@@ -927,28 +927,26 @@ rpe_plot_heatmap_ticks (cairo_t              *cr,
 
 /* ------------------------------------------------------------------ image */
 
-static uint32_t
+/* The colour of value v: lut is the colour map as rpe_colormap_rgb24_table packs it, so
+ * lut[rpe_colormap_index (t)] is rpe_colormap_map_u8 (cmap, t), one table load per pixel. */
+static inline uint32_t
 pixel_of (double               v,
           double               vmin,
           double               vmax,
-          const RpeColormap   *cmap,
+          const uint32_t      *lut,
           RpeHeatmapTransform  transform,
           double               param)
 {
-  uint8_t rgb[3];
-
   if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
     v = rpe_plot_attention_transform (v);
   if (!isfinite (v))
     return NAN_PIXEL;
   if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION || transform == RPE_HEATMAP_TRANSFORM_NONE)
-    rpe_colormap_map_u8 (cmap, (v - vmin) / (vmax - vmin), rgb);
-  else
-    rpe_colormap_map_u8 (cmap, rpe_plot_scale_position (transform, param, vmin, vmax, v), rgb);
-  return ((uint32_t) rgb[0] << 16) | ((uint32_t) rgb[1] << 8) | rgb[2];
+    return lut[rpe_colormap_index ((v - vmin) / (vmax - vmin))];
+  return lut[rpe_colormap_index (rpe_plot_scale_position (transform, param, vmin, vmax, v))];
 }
 
-/* Reduces the cells [r0, r1) x [c0, c1) to one value. */
+/* Reduces the cells [r0, r1) x [c0, c1) to one value (row by row, left to right). */
 static double
 reduce_block (const RpeHeatmapData *data,
               size_t                r0,
@@ -959,39 +957,75 @@ reduce_block (const RpeHeatmapData *data,
   double sum = 0.0, best = NAN;
   size_t count = 0;
 
-  for (size_t r = r0; r < r1; r++)
+  switch (data->reduce)
     {
-      const float *row = data->values + r * data->cols;
-
-      for (size_t c = c0; c < c1; c++)
+    case RPE_HEATMAP_REDUCE_MAX:
+      for (size_t r = r0; r < r1; r++)
         {
-          double v = row[c];
+          const float *row = data->values + r * data->cols;
 
-          if (!isfinite (v))
-            continue;
-          count++;
-          switch (data->reduce)
+          for (size_t c = c0; c < c1; c++)
             {
-            case RPE_HEATMAP_REDUCE_MAX:
-              if (!(best >= v))
+              double v = row[c];
+
+              if (isfinite (v) && !(best >= v))
                 best = v;
-              break;
-            case RPE_HEATMAP_REDUCE_MAX_ABS:
-              if (!(fabs (best) >= fabs (v)))
-                best = v;
-              break;
-            case RPE_HEATMAP_REDUCE_MEAN:
-            default:
-              sum += v;
-              break;
             }
         }
+      return best;
+    case RPE_HEATMAP_REDUCE_MAX_ABS:
+      for (size_t r = r0; r < r1; r++)
+        {
+          const float *row = data->values + r * data->cols;
+
+          for (size_t c = c0; c < c1; c++)
+            {
+              double v = row[c];
+
+              if (isfinite (v) && !(fabs (best) >= fabs (v)))
+                best = v;
+            }
+        }
+      return best;
+    case RPE_HEATMAP_REDUCE_MEAN:
+    default:
+      for (size_t r = r0; r < r1; r++)
+        {
+          const float *row = data->values + r * data->cols;
+
+          for (size_t c = c0; c < c1; c++)
+            {
+              double v = row[c];
+
+              if (isfinite (v))
+                {
+                  sum += v;
+                  count++;
+                }
+            }
+        }
+      return count == 0 ? NAN : sum / (double) count;
     }
-  if (count == 0)
-    return NAN;
-  if (data->reduce == RPE_HEATMAP_REDUCE_MAX || data->reduce == RPE_HEATMAP_REDUCE_MAX_ABS)
-    return best;
-  return sum / (double) count;
+}
+
+/* acc[i] += x[i], written 8-wide so that GCC's SLP vectoriser packs it at -O2 (its loop
+ * vectoriser leaves loops of unknown length alone there). */
+static void
+add_row (double      *restrict acc,
+         const float *restrict x,
+         size_t                n)
+{
+  size_t i = 0;
+
+  for (; i + 8 <= n; i += 8)
+    {
+      acc[i] += x[i];         acc[i + 1] += x[i + 1];
+      acc[i + 2] += x[i + 2]; acc[i + 3] += x[i + 3];
+      acc[i + 4] += x[i + 4]; acc[i + 5] += x[i + 5];
+      acc[i + 6] += x[i + 6]; acc[i + 7] += x[i + 7];
+    }
+  for (; i < n; i++)
+    acc[i] += x[i];
 }
 
 /* Pixel p of `pixels` shows the cells whose centres fall in it: cells c with
@@ -1009,6 +1043,75 @@ block_start (size_t p,
   return (num - pixels + 2 * pixels - 1) / (2 * pixels);
 }
 
+/* The mean reduction of make_image without replication, image row by image row: the column
+ * sums over the row's cells first (one vectorised pass through each data row, which
+ * streams through memory once), then each pixel's block sum from them.  cols holds each
+ * image column's cells [c0, c1).  False if out of memory. */
+static bool
+fill_mean (const RpeHeatmapData *data,
+           const Layout         *lay,
+           const uint32_t       *lut,
+           const size_t         *cols,
+           size_t                iw,
+           size_t                ih,
+           unsigned char        *pixels,
+           int                   stride)
+{
+  size_t n = data->cols;
+  double *acc = malloc (n * sizeof (double));
+  size_t *miss = malloc (n * sizeof (size_t));   /* non-finite cells skipped, per column */
+
+  if (acc == NULL || miss == NULL)
+    {
+      free (acc);
+      free (miss);
+      return false;
+    }
+  for (size_t i = 0; i < ih; i++)
+    {
+      uint32_t *out = (uint32_t *) (void *) (pixels + (size_t) stride * i);
+      size_t r0 = block_start (i, data->rows, ih);
+      size_t r1 = block_start (i + 1, data->rows, ih);
+      bool any_miss = false;
+
+      memset (acc, 0, n * sizeof (double));
+      for (size_t r = r0; r < r1; r++)
+        {
+          const float *row = data->values + r * n;
+
+          if (rpe_all_finite_f (row, n))
+            add_row (acc, row, n);
+          else
+            {
+              if (!any_miss)
+                memset (miss, 0, n * sizeof (size_t));
+              any_miss = true;
+              for (size_t c = 0; c < n; c++)
+                if (isfinite (row[c]))
+                  acc[c] += row[c];
+                else
+                  miss[c]++;
+            }
+        }
+      for (size_t j = 0; j < iw; j++)
+        {
+          size_t c0 = cols[2 * j], c1 = cols[2 * j + 1];
+          size_t count = (r1 - r0) * (c1 - c0);
+          double sum = 0.0;
+
+          for (size_t c = c0; c < c1; c++)
+            sum += acc[c];
+          for (size_t c = c0; any_miss && c < c1; c++)
+            count -= miss[c];
+          out[j] = pixel_of (count == 0 ? NAN : sum / (double) count, lay->vmin, lay->vmax, lut,
+                             data->transform, data->transform_param);
+        }
+    }
+  free (acc);
+  free (miss);
+  return true;
+}
+
 /* An image of at most iw x ih pixels (never more than the data has cells). */
 static cairo_surface_t *
 make_image (const RpeHeatmapData *data,
@@ -1018,7 +1121,8 @@ make_image (const RpeHeatmapData *data,
 {
   cairo_surface_t *surface;
   unsigned char *pixels;
-  size_t bytes, tmp;
+  size_t bytes, tmp, *cols;
+  uint32_t lut[RPE_COLORMAP_SIZE];
   int stride;
 
   size_t kx = 1, ky = 1;
@@ -1054,25 +1158,50 @@ make_image (const RpeHeatmapData *data,
   pixels = cairo_image_surface_get_data (surface);
   stride = cairo_image_surface_get_stride (surface);
 
-  for (size_t i = 0; i < ih; i++)
+  /* The colour map as packed pixels, and each image column's cells [c0, c1), once per image
+   * (the same for every row). */
+  rpe_colormap_rgb24_table (lay->cmap, lut);
+  if ((cols = malloc (2 * iw * sizeof (size_t))) == NULL)
     {
-      uint32_t *out = (uint32_t *) (void *) (pixels + (size_t) stride * i);
-      size_t r0 = ky > 1 ? i / ky : block_start (i, data->rows, ih);
-      size_t r1 = ky > 1 ? r0 + 1 : block_start (i + 1, data->rows, ih);
+      cairo_surface_destroy (surface);
+      return NULL;
+    }
+  for (size_t j = 0; j < iw; j++)
+    {
+      cols[2 * j] = kx > 1 ? j / kx : block_start (j, data->cols, iw);
+      cols[2 * j + 1] = kx > 1 ? cols[2 * j] + 1 : block_start (j + 1, data->cols, iw);
+    }
 
-      for (size_t j = 0; j < iw; j++)
+  if (kx == 1 && ky == 1 && data->reduce != RPE_HEATMAP_REDUCE_MAX && data->reduce != RPE_HEATMAP_REDUCE_MAX_ABS)
+    {
+      if (!fill_mean (data, lay, lut, cols, iw, ih, pixels, stride))
         {
-          size_t c0 = kx > 1 ? j / kx : block_start (j, data->cols, iw);
-          size_t c1 = kx > 1 ? c0 + 1 : block_start (j + 1, data->cols, iw);
-          double v;
-
-          if (r1 - r0 == 1 && c1 - c0 == 1)
-            v = data->values[r0 * data->cols + c0];
-          else
-            v = reduce_block (data, r0, r1, c0, c1);
-          out[j] = pixel_of (v, lay->vmin, lay->vmax, lay->cmap, data->transform, data->transform_param);
+          free (cols);
+          cairo_surface_destroy (surface);
+          return NULL;
         }
     }
+  else
+    for (size_t i = 0; i < ih; i++)
+      {
+        uint32_t *out = (uint32_t *) (void *) (pixels + (size_t) stride * i);
+        size_t r0 = ky > 1 ? i / ky : block_start (i, data->rows, ih);
+        size_t r1 = ky > 1 ? r0 + 1 : block_start (i + 1, data->rows, ih);
+        const float *row = data->values + r0 * data->cols;
+
+        for (size_t j = 0; j < iw; j++)
+          {
+            size_t c0 = cols[2 * j], c1 = cols[2 * j + 1];
+            double v;
+
+            if (r1 - r0 == 1 && c1 - c0 == 1)
+              v = row[c0];
+            else
+              v = reduce_block (data, r0, r1, c0, c1);
+            out[j] = pixel_of (v, lay->vmin, lay->vmax, lut, data->transform, data->transform_param);
+          }
+      }
+  free (cols);
   cairo_surface_mark_dirty (surface);
   return surface;
 }

@@ -1,0 +1,24 @@
+/* rpe-attention-private.h: the core's dense attention rows kernel (private). */
+#pragma once
+
+#include "rpe-attention.h"
+
+/* Rows m0 .. m0 + n_rows - 1 of head `head` of softmax (q k^T / sqrt(D)) for a DOT spec whose
+ * inputs are checked (finite, sizes valid): logits and softmax fused per register tile and
+ * row (rpe-attention-dense.c), threaded over blocks of rows.  The values of
+ * rpe_attention_rows to float rounding; a block whose logits overflow is computed by
+ * rpe_attention_rows. */
+RpeStatus _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
+                                     size_t               head,
+                                     size_t               m0,
+                                     size_t               n_rows,
+                                     bool                 causal,
+                                     float               *out,
+                                     const RpeMonitor    *monitor);
+
+/* Floors for `rpe bench` (the same stores and exps as the kernel, threaded over
+ * rpe_parallel_threads () workers): writes count zeros to out the way the kernel writes
+ * its rows (non-temporal stores where it uses them); computes count exps in L1. */
+void      _rpe_attention_dense_write_floor (float  *out,
+                                            size_t  count);
+RpeStatus _rpe_attention_dense_exp_floor   (size_t  count);
