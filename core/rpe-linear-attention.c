@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fftw3.h>
@@ -17,6 +18,7 @@
 #include "rpe-linear-attention.h"
 #include "rpe-parallel.h"
 #include "rpe-rng.h"
+#include "rpe-vec-private.h"
 
 /* True if every value is finite: the exponent field of no value is all ones.
  * Blocks of 16 with an OR-reduction the compiler vectorises (rpe_all_finite_f
@@ -32,8 +34,12 @@ all_finite_fast (const float *x, size_t n)
       uint32_t acc[16] = { 0 };
 
       for (size_t j = 0; j < 1024; j += 16)
-        for (int l = 0; l < 16; l++)
-          acc[l] |= (uint32_t) ((u[i + j + l] & 0x7f800000u) == 0x7f800000u);
+        {
+          /* a line 4 KiB ahead: the hardware prefetcher alone leaves this pass waiting on memory */
+          __builtin_prefetch (u + i + j + 1024);
+          for (int l = 0; l < 16; l++)
+            acc[l] |= (uint32_t) ((u[i + j + l] & 0x7f800000u) == 0x7f800000u);
+        }
       for (int l = 0; l < 16; l++)
         if (acc[l] != 0)
           return false;
@@ -625,7 +631,8 @@ stage_progress (double  fraction,
  *
  * For the row-local feature maps (RELU, ELU1, DPFP: phi(x_m) depends on x_m
  * alone), the features are never formed for all N rows: keys and values are
- * consumed QKV_CHUNK rows at a time.  Non-causal: pass 1 accumulates
+ * consumed QKV_CHUNK rows at a time.  Non-causal (DPFP here; RELU and ELU1 take the
+ * fused path, qkv_noncausal_elementwise): pass 1 accumulates
  * kv_h = phi(K_h)^T V_h and z_h = phi(K_h)^T 1 (in double) chunk by chunk,
  * pass 2 turns each chunk of queries into outputs.  Causal: one pass, the
  * running sums S, z of every head carried from chunk to chunk, each chunk
@@ -882,6 +889,627 @@ done:
   return st;
 }
 
+/* ---- non-causal relu / elu1: one streamed pass over keys, one over queries ----
+ *
+ * For the element-wise feature maps (RELU, ELU1) without a mask, the work is
+ *   pass 1: KV_h = sum_n phi(k_n,h) v_n,h^T,  z_h = sum_n phi(k_n,h)
+ *   pass 2: y_n,h = phi(q_n,h)^T KV_h / (phi(q_n,h) . z_h)
+ * done in blocks of rows small enough to stay in L2 (LIN_BLOCK_FLOATS of features):
+ * the features of a block are computed into a per-worker buffer by one vectorised
+ * pass that also checks the inputs are finite and forms the block's z (keys) or
+ * the denominators (queries); the products run in BLAS on the block; the outputs
+ * are scaled in place while the block is still in cache.  No array of N rows is
+ * formed besides y.
+ *
+ * Threads: pass 1 splits the rows into a fixed number of segments (not depending on
+ * the number of workers); each segment's sums are accumulated in double in its own
+ * slot and the slots are added in order, so the result is the same for any number
+ * of workers.  Pass 2 splits the blocks of rows (each output row depends only on
+ * its own query).  One fork-join per pass. */
+#define LIN_BLOCK_FLOATS ((size_t) 1 << 17)   /* 512 KiB of features per block */
+#define LIN_MAX_SEGMENTS 16
+#define LIN_SEGMENT_BYTES ((size_t) 8 << 20)
+#define LIN_PREFETCH_FLOATS 1024              /* 4 KiB ahead of the feature pass */
+
+/* phi of one row segment of up to 8 values (x, the result in f); relu or elu1. */
+static inline __attribute__ ((always_inline)) v8f
+features8 (v8f  x,
+           bool elu1)
+{
+  const v8f zero = SPLAT8 (0.0f), one = SPLAT8 (1.0f);
+  v8f pos = v8_select (x > zero, x, zero);
+
+  if (!elu1)
+    return pos;
+  /* elu(x) + 1 = max(x, 0) + min(e^x, 1): x + 1 for x > 0, e^x otherwise; no branch */
+  {
+    v8f e = v8_exp (x);
+
+    return pos + v8_select (e < one, e, one);
+  }
+}
+
+/* Features of `rows` rows of H M inputs (x and phi both (rows, H, M), contiguous).
+ * Keys (zsum != NULL): zsum (H M) += the features.  Queries (z != NULL): den[r H + h]
+ * = phi(x_r,h) . z_h.  Returns false if an input is not finite (phi is then partial). */
+static inline __attribute__ ((always_inline)) bool
+features_block_kernel (const float *restrict x,
+                       float       *restrict phi,
+                       size_t                rows,
+                       size_t                n_heads,
+                       size_t                m,
+                       bool                  elu1,
+                       float       *restrict zsum,
+                       const float *restrict z,
+                       float       *restrict den)
+{
+  const v8i expo = SPLAT8 (0x7f800000);
+  v8i bad = SPLAT8 (0);
+
+  for (size_t r = 0; r < rows; r++)
+    for (size_t h = 0; h < n_heads; h++)
+      {
+        const size_t o = (r * n_heads + h) * m;
+        const float *xr = x + o;
+        float *pr = phi + o;
+        float *zs = zsum != NULL ? zsum + h * m : NULL;
+        const float *zh = z != NULL ? z + h * m : NULL;
+        v8f dacc = SPLAT8 (0.0f);
+        size_t j = 0;
+
+        for (; j + 8 <= m; j += 8)
+          {
+            v8f xv = v8_load (xr + j), p;
+
+            if ((j & 15) == 0)
+              __builtin_prefetch (xr + j + LIN_PREFETCH_FLOATS);
+
+            bad |= ((v8i) xv & expo) == expo;
+            p = features8 (xv, elu1);
+            v8_store (pr + j, p);
+            if (zs != NULL)
+              v8_store (zs + j, v8_load (zs + j) + p);
+            if (zh != NULL)
+              dacc += p * v8_load (zh + j);
+          }
+        if (j < m)
+          {
+            v8f xv = SPLAT8 (0.0f), p;
+            float pb[8];
+
+            memcpy (&xv, xr + j, (m - j) * sizeof (float));
+            bad |= ((v8i) xv & expo) == expo;
+            p = features8 (xv, elu1);
+            memcpy (pb, &p, sizeof pb);
+            memcpy (pr + j, pb, (m - j) * sizeof (float));
+            for (size_t t = j; t < m; t++)
+              {
+                if (zs != NULL)
+                  zs[t] += pb[t - j];
+                if (zh != NULL)
+                  dacc[0] += pb[t - j] * zh[t];
+              }
+          }
+        if (den != NULL)
+          {
+            float d = 0;
+
+            for (int l = 0; l < 8; l++)
+              d += dacc[l];
+            den[r * n_heads + h] = d;
+          }
+      }
+  for (int l = 0; l < 8; l++)
+    if (bad[l] != 0)
+      return false;
+  return true;
+}
+
+/* y row segment (n floats) divided by den in place; 0 where den is 0. */
+static inline __attribute__ ((always_inline)) void
+scale_row_kernel (float  *y,
+                  size_t  n,
+                  float   den)
+{
+  size_t i = 0;
+
+  if (den == 0.0f)
+    {
+      memset (y, 0, n * sizeof (float));
+      return;
+    }
+  if (fabsf (den) >= 1e-30f && fabsf (den) <= 1e30f)
+    {
+      const float s = 1.0f / den;
+      const v8f sv = SPLAT8 (s);
+
+      for (; i + 8 <= n; i += 8)
+        v8_store (y + i, v8_load (y + i) * sv);
+      for (; i < n; i++)
+        y[i] *= s;
+      return;
+    }
+  for (; i < n; i++)
+    y[i] /= den;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LIN_HAVE_AVX2 1
+
+static __attribute__ ((target ("avx2,fma"))) bool
+features_block_avx2 (const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
+                     float *zsum, const float *z, float *den)
+{
+  return features_block_kernel (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+}
+
+static __attribute__ ((target ("avx2,fma"))) void
+scale_rows_avx2 (float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
+{
+  for (size_t i = 0; i < rows * n_heads; i++)
+    scale_row_kernel (y + i * dv, dv, den[i]);
+}
+
+#endif
+
+static bool
+features_block (bool vec, const float *x, float *phi, size_t rows, size_t n_heads, size_t m, bool elu1,
+                float *zsum, const float *z, float *den)
+{
+#ifdef LIN_HAVE_AVX2
+  if (vec)
+    return features_block_avx2 (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+#endif
+  return features_block_kernel (x, phi, rows, n_heads, m, elu1, zsum, z, den);
+}
+
+/* rows x H segments of dv floats (y rows contiguous, H Dv each), row segment i divided by den[i]. */
+static void
+scale_rows (bool vec, float *y, size_t rows, size_t n_heads, size_t dv, const float *den)
+{
+#ifdef LIN_HAVE_AVX2
+  if (vec)
+    {
+      scale_rows_avx2 (y, rows, n_heads, dv, den);
+      return;
+    }
+#endif
+  for (size_t i = 0; i < rows * n_heads; i++)
+    scale_row_kernel (y + i * dv, dv, den[i]);
+}
+
+/* ---- small products of the fused path: own register-tiled kernels ----
+ *
+ * out[r, :] = scale[r] * sum_t A(r, t) B[t, :], A(r, t) = a[r rs + t ts], B row t at bm + t ldb,
+ * for R rows and C vectors of columns at once (the R x C accumulators stay in registers; each
+ * step loads C vectors of B and broadcasts R values of A).  Used with A = phi(Q) rows against
+ * KV (pass 2: K = M) and A = phi(K)^T against V (pass 1: K = rows of the block), where BLAS
+ * spends more time packing, zeroing C and on call overhead than in the products. */
+typedef float v16f __attribute__ ((vector_size (64)));
+
+#define SPLAT16(x) { x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x }
+
+#define LIN_TILE_BODY(V, SPLAT, STORE, R, C)                                                       \
+  {                                                                                         \
+    const size_t w_ = sizeof (V) / sizeof (float);                                          \
+    V acc[R][C];                                                                            \
+                                                                                            \
+    _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                                 \
+      _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                               \
+        acc[r_][c_] = (V) { 0 };                                                            \
+    for (size_t t = 0; t < kk; t++)                                                         \
+      {                                                                                     \
+        const float *bt = bm + t * ldb;                                                     \
+        V bv[C];                                                                            \
+                                                                                            \
+        _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                             \
+          memcpy (&bv[c_], bt + c_ * w_, sizeof (V));                                       \
+        _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                             \
+          {                                                                                 \
+            const float x_ = a[r_ * rs + t * ts];                                           \
+            const V p = SPLAT (x_);                                                         \
+                                                                                            \
+            _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                         \
+              acc[r_][c_] += p * bv[c_];                                                    \
+          }                                                                                 \
+      }                                                                                     \
+    _Pragma ("GCC unroll 8") for (int r_ = 0; r_ < R; r_++)                                 \
+      {                                                                                     \
+        const float s_ = scale != NULL ? scale[r_ * ss] : 1.0f;                             \
+                                                                                            \
+        _Pragma ("GCC unroll 8") for (int c_ = 0; c_ < C; c_++)                             \
+          {                                                                                 \
+            V o_ = acc[r_][c_] * s_;                                                        \
+                                                                                            \
+            STORE (out + r_ * ldo + c_ * w_, o_);                                           \
+          }                                                                                 \
+      }                                                                                     \
+  }
+
+#define LIN_TILE_ARGS const float *restrict a, size_t rs, size_t ts, const float *restrict bm,  \
+                      size_t ldb, size_t kk, float *restrict out, size_t ldo,                   \
+                      const float *restrict scale, size_t ss
+
+typedef void (*LinTileFunc) (LIN_TILE_ARGS);
+
+typedef enum
+{
+  LIN_ISA_BLAS,     /* cblas_sgemm and a scalar-free scaling pass (any CPU) */
+  LIN_ISA_AVX2,     /* 2 x 32 tiles, ymm */
+  LIN_ISA_AVX512,   /* 4 x 64 tiles, zmm */
+} LinIsa;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Plain stores, and non-temporal ones (aligned) for outputs far larger than the caches. */
+#define LIN_STORE(p, v)      memcpy ((p), &(v), sizeof (v))
+#define LIN_STREAM8(p, v)    _mm256_stream_ps ((p), (__m256) (v))
+#define LIN_STREAM16(p, v)   _mm512_stream_ps ((p), (__m512) (v))
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r2 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STORE, 2, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r1 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STORE, 1, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r2_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STREAM8, 2, 4)
+
+static __attribute__ ((target ("avx2,fma"))) void
+tile_avx2_r1_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v8f, SPLAT8, LIN_STREAM8, 1, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r4 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STORE, 4, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r1 (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STORE, 1, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r4_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STREAM16, 4, 4)
+
+static __attribute__ ((target ("avx512f"))) void
+tile_avx512_r1_nt (LIN_TILE_ARGS)
+LIN_TILE_BODY (v16f, SPLAT16, LIN_STREAM16, 1, 4)
+#endif
+
+/* The kernels this CPU runs; RPE_LINEAR_ISA=blas|avx2|avx512 lowers the choice (tests run
+ * every path the machine has). */
+static LinIsa
+lin_isa (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int cpu = -1;
+  const char *env = getenv ("RPE_LINEAR_ISA");
+  LinIsa want = LIN_ISA_AVX512;
+
+  if (cpu < 0)
+    {
+      __builtin_cpu_init ();
+      cpu = __builtin_cpu_supports ("avx512f") ? LIN_ISA_AVX512
+            : __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") ? LIN_ISA_AVX2
+            : LIN_ISA_BLAS;
+    }
+  if (env != NULL && strcmp (env, "blas") == 0)
+    want = LIN_ISA_BLAS;
+  else if (env != NULL && strcmp (env, "avx2") == 0)
+    want = LIN_ISA_AVX2;
+  return (LinIsa) cpu < want ? (LinIsa) cpu : want;
+#else
+  return LIN_ISA_BLAS;
+#endif
+}
+
+/* Columns per tile of the ISA's kernels (dv must be a multiple to use them). */
+static size_t
+lin_isa_cols (LinIsa isa)
+{
+  return isa == LIN_ISA_AVX512 ? 64 : isa == LIN_ISA_AVX2 ? 32 : 0;
+}
+
+/* out (rows, cols) = diag(scale) A B through the ISA's tiles; cols a multiple of lin_isa_cols.
+ * stream: non-temporal stores (out and ldo aligned to the vector size). */
+static void
+lin_product (LinIsa       isa,
+             bool         stream,
+             size_t       rows,
+             size_t       cols,
+             const float *a,
+             size_t       rs,
+             size_t       ts,
+             const float *bm,
+             size_t       ldb,
+             size_t       kk,
+             float       *out,
+             size_t       ldo,
+             const float *scale,
+             size_t       ss)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  const size_t tc = lin_isa_cols (isa);
+  const size_t tr = isa == LIN_ISA_AVX512 ? 4 : 2;
+  LinTileFunc big = isa == LIN_ISA_AVX512 ? (stream ? tile_avx512_r4_nt : tile_avx512_r4)
+                    : (stream ? tile_avx2_r2_nt : tile_avx2_r2);
+  LinTileFunc one = isa == LIN_ISA_AVX512 ? (stream ? tile_avx512_r1_nt : tile_avx512_r1)
+                    : (stream ? tile_avx2_r1_nt : tile_avx2_r1);
+
+  for (size_t c0 = 0; c0 < cols; c0 += tc)
+    {
+      size_t r = 0;
+
+      for (; r + tr <= rows; r += tr)
+        big (a + r * rs, rs, ts, bm + c0, ldb, kk, out + r * ldo + c0, ldo,
+             scale != NULL ? scale + r * ss : NULL, ss);
+      for (; r < rows; r++)
+        one (a + r * rs, rs, ts, bm + c0, ldb, kk, out + r * ldo + c0, ldo,
+             scale != NULL ? scale + r * ss : NULL, ss);
+    }
+#else
+  (void) isa; (void) stream; (void) rows; (void) cols; (void) a; (void) rs; (void) ts; (void) bm; (void) ldb;
+  (void) kk; (void) out; (void) ldo; (void) scale; (void) ss;
+#endif
+}
+
+typedef struct
+{
+  size_t            n, n_heads, m, dv, hm, hdv, mdv, block, n_blocks, n_segments;
+  bool              elu1;
+  LinIsa            isa;             /* the products' kernels */
+  bool              vec;             /* AVX2 features and scaling */
+  bool              stream;          /* pass 2 writes y with non-temporal stores */
+  const float      *q, *k, *v;
+  float            *y;
+  const RpeMonitor *monitor;
+  double           *seg_kv;          /* (S, H, M, Dv) */
+  double           *seg_z;           /* (S, H, M) */
+  float            *kv_f;            /* (H, M, Dv) the summed KV, for pass 2 */
+  float            *z_f;             /* (H, M) */
+  float            *phi[QKV_MAX_WORKERS], *tmp[QKV_MAX_WORKERS], *den[QKV_MAX_WORKERS];
+  RpeStatus         status[QKV_MAX_WORKERS];
+} LinNcJob;
+
+static bool
+lin_nc_stop (LinNcJob  *job,
+             size_t     worker,
+             RpeStatus  st)
+{
+  job->status[worker] = st;
+  return st != RPE_OK;
+}
+
+/* Pass 1, worker w: segments w, w + W, ... */
+static void
+lin_nc_keys_worker (size_t  worker,
+                    size_t  n_workers,
+                    void   *data)
+{
+  LinNcJob *job = data;
+  const size_t m = job->m, dv = job->dv, hm = job->hm, hdv = job->hdv, mdv = job->mdv;
+  float *phi = job->phi[worker], *kv = job->tmp[worker], *zb = job->den[worker];
+  size_t done = 0, mine = 0;
+
+  job->status[worker] = RPE_OK;
+  for (size_t s = worker; s < job->n_segments; s += n_workers)
+    mine += job->n_blocks * (s + 1) / job->n_segments - job->n_blocks * s / job->n_segments;
+  for (size_t s = worker; s < job->n_segments; s += n_workers)
+    {
+      double *skv = job->seg_kv + s * job->n_heads * mdv, *sz = job->seg_z + s * hm;
+      const size_t b0 = job->n_blocks * s / job->n_segments, b1 = job->n_blocks * (s + 1) / job->n_segments;
+
+      for (size_t bi = b0; bi < b1; bi++)
+        {
+          const size_t r0 = bi * job->block, b = min_size (job->block, job->n - r0);
+
+          if (rpe_monitor_cancelled (job->monitor) && lin_nc_stop (job, worker, RPE_ERROR_CANCELLED))
+            return;
+          if (!all_finite_fast (job->v + r0 * hdv, b * hdv) && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+            return;
+          memset (zb, 0, hm * sizeof (float));
+          if (!features_block (job->vec, job->k + r0 * hm, phi, b, job->n_heads, m, job->elu1, zb, NULL, NULL)
+              && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+            return;
+          for (size_t t = 0; t < hm; t++)
+            sz[t] += zb[t];
+          for (size_t h = 0; h < job->n_heads; h++)
+            {
+              double *acc = skv + h * mdv;
+
+              /* kv_h (M, Dv) = phi(K_block,h)^T V_block,h */
+              if (job->isa != LIN_ISA_BLAS)
+                lin_product (job->isa, false, m, dv, phi + h * m, 1, hm, job->v + r0 * hdv + h * dv, hdv, b,
+                             kv, dv, NULL, 0);
+              else
+                cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
+                             1.0f, phi + h * m, (int) hm, job->v + r0 * hdv + h * dv, (int) hdv,
+                             0.0f, kv, (int) dv);
+              for (size_t t = 0; t < mdv; t++)
+                acc[t] += kv[t];
+            }
+          if (worker == 0)
+            rpe_monitor_progress (job->monitor, 0.5 * (double) ++done / (double) mine);
+        }
+    }
+}
+
+/* Pass 2, worker w: blocks [B w / W, B (w + 1) / W). */
+static void
+lin_nc_queries_worker (size_t  worker,
+                       size_t  n_workers,
+                       void   *data)
+{
+  LinNcJob *job = data;
+  const size_t m = job->m, dv = job->dv, hm = job->hm, hdv = job->hdv, mdv = job->mdv;
+  const size_t b0 = job->n_blocks * worker / n_workers, b1 = job->n_blocks * (worker + 1) / n_workers;
+  float *phi = job->phi[worker], *den = job->den[worker];
+
+  job->status[worker] = RPE_OK;
+  for (size_t bi = b0; bi < b1; bi++)
+    {
+      const size_t r0 = bi * job->block, b = min_size (job->block, job->n - r0);
+      float *yb = job->y + r0 * hdv;
+
+      if (rpe_monitor_cancelled (job->monitor) && lin_nc_stop (job, worker, RPE_ERROR_CANCELLED))
+        return;
+      if (!features_block (job->vec, job->q + r0 * hm, phi, b, job->n_heads, m, job->elu1, NULL, job->z_f, den)
+          && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
+        return;
+      if (job->isa != LIN_ISA_BLAS)
+        {
+          /* y_h (b, Dv) = diag(1 / den) phi(Q_block,h) kv_h, straight into y; a den whose
+           * reciprocal is not a normal float (or 0) is applied by a division afterwards */
+          float *inv = den + b * job->n_heads;
+          bool odd = false;
+
+          for (size_t i = 0; i < b * job->n_heads; i++)
+            {
+              const float d = fabsf (den[i]);
+
+              inv[i] = d >= 1e-30f && d <= 1e30f ? 1.0f / den[i] : 1.0f;
+              odd |= !(d >= 1e-30f && d <= 1e30f);
+            }
+          for (size_t h = 0; h < job->n_heads; h++)
+            lin_product (job->isa, job->stream, b, dv, phi + h * m, hm, 1, job->kv_f + h * mdv, dv, m,
+                         yb + h * dv, hdv, inv + h, job->n_heads);
+          if (odd)
+            for (size_t i = 0; i < b * job->n_heads; i++)
+              if (inv[i] == 1.0f && den[i] != 1.0f)
+                scale_row_kernel (yb + i * dv, dv, den[i]);
+        }
+      else
+        {
+          for (size_t h = 0; h < job->n_heads; h++)
+            /* numerators (b, Dv) = phi(Q_block,h) kv_h, written in place into y */
+            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
+                         1.0f, phi + h * m, (int) hm, job->kv_f + h * mdv, (int) dv,
+                         0.0f, yb + h * dv, (int) hdv);
+          scale_rows (job->vec, yb, b, job->n_heads, dv, den);
+        }
+      if (worker == 0)
+        rpe_monitor_progress (job->monitor, 0.5 + 0.5 * (double) (bi + 1 - b0) / (double) (b1 - b0));
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (job->stream)
+    _mm_sfence ();   /* the streamed stores are visible before the join */
+#endif
+}
+
+static RpeStatus
+qkv_noncausal_elementwise (bool              elu1,
+                           size_t            n,
+                           size_t            n_heads,
+                           size_t            m,
+                           size_t            dv,
+                           const float      *q,
+                           const float      *k,
+                           const float      *v,
+                           float            *y,
+                           const RpeMonitor *monitor)
+{
+  LinNcJob job;
+  RpeStatus st = RPE_OK;
+  size_t hm, hdv, mdv, hmdv, seg_floats, workers;
+
+  if (!rpe_size_mul (n_heads, m, &hm) || !rpe_size_mul (n_heads, dv, &hdv) || !rpe_size_mul (m, dv, &mdv)
+      || !rpe_size_mul (mdv, n_heads, &hmdv) || !rpe_size_add (hmdv, hm, &seg_floats)
+      || n > INT_MAX || hm > INT_MAX || hdv > INT_MAX)
+    return RPE_ERROR_OVERFLOW;
+
+  memset (&job, 0, sizeof job);
+  job.n = n;
+  job.n_heads = n_heads;
+  job.m = m;
+  job.dv = dv;
+  job.hm = hm;
+  job.hdv = hdv;
+  job.mdv = mdv;
+  job.elu1 = elu1;
+  job.q = q;
+  job.k = k;
+  job.v = v;
+  job.y = y;
+  job.monitor = monitor;
+  job.isa = lin_isa ();
+  job.vec = job.isa != LIN_ISA_BLAS;
+  if (job.isa != LIN_ISA_BLAS && dv % lin_isa_cols (job.isa) != 0)
+    job.isa = lin_isa_cols (LIN_ISA_AVX2) != 0 && dv % lin_isa_cols (LIN_ISA_AVX2) == 0
+              && job.isa == LIN_ISA_AVX512 ? LIN_ISA_AVX2 : LIN_ISA_BLAS;
+  /* y far larger than the caches and aligned for the vector stores: stream it */
+  job.stream = job.isa != LIN_ISA_BLAS && (double) n * (double) hdv * sizeof (float) > 32e6
+               && (uintptr_t) y % 64 == 0;
+  job.block = LIN_BLOCK_FLOATS / hm;
+  job.block = job.block < 16 ? 16 : job.block > 256 ? 256 : job.block;
+  job.n_blocks = (n + job.block - 1) / job.block;
+  /* a fixed number of segments (independent of the workers), each with its own sums */
+  job.n_segments = min_size (job.n_blocks, LIN_MAX_SEGMENTS);
+  job.n_segments = min_size (job.n_segments, LIN_SEGMENT_BYTES / sizeof (double) / seg_floats);
+  if (job.n_segments == 0)
+    job.n_segments = 1;
+  workers = min_size (rpe_parallel_threads (), QKV_MAX_WORKERS);
+  if ((double) n * (double) hm * (double) dv < 1e6)
+    workers = 1;   /* not worth a thread */
+
+  if ((job.seg_kv = rpe_alloc0 (job.n_segments * hmdv, sizeof (double), &st)) == NULL
+      || (job.seg_z = rpe_alloc0 (job.n_segments * hm, sizeof (double), &st)) == NULL
+      || (job.kv_f = rpe_alloc (hmdv, sizeof (float), &st)) == NULL
+      || (job.z_f = rpe_alloc (hm, sizeof (float), &st)) == NULL)
+    goto done;
+  for (size_t w = 0; w < workers; w++)
+    if ((job.phi[w] = rpe_alloc (job.block * hm, sizeof (float), &st)) == NULL
+        || (job.tmp[w] = rpe_alloc (mdv, sizeof (float), &st)) == NULL
+        || (job.den[w] = rpe_alloc (2 * job.block * n_heads > hm ? 2 * job.block * n_heads : hm,
+                                    sizeof (float), &st)) == NULL)
+      goto done;
+
+  rpe_parallel_run (workers, lin_nc_keys_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK)
+      {
+        st = job.status[w];
+        goto done;
+      }
+  /* the segments' sums, in order */
+  for (size_t s = 1; s < job.n_segments; s++)
+    {
+      for (size_t t = 0; t < hmdv; t++)
+        job.seg_kv[t] += job.seg_kv[s * hmdv + t];
+      for (size_t t = 0; t < hm; t++)
+        job.seg_z[t] += job.seg_z[s * hm + t];
+    }
+  for (size_t t = 0; t < hmdv; t++)
+    job.kv_f[t] = (float) job.seg_kv[t];
+  for (size_t t = 0; t < hm; t++)
+    job.z_f[t] = (float) job.seg_z[t];
+
+  rpe_parallel_run (workers, lin_nc_queries_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK)
+      {
+        st = job.status[w];
+        goto done;
+      }
+  rpe_monitor_progress (monitor, 1.0);
+
+done:
+  rpe_free (job.seg_kv);
+  rpe_free (job.seg_z);
+  rpe_free (job.kv_f);
+  rpe_free (job.z_f);
+  for (size_t w = 0; w < QKV_MAX_WORKERS; w++)
+    {
+      rpe_free (job.phi[w]);
+      rpe_free (job.tmp[w]);
+      rpe_free (job.den[w]);
+    }
+  return st;
+}
+
 RpeStatus
 rpe_linear_attention_qkv (RpeFeatureMap            map,
                           const RpeFeatureOptions *options,
@@ -915,6 +1543,8 @@ rpe_linear_attention_qkv (RpeFeatureMap            map,
 
       if (!rpe_size_mul (n, n_heads, &cv) || !rpe_size_mul (cv, dv, &cv))
         return RPE_ERROR_OVERFLOW;
+      if (!causal && map != RPE_FEATURE_DPFP)
+        return qkv_noncausal_elementwise (map == RPE_FEATURE_ELU1, n, n_heads, m, dv, q, k, v, y, monitor);
       return qkv_chunked (map, options, n, n_heads, f, m, dv, q, k, v, causal, y, monitor);
     }
 

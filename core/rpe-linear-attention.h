@@ -102,7 +102,11 @@ RpeStatus rpe_linear_attention (size_t            n,
                                 float            *y,
                                 const RpeMonitor *monitor);
 
-/* Convenience: feature map on q and k (N, H, F), then linear attention. */
+/* Feature map on q and k (N, H, F), then linear attention: the engine behind `rpe compute
+ * linear` and the bench.  The row-local maps (RELU, ELU1, DPFP) are streamed in blocks of rows
+ * (no N-row feature array); non-causal RELU / ELU1 are fused per block (features, sums and
+ * normalised outputs in one pass over keys and one over queries; see rpe-linear-attention.c).
+ * The result does not depend on the number of threads. */
 RpeStatus rpe_linear_attention_qkv (RpeFeatureMap            map,
                                     const RpeFeatureOptions *options,
                                     size_t                   n,

@@ -605,12 +605,194 @@ test_qkv_chunked (void)
   g_rand_free (rand);
 }
 
+/* ---- the fused non-causal path (relu, elu1) against direct sums ---- */
+
+/* y (N, H, Dv) in double from direct sums: KV_h = sum_n phi(k_n) v_n^T, z_h = sum_n phi(k_n)
+ * (over n <= m when causal), y_m = phi(q_m)^T KV_h / (phi(q_m) . z_h), 0 for a zero
+ * denominator.  O(N H M Dv): no N x N form. */
+static double *
+direct_linear (bool         elu1,
+               const float *q,
+               const float *k,
+               const float *v,
+               size_t       n,
+               size_t       hc,
+               size_t       m,
+               size_t       dv,
+               bool         causal)
+{
+  double *y = g_new0 (double, n * hc * dv), *kv = g_new (double, m * dv), *z = g_new (double, m);
+  double *pk = g_new (double, m), *pq = g_new (double, m);
+  const MapCase *mc = &map_cases[elu1 ? 1 : 0];
+
+  for (size_t h = 0; h < hc; h++)
+    {
+      memset (kv, 0, m * dv * sizeof (double));
+      memset (z, 0, m * sizeof (double));
+      for (int pass = causal ? 1 : 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+          {
+            if (pass == 0 || causal)
+              {
+                naive_phi (mc, k + (i * hc + h) * m, m, NULL, pk);
+                for (size_t j = 0; j < m; j++)
+                  {
+                    z[j] += pk[j];
+                    for (size_t t = 0; t < dv; t++)
+                      kv[j * dv + t] += pk[j] * v[(i * hc + h) * dv + t];
+                  }
+              }
+            if (pass == 1)
+              {
+                double den = 0;
+
+                naive_phi (mc, q + (i * hc + h) * m, m, NULL, pq);
+                for (size_t j = 0; j < m; j++)
+                  den += pq[j] * z[j];
+                for (size_t t = 0; t < dv && den != 0; t++)
+                  {
+                    double num = 0;
+
+                    for (size_t j = 0; j < m; j++)
+                      num += pq[j] * kv[j * dv + t];
+                    y[(i * hc + h) * dv + t] = num / den;
+                  }
+              }
+          }
+    }
+  g_free (kv); g_free (z); g_free (pk); g_free (pq);
+  return y;
+}
+
+/* Every kernel set this machine has (RPE_LINEAR_ISA lowers the choice: BLAS, AVX2, AVX-512
+ * tiles), relu and elu1, causal or not, on shapes that are not multiples of the blocks,
+ * tiles or vector widths (N odd, M = 5 or 67, Dv = 3, 32, 96, 128), with inputs whose
+ * features underflow (elu1 at -120) and a relu query row with a zero denominator. */
+static void
+test_fused_vs_direct (void)
+{
+  static const size_t shapes[][4] = {   /* N, H, M, Dv */
+    { 1, 1, 5, 64 }, { 7, 3, 67, 32 }, { 300, 2, 64, 64 }, { 1000, 3, 67, 128 },
+    { 777, 1, 8, 3 }, { 2500, 2, 64, 96 },
+  };
+  static const char *const isas[] = { "blas", "avx2", "avx512" };
+  char *saved = g_strdup (g_getenv ("RPE_LINEAR_ISA"));
+  GRand *rand = g_rand_new_with_seed (41);
+
+  for (size_t si = 0; si < G_N_ELEMENTS (shapes); si++)
+    for (size_t ii = 0; ii < G_N_ELEMENTS (isas); ii++)
+      for (int elu1 = 0; elu1 < 2; elu1++)
+        for (int causal = 0; causal < 2; causal++)
+          {
+            const size_t n = shapes[si][0], hc = shapes[si][1], m = shapes[si][2], dv = shapes[si][3];
+            float *q = random_floats (rand, n * hc * m, 2.0);
+            float *k = random_floats (rand, n * hc * m, 2.0);
+            float *v = random_floats (rand, n * hc * dv, 1.0);
+            float *y = g_new (float, n * hc * dv);
+            double *yref, err;
+
+            q[0] = -120.0f;
+            k[n * hc * m - 1] = -120.0f;
+            if (n > 3)
+              for (size_t j = 0; j < m; j++)
+                q[(2 * hc + hc - 1) * m + j] = -fabsf (q[(2 * hc + hc - 1) * m + j]) - 0.5f;
+            yref = direct_linear (elu1, q, k, v, n, hc, m, dv, causal);
+            g_setenv ("RPE_LINEAR_ISA", isas[ii], TRUE);
+            g_assert_cmpint (rpe_linear_attention_qkv (elu1 ? RPE_FEATURE_ELU1 : RPE_FEATURE_RELU, NULL,
+                                                       n, hc, m, dv, q, k, v, causal, y, NULL), ==, RPE_OK);
+            err = rpe_test_max_rel_err (y, yref, n * hc * dv, 1e-3);
+            g_test_message ("N=%zu H=%zu M=%zu Dv=%zu %s %s causal=%d: max rel err %.3g", n, hc, m, dv,
+                            isas[ii], elu1 ? "elu1" : "relu", causal, err);
+            g_assert_cmpfloat (err, <, 2e-5);
+            if (!elu1 && n > 3)   /* the all-negative relu query row: zero denominator, output 0 */
+              for (size_t t = 0; t < dv; t++)
+                g_assert_true (y[(2 * hc + hc - 1) * dv + t] == 0.0f);
+            g_free (q); g_free (k); g_free (v); g_free (y); g_free (yref);
+          }
+  if (saved != NULL)
+    g_setenv ("RPE_LINEAR_ISA", saved, TRUE);
+  else
+    g_unsetenv ("RPE_LINEAR_ISA");
+  g_free (saved);
+  g_rand_free (rand);
+}
+
+/* The fused path's sums are split in segments that do not depend on the number of workers:
+ * 1, 2 and 3 threads give the same bits; a non-finite query, key or value is refused. */
+static void
+test_fused_threads (void)
+{
+  const size_t n = 3001, hc = 2, m = 64, dv = 64;
+  char *saved = g_strdup (g_getenv ("RPE_NUM_THREADS"));
+  GRand *rand = g_rand_new_with_seed (43);
+  float *q = random_floats (rand, n * hc * m, 1.5);
+  float *k = random_floats (rand, n * hc * m, 1.5);
+  float *v = random_floats (rand, n * hc * dv, 1.0);
+  float *y1 = g_new (float, n * hc * dv), *y = g_new (float, n * hc * dv);
+
+  for (int threads = 1; threads <= 3; threads++)
+    {
+      char buf[8];
+
+      g_snprintf (buf, sizeof buf, "%d", threads);
+      g_setenv ("RPE_NUM_THREADS", buf, TRUE);
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, FALSE,
+                                                 threads == 1 ? y1 : y, NULL), ==, RPE_OK);
+      if (threads > 1)
+        g_assert_cmpmem (y, n * hc * dv * sizeof (float), y1, n * hc * dv * sizeof (float));
+    }
+  for (int which = 0; which < 3; which++)
+    {
+      float *x = which == 0 ? q : which == 1 ? k : v;
+      size_t at = (which == 2 ? n * hc * dv : n * hc * m) - 7;
+      float keep = x[at];
+
+      x[at] = which == 1 ? INFINITY : NAN;
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, FALSE, y, NULL),
+                       ==, RPE_ERROR_NOT_FINITE);
+      x[at] = keep;
+    }
+  if (saved != NULL)
+    g_setenv ("RPE_NUM_THREADS", saved, TRUE);
+  else
+    g_unsetenv ("RPE_NUM_THREADS");
+  g_free (saved);
+  g_free (q); g_free (k); g_free (v); g_free (y1); g_free (y);
+  g_rand_free (rand);
+}
+
+/* An output far larger than the caches (N H Dv floats > 32 MB) is written with streaming
+ * stores: the values are still those of the direct sums. */
+static void
+test_fused_streamed (void)
+{
+  const size_t n = 66001, hc = 2, m = 4, dv = 64;
+  GRand *rand = g_rand_new_with_seed (47);
+  float *q = random_floats (rand, n * hc * m, 2.0);
+  float *k = random_floats (rand, n * hc * m, 2.0);
+  float *v = random_floats (rand, n * hc * dv, 1.0);
+  float *y = g_new (float, n * hc * dv);
+  double *yref = direct_linear (TRUE, q, k, v, n, hc, m, dv, FALSE);
+  double err;
+
+  g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, FALSE, y, NULL),
+                   ==, RPE_OK);
+  err = rpe_test_max_rel_err (y, yref, n * hc * dv, 1e-3);
+  g_test_message ("streamed N=%zu: max rel err %.3g", n, err);
+  g_assert_cmpfloat (err, <, 2e-5);
+  g_free (q); g_free (k); g_free (v); g_free (y); g_free (yref);
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/linear/vs-quadratic", test_linear_vs_quadratic);
   g_test_add_func ("/core/linear/qkv-chunked", test_qkv_chunked);
+  g_test_add_func ("/core/linear/fused-vs-direct", test_fused_vs_direct);
+  g_test_add_func ("/core/linear/fused-threads", test_fused_threads);
+  g_test_add_func ("/core/linear/fused-streamed", test_fused_streamed);
   g_test_add_func ("/core/linear/feature-values", test_feature_values);
   g_test_add_func ("/core/linear/exp-shift-invariance", test_exp_shift_invariance);
   g_test_add_func ("/core/linear/zero-denominator", test_zero_denominator);

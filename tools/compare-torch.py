@@ -14,7 +14,7 @@ Each comparison interleaves the two sides (rpe, torch, rpe, torch, ...) and repo
 machine shared with other jobs slows both alike.  `rpe` is timed by its own `rpe bench` rows (the
 fused core paths) and, for the SPE forward, also as the whole `rpe compute encode` process.
 
-Usage: tools/compare-torch.py [--rpe build/app/rpe] [--rounds 3] [--quick] [--markdown]
+Usage: tools/compare-torch.py [--rpe build/app/rpe] [--rounds 3] [--quick] [--markdown] [--only TEXT]
 """
 import argparse
 import json
@@ -176,6 +176,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per side per round")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--only", default="", help="only the comparisons whose name contains this text "
+                    "(e.g. \"linear attention\")")
     args = ap.parse_args()
     rpe = os.path.abspath(args.rpe)
     threads = os.cpu_count() or 1
@@ -191,38 +193,52 @@ def main():
 
     comparisons = []   # (name, size, rpe_fn, torch_fn)
 
+    def wanted(name):
+        return args.only in name
+
     for method, size in (("sine", 5), ("conv", 128)):
+        key = f"K={size}" if method == "sine" else f"L={size}"
+        fused, whole = (f"SPE forward {method} {key}, fused path (rpe bench)",
+                        f"SPE forward {method} {key}, whole `rpe compute encode`")
+        if not (wanted(fused) or wanted(whole)):
+            continue
         p = spe_inputs(method, n_spe, H, D, R, size)
         tf = (lambda p=p, method=method, size=size: spe_forward(method, p, n_spe, H, D, R, size))
-        key = f"K={size}" if method == "sine" else f"L={size}"
-        comparisons.append((f"SPE forward {method} {key}, fused path (rpe bench)",
-                            f"N={n_spe} H={H} D={D} R={R} gated",
-                            lambda key=key, method=method: rpe_bench_row(rpe, f"{method} {key} N={n_spe} ", args.repeats)[0],
-                            tf))
+        if wanted(fused):
+            comparisons.append((fused, f"N={n_spe} H={H} D={D} R={R} gated",
+                                lambda key=key, method=method: rpe_bench_row(rpe, f"{method} {key} N={n_spe} ", args.repeats)[0],
+                                tf))
         cmd = [rpe, "compute", "encode", "--method", method, "--sines" if method == "sine" else "--kernel",
                str(size), "--heads", str(H), "--features", str(D), "--realizations", str(R), "--length", str(n_spe),
                "--content", "random", "-o", os.path.join(tmp, "q.npy"), "--out-keys", os.path.join(tmp, "k.npy")]
-        comparisons.append((f"SPE forward {method} {key}, whole `rpe compute encode`",
-                            f"N={n_spe} H={H} D={D} R={R} gated",
-                            lambda cmd=cmd: rpe_process(cmd, args.repeats), tf))
+        if wanted(whole):
+            comparisons.append((whole, f"N={n_spe} H={H} D={D} R={R} gated",
+                                lambda cmd=cmd: rpe_process(cmd, args.repeats), tf))
 
-    qa, ka = hats(n_att, H, R)
-    comparisons.append(("attention maps (logits + softmax)", f"N={n_att} H={H} R={R}",
-                        lambda: rpe_bench_row(rpe, f"attention map N={n_att} H={H} ", args.repeats)[0],
-                        lambda: attention_maps(qa, ka)))
-    ql, kl = hats(n_lin, H, R, seed=2)
-    vl = torch.randn(H, n_lin, 64)
+    if wanted("attention maps (logits + softmax)"):
+        qa, ka = hats(n_att, H, R)
+        comparisons.append(("attention maps (logits + softmax)", f"N={n_att} H={H} R={R}",
+                            lambda: rpe_bench_row(rpe, f"attention map N={n_att} H={H} ", args.repeats)[0],
+                            lambda: attention_maps(qa, ka)))
+    lin_names = {causal: f"linear attention elu+1 {'causal' if causal else 'non-causal'}" for causal in (False, True)}
+    if any(wanted(name) for name in lin_names.values()):
+        ql, kl = hats(n_lin, H, R, seed=2)
+        vl = torch.randn(H, n_lin, 64)
     for causal in (False, True):
         label = "causal" if causal else "non-causal"
-        comparisons.append((f"linear attention elu+1 {label}", f"N={n_lin} H={H} M=64 Dv=64",
-                            lambda label=label: rpe_bench_row(rpe, f"linear {label} N={n_lin} ", args.repeats)[0],
-                            lambda causal=causal: linear_attention(ql, kl, vl, causal)))
-    g = torch.Generator().manual_seed(3)
-    qs, ks = torch.randn(n_skew, 64, generator=g), torch.randn(n_skew, 64, generator=g)
-    es = torch.randn(2 * n_skew - 1, 64, generator=g)
-    comparisons.append(("exact RPE logits, skewing", f"N={n_skew} H=1 D=64",
-                        lambda: rpe_bench_row(rpe, f"skew N={n_skew} ", args.repeats)[0],
-                        lambda: skew_logits(qs, ks, es)))
+        if wanted(lin_names[causal]):
+            comparisons.append((lin_names[causal], f"N={n_lin} H={H} M=64 Dv=64",
+                                lambda label=label: rpe_bench_row(rpe, f"linear {label} N={n_lin} ", args.repeats)[0],
+                                lambda causal=causal: linear_attention(ql, kl, vl, causal)))
+    if wanted("exact RPE logits, skewing"):
+        g = torch.Generator().manual_seed(3)
+        qs, ks = torch.randn(n_skew, 64, generator=g), torch.randn(n_skew, 64, generator=g)
+        es = torch.randn(2 * n_skew - 1, 64, generator=g)
+        comparisons.append(("exact RPE logits, skewing", f"N={n_skew} H=1 D=64",
+                            lambda: rpe_bench_row(rpe, f"skew N={n_skew} ", args.repeats)[0],
+                            lambda: skew_logits(qs, ks, es)))
+    if not comparisons:
+        raise SystemExit(f"compare-torch.py: no comparison matches --only {args.only!r}")
 
     results = []
     for name, size, rpe_fn, torch_fn in comparisons:
