@@ -100,8 +100,9 @@ DK_NAME (exp) (VF x)
 }
 
 /* One DK_MR x NR tile of logits: c[i][j] = scale sum_r qa[r][i] kp[r][j] (qa: (R, DK_MR),
- * kp: (R, NR), both packed), stored at c with row stride ldc.  With track, rmax[i] (a
- * vector per row) takes the lane-wise max of the row's tile. */
+ * kp: (R, NR), both packed), stored at c with row stride ldc (with nt, non-temporal stores:
+ * c and ldc then keep every row DK_W * 4 byte aligned).  With track, rmax[i] (a vector per
+ * row) takes the lane-wise max of the row's tile. */
 static inline __attribute__ ((always_inline)) DK_ATTR void
 DK_NAME (tile) (const float *restrict qa,
                 const float *restrict kp,
@@ -110,10 +111,14 @@ DK_NAME (tile) (const float *restrict qa,
                 float       *restrict c,
                 size_t                ldc,
                 float       *restrict rmax,
-                bool                  track)
+                bool                  track,
+                bool                  nt)
 {
   VF a0[DK_MR], a1[DK_MR];
 
+#if !DK_STREAM
+  (void) nt;
+#endif
 #pragma GCC unroll 16
   for (int i = 0; i < DK_MR; i++)
     a0[i] = a1[i] = DK_NAME (splat) (0.0f);
@@ -135,8 +140,18 @@ DK_NAME (tile) (const float *restrict qa,
     {
       a0[i] *= scale;
       a1[i] *= scale;
-      DK_NAME (store) (c + i * ldc, a0[i]);
-      DK_NAME (store) (c + i * ldc + DK_W, a1[i]);
+#if DK_STREAM
+      if (nt)
+        {
+          DK_STREAM_STORE (c + i * ldc, a0[i]);
+          DK_STREAM_STORE (c + i * ldc + DK_W, a1[i]);
+        }
+      else
+#endif
+        {
+          DK_NAME (store) (c + i * ldc, a0[i]);
+          DK_NAME (store) (c + i * ldc + DK_W, a1[i]);
+        }
       if (track)
         DK_NAME (store) (rmax + i * DK_W,
                          DK_MAX (DK_NAME (load) (rmax + i * DK_W), DK_MAX (a0[i], a1[i])));
@@ -224,7 +239,7 @@ DK_NAME (block) (const DenseJob *job,
           continue;
         DK_NAME (tile) (qa + s * R * DK_MR, job->kp + p * R * NR, R, job->scale,
                         scratch + s * DK_MR * npad + p * NR, npad, rmax + s * DK_MR * DK_W,
-                        (p + 1) * NR <= valid);
+                        (p + 1) * NR <= valid, false);
       }
 
   for (size_t i = 0; i < nr && ok; i++)
@@ -307,6 +322,46 @@ DK_NAME (block) (const DenseJob *job,
     DK_SFENCE ();
 #endif
   return ok;
+}
+
+/* Rows m .. m + nr - 1 of the plain product (job->plain): out (nr, n) = scale q k^T, the
+ * tiles stored from the registers straight into out (non-temporal stores when job->stream
+ * and every row of out is DK_W * 4 byte aligned); the tiles that cross the last row or
+ * column go through a tile-sized buffer. */
+static DK_ATTR void
+DK_NAME (product_block) (const DenseJob *job,
+                         size_t          m,
+                         size_t          nr,
+                         float          *qa,
+                         float          *out)
+{
+  const size_t n = job->n, R = job->r, ldq = job->ldq;
+  const size_t strips = (nr + DK_MR - 1) / DK_MR, panels = (n + NR - 1) / NR;
+  const bool nt = job->stream && ((uintptr_t) out % (DK_W * 4)) == 0 && n % DK_W == 0;
+  float edge[DK_MR * NR];
+
+  DK_NAME (pack_q) (job->q + m * ldq, ldq, nr, R, qa);
+  for (size_t p = 0; p < panels; p++)
+    for (size_t s = 0; s < strips; s++)
+      {
+        size_t rows = nr - s * DK_MR < DK_MR ? nr - s * DK_MR : DK_MR;
+        size_t cols = n - p * NR < NR ? n - p * NR : NR;
+        float *c = out + s * DK_MR * n + p * NR;
+
+        if (rows == DK_MR && cols == NR)
+          {
+            DK_NAME (tile) (qa + s * R * DK_MR, job->kp + p * R * NR, R, job->scale, c, n, NULL, false, nt);
+            continue;
+          }
+        DK_NAME (tile) (qa + s * R * DK_MR, job->kp + p * R * NR, R, job->scale, edge, NR, NULL, false,
+                        false);
+        for (size_t i = 0; i < rows; i++)
+          memcpy (c + i * n, edge + i * NR, cols * sizeof (float));
+      }
+#if DK_STREAM
+  if (nt)
+    DK_SFENCE ();
+#endif
 }
 
 /* ---- floors for rpe bench ---- */

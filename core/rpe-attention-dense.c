@@ -15,7 +15,11 @@
  * tile 12 x 32), AVX2+FMA (8 lanes, 6 x 16) and the baseline (8 lanes, 4 x 16), chosen at
  * run time; RPE_ATTENTION_KERNEL=avx512|avx2|generic forces one (tests use it to check each
  * against the reference).  Every row is computed the same way whatever its block or
- * worker, so the result does not depend on the blocking or the number of threads. */
+ * worker, so the result does not depend on the blocking or the number of threads.
+ *
+ * The same engine in a plain mode (_rpe_dense_product_rows: alpha q k^T, no softmax, no
+ * mask; the empirical templates of rpe-template.c): the tiles go from the registers
+ * straight into the output rows, non-temporal when the output is large. */
 #include "config.h"
 
 #include <math.h>
@@ -47,6 +51,7 @@ typedef struct
   size_t             n_panels, pack_chunks;
   atomic_size_t      pack_next, pack_done;
   float              scale;
+  bool               plain;    /* scale q k^T only (no softmax, no mask) */
   bool               causal, stream;
   int                isa;
   const RpeLogitsSpec *spec;
@@ -181,6 +186,24 @@ run_block (const DenseJob *job, size_t m, size_t nr, float *scratch, float *qa, 
   return dense_block_generic (job, m, nr, scratch, qa, rmax, out);
 }
 
+static void
+run_product_block (const DenseJob *job, size_t m, size_t nr, float *qa, float *out)
+{
+#ifdef DENSE_HAVE_X86
+  if (job->isa == ISA_AVX512)
+    {
+      dense_product_block_avx512 (job, m, nr, qa, out);
+      return;
+    }
+  if (job->isa == ISA_AVX2)
+    {
+      dense_product_block_avx2 (job, m, nr, qa, out);
+      return;
+    }
+#endif
+  dense_product_block_generic (job, m, nr, qa, out);
+}
+
 /* Packs panels p0 .. p1 - 1 of n keys (rows ldk apart): kp[p][r][j] = k[(p NR + j) ldk + r],
  * zero past the last key; the key rows (usually not cached) two panels on are requested early. */
 static void
@@ -221,7 +244,7 @@ dense_worker (size_t worker, size_t n_workers, void *data)
 {
   DenseJob *job = data;
   const size_t mr = isa_mr (job->isa), strips = (job->bm + mr - 1) / mr;
-  float *scratch, *qa = NULL, *rmax = NULL;
+  float *scratch = NULL, *qa = NULL, *rmax = NULL;
   RpeStatus st = RPE_OK;
   size_t b;
 
@@ -238,14 +261,15 @@ dense_worker (size_t worker, size_t n_workers, void *data)
   while (atomic_load (&job->pack_done) < job->pack_chunks)
     sched_yield ();
 
-  scratch = rpe_alloc (strips * mr * job->npad, sizeof (float), &st);
+  /* the plain product stores its tiles straight into the output: no scratch, no maxima */
+  qa = rpe_alloc (strips * mr * job->r, sizeof (float), &st);
+  if (qa != NULL && !job->plain)
+    scratch = rpe_alloc (strips * mr * job->npad, sizeof (float), &st);
   if (scratch != NULL)
-    qa = rpe_alloc (strips * mr * job->r, sizeof (float), &st);
-  if (qa != NULL)
     rmax = rpe_alloc (strips * mr * 16, sizeof (float), &st);
   /* blocks handed out in order to whichever worker is free (a causal block's cost grows
    * with its rows); the values do not depend on who computes a block */
-  while (rmax != NULL && st == RPE_OK
+  while (qa != NULL && (job->plain || rmax != NULL) && st == RPE_OK
          && (b = atomic_fetch_add (&job->next, 1)) < job->n_blocks)
     {
       size_t r0 = b * job->bm, nr = job->n_rows - r0 < job->bm ? job->n_rows - r0 : job->bm;
@@ -256,7 +280,9 @@ dense_worker (size_t worker, size_t n_workers, void *data)
           st = RPE_ERROR_CANCELLED;
           break;
         }
-      if (!run_block (job, job->m0 + r0, nr, scratch, qa, rmax, o))
+      if (job->plain)
+        run_product_block (job, job->m0 + r0, nr, qa, o);
+      else if (!run_block (job, job->m0 + r0, nr, scratch, qa, rmax, o))
         st = rpe_attention_rows (job->spec, job->head, job->m0 + r0, nr, job->causal, o, NULL);
       b = atomic_fetch_add (&job->done, 1) + 1;
       if (worker == 0)
@@ -268,18 +294,28 @@ dense_worker (size_t worker, size_t n_workers, void *data)
   job->status[worker] = st;
 }
 
-RpeStatus
-_rpe_attention_dense_rows (const RpeLogitsSpec *spec,
-                           size_t               head,
-                           size_t               m0,
-                           size_t               n_rows,
-                           bool                 causal,
-                           float               *out,
-                           const RpeMonitor    *monitor)
+/* The rows m0 .. m0 + n_rows - 1 of either mode (see rpe-attention-private.h): q and k the
+ * first query and key rows (m = 0), ld floats apart; spec and head for the softmax mode's
+ * reference path (NULL for the plain product). */
+static RpeStatus
+dense_run (const float         *q,
+           const float         *k,
+           size_t               ld,
+           size_t               n,
+           size_t               R,
+           float                scale,
+           bool                 plain,
+           bool                 causal,
+           const RpeLogitsSpec *spec,
+           size_t               head,
+           size_t               m0,
+           size_t               n_rows,
+           float               *out,
+           const RpeMonitor    *monitor)
 {
   DenseJob *job;
   RpeStatus st = RPE_OK;
-  size_t n = spec->n, R = spec->d, nr_panel, mr, npad, packed, workers, rows_target;
+  size_t nr_panel, mr, npad, packed, workers, rows_target, work;
   float *kp;
 
   job = rpe_alloc0 (1, sizeof *job, &st);
@@ -303,15 +339,16 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
   job->n = n;
   job->r = R;
   job->npad = npad;
-  job->ldq = spec->n_heads * R;
-  job->q = spec->q + head * R;
+  job->ldq = ld;
+  job->q = q;
   job->kp = job->kpw = kp;
-  job->k = spec->k + head * R;
+  job->k = k;
   job->n_panels = npad / nr_panel;
   job->pack_chunks = (job->n_panels + PACK_CHUNK - 1) / PACK_CHUNK;
   atomic_init (&job->pack_next, 0);
   atomic_init (&job->pack_done, 0);
-  job->scale = (float) (1.0 / sqrt ((double) R));
+  job->scale = scale;
+  job->plain = plain;
   job->causal = causal;
   /* non-temporal stores when the output is far larger than the caches (the rows will not
    * be read back soon); a slab the caller writes out next stays cached */
@@ -327,6 +364,9 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
   workers = rpe_parallel_threads ();
   if (workers > sizeof job->status / sizeof job->status[0])
     workers = sizeof job->status / sizeof job->status[0];
+  /* a small plain product (under about 4 M multiply-adds) is not worth a thread */
+  if (plain && rpe_size_mul (n_rows, n, &work) && rpe_size_mul (work, R, &work) && work < ((size_t) 1 << 22))
+    workers = 1;
   job->bm = ((size_t) 1 << 17) / npad / mr * mr;
   rows_target = (n_rows + 4 * workers - 1) / (4 * workers);
   rows_target = (rows_target + mr - 1) / mr * mr;
@@ -348,6 +388,40 @@ _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
   rpe_free (kp);
   rpe_free (job);
   return st;
+}
+
+RpeStatus
+_rpe_attention_dense_rows (const RpeLogitsSpec *spec,
+                           size_t               head,
+                           size_t               m0,
+                           size_t               n_rows,
+                           bool                 causal,
+                           float               *out,
+                           const RpeMonitor    *monitor)
+{
+  return dense_run (spec->q + head * spec->d, spec->k + head * spec->d, spec->n_heads * spec->d, spec->n,
+                    spec->d, (float) (1.0 / sqrt ((double) spec->d)), false, causal, spec, head, m0, n_rows,
+                    out, monitor);
+}
+
+RpeStatus
+_rpe_dense_product_rows (const float      *q,
+                         const float      *k,
+                         size_t            ld,
+                         size_t            n,
+                         size_t            r,
+                         float             alpha,
+                         size_t            m0,
+                         size_t            n_rows,
+                         float            *out,
+                         const RpeMonitor *monitor)
+{
+  size_t end;
+
+  if (q == NULL || k == NULL || out == NULL || n == 0 || r == 0 || ld < r || n_rows == 0
+      || !rpe_size_add (m0, n_rows, &end) || end > n)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  return dense_run (q, k, ld, n, r, alpha, true, false, NULL, 0, m0, n_rows, out, monitor);
 }
 
 /* ---- floors for rpe bench ---- */

@@ -16,6 +16,22 @@ RpeStatus _rpe_attention_dense_rows (const RpeLogitsSpec *spec,
                                      float               *out,
                                      const RpeMonitor    *monitor);
 
+/* The same kernel in its plain mode: rows m0 .. m0 + n_rows - 1 of alpha q k^T into out
+ * (n_rows, n), q and k the first rows (m = 0) of n rows of r floats each, ld >= r floats
+ * apart (strided slices: the empirical templates' Qbar_d, Kbar_d), no softmax, no mask.
+ * Each output is the float sum over r in order, times alpha (the blocking and the number of
+ * threads change nothing); threaded over blocks of rows like _rpe_attention_dense_rows. */
+RpeStatus _rpe_dense_product_rows (const float      *q,
+                                   const float      *k,
+                                   size_t            ld,
+                                   size_t            n,
+                                   size_t            r,
+                                   float             alpha,
+                                   size_t            m0,
+                                   size_t            n_rows,
+                                   float            *out,
+                                   const RpeMonitor *monitor);
+
 /* Floors for `rpe bench` (the same stores and exps as the kernel, threaded over
  * rpe_parallel_threads () workers): writes count zeros to out the way the kernel writes
  * its rows (non-temporal stores where it uses them); computes count exps in L1. */

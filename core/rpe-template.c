@@ -11,9 +11,14 @@
 #include <cblas.h>
 
 #include "rpe-alloc.h"
+#include "rpe-attention-private.h"
 #include "rpe-conv-spe.h"
 #include "rpe-sine-spe.h"
 #include "rpe-spe.h"
+
+/* the largest R of an empirical template computed by _rpe_dense_product_rows (a packed key
+ * panel, R x 32 floats, then stays within L1) */
+#define DENSE_PRODUCT_MAX_R 256
 
 /* row[j] += a * x[j] * y[j], written 8-wide for GCC's SLP vectoriser at -O2. */
 static inline void
@@ -201,8 +206,13 @@ rpe_spe_empirical_template_rows (size_t            n,
   if (hdr > INT_MAX || n > INT_MAX)
     return RPE_ERROR_OVERFLOW;
 
-  /* Phat_d = sqrt(R D) / R * Qbar_d Kbar_d^T, Qbar_d the strided (N x R) slice */
+  /* Phat_d = sqrt(R D) / R * Qbar_d Kbar_d^T, Qbar_d the strided (N x R) slice: the
+   * register-tiled engine of the attention maps in its plain mode (keys packed once per
+   * call, tiles stored straight into out) when R fits its panels, else sgemm */
   alpha = (float) (sqrt ((double) r * (double) n_features) / (double) r);
+  if (r <= DENSE_PRODUCT_MAX_R)
+    return _rpe_dense_product_rows (qbar + (h * n_features + d) * r, kbar + (h * n_features + d) * r, hdr, n, r,
+                                    alpha, m0, n_rows, out, NULL);
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n_rows, (int) n, (int) r, alpha,
                qbar + (m0 * n_heads * n_features + h * n_features + d) * r, (int) hdr,
                kbar + (h * n_features + d) * r, (int) hdr,

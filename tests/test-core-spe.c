@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "rpe-alloc.h"
 #include "rpe-conv-spe.h"
 #include "rpe-rng.h"
@@ -797,6 +799,99 @@ draw_empirical (const RpeSpeParams *p, size_t n, size_t r, uint64_t seed,
   g_free (kb);
 }
 
+/* rpe_spe_empirical_template_rows through the attention maps' register-tiled engine in its
+ * plain mode (rpe-attention-dense.c) for every build of it this CPU can run
+ * (RPE_ATTENTION_KERNEL), on one and three threads, odd shapes (N not a multiple of the
+ * 12 x 32 / 6 x 16 / 4 x 16 tiles, R = 1, 5, 64, 67, and R = 300 that goes to sgemm), an
+ * output large enough for non-temporal stores: against the product in double (within the
+ * float summation bound), against the cblas_sgemm it replaced (to float rounding), and slabs
+ * of rows m0 .. m0 + b - 1 equal to the same rows of the whole template. */
+static void
+test_empirical_dense_vs_naive (void)
+{
+  const char *kernels[] = { "generic", "avx2", "avx512" };
+  const char *threads[] = { "1", "3" };
+  const size_t shapes[][4] = {   /* N, H, D, R */
+    { 1, 1, 1, 1 }, { 13, 2, 3, 5 }, { 70, 1, 2, 64 }, { 301, 2, 2, 67 }, { 45, 1, 3, 1 },
+    { 100, 2, 1, 300 },
+    /* outputs of over 2 M floats, rows 64-byte aligned: non-temporal stores (with a last
+     * half panel of 16 columns) */
+    { 1504, 1, 1, 5 }, { 1456, 1, 2, 3 },
+  };
+  GRand *rand = g_rand_new_with_seed (77);
+
+  for (size_t si = 0; si < G_N_ELEMENTS (shapes); si++)
+    {
+      const size_t n = shapes[si][0], H = shapes[si][1], D = shapes[si][2], R = shapes[si][3];
+      const size_t h = H - 1, d = D / 2, hdr = H * D * R;
+      const double alpha = sqrt ((double) R * D) / R;
+      float *qb = g_new (float, n * hdr), *kb = g_new (float, n * hdr);
+      RpeStatus st = RPE_OK;
+      float *out = rpe_alloc (n * n, sizeof (float), &st), *rows = rpe_alloc (n * n, sizeof (float), &st);
+      float *gemm = g_new (float, n * n);
+      double *ref = g_new (double, n * n), *bound = g_new (double, n * n);
+
+      g_assert_nonnull (out);
+      g_assert_nonnull (rows);
+      for (size_t i = 0; i < n * hdr; i++)
+        {
+          qb[i] = (float) g_rand_double_range (rand, -1.5, 1.5);
+          kb[i] = (float) g_rand_double_range (rand, -1.5, 1.5);
+        }
+      for (size_t m = 0; m < n; m++)
+        for (size_t j = 0; j < n; j++)
+          {
+            const float *x = qb + m * hdr + (h * D + d) * R, *y = kb + j * hdr + (h * D + d) * R;
+            double acc = 0, mag = 0;
+
+            for (size_t i = 0; i < R; i++)
+              {
+                acc += (double) x[i] * y[i];
+                mag += fabs ((double) x[i] * y[i]);
+              }
+            ref[m * n + j] = alpha * acc;
+            /* |float sum - exact| <= R u sum |x y|, plus the products and alpha's roundings */
+            bound[m * n + j] = (R + 3) * 6e-8 * alpha * mag + 1e-30;
+          }
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n, (int) R, (float) alpha,
+                   qb + (h * D + d) * R, (int) hdr, kb + (h * D + d) * R, (int) hdr, 0.0f, gemm, (int) n);
+      for (size_t ki = 0; ki < G_N_ELEMENTS (kernels); ki++)
+        for (size_t ti = 0; ti < G_N_ELEMENTS (threads); ti++)
+          {
+            g_setenv ("RPE_ATTENTION_KERNEL", kernels[ki], TRUE);
+            g_setenv ("RPE_NUM_THREADS", threads[ti], TRUE);
+            for (size_t i = 0; i < n * n; i++)
+              out[i] = NAN;
+            g_assert_cmpint (rpe_spe_empirical_template (n, H, D, R, qb, kb, h, d, out), ==, RPE_OK);
+            for (size_t i = 0; i < n * n; i++)
+              {
+                g_assert_cmpfloat (fabs (out[i] - ref[i]), <=, bound[i]);
+                g_assert_cmpfloat (fabs ((double) out[i] - gemm[i]), <=, 2 * bound[i]);
+              }
+            for (size_t m0 = 0; m0 < n; m0 += 29)
+              {
+                size_t b = MIN (n - m0, m0 % 2 == 0 ? 29 : 17);
+
+                for (size_t i = 0; i < b * n; i++)
+                  rows[i] = NAN;
+                g_assert_cmpint (rpe_spe_empirical_template_rows (n, H, D, R, qb, kb, h, d, m0, b, rows), ==,
+                                 RPE_OK);
+                g_assert_true (memcmp (rows, out + m0 * n, b * n * sizeof (float)) == 0);
+              }
+          }
+      g_free (bound);
+      g_free (ref);
+      rpe_free (rows);
+      g_free (gemm);
+      rpe_free (out);
+      g_free (kb);
+      g_free (qb);
+    }
+  g_unsetenv ("RPE_ATTENTION_KERNEL");
+  g_unsetenv ("RPE_NUM_THREADS");
+  g_rand_free (rand);
+}
+
 /* The empirical template equals sqrt(RD)/R Qbar_d Kbar_d^T computed naively. */
 static void
 test_empirical_exact (void)
@@ -1512,6 +1607,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/spe/template/gated", test_template_gated);
   g_test_add_func ("/core/spe/template/toeplitz", test_template_toeplitz);
   g_test_add_func ("/core/spe/empirical/exact", test_empirical_exact);
+  g_test_add_func ("/core/spe/empirical/dense-vs-naive", test_empirical_dense_vs_naive);
   g_test_add_func ("/core/spe/empirical/mean", test_empirical_mean);
   g_test_add_func ("/core/spe/empirical/slope", test_empirical_slope);
   g_test_add_func ("/core/spe/logits/exact", test_exact_logits);
