@@ -40,6 +40,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-attention-private.h"
+#include "rpe-conv-spe.h"
 #include "rpe-checkpoint.h"
 #include "rpe-colormap.h"
 #include "rpe-compute.h"
@@ -412,6 +413,63 @@ out:
   rpe_free (w.qhat);
   rpe_free (w.khat);
   rpe_spe_params_clear (&w.params);
+}
+
+/* The conv encoding's floors, in the same run as its row: every normal it draws and every
+ * FFT it runs, alone on the same workers (_rpe_conv_spe_floor).  No rearrangement of the fused
+ * path goes under their sum divided by the workers' speed-up. */
+typedef struct
+{
+  RpeSpeParams    params;
+  size_t          n, r;
+  RpeConvSpeFloor what;
+} ConvFloorWork;
+
+static RpeStatus
+conv_floor_work (void *data)
+{
+  ConvFloorWork *w = data;
+
+  return _rpe_conv_spe_floor (&w->params, w->n, w->r, w->what);
+}
+
+static void
+bench_conv_floor (Bench *b, size_t size, size_t n)
+{
+  static const struct { const char *name; RpeConvSpeFloor what; const char *note; } floors[] = {
+    { "1 spe conv normals floor", RPE_CONV_SPE_FLOOR_NORMALS, "the R H D (N + L - 1) normal draws alone" },
+    { "1 spe conv fft floor", RPE_CONV_SPE_FLOOR_FFTS, "the overlap-save's split FFTs alone, in L1" },
+  };
+  const size_t H = 8, D = 64, R = 64;
+  char sz[64];
+
+  g_snprintf (sz, sizeof sz, "N=%zu H=8 D=64 R=64 L=%zu", n, size);
+  for (size_t f = 0; f < G_N_ELEMENTS (floors); f++)
+    {
+      ConvFloorWork w;
+      BenchRow row;
+
+      if (!selected_sized (b, floors[f].name, sz))
+        continue;
+      memset (&w, 0, sizeof w);
+      w.n = n;
+      w.r = R;
+      w.what = floors[f].what;
+      if (rpe_spe_params_init (&w.params, RPE_SPE_CONV, H, D, size, true) != RPE_OK
+          || rpe_spe_params_random (&w.params, 3) != RPE_OK)
+        {
+          b->failed = TRUE;
+          rpe_spe_params_clear (&w.params);
+          return;
+        }
+      row = row_new (floors[f].name, sz);
+      if (time_work (b, &row, conv_floor_work, &w, b->repeats))
+        {
+          g_strlcpy (row.note, floors[f].note, sizeof row.note);
+          add_row (b, &row);
+        }
+      rpe_spe_params_clear (&w.params);
+    }
 }
 
 /* ---- workload 2: empirical templates ---- */
@@ -1451,6 +1509,7 @@ rpe_cli_bench (int argc, char **argv)
       bench_spe (&b, RPE_SPE_SINE, 5, 1024);
       bench_spe (&b, RPE_SPE_SINE, 10, 1024);
       bench_spe (&b, RPE_SPE_CONV, 128, 1024);
+      bench_conv_floor (&b, 128, 1024);
       bench_empirical (&b, 512, 1);
       bench_attention (&b, 512, 1);
       bench_attention (&b, 512, 8);
@@ -1469,6 +1528,8 @@ rpe_cli_bench (int argc, char **argv)
           bench_spe (&b, RPE_SPE_SINE, 5, spe_n[i]);
           bench_spe (&b, RPE_SPE_SINE, 10, spe_n[i]);
           bench_spe (&b, RPE_SPE_CONV, 128, spe_n[i]);
+          if (spe_n[i] == 4096)
+            bench_conv_floor (&b, 128, spe_n[i]);
         }
       bench_empirical (&b, 2048, 8);
       bench_attention (&b, 2048, 1);

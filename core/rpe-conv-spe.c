@@ -1018,3 +1018,86 @@ _rpe_conv_spe_encode_seeded_part (const RpeSpeParams *params,
   return encode_fused_run (params, n, r, NULL, seed, draw_channels, first_channel, eps, q, k, qhat, khat,
                            monitor);
 }
+
+/* ---------------------------------------------------------------- floors for rpe bench */
+
+typedef struct
+{
+  const RpeSpeParams *params;
+  size_t              n, r;
+  RpeConvSpeFloor     what;
+  RpeStatus           status[RPE_CONV_MAX_WORKERS];
+} FloorJob;
+
+/* Worker `worker` takes the (channel, realization) pairs c * R + i = worker mod n_workers and
+ * does only the floor's part of what fused_worker does for them: the same normal draws into
+ * the same segment buffer, or the same split transforms (a forward per pair of blocks, an
+ * inverse per block) on buffers that stay in L1. */
+static void
+floor_worker (size_t  worker,
+              size_t  n_workers,
+              void   *data)
+{
+  FloorJob *job = data;
+  const size_t hd = job->params->n_heads * job->params->n_features;
+  ConvCtx ctx;
+  RpeStatus st;
+
+  if ((st = conv_ctx_init (&ctx, job->params, job->n, job->r, RPE_CONV_SPE_PATH_FFT)) != RPE_OK)
+    {
+      job->status[worker] = st;
+      return;
+    }
+  /* the transforms see the values they see in the encoding: one segment of normals */
+  rpe_rng_normal (1, RPE_STREAM_CONV, 0, ctx.x, ctx.seg);
+  memset (ctx.x + ctx.seg, 0, (ctx.xlen - ctx.seg) * sizeof (float));
+  for (size_t p = worker; p < hd * job->r; p += n_workers)
+    {
+      const size_t c = p / job->r, i = p % job->r;
+
+      if (job->what == RPE_CONV_SPE_FLOOR_NORMALS)
+        {
+          rpe_rng_normal (1, RPE_STREAM_CONV, (i * hd + c) * ctx.zlen + job->params->kernel, ctx.x, ctx.seg);
+          continue;
+        }
+      for (size_t b = 0; b < ctx.nblk; b += 2)
+        {
+          rpe_fft_split_forward (ctx.plan, ctx.x + b * ctx.nvalid, ctx.x + (b + 1) * ctx.nvalid, ctx.zr, ctx.zi);
+          for (size_t k = 0; k < 2 && b + k < ctx.nblk; k++)
+            rpe_fft_split_backward (ctx.plan, ctx.zr, ctx.zi, ctx.tq, ctx.tk);
+        }
+    }
+  conv_ctx_clear (&ctx);
+  job->status[worker] = RPE_OK;
+}
+
+RpeStatus
+_rpe_conv_spe_floor (const RpeSpeParams *params,
+                     size_t              n,
+                     size_t              r,
+                     RpeConvSpeFloor     what)
+{
+  FloorJob job;
+  size_t workers = rpe_parallel_threads ();
+  RpeStatus st;
+
+  if ((st = rpe_spe_params_validate (params)) != RPE_OK)
+    return st;
+  if (params->method != RPE_SPE_CONV || n == 0 || r == 0
+      || rpe_conv_spe_choose_path (n, params->kernel) != RPE_CONV_SPE_PATH_FFT)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (what != RPE_CONV_SPE_FLOOR_NORMALS && what != RPE_CONV_SPE_FLOOR_FFTS)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (workers > RPE_CONV_MAX_WORKERS)
+    workers = RPE_CONV_MAX_WORKERS;
+  memset (&job, 0, sizeof job);
+  job.params = params;
+  job.n = n;
+  job.r = r;
+  job.what = what;
+  rpe_parallel_run (workers, floor_worker, &job);
+  for (size_t w = 0; w < workers; w++)
+    if (job.status[w] != RPE_OK)
+      return job.status[w];
+  return RPE_OK;
+}

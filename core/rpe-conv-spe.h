@@ -44,6 +44,22 @@ RpeSpeEncodeFusedFunc _rpe_conv_spe_encode_fused;
  * rpe_spe_noise_fill + _rpe_conv_spe_encode_fused without the (R, H*D, N+4L) buffer. */
 RpeSpeEncodeSeededFunc _rpe_conv_spe_encode_seeded;
 
+/* Floors for `rpe bench`: the part of the fused seeded encoding's work (FFT path) that no
+ * rearrangement of it can remove, on the same workers: every normal it draws (R H D segments of
+ * N + L - 1, RPE_CONV_SPE_FLOOR_NORMALS), or every split transform it runs (per (channel, realization)
+ * a forward per pair of blocks and an inverse per block, on buffers in L1, RPE_CONV_SPE_FLOOR_FFTS).
+ * RPE_ERROR_INVALID_ARGUMENT when (n, L) would take the direct path. */
+typedef enum
+{
+  RPE_CONV_SPE_FLOOR_NORMALS,
+  RPE_CONV_SPE_FLOOR_FFTS
+} RpeConvSpeFloor;
+
+RpeStatus _rpe_conv_spe_floor (const RpeSpeParams *params,
+                               size_t              n,
+                               size_t              r,
+                               RpeConvSpeFloor     what);
+
 /* The same for a part of a larger draw: the channels of params are channels first_channel ..
  * of a draw of draw_channels channels (R, draw_channels, N+4L), e.g. one head of H. */
 RpeStatus _rpe_conv_spe_encode_seeded_part (const RpeSpeParams *params,
