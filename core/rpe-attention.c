@@ -1018,27 +1018,8 @@ static inline __attribute__ ((always_inline)) v8f
 v8_exp_nonpos (v8f x)
 {
   const v8f lo = SPLAT8 (-104.0f);
-  const v8f magic = SPLAT8 (12582912.0f);
-  v8f xc, t, nf, r, p, y;
-  v8i n, n1, n2;
 
-  xc = v8_select (x < lo, lo, x);
-  t = xc * (v8f) SPLAT8 (1.44269504088896341f) + magic;
-  n = (v8i) t - (v8i) magic;
-  nf = t - magic;
-  r = xc - nf * (v8f) SPLAT8 (0.693359375f);
-  r = r - nf * (v8f) SPLAT8 (-2.12194440e-4f);
-  p = (v8f) SPLAT8 (1.9875691500e-4f);
-  p = p * r + (v8f) SPLAT8 (1.3981999507e-3f);
-  p = p * r + (v8f) SPLAT8 (8.3334519073e-3f);
-  p = p * r + (v8f) SPLAT8 (4.1665795894e-2f);
-  p = p * r + (v8f) SPLAT8 (1.6666665459e-1f);
-  p = p * r + (v8f) SPLAT8 (5.0000001201e-1f);
-  y = p * (r * r) + r + (v8f) SPLAT8 (1.0f);
-  n1 = n >> 1;
-  n2 = n - n1;
-  y = y * (v8f) ((n1 + 127) << 23);
-  return y * (v8f) ((n2 + 127) << 23);
+  return v8_exp_poly (v8_select (x < lo, lo, x));
 }
 
 /* r[j] = exp (r[j] - max) for j < n (every r[j] <= max, or NaN), returns the sum (float

@@ -71,18 +71,15 @@ v8_select (v8i mask,
   return (v8f) (((v8i) a & mask) | ((v8i) b & ~mask));
 }
 
+/* The polynomial of v8_exp for xc in [-104, 88.72] (Cephes-style: x = n ln 2 + r, a degree-6
+ * polynomial in r, 2^n applied in two halves so that n down to -150 gives subnormals). */
 static inline __attribute__ ((always_inline)) v8f
-v8_exp (v8f x)
+v8_exp_poly (v8f xc)
 {
-  const v8f hi = SPLAT8 (88.7228317f), lo = SPLAT8 (-104.0f);
   const v8f magic = SPLAT8 (12582912.0f);     /* 1.5 * 2^23: adding it rounds to an integer */
-  const v8i nan = x != x, over = x > hi;
-  v8f xc, t, nf, r, p, y;
+  v8f t, nf, r, p, y;
   v8i n, n1, n2;
 
-  xc = v8_select (x < lo, lo, x);
-  xc = v8_select (xc > hi, hi, xc);
-  xc = v8_select (nan, lo, xc);
   t = xc * (v8f) SPLAT8 (1.44269504088896341f) + magic;
   n = (v8i) t - (v8i) magic;                  /* round (x / ln 2), in [-150, 128] */
   nf = t - magic;
@@ -98,7 +95,20 @@ v8_exp (v8f x)
   n1 = n >> 1;
   n2 = n - n1;
   y = y * (v8f) ((n1 + 127) << 23);
-  y = y * (v8f) ((n2 + 127) << 23);
+  return y * (v8f) ((n2 + 127) << 23);
+}
+
+static inline __attribute__ ((always_inline)) v8f
+v8_exp (v8f x)
+{
+  const v8f hi = SPLAT8 (88.7228317f), lo = SPLAT8 (-104.0f);
+  const v8i nan = x != x, over = x > hi;
+  v8f xc, y;
+
+  xc = v8_select (x < lo, lo, x);
+  xc = v8_select (xc > hi, hi, xc);
+  xc = v8_select (nan, lo, xc);
+  y = v8_exp_poly (xc);
   y = v8_select (over, (v8f) SPLAT8 (INFINITY), y);
   return v8_select (nan, x, y);
 }
