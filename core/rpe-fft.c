@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "rpe-fft.h"
@@ -11,8 +12,36 @@ struct _RpeFftPlan
   fftwf_plan forward;
   fftwf_plan inverse;
 };
+_Static_assert (offsetof (struct _RpeFftPlan, n) == 0, "plan_struct_new sets the length first");
 
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What every plan constructor starts with: the length checked, the FFTW flags of `flags`, and
+ * the zeroed plan struct of `size` bytes (its first member is the size_t length, set here). */
+static void *
+plan_struct_new (size_t     n,
+                 size_t     size,
+                 unsigned   flags,
+                 unsigned  *fftw_flags,
+                 RpeStatus *status)
+{
+  size_t *plan;
+
+  *fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
+                | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+  if (n == 0 || n > (size_t) 1 << 30)
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
+  if ((plan = calloc (1, size)) == NULL)
+    {
+      *status = RPE_ERROR_NO_MEMORY;
+      return NULL;
+    }
+  *plan = n;
+  return plan;
+}
 
 /* Destroys a plan pair (either may be NULL) under the planner lock (FFTW's planner is not thread-safe). */
 static void
@@ -35,21 +64,10 @@ rpe_fft_plan_new (size_t     n,
   RpeFftPlan *plan;
   float *re = NULL;
   fftwf_complex *co = NULL;
-  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
-                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+  unsigned fftw_flags;
 
-  if (n == 0 || n > (size_t) 1 << 30)
-    {
-      *status = RPE_ERROR_INVALID_ARGUMENT;
-      return NULL;
-    }
-  plan = calloc (1, sizeof *plan);
-  if (plan == NULL)
-    {
-      *status = RPE_ERROR_NO_MEMORY;
-      return NULL;
-    }
-  plan->n = n;
+  if ((plan = plan_struct_new (n, sizeof *plan, flags, &fftw_flags, status)) == NULL)
+    return NULL;
 
   pthread_mutex_lock (&planner_lock);
   re = fftwf_alloc_real (n);
@@ -128,6 +146,7 @@ struct _RpeFftC2cPlan
   fftwf_plan forward;
   fftwf_plan backward;
 };
+_Static_assert (offsetof (struct _RpeFftC2cPlan, n) == 0, "plan_struct_new sets the length first");
 
 RpeFftC2cPlan *
 rpe_fft_c2c_plan_new (size_t     n,
@@ -136,21 +155,10 @@ rpe_fft_c2c_plan_new (size_t     n,
 {
   RpeFftC2cPlan *plan;
   fftwf_complex *a = NULL, *b = NULL;
-  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
-                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+  unsigned fftw_flags;
 
-  if (n == 0 || n > (size_t) 1 << 30)
-    {
-      *status = RPE_ERROR_INVALID_ARGUMENT;
-      return NULL;
-    }
-  plan = calloc (1, sizeof *plan);
-  if (plan == NULL)
-    {
-      *status = RPE_ERROR_NO_MEMORY;
-      return NULL;
-    }
-  plan->n = n;
+  if ((plan = plan_struct_new (n, sizeof *plan, flags, &fftw_flags, status)) == NULL)
+    return NULL;
 
   pthread_mutex_lock (&planner_lock);
   a = fftwf_alloc_complex (n);
@@ -207,6 +215,7 @@ struct _RpeFftSplitPlan
   size_t     n;
   fftwf_plan forward;
 };
+_Static_assert (offsetof (struct _RpeFftSplitPlan, n) == 0, "plan_struct_new sets the length first");
 
 RpeFftSplitPlan *
 rpe_fft_split_plan_new (size_t     n,
@@ -215,21 +224,10 @@ rpe_fft_split_plan_new (size_t     n,
 {
   RpeFftSplitPlan *plan;
   float *a = NULL;
-  unsigned fftw_flags = ((flags & RPE_FFT_ALIGNED) ? 0 : FFTW_UNALIGNED)
-                        | ((flags & RPE_FFT_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE);
+  unsigned fftw_flags;
 
-  if (n == 0 || n > (size_t) 1 << 30)
-    {
-      *status = RPE_ERROR_INVALID_ARGUMENT;
-      return NULL;
-    }
-  plan = calloc (1, sizeof *plan);
-  if (plan == NULL)
-    {
-      *status = RPE_ERROR_NO_MEMORY;
-      return NULL;
-    }
-  plan->n = n;
+  if ((plan = plan_struct_new (n, sizeof *plan, flags, &fftw_flags, status)) == NULL)
+    return NULL;
 
   pthread_mutex_lock (&planner_lock);
   /* four 64-byte aligned arrays of n floats (n rounded up to 16) */
