@@ -876,7 +876,13 @@ test_empirical_dense_vs_naive (void)
                   rows[i] = NAN;
                 g_assert_cmpint (rpe_spe_empirical_template_rows (n, H, D, R, qb, kb, h, d, m0, b, rows), ==,
                                  RPE_OK);
-                g_assert_true (memcmp (rows, out + m0 * n, b * n * sizeof (float)) == 0);
+                if (R <= 256)
+                  g_assert_true (memcmp (rows, out + m0 * n, b * n * sizeof (float)) == 0);
+                else
+                  /* the sgemm fallback: OpenBLAS's kernels for a tail of rows may sum in another
+                   * order than for the whole (its Haswell kernels do), so to rounding only */
+                  for (size_t i = 0; i < b * n; i++)
+                    g_assert_cmpfloat (fabs ((double) rows[i] - out[m0 * n + i]), <=, 2 * bound[m0 * n + i]);
               }
           }
       g_free (bound);
