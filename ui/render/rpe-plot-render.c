@@ -1210,6 +1210,7 @@ static cairo_surface_t *
 make_colorbar (const RpeColormap *cmap)
 {
   cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, RPE_COLORMAP_SIZE);
+  uint32_t lut[RPE_COLORMAP_SIZE];
   unsigned char *pixels;
   int stride;
 
@@ -1221,19 +1222,29 @@ make_colorbar (const RpeColormap *cmap)
   cairo_surface_flush (surface);
   pixels = cairo_image_surface_get_data (surface);
   stride = cairo_image_surface_get_stride (surface);
+  rpe_colormap_rgb24_table (cmap, lut);
+  /* Row 0 (top) is the map's top entry. */
   for (size_t i = 0; i < RPE_COLORMAP_SIZE; i++)
-    {
-      double rgb[3];
-      uint32_t px = 0;
-
-      /* Row 0 (top) is the map's top entry. */
-      rpe_colormap_entry (cmap, RPE_COLORMAP_SIZE - 1 - i, rgb);
-      for (int c = 0; c < 3; c++)
-        px = (px << 8) | (uint32_t) lround (fmin (1.0, fmax (0.0, rgb[c])) * 255.0);
-      *(uint32_t *) (void *) (pixels + (size_t) stride * i) = px;
-    }
+    *(uint32_t *) (void *) (pixels + (size_t) stride * i) = lut[RPE_COLORMAP_SIZE - 1 - i];
   cairo_surface_mark_dirty (surface);
   return surface;
+}
+
+/* A colour bar's frame, then the font and colour its ticks and labels are drawn in. */
+static void
+colorbar_frame (cairo_t           *cr,
+                const RpePlotRect *b,
+                double             font,
+                const double       fg[4])
+{
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
+  cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
 }
 
 static void
@@ -1583,14 +1594,7 @@ rpe_plot_render_colorbar (cairo_t             *cr,
         paint_surface (cr, bar, &inner);
       cairo_surface_destroy (bar);
     }
-  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size (cr, font);
-  cairo_set_line_width (cr, 1.0);
-  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
-  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
-  cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
-  cairo_stroke (cr);
-  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  colorbar_frame (cr, b, font, fg);
   colorbar_ticks (vmin, vmax, transform, param, b->height, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     {
@@ -1652,28 +1656,12 @@ render_colorbar_below (cairo_t             *cr,
 
       cairo_surface_flush (bar);
       px = (uint32_t *) (void *) cairo_image_surface_get_data (bar);
-      for (size_t i = 0; i < RPE_COLORMAP_SIZE; i++)
-        {
-          double rgb[3];
-          uint32_t v = 0;
-
-          rpe_colormap_entry (colormap, i, rgb);
-          for (int c = 0; c < 3; c++)
-            v = (v << 8) | (uint32_t) lround (fmin (1.0, fmax (0.0, rgb[c])) * 255.0);
-          px[i] = v;
-        }
+      rpe_colormap_rgb24_table (colormap, px);
       cairo_surface_mark_dirty (bar);
       paint_surface (cr, bar, &inner);
     }
   cairo_surface_destroy (bar);
-  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size (cr, font);
-  cairo_set_line_width (cr, 1.0);
-  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
-  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
-  cairo_rectangle (cr, b->x + 0.5, b->y + 0.5, b->width - 1.0, b->height - 1.0);
-  cairo_stroke (cr);
-  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  colorbar_frame (cr, b, font, fg);
   /* The vertical bar's tick spacing is a line of text; across, a label's width and a space:
    * the length scaled so that one stands for the other. */
   colorbar_ticks (vmin, vmax, transform, param, b->width, font, &bt);
