@@ -609,6 +609,17 @@ check_encode_args (const RpeSpeParams *params,
   return rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r);
 }
 
+/* The sine encoding's BLAS int sizes (R, H*R, D*2K) fit an int. */
+static bool
+sine_blas_sizes_fit (const RpeSpeParams *params,
+                     size_t              r)
+{
+  size_t bytes, k2;
+
+  return rpe_size_bytes (&bytes, 1, params->n_heads, r, 1, 1) == RPE_OK && bytes <= INT_MAX
+         && rpe_size_bytes (&k2, 2, params->n_features, params->n_sines, 1, 1) == RPE_OK && k2 <= INT_MAX;
+}
+
 RpeStatus
 rpe_spe_encode_fused (const RpeSpeParams *params,
                       size_t              n,
@@ -621,7 +632,7 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
                       float              *khat,
                       const RpeMonitor   *monitor)
 {
-  size_t noise, bytes, k2;
+  size_t noise;
   RpeStatus st;
 
   if ((st = check_encode_args (params, z == NULL, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
@@ -630,9 +641,7 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
   if (params->method == RPE_SPE_CONV)
     return _rpe_conv_spe_encode_fused (params, n, r, z, params->gate != NULL ? eps : NULL,
                                        q, k, qhat, khat, monitor);
-  /* BLAS int sizes: R, H*R, D*2K */
-  if (rpe_size_bytes (&bytes, 1, params->n_heads, r, 1, 1) != RPE_OK || bytes > INT_MAX
-      || rpe_size_bytes (&k2, 2, params->n_features, params->n_sines, 1, 1) != RPE_OK || k2 > INT_MAX)
+  if (!sine_blas_sizes_fit (params, r))
     return RPE_ERROR_OVERFLOW;
   return _rpe_sine_spe_encode_fused (params, n, r, z, params->gate != NULL ? eps : NULL,
                                      q, k, qhat, khat, monitor);
@@ -652,7 +661,7 @@ rpe_spe_encode_fused_rows (const RpeSpeParams *params,
                            float              *khat,
                            const RpeMonitor   *monitor)
 {
-  size_t noise, bytes, k2;
+  size_t noise;
   RpeStatus st;
 
   if ((st = check_encode_args (params, z == NULL, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
@@ -660,8 +669,7 @@ rpe_spe_encode_fused_rows (const RpeSpeParams *params,
   if (params->method != RPE_SPE_SINE || rows == 0 || m0 >= n || rows > n - m0
       || m0 % RPE_SPE_FUSED_ROWS_ALIGN != 0)
     return RPE_ERROR_INVALID_ARGUMENT;
-  if (rpe_size_bytes (&bytes, 1, params->n_heads, r, 1, 1) != RPE_OK || bytes > INT_MAX
-      || rpe_size_bytes (&k2, 2, params->n_features, params->n_sines, 1, 1) != RPE_OK || k2 > INT_MAX)
+  if (!sine_blas_sizes_fit (params, r))
     return RPE_ERROR_OVERFLOW;
   return _rpe_sine_spe_encode_fused_rows (params, m0, rows, r, z, params->gate != NULL ? eps : NULL,
                                           q, k, qhat, khat, monitor);
