@@ -87,38 +87,43 @@ v8_sqrt (v8f x)
   return r;
 }
 
-/* -2 ln(u), u in (0, 1] */
+/* -2 ln(u), u in (0, 1], as the body of a function of u over vectors VF of floats and VI of
+ * ints (8 or 16 wide, SP the matching splat): one text, so the widths give the same bits.
+ * ln u = e ln 2 + ln m, m in [sqrt(1/2), sqrt(2)), ln(1 + x) by Cephes' polynomial. */
+#define MINUS2LOG_BODY(VF, VI, SP)                                                          \
+  {                                                                                         \
+    const VI bits = (VI) u;                                                                 \
+    const VI mant = (bits & (VI) SP (0x007fffff)) | (VI) SP (0x3f000000);   /* [0.5, 1) */  \
+    VI e = ((bits >> 23) & (VI) SP (0xff)) - (VI) SP (126);                                 \
+    VF m = (VF) mant, x, z, y, ef;                                                          \
+    /* m < sqrt(1/2): use 2m - 1 and e - 1, else m - 1 */                                   \
+    const VI small = m < (VF) SP (0.707106781186547524f);                                   \
+    const VF xs = (m + m) - (VF) SP (1.0f), xl = m - (VF) SP (1.0f);                        \
+                                                                                            \
+    x = (VF) (((VI) xs & small) | ((VI) xl & ~small));                                      \
+    e = e + small;  /* small is -1 where true */                                            \
+    ef = __builtin_convertvector (e, VF);                                                   \
+    z = x * x;                                                                              \
+    y = (VF) SP (7.0376836292e-2f);                                                         \
+    y = y * x + (VF) SP (-1.1514610310e-1f);                                                \
+    y = y * x + (VF) SP (1.1676998740e-1f);                                                 \
+    y = y * x + (VF) SP (-1.2420140846e-1f);                                                \
+    y = y * x + (VF) SP (1.4249322787e-1f);                                                 \
+    y = y * x + (VF) SP (-1.6668057665e-1f);                                                \
+    y = y * x + (VF) SP (2.0000714765e-1f);                                                 \
+    y = y * x + (VF) SP (-2.4999993993e-1f);                                                \
+    y = y * x + (VF) SP (3.3333331174e-1f);                                                 \
+    y = y * x * z;                                                                          \
+    y = y + ef * (VF) SP (-2.12194440e-4f);                                                 \
+    y = y - (VF) SP (0.5f) * z;                                                             \
+    x = x + y;                                                                              \
+    x = x + ef * (VF) SP (0.693359375f);                                                    \
+    return (VF) SP (-2.0f) * x;                                                             \
+  }
+
 static inline __attribute__ ((always_inline)) v8f
 v8_minus2log (v8f u)
-{
-  const v8i bits = (v8i) u;
-  const v8i mant = (bits & (v8i) SPLAT (0x007fffff)) | (v8i) SPLAT (0x3f000000);   /* [0.5, 1) */
-  v8i e = ((bits >> 23) & (v8i) SPLAT (0xff)) - (v8i) SPLAT (126);
-  v8f m = (v8f) mant, x, z, y, ef;
-  /* m < sqrt(1/2): use 2m - 1 and e - 1, else m - 1 */
-  const v8i small = m < (v8f) SPLAT (0.707106781186547524f);
-  const v8f xs = (m + m) - (v8f) SPLAT (1.0f), xl = m - (v8f) SPLAT (1.0f);
-
-  x = (v8f) (((v8i) xs & small) | ((v8i) xl & ~small));
-  e = e + small;  /* small is -1 where true */
-  ef = __builtin_convertvector (e, v8f);
-  z = x * x;
-  y = (v8f) SPLAT (7.0376836292e-2f);
-  y = y * x + (v8f) SPLAT (-1.1514610310e-1f);
-  y = y * x + (v8f) SPLAT (1.1676998740e-1f);
-  y = y * x + (v8f) SPLAT (-1.2420140846e-1f);
-  y = y * x + (v8f) SPLAT (1.4249322787e-1f);
-  y = y * x + (v8f) SPLAT (-1.6668057665e-1f);
-  y = y * x + (v8f) SPLAT (2.0000714765e-1f);
-  y = y * x + (v8f) SPLAT (-2.4999993993e-1f);
-  y = y * x + (v8f) SPLAT (3.3333331174e-1f);
-  y = y * x * z;
-  y = y + ef * (v8f) SPLAT (-2.12194440e-4f);
-  y = y - (v8f) SPLAT (0.5f) * z;
-  x = x + y;
-  x = x + ef * (v8f) SPLAT (0.693359375f);
-  return (v8f) SPLAT (-2.0f) * x;
-}
+MINUS2LOG_BODY (v8f, v8i, SPLAT)
 
 /* Box-Muller of 8 pairs (a, b) into n0 (cos) and n1 (sin) */
 static inline __attribute__ ((always_inline)) void
@@ -296,34 +301,7 @@ typedef uint32_t v16u __attribute__ ((vector_size (64)));
 /* -2 ln(u), u in (0, 1]: v8_minus2log, 16 wide */
 static inline __attribute__ ((always_inline, target (AVX512_TARGET))) v16f
 v16_minus2log (v16f u)
-{
-  const v16i bits = (v16i) u;
-  const v16i mant = (bits & (v16i) SPLAT16 (0x007fffff)) | (v16i) SPLAT16 (0x3f000000);
-  v16i e = ((bits >> 23) & (v16i) SPLAT16 (0xff)) - (v16i) SPLAT16 (126);
-  v16f m = (v16f) mant, x, z, y, ef;
-  const v16i small = m < (v16f) SPLAT16 (0.707106781186547524f);
-  const v16f xs = (m + m) - (v16f) SPLAT16 (1.0f), xl = m - (v16f) SPLAT16 (1.0f);
-
-  x = (v16f) (((v16i) xs & small) | ((v16i) xl & ~small));
-  e = e + small;
-  ef = __builtin_convertvector (e, v16f);
-  z = x * x;
-  y = (v16f) SPLAT16 (7.0376836292e-2f);
-  y = y * x + (v16f) SPLAT16 (-1.1514610310e-1f);
-  y = y * x + (v16f) SPLAT16 (1.1676998740e-1f);
-  y = y * x + (v16f) SPLAT16 (-1.2420140846e-1f);
-  y = y * x + (v16f) SPLAT16 (1.4249322787e-1f);
-  y = y * x + (v16f) SPLAT16 (-1.6668057665e-1f);
-  y = y * x + (v16f) SPLAT16 (2.0000714765e-1f);
-  y = y * x + (v16f) SPLAT16 (-2.4999993993e-1f);
-  y = y * x + (v16f) SPLAT16 (3.3333331174e-1f);
-  y = y * x * z;
-  y = y + ef * (v16f) SPLAT16 (-2.12194440e-4f);
-  y = y - (v16f) SPLAT16 (0.5f) * z;
-  x = x + y;
-  x = x + ef * (v16f) SPLAT16 (0.693359375f);
-  return (v16f) SPLAT16 (-2.0f) * x;
-}
+MINUS2LOG_BODY (v16f, v16i, SPLAT16)
 
 /* v8_box_muller, 16 wide (the square root is IEEE's correctly rounded one either way) */
 static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
