@@ -30,6 +30,22 @@ rpe_test_settle (RpeWindow *window,
     rpe_test_iterate_until (rpe_test_window_idle, window);
 }
 
+GtkWidget *
+rpe_test_find_widget (GtkWidget *root,
+                      GType      type)
+{
+  if (type != 0 && g_type_is_a (G_OBJECT_TYPE (root), type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = rpe_test_find_widget (c, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 cairo_surface_t *
 rpe_test_render_widget (GtkWidget *widget)
 {

@@ -20,6 +20,10 @@ gboolean         rpe_test_window_idle_drained (gpointer          data);
 void             rpe_test_settle              (RpeWindow        *window,
                                                gboolean          idle_after);
 
+/* The first widget of `type` (or a subtype) in the tree under root, depth first, root
+ * included; NULL if none. */
+GtkWidget       *rpe_test_find_widget         (GtkWidget        *root,
+                                               GType             type);
 /* The widget rendered to pixels as the screen shows it, on white (asserts a non-empty size). */
 cairo_surface_t *rpe_test_render_widget       (GtkWidget        *widget);
 /* The bundle's figure at its default size, on white. */

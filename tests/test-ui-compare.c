@@ -573,49 +573,6 @@ test_watch (void)
 
 /* ------------------------------------------------------------ screenshots */
 
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  cairo_surface_t *surface;
-  cairo_t *cr;
-
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cr = cairo_create (surface);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  if (node != NULL)
-    {
-      gsk_render_node_draw (node, cr);
-      gsk_render_node_unref (node);
-    }
-  cairo_destroy (cr);
-  g_object_unref (paintable);
-  cairo_surface_flush (surface);
-  return surface;
-}
-
-static GtkWidget *
-find_widget (GtkWidget *root,
-             GType      type)
-{
-  if (g_type_is_a (G_OBJECT_TYPE (root), type))
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_widget (c, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 static gboolean
 flap_settled (gpointer data)
 {
@@ -631,8 +588,8 @@ save_window (RpeWindow  *window,
              const char *name)
 {
   g_autofree char *path = g_strdup_printf ("%s/%s.png", dir, name);
-  GtkWidget *overlay = find_widget (GTK_WIDGET (window), ADW_TYPE_TOAST_OVERLAY);
-  GtkWidget *flap = find_widget (GTK_WIDGET (window), ADW_TYPE_FLAP);
+  GtkWidget *overlay = rpe_test_find_widget (GTK_WIDGET (window), ADW_TYPE_TOAST_OVERLAY);
+  GtkWidget *flap = rpe_test_find_widget (GTK_WIDGET (window), ADW_TYPE_FLAP);
   cairo_surface_t *pixels;
 
   rpe_test_iterate_until (rpe_test_window_idle, window);
@@ -644,7 +601,7 @@ save_window (RpeWindow  *window,
     if (c != adw_toast_overlay_get_child (ADW_TOAST_OVERLAY (overlay)))
       gtk_widget_set_visible (c, FALSE);
   rpe_test_wait_frames (GTK_WIDGET (window), 2);
-  pixels = render_widget (GTK_WIDGET (window));
+  pixels = rpe_test_render_widget (GTK_WIDGET (window));
   g_assert_cmpint (cairo_surface_write_to_png (pixels, path), ==, CAIRO_STATUS_SUCCESS);
   cairo_surface_destroy (pixels);
 }

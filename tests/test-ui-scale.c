@@ -618,22 +618,6 @@ dump_wide (GtkWidget *w,
       dump_wide (c, depth + 1);
 }
 
-static GtkWidget *
-find_widget_of_type (GtkWidget *w,
-                     GType      type)
-{
-  if (type != 0 && g_type_is_a (G_OBJECT_TYPE (w), type))
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_widget_of_type (c, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 static void
 test_fits_screen (void)
 {
@@ -675,7 +659,7 @@ test_fits_screen (void)
    * the window is narrower, so only the content below it must ask for no more
    * than the screen.  The window itself always has a default size. */
   {
-    GtkWidget *flap = find_widget_of_type (GTK_WIDGET (window), g_type_from_name ("AdwFlap"));
+    GtkWidget *flap = rpe_test_find_widget (GTK_WIDGET (window), g_type_from_name ("AdwFlap"));
     int fmin, fnat;
 
     g_assert_nonnull (flap);
