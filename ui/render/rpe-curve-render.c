@@ -913,6 +913,45 @@ draw_series (cairo_t              *cr,
     }
 }
 
+/* One legend entry: its line sample (and marker) from x, its label after it, centred on y. */
+static void
+draw_entry (cairo_t            *cr,
+            const RpeCurvePlot *plot,
+            size_t              s,
+            double              x,
+            double              y,
+            double              font,
+            double              sample,
+            double              pad)
+{
+  const RpeCurveSeries *se = &plot->series[s];
+  double rgba[4], lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, font / 12.0);
+
+  series_color (se, s, rgba);
+  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
+  if (!se->no_line)
+    {
+      double dashes[4];
+      cairo_line_cap_t cap;
+      int nd = series_dashes (se, s, lw, dashes, &cap);
+
+      cairo_set_line_width (cr, lw);
+      cairo_set_line_cap (cr, cap);
+      cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
+      cairo_move_to (cr, x, y);
+      cairo_line_to (cr, x + sample, y);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+    }
+  if (se->marker != RPE_CURVE_MARKER_NONE)
+    {
+      draw_marker (cr, se->marker, x + sample / 2.0, y, fmax (1.5, font * 0.28));
+      cairo_fill (cr);
+    }
+  set_fg (cr, plot, 1.0);
+  show_text_at (cr, se->label, x + sample + pad, y, 0.0, 0.5);
+}
+
 static void
 draw_legend (cairo_t            *cr,
              const RpeCurvePlot *plot,
@@ -1029,34 +1068,10 @@ draw_legend (cairo_t            *cr,
     for (size_t s = 0; s < plot->n_series; s++)
       {
         const RpeCurveSeries *se = &plot->series[s];
-        double rgba[4], y, lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, lay->font / 12.0);
 
         if (se->label == NULL || se->label[0] == '\0')
           continue;
-        y = by + pad + row_h * ((double) row + 0.5);
-        series_color (se, s, rgba);
-        cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
-        if (!se->no_line)
-          {
-            double dashes[4];
-            cairo_line_cap_t cap;
-            int nd = series_dashes (se, s, lw, dashes, &cap);
-
-            cairo_set_line_width (cr, lw);
-            cairo_set_line_cap (cr, cap);
-            cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
-            cairo_move_to (cr, bx + pad, y);
-            cairo_line_to (cr, bx + pad + sample, y);
-            cairo_stroke (cr);
-            cairo_set_dash (cr, NULL, 0, 0);
-          }
-        if (se->marker != RPE_CURVE_MARKER_NONE)
-          {
-            draw_marker (cr, se->marker, bx + pad + sample / 2.0, y, fmax (1.5, lay->font * 0.28));
-            cairo_fill (cr);
-          }
-        set_fg (cr, plot, 1.0);
-        show_text_at (cr, se->label, bx + pad * 2.0 + sample, y, 0.0, 0.5);
+        draw_entry (cr, plot, s, bx + pad, by + pad + row_h * ((double) row + 0.5), lay->font, sample, pad);
         row++;
       }
   }
@@ -1281,45 +1296,6 @@ rpe_curve_render_highlight (cairo_t            *cr,
   cairo_set_source_rgba (cr, 0, 0, 0, 1);
   show_text_at (cr, text, bx + pad, by + lay.font * 0.75, 0.0, 0.5);
   cairo_restore (cr);
-}
-
-/* One legend entry: its line sample (and marker) from x, its label after it, centred on y. */
-static void
-draw_entry (cairo_t            *cr,
-            const RpeCurvePlot *plot,
-            size_t              s,
-            double              x,
-            double              y,
-            double              font,
-            double              sample,
-            double              pad)
-{
-  const RpeCurveSeries *se = &plot->series[s];
-  double rgba[4], lw = (se->line_width > 0.0 ? se->line_width : 1.5) * fmax (1.0, font / 12.0);
-
-  series_color (se, s, rgba);
-  cairo_set_source_rgba (cr, rgba[0], rgba[1], rgba[2], rgba[3]);
-  if (!se->no_line)
-    {
-      double dashes[4];
-      cairo_line_cap_t cap;
-      int nd = series_dashes (se, s, lw, dashes, &cap);
-
-      cairo_set_line_width (cr, lw);
-      cairo_set_line_cap (cr, cap);
-      cairo_set_dash (cr, nd > 0 ? dashes : NULL, nd, 0);
-      cairo_move_to (cr, x, y);
-      cairo_line_to (cr, x + sample, y);
-      cairo_stroke (cr);
-      cairo_set_dash (cr, NULL, 0, 0);
-    }
-  if (se->marker != RPE_CURVE_MARKER_NONE)
-    {
-      draw_marker (cr, se->marker, x + sample / 2.0, y, fmax (1.5, font * 0.28));
-      cairo_fill (cr);
-    }
-  set_fg (cr, plot, 1.0);
-  show_text_at (cr, se->label, x + sample + pad, y, 0.0, 0.5);
 }
 
 double
