@@ -48,8 +48,10 @@ case "${1:-}" in
   test)
     install_missing
     build
+    # -noreset: Xvfb otherwise resets when its last client leaves, and a test connecting during
+    # the reset fails with "cannot open display" (xorg/xserver#1102).
     GTK_A11Y=none GSK_RENDERER=cairo GDK_BACKEND=x11 GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 \
-      xvfb-run -a -s '-screen 0 1280x800x24' meson test -C "$BUILD_DIR" --print-errorlogs
+      xvfb-run -a -s '-screen 0 1280x800x24 -noreset' meson test -C "$BUILD_DIR" --print-errorlogs
     ;;
   *)
     echo "usage: $0 run|test" >&2

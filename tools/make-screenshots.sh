@@ -17,18 +17,18 @@ cd "$build"
 env GTK_A11Y=none GSK_RENDERER=cairo GDK_BACKEND=x11 GSETTINGS_BACKEND=memory \
     GSETTINGS_SCHEMA_DIR="$build/resources" OPENBLAS_NUM_THREADS=1 \
     RPE_SCREENSHOT_DIR="$src/docs/screenshots" \
-    xvfb-run -a -s '-screen 0 1280x800x24' \
+    xvfb-run -a -s '-screen 0 1280x800x24 -noreset' \
     ./tests/test-ui-explorer -p /ui/explorer/screenshots
 ninja -C "$build" tests/test-ui-outputs
 env GTK_A11Y=none GSK_RENDERER=cairo GDK_BACKEND=x11 GSETTINGS_BACKEND=memory \
     GSETTINGS_SCHEMA_DIR="$build/resources" OPENBLAS_NUM_THREADS=1 \
     RPE_SCREENSHOT_DIR="$src/docs/screenshots" \
-    xvfb-run -a -s '-screen 0 1280x800x24' \
+    xvfb-run -a -s '-screen 0 1280x800x24 -noreset' \
     ./tests/test-ui-outputs -p /ui/outputs/screenshot
 ninja -C "$build" tests/test-ui-compare
 env GTK_A11Y=none GSK_RENDERER=cairo GDK_BACKEND=x11 GSETTINGS_BACKEND=memory \
     GSETTINGS_SCHEMA_DIR="$build/resources" OPENBLAS_NUM_THREADS=1 \
     RPE_SCREENSHOT_DIR="$src/docs/screenshots" G_TEST_SRCDIR="$src/tests" \
-    xvfb-run -a -s '-screen 0 1280x800x24' \
+    xvfb-run -a -s '-screen 0 1280x800x24 -noreset' \
     ./tests/test-ui-compare -p /ui/compare/screenshots
 ls -l "$src/docs/screenshots"
