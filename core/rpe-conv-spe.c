@@ -13,10 +13,10 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <fftw3.h>
 
 #include "rpe-alloc.h"
+#include "rpe-gemm-private.h"
 #include "rpe-conv-spe.h"
 #include "rpe-vec-private.h"
 #include "rpe-fft.h"
@@ -616,7 +616,7 @@ typedef struct
  * so each inverse transform is accumulated straight into an (R, N) buffer
  * (contiguous in m) with the gate factor a_c and the scale s folded into the
  * filter spectrum; the accumulator is transposed into the output and the gate
- * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one sgemm.
+ * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one product (rpe-gemm-private.h).
  * Realizations go by tiles of CONV_TILE: the tile's accumulator rows (2 CONV_TILE N
  * floats) stay in L2 while the channels of the head pass over them, each
  * channel's filter spectrum computed once per head.  Every accumulator row still
@@ -742,13 +742,8 @@ head_fft (ConvCtx     *ctx,
               for (size_t i = 0; i < r; i++)
                 eb[d * r + i] = b * eps[(h * D + d) * r + i];
             }
-          if (n <= INT_MAX && H * D <= INT_MAX && H * r <= INT_MAX)
-            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) r, (int) D,
-                         1.0f, xin + h * D, (int) (H * D), eb, (int) r, 1.0f, hat + h * r, (int) (H * r));
-          else
-            for (size_t m = 0; m < n; m++)
-              for (size_t d = 0; d < D; d++)
-                rpe_axpy_f (hat + (m * H + h) * r, eb + d * r, xin[(m * H + h) * D + d], r);
+          /* on the core's own kernels: the same speed and the same bits whatever BLAS runs */
+          _rpe_gemm (n, r, D, 1.0f, xin + h * D, H * D, 1, eb, r, true, hat + h * r, H * r);
         }
     }
   return RPE_OK;

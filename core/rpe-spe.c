@@ -688,7 +688,6 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
                        const RpeMonitor   *monitor)
 {
   size_t noise;
-  float *z;
   RpeStatus st;
 
   if ((st = check_encode_args (params, false, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
@@ -697,13 +696,10 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
   if (params->method == RPE_SPE_CONV)
     return _rpe_conv_spe_encode_seeded (params, n, r, seed, params->gate != NULL ? eps : NULL,
                                         q, k, qhat, khat, monitor);
-  /* sine: the noise (H, D, 2K, R) does not grow with N */
-  if ((z = rpe_alloc (noise, sizeof (float), &st)) == NULL)
-    return st;
-  if ((st = rpe_spe_noise_fill (params, n, r, seed, z)) == RPE_OK)
-    st = rpe_spe_encode_fused (params, n, r, z, eps, q, k, qhat, khat, monitor);
-  rpe_free (z);
-  return st;
+  if (!sine_blas_sizes_fit (params, r))
+    return RPE_ERROR_OVERFLOW;
+  return _rpe_sine_spe_encode_seeded (params, n, r, seed, params->gate != NULL ? eps : NULL,
+                                      q, k, qhat, khat, monitor);
 }
 
 RpeStatus
