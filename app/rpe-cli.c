@@ -18,6 +18,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-blas-notice.h"
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
@@ -1504,6 +1505,13 @@ main (int argc, char **argv)
       printf ("rpe %s\n", PACKAGE_VERSION);
       return 0;
     }
+  {
+    /* once: OpenBLAS runs generic kernels on this CPU (rpe-blas-notice.h) */
+    g_autofree char *note = rpe_blas_notice_take ("rpe", FALSE);
+
+    if (note != NULL)
+      fprintf (stderr, _("rpe: note: %s\n"), note);
+  }
   if (g_str_equal (argv[1], "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (argv[1], "compute"))

@@ -265,6 +265,16 @@ rpe_exp_f (const float *x,
   exp_generic (x, y, n);
 }
 
+const char *
+_rpe_softmax_kernel_name (void)
+{
+#ifdef SOFTMAX_HAVE_AVX2
+  if (have_avx2 ())
+    return "avx2";
+#endif
+  return "generic";
+}
+
 static RpeStatus
 softmax_rows_any (float *rows, size_t count, size_t n, size_t m0, size_t period, bool causal)
 {

@@ -1172,6 +1172,14 @@ lin_isa (void)
 #endif
 }
 
+const char *
+_rpe_linear_kernel_name (void)
+{
+  LinIsa isa = lin_isa ();
+
+  return isa == LIN_ISA_AVX512 ? "avx512" : isa == LIN_ISA_AVX2 ? "avx2" : "generic";
+}
+
 /* Columns per tile of the ISA's kernels (dv must be a multiple to use them). */
 static size_t
 lin_isa_cols (LinIsa isa)

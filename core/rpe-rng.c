@@ -470,6 +470,21 @@ normal_batches_for (RpeRngPath path)
     }
 }
 
+const char *
+_rpe_rng_path_name (void)
+{
+  NormalBatchesFunc f = normal_batches_for (RPE_RNG_PATH_AUTO);
+
+#ifdef NORMAL_HAVE_AVX2
+  if (f == normal_batches_avx512)
+    return "avx512";
+  if (f == normal_batches_avx2)
+    return "avx2";
+#endif
+  (void) f;
+  return "generic";
+}
+
 bool
 _rpe_rng_path_available (RpeRngPath path)
 {

@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "rpe-blas-notice.h"
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
@@ -1345,6 +1346,13 @@ rpe_window_init (RpeWindow *self)
   self->tour = rpe_tour_bar_new (self);
   gtk_box_append (self->tour_slot, self->tour);
   _rpe_window_offer_tour (self);
+  {
+    /* once: OpenBLAS runs generic kernels on this CPU (rpe-blas-notice.h) */
+    g_autofree char *note = rpe_blas_notice_take ("rpe-studio", TRUE);
+
+    if (note != NULL)
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (note));
+  }
 
   drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
   gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);
