@@ -34,8 +34,8 @@ rpe_blas_notice_text (const RpeKernelInfo *info,
   release = blas_release (info->blas_config);
   if (brief)
     /* TRANSLATORS: %s is a name such as "SkylakeX" (keep OPENBLAS_CORETYPE as is) */
-    return g_strdup_printf (_("OpenBLAS runs slow generic kernels on this CPU: start with OPENBLAS_CORETYPE=%s, "
-                              "or install a newer OpenBLAS"), info->blas_suggest);
+    return g_strdup_printf (_("Slow generic OpenBLAS kernels: set OPENBLAS_CORETYPE=%s or update OpenBLAS"),
+                            info->blas_suggest);
   /* TRANSLATORS: the first %s is e.g. "OpenBLAS 0.3.21", the second its kernels' name ("Prescott"),
    * the third "AVX-512" or "AVX2", the last a kernel name such as "SkylakeX"; keep
    * OPENBLAS_CORETYPE as is */

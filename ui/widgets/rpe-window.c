@@ -1351,7 +1351,13 @@ rpe_window_init (RpeWindow *self)
     g_autofree char *note = rpe_blas_notice_take ("rpe-studio", TRUE);
 
     if (note != NULL)
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (note));
+      {
+        AdwToast *toast = adw_toast_new (note);
+
+        adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);   /* before the tour's offer */
+        adw_toast_set_timeout (toast, 15);
+        adw_toast_overlay_add_toast (self->toasts, toast);
+      }
   }
 
   drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
