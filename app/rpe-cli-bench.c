@@ -1230,7 +1230,7 @@ bench_cli (Bench *b, const char *name, const char *size, const char *cmdline, co
            const char *target)
 {
   g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
+  g_auto (GStrv) argv = NULL;
   int repeats = b->quick ? 1 : 3;
   double t[MAX_REPEATS], peak = 0;
   BenchRow row;
@@ -1420,7 +1420,7 @@ json_num (GString *s, const char *key, double v, gboolean last)
 static gboolean
 write_json (Bench *b, const char *path, GError **error)
 {
-  g_autoptr(GString) s = g_string_new (NULL);
+  g_autoptr (GString) s = g_string_new (NULL);
 
   g_string_append_printf (s, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
                           b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());

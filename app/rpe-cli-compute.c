@@ -85,7 +85,7 @@ load_code_noise (const RpeCliOptions *o,
                  GError             **error)
 {
   gsize H = params->n_heads, D = params->n_features;
-  g_autoptr(RpeTensor) z = NULL;
+  g_autoptr (RpeTensor) z = NULL;
 
   *out = NULL;
   *r = 0;
@@ -133,7 +133,7 @@ load_gate_noise (const RpeCliOptions *o,
   *out = NULL;
   if (o->gate_noise != NULL)
     {
-      g_autoptr(RpeTensor) eps = rpe_cli_read_array (o->gate_noise, 3, "the gate noise", error);
+      g_autoptr (RpeTensor) eps = rpe_cli_read_array (o->gate_noise, 3, "the gate noise", error);
 
       if (eps == NULL)
         return FALSE;
@@ -211,7 +211,7 @@ rpe_cli_encode_fused (const RpeCliOptions *o,
                       GError             **error)
 {
   gsize H = params->n_heads, D = params->n_features, n = in->n, r, count;
-  g_autoptr(RpeTensor) z = NULL;
+  g_autoptr (RpeTensor) z = NULL;
   float *eps = NULL;
   RpeSpeParams p = *params;   /* shallow: only the gate pointer differs */
   RpeNoiseScheme scheme;
@@ -380,9 +380,9 @@ slab_rows (gsize n)
 static gboolean
 check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f64, GError **error)
 {
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  g_autoptr(GFile) dir = g_file_get_parent (file);
-  g_autoptr(GFileInfo) info = NULL;
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFile) dir = g_file_get_parent (file);
+  g_autoptr (GFileInfo) info = NULL;
   guint64 bytes = f64 ? 8 : 4, free_bytes;
 
   for (gsize i = 0; i < ndim; i++)
@@ -565,7 +565,7 @@ compute_encode_streamed (Ctx *c, GError **error)
   const gsize H = c->params.n_heads, D = c->params.n_features;
   RpeSpeParams p = c->params;
   RpeCliInputs in = { 0 };
-  g_autoptr(RpeTensor) z = NULL;
+  g_autoptr (RpeTensor) z = NULL;
   float *zd = NULL, *eps = NULL, *q = NULL, *k = NULL, *qhat = NULL, *khat = NULL;
   RpeNpyWriter *wq = NULL, *wk = NULL;
   gboolean random = FALSE, keys = o->out_keys != NULL, ok = FALSE;
@@ -806,7 +806,7 @@ compute_rpe_logits (Ctx *c, GError **error)
 {
   const RpeCliOptions *o = c->o;
   RpeCliInputs in = { 0 };
-  g_autoptr(RpeTensor) e_file = NULL;
+  g_autoptr (RpeTensor) e_file = NULL;
   float *rel = NULL, *lags = NULL, *logits = NULL;
   gsize H = c->params.n_heads, D = c->params.n_features, n, rows, block;
   gboolean per_head = TRUE, ok = FALSE;
@@ -937,14 +937,14 @@ rpe_cli_compute (int argc, char **argv)
 {
   RpeCliOptions o;
   Ctx c = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
   g_autofree char *out_opt = NULL;
   g_autofree char *out_keys_opt = NULL;
   const char *what;
   gboolean ok = FALSE;
   int status;
-  g_auto(GStrv) given = NULL;
+  g_auto (GStrv) given = NULL;
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_opt, N_("Write the result here (.npy)"), "OUT.npy" },
     { "out-keys", 0, 0, G_OPTION_ARG_FILENAME, &out_keys_opt, N_("codes/encode: write the keys' array here"), "K.npy" },

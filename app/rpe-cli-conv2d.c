@@ -20,7 +20,7 @@ static gboolean
 parse_grid2 (const char *grid, gsize *n1, gsize *n2, GError **error)
 {
   guint64 a, b;
-  g_auto(GStrv) parts = g_strsplit (grid, "x", 3);
+  g_auto (GStrv) parts = g_strsplit (grid, "x", 3);
 
   if (g_strv_length (parts) != 2
       || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
@@ -87,8 +87,8 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
             RpeCliCodes *codes, GError **error)
 {
   gsize H = p->n_heads, D = p->n_features, hd = H * D, n = n1 * n2, r, z1, z2, count;
-  g_autoptr(RpeTensor) zt = NULL;
-  g_autoptr(RpeTensor) et = NULL;
+  g_autoptr (RpeTensor) zt = NULL;
+  g_autoptr (RpeTensor) et = NULL;
   float *z = NULL, *eps = NULL;
   gboolean ok = FALSE;
   RpeStatus st;

@@ -71,7 +71,7 @@ usage_error (GError **error, const char *format, ...)
 static gboolean
 parse_size_list (const char *text, const char *option, guint64 max, GArray **out, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   GArray *list = g_array_new (FALSE, FALSE, sizeof (size_t));
 
   for (gsize i = 0; parts[i] != NULL; i++)
@@ -200,7 +200,7 @@ make_bias (const RpeCliOptions *o, gsize n, gsize H, gsize n_train, gboolean *pe
   *per_head = FALSE;
   if (o->bias != NULL)
     {
-      g_autoptr(RpeTensor) t = rpe_npy_read (o->bias, error);
+      g_autoptr (RpeTensor) t = rpe_npy_read (o->bias, error);
 
       if (t == NULL)
         return NULL;
@@ -258,13 +258,13 @@ static gboolean
 parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **error)
 {
   static const char *bases[] = { "ape", "sine", "conv", "lrpe", "fastrpb" };
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   GArray *specs = g_array_new (FALSE, TRUE, sizeof (ModelSpec));
 
   for (gsize i = 0; parts[i] != NULL; i++)
     {
       g_autofree char *s = g_strstrip (g_strdup (parts[i]));
-      g_auto(GStrv) words = g_strsplit (s, "-", -1);
+      g_auto (GStrv) words = g_strsplit (s, "-", -1);
       ModelSpec spec = { NULL, -1, -1, FALSE };
       gboolean ok = TRUE;
 
@@ -564,7 +564,7 @@ curves_error (Ctx *c, GError **error)
 
   if (o->noise_scheme != NULL)
     {
-      g_auto(GStrv) parts = g_strsplit (o->noise_scheme, ",", -1);
+      g_auto (GStrv) parts = g_strsplit (o->noise_scheme, ",", -1);
 
       schemes = g_array_new (FALSE, FALSE, sizeof (RpeNoiseScheme));
       for (gsize i = 0; parts[i] != NULL; i++)
@@ -873,14 +873,14 @@ rpe_cli_curves (int argc, char **argv)
   RpeCliOptions o;
   CurvesOptions co = { 0 };
   Ctx c = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
   g_autofree char *command = NULL;
   RpeCurveTable *t = NULL;
   const char *what = NULL;
   GOptionGroup *group;
   int status = 0;
-  g_auto(GStrv) given = g_strdupv (argv);
+  g_auto (GStrv) given = g_strdupv (argv);
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, N_("Write the CSV here"), "OUT.csv" },
     { NULL }

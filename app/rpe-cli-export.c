@@ -767,8 +767,8 @@ static RpeCurveTable *
 read_curve_csv (const char *path, GError **error)
 {
   g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_auto(GStrv) names = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_auto (GStrv) names = NULL;
   GPtrArray *meta = g_ptr_array_new_with_free_func (g_free);
   GArray *values = g_array_new (FALSE, FALSE, sizeof (double));
   RpeCurveTable *t = NULL;
@@ -803,7 +803,7 @@ read_curve_csv (const char *path, GError **error)
           continue;
         }
       {
-        g_auto(GStrv) cells = g_strsplit (line, ",", -1);
+        g_auto (GStrv) cells = g_strsplit (line, ",", -1);
 
         if (g_strv_length (cells) != n_cols)
           {
@@ -889,7 +889,7 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
 {
   g_autofree char *tmpdir = NULL;
   g_autofree char *csv = NULL;
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
   RpeCurveTable *t = NULL;
   SeriesSet sets[4];
   RpeCurvePlot plots[4];
@@ -1578,13 +1578,13 @@ export_main (int argc, char **argv, RpeSession *session)
   RpeCliOptions o;
   ExportOptions eo = { 0 };
   Ctx c = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
   const char *view;
   gboolean curves, page, ok = FALSE;
   int status = 0;
   GOptionGroup *group;
-  g_auto(GStrv) given = g_strdupv (argv);
+  g_auto (GStrv) given = g_strdupv (argv);
   g_autofree char *session_opt = NULL;   /* consumed by rpe_cli_export */
   const GOptionEntry main_entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, N_("Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)"), "FILE" },

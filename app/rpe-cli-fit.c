@@ -107,7 +107,7 @@ bad (GError **error, const char *format, ...)
 static double *
 parse_per_head (const char *text, const char *option, gsize heads, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   gsize n = g_strv_length (parts);
   double *v;
 
@@ -139,7 +139,7 @@ parse_per_head (const char *text, const char *option, gsize heads, GError **erro
 static GArray *
 parse_sizes (const char *text, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   GArray *a = g_array_new (FALSE, FALSE, sizeof (gsize));
 
   for (gsize i = 0; parts[i] != NULL; i++)
@@ -168,7 +168,7 @@ parse_sizes (const char *text, GError **error)
 static RpeTensor *
 read_tensor (const char *path, const char *name, const char *suffix, const char *option, GError **error)
 {
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   const RpeTensor *t = NULL;
   RpeTensor *copy;
 
@@ -268,7 +268,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     }
   else if (g_str_equal (f->target, "t5"))
     {
-      g_autoptr(RpeTensor) table = NULL;
+      g_autoptr (RpeTensor) table = NULL;
       gsize nb = (gsize) f->t5_buckets, md = (gsize) f->t5_max_distance;
       gboolean bidi = !f->t5_unidirectional;
       gsize max_exact = (bidi ? nb / 2 : nb) / 2;
@@ -305,7 +305,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     {
       gboolean is_file = g_str_equal (f->target, "file");
       const char *path = is_file ? f->target_file : f->fastrpb;
-      g_autoptr(RpeTensor) w = NULL;
+      g_autoptr (RpeTensor) w = NULL;
       gsize rows = 0, m = 0;
 
       if (path == NULL)
@@ -333,7 +333,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
            * full if the last size is odd and > 1 ... both are odd-capable, so the shape
            * alone cannot tell (1, H, 2M-1) from (1, H, M') with M' = 2M-1: take full */
           gsize last = w->shape[2];
-          g_autoptr(RpeTensor) c = NULL;
+          g_autoptr (RpeTensor) c = NULL;
           gsize shape[2];
 
           if (last % 2 == 1)
@@ -401,7 +401,7 @@ fail:
 static RpeTensorSet *
 raw_set (const RpeSpeParams *p, GError **error)
 {
-  g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
   gsize H = p->n_heads, D = p->n_features;
 
   if (p->method == RPE_SPE_SINE)
@@ -460,7 +460,7 @@ fit_once (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size
 {
   RpeFitConfig cfg = { method, H, D, size, f->gated, f->max_iter > 0 ? (size_t) f->max_iter : 0 };
   RpeSpeParams fitted = { 0 }, back = { 0 };
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   RpeStatus st;
 
   if ((st = rpe_fit_spe (&cfg, n, target, &fitted, NULL)) != RPE_OK)
@@ -533,10 +533,10 @@ int
 rpe_cli_fit (int argc, char **argv)
 {
   FitOptions f = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GArray) sweep = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (GOptionContext) context = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) sweep = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   g_autofree double *target = NULL;
   g_autofree double *profile = NULL;
   RpeSpeMethod method = RPE_SPE_SINE;
@@ -638,7 +638,7 @@ rpe_cli_fit (int argc, char **argv)
   if (f.length == RPE_CLI_UNSET && g_str_equal (f.target, "file") && f.target_file != NULL)
     {
       /* N from the file */
-      g_autoptr(RpeTensor) w = rpe_npy_read (f.target_file, &error);
+      g_autoptr (RpeTensor) w = rpe_npy_read (f.target_file, &error);
       if (w == NULL)
         {
           fprintf (stderr, _("rpe fit: %s\n"), error->message);

@@ -28,7 +28,7 @@ parse_choice (const char *option, const char *given, const char *fallback, const
               gsize n_choices, int *out, GError **error)
 {
   const char *name = given != NULL ? given : fallback;
-  g_autoptr(GString) list = g_string_new (NULL);
+  g_autoptr (GString) list = g_string_new (NULL);
 
   for (gsize i = 0; i < n_choices; i++)
     {
@@ -64,7 +64,7 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
 
   if (o->queries != NULL)
     {
-      g_autoptr(RpeTensor) q = rpe_cli_read_array (o->queries, 3, "queries", error);
+      g_autoptr (RpeTensor) q = rpe_cli_read_array (o->queries, 3, "queries", error);
       if (q == NULL)
         return FALSE;
       shape.n_heads = q->shape[1];
@@ -142,7 +142,7 @@ load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GErro
   memset (t, 0, sizeof *t);
   if (use_checkpoint && o->checkpoint != NULL)
     {
-      g_autoptr(RpeTensorMap) map = NULL;
+      g_autoptr (RpeTensorMap) map = NULL;
       const RpeLrpeModuleInfo *m;
       GError *pick_error = NULL;
       const RpeTensor *mv = NULL, *mt = NULL, *mp = NULL;
@@ -639,9 +639,9 @@ read_bias_file (const char *path, GError **error)
 static RpeTensor *
 checkpoint_bias (const RpeCliOptions *o, GError **error)
 {
-  g_autoptr(RpeTensorMap) map = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
-  g_autoptr(GPtrArray) modules = NULL;
+  g_autoptr (RpeTensorMap) map = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) modules = NULL;
   const RpeTensor *src = NULL;
   RpeTensor *w;
 
@@ -689,7 +689,7 @@ static gboolean
 parse_grid (const char *grid, gsize *n1, gsize *n2, GError **error)
 {
   guint64 a, b;
-  g_auto(GStrv) parts = g_strsplit (grid, "x", 3);
+  g_auto (GStrv) parts = g_strsplit (grid, "x", 3);
 
   if (g_strv_length (parts) != 2
       || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
@@ -726,7 +726,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
     if (o->values != NULL && o->queries == NULL)
       {
-        g_autoptr(RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
+        g_autoptr (RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
 
         if (v == NULL)
           return FALSE;
@@ -749,8 +749,8 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
   if (o->grid != NULL && (o->bias_rows != NULL || o->bias_cols != NULL))
     {
-      g_autoptr(RpeTensor) tr = NULL;
-      g_autoptr(RpeTensor) tc = NULL;
+      g_autoptr (RpeTensor) tr = NULL;
+      g_autoptr (RpeTensor) tc = NULL;
 
       if (o->bias_rows == NULL || o->bias_cols == NULL)
         {
@@ -772,7 +772,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
     }
   else
     {
-      g_autoptr(RpeTensor) t = NULL;
+      g_autoptr (RpeTensor) t = NULL;
       const char *from = o->bias != NULL ? o->bias : o->checkpoint;
 
       if (o->bias != NULL && o->map != NULL)

@@ -523,8 +523,8 @@ rpe_cli_load_params (const RpeCliOptions *o,
 
   if (o->checkpoint != NULL)
     {
-      g_autoptr(RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
-      g_autoptr(RpeTensorMap) map = NULL;
+      g_autoptr (RpeTensorSet) set = rpe_cli_read_checkpoint (o->checkpoint, error);
+      g_autoptr (RpeTensorMap) map = NULL;
       g_autofree char *note = NULL;
       RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
 
@@ -591,7 +591,7 @@ rpe_cli_read_array (const char  *path,
                     const char  *what,
                     GError     **error)
 {
-  g_autoptr(RpeTensor) t = rpe_npy_read (path, error);
+  g_autoptr (RpeTensor) t = rpe_npy_read (path, error);
 
   if (t == NULL)
     return NULL;
@@ -883,8 +883,8 @@ rpe_cli_make_codes (const RpeCliOptions *o,
                     GError             **error)
 {
   gsize H = params->n_heads, D = params->n_features, r = 0, count, zcount;
-  g_autoptr(RpeTensor) z = NULL;
-  g_autoptr(RpeTensor) eps = NULL;
+  g_autoptr (RpeTensor) z = NULL;
+  g_autoptr (RpeTensor) eps = NULL;
   float *zbuf = NULL, *ebuf = NULL;
   RpeNoiseScheme scheme;
   RpeStatus st;
@@ -1293,8 +1293,8 @@ compare_strings (const void *a,
 static void
 print_lrpe_fastrpb_modules (const RpeTensorSet *set)
 {
-  g_autoptr(GPtrArray) lrpe = rpe_checkpoint_find_lrpe_modules (set);
-  g_autoptr(GPtrArray) fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+  g_autoptr (GPtrArray) lrpe = rpe_checkpoint_find_lrpe_modules (set);
+  g_autoptr (GPtrArray) fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
 
   printf ("LRPE modules: %u\n", lrpe->len);
   for (guint i = 0; i < lrpe->len; i++)
@@ -1379,10 +1379,10 @@ rpe_cli_print_module (const RpeSpeModuleInfo *m)
 static int
 cmd_info (int argc, char **argv)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
-  g_autoptr(GPtrArray) modules = NULL;
-  g_autoptr(GPtrArray) unpaired = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) modules = NULL;
+  g_autoptr (GPtrArray) unpaired = NULL;
 
   if (argc != 2 || g_str_has_prefix (argv[1], "-"))
     {
