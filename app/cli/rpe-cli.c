@@ -6,13 +6,10 @@
 #include "config.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <glib/gi18n.h>
-
-#include <signal.h>
 
 #include <glib.h>
 
@@ -1475,17 +1472,8 @@ usage (FILE *f)
 }
 
 int
-main (int argc, char **argv)
+rpe_cli_main (int argc, char **argv)
 {
-  setlocale (LC_ALL, "");
-  /* Numbers are printed and parsed the C way whatever the locale. */
-  setlocale (LC_NUMERIC, "C");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
-  /* over `ulimit -f`, write () fails with EFBIG (reported, temporary file
-   * removed) instead of the process dying of SIGXFSZ */
-  signal (SIGXFSZ, SIG_IGN);
   /* no output may overwrite a file this command reads */
   rpe_file_track_inputs (TRUE);
 

@@ -86,6 +86,10 @@ typedef struct
   float *kbar;
 } RpeCliCodes;
 
+/* The whole tool: `rpe COMMAND ...` (argv[0] the program); the exit status.  The caller has
+ * set the locale (LC_NUMERIC "C") and the text domain. */
+int rpe_cli_main (int argc, char **argv);
+
 int           rpe_cli_exit_code_for_error (const GError *error);
 /* --noise-scheme (rpe-noise.h); refuses a scheme other than iid with replayed noise. */
 gboolean      rpe_cli_noise_scheme (const RpeCliOptions *o,
