@@ -473,9 +473,9 @@ compute_template (Ctx *c, gboolean empirical, GError **error)
     goto out;
 
   if (o->model.head >= 0)
-    w = open_writer (c, o->output.out, 2, (gsize[]){ n, n }, error);
+    w = open_writer (c, o->output.out, 2, (gsize[]) { n, n }, error);
   else
-    w = open_writer (c, o->output.out, 4, (gsize[]){ H, D, n, n }, error);
+    w = open_writer (c, o->output.out, 4, (gsize[]) { H, D, n, n }, error);
   if (w == NULL)
     goto out;
 
@@ -729,7 +729,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       rows = slab_rows (in.n);
       if (!alloc_floats (&logits, rows, in.n, 1, 1, "logits", error))
         goto out;
-      if ((w = open_writer (c, c->o->output.out, 3, (gsize[]){ H, in.n, in.n }, error)) == NULL)
+      if ((w = open_writer (c, c->o->output.out, 3, (gsize[]) { H, in.n, in.n }, error)) == NULL)
         goto out;
       /* streamed per block of rows: the header first, the (H, N, N) map never in memory */
       sink.w = w;
@@ -764,7 +764,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       if (!rpe_cli_status_error (rpe_logits_spec_check (&spec), "encoding", error))
         goto out;
       spec.inputs_checked = true;   /* checked once, not per block */
-      if ((w = open_writer (c, c->o->output.out, 3, (gsize[]){ H, n, n }, error)) == NULL)
+      if ((w = open_writer (c, c->o->output.out, 3, (gsize[]) { H, n, n }, error)) == NULL)
         goto out;
       for (gsize h = 0; h < H; h++)
         for (gsize m0 = 0; m0 < n; m0 += rows)
@@ -859,7 +859,7 @@ compute_rpe_logits (Ctx *c, GError **error)
   spec.rel_per_head = per_head;
   spec.causal = o->attention.causal;
   /* streamed per block of rows (header first, atomic commit): the (H, N, N) map never in memory */
-  if ((w = open_writer (c, o->output.out, 3, (gsize[]){ H, n, n }, error)) == NULL)
+  if ((w = open_writer (c, o->output.out, 3, (gsize[]) { H, n, n }, error)) == NULL)
     goto out;
   for (gsize h = 0; h < H; h++)
     for (gsize m0 = 0; m0 < n; m0 += block)
@@ -1100,7 +1100,7 @@ rpe_cli_compute_linear (const RpeCliArgs *o, const RpeSpeParams *params, gboolea
   st = rpe_linear_attention_qkv (map, &fopts, in.n, H, r, in.dv, qhat, khat, in.v, o->attention.causal, y, NULL);
   if (!rpe_cli_status_error (st, "linear attention", error))
     goto out;
-  ok = rpe_cli_write (o, o->output.out, y, 3, (gsize[]){ in.n, H, in.dv }, exit_code, error);
+  ok = rpe_cli_write (o, o->output.out, y, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
 
 out:
   rpe_free (y);
@@ -1211,7 +1211,8 @@ static const RpeCliLeaf compute_leaves[] = {
     N_("FastRPB's output Y = W V (plus an attention of q and k with --fastrpb-attention), (N, H, Dv):\n"
        "W the Toeplitz matrix of the weights --bias (or the checkpoint's FastRPB module), applied by\n"
        "FFT; with --grid N1xN2 the 2-D bias of row and column weights."),
-    "compute fastrpb --checkpoint demo:fastrpb --length 256 -o y-fastrpb.npy",
+    "compute fastrpb --checkpoint demo:fastrpb --prefix layers.0.positional_bias --bias-layout full --heads 4 --length 256 "
+    "-o y-fastrpb.npy",
     POSITIONAL | RPE_CLI_TAKES_VALUES | LINEAR_MAP | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_GRID | RPE_CLI_TAKES_BIAS_2D
       | RPE_CLI_TAKES_FASTRPB_ATTENTION,
     0, "checkpoint values length bias fastrpb-attention", NULL, NULL, NULL },

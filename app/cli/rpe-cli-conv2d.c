@@ -214,9 +214,9 @@ grid_template (const RpeCliArgs   *o,
   if (empirical && !grid_codes (o, p, n1, n2, gated, &codes, error))
     goto out;
   if (o->model.head >= 0)
-    w = rpe_npy_writer_new (o->output.out, 2, (gsize[]){ n, n }, o->output.f64, error);
+    w = rpe_npy_writer_new (o->output.out, 2, (gsize[]) { n, n }, o->output.f64, error);
   else
-    w = rpe_npy_writer_new (o->output.out, 4, (gsize[]){ H, D, n, n }, o->output.f64, error);
+    w = rpe_npy_writer_new (o->output.out, 4, (gsize[]) { H, D, n, n }, o->output.f64, error);
   if (w == NULL)
     {
       *exit_code = 1;

@@ -78,7 +78,7 @@ parse_size_list (const char *text, const char *option, guint64 max, GArray **out
     return FALSE;
   list = g_array_sized_new (FALSE, FALSE, sizeof (size_t), values->len);
   for (guint i = 0; i < values->len; i++)
-    g_array_append_val (list, (size_t){ (size_t) g_array_index (values, gint64, i) });
+    g_array_append_val (list, (size_t) { (size_t) g_array_index (values, gint64, i) });
   *out = list;
   return TRUE;
 }

@@ -117,7 +117,7 @@ parse_sizes (const char *text, GError **error)
     return NULL;
   a = g_array_sized_new (FALSE, FALSE, sizeof (gsize), values->len);
   for (guint i = 0; i < values->len; i++)
-    g_array_append_val (a, (gsize){ (gsize) g_array_index (values, gint64, i) });
+    g_array_append_val (a, (gsize) { (gsize) g_array_index (values, gint64, i) });
   return a;
 }
 

@@ -413,12 +413,12 @@ lrpe_encode (const RpeCliArgs *o, int *exit_code, GError **error)
   st = rpe_lrpe_encode (lrpe, in.n, H, 0, in.q, out, NULL);
   if (!rpe_cli_status_error (st, "LRPE encoding", error))
     goto out;
-  ok = rpe_cli_write (o, o->output.out, out, 3, (gsize[]){ in.n, H, W }, exit_code, error);
+  ok = rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
   if (ok && o->output.out_keys != NULL)
     {
       st = rpe_lrpe_encode (lrpe, in.n, H, 0, in.k, out, NULL);
       ok = rpe_cli_status_error (st, "LRPE encoding", error)
-           && rpe_cli_write (o, o->output.out_keys, out, 3, (gsize[]){ in.n, H, W }, exit_code, error);
+           && rpe_cli_write (o, o->output.out_keys, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
     }
 
 out:
@@ -527,7 +527,7 @@ lrpe_attention (const RpeCliArgs *o, gboolean linear, int *exit_code, GError **e
       st = rpe_lrpe_linear_attention (o->lrpe.before ? NULL : lrpe, in.n, H, m, in.dv, phi_q, phi_k, in.v,
                                       o->attention.causal, (RpeLrpeNorm) norm, out, NULL);
       ok = rpe_cli_status_error (st, "LRPE linear attention", error)
-           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]){ in.n, H, in.dv }, exit_code, error);
+           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
     }
   else
     {
@@ -536,7 +536,7 @@ lrpe_attention (const RpeCliArgs *o, gboolean linear, int *exit_code, GError **e
       st = rpe_lrpe_attention_map (o->lrpe.before ? NULL : lrpe, in.n, H, m, phi_q, phi_k, o->attention.causal, TRUE,
                                    out, NULL);
       ok = rpe_cli_status_error (st, "LRPE attention map", error)
-           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]){ H, in.n, in.n }, exit_code, error);
+           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { H, in.n, in.n }, exit_code, error);
     }
 
 out:
@@ -852,7 +852,7 @@ fastrpb (const RpeCliArgs *o, int *exit_code, GError **error)
   else
     st = rpe_fastrpb_apply (in.n, H, in.dv, w, in.v, y, flags, NULL);
   ok = rpe_cli_status_error (st, "FastRPB", error)
-       && rpe_cli_write (o, o->output.out, y, 3, (gsize[]){ in.n, H, in.dv }, exit_code, error);
+       && rpe_cli_write (o, o->output.out, y, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
 
 out:
   rpe_free (w);

@@ -962,9 +962,9 @@ rpe_cli_parse_global (int *argc, char ***argv)
   g_option_context_set_main_group (context, group);
   g_option_context_set_help_enabled (context, FALSE);
   g_ptr_array_insert (leading, 0, (*argv)[0]);
-  n = (int) leading->len;
-  copy = (char **) leading->pdata;
   g_ptr_array_add (leading, NULL);
+  n = (int) leading->len - 1;
+  copy = (char **) leading->pdata;
   if (!g_option_context_parse (context, &n, &copy, &error))
     {
       fprintf (stderr, "rpe: %s\n", error->message);

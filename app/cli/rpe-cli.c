@@ -66,16 +66,15 @@ rpe_cli_exit_code_for_error (const GError *error)
 }
 
 gboolean
-rpe_cli_status_error (RpeStatus    status,
-                      const char  *what,
-                      GError     **error)
+rpe_cli_status_error (RpeStatus status, const char *what, GError **error)
 {
   if (status == RPE_OK)
     return TRUE;
   if (status == RPE_ERROR_OVERFLOW)
     return rpe_set_error (error, status,
                           _("%s: the request is far too large (its size does not fit in memory addresses); "
-                            "reduce --length, --realizations, --heads or --features"), what);
+                            "reduce --length, --realizations, --heads or --features"),
+                          what);
   if (status == RPE_ERROR_NO_MEMORY)
     return rpe_set_error (error, status,
                           _("%s: the arrays would not fit in the memory budget of %.1f MiB "
@@ -103,10 +102,7 @@ rpe_cli_noise_scheme (const RpeCliArgs *o, RpeNoiseScheme *scheme, GError **erro
 }
 
 gboolean
-rpe_cli_check_budget (const char   *what,
-                      gsize         n_arrays,
-                      const gsize (*dims)[4],
-                      GError      **error)
+rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error)
 {
   gsize total = 0;
 
@@ -122,8 +118,7 @@ rpe_cli_check_budget (const char   *what,
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
                           _("%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
                             "(reduce --length, --realizations, --heads or --features)"),
-                          what, (double) total / (1024.0 * 1024.0),
-                          (double) rpe_budget_get () / (1024.0 * 1024.0));
+                          what, (double) total / (1024.0 * 1024.0), (double) rpe_budget_get () / (1024.0 * 1024.0));
   return TRUE;
 }
 
@@ -135,8 +130,8 @@ check_positive (gint64 value, gint64 max, const char *option, GError **error)
 {
   if (value < 1 || value > max)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "%s must be between 1 and %" G_GINT64_FORMAT " (got %" G_GINT64_FORMAT ")",
-                          option, max, value);
+                          "%s must be between 1 and %" G_GINT64_FORMAT " (got %" G_GINT64_FORMAT ")", option, max,
+                          value);
   return TRUE;
 }
 
@@ -148,7 +143,8 @@ rpe_cli_parse_map (const RpeCliArgs *o, RpeTensorMap **map, GError **error)
   if (o->model.map == NULL || o->model.map[0] == NULL)
     return TRUE;
   if (o->model.checkpoint == NULL)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--map names tensors of a checkpoint: give --checkpoint"));
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          _("--map names tensors of a checkpoint: give --checkpoint"));
   *map = rpe_tensor_map_new ();
   for (char **a = o->model.map; *a != NULL; a++)
     if (!rpe_tensor_map_parse (*map, *a, error))
@@ -160,23 +156,19 @@ rpe_cli_parse_map (const RpeCliArgs *o, RpeTensorMap **map, GError **error)
 }
 
 gboolean
-rpe_cli_map_only (const RpeTensorMap *map,
-                  RpeRole             first,
-                  RpeRole             last,
-                  const char         *what,
-                  GError            **error)
+rpe_cli_map_only (const RpeTensorMap *map, RpeRole first, RpeRole last, const char *what, GError **error)
 {
   for (int r = 0; r < RPE_N_ROLES; r++)
     if ((r < (int) first || r > (int) last) && rpe_tensor_map_get (map, (RpeRole) r) != NULL)
-      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--map %s=...: %s reads no such role (it reads %s%s%s)"),
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                            _("--map %s=...: %s reads no such role (it reads %s%s%s)"),
                             rpe_role_to_string ((RpeRole) r), what, rpe_role_to_string (first),
                             first != last ? " .. " : "", first != last ? rpe_role_to_string (last) : "");
   return TRUE;
 }
 
 RpeTensorSet *
-rpe_cli_read_checkpoint (const char  *path,
-                         GError     **error)
+rpe_cli_read_checkpoint (const char *path, GError **error)
 {
   /* "demo" is the embedded demo checkpoint and "demo:NAME" a trained one (rpe-demos.h), unless a
    * file of that name exists */
@@ -189,7 +181,7 @@ gboolean
 rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 {
   RpeSpeMethod method = RPE_SPE_SINE;
-  RpeStatus st;
+  RpeStatus    st;
 
   memset (params, 0, sizeof *params);
   if (o->model.method != NULL)
@@ -208,7 +200,7 @@ rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
       g_autoptr (RpeTensorSet) set = rpe_cli_read_checkpoint (o->model.checkpoint, error);
       g_autoptr (RpeTensorMap) map = NULL;
       g_autofree char *note = NULL;
-      RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+      RpeSpeSelection  sel = RPE_SPE_SELECTION_INIT;
 
       if (set == NULL)
         return FALSE;
@@ -268,10 +260,7 @@ rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 
 /* Reads an .npy of `want_ndim` dims, accepting one extra leading 1 (a batch of one). */
 RpeTensor *
-rpe_cli_read_array (const char  *path,
-                    gsize        want_ndim,
-                    const char  *what,
-                    GError     **error)
+rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error)
 {
   g_autoptr (RpeTensor) t = rpe_npy_read (path, error);
 
@@ -285,8 +274,8 @@ rpe_cli_read_array (const char  *path,
   if (t->ndim != want_ndim)
     {
       g_autofree char *shape = rpe_tensor_shape_string (t);
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: %s must have %zu dimensions, got shape %s"),
-                     path, what, (size_t) want_ndim, shape);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: %s must have %zu dimensions, got shape %s"), path, what,
+                     (size_t) want_ndim, shape);
       return NULL;
     }
   if (!rpe_tensor_check_finite (t, error))
@@ -353,7 +342,7 @@ rpe_cli_content_random (const RpeCliArgs *o, gboolean *random, GError **error)
 void
 rpe_cli_content_rows (const RpeCliArgs *o, gboolean random, gsize H, gsize D, gsize m0, gsize rows, float *q, float *k)
 {
-  gsize count = rows * H * D;   /* the caller allocated it */
+  gsize count = rows * H * D; /* the caller allocated it */
 
   if (random)
     {
@@ -378,9 +367,9 @@ rpe_cli_load_inputs (const RpeCliArgs   *o,
                      RpeCliInputs       *in,
                      GError            **error)
 {
-  gsize H = params->n_heads, D = params->n_features, n_in = 0, count;
+  gsize      H = params->n_heads, D = params->n_features, n_in = 0, count;
   RpeTensor *v = NULL;
-  RpeStatus st;
+  RpeStatus  st;
 
   memset (in, 0, sizeof *in);
   if (o->content.keys != NULL && o->content.queries == NULL)
@@ -444,7 +433,7 @@ rpe_cli_load_inputs (const RpeCliArgs   *o,
           return FALSE;
         }
       if (n_in == 0)
-        n_in = v->shape[0];   /* without queries, the values decide N */
+        n_in = v->shape[0]; /* without queries, the values decide N */
     }
 
   if (!rpe_cli_resolve_length (o, n_in, &in->n, error))
@@ -552,10 +541,10 @@ rpe_cli_make_codes (const RpeCliArgs   *o,
   gsize H = params->n_heads, D = params->n_features, r = 0, count, zcount;
   g_autoptr (RpeTensor) z = NULL;
   g_autoptr (RpeTensor) eps = NULL;
-  float *zbuf = NULL, *ebuf = NULL;
+  float         *zbuf = NULL, *ebuf = NULL;
   RpeNoiseScheme scheme;
-  RpeStatus st;
-  gboolean ok = FALSE;
+  RpeStatus      st;
+  gboolean       ok = FALSE;
 
   memset (codes, 0, sizeof *codes);
   if (!rpe_cli_noise_scheme (o, &scheme, error))
@@ -708,7 +697,7 @@ rpe_cli_encode (const RpeSpeParams *params,
                 float             **khat,
                 GError            **error)
 {
-  gsize count;
+  gsize     count;
   RpeStatus st = rpe_size_bytes (&count, 1, codes->n, params->n_heads, codes->r, 1);
 
   *qhat = *khat = NULL;
@@ -717,8 +706,8 @@ rpe_cli_encode (const RpeSpeParams *params,
   if (st == RPE_OK)
     *khat = rpe_alloc (count, sizeof (float), &st);
   if (st == RPE_OK)
-    st = rpe_spe_encode (codes->n, params->n_heads, params->n_features, codes->r,
-                         codes->qbar, codes->kbar, in->q, in->k, *qhat, *khat, NULL);
+    st = rpe_spe_encode (codes->n, params->n_heads, params->n_features, codes->r, codes->qbar, codes->kbar, in->q,
+                         in->k, *qhat, *khat, NULL);
   if (st != RPE_OK)
     {
       g_clear_pointer (qhat, rpe_free);
@@ -753,23 +742,23 @@ rpe_cli_check_output (const RpeCliArgs *o, const char *path, GError **error)
 }
 
 gboolean
-rpe_cli_check_finite (const char   *path,
-                      const float  *data,
-                      gsize         count,
-                      gsize         first,
-                      gsize         ndim,
-                      const gsize  *shape,
-                      int          *exit_code,
-                      GError      **error)
+rpe_cli_check_finite (const char  *path,
+                      const float *data,
+                      gsize        count,
+                      gsize        first,
+                      gsize        ndim,
+                      const gsize *shape,
+                      int         *exit_code,
+                      GError     **error)
 {
   if (rpe_all_finite_f (data, count))
     return TRUE;
   for (gsize i = 0; i < count; i++)
     if (!isfinite (data[i]))
       {
-        GString *index = g_string_new (NULL);
-        gsize rest = first + i;
-        gsize idx[RPE_TENSOR_MAX_DIMS] = { 0 };
+        GString         *index = g_string_new (NULL);
+        gsize            rest = first + i;
+        gsize            idx[RPE_TENSOR_MAX_DIMS] = { 0 };
         g_autofree char *name = g_path_get_basename (path);
 
         for (gsize d = ndim; d-- > 0 && d < RPE_TENSOR_MAX_DIMS;)
@@ -791,12 +780,12 @@ rpe_cli_check_finite (const char   *path,
 }
 
 static gboolean
-check_finite_result (const char   *path,
-                     const float  *data,
-                     gsize         ndim,
-                     const gsize  *shape,
-                     int          *exit_code,
-                     GError      **error)
+check_finite_result (const char  *path,
+                     const float *data,
+                     gsize        ndim,
+                     const gsize *shape,
+                     int         *exit_code,
+                     GError     **error)
 {
   gsize count;
 
@@ -840,10 +829,7 @@ flush_job (gpointer data)
 }
 
 gboolean
-rpe_cli_commit_pair (RpeNpyWriter  *a,
-                     RpeNpyWriter  *b,
-                     int           *exit_code,
-                     GError       **error)
+rpe_cli_commit_pair (RpeNpyWriter *a, RpeNpyWriter *b, int *exit_code, GError **error)
 {
   FlushJob jobs[2] = { { a, NULL }, { b, NULL } };
   GThread *thread = b != NULL ? g_thread_try_new ("rpe-flush", flush_job, &jobs[1], NULL) : NULL;
@@ -883,21 +869,20 @@ typedef struct
   gsize         ndim;
   const gsize  *shape;
   gboolean      f64;
-  RpeNpyWriter *writer;   /* flushed, on success */
+  RpeNpyWriter *writer; /* flushed, on success */
   GError       *error;
 } PairFile;
 
 static gpointer
 pair_file_write (gpointer data)
 {
-  PairFile *f = data;
+  PairFile     *f = data;
   RpeNpyWriter *w = rpe_npy_writer_new (f->path, f->ndim, f->shape, f->f64, &f->error);
-  gsize count = 1;
+  gsize         count = 1;
 
   for (gsize i = 0; i < f->ndim; i++)
-    count *= f->shape[i];   /* rpe_npy_writer_new checked the product */
-  if (w != NULL
-      && (!rpe_npy_writer_append (w, f->data, count, &f->error) || !rpe_npy_writer_flush (w, &f->error)))
+    count *= f->shape[i]; /* rpe_npy_writer_new checked the product */
+  if (w != NULL && (!rpe_npy_writer_append (w, f->data, count, &f->error) || !rpe_npy_writer_flush (w, &f->error)))
     g_clear_pointer (&w, rpe_npy_writer_abort);
   f->writer = w;
   return NULL;
@@ -972,8 +957,10 @@ rpe_cli_color_scale (const char          *view,
 
       if (!rpe_plot_transform_from_name (name, &t))
         {
-          fprintf (stderr, _("rpe export %s: --color-scale must be linear, log, power, percentile or attention "
-                   "(got '%s')\n"), view, name);
+          fprintf (stderr,
+                   _("rpe export %s: --color-scale must be linear, log, power, percentile or attention "
+                     "(got '%s')\n"),
+                   view, name);
           return FALSE;
         }
       if (attention_transform && t != RPE_HEATMAP_TRANSFORM_ATTENTION)
@@ -991,11 +978,13 @@ rpe_cli_color_scale (const char          *view,
   if (percentile != 0.0
       && (*transform != RPE_HEATMAP_TRANSFORM_PERCENTILE || !(percentile >= 50.0 && percentile <= 100.0)))
     {
-      fprintf (stderr, _("rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n"), view);
+      fprintf (stderr, _("rpe export %s: --percentile needs --color-scale percentile and a value in 50 .. 100\n"),
+               view);
       return FALSE;
     }
   *param = *transform == RPE_HEATMAP_TRANSFORM_POWER ? (gamma != 0.0 ? gamma : RPE_PLOT_DEFAULT_GAMMA)
-                      : *transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
-                      ? (percentile != 0.0 ? percentile : RPE_PLOT_DEFAULT_PERCENTILE) : 0.0;
+           : *transform == RPE_HEATMAP_TRANSFORM_PERCENTILE
+             ? (percentile != 0.0 ? percentile : RPE_PLOT_DEFAULT_PERCENTILE)
+             : 0.0;
   return TRUE;
 }

@@ -21,16 +21,16 @@ typedef struct
 {
   gsize  n;
   gsize  dv;
-  float *q;   /* (N, H, D) */
-  float *k;   /* (N, H, D) */
-  float *v;   /* (N, H, Dv), only when asked for */
+  float *q; /* (N, H, D) */
+  float *k; /* (N, H, D) */
+  float *v; /* (N, H, Dv), only when asked for */
 } RpeCliInputs;
 
 typedef struct
 {
   gsize  n;
   gsize  r;
-  float *qbar;   /* (N, H, D, R) */
+  float *qbar; /* (N, H, D, R) */
   float *kbar;
 } RpeCliCodes;
 
@@ -38,36 +38,23 @@ typedef struct
  * set the locale (LC_NUMERIC "C") and the text domain. */
 int rpe_cli_main (int argc, char **argv);
 
-int           rpe_cli_exit_code_for_error (const GError *error);
+int rpe_cli_exit_code_for_error (const GError *error);
 /* --noise-scheme (rpe-noise.h); refuses a scheme other than iid with replayed noise. */
 gboolean rpe_cli_noise_scheme (const RpeCliArgs *o, RpeNoiseScheme *scheme, GError **error);
 /* --map ROLE=TENSOR options into *map (NULL when none was given). */
 /* --map roles outside [first, last] are not read by this command: an error naming them. */
-gboolean      rpe_cli_map_only (const RpeTensorMap *map,
-                                RpeRole             first,
-                                RpeRole             last,
-                                const char         *what,
-                                GError            **error);
-gboolean      rpe_cli_parse_map (const RpeCliArgs *o, RpeTensorMap **map, GError **error);
-gboolean      rpe_cli_status_error (RpeStatus    status,
-                                    const char  *what,
-                                    GError     **error);
+gboolean rpe_cli_map_only (const RpeTensorMap *map, RpeRole first, RpeRole last, const char *what, GError **error);
+gboolean rpe_cli_parse_map (const RpeCliArgs *o, RpeTensorMap **map, GError **error);
+gboolean rpe_cli_status_error (RpeStatus status, const char *what, GError **error);
 
 /* Refuses, before anything is allocated, a request whose float arrays (each the product of
  * 4 dims) together exceed the memory budget; the message names both sizes. */
-gboolean      rpe_cli_check_budget (const char   *what,
-                                    gsize         n_arrays,
-                                    const gsize (*dims)[4],
-                                    GError      **error);
+gboolean rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error);
 
 /* A checkpoint file, or "demo" for the embedded demo checkpoint. */
-RpeTensorSet *rpe_cli_read_checkpoint (const char  *path,
-                                       GError     **error);
+RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);
 gboolean      rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error);
-RpeTensor    *rpe_cli_read_array (const char  *path,
-                                  gsize        want_ndim,
-                                  const char  *what,
-                                  GError     **error);
+RpeTensor    *rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error);
 gboolean      rpe_cli_resolve_length (const RpeCliArgs *o, gsize input_length, gsize *n, GError **error);
 gboolean      rpe_cli_load_inputs (const RpeCliArgs   *o,
                                    const RpeSpeParams *params,
@@ -122,20 +109,17 @@ gboolean rpe_cli_write (const RpeCliArgs *o,
                         GError          **error);
 /* Elements first .. first + count - 1 (C order) of an array of shape `shape` for `path` are
  * finite, or an error naming the first bad index (exit code 2, "nothing was written"). */
-gboolean      rpe_cli_check_finite (const char   *path,
-                                    const float  *data,
-                                    gsize         count,
-                                    gsize         first,
-                                    gsize         ndim,
-                                    const gsize  *shape,
-                                    int          *exit_code,
-                                    GError      **error);
+gboolean rpe_cli_check_finite (const char  *path,
+                               const float *data,
+                               gsize        count,
+                               gsize        first,
+                               gsize        ndim,
+                               const gsize *shape,
+                               int         *exit_code,
+                               GError     **error);
 /* Two complete writers (b may be NULL): flushed to disk on two threads, then renamed into
  * place; if either flush fails both are aborted (exit code 1).  Takes both writers. */
-gboolean      rpe_cli_commit_pair (RpeNpyWriter  *a,
-                                   RpeNpyWriter  *b,
-                                   int           *exit_code,
-                                   GError       **error);
+gboolean rpe_cli_commit_pair (RpeNpyWriter *a, RpeNpyWriter *b, int *exit_code, GError **error);
 /* --content: *random TRUE for "random", FALSE for "unit" or none; another word is an error. */
 gboolean rpe_cli_content_random (const RpeCliArgs *o, gboolean *random, GError **error);
 /* Rows m0 .. m0 + rows - 1 of the --content queries and keys ((rows, H, D) each; k may be
@@ -185,17 +169,12 @@ extern const RpeCliCommand rpe_cli_fit_command;
 extern const RpeCliCommand rpe_cli_bench_command;
 extern const RpeCliCommand rpe_cli_help_command;
 
-int           rpe_cli_compute (int    argc,
-                               char **argv);
-int           rpe_cli_curves  (int    argc,
-                               char **argv);
-int           rpe_cli_export  (int    argc,
-                               char **argv);
-int           rpe_cli_bench   (int    argc,
-                               char **argv);
-int           rpe_cli_fit     (int    argc,
-                               char **argv);
-int           rpe_cli_info (int argc, char **argv);
+int rpe_cli_compute (int argc, char **argv);
+int rpe_cli_curves (int argc, char **argv);
+int rpe_cli_export (int argc, char **argv);
+int rpe_cli_bench (int argc, char **argv);
+int rpe_cli_fit (int argc, char **argv);
+int rpe_cli_info (int argc, char **argv);
 /* rpe-cli-outputs.c: `rpe export outputs` and `rpe curves output-error` (argv[0] is the
  * command: "export" or "curves", the view or curve name among the arguments).  Their options:
  * one table, the figure's rows for export, the CSV's for curves. */
@@ -212,12 +191,9 @@ extern const RpeCliOption rpe_cli_outputs_options[];
 #define RPE_CLI_COMPARE_B 1
 #define RPE_CLI_COMPARE_CELLS 2
 extern const RpeCliOption rpe_cli_compare_options[];
-int           rpe_cli_export_compare      (int    argc,
-                                           char **argv);
-int           rpe_cli_export_outputs      (int    argc,
-                                           char **argv);
-int           rpe_cli_curves_output_error (int    argc,
-                                           char **argv);
+int                       rpe_cli_export_compare (int argc, char **argv);
+int                       rpe_cli_export_outputs (int argc, char **argv);
+int                       rpe_cli_curves_output_error (int argc, char **argv);
 
 /* --color-scale / --gamma / --percentile / --attention-transform of `rpe export`: the
  * heatmap transform and its parameter; FALSE after a message on stderr (usage error). */
