@@ -1524,10 +1524,11 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
 
 /* The export figure's own options (ExportOptions): rows of part 0 in every view (the curve
  * views too), the others where the leaves' `own` says. */
-#define EXPORT_HEATMAP 1   /* the heatmap views and the Curves page */
-#define EXPORT_SCALE 2     /* the heatmap views' colour scale */
-#define EXPORT_ATTENTION 4 /* the Attention view's method and zoom */
-#define EXPORT_PANEL 8     /* extrapolation and the Curves page */
+#define EXPORT_HEATMAP 1     /* the heatmap views and the Curves page */
+#define EXPORT_SCALE 2       /* the heatmap views' colour scale */
+#define EXPORT_ATTENTION 4   /* the Attention view's method and zoom */
+#define EXPORT_PANEL 8       /* extrapolation's panels */
+#define EXPORT_PAGE_PANEL 16 /* the Curves page's panels */
 
 #define E(field) G_STRUCT_OFFSET (ExportOptions, field)
 
@@ -1543,9 +1544,10 @@ static const RpeCliOption export_options[] = {
   RPE_CLI_STRING ("preset", E (preset), 0,
                   N_("column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override"),
                   "column|page|slide"),
-  RPE_CLI_STRING ("panel", E (panel), EXPORT_PANEL,
-                  N_("extrapolation: one panel alone (distance, entropy, ti, mono); curves: one panel of the Curves page (profile, error, extrapolation, extrapolation-distance, -entropy, -ti, -mono)"),
-                  "NAME"),
+  RPE_CLI_STRING ("panel", E (panel), EXPORT_PANEL, N_("One panel alone"), "distance|entropy|ti|mono"),
+  RPE_CLI_STRING ("panel", E (panel), EXPORT_PAGE_PANEL,
+                  N_("One panel of the Curves page alone, with the options of its curve ('rpe curves KIND')"),
+                  "profile|error|extrapolation|extrapolation-distance|extrapolation-entropy|extrapolation-ti|extrapolation-mono"),
   RPE_CLI_STRING ("colormap", E (colormap), 0,
                   N_("viridis (default), magma, inferno, cividis, rdbu (diverging), grey"),
                   "viridis|magma|inferno|cividis|rdbu|grey"),
@@ -1642,7 +1644,7 @@ static const RpeCliLeaf export_leaves[] = {
        "the page's settings.  --panel profile|error|extrapolation|extrapolation-distance|\n"
        "extrapolation-entropy|extrapolation-ti|extrapolation-mono draws one panel alone, with the\n"
        "options of that curve ('rpe curves KIND')."),
-    "export curves --checkpoint demo -o curves.png", HEATMAP_TAKES, EXPORT_HEATMAP | EXPORT_PANEL,
+    "export curves --checkpoint demo -o curves.png", HEATMAP_TAKES, EXPORT_HEATMAP | EXPORT_PAGE_PANEL,
     "checkpoint length realizations", NULL, NULL, NULL },
   { "outputs", N_("What attention does to chosen values V: exact and SPE outputs, their error"),
     N_("Y of exact attention and of SPE for chosen values V (--values, or --value-source impulse|sweep|\n"
@@ -1778,7 +1780,7 @@ export_main (int argc, char **argv, RpeSession *session)
                                                                    : "profile";
 
           panel_leaf = *rpe_cli_leaf_lookup (command, kind);
-          panel_leaf.own |= EXPORT_PANEL;
+          panel_leaf.own = (panel_leaf.own & ~(guint64) EXPORT_PANEL) | EXPORT_PAGE_PANEL;
           leaf = &panel_leaf;
           label = "export curves";
           page = FALSE;
