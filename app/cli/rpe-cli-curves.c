@@ -384,6 +384,7 @@ curves_profile (Ctx *c, GError **error)
   g_autofree char *models = NULL;
   g_autofree float *content = NULL;
   g_autofree float *bias = NULL;
+  gboolean          bias_per_head = FALSE; /* of `bias`, made once for every fastrpb of --models */
   RpeCurveTable *t = NULL;
   RpeLrpe *lrpe = NULL;
   gsize n, H, D, head;
@@ -432,12 +433,11 @@ curves_profile (Ctx *c, GError **error)
         }
       else if (spec->base == 4)
         {
-          gboolean per_head;
-          gsize    nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n;
+          gsize nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n;
 
-          if (bias == NULL && (bias = make_bias (o, n, H, nt, &per_head, error)) == NULL)
+          if (bias == NULL && (bias = make_bias (o, n, H, nt, &bias_per_head, error)) == NULL)
             goto out;
-          st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (per_head ? head * (2 * n - 1) : 0),
+          st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (bias_per_head ? head * (2 * n - 1) : 0),
                                               o->attention.causal);
         }
       else

@@ -752,7 +752,9 @@ leaf_context (const RpeCliCommand *command,
       g_free (b);
     }
   g_ptr_array_unref (p.groups);
-  g_option_context_set_help_enabled (context, TRUE);
+  /* never GOption's own help: it would print and exit (from a library, and for a short-option
+   * bundle such as -head too); rpe_cli_parse prints the help itself */
+  g_option_context_set_help_enabled (context, FALSE);
   return context;
 }
 
@@ -804,6 +806,7 @@ print_leaf_help (const RpeCliCommand *command,
         }
       i += value_follows (command, leaf, argv[i]);
     }
+  g_option_context_set_help_enabled (context, TRUE); /* for the "Help Options" list */
   body = g_option_context_get_help (context, main_help, group);
   rest = strstr (body, "\n\n");
   printf (_("Usage:\n  rpe %s [OPTION…]%s%s\n\n"), label, command->args != NULL ? " " : "",
@@ -975,4 +978,52 @@ rpe_cli_parse_global (int *argc, char ***argv)
   *argv += i - 1;
   *argc -= i - 1;
   return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parsing alone (the fuzzer)                                               */
+
+/* A zeroed struct large enough for every row of `table`. */
+static gpointer
+scratch_for (const RpeCliOption *table)
+{
+  gsize size = sizeof (gint64);
+
+  for (const RpeCliOption *o = table; o != NULL && o->name != NULL; o++)
+    size = MAX (size, o->offset + sizeof (gint64));
+  return g_malloc0 (size);
+}
+
+int
+rpe_cli_check_args (int argc, char **argv)
+{
+  g_autofree char    **copy = g_memdup2 (argv, (gsize) (argc + 1) * sizeof (char *));
+  char               **args = copy;
+  const RpeCliCommand *command;
+  const RpeCliLeaf    *leaf;
+  const RpeCliOption  *table;
+  RpeCliArgs           values;
+  gpointer             own;
+  int                  index, status = 0;
+
+  if (!rpe_cli_parse_global (&argc, &args))
+    return EXIT_USAGE;
+  if (argc < 2 || (command = rpe_cli_command_lookup (args[1])) == NULL)
+    return argc < 2 || args[1][0] != '-' ? EXIT_USAGE : 0;
+  argc--;
+  args++;
+  if (command->leaves[0].name == NULL)
+    leaf = &command->leaves[0];
+  else if ((leaf = rpe_cli_find_leaf (command, argc, args, &index)) == NULL)
+    return rpe_cli_wants_help (command, NULL, argc, args) ? 0 : EXIT_USAGE;
+  table = leaf->options != NULL ? leaf->options : command->options;
+  own = scratch_for (table);
+  rpe_cli_args_init (&values);
+  if (rpe_cli_parse (command, leaf, NULL, &values, own, &argc, &args, &status))
+    status = 0;
+  rpe_cli_own_clear (table, own);
+  g_free (own);
+  /* a table whose struct is RpeCliArgs itself (compute's) wrote there, not into `values` */
+  rpe_cli_args_clear (&values);
+  return status;
 }

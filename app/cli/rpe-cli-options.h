@@ -313,6 +313,11 @@ gboolean rpe_cli_parse (const RpeCliCommand *command,
 /* Frees the strings of `own` that `table`'s rows hold (a command's options struct). */
 void rpe_cli_own_clear (const RpeCliOption *table, gpointer own);
 
+/* Reads argv (argv[0] the program) as `rpe` would, up to the options of the leaf it names, and
+ * runs nothing: 0 when it parses (or asks for help), 2 for a usage error (the message on
+ * stderr).  For the fuzzer of the option parser. */
+int rpe_cli_check_args (int argc, char **argv);
+
 /* The leading options of `rpe` before the command (global ones only): parsed and removed;
  * FALSE with a message on stderr. */
 gboolean rpe_cli_parse_global (int *argc, char ***argv);
