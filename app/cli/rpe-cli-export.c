@@ -1208,8 +1208,10 @@ rpe_cli_export (int argc, char **argv)
   if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves")
       && !g_str_equal (argv[1], "outputs"))
     {
-      fprintf (stderr, _("rpe export %s: --session redraws the views of the window (templates, template, attention, "
-                         "spe-vs-rpe, curves, outputs)\n"), argv[1]);
+      fprintf (stderr,
+               _("rpe export %s: --session is not used by 'rpe export %s': it redraws the views of the window "
+                 "(templates, template, attention, spe-vs-rpe, curves, outputs)\n"),
+               argv[1], argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);

@@ -739,9 +739,9 @@ leaf_context (const RpeCliCommand *command,
   g_option_context_set_main_group (context, main_group);
   for (guint i = 0; i < p.groups->len; i++)
     {
-      Building     *b = g_ptr_array_index (p.groups, i);
-      GOptionGroup *g =
-        g_option_group_new (b->group->name, _(b->group->title), _(b->group->help), b->data, group_data_free);
+      Building *b = g_ptr_array_index (p.groups, i);
+      /* GOption translates the titles, as the entries, in its help */
+      GOptionGroup *g = g_option_group_new (b->group->name, b->group->title, b->group->help, b->data, group_data_free);
 
       g_option_group_set_translation_domain (g, GETTEXT_PACKAGE);
       g_option_group_add_entries (g, (const GOptionEntry *) (gpointer) b->entries->data);
