@@ -229,7 +229,7 @@ rpe_cli_parameter_group (RpeCliOptions *o)
     { "gate", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->no_gate, N_("Use the gate (the default; undoes an earlier --no-gate, e.g. a session's)"), NULL },
     { "causal", 0, 0, G_OPTION_ARG_NONE, &o->causal, N_("Causal attention (keys after the query are masked)"), NULL },
     { "no-causal", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o->causal, N_("Non-causal attention (the default; undoes an earlier --causal)"), NULL },
-    { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, N_("Replay this raw code noise (MATH.md section 10 layout)"), "Z.npy" },
+    { "noise", 0, 0, G_OPTION_ARG_FILENAME, &o->noise, N_("Replay this raw code noise (layout: docs/math.md, section 10)"), "Z.npy" },
     { "gate-noise", 0, 0, G_OPTION_ARG_FILENAME, &o->gate_noise, N_("Replay this raw gate noise, shape (H, D, R)"), "E.npy" },
     { "noise-scheme", 0, 0, G_OPTION_ARG_STRING, &o->noise_scheme, N_("How the noise is drawn (default iid; curves error: a comma list, one curve each)"), "iid|orthogonal|antithetic|sobol" },
     { "queries", 0, 0, G_OPTION_ARG_FILENAME, &o->queries, N_("Queries, shape (N, H, D) or (1, N, H, D)"), "Q.npy" },

@@ -1,10 +1,10 @@
 /* test-ui-ckpt.c: the window on checkpoints in the SPE authors' layouts (tests/fixtures/
  * make-checkpoint-fixtures.py), under Xvfb: a gated checkpoint opens showing its gated
  * templates; the layer picker changes what is shown; roles assigned in the tensor browser
- * show beside each tensor and are used.  The templates shown are compared with MATH.md
+ * show beside each tensor and are used.  The templates shown are compared with docs/math.md
  * sections 1-3 computed here from the raw tensors.  LRPE (tests/fixtures/lrpe/): the trained v,
  * theta and permutation of a checkpoint's modules (or .npy files, or tensor-browser roles on
- * odd names) drive the attention view, compared with MATH.md section 7 computed here and with
+ * odd names) drive the attention view, compared with docs/math.md, section 7 computed here and with
  * `rpe compute lrpe-encode` on the same file.  2-D convSPE: the grid window's lag image against
  * `rpe compute template --grid`, one query's attention against a naive computation. */
 #include "config.h"
@@ -102,7 +102,7 @@ ref_sigmoid (double x)
 }
 
 /* Max |shown - (1 - g) P + g| over the head's features and every (m, n), with P
- * from the raw sine tensors (MATH.md 1) and g = sigmoid(gate) (MATH.md 3). */
+ * from the raw sine tensors (docs/math.md, section 1) and g = sigmoid(gate) (docs/math.md, section 3). */
 static double
 sine_error (RpeWindow          *window,
             const RpeTensorSet *set,
@@ -284,7 +284,7 @@ settle_attention (RpeWindow *window)
   return img;
 }
 
-/* Naive MATH.md 7 for the file's module: x (D) at position s -> Lambda(s) P x, with P the
+/* Naive docs/math.md, section 7 for the file's module: x (D) at position s -> Lambda(s) P x, with P the
  * Householder reflection on v / (|v| + 1e-6) (learned) or the odd-even gather, and Lambda the
  * rotation of pairs by s * theta_k or the permutation row T[s] of the stored buffer. */
 static void
@@ -587,7 +587,7 @@ test_lrpe_roles (void)
   g_assert_cmpuint (count, ==, 2 * RPE_EXPLORER_FASTRPB_TAPS - 1);
   for (long tau = -(RPE_EXPLORER_FASTRPB_TAPS - 1); tau < RPE_EXPLORER_FASTRPB_TAPS; tau++)
     {
-      /* W[h, m, n] = w[0, h, (m - n + M) mod (2M - 1)] (MATH.md 8) */
+      /* W[h, m, n] = w[0, h, (m - n + M) mod (2M - 1)] (docs/math.md, section 8) */
       double want = labs (tau) < 24 ? w->data[1 * w->shape[2] + (gsize) ((tau + 24) % 47)] : 0.0;
 
       err = fmax (err, fabs (taps[tau + RPE_EXPLORER_FASTRPB_TAPS - 1] - want));
@@ -629,7 +629,7 @@ settle_grid (RpeWindow *window)
 }
 
 /* Ptilde_c(di, dj) = (1 - g) sum_{a,b} wq[c,a,b] wk[c,a+di,b+dj] + g from the raw tensors: the
- * query filter wq is the file's conv_k.weight, the key filter wk its conv_q.weight (MATH.md 2, 3). */
+ * query filter wq is the file's conv_k.weight, the key filter wk its conv_q.weight (docs/math.md, sections 2, 3). */
 static double
 naive_conv2d (const RpeTensor *wq, const RpeTensor *wk, const RpeTensor *gate, gsize c, long di, long dj)
 {

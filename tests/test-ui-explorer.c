@@ -53,7 +53,7 @@ pixel_difference (cairo_surface_t *a,
   return (double) differ / ((double) w * h);
 }
 
-/* Independent reference (MATH.md 1): P_d(tau) = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k). */
+/* Independent reference (docs/math.md, section 1): P_d(tau) = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k). */
 static double
 sine_template_ref (const RpeSpeParams *p,
                    gsize               h,

@@ -64,7 +64,7 @@ window_ready (gpointer data)
   return !rpe_window_is_busy (window) && rpe_templates_view_get_templates (tv) != NULL;
 }
 
-/* Independent references (MATH.md 1-3), straight from the formulas in double. */
+/* Independent references (docs/math.md, sections 1-3), straight from the formulas in double. */
 static double
 sine_template_ref (const RpeSpeParams *p,
                    gsize               h,

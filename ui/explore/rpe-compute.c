@@ -418,7 +418,7 @@ fill_worker (size_t  worker,
     }
 }
 
-/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (MATH.md sections 1-3), so
+/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (docs/math.md, sections 1-3), so
  * one lag profile per feature (2N - 1 values, kept in templates->profiles) gives the whole
  * N x N cell by a Toeplitz fill (on every core: the fill is as much page faults as copying),
  * and the range over the cells is the range over the profiles: every lag tau in (-N, N)
@@ -1028,7 +1028,7 @@ out:
   return status;
 }
 
-/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 static RpeStatus
 exact_logits_rows (size_t  m0,
                    size_t  n_rows,

@@ -32,7 +32,7 @@ typedef enum
 {
   RPE_HEATMAP_TRANSFORM_NONE,       /* values as they are */
   RPE_HEATMAP_TRANSFORM_ATTENTION,  /* the SPE paper's display transform min(1, a^0.4 / 0.02^0.4) of
-                                     * attention weights a >= 0 (MATH.md section 4); the colour bar is
+                                     * attention weights a >= 0 (docs/math.md, section 4); the colour bar is
                                      * labelled in attention units */
   /* Added for the window's colour-scale control (rpe_plot_scale_position says where a value goes): */
   RPE_HEATMAP_TRANSFORM_LOG,        /* log10 of the magnitude over RPE_PLOT_LOG_DECADES decades below the

@@ -1,5 +1,5 @@
 /* rpe-attention-view.h: the full attention map of the chosen method and head
- * (MATH.md sections 4-9), causal or not, with N_train marked.
+ * (docs/math.md, sections 4-9), causal or not, with N_train marked.
  *
  * Long sequences are never held as N x N: the worker computes blocks of rows
  * and reduces them to the canvas' pixels (mean or max per pixel).  Zoom

@@ -1,4 +1,4 @@
-/* rpe-grid-window.h: 2-D convSPE over an image grid (MATH.md 2; rpe-conv-spe-2d.h).
+/* rpe-grid-window.h: 2-D convSPE over an image grid (docs/math.md, section 2; rpe-conv-spe-2d.h).
  *
  * A window beside the explorer for the state's 2-D convSPE module (filters
  * (H*D, 1, L1, L2), the authors' ConvSPE(ndim=2)): the grid N1 x N2 (positions

@@ -2,7 +2,7 @@
  * plots are RpeCurveViews (rpe-curve-view.h).
  *
  * RpeTeachingView exact attention, its SPE estimate and their difference side
- *                 by side (MATH.md section 4), an R slider, a "Draw new noise"
+ *                 by side (docs/math.md, section 4), an R slider, a "Draw new noise"
  *                 button and the template error against R with the current R
  *                 marked.
  * RpeCurvesPage   the profile, estimator error and extrapolation curves.

@@ -1,4 +1,4 @@
-/* rpe-templates-view.c: the templates grid (MATH.md sections 1-4). */
+/* rpe-templates-view.c: the templates grid (docs/math.md, sections 1-4). */
 #include "config.h"
 
 #include <glib/gi18n.h>

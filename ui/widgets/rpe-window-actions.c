@@ -220,7 +220,7 @@ _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
   return TRUE;
 }
 
-/* The role of an LRPE parameter file from its shape (MATH.md 7), or its name for a 1-D array. */
+/* The role of an LRPE parameter file from its shape (docs/math.md, section 7), or its name for a 1-D array. */
 static gboolean
 lrpe_file_role (const RpeTensor *t,
                 const char      *base,
