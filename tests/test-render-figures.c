@@ -23,6 +23,7 @@
 
 #include "rpe-export.h"
 #include "rpe-figure-names.h"
+#include "rpe-ticks.h"
 #include "rpe-test-utils.h"
 #include "rpe-text.h"
 
@@ -716,7 +717,7 @@ test_slide (void)
   {
     float v[4 * 256];
     RpeHeatmapData d;
-    size_t yt[32], ny = 0;
+    RpeTicks yt;
     cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 10, 10);
     cairo_t *cr = cairo_create (s);
 
@@ -728,10 +729,10 @@ test_slide (void)
     d.cols = 256;
     d.font_size = 20.0;
     d.hide_x_labels = TRUE;
-    g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 600, 115, NULL, NULL, yt, &ny, 32));
-    g_assert_cmpuint (ny, >=, 2);
-    g_assert_cmpuint (yt[0], ==, 0);
-    g_assert_cmpuint (yt[ny - 1], ==, 3);
+    g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 600, 115, NULL, &yt));
+    g_assert_cmpuint (yt.n, >=, 2);
+    g_assert_cmpfloat (yt.tick[0].value, ==, 0);
+    g_assert_cmpfloat (yt.tick[yt.n - 1].value, ==, 3);
     cairo_destroy (cr);
     cairo_surface_destroy (s);
   }

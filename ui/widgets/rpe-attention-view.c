@@ -450,7 +450,7 @@ canvas_draw (GtkDrawingArea *area,
       image_render_data (self, img, &rd);
       if (rpe_plot_heatmap_range (&rd, &lo, &hi, &cmap))
         {
-          rpe_plot_transform_caption (rd.transform, rd.transform_param, caption, sizeof caption);
+          rpe_plot_transform_caption (rd.transform, rd.transform_param, lo, hi, caption, sizeof caption);
           label = caption[0] != '\0' ? g_strdup (caption) : NULL;
           rpe_plot_render_colorbar (cr, cmap, lo, hi, rd.transform, rd.transform_param, label, &bar, 10.0, fgc);
         }
