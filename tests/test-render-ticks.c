@@ -10,8 +10,9 @@
  *                 the scale puts it (to a point), lies inside the bar, the ends of a bent scale
  *                 show the true end values, a symmetric signed range has mirror-image labels;
  *   caption       a log bar's caption states the decades it spans;
- *   zoomed map    a heatmap of a window [246, 772) of positions exported to PDF: its tick
- *                 numbers (pdftotext -bbox) are absolute positions at their cells' centres.
+ *   zoomed map    a heatmap of a window [246, 772) of positions exported to PDF (by the
+ *                 library, and by `rpe export attention --rows/--cols`): its tick numbers
+ *                 (pdftotext -bbox) are absolute positions at their cells' centres.
  */
 #include "config.h"
 
@@ -692,6 +693,139 @@ test_zoomed_pdf (void)
   g_unlink (path);
 }
 
+/* Least squares x = a + b v over the words' (v, centre); the largest residual. */
+static double
+fit_line (const double *v,
+          const double *x,
+          guint         n,
+          double       *a,
+          double       *b)
+{
+  double sv = 0, sx = 0, svv = 0, svx = 0, worst = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      sv += v[i];
+      sx += x[i];
+      svv += v[i] * v[i];
+      svx += v[i] * x[i];
+    }
+  *b = (n * svx - sv * sx) / (n * svv - sv * sv);
+  *a = (sx - *b * sv) / n;
+  for (guint i = 0; i < n; i++)
+    worst = fmax (worst, fabs (*a + *b * v[i] - x[i]));
+  return worst;
+}
+
+/* Whether a word is a whole number (a position; colour-bar labels have decimals). */
+static gboolean
+is_integer_word (const Word *w)
+{
+  char *end;
+  double v = g_ascii_strtod (w->text, &end);
+
+  return *end == '\0' && end != w->text && v == floor (v) && strchr (w->text, '.') == NULL;
+}
+
+/* `rpe export attention --rows 246:772 --cols 246:772` (the window's zoom as Copy as Command
+ * writes it) to PDF: the numbers under the map (the row of numbers sharing a baseline) and
+ * left of it (sharing a right edge) are absolute positions of the window, each at its
+ * cell's centre: evenly placed by value, the map square, its left edge just right of the
+ * row numbers. */
+static void
+test_cli_zoom (void)
+{
+  g_autofree char *path = rpe_test_tmp_path ("cli-zoom.pdf");
+  static const char *const args[] = { "--length", "1024", "--rows", "246:772", "--cols", "246:772", NULL };
+  g_autoptr (GPtrArray) pages = NULL;
+  GArray *words;
+  double xv[64], xc[64], yv[64], yc[64], ax, bx, ay, by, best_y = NAN, best_x = NAN, right_of_numbers = 0.0;
+  guint nx = 0, ny = 0, best_nx = 0, best_ny = 0;
+
+  if (g_getenv ("RPE_CLI") == NULL)
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return;
+    }
+  g_assert_cmpint (rpe_test_run_cli_export ("attention", args, path), ==, 0);
+  pages = pdf_words (path);
+  if (pages == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  words = g_ptr_array_index (pages, 0);
+  /* the baseline and the right edge shared by the most whole numbers */
+  for (guint i = 0; i < words->len; i++)
+    {
+      Word *w = &g_array_index (words, Word, i);
+      guint same_y = 0, same_x = 0;
+
+      if (!is_integer_word (w))
+        continue;
+      for (guint k = 0; k < words->len; k++)
+        {
+          Word *o = &g_array_index (words, Word, k);
+
+          if (!is_integer_word (o))
+            continue;
+          same_y += fabs (o->y0 - w->y0) < 0.1;
+          same_x += fabs (o->x1 - w->x1) < 0.1;
+        }
+      if (same_y > best_nx)
+        {
+          best_nx = same_y;
+          best_y = w->y0;
+        }
+      if (same_x > best_ny)
+        {
+          best_ny = same_x;
+          best_x = w->x1;
+        }
+    }
+  for (guint i = 0; i < words->len; i++)
+    {
+      Word *w = &g_array_index (words, Word, i);
+      double v = g_ascii_strtod (w->text, NULL);
+
+      if (!is_integer_word (w))
+        continue;
+      if (fabs (w->y0 - best_y) < 0.1 && nx < G_N_ELEMENTS (xv))
+        {
+          xv[nx] = v;
+          xc[nx++] = (w->x0 + w->x1) / 2.0;
+        }
+      else if (fabs (w->x1 - best_x) < 0.1 && ny < G_N_ELEMENTS (yv))
+        {
+          yv[ny] = v;
+          yc[ny++] = (w->y0 + w->y1) / 2.0;
+          right_of_numbers = fmax (right_of_numbers, w->x1);
+        }
+    }
+  g_assert_cmpuint (nx, >=, 3);
+  g_assert_cmpuint (ny, >=, 3);
+  g_test_message ("zoomed export: %u numbers under the map (%g ... %g), %u left of it", nx, xv[0], xv[nx - 1], ny);
+  for (guint i = 0; i < nx; i++)
+    {
+      g_assert_cmpfloat (xv[i], >=, 246.0);
+      g_assert_cmpfloat (xv[i], <=, 771.0);
+    }
+  for (guint i = 0; i < ny; i++)
+    {
+      g_assert_cmpfloat (yv[i], >=, 246.0);
+      g_assert_cmpfloat (yv[i], <=, 771.0);
+    }
+  /* placed by value (to half a point), one scale across and down (a square map) */
+  g_assert_cmpfloat (fit_line (xv, xc, nx, &ax, &bx), <=, 0.5);
+  g_assert_cmpfloat (fit_line (yv, yc, ny, &ay, &by), <=, 0.5);
+  g_assert_cmpfloat (fabs (bx - by) * 526.0, <=, 1.0);
+  /* the image's left edge (position 246's cell starts there: its centre is at 246.5) lies just
+   * right of the row numbers, as a tick mark and a gap */
+  g_assert_cmpfloat (ax + bx * 246.0 - right_of_numbers, >, 0.0);
+  g_assert_cmpfloat (ax + bx * 246.0 - right_of_numbers, <, 12.0);
+  g_unlink (path);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -706,6 +840,7 @@ main (int   argc,
   g_test_add_func ("/render/ticks/colour-bar-examples", test_colour_bar_examples);
   g_test_add_func ("/render/ticks/caption", test_caption);
   g_test_add_func ("/render/ticks/zoomed-pdf", test_zoomed_pdf);
+  g_test_add_func ("/render/ticks/cli-zoom", test_cli_zoom);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;
