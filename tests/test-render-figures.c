@@ -8,7 +8,9 @@
  *              equal (found by scanning the picture, not from the layout);
  *   presets    --preset column | page | slide give the page sizes asked for (pdfinfo),
  *              and --width still overrides the preset's width;
- *   text size  ticks are at least 10 px at 1x in the window (the automatic size).
+ *   text size  ticks are at least 10 px at 1x in the window (the automatic size);
+ *   titles     every word of a figure lies inside its page with a margin (pdftotext -bbox),
+ *              long titles shrunk, wrapped or cut short with "…", never off the page.
  */
 #include "config.h"
 
@@ -748,6 +750,124 @@ test_slide (void)
   }
 }
 
+/* The words of page 1 of a PDF with their boxes (pdftotext -bbox) and the page's width;
+ * NULL without poppler-utils. */
+typedef struct
+{
+  double x0, x1, y0;
+  char  *text;
+} BoxWord;
+
+static GArray *
+pdf_boxes (const char *path,
+           double     *page_width)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdftotext");
+  g_autofree char *out = NULL;
+  GArray *words;
+  const char *page;
+  int status;
+
+  if (tool == NULL)
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-bbox", "-enc", "UTF-8", (char *) path, "-", NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  page = strstr (out, "<page width=\"");
+  g_assert_nonnull (page);
+  *page_width = g_ascii_strtod (page + strlen ("<page width=\""), NULL);
+  words = g_array_new (FALSE, TRUE, sizeof (BoxWord));
+  for (const char *p = page; (p = strstr (p, "<word ")) != NULL; p++)
+    {
+      const char *close = strchr (p, '>'), *end = strstr (p, "</word>");
+      BoxWord w;
+
+      w.x0 = g_ascii_strtod (strstr (p, "xMin=\"") + 6, NULL);
+      w.x1 = g_ascii_strtod (strstr (p, "xMax=\"") + 6, NULL);
+      w.y0 = g_ascii_strtod (strstr (p, "yMin=\"") + 6, NULL);
+      w.text = g_strndup (close + 1, end - close - 1);
+      g_array_append_val (words, w);
+    }
+  return words;
+}
+
+/* Titles stand inside the page with a margin: the default titles, which reached the left edge
+ * (x = 0) before, and titles too long for a line, which are shrunk, wrapped (at a preset's text
+ * size) or cut short with "…", never drawn off the page. */
+static void
+test_titles (void)
+{
+  static const char *const long_title =
+    "sine SPE, gated: a title far too long for any figure of a paper, which goes on about the "
+    "attention of head 0 at R = 64 and N = 256, its training length and every other parameter there is";
+  static const struct
+  {
+    const char *view;
+    gboolean    long_title;
+    const char *preset;
+  } cases[] = {
+    { "attention", FALSE, NULL }, { "attention", TRUE, NULL }, { "attention", TRUE, "column" },
+    { "templates", FALSE, NULL }, { "templates", TRUE, NULL }, { "templates", TRUE, "column" },
+    { "spe-vs-rpe", FALSE, NULL }, { "spe-vs-rpe", TRUE, NULL }, { "template", TRUE, NULL },
+    { "profile", TRUE, NULL }, { "curves", TRUE, NULL }, { "outputs", TRUE, NULL },
+  };
+
+  if (!have_cli ())
+    return;
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *out = tmp_file ("title.pdf");
+      const char *args[12];
+      g_autoptr (GArray) words = NULL;
+      double page_w = 0.0, left = INFINITY, right = -INFINITY;
+      gsize k = 0;
+      gboolean first = FALSE;
+
+      args[k++] = cases[c].view;
+      args[k++] = "--length";
+      args[k++] = "64";
+      if (cases[c].long_title)
+        {
+          args[k++] = "--title";
+          args[k++] = long_title;
+        }
+      if (cases[c].preset != NULL)
+        {
+          args[k++] = "--preset";
+          args[k++] = cases[c].preset;
+        }
+      args[k++] = "-o";
+      args[k++] = out;
+      args[k] = NULL;
+      g_assert_cmpint (run_export (args), ==, 0);
+      words = pdf_boxes (out, &page_w);
+      if (words == NULL)
+        {
+          g_test_skip ("pdftotext is not installed");
+          return;
+        }
+      for (guint i = 0; i < words->len; i++)
+        {
+          BoxWord *w = &g_array_index (words, BoxWord, i);
+
+          left = fmin (left, w->x0);
+          right = fmax (right, w->x1);
+          if (w->y0 < 30.0 && g_str_equal (w->text, "sine"))
+            first = TRUE;
+          g_free (w->text);
+        }
+      g_test_message ("%s%s%s: words from x = %.1f to %.1f on a %.0f pt page", cases[c].view,
+                      cases[c].long_title ? " (long title)" : "", cases[c].preset != NULL ? " (column)" : "", left, right,
+                      page_w);
+      /* the title begins the figure and every word is inside the page, off its edges */
+      if (cases[c].long_title || g_str_has_prefix (cases[c].view, "attention") || g_str_has_prefix (cases[c].view, "template"))
+        g_assert_true (first);
+      g_assert_cmpfloat (left, >=, 2.0);
+      g_assert_cmpfloat (right, <=, page_w - 2.0);
+      g_unlink (out);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -770,6 +890,7 @@ main (int   argc,
   g_test_add_func ("/render/figures/gif", test_gif);
   g_test_add_func ("/render/figures/grid-shared-axes", test_grid_shared);
   g_test_add_func ("/render/figures/slide", test_slide);
+  g_test_add_func ("/render/figures/titles", test_titles);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

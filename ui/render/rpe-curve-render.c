@@ -1053,17 +1053,8 @@ rpe_curve_render (cairo_t            *cr,
     {
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-      double tx = f->area.x + f->area.width / 2.0, tw;
-
       cairo_set_font_size (cr, lay.title_font);
-      tw = text_width (cr, plot->title);
-      if (tw > width - 2.0 * lay.gap)
-        {
-          cairo_set_font_size (cr, lay.title_font * (width - 2.0 * lay.gap) / tw);
-          tw = width - 2.0 * lay.gap;
-        }
-      tx = fmin (fmax (tx, tw / 2.0 + lay.gap), width - tw / 2.0 - lay.gap);
-      show_text_at (cr, plot->title, tx, lay.gap, 0.5, 0.0);
+      rpe_text_show_fitted (cr, plot->title, f->area.x + f->area.width / 2.0, lay.gap, lay.gap, width - lay.gap, 0.0);
       cairo_restore (cr);
     }
   (void) label_h;

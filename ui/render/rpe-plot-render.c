@@ -1117,22 +1117,6 @@ fit_text (cairo_t    *cr,
     cairo_set_font_size (cr, size * max_width / w);
 }
 
-/* The centre of a text wanted at x, moved so that it stays inside [0, width]. */
-static double
-title_centre (cairo_t    *cr,
-              const char *text,
-              double      x,
-              double      width)
-{
-  double half = text_width (cr, text) / 2.0;
-
-  if (x - half < 0.0)
-    x = half;
-  if (x + half > width)
-    x = width - half;
-  return x;
-}
-
 static void
 set_fg (cairo_t              *cr,
         const RpeHeatmapData *data,
@@ -1376,10 +1360,10 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, lay.title_font);
-      fit_text (cr, data->title, lay.title_font, width - 2.0 * lay.gap);
       set_fg (cr, data, 1.0);
-      show_text_at (cr, data->title, title_centre (cr, data->title, im->x + im->width / 2.0, width),
-                    lay.gap + lay.offset_y, 0.5, 0.0);
+      /* over the image, within the figure's margins */
+      rpe_text_show_fitted (cr, data->title, im->x + im->width / 2.0, lay.gap + lay.offset_y, lay.gap,
+                            width - lay.gap, 0.0);
       cairo_restore (cr);
     }
 
@@ -2113,9 +2097,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
 
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, gl.font * 1.15);
-      fit_text (cr, grid->title, gl.font * 1.15, width - 2.0 * gl.gap);
-      show_text_at (cr, grid->title, title_centre (cr, grid->title, gl.x0 + block_w / 2.0, width),
-                    gl.gap + gl.shift_y, 0.5, 0.0);
+      rpe_text_show_fitted (cr, grid->title, gl.x0 + block_w / 2.0, gl.gap + gl.shift_y, gl.gap, width - gl.gap, 0.0);
     }
   (void) last;
   cairo_restore (cr);
