@@ -10,7 +10,8 @@
  *              and --width still overrides the preset's width;
  *   text size  ticks are at least 10 px at 1x in the window (the automatic size);
  *   titles     every word of a figure lies inside its page with a margin (pdftotext -bbox),
- *              long titles shrunk, wrapped or cut short with "…", never off the page.
+ *              long titles shrunk, wrapped or cut short with "…", never off the page;
+ *   narrow     a narrow panel's rotated y label stays along its image, clear of the title.
  */
 #include "config.h"
 
@@ -20,6 +21,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <cairo.h>
+#include <cairo-pdf.h>
 
 #include <gif_lib.h>
 
@@ -754,7 +756,7 @@ test_slide (void)
  * NULL without poppler-utils. */
 typedef struct
 {
-  double x0, x1, y0;
+  double x0, x1, y0, y1;
   char  *text;
 } BoxWord;
 
@@ -785,6 +787,7 @@ pdf_boxes (const char *path,
       w.x0 = g_ascii_strtod (strstr (p, "xMin=\"") + 6, NULL);
       w.x1 = g_ascii_strtod (strstr (p, "xMax=\"") + 6, NULL);
       w.y0 = g_ascii_strtod (strstr (p, "yMin=\"") + 6, NULL);
+      w.y1 = g_ascii_strtod (strstr (p, "yMax=\"") + 6, NULL);
       w.text = g_strndup (close + 1, end - close - 1);
       g_array_append_val (words, w);
     }
@@ -868,6 +871,68 @@ test_titles (void)
     }
 }
 
+/* Narrow panels (SPE vs RPE in a 644 px window: three heatmaps about 180 x 230): the rotated y label
+ * runs along the image only, so a title wider than the image, above it, never meets it. */
+static void
+test_narrow_panel (void)
+{
+  g_autofree char *path = tmp_file ("narrow.pdf");
+  g_autofree float *v = g_new (float, 96 * 96);
+  g_autoptr (GArray) words = NULL;
+  RpeHeatmapData d;
+  RpePlotRect image;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  double page_w, title_bottom = -INFINITY;
+  guint label_words = 0;
+
+  for (gsize i = 0; i < 96 * 96; i++)
+    v[i] = (float) ((i * 37) % 101) / 3000.0f;
+  rpe_heatmap_data_init (&d);
+  d.values = v;
+  d.rows = d.cols = 96;
+  d.title = "SPE estimate \xc3\xa2 (R = 16)";
+  d.colorbar_label = "attention weight";
+  d.equal_aspect = TRUE;
+  surface = cairo_pdf_surface_create (path, 180.0, 230.0);
+  cr = cairo_create (surface);
+  rpe_plot_render_heatmap (cr, &d, 180.0, 230.0);
+  g_assert_true (rpe_plot_heatmap_layout (cr, &d, 180.0, 230.0, &image, NULL));
+  cairo_destroy (cr);
+  cairo_surface_finish (surface);
+  cairo_surface_destroy (surface);
+  words = pdf_boxes (path, &page_w);
+  if (words == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  for (guint i = 0; i < words->len; i++)
+    {
+      BoxWord *w = &g_array_index (words, BoxWord, i);
+
+      if (g_str_equal (w->text, "SPE") || g_str_equal (w->text, "estimate"))
+        title_bottom = fmax (title_bottom, w->y1);
+    }
+  g_assert_cmpfloat (title_bottom, <=, image.y);
+  for (guint i = 0; i < words->len; i++)
+    {
+      BoxWord *w = &g_array_index (words, BoxWord, i);
+
+      /* the y label's words, left of the image */
+      if (w->x1 < image.x && (g_str_equal (w->text, "query") || g_str_equal (w->text, "position")
+                              || g_str_equal (w->text, "m")))
+        {
+          g_assert_cmpfloat (w->y0, >=, image.y - 0.5);
+          g_assert_cmpfloat (w->y1, <=, image.y + image.height + 0.5);
+          label_words++;
+        }
+      g_free (w->text);
+    }
+  g_assert_cmpuint (label_words, ==, 3);   /* "query position m" */
+  g_unlink (path);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -891,6 +956,7 @@ main (int   argc,
   g_test_add_func ("/render/figures/grid-shared-axes", test_grid_shared);
   g_test_add_func ("/render/figures/slide", test_slide);
   g_test_add_func ("/render/figures/titles", test_titles);
+  g_test_add_func ("/render/figures/narrow-panel", test_narrow_panel);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

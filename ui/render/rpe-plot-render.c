@@ -1218,7 +1218,9 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
     widest = fmax (widest, text_width (cr, yt->tick[i].label));
   cairo_translate (cr, im->x - tick - gap - widest - gap - label_h, im->y + im->height / 2.0);
   cairo_rotate (cr, -M_PI_2);
-  show_text_at (cr, axes->y_label != NULL ? axes->y_label : _("query position m"), 0, 0, 0.5, 0.0);
+  /* along the image, never beyond it (into a title above) */
+  rpe_text_show_fitted (cr, axes->y_label != NULL ? axes->y_label : _("query position m"), 0, 0, -im->height / 2.0,
+                        im->height / 2.0, 0.0);
   cairo_restore (cr);
   g_free (xt);
   g_free (yt);
@@ -1387,7 +1389,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
             cairo_save (cr);
             cairo_translate (cr, lay.gap + lay.offset_x, im->y + im->height / 2.0);
             cairo_rotate (cr, -M_PI_2);
-            show_text_at (cr, y_label_of (data), 0, 0, 0.5, 0.0);
+            /* along the image, never beyond it (into the title above it) */
+            rpe_text_show_fitted (cr, y_label_of (data), 0, 0, -im->height / 2.0, im->height / 2.0, 0.0);
             cairo_restore (cr);
           }
       }
@@ -2088,7 +2091,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     cairo_save (cr);
     cairo_translate (cr, gl.x0 - gl.left_w, gl.y0 + (bottom_y - gl.y0) / 2.0);
     cairo_rotate (cr, -M_PI_2);
-    show_text_at (cr, yl, 0, 0, 0.5, 0.0);
+    rpe_text_show_fitted (cr, yl, 0, 0, -(bottom_y - gl.y0) / 2.0, (bottom_y - gl.y0) / 2.0, 0.0);
     cairo_restore (cr);
   }
   if (grid->title != NULL && grid->title[0] != '\0')
