@@ -3,7 +3,8 @@
  *   step          rpe_ticks_step against a walk over 1, 2, 5 x 10^k;
  *   values        value and log axes: every label reads back to its tick's value (also where a
  *                 mantissa of one digit cannot tell the ticks apart), at its place;
- *   positions     position axes of zoomed windows: absolute positions, at their cells' centres;
+ *   positions     position axes of zoomed windows (and of lags from a negative one): absolute
+ *                 positions, at their cells' centres;
  *   colour bars   every scale (linear, log, signed log, power, percentile, the SPE paper's
  *                 transform) over ranges from 1e-8 to 1e3, drawn into a PDF and read back with
  *                 pdftotext -bbox: each label's number is placed where an independent copy of
@@ -250,7 +251,7 @@ test_positions (void)
 {
   static const double windows[][3] = {   /* lo, hi, limit */
     { 0, 256, 256 }, { 246, 772, 1024 }, { 100, 140, 256 }, { 0, 4, 4 }, { 1000.25, 1400.75, 4096 },
-    { 65000, 65536, 65536 }, { 3, 5, 8 },
+    { 65000, 65536, 65536 }, { 3, 5, 8 }, { -11, 12, 0 }, { -1023, 1024, 0 },
   };
 
   for (gsize w = 0; w < G_N_ELEMENTS (windows); w++)
@@ -274,7 +275,8 @@ test_positions (void)
             g_assert_cmpfloat (p, ==, floor (p));
             g_assert_cmpfloat (p + 0.5, >=, lo);
             g_assert_cmpfloat (p + 0.5, <=, hi);
-            g_assert_cmpfloat (p, <, windows[w][2]);
+            if (windows[w][2] > 0)
+              g_assert_cmpfloat (p, <, windows[w][2]);
             g_assert_cmpfloat (rpe_ticks_label_value (t.tick[i].label), ==, p);
             /* at the centre of its cell */
             g_assert_cmpfloat (fabs (t.tick[i].pos - (p + 0.5 - lo) / (hi - lo)), <, 1e-12);
@@ -282,6 +284,39 @@ test_positions (void)
               g_assert_cmpfloat ((t.tick[i].pos - t.tick[i - 1].pos) * length, >=, 25.0 * 0.75 - 1e-9);
           }
       }
+}
+
+/* A map of lags -11 .. 11 (a 2-D template's rows): numbered from -11, 0 among them. */
+static void
+test_lag_map (void)
+{
+  float v[23 * 23] = { 0 };
+  RpeHeatmapData d;
+  RpeTicks x, y;
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *cr = cairo_create (s);
+  gboolean zero = FALSE;
+
+  v[0] = 1.0f;
+  rpe_heatmap_data_init (&d);
+  d.values = v;
+  d.rows = d.cols = 23;
+  d.row_origin = d.col_origin = -11;
+  d.equal_aspect = TRUE;
+  g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 400, 400, &x, &y));
+  g_assert_cmpuint (y.n, >=, 3);
+  for (size_t i = 0; i < y.n; i++)
+    {
+      g_assert_cmpfloat (y.tick[i].value, >=, -11);
+      g_assert_cmpfloat (y.tick[i].value, <=, 11);
+      g_assert_cmpfloat (rpe_ticks_label_value (y.tick[i].label), ==, y.tick[i].value);
+      g_assert_cmpfloat (fabs (y.tick[i].pos - (y.tick[i].value + 11.5) / 23.0), <, 1e-12);
+      zero |= y.tick[i].value == 0.0;
+    }
+  g_assert_true (zero);
+  g_assert_cmpstr (y.tick[0].label, ==, "\xe2\x88\x92" "10");
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
 }
 
 /* ------------------------------------------------------------ colour bars */
@@ -836,6 +871,7 @@ main (int   argc,
   g_test_add_func ("/render/ticks/step", test_step);
   g_test_add_func ("/render/ticks/values", test_values);
   g_test_add_func ("/render/ticks/positions", test_positions);
+  g_test_add_func ("/render/ticks/lag-map", test_lag_map);
   g_test_add_func ("/render/ticks/colour-bars", test_colour_bars);
   g_test_add_func ("/render/ticks/colour-bar-examples", test_colour_bar_examples);
   g_test_add_func ("/render/ticks/caption", test_caption);

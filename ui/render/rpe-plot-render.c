@@ -228,13 +228,17 @@ col_positions (const RpeHeatmapData *data)
 static bool
 train_in_cols (const RpeHeatmapData *data)
 {
-  return data->train_length > data->col_origin && data->train_length - data->col_origin < col_positions (data);
+  double t = (double) data->train_length - (double) data->col_origin;
+
+  return data->train_length > 0 && t > 0.0 && t < (double) col_positions (data);
 }
 
 static bool
 train_in_rows (const RpeHeatmapData *data)
 {
-  return data->train_length > data->row_origin && data->train_length - data->row_origin < row_positions (data);
+  double t = (double) data->train_length - (double) data->row_origin;
+
+  return data->train_length > 0 && t > 0.0 && t < (double) row_positions (data);
 }
 
 /* The axes a heatmap's data stands for: [origin, origin + positions) on each. */
@@ -246,17 +250,18 @@ axes_of_data (const RpeHeatmapData *data,
   memset (axes, 0, sizeof *axes);
   axes->x0 = (double) data->col_origin;
   axes->x1 = (double) data->col_origin + (double) col_positions (data);
-  axes->x_limit = data->col_origin + col_positions (data);
+  axes->x_limit = 0;   /* the window is the data's: no position beyond it */
   axes->y0 = (double) data->row_origin;
   axes->y1 = (double) data->row_origin + (double) row_positions (data);
-  axes->y_limit = data->row_origin + row_positions (data);
+  axes->y_limit = 0;
   axes->x_label = data->x_label;
   axes->y_label = data->y_label;
   axes->font = font;
   memcpy (axes->foreground, data->foreground, sizeof axes->foreground);
 }
 
-/* The widest number an axis over [lo, hi) shows: its last position's (into buf). */
+/* The widest number an axis over [lo, hi) shows: its first or its last position's (into
+ * buf; the first is wider from a negative start). */
 static const char *
 last_position_text (double  lo,
                     double  hi,
@@ -264,12 +269,14 @@ last_position_text (double  lo,
                     char   *buf,
                     size_t  size)
 {
-  double last = fmax (0.0, ceil (hi - 0.5) - 1.0);
+  double first = ceil (lo - 0.5), last = ceil (hi - 0.5) - 1.0;
 
-  (void) lo;
   if (limit > 0)
     last = fmin (last, (double) limit - 1.0);
-  snprintf (buf, size, "%.0f", last);
+  if (first < 0.0 && -first * 10.0 > last)
+    snprintf (buf, size, "\xe2\x88\x92%.0f", -first);
+  else
+    snprintf (buf, size, "%.0f", fmax (last, 0.0));
   return buf;
 }
 
@@ -1301,8 +1308,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   if (train_in_cols (data) || train_in_rows (data))
     {
       static const double dash[] = { 3.0, 3.0 };
-      double x = round (im->x + im->width * (double) (data->train_length - data->col_origin) / (double) col_positions (data)) + 0.5;
-      double y = round (im->y + im->height * (double) (data->train_length - data->row_origin) / (double) row_positions (data)) + 0.5;
+      double x = round (im->x + im->width * ((double) data->train_length - (double) data->col_origin) / (double) col_positions (data)) + 0.5;
+      double y = round (im->y + im->height * ((double) data->train_length - (double) data->row_origin) / (double) row_positions (data)) + 0.5;
 
       cairo_save (cr);
       cairo_rectangle (cr, im->x, im->y, im->width, im->height);

@@ -103,10 +103,11 @@ typedef struct
   bool                hide_x_labels; /* with show_axes: x tick marks only, no numbers or label
                                       * (a strip above another on the same x axis) */
   /* Added for zoomed maps (zero in rpe_heatmap_data_init): */
-  size_t              row_origin;    /* the position of the first row: the map is the window
+  ptrdiff_t           row_origin;    /* the position of the first row: the map is the window
                                       * [row_origin, row_origin + row_positions) of a longer
-                                      * sequence; ticks and train_length are absolute positions */
-  size_t              col_origin;    /* the same for the columns */
+                                      * sequence (or of lags from a negative one); ticks and
+                                      * train_length are those positions */
+  ptrdiff_t           col_origin;    /* the same for the columns */
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space

@@ -329,57 +329,52 @@ static void
 position_ticks (const RpeAxis *axis,
                 RpeTicks      *t)
 {
-  double span = axis->hi - axis->lo, per = axis->length / span, step = 1.0, pmin, pmax;
-  size_t istep, first, count = 0, last_pos;
-  size_t p[RPE_TICKS_MAX];
+  double span = axis->hi - axis->lo, per = axis->length / span, step, pmin, pmax, first;
+  double p[RPE_TICKS_MAX];
+  size_t count = 0;
 
   if (!(per > 0.0) || !isfinite (per))
     return;
   /* the cells whose centres are in [lo, hi] (and below the limit) */
-  pmin = fmax (0.0, ceil (axis->lo - 0.5));
+  pmin = ceil (axis->lo - 0.5);
   pmax = ceil (axis->hi - 0.5) - 1.0;
   if (axis->limit > 0)
     pmax = fmin (pmax, (double) axis->limit - 1.0);
-  if (!(pmax >= pmin) || pmax > 1e15)
+  if (!(pmax >= pmin) || fabs (pmax) > 1e15 || fabs (pmin) > 1e15)
     return;
   /* labels `spacing` apart, and not more ticks than a figure's axis can tell apart */
   step = fmax (1.0, rpe_ticks_step (fmax (axis->spacing / per, (pmax - pmin) / 31.0)));
-  istep = step > 1e15 ? (size_t) 1e15 : (size_t) step;
-  last_pos = (size_t) pmax;
-  first = ((size_t) pmin + istep - 1) / istep * istep;
-  for (size_t q = first; q <= last_pos && count < RPE_TICKS_MAX; q += istep)
-    {
-      p[count++] = q;
-      if (q > SIZE_MAX - istep)
-        break;
-    }
+  first = ceil (pmin / step) * step;
+  for (double q = first; q <= pmax && count < RPE_TICKS_MAX; q = first + step * (double) count)
+    p[count++] = q == 0.0 ? 0.0 : q;
   /* At least the first and the last: one tick says nothing about an axis.  A short axis (a
    * few channels) ends on its last position when the spacing allows. */
-  if (axis->ends && last_pos > (size_t) pmin)
+  if (axis->ends && pmax > pmin)
     {
       double n_shown = pmax - pmin + 1.0;
 
       if (count == 0)
-        p[count++] = (size_t) pmin;
-      if (count < 2 && (double) (last_pos - p[0]) * per >= axis->spacing * 0.75)
-        p[count++] = last_pos;
-      else if (n_shown <= 16.0 && count >= 2 && p[count - 1] != last_pos)
+        p[count++] = pmin;
+      if (count < 2 && (pmax - p[0]) * per >= axis->spacing * 0.75)
+        p[count++] = pmax;
+      else if (n_shown <= 16.0 && count >= 2 && p[count - 1] != pmax)
         {
-          if ((double) (last_pos - p[count - 1]) * per >= axis->spacing)
+          if ((pmax - p[count - 1]) * per >= axis->spacing)
             {
               if (count < RPE_TICKS_MAX)
-                p[count++] = last_pos;
+                p[count++] = pmax;
             }
-          else if ((double) (last_pos - p[count - 2]) * per >= axis->spacing)
-            p[count - 1] = last_pos;
+          else if ((pmax - p[count - 2]) * per >= axis->spacing)
+            p[count - 1] = pmax;
         }
     }
   for (size_t i = 0; i < count; i++)
     {
-      char label[48];
+      char label[48], tmp[40];
 
-      snprintf (label, sizeof label, "%zu", p[i]);
-      add_tick (t, (double) p[i], ((double) p[i] + 0.5 - axis->lo) / span, label);
+      snprintf (tmp, sizeof tmp, "%.0f", p[i]);
+      set_label (label, sizeof label, tmp);
+      add_tick (t, p[i], (p[i] + 0.5 - axis->lo) / span, label);
     }
 }
 
