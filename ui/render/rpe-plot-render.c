@@ -1244,7 +1244,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   Layout lay;
   cairo_surface_t *image;
   const RpePlotRect *im;
-  double dw, dh;
+  double dw, dh, title_left = INFINITY;
   size_t iw, ih;
   char buf[64];
 
@@ -1366,6 +1366,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
   if (data->title != NULL && data->title[0] != '\0')
     {
+      double tw;
+
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, lay.title_font);
@@ -1373,6 +1375,9 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       /* over the image, within the figure's margins */
       rpe_text_show_fitted (cr, data->title, im->x + im->width / 2.0, lay.gap + lay.offset_y, lay.gap,
                             width - lay.gap, 0.0);
+      /* where it begins (as rpe_text_show_fitted places it) */
+      tw = fmin (text_width (cr, data->title), width - 2.0 * lay.gap);
+      title_left = fmin (fmax (im->x + im->width / 2.0, lay.gap + tw / 2.0), width - lay.gap - tw / 2.0) - tw / 2.0;
       cairo_restore (cr);
     }
 
@@ -1393,11 +1398,17 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
         if (!data->hide_y_labels)
           {
+            /* centred on the image, from the figure's top (or the image's, under a title that
+             * reaches over the label's column) to its bottom */
+            double column = lay.gap + lay.offset_x + label_h;
+            double top = title_left < column ? im->y : lay.gap + lay.offset_y;
+            double bottom = height - lay.gap - lay.offset_y;
+            double centre = im->y + im->height / 2.0;
+
             cairo_save (cr);
-            cairo_translate (cr, lay.gap + lay.offset_x, im->y + im->height / 2.0);
+            cairo_translate (cr, lay.gap + lay.offset_x, centre);
             cairo_rotate (cr, -M_PI_2);
-            /* along the image, never beyond it (into the title above it) */
-            rpe_text_show_fitted (cr, y_label_of (data), 0, 0, -im->height / 2.0, im->height / 2.0, 0.0);
+            rpe_text_show_fitted (cr, y_label_of (data), 0, 0, centre - bottom, centre - top, 0.0);
             cairo_restore (cr);
           }
       }
