@@ -2137,16 +2137,20 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                            gboolean                  *has_attention)
 {
   RpeHeatmapData *d;
-  gboolean whole;
+  gboolean whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n;
 
-  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
-          && img->rows == img->n && img->cols == img->n;
   rpe_figure_init (fig, RPE_FIGURE_HEATMAP);
   d = &fig->heatmap;
   rpe_heatmap_data_init (d);
   d->values = img->values;
   d->rows = img->rows;
   d->cols = img->cols;
+  /* the window [m0, m1) x [n0, n1) of the map, numbered by its absolute positions (a pixel
+   * may stand for several positions) */
+  d->row_origin = img->m0;
+  d->row_positions = img->m1 - img->m0;
+  d->col_origin = img->n0;
+  d->col_positions = img->n1 - img->n0;
   d->colormap = cmap;
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
@@ -2156,22 +2160,17 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
   d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !*has_attention ? RPE_HEATMAP_TRANSFORM_NONE
                                                                                : transform;
   d->transform_param = d->transform == transform ? param : 0.0;
-  d->train_length = whole ? train : 0;
+  /* N_train where it falls in the window (a zoom elsewhere keeps no room for its label) */
+  d->train_length = whole || (train > img->m0 && train < img->m1) || (train > img->n0 && train < img->n1) ? train : 0;
   strings[0] = strings[1] = NULL;
-  if (whole)
-    {
-      d->x_label = _("key position n");
-      d->y_label = _("query position m");
-    }
+  if (img->cols == img->n1 - img->n0)
+    d->x_label = _("key position n");
   else
-    {
-      strings[0] = g_strdup_printf (_("key position n, %zu \u2026 %zu%s"), img->n0, img->n1 - 1,
-                                    img->cols < img->n1 - img->n0 ? _(" (reduced to pixels)") : "");
-      strings[1] = g_strdup_printf (_("query position m, %zu \u2026 %zu%s"), img->m0, img->m1 - 1,
-                                    img->rows < img->m1 - img->m0 ? _(" (reduced to pixels)") : "");
-      d->x_label = strings[0];
-      d->y_label = strings[1];
-    }
+    d->x_label = strings[0] = g_strdup_printf ("%s%s", _("key position n"), _(" (reduced to pixels)"));
+  if (img->rows == img->m1 - img->m0)
+    d->y_label = _("query position m");
+  else
+    d->y_label = strings[1] = g_strdup_printf ("%s%s", _("query position m"), _(" (reduced to pixels)"));
   d->colorbar_label = _("attention weight");
   switch (img->method)
     {

@@ -25,6 +25,7 @@
 #define PROGRESS_DELAY_MS 150
 #define ROW_PLOT_HEIGHT 120.0   /* the plot of a(m, .) under the map, when a row is chosen */
 #define ROW_PLOT_GAP    8.0
+#define AXES_FONT       11.0    /* the axes' text size (px) */
 
 #define ATTENTION_CHANGES (RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_TEMPLATE_KIND \
                                                       | RPE_EXPLORER_CHANGE_TRAIN_LENGTH \
@@ -98,14 +99,6 @@ plot_rect (RpeAttentionView *self,
   *x = MARGIN_LEFT + floor ((w - s) / 2.0);
   *y = MARGIN_TOP + floor ((h - s) / 2.0);
   return TRUE;
-}
-
-static double
-nice_step (double span)
-{
-  double raw = span / 5.0, p = pow (10.0, floor (log10 (raw))), f = raw / p;
-
-  return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * p;
 }
 
 static const RpeColormap *
@@ -314,6 +307,22 @@ drawn_window (RpeAttentionView *self,
   *n1 = self->vn1;
 }
 
+/* The axes of the window drawn: the positions it shows, ticked by the figures' rule. */
+static void
+view_axes (RpeAttentionView *self,
+           GdkRGBA           fg,
+           RpeHeatmapAxes   *axes)
+{
+  memset (axes, 0, sizeof *axes);
+  drawn_window (self, &axes->y0, &axes->y1, &axes->x0, &axes->x1);
+  axes->x_limit = axes->y_limit = image_stale (self) ? self->image->n : self->n;
+  axes->font = AXES_FONT;
+  axes->foreground[0] = fg.red;
+  axes->foreground[1] = fg.green;
+  axes->foreground[2] = fg.blue;
+  axes->foreground[3] = fg.alpha;
+}
+
 static void
 canvas_draw (GtkDrawingArea *area,
              cairo_t        *cr,
@@ -324,7 +333,7 @@ canvas_draw (GtkDrawingArea *area,
   RpeAttentionView *self = user_data;
   RpeAttentionImage *img = self->image;
   const RpeColormap *cmap = current_colormap (self);
-  double x, y, side, step, vm0, vm1, vn0, vn1;
+  double x, y, side, vm0, vm1, vn0, vn1;
   GdkRGBA fg;
   guint train = 0;
   gsize axis_n = image_stale (self) ? img->n : self->n;
@@ -402,40 +411,14 @@ canvas_draw (GtkDrawingArea *area,
     }
   cairo_restore (cr);
 
-  /* frame, ticks, labels */
-  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, fg.alpha);
-  cairo_set_line_width (cr, 1.0);
-  cairo_rectangle (cr, x + 0.5, y + 0.5, side - 1.0, side - 1.0);
-  cairo_stroke (cr);
-  cairo_set_font_size (cr, 11.0);
-  step = fmax (1.0, nice_step (vn1 - vn0));
-  for (double t = ceil (vn0 / step) * step; t <= vn1; t += step)
-    {
-      double px = x + (t - vn0) / (vn1 - vn0) * side;
-      g_autofree char *label = g_strdup_printf ("%.0f", t);
+  /* frame, ticks, labels: the figure's axes, numbered as an export of this window */
+  {
+    RpeHeatmapAxes axes;
+    RpePlotRect image = { x, y, side, side };
 
-      cairo_move_to (cr, px, y + side);
-      cairo_line_to (cr, px, y + side + 4);
-      cairo_stroke (cr);
-      draw_text (cr, label, px, y + side + 6, 0.5, 0.0);
-    }
-  step = fmax (1.0, nice_step (vm1 - vm0));
-  for (double t = ceil (vm0 / step) * step; t <= vm1; t += step)
-    {
-      double py = y + (t - vm0) / (vm1 - vm0) * side;
-      g_autofree char *label = g_strdup_printf ("%.0f", t);
-
-      cairo_move_to (cr, x - 4, py);
-      cairo_line_to (cr, x, py);
-      cairo_stroke (cr);
-      draw_text (cr, label, x - 6, py, 1.0, 0.5);
-    }
-  draw_text (cr, _("key position n"), x + side / 2, y + side + 22, 0.5, 0.0);
-  cairo_save (cr);
-  cairo_translate (cr, 12, y + side / 2);
-  cairo_rotate (cr, -G_PI / 2);
-  draw_text (cr, _("query position m"), 0, 0, 0.5, 0.5);
-  cairo_restore (cr);
+    view_axes (self, fg, &axes);
+    rpe_plot_render_heatmap_axes (cr, &axes, &image);
+  }
 
   /* colour bar */
   if (img != NULL)
@@ -450,7 +433,7 @@ canvas_draw (GtkDrawingArea *area,
       image_render_data (self, img, &rd);
       if (rpe_plot_heatmap_range (&rd, &lo, &hi, &cmap))
         {
-          rpe_plot_transform_caption (rd.transform, rd.transform_param, caption, sizeof caption);
+          rpe_plot_transform_caption (rd.transform, rd.transform_param, lo, hi, caption, sizeof caption);
           label = caption[0] != '\0' ? g_strdup (caption) : NULL;
           rpe_plot_render_colorbar (cr, cmap, lo, hi, rd.transform, rd.transform_param, label, &bar, 10.0, fgc);
         }
@@ -1259,6 +1242,32 @@ rpe_attention_view_get_caption (RpeAttentionView *self)
 {
   g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), NULL);
   return gtk_label_get_text (self->caption);
+}
+
+gboolean
+rpe_attention_view_get_axis_ticks (RpeAttentionView *self,
+                                   RpeTicks         *x,
+                                   RpeTicks         *y,
+                                   double           *side)
+{
+  RpeHeatmapAxes axes;
+  GdkRGBA fg = { 0, 0, 0, 1 };
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  double px, py, s;
+
+  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), FALSE);
+  if (self->n == 0 || !plot_rect (self, &px, &py, &s))
+    return FALSE;
+  view_axes (self, fg, &axes);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cr = cairo_create (surface);
+  rpe_plot_heatmap_axes_ticks (cr, &axes, s, s, x, y);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  if (side != NULL)
+    *side = s;
+  return TRUE;
 }
 
 /* The figure of the image shown, as `rpe export attention` draws the same map

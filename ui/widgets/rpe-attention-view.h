@@ -61,6 +61,12 @@ gsize              rpe_attention_view_get_drawn_n (RpeAttentionView *self);
 gboolean           rpe_attention_view_get_stale   (RpeAttentionView *self);
 double             rpe_attention_view_get_progress (RpeAttentionView *self);
 const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
+/* The ticks the canvas draws on its axes (as rpe_plot_render_heatmap_axes places them on the
+ * map's side x side image; *side may be NULL); FALSE while nothing is drawn. */
+gboolean           rpe_attention_view_get_axis_ticks (RpeAttentionView *self,
+                                                      RpeTicks         *x,
+                                                      RpeTicks         *y,
+                                                      double           *side);
 /* The figure of the image shown (as `rpe export attention` for the SPE and
  * exact methods), holding a reference on it; NULL while there is none.
  * "figure-changed" is emitted when a new image is shown. */
