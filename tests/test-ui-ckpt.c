@@ -20,7 +20,7 @@
 #include "rpe-templates-view.h"
 #include "rpe-test-utils.h"
 #include "rpe-tensor-browser.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 

@@ -24,7 +24,7 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-heatmap-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 

@@ -23,7 +23,7 @@
 #include "rpe-outputs-view.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -379,7 +379,7 @@ test_copy_command (void)
   assert_same_figure ("copied command (--session)", gui, cli);
 
   /* zoomed: the saved session is not this figure until saved again; then --session draws the zoom */
-  rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
+  rpe_figure_page_zoom (RPE_FIGURE_PAGE (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION))), 2.0);
   rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
@@ -396,7 +396,7 @@ test_copy_command (void)
   g_assert_true (rpe_window_export_view (window, gui, &error));
   run_copied (line, cli);
   assert_same_figure ("copied command (zoomed, --session)", gui, cli);
-  rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+  rpe_figure_page_reset_zoom (RPE_FIGURE_PAGE (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION))));
   rpe_test_settle (window, TRUE);
 
   /* a change after saving: the saved session no longer is this figure */
@@ -691,7 +691,7 @@ test_methods (void)
   /* zoomed, options alone: --rows/--cols draw the window shown */
   g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, NULL);
   rpe_test_settle (window, TRUE);
-  rpe_attention_view_zoom (view, 3.0);
+  rpe_figure_page_zoom (RPE_FIGURE_PAGE (view), 3.0);
   rpe_test_settle (window, TRUE);
   {
     g_autofree char *line = copy_command (window);

@@ -13,7 +13,7 @@
 #include "rpe-tour.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 static RpeWindow *
 open_window (void)

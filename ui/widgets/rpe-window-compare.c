@@ -15,13 +15,9 @@
 RpeFigureBundle *
 _rpe_window_current_figure (RpeWindow *self)
 {
-  const char *name = adw_view_stack_get_visible_child_name (self->stack);
+  RpeFigurePage *page = _rpe_window_current_page (self);
 
-  if (g_strcmp0 (name, "compare") == 0)
-    return rpe_compare_view_build_figure (RPE_COMPARE_VIEW (self->compare_view));
-  if (g_strcmp0 (name, "overview") == 0)
-    return rpe_overview_view_build_figure (RPE_OVERVIEW_VIEW (self->overview_view));
-  return rpe_window_build_figure (self, rpe_window_get_view (self));
+  return page != NULL ? rpe_figure_page_build_figure (page) : NULL;
 }
 
 /* ------------------------------------------------- overview: open a cell */
