@@ -340,6 +340,21 @@ rpe_window_get_session_file (RpeWindow *self)
   return self->session_file;
 }
 
+gboolean
+_rpe_window_session_unsaved (RpeWindow *self)
+{
+  g_autoptr (RpeSession) now = NULL;
+
+  if (self->session_file == NULL)
+    return FALSE;
+  if (self->session_serial != rpe_explorer_state_get_serial (self->state)
+      || self->session_view != rpe_window_get_view (self))
+    return TRUE;
+  now = rpe_window_build_session (self);
+  return self->session_cell != now->template_cell || self->session_zoomed != now->have_viewport
+         || (now->have_viewport && memcmp (self->session_viewport, now->viewport, sizeof now->viewport) != 0);
+}
+
 /* ----------------------------------------------------------- Save dialogs */
 
 typedef struct

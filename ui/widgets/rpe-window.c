@@ -1214,10 +1214,63 @@ rpe_window_save_state (RpeWindow *self)
   g_settings_sync ();
 }
 
+static void
+close_response (AdwMessageDialog *dialog,
+                const char       *response,
+                RpeWindow        *self)
+{
+  if (g_str_equal (response, "save"))
+    {
+      g_autoptr (GError) error = NULL;
+
+      if (!rpe_window_save_session (self, self->session_file, &error))
+        {
+          g_autofree char *text = g_strdup_printf (_("Could not save the session: %s. The window stays open."),
+                                                   error->message);
+
+          _rpe_window_show_message (self, text);
+          return;
+        }
+    }
+  else if (!g_str_equal (response, "discard"))
+    return;   /* cancel: the window stays */
+  self->closing = TRUE;
+  gtk_window_close (GTK_WINDOW (self));
+}
+
+/* Close (and Quit, which closes every window): the window's size, view and colour map are saved;
+ * a session changed since it was saved or opened is offered to be saved first. */
 static gboolean
 rpe_window_close_request (GtkWindow *window)
 {
-  rpe_window_save_state (RPE_WINDOW (window));
+  RpeWindow *self = RPE_WINDOW (window);
+
+  if (!self->closing && _rpe_window_session_unsaved (self))
+    {
+      if (self->close_dialog == NULL)
+        {
+          g_autofree char *base = g_path_get_basename (self->session_file);
+          g_autofree char *display = g_filename_display_name (base);
+          GtkWidget *dialog = adw_message_dialog_new (window, _("Save Changes?"), NULL);
+
+          adw_message_dialog_format_body (ADW_MESSAGE_DIALOG (dialog),
+                                          _("The session “%s” has changed since it was saved. Changes which are "
+                                            "not saved will be lost."), display);
+          adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _("_Cancel"),
+                                            "discard", _("_Discard"), "save", _("_Save"), NULL);
+          adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard",
+                                                      ADW_RESPONSE_DESTRUCTIVE);
+          adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "save", ADW_RESPONSE_SUGGESTED);
+          adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "save");
+          adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+          g_signal_connect_object (dialog, "response", G_CALLBACK (close_response), self, 0);
+          self->close_dialog = dialog;
+          g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->close_dialog);
+        }
+      gtk_window_present (GTK_WINDOW (self->close_dialog));
+      return TRUE;
+    }
+  rpe_window_save_state (self);
   return GTK_WINDOW_CLASS (rpe_window_parent_class)->close_request (window);
 }
 
@@ -1290,6 +1343,14 @@ rpe_window_dispose (GObject *object)
       g_object_remove_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
       gtk_window_destroy (GTK_WINDOW (self->export_dialog));
       self->export_dialog = NULL;
+    }
+  if (self->close_dialog != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->close_dialog), (gpointer *) &self->close_dialog);
+      /* it may outlive this window (a reference held elsewhere): no parent pointer left behind */
+      gtk_window_set_transient_for (GTK_WINDOW (self->close_dialog), NULL);
+      gtk_window_destroy (GTK_WINDOW (self->close_dialog));
+      self->close_dialog = NULL;
     }
   G_OBJECT_CLASS (rpe_window_parent_class)->dispose (object);
 }
