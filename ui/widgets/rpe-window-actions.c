@@ -493,8 +493,8 @@ module_chosen (RpeTensorBrowser *browser,
     source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
                         : g_strdup_printf ("%s, mapped %s", base, mapped);
   else
-    source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
-                        : g_strdup_printf ("%s module “%s”", base, prefix);
+    source = layer >= 0 ? g_strdup_printf (_("%s module “%s”, layer %d"), base, prefix, layer)
+                        : g_strdup_printf (_("%s module “%s”"), base, prefix);
   {
     /* the session remembers how the module was read (`rpe export --prefix --layer --map`) */
     g_auto (GStrv) roles = mapped != NULL ? g_strsplit (mapped, ", ", -1) : NULL;
@@ -602,17 +602,22 @@ _rpe_window_fill_demos_menu (RpeWindow *self)
       g_autoptr (GHashTable) meta = rpe_demos_metadata (spec, NULL);
       g_autoptr (GMenuItem) item = NULL;
       g_autofree char *label = NULL;
-      const char *encoding, *a1, *a4;
+      const char *encoding, *a1, *a4, *n_train;
+      guint ntr;
 
       if (meta == NULL || !g_str_has_suffix (names[i], "-spe"))
         continue;
       encoding = g_hash_table_lookup (meta, "encoding");
       a1 = g_hash_table_lookup (meta, "accuracy_n_train");
       a4 = g_hash_table_lookup (meta, "accuracy_4n_train");
-      label = g_strdup_printf (_("%s: %.0f %% at N_train, %.0f %% at 4 N_train"),
+      n_train = g_hash_table_lookup (meta, "n_train");
+      ntr = n_train != NULL ? (guint) MIN (g_ascii_strtoull (n_train, NULL, 10), (guint64) RPE_EXPLORER_MAX_LENGTH) : 0;
+      /* what was measured: the share of its task's tokens predicted right, at its training length
+       * and at four times it (no underscore: menu labels take "_" as a mnemonic) */
+      label = g_strdup_printf (_("%s: %.0f %% of tokens right at N = %u (trained), %.0f %% at N = %u"),
                                encoding != NULL ? encoding : names[i],
-                               a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0,
-                               a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0);
+                               a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0, ntr,
+                               a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0, 4 * ntr);
       item = g_menu_item_new (label, NULL);
       g_menu_item_set_action_and_target (item, "win.open-demo", "s", names[i]);
       g_menu_append_item (self->demos_menu, item);
@@ -872,13 +877,17 @@ action_presentation (GtkWidget  *widget,
                          GINT_TO_POINTER (adw_flap_get_reveal_flap (self->flap) ? 2 : 1));
       adw_flap_set_reveal_flap (self->flap, FALSE);
       gtk_widget_add_css_class (widget, "presentation");
+      /* the whole screen for the figure: no header bar (F11 again brings it back) */
+      gtk_widget_set_visible (GTK_WIDGET (self->header_bar), FALSE);
       gtk_window_fullscreen (GTK_WINDOW (self));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Presentation mode: F11 to leave")));
     }
   else
     {
       int flap = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (self), "rpe-presentation-flap"));
 
       gtk_widget_remove_css_class (widget, "presentation");
+      gtk_widget_set_visible (GTK_WIDGET (self->header_bar), TRUE);
       gtk_window_unfullscreen (GTK_WINDOW (self));
       if (flap != 0)
         adw_flap_set_reveal_flap (self->flap, flap == 2);

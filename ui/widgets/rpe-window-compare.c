@@ -200,8 +200,8 @@ rpe_window_show_watch_step (RpeWindow *self,
   if (self->watch == NULL || (data = rpe_checkpoint_watch_get_step (self->watch, index, NULL)) == NULL)
     return;
   base = g_path_get_basename (data->path);
-  sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
-  conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
+  sine_src = data->have_sine ? g_strdup_printf (_("%s module “%s”"), base, data->sine_prefix) : NULL;
+  conv_src = data->have_conv ? g_strdup_printf (_("%s module “%s”"), base, data->conv_prefix) : NULL;
   if (self->source_prefix != NULL || self->source_layer >= 0 || self->source_map != NULL)
     {
       /* the module, layer and roles chosen in Checkpoint Contents stay chosen (the tensors are in
@@ -223,8 +223,8 @@ rpe_window_show_watch_step (RpeWindow *self,
       sel.map = map;
       if (rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
         {
-          src = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix != NULL ? prefix : "", layer)
-                           : g_strdup_printf ("%s module “%s”", base, prefix != NULL ? prefix : "");
+          src = layer >= 0 ? g_strdup_printf (_("%s module “%s”, layer %d"), base, prefix != NULL ? prefix : "", layer)
+                           : g_strdup_printf (_("%s module “%s”"), base, prefix != NULL ? prefix : "");
           if (!rpe_explorer_state_set_modules (self->state, params.method == RPE_SPE_SINE ? &params : NULL, src,
                                                params.method == RPE_SPE_CONV ? &params : NULL, src, &error))
             {

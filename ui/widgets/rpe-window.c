@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include <math.h>
+#include <string.h>
 
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
@@ -26,6 +27,19 @@ G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 #define FALLBACK_KERNEL    12
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
+
+/* The label of a checkpoint's trained LRPE module among the sidebar's choices. */
+#define LRPE_FROM_CHECKPOINT N_("checkpoint %s, module “%s”")
+
+/* Whether an LRPE choice's label is a checkpoint's (its text before the file name). */
+static gboolean
+lrpe_from_checkpoint (const char *source)
+{
+  const char *format = _(LRPE_FROM_CHECKPOINT);
+  const char *field = strchr (format, '%');
+
+  return source != NULL && field != NULL && strncmp (source, format, (gsize) (field - format)) == 0;
+}
 
 /* ---------------------------------------------------------------- messages */
 
@@ -53,6 +67,7 @@ load_demo (RpeWindow *self)
   RpeSpeParams params[2] = { { 0 }, { 0 } };
   char *names[2] = { NULL, NULL };
   gboolean have[2] = { FALSE, FALSE };
+  gboolean from_demo[2] = { FALSE, FALSE };
   GString *why = g_string_new (NULL);
 
   bytes = g_resources_lookup_data (RPE_DEMO_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
@@ -81,7 +96,8 @@ load_demo (RpeWindow *self)
           continue;
         }
       have[info->method] = TRUE;
-      names[info->method] = g_strdup_printf ("demo module “%s”", info->prefix);
+      names[info->method] = g_strdup_printf (_("demo module “%s”"), info->prefix);
+      from_demo[info->method] = TRUE;
     }
   /* a random stand-in for a missing module */
   for (guint m = 0; m < 2; m++)
@@ -95,7 +111,7 @@ load_demo (RpeWindow *self)
         if (status == RPE_OK)
           {
             have[m] = TRUE;
-            names[m] = g_strdup ("random parameters");
+            names[m] = g_strdup (_("random parameters"));
             if (why->len > 0)
               g_string_append_c (why, '\n');
             g_string_append (why, m == RPE_SPE_SINE ? _("Showing random sine parameters instead.")
@@ -104,9 +120,9 @@ load_demo (RpeWindow *self)
       }
   rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
                                   have[1] ? &params[1] : NULL, names[1], NULL);
-  self->from_demo = have[0] && have[1] && g_str_has_prefix (names[0], "demo") && g_str_has_prefix (names[1], "demo");
+  self->from_demo = from_demo[0] && from_demo[1];
   /* `rpe export --checkpoint demo` reads the same embedded file */
-  _rpe_window_set_source (self, have[0] && g_str_has_prefix (names[0], "demo") ? "demo" : NULL, NULL, -1, NULL);
+  _rpe_window_set_source (self, from_demo[0] ? "demo" : NULL, NULL, -1, NULL);
   rpe_spe_params_clear (&params[0]);
   rpe_spe_params_clear (&params[1]);
   g_free (names[0]);
@@ -133,7 +149,7 @@ offer_trained_modules (RpeWindow         *self,
     {
       const RpeLrpeModuleInfo *m = g_ptr_array_index (data->lrpe_modules, i);
       g_autoptr (GError) error = NULL;
-      char *label = g_strdup_printf ("checkpoint %s, module “%s”", base, m->prefix[0] != '\0' ? m->prefix : "(top)");
+      char *label = g_strdup_printf (_(LRPE_FROM_CHECKPOINT), base, m->prefix[0] != '\0' ? m->prefix : _("(top)"));
       RpeLrpeTrained *t = rpe_lrpe_trained_new (m->v, m->theta, m->permutation, label, &error);
 
       if (t == NULL)
@@ -164,7 +180,7 @@ offer_trained_modules (RpeWindow         *self,
   if (data->have_conv2d)
     {
       g_autoptr (GError) error = NULL;
-      g_autofree char *source = g_strdup_printf ("%s module “%s” (2-D convSPE, L = %zu × %zu)", base,
+      g_autofree char *source = g_strdup_printf (_("%s module “%s” (2-D convSPE, L = %zu × %zu)"), base,
                                                  data->conv2d_prefix, data->conv2d.kernel, data->conv2d.kernel_cols);
 
       if (!rpe_explorer_state_set_conv2d (self->state, &data->conv2d, source, &error))
@@ -228,8 +244,8 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
     }
   if (data->have_sine || data->have_conv)
     {
-      g_autofree char *sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
-      g_autofree char *conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
+      g_autofree char *sine_src = data->have_sine ? g_strdup_printf (_("%s module “%s”"), base, data->sine_prefix) : NULL;
+      g_autofree char *conv_src = data->have_conv ? g_strdup_printf (_("%s module “%s”"), base, data->conv_prefix) : NULL;
       g_autoptr (GError) set_error = NULL;
 
       if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
@@ -830,6 +846,12 @@ colormap_notify (RpeExplorerState *state,
 
   if (cmap != NULL && adw_combo_row_get_selected (row) != (guint) rpe_colormap_get_id (cmap))
     adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
+  /* what it colours: a sequential map is for attention weights; signed values (templates,
+   * differences) stay on a diverging map */
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), cmap != NULL && rpe_colormap_is_diverging (cmap)
+                                                     ? _("Every map, signed and unsigned")
+                                                     : _("Attention weights; signed maps (templates, differences) "
+                                                         "use red–blue"));
 }
 
 /* The first GtkListBox under w (depth first). */
@@ -904,9 +926,9 @@ sync_lrpe (RpeWindow *self)
   self->updating = TRUE;
   adw_combo_row_set_selected (ADW_COMBO_ROW (self->lrpe_params_row), selected);
   self->updating = FALSE;
-  from = source != NULL && g_str_has_prefix (source, "checkpoint") ? _("from checkpoint") : _("from files");
+  from = lrpe_from_checkpoint (source) ? _("from checkpoint") : _("from files");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_params_row),
-                               use ? (g_str_has_prefix (source, "checkpoint") ? _("From checkpoint: trained v, θ, permutation")
+                               use ? (lrpe_from_checkpoint (source) ? _("From checkpoint: trained v, θ, permutation")
                                                                              : _("From files: trained v, θ, permutation"))
                                    : _("Seeded: P, Λ and θ as chosen below"));
   fixed_p = use && t->v != NULL;
@@ -1030,7 +1052,8 @@ build_sidebar (RpeWindow *self)
   for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
     cmaps[i] = rpe_colormap_get_name (rpe_colormap_get (i));
   cmaps[RPE_COLORMAP_N_MAPS] = NULL;
-  row = combo_row (self, group, _("Colour map"), _("Colour map of the attention view"), cmaps, NULL);
+  row = combo_row (self, group, _("Colour map"), _("Colour map of the attention maps (and of signed maps when it is "
+                                                   "diverging)"), cmaps, NULL);
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
