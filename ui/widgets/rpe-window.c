@@ -286,8 +286,7 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
   if (!for_views)
     {
       /* the 2-D module is in its own window; the title names what the views show */
-      toast = adw_toast_new_format (_("Opened %s: its 2-D convSPE module is shown in the 2-D window; the views "
-                                      "here keep their parameters"), display);
+      toast = adw_toast_new_format (_("Opened %s: its 2-D convSPE module is in the 2-D window"), display);
       adw_toast_set_button_label (toast, _("_Show"));
       adw_toast_set_action_name (toast, "win.grid");
       adw_toast_set_timeout (toast, 10);
