@@ -932,6 +932,10 @@ export_finished (RpeExportDialog *dialog,
   g_autofree char *uri = g_filename_to_uri (dir, NULL, NULL);
   AdwToast *toast = adw_toast_new_format (_("Exported %s"), base);
 
+  /* the next export is offered the same folder */
+  if (self->settings != NULL && g_path_is_absolute (dir))
+    g_settings_set_string (self->settings, "export-folder", dir);
+
   if (uri != NULL)
     {
       adw_toast_set_button_label (toast, _("Open _Folder"));
@@ -951,6 +955,7 @@ action_export (GtkWidget  *widget,
   g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
   const char *dir;
   g_autofree char *path = NULL;
+  g_autofree char *last = NULL;
 
   if (bundle == NULL)
     {
@@ -968,7 +973,11 @@ action_export (GtkWidget  *widget,
   if (_rpe_window_current_page (self) != NULL)
     rpe_figure_page_setup_sweep (_rpe_window_current_page (self), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
-  dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
+  /* the folder of the last export, else Pictures, else home */
+  last = self->settings != NULL ? g_settings_get_string (self->settings, "export-folder") : NULL;
+  dir = last != NULL && *last != '\0' && g_file_test (last, G_FILE_TEST_IS_DIR) ? last : NULL;
+  if (dir == NULL)
+    dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
   if (dir == NULL || !g_file_test (dir, G_FILE_TEST_IS_DIR))
     dir = g_get_home_dir ();
   path = g_build_filename (dir, bundle->default_name != NULL ? bundle->default_name : "figure", NULL);
