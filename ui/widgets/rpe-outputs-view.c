@@ -102,6 +102,7 @@ outputs_show (RpeFigurePage *page,
   const RpeOutputs *o = &result->outputs;
   g_autofree char *text = NULL;
   g_autofree char *split = NULL;
+  g_autofree char *mean = NULL;
 
   self->updating = TRUE;
   gtk_spin_button_set_range (self->channel_spin, 0, (double) (o->dv - 1));
@@ -111,15 +112,18 @@ outputs_show (RpeFigurePage *page,
   if (o->train_length > 0 && o->train_length < o->n)
     split = g_strdup_printf (_("; before N<sub>train</sub> %.3g, from N<sub>train</sub> %.3g"), o->error_before,
                              o->error_after);
+  /* one draw is that draw: its mean is itself */
+  mean = o->n_draws > 1 ? g_strdup_printf (_("; the mean of %zu draws is off by %.3g"), o->n_draws, o->error_of_mean)
+                        : NULL;
   text = g_strdup_printf (o->compare == RPE_OUTPUTS_KERNEL
                           ? _("Head %zu, N = %zu, R = %zu, Dv = %zu: L̂ V (SPE logits) estimates L V (exact logits) "
                               "without bias, so its error falls like 1/√R. Relative error %.3g (first draw, seed "
-                              "%llu)%s; the mean of %zu draws is off by %.3g.")
+                              "%llu)%s%s.")
                           : _("Head %zu, N = %zu, R = %zu, Dv = %zu: SPE linear attention against exact softmax "
                               "attention (two different models: the gap does not vanish as R grows). Relative "
-                              "error %.3g (first draw, seed %llu)%s; the mean of %zu draws is off by %.3g."),
+                              "error %.3g (first draw, seed %llu)%s%s."),
                           o->head, o->n, o->r, o->dv, o->error, (unsigned long long) o->seed, split != NULL ? split : "",
-                          o->n_draws, o->error_of_mean);
+                          mean != NULL ? mean : "");
   rpe_figure_page_set_caption_markup (page, text);
 }
 
