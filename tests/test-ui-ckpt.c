@@ -20,7 +20,7 @@
 #include "rpe-templates-view.h"
 #include "rpe-test-utils.h"
 #include "rpe-tensor-browser.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -698,6 +698,11 @@ test_conv2d (void)
   g_assert_nonnull (gw);
   g_object_get (state, "gated", &gated, NULL);
   g_assert_true (gated);
+  /* the file holds only the 2-D module: the main views keep the demo, and so do the title and
+   * the source Copy as Command draws (no claim that they show the file) */
+  g_assert_true (rpe_window_get_from_demo (window));
+  g_assert_null (strstr (gtk_window_get_title (GTK_WINDOW (window)), "spe-conv2d"));
+  g_assert_nonnull (strstr (rpe_explorer_state_get_source (state, RPE_SPE_SINE), "demo"));
   g_object_set (state, "grid-rows", (guint) n1, "grid-cols", (guint) n2, "head", 1, "feature", 2, NULL);
   img = settle_grid (window);
   g_assert_cmpuint (img->n1, ==, n1);
@@ -755,6 +760,33 @@ test_conv2d (void)
   err = naive_grid_error (img, set, D);
   g_test_message ("query (3, 4) after the click: max error %.3g", err);
   g_assert_cmpfloat (err, <, 1e-6);
+  /* Escape closes the 2-D window: its shortcut, then what it activates */
+  {
+    g_autoptr (GListModel) list = gtk_widget_observe_controllers (GTK_WIDGET (gw));
+    gboolean found = FALSE;
+
+    for (guint i = 0; i < g_list_model_get_n_items (list) && !found; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (list, i);
+
+        if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+          continue;
+        for (guint k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)) && !found; k++)
+          {
+            g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+            GtkShortcutTrigger *trigger = gtk_shortcut_get_trigger (sc);
+            GtkShortcutAction *action = gtk_shortcut_get_action (sc);
+
+            found = GTK_IS_KEYVAL_TRIGGER (trigger)
+                    && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (trigger)) == GDK_KEY_Escape
+                    && GTK_IS_NAMED_ACTION (action)
+                    && g_str_equal (gtk_named_action_get_action_name (GTK_NAMED_ACTION (action)), "window.close");
+          }
+      }
+    g_assert_true (found);
+  }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gw), "window.close", NULL));
+  g_assert_null (rpe_window_get_grid_window (window));
   rpe_test_wait_jobs ();
   gtk_window_destroy (GTK_WINDOW (window));
 }

@@ -24,7 +24,7 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-heatmap-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-attention-view.h"
 #include "rpe-ticks.h"
 #include "rpe-ui-test-utils.h"
@@ -1089,7 +1089,7 @@ test_attention_ticks (void)
   g_object_set (rpe_window_get_state (window), "length", 1024, NULL);
   show_view (window, RPE_WINDOW_VIEW_ATTENTION);
   av = RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION));
-  rpe_attention_view_set_viewport (av, 246, 772, 246, 772);
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (av), 246, 772, 246, 772);
   rpe_test_settle (window, TRUE);
   g_assert_cmpuint (rpe_attention_view_get_image (av)->m0, ==, 246);
   g_assert_cmpuint (rpe_attention_view_get_image (av)->m1, ==, 772);

@@ -26,7 +26,7 @@
 #include "rpe-tensor-browser.h"
 #include "rpe-session.h"
 #include "rpe-undo.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -297,7 +297,7 @@ test_templates_grid_cells (void)
   g_assert_nonnull (grid);
   g_assert_cmpuint (grid->n_cells, >=, 4);
   g_assert_cmpuint (grid->n_cells, <=, 64);   /* at most 8 columns: the export's layout */
-  b = rpe_templates_view_build_figure (view);
+  b = rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view));
   g_assert_nonnull (b);
   g_assert_cmpuint (b->fig.grid.n_cells, ==, grid->n_cells);
   g_assert_true (b->fig.grid.shared_scale == grid->shared_scale);

@@ -10,7 +10,7 @@
 #include "rpe-compute.h"
 #include "rpe-error.h"
 #include "rpe-heatmap-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-wait.h"
 
 /* The values of the templates grid's cell d as the view draws them (NULL if none). */

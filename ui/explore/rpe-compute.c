@@ -329,13 +329,15 @@ job_worker (GTask        *task,
 
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
-  else if (status == RPE_ERROR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
-  else if (job->error != NULL)
+  else if (job->error != NULL && status != RPE_ERROR_CANCELLED)
     g_task_return_error (task, g_steal_pointer (&job->error));
   else
-    g_task_return_new_error (task, RPE_ERROR, status, _("Cannot compute %s: %s"),
-                             _(job->what), rpe_status_to_string (status));
+    {
+      GError *error = NULL;
+
+      rpe_job_status_error (status, job->what, &error);
+      g_task_return_error (task, error);
+    }
 }
 
 static Job *
@@ -1406,7 +1408,8 @@ teaching_run (Job               *job,
       RpeMonitor cm = { monitor->cancel, NULL, NULL };
       gsize rl[16], nr = 0;
 
-      for (gsize r = 1; r <= 1024; r *= 2)
+      /* every R the explorer takes (the teaching view's slider spans the same range) */
+      for (gsize r = 1; r <= RPE_EXPLORER_MAX_R && nr < G_N_ELEMENTS (rl); r *= 2)
         rl[nr++] = r;
       t->n_curve = nr;
       t->curve_r = g_new0 (double, nr);
@@ -2035,13 +2038,40 @@ job_run_sync (JobRunFunc                 run,
     g_cancellable_disconnect (cancellable, handler);
   if (status == RPE_OK)
     return result;
-  if (status == RPE_ERROR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
-  else if (job.error != NULL)
+  if (job.error != NULL && status != RPE_ERROR_CANCELLED)
     g_propagate_error (error, g_steal_pointer (&job.error));
   else
-    g_set_error (error, RPE_ERROR, status, _("Cannot compute %s: %s"), _(what), rpe_status_to_string (status));
+    rpe_job_status_error (status, what, error);
   g_clear_error (&job.error);
+  return NULL;
+}
+
+RpeCheckpointData *
+rpe_compute_open_checkpoint (const char  *path,
+                             GError     **error)
+{
+  Job job = { 0 };
+  atomic_int cancel;
+  RpeMonitor monitor = { &cancel, NULL, NULL };
+  gpointer result = NULL;
+  GDestroyNotify result_free = NULL;
+  RpeStatus status;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  atomic_init (&cancel, 0);
+  job.what = N_("the checkpoint");
+  job.path = g_strdup (path);
+  status = checkpoint_run (&job, &monitor, &result, &result_free);
+  g_free (job.path);
+  if (status == RPE_OK)
+    {
+      g_clear_error (&job.error);   /* a note for a failure that did not happen */
+      return result;
+    }
+  if (job.error != NULL)
+    g_propagate_error (error, g_steal_pointer (&job.error));
+  else
+    rpe_job_status_error (status, job.what, error);
   return NULL;
 }
 

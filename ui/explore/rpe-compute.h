@@ -369,6 +369,9 @@ void               rpe_compute_open_checkpoint_async  (const char          *path
                                                        gpointer             user_data);
 RpeCheckpointData *rpe_compute_open_checkpoint_finish (GAsyncResult        *result,
                                                        GError             **error);
+/* The same on the calling thread (the embedded demos, read at once). */
+RpeCheckpointData *rpe_compute_open_checkpoint        (const char          *path,
+                                                       GError             **error);
 
 /* ---- One job per view ----
  *

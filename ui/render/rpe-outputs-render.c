@@ -191,7 +191,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
                                 o->r, o->causal ? _(", causal") : "");
   f->fig.title = f->title[0] != '\0' ? f->title : NULL;
   f->titles[0] = g_strdup_printf ("Y: %s", ref_name);
-  f->titles[1] = g_strdup_printf (_("Y: %s, draw %llu"), est_name, (unsigned long long) o->seed);
+  f->titles[1] = g_strdup_printf (_("Y: %s, seed %llu"), est_name, (unsigned long long) o->seed);
   f->titles[2] = g_strdup_printf (_("difference (relative error %.3g)"), o->error);
   f->fig.n_panels = 3;
   f->fig.share_scale = !options->per_panel;

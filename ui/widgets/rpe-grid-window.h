@@ -5,8 +5,10 @@
  * row-major), the template of head h, feature d as an image of 2-D lags
  * (di, dj) in [-(N1-1), N1-1] x [-(N2-1), N2-1], and one query position's
  * attention over the grid; clicking a position of the grid makes it the
- * query.  Head, feature, gate and content are the sidebar's.  Computed on
- * workers (rpe_compute_grid_async); stale results are dropped.
+ * query.  Head, feature, gate and content are the sidebar's.  Its content is a
+ * figure page (rpe-figure-page.h): computed on workers (rpe_compute_grid_async)
+ * with progress and Cancel, stale results dropped, only while shown.  Escape
+ * closes it.
  */
 #pragma once
 
