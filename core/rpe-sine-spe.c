@@ -1,4 +1,4 @@
-/* rpe-sine-spe.c: sineSPE, the periodic "Variant I" (MATH.md section 1).
+/* rpe-sine-spe.c: sineSPE, the periodic "Variant I" (docs/math.md, section 1).
  *
  * For each (h, d) the codes are a small matrix product (SPE paper, eq. 19-20):
  *   Qbar_d = s * Omega_q (N x 2K) * z_d (2K x R),
@@ -294,7 +294,8 @@ _rpe_sine_spe_encode_fused (const RpeSpeParams *params,
 }
 
 /* Rows m0 .. m0 + rows - 1 of the above: the blocks of rows start where the whole call's do
- * (m0 a multiple of BLOCK_FUSED), so every GEMM is the whole call's, on the same operands. */
+ * (m0 a multiple of BLOCK_FUSED), so every row is built from the same operands as in the whole
+ * call; a last short block is a GEMM of fewer rows, which BLAS may sum in another order. */
 RpeStatus
 _rpe_sine_spe_encode_fused_rows (const RpeSpeParams *params,
                                  size_t              m0,

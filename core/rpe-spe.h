@@ -1,4 +1,4 @@
-/* rpe-spe.h: Stochastic Positional Encoding (MATH.md sections 1-4).
+/* rpe-spe.h: Stochastic Positional Encoding (docs/math.md, sections 1-4).
  *
  * Layouts (C order, one batch item):
  *   q, k            (N, H, D)       queries / keys
@@ -92,7 +92,7 @@ RpeStatus rpe_spe_noise_fill_range (const RpeSpeParams *params,
                                     size_t              offset,
                                     size_t              count,
                                     float              *z);
-/* The code scale s = 1 / (R D)^(1/4) (MATH.md section 1); 0 if an argument is 0. */
+/* The code scale s = 1 / (R D)^(1/4) (docs/math.md, section 1); 0 if an argument is 0. */
 double    rpe_spe_code_scale (size_t n_features,
                               size_t r);
 /* Fills eps (H, D, R) with the seeded gate noise (stream RPE_STREAM_GATE). */
@@ -151,9 +151,12 @@ RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
 /* Rows m0 .. m0 + rows - 1 (of N = n) of rpe_spe_encode_fused, sine SPE only (conv: its
  * correlation runs along the whole sequence; RPE_ERROR_INVALID_ARGUMENT): q, k are those rows
  * of the content ((rows, H, D)), qhat, khat receive those rows ((rows, H, R)), z and eps as in
- * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN; the values are
- * those of the whole call, bit for bit, so a long sequence can be encoded and written in slabs
- * of rows. */
+ * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN, so that a long
+ * sequence can be encoded and written in slabs of rows: every row sums the same products as in
+ * the whole call, in an order BLAS may choose by the shape of the call, so the values are the
+ * whole call's to float rounding (each within 2 (D 2K + D + 2) u of the sum of its terms'
+ * magnitudes, u = 2^-24), and bit for bit where BLAS's kernels sum a row alike whatever the
+ * row count (not OpenBLAS's Prescott kernels). */
 #define RPE_SPE_FUSED_ROWS_ALIGN 128
 RpeStatus rpe_spe_encode_fused_rows (const RpeSpeParams *params,
                                      size_t              n,

@@ -1,5 +1,5 @@
 /* test-cli-conv2d.c: `rpe compute template|codes|encode --grid N1xN2` (2-D convSPE) against sums
- * written here (MATH.md section 2 in 2-D, see core/rpe-conv-spe-2d.h), with the parameters of
+ * written here (docs/math.md, section 2 in 2-D, see core/rpe-conv-spe-2d.h), with the parameters of
  * the CLI's seeded init rebuilt in the test and noise the test writes itself. */
 #include "config.h"
 

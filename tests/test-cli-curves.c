@@ -134,7 +134,7 @@ load_demo (const char *prefix, RpeSpeParams *p)
   g_assert_no_error (error);
 }
 
-/* Naive template (MATH.md 1-3). */
+/* Naive template (docs/math.md, sections 1-3). */
 static double
 naive_template (const RpeSpeParams *p, size_t h, size_t d, long tau, gboolean gated)
 {

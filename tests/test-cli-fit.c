@@ -3,7 +3,7 @@
  * The fitted checkpoint is read back two independent ways and must give the error `rpe fit`
  * printed: (1) `rpe compute template` (the engine, through the checkpoint reader), its head
  * profiles formed here; (2) the raw safetensors values through sigmoid/softplus written here
- * from MATH.md.  Targets are evaluated here too.  Also the state_dict names and shapes, the
+ * from docs/math.md.  Targets are evaluated here too.  Also the state_dict names and shapes, the
  * CSV, the sweep, and bad input exiting with 2 (or 1 for an unwritable output). */
 #include "config.h"
 
@@ -168,7 +168,7 @@ check_readback (const char *method, gboolean gated, Target target)
       }
   e_tpl = err_of (H, n, b, l);
 
-  /* (2) the raw values through the transforms written here (MATH.md sections 1-3) */
+  /* (2) the raw values through the transforms written here (docs/math.md, sections 1-3) */
   set = rpe_safetensors_read (ckpt, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (rpe_tensor_set_size (set), ==, (strcmp (method, "sine") == 0 ? 3 : 2) + (gated ? 1 : 0));
@@ -196,7 +196,7 @@ check_readback (const char *method, gboolean gated, Target target)
                 for (size_t i = 0; i < len; i++)
                   {
                     double tau = (double) i - (double) (n - 1);
-                    /* MATH.md 1 and 3: (1-g) lambda^2/(2K) cos(2 pi f tau + theta), + g once per (h, d) */
+                    /* docs/math.md, sections 1 and 3: (1-g) lambda^2/(2K) cos(2 pi f tau + theta), + g once per (h, d) */
                     raw[(c / D) * len + i] += ((1 - g) * lam * lam / (2.0 * size) * cos (2 * M_PI * f * tau + th)
                                                + g / size) / sqrt ((double) D);
                   }
@@ -310,7 +310,7 @@ test_csv_sweep (void)
 }
 
 /* FastRPB PositionalBias "full" layout (1, H, 2M-1): index 0 is tau = M-1, index i >= 1 is
- * tau = i - M (MATH.md section 8); the CSV's target columns must show w(tau) at each tau */
+ * tau = i - M (docs/math.md, section 8); the CSV's target columns must show w(tau) at each tau */
 static double
 fastrpb_w (size_t h, long tau)
 {

@@ -4,7 +4,7 @@
  * state_dict with LRPE modules (a learned v and theta, a permutation buffer, a
  * learned complex theta) and FastRPB biases in the reference's full and
  * symmetric layouts trained at M = 24, and the expected outputs computed there
- * by torch modules written from MATH.md sections 7 and 8 (enc*.npy, bias*.npy).
+ * by torch modules written from docs/math.md, sections 7 and 8 (enc*.npy, bias*.npy).
  */
 #include "config.h"
 

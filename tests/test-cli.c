@@ -104,7 +104,7 @@ make_checkpoint (void)
   g_assert_no_error (error);
 }
 
-/* MATH.md section 1, straight from the formula: the gated sine template of (h, d) at lag tau. */
+/* docs/math.md, section 1, straight from the formula: the gated sine template of (h, d) at lag tau. */
 static double
 sine_template (gsize h, gsize d, double tau, const double *raw_gate)
 {
@@ -125,7 +125,7 @@ sine_template (gsize h, gsize d, double tau, const double *raw_gate)
   return p;
 }
 
-/* MATH.md section 2: query filter = conv_k.weight, key filter = conv_q.weight. */
+/* docs/math.md, section 2: query filter = conv_k.weight, key filter = conv_q.weight. */
 static double
 conv_template (gsize c, long tau)
 {
@@ -286,7 +286,7 @@ test_template_conv (void)
         }
 }
 
-/* Replayed noise: codes and encodings equal the sums of MATH.md evaluated here. */
+/* Replayed noise: codes and encodings equal the sums of docs/math.md evaluated here. */
 static void
 test_replay_sine (void)
 {

@@ -1,6 +1,6 @@
 /* Checkpoints in the SPE authors' module layouts (tests/fixtures/make-checkpoint-fixtures.py):
  * discovery, gate pairing and the gated templates they mean, each compared with
- * MATH.md sections 1-3 computed here from the raw tensors. */
+ * docs/math.md, sections 1-3 computed here from the raw tensors. */
 #include "config.h"
 
 #include <math.h>
@@ -46,7 +46,7 @@ ref_sigmoid (double x)
   return 1.0 / (1.0 + exp (-x));
 }
 
-/* MATH.md 1 and 3, naively: the gated lag profile of (h, d) from the raw tensors
+/* docs/math.md, sections 1 and 3, naively: the gated lag profile of (h, d) from the raw tensors
  * (gate NULL: ungated); out[i] = Ptilde(tau = i - (N-1)). */
 static void
 ref_sine_lags (const RpeTensor *freqs,
@@ -81,7 +81,7 @@ ref_sine_lags (const RpeTensor *freqs,
     }
 }
 
-/* MATH.md 2 and 3: P_c(tau) = sum_j wq[c, j] wk[c, j + tau], wq = conv_k.weight
+/* docs/math.md, sections 2 and 3: P_c(tau) = sum_j wq[c, j] wk[c, j + tau], wq = conv_k.weight
  * (C, 1, L), wk = conv_q.weight. */
 static void
 ref_conv_lags (const RpeTensor *conv_q,

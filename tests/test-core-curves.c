@@ -1,4 +1,4 @@
-/* test-core-curves.c: the analysis curves (MATH.md section 9) against naive
+/* test-core-curves.c: the analysis curves (docs/math.md, section 9) against naive
  * double-precision code written here: full-matrix metrics, closed-form
  * templates and lines, and the 1/sqrt(R) law of the SPE estimator. */
 #include "config.h"
@@ -25,7 +25,7 @@ make_params (RpeSpeParams *p, RpeSpeMethod method, size_t h, size_t d, size_t si
   g_assert_cmpint (rpe_spe_params_random (p, seed), ==, RPE_OK);
 }
 
-/* Naive analytic template (MATH.md sections 1-3), lag tau of cell (h, d). */
+/* Naive analytic template (docs/math.md, sections 1-3), lag tau of cell (h, d). */
 static double
 naive_template (const RpeSpeParams *p, size_t h, size_t d, long tau, gboolean gated)
 {

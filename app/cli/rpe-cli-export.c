@@ -342,7 +342,7 @@ head_source_clear (HeadSource *src)
   memset (src, 0, sizeof *src);
 }
 
-/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 static RpeStatus
 exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
 {

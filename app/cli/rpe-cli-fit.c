@@ -289,7 +289,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
         }
       if (!is_file && w->ndim == 3 && w->shape[0] == 1 && w->shape[1] == H && g_str_has_suffix (w->name, "bias.w"))
         {
-          /* PositionalBias (MATH.md section 8): (1, H, 2M-1) "full" with
+          /* PositionalBias (docs/math.md, section 8): (1, H, 2M-1) "full" with
            * W[m, n] = w[(m - n + M) mod (2M-1)], or (1, H, M) "symmetric" with w[|m - n|];
            * full if the last size is odd and > 1 ... both are odd-capable, so the shape
            * alone cannot tell (1, H, 2M-1) from (1, H, M') with M' = 2M-1: take full */

@@ -228,7 +228,7 @@ choice_name (const Choice *choices, gsize n, int value)
   return "?";
 }
 
-/* The LRPE of the --lrpe-* options, with trained parameters (MATH.md section 7).  length is N for
+/* The LRPE of the --lrpe-* options, with trained parameters (docs/math.md, section 7).  length is N for
  * theta b/c.  use_checkpoint: --checkpoint names an LRPE module (lrpe-* commands). */
 RpeLrpe *
 rpe_cli_make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, gboolean use_checkpoint, GError **error)
@@ -550,7 +550,7 @@ out:
 
 /* Toeplitz weights for length n in the centred layout, (1 or H, 2n - 1), from stored weights w:
  * (X,) or (H, X) in the centred layout (X = 2M - 1), or the reference's (1, H, X): "full"
- * X = 2M - 1 or "symmetric" X = M (MATH.md section 8); --bias-layout names the layout where the
+ * X = 2M - 1 or "symmetric" X = M (docs/math.md, section 8); --bias-layout names the layout where the
  * shape cannot tell.  M >= n: the offsets in [-(n-1), n-1] are used. */
 static float *
 centred_bias (const RpeCliArgs *o,

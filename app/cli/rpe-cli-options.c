@@ -69,7 +69,7 @@ static const RpeCliOption draw_options[] = {
   RPE_CLI_INT64 ("train-length", A (draw.train_length), RPE_CLI_TAKES_TRAIN_LENGTH, 0, (gint64) 1 << 32,
                  N_("Training length N_train (LRPE theta b/c use it; curves mark it)"), "N"),
   RPE_CLI_FILE ("noise", A (draw.noise), RPE_CLI_TAKES_NOISE,
-                N_("Replay this raw code noise: sine (H, D, 2K, R), conv (R, H*D, N+4L)"), "Z.npy"),
+                N_("Replay this raw code noise: sine (H, D, 2K, R), conv (R, H*D, N+4L) (layout: docs/math.md, section 10)"), "Z.npy"),
   RPE_CLI_FILE ("gate-noise", A (draw.gate_noise), RPE_CLI_TAKES_GATE_NOISE,
                 N_("Replay this raw gate noise, shape (H, D, R)"), "E.npy"),
   RPE_CLI_STRING ("noise-scheme", A (draw.noise_scheme), RPE_CLI_TAKES_NOISE_SCHEME,
