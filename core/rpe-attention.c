@@ -1,5 +1,5 @@
 /* rpe-attention.c: attention maps from logits, streaming rows, and the APE
- * baseline (MATH.md sections 4 and 9). */
+ * baseline (docs/math.md, sections 4 and 9). */
 #include "config.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* rpe-conv-spe.c: convSPE, the vanishing "Variant II" (MATH.md section 2).
+/* rpe-conv-spe.c: convSPE, the vanishing "Variant II" (docs/math.md, section 2).
  *
  * Filtering white noise with finite filters (SPE paper, eq. 22): per channel
  * c = h*D + d and realization r,

@@ -1,5 +1,5 @@
 /* rpe-linear-attention.c: kernel feature maps and linear attention
- * (MATH.md section 5).  See rpe-linear-attention.h for layouts and conventions.
+ * (docs/math.md, section 5).  See rpe-linear-attention.h for layouts and conventions.
  *
  * Linear attention: Katharopoulos et al. 2020 ("Transformers are RNNs");
  * Performer: Choromanski et al. 2021; DPFP: Schlag, Irie, Schmidhuber 2021. */

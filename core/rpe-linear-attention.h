@@ -1,4 +1,4 @@
-/* rpe-linear-attention.h: kernel feature maps and linear attention (MATH.md section 5).
+/* rpe-linear-attention.h: kernel feature maps and linear attention (docs/math.md, section 5).
  *
  * Layouts (C order, one batch item):
  *   x (queries or keys)   (N, H, F)

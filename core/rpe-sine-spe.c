@@ -1,4 +1,4 @@
-/* rpe-sine-spe.c: sineSPE, the periodic "Variant I" (MATH.md section 1).
+/* rpe-sine-spe.c: sineSPE, the periodic "Variant I" (docs/math.md, section 1).
  *
  * For each (h, d) the codes are a small matrix product (SPE paper, eq. 19-20):
  *   Qbar_d = s * Omega_q (N x 2K) * z_d (2K x R),

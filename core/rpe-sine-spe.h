@@ -1,4 +1,4 @@
-/* rpe-sine-spe.h: sineSPE ("Variant I", MATH.md section 1) internals.
+/* rpe-sine-spe.h: sineSPE ("Variant I", docs/math.md, section 1) internals.
  *
  * Used by rpe-spe.c / rpe-template.c; the public entry points are in rpe-spe.h.
  * Arguments are assumed validated by the caller (params->method == RPE_SPE_SINE).

@@ -1,4 +1,4 @@
-/* rpe-spe.c: SPE parameters, noise, gating and encoding (MATH.md sections 1-4, 10).
+/* rpe-spe.c: SPE parameters, noise, gating and encoding (docs/math.md, sections 1-4, 10).
  *
  * Stochastic Positional Encoding: Liutkus et al., "Relative Positional Encoding
  * for Transformers with Linear Complexity", ICML 2021 (papers/spe-liutkus2021-*).
@@ -485,7 +485,7 @@ rpe_spe_gate_codes (const RpeSpeParams *params,
 
   s = rpe_spe_code_scale (params->n_features, r);
   /* Qbar' = sqrt(1 - g) Qbar + sqrt(g) s eps, the same eps for queries and keys
-   * and for every position (MATH.md section 3). */
+   * and for every position (docs/math.md, section 3). */
   for (size_t m = 0; m < n; m++)
     {
       float *qrow = qbar + m * hdr;

@@ -1,4 +1,4 @@
-/* rpe-spe.h: Stochastic Positional Encoding (MATH.md sections 1-4).
+/* rpe-spe.h: Stochastic Positional Encoding (docs/math.md, sections 1-4).
  *
  * Layouts (C order, one batch item):
  *   q, k            (N, H, D)       queries / keys
@@ -92,7 +92,7 @@ RpeStatus rpe_spe_noise_fill_range (const RpeSpeParams *params,
                                     size_t              offset,
                                     size_t              count,
                                     float              *z);
-/* The code scale s = 1 / (R D)^(1/4) (MATH.md section 1); 0 if an argument is 0. */
+/* The code scale s = 1 / (R D)^(1/4) (docs/math.md, section 1); 0 if an argument is 0. */
 double    rpe_spe_code_scale (size_t n_features,
                               size_t r);
 /* Fills eps (H, D, R) with the seeded gate noise (stream RPE_STREAM_GATE). */

@@ -1,7 +1,7 @@
-/* test-core-spe.c: SPE codes, gating, encoding, templates and logits (MATH.md sections 1-4, 10).
+/* test-core-spe.c: SPE codes, gating, encoding, templates and logits (docs/math.md, sections 1-4, 10).
  *
  * Every check compares against straightforward double-precision code written here
- * from MATH.md's sums (never calling the code under test for the reference), against
+ * from docs/math.md's sums (never calling the code under test for the reference), against
  * closed forms, or against statistical limits derived below (Isserlis' theorem).
  */
 #include "config.h"
@@ -64,7 +64,7 @@ scale_s (size_t d, size_t r)
   return pow ((double) r * (double) d, -0.25);
 }
 
-/* Naive codes in double, MATH.md sections 1-2, layout (N, H, D, R). */
+/* Naive codes in double, docs/math.md, sections 1-2, layout (N, H, D, R). */
 static void
 ref_codes (const RpeSpeParams *p, size_t n, size_t r, const float *z,
            double *qb, double *kb)
@@ -112,7 +112,7 @@ ref_codes (const RpeSpeParams *p, size_t n, size_t r, const float *z,
           }
 }
 
-/* Naive gating in double, MATH.md section 3. */
+/* Naive gating in double, docs/math.md, section 3. */
 static void
 ref_gate (const RpeSpeParams *p, size_t n, size_t r, const float *eps, double *qb, double *kb)
 {
@@ -131,7 +131,7 @@ ref_gate (const RpeSpeParams *p, size_t n, size_t r, const float *eps, double *q
         }
 }
 
-/* Naive analytic template P_hd(tau), ungated, from MATH.md's formulas. */
+/* Naive analytic template P_hd(tau), ungated, from docs/math.md's formulas. */
 static double
 ref_p (const RpeSpeParams *p, size_t h, size_t d, long tau)
 {
@@ -300,7 +300,7 @@ test_noise (void)
       step = step * 3 + 1;
     }
   g_assert_true (memcmp (z, z2, count * sizeof (float)) == 0);
-  /* and it is element i of the documented stream (MATH.md section 10 layouts) */
+  /* and it is element i of the documented stream (docs/math.md, section 10 layouts) */
   rpe_rng_normal (99, RPE_STREAM_CONV, 0, z3, count);
   g_assert_true (memcmp (z, z3, count * sizeof (float)) == 0);
   /* different seed: different draw */
@@ -679,7 +679,7 @@ test_template_gated (void)
 }
 
 /* The analytic template is a Toeplitz fill of its lag profile (rpe_spe_template and slabs
- * of rpe_spe_template_rows).  References, in double, independent of the lag code: MATH.md's
+ * of rpe_spe_template_rows).  References, in double, independent of the lag code: docs/math.md's
  * pointwise formula (ref_ptilde), and the factored forms the template had before the fill:
  * sine as the rank-2K product sum_k lambda^2/(2K) [c_k(m) c'_k(n) + s_k(m) s'_k(n)] with
  * c_k(m) = cos(2 pi f m + theta), c'_k(n) = cos(2 pi f n) (sine the same), conv as the banded
@@ -1102,7 +1102,7 @@ test_empirical_slope (void)
 
 /* ---------------------------------------------------------------- logits */
 
-/* Naive exact logits in double (paper eq. 8, MATH.md section 4). */
+/* Naive exact logits in double (paper eq. 8, docs/math.md, section 4). */
 static void
 ref_exact_logits (const RpeSpeParams *p, size_t n, const float *q, const float *k, bool gated,
                   double *out)
@@ -1469,7 +1469,7 @@ test_fused_seeded (void)
 /* The fused conv encoder on its FFT path (split-format overlap-save, realization tiles,
  * gate term by sgemm) against a naive reference in double fed the SAME noise: the
  * direct valid correlation of rpe_spe_noise_fill's draw (ref_codes), naive gating
- * (ref_gate) and the sum over d of the codes times the queries/keys (MATH.md sections
+ * (ref_gate) and the sum over d of the codes times the queries/keys (docs/math.md sections
  * 2-4).  Lengths that are not a multiple of a block's outputs, an odd block count,
  * R across several tiles and not a multiple of the tile. */
 static void

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include <fftw3.h>
@@ -1342,7 +1343,7 @@ bench_cli (Bench *b, const char *name, const char *size, const char *cmdline, co
            const char *target)
 {
   g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
+  g_auto (GStrv) argv = NULL;
   int repeats = b->quick ? 1 : 3;
   double t[MAX_REPEATS], peak = 0;
   BenchRow row;
@@ -1558,7 +1559,7 @@ json_num (GString *s, const char *key, double v, gboolean last)
 static gboolean
 write_json (Bench *b, const char *path, GError **error)
 {
-  g_autoptr(GString) s = g_string_new (NULL);
+  g_autoptr (GString) s = g_string_new (NULL);
 
   RpeKernelInfo k;
 
@@ -1590,38 +1591,73 @@ write_json (Bench *b, const char *path, GError **error)
   return rpe_atomic_file_set_contents (path, s->str, s->len, error);
 }
 
+typedef struct
+{
+  gboolean quick;
+  char    *json;
+  int      repeats; /* 0: not given */
+  char    *only;
+  gboolean kernels;
+} BenchOptions;
+
+#define B(field) G_STRUCT_OFFSET (BenchOptions, field)
+
+/* clang-format off */
+static const RpeCliOption bench_options[] = {
+  RPE_CLI_FLAG ("quick", B (quick), 0, N_("Small sizes, few repeats")),
+  RPE_CLI_FILE ("json", B (json), 0, N_("Also write the results as JSON"), "FILE"),
+  RPE_CLI_INT ("repeats", B (repeats), 0, 1, MAX_REPEATS,
+               N_("Timed runs per workload, after one warm-up (default 5, quick 3)"), "N"),
+  RPE_CLI_STRING ("only", B (only), 0, N_("Only workloads whose name contains W"), "W"),
+  RPE_CLI_FLAG ("kernels", B (kernels), 0, N_("Print which kernels run (OpenBLAS's and the core's) and exit")),
+  { NULL }
+};
+/* clang-format on */
+
+static const RpeCliLeaf bench_leaves[] = {
+  { NULL, N_("Time the numeric core: SPE encodings, attention, linear attention, the live loop"),
+    N_("Times the core's workloads (the SPE encodings, empirical templates, attention maps, streamed\n"
+       "attention, linear attention, relative logits, the window's live loop and the CLI commands)\n"
+       "after one warm-up: median, min and max seconds, peak memory, GFLOP/s and the share of this\n"
+       "machine's best sgemm rate.  --json writes the rows too.  Speed is measured here, never in\n"
+       "the tests."),
+    "bench --quick --only '3 attention'", RPE_CLI_TAKES_FORCE, 0, NULL, NULL, NULL, NULL },
+};
+
+const RpeCliCommand rpe_cli_bench_command = {
+  .name = "bench",
+  .summary = N_("Time the numeric core"),
+  .options = bench_options,
+  .leaves = bench_leaves,
+  .n_leaves = G_N_ELEMENTS (bench_leaves),
+  .run = rpe_cli_bench,
+};
+
 int
 rpe_cli_bench (int argc, char **argv)
 {
-  gboolean quick = FALSE, kernels = FALSE;
-  char *json = NULL, *only = NULL;
-  int repeats = 0;
-  GOptionEntry entries[] = {
-    { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "Small sizes, few repeats", NULL },
-    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Also write the results as JSON", "FILE" },
-    { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "Timed runs per workload (after one warm-up)", "N" },
-    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Only workloads whose name contains W", "W" },
-    { "kernels", 0, 0, G_OPTION_ARG_NONE, &kernels, "Print which kernels run (OpenBLAS's and the core's) and exit",
-      NULL },
-    { NULL },
-  };
-  GOptionContext *ctx = g_option_context_new ("- time the numeric core");
+  BenchOptions opts = { 0 };
+  gboolean     quick, kernels;
+  char        *json, *only;
+  int          repeats, status;
   GError *error = NULL;
   Bench b;
   int code = 0;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!rpe_cli_parse (&rpe_cli_bench_command, &rpe_cli_bench_command.leaves[0], NULL, NULL, &opts, &argc, &argv,
+                      &status))
     {
-      fprintf (stderr, "rpe bench: %s\n", error->message);
-      g_clear_error (&error);
-      g_option_context_free (ctx);
-      return 2;
+      rpe_cli_own_clear (bench_options, &opts);
+      return status;
     }
-  g_option_context_free (ctx);
-  if (argc > 1 || repeats < 0 || repeats > MAX_REPEATS)
+  quick = opts.quick;
+  json = g_steal_pointer (&opts.json);
+  only = g_steal_pointer (&opts.only);
+  repeats = opts.repeats;
+  kernels = opts.kernels;
+  if (argc > 1)
     {
-      fprintf (stderr, "rpe bench: bad arguments (repeats 1 .. %d, no positional arguments)\n", MAX_REPEATS);
+      fprintf (stderr, "rpe bench: unexpected argument '%s'\n", argv[1]);
       g_free (json);
       g_free (only);
       return 2;
