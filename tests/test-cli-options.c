@@ -198,7 +198,7 @@ static const struct
   { "fit", "alibi-slopes csv fastrpb fastrpb-tensor features force gated heads kernel kerple-r1 kerple-r2 length "
            "max-iter memory-budget method output sines sweep-csv sweep-size t5-bias t5-buckets t5-max-distance "
            "t5-tensor t5-unidirectional target target-file threads" },
-  { "bench", "force json memory-budget only quick repeats threads" },
+  { "bench", "force json kernels memory-budget only quick repeats threads" },
   { "help", "memory-budget threads" },
   { "compute template", "checkpoint f64 feature features force gate grid head heads kernel kernel-cols layer length "
                         "map memory-budget method no-gate output prefix seed sines threads" },

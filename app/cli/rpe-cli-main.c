@@ -10,6 +10,7 @@
 #include <string.h>
 #include <glib/gi18n.h>
 
+#include "rpe-blas-notice.h"
 #include "rpe-file.h"
 #include "rpe-text.h"
 
@@ -130,6 +131,13 @@ rpe_cli_main (int argc, char **argv)
       print_usage (stderr);
       return EXIT_USAGE;
     }
+  {
+    /* once: OpenBLAS runs generic kernels on this CPU (rpe-blas-notice.h) */
+    g_autofree char *note = rpe_blas_notice_take ("rpe", FALSE);
+
+    if (note != NULL)
+      fprintf (stderr, _("rpe: note: %s\n"), note);
+  }
   status = command->run (argc - 1, argv + 1);
   /* the figure text's Pango font map and its font caches, for a leak checker's clean exit */
   if (command == &rpe_cli_export_command)
