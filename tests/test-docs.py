@@ -167,7 +167,7 @@ def commands(path):
             continue
         if not in_block:
             if readme and line.startswith("|"):
-                for span in re.findall(r"`(rpe [^`]*)`", line):
+                for span in re.findall(r"`(rpe [^`]* -o [^`]*)`", line):
                     found.append((i + 1, shlex.split(span), None))
             i += 1
             continue
@@ -192,17 +192,25 @@ def commands(path):
         except ValueError as e:
             found.append((start + 1, None, f"cannot parse: {e}"))
             continue
-        if words and words[0] in ("rpe", "build/app/rpe"):
+        if words and (words[0] in ("rpe", "build/app/rpe") or words[:2] == ["python3", "-c"]):
             found.append((start + 1, words, pending_skip))
         pending_skip = None
     return found
 
 
+def have_numpy():
+    p = subprocess.run([sys.executable, "-c", "import numpy"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return p.returncode == 0
+
+
 def run_commands(root, rpe):
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    numpy = have_numpy()
     for path in doc_files(root):
         rel_doc = os.path.relpath(path, root)
+        no_numpy = False
         with tempfile.TemporaryDirectory(prefix="rpe-docs-") as tmp:
             for lineno, words, skip in commands(path):
                 if words is None:
@@ -213,7 +221,15 @@ def run_commands(root, rpe):
                 if skip is not None:
                     result(True, what, skip=f"not run: {skip}")
                     continue
-                argv = [rpe] + words[1:]
+                if words[0] == "python3":
+                    # a one-liner that writes an input (numpy: Debian's python3-numpy)
+                    no_numpy = no_numpy or not numpy
+                    argv = [sys.executable] + words[1:]
+                else:
+                    argv = [rpe] + words[1:]
+                if no_numpy:
+                    result(True, what, skip="python3-numpy is not installed (the page's one-liners need it)")
+                    continue
                 if len(words) > 1 and words[1] == "bench" and "--quick" not in words:
                     argv.append("--quick")
                 p = subprocess.run(argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL,
