@@ -251,12 +251,31 @@ def check_options(root, rpe):
     result(len(cmds) >= 6, f"rpe --help lists commands: {' '.join(cmds)}")
     for cmd in cmds:
         result(f"rpe {cmd}" in cli, f"docs/cli.md documents rpe {cmd}")
-        out = subprocess.run([rpe, cmd, "--help-all"], stdout=subprocess.PIPE, text=True).stdout
-        names = sorted(set(re.findall(r"^\s+(?:-[A-Za-z], )?--([a-z0-9][a-z0-9-]*)", out, re.M)))
-        names = [o for o in names if o != "help" and not o.startswith("help-")]
-        missing = [o for o in names if not re.search(r"--" + re.escape(o) + r"(?![a-z0-9-])", cli)]
-        result(not missing, f"docs/cli.md names every option of rpe {cmd}"
-               + (f" (missing: {' '.join('--' + o for o in missing)})" if missing else ""))
+        usage = subprocess.run([rpe, cmd, "--help"], stdout=subprocess.PIPE, text=True).stdout
+        subs = []
+        on = False
+        for line in usage.split("\n"):
+            if re.match(r"^(WHAT|VIEW|KIND):", line):
+                on = True
+            elif on:
+                m = re.match(r"^  ([a-z][a-z0-9-]*)\s{2,}", line)
+                if m:
+                    subs.append(m.group(1))
+                elif line.strip() == "" and subs:
+                    break
+        for sub in subs or [None]:
+            words = [cmd] + ([sub] if sub else [])
+            name = " ".join(words)
+            if sub:
+                result(re.search(r"`" + re.escape(sub) + r"`", cli) is not None, f"docs/cli.md names rpe {name}")
+            p = subprocess.run([rpe, *words, "--help-all"], stdout=subprocess.PIPE, text=True)
+            result(p.returncode == 0, f"rpe {name} --help-all exits 0")
+            names = sorted(set(re.findall(r"^\s+(?:-[A-Za-z], )?--([a-z0-9][a-z0-9-]*)", p.stdout, re.M)))
+            names = [o for o in names if o != "help" and not o.startswith("help-")]
+            missing = [o for o in names if not re.search(r"--" + re.escape(o) + r"(?![a-z0-9-])", cli)]
+            result(not missing, f"docs/cli.md names every option of rpe {name}"
+                   + (f" (missing: {' '.join('--' + o for o in missing)}; tools/make-cli-reference.py --write)"
+                      if missing else ""))
 
 
 def main():
