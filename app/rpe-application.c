@@ -94,11 +94,9 @@ action_about (GSimpleAction *action,
 
 /* Help (F1): the installed explorer guide, else the README online. */
 static void
-action_help (GSimpleAction *action,
-             GVariant      *parameter,
-             gpointer       user_data)
+action_help (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  GtkApplication *app = GTK_APPLICATION (user_data);
+  GtkApplication  *app = GTK_APPLICATION (user_data);
   g_autofree char *uri = rpe_help_uri (DOCDIR);
 
   gtk_show_uri (gtk_application_get_active_window (app), uri, GDK_CURRENT_TIME);

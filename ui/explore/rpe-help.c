@@ -10,7 +10,7 @@ char *
 rpe_help_uri (const char *docdir)
 {
   g_autofree char *guide = NULL;
-  char *uri;
+  char            *uri;
 
   if (docdir == NULL || *docdir == '\0')
     return g_strdup (RPE_HELP_ONLINE_URI);
