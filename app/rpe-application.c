@@ -92,14 +92,37 @@ action_about (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (about));
 }
 
+/* The guide could not be shown (no application for it): say so, with the address to open by hand. */
+static void
+help_shown (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree char *uri = user_data;
+  g_autoptr (GError) error = NULL;
+  GtkWidget *dialog;
+
+  if (gtk_show_uri_full_finish (GTK_WINDOW (source), result, &error))
+    return;
+  dialog = adw_message_dialog_new (GTK_WINDOW (source), _("Could Not Open the Guide"), NULL);
+  adw_message_dialog_format_body (ADW_MESSAGE_DIALOG (dialog), _("%s\n\nThe explorer guide is at %s"), error->message,
+                                  uri);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
 /* Help (F1): the installed explorer guide, else the README online. */
 static void
 action_help (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  GtkApplication  *app = GTK_APPLICATION (user_data);
-  g_autofree char *uri = rpe_help_uri (DOCDIR);
+  GtkApplication *app = GTK_APPLICATION (user_data);
+  GtkWindow      *parent = gtk_application_get_active_window (app);
+  char           *uri = rpe_help_uri (DOCDIR);
 
-  gtk_show_uri (gtk_application_get_active_window (app), uri, GDK_CURRENT_TIME);
+  if (parent == NULL)
+    {
+      g_free (uri);
+      return;
+    }
+  gtk_show_uri_full (parent, uri, GDK_CURRENT_TIME, NULL, help_shown, uri);
 }
 
 static const GActionEntry app_actions[] = {
