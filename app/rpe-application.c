@@ -1,10 +1,11 @@
-/* rpe-application.c: the RPE Studio application: app.quit, app.about, and a
+/* rpe-application.c: the RPE Studio application: app.quit, app.about, app.help, and a
  * new window on every activation. */
 #include "config.h"
 
 #include <glib/gi18n.h>
 
 #include "rpe-application.h"
+#include "rpe-help.h"
 #include "rpe-window.h"
 
 struct _RpeApplication
@@ -91,20 +92,56 @@ action_about (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (about));
 }
 
+/* The guide could not be shown (no application for it): say so, with the address to open by hand. */
+static void
+help_shown (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree char *uri = user_data;
+  g_autoptr (GError) error = NULL;
+  GtkWidget *dialog;
+
+  if (gtk_show_uri_full_finish (GTK_WINDOW (source), result, &error))
+    return;
+  dialog = adw_message_dialog_new (GTK_WINDOW (source), _("Could Not Open the Guide"), NULL);
+  adw_message_dialog_format_body (ADW_MESSAGE_DIALOG (dialog), _("%s\n\nThe explorer guide is at %s"), error->message,
+                                  uri);
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* Help (F1): the installed explorer guide, else the README online. */
+static void
+action_help (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GtkApplication *app = GTK_APPLICATION (user_data);
+  GtkWindow      *parent = gtk_application_get_active_window (app);
+  char           *uri = rpe_help_uri (DOCDIR);
+
+  if (parent == NULL)
+    {
+      g_free (uri);
+      return;
+    }
+  gtk_show_uri_full (parent, uri, GDK_CURRENT_TIME, NULL, help_shown, uri);
+}
+
 static const GActionEntry app_actions[] = {
   { "quit", action_quit, NULL, NULL, NULL, { 0 } },
   { "about", action_about, NULL, NULL, NULL, { 0 } },
+  { "help", action_help, NULL, NULL, NULL, { 0 } },
 };
 
 static void
 rpe_application_startup (GApplication *app)
 {
   static const char *quit_accels[] = { "<Control>q", NULL };
+  static const char *help_accels[] = { "F1", NULL };
 
   G_APPLICATION_CLASS (rpe_application_parent_class)->startup (app);
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.help", help_accels);
 }
 
 static void

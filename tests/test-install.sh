@@ -88,5 +88,12 @@ got=$(complete rpe compute template --method '')
 [ "$(echo $got)" = "sine conv" ]
 result $? "rpe compute template --method <TAB> offers sine conv (got: $(echo $got))"
 
+# the guides, where the window's Help (F1) looks for the explorer guide
+docdir=$dest$(dirname "$mandir")/doc/rpe-studio
+for f in README.md docs/explorer.md docs/cli.md docs/math.md docs/screenshots/teaching.png; do
+  test -s "$docdir/$f"
+  result $? "installs share/doc/rpe-studio/$f"
+done
+
 echo "1..$n"
 exit $failed

@@ -123,7 +123,7 @@ static const RpeCliOption lrpe_options[] = {
                   N_("LRPE Lambda (default rotation)"), "rotation|mixed|complex|permutation"),
   RPE_CLI_STRING ("lrpe-theta", A (lrpe.theta), RPE_CLI_TAKES_LRPE, N_("LRPE theta type (default a, RoPE)"), "a|b|c"),
   RPE_CLI_FILE ("lrpe-v", A (lrpe.v), RPE_CLI_TAKES_LRPE,
-                N_("LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)"), "V.npy"),
+                N_("LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)"), "HOUSEHOLDER.npy"),
   RPE_CLI_FILE ("lrpe-theta-file", A (lrpe.theta_file), RPE_CLI_TAKES_LRPE,
                 N_("LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex"), "T.npy"),
   RPE_CLI_FILE ("lrpe-permutation", A (lrpe.permutation), RPE_CLI_TAKES_LRPE,
