@@ -94,14 +94,22 @@ test_cli_once (void)
   g_autofree char *cache = rpe_test_tmp_path ("notice-cache");
   g_autofree char *err1 = NULL, *err2 = NULL, *err3 = NULL, *stamp = NULL;
   g_autofree char *saved = g_strdup (g_getenv ("XDG_CACHE_HOME"));
+  g_autofree char *quiet = g_strdup (g_getenv ("RPE_NO_BLAS_NOTICE"));
   RpeKernelInfo info;
 
   g_setenv ("XDG_CACHE_HOME", cache, TRUE);
   set_fake_core ("Prescott");
   rpe_kernel_info (&info);
+  stamp = g_build_filename (cache, "rpe-studio", "blas-notice-rpe", NULL);
+  /* RPE_NO_BLAS_NOTICE (the suites' environment): quiet, and no stamp written */
+  g_setenv ("RPE_NO_BLAS_NOTICE", "1", TRUE);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err1, "info demo"), ==, 0);
+  g_assert_null (strstr (err1, "OPENBLAS_CORETYPE"));
+  g_assert_false (g_file_test (stamp, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&err1, g_free);
+  g_unsetenv ("RPE_NO_BLAS_NOTICE");
   g_assert_cmpint (rpe_test_run_cli (NULL, &err1, "info demo"), ==, 0);
   g_assert_cmpint (rpe_test_run_cli (NULL, &err2, "info demo"), ==, 0);
-  stamp = g_build_filename (cache, "rpe-studio", "blas-notice-rpe", NULL);
   if (info.cpu_avx2)
     {
       g_assert_nonnull (strstr (err1, "rpe: note: "));
@@ -126,6 +134,8 @@ test_cli_once (void)
     g_setenv ("XDG_CACHE_HOME", saved, TRUE);
   else
     g_unsetenv ("XDG_CACHE_HOME");
+  if (quiet != NULL)
+    g_setenv ("RPE_NO_BLAS_NOTICE", quiet, TRUE);
 }
 
 int

@@ -43,7 +43,7 @@ if [ -n "$missing" ]; then
   fi
   $sudo apt-get update >/dev/null || { echo "check-arm64: apt-get update failed" >&2; exit 2; }
   # shellcheck disable=SC2086
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing \
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-remove --no-install-recommends $missing \
     || { echo "check-arm64: apt-get install failed (see above)" >&2; exit 2; }
 fi
 echo "check-arm64: packages ready after $(( $(date +%s) - start )) s"

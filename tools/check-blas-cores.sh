@@ -27,7 +27,7 @@ status=0
 rows=""
 for core in $CORES; do
   # the core OpenBLAS actually runs (it falls back when the CPU lacks a core's instructions)
-  ran=$(OPENBLAS_CORETYPE=$core "$RPE" bench --blas-info 2>/dev/null | sed -n 's/^OpenBLAS core: //p')
+  ran=$(OPENBLAS_CORETYPE=$core "$RPE" bench --kernels 2>/dev/null | sed -n 's/^OpenBLAS core: //p')
   start=$(date +%s)
   OPENBLAS_CORETYPE=$core meson test -C "$BUILD" --no-rebuild --logbase "testlog-blas-$core" \
     --suite core --suite cli --suite render --suite explore >/dev/null 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""compare-torch.py: `rpe` against straightforward PyTorch, ratios from one run (issue 12).
+"""compare-torch.py: `rpe` against straightforward PyTorch, ratios from one run.
 
 Optional: runs when Debian's python3-torch is installed (else it says so and exits 0).
 The PyTorch versions are written from docs/math.md the way a user would write them:
@@ -10,8 +10,9 @@ The PyTorch versions are written from docs/math.md the way a user would write th
   - linear attention with the elu+1 feature map (section 5), non-causal (phi(K)^T V) and causal
     (chunks of 256 rows: the masked block plus the running sums);
   - exact relative logits with Huang's skewing (section 6): (Q K^T + skew(Q E^T)) / sqrt(D).
-Each comparison interleaves the two sides (rpe, torch, rpe, torch, ...) and reports medians, so a
-machine shared with other jobs slows both alike.  `rpe` is timed by its own `rpe bench` rows (the
+Each round runs every comparison's two sides in turn (rpe, torch, next row, ...) and the medians
+over rounds are reported, so a machine shared with other jobs slows both alike; rows that compare
+with the same PyTorch function share its timing within a round.  `rpe` is timed by its own `rpe bench` rows (the
 fused core paths) and, for the SPE forward, also as the whole `rpe compute encode` process.
 
 Usage: tools/compare-torch.py [--rpe build/app/rpe] [--rounds 3] [--quick] [--markdown] [--only TEXT]
@@ -35,8 +36,9 @@ except ImportError:
     sys.exit(0)
 
 
-def median_time(fn, repeats):
-    fn()  # warm-up
+def median_time(fn, repeats, warm_up=True):
+    if warm_up:
+        fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -240,13 +242,25 @@ def main():
     if not comparisons:
         raise SystemExit(f"compare-torch.py: no comparison matches --only {args.only!r}")
 
+    # Rounds over all rows (rpe, torch, next row, ...).  Rows that share a PyTorch function (an SPE
+    # forward's fused and whole-process rows) share its timing within a round, and each PyTorch
+    # function is warmed up once, so the slow side runs no more often than it must.
+    r_times = [[] for _ in comparisons]
+    t_times = [[] for _ in comparisons]
+    warmed = set()
+    for _ in range(args.rounds):
+        round_torch = {}
+        for i, (name, size, rpe_fn, torch_fn) in enumerate(comparisons):
+            r_times[i].append(rpe_fn())
+            if id(torch_fn) not in round_torch:
+                if id(torch_fn) not in warmed:
+                    torch_fn()
+                    warmed.add(id(torch_fn))
+                round_torch[id(torch_fn)] = median_time(torch_fn, args.repeats, warm_up=False)
+            t_times[i].append(round_torch[id(torch_fn)])
     results = []
-    for name, size, rpe_fn, torch_fn in comparisons:
-        r_times, t_times = [], []
-        for _ in range(args.rounds):
-            r_times.append(rpe_fn())
-            t_times.append(median_time(torch_fn, args.repeats))
-        r, t = statistics.median(r_times), statistics.median(t_times)
+    for i, (name, size, _, _) in enumerate(comparisons):
+        r, t = statistics.median(r_times[i]), statistics.median(t_times[i])
         results.append((name, size, r, t))
         if not args.markdown:
             print(f"{name:58s} {size:28s} rpe {r * 1e3:9.1f} ms  torch {t * 1e3:9.1f} ms  torch/rpe {t / r:6.2f}x",

@@ -55,6 +55,8 @@ rpe_blas_notice_take (const char *program,
   RpeKernelInfo info;
   g_autofree char *text = NULL, *dir = NULL, *stamp = NULL, *key = NULL, *old = NULL;
 
+  if (g_getenv ("RPE_NO_BLAS_NOTICE") != NULL)
+    return NULL;
   rpe_kernel_info (&info);
   text = rpe_blas_notice_text (&info, brief);
   if (text == NULL || !g_once_init_enter (&given))

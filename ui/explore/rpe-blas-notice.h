@@ -3,7 +3,10 @@
  *
  * "Once" means once per program, OpenBLAS configuration and CPU: the first time it is due, a
  * stamp is written under the user's cache directory (rpe-studio/blas-notice-PROGRAM), and later
- * runs with the same stamp stay quiet; within a process it is given at most once. */
+ * runs with the same stamp stay quiet; within a process it is given at most once.
+ * RPE_NO_BLAS_NOTICE in the environment (any value) silences it and writes no stamp: the test
+ * suites set it, so that which kernels OpenBLAS runs and the cache's state never change what a
+ * test sees on stderr (test-blas-notice unsets it to test the notice). */
 #pragma once
 
 #include <glib.h>
