@@ -611,11 +611,16 @@ real_describe_point (RpeFigurePage *self,
 
       if (plot != widget && !gtk_widget_translate_coordinates (widget, plot, x, y, &px, &py))
         return NULL;
+      gssize m0 = 0, n0 = 0;
+
       if (values == NULL || !rpe_heatmap_view_cell_at (map, px, py, &m, &n) || m >= rows || n >= cols)
         return NULL;
+      /* the positions the axes number (a map's origin) */
+      rpe_heatmap_view_get_origin (map, &m0, &n0);
       if (title != NULL && pango_parse_markup (title, -1, 0, NULL, &plain, NULL, NULL) && plain[0] != '\0')
-        return g_strdup_printf ("%s: m = %zu, n = %zu: %.6g", plain, m, n, values[m * cols + n]);
-      return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, values[m * cols + n]);
+        return g_strdup_printf ("%s: m = %zd, n = %zd: %.6g", plain, (gssize) m + m0, (gssize) n + n0,
+                                values[m * cols + n]);
+      return g_strdup_printf ("m = %zd, n = %zd: %.6g", (gssize) m + m0, (gssize) n + n0, values[m * cols + n]);
     }
   if ((plot = plot_at (self, widget, RPE_TYPE_CURVE_VIEW)) != NULL)
     {
