@@ -125,9 +125,20 @@ rpe_application_init (RpeApplication *self)
 RpeApplication *
 rpe_application_new (void)
 {
-  return g_object_new (RPE_TYPE_APPLICATION,
-                       "application-id", APPLICATION_ID,
-                       "flags", G_APPLICATION_HANDLES_OPEN,
-                       "resource-base-path", "/io/github/rpestudio/RpeStudio",
-                       NULL);
+  /* one property a line */
+  /* clang-format off */
+  RpeApplication *app = g_object_new (RPE_TYPE_APPLICATION,
+                                      "application-id", APPLICATION_ID,
+                                      "flags", G_APPLICATION_HANDLES_OPEN,
+                                      "resource-base-path", "/io/github/rpestudio/RpeStudio",
+                                      NULL);
+  /* clang-format on */
+
+  /* --help says what rpe-studio(1) says */
+  g_application_set_option_context_parameter_string (G_APPLICATION (app), _("[FILE…]"));
+  g_application_set_option_context_summary (G_APPLICATION (app),
+                                            _("Opens each FILE, a checkpoint (.safetensors, .pt, .npz, .npy) or a "
+                                              "session (.rpe-session), in a window of its own; without one, the "
+                                              "embedded demo.  See rpe-studio(1); rpe(1) is the command-line tool."));
+  return app;
 }

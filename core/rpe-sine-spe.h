@@ -33,6 +33,10 @@ RpeStatus _rpe_sine_spe_encode_fused_rows (const RpeSpeParams *params,
                                            float              *khat,
                                            const RpeMonitor   *monitor);
 
+/* The same with the noise drawn from (seed, RPE_STREAM_SINE) by the workers (see
+ * rpe_spe_encode_seeded). */
+RpeSpeEncodeSeededFunc _rpe_sine_spe_encode_seeded;
+
 /* Ungated lag profile of (h, d) in double:
  * out[i] = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k), tau = i - (N-1), i < 2N-1. */
 RpeSpeLagsFunc _rpe_sine_spe_lags;

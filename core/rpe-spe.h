@@ -151,12 +151,10 @@ RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
 /* Rows m0 .. m0 + rows - 1 (of N = n) of rpe_spe_encode_fused, sine SPE only (conv: its
  * correlation runs along the whole sequence; RPE_ERROR_INVALID_ARGUMENT): q, k are those rows
  * of the content ((rows, H, D)), qhat, khat receive those rows ((rows, H, R)), z and eps as in
- * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN, so that a long
- * sequence can be encoded and written in slabs of rows: every row sums the same products as in
- * the whole call, in an order BLAS may choose by the shape of the call, so the values are the
- * whole call's to float rounding (each within 2 (D 2K + D + 2) u of the sum of its terms'
- * magnitudes, u = 2^-24), and bit for bit where BLAS's kernels sum a row alike whatever the
- * row count (not OpenBLAS's Prescott kernels). */
+ * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN; the values are
+ * those of the whole call, bit for bit on every CPU (a row's features depend on its position
+ * and its block's start only, and the core's own product sums each value in one fixed order,
+ * rpe-gemm-private.h), so a long sequence can be encoded and written in slabs of rows. */
 #define RPE_SPE_FUSED_ROWS_ALIGN 128
 RpeStatus rpe_spe_encode_fused_rows (const RpeSpeParams *params,
                                      size_t              n,

@@ -719,12 +719,12 @@ static void
 test_lrpe_trained (void)
 {
   g_autofree char *path = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "lrpe.pt", NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (path, &error);
-  g_autoptr(GPtrArray) modules = NULL;
-  g_autoptr(RpeLrpeTrained) t0 = NULL;
-  g_autoptr(RpeLrpeTrained) t1 = NULL;
-  g_autoptr(RpeLrpeTrained) copy = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, &error);
+  g_autoptr (GPtrArray) modules = NULL;
+  g_autoptr (RpeLrpeTrained) t0 = NULL;
+  g_autoptr (RpeLrpeTrained) t1 = NULL;
+  g_autoptr (RpeLrpeTrained) copy = NULL;
   const RpeLrpeModuleInfo *m0, *m1;
   RpeLrpeConfig config = { 0 };
   const RpeTensor *perm;
@@ -779,8 +779,8 @@ test_lrpe_trained (void)
 
   /* a table that is not the powers of one permutation, and no parameter at all */
   {
-    g_autoptr(RpeTensor) bad = rpe_tensor_new ("bad.permutation", perm->ndim, perm->shape, &error);
-    g_autoptr(RpeLrpeTrained) none = NULL;
+    g_autoptr (RpeTensor) bad = rpe_tensor_new ("bad.permutation", perm->ndim, perm->shape, &error);
+    g_autoptr (RpeLrpeTrained) none = NULL;
 
     g_assert_no_error (error);
     memcpy (bad->data, perm->data, perm->n_elements * sizeof (float));

@@ -61,7 +61,7 @@ static char *
 read_file (const char *path)
 {
   char *text = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
 
   g_assert_true (g_file_get_contents (path, &text, NULL, &error));
   g_assert_no_error (error);
@@ -78,8 +78,8 @@ test_table_csv (void)
   g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "table.csv", NULL);
   g_autofree char *bad = g_build_filename (rpe_test_tmpdir (), "no-such-dir", "t.csv", NULL);
   g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_autoptr(GDir) dir = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (GDir) dir = NULL;
   const char *name;
   int err = 0, n_entries = 0;
   const char *locales[] = { "de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8", NULL };

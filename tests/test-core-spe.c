@@ -17,6 +17,7 @@
 #include "rpe-alloc.h"
 #include "rpe-conv-spe.h"
 #include "rpe-rng.h"
+#include "rpe-gemm-private.h"
 #include "rpe-spe.h"
 #include "rpe-test-utils.h"
 
@@ -1582,24 +1583,31 @@ assert_within_magnitude (const float *a, const float *b, const double *mag, doub
 }
 
 /* rpe_spe_encode_fused_rows: any cut of the rows into ranges starting at multiples of
- * RPE_SPE_FUSED_ROWS_ALIGN gives the whole rpe_spe_encode_fused (gated, and keys alone) to the
- * summation bound: each output sums the same D 2K + D products (the same floats: a row's
- * features do not depend on its range) in an order that BLAS may choose by the shape of the
- * call (OpenBLAS's Prescott kernels sum the last rows of a range otherwise than the same rows
- * inside a larger one), so two sums differ by at most 2 (D 2K + D + 2) u times the sum of the
- * terms' magnitudes.  A misaligned start, an empty or overlong range and conv SPE are refused. */
+ * RPE_SPE_FUSED_ROWS_ALIGN gives the whole rpe_spe_encode_fused bit for bit (gated, and keys
+ * alone), on 1 and 3 threads, for every build of the core's product this CPU has (a row's
+ * features depend on its position only and the product sums each value in one fixed order);
+ * the AVX2 and AVX-512 builds give the same bits (both one FMA per step); the generic build
+ * (two roundings per step) is within the summation bound of them: each output sums the same
+ * D 2K + D products, so two float sums differ by at most 2 (D 2K + D + 2) u times the sum of
+ * the terms' magnitudes.  A misaligned start, an empty or overlong range and conv SPE are
+ * refused. */
 static void
 test_fused_rows (void)
 {
   const size_t H = 3, D = 5, K = 2, n = 700, r = 6, A = RPE_SPE_FUSED_ROWS_ALIGN;
   const size_t cuts[] = { A, 2 * A, 5 * A };
+  const char *kernels[] = { "generic", "avx2", "avx512" };
+  const char *threads[] = { "1", "3" };
   RpeSpeParams p = { 0 }, pc = { 0 };
   size_t nz;
   float *z, *eps = g_new (float, H * D * r), *q = g_new (float, n * H * D), *k = g_new (float, n * H * D);
   float *qw = g_new (float, n * H * r), *kw = g_new (float, n * H * r);
   float *qs = g_new (float, n * H * r), *ks = g_new (float, n * H * r);
+  float *qf = NULL, *kf = NULL, *qg = NULL, *kg = NULL;
   double *qmag = g_new (double, n * H * r), *kmag = g_new (double, n * H * r);
   const double bound = 2.0 * (double) (D * 2 * K + D + 2) * 0x1p-24;
+  g_autofree char *saved_kernel = g_strdup (g_getenv ("RPE_GEMM_KERNEL"));
+  g_autofree char *saved_threads = g_strdup (g_getenv ("RPE_NUM_THREADS"));
 
   g_assert_cmpint (rpe_spe_params_init (&p, RPE_SPE_SINE, H, D, K, TRUE), ==, RPE_OK);
   g_assert_cmpint (rpe_spe_params_random (&p, 8), ==, RPE_OK);
@@ -1609,27 +1617,71 @@ test_fused_rows (void)
   g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 8, eps), ==, RPE_OK);
   random_fill (q, n * H * D, 1, RPE_STREAM_QUERIES);
   random_fill (k, n * H * D, 1, RPE_STREAM_KEYS);
-  g_assert_cmpint (rpe_spe_encode_fused (&p, n, r, z, eps, q, k, qw, kw, NULL), ==, RPE_OK);
   sine_encode_magnitude (&p, n, r, z, eps, q, true, qmag);
   sine_encode_magnitude (&p, n, r, z, eps, k, false, kmag);
-  for (size_t c = 0; c < G_N_ELEMENTS (cuts); c++)
+  for (size_t ki = 0; ki < G_N_ELEMENTS (kernels); ki++)
     {
-      memset (qs, 0, n * H * r * sizeof (float));
-      memset (ks, 0, n * H * r * sizeof (float));
-      for (size_t m0 = 0; m0 < n; m0 += cuts[c])
+      g_setenv ("RPE_GEMM_KERNEL", kernels[ki], TRUE);
+      if (ki > 0 && _rpe_gemm_isa () != (RpeGemmIsa) ki)
+        continue;   /* not on this CPU */
+      for (size_t ti = 0; ti < G_N_ELEMENTS (threads); ti++)
         {
-          size_t b = MIN (cuts[c], n - m0);
+          g_setenv ("RPE_NUM_THREADS", threads[ti], TRUE);
+          g_assert_cmpint (rpe_spe_encode_fused (&p, n, r, z, eps, q, k, qw, kw, NULL), ==, RPE_OK);
+          for (size_t c = 0; c < G_N_ELEMENTS (cuts); c++)
+            {
+              memset (qs, 0, n * H * r * sizeof (float));
+              memset (ks, 0, n * H * r * sizeof (float));
+              for (size_t m0 = 0; m0 < n; m0 += cuts[c])
+                {
+                  size_t b = MIN (cuts[c], n - m0);
 
-          g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, m0, b, r, z, eps, q + m0 * H * D, k + m0 * H * D,
-                                                      qs + m0 * H * r, ks + m0 * H * r, NULL), ==, RPE_OK);
+                  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, m0, b, r, z, eps, q + m0 * H * D,
+                                                              k + m0 * H * D, qs + m0 * H * r, ks + m0 * H * r,
+                                                              NULL), ==, RPE_OK);
+                }
+              g_assert_cmpmem (qs, n * H * r * sizeof (float), qw, n * H * r * sizeof (float));
+              g_assert_cmpmem (ks, n * H * r * sizeof (float), kw, n * H * r * sizeof (float));
+            }
+          /* keys alone, one range in the middle */
+          g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 2 * A, A + 1, r, z, eps, NULL, k + 2 * A * H * D,
+                                                      NULL, ks, NULL), ==, RPE_OK);
+          g_assert_cmpmem (ks, (A + 1) * H * r * sizeof (float), kw + 2 * A * H * r, (A + 1) * H * r * sizeof (float));
+          if (ki == 0)
+            {
+              if (qg == NULL)
+                {
+                  qg = g_memdup2 (qw, n * H * r * sizeof (float));
+                  kg = g_memdup2 (kw, n * H * r * sizeof (float));
+                }
+              g_assert_cmpmem (qw, n * H * r * sizeof (float), qg, n * H * r * sizeof (float));
+              g_assert_cmpmem (kw, n * H * r * sizeof (float), kg, n * H * r * sizeof (float));
+            }
+          else if (qf == NULL)
+            {
+              qf = g_memdup2 (qw, n * H * r * sizeof (float));
+              kf = g_memdup2 (kw, n * H * r * sizeof (float));
+            }
+          else
+            {
+              g_assert_cmpmem (qw, n * H * r * sizeof (float), qf, n * H * r * sizeof (float));
+              g_assert_cmpmem (kw, n * H * r * sizeof (float), kf, n * H * r * sizeof (float));
+            }
         }
-      assert_within_magnitude (qs, qw, qmag, bound, n * H * r);
-      assert_within_magnitude (ks, kw, kmag, bound, n * H * r);
     }
-  /* keys alone, one range in the middle */
-  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 2 * A, A + 1, r, z, eps, NULL, k + 2 * A * H * D,
-                                              NULL, ks, NULL), ==, RPE_OK);
-  assert_within_magnitude (ks, kw + 2 * A * H * r, kmag + 2 * A * H * r, bound, (A + 1) * H * r);
+  if (qf != NULL)
+    {
+      assert_within_magnitude (qg, qf, qmag, bound, n * H * r);
+      assert_within_magnitude (kg, kf, kmag, bound, n * H * r);
+    }
+  if (saved_kernel != NULL)
+    g_setenv ("RPE_GEMM_KERNEL", saved_kernel, TRUE);
+  else
+    g_unsetenv ("RPE_GEMM_KERNEL");
+  if (saved_threads != NULL)
+    g_setenv ("RPE_NUM_THREADS", saved_threads, TRUE);
+  else
+    g_unsetenv ("RPE_NUM_THREADS");
 
   g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 1, A, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
   g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 0, 0, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
@@ -1647,6 +1699,10 @@ test_fused_rows (void)
   g_free (kw);
   g_free (qs);
   g_free (ks);
+  g_free (qf);
+  g_free (kf);
+  g_free (qg);
+  g_free (kg);
   g_free (qmag);
   g_free (kmag);
 }

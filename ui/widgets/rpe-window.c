@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "rpe-blas-notice.h"
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
@@ -1473,6 +1474,19 @@ rpe_window_init (RpeWindow *self)
   _rpe_window_fill_demos_menu (self);
   _rpe_window_tour_init (self);
   _rpe_window_offer_tour (self);
+  {
+    /* once: OpenBLAS runs generic kernels on this CPU (rpe-blas-notice.h) */
+    g_autofree char *note = rpe_blas_notice_take ("rpe-studio", TRUE);
+
+    if (note != NULL)
+      {
+        AdwToast *toast = adw_toast_new (note);
+
+        adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);   /* before the tour's offer */
+        adw_toast_set_timeout (toast, 15);
+        adw_toast_overlay_add_toast (self->toasts, toast);
+      }
+  }
 
   drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
   gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);

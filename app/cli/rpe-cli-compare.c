@@ -60,9 +60,7 @@ method_from_name (const char *name, RpeExplorerMethod *method)
 
 /* The explorer's state for the parameters of the options (A). */
 static RpeExplorerSnapshot *
-snapshot_of_options (const RpeCliOptions *o,
-                     RpeSpeParams        *params,
-                     GError             **error)
+snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 {
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
   gsize n;
@@ -76,82 +74,93 @@ snapshot_of_options (const RpeCliOptions *o,
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be 2 .. %d"), RPE_EXPLORER_MAX_LENGTH);
       return NULL;
     }
-  if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > RPE_EXPLORER_MAX_R))
+  if (o->draw.realizations != RPE_CLI_UNSET && (o->draw.realizations < 1 || o->draw.realizations > RPE_EXPLORER_MAX_R))
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be 1 .. %d"), RPE_EXPLORER_MAX_R);
       return NULL;
     }
-  if (o->seed < 0 || o->seed > G_MAXINT)
+  if (o->draw.seed < 0 || o->draw.seed > G_MAXINT)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--seed must be 0 .. %d"), G_MAXINT);
       return NULL;
     }
-  if (o->head >= 0 && (gsize) o->head >= params->n_heads)
+  if (o->model.head >= 0 && (gsize) o->model.head >= params->n_heads)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--head must be between 0 and %zu (got %d)"),
-                     params->n_heads - 1, o->head);
+                     params->n_heads - 1, o->model.head);
       return NULL;
     }
-  if (o->feature >= 0 && (gsize) o->feature >= params->n_features)
+  if (o->model.feature >= 0 && (gsize) o->model.feature >= params->n_features)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--feature must be between 0 and %zu (got %d)"),
-                     params->n_features - 1, o->feature);
+                     params->n_features - 1, o->model.feature);
       return NULL;
     }
-  if (o->content != NULL && !g_str_equal (o->content, "unit") && !g_str_equal (o->content, "random"))
+  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "unit") && !g_str_equal (o->content.kind, "random"))
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"), o->content);
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"),
+                     o->content.kind);
       return NULL;
     }
   if (!rpe_explorer_state_set_modules (state, params->method == RPE_SPE_SINE ? params : NULL, "A",
                                        params->method == RPE_SPE_CONV ? params : NULL, "A", error))
     return NULL;
-  g_object_set (state,
-                "spe-kind", (guint) params->method,
-                "length", (guint) n,
-                "realizations", (guint) (o->realizations != RPE_CLI_UNSET ? o->realizations : 64),
-                "seed", (guint) o->seed,
-                "head", (guint) MAX (o->head, 0),
-                "feature", (guint) MAX (o->feature, 0),
-                "causal", o->causal,
-                "gated", params->gate != NULL,
-                "method", (guint) (o->exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE),
-                "content", (guint) (o->content != NULL && g_str_equal (o->content, "random")
-                                    ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT),
-                "train-length", (guint) (o->train_length != RPE_CLI_UNSET && o->train_length > 0
-                                         ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
+  g_object_set (state, "spe-kind", (guint) params->method, "length", (guint) n, "realizations",
+                (guint) (o->draw.realizations != RPE_CLI_UNSET ? o->draw.realizations : 64), "seed",
+                (guint) o->draw.seed, "head", (guint) MAX (o->model.head, 0), "feature",
+                (guint) MAX (o->model.feature, 0), "causal", o->attention.causal, "gated", params->gate != NULL,
+                "method", (guint) (o->attention.exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE), "content",
+                (guint) (o->content.kind != NULL && g_str_equal (o->content.kind, "random") ? RPE_CONTENT_RANDOM
+                                                                                            : RPE_CONTENT_UNIT),
+                "train-length",
+                (guint) (o->draw.train_length != RPE_CLI_UNSET && o->draw.train_length > 0
+                           ? MIN (o->draw.train_length, RPE_EXPLORER_MAX_LENGTH)
+                           : 0),
                 NULL);
   return rpe_explorer_state_snapshot (state);
 }
 
-static void
-print_usage (FILE *f)
-{
-  fprintf (f,
-           "Usage: rpe export compare-templates|compare-attention|overview [options] -o FILE\n"
-           "\n"
-           "  compare-templates  A | B | A - B of the template of --head/--feature (analytic)\n"
-           "  compare-attention  A | B | A - B of one head's attention map (SPE estimate; --exact)\n"
-           "  overview           the template (or --cells attention: the attention map) of every\n"
-           "                     layer and head of the --checkpoint's module\n"
-           "\n"
-           "The parameters (--checkpoint, --layer, --method, --head, --feature, --length, ...) describe A;\n"
-           "B is A with what these change:\n"
-           "  --b-checkpoint FILE   the same module of another checkpoint (\"demo\", \"demo:NAME\" too)\n"
-           "  --b-layer L           layer L of the checkpoint (or of --b-checkpoint)\n"
-           "  --b-head H            head H\n"
-           "  --b-method M          attention: spe|exact|ape|lrpe|fastrpb|linear; templates: sine|conv\n"
-           ".npy writes (3, rows, cols) = A, B, A - B; the overview (layers * heads, rows, cols).\n");
-}
+#define C(field) G_STRUCT_OFFSET (CompareOptions, field)
+
+/* clang-format off */
+const RpeCliOption rpe_cli_compare_options[] = {
+  { .name = "output", .short_name = 'o', .arg = RPE_CLI_ARG_FILE, .offset = C (out),
+    .help = N_("Write the figure here (.png, .svg, .pdf, .npy)"), .arg_name = "FILE" },
+  RPE_CLI_STRING ("colormap", C (colormap), 0,
+                  N_("viridis (default), magma, inferno, cividis, rdbu, grey"),
+                  "viridis|magma|inferno|cividis|rdbu|grey"),
+  RPE_CLI_FLAG ("attention-transform", C (attention_transform), 0, N_("Attention shown as min(1, a^0.4 / 0.02^0.4)")),
+  RPE_CLI_STRING ("color-scale", C (color_scale), 0,
+                  N_("A and B (overview: every cell): linear (default), log, power (--gamma), percentile (--percentile) or attention"),
+                  "linear|log|power|percentile|attention"),
+  RPE_CLI_DOUBLE ("gamma", C (gamma), 0, 0.05, 10,
+                  N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G"),
+  RPE_CLI_DOUBLE ("percentile", C (percentile), 0, 50, 100,
+                  N_("--color-scale percentile: clip to [P(100 - p), P(p)] (50 .. 100, default 99)"), "P"),
+  RPE_CLI_STRING ("title", C (title), 0, N_("Figure title"), "T"),
+  RPE_CLI_DOUBLE ("width", C (width), 0, 1, 1e6, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W"),
+  RPE_CLI_DOUBLE ("height", C (height), 0, 1, 1e6, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H"),
+  RPE_CLI_DOUBLE ("dpi", C (dpi), 0, 10, 2400, N_("PNG resolution (default 150)"), "D"),
+  RPE_CLI_STRING ("preset", C (preset), 0, N_("column, page or slide"), "column|page|slide"),
+  RPE_CLI_FILE ("b-checkpoint", C (b_checkpoint), RPE_CLI_COMPARE_B,
+                N_("B: the same module of this checkpoint (\"demo\", \"demo:NAME\" too)"), "FILE"),
+  RPE_CLI_INT ("b-layer", C (b_layer), RPE_CLI_COMPARE_B, 0, G_MAXINT,
+               N_("B: this layer of the checkpoint (or of --b-checkpoint)"), "L"),
+  RPE_CLI_INT ("b-head", C (b_head), RPE_CLI_COMPARE_B, 0, G_MAXINT, N_("B: this head"), "H"),
+  RPE_CLI_STRING ("b-method", C (b_method), RPE_CLI_COMPARE_B,
+                  N_("B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)"), "M"),
+  RPE_CLI_STRING ("cells", C (cells), RPE_CLI_COMPARE_CELLS,
+                  N_("overview: templates (default) or attention"), "templates|attention"),
+  { NULL }
+};
+/* clang-format on */
 
 int
 rpe_cli_export_compare (int argc, char **argv)
 {
-  RpeCliOptions o;
+  RpeCliArgs     o;
   CompareOptions co = { 0 };
-  g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) given = g_strdupv (argv);
   g_autoptr (RpeExplorerSnapshot) snap = NULL;
   RpeSpeParams params = { 0 };
   RpeCompareSide a, b;
@@ -159,82 +168,28 @@ rpe_cli_export_compare (int argc, char **argv)
   RpeExportSize size = { 0 };
   RpeExportPreset preset;
   const RpeColormap *cmap = NULL;
-  const char *view = argc >= 2 ? argv[1] : "";
+  int                 index;
+  const RpeCliLeaf   *leaf = rpe_cli_find_leaf (&rpe_cli_export_command, argc, argv, &index);
+  const char         *view = leaf != NULL ? leaf->name : "";
   gboolean overview = g_str_equal (view, "overview");
   RpeCompareWhat what = g_str_equal (view, "compare-attention") ? RPE_COMPARE_ATTENTION : RPE_COMPARE_TEMPLATES;
   int status = 0;
   RpeHeatmapTransform transform = RPE_HEATMAP_TRANSFORM_NONE;
   double transform_param = 0.0;
-  GOptionGroup *group;
-  const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, N_("Write the figure here (.png, .svg, .pdf, .npy)"), "FILE" },
-    { "colormap", 0, 0, G_OPTION_ARG_STRING, &co.colormap, N_("viridis (default), magma, inferno, cividis, rdbu, grey"), "NAME" },
-    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &co.attention_transform, N_("Attention shown as min(1, a^0.4 / 0.02^0.4)"), NULL },
-    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &co.color_scale, N_("A and B (overview: every cell): linear (default), log, power (--gamma), percentile (--percentile) or attention"), "NAME" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &co.gamma, N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G" },
-    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &co.percentile, N_("--color-scale percentile: clip to [P(100 - p), P(p)] (50 .. 100, default 99)"), "P" },
-    { "title", 0, 0, G_OPTION_ARG_STRING, &co.title, N_("Figure title"), "T" },
-    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &co.width, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W" },
-    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &co.height, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H" },
-    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &co.dpi, N_("PNG resolution (default 150)"), "D" },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &co.preset, N_("column, page or slide"), "NAME" },
-    { "b-checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &co.b_checkpoint, N_("B: the same module of this checkpoint"), "FILE" },
-    { "b-layer", 0, 0, G_OPTION_ARG_INT, &co.b_layer, N_("B: this layer of the checkpoint"), "L" },
-    { "b-head", 0, 0, G_OPTION_ARG_INT, &co.b_head, N_("B: this head"), "H" },
-    { "b-method", 0, 0, G_OPTION_ARG_STRING, &co.b_method, N_("B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)"), "M" },
-    { "cells", 0, 0, G_OPTION_ARG_STRING, &co.cells, N_("overview: templates (default) or attention"), "WHAT" },
-    { NULL }
-  };
 
   co.b_layer = -1;
   co.b_head = -1;
-  rpe_cli_options_init (&o);
-  for (int i = 2; i < argc; i++)
-    if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h"))
-      {
-        print_usage (stdout);
-        rpe_cli_options_clear (&o);
-        return 0;
-      }
-  context = g_option_context_new (N_("VIEW - comparison figures"));
-  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
-  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
-  group = rpe_cli_parameter_group (&o);
-  g_option_context_add_group (context, group);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
+  rpe_cli_args_init (&o);
+  g_return_val_if_fail (leaf != NULL, EXIT_USAGE);
+  if (!rpe_cli_parse (&rpe_cli_export_command, leaf, NULL, &o, &co, &argc, &argv, &status))
+    goto done;
+  status = EXIT_USAGE;
   if (argc != 2)
     {
       fprintf (stderr, _("rpe export %s: too many arguments\n"), view);
-      status = EXIT_USAGE;
       goto done;
     }
-  if (!rpe_cli_check_options ("export", view, given, &error))
-    {
-      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  {
-    /* options every other heatmap view reads ('export:*' rows of the table) that these do not */
-    static const char *unused[] = { "noise", "gate-noise", "noise-scheme", "queries", "keys", "bias", "bias-layout",
-                                    "lrpe-p", "lrpe-lambda", "lrpe-theta", "lrpe-v", "lrpe-theta-file",
-                                    "lrpe-permutation", "lrpe-householder" };
-
-    for (guint i = 2; given[i] != NULL; i++)
-      for (guint k = 0; k < G_N_ELEMENTS (unused); k++)
-        if (g_str_has_prefix (given[i], "--") && g_str_has_prefix (given[i] + 2, unused[k])
-            && (given[i][2 + strlen (unused[k])] == '\0' || given[i][2 + strlen (unused[k])] == '='))
-          {
-            fprintf (stderr, _("rpe export %s: --%s is not used by 'rpe export %s'; remove it\n"), view, unused[k], view);
-            status = EXIT_USAGE;
-            goto done;
-          }
-  }
+  status = 0;
   if (co.out == NULL)
     {
       fprintf (stderr, _("rpe export %s: -o FILE.png|svg|pdf|npy is required\n"), view);
@@ -264,7 +219,7 @@ rpe_cli_export_compare (int argc, char **argv)
           goto done;
         }
     }
-  if (overview && o.checkpoint == NULL)
+  if (overview && o.model.checkpoint == NULL)
     {
       fprintf (stderr, _("rpe export overview: --checkpoint FILE is required (its layers and heads are shown)\n"));
       status = EXIT_USAGE;
@@ -320,7 +275,7 @@ rpe_cli_export_compare (int argc, char **argv)
     }
   rpe_compare_side_init (&a, snap);
   rpe_compare_side_init (&b, snap);
-  a.no_gate = b.no_gate = o.no_gate;
+  a.no_gate = b.no_gate = o.model.no_gate;
   if (overview)
     {
       g_autoptr (RpeOverview) ov = NULL;
@@ -329,7 +284,7 @@ rpe_cli_export_compare (int argc, char **argv)
       RpeOverviewFigureData fd = { 0 };
       RpeFigure fig;
 
-      a.checkpoint = g_strdup (o.checkpoint);
+      a.checkpoint = g_strdup (o.model.checkpoint);
       ov = rpe_overview_compute (&a, what, snap->n,
                                  format == RPE_EXPORT_NPY ? 0 : PICTURE_MAX_SIDE, NULL, &error);
       if (ov == NULL)
@@ -361,12 +316,12 @@ rpe_cli_export_compare (int argc, char **argv)
 
       if (co.b_checkpoint != NULL || co.b_layer >= 0)
         {
-          if (co.b_checkpoint == NULL && o.checkpoint == NULL)
+          if (co.b_checkpoint == NULL && o.model.checkpoint == NULL)
             {
               rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT, _("--b-layer needs --checkpoint (or --b-checkpoint)"));
               goto fail;
             }
-          b.checkpoint = g_strdup (co.b_checkpoint != NULL ? co.b_checkpoint : o.checkpoint);
+          b.checkpoint = g_strdup (co.b_checkpoint != NULL ? co.b_checkpoint : o.model.checkpoint);
           b.layer = co.b_layer;
         }
       if (co.b_head >= 0)
@@ -379,14 +334,14 @@ rpe_cli_export_compare (int argc, char **argv)
             {
               if (b.checkpoint == NULL)
                 {
-                  if (o.checkpoint == NULL)
+                  if (o.model.checkpoint == NULL)
                     {
                       rpe_set_error (&error, RPE_ERROR_INVALID_ARGUMENT,
                                      _("--b-method sine|conv loads the other module of --checkpoint"));
                       goto fail;
                     }
-                  b.checkpoint = g_strdup (o.checkpoint);
-                  b.layer = o.layer;
+                  b.checkpoint = g_strdup (o.model.checkpoint);
+                  b.layer = o.model.layer;
                 }
               b.spe_kind = g_str_equal (co.b_method, "sine") ? RPE_SPE_SINE : RPE_SPE_CONV;
             }
@@ -422,8 +377,8 @@ rpe_cli_export_compare (int argc, char **argv)
       fd.transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !fd.attention ? RPE_HEATMAP_TRANSFORM_NONE
                                                                                      : transform;
       fd.transform_param = transform_param;
-      if (o.train_length != RPE_CLI_UNSET && o.train_length > 0)
-        fd.train_length = (size_t) o.train_length;
+      if (o.draw.train_length != RPE_CLI_UNSET && o.draw.train_length > 0)
+        fd.train_length = (size_t) o.draw.train_length;
       rpe_compare_figure_fill (&fig, &fd, &titles);
       if (!rpe_export_figure (&fig, format, &size, co.out, &error))
         goto fail;
@@ -441,14 +396,7 @@ fail:
 
 done:
   rpe_spe_params_clear (&params);
-  g_free (co.out);
-  g_free (co.colormap);
-  g_free (co.color_scale);
-  g_free (co.title);
-  g_free (co.preset);
-  g_free (co.b_checkpoint);
-  g_free (co.b_method);
-  g_free (co.cells);
-  rpe_cli_options_clear (&o);
+  rpe_cli_own_clear (rpe_cli_compare_options, &co);
+  rpe_cli_args_clear (&o);
   return status;
 }

@@ -16,32 +16,16 @@
 
 #define GRID_SLAB_FLOATS ((gsize) 1 << 20)
 
-static gboolean
-parse_grid2 (const char *grid, gsize *n1, gsize *n2, GError **error)
-{
-  guint64 a, b;
-  g_auto(GStrv) parts = g_strsplit (grid, "x", 3);
-
-  if (g_strv_length (parts) != 2
-      || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
-      || !g_ascii_string_to_unsigned (parts[1], 10, 1, 1 << 20, &b, NULL))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          _("--grid must look like N1xN2 with each side 1..1048576 (got '%s')"), grid);
-  *n1 = (gsize) a;
-  *n2 = (gsize) b;
-  return TRUE;
-}
-
 /* 2-D convSPE parameters: a checkpoint's 2-D module, or seeded ones of --heads, --features,
  * --kernel L1 and --kernel-cols L2 (default L1). */
 static gboolean
-grid_params (const RpeCliOptions *o, RpeSpeParams *params, GError **error)
+grid_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 {
   RpeStatus st;
   gsize l1, l2;
 
   memset (params, 0, sizeof *params);
-  if (o->checkpoint != NULL)
+  if (o->model.checkpoint != NULL)
     {
       if (!rpe_cli_load_params (o, params, error))
         return FALSE;
@@ -50,32 +34,33 @@ grid_params (const RpeCliOptions *o, RpeSpeParams *params, GError **error)
           rpe_spe_params_clear (params);
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                                 _("%s: --grid needs a 2-D convSPE module (filters (H*D, 1, L1, L2)); "
-                                  "the module used is 1-D (see rpe info)"), o->checkpoint);
+                                  "the module used is 1-D (see rpe info)"),
+                                o->model.checkpoint);
         }
       return TRUE;
     }
-  if (o->method != NULL && !g_str_equal (o->method, "conv"))
+  if (o->model.method != NULL && !g_str_equal (o->model.method, "conv"))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--grid is 2-D convSPE: --method must be conv"));
-  if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16)
-      || o->kernel < 1 || o->kernel > 4096 || o->kernel_cols < 0 || o->kernel_cols > 4096)
+  if (o->model.heads < 1 || o->model.heads > 4096 || o->model.features < 1 || o->model.features > (1 << 16)
+      || o->model.kernel < 1 || o->model.kernel > 4096 || o->model.kernel_cols < 0 || o->model.kernel_cols > 4096)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           _("--heads must be 1..4096, --features 1..65536, --kernel and --kernel-cols 1..4096"));
-  l1 = (gsize) o->kernel;
-  l2 = o->kernel_cols > 0 ? (gsize) o->kernel_cols : l1;
+  l1 = (gsize) o->model.kernel;
+  l2 = o->model.kernel_cols > 0 ? (gsize) o->model.kernel_cols : l1;
   {
-    const gsize dims[1][4] = { { (gsize) o->heads, (gsize) o->features, l1 * l2, 2 } };
+    const gsize dims[1][4] = { { (gsize) o->model.heads, (gsize) o->model.features, l1 * l2, 2 } };
     if (!rpe_cli_check_budget ("random 2-D filters", 1, dims, error))
       return FALSE;
   }
-  st = rpe_conv_spe_2d_params_init (params, (gsize) o->heads, (gsize) o->features, l1, l2, TRUE);
+  st = rpe_conv_spe_2d_params_init (params, (gsize) o->model.heads, (gsize) o->model.features, l1, l2, TRUE);
   if (st == RPE_OK)
-    st = rpe_conv_spe_2d_params_random (params, (uint64_t) o->seed);
+    st = rpe_conv_spe_2d_params_random (params, (uint64_t) o->draw.seed);
   if (st != RPE_OK)
     {
       rpe_spe_params_clear (params);
       return rpe_cli_status_error (st, "random 2-D filters", error);
     }
-  if (o->no_gate)
+  if (o->model.no_gate)
     g_clear_pointer (&params->gate, rpe_free);
   return TRUE;
 }
@@ -83,12 +68,17 @@ grid_params (const RpeCliOptions *o, RpeSpeParams *params, GError **error)
 /* Codes Qbar, Kbar (N, H, D, R) from --noise (R, H*D, N1 + 4 L1, N2 + 4 L2) or the seeded draw;
  * gated (with --gate-noise (H, D, R) or the seeded eps) when `gated`. */
 static gboolean
-grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, gboolean gated,
-            RpeCliCodes *codes, GError **error)
+grid_codes (const RpeCliArgs   *o,
+            const RpeSpeParams *p,
+            gsize               n1,
+            gsize               n2,
+            gboolean            gated,
+            RpeCliCodes        *codes,
+            GError            **error)
 {
   gsize H = p->n_heads, D = p->n_features, hd = H * D, n = n1 * n2, r, z1, z2, count;
-  g_autoptr(RpeTensor) zt = NULL;
-  g_autoptr(RpeTensor) et = NULL;
+  g_autoptr (RpeTensor) zt = NULL;
+  g_autoptr (RpeTensor) et = NULL;
   float *z = NULL, *eps = NULL;
   gboolean ok = FALSE;
   RpeStatus st;
@@ -96,10 +86,10 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
   memset (codes, 0, sizeof *codes);
   z1 = n1 + 4 * p->kernel;
   z2 = n2 + 4 * p->kernel_cols;
-  r = o->realizations != RPE_CLI_UNSET ? (gsize) MAX (o->realizations, 0) : 0;
-  if (o->noise != NULL)
+  r = o->draw.realizations != RPE_CLI_UNSET ? (gsize) MAX (o->draw.realizations, 0) : 0;
+  if (o->draw.noise != NULL)
     {
-      zt = rpe_cli_read_array (o->noise, 4, "the code noise", error);
+      zt = rpe_cli_read_array (o->draw.noise, 4, "the code noise", error);
       if (zt == NULL)
         {
           g_prefix_error (error, _("2-D conv noise is (R, H*D, N1+4L1, N2+4L2) = (R, %zu, %zu, %zu): "),
@@ -109,9 +99,9 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
       if (zt->shape[1] != hd || zt->shape[2] != z1 || zt->shape[3] != z2 || zt->shape[0] == 0)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                               _("%s: 2-D conv noise must have shape (R, %zu, %zu, %zu) = (R, H*D, N1+4L1, N2+4L2), "
-                                "got (%zu, %zu, %zu, %zu)"), o->noise, (size_t) hd, (size_t) z1, (size_t) z2,
-                              (size_t) zt->shape[0], (size_t) zt->shape[1], (size_t) zt->shape[2],
-                              (size_t) zt->shape[3]);
+                                "got (%zu, %zu, %zu, %zu)"),
+                              o->draw.noise, (size_t) hd, (size_t) z1, (size_t) z2, (size_t) zt->shape[0],
+                              (size_t) zt->shape[1], (size_t) zt->shape[2], (size_t) zt->shape[3]);
       if (r != 0 && r != zt->shape[0])
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                               _("--realizations %zu does not match the noise's R = %zu"), (size_t) r,
@@ -119,7 +109,7 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
       r = zt->shape[0];
     }
   if (r == 0)
-    r = o->realizations != RPE_CLI_UNSET ? 0 : 64;
+    r = o->draw.realizations != RPE_CLI_UNSET ? 0 : 64;
   if (r == 0 || r > ((gsize) 1 << 24))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be between 1 and %d"), 1 << 24);
   {
@@ -133,7 +123,7 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
   if (zt == NULL)
     {
       if ((z = rpe_alloc (count, sizeof (float), &st)) == NULL
-          || (st = rpe_conv_spe_2d_noise_fill (p, n1, n2, r, (uint64_t) o->seed, z)) != RPE_OK)
+          || (st = rpe_conv_spe_2d_noise_fill (p, n1, n2, r, (uint64_t) o->draw.seed, z)) != RPE_OK)
         {
           rpe_cli_status_error (st, "2-D noise", error);
           goto out;
@@ -153,22 +143,23 @@ grid_codes (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, g
     goto out;
   if (gated && p->gate != NULL)
     {
-      if (o->gate_noise != NULL)
+      if (o->draw.gate_noise != NULL)
         {
-          et = rpe_cli_read_array (o->gate_noise, 3, "the gate noise", error);
+          et = rpe_cli_read_array (o->draw.gate_noise, 3, "the gate noise", error);
           if (et == NULL)
             goto out;
           if (et->shape[0] != H || et->shape[1] != D || et->shape[2] != r)
             {
-              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R)"),
-                             o->gate_noise, (size_t) H, (size_t) D, (size_t) r);
+              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                             _("%s: gate noise must have shape (%zu, %zu, %zu) = (H, D, R)"), o->draw.gate_noise,
+                             (size_t) H, (size_t) D, (size_t) r);
               goto out;
             }
         }
       else
         {
           if ((eps = rpe_alloc (hd * r, sizeof (float), &st)) == NULL
-              || (st = rpe_spe_gate_noise_fill (p, r, (uint64_t) o->seed, eps)) != RPE_OK)
+              || (st = rpe_spe_gate_noise_fill (p, r, (uint64_t) o->draw.seed, eps)) != RPE_OK)
             {
               rpe_cli_status_error (st, "gate noise", error);
               goto out;
@@ -189,8 +180,14 @@ out:
 }
 
 static gboolean
-grid_template (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2, gboolean empirical,
-               gboolean gated, int *exit_code, GError **error)
+grid_template (const RpeCliArgs   *o,
+               const RpeSpeParams *p,
+               gsize               n1,
+               gsize               n2,
+               gboolean            empirical,
+               gboolean            gated,
+               int                *exit_code,
+               GError            **error)
 {
   gsize H = p->n_heads, D = p->n_features, n = n1 * n2, rows, h0 = 0, h1 = H, d0 = 0, d1 = D;
   RpeCliCodes codes = { 0 };
@@ -199,13 +196,13 @@ grid_template (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2
   gboolean ok = FALSE;
   RpeStatus st = RPE_OK;
 
-  if (o->head >= (int) H || o->feature >= (int) D || (o->head >= 0) != (o->feature >= 0))
+  if (o->model.head >= (int) H || o->model.feature >= (int) D || (o->model.head >= 0) != (o->model.feature >= 0))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           _("--head (0..%zu) and --feature (0..%zu) go together"), (size_t) H - 1, (size_t) D - 1);
-  if (o->head >= 0)
+  if (o->model.head >= 0)
     {
-      h0 = (gsize) o->head, h1 = h0 + 1;
-      d0 = (gsize) o->feature, d1 = d0 + 1;
+      h0 = (gsize) o->model.head, h1 = h0 + 1;
+      d0 = (gsize) o->model.feature, d1 = d0 + 1;
     }
   rows = MAX ((gsize) 1, MIN (n, GRID_SLAB_FLOATS / n));
   if ((slab = rpe_alloc (rows * n, sizeof (float), &st)) == NULL
@@ -216,10 +213,10 @@ grid_template (const RpeCliOptions *o, const RpeSpeParams *p, gsize n1, gsize n2
     }
   if (empirical && !grid_codes (o, p, n1, n2, gated, &codes, error))
     goto out;
-  if (o->head >= 0)
-    w = rpe_npy_writer_new (o->out, 2, (gsize[]) { n, n }, o->f64, error);
+  if (o->model.head >= 0)
+    w = rpe_npy_writer_new (o->output.out, 2, (gsize[]) { n, n }, o->output.f64, error);
   else
-    w = rpe_npy_writer_new (o->out, 4, (gsize[]) { H, D, n, n }, o->f64, error);
+    w = rpe_npy_writer_new (o->output.out, 4, (gsize[]) { H, D, n, n }, o->output.f64, error);
   if (w == NULL)
     {
       *exit_code = 1;
@@ -265,20 +262,17 @@ out:
 }
 
 gboolean
-rpe_cli_compute_grid (const char          *what,
-                      const RpeCliOptions *o,
-                      int                 *exit_code,
-                      GError             **error)
+rpe_cli_compute_grid (const char *what, const RpeCliArgs *o, int *exit_code, GError **error)
 {
   RpeSpeParams p;
   RpeCliCodes codes = { 0 };
   gsize n1 = 0, n2 = 0, n;
   gboolean gated, ok = FALSE;
 
-  if (!parse_grid2 (o->grid, &n1, &n2, error))
+  if (!rpe_cli_parse_grid ("--grid", o->model.grid, 1 << 20, &n1, &n2, error))
     return FALSE;
   n = n1 * n2;
-  if (o->length != RPE_CLI_UNSET && (gsize) o->length != n)
+  if (o->draw.length != RPE_CLI_UNSET && (gsize) o->draw.length != n)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be N1*N2 = %zu with --grid"), (size_t) n);
   if (!grid_params (o, &p, error))
     return FALSE;
@@ -288,32 +282,32 @@ rpe_cli_compute_grid (const char          *what,
     ok = grid_template (o, &p, n1, n2, g_str_equal (what, "empirical"), gated, exit_code, error);
   else if (g_str_equal (what, "codes"))
     {
-      if (o->out_keys == NULL)
+      if (o->output.out_keys == NULL)
         rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("codes writes two arrays: give --out-keys K.npy too"));
       else if (grid_codes (o, &p, n1, n2, FALSE, &codes, error))
         {
           gsize shape[4] = { n, p.n_heads, p.n_features, codes.r };
 
-          ok = rpe_cli_write (o, o->out, codes.qbar, 4, shape, exit_code, error)
-               && rpe_cli_write (o, o->out_keys, codes.kbar, 4, shape, exit_code, error);
+          ok = rpe_cli_write (o, o->output.out, codes.qbar, 4, shape, exit_code, error)
+               && rpe_cli_write (o, o->output.out_keys, codes.kbar, 4, shape, exit_code, error);
         }
     }
   else if (g_str_equal (what, "encode"))
     {
-      RpeCliOptions o2 = *o;
+      RpeCliArgs   o2 = *o;
       RpeCliInputs in = { 0 };
       RpeSpeParams flat = p;
       float *qhat = NULL, *khat = NULL;
       RpeStatus st;
 
-      o2.length = (gint64) n;
+      o2.draw.length = (gint64) n;
       flat.kernel = p.kernel * p.kernel_cols;   /* the inputs only need H and D */
       flat.kernel_cols = 0;
       if (rpe_cli_load_inputs (&o2, &flat, FALSE, &in, error))
         {
           if (in.n != n)
             rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the queries have %zu positions, the grid %zu"),
-                           o->queries, (size_t) in.n, (size_t) n);
+                           o->content.queries, (size_t) in.n, (size_t) n);
           else if (grid_codes (o, &p, n1, n2, gated, &codes, error))
             {
               gsize shape[3] = { n, p.n_heads, codes.r };
@@ -324,8 +318,9 @@ rpe_cli_compute_grid (const char          *what,
               else if (rpe_cli_status_error (rpe_spe_encode (n, p.n_heads, p.n_features, codes.r, codes.qbar,
                                                              codes.kbar, in.q, in.k, qhat, khat, NULL),
                                              "encoding", error))
-                ok = rpe_cli_write (o, o->out, qhat, 3, shape, exit_code, error)
-                     && (o->out_keys == NULL || rpe_cli_write (o, o->out_keys, khat, 3, shape, exit_code, error));
+                ok = rpe_cli_write (o, o->output.out, qhat, 3, shape, exit_code, error)
+                     && (o->output.out_keys == NULL
+                         || rpe_cli_write (o, o->output.out_keys, khat, 3, shape, exit_code, error));
             }
         }
       rpe_free (qhat);

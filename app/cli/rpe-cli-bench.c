@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include <fftw3.h>
@@ -40,12 +41,15 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-attention-private.h"
+#include "rpe-blas-notice.h"
 #include "rpe-conv-spe.h"
 #include "rpe-checkpoint.h"
 #include "rpe-colormap.h"
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-file.h"
+#include "rpe-gemm-private.h"
+#include "rpe-kernels.h"
 #include "rpe-plot-render.h"
 #include "rpe-cli.h"
 #include "rpe-linear-attention.h"
@@ -81,6 +85,7 @@ typedef struct
   double    rss0;
   gboolean  failed;
   double    best_sgemm;         /* GFLOP/s of the best square sgemm of this run, < 0: n/a */
+  double    sine_floor;         /* seconds of the last sine floor measured, < 0: n/a */
 } Bench;
 
 typedef RpeStatus (*WorkFunc) (void *data);
@@ -368,6 +373,105 @@ spe_work (void *data)
                                 w->qhat, w->khat, NULL);
 }
 
+/* The sine encoding's floor: per head, one product of the (N x D 2K) features q[m, d] phi_k(m)
+ * by the (D 2K x R) noise, for queries and keys, on operands built beforehand: the best of
+ * OpenBLAS's sgemm (one call per head and side, OpenBLAS's threads) and the core's own product
+ * (the heads over rpe_parallel_threads () workers), in the same run as the fused row. */
+static double
+sine_floor_flops (size_t n, size_t H, size_t D, size_t K, size_t R)
+{
+  return 2.0 * 2.0 * (double) n * (double) H * (double) D * 2.0 * (double) K * (double) R;
+}
+
+typedef struct
+{
+  size_t       n, H, width, r;
+  const float *a, *z;
+  float       *c;
+  gboolean     own;
+} SineFloorWork;
+
+static void
+sine_floor_worker (size_t worker, size_t n_workers, void *data)
+{
+  SineFloorWork *w = data;
+
+  for (size_t j = worker; j < 2 * w->H; j += n_workers)
+    _rpe_gemm (w->n, w->r, w->width, 1.0f, w->a, w->width, 1, w->z + (j / 2) * w->width * w->r, w->r, false,
+               w->c + (j / 2) * w->r, w->H * w->r);
+}
+
+static RpeStatus
+sine_floor_work (void *data)
+{
+  SineFloorWork *w = data;
+
+  if (w->own)
+    {
+      size_t workers = rpe_parallel_threads ();
+
+      rpe_parallel_run (workers < 2 * w->H ? workers : 2 * w->H, sine_floor_worker, w);
+      return RPE_OK;
+    }
+  for (size_t j = 0; j < 2 * w->H; j++)
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) w->n, (int) w->r, (int) w->width, 1.0f,
+                 w->a, (int) w->width, w->z + (j / 2) * w->width * w->r, (int) w->r, 0.0f,
+                 w->c + (j / 2) * w->r, (int) (w->H * w->r));
+  return RPE_OK;
+}
+
+static void
+bench_sine_floor (Bench *b, size_t size, size_t n)
+{
+  const size_t H = 8, D = 64, R = 64, width = D * 2 * size;
+  char sz[64], floor_sz[64], fused[64];
+  gboolean show;
+  SineFloorWork w = { n, H, width, R, NULL, NULL, NULL, FALSE };
+  float *a = NULL, *z = NULL, *c = NULL;
+  BenchRow row, own;
+
+  b->sine_floor = -1;
+  /* measured when its own row or the fused row of the same K and N is selected (for that row's
+   * "x the floor") */
+  g_snprintf (fused, sizeof fused, "1 spe sine K=%zu", size);
+  g_snprintf (sz, sizeof sz, "N=%zu H=8 D=64 R=64", n);
+  g_snprintf (floor_sz, sizeof floor_sz, "K=%zu N=%zu H=8 D=64 R=64", size, n);
+  show = selected_sized (b, "1 spe sine floor", floor_sz);
+  if (!show && !selected_sized (b, fused, sz))
+    return;
+  row = row_new ("1 spe sine floor", floor_sz);
+  own = row;
+  if ((a = balloc (b, n * width)) == NULL || (z = balloc (b, H * width * R)) == NULL
+      || (c = balloc (b, n * H * R)) == NULL)
+    goto out;
+  rpe_rng_normal (3, 1, 0, a, n * width);
+  rpe_rng_normal (3, 2, 0, z, H * width * R);
+  w.a = a;
+  w.z = z;
+  w.c = c;
+  if (!time_work (b, &row, sine_floor_work, &w, b->repeats))
+    goto out;
+  w.own = TRUE;
+  if (!time_work (b, &own, sine_floor_work, &w, b->repeats))
+    goto out;
+  g_snprintf (row.note, sizeof row.note, "features x noise alone; OpenBLAS %.1f ms, own kernel %.1f ms",
+              row.median * 1e3, own.median * 1e3);
+  if (own.median < row.median)
+    {
+      row.median = own.median;
+      row.min = own.min;
+      row.max = own.max;
+    }
+  row.gflops = sine_floor_flops (n, H, D, size, R) / row.median * 1e-9;
+  b->sine_floor = row.median;
+  if (show)
+    add_row (b, &row);
+out:
+  rpe_free (a);
+  rpe_free (z);
+  rpe_free (c);
+}
+
 static void
 bench_spe (Bench *b, RpeSpeMethod method, size_t size, size_t n)
 {
@@ -405,6 +509,15 @@ bench_spe (Bench *b, RpeSpeMethod method, size_t size, size_t n)
   row.peak_mb = mem_end (b);
   row.io_mb = mb (io);
   g_strlcpy (row.note, "noise + gate + codes + encode (fused)", sizeof row.note);
+  if (method == RPE_SPE_SINE)
+    {
+      /* the floor's flops (2 x 2 N H D 2K R: the feature products of queries and keys), so
+       * that the GFLOP/s and %best columns compare with the floor row */
+      row.gflops = sine_floor_flops (n, H, D, size, R) / row.median * 1e-9;
+      if (b->sine_floor > 0)
+        g_snprintf (row.note, sizeof row.note, "noise + gate + codes + encode (fused), %.2f x the floor",
+                    row.median / b->sine_floor);
+    }
   add_row (b, &row);
 out:
   rpe_free (w.eps);
@@ -1230,7 +1343,7 @@ bench_cli (Bench *b, const char *name, const char *size, const char *cmdline, co
            const char *target)
 {
   g_autofree char *full = NULL;
-  g_auto(GStrv) argv = NULL;
+  g_auto (GStrv) argv = NULL;
   int repeats = b->quick ? 1 : 3;
   double t[MAX_REPEATS], peak = 0;
   BenchRow row;
@@ -1406,6 +1519,32 @@ out:
   g_clear_object (&state);
 }
 
+/* Which kernels run: OpenBLAS's core and configuration (it picks them for the CPU when it loads;
+ * OPENBLAS_CORETYPE overrides) and the core's own choices (RPE_*_KERNEL, RPE_LINEAR_ISA and
+ * RPE_RNG_* lower them), then the notice when OpenBLAS runs generic kernels on this CPU. */
+static void
+print_kernels (FILE *out)
+{
+  RpeKernelInfo k;
+  g_autofree char *notice = NULL;
+
+  rpe_kernel_info (&k);
+  fprintf (out, "OpenBLAS core: %s\n", k.blas_core);
+  fprintf (out, "OpenBLAS config: %s\n", k.blas_config);
+  fprintf (out, "core kernels: product %s, attention %s, linear %s, softmax %s, normals %s\n", k.gemm,
+           k.attention, k.linear, k.softmax, k.rng);
+  if ((notice = rpe_blas_notice_text (&k, FALSE)) != NULL)
+    fprintf (out, "note: %s\n", notice);
+}
+
+static void
+json_string (GString *s, const char *key, const char *v)
+{
+  g_autofree char *esc = g_strescape (v, NULL);
+
+  g_string_append_printf (s, "\"%s\": \"%s\", ", key, esc);
+}
+
 static void
 json_num (GString *s, const char *key, double v, gboolean last)
 {
@@ -1420,10 +1559,18 @@ json_num (GString *s, const char *key, double v, gboolean last)
 static gboolean
 write_json (Bench *b, const char *path, GError **error)
 {
-  g_autoptr(GString) s = g_string_new (NULL);
+  g_autoptr (GString) s = g_string_new (NULL);
 
-  g_string_append_printf (s, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, \"results\": [\n",
+  RpeKernelInfo k;
+
+  rpe_kernel_info (&k);
+  g_string_append_printf (s, "{\"quick\": %s, \"repeats\": %d, \"threads\": %zu, ",
                           b->quick ? "true" : "false", b->repeats, rpe_parallel_threads ());
+  json_string (s, "blas_core", k.blas_core);
+  json_string (s, "blas_config", k.blas_config);
+  g_string_append_printf (s, "\"kernels\": {\"product\": \"%s\", \"attention\": \"%s\", \"linear\": \"%s\", "
+                          "\"softmax\": \"%s\", \"normals\": \"%s\"}, \"results\": [\n",
+                          k.gemm, k.attention, k.linear, k.softmax, k.rng);
   for (guint i = 0; i < b->rows->len; i++)
     {
       BenchRow *r = &g_array_index (b->rows, BenchRow, i);
@@ -1444,39 +1591,84 @@ write_json (Bench *b, const char *path, GError **error)
   return rpe_atomic_file_set_contents (path, s->str, s->len, error);
 }
 
+typedef struct
+{
+  gboolean quick;
+  char    *json;
+  int      repeats; /* 0: not given */
+  char    *only;
+  gboolean kernels;
+} BenchOptions;
+
+#define B(field) G_STRUCT_OFFSET (BenchOptions, field)
+
+/* clang-format off */
+static const RpeCliOption bench_options[] = {
+  RPE_CLI_FLAG ("quick", B (quick), 0, N_("Small sizes, few repeats")),
+  RPE_CLI_FILE ("json", B (json), 0, N_("Also write the results as JSON"), "FILE"),
+  RPE_CLI_INT ("repeats", B (repeats), 0, 1, MAX_REPEATS,
+               N_("Timed runs per workload, after one warm-up (default 5, quick 3)"), "N"),
+  RPE_CLI_STRING ("only", B (only), 0, N_("Only workloads whose name contains W"), "W"),
+  RPE_CLI_FLAG ("kernels", B (kernels), 0, N_("Print which kernels run (OpenBLAS's and the core's) and exit")),
+  { NULL }
+};
+/* clang-format on */
+
+static const RpeCliLeaf bench_leaves[] = {
+  { NULL, N_("Time the numeric core: SPE encodings, attention, linear attention, the live loop"),
+    N_("Times the core's workloads (the SPE encodings, empirical templates, attention maps, streamed\n"
+       "attention, linear attention, relative logits, the window's live loop and the CLI commands)\n"
+       "after one warm-up: median, min and max seconds, peak memory, GFLOP/s and the share of this\n"
+       "machine's best sgemm rate.  --json writes the rows too.  Speed is measured here, never in\n"
+       "the tests."),
+    "bench --quick --only '3 attention'", RPE_CLI_TAKES_FORCE, 0, NULL, NULL, NULL, NULL },
+};
+
+const RpeCliCommand rpe_cli_bench_command = {
+  .name = "bench",
+  .summary = N_("Time the numeric core"),
+  .options = bench_options,
+  .leaves = bench_leaves,
+  .n_leaves = G_N_ELEMENTS (bench_leaves),
+  .run = rpe_cli_bench,
+};
+
 int
 rpe_cli_bench (int argc, char **argv)
 {
-  gboolean quick = FALSE;
-  char *json = NULL, *only = NULL;
-  int repeats = 0;
-  GOptionEntry entries[] = {
-    { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "Small sizes, few repeats", NULL },
-    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Also write the results as JSON", "FILE" },
-    { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "Timed runs per workload (after one warm-up)", "N" },
-    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Only workloads whose name contains W", "W" },
-    { NULL },
-  };
-  GOptionContext *ctx = g_option_context_new ("- time the numeric core");
+  BenchOptions opts = { 0 };
+  gboolean     quick, kernels;
+  char        *json, *only;
+  int          repeats, status;
   GError *error = NULL;
   Bench b;
   int code = 0;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!rpe_cli_parse (&rpe_cli_bench_command, &rpe_cli_bench_command.leaves[0], NULL, NULL, &opts, &argc, &argv,
+                      &status))
     {
-      fprintf (stderr, "rpe bench: %s\n", error->message);
-      g_clear_error (&error);
-      g_option_context_free (ctx);
-      return 2;
+      rpe_cli_own_clear (bench_options, &opts);
+      return status;
     }
-  g_option_context_free (ctx);
-  if (argc > 1 || repeats < 0 || repeats > MAX_REPEATS)
+  quick = opts.quick;
+  json = g_steal_pointer (&opts.json);
+  only = g_steal_pointer (&opts.only);
+  repeats = opts.repeats;
+  kernels = opts.kernels;
+  if (argc > 1)
     {
-      fprintf (stderr, "rpe bench: bad arguments (repeats 1 .. %d, no positional arguments)\n", MAX_REPEATS);
+      fprintf (stderr, "rpe bench: unexpected argument '%s'\n", argv[1]);
       g_free (json);
       g_free (only);
       return 2;
+    }
+
+  if (kernels)
+    {
+      print_kernels (stdout);
+      g_free (json);
+      g_free (only);
+      return 0;
     }
 
   /* a --json target that cannot be written is refused before minutes of timing */
@@ -1500,13 +1692,17 @@ rpe_cli_bench (int argc, char **argv)
 
   printf ("rpe bench (%s): %d timed runs after one warm-up; %zu threads\n",
           quick ? "quick" : "full", b.repeats, rpe_parallel_threads ());
+  print_kernels (stdout);
   print_header ();
   b.best_sgemm = -1;
+  b.sine_floor = -1;
   bench_best_sgemm (&b);   /* always: the %best column needs it */
 
   if (quick)
     {
+      bench_sine_floor (&b, 5, 1024);
       bench_spe (&b, RPE_SPE_SINE, 5, 1024);
+      b.sine_floor = -1;
       bench_spe (&b, RPE_SPE_SINE, 10, 1024);
       bench_spe (&b, RPE_SPE_CONV, 128, 1024);
       bench_conv_floor (&b, 128, 1024);
@@ -1525,7 +1721,9 @@ rpe_cli_bench (int argc, char **argv)
 
       for (size_t i = 0; i < G_N_ELEMENTS (spe_n); i++)
         {
+          bench_sine_floor (&b, 5, spe_n[i]);
           bench_spe (&b, RPE_SPE_SINE, 5, spe_n[i]);
+          b.sine_floor = -1;
           bench_spe (&b, RPE_SPE_SINE, 10, spe_n[i]);
           bench_spe (&b, RPE_SPE_CONV, 128, spe_n[i]);
           if (spe_n[i] == 4096)
@@ -1546,6 +1744,12 @@ rpe_cli_bench (int argc, char **argv)
       bench_linear (&b, 1048576, 2, true, 3);
       bench_skew (&b, 8192);
     }
+  /* the live loops as the window runs them: glibc's dynamic thresholds have grown to the loop's
+   * buffers after its first iterations there (up to 32 MB mapped, twice that kept on free), so
+   * its buffers come back from the heap instead of fresh mappings that fault every page in (the
+   * fixed 1 MB threshold above is for the peak-memory column, which the live rows do not show) */
+  mallopt (M_MMAP_THRESHOLD, 32 << 20);
+  mallopt (M_TRIM_THRESHOLD, 64 << 20);
   bench_live (&b, FALSE, 96, quick ? 20 : 100);
   bench_live (&b, TRUE, 96, quick ? 20 : 100);
   if (!quick)

@@ -69,25 +69,6 @@ typedef struct
   int      max_iter;
 } FitOptions;
 
-static void
-fit_options_clear (FitOptions *f)
-{
-  g_free (f->target);
-  g_free (f->method);
-  g_free (f->out);
-  g_free (f->csv);
-  g_free (f->sweep);
-  g_free (f->sweep_csv);
-  g_free (f->alibi_slopes);
-  g_free (f->t5_bias);
-  g_free (f->t5_tensor);
-  g_free (f->kerple_r1);
-  g_free (f->kerple_r2);
-  g_free (f->target_file);
-  g_free (f->fastrpb);
-  g_free (f->fastrpb_tensor);
-}
-
 static gboolean
 bad (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
@@ -103,63 +84,40 @@ bad (GError **error, const char *format, ...)
   return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
 }
 
-/* A comma-separated list of finite doubles: one value (used for every head) or H values. */
+/* A comma-separated list of finite numbers (rpe-cli-parse.h) above `min` (or from it when not
+ * min_open): one value (used for every head) or H values. */
 static double *
-parse_per_head (const char *text, const char *option, gsize heads, GError **error)
+parse_per_head (const char *text, const char *option, gsize heads, double min, gboolean min_open, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
-  gsize n = g_strv_length (parts);
+  g_autoptr (GArray) list = NULL;
   double *v;
 
-  if (n != 1 && n != heads)
+  if (!rpe_cli_parse_double_list (option, text, min, min_open, G_MAXDOUBLE, (guint) MIN (heads, (gsize) G_MAXUINT),
+                                  &list, error))
+    return NULL;
+  if (list->len != 1 && list->len != heads)
     {
-      bad (error, "%s takes one value or one per head (%zu), got %zu", option, (size_t) heads, (size_t) n);
+      bad (error, "%s takes one value or one per head (%zu), got %u", option, (size_t) heads, list->len);
       return NULL;
     }
   v = g_new (double, heads);
-  for (gsize i = 0; i < n; i++)
-    {
-      char *end = NULL;
-      const char *s = g_strstrip (parts[i]);
-
-      errno = 0;
-      v[i] = g_ascii_strtod (s, &end);
-      if (s[0] == '\0' || end == NULL || *end != '\0' || errno != 0 || !isfinite (v[i]))
-        {
-          bad (error, "%s: '%s' is not a finite number", option, s);
-          g_free (v);
-          return NULL;
-        }
-    }
-  for (gsize i = n; i < heads; i++)
-    v[i] = v[0];
+  for (gsize i = 0; i < heads; i++)
+    v[i] = g_array_index (list, double, list->len == 1 ? 0 : i);
   return v;
 }
 
+/* --sweep-size S1,S2,...: 1 .. 64 sizes in 1 .. MAX_SIZE. */
 static GArray *
 parse_sizes (const char *text, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
-  GArray *a = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr (GArray) values = NULL;
+  GArray *a;
 
-  for (gsize i = 0; parts[i] != NULL; i++)
-    {
-      guint64 v;
-
-      if (!g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 1, MAX_SIZE, &v, NULL))
-        {
-          bad (error, "--sweep-size: '%s' is not a size between 1 and %d", parts[i], MAX_SIZE);
-          g_array_unref (a);
-          return NULL;
-        }
-      g_array_append_val (a, v);
-    }
-  if (a->len == 0)
-    {
-      bad (error, "--sweep-size needs at least one size");
-      g_array_unref (a);
-      return NULL;
-    }
+  if (!rpe_cli_parse_int_list ("--sweep-size", text, 1, MAX_SIZE, 64, &values, error))
+    return NULL;
+  a = g_array_sized_new (FALSE, FALSE, sizeof (gsize), values->len);
+  for (guint i = 0; i < values->len; i++)
+    g_array_append_val (a, (gsize) { (gsize) g_array_index (values, gint64, i) });
   return a;
 }
 
@@ -168,7 +126,7 @@ parse_sizes (const char *text, GError **error)
 static RpeTensor *
 read_tensor (const char *path, const char *name, const char *suffix, const char *option, GError **error)
 {
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   const RpeTensor *t = NULL;
   RpeTensor *copy;
 
@@ -244,16 +202,19 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     {
       g_autofree double *slopes = NULL;
 
-      if (f->alibi_slopes != NULL && (slopes = parse_per_head (f->alibi_slopes, "--alibi-slopes", H, error)) == NULL)
+      if (f->alibi_slopes != NULL
+          && (slopes = parse_per_head (f->alibi_slopes, "--alibi-slopes", H, 0.0, TRUE, error)) == NULL)
         goto fail;
       st = rpe_fit_target_alibi (H, n, slopes, out);
     }
   else if (g_str_equal (f->target, "kerple-log") || g_str_equal (f->target, "kerple-power"))
     {
       gboolean power = g_str_equal (f->target, "kerple-power");
-      g_autofree double *r1 = parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, error);
+      g_autofree double *r1 =
+        parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, -G_MAXDOUBLE, FALSE, error);
       g_autofree double *r2 = r1 != NULL ? parse_per_head (f->kerple_r2 != NULL ? f->kerple_r2 : (power ? "0.5" : "1"),
-                                                           "--kerple-r2", H, error) : NULL;
+                                                           "--kerple-r2", H, -G_MAXDOUBLE, FALSE, error)
+                                         : NULL;
 
       if (r2 == NULL)
         goto fail;
@@ -268,7 +229,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     }
   else if (g_str_equal (f->target, "t5"))
     {
-      g_autoptr(RpeTensor) table = NULL;
+      g_autoptr (RpeTensor) table = NULL;
       gsize nb = (gsize) f->t5_buckets, md = (gsize) f->t5_max_distance;
       gboolean bidi = !f->t5_unidirectional;
       gsize max_exact = (bidi ? nb / 2 : nb) / 2;
@@ -305,7 +266,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     {
       gboolean is_file = g_str_equal (f->target, "file");
       const char *path = is_file ? f->target_file : f->fastrpb;
-      g_autoptr(RpeTensor) w = NULL;
+      g_autoptr (RpeTensor) w = NULL;
       gsize rows = 0, m = 0;
 
       if (path == NULL)
@@ -333,7 +294,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
            * full if the last size is odd and > 1 ... both are odd-capable, so the shape
            * alone cannot tell (1, H, 2M-1) from (1, H, M') with M' = 2M-1: take full */
           gsize last = w->shape[2];
-          g_autoptr(RpeTensor) c = NULL;
+          g_autoptr (RpeTensor) c = NULL;
           gsize shape[2];
 
           if (last % 2 == 1)
@@ -401,7 +362,7 @@ fail:
 static RpeTensorSet *
 raw_set (const RpeSpeParams *p, GError **error)
 {
-  g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
   gsize H = p->n_heads, D = p->n_features;
 
   if (p->method == RPE_SPE_SINE)
@@ -460,7 +421,7 @@ fit_once (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size
 {
   RpeFitConfig cfg = { method, H, D, size, f->gated, f->max_iter > 0 ? (size_t) f->max_iter : 0 };
   RpeSpeParams fitted = { 0 }, back = { 0 };
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   RpeStatus st;
 
   if ((st = rpe_fit_spe (&cfg, n, target, &fitted, NULL)) != RPE_OK)
@@ -529,14 +490,76 @@ write_csv (const char *path, gsize H, gsize n, const double *target, const doubl
   return ok;
 }
 
+#define F(field) G_STRUCT_OFFSET (FitOptions, field)
+
+/* clang-format off */
+static const RpeCliOption fit_options[] = {
+  RPE_CLI_STRING ("target", F (target), 0, N_("The bias to fit"), "alibi|t5|kerple-log|kerple-power|file|fastrpb"),
+  RPE_CLI_STRING ("method", F (method), 0, N_("SPE variant (default sine)"), "sine|conv"),
+  RPE_CLI_INT ("sines", F (sines), 0, 1, MAX_SIZE, N_("Sines K per feature (default 4)"), "K"),
+  RPE_CLI_INT ("kernel", F (kernel), 0, 1, MAX_SIZE, N_("Filter length L (default 32)"), "L"),
+  RPE_CLI_FLAG ("gated", F (gated), 0, N_("Write a gate too (spe_filters.0.gate)")),
+  RPE_CLI_INT ("heads", F (heads), 0, 1, MAX_HEADS, N_("Heads H (default 8)"), "H"),
+  RPE_CLI_INT ("features", F (features), 0, 1, MAX_FEAT, N_("Features per head D (default 8)"), "D"),
+  RPE_CLI_INT64 ("length", F (length), 0, 2, MAX_LENGTH,
+                 N_("Fit over |tau| < N (default 128; a file target: its N)"), "N"),
+  { .name = "output", .short_name = 'o', .arg = RPE_CLI_ARG_FILE, .offset = F (out),
+    .help = N_("The fitted checkpoint"), .arg_name = "FITTED.safetensors" },
+  RPE_CLI_FILE ("csv", F (csv), 0, N_("Target and fit profiles per head"), "PROFILES.csv"),
+  RPE_CLI_STRING ("sweep-size", F (sweep), 0,
+                  N_("Also fit these K (sine) or L (conv) and print the error of each"), "S1,S2,..."),
+  RPE_CLI_FILE ("sweep-csv", F (sweep_csv), 0, N_("Write the sweep as CSV (size,relative_error)"), "SWEEP.csv"),
+  RPE_CLI_STRING ("alibi-slopes", F (alibi_slopes), 0,
+                  N_("alibi: slopes > 0 (one, or one per head; default 2^(-8(h+1)/H))"), "S1,S2,..."),
+  RPE_CLI_FILE ("t5-bias", F (t5_bias), 0, N_("t5: the (num_buckets, H) bias, .npy or a checkpoint"), "FILE"),
+  RPE_CLI_STRING ("t5-tensor", F (t5_tensor), 0,
+                  N_("t5: the tensor's name in the checkpoint (default: the one ending in relative_attention_bias.weight)"),
+                  "NAME"),
+  RPE_CLI_INT ("t5-buckets", F (t5_buckets), 0, 2, 1 << 16, N_("t5: num_buckets (default 32)"), "B"),
+  RPE_CLI_INT ("t5-max-distance", F (t5_max_distance), 0, 1, 1 << 30, N_("t5: max_distance (default 128)"), "M"),
+  RPE_CLI_FLAG ("t5-unidirectional", F (t5_unidirectional), 0, N_("t5: decoder bucketing (bidirectional=False)")),
+  RPE_CLI_STRING ("kerple-r1", F (kerple_r1), 0, N_("kerple: r1 > 0 (one, or one per head; default 1)"), "R1"),
+  RPE_CLI_STRING ("kerple-r2", F (kerple_r2), 0,
+                  N_("kerple: r2 > 0 (power: <= 2; default 1 for log, 0.5 for power)"), "R2"),
+  RPE_CLI_FILE ("target-file", F (target_file), 0,
+                N_("file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)"), "W.npy"),
+  RPE_CLI_FILE ("fastrpb", F (fastrpb), 0,
+                N_("fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)"),
+                "FILE"),
+  RPE_CLI_STRING ("fastrpb-tensor", F (fastrpb_tensor), 0, N_("fastrpb: the tensor's name in the checkpoint"), "NAME"),
+  RPE_CLI_INT ("max-iter", F (max_iter), 0, 1, 100000, N_("Levenberg-Marquardt / ALS iterations (default 40)"), "I"),
+  { NULL }
+};
+/* clang-format on */
+
+static const RpeCliLeaf fit_leaves[] = {
+  { NULL, N_("Fit SPE to another relative bias (ALiBi, T5, KERPLE, a file, FastRPB)"),
+    N_("Fits, per head, the unit-content SPE logit profile l_h(tau) = sum_d Ptilde_hd(tau) / sqrt(D)\n"
+       "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
+       "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
+       "relative Frobenius error of the mean-removed profiles.\n"
+       "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
+       "kerple-power (-r1 |tau|^r2), file, fastrpb."),
+    "fit --target alibi --heads 4 --features 8 --length 64 -o fitted.safetensors", RPE_CLI_TAKES_FORCE, 0, NULL, NULL,
+    NULL, NULL },
+};
+
+const RpeCliCommand rpe_cli_fit_command = {
+  .name = "fit",
+  .summary = N_("Fit SPE to another relative bias (ALiBi, T5, KERPLE, a file, FastRPB)"),
+  .options = fit_options,
+  .leaves = fit_leaves,
+  .n_leaves = G_N_ELEMENTS (fit_leaves),
+  .run = rpe_cli_fit,
+};
+
 int
 rpe_cli_fit (int argc, char **argv)
 {
   FitOptions f = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GArray) sweep = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) sweep = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   g_autofree double *target = NULL;
   g_autofree double *profile = NULL;
   RpeSpeMethod method = RPE_SPE_SINE;
@@ -544,33 +567,6 @@ rpe_cli_fit (int argc, char **argv)
   double err = 0;
   int status = 0;
   GString *sweep_text = NULL;
-  const GOptionEntry entries[] = {
-    { "target", 0, 0, G_OPTION_ARG_STRING, &f.target, N_("The bias to fit"), "alibi|t5|kerple-log|kerple-power|file|fastrpb" },
-    { "method", 0, 0, G_OPTION_ARG_STRING, &f.method, N_("SPE variant (default sine)"), "sine|conv" },
-    { "sines", 0, 0, G_OPTION_ARG_INT, &f.sines, N_("Sines K per feature (default 4)"), "K" },
-    { "kernel", 0, 0, G_OPTION_ARG_INT, &f.kernel, N_("Filter length L (default 32)"), "L" },
-    { "gated", 0, 0, G_OPTION_ARG_NONE, &f.gated, N_("Write a gate too (spe_filters.0.gate)"), NULL },
-    { "heads", 0, 0, G_OPTION_ARG_INT, &f.heads, N_("Heads H (default 8)"), "H" },
-    { "features", 0, 0, G_OPTION_ARG_INT, &f.features, N_("Features per head D (default 8)"), "D" },
-    { "length", 0, 0, G_OPTION_ARG_INT64, &f.length, N_("Fit over |tau| < N (default 128; a file target: its N)"), "N" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &f.out, N_("The fitted checkpoint"), "FITTED.safetensors" },
-    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &f.csv, N_("Target and fit profiles per head"), "PROFILES.csv" },
-    { "sweep-size", 0, 0, G_OPTION_ARG_STRING, &f.sweep, N_("Also fit these K (sine) or L (conv) and print the error of each"), "S1,S2,..." },
-    { "sweep-csv", 0, 0, G_OPTION_ARG_FILENAME, &f.sweep_csv, N_("Write the sweep as CSV (size,relative_error)"), "SWEEP.csv" },
-    { "alibi-slopes", 0, 0, G_OPTION_ARG_STRING, &f.alibi_slopes, N_("alibi: slopes (one, or one per head; default 2^(-8(h+1)/H))"), "S1,S2,..." },
-    { "t5-bias", 0, 0, G_OPTION_ARG_FILENAME, &f.t5_bias, N_("t5: the (num_buckets, H) bias, .npy or a checkpoint"), "FILE" },
-    { "t5-tensor", 0, 0, G_OPTION_ARG_STRING, &f.t5_tensor, N_("t5: the tensor's name in the checkpoint (default: the one ending in relative_attention_bias.weight)"), "NAME" },
-    { "t5-buckets", 0, 0, G_OPTION_ARG_INT, &f.t5_buckets, N_("t5: num_buckets (default 32)"), "B" },
-    { "t5-max-distance", 0, 0, G_OPTION_ARG_INT, &f.t5_max_distance, N_("t5: max_distance (default 128)"), "M" },
-    { "t5-unidirectional", 0, 0, G_OPTION_ARG_NONE, &f.t5_unidirectional, N_("t5: decoder bucketing (bidirectional=False)"), NULL },
-    { "kerple-r1", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r1, N_("kerple: r1 > 0 (one, or one per head; default 1)"), "R1" },
-    { "kerple-r2", 0, 0, G_OPTION_ARG_STRING, &f.kerple_r2, N_("kerple: r2 > 0 (power: <= 2; default 1 for log, 0.5 for power)"), "R2" },
-    { "target-file", 0, 0, G_OPTION_ARG_FILENAME, &f.target_file, N_("file: a (2N-1,) or (H, 2N-1) .npy, index i for tau = i - (N-1)"), "W.npy" },
-    { "fastrpb", 0, 0, G_OPTION_ARG_FILENAME, &f.fastrpb, N_("fastrpb: centred weights (2M-1,) or (H, 2M-1) .npy, or a checkpoint with PositionalBias bias.w (1, H, 2M-1)"), "FILE" },
-    { "fastrpb-tensor", 0, 0, G_OPTION_ARG_STRING, &f.fastrpb_tensor, N_("fastrpb: the tensor's name in the checkpoint"), "NAME" },
-    { "max-iter", 0, 0, G_OPTION_ARG_INT, &f.max_iter, N_("Levenberg-Marquardt / ALS iterations (default 40)"), "I" },
-    { NULL }
-  };
 
   f.sines = 4;
   f.kernel = 32;
@@ -579,22 +575,9 @@ rpe_cli_fit (int argc, char **argv)
   f.length = RPE_CLI_UNSET;
   f.t5_buckets = 32;
   f.t5_max_distance = 128;
-  context = g_option_context_new (N_("- fit SPE to another relative bias"));
-  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
-  g_option_context_set_summary (context,
-    N_("Fits, per head, the unit-content SPE logit profile l_h(tau) = sum_d Ptilde_hd(tau) / sqrt(D)\n"
-       "to a target bias b_h(tau) over |tau| < N, up to a per-head constant, and writes a checkpoint\n"
-       "with the SPE authors' state_dict names.  The last line printed is 'relative error E', the\n"
-       "relative Frobenius error of the mean-removed profiles.\n"
-       "Targets: alibi (-slope_h |tau|), t5 (bucketed bias), kerple-log (-r1 log(1 + r2 |tau|)),\n"
-       "kerple-power (-r1 |tau|^r2), file, fastrpb."));
-  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, _("rpe fit: %s\n"), error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
+  if (!rpe_cli_parse (&rpe_cli_fit_command, &rpe_cli_fit_command.leaves[0], NULL, NULL, &f, &argc, &argv, &status))
+    goto done;
+  status = 0;
   if (argc != 1)
     {
       fprintf (stderr, _("rpe fit: unexpected argument '%s'\n"), argv[1]);
@@ -638,7 +621,7 @@ rpe_cli_fit (int argc, char **argv)
   if (f.length == RPE_CLI_UNSET && g_str_equal (f.target, "file") && f.target_file != NULL)
     {
       /* N from the file */
-      g_autoptr(RpeTensor) w = rpe_npy_read (f.target_file, &error);
+      g_autoptr (RpeTensor) w = rpe_npy_read (f.target_file, &error);
       if (w == NULL)
         {
           fprintf (stderr, _("rpe fit: %s\n"), error->message);
@@ -750,6 +733,6 @@ rpe_cli_fit (int argc, char **argv)
 done:
   if (sweep_text != NULL)
     g_string_free (sweep_text, TRUE);
-  fit_options_clear (&f);
+  rpe_cli_own_clear (fit_options, &f);
   return status;
 }

@@ -44,7 +44,7 @@ typedef struct
 
 typedef struct
 {
-  const RpeCliOptions *o;
+  const RpeCliArgs    *o;
   const CurvesOptions *co;
   int                  exit_code;
 } Ctx;
@@ -67,65 +67,52 @@ usage_error (GError **error, const char *format, ...)
   return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
 }
 
-/* "4,8,16": positive integers up to max. */
+/* "4,8,16": positive integers up to max (rpe-cli-parse.h), as size_t. */
 static gboolean
 parse_size_list (const char *text, const char *option, guint64 max, GArray **out, GError **error)
 {
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
-  GArray *list = g_array_new (FALSE, FALSE, sizeof (size_t));
+  g_autoptr (GArray) values = NULL;
+  GArray *list;
 
-  for (gsize i = 0; parts[i] != NULL; i++)
-    {
-      guint64 v;
-      g_autofree char *s = g_strstrip (g_strdup (parts[i]));
-
-      if (!g_ascii_string_to_unsigned (s, 10, 1, max, &v, NULL))
-        {
-          g_array_unref (list);
-          return usage_error (error, "%s must be a comma-separated list of integers 1..%" G_GUINT64_FORMAT
-                              " (got '%s')", option, max, text);
-        }
-      g_array_append_val (list, (size_t) { v });
-    }
-  if (list->len == 0)
-    {
-      g_array_unref (list);
-      return usage_error (error, "%s is empty", option);
-    }
+  if (!rpe_cli_parse_int_list (option, text, 1, (gint64) max, 1024, &values, error))
+    return FALSE;
+  list = g_array_sized_new (FALSE, FALSE, sizeof (size_t), values->len);
+  for (guint i = 0; i < values->len; i++)
+    g_array_append_val (list, (size_t) { (size_t) g_array_index (values, gint64, i) });
   *out = list;
   return TRUE;
 }
 
 /* Loads the SPE parameters of `method` (the checkpoint's module of that method, or random init). */
 static gboolean
-load_method (const RpeCliOptions *o, RpeSpeMethod method, RpeSpeParams *params, GError **error)
+load_method (const RpeCliArgs *o, RpeSpeMethod method, RpeSpeParams *params, GError **error)
 {
-  RpeCliOptions copy = *o;   /* shallow: only read */
+  RpeCliArgs copy = *o; /* shallow: only read */
 
-  copy.method = (char *) (method == RPE_SPE_SINE ? "sine" : "conv");
+  copy.model.method = (char *) (method == RPE_SPE_SINE ? "sine" : "conv");
   return rpe_cli_load_params (&copy, params, error);
 }
 
 static gboolean
-check_head_feature (const RpeCliOptions *o, gsize H, gsize D, GError **error)
+check_head_feature (const RpeCliArgs *o, gsize H, gsize D, GError **error)
 {
-  if (o->head < -1 || (o->head >= 0 && (gsize) o->head >= H))
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
-  if (o->feature < -1 || (o->feature >= 0 && (gsize) o->feature >= D))
-    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->feature);
+  if (o->model.head < -1 || (o->model.head >= 0 && (gsize) o->model.head >= H))
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+  if (o->model.feature < -1 || (o->model.feature >= 0 && (gsize) o->model.feature >= D))
+    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->model.feature);
   return TRUE;
 }
 
 /* H and D: the checkpoint's first module, or --heads/--features. */
 static gboolean
-resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
+resolve_shape (const RpeCliArgs *o, gsize *H, gsize *D, GError **error)
 {
-  if (o->checkpoint != NULL && rpe_demos_is_spec (o->checkpoint) && !g_str_equal (o->checkpoint, "demo")
-      && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS))
+  if (o->model.checkpoint != NULL && rpe_demos_is_spec (o->model.checkpoint)
+      && !g_str_equal (o->model.checkpoint, "demo") && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS))
     {
       /* a trained demo states its shape in its metadata (LRPE, FastRPB and APE demos have no SPE
        * module to read it from) */
-      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->checkpoint, error);
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->model.checkpoint, error);
       const char *h, *d;
 
       if (meta == NULL)
@@ -140,7 +127,7 @@ resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
             return TRUE;
         }
     }
-  if (o->checkpoint != NULL)
+  if (o->model.checkpoint != NULL)
     {
       RpeSpeParams p;
 
@@ -151,27 +138,27 @@ resolve_shape (const RpeCliOptions *o, gsize *H, gsize *D, GError **error)
       rpe_spe_params_clear (&p);
       return TRUE;
     }
-  if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16))
+  if (o->model.heads < 1 || o->model.heads > 4096 || o->model.features < 1 || o->model.features > (1 << 16))
     return usage_error (error, "--heads must be 1..4096 and --features 1..65536");
-  *H = (gsize) o->heads;
-  *D = (gsize) o->features;
+  *H = (gsize) o->model.heads;
+  *D = (gsize) o->model.features;
   return TRUE;
 }
 
 /* The content c (D floats): NULL for unit (1/sqrt(D) ones), else a seeded unit-norm vector. */
 static gboolean
-make_content (const RpeCliOptions *o, gsize D, float **out, GError **error)
+make_content (const RpeCliArgs *o, gsize D, float **out, GError **error)
 {
   double norm = 0;
   float *c;
 
   *out = NULL;
-  if (o->content == NULL || g_str_equal (o->content, "unit"))
+  if (o->content.kind == NULL || g_str_equal (o->content.kind, "unit"))
     return TRUE;
-  if (!g_str_equal (o->content, "random"))
-    return usage_error (error, "--content must be unit or random (got '%s')", o->content);
+  if (!g_str_equal (o->content.kind, "random"))
+    return usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
   c = g_new (float, D);
-  rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, 0, c, D);
+  rpe_rng_normal ((uint64_t) o->draw.seed, RPE_STREAM_QUERIES, 0, c, D);
   for (gsize d = 0; d < D; d++)
     norm += (double) c[d] * c[d];
   norm = sqrt (norm);
@@ -183,7 +170,7 @@ make_content (const RpeCliOptions *o, gsize D, float **out, GError **error)
 
 /* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c. */
 static RpeLrpe *
-make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, GError **error)
+make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, GError **error)
 {
   /* --checkpoint here names the SPE model; trained LRPE parameters come from the .npy options */
   return rpe_cli_make_lrpe (o, dim, length, FALSE, error);
@@ -192,21 +179,21 @@ make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, GError **error)
 /* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the synthetic seeded bias
  * w_tau ~ N(0, 1) / N_train for |tau| < N_train and 0 beyond (nothing is "trained" there). */
 static float *
-make_bias (const RpeCliOptions *o, gsize n, gsize H, gsize n_train, gboolean *per_head, GError **error)
+make_bias (const RpeCliArgs *o, gsize n, gsize H, gsize n_train, gboolean *per_head, GError **error)
 {
   gsize len = 2 * n - 1;
   float *w;
 
   *per_head = FALSE;
-  if (o->bias != NULL)
+  if (o->fastrpb.bias != NULL)
     {
-      g_autoptr(RpeTensor) t = rpe_npy_read (o->bias, error);
+      g_autoptr (RpeTensor) t = rpe_npy_read (o->fastrpb.bias, error);
 
       if (t == NULL)
         return NULL;
       if (!rpe_tensor_check_finite (t, error))
         {
-          g_prefix_error (error, "%s: ", o->bias);
+          g_prefix_error (error, "%s: ", o->fastrpb.bias);
           return NULL;
         }
       if (t->ndim == 1 && t->shape[0] == len)
@@ -216,8 +203,8 @@ make_bias (const RpeCliOptions *o, gsize n, gsize H, gsize n_train, gboolean *pe
       else
         {
           g_autofree char *shape = rpe_tensor_shape_string (t);
-          usage_error (error, "%s: --bias must have shape (%zu,) or (%zu, %zu) for length %zu, got %s",
-                       o->bias, (size_t) len, (size_t) H, (size_t) len, (size_t) n, shape);
+          usage_error (error, "%s: --bias must have shape (%zu,) or (%zu, %zu) for length %zu, got %s", o->fastrpb.bias,
+                       (size_t) len, (size_t) H, (size_t) len, (size_t) n, shape);
           return NULL;
         }
       w = g_new (float, *per_head ? H * len : len);
@@ -225,7 +212,7 @@ make_bias (const RpeCliOptions *o, gsize n, gsize H, gsize n_train, gboolean *pe
       return w;
     }
   w = g_new (float, len);
-  rpe_rng_normal ((uint64_t) o->seed, CURVES_STREAM_BIAS, 0, w, len);
+  rpe_rng_normal ((uint64_t) o->draw.seed, CURVES_STREAM_BIAS, 0, w, len);
   for (gsize i = 0; i < len; i++)
     {
       gsize lag = i >= n - 1 ? i - (n - 1) : (n - 1) - i;
@@ -258,13 +245,13 @@ static gboolean
 parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **error)
 {
   static const char *bases[] = { "ape", "sine", "conv", "lrpe", "fastrpb" };
-  g_auto(GStrv) parts = g_strsplit (text, ",", -1);
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   GArray *specs = g_array_new (FALSE, TRUE, sizeof (ModelSpec));
 
   for (gsize i = 0; parts[i] != NULL; i++)
     {
       g_autofree char *s = g_strstrip (g_strdup (parts[i]));
-      g_auto(GStrv) words = g_strsplit (s, "-", -1);
+      g_auto (GStrv) words = g_strsplit (s, "-", -1);
       ModelSpec spec = { NULL, -1, -1, FALSE };
       gboolean ok = TRUE;
 
@@ -320,7 +307,7 @@ typedef struct
 } ParamCache;
 
 static const RpeSpeParams *
-cache_get (ParamCache *c, const RpeCliOptions *o, int base, GError **error)
+cache_get (ParamCache *c, const RpeCliArgs *o, int base, GError **error)
 {
   int i = base == 1 ? 0 : 1;
 
@@ -343,19 +330,18 @@ cache_clear (ParamCache *c)
 
 /* Whether spec uses the gate; an explicit -gated needs one. */
 static gboolean
-spec_gated (const ModelSpec *spec, const RpeSpeParams *p, const RpeCliOptions *o, gboolean *gated,
-            GError **error)
+spec_gated (const ModelSpec *spec, const RpeSpeParams *p, const RpeCliArgs *o, gboolean *gated, GError **error)
 {
   if (spec->gate == 1 && p->gate == NULL)
     return usage_error (error, "model '%s' needs a gate, but the %s parameters have none%s", spec->name,
-                        p->method == RPE_SPE_SINE ? "sine" : "conv", o->no_gate ? " (--no-gate)" : "");
+                        p->method == RPE_SPE_SINE ? "sine" : "conv", o->model.no_gate ? " (--no-gate)" : "");
   *gated = spec->gate < 0 ? p->gate != NULL : spec->gate == 1;
   return TRUE;
 }
 
 /* The default models: each method (or --method's) plain and, if a gate exists, gated. */
 static char *
-default_models (const RpeCliOptions *o, ParamCache *cache, gboolean profile, GError **error)
+default_models (const RpeCliArgs *o, ParamCache *cache, gboolean profile, GError **error)
 {
   GString *s = g_string_new (profile ? "" : "ape");
   const char *methods[2] = { "sine", "conv" };
@@ -364,7 +350,7 @@ default_models (const RpeCliOptions *o, ParamCache *cache, gboolean profile, GEr
     {
       const RpeSpeParams *p;
 
-      if (o->method != NULL && !g_str_equal (o->method, methods[i]))
+      if (o->model.method != NULL && !g_str_equal (o->model.method, methods[i]))
         continue;
       if (!profile)
         {
@@ -392,12 +378,13 @@ default_models (const RpeCliOptions *o, ParamCache *cache, gboolean profile, GEr
 static RpeCurveTable *
 curves_profile (Ctx *c, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   ParamCache cache = { 0 };
   GArray *specs = NULL;
   g_autofree char *models = NULL;
   g_autofree float *content = NULL;
   g_autofree float *bias = NULL;
+  gboolean          bias_per_head = FALSE; /* of `bias`, made once for every fastrpb of --models */
   RpeCurveTable *t = NULL;
   RpeLrpe *lrpe = NULL;
   gsize n, H, D, head;
@@ -407,7 +394,7 @@ curves_profile (Ctx *c, GError **error)
   if (!rpe_cli_resolve_length (o, 0, &n, error) || !resolve_shape (o, &H, &D, error)
       || !check_head_feature (o, H, D, error))
     return NULL;
-  head = o->head >= 0 ? (gsize) o->head : 0;
+  head = o->model.head >= 0 ? (gsize) o->model.head : 0;
   models = c->co->models != NULL ? g_strdup (c->co->models) : default_models (o, &cache, TRUE, error);
   if (models == NULL || !parse_models (models, FALSE, &specs, error))
     goto out;
@@ -433,26 +420,25 @@ curves_profile (Ctx *c, GError **error)
               usage_error (error, "the sine and conv modules differ in shape; give --head within both");
               goto out;
             }
-          st = rpe_curve_profile_add_spe (t, spec->name, p, head,
-                                          o->feature >= 0 ? (gsize) o->feature : RPE_CURVE_ALL, gated, NULL);
+          st = rpe_curve_profile_add_spe (
+            t, spec->name, p, head, o->model.feature >= 0 ? (gsize) o->model.feature : RPE_CURVE_ALL, gated, NULL);
         }
       else if (spec->base == 3)
         {
           if (lrpe == NULL)
-            lrpe = make_lrpe (o, D, o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n, error);
+            lrpe = make_lrpe (o, D, o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n, error);
           if (lrpe == NULL)
             goto out;
           st = rpe_curve_profile_add_lrpe (t, spec->name, lrpe, content, content);
         }
       else if (spec->base == 4)
         {
-          gboolean per_head;
-          gsize nt = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n;
+          gsize nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n;
 
-          if (bias == NULL && (bias = make_bias (o, n, H, nt, &per_head, error)) == NULL)
+          if (bias == NULL && (bias = make_bias (o, n, H, nt, &bias_per_head, error)) == NULL)
             goto out;
-          st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (per_head ? head * (2 * n - 1) : 0),
-                                              o->causal);
+          st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (bias_per_head ? head * (2 * n - 1) : 0),
+                                              o->attention.causal);
         }
       else
         {
@@ -467,13 +453,13 @@ curves_profile (Ctx *c, GError **error)
     st = rpe_curve_table_set_meta_double (t, "head", (double) head);
   if (st == RPE_OK)
     {
-      if (o->feature >= 0)
-        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->feature);
+      if (o->model.feature >= 0)
+        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->model.feature);
       else
         st = rpe_curve_table_set_meta (t, "feature", "mean over features");
     }
-  if (st == RPE_OK && o->train_length != RPE_CLI_UNSET)
-    st = rpe_curve_table_set_meta_double (t, "n_train", (double) o->train_length);
+  if (st == RPE_OK && o->draw.train_length != RPE_CLI_UNSET)
+    st = rpe_curve_table_set_meta_double (t, "n_train", (double) o->draw.train_length);
   ok = rpe_cli_status_error (st, "metadata", error);
 
 out:
@@ -491,7 +477,7 @@ out:
 static RpeCurveTable *
 curves_error (Ctx *c, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs    *o = c->o;
   const CurvesOptions *co = c->co;
   ParamCache cache = { 0 };
   GArray *rlist = NULL;
@@ -513,7 +499,7 @@ curves_error (Ctx *c, GError **error)
           return NULL;
         }
     }
-  if (o->length != RPE_CLI_UNSET)
+  if (o->draw.length != RPE_CLI_UNSET)
     {
       if (!rpe_cli_resolve_length (o, 0, &n, error))
         return NULL;
@@ -538,14 +524,14 @@ curves_error (Ctx *c, GError **error)
           usage_error (error, "--realizations-list goes with --against r; use --realizations R with position");
           return NULL;
         }
-      if (o->realizations != RPE_CLI_UNSET)
+      if (o->draw.realizations != RPE_CLI_UNSET)
         {
-          if (o->realizations < 1 || o->realizations > (1 << 24))
+          if (o->draw.realizations < 1 || o->draw.realizations > (1 << 24))
             {
               usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
               return NULL;
             }
-          r = (gsize) o->realizations;
+          r = (gsize) o->draw.realizations;
         }
       rows = n;
     }
@@ -556,15 +542,15 @@ curves_error (Ctx *c, GError **error)
         return NULL;
       rows = rlist->len;
     }
-  if (o->method != NULL && !g_str_equal (o->method, "sine") && !g_str_equal (o->method, "conv"))
+  if (o->model.method != NULL && !g_str_equal (o->model.method, "sine") && !g_str_equal (o->model.method, "conv"))
     {
-      usage_error (error, "--method must be sine or conv (got '%s')", o->method);
+      usage_error (error, "--method must be sine or conv (got '%s')", o->model.method);
       goto out;
     }
 
-  if (o->noise_scheme != NULL)
+  if (o->draw.noise_scheme != NULL)
     {
-      g_auto(GStrv) parts = g_strsplit (o->noise_scheme, ",", -1);
+      g_auto (GStrv) parts = g_strsplit (o->draw.noise_scheme, ",", -1);
 
       schemes = g_array_new (FALSE, FALSE, sizeof (RpeNoiseScheme));
       for (gsize i = 0; parts[i] != NULL; i++)
@@ -601,7 +587,7 @@ curves_error (Ctx *c, GError **error)
       const RpeSpeParams *p;
       RpeCurveErrorConfig cfg = { 0 };
 
-      if (o->method != NULL && !g_str_equal (o->method, methods[mi]))
+      if (o->model.method != NULL && !g_str_equal (o->model.method, methods[mi]))
         continue;
       p = cache_get (&cache, o, mi + 1, error);
       if (p == NULL)
@@ -613,16 +599,16 @@ curves_error (Ctx *c, GError **error)
       cfg.params = p;
       cfg.n = n;
       cfg.gated = p->gate != NULL;
-      cfg.head = o->head >= 0 ? (gsize) o->head : 0;
-      cfg.feature = o->feature >= 0 ? (gsize) o->feature : RPE_CURVE_ALL;
+      cfg.head = o->model.head >= 0 ? (gsize) o->model.head : 0;
+      cfg.feature = o->model.feature >= 0 ? (gsize) o->model.feature : RPE_CURVE_ALL;
       if (seeds == 0)
         {
           /* default: 256 (cell, seed) samples per point, at least 2 seeds */
-          gsize cells = o->feature >= 0 ? 1 : p->n_features;
+          gsize cells = o->model.feature >= 0 ? 1 : p->n_features;
           seeds = MAX ((gsize) 2, (256 + cells - 1) / cells);
         }
       cfg.n_seeds = seeds;
-      cfg.seed = (uint64_t) o->seed;
+      cfg.seed = (uint64_t) o->draw.seed;
       /* one curve per noise scheme (rpe-noise.h); without --noise-scheme, the plain iid
        * columns under the method's name */
       for (guint si = 0; si < (schemes != NULL ? schemes->len : 1); si++)
@@ -671,10 +657,11 @@ curves_error (Ctx *c, GError **error)
     }
   if ((st = rpe_curve_table_set_meta_double (t, "length", (double) n)) == RPE_OK
       && (st = rpe_curve_table_set_meta_double (t, "seeds", (double) seeds)) == RPE_OK
-      && (st = rpe_curve_table_set_meta_double (t, "head", (double) (o->head >= 0 ? o->head : 0))) == RPE_OK)
+      && (st = rpe_curve_table_set_meta_double (t, "head", (double) (o->model.head >= 0 ? o->model.head : 0)))
+           == RPE_OK)
     {
-      if (o->feature >= 0)
-        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->feature);
+      if (o->model.feature >= 0)
+        st = rpe_curve_table_set_meta_double (t, "feature", (double) o->model.feature);
       else
         st = rpe_curve_table_set_meta (t, "feature", "all (mean over features)");
     }
@@ -709,7 +696,7 @@ out:
 static RpeCurveTable *
 curves_extrapolation (Ctx *c, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs           *o = c->o;
   const CurvesOptions *co = c->co;
   ParamCache cache = { 0 };
   GArray *specs = NULL;
@@ -726,13 +713,13 @@ curves_extrapolation (Ctx *c, GError **error)
   gboolean ok = FALSE, per_head = FALSE;
   RpeStatus st = RPE_OK;
 
-  if (o->train_length != RPE_CLI_UNSET && (o->train_length < 1 || o->train_length > ((gint64) 1 << 24)))
+  if (o->draw.train_length != RPE_CLI_UNSET && (o->draw.train_length < 1 || o->draw.train_length > ((gint64) 1 << 24)))
     {
       usage_error (error, "--train-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 24,
-                   o->train_length);
+                   o->draw.train_length);
       return NULL;
     }
-  nt = o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : 64;
+  nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : 64;
   if (co->max_length != RPE_CLI_UNSET && (co->max_length < 1 || co->max_length > ((gint64) 1 << 26)))
     {
       usage_error (error, "--max-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 26,
@@ -751,14 +738,14 @@ curves_extrapolation (Ctx *c, GError **error)
       usage_error (error, "--block must be between 1 and %d", 1 << 20);
       return NULL;
     }
-  if (o->realizations != RPE_CLI_UNSET)
+  if (o->draw.realizations != RPE_CLI_UNSET)
     {
-      if (o->realizations < 1 || o->realizations > (1 << 24))
+      if (o->draw.realizations < 1 || o->draw.realizations > (1 << 24))
         {
           usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
           return NULL;
         }
-      r = (gsize) o->realizations;
+      r = (gsize) o->draw.realizations;
     }
   if (!resolve_shape (o, &H, &D, error) || !check_head_feature (o, H, D, error))
     return NULL;
@@ -778,9 +765,9 @@ curves_extrapolation (Ctx *c, GError **error)
         {
         case 0:
           cm[i].kind = RPE_CURVE_MODEL_APE;
-          if (o->checkpoint != NULL && ape_set == NULL)
+          if (o->model.checkpoint != NULL && ape_set == NULL)
             {
-              if ((ape_set = rpe_cli_read_checkpoint (o->checkpoint, error)) == NULL)
+              if ((ape_set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
                 goto out;
               ape = rpe_checkpoint_find_learned_ape (ape_set, H, D, error);
               if (ape == NULL && error != NULL && *error != NULL)
@@ -814,7 +801,7 @@ curves_extrapolation (Ctx *c, GError **error)
             cm[i].spe = p;
             cm[i].gated = gated;
             cm[i].realizations = r;
-            cm[i].seed = (uint64_t) o->seed;
+            cm[i].seed = (uint64_t) o->draw.seed;
           }
           break;
         case 3:
@@ -838,17 +825,18 @@ curves_extrapolation (Ctx *c, GError **error)
   cfg.n_heads = H;
   cfg.n_features = D;
   cfg.window = co->window != RPE_CLI_UNSET ? (gsize) co->window : 0;
-  cfg.causal = o->causal;
+  cfg.causal = o->attention.causal;
   cfg.content = content;
   cfg.block_rows = co->block != RPE_CLI_UNSET ? (gsize) co->block : 0;
-  t = rpe_curve_extrapolation_table (&cfg, cm, specs->len, o->head >= 0 ? (gsize) o->head : RPE_CURVE_ALL,
+  t = rpe_curve_extrapolation_table (&cfg, cm, specs->len, o->model.head >= 0 ? (gsize) o->model.head : RPE_CURVE_ALL,
                                      &st, NULL);
   if (!rpe_cli_status_error (st, "extrapolation", error))
     goto out;
-  if ((st = rpe_curve_table_set_meta (t, "content", content ? "random (seeded, unit norm)" : "unit (1/sqrt(D) ones)")) == RPE_OK
-      && (st = rpe_curve_table_set_meta (t, "heads", o->head >= 0 ? "one" : "mean over heads")) == RPE_OK
-      && o->head >= 0)
-    st = rpe_curve_table_set_meta_double (t, "head", (double) o->head);
+  if ((st = rpe_curve_table_set_meta (t, "content", content ? "random (seeded, unit norm)" : "unit (1/sqrt(D) ones)"))
+        == RPE_OK
+      && (st = rpe_curve_table_set_meta (t, "heads", o->model.head >= 0 ? "one" : "mean over heads")) == RPE_OK
+      && o->model.head >= 0)
+    st = rpe_curve_table_set_meta_double (t, "head", (double) o->model.head);
   if (st == RPE_OK)
     st = rpe_curve_table_set_meta (t, "metrics",
                                    "distance = sum_n a|m-n|, entropy = -sum_n a log a (row softmax); "
@@ -867,38 +855,117 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 
+#define CURVES_MODELS 1        /* --models */
+#define CURVES_ERROR 2         /* --realizations-list --seeds --against */
+#define CURVES_EXTRAPOLATION 4 /* --max-length --window --block */
+
+/* clang-format off */
+static const RpeCliOption curves_options[] = {
+  { .name = "output", .short_name = 'o', .arg = RPE_CLI_ARG_FILE, .offset = G_STRUCT_OFFSET (CurvesOptions, out),
+    .help = N_("Write the CSV here"), .arg_name = "OUT.csv" },
+  RPE_CLI_STRING ("models", G_STRUCT_OFFSET (CurvesOptions, models), CURVES_MODELS,
+                  N_("profile/extrapolation: ape,sine,conv,lrpe,fastrpb; sine/conv[-gated|-ungated][-est]"), "LIST"),
+  RPE_CLI_STRING ("realizations-list", G_STRUCT_OFFSET (CurvesOptions, realizations_list), CURVES_ERROR,
+                  N_("error: the R values (default 4,8,16,...,1024)"), "R1,R2,..."),
+  RPE_CLI_INT64 ("seeds", G_STRUCT_OFFSET (CurvesOptions, seeds), CURVES_ERROR, 1, 1000000,
+                 N_("error: draws per point, seeds --seed, --seed + 1, ... (default: 256 / cells, at least 2)"), "S"),
+  RPE_CLI_STRING ("against", G_STRUCT_OFFSET (CurvesOptions, against), CURVES_ERROR,
+                  N_("error: against R (default) or query position m (one R: --realizations)"), "r|position"),
+  RPE_CLI_INT64 ("max-length", G_STRUCT_OFFSET (CurvesOptions, max_length), CURVES_EXTRAPOLATION, 1, (gint64) 1 << 26,
+                 N_("extrapolation: evaluation length N_max (default 4 N_train)"), "N"),
+  RPE_CLI_INT64 ("window", G_STRUCT_OFFSET (CurvesOptions, window), CURVES_EXTRAPOLATION, 1, (gint64) 1 << 32,
+                 N_("extrapolation: offsets W of the PE metrics (default min(N_train, 64))"), "W"),
+  RPE_CLI_INT64 ("block", G_STRUCT_OFFSET (CurvesOptions, block), CURVES_EXTRAPOLATION, 1, 1 << 20,
+                 N_("extrapolation: rows per block (default 64; memory block x N_max)"), "B"),
+  { NULL }
+};
+/* clang-format on */
+
+#define CURVES_MODEL                                                                             \
+  (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_HEAD_FEATURE \
+   | RPE_CLI_TAKES_TRAIN_LENGTH | RPE_CLI_TAKES_FORCE)
+
+static const RpeCliLeaf curves_leaves[] = {
+  { "profile", N_("Template profiles P(tau) of SPE (gated and not), LRPE, FastRPB and APE"),
+    N_("The template profile P(tau), tau = -(N-1) .. N-1 (--length N), of every model of --models:\n"
+       "SPE sine and conv (gated and not, analytic or -est estimated), the profile LRPE induces (--lrpe-*),\n"
+       "FastRPB's weights (--bias or the checkpoint's, else a synthetic seeded bias) and learned APE.\n"
+       "One column per model; --head and --feature pick the template (default the mean over features)."),
+    "curves profile --checkpoint demo --length 128 -o profile.csv",
+    CURVES_MODEL | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_CAUSAL,
+    CURVES_MODELS, "checkpoint length models train-length", NULL, NULL, NULL },
+  { "error", N_("The SPE estimator's relative error against R (or query position), with its log-log slope"),
+    N_("|Phat - Ptilde|_F / |Ptilde|_F, the relative error of the SPE estimate against the analytic\n"
+       "template, against R (--realizations-list) with the fitted log-log slope (-1/2 for an unbiased\n"
+       "estimator), or --against position for one R; mean and sd over --seeds draws.  One curve per\n"
+       "method and --noise-scheme (a comma list).  N = --length (default 64)."),
+    "curves error --checkpoint demo --realizations-list 4,16,64,256 -o error.csv",
+    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_NOISE_SCHEME, CURVES_ERROR,
+    "checkpoint length noise-scheme", NULL, NULL, NULL },
+  { "extrapolation", N_("Extrapolation metrics per query position: distance, entropy, ti, mono"),
+    N_("Per query position m < N_max, with identical content at every position: the mean attended\n"
+       "distance, the entropy, translation invariance (ti) and monotonicity (mono), lower is better, for\n"
+       "every model of --models; the positions beyond --train-length (default 64) show how each model\n"
+       "extrapolates.  --max-length N_max (default 4 N_train)."),
+    "curves extrapolation --checkpoint demo --train-length 64 --max-length 256 -o extrapolation.csv",
+    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_BIAS
+      | RPE_CLI_TAKES_CAUSAL,
+    CURVES_MODELS | CURVES_EXTRAPOLATION, "checkpoint models train-length", NULL, NULL, NULL },
+  { "output-error", N_("The relative error of the SPE output against position or R"),
+    N_("err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"
+       "(--realizations-list): the mean over the draws of the whole output's relative error, before and\n"
+       "from --train-length, and err at positions N_train - 1 and N - 1, with the fitted log-log slope.\n"
+       "--compare kernel (L V vs Lhat V) is unbiased: its error falls like 1/sqrt(R); softmax is not."),
+    "curves output-error --checkpoint demo --length 128 --train-length 32 --realizations-list 4,16,64 -o out-err.csv",
+    RPE_CLI_OUTPUTS_TAKES, RPE_CLI_OUTPUTS_CSV, "checkpoint length train-length", rpe_cli_outputs_options, NULL, NULL },
+};
+
+const RpeCliCommand rpe_cli_curves_command = {
+  .name = "curves",
+  .summary = N_("Analysis curves as CSV: template profiles, estimator error, extrapolation"),
+  .leaf_arg = "KIND",
+  .description = N_("Computes the analysis curves of the window's Curves page and writes them as CSV: '# key:\n"
+                    "value' metadata lines (the command among them), a header row, then numbers (%.9g, C\n"
+                    "locale).  'rpe export profile|error|extrapolation' plots the same tables."),
+  .example = "curves profile --checkpoint demo --length 128 -o profile.csv",
+  .options = curves_options,
+  .leaves = curves_leaves,
+  .n_leaves = G_N_ELEMENTS (curves_leaves),
+  .run = rpe_cli_curves,
+};
+
 int
 rpe_cli_curves (int argc, char **argv)
 {
-  RpeCliOptions o;
+  const RpeCliCommand *command = &rpe_cli_curves_command;
+  const RpeCliLeaf    *leaf;
+  RpeCliArgs           o;
   CurvesOptions co = { 0 };
   Ctx c = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *command = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *command_line = NULL;
   RpeCurveTable *t = NULL;
   const char *what = NULL;
-  GOptionGroup *group;
-  int status = 0;
-  g_auto(GStrv) given = g_strdupv (argv);
-  const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &co.out, N_("Write the CSV here"), "OUT.csv" },
-    { NULL }
-  };
-  const GOptionEntry curve_entries[] = {
-    { "max-length", 0, 0, G_OPTION_ARG_INT64, &co.max_length, N_("extrapolation: evaluation length N_max (default 4 N_train)"), "N" },
-    { "realizations-list", 0, 0, G_OPTION_ARG_STRING, &co.realizations_list, N_("error: the R values (default 4,8,16,...,1024)"), "R1,R2,..." },
-    { "seeds", 0, 0, G_OPTION_ARG_INT64, &co.seeds, N_("error: draws per point, seeds --seed, --seed + 1, ... (default: 256 / cells, at least 2)"), "S" },
-    { "against", 0, 0, G_OPTION_ARG_STRING, &co.against, N_("error: against R (default) or query position m (one R: --realizations)"), "r|position" },
-    { "models", 0, 0, G_OPTION_ARG_STRING, &co.models, N_("profile/extrapolation: ape,sine,conv,lrpe,fastrpb; sine/conv[-gated|-ungated][-est]"), "LIST" },
-    { "window", 0, 0, G_OPTION_ARG_INT64, &co.window, N_("extrapolation: offsets W of the PE metrics (default min(N_train, 64))"), "W" },
-    { "block", 0, 0, G_OPTION_ARG_INT64, &co.block, N_("extrapolation: rows per block (default 64; memory block x N_max)"), "B" },
-    { NULL }
-  };
+  int              status = 0, index;
 
-  if (argc >= 2 && g_str_equal (argv[1], "output-error"))
+  leaf = rpe_cli_find_leaf (command, argc, argv, &index);
+  if (leaf == NULL)
+    {
+      if (rpe_cli_wants_help (command, NULL, argc, argv))
+        {
+          rpe_cli_print_command_help (command, stdout);
+          return 0;
+        }
+      if (index < 0)
+        fprintf (stderr, _("rpe curves: %s\n"), "say which curve: profile | error | extrapolation | output-error");
+      else
+        fprintf (stderr, _("rpe curves: unknown curve '%s' (profile | error | extrapolation | output-error)\n"),
+                 argv[index]);
+      return EXIT_USAGE;
+    }
+  if (g_str_equal (leaf->name, "output-error"))
     return rpe_cli_curves_output_error (argc, argv);   /* rpe-cli-outputs.c */
-  rpe_cli_options_init (&o);
+  rpe_cli_args_init (&o);
   co.max_length = co.seeds = co.window = co.block = RPE_CLI_UNSET;
   {
     /* the command line, for the CSV's metadata */
@@ -909,57 +976,22 @@ rpe_cli_curves (int argc, char **argv)
         g_string_append_c (s, ' ');
         g_string_append (s, strpbrk (argv[i], " '\"\\$`*?;&|<>()") ? q : argv[i]);
       }
-    command = g_string_free (s, FALSE);
-    for (char *p = command; *p; p++)
+    command_line = g_string_free (s, FALSE);
+    for (char *p = command_line; *p; p++)
       if ((unsigned char) *p < 0x20)
         *p = ' ';
   }
 
-  context = g_option_context_new (N_("KIND - analysis curves as CSV"));
-  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
-  g_option_context_set_summary (context,
-    N_("KIND: profile | error | extrapolation | output-error (first: see 'rpe curves output-error --help')\n"
-       "  profile        template P(tau), tau = -(N-1)..N-1 (--length N): SPE sine/conv (gated and not),\n"
-       "                 LRPE-induced (--lrpe-*), FastRPB weights (--bias, else a synthetic seeded bias)\n"
-       "  error          |Phat - Ptilde|_F / |Ptilde|_F against R (--realizations-list), with the fitted\n"
-       "                 log-log slope, or --against position (one R); N = --length (default 64)\n"
-       "  extrapolation  per query position m < N_max, identical content at every position:\n"
-       "                 mean attended distance, entropy, translation invariance (ti) and\n"
-       "                 monotonicity (mono), lower is better; --train-length (default 64), --max-length"));
-  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
-  g_option_context_add_group (context, rpe_cli_parameter_group (&o));
-  group = g_option_group_new ("curves", N_("Curve options"), N_("Show curve options"), NULL, NULL);
-  g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
-  g_option_group_add_entries (group, curve_entries);
-  g_option_context_add_group (context, group);
-
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, _("rpe curves: %s\n"), error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
+  if (!rpe_cli_parse (command, leaf, NULL, &o, &co, &argc, &argv, &status))
+    goto done;
   if (argc != 2)
     {
-      fprintf (stderr, _("rpe curves: %s\n"), argc < 2 ? "say which curve: profile | error | extrapolation"
-                                                    : "too many arguments");
+      fprintf (stderr, _("rpe curves: %s\n"), "too many arguments");
       status = EXIT_USAGE;
       goto done;
     }
-  what = argv[1];
-  if (!g_str_equal (what, "profile") && !g_str_equal (what, "error") && !g_str_equal (what, "extrapolation"))
-    {
-      fprintf (stderr, _("rpe curves: unknown curve '%s' (profile | error | extrapolation)\n"), what);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (!rpe_cli_check_options ("curves", what, given, &error))
-    {
-      fprintf (stderr, _("rpe curves %s: %s\n"), what, error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (!g_str_equal (what, "error") && o.noise_scheme != NULL && !g_str_equal (o.noise_scheme, "iid"))
+  what = leaf->name;
+  if (!g_str_equal (what, "error") && o.draw.noise_scheme != NULL && !g_str_equal (o.draw.noise_scheme, "iid"))
     {
       fprintf (stderr, _("rpe curves: --noise-scheme applies to 'rpe curves error' (%s draws i.i.d. noise)\n"), what);
       status = EXIT_USAGE;
@@ -991,7 +1023,7 @@ rpe_cli_curves (int argc, char **argv)
     {
       /* the command first, then the curve's own metadata */
       RpeCurveTable *u = t;
-      RpeStatus st = rpe_curve_table_set_meta (u, "command", command);
+      RpeStatus      st = rpe_curve_table_set_meta (u, "command", command_line);
       int err = 0;
 
       if (st == RPE_OK)
@@ -1017,10 +1049,7 @@ rpe_cli_curves (int argc, char **argv)
 
 done:
   rpe_curve_table_free (t);
-  g_free (co.out);
-  g_free (co.realizations_list);
-  g_free (co.models);
-  g_free (co.against);
-  rpe_cli_options_clear (&o);
+  rpe_cli_own_clear (curves_options, &co);
+  rpe_cli_args_clear (&o);
   return status;
 }

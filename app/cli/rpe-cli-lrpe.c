@@ -28,7 +28,7 @@ parse_choice (const char *option, const char *given, const char *fallback, const
               gsize n_choices, int *out, GError **error)
 {
   const char *name = given != NULL ? given : fallback;
-  g_autoptr(GString) list = g_string_new (NULL);
+  g_autoptr (GString) list = g_string_new (NULL);
 
   for (gsize i = 0; i < n_choices; i++)
     {
@@ -57,14 +57,18 @@ alloc_floats (float **out, gsize a, gsize b, gsize c, const char *what, GError *
 
 /* Queries/keys/values for LRPE and FastRPB: loaded, or unit/random content of --heads x --features. */
 static gboolean
-load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *in, gsize *heads,
-                   gsize *dim, GError **error)
+load_plain_inputs (const RpeCliArgs *o,
+                   gboolean          want_values,
+                   RpeCliInputs     *in,
+                   gsize            *heads,
+                   gsize            *dim,
+                   GError          **error)
 {
   RpeSpeParams shape = { 0 };
 
-  if (o->queries != NULL)
+  if (o->content.queries != NULL)
     {
-      g_autoptr(RpeTensor) q = rpe_cli_read_array (o->queries, 3, "queries", error);
+      g_autoptr (RpeTensor) q = rpe_cli_read_array (o->content.queries, 3, "queries", error);
       if (q == NULL)
         return FALSE;
       shape.n_heads = q->shape[1];
@@ -72,14 +76,14 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
     }
   else
     {
-      if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16))
+      if (o->model.heads < 1 || o->model.heads > 4096 || o->model.features < 1 || o->model.features > (1 << 16))
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                               _("--heads must be 1..4096 and --features 1..65536"));
-      shape.n_heads = (gsize) o->heads;
-      shape.n_features = (gsize) o->features;
+      shape.n_heads = (gsize) o->model.heads;
+      shape.n_features = (gsize) o->model.features;
     }
   if (shape.n_heads == 0 || shape.n_features == 0)
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: empty queries"), o->queries);
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: empty queries"), o->content.queries);
   *heads = shape.n_heads;
   *dim = shape.n_features;
   return rpe_cli_load_inputs (o, &shape, want_values, in, error);
@@ -137,12 +141,12 @@ mapped_tensor (const RpeTensorSet *set, const RpeTensorMap *map, RpeRole role, c
 }
 
 static gboolean
-load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GError **error)
+load_trained (const RpeCliArgs *o, gboolean use_checkpoint, Trained *t, GError **error)
 {
   memset (t, 0, sizeof *t);
-  if (use_checkpoint && o->checkpoint != NULL)
+  if (use_checkpoint && o->model.checkpoint != NULL)
     {
-      g_autoptr(RpeTensorMap) map = NULL;
+      g_autoptr (RpeTensorMap) map = NULL;
       const RpeLrpeModuleInfo *m;
       GError *pick_error = NULL;
       const RpeTensor *mv = NULL, *mt = NULL, *mp = NULL;
@@ -150,21 +154,21 @@ load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GErro
       if (!rpe_cli_parse_map (o, &map, error)
           || (map != NULL && !rpe_cli_map_only (map, RPE_ROLE_LRPE_V, RPE_ROLE_LRPE_PERMUTATION, "an LRPE command", error)))
         return FALSE;
-      t->set = rpe_cli_read_checkpoint (o->checkpoint, error);
+      t->set = rpe_cli_read_checkpoint (o->model.checkpoint, error);
       if (t->set == NULL)
         return FALSE;
       if (map != NULL
-          && (((mv = mapped_tensor (t->set, map, RPE_ROLE_LRPE_V, o->checkpoint, error)) == NULL
+          && (((mv = mapped_tensor (t->set, map, RPE_ROLE_LRPE_V, o->model.checkpoint, error)) == NULL
                && rpe_tensor_map_get (map, RPE_ROLE_LRPE_V) != NULL)
-              || ((mt = mapped_tensor (t->set, map, RPE_ROLE_LRPE_THETA, o->checkpoint, error)) == NULL
+              || ((mt = mapped_tensor (t->set, map, RPE_ROLE_LRPE_THETA, o->model.checkpoint, error)) == NULL
                   && rpe_tensor_map_get (map, RPE_ROLE_LRPE_THETA) != NULL)
-              || ((mp = mapped_tensor (t->set, map, RPE_ROLE_LRPE_PERMUTATION, o->checkpoint, error)) == NULL
+              || ((mp = mapped_tensor (t->set, map, RPE_ROLE_LRPE_PERMUTATION, o->model.checkpoint, error)) == NULL
                   && rpe_tensor_map_get (map, RPE_ROLE_LRPE_PERMUTATION) != NULL)))
         return FALSE;
-      m = rpe_checkpoint_pick_lrpe (t->set, o->prefix, &t->modules, &pick_error);
-      if (m == NULL && (map == NULL || o->prefix != NULL))
+      m = rpe_checkpoint_pick_lrpe (t->set, o->model.prefix, &t->modules, &pick_error);
+      if (m == NULL && (map == NULL || o->model.prefix != NULL))
         {
-          g_propagate_prefixed_error (error, pick_error, "%s: ", o->checkpoint);
+          g_propagate_prefixed_error (error, pick_error, "%s: ", o->model.checkpoint);
           return FALSE;
         }
       /* with a map and no --prefix, a file without one clear LRPE module gives only the mapped tensors */
@@ -182,35 +186,35 @@ load_trained (const RpeCliOptions *o, gboolean use_checkpoint, Trained *t, GErro
         t->theta = mt;
       if (mp != NULL)
         t->perm = mp;
-      t->v_from = t->theta_from = t->perm_from = o->checkpoint;
+      t->v_from = t->theta_from = t->perm_from = o->model.checkpoint;
       if ((t->v != NULL && !rpe_tensor_check_finite (t->v, error))
           || (t->theta != NULL && !rpe_tensor_check_finite (t->theta, error))
           || (t->perm != NULL && !rpe_tensor_check_finite (t->perm, error)))
         {
-          g_prefix_error (error, "%s: ", o->checkpoint);
+          g_prefix_error (error, "%s: ", o->model.checkpoint);
           return FALSE;
         }
     }
-  if (o->lrpe_v != NULL)
+  if (o->lrpe.v != NULL)
     {
-      if ((t->v_file = read_param (o->lrpe_v, error)) == NULL)
+      if ((t->v_file = read_param (o->lrpe.v, error)) == NULL)
         return FALSE;
       t->v = t->v_file;
-      t->v_from = o->lrpe_v;
+      t->v_from = o->lrpe.v;
     }
-  if (o->lrpe_theta_file != NULL)
+  if (o->lrpe.theta_file != NULL)
     {
-      if ((t->theta_file = read_param (o->lrpe_theta_file, error)) == NULL)
+      if ((t->theta_file = read_param (o->lrpe.theta_file, error)) == NULL)
         return FALSE;
       t->theta = t->theta_file;
-      t->theta_from = o->lrpe_theta_file;
+      t->theta_from = o->lrpe.theta_file;
     }
-  if (o->lrpe_permutation != NULL)
+  if (o->lrpe.permutation != NULL)
     {
-      if ((t->perm_file = read_param (o->lrpe_permutation, error)) == NULL)
+      if ((t->perm_file = read_param (o->lrpe.permutation, error)) == NULL)
         return FALSE;
       t->perm = t->perm_file;
-      t->perm_from = o->lrpe_permutation;
+      t->perm_from = o->lrpe.permutation;
     }
   return TRUE;
 }
@@ -227,7 +231,7 @@ choice_name (const Choice *choices, gsize n, int value)
 /* The LRPE of the --lrpe-* options, with trained parameters (docs/math.md, section 7).  length is N for
  * theta b/c.  use_checkpoint: --checkpoint names an LRPE module (lrpe-* commands). */
 RpeLrpe *
-rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use_checkpoint, GError **error)
+rpe_cli_make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, gboolean use_checkpoint, GError **error)
 {
   static const Choice ps[] = {
     { "identity", RPE_LRPE_P_IDENTITY }, { "householder", RPE_LRPE_P_HOUSEHOLDER },
@@ -250,10 +254,11 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
   RpeLrpe *lrpe = NULL;
   gsize pd;
 
-  if (!parse_choice ("--lrpe-p", o->lrpe_p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
-      || !parse_choice ("--lrpe-lambda", o->lrpe_lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
-      || !parse_choice ("--lrpe-theta", o->lrpe_theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error)
-      || !parse_choice ("--lrpe-householder", o->lrpe_householder, "auto", houses, G_N_ELEMENTS (houses), &house, error))
+  if (!parse_choice ("--lrpe-p", o->lrpe.p, "identity", ps, G_N_ELEMENTS (ps), &p, error)
+      || !parse_choice ("--lrpe-lambda", o->lrpe.lambda, "rotation", lambdas, G_N_ELEMENTS (lambdas), &lambda, error)
+      || !parse_choice ("--lrpe-theta", o->lrpe.theta, "a", thetas, G_N_ELEMENTS (thetas), &theta, error)
+      || !parse_choice ("--lrpe-householder", o->lrpe.householder, "auto", houses, G_N_ELEMENTS (houses), &house,
+                        error))
     return NULL;
   if (!load_trained (o, use_checkpoint, &t, error))
     goto out;
@@ -261,27 +266,27 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
   /* What the trained parameters say about P and Lambda; an explicit choice must agree. */
   if (t.v != NULL)
     {
-      if (o->lrpe_p == NULL)
+      if (o->lrpe.p == NULL)
         p = RPE_LRPE_P_HOUSEHOLDER;
       else if (p != RPE_LRPE_P_HOUSEHOLDER)
         {
-          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         _("%s holds a Householder v, but --lrpe-p is %s"), t.v_from, o->lrpe_p);
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s holds a Householder v, but --lrpe-p is %s"),
+                         t.v_from, o->lrpe.p);
           goto out;
         }
     }
   if (t.perm != NULL)
     {
-      if (o->lrpe_lambda == NULL)
+      if (o->lrpe.lambda == NULL)
         lambda = RPE_LRPE_LAMBDA_PERMUTATION;
       else if (lambda != RPE_LRPE_LAMBDA_PERMUTATION)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         _("%s holds a permutation buffer, but --lrpe-lambda is %s"), t.perm_from, o->lrpe_lambda);
+                         _("%s holds a permutation buffer, but --lrpe-lambda is %s"), t.perm_from, o->lrpe.lambda);
           goto out;
         }
     }
-  if (t.theta != NULL && o->lrpe_lambda == NULL && t.perm == NULL)
+  if (t.theta != NULL && o->lrpe.lambda == NULL && t.perm == NULL)
     lambda = rpe_lrpe_implied_lambda (t.theta->n_elements, dim);
 
   config.dim = dim;
@@ -289,7 +294,7 @@ rpe_cli_make_lrpe (const RpeCliOptions *o, gsize dim, gsize length, gboolean use
   config.p = (RpeLrpeP) p;
   config.lambda = (RpeLrpeLambda) lambda;
   config.theta_kind = (RpeLrpeTheta) theta;
-  config.seed = (uint64_t) o->seed;
+  config.seed = (uint64_t) o->draw.seed;
   pd = rpe_lrpe_p_dims (config.p, dim);
 
   if (t.v != NULL)
@@ -380,15 +385,15 @@ out:
 }
 
 static RpeLrpe *
-make_lrpe (const RpeCliOptions *o, gsize dim, gsize n, GError **error)
+make_lrpe (const RpeCliArgs *o, gsize dim, gsize n, GError **error)
 {
-  return rpe_cli_make_lrpe (o, dim, o->train_length != RPE_CLI_UNSET ? (gsize) o->train_length : n, TRUE,
+  return rpe_cli_make_lrpe (o, dim, o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n, TRUE,
                             error);
 }
 
 /* lrpe-encode: (N, H, D), or (N, H, 2D) as [real | imag] for complex maps. */
 static gboolean
-lrpe_encode (const RpeCliOptions *o, int *exit_code, GError **error)
+lrpe_encode (const RpeCliArgs *o, int *exit_code, GError **error)
 {
   RpeCliInputs in = { 0 };
   RpeLrpe *lrpe = NULL;
@@ -408,12 +413,12 @@ lrpe_encode (const RpeCliOptions *o, int *exit_code, GError **error)
   st = rpe_lrpe_encode (lrpe, in.n, H, 0, in.q, out, NULL);
   if (!rpe_cli_status_error (st, "LRPE encoding", error))
     goto out;
-  ok = rpe_cli_write (o, o->out, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
-  if (ok && o->out_keys != NULL)
+  ok = rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
+  if (ok && o->output.out_keys != NULL)
     {
       st = rpe_lrpe_encode (lrpe, in.n, H, 0, in.k, out, NULL);
       ok = rpe_cli_status_error (st, "LRPE encoding", error)
-           && rpe_cli_write (o, o->out_keys, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
+           && rpe_cli_write (o, o->output.out_keys, out, 3, (gsize[]) { in.n, H, W }, exit_code, error);
     }
 
 out:
@@ -426,8 +431,15 @@ out:
 /* Features phi(q), phi(k) for LRPE: (N, H, M).  With --lrpe-before, q and k are LRPE-encoded
  * first (the feature map then acts on the encoded rows) and *lrpe_after is set to NULL. */
 static gboolean
-lrpe_features (const RpeCliOptions *o, RpeCliInputs *in, gsize H, gsize D, RpeLrpe *lrpe,
-               float **phi_q, float **phi_k, gsize *m, GError **error)
+lrpe_features (const RpeCliArgs *o,
+               RpeCliInputs     *in,
+               gsize             H,
+               gsize             D,
+               RpeLrpe          *lrpe,
+               float           **phi_q,
+               float           **phi_k,
+               gsize            *m,
+               GError          **error)
 {
   RpeFeatureMap map;
   RpeFeatureOptions fopts;
@@ -438,7 +450,7 @@ lrpe_features (const RpeCliOptions *o, RpeCliInputs *in, gsize H, gsize D, RpeLr
   RpeStatus st;
 
   *phi_q = *phi_k = NULL;
-  if (o->lrpe_before)
+  if (o->lrpe.before)
     {
       width = rpe_lrpe_out_width (lrpe);
       if (!alloc_floats (&eq, in->n, H, width, "encoded queries", error)
@@ -457,12 +469,12 @@ lrpe_features (const RpeCliOptions *o, RpeCliInputs *in, gsize H, gsize D, RpeLr
   st = rpe_feature_map_dim (map, &fopts, width, m);
   if (!rpe_cli_status_error (st, "feature map", error))
     goto out;
-  if (!o->lrpe_before && *m != D)
+  if (!o->lrpe.before && *m != D)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                      _("LRPE after the feature map needs as many features as dims (%zu); "
                        "the %s map gives %zu: use --lrpe-before or --performer-features %zu"),
-                     (size_t) D, o->feature_map ? o->feature_map : "elu1", (size_t) *m, (size_t) D);
+                     (size_t) D, o->attention.feature_map ? o->attention.feature_map : "elu1", (size_t) *m, (size_t) D);
       goto out;
     }
   if (!alloc_floats (phi_q, in->n, H, *m, "query features", error)
@@ -487,7 +499,7 @@ out:
 /* lrpe-attention (H, N, N): the implied, row-normalised map.
  * lrpe-linear (N, H, Dv): linear attention with LRPE. */
 static gboolean
-lrpe_attention (const RpeCliOptions *o, gboolean linear, int *exit_code, GError **error)
+lrpe_attention (const RpeCliArgs *o, gboolean linear, int *exit_code, GError **error)
 {
   static const Choice norms[] = {
     { "denominator", RPE_LRPE_NORM_DENOMINATOR }, { "layer", RPE_LRPE_NORM_LAYER },
@@ -501,7 +513,7 @@ lrpe_attention (const RpeCliOptions *o, gboolean linear, int *exit_code, GError 
   gboolean ok = FALSE;
   RpeStatus st;
 
-  if (linear && !parse_choice ("--lrpe-norm", o->lrpe_norm, "denominator", norms, G_N_ELEMENTS (norms), &norm, error))
+  if (linear && !parse_choice ("--lrpe-norm", o->lrpe.norm, "denominator", norms, G_N_ELEMENTS (norms), &norm, error))
     return FALSE;
   if (!load_plain_inputs (o, linear, &in, &H, &D, error))
     return FALSE;
@@ -512,19 +524,19 @@ lrpe_attention (const RpeCliOptions *o, gboolean linear, int *exit_code, GError 
     {
       if (!alloc_floats (&out, in.n, H, in.dv, "output", error))
         goto out;
-      st = rpe_lrpe_linear_attention (o->lrpe_before ? NULL : lrpe, in.n, H, m, in.dv, phi_q, phi_k, in.v,
-                                      o->causal, (RpeLrpeNorm) norm, out, NULL);
+      st = rpe_lrpe_linear_attention (o->lrpe.before ? NULL : lrpe, in.n, H, m, in.dv, phi_q, phi_k, in.v,
+                                      o->attention.causal, (RpeLrpeNorm) norm, out, NULL);
       ok = rpe_cli_status_error (st, "LRPE linear attention", error)
-           && rpe_cli_write (o, o->out, out, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
+           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
     }
   else
     {
       if (!alloc_floats (&out, H, in.n, in.n, "attention map", error))
         goto out;
-      st = rpe_lrpe_attention_map (o->lrpe_before ? NULL : lrpe, in.n, H, m, phi_q, phi_k, o->causal, TRUE,
+      st = rpe_lrpe_attention_map (o->lrpe.before ? NULL : lrpe, in.n, H, m, phi_q, phi_k, o->attention.causal, TRUE,
                                    out, NULL);
       ok = rpe_cli_status_error (st, "LRPE attention map", error)
-           && rpe_cli_write (o, o->out, out, 3, (gsize[]) { H, in.n, in.n }, exit_code, error);
+           && rpe_cli_write (o, o->output.out, out, 3, (gsize[]) { H, in.n, in.n }, exit_code, error);
     }
 
 out:
@@ -541,8 +553,13 @@ out:
  * X = 2M - 1 or "symmetric" X = M (docs/math.md, section 8); --bias-layout names the layout where the
  * shape cannot tell.  M >= n: the offsets in [-(n-1), n-1] are used. */
 static float *
-centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsize n, gsize heads,
-              gboolean *per_head, GError **error)
+centred_bias (const RpeCliArgs *o,
+              const RpeTensor  *w,
+              const char       *from,
+              gsize             n,
+              gsize             heads,
+              gboolean         *per_head,
+              GError          **error)
 {
   static const Choice layouts[] = {
     { "centred", RPE_FASTRPB_LAYOUT_CENTRED }, { "full", RPE_FASTRPB_LAYOUT_FULL },
@@ -554,8 +571,8 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
   float *out;
   RpeStatus st;
 
-  if (o->bias_layout != NULL
-      && !parse_choice ("--bias-layout", o->bias_layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
+  if (o->fastrpb.layout != NULL
+      && !parse_choice ("--bias-layout", o->fastrpb.layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
     return NULL;
   if (w->ndim == 1 || w->ndim == 2)
     {
@@ -566,7 +583,7 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
     {
       rows = w->shape[1];
       width = w->shape[2];
-      if (o->bias_layout == NULL)
+      if (o->fastrpb.layout == NULL)
         {
           if (width % 2 == 1)
             {
@@ -637,11 +654,11 @@ read_bias_file (const char *path, GError **error)
 }
 
 static RpeTensor *
-checkpoint_bias (const RpeCliOptions *o, GError **error)
+checkpoint_bias (const RpeCliArgs *o, GError **error)
 {
-  g_autoptr(RpeTensorMap) map = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
-  g_autoptr(GPtrArray) modules = NULL;
+  g_autoptr (RpeTensorMap) map = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) modules = NULL;
   const RpeTensor *src = NULL;
   RpeTensor *w;
 
@@ -653,22 +670,22 @@ checkpoint_bias (const RpeCliOptions *o, GError **error)
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb: --map names no fastrpb.w"));
       return NULL;
     }
-  set = rpe_cli_read_checkpoint (o->checkpoint, error);
+  set = rpe_cli_read_checkpoint (o->model.checkpoint, error);
   if (set == NULL)
     return NULL;
   if (map != NULL)
     {
       /* --map fastrpb.w=TENSOR names the weights (then --prefix is not needed) */
-      if ((src = mapped_tensor (set, map, RPE_ROLE_FASTRPB_W, o->checkpoint, error)) == NULL)
+      if ((src = mapped_tensor (set, map, RPE_ROLE_FASTRPB_W, o->model.checkpoint, error)) == NULL)
         return NULL;
     }
   else
     {
-      const RpeFastrpbModuleInfo *m = rpe_checkpoint_pick_fastrpb (set, o->prefix, &modules, error);
+      const RpeFastrpbModuleInfo *m = rpe_checkpoint_pick_fastrpb (set, o->model.prefix, &modules, error);
 
       if (m == NULL)
         {
-          g_prefix_error (error, "%s: ", o->checkpoint);
+          g_prefix_error (error, "%s: ", o->model.checkpoint);
           return NULL;
         }
       src = m->w;
@@ -679,32 +696,16 @@ checkpoint_bias (const RpeCliOptions *o, GError **error)
   memcpy (w->data, src->data, src->n_elements * sizeof (float));
   if (!rpe_tensor_check_finite (w, error))
     {
-      g_prefix_error (error, "%s: %s: ", o->checkpoint, src->name);
+      g_prefix_error (error, "%s: %s: ", o->model.checkpoint, src->name);
       g_clear_pointer (&w, rpe_tensor_free);
     }
   return w;
 }
 
-static gboolean
-parse_grid (const char *grid, gsize *n1, gsize *n2, GError **error)
-{
-  guint64 a, b;
-  g_auto(GStrv) parts = g_strsplit (grid, "x", 3);
-
-  if (g_strv_length (parts) != 2
-      || !g_ascii_string_to_unsigned (parts[0], 10, 1, 1 << 20, &a, NULL)
-      || !g_ascii_string_to_unsigned (parts[1], 10, 1, 1 << 20, &b, NULL))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          _("--grid must look like N1xN2 with each side 1..1048576 (got '%s')"), grid);
-  *n1 = (gsize) a;
-  *n2 = (gsize) b;
-  return TRUE;
-}
-
 /* fastrpb: Y = [attention] + W V, (N, H, Dv).  Attention: none (W V alone, the default),
  * softmax (plain softmax of q k^T / sqrt(D), in row blocks) or linear (--feature-map on q, k). */
 static gboolean
-fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
+fastrpb (const RpeCliArgs *o, int *exit_code, GError **error)
 {
   static const Choice kinds[] = { { "none", 0 }, { "softmax", 1 }, { "linear", 2 } };
   RpeCliInputs in = { 0 };
@@ -716,52 +717,53 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
   int kind = 0;
   RpeStatus st = RPE_OK;
 
-  if (!parse_choice ("--fastrpb-attention", o->fastrpb_attention, "none", kinds, G_N_ELEMENTS (kinds), &kind, error))
+  if (!parse_choice ("--fastrpb-attention", o->fastrpb.attention, "none", kinds, G_N_ELEMENTS (kinds), &kind, error))
     return FALSE;
-  if (o->values == NULL && o->queries == NULL && kind == 0 && o->length == RPE_CLI_UNSET && o->grid == NULL)
+  if (o->content.values == NULL && o->content.queries == NULL && kind == 0 && o->draw.length == RPE_CLI_UNSET
+      && o->model.grid == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb needs --values V.npy (or --length N for seeded values)"));
   {
     /* N and H: from --grid, the values (when there are no queries), or the options */
-    RpeCliOptions o2 = *o;
+    RpeCliArgs o2 = *o;
 
-    if (o->values != NULL && o->queries == NULL)
+    if (o->content.values != NULL && o->content.queries == NULL)
       {
-        g_autoptr(RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
+        g_autoptr (RpeTensor) v = rpe_cli_read_array (o->content.values, 3, "values", error);
 
         if (v == NULL)
           return FALSE;
-        o2.heads = (int) MIN (v->shape[1], (gsize) G_MAXINT);
-        if (o->length == RPE_CLI_UNSET && o->grid == NULL)
-          o2.length = (gint64) MIN (v->shape[0], (gsize) G_MAXINT64);
+        o2.model.heads = (int) MIN (v->shape[1], (gsize) G_MAXINT);
+        if (o->draw.length == RPE_CLI_UNSET && o->model.grid == NULL)
+          o2.draw.length = (gint64) MIN (v->shape[0], (gsize) G_MAXINT64);
       }
-    if (o->grid != NULL)
+    if (o->model.grid != NULL)
       {
-        if (!parse_grid (o->grid, &n1, &n2, error))
+        if (!rpe_cli_parse_grid ("--grid", o->model.grid, 1 << 20, &n1, &n2, error))
           return FALSE;
-        if (o->length != RPE_CLI_UNSET && (gsize) o->length != n1 * n2)
+        if (o->draw.length != RPE_CLI_UNSET && (gsize) o->draw.length != n1 * n2)
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be N1*N2 = %zu with --grid"),
                                 (size_t) (n1 * n2));
-        o2.length = (gint64) (n1 * n2);
+        o2.draw.length = (gint64) (n1 * n2);
       }
     if (!load_plain_inputs (&o2, TRUE, &in, &H, &D, error))
       return FALSE;
   }
 
-  if (o->grid != NULL && (o->bias_rows != NULL || o->bias_cols != NULL))
+  if (o->model.grid != NULL && (o->fastrpb.rows != NULL || o->fastrpb.cols != NULL))
     {
-      g_autoptr(RpeTensor) tr = NULL;
-      g_autoptr(RpeTensor) tc = NULL;
+      g_autoptr (RpeTensor) tr = NULL;
+      g_autoptr (RpeTensor) tc = NULL;
 
-      if (o->bias_rows == NULL || o->bias_cols == NULL)
+      if (o->fastrpb.rows == NULL || o->fastrpb.cols == NULL)
         {
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                          _("fastrpb --grid needs both --bias-rows and --bias-cols, or one --bias for both axes"));
           goto out;
         }
-      if ((tr = read_bias_file (o->bias_rows, error)) == NULL
-          || (wr = centred_bias (o, tr, o->bias_rows, n1, H, &per_head, error)) == NULL
-          || (tc = read_bias_file (o->bias_cols, error)) == NULL
-          || (wc = centred_bias (o, tc, o->bias_cols, n2, H, &per_head_c, error)) == NULL)
+      if ((tr = read_bias_file (o->fastrpb.rows, error)) == NULL
+          || (wr = centred_bias (o, tr, o->fastrpb.rows, n1, H, &per_head, error)) == NULL
+          || (tc = read_bias_file (o->fastrpb.cols, error)) == NULL
+          || (wc = centred_bias (o, tc, o->fastrpb.cols, n2, H, &per_head_c, error)) == NULL)
         goto out;
       if (per_head != per_head_c)
         {
@@ -772,23 +774,23 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
     }
   else
     {
-      g_autoptr(RpeTensor) t = NULL;
-      const char *from = o->bias != NULL ? o->bias : o->checkpoint;
+      g_autoptr (RpeTensor) t = NULL;
+      const char *from = o->fastrpb.bias != NULL ? o->fastrpb.bias : o->model.checkpoint;
 
-      if (o->bias != NULL && o->map != NULL)
+      if (o->fastrpb.bias != NULL && o->model.map != NULL)
         rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                        _("--bias and --map fastrpb.w both give the FastRPB weights: give one"));
-      else if (o->bias != NULL)
-        t = read_bias_file (o->bias, error);
-      else if (o->checkpoint != NULL)
+      else if (o->fastrpb.bias != NULL)
+        t = read_bias_file (o->fastrpb.bias, error);
+      else if (o->model.checkpoint != NULL)
         t = checkpoint_bias (o, error);
       else
         rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                        _("fastrpb needs --bias W.npy or a --checkpoint with a FastRPB `bias.w`%s"),
-                       o->grid != NULL ? " (or --bias-rows and --bias-cols)" : "");
+                       o->model.grid != NULL ? " (or --bias-rows and --bias-cols)" : "");
       if (t == NULL)
         goto out;
-      if (o->grid != NULL)
+      if (o->model.grid != NULL)
         {
           /* the reference's 2-D bias: one w for both axes */
           if ((wr = centred_bias (o, t, from, n1, H, &per_head, error)) == NULL
@@ -814,7 +816,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
         for (gsize m0 = 0; m0 < in.n && st == RPE_OK; m0 += block)
           {
             gsize nr = MIN (block, in.n - m0);
-            st = rpe_attention_rows (&spec, h, m0, nr, o->causal, rows, NULL);
+            st = rpe_attention_rows (&spec, h, m0, nr, o->attention.causal, rows, NULL);
             for (gsize i = 0; i < nr && st == RPE_OK; i++)
               for (gsize c = 0; c < in.dv; c++)
                 {
@@ -835,7 +837,7 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
       if (!rpe_cli_parse_feature_map (o, &map, &fopts, D, error))
         goto out;
-      st = rpe_linear_attention_qkv (map, &fopts, in.n, H, D, in.dv, in.q, in.k, in.v, o->causal, y, NULL);
+      st = rpe_linear_attention_qkv (map, &fopts, in.n, H, D, in.dv, in.q, in.k, in.v, o->attention.causal, y, NULL);
       if (!rpe_cli_status_error (st, "linear attention", error))
         goto out;
       flags |= RPE_FASTRPB_ACCUMULATE;
@@ -843,14 +845,14 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
   if (per_head)
     flags |= RPE_FASTRPB_PER_HEAD;
-  if (o->causal)
+  if (o->attention.causal)
     flags |= RPE_FASTRPB_CAUSAL;
-  if (o->grid != NULL)
+  if (o->model.grid != NULL)
     st = rpe_fastrpb_apply_2d (n1, n2, H, in.dv, wr, wc, in.v, y, flags, NULL);
   else
     st = rpe_fastrpb_apply (in.n, H, in.dv, w, in.v, y, flags, NULL);
   ok = rpe_cli_status_error (st, "FastRPB", error)
-       && rpe_cli_write (o, o->out, y, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
+       && rpe_cli_write (o, o->output.out, y, 3, (gsize[]) { in.n, H, in.dv }, exit_code, error);
 
 out:
   rpe_free (w);
@@ -863,10 +865,7 @@ out:
 }
 
 gboolean
-rpe_cli_compute_positional (const char          *what,
-                            const RpeCliOptions *o,
-                            int                 *exit_code,
-                            GError             **error)
+rpe_cli_compute_positional (const char *what, const RpeCliArgs *o, int *exit_code, GError **error)
 {
   if (g_str_equal (what, "lrpe-encode"))
     return lrpe_encode (o, exit_code, error);

@@ -46,6 +46,7 @@ typedef struct
   char     *panel;
   char     *sweep;
   char     *save_session;
+  char     *session;            /* --session: read by rpe_cli_export before the view's options */
   char     *attention_method;   /* attention: spe exact ape lrpe fastrpb linear (NULL: spe, or exact with --exact) */
   char     *rows;               /* attention: the rows A:B shown (NULL: all) */
   char     *cols;               /* attention: the columns C:D shown */
@@ -67,7 +68,7 @@ typedef struct
 typedef struct
 {
   const char          *view;
-  const RpeCliOptions *o;
+  const RpeCliArgs    *o;
   const ExportOptions *eo;
   RpeExportFormat      format;
   RpeExportSize        size;
@@ -187,8 +188,8 @@ heatmap_defaults (Ctx *c, RpeHeatmapData *d, const float *values, gsize rows, gs
       d->transform = c->transform;
       d->transform_param = c->transform_param;
     }
-  if (c->o->train_length != RPE_CLI_UNSET && c->o->train_length > 0)
-    d->train_length = (gsize) c->o->train_length;
+  if (c->o->draw.train_length != RPE_CLI_UNSET && c->o->draw.train_length > 0)
+    d->train_length = (gsize) c->o->draw.train_length;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -199,7 +200,7 @@ static gboolean
 template_of (Ctx *c, const RpeCliCodes *codes, gsize n, gsize h, gsize d, float *out, float *scratch,
              GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   RpeStatus st = RPE_OK;
 
   (void) o;
@@ -223,7 +224,7 @@ template_mode (Ctx *c)
 static gboolean
 view_templates (Ctx *c, gboolean one, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   gsize H = c->params.n_heads, D = c->params.n_features, n, h0, h1, d0, d1, cells;
   RpeCliCodes codes = { 0 };
   float *maps = NULL, *scratch = NULL;
@@ -232,11 +233,11 @@ view_templates (Ctx *c, gboolean one, GError **error)
   gboolean ok = FALSE;
   g_autofree char *bar = rpe_figure_template_bar (template_mode (c));
 
-  if (o->head >= 0 && (gsize) o->head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
-  if (o->feature >= 0 && (gsize) o->feature >= D)
-    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->feature);
-  if (!one && o->feature >= 0)
+  if (o->model.head >= 0 && (gsize) o->model.head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+  if (o->model.feature >= 0 && (gsize) o->model.feature >= D)
+    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->model.feature);
+  if (!one && o->model.feature >= 0)
     return usage_error (error, "templates shows every feature of a head; use the view 'template' for --feature");
   if (c->eo->empirical && c->eo->difference)
     return usage_error (error, "--empirical and --difference are exclusive (--difference is empirical - analytic)");
@@ -251,9 +252,9 @@ view_templates (Ctx *c, gboolean one, GError **error)
   if ((c->eo->empirical || c->eo->difference) && !rpe_cli_make_codes (o, &c->params, n, c->gated, &codes, error))
     return FALSE;
 
-  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h0 = c->eo->all_heads ? 0 : o->model.head >= 0 ? (gsize) o->model.head : 0;
   h1 = c->eo->all_heads ? H : h0 + 1;
-  d0 = one && o->feature >= 0 ? (gsize) o->feature : 0;
+  d0 = one && o->model.feature >= 0 ? (gsize) o->model.feature : 0;
   d1 = one ? d0 + 1 : D;
   cells = d1 - d0;
   if (!alloc_floats (&maps, cells, n, n, 1, "templates", error)
@@ -427,9 +428,9 @@ difference_rows (size_t m0, size_t n_rows, float *out, void *user_data)
 static gboolean
 head_content (Ctx *c, const RpeCliInputs *full, gsize n, gsize h, HeadSource *src, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   gsize H = c->params.n_heads, D = c->params.n_features;
-  gboolean random = o->content != NULL && g_str_equal (o->content, "random");
+  gboolean          random = o->content.kind != NULL && g_str_equal (o->content.kind, "random");
 
   if (!alloc_floats (&src->q, n, D, 1, 1, "queries", error) || !alloc_floats (&src->k, n, D, 1, 1, "keys", error))
     return FALSE;
@@ -444,8 +445,8 @@ head_content (Ctx *c, const RpeCliInputs *full, gsize n, gsize h, HeadSource *sr
         }
       else if (random)
         {
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_QUERIES, (m * H + h) * D, qm, D);
-          rpe_rng_normal ((uint64_t) o->seed, RPE_STREAM_KEYS, (m * H + h) * D, km, D);
+          rpe_rng_normal ((uint64_t) o->draw.seed, RPE_STREAM_QUERIES, (m * H + h) * D, qm, D);
+          rpe_rng_normal ((uint64_t) o->draw.seed, RPE_STREAM_KEYS, (m * H + h) * D, km, D);
         }
       else
         for (gsize d = 0; d < D; d++)
@@ -463,7 +464,7 @@ head_source_init (Ctx *c, const RpeCliInputs *full, const float *qhat_all, const
   memset (src, 0, sizeof *src);
   src->n = n;
   src->D = D;
-  src->causal = c->o->causal;
+  src->causal = c->o->attention.causal;
   if (!head_content (c, full, n, h, src, error))
     return FALSE;
   if (estimate && qhat_all != NULL)
@@ -517,23 +518,6 @@ map_reduce_of (RpeHeatmapReduce reduce)
 
 static RpeExplorerState *explorer_state (const Ctx *c, GError **error);
 
-/* "A:B" with 0 <= A < B <= n (B may be omitted: n). */
-static gboolean
-parse_range (const char *option, const char *text, gsize n, gsize *a, gsize *b, GError **error)
-{
-  g_auto (GStrv) part = g_strsplit (text, ":", 2);
-  guint64 va = 0, vb = n;
-
-  if (part[0] == NULL || part[1] == NULL
-      || !g_ascii_string_to_unsigned (part[0], 10, 0, n, &va, NULL)
-      || (part[1][0] != '\0' && !g_ascii_string_to_unsigned (part[1], 10, 0, n, &vb, NULL))
-      || va >= vb)
-    return usage_error (error, "%s must be A:B with 0 <= A < B <= N = %zu (got '%s')", option, (size_t) n, text);
-  *a = (gsize) va;
-  *b = (gsize) vb;
-  return TRUE;
-}
-
 /* The attention view drawn by the window's own code (rpe_compute_attention and
  * rpe_attention_figure_fill): every method, loaded content, a sub-window. */
 static gboolean
@@ -548,23 +532,24 @@ uses_explorer (const Ctx *c)
     return TRUE;
   if (c->session != NULL)
     g_object_get (c->session->state, "content", &content, NULL);
-  return content == RPE_CONTENT_NPY && c->o->content == NULL;
+  return content == RPE_CONTENT_NPY && c->o->content.kind == NULL;
 }
 
 static gboolean
 view_attention_explorer (Ctx *c, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   g_autoptr (RpeExplorerState) state = NULL;
   gsize n, H = c->params.n_heads, h0, h1;
   guint train = 0;
   RpeAttentionRequest req = { 0 };
 
-  if (o->queries != NULL || o->keys != NULL || o->noise != NULL || o->gate_noise != NULL || o->noise_scheme != NULL)
+  if (o->content.queries != NULL || o->content.keys != NULL || o->draw.noise != NULL || o->draw.gate_noise != NULL
+      || o->draw.noise_scheme != NULL)
     return usage_error (error, "--attention-method, --rows and --cols draw the window's content (unit, random or a "
                         "session's .npy): they take no --queries, --keys, --noise, --gate-noise or --noise-scheme");
-  if (o->head >= 0 && (gsize) o->head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
+  if (o->model.head >= 0 && (gsize) o->model.head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   state = explorer_state (c, error);
   if (state == NULL)
     return FALSE;
@@ -573,9 +558,9 @@ view_attention_explorer (Ctx *c, GError **error)
   g_object_get (state, "train-length", &train, NULL);
   req.m0 = req.n0 = 0;
   req.m1 = req.n1 = n;
-  if (c->eo->rows != NULL && !parse_range ("--rows", c->eo->rows, n, &req.m0, &req.m1, error))
+  if (c->eo->rows != NULL && !rpe_cli_parse_range ("--rows", c->eo->rows, n, &req.m0, &req.m1, error))
     return FALSE;
-  if (c->eo->cols != NULL && !parse_range ("--cols", c->eo->cols, n, &req.n0, &req.n1, error))
+  if (c->eo->cols != NULL && !rpe_cli_parse_range ("--cols", c->eo->cols, n, &req.n0, &req.n1, error))
     return FALSE;
   /* a picture needs at most ATTENTION_MAX_SIDE pixels a side; a data export (.npy) is the window's cells */
   req.max_rows = c->format == RPE_EXPORT_NPY ? req.m1 - req.m0 : MIN (req.m1 - req.m0, (gsize) ATTENTION_MAX_SIDE);
@@ -587,7 +572,7 @@ view_attention_explorer (Ctx *c, GError **error)
       return FALSE;
   }
   req.reduce = c->reduce;
-  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h0 = c->eo->all_heads ? 0 : o->model.head >= 0 ? (gsize) o->model.head : 0;
   h1 = c->eo->all_heads ? H : h0 + 1;
   for (gsize h = h0; h < h1; h++)
     {
@@ -620,10 +605,10 @@ view_attention_explorer (Ctx *c, GError **error)
 static gboolean
 view_attention (Ctx *c, gboolean compare, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs *o = c->o;
   gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1, side, r_all = 0;
-  gboolean full_inputs = o->queries != NULL || o->noise != NULL;
-  gboolean want_exact = compare || o->exact, want_est = compare || !o->exact;
+  gboolean          full_inputs = o->content.queries != NULL || o->draw.noise != NULL;
+  gboolean          want_exact = compare || o->attention.exact, want_est = compare || !o->attention.exact;
   RpeCliInputs in = { 0 };
   float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
   HeadSource src = { 0 };
@@ -633,12 +618,12 @@ view_attention (Ctx *c, gboolean compare, GError **error)
     return view_attention_explorer (c, error);
   if (compare && (c->eo->rows != NULL || c->eo->cols != NULL))
     return usage_error (error, "--rows and --cols are for the view 'attention'");
-  if (o->head >= 0 && (gsize) o->head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->head);
-  if (compare && o->exact)
+  if (o->model.head >= 0 && (gsize) o->model.head >= H)
+    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+  if (compare && o->attention.exact)
     return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
-  if (o->content != NULL && !g_str_equal (o->content, "random") && !g_str_equal (o->content, "unit"))
-    return usage_error (error, "--content must be unit or random (got '%s')", o->content);
+  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "random") && !g_str_equal (o->content.kind, "unit"))
+    return usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
   if (full_inputs)
     {
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
@@ -650,7 +635,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   /* a picture needs at most ATTENTION_MAX_SIDE pixels a side; a data export (.npy) is the map */
   side = c->format == RPE_EXPORT_NPY ? n : MIN (n, (gsize) ATTENTION_MAX_SIDE);
   {
-    gsize rr = o->realizations != RPE_CLI_UNSET && o->realizations > 0 ? (gsize) o->realizations : 64;
+    gsize rr = o->draw.realizations != RPE_CLI_UNSET && o->draw.realizations > 0 ? (gsize) o->draw.realizations : 64;
     /* images, the head's content + encoding + profiles, one block of rows (two for differences) */
     const gsize dims[4][4] = { { side, side, compare ? 3 : 1, 1 }, { n, D + rr, 2, 1 }, { want_exact ? D : 0, 2 * n, 1, 1 },
                                { MAX (ATTENTION_BLOCK_FLOATS, n * ((n + side - 1) / side)), compare ? 2 : 1, 1, 1 } };
@@ -663,7 +648,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
     if (!alloc_floats (&img[i], side, side, 1, 1, "attention image", error))
       goto out;
 
-  h0 = c->eo->all_heads ? 0 : o->head >= 0 ? (gsize) o->head : 0;
+  h0 = c->eo->all_heads ? 0 : o->model.head >= 0 ? (gsize) o->model.head : 0;
   h1 = c->eo->all_heads ? H : h0 + 1;
   for (gsize h = h0; h < h1; h++)
     {
@@ -697,7 +682,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           if (st == RPE_OK)
             st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, difference_rows, &src, img[2], NULL);
         }
-      else if (o->exact)
+      else if (o->attention.exact)
         st = rpe_map_reduce (n, side, side, red, ATTENTION_BLOCK_FLOATS, exact_rows, &src, img[0], NULL);
       else
         st = estimate_image (&src, side, red, img[0]);
@@ -728,7 +713,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           fig.panels[2].scale = RPE_HEATMAP_SCALE_SYMMETRIC;
           fig.panels[2].colormap = c->eo->colormap != NULL && rpe_colormap_is_diverging (c->cmap)
                                    ? c->cmap : rpe_colormap_default_diverging ();
-          title = rpe_figure_compare_title (c->params.method == RPE_SPE_SINE, c->gated, h, o->causal, n);
+          title = rpe_figure_compare_title (c->params.method == RPE_SPE_SINE, c->gated, h, o->attention.causal, n);
         }
       else
         {
@@ -739,8 +724,8 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;
           fig.heatmap.colorbar_label = "attention weight";
-          title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->exact, h, r,
-                                              o->causal);
+          title = rpe_figure_attention_title (c->params.method == RPE_SPE_SINE, c->gated, o->attention.exact, h, r,
+                                              o->attention.causal);
         }
       fig.title = c->eo->title != NULL ? c->eo->title : title;
       head_source_clear (&src);
@@ -767,8 +752,8 @@ static RpeCurveTable *
 read_curve_csv (const char *path, GError **error)
 {
   g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_auto(GStrv) names = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_auto (GStrv) names = NULL;
   GPtrArray *meta = g_ptr_array_new_with_free_func (g_free);
   GArray *values = g_array_new (FALSE, FALSE, sizeof (double));
   RpeCurveTable *t = NULL;
@@ -803,7 +788,7 @@ read_curve_csv (const char *path, GError **error)
           continue;
         }
       {
-        g_auto(GStrv) cells = g_strsplit (line, ",", -1);
+        g_auto (GStrv) cells = g_strsplit (line, ",", -1);
 
         if (g_strv_length (cells) != n_cols)
           {
@@ -885,11 +870,11 @@ meta_double (const RpeCurveTable *t, const char *key)
 }
 
 static gboolean
-view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, Ctx *c, GError **error)
+view_curves (const char *view, GPtrArray *forward, const ExportOptions *eo, Ctx *c, GError **error)
 {
   g_autofree char *tmpdir = NULL;
   g_autofree char *csv = NULL;
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
   RpeCurveTable *t = NULL;
   SeriesSet sets[4];
   RpeCurvePlot plots[4];
@@ -909,8 +894,8 @@ view_curves (const char *view, int argc, char **argv, const ExportOptions *eo, C
   /* rpe curves VIEW [its options] -o CSV */
   g_ptr_array_add (args, (char *) "curves");
   g_ptr_array_add (args, (char *) view);
-  for (int i = 2; i < argc; i++)   /* argv[1] is the view (or "curves") */
-    g_ptr_array_add (args, argv[i]);
+  for (guint i = 0; i < forward->len; i++) /* every argument of `rpe export` but the view and the figure's */
+    g_ptr_array_add (args, g_ptr_array_index (forward, i));
   if (c->format == RPE_EXPORT_CSV)
     csv = g_strdup (eo->out);
   else
@@ -1144,47 +1129,6 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 
-static void
-print_usage (FILE *f)
-{
-  fprintf (f,
-           "Usage: rpe export VIEW [options] -o FILE.png|svg|pdf|csv|npy\n"
-           "       rpe export --session S.rpe-session [VIEW] [options] -o FILE\n"
-           "\n"
-           "Publication figures, rendered exactly as in the window.\n"
-           "  templates      all D templates of --head in a grid (analytic; --empirical, --difference)\n"
-           "  template       one template (--head, --feature)\n"
-           "  attention      one head's attention map (SPE estimate; --exact, --causal, --train-length;\n"
-           "                 --attention-method ape|lrpe|fastrpb|linear, --rows A:B --cols C:D: the window's zoom)\n"
-           "  spe-vs-rpe     exact | SPE estimate | difference, side by side\n"
-           "  profile        template profiles P(tau)          (every option of 'rpe curves profile')\n"
-           "  error          estimator error against R          (every option of 'rpe curves error')\n"
-           "  extrapolation  the four extrapolation metrics     (every option of 'rpe curves extrapolation')\n"
-           "  outputs        Y of exact and SPE attention for chosen values V (see 'rpe export outputs --help-all')\n"
-           "  compare-templates, compare-attention   A | B | A - B (see 'rpe export compare-templates --help')\n"
-           "  overview       every layer and head of a checkpoint at a glance\n"
-           "\n"
-           "The extension of -o picks the format; .csv writes the curve table, .npy the raw arrays.\n"
-           "Size: --width/--height in pixels for PNG (text scaled for --dpi, default 150), in points\n"
-           "for SVG/PDF; or --dpi alone (PNG: the default size in inches x dpi).\n"
-           "--preset column | page | slide: 3.25 in wide with 8 pt text, 6.75 in with 9 pt, or a\n"
-           "13.333 x 7.5 in slide with 20 pt text; --width and --height still override.\n"
-           "--panel NAME: one panel of extrapolation alone (distance, entropy, ti, mono);\n"
-           "'rpe export curves --panel profile|error|extrapolation-distance|...' is the same;\n"
-           "'rpe export curves' without --panel draws the window's Curves page (its four plots).\n"
-           "--sweep PARAM=FROM:TO --frames K -o FILE.gif: an animated GIF of a heatmap view as PARAM\n"
-           "(realizations, length or seed) goes from FROM to TO, e.g. the SPE estimate sharpening\n"
-           "with R: rpe export spe-vs-rpe --sweep realizations=1:1024 --frames 11 -o sharpen.gif\n"
-           "--all-heads writes one file per head; the name must contain {head} (e.g. -o 'attn-h{head}.pdf').\n"
-           "--save-session S.rpe-session also writes the session of the figure (heatmap views, the Curves\n"
-           "page); it opens in the window (rpe-studio S.rpe-session) and --session S.rpe-session redraws it\n"
-           "pixel for pixel, the options given beside it overriding the session's values (--no-causal,\n"
-           "--no-exact and --gate switch off what --causal, --exact and --no-gate switched on).\n"
-           "A session saved on the window's Outputs view redraws through 'rpe export outputs' with its settings.\n"
-           "\n"
-           "Run 'rpe export VIEW --help-all' for every option.\n");
-}
-
 static int export_main (int argc, char **argv, RpeSession *session);
 
 /* The argv of `rpe export --session S [VIEW] [options]`: the session's VIEW and
@@ -1264,8 +1208,10 @@ rpe_cli_export (int argc, char **argv)
   if (argc > 1 && argv[1][0] != '-' && !g_strv_contains (heatmap_views, argv[1]) && !g_str_equal (argv[1], "curves")
       && !g_str_equal (argv[1], "outputs"))
     {
-      fprintf (stderr, _("rpe export %s: --session redraws the views of the window (templates, template, attention, "
-                         "spe-vs-rpe, curves, outputs)\n"), argv[1]);
+      fprintf (stderr,
+               _("rpe export %s: --session is not used by 'rpe export %s': it redraws the views of the window "
+                 "(templates, template, attention, spe-vs-rpe, curves, outputs)\n"),
+               argv[1], argv[1]);
       return EXIT_USAGE;
     }
   session = rpe_session_load (session_path, &error);
@@ -1354,9 +1300,9 @@ view_curves_page (Ctx *c, GError **error)
 
   if (c->eo->all_heads || c->gif_mode)
     return usage_error (error, "the Curves page is one figure: no --all-heads or --sweep");
-  if (c->o->head >= 0 && (gsize) c->o->head >= c->params.n_heads)
+  if (c->o->model.head >= 0 && (gsize) c->o->model.head >= c->params.n_heads)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) c->params.n_heads - 1,
-                        c->o->head);
+                        c->o->model.head);
   state = explorer_state (c, error);
   if (state == NULL)
     return FALSE;
@@ -1380,23 +1326,25 @@ view_curves_page (Ctx *c, GError **error)
 static RpeExplorerState *
 explorer_state (const Ctx *c, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs    *o = c->o;
   const ExportOptions *eo = c->eo;
   RpeSession *from = c->session;
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
   g_autofree char *source = NULL;
   gsize n;
-  guint method = o->exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE, content = RPE_CONTENT_UNIT, v;
+  guint method = o->attention.exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE, content = RPE_CONTENT_UNIT,
+        v;
 
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the length %zu is outside the "
                           "window's range 2 .. %d"), (size_t) n, RPE_EXPLORER_MAX_LENGTH), NULL;
-  if (o->realizations != RPE_CLI_UNSET && (o->realizations < 1 || o->realizations > RPE_EXPLORER_MAX_R))
-    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "R = %" G_GINT64_FORMAT
-                          " is outside the window's 1 .. %d", o->realizations, RPE_EXPLORER_MAX_R), NULL;
-  if (o->seed < 0 || o->seed > G_MAXINT)
+  if (o->draw.realizations != RPE_CLI_UNSET && (o->draw.realizations < 1 || o->draw.realizations > RPE_EXPLORER_MAX_R))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "R = %" G_GINT64_FORMAT " is outside the window's 1 .. %d",
+                          o->draw.realizations, RPE_EXPLORER_MAX_R),
+           NULL;
+  if (o->draw.seed < 0 || o->draw.seed > G_MAXINT)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the seed must be 0 .. %d"), G_MAXINT), NULL;
   if (c->params.n_heads > 1024 || c->params.n_features > 4096)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the module is larger than the window "
@@ -1404,7 +1352,7 @@ explorer_state (const Ctx *c, GError **error)
   if (eo->attention_method != NULL && !rpe_session_choice_value ("--attention-method", eo->attention_method, &method))
     return usage_error (error, "--attention-method must be spe, exact, ape, lrpe, fastrpb or linear (got '%s')",
                         eo->attention_method), NULL;
-  if (method == RPE_EXPLORER_METHOD_SPE && o->exact)
+  if (method == RPE_EXPLORER_METHOD_SPE && o->attention.exact)
     method = RPE_EXPLORER_METHOD_EXACT;
   if (from != NULL)
     {
@@ -1412,11 +1360,12 @@ explorer_state (const Ctx *c, GError **error)
       rpe_explorer_state_copy_into (from->state, state);
       g_object_get (from->state, "content", &content, NULL);
     }
-  if (o->checkpoint != NULL)
+  if (o->model.checkpoint != NULL)
     {
-      g_autofree char *base = g_path_get_basename (o->checkpoint);
+      g_autofree char *base = g_path_get_basename (o->model.checkpoint);
 
-      source = o->prefix != NULL ? g_strdup_printf ("%s module “%s”", base, o->prefix) : g_strdup_printf ("%s", base);
+      source = o->model.prefix != NULL ? g_strdup_printf ("%s module “%s”", base, o->model.prefix)
+                                       : g_strdup_printf ("%s", base);
     }
   else if (from != NULL)
     source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
@@ -1436,25 +1385,21 @@ explorer_state (const Ctx *c, GError **error)
                                               error))
       return NULL;
   }
-  if (o->content != NULL)
-    content = g_str_equal (o->content, "random") ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT;
-  g_object_set (state,
-                "spe-kind", (guint) c->params.method,
-                "method", method,
-                "length", (guint) n,
-                "realizations", (guint) (o->realizations != RPE_CLI_UNSET ? o->realizations : 64),
-                "seed", (guint) o->seed,
-                "head", (guint) (o->head >= 0 ? o->head : 0),
-                "feature", (guint) (o->feature >= 0 ? o->feature : 0),
-                "causal", o->causal,
-                "gated", c->gated,
-                "template-kind", (guint) (eo->difference ? RPE_TEMPLATE_DIFFERENCE
-                                          : eo->empirical ? RPE_TEMPLATE_EMPIRICAL : RPE_TEMPLATE_ANALYTIC),
-                "content", content,
-                "train-length", (guint) (o->train_length != RPE_CLI_UNSET && o->train_length > 0
-                                         ? MIN (o->train_length, RPE_EXPLORER_MAX_LENGTH) : 0),
-                "colormap", eo->colormap != NULL ? eo->colormap : "viridis",
-                NULL);
+  if (o->content.kind != NULL)
+    content = g_str_equal (o->content.kind, "random") ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT;
+  g_object_set (state, "spe-kind", (guint) c->params.method, "method", method, "length", (guint) n, "realizations",
+                (guint) (o->draw.realizations != RPE_CLI_UNSET ? o->draw.realizations : 64), "seed",
+                (guint) o->draw.seed, "head", (guint) (o->model.head >= 0 ? o->model.head : 0), "feature",
+                (guint) (o->model.feature >= 0 ? o->model.feature : 0), "causal", o->attention.causal, "gated",
+                c->gated, "template-kind",
+                (guint) (eo->difference  ? RPE_TEMPLATE_DIFFERENCE
+                         : eo->empirical ? RPE_TEMPLATE_EMPIRICAL
+                                         : RPE_TEMPLATE_ANALYTIC),
+                "content", content, "train-length",
+                (guint) (o->draw.train_length != RPE_CLI_UNSET && o->draw.train_length > 0
+                           ? MIN (o->draw.train_length, RPE_EXPLORER_MAX_LENGTH)
+                           : 0),
+                "colormap", eo->colormap != NULL ? eo->colormap : "viridis", NULL);
   g_object_set (state, "color-scale", (guint) c->transform,
                 "color-range", (guint) (eo->per_cell_scale ? RPE_COLOR_RANGE_PER_PANEL : RPE_COLOR_RANGE_SHARED), NULL);
   if (c->transform == RPE_HEATMAP_TRANSFORM_POWER)
@@ -1462,24 +1407,29 @@ explorer_state (const Ctx *c, GError **error)
   if (c->transform == RPE_HEATMAP_TRANSFORM_PERCENTILE)
     g_object_set (state, "color-percentile", c->transform_param, NULL);
   /* the choices of LRPE and linear attention */
-  if (o->lrpe_p != NULL && !rpe_session_choice_value ("--lrpe-p", o->lrpe_p, &v))
-    return usage_error (error, "--lrpe-p must be identity, householder, permutation, odd-even, fourier or dct "
-                        "(got '%s')", o->lrpe_p), NULL;
-  if (o->lrpe_p != NULL)
+  if (o->lrpe.p != NULL && !rpe_session_choice_value ("--lrpe-p", o->lrpe.p, &v))
+    return usage_error (error,
+                        "--lrpe-p must be identity, householder, permutation, odd-even, fourier or dct "
+                        "(got '%s')",
+                        o->lrpe.p),
+           NULL;
+  if (o->lrpe.p != NULL)
     g_object_set (state, "lrpe-p", v, NULL);
-  if (o->lrpe_lambda != NULL && !rpe_session_choice_value ("--lrpe-lambda", o->lrpe_lambda, &v))
+  if (o->lrpe.lambda != NULL && !rpe_session_choice_value ("--lrpe-lambda", o->lrpe.lambda, &v))
     return usage_error (error, "--lrpe-lambda must be rotation, mixed, complex or permutation (got '%s')",
-                        o->lrpe_lambda), NULL;
-  if (o->lrpe_lambda != NULL)
+                        o->lrpe.lambda),
+           NULL;
+  if (o->lrpe.lambda != NULL)
     g_object_set (state, "lrpe-lambda", v, NULL);
-  if (o->lrpe_theta != NULL && !rpe_session_choice_value ("--lrpe-theta", o->lrpe_theta, &v))
-    return usage_error (error, "--lrpe-theta must be a, b or c (got '%s')", o->lrpe_theta), NULL;
-  if (o->lrpe_theta != NULL)
+  if (o->lrpe.theta != NULL && !rpe_session_choice_value ("--lrpe-theta", o->lrpe.theta, &v))
+    return usage_error (error, "--lrpe-theta must be a, b or c (got '%s')", o->lrpe.theta), NULL;
+  if (o->lrpe.theta != NULL)
     g_object_set (state, "lrpe-theta", v, NULL);
-  if (o->feature_map != NULL && !rpe_session_choice_value ("--feature-map", o->feature_map, &v))
+  if (o->attention.feature_map != NULL && !rpe_session_choice_value ("--feature-map", o->attention.feature_map, &v))
     return usage_error (error, "--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')",
-                        o->feature_map), NULL;
-  if (o->feature_map != NULL)
+                        o->attention.feature_map),
+           NULL;
+  if (o->attention.feature_map != NULL)
     g_object_set (state, "feature-map", v, NULL);
   return g_steal_pointer (&state);
 }
@@ -1489,7 +1439,7 @@ explorer_state (const Ctx *c, GError **error)
 static gboolean
 save_session (const Ctx *c, RpeSession *from, GError **error)
 {
-  const RpeCliOptions *o = c->o;
+  const RpeCliArgs    *o = c->o;
   const ExportOptions *eo = c->eo;
   g_autoptr (RpeExplorerState) state = explorer_state (c, error);
   g_autoptr (RpeSession) s = NULL;
@@ -1501,13 +1451,15 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
   g_free (s->view);
   s->view = g_strdup (templates ? "templates" : g_str_equal (c->view, "attention") ? "attention"
                       : g_str_equal (c->view, "curves") ? "curves" : "teaching");
-  s->template_cell = g_str_equal (c->view, "template") ? (o->feature >= 0 ? o->feature : 0) : -1;
-  if (o->checkpoint != NULL)
+  s->template_cell = g_str_equal (c->view, "template") ? (o->model.feature >= 0 ? o->model.feature : 0) : -1;
+  if (o->model.checkpoint != NULL)
     {
-      g_autofree char *abs = rpe_demos_is_spec (o->checkpoint) && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS)
-                             ? g_strdup (o->checkpoint) : g_canonicalize_filename (o->checkpoint, NULL);
+      g_autofree char *abs =
+        rpe_demos_is_spec (o->model.checkpoint) && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS)
+          ? g_strdup (o->model.checkpoint)
+          : g_canonicalize_filename (o->model.checkpoint, NULL);
 
-      rpe_session_set_checkpoint (s, abs, o->prefix, o->layer, (const char *const *) o->map);
+      rpe_session_set_checkpoint (s, abs, o->model.prefix, o->model.layer, (const char *const *) o->model.map);
     }
   else if (from != NULL && from->checkpoint.path != NULL)
     rpe_session_set_checkpoint (s, from->checkpoint.path, from->checkpoint.prefix, from->checkpoint.layer,
@@ -1529,8 +1481,8 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
 
       g_object_get (state, "length", &n, NULL);
       m1 = n1 = n;
-      if ((eo->rows != NULL && !parse_range ("--rows", eo->rows, n, &m0, &m1, error))
-          || (eo->cols != NULL && !parse_range ("--cols", eo->cols, n, &n0, &n1, error)))
+      if ((eo->rows != NULL && !rpe_cli_parse_range ("--rows", eo->rows, n, &m0, &m1, error))
+          || (eo->cols != NULL && !rpe_cli_parse_range ("--cols", eo->cols, n, &n0, &n1, error)))
         return FALSE;
       s->have_viewport = TRUE;
       s->viewport[0] = (double) m0;
@@ -1572,136 +1524,295 @@ save_session (const Ctx *c, RpeSession *from, GError **error)
   return rpe_session_save (s, eo->save_session, error);
 }
 
+/* The export figure's own options (ExportOptions): rows of part 0 in every view (the curve
+ * views too), the others where the leaves' `own` says. */
+#define EXPORT_HEATMAP 1     /* the heatmap views and the Curves page */
+#define EXPORT_SCALE 2       /* the heatmap views' colour scale */
+#define EXPORT_ATTENTION 4   /* the Attention view's method and zoom */
+#define EXPORT_PANEL 8       /* extrapolation's panels */
+#define EXPORT_PAGE_PANEL 16 /* the Curves page's panels */
+
+#define E(field) G_STRUCT_OFFSET (ExportOptions, field)
+
+/* clang-format off */
+static const RpeCliOption export_options[] = {
+  { .name = "output", .short_name = 'o', .arg = RPE_CLI_ARG_FILE, .offset = E (out),
+    .help = N_("Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays; .gif with --sweep)"),
+    .arg_name = "FILE" },
+  RPE_CLI_STRING ("title", E (title), 0, N_("Figure title (default: what it shows)"), "T"),
+  RPE_CLI_DOUBLE ("width", E (width), 0, 1, 1e6, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W"),
+  RPE_CLI_DOUBLE ("height", E (height), 0, 1, 1e6, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H"),
+  RPE_CLI_DOUBLE ("dpi", E (dpi), 0, 10, 2400, N_("PNG resolution (default 150)"), "D"),
+  RPE_CLI_STRING ("preset", E (preset), 0,
+                  N_("column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override"),
+                  "column|page|slide"),
+  RPE_CLI_STRING ("panel", E (panel), EXPORT_PANEL, N_("One panel alone"), "distance|entropy|ti|mono"),
+  RPE_CLI_STRING ("panel", E (panel), EXPORT_PAGE_PANEL,
+                  N_("One panel of the Curves page alone, with the options of its curve ('rpe curves KIND')"),
+                  "profile|error|extrapolation|extrapolation-distance|extrapolation-entropy|extrapolation-ti|extrapolation-mono"),
+  RPE_CLI_STRING ("colormap", E (colormap), 0,
+                  N_("viridis (default), magma, inferno, cividis, rdbu (diverging), grey"),
+                  "viridis|magma|inferno|cividis|rdbu|grey"),
+  RPE_CLI_FLAG ("attention-transform", E (attention_transform), EXPORT_HEATMAP,
+                N_("Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)")),
+  RPE_CLI_STRING ("color-scale", E (color_scale), EXPORT_SCALE,
+                  N_("Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)"),
+                  "linear|log|power|percentile|attention"),
+  RPE_CLI_DOUBLE ("gamma", E (gamma), EXPORT_SCALE, 0.05, 10,
+                  N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G"),
+  RPE_CLI_DOUBLE ("percentile", E (percentile), EXPORT_SCALE, 50, 100,
+                  N_("--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)"), "P"),
+  RPE_CLI_FLAG ("all-heads", E (all_heads), EXPORT_HEATMAP, N_("One file per head; -o must contain {head}")),
+  RPE_CLI_STRING ("sweep", E (sweep), EXPORT_HEATMAP,
+                  N_("Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed"),
+                  "PARAM=FROM:TO"),
+  RPE_CLI_INT ("frames", E (frames), EXPORT_HEATMAP, 2, RPE_GIF_MAX_FRAMES,
+               N_("--sweep: the number of frames K (2 .. 1000, default 8)"), "K"),
+  RPE_CLI_INT ("frame-delay", E (frame_delay), EXPORT_HEATMAP, 1, 6000,
+               N_("--sweep: hundredths of a second per frame (1 .. 6000, default 60)"), "CS"),
+  RPE_CLI_FILE ("save-session", E (save_session), EXPORT_HEATMAP,
+                N_("Also write the session of this figure (open it with rpe-studio, redraw it with --session)"),
+                "S.rpe-session"),
+  RPE_CLI_FILE ("session", E (session), EXPORT_HEATMAP,
+                N_("Redraw the figure of a saved session (options given beside it override its values)"),
+                "S.rpe-session"),
+  RPE_CLI_STRING ("attention-method", E (attention_method), EXPORT_ATTENTION,
+                  N_("attention: the map of spe (default; exact with --exact), exact, ape, lrpe (--lrpe-p/--lrpe-lambda/--lrpe-theta), fastrpb or linear (--feature-map), as the window's Attention view"),
+                  "spe|exact|ape|lrpe|fastrpb|linear"),
+  RPE_CLI_STRING ("rows", E (rows), EXPORT_ATTENTION,
+                  N_("attention: draw rows A .. B-1 of the map only (the window's zoom)"), "A:B"),
+  RPE_CLI_STRING ("cols", E (cols), EXPORT_ATTENTION, N_("attention: draw columns C .. D-1 of the map only"), "C:D"),
+  RPE_CLI_FLAG ("empirical", E (empirical), EXPORT_HEATMAP,
+                N_("templates/template: the empirical template of the draw")),
+  RPE_CLI_FLAG ("difference", E (difference), EXPORT_HEATMAP, N_("templates/template: empirical - analytic")),
+  RPE_CLI_FLAG ("per-cell-scale", E (per_cell_scale), EXPORT_HEATMAP,
+                N_("templates, spe-vs-rpe: each cell (panel) its own colour range")),
+  RPE_CLI_STRING ("reduce", E (reduce), EXPORT_HEATMAP,
+                  N_("Cells per pixel when the map is larger than the image: mean (default) or max"), "mean|max"),
+  { NULL }
+};
+/* clang-format on */
+
+#define HEATMAP_TAKES                                                                                                  \
+  (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_NOISE \
+   | RPE_CLI_TAKES_GATE_NOISE | RPE_CLI_TAKES_NOISE_SCHEME | RPE_CLI_TAKES_QUERIES | RPE_CLI_TAKES_CONTENT             \
+   | RPE_CLI_TAKES_EXACT | RPE_CLI_TAKES_CAUSAL | RPE_CLI_TAKES_HEAD_FEATURE | RPE_CLI_TAKES_LRPE                      \
+   | RPE_CLI_TAKES_TRAIN_LENGTH | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_FORCE)
+#define COMPARE_TAKES                                                                                \
+  (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_REALIZATIONS     \
+   | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_EXACT | RPE_CLI_TAKES_CAUSAL | RPE_CLI_TAKES_HEAD_FEATURE \
+   | RPE_CLI_TAKES_TRAIN_LENGTH | RPE_CLI_TAKES_FORCE)
+
+static const RpeCliLeaf export_leaves[] = {
+  { "templates", N_("All D templates of one head in a grid (analytic, --empirical or --difference)"),
+    N_("The templates Ptilde_hd(m, n) of every feature d of --head, in a grid, as the window's Templates\n"
+       "view draws them: analytic, or the empirical template of the draw (--empirical) or their\n"
+       "difference (--difference).  --all-heads writes one file per head."),
+    "export templates --checkpoint demo --length 64 --head 0 -o templates.png", HEATMAP_TAKES,
+    EXPORT_HEATMAP | EXPORT_SCALE, "checkpoint length head", NULL, NULL, NULL },
+  { "template", N_("One template, of --head and --feature"),
+    N_("One template Ptilde_hd(m, n), of --head and --feature: analytic, --empirical or --difference."),
+    "export template --checkpoint demo --length 128 --head 0 --feature 3 -o template.pdf", HEATMAP_TAKES,
+    EXPORT_HEATMAP | EXPORT_SCALE, "checkpoint length head feature", NULL, NULL, NULL },
+  { "attention", N_("One head's attention map (SPE estimate, exact, APE, LRPE, FastRPB, linear)"),
+    N_("The attention map of --head as the window's Attention view draws it: the SPE estimate (or\n"
+       "--exact), or --attention-method ape|lrpe|fastrpb|linear; --causal masks, --train-length marks\n"
+       "N_train, --rows A:B --cols C:D draw the window's zoom.  --sweep makes an animated GIF."),
+    "export attention --checkpoint demo --length 256 --head 0 -o attention.png",
+    HEATMAP_TAKES | RPE_CLI_TAKES_FEATURE_MAP, EXPORT_HEATMAP | EXPORT_SCALE | EXPORT_ATTENTION,
+    "checkpoint length head exact causal", NULL, NULL, NULL },
+  { "spe-vs-rpe", N_("Exact | SPE estimate | difference, side by side"),
+    N_("The exact attention map, the SPE estimate of it and their difference, side by side (the\n"
+       "window's SPE vs RPE view).  --sweep realizations=1:1024 shows the estimate sharpen with R."),
+    "export spe-vs-rpe --checkpoint demo --length 128 --realizations 64 -o spe-vs-rpe.png", HEATMAP_TAKES,
+    EXPORT_HEATMAP | EXPORT_SCALE, "checkpoint length realizations head", NULL, NULL, NULL },
+  { "profile", N_("Template profiles P(tau): every option of 'rpe curves profile'"),
+    N_("The table of 'rpe curves profile' (its options), drawn: the template profiles P(tau) of the\n"
+       "models.  .csv writes the table itself."),
+    "export profile --checkpoint demo --length 128 -o profile.svg", 0, 0, NULL, NULL, &rpe_cli_curves_command,
+    "profile" },
+  { "error", N_("Estimator error against R: every option of 'rpe curves error'"),
+    N_("The table of 'rpe curves error' (its options), drawn: the SPE estimator's relative error against R\n"
+       "on log-log axes, with the fitted slopes.  .csv writes the table itself."),
+    "export error --checkpoint demo --realizations-list 4,16,64 --seeds 2 -o error.pdf", 0, 0, NULL, NULL,
+    &rpe_cli_curves_command, "error" },
+  { "extrapolation", N_("The four extrapolation metrics: every option of 'rpe curves extrapolation'"),
+    N_("The table of 'rpe curves extrapolation' (its options), drawn: mean attended distance, entropy,\n"
+       "translation invariance and monotonicity per query position; --panel draws one alone."),
+    "export extrapolation --checkpoint demo --train-length 32 --max-length 128 -o extrapolation.png", 0, EXPORT_PANEL,
+    NULL, NULL, &rpe_cli_curves_command, "extrapolation" },
+  { "curves", N_("The window's Curves page (its four plots), or one panel of it with --panel"),
+    N_("The Curves page as the window draws it: profile, error and extrapolation of the module, with\n"
+       "the page's settings.  --panel profile|error|extrapolation|extrapolation-distance|\n"
+       "extrapolation-entropy|extrapolation-ti|extrapolation-mono draws one panel alone, with the\n"
+       "options of that curve ('rpe curves KIND')."),
+    "export curves --checkpoint demo -o curves.png", HEATMAP_TAKES, EXPORT_HEATMAP | EXPORT_PAGE_PANEL,
+    "checkpoint length realizations", NULL, NULL, NULL },
+  { "outputs", N_("What attention does to chosen values V: exact and SPE outputs, their error"),
+    N_("Y of exact attention and of SPE for chosen values V (--values, or --value-source impulse|sweep|\n"
+       "noise), for one head: the window's Outputs view.  .csv writes the table, .npy (3, Dv, N) the\n"
+       "reference, the estimate and their difference."),
+    "export outputs --checkpoint demo --length 64 -o outputs.png", RPE_CLI_OUTPUTS_TAKES | RPE_CLI_TAKES_NOISE_SCHEME,
+    RPE_CLI_OUTPUTS_FIGURE, "checkpoint length values", rpe_cli_outputs_options, NULL, NULL },
+  { "compare-templates", N_("Templates of A | B | A - B (two checkpoints, layers, heads or methods)"),
+    N_("The window's Compare view for templates: A (the options) against B, which --b-checkpoint,\n"
+       "--b-layer, --b-head and --b-method change, and A - B.  .npy writes (3, rows, cols)."),
+    "export compare-templates --checkpoint demo --b-method conv -o compare.png", COMPARE_TAKES, RPE_CLI_COMPARE_B,
+    "checkpoint length head", rpe_cli_compare_options, NULL, NULL },
+  { "compare-attention", N_("Attention maps of A | B | A - B"),
+    N_("The window's Compare view for attention maps: A against B (--b-checkpoint, --b-layer, --b-head,\n"
+       "--b-method spe|exact|ape|lrpe|fastrpb|linear) and A - B."),
+    "export compare-attention --checkpoint demo --length 128 --b-method exact -o compare-attention.png", COMPARE_TAKES,
+    RPE_CLI_COMPARE_B, "checkpoint length head exact", rpe_cli_compare_options, NULL, NULL },
+  { "overview", N_("Every layer and head of a checkpoint at a glance"),
+    N_("The window's Overview: one small map per layer and head (templates, or --cells attention).\n"
+       ".npy writes (layers * heads, rows, cols), cell (l, h) at l * H + h."),
+    "export overview --checkpoint demo -o overview.png", COMPARE_TAKES, RPE_CLI_COMPARE_CELLS, "checkpoint length",
+    rpe_cli_compare_options, NULL, NULL },
+};
+
+const RpeCliCommand rpe_cli_export_command = {
+  .name = "export",
+  .summary = N_("Publication figures of the views: PNG, SVG, PDF (and CSV, npy, GIF)"),
+  .leaf_arg = "VIEW",
+  .description = N_("Draws the window's views with the window's own renderers; the extension of -o picks the\n"
+                    "format.  Size: --width/--height (pixels for PNG, points for SVG/PDF), --dpi, or --preset\n"
+                    "column|page|slide.  'rpe export --session S.rpe-session [VIEW]' redraws a saved session."),
+  .example = "export attention --checkpoint demo --length 256 -o attention.png",
+  .options = export_options,
+  .leaves = export_leaves,
+  .n_leaves = G_N_ELEMENTS (export_leaves),
+  .run = rpe_cli_export,
+};
+
+#define VIEWS                                                                                             \
+  "templates | template | attention | spe-vs-rpe | profile | error | extrapolation | curves | outputs | " \
+  "compare-templates | compare-attention | overview"
+
+/* The arguments `rpe curves VIEW` takes from `rpe export VIEW ...`: every argument but the view
+ * (at view_index) and the export figure's own options. */
+static GPtrArray *
+curves_args (const RpeCliLeaf *leaf, int argc, char **argv, int view_index)
+{
+  GPtrArray *out = g_ptr_array_new ();
+
+  for (int i = 1; i < argc; i++)
+    {
+      const RpeCliOption *own = NULL;
+
+      if (i == view_index)
+        continue;
+      if (g_str_equal (argv[i], "--"))
+        {
+          for (; i < argc; i++)
+            if (i != view_index)
+              g_ptr_array_add (out, argv[i]);
+          break;
+        }
+      for (const RpeCliOption *e = export_options; e->name != NULL && own == NULL; e++)
+        if ((e->part == 0 || (e->part & leaf->own) != 0)
+            && ((g_str_has_prefix (argv[i], "--") && g_str_has_prefix (argv[i] + 2, e->name)
+                 && (argv[i][2 + strlen (e->name)] == '\0' || argv[i][2 + strlen (e->name)] == '='))
+                || (e->short_name != 0 && argv[i][0] == '-' && argv[i][1] == e->short_name && argv[i][2] == '\0')))
+          own = e;
+      if (own == NULL)
+        g_ptr_array_add (out, argv[i]);
+      else if (strchr (argv[i], '=') == NULL)
+        i++; /* its value (every figure option takes one) */
+    }
+  return out;
+}
+
 static int
 export_main (int argc, char **argv, RpeSession *session)
 {
-  RpeCliOptions o;
+  const RpeCliCommand *command = &rpe_cli_export_command;
+  const RpeCliLeaf    *leaf;
+  RpeCliLeaf           panel_leaf;
+  RpeCliArgs           o;
   ExportOptions eo = { 0 };
   Ctx c = { 0 };
-  g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *view;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) forward = NULL;
+  const char *view, *label = NULL;
   gboolean curves, page, ok = FALSE;
-  int status = 0;
-  GOptionGroup *group;
-  g_auto(GStrv) given = g_strdupv (argv);
-  g_autofree char *session_opt = NULL;   /* consumed by rpe_cli_export */
-  const GOptionEntry main_entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &eo.out, N_("Write the figure here (.png, .svg, .pdf; .csv for curves, .npy for arrays)"), "FILE" },
-    { "colormap", 0, 0, G_OPTION_ARG_STRING, &eo.colormap, N_("viridis (default), magma, inferno, cividis, rdbu (diverging), grey"), "NAME" },
-    { "attention-transform", 0, 0, G_OPTION_ARG_NONE, &eo.attention_transform, N_("Attention shown as min(1, a^0.4 / 0.02^0.4) (the SPE paper's figures)"), NULL },
-    { "color-scale", 0, 0, G_OPTION_ARG_STRING, &eo.color_scale, N_("Heatmap colour scale: linear (default), log (4 decades), power (--gamma), percentile (clipped, --percentile) or attention (= --attention-transform)"), "NAME" },
-    { "gamma", 0, 0, G_OPTION_ARG_DOUBLE, &eo.gamma, N_("--color-scale power: the exponent (0.05 .. 10, default 0.5)"), "G" },
-    { "percentile", 0, 0, G_OPTION_ARG_DOUBLE, &eo.percentile, N_("--color-scale percentile: clip to [P(100-p), P(p)] (50 .. 100, default 99)"), "P" },
-    { "title", 0, 0, G_OPTION_ARG_STRING, &eo.title, N_("Figure title (default: what it shows)"), "T" },
-    { "width", 0, 0, G_OPTION_ARG_DOUBLE, &eo.width, N_("Width: pixels (PNG) or points (SVG, PDF)"), "W" },
-    { "height", 0, 0, G_OPTION_ARG_DOUBLE, &eo.height, N_("Height: pixels (PNG) or points (SVG, PDF)"), "H" },
-    { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &eo.dpi, N_("PNG resolution (default 150)"), "D" },
-    { "all-heads", 0, 0, G_OPTION_ARG_NONE, &eo.all_heads, N_("One file per head; -o must contain {head}"), NULL },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &eo.preset, N_("column (3.25 in, 8 pt text), page (6.75 in, 9 pt), slide (13.333 x 7.5 in, 20 pt); --width/--height still override"), "NAME" },
-    { "panel", 0, 0, G_OPTION_ARG_STRING, &eo.panel, N_("extrapolation: one panel alone: distance, entropy, ti or mono"), "NAME" },
-    { "sweep", 0, 0, G_OPTION_ARG_STRING, &eo.sweep, N_("Heatmap views: an animated GIF (-o FILE.gif) over PARAM = realizations (geometric steps), length or seed"), "PARAM=FROM:TO" },
-    { "frames", 0, 0, G_OPTION_ARG_INT, &eo.frames, N_("--sweep: the number of frames K (2 .. 1000, default 8)"), "K" },
-    { "frame-delay", 0, 0, G_OPTION_ARG_INT, &eo.frame_delay, N_("--sweep: hundredths of a second per frame (default 60)"), "CS" },
-    { "save-session", 0, 0, G_OPTION_ARG_FILENAME, &eo.save_session, N_("Also write the session of this figure (open it with rpe-studio, redraw it with --session)"), "S.rpe-session" },
-    { "session", 0, 0, G_OPTION_ARG_FILENAME, &session_opt, N_("Redraw the figure of a saved session (options given beside it override its values)"), "S.rpe-session" },
-    { "attention-method", 0, 0, G_OPTION_ARG_STRING, &eo.attention_method, N_("attention: the map of spe (default; exact with --exact), exact, ape, lrpe (--lrpe-p/--lrpe-lambda/--lrpe-theta), fastrpb or linear (--feature-map), as the window's Attention view"), "NAME" },
-    { "rows", 0, 0, G_OPTION_ARG_STRING, &eo.rows, N_("attention: draw rows A .. B-1 of the map only (the window's zoom)"), "A:B" },
-    { "cols", 0, 0, G_OPTION_ARG_STRING, &eo.cols, N_("attention: draw columns C .. D-1 of the map only"), "C:D" },
-    { NULL }
-  };
-  const GOptionEntry view_entries[] = {
-    { "empirical", 0, 0, G_OPTION_ARG_NONE, &eo.empirical, N_("templates/template: the empirical template of the draw"), NULL },
-    { "difference", 0, 0, G_OPTION_ARG_NONE, &eo.difference, N_("templates/template: empirical - analytic"), NULL },
-    { "per-cell-scale", 0, 0, G_OPTION_ARG_NONE, &eo.per_cell_scale, N_("templates, spe-vs-rpe: each cell (panel) its own colour range"), NULL },
-    { "reduce", 0, 0, G_OPTION_ARG_STRING, &eo.reduce, N_("Cells per pixel when the map is larger than the image: mean (default) or max"), "mean|max" },
-    { NULL }
-  };
+  int         status = 0, index;
 
-  if (argc >= 2 && g_str_equal (argv[1], "outputs"))
-    return rpe_cli_export_outputs (argc, argv);   /* rpe-cli-outputs.c */
-  if (argc >= 2 && (g_str_equal (argv[1], "compare-templates") || g_str_equal (argv[1], "compare-attention")
-                    || g_str_equal (argv[1], "overview")))
-    return rpe_cli_export_compare (argc, argv);   /* rpe-cli-compare.c */
-  rpe_cli_options_init (&o);
-  if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+  leaf = rpe_cli_find_leaf (command, argc, argv, &index);
+  if (leaf == NULL)
     {
-      print_usage (argc < 2 ? stderr : stdout);
-      rpe_cli_options_clear (&o);
-      return argc < 2 ? EXIT_USAGE : 0;
-    }
-  view = argv[1];
-  /* `rpe export curves` without --panel: the Curves page as the window draws it */
-  page = g_str_equal (view, "curves");
-  for (int i = 2; i < argc && page; i++)
-    page = !g_str_equal (argv[i], "--panel") && !g_str_has_prefix (argv[i], "--panel=");
-  curves = (g_strv_contains (curve_views, view) || g_str_equal (view, "curves")) && !page;
-  if (!curves && !page && !g_strv_contains (heatmap_views, view))
-    {
-      fprintf (stderr, _("rpe export: unknown VIEW '%s' (templates | template | attention | spe-vs-rpe | "
-                         "profile | error | extrapolation)\n"), view);
-      rpe_cli_options_clear (&o);
+      if (rpe_cli_wants_help (command, NULL, argc, argv))
+        {
+          rpe_cli_print_command_help (command, stdout);
+          return 0;
+        }
+      if (argc < 2)
+        rpe_cli_print_command_help (command, stderr);
+      else if (index < 0)
+        fprintf (stderr, _("rpe export: %s\n"), "say which VIEW: " VIEWS);
+      else
+        fprintf (stderr, _("rpe export: unknown VIEW '%s' (" VIEWS ")\n"), argv[index]);
       return EXIT_USAGE;
     }
+  view = leaf->name;
+  if (g_str_equal (view, "outputs"))
+    return rpe_cli_export_outputs (argc, argv); /* rpe-cli-outputs.c */
+  if (g_str_equal (view, "compare-templates") || g_str_equal (view, "compare-attention")
+      || g_str_equal (view, "overview"))
+    return rpe_cli_export_compare (argc, argv); /* rpe-cli-compare.c */
 
-  context = g_option_context_new (N_("VIEW - publication figures"));
-  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
-  g_option_context_add_main_entries (context, main_entries, GETTEXT_PACKAGE);
+  /* `rpe export curves` without --panel: the Curves page as the window draws it; with it, the
+   * options of the panel's curve */
+  page = g_str_equal (view, "curves");
+  for (int i = 1; i < argc && page; i++)
+    {
+      gboolean    value = FALSE;
+      const char *p = NULL;
+
+      if (g_str_equal (argv[i], "--"))
+        break;
+      if (g_str_has_prefix (argv[i], "--panel="))
+        p = argv[i] + strlen ("--panel=");
+      else if (g_str_equal (argv[i], "--panel"))
+        p = i + 1 < argc ? argv[i + 1] : "";
+      if (p != NULL)
+        {
+          const char *kind = g_str_has_prefix (p, "extrapolation") ? "extrapolation"
+                             : g_str_equal (p, "error")            ? "error"
+                                                                   : "profile";
+
+          panel_leaf = *rpe_cli_leaf_lookup (command, kind);
+          panel_leaf.own = (panel_leaf.own & ~(guint64) EXPORT_PANEL) | EXPORT_PAGE_PANEL;
+          leaf = &panel_leaf;
+          label = "export curves";
+          page = FALSE;
+        }
+      else if ((g_str_equal (argv[i], "-o")
+                || (g_str_has_prefix (argv[i], "--") && strchr (argv[i], '=') == NULL
+                    && rpe_cli_leaf_takes (command, leaf, argv[i] + 2, &value) && value))
+               && i + 1 < argc)
+        i++; /* an option's value */
+    }
+  curves = (g_strv_contains (curve_views, view) || g_str_equal (view, "curves")) && !page;
+
+  rpe_cli_args_init (&o);
   if (curves)
-    {
-      /* Everything else goes to `rpe curves` unchanged. */
-      g_option_context_set_ignore_unknown_options (context, TRUE);
-      g_option_context_set_help_enabled (context, FALSE);
-    }
-  else
-    {
-      group = g_option_group_new ("view", N_("View options"), N_("Show view options"), NULL, NULL);
-      g_option_group_set_translation_domain (group, GETTEXT_PACKAGE);
-      g_option_group_add_entries (group, view_entries);
-      g_option_context_add_group (context, group);
-      g_option_context_add_group (context, rpe_cli_parameter_group (&o));
-    }
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, _("rpe export: %s\n"), error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
-  if (curves)
-    {
-      for (int i = 1; i < argc; i++)
-        if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h") || g_str_has_prefix (argv[i], "--help-"))
-          {
-            print_usage (stdout);
-            printf ("\nCurve options: see 'rpe curves --help-all'.\n");
-            goto done;
-          }
-    }
-  else if (argc != 2)
+    forward = curves_args (leaf, argc, argv, index);
+  if (!rpe_cli_parse (command, leaf, label, &o, &eo, &argc, &argv, &status))
+    goto done;
+  status = EXIT_USAGE;
+  if (argc != 2)
     {
       fprintf (stderr, _("rpe export: too many arguments\n"));
-      status = EXIT_USAGE;
       goto done;
     }
-  if (!curves && !rpe_cli_check_options ("export", view, given, &error))
-    {
-      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
-      status = EXIT_USAGE;
-      goto done;
-    }
+  status = 0;
 
   if (curves && g_str_equal (view, "curves"))
     {
       /* the Curves page's panels one by one: profile | error | extrapolation[-METRIC] */
       const char *p = eo.panel;
 
-      if (p == NULL)
-        {
-          fprintf (stderr, _("rpe export curves: --panel profile|error|extrapolation|extrapolation-distance|"
-                             "extrapolation-entropy|extrapolation-ti|extrapolation-mono is required\n"));
-          status = EXIT_USAGE;
-          goto done;
-        }
       if (g_str_equal (p, "profile") || g_str_equal (p, "error") || g_str_equal (p, "extrapolation"))
         {
           view = g_str_equal (p, "profile") ? "profile" : g_str_equal (p, "error") ? "error" : "extrapolation";
@@ -1721,12 +1832,6 @@ export_main (int argc, char **argv, RpeSession *session)
           status = EXIT_USAGE;
           goto done;
         }
-    }
-  if (eo.panel != NULL && !g_str_equal (view, "extrapolation"))
-    {
-      fprintf (stderr, _("rpe export %s: --panel picks one panel of extrapolation (or of 'rpe export curves')\n"), view);
-      status = EXIT_USAGE;
-      goto done;
     }
   if (eo.panel != NULL && !g_str_equal (eo.panel, "distance") && !g_str_equal (eo.panel, "entropy")
       && !g_str_equal (eo.panel, "ti") && !g_str_equal (eo.panel, "mono"))
@@ -1862,7 +1967,7 @@ export_main (int argc, char **argv, RpeSession *session)
     }
   if (curves)
     {
-      ok = view_curves (view, argc, argv, &eo, &c, &error);
+      ok = view_curves (view, forward, &eo, &c, &error);
       if (!ok && error == NULL)
         {
           status = c.exit_code != 0 ? c.exit_code : EXIT_FAILURE_OTHER;
@@ -1879,20 +1984,21 @@ export_main (int argc, char **argv, RpeSession *session)
         {
           g_auto (GStrv) kv = g_strsplit (eo.sweep, "=", 2);
           g_auto (GStrv) range = kv[0] != NULL && kv[1] != NULL ? g_strsplit (kv[1], ":", 2) : NULL;
-          char *end1 = NULL, *end2 = NULL;
+          gboolean parsed = FALSE;
 
-          if (range != NULL && range[0] != NULL && range[1] != NULL)
-            {
-              from = g_ascii_strtoll (range[0], &end1, 10);
-              to = g_ascii_strtoll (range[1], &end2, 10);
-            }
           if (kv[0] != NULL && rpe_sweep_param_from_name (kv[0], &sweep_param))
-            param = sweep_param == RPE_SWEEP_REALIZATIONS ? &o.realizations
-                    : sweep_param == RPE_SWEEP_LENGTH ? &o.length : &o.seed;
+            param = sweep_param == RPE_SWEEP_REALIZATIONS ? &o.draw.realizations
+                    : sweep_param == RPE_SWEEP_LENGTH     ? &o.draw.length
+                                                          : &o.draw.seed;
+          if (param != NULL && range != NULL && range[0] != NULL && range[1] != NULL)
+            {
+              gint64 lo = param == &o.draw.seed ? 0 : 1;
+
+              parsed = rpe_cli_parse_int ("--sweep", range[0], lo, G_MAXINT32, &from, NULL)
+                       && rpe_cli_parse_int ("--sweep", range[1], lo, G_MAXINT32, &to, NULL);
+            }
           frames = eo.frames != 0 ? eo.frames : 8;
-          if (param == NULL || range == NULL || range[0] == NULL || range[1] == NULL || end1 == range[0]
-              || *end1 != '\0' || end2 == range[1] || *end2 != '\0' || from < (param == &o.seed ? 0 : 1)
-              || to < (param == &o.seed ? 0 : 1) || from > G_MAXINT32 || to > G_MAXINT32)
+          if (!parsed)
             {
               fprintf (stderr, _("rpe export %s: --sweep must be realizations=FROM:TO, length=FROM:TO or seed=FROM:TO "
                                  "with whole numbers (>= 1; seeds >= 0), got '%s'\n"), view, eo.sweep);
@@ -1907,9 +2013,9 @@ export_main (int argc, char **argv, RpeSession *session)
               goto done;
             }
         }
-      if (eo.save_session != NULL && (c.gif_mode || eo.all_heads || o.noise != NULL
-                                      || o.gate_noise != NULL || o.queries != NULL || o.keys != NULL
-                                      || o.noise_scheme != NULL))
+      if (eo.save_session != NULL
+          && (c.gif_mode || eo.all_heads || o.draw.noise != NULL || o.draw.gate_noise != NULL
+              || o.content.queries != NULL || o.content.keys != NULL || o.draw.noise_scheme != NULL))
         {
           fprintf (stderr, _("rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
                              "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
@@ -1917,10 +2023,11 @@ export_main (int argc, char **argv, RpeSession *session)
           status = EXIT_USAGE;
           goto done;
         }
-      if (session != NULL && o.checkpoint == NULL)
+      if (session != NULL && o.model.checkpoint == NULL)
         {
           /* the session's own module (edits included), unless --checkpoint overrides it */
-          RpeSpeMethod kind = o.method != NULL && g_str_equal (o.method, "conv") ? RPE_SPE_CONV : RPE_SPE_SINE;
+          RpeSpeMethod kind =
+            o.model.method != NULL && g_str_equal (o.model.method, "conv") ? RPE_SPE_CONV : RPE_SPE_SINE;
           const RpeSpeParams *p = rpe_explorer_state_get_params (session->state, kind);
           RpeStatus st;
 
@@ -1933,18 +2040,18 @@ export_main (int argc, char **argv, RpeSession *session)
           st = rpe_spe_params_copy (&c.params, p);
           if (!rpe_cli_status_error (st, "the session's parameters", &error))
             goto report;
-          if (o.no_gate && c.params.gate != NULL)
+          if (o.model.no_gate && c.params.gate != NULL)
             c.kept_gate = g_steal_pointer (&c.params.gate);
         }
       else
         {
           /* a saved session keeps the gate that --no-gate switches off (its --gate switches it on) */
-          gboolean no_gate = o.no_gate, loaded;
+          gboolean no_gate = o.model.no_gate, loaded;
 
           if (eo.save_session != NULL)
-            o.no_gate = FALSE;
+            o.model.no_gate = FALSE;
           loaded = rpe_cli_load_params (&o, &c.params, &error);
-          o.no_gate = no_gate;
+          o.model.no_gate = no_gate;
           if (!loaded)
             goto report;
           if (no_gate && c.params.gate != NULL)
@@ -2000,18 +2107,7 @@ report:
 done:
   rpe_spe_params_clear (&c.params);
   rpe_free (c.kept_gate);
-  g_free (eo.out);
-  g_free (eo.colormap);
-  g_free (eo.title);
-  g_free (eo.reduce);
-  g_free (eo.color_scale);
-  g_free (eo.preset);
-  g_free (eo.panel);
-  g_free (eo.sweep);
-  g_free (eo.save_session);
-  g_free (eo.attention_method);
-  g_free (eo.rows);
-  g_free (eo.cols);
-  rpe_cli_options_clear (&o);
+  rpe_cli_own_clear (export_options, &eo);
+  rpe_cli_args_clear (&o);
   return status;
 }
