@@ -890,7 +890,6 @@ rpe_attention_view_get_row_series (RpeAttentionView  *self,
 
 typedef struct
 {
-  RpeExplorerSnapshot *snapshot;
   const RpeColormap   *cmap;
   RpeHeatmapReduce     reduce;
   guint                train;
@@ -898,24 +897,13 @@ typedef struct
   double               param;
 } AttentionSweep;
 
-static void
-attention_sweep_free (gpointer p)
-{
-  AttentionSweep *as = p;
-
-  rpe_explorer_snapshot_unref (as->snapshot);
-  g_free (as);
-}
-
 static RpeFigureBundle *
-attention_sweep_frame (gpointer        data,
-                       RpeSweepParam   param,
-                       gint64          value,
-                       GCancellable   *cancellable,
-                       GError        **error)
+attention_sweep_frame (RpeExplorerSnapshot       *s,
+                       gconstpointer              look,
+                       GCancellable              *cancellable,
+                       GError                   **error)
 {
-  AttentionSweep *as = data;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (as->snapshot, param, value);
+  const AttentionSweep *as = look;
   RpeAttentionRequest req = { 0 };
   g_autoptr (RpeAttentionImage) img = NULL;
   RpeFigureBundle *b;
@@ -936,16 +924,11 @@ attention_setup_sweep (RpeFigurePage   *page,
                        RpeExportDialog *dialog)
 {
   RpeAttentionView *self = RPE_ATTENTION_VIEW (page);
-  AttentionSweep *as;
-  RpeExplorerSnapshot *s;
+  AttentionSweep as = { 0 };
 
-  s = rpe_explorer_state_snapshot (attention_state (self));
-  as = g_new0 (AttentionSweep, 1);
-  as->snapshot = s;
-  as->cmap = current_colormap (self);
-  as->reduce = self->reduce;
-  rpe_explorer_state_get_color_scale (attention_state (self), &as->transform, &as->param, NULL);
-  g_object_get (attention_state (self), "train-length", &as->train, NULL);
-  rpe_export_dialog_set_sweep (dialog, attention_sweep_frame, as, attention_sweep_free, (gint64) s->r, (gint64) s->n,
-                               (gint64) s->seed);
+  as.cmap = current_colormap (self);
+  as.reduce = self->reduce;
+  rpe_explorer_state_get_color_scale (attention_state (self), &as.transform, &as.param, NULL);
+  g_object_get (attention_state (self), "train-length", &as.train, NULL);
+  rpe_figure_page_offer_sweep (page, dialog, attention_sweep_frame, &as, sizeof as);
 }

@@ -1109,6 +1109,59 @@ rpe_figure_page_build_figure (RpeFigurePage *self)
   return klass->build_figure (self);
 }
 
+/* A sweep offered to the Export dialog: the state's snapshot when it was offered, the view's
+ * frame function and its copy of the view's presentation. */
+typedef struct
+{
+  RpeExplorerSnapshot    *snapshot;
+  RpeFigurePageSweepFunc  frame;
+  gpointer                look;
+} Sweep;
+
+static void
+sweep_free (gpointer p)
+{
+  Sweep *sw = p;
+
+  rpe_explorer_snapshot_unref (sw->snapshot);
+  g_free (sw->look);
+  g_free (sw);
+}
+
+/* On the export's worker thread. */
+static RpeFigureBundle *
+sweep_frame (gpointer        data,
+             RpeSweepParam   param,
+             gint64          value,
+             GCancellable   *cancellable,
+             GError        **error)
+{
+  Sweep *sw = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (sw->snapshot, param, value);
+
+  return sw->frame (s, sw->look, cancellable, error);
+}
+
+void
+rpe_figure_page_offer_sweep (RpeFigurePage          *self,
+                             RpeExportDialog        *dialog,
+                             RpeFigurePageSweepFunc  frame,
+                             gconstpointer           look,
+                             gsize                   look_size)
+{
+  Sweep *sw;
+
+  g_return_if_fail (RPE_IS_FIGURE_PAGE (self));
+  g_return_if_fail (frame != NULL);
+  g_return_if_fail (look != NULL || look_size == 0);
+  sw = g_new0 (Sweep, 1);
+  sw->snapshot = rpe_explorer_state_snapshot (PRIV (self)->state);
+  sw->frame = frame;
+  sw->look = look_size > 0 ? g_memdup2 (look, look_size) : NULL;
+  rpe_export_dialog_set_sweep (dialog, sweep_frame, sw, sweep_free, (gint64) sw->snapshot->r,
+                               (gint64) sw->snapshot->n, (gint64) sw->snapshot->seed);
+}
+
 gboolean
 rpe_figure_page_setup_sweep (RpeFigurePage   *self,
                              RpeExportDialog *dialog)

@@ -231,6 +231,20 @@ void              rpe_figure_page_set_figure_view (RpeFigurePage   *self,
 /* The view's figure changed without a new result (a control of its own): the figure view is
  * rebuilt and "figure-changed" emitted. */
 void              rpe_figure_page_figure_changed  (RpeFigurePage   *self);
+/* A view's frame of an animated sweep, called on the export's worker thread: the figure for s
+ * (the state's snapshot with the swept parameter set), presented as look (the view's copy given
+ * to rpe_figure_page_offer_sweep). */
+typedef RpeFigureBundle *(*RpeFigurePageSweepFunc) (RpeExplorerSnapshot       *s,
+                                                    gconstpointer              look,
+                                                    GCancellable              *cancellable,
+                                                    GError                   **error);
+/* For a view's setup_sweep: offers the dialog a sweep of the state as it is now, frames drawn by
+ * frame with a copy of look (look_size bytes of plain data: no pointers it owns). */
+void              rpe_figure_page_offer_sweep     (RpeFigurePage          *self,
+                                                   RpeExportDialog        *dialog,
+                                                   RpeFigurePageSweepFunc  frame,
+                                                   gconstpointer           look,
+                                                   gsize                   look_size);
 /* Offers the dialog the view's animated sweep; FALSE if it has none. */
 gboolean          rpe_figure_page_setup_sweep     (RpeFigurePage   *self,
                                                    RpeExportDialog *dialog);

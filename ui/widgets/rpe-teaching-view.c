@@ -558,29 +558,17 @@ teaching_look (RpeTeachingView *self,
  * view's own job, without the error curve the figure does not show). */
 typedef struct
 {
-  RpeExplorerSnapshot *snapshot;
   TeachingLook         look;
   gsize                n_cap;
 } TeachingSweep;
 
-static void
-teaching_sweep_free (gpointer p)
-{
-  TeachingSweep *ts = p;
-
-  rpe_explorer_snapshot_unref (ts->snapshot);
-  g_free (ts);
-}
-
 static RpeFigureBundle *
-teaching_sweep_frame (gpointer        data,
-                      RpeSweepParam   param,
-                      gint64          value,
-                      GCancellable   *cancellable,
-                      GError        **error)
+teaching_sweep_frame (RpeExplorerSnapshot       *s,
+                      gconstpointer              look,
+                      GCancellable              *cancellable,
+                      GError                   **error)
 {
-  TeachingSweep *ts = data;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
+  const TeachingSweep *ts = look;
   RpeTeaching *t = rpe_compute_teaching (s, ts->n_cap, cancellable, error);
   RpeFigureBundle *b;
 
@@ -595,16 +583,10 @@ static void
 teaching_setup_sweep (RpeFigurePage   *page,
                       RpeExportDialog *dialog)
 {
-  RpeTeachingView *self = RPE_TEACHING_VIEW (page);
-  TeachingSweep *ts;
-  RpeExplorerSnapshot *s;
+  TeachingSweep ts = { 0 };
 
-  s = rpe_explorer_state_snapshot (teaching_state (self));
-  ts = g_new0 (TeachingSweep, 1);
-  ts->snapshot = s;
-  teaching_look (self, &ts->look);
-  ts->n_cap = rpe_figure_page_get_n_cap (page);
-  rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
-                               (gint64) s->seed);
+  teaching_look (RPE_TEACHING_VIEW (page), &ts.look);
+  ts.n_cap = rpe_figure_page_get_n_cap (page);
+  rpe_figure_page_offer_sweep (page, dialog, teaching_sweep_frame, &ts, sizeof ts);
 }
 
