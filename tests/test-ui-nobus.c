@@ -108,14 +108,17 @@ wait_tour_offered (const char *config)
     g_main_context_iteration (NULL, TRUE);
 }
 
-/* Waits until a visible window of the program is mapped. */
+/* Waits until a visible window of the process is mapped (by its process id: other tests may
+ * show windows of the same name on the display). */
 static void
-wait_window (void)
+wait_window (GSubprocess *proc)
 {
   g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  const char *pid = g_subprocess_get_identifier (proc);
   int status = -1;
 
-  g_assert_true (g_spawn_sync (NULL, (char *[]) { xdotool, "search", "--sync", "--onlyvisible", "--name", "RPE Studio",
+  g_assert_nonnull (pid);
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { xdotool, "search", "--sync", "--onlyvisible", "--pid", (char *) pid,
                                                   NULL },
                                NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
                                &status, NULL));
@@ -164,7 +167,7 @@ test_two_starts (void)
   /* first start: the tour is offered, the window's size saved on quit, nothing printed */
   proc = g_subprocess_launcher_spawn (launcher, &error, program, NULL);
   g_assert_no_error (error);
-  wait_window ();
+  wait_window (proc);
   wait_tour_offered (config);
   err = quit_program (proc);
   g_test_message ("first start, stderr: '%s'", err);
@@ -185,7 +188,7 @@ test_two_starts (void)
   /* second start: opens at that size (saves it back unchanged), the tour stays offered */
   proc = g_subprocess_launcher_spawn (launcher, &error, program, NULL);
   g_assert_no_error (error);
-  wait_window ();
+  wait_window (proc);
   err = quit_program (proc);
   g_test_message ("second start, stderr: '%s'", err);
   g_assert_cmpstr (err, ==, "");
