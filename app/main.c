@@ -10,18 +10,19 @@
  * would be remembered (window size, the tour offered), and every file chooser would warn too.
  * Then GLib's keyfile settings backend keeps the settings of the process (ours and GTK's) in the
  * user's config directory (~/.config/glib-2.0/settings/keyfile).  A backend the user chose is
- * kept; a bus is looked for without starting one. */
+ * kept; a bus is looked for without starting one.  Without a bus there is no accessibility bus
+ * either (it is found through the session bus): GTK would warn at every start that it cannot
+ * reach it, so its AT-SPI backend is left off too (unless the user chose one with GTK_A11Y). */
 static void
 choose_settings_backend (void)
 {
   const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
   g_autofree char *bus = runtime != NULL && *runtime != '\0' ? g_build_filename (runtime, "bus", NULL) : NULL;
 
-  if (g_getenv ("GSETTINGS_BACKEND") != NULL)
-    return;
   if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") != NULL || (bus != NULL && g_file_test (bus, G_FILE_TEST_EXISTS)))
     return;
-  g_setenv ("GSETTINGS_BACKEND", "keyfile", TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "keyfile", FALSE);
+  g_setenv ("GTK_A11Y", "none", FALSE);
 }
 
 int

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <glib-unix.h>
+#include <signal.h>
 
 #include "rpe-application.h"
 #include "rpe-help.h"
@@ -11,6 +13,9 @@
 struct _RpeApplication
 {
   AdwApplication parent_instance;
+
+  guint          signals;   /* SIGTERM / SIGINT received */
+  guint          signal_sources[2];
 };
 
 G_DEFINE_FINAL_TYPE (RpeApplication, rpe_application, ADW_TYPE_APPLICATION)
@@ -125,6 +130,20 @@ action_help (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   gtk_show_uri_full (parent, uri, GDK_CURRENT_TIME, NULL, help_shown, uri);
 }
 
+/* SIGTERM or SIGINT (a session ending, Ctrl+C in the terminal): the first quits as Quit does
+ * (every window saves its state and may ask about an unsaved session), a second ends at once. */
+static gboolean
+quit_signal (gpointer user_data)
+{
+  RpeApplication *self = user_data;
+
+  if (self->signals++ == 0)
+    g_action_group_activate_action (G_ACTION_GROUP (self), "quit", NULL);
+  else
+    g_application_quit (G_APPLICATION (self));
+  return G_SOURCE_CONTINUE;
+}
+
 static const GActionEntry app_actions[] = {
   { "quit", action_quit, NULL, NULL, NULL, { 0 } },
   { "about", action_about, NULL, NULL, NULL, { 0 } },
@@ -142,6 +161,18 @@ rpe_application_startup (GApplication *app)
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.help", help_accels);
+  RPE_APPLICATION (app)->signal_sources[0] = g_unix_signal_add (SIGTERM, quit_signal, app);
+  RPE_APPLICATION (app)->signal_sources[1] = g_unix_signal_add (SIGINT, quit_signal, app);
+}
+
+static void
+rpe_application_shutdown (GApplication *app)
+{
+  RpeApplication *self = RPE_APPLICATION (app);
+
+  for (guint i = 0; i < G_N_ELEMENTS (self->signal_sources); i++)
+    g_clear_handle_id (&self->signal_sources[i], g_source_remove);
+  G_APPLICATION_CLASS (rpe_application_parent_class)->shutdown (app);
 }
 
 static void
@@ -152,6 +183,7 @@ rpe_application_class_init (RpeApplicationClass *klass)
   app_class->activate = rpe_application_activate;
   app_class->open = rpe_application_open;
   app_class->startup = rpe_application_startup;
+  app_class->shutdown = rpe_application_shutdown;
 }
 
 static void

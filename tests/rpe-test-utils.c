@@ -3,6 +3,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include <cairo.h>
@@ -230,4 +231,63 @@ rpe_test_png_difference (const char *a_path,
   cairo_surface_destroy (a);
   cairo_surface_destroy (b);
   return (double) differ / ((double) w * h);
+}
+
+static void
+word_clear (gpointer p)
+{
+  g_free (((RpeTestWord *) p)->text);
+}
+
+static double
+word_attr (const char *tag,
+           const char *name)
+{
+  g_autofree char *key = g_strdup_printf (" %s=\"", name);
+  const char *p = strstr (tag, key);
+
+  g_assert_nonnull (p);
+  return g_ascii_strtod (p + strlen (key), NULL);
+}
+
+GPtrArray *
+rpe_test_pdf_words (const char *path)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdftotext");
+  g_autofree char *out = NULL;
+  GPtrArray *pages;
+  GArray *page = NULL;
+  const char *p;
+  int status;
+
+  if (tool == NULL)
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-bbox", "-enc", "UTF-8", (char *) path, "-", NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  pages = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  for (p = out; (p = strchr (p, '<')) != NULL; p++)
+    {
+      if (g_str_has_prefix (p, "<page "))
+        {
+          page = g_array_new (FALSE, TRUE, sizeof (RpeTestWord));
+          g_array_set_clear_func (page, word_clear);
+          g_ptr_array_add (pages, page);
+        }
+      else if (g_str_has_prefix (p, "<word "))
+        {
+          const char *close = strchr (p, '>'), *end = strstr (p, "</word>");
+          g_autofree char *tag = g_strndup (p, close - p);
+          RpeTestWord w;
+
+          g_assert_nonnull (page);
+          w.x0 = word_attr (tag, "xMin");
+          w.y0 = word_attr (tag, "yMin");
+          w.x1 = word_attr (tag, "xMax");
+          w.y1 = word_attr (tag, "yMax");
+          w.text = g_strndup (close + 1, end - close - 1);
+          g_array_append_val (page, w);
+        }
+    }
+  return pages;
 }

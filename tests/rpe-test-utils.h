@@ -46,3 +46,15 @@ int rpe_test_run_cli_export (const char        *view,
 double rpe_test_png_difference (const char *a_path,
                                 const char *b_path,
                                 int        *max_delta);
+
+/* A word of a PDF page as pdftotext -bbox reads it: its box in points from the page's top left
+ * and its text (UTF-8, as pdftotext writes it: &amp; &lt; &gt; escaped). */
+typedef struct
+{
+  double x0, y0, x1, y1;
+  char  *text;
+} RpeTestWord;
+
+/* The words of each page of a PDF: an array of GArrays of RpeTestWord, or NULL when
+ * pdftotext (poppler-utils) is not installed. */
+GPtrArray *rpe_test_pdf_words (const char *path);

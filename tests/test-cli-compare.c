@@ -196,6 +196,25 @@ test_color_scale (void)
   g_assert_nonnull (strstr (err, "--gamma"));
 }
 
+/* The overview draws every layer and head: the reader's note on the layer and gate it would
+ * choose for one (which a one-layer command prints, with the options that choose) is not said. */
+static void
+test_overview_quiet (void)
+{
+  g_autofree char *png = rpe_test_tmp_path ("overview-quiet.png");
+  g_autofree char *npy = rpe_test_tmp_path ("template-noted.npy");
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "compute template --checkpoint demo:conv-spe --length 16 -o '%s'", npy),
+                   ==, 0);
+  g_assert_nonnull (strstr (err, "using layer 0"));
+  g_assert_nonnull (strstr (err, "--layer"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export overview --checkpoint demo:conv-spe --length 64 -o '%s'", png),
+                   ==, 0);
+  g_assert_cmpstr (err, ==, "");
+}
+
 static void
 test_bad_usage (void)
 {
@@ -240,6 +259,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compare/overview-cells", test_overview_cells);
   g_test_add_func ("/cli/compare/pictures", test_pictures);
   g_test_add_func ("/cli/compare/color-scale", test_color_scale);
+  g_test_add_func ("/cli/compare/overview-quiet", test_overview_quiet);
   g_test_add_func ("/cli/compare/bad-usage", test_bad_usage);
   return g_test_run ();
 }

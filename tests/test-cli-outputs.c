@@ -112,6 +112,31 @@ test_error_against_position (void)
   g_assert_nonnull (g_hash_table_lookup (meta, "error from N_train"));
 }
 
+/* Without --train-length there is no split: the table gives the whole output's error (a
+ * number, the mean of the per-position errors' draws) and says nothing "before" or "from"
+ * a training length it was not given. */
+static void
+test_error_without_train_length (void)
+{
+  g_autofree char *csv = rpe_test_tmp_path ("oe-whole.csv");
+  g_autoptr (GHashTable) meta = NULL;
+  g_autofree double *pos = NULL;
+  const char *whole;
+  gsize n;
+
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves output-error --checkpoint demo --length 48 --draws 3 -o '%s'",
+                                     csv), ==, 0);
+  pos = csv_column (csv, "position", &n, &meta);
+  g_assert_cmpuint (n, ==, 48);
+  g_assert_null (g_hash_table_lookup (meta, "error before N_train"));
+  g_assert_null (g_hash_table_lookup (meta, "error from N_train"));
+  g_assert_null (g_hash_table_lookup (meta, "N_train"));
+  whole = g_hash_table_lookup (meta, "error over all positions");
+  g_assert_nonnull (whole);
+  g_assert_true (isfinite (g_ascii_strtod (whole, NULL)));
+  g_assert_cmpfloat (g_ascii_strtod (whole, NULL), >, 0.0);
+}
+
 /* The .npy is (3, Dv, N): reference, estimate, difference; the reference is the core's. */
 static void
 test_export_arrays (void)
@@ -363,6 +388,7 @@ main (int    argc,
     }
   g_test_add_func ("/cli/outputs/error-against-r", test_error_against_r);
   g_test_add_func ("/cli/outputs/error-against-position", test_error_against_position);
+  g_test_add_func ("/cli/outputs/error-without-train-length", test_error_without_train_length);
   g_test_add_func ("/cli/outputs/export-arrays", test_export_arrays);
   g_test_add_func ("/cli/outputs/bad-input", test_bad_input);
   g_test_add_func ("/cli/outputs/presets", test_presets);

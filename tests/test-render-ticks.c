@@ -40,72 +40,8 @@ __lsan_default_suppressions (void)
 
 /* ------------------------------------------------------------------ words */
 
-typedef struct
-{
-  double x0, y0, x1, y1;
-  char  *text;
-} Word;
-
-static void
-word_clear (gpointer p)
-{
-  g_free (((Word *) p)->text);
-}
-
-static double
-attr (const char *tag,
-      const char *name)
-{
-  g_autofree char *key = g_strdup_printf (" %s=\"", name);
-  const char *p = strstr (tag, key);
-
-  g_assert_nonnull (p);
-  return g_ascii_strtod (p + strlen (key), NULL);
-}
-
-/* The words of each page of a PDF (pdftotext -bbox): an array of GArrays of Word, or NULL
- * when poppler-utils are missing. */
-static GPtrArray *
-pdf_words (const char *path)
-{
-  g_autofree char *tool = g_find_program_in_path ("pdftotext");
-  g_autofree char *out = NULL;
-  GPtrArray *pages;
-  GArray *page = NULL;
-  const char *p;
-  int status;
-
-  if (tool == NULL)
-    return NULL;
-  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-bbox", "-enc", "UTF-8", (char *) path, "-", NULL }, NULL,
-                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  pages = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  for (p = out; (p = strchr (p, '<')) != NULL; p++)
-    {
-      if (g_str_has_prefix (p, "<page "))
-        {
-          page = g_array_new (FALSE, TRUE, sizeof (Word));
-          g_array_set_clear_func (page, word_clear);
-          g_ptr_array_add (pages, page);
-        }
-      else if (g_str_has_prefix (p, "<word "))
-        {
-          const char *close = strchr (p, '>'), *end = strstr (p, "</word>");
-          g_autofree char *tag = g_strndup (p, close - p);
-          Word w;
-
-          g_assert_nonnull (page);
-          w.x0 = attr (tag, "xMin");
-          w.y0 = attr (tag, "yMin");
-          w.x1 = attr (tag, "xMax");
-          w.y1 = attr (tag, "yMax");
-          w.text = g_strndup (close + 1, end - close - 1);
-          g_array_append_val (page, w);
-        }
-    }
-  return pages;
-}
+/* Words of a PDF: rpe_test_pdf_words (rpe-test-utils.h). */
+typedef RpeTestWord Word;
 
 /* "&amp;" etc. are not in numbers; "≥" / "≤" words are joined to the number after them. */
 static char *
@@ -545,7 +481,7 @@ test_colour_bars (void)
     }
 
   /* ... and as drawn: every word right of a bar is a label at its value's place */
-  pages = pdf_words (path);
+  pages = rpe_test_pdf_words (path);
   if (pages == NULL)
     {
       g_test_skip ("pdftotext is not installed");
@@ -689,7 +625,7 @@ test_zoomed_pdf (void)
   cairo_destroy (cr);
   cairo_surface_destroy (s);
 
-  pages = pdf_words (path);
+  pages = rpe_test_pdf_words (path);
   if (pages == NULL)
     {
       g_test_skip ("pdftotext is not installed");
@@ -783,7 +719,7 @@ test_cli_zoom (void)
       return;
     }
   g_assert_cmpint (rpe_test_run_cli_export ("attention", args, path), ==, 0);
-  pages = pdf_words (path);
+  pages = rpe_test_pdf_words (path);
   if (pages == NULL)
     {
       g_test_skip ("pdftotext is not installed");

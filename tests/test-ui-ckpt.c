@@ -18,6 +18,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-npy.h"
 #include "rpe-templates-view.h"
+#include "rpe-ticks.h"
 #include "rpe-test-utils.h"
 #include "rpe-tensor-browser.h"
 #include "rpe-window-test.h"
@@ -791,6 +792,138 @@ test_conv2d (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The ticks of one axis of a map of lags [origin, origin + n): every label reads back to its
+ * value, and that value is the lag of the cell under the tick (pos counts from the image's
+ * first cell); returns whether the labels include a negative lag and 0. */
+static gboolean
+check_lag_ticks (const RpeTicks *t,
+                 gssize          origin,
+                 gsize           n)
+{
+  gboolean negative = FALSE, zero = FALSE;
+
+  g_assert_cmpuint (t->n, >=, 3);
+  for (gsize i = 0; i < t->n; i++)
+    {
+      double v = t->tick[i].value;
+      gssize cell = (gssize) floor (t->tick[i].pos * (double) n);
+
+      g_assert_cmpfloat (rpe_ticks_label_value (t->tick[i].label), ==, v);
+      g_assert_cmpint (cell + origin, ==, (gssize) v);
+      negative |= v < 0;
+      zero |= v == 0;
+    }
+  return negative && zero;
+}
+
+/* The lag axes of the 2-D window and of its exported figure are numbered by the lags
+ * -(N - 1) .. N - 1 themselves (not "tick - 11"), and the read-out names the lag. */
+static void
+test_conv2d_axes (void)
+{
+  RpeWindow *window = open_checkpoint ("spe-conv2d.pt");
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeGridWindow *gw = rpe_window_get_grid_window (window);
+  const gsize n1 = 5, n2 = 6;
+  g_autofree char *pdf = rpe_test_tmp_path ("ui-conv2d.pdf");
+  g_autoptr (RpeFigureBundle) bundle = NULL;
+  g_autoptr (GPtrArray) pages = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeExportSize size = { .width = 612.0, .height = 300.0 };
+  RpePlotRect images[RPE_FIGURE_MAX_PANELS];
+  RpeHeatmapView *lags;
+  RpeHeatmapData d;
+  RpeTicks x, y;
+  cairo_surface_t *s;
+  cairo_t *cr;
+  double cx, cy;
+  guint nx = 0, ny = 0;
+  gboolean nx_negative = FALSE, ny_negative = FALSE;
+
+  g_assert_nonnull (gw);
+  g_object_set (state, "grid-rows", (guint) n1, "grid-cols", (guint) n2, NULL);
+  settle_grid (window);
+  lags = rpe_grid_window_get_lag_view (gw);
+
+  /* the window: the map's own ticks at its size */
+  rpe_heatmap_view_get_render_data (lags, &d);
+  g_assert_cmpint (d.row_origin, ==, -(gssize) (n1 - 1));
+  g_assert_cmpint (d.col_origin, ==, -(gssize) (n2 - 1));
+  g_assert_null (strstr (d.x_label, "tick"));
+  g_assert_null (strstr (d.y_label, "tick"));
+  s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cr = cairo_create (s);
+  g_assert_true (rpe_plot_heatmap_ticks (cr, &d, gtk_widget_get_width (GTK_WIDGET (lags)),
+                                         gtk_widget_get_height (GTK_WIDGET (lags)), &x, &y));
+  g_assert_true (check_lag_ticks (&y, -(gssize) (n1 - 1), 2 * n1 - 1));
+  g_assert_true (check_lag_ticks (&x, -(gssize) (n2 - 1), 2 * n2 - 1));
+
+  /* the read-out over the first cell: lag (-4, -5) */
+  g_assert_true (rpe_heatmap_view_cell_center (lags, 0, 0, &cx, &cy));
+  rpe_figure_page_hover_at (rpe_grid_window_get_page (gw), GTK_WIDGET (lags), cx, cy);
+  g_assert_nonnull (strstr (rpe_figure_page_get_hover (rpe_grid_window_get_page (gw)), "Δi = -4, Δj = -5"));
+
+  /* the exported figure: its tick numbers (pdftotext -bbox) are lags, under and left of their
+   * cells' centres in the lag panel */
+  bundle = rpe_figure_page_build_figure (rpe_grid_window_get_page (gw));
+  g_assert_nonnull (bundle);
+  g_assert_true (rpe_export_bundle (bundle, NULL, RPE_EXPORT_PDF, &size, pdf, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (rpe_figure_compare_images (cr, &bundle->fig, size.width, size.height, images), ==, 2);
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+  /* the two maps (23 x 23 lags beside the 5 x 6 grid) share their top and height */
+  g_assert_cmpfloat (images[0].y, ==, images[1].y);
+  g_assert_cmpfloat (images[0].height, ==, images[1].height);
+  pages = rpe_test_pdf_words (pdf);
+  if (pages == NULL)
+    {
+      g_test_message ("pdftotext is not installed: the exported numbers are not read back");
+      goto done;
+    }
+  {
+    GArray *words = g_ptr_array_index (pages, 0);
+    const RpePlotRect *im = &images[0];
+
+    for (guint k = 0; k < words->len; k++)
+      {
+        RpeTestWord *w = &g_array_index (words, RpeTestWord, k);
+        double v = rpe_ticks_label_value (w->text), wx = (w->x0 + w->x1) / 2.0, wy = (w->y0 + w->y1) / 2.0;
+
+        if (isnan (v))
+          continue;
+        if (w->y0 > im->y + im->height && w->y0 < im->y + im->height + 20.0 && wx > im->x - 10.0
+            && wx < im->x + im->width + 10.0)
+          {
+            /* an x tick of the lag panel: column lag v at its cell's centre */
+            g_assert_cmpfloat (v, >=, -(double) (n2 - 1));
+            g_assert_cmpfloat (v, <=, (double) (n2 - 1));
+            g_assert_cmpfloat (fabs (wx - (im->x + im->width * (v + 0.5 + (double) (n2 - 1)) / (double) (2 * n2 - 1))),
+                               <=, 1.0);
+            nx_negative |= v < 0;
+            nx++;
+          }
+        else if (w->x1 < im->x && wy > im->y && wy < im->y + im->height)
+          {
+            g_assert_cmpfloat (v, >=, -(double) (n1 - 1));
+            g_assert_cmpfloat (v, <=, (double) (n1 - 1));
+            g_assert_cmpfloat (fabs (wy - (im->y + im->height * (v + 0.5 + (double) (n1 - 1)) / (double) (2 * n1 - 1))),
+                               <=, 1.0);
+            ny_negative |= v < 0;
+            ny++;
+          }
+      }
+    g_test_message ("exported lag panel: %u x ticks, %u y ticks", nx, ny);
+    g_assert_cmpuint (nx, >=, 3);
+    g_assert_cmpuint (ny, >=, 3);
+    g_assert_true (nx_negative && ny_negative);
+  }
+done:
+  gtk_window_destroy (GTK_WINDOW (gw));
+  rpe_test_wait_jobs ();
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -803,5 +936,6 @@ main (int   argc,
   g_test_add_func ("/ui/ckpt/lrpe-files", test_lrpe_files);
   g_test_add_func ("/ui/ckpt/lrpe-roles", test_lrpe_roles);
   g_test_add_func ("/ui/ckpt/conv2d", test_conv2d);
+  g_test_add_func ("/ui/ckpt/conv2d-axes", test_conv2d_axes);
   return g_test_run ();
 }

@@ -643,10 +643,10 @@ test_screenshots (void)
   save_view (window, dir, "attention");
   /* a causal map on the log colour scale, with the row plot of query m = 160 */
   g_object_set (state, "causal", TRUE, "color-scale", RPE_HEATMAP_TRANSFORM_LOG, NULL);
-  rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 160);
+  rpe_figure_page_set_row (RPE_FIGURE_PAGE (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 160);
   rpe_test_settle (window, FALSE);
   save_view (window, dir, "attention-log-row");
-  rpe_attention_view_set_row (RPE_ATTENTION_VIEW (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), -1);
+  rpe_figure_page_set_row (RPE_FIGURE_PAGE (view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), -1);
   g_object_set (state, "causal", FALSE, "color-scale", RPE_HEATMAP_TRANSFORM_NONE, NULL);
   g_object_set (state, "length", 128, "train-length", 64, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
@@ -658,7 +658,7 @@ test_screenshots (void)
   save_view (window, dir, "teaching");
   /* a row of both maps, percentile-clipped colours */
   g_object_set (state, "color-scale", RPE_HEATMAP_TRANSFORM_PERCENTILE, "color-percentile", 98.0, NULL);
-  rpe_teaching_view_set_row (RPE_TEACHING_VIEW (view_widget (window, RPE_WINDOW_VIEW_TEACHING)), 40);
+  rpe_figure_page_set_row (RPE_FIGURE_PAGE (view_widget (window, RPE_WINDOW_VIEW_TEACHING)), 40);
   rpe_test_settle (window, FALSE);
   save_view (window, dir, "teaching-row");
   gtk_window_destroy (GTK_WINDOW (window));

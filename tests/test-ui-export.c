@@ -222,11 +222,13 @@ check_figure_matches_view (RpeWindow       *window,
       g_assert_cmpuint (fig->n_panels, ==, 3);
       for (guint i = 0; i < 3; i++)
         {
-          const float *shown = rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (RPE_TEACHING_VIEW (w), i),
-                                                          &rows, &cols);
+          /* the maps the window draws are the figure's panels */
+          RpeFigureBundle *shown = rpe_figure_view_get_figure (rpe_teaching_view_get_maps (RPE_TEACHING_VIEW (w)));
 
+          rows = shown->fig.panels[i].rows;
+          cols = shown->fig.panels[i].cols;
           g_assert_cmpuint (fig->panels[i].rows, ==, rows);
-          assert_floats_equal (fig->panels[i].values, shown, rows * cols);
+          assert_floats_equal (fig->panels[i].values, shown->fig.panels[i].values, rows * cols);
         }
       break;
 
@@ -949,20 +951,20 @@ test_dialog_preset (void)
 }
 
 /* F11 presentation mode: the window asks for full screen, hides the sidebar, marks
- * itself for large text (the plots' text grows: measured on the heatmap's render
- * data and on the teaching view's error curve, which grows taller too), and F11 again
+ * itself for large text (the plots' text grows: measured on the scale the teaching view's
+ * maps are drawn at and on its error curve, which grows taller too), and F11 again
  * restores the sidebar as it was; the exported figure does not change (it is the
  * publication figure, not the screen). */
 static void
 test_presentation (void)
 {
   RpeWindow *window = open_window ();
-  RpeHeatmapData data;
+  RpeFigureView *maps;
+  double scale;
   g_autofree char *before = rpe_test_tmp_path ("presentation-before.png");
   g_autofree char *during = rpe_test_tmp_path ("presentation-during.png");
   g_autofree char *a = NULL, *b = NULL;
   gsize la, lb;
-  GtkWidget *heatmap = NULL;
   RpeTeachingView *teaching;
   RpeCurveView *curve;
   RpeCurvePlot plot;
@@ -972,24 +974,10 @@ test_presentation (void)
   show_view (window, RPE_WINDOW_VIEW_TEACHING);
   sidebar = rpe_window_get_sidebar_visible (window);
   g_assert_true (rpe_window_export_view (window, before, NULL));
-  /* a heatmap of the teaching view */
-  for (GtkWidget *w = gtk_widget_get_first_child (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
-       w != NULL && heatmap == NULL;)
-    {
-      if (RPE_IS_HEATMAP_VIEW (w))
-        heatmap = w;
-      else if (gtk_widget_get_first_child (w) != NULL)
-        w = gtk_widget_get_first_child (w);
-      else
-        {
-          while (w != NULL && gtk_widget_get_next_sibling (w) == NULL)
-            w = gtk_widget_get_parent (w);
-          w = w != NULL ? gtk_widget_get_next_sibling (w) : NULL;
-        }
-    }
-  g_assert_nonnull (heatmap);
-  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
-  g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  /* the teaching view's maps (the figure it exports, drawn at the view's scale) */
+  maps = rpe_teaching_view_get_maps (RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING)));
+  scale = rpe_figure_view_get_scale (maps);
+  g_assert_cmpfloat (scale, >, 0.0);
   /* the error curve below the maps: an RpeCurveView, its text and height grow with the rest */
   teaching = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
   curve = rpe_teaching_view_get_plot (teaching);
@@ -1001,10 +989,9 @@ test_presentation (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
   g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
   g_assert_false (rpe_window_get_sidebar_visible (window));
-  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
-  g_assert_cmpfloat (data.font_scale, >, 1.4);
+  g_assert_cmpfloat (rpe_figure_view_get_scale (maps), >, 1.4 * scale);
   rpe_curve_view_get_plot (curve, &plot);
-  g_assert_cmpfloat (plot.font_scale, ==, data.font_scale);
+  g_assert_cmpfloat (plot.font_scale, >, 1.4);
   {
     int h;
 
@@ -1026,8 +1013,7 @@ test_presentation (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.presentation", NULL));
   g_assert_false (gtk_widget_has_css_class (GTK_WIDGET (window), "presentation"));
   g_assert_cmpint (rpe_window_get_sidebar_visible (window), ==, sidebar);
-  rpe_heatmap_view_get_render_data (RPE_HEATMAP_VIEW (heatmap), &data);
-  g_assert_cmpfloat (data.font_scale, ==, 0.0);
+  g_assert_cmpfloat (rpe_figure_view_get_scale (maps), ==, scale);
   rpe_curve_view_get_plot (curve, &plot);
   g_assert_cmpfloat (plot.font_scale, ==, 0.0);
   gtk_window_destroy (GTK_WINDOW (window));

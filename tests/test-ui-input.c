@@ -550,7 +550,7 @@ assert_matches_fresh (RpeWindow *window)
           assert_viewport_sane (a, rpe_explorer_state_get_length (rpe_window_get_state (window)));
           rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (a), &m0, &m1, &n0, &n1);
           /* a click chose a query row: its plot takes room under the map (a smaller image) */
-          rpe_attention_view_set_row (fa, rpe_attention_view_get_row (a));
+          rpe_figure_page_set_row (RPE_FIGURE_PAGE (fa), rpe_figure_page_get_row (RPE_FIGURE_PAGE (a)));
           rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (fa), m0, m1, n0, n1);
           settle (fresh);
         }

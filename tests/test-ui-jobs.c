@@ -214,7 +214,11 @@ test_cap_full_n (void)
   {
     gsize rows = 0, cols = 0;
 
-    g_assert_nonnull (rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (tv, 0), &rows, &cols));
+    RpeFigureBundle *shown = rpe_figure_view_get_figure (rpe_teaching_view_get_maps (tv));
+
+    g_assert_nonnull (shown);
+    rows = shown->fig.panels[0].rows;
+    cols = shown->fig.panels[0].cols;
     g_assert_cmpuint (rows, ==, asked);
     g_assert_cmpuint (cols, ==, asked);
   }
@@ -326,7 +330,7 @@ test_cancel_axes (void)
   rpe_test_settle (window, FALSE);
   {
     RpeTeaching *t = rpe_teaching_view_get_result (tv);
-    gsize rows = 0, cols = 0;
+    gsize rows = 0;
 
     g_assert_cmpuint (t->n, ==, 80);
     g_object_set (state, "length", 120, NULL);
@@ -335,7 +339,8 @@ test_cancel_axes (void)
     rpe_figure_page_cancel (RPE_FIGURE_PAGE (tv));
     rpe_test_wait_jobs ();
     g_assert_true (rpe_teaching_view_get_result (tv) == t);
-    g_assert_nonnull (rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (tv, 0), &rows, &cols));
+    g_assert_nonnull (rpe_figure_view_get_figure (rpe_teaching_view_get_maps (tv)));
+    rows = rpe_figure_view_get_figure (rpe_teaching_view_get_maps (tv))->fig.panels[0].rows;
     g_assert_cmpuint (rows, ==, t->n);
     g_assert_nonnull (strstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), "cancelled"));
   }

@@ -111,20 +111,21 @@ test_live (void)
         g_assert_cmpfloat (bundle->fig.panels[2].values[c * o->n + m], ==, o->difference[m * 4 + c]);
       }
 
-  /* its text reads at 1280 x 800: the view draws the export's page scaled to its area, so the
-   * tick text is the figure's size (points) times that scale, at least 10 px */
+  /* its text reads at 1280 x 800: the view draws the export's figure laid out at its size and
+   * scaled by rpe_figure_view_get_scale, so the tick text is the figure's size (points) times
+   * that scale, at least 10 px */
   {
-    GtkWidget *area = rpe_test_find_widget (GTK_WIDGET (view), GTK_TYPE_DRAWING_AREA);
-    double wpt, hpt, scale;
+    GtkWidget *area = rpe_test_find_widget (GTK_WIDGET (view), RPE_TYPE_FIGURE_VIEW);
+    double scale;
 
     g_assert_nonnull (area);
     rpe_test_settle (window, FALSE);
     g_assert_cmpint (gtk_widget_get_width (area), >, 0);
-    rpe_figure_default_size (&bundle->fig, &wpt, &hpt);
-    scale = fmin (gtk_widget_get_width (area) / wpt, gtk_widget_get_height (area) / hpt);
-    g_test_message ("outputs at 1280 x 800: a %d x %d area draws the %.0f x %.0f pt page at %.2f px/pt: "
+    g_assert_nonnull (rpe_figure_view_get_figure (RPE_FIGURE_VIEW (area)));
+    scale = rpe_figure_view_get_scale (RPE_FIGURE_VIEW (area));
+    g_test_message ("outputs at 1280 x 800: a %d x %d area draws the figure at %.2f px/pt: "
                     "strip text %.1f px, plot text %.1f px", gtk_widget_get_width (area), gtk_widget_get_height (area),
-                    wpt, hpt, scale, bundle->fig.panels[0].font_size * scale, bundle->fig.plots[0].font_size * scale);
+                    scale, bundle->fig.panels[0].font_size * scale, bundle->fig.plots[0].font_size * scale);
     for (gsize i = 0; i < bundle->fig.n_panels; i++)
       g_assert_cmpfloat (bundle->fig.panels[i].font_size * scale, >=, 10.0);
     for (gsize i = 0; i < bundle->fig.n_plots; i++)

@@ -458,7 +458,7 @@ check_row (RpeWindow        *window,
   const double *x, *y;
   gsize count = rpe_attention_view_get_row_series (view, &x, &y);
 
-  g_assert_cmpint (rpe_attention_view_get_row (view), ==, m);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, m);
   g_assert_cmpuint (count, ==, TEST_N);
   for (gsize n = 0; n < TEST_N; n++)
     {
@@ -482,7 +482,7 @@ test_row_plot (void)
   g_object_set (state, "method", RPE_EXPLORER_METHOD_FASTRPB, "content", RPE_CONTENT_UNIT, "causal", FALSE, NULL);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   settle (window);
-  g_assert_cmpint (rpe_attention_view_get_row (view), ==, -1);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, -1);
   g_assert_true (cell_centre (view, 17, 5, &px, &py));
   /* the click gesture's "released" as GTK emits it for a press and release in place */
   click = find_controller (canvas, GTK_TYPE_GESTURE_CLICK);
@@ -498,15 +498,15 @@ test_row_plot (void)
     g_assert_cmpfloat (py2, <, py);
   }
   /* keyboard: Down, Page Up, Delete */
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.row", "i", 1);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.row", "i", 1);
   settle (window);
   check_row (window, view, 18);
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.row", "i", -10);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.row", "i", -10);
   settle (window);
   check_row (window, view, 8);
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.row", "i", 0);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.row", "i", 0);
   settle (window);
-  g_assert_cmpint (rpe_attention_view_get_row (view), ==, -1);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, -1);
   g_assert_cmpuint (rpe_attention_view_get_row_series (view, NULL, NULL), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
@@ -517,44 +517,49 @@ test_teaching_row (void)
 {
   RpeWindow *window = open_window ();
   RpeTeachingView *view = RPE_TEACHING_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_TEACHING));
-  RpeHeatmapView *map = rpe_teaching_view_get_heatmap (view, 1);
+  RpeFigureView *maps = rpe_teaching_view_get_maps (view);
   GtkEventController *click;
   RpeCurvePlot cp;
   const RpeCurvePlot *plot = &cp;
-  const float *exact, *estimate;
-  gsize rows, cols, row = 0, col = 0;
+  const RpeHeatmapData *exact, *estimate;
+  gsize cols, row = 0, col = 0;
+  guint panel = 0;
   double px = -1, py = -1;
 
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
   settle (window);
-  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, -1);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, -1);
   /* a point of row 20 of the estimate's map */
-  for (int y = 0; y < gtk_widget_get_height (GTK_WIDGET (map)) && px < 0; y++)
-    for (int x = 0; x < gtk_widget_get_width (GTK_WIDGET (map)); x++)
-      if (rpe_heatmap_view_cell_at (map, x + 0.5, y + 0.5, &row, &col) && row == 20)
+  for (int y = 0; y < gtk_widget_get_height (GTK_WIDGET (maps)) && px < 0; y++)
+    for (int x = 0; x < gtk_widget_get_width (GTK_WIDGET (maps)); x++)
+      if (rpe_figure_view_cell_at (maps, x + 0.5, y + 0.5, &panel, &row, &col) && panel == 1 && row == 20)
         {
           px = x + 4.5;
           py = y + 1.5;
           break;
         }
   g_assert_cmpfloat (px, >=, 0.0);
-  click = find_controller (GTK_WIDGET (map), GTK_TYPE_GESTURE_CLICK);
+  click = find_controller (GTK_WIDGET (maps), GTK_TYPE_GESTURE_CLICK);
   g_assert_nonnull (click);
   g_signal_emit_by_name (click, "released", 1, px, py);
-  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, 20);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, 20);
   rpe_curve_view_get_plot (rpe_teaching_view_get_plot (view), &cp);
-  exact = rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (view, 0), &rows, &cols);
-  estimate = rpe_heatmap_view_get_data (map, &rows, &cols);
+  exact = &rpe_figure_view_get_figure (maps)->fig.panels[0];
+  estimate = &rpe_figure_view_get_figure (maps)->fig.panels[1];
+  cols = exact->cols;
   g_assert_cmpuint (plot->n_series, ==, 2);
   g_assert_cmpuint (plot->series[0].n, ==, cols);
   for (gsize n = 0; n < cols; n++)
     {
       g_assert_cmpfloat (plot->series[0].x[n], ==, (double) n);
-      g_assert_cmpfloat (plot->series[0].y[n], ==, exact[20 * cols + n]);
-      g_assert_cmpfloat (plot->series[1].y[n], ==, estimate[20 * cols + n]);
+      g_assert_cmpfloat (plot->series[0].y[n], ==, exact->values[20 * cols + n]);
+      g_assert_cmpfloat (plot->series[1].y[n], ==, estimate->values[20 * cols + n]);
     }
-  gtk_widget_activate_action (GTK_WIDGET (view), "teaching.row", "i", 0);
-  g_assert_cmpint (rpe_teaching_view_get_row (view), ==, -1);
+  /* Down moves it, Delete clears it: the template error curve again */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "figure.row", "i", 1));
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, 21);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.row", "i", 0);
+  g_assert_cmpint (rpe_figure_page_get_row (RPE_FIGURE_PAGE (view)), ==, -1);
   rpe_curve_view_get_plot (rpe_teaching_view_get_plot (view), &cp);
   g_assert_true (plot->x_log);   /* the template error curve again */
   gtk_window_destroy (GTK_WINDOW (window));

@@ -60,12 +60,12 @@ method_from_name (const char *name, RpeExplorerMethod *method)
 
 /* The explorer's state for the parameters of the options (A). */
 static RpeExplorerSnapshot *
-snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
+snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, gboolean overview, GError **error)
 {
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
   gsize n;
 
-  if (!rpe_cli_load_params (o, params, error))
+  if (!rpe_cli_load_params_full (o, params, !overview, error))
     return NULL;
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return NULL;
@@ -266,7 +266,7 @@ rpe_cli_export_compare (int argc, char **argv)
       goto done;
     }
 
-  snap = snapshot_of_options (&o, &params, &error);
+  snap = snapshot_of_options (&o, &params, overview, &error);
   if (snap == NULL)
     {
       fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);

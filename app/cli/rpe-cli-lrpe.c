@@ -168,7 +168,8 @@ load_trained (const RpeCliArgs *o, gboolean use_checkpoint, Trained *t, GError *
       m = rpe_checkpoint_pick_lrpe (t->set, o->model.prefix, &t->modules, &pick_error);
       if (m == NULL && (map == NULL || o->model.prefix != NULL))
         {
-          g_propagate_prefixed_error (error, pick_error, "%s: ", o->model.checkpoint);
+          rpe_cli_phrase_pick_error (pick_error, o->model.checkpoint, o->model.prefix);
+          g_propagate_error (error, pick_error);
           return FALSE;
         }
       /* with a map and no --prefix, a file without one clear LRPE module gives only the mapped tensors */
@@ -685,7 +686,7 @@ checkpoint_bias (const RpeCliArgs *o, GError **error)
 
       if (m == NULL)
         {
-          g_prefix_error (error, "%s: ", o->model.checkpoint);
+          rpe_cli_phrase_pick_error (error != NULL ? *error : NULL, o->model.checkpoint, o->model.prefix);
           return NULL;
         }
       src = m->w;

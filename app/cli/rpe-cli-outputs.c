@@ -564,10 +564,16 @@ rpe_cli_curves_output_error (int    argc,
         st = rpe_curve_table_add_column (t, "error_mean", outs.error_mean, NULL);
       if (st == RPE_OK)
         st = rpe_curve_table_add_column (t, "error_sd", outs.error_sd, NULL);
-      if (st == RPE_OK)
-        st = rpe_curve_table_set_meta_double (t, "error before N_train", outs.error_before);
-      if (st == RPE_OK)
-        st = rpe_curve_table_set_meta_double (t, "error from N_train", outs.error_after);
+      /* the split only where a training length cuts the positions in two; otherwise the core's
+       * error_before is the whole output's error (and error_after has no rows) */
+      if (st == RPE_OK && s.train_length > 0 && s.train_length < s.spec.n)
+        {
+          st = rpe_curve_table_set_meta_double (t, "error before N_train", outs.error_before);
+          if (st == RPE_OK)
+            st = rpe_curve_table_set_meta_double (t, "error from N_train", outs.error_after);
+        }
+      else if (st == RPE_OK)
+        st = rpe_curve_table_set_meta_double (t, "error over all positions", outs.error_before);
     }
   else
     {
@@ -629,7 +635,7 @@ rpe_cli_curves_output_error (int    argc,
     st = meta_size (t, "R", s.spec.r);
   if (st == RPE_OK)
     st = meta_size (t, "draws", s.draws);
-  if (st == RPE_OK)
+  if (st == RPE_OK && s.train_length > 0)
     st = meta_size (t, "N_train", s.train_length);
   if (!rpe_cli_status_error (st, "output error", &error))
     goto report;

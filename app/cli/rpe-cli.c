@@ -9,9 +9,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <glib/gi18n.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
@@ -167,6 +169,22 @@ rpe_cli_map_only (const RpeTensorMap *map, RpeRole first, RpeRole last, const ch
   return TRUE;
 }
 
+void
+rpe_cli_phrase_pick_error (GError *error, const char *checkpoint, const char *prefix)
+{
+  char *text;
+
+  if (error == NULL)
+    return;
+  /* the reader found several modules and was told none: the CLI's way to tell it */
+  if (prefix == NULL && g_error_matches (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT))
+    text = g_strdup_printf ("%s: %s (--prefix PREFIX)", checkpoint, error->message);
+  else
+    text = g_strdup_printf ("%s: %s", checkpoint, error->message);
+  g_free (error->message);
+  error->message = text;
+}
+
 RpeTensorSet *
 rpe_cli_read_checkpoint (const char *path, GError **error)
 {
@@ -179,6 +197,12 @@ rpe_cli_read_checkpoint (const char *path, GError **error)
 
 gboolean
 rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
+{
+  return rpe_cli_load_params_full (o, params, TRUE, error);
+}
+
+gboolean
+rpe_cli_load_params_full (const RpeCliArgs *o, RpeSpeParams *params, gboolean print_notes, GError **error)
 {
   RpeSpeMethod method = RPE_SPE_SINE;
   RpeStatus    st;
@@ -217,10 +241,13 @@ rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
           g_prefix_error (error, "%s: ", o->model.checkpoint);
           return FALSE;
         }
-      if (note != NULL)
+      if (note != NULL && print_notes)
         {
           g_autofree char *escaped = g_strescape (note, "\n");
           fprintf (stderr, _("rpe: %s\n"), escaped);
+          /* the reader says what it chose; the options that choose otherwise are the CLI's */
+          fprintf (stderr, _("rpe: choose the module with --prefix, the layer with --layer and a gate with "
+                             "--map gate=TENSOR (rpe info lists them)\n"));
         }
     }
   else
@@ -736,9 +763,21 @@ rpe_cli_check_output (const RpeCliArgs *o, const char *path, GError **error)
     o->fastrpb.cols,
   };
 
+  GStatBuf st;
+
   for (gsize i = 0; i < G_N_ELEMENTS (inputs); i++)
     rpe_file_add_input (inputs[i]);
-  return path == NULL || rpe_output_check (path, error);
+  if (path == NULL || rpe_output_check (path, error))
+    return TRUE;
+  /* a write-protected file the reader refused to replace: the option that replaces it */
+  if (error != NULL && *error != NULL && g_stat (path, &st) == 0 && S_ISREG (st.st_mode) && (st.st_mode & 0222) == 0)
+    {
+      char *text = g_strdup_printf ("%s (--force replaces it)", (*error)->message);
+
+      g_free ((*error)->message);
+      (*error)->message = text;
+    }
+  return FALSE;
 }
 
 gboolean

@@ -53,7 +53,14 @@ gboolean rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*d
 
 /* A checkpoint file, or "demo" for the embedded demo checkpoint. */
 RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);
+/* An LRPE or FastRPB reader's error for the CLI: the checkpoint named, and, where several modules
+ * were found and no prefix given, the option that chooses one. */
+void          rpe_cli_phrase_pick_error (GError *error, const char *checkpoint, const char *prefix);
 gboolean      rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error);
+/* The same; the reader's notes on the module, layer and gate it chose are printed only when
+ * print_notes (a command that draws every layer and head has chosen none of them). */
+gboolean      rpe_cli_load_params_full (const RpeCliArgs *o, RpeSpeParams *params, gboolean print_notes,
+                                        GError **error);
 RpeTensor    *rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error);
 gboolean      rpe_cli_resolve_length (const RpeCliArgs *o, gsize input_length, gsize *n, GError **error);
 gboolean      rpe_cli_load_inputs (const RpeCliArgs   *o,

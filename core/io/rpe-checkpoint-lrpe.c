@@ -154,7 +154,7 @@ pick (GPtrArray   *modules,
     rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no %s module in the checkpoint (see rpe info)", family);
   else if (prefix == NULL)
     rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                   "the checkpoint has %u %s modules (%s): choose one with --prefix",
+                   "the checkpoint has %u %s modules (%s): choose one by its prefix",
                    modules->len, family, list->str);
   else
     rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no %s module under the prefix '%s'; the checkpoint has %s",

@@ -1235,14 +1235,14 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
   map_conv = rpe_tensor_map_has_any (map, RPE_ROLE_CONV_Q, RPE_ROLE_CONV_K);
   if (map_sine && map_conv)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "--map gives both sine (freqs/offsets/gains) and conv (conv_q/conv_k) roles; "
+                          "the tensor mapping gives both sine (freqs/offsets/gains) and conv (conv_q/conv_k) roles; "
                           "one module is loaded at a time");
   for (int r = 0; r <= RPE_ROLE_GATE; r++)
     {
       const char *name = rpe_tensor_map_get (map, (RpeRole) r);
       if (name != NULL && (mapped[r] = rpe_tensor_set_lookup (set, name)) == NULL)
         return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                              "--map %s=%s: the checkpoint has no tensor '%s' (rpe info lists them)",
+                              "tensor mapping %s=%s: the checkpoint has no tensor '%s'",
                               rpe_role_to_string ((RpeRole) r), name, name);
     }
   if (map_sine || map_conv)
@@ -1250,7 +1250,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
       int want = map_sine ? RPE_SPE_SINE : RPE_SPE_CONV;
       if (method >= 0 && method != want)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "--map gives %s roles but the %s method was asked for",
+                              "the tensor mapping gives %s roles but the %s method was asked for",
                               method_name (want), method_name (method));
       method = want;
       map_complete = map_sine ? (mapped[0] && mapped[1] && mapped[2]) : (mapped[3] && mapped[4]);
@@ -1305,7 +1305,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
           u = &mapped_unit;
           flax_kernel = dv->flax;
         }
-      module = u == &mapped_unit ? g_strdup ("(--map)") : g_strdup (g->prefix);
+      module = u == &mapped_unit ? g_strdup ("(mapped tensors)") : g_strdup (g->prefix);
     }
   else
     {
@@ -1336,7 +1336,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                   g_string_append_printf (s, "%s'%s' (%s)", i > 0 ? ", " : "", o->pattern, method_name (o->method));
                 }
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "The prefix '%s' names %u SPE modules: %s; give one of these (or --method)",
+                             "The prefix '%s' names %u SPE modules: %s; give one of these (or a method)",
                              sel->prefix, matches->len, s->str);
               g_string_free (s, TRUE);
               g_ptr_array_unref (matches);
@@ -1380,12 +1380,12 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
               return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
                                     "No SPE module found: no tensors named '<module>.freqs|offsets|gains', "
                                     "'<module>.conv_q.weight|conv_k.weight' or '<module>/conv_q/kernel|conv_k/kernel' "
-                                    "(map other names with --map ROLE=TENSOR)");
+                                    "(other names can be mapped to these roles)");
             }
           if (n_complete > 1)
             {
               g_autofree char *list = module_list (dv, method);
-              g_string_append_printf (notes, "Using the SPE module '%s' (%s) of %s; choose with --prefix.\n",
+              g_string_append_printf (notes, "Using the SPE module '%s' (%s) of %s; another is chosen by its prefix.\n",
                                       g->prefix, method_name (g->method), list);
             }
         }
@@ -1396,7 +1396,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
         {
           if (layer >= 0 && layer != prefix_layer)
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "--prefix %s is layer %d's module but --layer %d was given",
+                                  "the prefix %s is layer %d's module but layer %d was asked for",
                                   sel->prefix, prefix_layer, layer);
           layer = prefix_layer;
         }
@@ -1421,7 +1421,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
             {
               g_autofree char *list = unit_layers (g);
               g_string_append_printf (notes, "'%s' has one code per layer (layers %s); using layer %d's; "
-                                      "choose with --layer.\n", g->prefix, list, u->layer);
+                                      "another layer can be chosen.\n", g->prefix, list, u->layer);
             }
         }
       else
@@ -1484,8 +1484,8 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
 
       if (problem != NULL)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "Cannot tell which gate the SPE module '%s' uses: %s; choose with "
-                              "--map gate=TENSOR (or --no-gate)", g->prefix, problem);
+                              "Cannot tell which gate the SPE module '%s' uses: %s; map the gate role to "
+                              "one of them (or leave the gate out)", g->prefix, problem);
       if (g->layered && gg->layered)
         {
           for (guint i = 0; i < gg->gates->len && gate == NULL; i++)
@@ -1516,7 +1516,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
             {
               g_autofree char *list = gate_layers (gg);
               g_string_append_printf (notes, "'%s' has %u gates (layers %s); using layer %d's '%s'; "
-                                      "choose with --layer.\n", g->prefix, gg->gates->len, list,
+                                      "another layer can be chosen.\n", g->prefix, gg->gates->len, list,
                                       gu->layer, gu->tensor->name);
             }
           gate = gu->tensor;
@@ -1559,7 +1559,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
         }
       if (n_others > 0)
         g_string_append_printf (notes, "The checkpoint has %u gate%s of this shape paired with no module "
-                                "(%s%s), not used%s; use one with --map gate=TENSOR.\n",
+                                "(%s%s), not used%s; map the gate role to one to use it.\n",
                                 n_others, n_others > 1 ? "s" : "", others->str, n_others > 8 ? ", ..." : "",
                                 gate != NULL ? "" : " (the template is ungated)");
       g_string_free (others, TRUE);

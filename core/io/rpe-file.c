@@ -242,7 +242,7 @@ rpe_output_check (const char  *path,
   if (!output_force && !may_write (path, &st))
     return rpe_set_error (error, RPE_ERROR_IO,
                           "Cannot write '%s': the file exists and is write-protected (mode %04o); "
-                          "refusing to replace it (--force replaces it)", shown,
+                          "refusing to replace it unless told to", shown,
                           (unsigned) (st.st_mode & 07777));
   return TRUE;
 }

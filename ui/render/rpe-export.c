@@ -259,9 +259,11 @@ title_height (cairo_t         *cr,
 }
 
 /* The panels of a COMPARE figure as drawn: the shared range of the first two with one
- * colour bar (right of the second), the y axis numbered on the first panel only, one
- * text size, and a common cell size; each panel's rectangle is its margins around an
- * image of the same size, so that the images have the same size and top. */
+ * colour bar (right of the second), the y axis numbered on the first panel only (and on
+ * any panel whose y axis is another), one text size, and a common cell size; each panel's
+ * rectangle is its margins around an image of the same height, so that the images have
+ * the same size and top (panels of another shape, e.g. a map of lags beside a map of
+ * positions, the same height and top, with cells of their own size). */
 /* Narrow and tall: the panels stacked (a column of a paper). */
 static gboolean
 compare_stacked (const RpeFigure *fig,
@@ -269,6 +271,15 @@ compare_stacked (const RpeFigure *fig,
                  double           height)
 {
   return fig->n_panels >= 2 && width / (double) fig->n_panels < 120.0 && height > width;
+}
+
+/* Whether panel b is numbered along y as panel a (then only a carries the numbers). */
+static gboolean
+same_y_axis (const RpeHeatmapData *a,
+             const RpeHeatmapData *b)
+{
+  return a->rows == b->rows && a->row_positions == b->row_positions && a->row_origin == b->row_origin
+         && g_strcmp0 (a->y_label, b->y_label) == 0;
 }
 
 typedef struct
@@ -288,7 +299,8 @@ compare_layout (cairo_t         *cr,
 {
   size_t n = fig->n_panels;
   double lo = INFINITY, hi = -INFINITY, font, mw[RPE_FIGURE_MAX_PANELS], mh = 0.0, sum_w = 0.0, cell, x;
-  size_t rows = 0, cols = 0;
+  double units = 0.0;
+  size_t rows = 0;
 
   cl->top = title_height (cr, fig, width, height);
   if (fig->share_scale && n >= 2)
@@ -360,7 +372,7 @@ compare_layout (cairo_t         *cr,
           if (i == 0)
             d->show_colorbar = false;   /* one bar for the shared pair, right of the second */
         }
-      if (i > 0 && d->show_axes)
+      if (i > 0 && d->show_axes && same_y_axis (&fig->panels[0], d))
         d->hide_y_labels = true;
       if (!rpe_plot_heatmap_layout (cr, d, pw * 4.0, ph, &image, NULL))
         return FALSE;
@@ -371,28 +383,34 @@ compare_layout (cairo_t         *cr,
        * otherwise read as the bar label's axis */
       if (i > 0 && cl->d[i - 1].show_colorbar)
         sum_w += font * 1.5;
+      if (d->rows == 0 || d->cols == 0)
+        return FALSE;
       rows = MAX (rows, d->rows);
-      cols = MAX (cols, d->cols);
     }
-  if (rows == 0 || cols == 0)
-    return FALSE;
-  cell = fmin ((width - sum_w) / ((double) n * (double) cols), (height - cl->top - mh) / (double) rows);
+  /* one image height: a panel of fewer rows (another shape) has larger cells */
+  for (size_t i = 0; i < n; i++)
+    units += (double) cl->d[i].cols * ((double) rows / (double) cl->d[i].rows);
+  cell = fmin ((width - sum_w) / units, (height - cl->top - mh) / (double) rows);
   if (!(cell > 0.0))
     return FALSE;
   {
-    double iw = floor (cell * (double) cols), slack;
+    double iw[RPE_FIGURE_MAX_PANELS], slack = width - sum_w;
 
-    slack = width - sum_w - iw * (double) n;
+    for (size_t i = 0; i < n; i++)
+      {
+        iw[i] = floor (cell * ((double) rows / (double) cl->d[i].rows) * (double) cl->d[i].cols);
+        slack -= iw[i];
+      }
     x = floor (fmax (0.0, slack) / (double) (n + 1));
     for (size_t i = 0; i < n; i++)
       {
         cl->d[i].equal_aspect = true;
-        cl->d[i].max_cell = (iw + 0.5) / (double) cols;
+        cl->d[i].max_cell = (iw[i] + 0.5) / (double) cl->d[i].cols;
         if (i > 0 && cl->d[i - 1].show_colorbar)
           x += floor (font * 1.5);
         cl->rect[i].x = x;
         cl->rect[i].y = cl->top;
-        cl->rect[i].width = floor (mw[i] + iw);
+        cl->rect[i].width = floor (mw[i] + iw[i]);
         cl->rect[i].height = height - cl->top;
         x += cl->rect[i].width + floor (fmax (0.0, slack) / (double) (n + 1));
       }

@@ -75,7 +75,8 @@ typedef struct
 } RpeFigure;
 
 /* The layout of a COMPARE figure: where each panel's image goes (user units of
- * a figure drawn in (0, 0, width, height)); their tops and heights are equal.
+ * a figure drawn in (0, 0, width, height)); their tops and heights are equal (and their
+ * widths, for panels of one shape).
  * Returns the number of panels placed (0: nothing to draw). */
 size_t    rpe_figure_compare_images  (cairo_t         *cr,
                                       const RpeFigure *fig,

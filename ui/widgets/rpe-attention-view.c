@@ -40,13 +40,11 @@ struct _RpeAttentionView
   cairo_surface_t   *surface;     /* the image, coloured */
   RpeHeatmapReduce   reduce;
   int                requested_side;
-  gssize             row;         /* the query position m whose row is plotted; -1: none */
   double            *row_x;       /* the plotted series (key positions, values) */
   double            *row_y;
   gsize              row_n;
 
   GtkWidget         *canvas;
-  GtkWidget         *row_clear;
 };
 
 G_DEFINE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, RPE_TYPE_FIGURE_PAGE)
@@ -66,6 +64,13 @@ attention_state (RpeAttentionView *self)
   return rpe_figure_page_get_state (RPE_FIGURE_PAGE (self));
 }
 
+/* The query position m whose row is plotted under the map (-1: none). */
+static gssize
+chosen_row (RpeAttentionView *self)
+{
+  return rpe_figure_page_get_row (RPE_FIGURE_PAGE (self));
+}
+
 /* ---------------------------------------------------------------- layout */
 
 static gboolean
@@ -78,7 +83,7 @@ plot_rect (RpeAttentionView *self,
   double h = gtk_widget_get_height (self->canvas) - MARGIN_TOP - MARGIN_BOTTOM;
   double s;
 
-  if (self->row >= 0)
+  if (chosen_row (self) >= 0)
     h -= ROW_PLOT_HEIGHT + ROW_PLOT_GAP;   /* the row plot's strip under the map */
   s = floor (fmin (w, h));
 
@@ -198,7 +203,7 @@ row_plot_setup (RpeAttentionView *self,
   rpe_curve_plot_init (plot);
   plot->series = series;
   plot->n_series = 1;
-  snprintf (title, title_size, _("row m = %zd: a(m, n)"), self->row);
+  snprintf (title, title_size, _("row m = %zd: a(m, n)"), chosen_row (self));
   plot->title = title;
   plot->x_label = NULL;
   plot->y_label = NULL;
@@ -246,21 +251,20 @@ draw_row_plot (RpeAttentionView *self,
   cairo_restore (cr);
 }
 
-/* Fills the row series from the image for self->row (NaN where the image has no row). */
+/* Fills the row series from the image for the chosen row (NaN where the image has no row). */
 static void
 update_row (RpeAttentionView *self)
 {
   RpeAttentionImage *img = attention_image (self);
+  gssize m = chosen_row (self);
   gsize i;
 
   g_clear_pointer (&self->row_x, g_free);
   g_clear_pointer (&self->row_y, g_free);
   self->row_n = 0;
-  gtk_widget_set_visible (self->row_clear, self->row >= 0);
-  if (self->row < 0 || img == NULL || img->rows == 0 || img->cols == 0 || (gsize) self->row < img->m0
-      || (gsize) self->row >= img->m1)
+  if (m < 0 || img == NULL || img->rows == 0 || img->cols == 0 || (gsize) m < img->m0 || (gsize) m >= img->m1)
     return;
-  i = MIN ((gsize) (((guint64) ((gsize) self->row - img->m0) * img->rows) / (img->m1 - img->m0)), img->rows - 1);
+  i = MIN ((gsize) (((guint64) ((gsize) m - img->m0) * img->rows) / (img->m1 - img->m0)), img->rows - 1);
   self->row_x = g_new (double, img->cols);
   self->row_y = g_new (double, img->cols);
   for (gsize j = 0; j < img->cols; j++)
@@ -361,10 +365,10 @@ canvas_draw (GtkDrawingArea *area,
       cairo_paint (cr);
       cairo_restore (cr);
     }
-  if (self->row >= 0 && pm1 > pm0)
+  if (chosen_row (self) >= 0 && pm1 > pm0)
     {
       /* the plotted row, framed */
-      double ry = y + ((double) self->row - pm0) / (pm1 - pm0) * side;
+      double ry = y + ((double) chosen_row (self) - pm0) / (pm1 - pm0) * side;
       double rh = fmax (1.0, side / (pm1 - pm0));
 
       cairo_set_line_width (cr, 1.5);
@@ -422,7 +426,7 @@ canvas_draw (GtkDrawingArea *area,
           rpe_plot_render_colorbar (cr, cmap, lo, hi, rd.transform, rd.transform_param, label, &bar, 10.0, fgc);
         }
     }
-  if (self->row >= 0)
+  if (chosen_row (self) >= 0)
     draw_row_plot (self, cr, x, y + side + MARGIN_BOTTOM, side, fg);
 }
 
@@ -435,7 +439,7 @@ describe_row_point (RpeAttentionView *self,
   double x, y, side, fn;
   gsize j;
 
-  if (self->row < 0 || self->row_n == 0 || !plot_rect (self, &x, &y, &side))
+  if (chosen_row (self) < 0 || self->row_n == 0 || !plot_rect (self, &x, &y, &side))
     return NULL;
   if (!(py >= y + side + MARGIN_BOTTOM && py < y + side + MARGIN_BOTTOM + ROW_PLOT_HEIGHT
         && px >= x && px < x + side))
@@ -451,7 +455,7 @@ describe_row_point (RpeAttentionView *self,
   for (gsize k = 1; k < self->row_n; k++)
     if (fabs (self->row_x[k] - fn + 0.5) < fabs (self->row_x[j] - fn + 0.5))
       j = k;
-  return g_strdup_printf (_("row m = %zd, n ≈ %.0f: a(m, n) = %.6g"), self->row, self->row_x[j], self->row_y[j]);
+  return g_strdup_printf (_("row m = %zd, n ≈ %.0f: a(m, n) = %.6g"), chosen_row (self), self->row_x[j], self->row_y[j]);
 }
 
 static void
@@ -475,36 +479,32 @@ canvas_released (GtkGestureClick  *gesture,
   fm = m0 + (py - y) / side * (m1 - m0);
   if (!(fm >= 0.0 && fm < (double) n))
     return;
-  rpe_attention_view_set_row (self, (gssize) fm);
+  rpe_figure_page_set_row (RPE_FIGURE_PAGE (self), (gssize) fm);
 }
 
-static void
-row_clear_clicked (GtkButton        *button,
-                   RpeAttentionView *self)
+/* The rows of the page's N; the first Down / Up chooses the row in the middle of the viewport. */
+static gboolean
+attention_row_range (RpeFigurePage *page,
+                     gsize         *n_rows,
+                     gsize         *first)
 {
-  rpe_attention_view_set_row (self, -1);
-}
-
-static void
-action_row (GtkWidget  *widget,
-            const char *action_name,
-            GVariant   *parameter)
-{
-  RpeAttentionView *self = RPE_ATTENTION_VIEW (widget);
-  gint32 step = g_variant_get_int32 (parameter);
-  gsize n = rpe_figure_page_get_viewport_n (RPE_FIGURE_PAGE (self));
   double m0, m1, n0, n1;
-  gssize m;
 
-  if (step == 0 || n == 0)
-    {
-      rpe_attention_view_set_row (self, -1);
-      return;
-    }
-  /* the first step chooses the row in the middle of the viewport */
-  rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (self), &m0, &m1, &n0, &n1);
-  m = self->row >= 0 ? self->row + step : (gssize) floor (0.5 * (m0 + m1));
-  rpe_attention_view_set_row (self, CLAMP (m, 0, (gssize) n - 1));
+  *n_rows = rpe_figure_page_get_viewport_n (page);
+  rpe_figure_page_get_viewport (page, &m0, &m1, &n0, &n1);
+  *first = (gsize) MAX (0.0, floor (0.5 * (m0 + m1)));
+  return *n_rows > 0;
+}
+
+static void
+attention_row_changed (RpeFigurePage *page)
+{
+  RpeAttentionView *self = RPE_ATTENTION_VIEW (page);
+
+  update_row (self);
+  gtk_widget_queue_draw (self->canvas);
+  /* the map got smaller or larger: an image of the new size */
+  rpe_figure_page_request (page);
 }
 
 /* ------------------------------------------------------------ the page */
@@ -680,7 +680,6 @@ static void
 rpe_attention_view_class_init (RpeAttentionViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
 
   object_class->dispose = rpe_attention_view_dispose;
@@ -696,14 +695,8 @@ rpe_attention_view_class_init (RpeAttentionViewClass *klass)
   page_class->build_figure = attention_build_figure;
   page_class->setup_sweep = attention_setup_sweep;
   page_class->plot_area = attention_plot_area;
-
-  gtk_widget_class_install_action (widget_class, "attention.row", "i", action_row);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "attention.row", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "attention.row", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "attention.row", "i", 10);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "attention.row", "i", -10);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "attention.row", "i", 0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_BackSpace, 0, "attention.row", "i", 0);
+  page_class->row_range = attention_row_range;
+  page_class->row_changed = attention_row_changed;
 }
 
 static void
@@ -715,8 +708,6 @@ rpe_attention_view_init (RpeAttentionView *self)
   const char *reduce_names[] = { _("Mean per pixel"), _("Max per pixel"), NULL };
 
   self->reduce = RPE_HEATMAP_REDUCE_MEAN;
-  self->row = -1;
-  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
 
   self->canvas = gtk_drawing_area_new ();
   gtk_widget_set_hexpand (self->canvas, TRUE);
@@ -735,12 +726,6 @@ rpe_attention_view_init (RpeAttentionView *self)
   gtk_widget_set_tooltip_text (dropdown, _("How a pixel covering several cells of a long map is coloured"));
   g_signal_connect (dropdown, "notify::selected", G_CALLBACK (reduce_changed), self);
   rpe_figure_page_add_footer (page, dropdown);
-  self->row_clear = gtk_button_new_with_label (_("Clear row plot"));
-  gtk_widget_set_tooltip_text (self->row_clear, _("Remove the plot of the chosen query row (Delete). Click a row of "
-                               "the map, or press ↑/↓ with the map focused, to plot a(m, ·)"));
-  g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
-  gtk_widget_set_visible (self->row_clear, FALSE);
-  rpe_figure_page_add_footer (page, self->row_clear);
 }
 
 GtkWidget *
@@ -885,29 +870,6 @@ attention_figure (RpeAttentionImage         *img,
   return b;
 }
 
-void
-rpe_attention_view_set_row (RpeAttentionView *self,
-                            gssize            m)
-{
-  g_return_if_fail (RPE_IS_ATTENTION_VIEW (self));
-  if (m < 0 || (gsize) m >= rpe_figure_page_get_viewport_n (RPE_FIGURE_PAGE (self)))
-    m = -1;
-  if (self->row == m)
-    return;
-  self->row = m;
-  update_row (self);
-  gtk_widget_queue_draw (self->canvas);
-  /* the map got smaller or larger: an image of the new size */
-  rpe_figure_page_request (RPE_FIGURE_PAGE (self));
-}
-
-gssize
-rpe_attention_view_get_row (RpeAttentionView *self)
-{
-  g_return_val_if_fail (RPE_IS_ATTENTION_VIEW (self), -1);
-  return self->row;
-}
-
 gsize
 rpe_attention_view_get_row_series (RpeAttentionView  *self,
                                    const double     **x,
@@ -928,7 +890,6 @@ rpe_attention_view_get_row_series (RpeAttentionView  *self,
 
 typedef struct
 {
-  RpeExplorerSnapshot *snapshot;
   const RpeColormap   *cmap;
   RpeHeatmapReduce     reduce;
   guint                train;
@@ -936,24 +897,13 @@ typedef struct
   double               param;
 } AttentionSweep;
 
-static void
-attention_sweep_free (gpointer p)
-{
-  AttentionSweep *as = p;
-
-  rpe_explorer_snapshot_unref (as->snapshot);
-  g_free (as);
-}
-
 static RpeFigureBundle *
-attention_sweep_frame (gpointer        data,
-                       RpeSweepParam   param,
-                       gint64          value,
-                       GCancellable   *cancellable,
-                       GError        **error)
+attention_sweep_frame (RpeExplorerSnapshot       *s,
+                       gconstpointer              look,
+                       GCancellable              *cancellable,
+                       GError                   **error)
 {
-  AttentionSweep *as = data;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (as->snapshot, param, value);
+  const AttentionSweep *as = look;
   RpeAttentionRequest req = { 0 };
   g_autoptr (RpeAttentionImage) img = NULL;
   RpeFigureBundle *b;
@@ -974,16 +924,11 @@ attention_setup_sweep (RpeFigurePage   *page,
                        RpeExportDialog *dialog)
 {
   RpeAttentionView *self = RPE_ATTENTION_VIEW (page);
-  AttentionSweep *as;
-  RpeExplorerSnapshot *s;
+  AttentionSweep as = { 0 };
 
-  s = rpe_explorer_state_snapshot (attention_state (self));
-  as = g_new0 (AttentionSweep, 1);
-  as->snapshot = s;
-  as->cmap = current_colormap (self);
-  as->reduce = self->reduce;
-  rpe_explorer_state_get_color_scale (attention_state (self), &as->transform, &as->param, NULL);
-  g_object_get (attention_state (self), "train-length", &as->train, NULL);
-  rpe_export_dialog_set_sweep (dialog, attention_sweep_frame, as, attention_sweep_free, (gint64) s->r, (gint64) s->n,
-                               (gint64) s->seed);
+  as.cmap = current_colormap (self);
+  as.reduce = self->reduce;
+  rpe_explorer_state_get_color_scale (attention_state (self), &as.transform, &as.param, NULL);
+  g_object_get (attention_state (self), "train-length", &as.train, NULL);
+  rpe_figure_page_offer_sweep (page, dialog, attention_sweep_frame, &as, sizeof as);
 }

@@ -42,12 +42,9 @@ gboolean           rpe_attention_view_get_axis_ticks (RpeAttentionView *self,
                                                       RpeTicks         *x,
                                                       RpeTicks         *y,
                                                       double           *side);
-/* The query row m whose weights a(m, .) are plotted under the map (click a row, Up/Down
- * with the view focused); -1 clears it. */
-void               rpe_attention_view_set_row      (RpeAttentionView *self,
-                                                    gssize            m);
-gssize             rpe_attention_view_get_row      (RpeAttentionView *self);
-/* The plotted series: key positions (cell centres) and values, from the image shown;
+/* The query row m whose weights a(m, .) are plotted under the map is the page's chosen row
+ * (rpe_figure_page_set_row: a click on a row, Up/Down with the view focused).
+ * The plotted series: key positions (cell centres) and values, from the image shown;
  * returns their number (0: none). */
 gsize              rpe_attention_view_get_row_series (RpeAttentionView  *self,
                                                       const double     **x,

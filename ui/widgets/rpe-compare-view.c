@@ -19,10 +19,7 @@ struct _RpeCompareView
 
   RpeExplorerSnapshot  *pinned;
   char                 *checkpoint;
-  RpeFigure             fig;
-  char                **titles;
 
-  GtkWidget            *area;
   GtkWidget            *b_head_box;
   GtkWidget            *layer_box;
   GtkWidget            *b_method_box;
@@ -49,36 +46,6 @@ state_uint (RpeCompareView *self,
 
   g_object_get (compare_state (self), name, &v, NULL);
   return v;
-}
-
-static void
-rebuild_figure (RpeCompareView *self)
-{
-  RpeCompareFigureData fd = { { 0 } };
-  RpeComparison *c = rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
-  RpeFigureLook look;
-
-  g_clear_pointer (&self->titles, g_strfreev);
-  if (c == NULL)
-    return;
-  for (guint i = 0; i < 3; i++)
-    fd.values[i] = c->values[i];
-  fd.rows = c->rows;
-  fd.cols = c->cols;
-  fd.n = c->n;
-  fd.vmin = c->vmin;
-  fd.vmax = c->vmax;
-  fd.dmax = c->dmax;
-  fd.caption[0] = c->caption[0];
-  fd.caption[1] = c->caption[1];
-  fd.attention = c->what == RPE_COMPARE_ATTENTION;
-  /* the sidebar's colour map (unless diverging) and scale on A and B (A - B keeps its diverging
-   * linear scale) */
-  rpe_figure_page_get_look (RPE_FIGURE_PAGE (self), fd.attention, &look);
-  fd.colormap = look.diverging == NULL ? look.colormap : NULL;
-  fd.transform = look.transform;
-  fd.transform_param = look.param;
-  rpe_compare_figure_fill (&self->fig, &fd, &self->titles);
 }
 
 /* The two sides of the current mode; FALSE (and *why) when they cannot be made. */
@@ -202,14 +169,11 @@ static void
 compare_show (RpeFigurePage *page,
               gpointer       result)
 {
-  RpeCompareView *self = RPE_COMPARE_VIEW (page);
   RpeComparison *c = result;
   g_autofree char *text = g_strdup_printf (_("max |A − B| = %.4g;  A, B on one scale [%.4g, %.4g]"),
                                            c->dmax, c->vmin, c->vmax);
 
-  rebuild_figure (self);
   rpe_figure_page_set_caption (page, text);
-  gtk_widget_queue_draw (self->area);
 }
 
 static void
@@ -243,20 +207,6 @@ compare_state_changed (RpeFigurePage     *page,
     return RPE_FIGURE_PAGE_RESHOW;
   /* anything else may change A or B (mode off: the page says what to choose) */
   return RPE_FIGURE_PAGE_RECOMPUTE;
-}
-
-static void
-draw_area (GtkDrawingArea *area,
-           cairo_t        *cr,
-           int             width,
-           int             height,
-           gpointer        user_data)
-{
-  RpeCompareView *self = user_data;
-
-  if (rpe_figure_page_get_result (RPE_FIGURE_PAGE (self)) == NULL || self->titles == NULL)
-    return;
-  rpe_figure_page_draw_figure (cr, &self->fig, width, height);
 }
 
 static void
@@ -306,7 +256,6 @@ rpe_compare_view_dispose (GObject *object)
       g_clear_object (&self->chooser);
     }
   g_clear_pointer (&self->pinned, rpe_explorer_snapshot_unref);
-  g_clear_pointer (&self->titles, g_strfreev);
   g_clear_pointer (&self->checkpoint, g_free);
   G_OBJECT_CLASS (rpe_compare_view_parent_class)->dispose (object);
 }
@@ -371,7 +320,7 @@ rpe_compare_view_new (RpeExplorerState *state)
   const char *whats[] = { _("Templates"), _("Attention"), NULL };
   const char *methods[RPE_EXPLORER_N_METHODS + 1];
   RpeCompareView *self;
-  GtkWidget *row, *drop, *button, *spin, *box;
+  GtkWidget *row, *drop, *button, *spin, *box, *area;
 
   g_return_val_if_fail (RPE_IS_EXPLORER_STATE (state), NULL);
   for (guint i = 0; i < RPE_EXPLORER_N_METHODS; i++)
@@ -417,11 +366,10 @@ rpe_compare_view_new (RpeExplorerState *state)
   self->b_checkpoint_box = box;
   rpe_figure_page_add_control (RPE_FIGURE_PAGE (self), row);
 
-  self->area = gtk_drawing_area_new ();
-  gtk_widget_set_vexpand (self->area, TRUE);
-  gtk_widget_set_hexpand (self->area, TRUE);
-  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->area), draw_area, self, NULL);
-  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), self->area);
+  /* the figure `rpe export compare-*` writes, laid out at the page's size */
+  area = rpe_figure_view_new ();
+  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), area);
+  rpe_figure_page_set_figure_view (RPE_FIGURE_PAGE (self), RPE_FIGURE_VIEW (area));
 
   sync_controls (self);
   rpe_figure_page_set_caption (RPE_FIGURE_PAGE (self), _(CHOOSE_TEXT));
@@ -460,28 +408,41 @@ rpe_compare_view_get_result (RpeCompareView *self)
   return rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
 }
 
+/* The figure `rpe export compare-*` draws of the comparison, in the state's colours. */
 static RpeFigureBundle *
 compare_build_figure (RpeFigurePage *page)
 {
-  RpeCompareView *self = RPE_COMPARE_VIEW (page);
   RpeComparison *c = rpe_figure_page_get_result (page);
+  RpeCompareFigureData fd = { { 0 } };
   RpeFigureBundle *bundle;
+  RpeFigureLook look;
+  char **titles = NULL;
 
-  if (c == NULL || self->titles == NULL)
+  if (c == NULL)
     return NULL;
+  for (guint i = 0; i < 3; i++)
+    fd.values[i] = c->values[i];
+  fd.rows = c->rows;
+  fd.cols = c->cols;
+  fd.n = c->n;
+  fd.vmin = c->vmin;
+  fd.vmax = c->vmax;
+  fd.dmax = c->dmax;
+  fd.caption[0] = c->caption[0];
+  fd.caption[1] = c->caption[1];
+  fd.attention = c->what == RPE_COMPARE_ATTENTION;
+  /* the sidebar's colour map (unless diverging) and scale on A and B (A - B keeps its diverging
+   * linear scale) */
+  rpe_figure_page_get_look (page, fd.attention, &look);
+  fd.colormap = look.diverging == NULL ? look.colormap : NULL;
+  fd.transform = look.transform;
+  fd.transform_param = look.param;
   bundle = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
   rpe_figure_bundle_keep (bundle, rpe_comparison_ref (c), (GDestroyNotify) rpe_comparison_unref);
-  bundle->fig = self->fig;
-  /* the figure points at self->titles: point it at the bundle's copy */
-  {
-    char **copy = rpe_figure_bundle_keep (bundle, g_strdupv (self->titles), (GDestroyNotify) g_strfreev);
-
-    for (guint i = 0; i < 3; i++)
-      bundle->fig.panels[i].title = copy[i];
-    if (self->fig.title == self->titles[3])
-      bundle->fig.title = copy[3];
-  }
-  bundle->has_attention = c->what == RPE_COMPARE_ATTENTION;
-  bundle->default_name = g_strdup (c->what == RPE_COMPARE_ATTENTION ? "compare-attention" : "compare-templates");
+  /* the figure points at the titles: the bundle keeps them */
+  rpe_compare_figure_fill (&bundle->fig, &fd, &titles);
+  rpe_figure_bundle_keep (bundle, titles, (GDestroyNotify) g_strfreev);
+  bundle->has_attention = fd.attention;
+  bundle->default_name = g_strdup (fd.attention ? "compare-attention" : "compare-templates");
   return bundle;
 }

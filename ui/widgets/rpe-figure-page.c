@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rpe-curve-view.h"
+#include "rpe-figure-view.h"
 #include "rpe-gesture-helper.h"
 #include "rpe-heatmap-view.h"
 #include "rpe-job-progress.h"
@@ -34,6 +35,9 @@ typedef struct
   double               fraction;
   RpeProgressEstimate  estimate;
 
+  RpeFigureView       *figure_view;   /* shows build_figure (a child of the content) */
+  gssize               row;           /* the chosen query row (class row_range); -1: none */
+
   /* zoom */
   GtkWidget           *zoom_widget;
   gsize                vn;            /* the N the viewport is of */
@@ -58,6 +62,7 @@ typedef struct
   GtkWidget           *full_button;
   GtkWidget           *footer_controls;
   GtkWidget           *zoom_reset;
+  GtkStack            *row_stack;
 } RpeFigurePagePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (RpeFigurePage, rpe_figure_page, GTK_TYPE_WIDGET)
@@ -142,7 +147,32 @@ set_result (RpeFigurePage       *self,
   if (result != NULL && klass->show_result != NULL)
     klass->show_result (self, result);
   update_status (self);
+  rpe_figure_page_figure_changed (self);
+}
+
+void
+rpe_figure_page_figure_changed (RpeFigurePage *self)
+{
+  RpeFigurePagePrivate *priv;
+
+  g_return_if_fail (RPE_IS_FIGURE_PAGE (self));
+  priv = PRIV (self);
+  if (priv->figure_view != NULL)
+    {
+      g_autoptr (RpeFigureBundle) bundle = rpe_figure_page_build_figure (self);
+
+      rpe_figure_view_set_figure (priv->figure_view, bundle);
+    }
   g_signal_emit (self, signals[FIGURE_CHANGED], 0);
+}
+
+void
+rpe_figure_page_set_figure_view (RpeFigurePage *self,
+                                 RpeFigureView *view)
+{
+  g_return_if_fail (RPE_IS_FIGURE_PAGE (self));
+  g_return_if_fail (RPE_IS_FIGURE_VIEW (view));
+  PRIV (self)->figure_view = view;
 }
 
 static void
@@ -376,7 +406,7 @@ state_changed (RpeExplorerState  *state,
       if (priv->result != NULL)
         {
           RPE_FIGURE_PAGE_GET_CLASS (self)->show_result (self, priv->result);
-          g_signal_emit (self, signals[FIGURE_CHANGED], 0);
+          rpe_figure_page_figure_changed (self);
         }
       break;
     case RPE_FIGURE_PAGE_KEEP:
@@ -611,11 +641,39 @@ real_describe_point (RpeFigurePage *self,
 
       if (plot != widget && !gtk_widget_translate_coordinates (widget, plot, x, y, &px, &py))
         return NULL;
+      gssize m0 = 0, n0 = 0;
+
       if (values == NULL || !rpe_heatmap_view_cell_at (map, px, py, &m, &n) || m >= rows || n >= cols)
         return NULL;
+      /* the positions the axes number (a map's origin) */
+      rpe_heatmap_view_get_origin (map, &m0, &n0);
       if (title != NULL && pango_parse_markup (title, -1, 0, NULL, &plain, NULL, NULL) && plain[0] != '\0')
-        return g_strdup_printf ("%s: m = %zu, n = %zu: %.6g", plain, m, n, values[m * cols + n]);
-      return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, values[m * cols + n]);
+        return g_strdup_printf ("%s: m = %zd, n = %zd: %.6g", plain, (gssize) m + m0, (gssize) n + n0,
+                                values[m * cols + n]);
+      return g_strdup_printf ("m = %zd, n = %zd: %.6g", (gssize) m + m0, (gssize) n + n0, values[m * cols + n]);
+    }
+  if ((plot = plot_at (self, widget, RPE_TYPE_FIGURE_VIEW)) != NULL)
+    {
+      RpeFigureView *view = RPE_FIGURE_VIEW (plot);
+      RpeFigureBundle *bundle = rpe_figure_view_get_figure (view);
+      const RpeHeatmapData *d;
+      double px = x, py = y;
+      guint panel;
+      gsize m, n;
+      g_autofree char *plain = NULL;
+
+      if (plot != widget && !gtk_widget_translate_coordinates (widget, plot, x, y, &px, &py))
+        return NULL;
+      if (bundle == NULL || !rpe_figure_view_cell_at (view, px, py, &panel, &m, &n))
+        return NULL;
+      d = &bundle->fig.panels[panel];
+      if (d->values == NULL || d->row_positions > 0 || d->col_positions > 0)
+        return NULL;
+      if (d->title != NULL && pango_parse_markup (d->title, -1, 0, NULL, &plain, NULL, NULL) && plain[0] != '\0')
+        return g_strdup_printf ("%s: m = %td, n = %td: %.6g", plain, (ptrdiff_t) m + d->row_origin,
+                                (ptrdiff_t) n + d->col_origin, d->values[m * d->cols + n]);
+      return g_strdup_printf ("m = %td, n = %td: %.6g", (ptrdiff_t) m + d->row_origin, (ptrdiff_t) n + d->col_origin,
+                              d->values[m * d->cols + n]);
     }
   if ((plot = plot_at (self, widget, RPE_TYPE_CURVE_VIEW)) != NULL)
     {
@@ -985,6 +1043,58 @@ rpe_figure_page_get_zoomed (RpeFigurePage *self)
                           || priv->vn1 < (double) priv->vn);
 }
 
+/* ------------------------------------------------------------- row choice */
+
+void
+rpe_figure_page_set_row (RpeFigurePage *self,
+                         gssize         row)
+{
+  RpeFigurePagePrivate *priv;
+  RpeFigurePageClass *klass;
+  gsize n_rows = 0, first = 0;
+
+  g_return_if_fail (RPE_IS_FIGURE_PAGE (self));
+  priv = PRIV (self);
+  klass = RPE_FIGURE_PAGE_GET_CLASS (self);
+  if (klass->row_range == NULL || row < 0 || !klass->row_range (self, &n_rows, &first) || (gsize) row >= n_rows)
+    row = -1;
+  if (priv->row == row)
+    return;
+  priv->row = row;
+  gtk_stack_set_visible_child_name (priv->row_stack, row >= 0 ? "button" : "none");
+  if (klass->row_changed != NULL)
+    klass->row_changed (self);
+}
+
+gssize
+rpe_figure_page_get_row (RpeFigurePage *self)
+{
+  g_return_val_if_fail (RPE_IS_FIGURE_PAGE (self), -1);
+  return PRIV (self)->row;
+}
+
+/* figure.row: a step down (> 0) or up (< 0) from the chosen row, the first step to the view's
+ * first row; 0 clears. */
+static void
+action_row (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  RpeFigurePage *self = RPE_FIGURE_PAGE (widget);
+  RpeFigurePageClass *klass = RPE_FIGURE_PAGE_GET_CLASS (self);
+  gint32 step = g_variant_get_int32 (parameter);
+  gsize n_rows = 0, first = 0;
+  gssize row = PRIV (self)->row;
+
+  if (step == 0 || klass->row_range == NULL || !klass->row_range (self, &n_rows, &first) || n_rows == 0)
+    {
+      rpe_figure_page_set_row (self, -1);
+      return;
+    }
+  row = row >= 0 ? row + step : (gssize) MIN (first, n_rows - 1);
+  rpe_figure_page_set_row (self, CLAMP (row, 0, (gssize) n_rows - 1));
+}
+
 /* ----------------------------------------------------------------- export */
 
 RpeFigureBundle *
@@ -999,6 +1109,59 @@ rpe_figure_page_build_figure (RpeFigurePage *self)
   return klass->build_figure (self);
 }
 
+/* A sweep offered to the Export dialog: the state's snapshot when it was offered, the view's
+ * frame function and its copy of the view's presentation. */
+typedef struct
+{
+  RpeExplorerSnapshot    *snapshot;
+  RpeFigurePageSweepFunc  frame;
+  gpointer                look;
+} Sweep;
+
+static void
+sweep_free (gpointer p)
+{
+  Sweep *sw = p;
+
+  rpe_explorer_snapshot_unref (sw->snapshot);
+  g_free (sw->look);
+  g_free (sw);
+}
+
+/* On the export's worker thread. */
+static RpeFigureBundle *
+sweep_frame (gpointer        data,
+             RpeSweepParam   param,
+             gint64          value,
+             GCancellable   *cancellable,
+             GError        **error)
+{
+  Sweep *sw = data;
+  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (sw->snapshot, param, value);
+
+  return sw->frame (s, sw->look, cancellable, error);
+}
+
+void
+rpe_figure_page_offer_sweep (RpeFigurePage          *self,
+                             RpeExportDialog        *dialog,
+                             RpeFigurePageSweepFunc  frame,
+                             gconstpointer           look,
+                             gsize                   look_size)
+{
+  Sweep *sw;
+
+  g_return_if_fail (RPE_IS_FIGURE_PAGE (self));
+  g_return_if_fail (frame != NULL);
+  g_return_if_fail (look != NULL || look_size == 0);
+  sw = g_new0 (Sweep, 1);
+  sw->snapshot = rpe_explorer_state_snapshot (PRIV (self)->state);
+  sw->frame = frame;
+  sw->look = look_size > 0 ? g_memdup2 (look, look_size) : NULL;
+  rpe_export_dialog_set_sweep (dialog, sweep_frame, sw, sweep_free, (gint64) sw->snapshot->r,
+                               (gint64) sw->snapshot->n, (gint64) sw->snapshot->seed);
+}
+
 gboolean
 rpe_figure_page_setup_sweep (RpeFigurePage   *self,
                              RpeExportDialog *dialog)
@@ -1011,27 +1174,6 @@ rpe_figure_page_setup_sweep (RpeFigurePage   *self,
     return FALSE;
   klass->setup_sweep (self, dialog);
   return TRUE;
-}
-
-void
-rpe_figure_page_draw_figure (cairo_t         *cr,
-                             const RpeFigure *fig,
-                             int              width,
-                             int              height)
-{
-  double wpt, hpt, scale;
-
-  g_return_if_fail (cr != NULL && fig != NULL);
-  if (width <= 0 || height <= 0)
-    return;
-  rpe_figure_default_size (fig, &wpt, &hpt);
-  scale = fmin (1.0, fmin ((double) width / (0.6 * wpt), (double) height / (0.6 * hpt)));
-  if (!(scale > 0.0))
-    return;
-  cairo_save (cr);
-  cairo_scale (cr, scale, scale);
-  rpe_figure_render (cr, fig, (double) width / scale, (double) height / scale);
-  cairo_restore (cr);
 }
 
 /* ----------------------------------------------------------------- layout */
@@ -1113,6 +1255,7 @@ rpe_figure_page_dispose (GObject *object)
   g_clear_pointer (&priv->cap_text, g_free);
   g_clear_pointer (&priv->stale_text, g_free);
   priv->zoom_widget = NULL;
+  priv->figure_view = NULL;
   /* the template's tree (gtk_widget_dispose_template reads the instance's class in GTK 4.8.3,
    * which is a view's, without a template) */
   g_clear_pointer (&priv->box, gtk_widget_unparent);
@@ -1139,6 +1282,8 @@ default_finish_job (RpeFigurePage *self,
   return NULL;
 }
 
+static void rpe_figure_page_constructed (GObject *object);
+
 static void
 rpe_figure_page_class_init (RpeFigurePageClass *klass)
 {
@@ -1146,6 +1291,7 @@ rpe_figure_page_class_init (RpeFigurePageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = rpe_figure_page_dispose;
+  object_class->constructed = rpe_figure_page_constructed;
   widget_class->map = rpe_figure_page_map;
   klass->job_changes = RPE_EXPLORER_CHANGE_ALL & ~(RPE_EXPLORER_CHANGE_LOOK | RPE_EXPLORER_CHANGE_COMPARE
                                                    | RPE_EXPLORER_CHANGE_GRID);
@@ -1180,6 +1326,7 @@ rpe_figure_page_class_init (RpeFigurePageClass *klass)
   gtk_widget_class_bind_template_child_private (widget_class, RpeFigurePage, full_button);
   gtk_widget_class_bind_template_child_private (widget_class, RpeFigurePage, footer_controls);
   gtk_widget_class_bind_template_child_private (widget_class, RpeFigurePage, zoom_reset);
+  gtk_widget_class_bind_template_child_private (widget_class, RpeFigurePage, row_stack);
   gtk_widget_class_bind_template_callback (widget_class, full_clicked);
   gtk_widget_class_bind_template_callback (widget_class, cancel_clicked);
 
@@ -1190,6 +1337,28 @@ rpe_figure_page_class_init (RpeFigurePageClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, 0, "figure.zoom", "d", 0.8);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, 0, "figure.zoom", "d", 0.8);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "figure.zoom", "d", 0.0);
+
+  gtk_widget_class_install_action (widget_class, "figure.row", "i", action_row);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "figure.row", "i", 1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "figure.row", "i", -1);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "figure.row", "i", 10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "figure.row", "i", -10);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "figure.row", "i", 0);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_BackSpace, 0, "figure.row", "i", 0);
+}
+
+static void
+rpe_figure_page_constructed (GObject *object)
+{
+  RpeFigurePage *self = RPE_FIGURE_PAGE (object);
+  gboolean rows = RPE_FIGURE_PAGE_GET_CLASS (self)->row_range != NULL;
+
+  G_OBJECT_CLASS (rpe_figure_page_parent_class)->constructed (object);
+  /* a view that plots a chosen row takes the keys that move it (the view's class is known only
+   * here: during rpe_figure_page_init the instance has this class) */
+  gtk_widget_set_focusable (GTK_WIDGET (self), rows);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "figure.row", rows);
+  gtk_widget_set_visible (GTK_WIDGET (PRIV (self)->row_stack), rows);
 }
 
 static void
@@ -1200,6 +1369,7 @@ rpe_figure_page_init (RpeFigurePage *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   rpe_job_slot_init (&priv->slot, job_start, self);
+  priv->row = -1;
   rpe_figure_page_set_caption_lines (self, DEFAULT_CAPTION_LINES);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "figure.zoom", FALSE);
   motion = gtk_event_controller_motion_new ();

@@ -9,7 +9,9 @@
  * - the stale badge: a result of another N than the state's stays shown, marked;
  * - the caption (a fixed number of lines: its text never changes the figure's size), the hover
  *   read-out (cleared on every new result), the zoom of a view that has one (scroll, drag,
- *   pinch, + / - / 0, the reset button), the state's colour look, and the figure for export.
+ *   pinch, + / - / 0, the reset button), the chosen query row of a view that plots one (keys
+ *   and Clear Row), the state's colour look, and the figure for export (and, for a view that
+ *   draws it as exported, its RpeFigureView).
  *
  * A view derives from it and overrides only what is its own: "build the request and start the
  * job" (start_job / finish_job), "draw the result" (show_result), and its own controls, which
@@ -23,6 +25,7 @@
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
 #include "rpe-export-dialog.h"
+#include "rpe-figure-view.h"
 
 G_BEGIN_DECLS
 
@@ -111,6 +114,13 @@ struct _RpeFigurePageClass
                                         double              *x,
                                         double              *y,
                                         double              *side);
+  /* A view that plots a chosen query row (rpe_figure_page_set_row): the rows it has and the row
+   * a first Down / Up chooses; FALSE while it has none.  NULL: no row choice. */
+  gboolean            (*row_range)     (RpeFigurePage       *self,
+                                        gsize               *n_rows,
+                                        gsize               *first);
+  /* The chosen row changed (rpe_figure_page_get_row): show it. */
+  void                (*row_changed)   (RpeFigurePage       *self);
 
   /*< private >*/
   gpointer _reserved[4];
@@ -186,6 +196,13 @@ void              rpe_figure_page_get_look        (RpeFigurePage   *self,
                                                    gboolean         attention,
                                                    RpeFigureLook   *look);
 
+/* The query row a view plots (its class has row_range): -1 for none, or outside the rows it has.
+ * Down / Up (Page Down / Page Up: by 10) move it, Delete / Backspace and the footer's Clear Row
+ * clear it ("figure.row" with the step, 0 to clear); a view sets it from a click on a map. */
+void              rpe_figure_page_set_row         (RpeFigurePage   *self,
+                                                   gssize           row);
+gssize            rpe_figure_page_get_row         (RpeFigurePage   *self);
+
 /* The viewport of a zoomable page, in positions: rows [m0, m1), columns [n0, n1) of the N the
  * page shows (rpe_figure_page_get_viewport_n); setting it asks for a new job. */
 void              rpe_figure_page_get_viewport    (RpeFigurePage   *self,
@@ -205,16 +222,29 @@ void              rpe_figure_page_zoom            (RpeFigurePage   *self,
 void              rpe_figure_page_reset_zoom      (RpeFigurePage   *self);
 gboolean          rpe_figure_page_get_zoomed      (RpeFigurePage   *self);
 
-/* Draws fig (an export's figure) on a drawing area of width x height: laid out at the area's size,
- * so that its text keeps its size in pixels (scaled down only in an area smaller than 60 % of the
- * figure's default size). */
-void              rpe_figure_page_draw_figure     (cairo_t         *cr,
-                                                   const RpeFigure *fig,
-                                                   int              width,
-                                                   int              height);
-
 /* The figure shown (NULL while none); "figure-changed" is emitted when it changes. */
 RpeFigureBundle  *rpe_figure_page_build_figure    (RpeFigurePage   *self);
+/* A view that draws its figure as it exports it: view (in the content) shows build_figure's
+ * figure, rebuilt on every new result, new colours and rpe_figure_page_figure_changed. */
+void              rpe_figure_page_set_figure_view (RpeFigurePage   *self,
+                                                   RpeFigureView   *view);
+/* The view's figure changed without a new result (a control of its own): the figure view is
+ * rebuilt and "figure-changed" emitted. */
+void              rpe_figure_page_figure_changed  (RpeFigurePage   *self);
+/* A view's frame of an animated sweep, called on the export's worker thread: the figure for s
+ * (the state's snapshot with the swept parameter set), presented as look (the view's copy given
+ * to rpe_figure_page_offer_sweep). */
+typedef RpeFigureBundle *(*RpeFigurePageSweepFunc) (RpeExplorerSnapshot       *s,
+                                                    gconstpointer              look,
+                                                    GCancellable              *cancellable,
+                                                    GError                   **error);
+/* For a view's setup_sweep: offers the dialog a sweep of the state as it is now, frames drawn by
+ * frame with a copy of look (look_size bytes of plain data: no pointers it owns). */
+void              rpe_figure_page_offer_sweep     (RpeFigurePage          *self,
+                                                   RpeExportDialog        *dialog,
+                                                   RpeFigurePageSweepFunc  frame,
+                                                   gconstpointer           look,
+                                                   gsize                   look_size);
 /* Offers the dialog the view's animated sweep; FALSE if it has none. */
 gboolean          rpe_figure_page_setup_sweep     (RpeFigurePage   *self,
                                                    RpeExportDialog *dialog);

@@ -8,7 +8,8 @@
  * query.  Head, feature, gate and content are the sidebar's.  Its content is a
  * figure page (rpe-figure-page.h): computed on workers (rpe_compute_grid_async)
  * with progress and Cancel, stale results dropped, only while shown.  Escape
- * closes it.
+ * closes it; Ctrl+E (or its Export button) opens the explorer's Export dialog on its two maps,
+ * numbered as the window numbers them (lags from -(N - 1)).
  */
 #pragma once
 
@@ -16,6 +17,7 @@
 
 #include "rpe-compute.h"
 #include "rpe-explorer-state.h"
+#include "rpe-figure-page.h"
 #include "rpe-heatmap-view.h"
 
 G_BEGIN_DECLS
@@ -28,6 +30,8 @@ RpeGridWindow  *rpe_grid_window_new            (GtkWindow        *parent,
 /* The result shown (NULL before the first one); TRUE while a job runs. */
 RpeGridImage   *rpe_grid_window_get_image      (RpeGridWindow    *self);
 gboolean        rpe_grid_window_is_busy        (RpeGridWindow    *self);
+/* Its figure page (the figure the Export dialog writes: rpe_figure_page_build_figure). */
+RpeFigurePage  *rpe_grid_window_get_page       (RpeGridWindow    *self);
 /* The two heatmaps: the lag image and the query's attention over the grid. */
 RpeHeatmapView *rpe_grid_window_get_lag_view   (RpeGridWindow    *self);
 RpeHeatmapView *rpe_grid_window_get_query_view (RpeGridWindow    *self);

@@ -6,8 +6,6 @@
 
 #include "rpe-heatmap-view.h"
 
-#include <math.h>
-
 struct _RpeHeatmapView
 {
   GtkWidget          parent_instance;
@@ -28,6 +26,8 @@ struct _RpeHeatmapView
   gsize              train_length;
   gboolean           show_axes;
   gboolean           equal_aspect;
+  gssize             row_origin;
+  gssize             col_origin;
 };
 
 G_DEFINE_FINAL_TYPE (RpeHeatmapView, rpe_heatmap_view, GTK_TYPE_WIDGET)
@@ -65,6 +65,8 @@ rpe_heatmap_view_get_render_data (RpeHeatmapView *self,
   data->train_length = self->train_length;
   data->show_axes = self->show_axes;
   data->equal_aspect = self->equal_aspect;
+  data->row_origin = self->row_origin;
+  data->col_origin = self->col_origin;
   {
     /* presentation mode (F11): text for the back of a classroom */
     GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
@@ -465,4 +467,29 @@ rpe_heatmap_view_set_axis_labels (RpeHeatmapView *self,
   self->x_label = g_strdup (x_label);
   self->y_label = g_strdup (y_label);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+rpe_heatmap_view_set_origin (RpeHeatmapView *self,
+                             gssize          row_origin,
+                             gssize          col_origin)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+  if (self->row_origin == row_origin && self->col_origin == col_origin)
+    return;
+  self->row_origin = row_origin;
+  self->col_origin = col_origin;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+rpe_heatmap_view_get_origin (RpeHeatmapView *self,
+                             gssize         *row_origin,
+                             gssize         *col_origin)
+{
+  g_return_if_fail (RPE_IS_HEATMAP_VIEW (self));
+  if (row_origin != NULL)
+    *row_origin = self->row_origin;
+  if (col_origin != NULL)
+    *col_origin = self->col_origin;
 }

@@ -58,6 +58,15 @@ void         rpe_heatmap_view_get_render_data  (RpeHeatmapView    *self,
 void         rpe_heatmap_view_set_axis_labels  (RpeHeatmapView    *self,
                                                 const char        *x_label,
                                                 const char        *y_label);
+/* The positions of the first row and column (RpeHeatmapData.row_origin, .col_origin; 0 by
+ * default): the axes number the cells from them, e.g. lags -11 .. 11 of a 23-row map of lags
+ * from -11.  Cells keep their indices (rpe_heatmap_view_cell_at). */
+void         rpe_heatmap_view_set_origin       (RpeHeatmapView    *self,
+                                                gssize             row_origin,
+                                                gssize             col_origin);
+void         rpe_heatmap_view_get_origin       (RpeHeatmapView    *self,
+                                                gssize            *row_origin,
+                                                gssize            *col_origin);
 /* The cell (row, col) under widget point (x, y), as the view draws it now; FALSE outside the
  * image or without data. */
 gboolean     rpe_heatmap_view_cell_at          (RpeHeatmapView    *self,

@@ -25,7 +25,6 @@ struct _RpeOutputsView
 {
   RpeFigurePage         parent_instance;
 
-  RpeOutputsFigure     *figure;
   RpeOutputsRequest     request;
   char                 *npy_path;
   gsize                 channel;
@@ -37,7 +36,6 @@ struct _RpeOutputsView
   GtkDropDown          *compare_drop;
   GtkSpinButton        *channel_spin;
   GtkCheckButton       *draws_check;
-  GtkWidget            *area;
   GtkFileChooserNative *chooser;
 };
 
@@ -71,29 +69,6 @@ new_figure (RpeOutputsView   *self,
 }
 
 static void
-rebuild_figure (RpeOutputsView *self)
-{
-  g_clear_pointer (&self->figure, rpe_outputs_figure_free);
-  if (outputs_result (self) != NULL)
-    self->figure = new_figure (self, outputs_result (self));
-  gtk_widget_queue_draw (self->area);
-}
-
-static void
-draw_area (GtkDrawingArea *area,
-           cairo_t        *cr,
-           int             width,
-           int             height,
-           gpointer        user_data)
-{
-  RpeOutputsView *self = user_data;
-
-  /* the figure `rpe export outputs` writes, laid out at the view's size */
-  if (self->figure != NULL)
-    rpe_figure_page_draw_figure (cr, rpe_outputs_figure_get (self->figure), width, height);
-}
-
-static void
 outputs_show (RpeFigurePage *page,
               gpointer       value)
 {
@@ -108,7 +83,6 @@ outputs_show (RpeFigurePage *page,
   gtk_spin_button_set_range (self->channel_spin, 0, (double) (o->dv - 1));
   self->updating = FALSE;
   self->channel = MIN (self->channel, o->dv - 1);
-  rebuild_figure (self);
   if (o->train_length > 0 && o->train_length < o->n)
     split = g_strdup_printf (_("; before N<sub>train</sub> %.3g, from N<sub>train</sub> %.3g"), o->error_before,
                              o->error_after);
@@ -306,7 +280,6 @@ rpe_outputs_view_dispose (GObject *object)
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  g_clear_pointer (&self->figure, rpe_outputs_figure_free);
   g_clear_pointer (&self->npy_path, g_free);
   G_OBJECT_CLASS (rpe_outputs_view_parent_class)->dispose (object);
 }
@@ -358,7 +331,7 @@ rpe_outputs_view_init (RpeOutputsView *self)
 {
   const char *values[] = { _("One impulse per channel"), _("Sine sweep"), _("Seeded noise"), _("From a .npy file…"), NULL };
   const char *compares[] = { _("Softmax vs SPE linear"), _("L V vs L̂ V (unbiased)"), NULL };
-  GtkWidget *row;
+  GtkWidget *row, *area;
 
   self->request.kind = RPE_VALUES_IMPULSE;
   self->request.dv = 4;
@@ -403,11 +376,10 @@ rpe_outputs_view_init (RpeOutputsView *self)
   /* the caption says two errors and why they differ */
   rpe_figure_page_set_caption_lines (RPE_FIGURE_PAGE (self), 3);
 
-  self->area = gtk_drawing_area_new ();
-  gtk_widget_set_vexpand (self->area, TRUE);
-  gtk_widget_set_hexpand (self->area, TRUE);
-  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->area), draw_area, self, NULL);
-  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), self->area);
+  /* the figure `rpe export outputs` writes, laid out at the view's size */
+  area = rpe_figure_view_new ();
+  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), area);
+  rpe_figure_page_set_figure_view (RPE_FIGURE_PAGE (self), RPE_FIGURE_VIEW (area));
 }
 
 /* ---------------------------------------------------------------- public */
@@ -530,8 +502,7 @@ rpe_outputs_view_set_channel (RpeOutputsView *self,
   self->updating = TRUE;
   gtk_spin_button_set_value (self->channel_spin, (double) self->channel);
   self->updating = FALSE;
-  rebuild_figure (self);
-  g_signal_emit_by_name (self, "figure-changed");
+  rpe_figure_page_figure_changed (RPE_FIGURE_PAGE (self));
 }
 
 void

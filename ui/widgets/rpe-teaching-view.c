@@ -33,12 +33,10 @@ struct _RpeTeachingView
   gboolean          curve_dirty;
   RpeTeaching      *curve;        /* the last result that carried the error curve */
 
-  RpeHeatmapView   *maps[3];
+  RpeFigureView    *maps;         /* exact | estimate | difference, as the export draws them */
   GtkScale         *r_scale;
   GtkLabel         *r_label;
   RpeCurveView     *plot;
-  GtkWidget        *row_clear;
-  gssize            row;          /* the query row m plotted below (exact and estimate); -1: none */
   double           *row_x;
   double           *row_y;        /* 2 * N: exact row, estimate row */
   gboolean          updating;
@@ -75,28 +73,28 @@ typedef struct
 static void teaching_look (RpeTeachingView *self, TeachingLook *look);
 static RpeFigureBundle *teaching_figure (RpeTeaching *t, const RpeExplorerSnapshot *s, const TeachingLook *look);
 
-/* The plot of row m of the exact and estimated maps: a(m, .) and â(m, .) over the key
- * positions of the maps (their x range). */
+/* The plot of the chosen row m of the exact and estimated maps: a(m, .) and â(m, .) over the
+ * key positions of the maps (their x range). */
 static gboolean
 teaching_row_plot (RpeTeachingView *self)
 {
   RpeTeaching *t = teaching_result (self);
+  gssize row = rpe_figure_page_get_row (RPE_FIGURE_PAGE (self));
   RpeCurvePlot plot;
   RpeCurveSeries series[2] = { { 0 }, { 0 } };
   g_autofree char *title = NULL;
 
   g_clear_pointer (&self->row_x, g_free);
   g_clear_pointer (&self->row_y, g_free);
-  gtk_widget_set_visible (self->row_clear, self->row >= 0);
-  if (self->row < 0 || t == NULL || (gsize) self->row >= t->n)
+  if (row < 0 || t == NULL || (gsize) row >= t->n)
     return FALSE;
   self->row_x = g_new (double, t->n);
   self->row_y = g_new (double, 2 * t->n);
   for (gsize n = 0; n < t->n; n++)
     {
       self->row_x[n] = (double) n;
-      self->row_y[n] = t->exact[(gsize) self->row * t->n + n];
-      self->row_y[t->n + n] = t->estimate[(gsize) self->row * t->n + n];
+      self->row_y[n] = t->exact[(gsize) row * t->n + n];
+      self->row_y[t->n + n] = t->estimate[(gsize) row * t->n + n];
     }
   rpe_curve_plot_init (&plot);
   for (guint i = 0; i < 2; i++)
@@ -111,7 +109,7 @@ teaching_row_plot (RpeTeachingView *self)
   plot.series = series;
   plot.n_series = 2;
   title = g_strdup_printf (_("Row m = %zd of the maps above (Delete or Clear Row: back to the template error)"),
-                           self->row);
+                           row);
   plot.title = title;
   plot.x_label = _("key position n");
   plot.y_label = _("attention weight");
@@ -182,53 +180,12 @@ teaching_show (RpeFigurePage *page,
   RpeTeachingView *self = RPE_TEACHING_VIEW (page);
   RpeTeaching *t = result;
   g_autofree char *caption = NULL;
-  double lo = 0.0, hi = 1.0;
-  gboolean fixed = FALSE;
-  TeachingLook look;
 
   if (t->n_curve > 0 && t != self->curve)
     {
       rpe_teaching_ref (t);
       g_clear_pointer (&self->curve, rpe_teaching_unref);
       self->curve = t;
-    }
-  teaching_look (self, &look);
-  {
-    /* the range the exported figure gives exact and estimate (rpe-export.c: the union of
-     * their ranges when shared) */
-    g_autoptr (RpeFigureBundle) b = teaching_figure (t, rpe_figure_page_get_result_snapshot (page), &look);
-
-    lo = INFINITY;
-    hi = -INFINITY;
-    for (guint i = 0; i < 2 && look.shared; i++)
-      {
-        double a0, a1;
-
-        if (rpe_plot_heatmap_range (&b->fig.panels[i], &a0, &a1, NULL))
-          {
-            lo = fmin (lo, a0);
-            hi = fmax (hi, a1);
-            fixed = TRUE;
-          }
-      }
-  }
-  for (guint i = 0; i < 3; i++)
-    {
-      g_autoptr (GBytes) bytes = rpe_teaching_dup_bytes (t, i);
-
-      rpe_heatmap_view_set_data (self->maps[i], bytes, t->n, t->n);
-      g_autofree char *panel_title = rpe_figure_compare_panel (i, t->r);
-
-      rpe_heatmap_view_set_title (self->maps[i], panel_title);
-      if (i < 2)
-        {
-          rpe_heatmap_view_set_colormap (self->maps[i], look.cmap);
-          rpe_heatmap_view_set_scale (self->maps[i], RPE_HEATMAP_SCALE_LINEAR);
-          rpe_heatmap_view_set_range (self->maps[i], fixed, lo, hi);
-          rpe_heatmap_view_set_transform (self->maps[i], look.transform, look.param);
-        }
-      else
-        rpe_heatmap_view_set_transform (self->maps[i], look.diff_transform, look.param);
     }
   /* Translators: markup; the first %s is the attention error's symbol ‖â − a‖_F / ‖a‖_F, the
    * second the template error's ‖P̂ − P̃‖_F / ‖P̃‖_F */
@@ -352,13 +309,29 @@ rpe_teaching_view_dispose (GObject *object)
   G_OBJECT_CLASS (rpe_teaching_view_parent_class)->dispose (object);
 }
 
-static void action_row (GtkWidget *widget, const char *action_name, GVariant *parameter);
+/* The rows of the maps; the first Down / Up chooses the middle one. */
+static gboolean
+teaching_row_range (RpeFigurePage *page,
+                    gsize         *n_rows,
+                    gsize         *first)
+{
+  RpeTeaching *t = teaching_result (RPE_TEACHING_VIEW (page));
+
+  *n_rows = t != NULL ? t->n : 0;
+  *first = *n_rows / 2;
+  return *n_rows > 0;
+}
+
+static void
+teaching_row_changed (RpeFigurePage *page)
+{
+  teaching_update_plot (RPE_TEACHING_VIEW (page));
+}
 
 static void
 rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
 
   object_class->dispose = rpe_teaching_view_dispose;
@@ -374,35 +347,11 @@ rpe_teaching_view_class_init (RpeTeachingViewClass *klass)
   page_class->build_figure = teaching_build_figure;
   page_class->setup_sweep = teaching_setup_sweep;
 
-  gtk_widget_class_install_action (widget_class, "teaching.row", "i", action_row);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "teaching.row", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "teaching.row", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "teaching.row", "i", 10);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "teaching.row", "i", -10);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "teaching.row", "i", 0);
+  page_class->row_range = teaching_row_range;
+  page_class->row_changed = teaching_row_changed;
 }
 
-void
-rpe_teaching_view_set_row (RpeTeachingView *self,
-                           gssize           m)
-{
-  RpeTeaching *t;
-
-  g_return_if_fail (RPE_IS_TEACHING_VIEW (self));
-  t = teaching_result (self);
-  if (m < 0 || t == NULL || (gsize) m >= t->n)
-    m = -1;
-  self->row = m;
-  teaching_update_plot (self);
-}
-
-gssize
-rpe_teaching_view_get_row (RpeTeachingView *self)
-{
-  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), -1);
-  return self->row;
-}
-
+/* A click on a map chooses its row. */
 static void
 map_released (GtkGestureClick *gesture,
               int              n_press,
@@ -410,70 +359,64 @@ map_released (GtkGestureClick *gesture,
               double           y,
               RpeTeachingView *self)
 {
-  GtkWidget *map = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  guint panel;
   gsize row, col;
 
   gtk_widget_grab_focus (GTK_WIDGET (self));
-  if (n_press == 1 && rpe_heatmap_view_cell_at (RPE_HEATMAP_VIEW (map), x, y, &row, &col))
-    rpe_teaching_view_set_row (self, (gssize) row);
+  if (n_press == 1 && rpe_figure_view_cell_at (self->maps, x, y, &panel, &row, &col))
+    rpe_figure_page_set_row (RPE_FIGURE_PAGE (self), (gssize) row);
 }
 
-static void
-row_clear_clicked (GtkButton       *button,
-                   RpeTeachingView *self)
+/* Each map says what it is. */
+static gboolean
+maps_query_tooltip (GtkWidget       *widget,
+                    int              x,
+                    int              y,
+                    gboolean         keyboard,
+                    GtkTooltip      *tooltip,
+                    RpeTeachingView *self)
 {
-  rpe_teaching_view_set_row (self, -1);
-}
+  guint panel;
+  gsize row, col;
 
-static void
-action_row (GtkWidget  *widget,
-            const char *action_name,
-            GVariant   *parameter)
-{
-  RpeTeachingView *self = RPE_TEACHING_VIEW (widget);
-  gint32 step = g_variant_get_int32 (parameter);
-  gssize n = teaching_result (self) != NULL ? (gssize) teaching_result (self)->n : 0;
-
-  if (step == 0 || n == 0)
-    rpe_teaching_view_set_row (self, -1);
-  else
-    rpe_teaching_view_set_row (self, CLAMP (self->row >= 0 ? self->row + step : n / 2, 0, n - 1));
+  if (keyboard || !rpe_figure_view_cell_at (self->maps, x, y, &panel, &row, &col))
+    return FALSE;
+  switch (panel)
+    {
+    case 0:
+      gtk_tooltip_set_markup (tooltip, _("Exact relative attention: softmax of Σ<sub>d</sub> q k P̃<sub>d</sub>(m − n) / √D"));
+      return TRUE;
+    case 1:
+      gtk_tooltip_set_text (tooltip, _("SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations"));
+      return TRUE;
+    default:
+      gtk_tooltip_set_text (tooltip, _("The estimate's error â − a (estimate − exact)"));
+      return TRUE;
+    }
 }
 
 static void
 rpe_teaching_view_init (RpeTeachingView *self)
 {
   RpeFigurePage *page = RPE_FIGURE_PAGE (self);
-  GtkWidget *content, *row, *controls, *button, *label;
+  GtkWidget *content, *controls, *button, *label;
+  GtkGesture *click;
 
-  self->row = -1;
-  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   rpe_figure_page_set_n_cap (page, TEACHING_N_CAP);
   /* the caption explains two errors: three lines at the window's usual widths */
   rpe_figure_page_set_caption_lines (page, 3);
 
   content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  gtk_box_set_homogeneous (GTK_BOX (row), TRUE);
-  gtk_widget_set_vexpand (row, TRUE);
-  for (guint i = 0; i < 3; i++)
-    {
-      self->maps[i] = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
-      rpe_heatmap_view_set_scale (self->maps[i], i < 2 ? RPE_HEATMAP_SCALE_LINEAR : RPE_HEATMAP_SCALE_SYMMETRIC);
-      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->maps[i]));
-      {
-        GtkGesture *click = gtk_gesture_click_new ();
-
-        g_signal_connect (click, "released", G_CALLBACK (map_released), self);
-        gtk_widget_add_controller (GTK_WIDGET (self->maps[i]), GTK_EVENT_CONTROLLER (click));
-      }
-    }
-  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->maps[0]),
-                                 _("Exact relative attention: softmax of Σ<sub>d</sub> q k P̃<sub>d</sub>(m − n) / √D"));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[1]),
-                               _("SPE estimate: softmax of Q̂ K̂ᵀ / √R from R noise realizations"));
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->maps[2]), _("The estimate's error â − a (estimate − exact)"));
-  gtk_box_append (GTK_BOX (content), row);
+  /* one figure, as `rpe export spe-vs-rpe` draws it: one cell size and top edge for the three
+   * maps, one colour bar for exact and estimate */
+  self->maps = RPE_FIGURE_VIEW (rpe_figure_view_new ());
+  rpe_figure_page_set_figure_view (page, self->maps);
+  click = gtk_gesture_click_new ();
+  g_signal_connect (click, "released", G_CALLBACK (map_released), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->maps), GTK_EVENT_CONTROLLER (click));
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self->maps), TRUE);
+  g_signal_connect (self->maps, "query-tooltip", G_CALLBACK (maps_query_tooltip), self);
+  gtk_box_append (GTK_BOX (content), GTK_WIDGET (self->maps));
 
   controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   label = gtk_label_new (_("Realizations"));
@@ -500,12 +443,6 @@ rpe_teaching_view_init (RpeTeachingView *self)
   gtk_widget_set_tooltip_text (button, _("Draw a new noise realization (next seed)"));
   g_signal_connect (button, "clicked", G_CALLBACK (teaching_new_noise), self);
   gtk_box_append (GTK_BOX (controls), button);
-  self->row_clear = gtk_button_new_with_mnemonic (_("C_lear Row"));
-  gtk_widget_set_tooltip_text (self->row_clear, _("Back to the template error curve (Delete). Click a row of a map, "
-                               "or press \u2191/\u2193 with the view focused, to plot that query row"));
-  g_signal_connect (self->row_clear, "clicked", G_CALLBACK (row_clear_clicked), self);
-  gtk_widget_set_visible (self->row_clear, FALSE);
-  gtk_box_append (GTK_BOX (controls), self->row_clear);
   gtk_box_append (GTK_BOX (content), controls);
 
   self->plot = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
@@ -535,12 +472,11 @@ rpe_teaching_view_get_result (RpeTeachingView *self)
   return teaching_result (self);
 }
 
-RpeHeatmapView *
-rpe_teaching_view_get_heatmap (RpeTeachingView *self,
-                               guint            which)
+RpeFigureView *
+rpe_teaching_view_get_maps (RpeTeachingView *self)
 {
-  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self) && which < 3, NULL);
-  return self->maps[which];
+  g_return_val_if_fail (RPE_IS_TEACHING_VIEW (self), NULL);
+  return self->maps;
 }
 
 RpeCurveView *
@@ -622,29 +558,17 @@ teaching_look (RpeTeachingView *self,
  * view's own job, without the error curve the figure does not show). */
 typedef struct
 {
-  RpeExplorerSnapshot *snapshot;
   TeachingLook         look;
   gsize                n_cap;
 } TeachingSweep;
 
-static void
-teaching_sweep_free (gpointer p)
-{
-  TeachingSweep *ts = p;
-
-  rpe_explorer_snapshot_unref (ts->snapshot);
-  g_free (ts);
-}
-
 static RpeFigureBundle *
-teaching_sweep_frame (gpointer        data,
-                      RpeSweepParam   param,
-                      gint64          value,
-                      GCancellable   *cancellable,
-                      GError        **error)
+teaching_sweep_frame (RpeExplorerSnapshot       *s,
+                      gconstpointer              look,
+                      GCancellable              *cancellable,
+                      GError                   **error)
 {
-  TeachingSweep *ts = data;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
+  const TeachingSweep *ts = look;
   RpeTeaching *t = rpe_compute_teaching (s, ts->n_cap, cancellable, error);
   RpeFigureBundle *b;
 
@@ -659,16 +583,10 @@ static void
 teaching_setup_sweep (RpeFigurePage   *page,
                       RpeExportDialog *dialog)
 {
-  RpeTeachingView *self = RPE_TEACHING_VIEW (page);
-  TeachingSweep *ts;
-  RpeExplorerSnapshot *s;
+  TeachingSweep ts = { 0 };
 
-  s = rpe_explorer_state_snapshot (teaching_state (self));
-  ts = g_new0 (TeachingSweep, 1);
-  ts->snapshot = s;
-  teaching_look (self, &ts->look);
-  ts->n_cap = rpe_figure_page_get_n_cap (page);
-  rpe_export_dialog_set_sweep (dialog, teaching_sweep_frame, ts, teaching_sweep_free, (gint64) s->r, (gint64) s->n,
-                               (gint64) s->seed);
+  teaching_look (RPE_TEACHING_VIEW (page), &ts.look);
+  ts.n_cap = rpe_figure_page_get_n_cap (page);
+  rpe_figure_page_offer_sweep (page, dialog, teaching_sweep_frame, &ts, sizeof ts);
 }
 

@@ -13,7 +13,7 @@
 #include "rpe-compute.h"
 #include "rpe-curve-view.h"
 #include "rpe-figure-page.h"
-#include "rpe-heatmap-view.h"
+#include "rpe-figure-view.h"
 
 G_BEGIN_DECLS
 
@@ -23,13 +23,12 @@ G_DECLARE_FINAL_TYPE (RpeTeachingView, rpe_teaching_view, RPE, TEACHING_VIEW, Rp
 GtkWidget      *rpe_teaching_view_new          (RpeExplorerState *state);
 /* The result shown (NULL while none). */
 RpeTeaching    *rpe_teaching_view_get_result   (RpeTeachingView  *self);
-RpeHeatmapView *rpe_teaching_view_get_heatmap  (RpeTeachingView  *self,
-                                                guint             which);  /* 0 exact, 1 estimate, 2 difference */
+/* The three maps (exact, estimate, difference: the panels of the figure it exports, drawn as
+ * the export draws them, with one cell size and top edge). */
+RpeFigureView  *rpe_teaching_view_get_maps     (RpeTeachingView  *self);
 RpeCurveView   *rpe_teaching_view_get_plot     (RpeTeachingView  *self);
-/* The query row m whose exact and estimated weights the plot below the maps shows instead
- * of the template error (a click on a map row, Up/Down); -1: the template error again. */
-void            rpe_teaching_view_set_row      (RpeTeachingView  *self,
-                                                gssize            m);
-gssize          rpe_teaching_view_get_row      (RpeTeachingView  *self);
+/* The plot below the maps shows the template error, or, while the page has a chosen row
+ * (rpe_figure_page_set_row: a click on a map row, Up/Down), that query row of the exact and
+ * estimated maps. */
 
 G_END_DECLS

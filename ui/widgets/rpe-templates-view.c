@@ -635,29 +635,17 @@ templates_figure (RpeTemplates        *t,
  * computed by rpe_compute_template_grid (the code of the view's own job). */
 typedef struct
 {
-  RpeExplorerSnapshot *snapshot;
   int                  open_cell;
   RpeFigureLook        look;
 } TemplatesSweep;
 
-static void
-templates_sweep_free (gpointer p)
-{
-  TemplatesSweep *ts = p;
-
-  rpe_explorer_snapshot_unref (ts->snapshot);
-  g_free (ts);
-}
-
 static RpeFigureBundle *
-templates_sweep_frame (gpointer        data,
-                       RpeSweepParam   param,
-                       gint64          value,
-                       GCancellable   *cancellable,
-                       GError        **error)
+templates_sweep_frame (RpeExplorerSnapshot       *s,
+                       gconstpointer              look,
+                       GCancellable              *cancellable,
+                       GError                   **error)
 {
-  TemplatesSweep *ts = data;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_snapshot_with_sweep (ts->snapshot, param, value);
+  const TemplatesSweep *ts = look;
   g_autoptr (RpeTemplates) t = rpe_compute_template_grid (s, RPE_TEMPLATES_VIEW_N_CAP, cancellable, error);
   RpeFigureBundle *b;
 
@@ -673,15 +661,9 @@ static void
 templates_setup_sweep (RpeFigurePage   *page,
                        RpeExportDialog *dialog)
 {
-  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (page);
-  TemplatesSweep *ts;
-  RpeExplorerSnapshot *s;
+  TemplatesSweep ts = { 0 };
 
-  s = rpe_explorer_state_snapshot (rpe_figure_page_get_state (page));
-  ts = g_new0 (TemplatesSweep, 1);
-  ts->snapshot = s;
-  ts->open_cell = self->open_cell;
-  rpe_figure_page_get_look (page, FALSE, &ts->look);
-  rpe_export_dialog_set_sweep (dialog, templates_sweep_frame, ts, templates_sweep_free, (gint64) s->r, (gint64) s->n,
-                               (gint64) s->seed);
+  ts.open_cell = RPE_TEMPLATES_VIEW (page)->open_cell;
+  rpe_figure_page_get_look (page, FALSE, &ts.look);
+  rpe_figure_page_offer_sweep (page, dialog, templates_sweep_frame, &ts, sizeof ts);
 }

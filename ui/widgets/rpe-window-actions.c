@@ -946,13 +946,13 @@ export_finished (RpeExportDialog *dialog,
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
+/* The Export dialog for page (its figure, its sweep) over the window `over`. */
 static void
-action_export (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
+export_page (RpeWindow     *self,
+             RpeFigurePage *page,
+             GtkWindow     *over)
 {
-  RpeWindow *self = RPE_WINDOW (widget);
-  g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
+  g_autoptr (RpeFigureBundle) bundle = page != NULL ? rpe_figure_page_build_figure (page) : NULL;
   const char *dir;
   g_autofree char *path = NULL;
   g_autofree char *last = NULL;
@@ -968,10 +968,9 @@ action_export (GtkWidget  *widget,
       g_object_remove_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
       gtk_window_destroy (GTK_WINDOW (self->export_dialog));
     }
-  self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
+  self->export_dialog = rpe_export_dialog_new (over, bundle);
   /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
-  if (_rpe_window_current_page (self) != NULL)
-    rpe_figure_page_setup_sweep (_rpe_window_current_page (self), self->export_dialog);
+  rpe_figure_page_setup_sweep (page, self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
   /* the folder of the last export, else Pictures, else home */
   last = self->settings != NULL ? g_settings_get_string (self->settings, "export-folder") : NULL;
@@ -984,6 +983,28 @@ action_export (GtkWidget  *widget,
   rpe_export_dialog_set_path (self->export_dialog, path);
   g_signal_connect_object (self->export_dialog, "exported", G_CALLBACK (export_finished), self, 0);
   gtk_window_present (GTK_WINDOW (self->export_dialog));
+}
+
+static void
+action_export (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  export_page (self, _rpe_window_current_page (self), GTK_WINDOW (self));
+}
+
+/* The 2-D convSPE window's figure (its Export button and Ctrl+E ask for it). */
+static void
+action_export_grid (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+
+  if (self->grid_window != NULL)
+    export_page (self, rpe_grid_window_get_page (self->grid_window), GTK_WINDOW (self->grid_window));
 }
 
 static void
@@ -1032,6 +1053,7 @@ _rpe_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-demo", "s", action_open_demo);
   gtk_widget_class_install_action (widget_class, "win.tour", NULL, action_tour);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
+  gtk_widget_class_install_action (widget_class, "win.export-grid", NULL, action_export_grid);
   gtk_widget_class_install_action (widget_class, "win.open-folder", "s", action_open_folder);
   gtk_widget_class_install_action (widget_class, "win.view", "i", action_view);
   gtk_widget_class_install_action (widget_class, "win.toggle-sidebar", NULL, action_toggle_sidebar);
