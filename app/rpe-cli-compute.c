@@ -577,9 +577,9 @@ compute_encode_streamed (Ctx *c, GError **error)
     p.gate = NULL;
   if (!rpe_cli_noise_scheme (o, &scheme, error))
     return FALSE;
-  if (o->queries != NULL || o->keys != NULL)
+  if (o->queries != NULL || o->keys != NULL || rpe_cli_content_is_capture (o))
     {
-      /* content from files: read whole, encoded and written in slabs */
+      /* content from files (or a capture): read whole, encoded and written in slabs */
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
         return FALSE;
       n = in.n;

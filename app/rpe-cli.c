@@ -18,6 +18,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-capture.h"
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
@@ -669,8 +670,13 @@ rpe_cli_content_random (const RpeCliOptions *o,
       *random = TRUE;
       return TRUE;
     }
+  if (rpe_capture_is_spec (o->content))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          _("--content %s: this command draws its content per position (unit or random) "
+                            "and takes no capture"), o->content);
   return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                        _("--content must be unit or random (got '%s')"), o->content);
+                        _("--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')"),
+                        o->content);
 }
 
 void
@@ -700,6 +706,76 @@ rpe_cli_content_rows (const RpeCliOptions *o,
       }
 }
 
+gboolean
+rpe_cli_content_is_capture (const RpeCliOptions *o)
+{
+  return o->content != NULL && rpe_capture_is_spec (o->content);
+}
+
+gboolean
+rpe_cli_capture_layer (const RpeCliOptions *o,
+                       gsize                H,
+                       gsize                D,
+                       gboolean             want_values,
+                       RpeCaptureContent   *content,
+                       GError             **error)
+{
+  g_autoptr (RpeCapture) capture = NULL;
+  g_autoptr (RpeCapture) values = NULL;
+  gboolean values_here = want_values && o->values != NULL && rpe_capture_is_spec (o->values);
+  RpeCaptureContent vc = { 0 };
+  guint layer;
+
+  memset (content, 0, sizeof *content);
+  if (o->queries != NULL || o->keys != NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          _("--content %s and --queries/--keys both give the queries and keys: give one"),
+                          o->content);
+  if ((capture = rpe_capture_open (o->content, error)) == NULL)
+    return FALSE;
+  if (o->layer >= 0)
+    layer = (guint) o->layer;
+  else
+    {
+      layer = rpe_capture_layer (capture, 0);
+      if (rpe_capture_n_layers (capture) > 1)
+        {
+          g_autofree char *list = rpe_capture_layer_list (capture);
+
+          fprintf (stderr, _("rpe: %s: using the capture's layer %u (its layers: %s); choose with --layer\n"),
+                   o->content, layer, list);
+        }
+    }
+  if (!rpe_capture_load_content (capture, layer, H, D, 0,
+                                 values_here && g_str_equal (o->values, o->content), content, error))
+    return FALSE;
+  if (values_here && !g_str_equal (o->values, o->content))
+    {
+      /* values from another capture: the same layer, as long */
+      if ((values = rpe_capture_open (o->values, error)) == NULL
+          || !rpe_capture_load_content (values, layer, H, rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES) != NULL
+                                        ? rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES)->shape[2] : D,
+                                        0, TRUE, &vc, error))
+        {
+          rpe_capture_content_clear (content);
+          return FALSE;
+        }
+      if (vc.n != content->n)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         _("%s: layer %u has %zu positions, but the values of %s have %zu"), o->content, layer,
+                         (size_t) content->n, o->values, (size_t) vc.n);
+          rpe_capture_content_clear (&vc);
+          rpe_capture_content_clear (content);
+          return FALSE;
+        }
+      content->v = g_steal_pointer (&vc.v);
+      content->dv = vc.dv;
+      rpe_capture_content_clear (&vc);
+    }
+  return TRUE;
+}
+
 /* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
 gboolean
 rpe_cli_load_inputs (const RpeCliOptions *o,
@@ -713,6 +789,38 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
   RpeStatus st;
 
   memset (in, 0, sizeof *in);
+  if (rpe_cli_content_is_capture (o))
+    {
+      /* layer --layer of a capture: queries, keys (and values when --values names a capture) */
+      RpeCaptureContent cc;
+
+      if (!rpe_cli_capture_layer (o, H, D, want_values, &cc, error))
+        return FALSE;
+      if (!rpe_cli_resolve_length (o, cc.n, &in->n, error))
+        {
+          rpe_capture_content_clear (&cc);
+          return FALSE;
+        }
+      in->q = g_steal_pointer (&cc.q);
+      in->k = g_steal_pointer (&cc.k);
+      if (cc.v != NULL)
+        {
+          in->v = g_steal_pointer (&cc.v);
+          in->dv = cc.dv;
+        }
+      rpe_capture_content_clear (&cc);
+      n_in = in->n;
+      if (want_values && in->v == NULL && o->values != NULL)
+        {
+          v = rpe_cli_read_array (o->values, 3, "values", error);
+          if (v == NULL)
+            {
+              rpe_cli_inputs_clear (in);
+              return FALSE;
+            }
+        }
+      goto values;
+    }
   if (o->keys != NULL && o->queries == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--keys needs --queries"));
   if (o->queries != NULL)
@@ -808,6 +916,9 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
       rpe_cli_content_rows (o, random, H, D, 0, in->n, in->q, in->k);
     }
 
+values:
+  if (in->v != NULL)
+    return TRUE;   /* a capture's values */
   in->dv = D;
   /* v is only read when want_values */
   if (want_values)

@@ -3,6 +3,7 @@
 
 #include <glib.h>
 
+#include "rpe-capture.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
 #include "rpe-noise.h"
@@ -207,6 +208,18 @@ gboolean      rpe_cli_commit_pair (RpeNpyWriter  *a,
                                    RpeNpyWriter  *b,
                                    int           *exit_code,
                                    GError       **error);
+/* --content CAPTURE: a capture file (.npz) or "demo:NAME" (rpe-capture.h) instead of unit/random. */
+gboolean      rpe_cli_content_is_capture (const RpeCliOptions *o);
+/* Layer --layer (default: the capture's first, with a note when it has several) of the --content
+ * capture as the content of a module of H heads of D features (rpe_capture_load_content: a
+ * capture that does not fit is refused with both shapes named); values too when want_values and
+ * --values names a capture (the same file, or another capture's same layer). */
+gboolean      rpe_cli_capture_layer (const RpeCliOptions *o,
+                                     gsize                H,
+                                     gsize                D,
+                                     gboolean             want_values,
+                                     RpeCaptureContent   *content,
+                                     GError             **error);
 /* --content: *random TRUE for "random", FALSE for "unit" or none; another word is an error. */
 gboolean      rpe_cli_content_random (const RpeCliOptions *o,
                                       gboolean            *random,
