@@ -98,6 +98,13 @@ snapshot_of_options (const RpeCliOptions *o,
                      params->n_features - 1, o->feature);
       return NULL;
     }
+  if (rpe_cli_content_is_capture (o))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     _("--content %s: comparisons and the overview take unit or random content; a capture is "
+                       "drawn by the views attention, spe-vs-rpe and outputs and by rpe compute"), o->content);
+      return NULL;
+    }
   if (o->content != NULL && !g_str_equal (o->content, "unit") && !g_str_equal (o->content, "random"))
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"), o->content);

@@ -10,6 +10,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-attention.h"
 #include "rpe-error.h"
+#include "rpe-demos.h"
 #include "rpe-fastrpb.h"
 #include "rpe-lrpe.h"
 #include "rpe-npy.h"
@@ -62,7 +63,15 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
 {
   RpeSpeParams shape = { 0 };
 
-  if (o->queries != NULL)
+  if (rpe_cli_content_is_capture (o))
+    {
+      /* the shape of the capture's layer */
+      gsize n;
+
+      if (!rpe_cli_capture_shape (o, &n, &shape.n_heads, &shape.n_features, error))
+        return FALSE;
+    }
+  else if (o->queries != NULL)
     {
       g_autoptr(RpeTensor) q = rpe_cli_read_array (o->queries, 3, "queries", error);
       if (q == NULL)
@@ -549,13 +558,20 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
     { "symmetric", RPE_FASTRPB_LAYOUT_SYMMETRIC },
   };
   g_autofree char *shape = rpe_tensor_shape_string (w);
+  g_autoptr (GHashTable) meta = NULL;
+  const char *bias_layout = o->bias_layout;
   int layout = RPE_FASTRPB_LAYOUT_CENTRED;
   gsize rows, width, m;
   float *out;
   RpeStatus st;
 
-  if (o->bias_layout != NULL
-      && !parse_choice ("--bias-layout", o->bias_layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
+  /* a trained demo states its layout in its metadata */
+  if (bias_layout == NULL && o->checkpoint != NULL && from == o->checkpoint && rpe_demos_is_spec (o->checkpoint)
+      && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS)
+      && (meta = rpe_demos_metadata (o->checkpoint, NULL)) != NULL)
+    bias_layout = g_hash_table_lookup (meta, "fastrpb_layout");
+  if (bias_layout != NULL
+      && !parse_choice ("--bias-layout", bias_layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
     return NULL;
   if (w->ndim == 1 || w->ndim == 2)
     {
@@ -566,7 +582,7 @@ centred_bias (const RpeCliOptions *o, const RpeTensor *w, const char *from, gsiz
     {
       rows = w->shape[1];
       width = w->shape[2];
-      if (o->bias_layout == NULL)
+      if (bias_layout == NULL)
         {
           if (width % 2 == 1)
             {
@@ -685,6 +701,36 @@ checkpoint_bias (const RpeCliOptions *o, GError **error)
   return w;
 }
 
+float *
+rpe_cli_checkpoint_fastrpb (const RpeCliOptions *o,
+                            gsize                n,
+                            gsize                heads,
+                            gboolean            *per_head,
+                            char               **source,
+                            GError             **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) modules = NULL;
+  g_autoptr (RpeTensor) t = NULL;
+  RpeCliOptions plain = *o;
+
+  *per_head = FALSE;
+  *source = NULL;
+  if (o->checkpoint == NULL)
+    return NULL;
+  if ((set = rpe_cli_read_checkpoint (o->checkpoint, error)) == NULL)
+    return NULL;
+  modules = rpe_checkpoint_find_fastrpb_modules (set);
+  if (modules->len == 0)
+    return NULL;
+  /* the module of --prefix (--map names the SPE module's tensors here) */
+  plain.map = NULL;
+  if ((t = checkpoint_bias (&plain, error)) == NULL)
+    return NULL;
+  *source = g_strdup_printf ("%s: %s", o->checkpoint, t->name);
+  return centred_bias (o, t, o->checkpoint, n, heads, per_head, error);
+}
+
 static gboolean
 parse_grid (const char *grid, gsize *n1, gsize *n2, GError **error)
 {
@@ -718,13 +764,14 @@ fastrpb (const RpeCliOptions *o, int *exit_code, GError **error)
 
   if (!parse_choice ("--fastrpb-attention", o->fastrpb_attention, "none", kinds, G_N_ELEMENTS (kinds), &kind, error))
     return FALSE;
-  if (o->values == NULL && o->queries == NULL && kind == 0 && o->length == RPE_CLI_UNSET && o->grid == NULL)
+  if (o->values == NULL && o->queries == NULL && !rpe_cli_content_is_capture (o) && kind == 0
+      && o->length == RPE_CLI_UNSET && o->grid == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb needs --values V.npy (or --length N for seeded values)"));
   {
     /* N and H: from --grid, the values (when there are no queries), or the options */
     RpeCliOptions o2 = *o;
 
-    if (o->values != NULL && o->queries == NULL)
+    if (o->values != NULL && o->queries == NULL && !rpe_cli_content_is_capture (o))
       {
         g_autoptr(RpeTensor) v = rpe_cli_read_array (o->values, 3, "values", error);
 

@@ -310,7 +310,8 @@ typedef struct
 static const OptionUse option_uses[] = {
   { "checkpoint", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "prefix", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
-  { "layer", TRUE, SPE_WHATS " curves:* export:*" },
+  /* the gate (and code) of a layer, and the layer of a captured --content */
+  { "layer", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "method", TRUE, SPE_WHATS " curves:* export:*" },
   { "heads", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
   { "features", TRUE, SPE_WHATS " compute:lrpe-* compute:fastrpb curves:* export:*" },
@@ -776,6 +777,59 @@ rpe_cli_capture_layer (const RpeCliOptions *o,
   return TRUE;
 }
 
+gboolean
+rpe_cli_capture_shape (const RpeCliOptions *o,
+                       gsize               *N,
+                       gsize               *H,
+                       gsize               *D,
+                       GError             **error)
+{
+  g_autoptr (RpeCapture) capture = rpe_capture_open (o->content, error);
+  const RpeTensor *q;
+  guint layer;
+
+  if (capture == NULL)
+    return FALSE;
+  layer = o->layer >= 0 ? (guint) o->layer : rpe_capture_layer (capture, 0);
+  q = rpe_capture_get (capture, layer, RPE_CAPTURE_QUERIES);
+  if (q == NULL)
+    {
+      g_autofree char *list = rpe_capture_layer_list (capture);
+
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the capture has no layer %u (its layers: %s)"),
+                            o->content, layer, list);
+    }
+  *N = q->shape[0];
+  *H = q->shape[1];
+  *D = q->shape[2];
+  return TRUE;
+}
+
+RpeTensor *
+rpe_cli_capture_values (const RpeCliOptions *o,
+                        gsize                H,
+                        gsize                D,
+                        GError             **error)
+{
+  RpeCaptureContent cc;
+  RpeTensor *t;
+
+  if (!rpe_cli_content_is_capture (o))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     _("--values %s takes the values of a capture's layer: give the capture as --content too"),
+                     o->values);
+      return NULL;
+    }
+  if (!rpe_cli_capture_layer (o, H, D, TRUE, &cc, error))
+    return NULL;
+  t = rpe_tensor_new ("values", 3, (gsize[]) { cc.n, H, cc.dv }, error);
+  if (t != NULL)
+    memcpy (t->data, cc.v, cc.n * H * cc.dv * sizeof (float));
+  rpe_capture_content_clear (&cc);
+  return t;
+}
+
 /* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
 gboolean
 rpe_cli_load_inputs (const RpeCliOptions *o,
@@ -875,7 +929,8 @@ rpe_cli_load_inputs (const RpeCliOptions *o,
 
   if (want_values && o->values != NULL)
     {
-      v = rpe_cli_read_array (o->values, 3, "values", error);
+      v = rpe_capture_is_spec (o->values) ? rpe_cli_capture_values (o, H, D, error)
+                                          : rpe_cli_read_array (o->values, 3, "values", error);
       if (v == NULL)
         {
           rpe_cli_inputs_clear (in);

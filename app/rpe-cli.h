@@ -220,6 +220,17 @@ gboolean      rpe_cli_capture_layer (const RpeCliOptions *o,
                                      gboolean             want_values,
                                      RpeCaptureContent   *content,
                                      GError             **error);
+/* (N, H, D) of layer --layer of the --content capture (for commands whose shape is the content's). */
+gboolean      rpe_cli_capture_shape (const RpeCliOptions *o,
+                                     gsize               *N,
+                                     gsize               *H,
+                                     gsize               *D,
+                                     GError             **error);
+/* --values CAPTURE: layer --layer's values (N, H, Dv) (the --content capture must be given too). */
+RpeTensor    *rpe_cli_capture_values (const RpeCliOptions *o,
+                                      gsize                H,
+                                      gsize                D,
+                                      GError             **error);
 /* --content: *random TRUE for "random", FALSE for "unit" or none; another word is an error. */
 gboolean      rpe_cli_content_random (const RpeCliOptions *o,
                                       gboolean            *random,
@@ -254,6 +265,16 @@ struct _RpeLrpe *rpe_cli_make_lrpe (const RpeCliOptions *o,
                                     gsize                length,
                                     gboolean             use_checkpoint,
                                     GError             **error);
+
+/* The --checkpoint's trained FastRPB weights for length n in the centred layout ((1 or H) rows of
+ * 2n - 1, rpe_alloc'd; --prefix picks the module, --bias-layout the layout; *source names the
+ * tensor), or NULL: with an error, or without one when the checkpoint has no FastRPB module. */
+float        *rpe_cli_checkpoint_fastrpb (const RpeCliOptions *o,
+                                          gsize                n,
+                                          gsize                heads,
+                                          gboolean            *per_head,
+                                          char               **source,
+                                          GError             **error);
 
 /* template | empirical | codes | encode over --grid N1xN2 (2-D convSPE, rpe-cli-conv2d.c) */
 gboolean      rpe_cli_compute_grid (const char          *what,

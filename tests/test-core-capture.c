@@ -21,84 +21,7 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 
-/* ---- writers -------------------------------------------------------------- */
-
-static guint32
-ref_crc32 (const guint8 *p,
-           gsize         n)
-{
-  guint32 c = 0xFFFFFFFFu;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      c ^= p[i];
-      for (int k = 0; k < 8; k++)
-        c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-    }
-  return ~c;
-}
-
-static void
-put16 (GByteArray *b,
-       guint       v)
-{
-  guint8 x[2] = { (guint8) v, (guint8) (v >> 8) };
-
-  g_byte_array_append (b, x, 2);
-}
-
-static void
-put32 (GByteArray *b,
-       guint32     v)
-{
-  guint8 x[4] = { (guint8) v, (guint8) (v >> 8), (guint8) (v >> 16), (guint8) (v >> 24) };
-
-  g_byte_array_append (b, x, 4);
-}
-
-static GBytes *
-deflate_raw (const guint8 *data,
-             gsize         len)
-{
-  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_RAW, 6);
-  g_autoptr (GInputStream) mem = g_memory_input_stream_new_from_data (data, (gssize) len, NULL);
-  g_autoptr (GInputStream) conv = g_converter_input_stream_new (mem, G_CONVERTER (z));
-  g_autoptr (GByteArray) out = g_byte_array_new ();
-  guint8 buf[4096];
-  gssize n;
-
-  while ((n = g_input_stream_read (conv, buf, sizeof buf, NULL, NULL)) > 0)
-    g_byte_array_append (out, buf, (guint) n);
-  g_assert_cmpint (n, ==, 0);
-  return g_byte_array_free_to_bytes (g_steal_pointer (&out));
-}
-
-/* An .npy: `descr` ('<f4', '<i8', '|u1', ...), shape, raw little-endian payload. */
-static GByteArray *
-npy (const char   *descr,
-     gsize         ndim,
-     const gsize  *shape,
-     const void   *payload,
-     gsize         payload_len)
-{
-  GByteArray *b = g_byte_array_new ();
-  GString *hdr = g_string_new (NULL);
-
-  g_string_printf (hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-  for (gsize i = 0; i < ndim; i++)
-    g_string_append_printf (hdr, "%" G_GSIZE_FORMAT "%s", shape[i], ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
-  g_string_append (hdr, "), }");
-  while ((10 + hdr->len + 1) % 64 != 0)
-    g_string_append_c (hdr, ' ');
-  g_string_append_c (hdr, '\n');
-  g_byte_array_append (b, (const guint8 *) "\x93NUMPY\x01\x00", 8);
-  put16 (b, (guint) hdr->len);
-  g_byte_array_append (b, (const guint8 *) hdr->str, (guint) hdr->len);
-  if (payload_len > 0)
-    g_byte_array_append (b, payload, (guint) payload_len);
-  g_string_free (hdr, TRUE);
-  return b;
-}
+/* ---- a capture under construction: its members in order ---------------- */
 
 typedef struct
 {
@@ -149,7 +72,7 @@ add_f32 (GArray     *a,
 
   for (gsize i = 0; i < count; i++)
     v[i] = scale * (float) ((gint) (i % 17) - 8) / 8.0f;
-  add_member (a, name, npy ("<f4", 3, shape, v, count * 4));
+  add_member (a, name, rpe_test_npy_bytes ("<f4", 3, shape, v, count * 4));
 }
 
 static void
@@ -161,7 +84,7 @@ add_tokens (GArray     *a,
 
   for (gsize i = 0; i < n; i++)
     t[i] = first + (gint64) (i % 8);
-  add_member (a, "tokens", npy ("<i8", 1, &n, t, n * 8));
+  add_member (a, "tokens", rpe_test_npy_bytes ("<i8", 1, &n, t, n * 8));
 }
 
 static void
@@ -170,42 +93,22 @@ add_meta (GArray     *a,
 {
   gsize n = strlen (json);
 
-  add_member (a, "meta", npy ("|u1", 1, &n, json, n));
+  add_member (a, "meta", rpe_test_npy_bytes ("|u1", 1, &n, json, n));
 }
 
 static GByteArray *
 zip_members (GArray  *a,
              gboolean deflate)
 {
-  GByteArray *b = g_byte_array_new ();
-  g_autoptr (GByteArray) cd = g_byte_array_new ();
-  guint32 cd_off;
+  g_autofree const char **names = g_new (const char *, a->len + 1);
+  g_autofree GByteArray **data = g_new (GByteArray *, a->len + 1);
 
   for (guint i = 0; i < a->len; i++)
     {
-      const Member *m = &g_array_index (a, Member, i);
-      g_autoptr (GBytes) z = deflate ? deflate_raw (m->data->data, m->data->len) : NULL;
-      const guint8 *payload = z != NULL ? g_bytes_get_data (z, NULL) : m->data->data;
-      gsize plen = z != NULL ? g_bytes_get_size (z) : m->data->len;
-      guint32 crc = ref_crc32 (m->data->data, m->data->len), off = b->len;
-      guint nlen = (guint) strlen (m->name);
-
-      put32 (b, 0x04034b50); put16 (b, 20); put16 (b, 0); put16 (b, deflate ? 8 : 0);
-      put16 (b, 0); put16 (b, 0); put32 (b, crc); put32 (b, (guint32) plen); put32 (b, m->data->len);
-      put16 (b, nlen); put16 (b, 0);
-      g_byte_array_append (b, (const guint8 *) m->name, nlen);
-      g_byte_array_append (b, payload, (guint) plen);
-
-      put32 (cd, 0x02014b50); put16 (cd, 20); put16 (cd, 20); put16 (cd, 0); put16 (cd, deflate ? 8 : 0);
-      put16 (cd, 0); put16 (cd, 0); put32 (cd, crc); put32 (cd, (guint32) plen); put32 (cd, m->data->len);
-      put16 (cd, nlen); put16 (cd, 0); put16 (cd, 0); put16 (cd, 0); put16 (cd, 0); put32 (cd, 0); put32 (cd, off);
-      g_byte_array_append (cd, (const guint8 *) m->name, nlen);
+      names[i] = g_array_index (a, Member, i).name;
+      data[i] = g_array_index (a, Member, i).data;
     }
-  cd_off = b->len;
-  g_byte_array_append (b, cd->data, cd->len);
-  put32 (b, 0x06054b50); put16 (b, 0); put16 (b, 0); put16 (b, a->len); put16 (b, a->len);
-  put32 (b, cd->len); put32 (b, cd_off); put16 (b, 0);
-  return b;
+  return rpe_test_zip_bytes (names, data, a->len, deflate);
 }
 
 #define META_OK "{\"format\": \"rpe-capture\", \"version\": 1, \"model_class\": \"test.Model\", " \
@@ -422,8 +325,8 @@ test_hostile_shapes (void)
     g_autoptr (GArray) a = members_new ();   /* 2-D */
     gsize shape[2] = { 4, 3 };
     float v[12] = { 0 };
-    add_member (a, "layers.0.queries", npy ("<f4", 2, shape, v, sizeof v));
-    add_member (a, "layers.0.keys", npy ("<f4", 2, shape, v, sizeof v));
+    add_member (a, "layers.0.queries", rpe_test_npy_bytes ("<f4", 2, shape, v, sizeof v));
+    add_member (a, "layers.0.keys", rpe_test_npy_bytes ("<f4", 2, shape, v, sizeof v));
     expect_refused (a, RPE_ERROR_FORMAT, "(N, H, D)");
   }
   {
@@ -453,14 +356,14 @@ test_hostile_shapes (void)
     gsize n = 6;
     float t[6] = { 0 };
     g_array_remove_index (a, 5);
-    add_member (a, "tokens", npy ("<f4", 1, &n, t, sizeof t));
+    add_member (a, "tokens", rpe_test_npy_bytes ("<f4", 1, &n, t, sizeof t));
     expect_refused (a, RPE_ERROR_FORMAT, "tokens must be integers");
   }
   {
     g_autoptr (GArray) a = members_new ();   /* integer queries */
     gsize shape[3] = { 1, 1, 2 };
     gint64 v[2] = { 1, 2 };
-    add_member (a, "layers.0.queries", npy ("<i8", 3, shape, v, sizeof v));
+    add_member (a, "layers.0.queries", rpe_test_npy_bytes ("<i8", 3, shape, v, sizeof v));
     add_f32 (a, "layers.0.keys", 1, 1, 2, 1.0f);
     expect_refused (a, RPE_ERROR_UNSUPPORTED, "<i8");
   }
@@ -486,7 +389,7 @@ test_hostile_values (void)
             memcpy (w, v, sizeof v);
             if (i == which)
               w[3] = bad[b];
-            add_member (a, names[i], npy ("<f4", 3, shape, w, sizeof w));
+            add_member (a, names[i], rpe_test_npy_bytes ("<f4", 3, shape, w, sizeof w));
           }
         expect_refused (a, RPE_ERROR_INVALID_ARGUMENT, names[which]);
       }
@@ -566,7 +469,7 @@ test_hostile_meta (void)
     gsize n = sizeof json - 1;
 
     g_array_remove_index (a, 6);
-    add_member (a, "meta", npy ("|u1", 1, &n, json, n));
+    add_member (a, "meta", rpe_test_npy_bytes ("|u1", 1, &n, json, n));
     expect_refused (a, RPE_ERROR_FORMAT, "UTF-8");
   }
   {
@@ -576,7 +479,7 @@ test_hostile_meta (void)
     float v[2] = { 123.0f, 125.0f };
 
     g_array_remove_index (a, 6);
-    add_member (a, "meta", npy ("<f4", 1, &n, v, sizeof v));
+    add_member (a, "meta", rpe_test_npy_bytes ("<f4", 1, &n, v, sizeof v));
     expect_refused (a, RPE_ERROR_FORMAT, "meta must be bytes");
   }
 }
