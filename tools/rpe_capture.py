@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -83,7 +84,10 @@ class Capture:
     every attention layer (first batch item), and saves them as one .npz.
 
     ``Capture(model)``: hooks every submodule of `model` whose class is named ``SPEFilter`` while the
-    block is open (the hooks are removed when it closes).  `model` may be None when the code records
+    block is open (the hooks are removed when it closes).  Capture one forward pass per Capture: the
+    filters' calls are numbered in order, so a second pass would record layers L .. 2L - 1.  A call
+    whose queries cannot be recorded (not (batch, N, H, D), not finite) is left out with a warning;
+    the forward pass itself is never changed.  `model` may be None when the code records
     every layer itself.  ``meta`` is a dict saved in the file's metadata (add what you like: the
     task, the checkpoint's name, the input's source).
     """
@@ -130,7 +134,11 @@ class Capture:
             if queries is not None and keys is not None:
                 layer = capture._spe_calls
                 capture._spe_calls += 1
-                capture.record(layer, queries=queries, keys=keys)
+                try:
+                    capture.record(layer, queries=queries, keys=keys)
+                except ValueError as e:
+                    # never break the user's forward pass: the layer is left out, and said so
+                    warnings.warn("rpe_capture: layer %d was not recorded: %s" % (layer, e))
             return original(*args, **kwargs)
 
         module.forward = forward
@@ -145,13 +153,15 @@ class Capture:
         layer = int(layer)
         if layer < 0 or layer > 9999:
             raise ValueError("layer %d: layer indices are 0 .. 9999" % layer)
-        entry = self.layers.setdefault(layer, {})
+        arrays = {}
         for what, x in (("queries", queries), ("keys", keys), ("values", values)):
-            if x is None:
-                continue
-            if self.batch is None and getattr(x, "ndim", None) == 4:
+            if x is not None:
+                arrays[what] = _first_item(x, what, layer)      # all checked before any is kept
+        for what, x in (("queries", queries), ("keys", keys), ("values", values)):
+            if x is not None and self.batch is None and getattr(x, "ndim", None) == 4:
                 self.batch = int(x.shape[0])
-            entry[what] = _first_item(x, what, layer)
+        if arrays:
+            self.layers.setdefault(layer, {}).update(arrays)
 
     # ---- saving --------------------------------------------------------------------------------
 
@@ -226,6 +236,10 @@ def _write_atomically(path, arrays):
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
+        # the permissions a plain open() would give (mkstemp makes the file private)
+        umask = os.umask(0o22)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
             f.flush()
