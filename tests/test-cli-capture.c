@@ -93,8 +93,9 @@ enum { QK, QKV, VALUES_ONLY };
 static void
 same_output (const Files *f, const char *const *args, int mode, const char *ext)
 {
-  g_autofree char *a = rpe_test_tmp_path (g_strconcat ("a.", ext, NULL));
-  g_autofree char *b = rpe_test_tmp_path (g_strconcat ("b.", ext, NULL));
+  g_autofree char *a_name = g_strconcat ("a.", ext, NULL), *b_name = g_strconcat ("b.", ext, NULL);
+  g_autofree char *a = rpe_test_tmp_path (a_name);
+  g_autofree char *b = rpe_test_tmp_path (b_name);
   g_autoptr (GPtrArray) x = g_ptr_array_new ();
   g_autoptr (GPtrArray) y = g_ptr_array_new ();
   g_autoptr (GBytes) ba = NULL;
