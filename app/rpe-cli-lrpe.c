@@ -79,6 +79,23 @@ load_plain_inputs (const RpeCliOptions *o, gboolean want_values, RpeCliInputs *i
       shape.n_heads = q->shape[1];
       shape.n_features = q->shape[2];
     }
+  else if (o->checkpoint != NULL && rpe_demos_is_spec (o->checkpoint) && !g_str_equal (o->checkpoint, "demo")
+           && !g_file_test (o->checkpoint, G_FILE_TEST_EXISTS))
+    {
+      /* a trained demo states its shape in its metadata (as `rpe curves` reads it) */
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->checkpoint, error);
+      const char *h, *d;
+
+      if (meta == NULL)
+        return FALSE;
+      h = g_hash_table_lookup (meta, "heads");
+      d = g_hash_table_lookup (meta, "features");
+      shape.n_heads = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
+      shape.n_features = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
+      if (shape.n_heads < 1 || shape.n_heads > 4096 || shape.n_features < 1 || shape.n_features > (1 << 16))
+        return rpe_set_error (error, RPE_ERROR_FORMAT, _("%s: the demo's metadata gives no valid heads and features"),
+                              o->checkpoint);
+    }
   else
     {
       if (o->heads < 1 || o->heads > 4096 || o->features < 1 || o->features > (1 << 16))
