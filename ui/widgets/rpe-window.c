@@ -1425,7 +1425,7 @@ gboolean
 rpe_window_is_busy (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
-  return self->load_cancellable != NULL
+  return self->load_cancellable != NULL || self->capture_cancellable != NULL
          || rpe_templates_view_is_busy (RPE_TEMPLATES_VIEW (self->views[0]))
          || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
          || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
