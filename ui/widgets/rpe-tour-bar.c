@@ -101,7 +101,7 @@ update (RpeTourBar *self)
 
   gtk_label_set_text (self->title, title);
   if (self->shown)
-    text = g_strdup (_(s->explain));
+    text = s->explain_text != NULL ? s->explain_text () : g_strdup (_(s->explain));
   else if (s->control != NULL)
     text = g_strdup_printf (_("%s  (The control that matters: the highlighted “%s” group.)"), _(s->predict),
                             _(s->control));
@@ -308,4 +308,11 @@ rpe_tour_bar_new (RpeWindow *window)
   self->window = window;
   g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);
   return GTK_WIDGET (self);
+}
+
+const char *
+rpe_tour_bar_get_text (RpeTourBar *self)
+{
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), NULL);
+  return gtk_label_get_text (self->text);
 }

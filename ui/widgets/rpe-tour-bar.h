@@ -21,6 +21,7 @@ gboolean   rpe_tour_bar_is_running (RpeTourBar *self);
 guint      rpe_tour_bar_get_step   (RpeTourBar *self);
 guint      rpe_tour_bar_get_n_steps (RpeTourBar *self);
 gboolean   rpe_tour_bar_get_shown  (RpeTourBar *self);  /* the current step's change is shown */
+const char *rpe_tour_bar_get_text  (RpeTourBar *self);  /* the step's text as shown */
 void       rpe_tour_bar_show_me    (RpeTourBar *self);
 void       rpe_tour_bar_next       (RpeTourBar *self);  /* past the last step: leaves */
 void       rpe_tour_bar_back       (RpeTourBar *self);
