@@ -235,6 +235,12 @@ test_open (Fixture       *f,
   g_object_set (state, "capture-layer", 1, "head", 3, NULL);
   assert_map (window, f, 1);
 
+  /* a layer the capture lacks: the banner says the capture does not fit (no silent unit map) */
+  g_assert_null (rpe_window_get_message (window));
+  g_object_set (state, "capture-layer", 7, NULL);
+  g_assert_nonnull (rpe_window_get_message (window));
+  g_assert_nonnull (strstr (rpe_window_get_message (window), "no layer 7"));
+
   rpe_test_iterate_until (rpe_test_window_idle_drained, window);
   gtk_window_destroy (GTK_WINDOW (window));
 }

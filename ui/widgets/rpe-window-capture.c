@@ -148,6 +148,38 @@ _rpe_window_is_capture_file (const char *path)
   return FALSE;
 }
 
+/* A capture held while the module changes (another checkpoint, the other SPE module, a layer the
+ * capture lacks): the views then draw unit queries and keys; the banner says so and why. */
+static void
+state_changed (RpeExplorerState  *state,
+               RpeExplorerChange  what,
+               RpeWindow         *self)
+{
+  RpeExplorerCapture *capture = rpe_explorer_state_get_capture (state);
+  g_autoptr (GError) error = NULL;
+  guint content = 0, layer = 0;
+
+  if ((what & (RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_KIND | RPE_EXPLORER_CHANGE_CONTENT)) == 0
+      || capture == NULL)
+    return;
+  g_object_get (state, "content", &content, "capture-layer", &layer, NULL);
+  if (content != RPE_CONTENT_CAPTURE)
+    return;
+  if (!rpe_explorer_state_check_capture (state, capture, layer, &error))
+    {
+      g_autofree char *text = g_strdup_printf (_("The capture does not fit the module shown, so unit queries and keys "
+                                                 "are drawn: %s"), error->message);
+
+      _rpe_window_show_message (self, text);
+    }
+}
+
+void
+_rpe_window_capture_init (RpeWindow *self)
+{
+  g_signal_connect_object (self->state, "changed", G_CALLBACK (state_changed), self, 0);
+}
+
 /* ---------------------------------------------------------------- actions */
 
 static void

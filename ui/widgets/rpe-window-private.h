@@ -148,6 +148,7 @@ void _rpe_window_set_lrpe_choices   (RpeWindow       *self,
 /* rpe-window-capture.c */
 void     _rpe_window_class_capture_init   (GtkWidgetClass *widget_class);
 void     _rpe_window_capture_dispose      (RpeWindow      *self);
+void     _rpe_window_capture_init         (RpeWindow      *self);
 /* The window's layer of the module changed: the capture's layer follows when it has it. */
 void     _rpe_window_capture_follow_layer (RpeWindow      *self);
 gboolean _rpe_window_is_capture_file      (const char     *path);

@@ -1341,6 +1341,7 @@ rpe_window_init (RpeWindow *self)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
   _rpe_window_compare_init (self);
+  _rpe_window_capture_init (self);
   rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
