@@ -19,15 +19,15 @@
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
 
-#define N  24
-#define H  4
-#define D  16
+#define N 24
+#define H 4
+#define D 16
 #define DV 5
 
 typedef struct
 {
   char *capture;
-  char *q, *k, *v;      /* layer 1's arrays as .npy */
+  char *q, *k, *v; /* layer 1's arrays as .npy */
 } Files;
 
 static void
@@ -68,7 +68,7 @@ static GBytes *
 file_bytes (const char *path, gboolean skip_comments)
 {
   g_autofree char *text = NULL;
-  gsize len;
+  gsize            len;
 
   g_assert_true (g_file_get_contents (path, &text, &len, NULL));
   if (skip_comments)
@@ -88,7 +88,12 @@ file_bytes (const char *path, gboolean skip_comments)
 /* `rpe ARGS... CONTENT... -o OUT` twice, once with the capture and once with the .npy files: both
  * succeed and write the same bytes.  VALUES_ONLY: both take the capture's queries and keys (the
  * commands that take no --queries), the values from the capture or from the .npy. */
-enum { QK, QKV, VALUES_ONLY };
+enum
+{
+  QK,
+  QKV,
+  VALUES_ONLY
+};
 
 static void
 same_output (const Files *f, const char *const *args, int mode, const char *ext)
@@ -156,8 +161,9 @@ test_same_as_npy (void)
   const char *rpe_logits[] = { "compute", "rpe-logits", "--checkpoint", "demo:sine-spe", NULL };
   const char *lrpe_enc[] = { "compute", "lrpe-encode", NULL };
   const char *lrpe_lin[] = { "compute", "lrpe-linear", "--lrpe-theta", "b", NULL };
-  const char *fastrpb[] = { "compute", "fastrpb", "--bias-layout", "full", "--fastrpb-attention", "softmax",
-                            "--checkpoint", "demo:fastrpb", "--prefix", "layers.1.positional_bias", NULL };
+  const char *fastrpb[] = { "compute", "fastrpb",      "--bias-layout", "full",     "--fastrpb-attention",
+                            "softmax", "--checkpoint", "demo:fastrpb",  "--prefix", "layers.1.positional_bias",
+                            NULL };
   const char *ex_att[] = { "export", "attention", "--checkpoint", "demo:sine-spe", "--exact", "--head", "2", NULL };
   const char *ex_cmp[] = { "export", "spe-vs-rpe", "--checkpoint", "demo:sine-spe", "--realizations", "16", NULL };
   const char *ex_out[] = { "export", "outputs", "--checkpoint", "demo:sine-spe", "--head", "1", NULL };
@@ -184,7 +190,7 @@ test_layer_matters (void)
 {
   /* layers 0 and 1 of the capture hold different arrays: their exact logits differ, and the
    * capture's N (24) is the output's */
-  Files f = { 0 };
+  Files            f = { 0 };
   g_autofree char *a = rpe_test_tmp_path ("l0.npy");
   g_autofree char *b = rpe_test_tmp_path ("l1.npy");
   g_autoptr (GError) error = NULL;
@@ -193,10 +199,16 @@ test_layer_matters (void)
   double diff = 0;
 
   make_files (&f);
-  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
-                                     "--layer 0 -o '%s'", f.capture, a), ==, 0);
-  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
-                                     "--layer 1 -o '%s'", f.capture, b), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL,
+                                     "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
+                                     "--layer 0 -o '%s'",
+                                     f.capture, a),
+                   ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL,
+                                     "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
+                                     "--layer 1 -o '%s'",
+                                     f.capture, b),
+                   ==, 0);
   ta = rpe_npy_read (a, &error);
   tb = rpe_npy_read (b, &error);
   g_assert_no_error (error);
@@ -213,8 +225,8 @@ static void
 refused (const char *out, const char *needle, const char *needle2, const char *format, ...)
 {
   g_autofree char *args = NULL, *err = NULL;
-  va_list ap;
-  int rc;
+  va_list          ap;
+  int              rc;
 
   va_start (ap, format);
   args = g_strdup_vprintf (format, ap);
@@ -230,7 +242,7 @@ refused (const char *out, const char *needle, const char *needle2, const char *f
 static void
 test_refusals (void)
 {
-  Files f = { 0 };
+  Files            f = { 0 };
   g_autofree char *other = rpe_test_tmp_path ("other.npz");
   g_autofree char *nan_path = rpe_test_tmp_path ("nan.npz");
   g_autofree char *out = rpe_test_tmp_path ("x.npy");
@@ -264,21 +276,26 @@ test_refusals (void)
     z = rpe_test_zip_bytes (names, data, 2, TRUE);
     g_assert_true (g_file_set_contents (nan_path, (const char *) z->data, z->len, NULL));
   }
-  refused (out, "not finite", "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'", nan_path);
+  refused (out, "not finite", "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'",
+           nan_path);
   /* content twice, values without their capture */
-  refused (out, "give one", NULL, "compute encode --checkpoint demo:sine-spe --content '%s' --queries '%s'",
-           f.capture, f.q);
+  refused (out, "give one", NULL, "compute encode --checkpoint demo:sine-spe --content '%s' --queries '%s'", f.capture,
+           f.q);
   refused (out, "--content", NULL, "compute linear --checkpoint demo:sine-spe --values '%s'", f.capture);
   /* the commands that take no capture say so */
   refused (csv, "one content vector", NULL, "curves profile --checkpoint demo:sine-spe --models sine --content '%s'",
            f.capture);
   refused (png, "comparisons", NULL, "export compare-attention --checkpoint demo:sine-spe --b-head 1 --content '%s'",
            f.capture);
-  refused (png, "captured --content", NULL, "export attention --checkpoint demo:sine-spe --attention-method lrpe "
-           "--content '%s'", f.capture);
+  refused (png, "captured --content", NULL,
+           "export attention --checkpoint demo:sine-spe --attention-method lrpe "
+           "--content '%s'",
+           f.capture);
   g_remove (session);
-  refused (png, "captured --content", NULL, "export attention --checkpoint demo:sine-spe --content '%s' "
-           "--save-session '%s'", f.capture, session);
+  refused (png, "captured --content", NULL,
+           "export attention --checkpoint demo:sine-spe --content '%s' "
+           "--save-session '%s'",
+           f.capture, session);
   g_assert_false (g_file_test (session, G_FILE_TEST_EXISTS));
   /* an unknown word is still an error */
   refused (out, "unit, random or a capture", NULL, "compute attention --content uniform");
