@@ -302,6 +302,121 @@ test_refusals (void)
   files_clear (&f);
 }
 
+/* A capture of the members names[i] = data[i] (stored, not deflated) at `path`. */
+static void
+write_members (const char *path, const char *const *names, GByteArray *const *data, gsize n)
+{
+  g_autoptr (GByteArray) z = rpe_test_zip_bytes (names, data, n, FALSE);
+
+  g_assert_true (g_file_set_contents (path, (const char *) z->data, z->len, NULL));
+}
+
+/* `rpe ARGS -o out` with a file already at `out`: a non-zero exit, the message holds `needle`,
+ * and the file is exactly as it was (nothing computed is written over it). */
+static void
+refused_keeps (const char *out, const char *needle, const char *format, ...)
+{
+  static const char before[] = "an earlier result that must survive";
+  g_autofree char  *args = NULL, *err = NULL, *after = NULL;
+  gsize             len = 0;
+  va_list           ap;
+  int               rc;
+
+  va_start (ap, format);
+  args = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_assert_true (g_file_set_contents (out, before, -1, NULL));
+  rc = rpe_test_run_cli (NULL, &err, "%s --force -o '%s'", args, out);
+  if (rc == 0 || strstr (err, needle) == NULL)
+    g_error ("rpe %s: exit %d, message '%s' (wanted a non-zero exit and '%s')", args, rc, err, needle);
+  g_assert_true (g_file_get_contents (out, &after, &len, NULL));
+  g_assert_cmpstr (after, ==, before);
+  g_remove (out);
+}
+
+static void
+test_hostile_files (void)
+{
+  /* files a reader must refuse whole, each against an existing output that must stay as it was */
+  g_autofree char  *path = rpe_test_tmp_path ("hostile.npz");
+  g_autofree char  *out = rpe_test_tmp_path ("kept.npy");
+  g_autofree char  *png = rpe_test_tmp_path ("kept.png");
+  const char       *qk[3] = { "layers.0.queries.npy", "layers.0.keys.npy", "tokens.npy" };
+  g_autofree float *ones = g_new0 (float, N *H *D);
+  GByteArray       *data[3] = { NULL, NULL, NULL };
+
+  for (gsize i = 0; i < N * H * D; i++)
+    ones[i] = 1.0f;
+
+  /* 0 rows */
+  {
+    gsize shape[3] = { 0, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, NULL, 0);
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, NULL, 0);
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "layers.0.queries", "compute logits --exact --checkpoint demo:sine-spe --content '%s'", path);
+    refused_keeps (png, "layers.0.queries", "export attention --checkpoint demo:sine-spe --content '%s'", path);
+  }
+  /* a huge N in the header (2^40 rows of 4 x 16) over a few bytes of data: refused from the
+   * header, before anything of that size is allocated */
+  {
+    gsize shape[3] = { (gsize) 1 << 40, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'", path);
+  }
+  /* tokens of the wrong length: 5 tokens for N = 24 */
+  {
+    gsize  shape[3] = { N, H, D }, nt = 5;
+    gint64 tokens[5] = { 1, 2, 3, 4, 5 };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[2] = rpe_test_npy_bytes ("<i8", 1, &nt, tokens, sizeof tokens);
+    write_members (path, qk, data, 3);
+    for (guint i = 0; i < 3; i++)
+      g_byte_array_unref (data[i]);
+    refused_keeps (out, "tokens (5)", "compute logits --exact --checkpoint demo:conv-spe --content '%s'", path);
+    refused_keeps (out, "tokens (5)", "compute lrpe-attention --checkpoint demo:lrpe --content '%s'", path);
+  }
+  /* queries and keys that disagree: both shapes named */
+  {
+    gsize qs[3] = { N, H, D }, ks[3] = { N - 1, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, qs, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, ks, ones, (N - 1) * H * D * sizeof (float));
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "(23, 4, 16)", "compute logits --exact --checkpoint demo:sine-spe --content '%s'", path);
+    refused_keeps (out, "(24, 4, 16)",
+                   "compute fastrpb --checkpoint demo:fastrpb --prefix layers.0.positional_bias "
+                   "--content '%s'",
+                   path);
+  }
+  /* a capture from another model (2 heads of 8 features), and a layer the module has and the
+   * capture lacks */
+  {
+    g_autofree char *other = rpe_test_tmp_path ("other-model.npz");
+
+    rpe_test_write_capture (other, 2, N, 2, 8, 0, 9, NULL, NULL, NULL);
+    refused_keeps (out, "(24, 2, 8)", "compute logits --exact --checkpoint demo:conv-spe --content '%s' --layer 1",
+                   other);
+    /* the module has layer 1 (its gate), the capture only layer 0 */
+    rpe_test_write_capture (other, 1, N, H, D, 0, 9, NULL, NULL, NULL);
+    refused_keeps (out, "no layer 1", "compute attention --checkpoint demo:conv-spe --content '%s' --layer 1", other);
+    g_remove (other);
+  }
+  g_remove (path);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -309,5 +424,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/capture/same-as-npy", test_same_as_npy);
   g_test_add_func ("/cli/capture/layer", test_layer_matters);
   g_test_add_func ("/cli/capture/refusals", test_refusals);
+  g_test_add_func ("/cli/capture/hostile-files", test_hostile_files);
   return g_test_run ();
 }

@@ -371,7 +371,7 @@ test_extrapolation_break (void)
   g_rmdir (dir);
 }
 
-/* ---- the shipped captures, and each demo in the commands the README names for it ---- */
+/* ---- the shipped captures, and each demo in the commands docs/checkpoints.md names for it ---- */
 
 #define CAP_N 256
 #define DEMO_H 4
@@ -623,7 +623,7 @@ test_lrpe_commands (void)
         }
   g_test_message ("lrpe-encode of the shipped capture vs Lambda(s) q with the stored theta: max error %.2e", worst);
   g_assert_cmpfloat (worst, <, 1e-3);
-  /* as the README writes them: without content, the demo's own shape (H = 4, D = 16) */
+  /* as docs/checkpoints.md writes them: without content, the demo's own shape (H = 4, D = 16) */
   for (guint i = 0; i < 3; i++)
     {
       const char *what[] = { "lrpe-encode", "lrpe-attention", "lrpe-linear" };

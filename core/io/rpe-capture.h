@@ -1,6 +1,6 @@
 /* rpe-capture.h: captures, a trained model's own queries, keys and values on one input.
  *
- * A capture (tools/rpe_capture.py, docs/captures.md) is one .npz file (numpy's savez layout,
+ * A capture (tools/rpe_capture.py, docs/checkpoints.md, "Captures") is one .npz file (numpy's savez layout,
  * stored or deflated members) holding, for each attention layer l of one forward pass, what its
  * positional step received, for the first item of the batch:
  *     layers.<l>.queries   (N, H, D)   float16/32/64, before the positional encoding
