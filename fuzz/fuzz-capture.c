@@ -13,16 +13,15 @@
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
 int
-LLVMFuzzerTestOneInput (const guint8 *data,
-                        size_t        size)
+LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 {
-  GError *error = NULL;
+  GError         *error = NULL;
   static gboolean init = FALSE;
-  RpeCapture *c;
+  RpeCapture     *c;
 
   if (!init)
     {
-      rpe_budget_set ((size_t) 256 << 20);   /* keep absurd-but-valid sizes cheap */
+      rpe_budget_set ((size_t) 256 << 20); /* keep absurd-but-valid sizes cheap */
       init = TRUE;
     }
   c = rpe_capture_read_bytes (data, size, "fuzz.npz", &error);
@@ -33,9 +32,9 @@ LLVMFuzzerTestOneInput (const guint8 *data,
       g_assert_cmpuint (rpe_capture_n_layers (c), >, 0);
       for (gsize i = 0; i < rpe_capture_n_layers (c); i++)
         {
-          guint l = rpe_capture_layer (c, i);
-          const RpeTensor *q = rpe_capture_get (c, l, RPE_CAPTURE_QUERIES);
-          const RpeTensor *k = rpe_capture_get (c, l, RPE_CAPTURE_KEYS);
+          guint             l = rpe_capture_layer (c, i);
+          const RpeTensor  *q = rpe_capture_get (c, l, RPE_CAPTURE_QUERIES);
+          const RpeTensor  *k = rpe_capture_get (c, l, RPE_CAPTURE_KEYS);
           RpeCaptureContent content;
 
           g_assert_nonnull (q);

@@ -103,9 +103,9 @@ rpe_test_run_cli_argv (const char *const *args,
                        char             **err_out)
 {
   const char *rpe = g_getenv ("RPE_CLI");
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   int wait_status = 0;
   gboolean failed;
 
@@ -139,8 +139,8 @@ rpe_test_run_cli (char       **out_out,
 {
   va_list ap;
   g_autofree char *cmdline = NULL;
-  g_auto(GStrv) words = NULL;
-  g_autoptr(GError) error = NULL;
+  g_auto (GStrv) words = NULL;
+  g_autoptr (GError) error = NULL;
 
   va_start (ap, format);
   cmdline = g_strdup_vprintf (format, ap);
@@ -156,7 +156,7 @@ rpe_test_run_cli_args (char       **out_out,
                        const char  *first,
                        ...)
 {
-  g_autoptr(GPtrArray) words = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   va_list ap;
 
   va_start (ap, first);
@@ -172,7 +172,7 @@ rpe_test_run_cli_export (const char        *view,
                          const char *const *args,
                          const char        *out)
 {
-  g_autoptr(GPtrArray) words = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   g_autofree char *err = NULL;
   int status;
 
@@ -237,8 +237,7 @@ rpe_test_png_difference (const char *a_path,
 /* ---- .npy and .npz bytes ---------------------------------------------------- */
 
 static guint32
-test_crc32 (const guint8 *p,
-            gsize         n)
+test_crc32 (const guint8 *p, gsize n)
 {
   guint32 c = 0xFFFFFFFFu;
 
@@ -252,8 +251,7 @@ test_crc32 (const guint8 *p,
 }
 
 static void
-put16 (GByteArray *b,
-       guint       v)
+put16 (GByteArray *b, guint v)
 {
   guint8 x[2] = { (guint8) v, (guint8) (v >> 8) };
 
@@ -261,8 +259,7 @@ put16 (GByteArray *b,
 }
 
 static void
-put32 (GByteArray *b,
-       guint32     v)
+put32 (GByteArray *b, guint32 v)
 {
   guint8 x[4] = { (guint8) v, (guint8) (v >> 8), (guint8) (v >> 16), (guint8) (v >> 24) };
 
@@ -270,14 +267,10 @@ put32 (GByteArray *b,
 }
 
 GByteArray *
-rpe_test_npy_bytes (const char  *descr,
-                    gsize        ndim,
-                    const gsize *shape,
-                    const void  *payload,
-                    gsize        payload_len)
+rpe_test_npy_bytes (const char *descr, gsize ndim, const gsize *shape, const void *payload, gsize payload_len)
 {
   GByteArray *b = g_byte_array_new ();
-  GString *hdr = g_string_new (NULL);
+  GString    *hdr = g_string_new (NULL);
 
   g_string_printf (hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (gsize i = 0; i < ndim; i++)
@@ -296,15 +289,14 @@ rpe_test_npy_bytes (const char  *descr,
 }
 
 static GBytes *
-deflate_raw (const guint8 *data,
-             gsize         len)
+deflate_raw (const guint8 *data, gsize len)
 {
   GZlibCompressor *z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_RAW, 6);
-  GInputStream *mem = g_memory_input_stream_new_from_data (data, (gssize) len, NULL);
-  GInputStream *conv = g_converter_input_stream_new (mem, G_CONVERTER (z));
-  GByteArray *out = g_byte_array_new ();
-  guint8 buf[4096];
-  gssize n;
+  GInputStream    *mem = g_memory_input_stream_new_from_data (data, (gssize) len, NULL);
+  GInputStream    *conv = g_converter_input_stream_new (mem, G_CONVERTER (z));
+  GByteArray      *out = g_byte_array_new ();
+  guint8           buf[4096];
+  gssize           n;
 
   while ((n = g_input_stream_read (conv, buf, sizeof buf, NULL, NULL)) > 0)
     g_byte_array_append (out, buf, (guint) n);
@@ -316,40 +308,65 @@ deflate_raw (const guint8 *data,
 }
 
 GByteArray *
-rpe_test_zip_bytes (const char *const *names,
-                    GByteArray *const *data,
-                    gsize              n,
-                    gboolean           deflate)
+rpe_test_zip_bytes (const char *const *names, GByteArray *const *data, gsize n, gboolean deflate)
 {
   GByteArray *b = g_byte_array_new ();
   GByteArray *cd = g_byte_array_new ();
-  guint32 cd_off;
+  guint32     cd_off;
 
   for (gsize i = 0; i < n; i++)
     {
-      GBytes *z = deflate ? deflate_raw (data[i]->data, data[i]->len) : NULL;
+      GBytes       *z = deflate ? deflate_raw (data[i]->data, data[i]->len) : NULL;
       const guint8 *payload = z != NULL ? g_bytes_get_data (z, NULL) : data[i]->data;
-      gsize plen = z != NULL ? g_bytes_get_size (z) : data[i]->len;
-      guint32 crc = test_crc32 (data[i]->data, data[i]->len), off = b->len;
-      guint nlen = (guint) strlen (names[i]);
+      gsize         plen = z != NULL ? g_bytes_get_size (z) : data[i]->len;
+      guint32       crc = test_crc32 (data[i]->data, data[i]->len), off = b->len;
+      guint         nlen = (guint) strlen (names[i]);
 
-      put32 (b, 0x04034b50); put16 (b, 20); put16 (b, 0); put16 (b, deflate ? 8 : 0);
-      put16 (b, 0); put16 (b, 0); put32 (b, crc); put32 (b, (guint32) plen); put32 (b, data[i]->len);
-      put16 (b, nlen); put16 (b, 0);
+      put32 (b, 0x04034b50);
+      put16 (b, 20);
+      put16 (b, 0);
+      put16 (b, deflate ? 8 : 0);
+      put16 (b, 0);
+      put16 (b, 0);
+      put32 (b, crc);
+      put32 (b, (guint32) plen);
+      put32 (b, data[i]->len);
+      put16 (b, nlen);
+      put16 (b, 0);
       g_byte_array_append (b, (const guint8 *) names[i], nlen);
       g_byte_array_append (b, payload, (guint) plen);
 
-      put32 (cd, 0x02014b50); put16 (cd, 20); put16 (cd, 20); put16 (cd, 0); put16 (cd, deflate ? 8 : 0);
-      put16 (cd, 0); put16 (cd, 0); put32 (cd, crc); put32 (cd, (guint32) plen); put32 (cd, data[i]->len);
-      put16 (cd, nlen); put16 (cd, 0); put16 (cd, 0); put16 (cd, 0); put16 (cd, 0); put32 (cd, 0); put32 (cd, off);
+      put32 (cd, 0x02014b50);
+      put16 (cd, 20);
+      put16 (cd, 20);
+      put16 (cd, 0);
+      put16 (cd, deflate ? 8 : 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put32 (cd, crc);
+      put32 (cd, (guint32) plen);
+      put32 (cd, data[i]->len);
+      put16 (cd, nlen);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put32 (cd, 0);
+      put32 (cd, off);
       g_byte_array_append (cd, (const guint8 *) names[i], nlen);
       if (z != NULL)
         g_bytes_unref (z);
     }
   cd_off = b->len;
   g_byte_array_append (b, cd->data, cd->len);
-  put32 (b, 0x06054b50); put16 (b, 0); put16 (b, 0); put16 (b, (guint) n); put16 (b, (guint) n);
-  put32 (b, cd->len); put32 (b, cd_off); put16 (b, 0);
+  put32 (b, 0x06054b50);
+  put16 (b, 0);
+  put16 (b, 0);
+  put16 (b, (guint) n);
+  put16 (b, (guint) n);
+  put32 (b, cd->len);
+  put32 (b, cd_off);
+  put16 (b, 0);
   g_byte_array_unref (cd);
   return b;
 }
@@ -366,21 +383,23 @@ rpe_test_write_capture (const char *path,
                         float     **k_out,
                         float     **v_out)
 {
-  gsize qk = n * h * d, vv = n * h * dv, members = 0;
-  float *q = g_new (float, n_layers * qk), *k = g_new (float, n_layers * qk);
-  float *v = g_new (float, MAX (n_layers * vv, 1));
-  GRand *rand = g_rand_new_with_seed (seed);
+  gsize        qk = n * h * d, vv = n * h * dv, members = 0;
+  float       *q = g_new (float, n_layers *qk), *k = g_new (float, n_layers *qk);
+  float       *v = g_new (float, MAX (n_layers * vv, 1));
+  GRand       *rand = g_rand_new_with_seed (seed);
   const char **names = g_new0 (const char *, 3 * n_layers + 1);
   GByteArray **data = g_new0 (GByteArray *, 3 * n_layers + 1);
-  GPtrArray *owned = g_ptr_array_new_with_free_func (g_free);
-  GByteArray *zip;
-  GError *error = NULL;
+  GPtrArray   *owned = g_ptr_array_new_with_free_func (g_free);
+  GByteArray  *zip;
+  GError      *error = NULL;
 
   /* sums of 4 uniforms, centred and scaled: N(0, 1)-like, deterministic for the seed */
   for (gsize i = 0; i < n_layers * qk; i++)
     {
-      q[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0) * sqrt (3.0));
-      k[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0) * sqrt (3.0));
+      q[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0)
+                      * sqrt (3.0));
+      k[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0)
+                      * sqrt (3.0));
     }
   for (gsize i = 0; i < n_layers * vv; i++)
     v[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) - 1.0) * sqrt (6.0));
@@ -411,7 +430,16 @@ rpe_test_write_capture (const char *path,
   g_free (names);
   g_ptr_array_unref (owned);
   g_rand_free (rand);
-  if (q_out != NULL) *q_out = q; else g_free (q);
-  if (k_out != NULL) *k_out = k; else g_free (k);
-  if (v_out != NULL) *v_out = v; else g_free (v);
+  if (q_out != NULL)
+    *q_out = q;
+  else
+    g_free (q);
+  if (k_out != NULL)
+    *k_out = k;
+  else
+    g_free (k);
+  if (v_out != NULL)
+    *v_out = v;
+  else
+    g_free (v);
 }

@@ -3,7 +3,7 @@
 
 For a sine-SPE and a conv-SPE model, each with 3 layers, one shared code and a gated filter per
 layer, built here with a stand-in `spe` module that has exactly the public interface of the SPE
-authors' package (SineSPE, ConvSPE, SPEFilter; the math of the README's formulas: codes, gating,
+authors' package (SineSPE, ConvSPE, SPEFilter; the math of docs/math.md: codes, gating,
 encoded queries and keys), this test:
 
   1. saves the model's state_dict with torch.save (.pt),

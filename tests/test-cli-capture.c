@@ -19,15 +19,15 @@
 #include "rpe-npy.h"
 #include "rpe-test-utils.h"
 
-#define N  24
-#define H  4
-#define D  16
+#define N 24
+#define H 4
+#define D 16
 #define DV 5
 
 typedef struct
 {
   char *capture;
-  char *q, *k, *v;      /* layer 1's arrays as .npy */
+  char *q, *k, *v; /* layer 1's arrays as .npy */
 } Files;
 
 static void
@@ -68,7 +68,7 @@ static GBytes *
 file_bytes (const char *path, gboolean skip_comments)
 {
   g_autofree char *text = NULL;
-  gsize len;
+  gsize            len;
 
   g_assert_true (g_file_get_contents (path, &text, &len, NULL));
   if (skip_comments)
@@ -88,7 +88,12 @@ file_bytes (const char *path, gboolean skip_comments)
 /* `rpe ARGS... CONTENT... -o OUT` twice, once with the capture and once with the .npy files: both
  * succeed and write the same bytes.  VALUES_ONLY: both take the capture's queries and keys (the
  * commands that take no --queries), the values from the capture or from the .npy. */
-enum { QK, QKV, VALUES_ONLY };
+enum
+{
+  QK,
+  QKV,
+  VALUES_ONLY
+};
 
 static void
 same_output (const Files *f, const char *const *args, int mode, const char *ext)
@@ -156,8 +161,9 @@ test_same_as_npy (void)
   const char *rpe_logits[] = { "compute", "rpe-logits", "--checkpoint", "demo:sine-spe", NULL };
   const char *lrpe_enc[] = { "compute", "lrpe-encode", NULL };
   const char *lrpe_lin[] = { "compute", "lrpe-linear", "--lrpe-theta", "b", NULL };
-  const char *fastrpb[] = { "compute", "fastrpb", "--bias-layout", "full", "--fastrpb-attention", "softmax",
-                            "--checkpoint", "demo:fastrpb", "--prefix", "layers.1.positional_bias", NULL };
+  const char *fastrpb[] = { "compute", "fastrpb",      "--bias-layout", "full",     "--fastrpb-attention",
+                            "softmax", "--checkpoint", "demo:fastrpb",  "--prefix", "layers.1.positional_bias",
+                            NULL };
   const char *ex_att[] = { "export", "attention", "--checkpoint", "demo:sine-spe", "--exact", "--head", "2", NULL };
   const char *ex_cmp[] = { "export", "spe-vs-rpe", "--checkpoint", "demo:sine-spe", "--realizations", "16", NULL };
   const char *ex_out[] = { "export", "outputs", "--checkpoint", "demo:sine-spe", "--head", "1", NULL };
@@ -184,7 +190,7 @@ test_layer_matters (void)
 {
   /* layers 0 and 1 of the capture hold different arrays: their exact logits differ, and the
    * capture's N (24) is the output's */
-  Files f = { 0 };
+  Files            f = { 0 };
   g_autofree char *a = rpe_test_tmp_path ("l0.npy");
   g_autofree char *b = rpe_test_tmp_path ("l1.npy");
   g_autoptr (GError) error = NULL;
@@ -193,10 +199,16 @@ test_layer_matters (void)
   double diff = 0;
 
   make_files (&f);
-  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
-                                     "--layer 0 -o '%s'", f.capture, a), ==, 0);
-  g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
-                                     "--layer 1 -o '%s'", f.capture, b), ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL,
+                                     "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
+                                     "--layer 0 -o '%s'",
+                                     f.capture, a),
+                   ==, 0);
+  g_assert_cmpint (rpe_test_run_cli (NULL, NULL,
+                                     "compute logits --exact --checkpoint demo:sine-spe --content '%s' "
+                                     "--layer 1 -o '%s'",
+                                     f.capture, b),
+                   ==, 0);
   ta = rpe_npy_read (a, &error);
   tb = rpe_npy_read (b, &error);
   g_assert_no_error (error);
@@ -213,8 +225,8 @@ static void
 refused (const char *out, const char *needle, const char *needle2, const char *format, ...)
 {
   g_autofree char *args = NULL, *err = NULL;
-  va_list ap;
-  int rc;
+  va_list          ap;
+  int              rc;
 
   va_start (ap, format);
   args = g_strdup_vprintf (format, ap);
@@ -230,7 +242,7 @@ refused (const char *out, const char *needle, const char *needle2, const char *f
 static void
 test_refusals (void)
 {
-  Files f = { 0 };
+  Files            f = { 0 };
   g_autofree char *other = rpe_test_tmp_path ("other.npz");
   g_autofree char *nan_path = rpe_test_tmp_path ("nan.npz");
   g_autofree char *out = rpe_test_tmp_path ("x.npy");
@@ -264,25 +276,145 @@ test_refusals (void)
     z = rpe_test_zip_bytes (names, data, 2, TRUE);
     g_assert_true (g_file_set_contents (nan_path, (const char *) z->data, z->len, NULL));
   }
-  refused (out, "not finite", "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'", nan_path);
+  refused (out, "not finite", "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'",
+           nan_path);
   /* content twice, values without their capture */
-  refused (out, "give one", NULL, "compute encode --checkpoint demo:sine-spe --content '%s' --queries '%s'",
-           f.capture, f.q);
+  refused (out, "give one", NULL, "compute encode --checkpoint demo:sine-spe --content '%s' --queries '%s'", f.capture,
+           f.q);
   refused (out, "--content", NULL, "compute linear --checkpoint demo:sine-spe --values '%s'", f.capture);
   /* the commands that take no capture say so */
   refused (csv, "one content vector", NULL, "curves profile --checkpoint demo:sine-spe --models sine --content '%s'",
            f.capture);
   refused (png, "comparisons", NULL, "export compare-attention --checkpoint demo:sine-spe --b-head 1 --content '%s'",
            f.capture);
-  refused (png, "captured --content", NULL, "export attention --checkpoint demo:sine-spe --attention-method lrpe "
-           "--content '%s'", f.capture);
+  refused (png, "captured --content", NULL,
+           "export attention --checkpoint demo:sine-spe --attention-method lrpe "
+           "--content '%s'",
+           f.capture);
   g_remove (session);
-  refused (png, "captured --content", NULL, "export attention --checkpoint demo:sine-spe --content '%s' "
-           "--save-session '%s'", f.capture, session);
+  refused (png, "captured --content", NULL,
+           "export attention --checkpoint demo:sine-spe --content '%s' "
+           "--save-session '%s'",
+           f.capture, session);
   g_assert_false (g_file_test (session, G_FILE_TEST_EXISTS));
   /* an unknown word is still an error */
   refused (out, "unit, random or a capture", NULL, "compute attention --content uniform");
   files_clear (&f);
+}
+
+/* A capture of the members names[i] = data[i] (stored, not deflated) at `path`. */
+static void
+write_members (const char *path, const char *const *names, GByteArray *const *data, gsize n)
+{
+  g_autoptr (GByteArray) z = rpe_test_zip_bytes (names, data, n, FALSE);
+
+  g_assert_true (g_file_set_contents (path, (const char *) z->data, z->len, NULL));
+}
+
+/* `rpe ARGS -o out` with a file already at `out`: a non-zero exit, the message holds `needle`,
+ * and the file is exactly as it was (nothing computed is written over it). */
+static void
+refused_keeps (const char *out, const char *needle, const char *format, ...)
+{
+  static const char before[] = "an earlier result that must survive";
+  g_autofree char  *args = NULL, *err = NULL, *after = NULL;
+  gsize             len = 0;
+  va_list           ap;
+  int               rc;
+
+  va_start (ap, format);
+  args = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_assert_true (g_file_set_contents (out, before, -1, NULL));
+  rc = rpe_test_run_cli (NULL, &err, "%s --force -o '%s'", args, out);
+  if (rc == 0 || strstr (err, needle) == NULL)
+    g_error ("rpe %s: exit %d, message '%s' (wanted a non-zero exit and '%s')", args, rc, err, needle);
+  g_assert_true (g_file_get_contents (out, &after, &len, NULL));
+  g_assert_cmpstr (after, ==, before);
+  g_remove (out);
+}
+
+static void
+test_hostile_files (void)
+{
+  /* files a reader must refuse whole, each against an existing output that must stay as it was */
+  g_autofree char  *path = rpe_test_tmp_path ("hostile.npz");
+  g_autofree char  *out = rpe_test_tmp_path ("kept.npy");
+  g_autofree char  *png = rpe_test_tmp_path ("kept.png");
+  const char       *qk[3] = { "layers.0.queries.npy", "layers.0.keys.npy", "tokens.npy" };
+  g_autofree float *ones = g_new0 (float, N *H *D);
+  GByteArray       *data[3] = { NULL, NULL, NULL };
+
+  for (gsize i = 0; i < N * H * D; i++)
+    ones[i] = 1.0f;
+
+  /* 0 rows */
+  {
+    gsize shape[3] = { 0, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, NULL, 0);
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, NULL, 0);
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "layers.0.queries", "compute logits --exact --checkpoint demo:sine-spe --content '%s'", path);
+    refused_keeps (png, "layers.0.queries", "export attention --checkpoint demo:sine-spe --content '%s'", path);
+  }
+  /* a huge N in the header (2^40 rows of 4 x 16) over a few bytes of data: refused from the
+   * header, before anything of that size is allocated */
+  {
+    gsize shape[3] = { (gsize) 1 << 40, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "layers.0.queries", "compute attention --checkpoint demo:sine-spe --content '%s'", path);
+  }
+  /* tokens of the wrong length: 5 tokens for N = 24 */
+  {
+    gsize  shape[3] = { N, H, D }, nt = 5;
+    gint64 tokens[5] = { 1, 2, 3, 4, 5 };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, shape, ones, N * H * D * sizeof (float));
+    data[2] = rpe_test_npy_bytes ("<i8", 1, &nt, tokens, sizeof tokens);
+    write_members (path, qk, data, 3);
+    for (guint i = 0; i < 3; i++)
+      g_byte_array_unref (data[i]);
+    refused_keeps (out, "tokens (5)", "compute logits --exact --checkpoint demo:conv-spe --content '%s'", path);
+    refused_keeps (out, "tokens (5)", "compute lrpe-attention --checkpoint demo:lrpe --content '%s'", path);
+  }
+  /* queries and keys that disagree: both shapes named */
+  {
+    gsize qs[3] = { N, H, D }, ks[3] = { N - 1, H, D };
+
+    data[0] = rpe_test_npy_bytes ("<f4", 3, qs, ones, N * H * D * sizeof (float));
+    data[1] = rpe_test_npy_bytes ("<f4", 3, ks, ones, (N - 1) * H * D * sizeof (float));
+    write_members (path, qk, data, 2);
+    g_byte_array_unref (data[0]);
+    g_byte_array_unref (data[1]);
+    refused_keeps (out, "(23, 4, 16)", "compute logits --exact --checkpoint demo:sine-spe --content '%s'", path);
+    refused_keeps (out, "(24, 4, 16)",
+                   "compute fastrpb --checkpoint demo:fastrpb --prefix layers.0.positional_bias "
+                   "--content '%s'",
+                   path);
+  }
+  /* a capture from another model (2 heads of 8 features), and a layer the module has and the
+   * capture lacks */
+  {
+    g_autofree char *other = rpe_test_tmp_path ("other-model.npz");
+
+    rpe_test_write_capture (other, 2, N, 2, 8, 0, 9, NULL, NULL, NULL);
+    refused_keeps (out, "(24, 2, 8)", "compute logits --exact --checkpoint demo:conv-spe --content '%s' --layer 1",
+                   other);
+    /* the module has layer 1 (its gate), the capture only layer 0 */
+    rpe_test_write_capture (other, 1, N, H, D, 0, 9, NULL, NULL, NULL);
+    refused_keeps (out, "no layer 1", "compute attention --checkpoint demo:conv-spe --content '%s' --layer 1", other);
+    g_remove (other);
+  }
+  g_remove (path);
 }
 
 int
@@ -292,5 +424,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/capture/same-as-npy", test_same_as_npy);
   g_test_add_func ("/cli/capture/layer", test_layer_matters);
   g_test_add_func ("/cli/capture/refusals", test_refusals);
+  g_test_add_func ("/cli/capture/hostile-files", test_hostile_files);
   return g_test_run ();
 }

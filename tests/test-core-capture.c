@@ -25,7 +25,7 @@
 
 typedef struct
 {
-  char       *name;      /* member name, ".npy" included */
+  char       *name; /* member name, ".npy" included */
   GByteArray *data;
 } Member;
 
@@ -49,9 +49,7 @@ members_new (void)
 }
 
 static void
-add_member (GArray     *a,
-            const char *name,
-            GByteArray *data)
+add_member (GArray *a, const char *name, GByteArray *data)
 {
   Member m = { g_strdup_printf ("%s.npy", name), data };
 
@@ -60,14 +58,9 @@ add_member (GArray     *a,
 
 /* float32 (N, H, D) with values f(n, h, d) */
 static void
-add_f32 (GArray     *a,
-         const char *name,
-         gsize       n,
-         gsize       h,
-         gsize       d,
-         float       scale)
+add_f32 (GArray *a, const char *name, gsize n, gsize h, gsize d, float scale)
 {
-  gsize shape[3] = { n, h, d }, count = n * h * d;
+  gsize             shape[3] = { n, h, d }, count = n * h * d;
   g_autofree float *v = g_new (float, count > 0 ? count : 1);
 
   for (gsize i = 0; i < count; i++)
@@ -76,9 +69,7 @@ add_f32 (GArray     *a,
 }
 
 static void
-add_tokens (GArray     *a,
-            gsize       n,
-            gint64      first)
+add_tokens (GArray *a, gsize n, gint64 first)
 {
   g_autofree gint64 *t = g_new (gint64, n);
 
@@ -88,8 +79,7 @@ add_tokens (GArray     *a,
 }
 
 static void
-add_meta (GArray     *a,
-          const char *json)
+add_meta (GArray *a, const char *json)
 {
   gsize n = strlen (json);
 
@@ -97,8 +87,7 @@ add_meta (GArray     *a,
 }
 
 static GByteArray *
-zip_members (GArray  *a,
-             gboolean deflate)
+zip_members (GArray *a, gboolean deflate)
 {
   g_autofree const char **names = g_new (const char *, a->len + 1);
   g_autofree GByteArray **data = g_new (GByteArray *, a->len + 1);
@@ -111,8 +100,9 @@ zip_members (GArray  *a,
   return rpe_test_zip_bytes (names, data, a->len, deflate);
 }
 
-#define META_OK "{\"format\": \"rpe-capture\", \"version\": 1, \"model_class\": \"test.Model\", " \
-                "\"date\": \"2024-01-02T03:04:05Z\", \"layers\": {\"0\": {}}}"
+#define META_OK                                                                     \
+  "{\"format\": \"rpe-capture\", \"version\": 1, \"model_class\": \"test.Model\", " \
+  "\"date\": \"2024-01-02T03:04:05Z\", \"layers\": {\"0\": {}}}"
 
 /* layers 0 and 2 (N = 6, H = 2, D = 3), values (Dv = 4) for layer 2, tokens, meta */
 static GArray *
@@ -131,16 +121,13 @@ good_members (void)
 }
 
 static RpeCapture *
-read_zip (GByteArray *z,
-          GError    **error)
+read_zip (GByteArray *z, GError **error)
 {
   return rpe_capture_read_bytes (z->data, z->len, "t.npz", error);
 }
 
 static void
-expect_refused (GArray     *a,
-                RpeStatus   code,
-                const char *needle)
+expect_refused (GArray *a, RpeStatus code, const char *needle)
 {
   g_autoptr (GByteArray) z = zip_members (a, FALSE);
   g_autoptr (GError) error = NULL;
@@ -250,8 +237,8 @@ test_content (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (RpeCapture) c = read_zip (z, &error);
   RpeCaptureContent content;
-  const RpeTensor *q2 = rpe_capture_get (c, 2, RPE_CAPTURE_QUERIES);
-  const RpeTensor *v2 = rpe_capture_get (c, 2, RPE_CAPTURE_VALUES);
+  const RpeTensor  *q2 = rpe_capture_get (c, 2, RPE_CAPTURE_QUERIES);
+  const RpeTensor  *v2 = rpe_capture_get (c, 2, RPE_CAPTURE_VALUES);
 
   g_assert_true (rpe_capture_load_content (c, 2, 2, 3, 0, TRUE, &content, &error));
   g_assert_no_error (error);
@@ -273,9 +260,15 @@ test_content (void)
 
   /* refusals leave `out` zeroed */
   {
-    struct { guint layer; gsize h, d, max; gboolean values; const char *needle[3]; } bad[] = {
+    struct
+    {
+      guint       layer;
+      gsize       h, d, max;
+      gboolean    values;
+      const char *needle[3];
+    } bad[] = {
       { 1, 2, 3, 0, FALSE, { "no layer 1", "0, 2", NULL } },
-      { 0, 4, 16, 0, FALSE, { "(6, 2, 3)", "H = 4", "D = 16" } },   /* another model's module */
+      { 0, 4, 16, 0, FALSE, { "(6, 2, 3)", "H = 4", "D = 16" } }, /* another model's module */
       { 0, 2, 4, 0, FALSE, { "(6, 2, 3)", "D = 4", NULL } },
       { 0, 2, 3, 5, FALSE, { "N = 6", "5", NULL } },
       { 0, 2, 3, 0, TRUE, { "no values", NULL, NULL } },
@@ -284,8 +277,8 @@ test_content (void)
     for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
       {
         memset (&content, 0x5a, sizeof content);
-        g_assert_false (rpe_capture_load_content (c, bad[i].layer, bad[i].h, bad[i].d, bad[i].max,
-                                                  bad[i].values, &content, &error));
+        g_assert_false (
+          rpe_capture_load_content (c, bad[i].layer, bad[i].h, bad[i].d, bad[i].max, bad[i].values, &content, &error));
         g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
         for (int k = 0; k < 3; k++)
           if (bad[i].needle[k] != NULL && strstr (error->message, bad[i].needle[k]) == NULL)
@@ -303,26 +296,26 @@ static void
 test_hostile_shapes (void)
 {
   {
-    g_autoptr (GArray) a = members_new ();   /* queries and keys disagree */
+    g_autoptr (GArray) a = members_new (); /* queries and keys disagree */
     add_f32 (a, "layers.0.queries", 6, 2, 3, 1.0f);
     add_f32 (a, "layers.0.keys", 6, 2, 4, 1.0f);
     expect_refused (a, RPE_ERROR_FORMAT, "(6, 2, 3) and keys (6, 2, 4)");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* values of another N */
+    g_autoptr (GArray) a = members_new (); /* values of another N */
     add_f32 (a, "layers.0.queries", 6, 2, 3, 1.0f);
     add_f32 (a, "layers.0.keys", 6, 2, 3, 1.0f);
     add_f32 (a, "layers.0.values", 5, 2, 3, 1.0f);
     expect_refused (a, RPE_ERROR_FORMAT, "values (5, 2, 3)");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* 0 rows */
+    g_autoptr (GArray) a = members_new (); /* 0 rows */
     add_f32 (a, "layers.0.queries", 0, 2, 3, 1.0f);
     add_f32 (a, "layers.0.keys", 0, 2, 3, 1.0f);
     expect_refused (a, RPE_ERROR_FORMAT, "(0, 2, 3)");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* 2-D */
+    g_autoptr (GArray) a = members_new (); /* 2-D */
     gsize shape[2] = { 4, 3 };
     float v[12] = { 0 };
     add_member (a, "layers.0.queries", rpe_test_npy_bytes ("<f4", 2, shape, v, sizeof v));
@@ -330,29 +323,29 @@ test_hostile_shapes (void)
     expect_refused (a, RPE_ERROR_FORMAT, "(N, H, D)");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* keys without queries */
+    g_autoptr (GArray) a = members_new (); /* keys without queries */
     add_f32 (a, "layers.3.keys", 6, 2, 3, 1.0f);
     expect_refused (a, RPE_ERROR_FORMAT, "layer 3");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* no layer at all */
+    g_autoptr (GArray) a = members_new (); /* no layer at all */
     add_tokens (a, 4, 0);
     expect_refused (a, RPE_ERROR_FORMAT, "no layer");
   }
   {
-    g_autoptr (GArray) a = good_members ();  /* tokens of another length */
+    g_autoptr (GArray) a = good_members (); /* tokens of another length */
     g_array_remove_index (a, 5);
     add_tokens (a, 5, 0);
     expect_refused (a, RPE_ERROR_FORMAT, "tokens (5)");
   }
   {
-    g_autoptr (GArray) a = good_members ();  /* a token beyond 2^24 */
+    g_autoptr (GArray) a = good_members (); /* a token beyond 2^24 */
     g_array_remove_index (a, 5);
     add_tokens (a, 6, (gint64) 1 << 40);
     expect_refused (a, RPE_ERROR_INVALID_ARGUMENT, "2^24");
   }
   {
-    g_autoptr (GArray) a = good_members ();  /* float tokens */
+    g_autoptr (GArray) a = good_members (); /* float tokens */
     gsize n = 6;
     float t[6] = { 0 };
     g_array_remove_index (a, 5);
@@ -360,8 +353,8 @@ test_hostile_shapes (void)
     expect_refused (a, RPE_ERROR_FORMAT, "tokens must be integers");
   }
   {
-    g_autoptr (GArray) a = members_new ();   /* integer queries */
-    gsize shape[3] = { 1, 1, 2 };
+    g_autoptr (GArray) a = members_new (); /* integer queries */
+    gsize  shape[3] = { 1, 1, 2 };
     gint64 v[2] = { 1, 2 };
     add_member (a, "layers.0.queries", rpe_test_npy_bytes ("<i8", 3, shape, v, sizeof v));
     add_f32 (a, "layers.0.keys", 1, 1, 2, 1.0f);
@@ -378,8 +371,8 @@ test_hostile_values (void)
     for (int which = 0; which < 3; which++)
       {
         g_autoptr (GArray) a = members_new ();
-        gsize shape[3] = { 2, 1, 2 };
-        float v[4] = { 0.5f, 1.0f, -1.0f, 2.0f };
+        gsize       shape[3] = { 2, 1, 2 };
+        float       v[4] = { 0.5f, 1.0f, -1.0f, 2.0f };
         const char *names[3] = { "layers.0.queries", "layers.0.keys", "layers.0.values" };
 
         for (int i = 0; i < 3; i++)
@@ -399,9 +392,9 @@ static void
 test_hostile_names (void)
 {
   const char *names[] = {
-    "layers.01.queries", "layers.10000.queries", "layers.-1.queries", "layers..queries", "layers.0.query",
-    "layers.0.queries.x", "layer.0.queries", "Layers.0.queries", "spe.freqs", "layers.0x1.queries",
-    "layers. 1.queries", "../layers.0.queries",
+    "layers.01.queries", "layers.10000.queries", "layers.-1.queries", "layers..queries",
+    "layers.0.query",    "layers.0.queries.x",   "layer.0.queries",   "Layers.0.queries",
+    "spe.freqs",         "layers.0x1.queries",   "layers. 1.queries", "../layers.0.queries",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
@@ -412,13 +405,13 @@ test_hostile_names (void)
       expect_refused (a, RPE_ERROR_FORMAT, "is not part of a capture");
     }
   {
-    g_autoptr (GArray) a = good_members ();  /* a member that is not an .npy */
+    g_autoptr (GArray) a = good_members (); /* a member that is not an .npy */
     Member m = { g_strdup ("layers.0.queries"), g_byte_array_new () };
     g_array_append_val (a, m);
     expect_refused (a, RPE_ERROR_FORMAT, "not part of a capture");
   }
   {
-    g_autoptr (GArray) a = good_members ();  /* the same member twice */
+    g_autoptr (GArray) a = good_members (); /* the same member twice */
     add_f32 (a, "layers.0.keys", 6, 2, 3, 1.0f);
     expect_refused (a, RPE_ERROR_FORMAT, "twice");
   }
@@ -427,7 +420,12 @@ test_hostile_names (void)
 static void
 test_hostile_meta (void)
 {
-  const struct { const char *json; RpeStatus code; const char *needle; } bad[] = {
+  const struct
+  {
+    const char *json;
+    RpeStatus   code;
+    const char *needle;
+  } bad[] = {
     { "not json", RPE_ERROR_FORMAT, "not JSON" },
     { "[1, 2]", RPE_ERROR_FORMAT, "not a JSON object" },
     { "{\"format\": \"other\", \"version\": 1}", RPE_ERROR_FORMAT, "not a capture" },
@@ -466,7 +464,7 @@ test_hostile_meta (void)
     /* a NUL byte inside the metadata */
     g_autoptr (GArray) a = good_members ();
     const char json[] = "{\"format\": \"rpe-capture\", \"version\": 1, \"x\": \"a\0b\"}";
-    gsize n = sizeof json - 1;
+    gsize      n = sizeof json - 1;
 
     g_array_remove_index (a, 6);
     add_member (a, "meta", rpe_test_npy_bytes ("|u1", 1, &n, json, n));
@@ -495,7 +493,7 @@ test_hostile_sizes (void)
 
   add_f32 (a, "layers.0.queries", 65536, 1, 4, 1.0f);
   add_f32 (a, "layers.0.keys", 65536, 1, 4, 1.0f);
-  z = zip_members (a, TRUE);              /* 2 MiB of arrays in a small deflated file */
+  z = zip_members (a, TRUE); /* 2 MiB of arrays in a small deflated file */
   rpe_budget_set ((gsize) 1 << 20);
   c = read_zip (z, &error);
   rpe_budget_set (0);
@@ -554,7 +552,7 @@ test_spec (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *missing = rpe_test_tmp_path ("missing.npz");
-  RpeCapture *c;
+  RpeCapture      *c;
 
   g_assert_true (rpe_capture_is_spec ("run.npz"));
   g_assert_true (rpe_capture_is_spec ("dir/RUN.NPZ"));
@@ -571,8 +569,7 @@ test_spec (void)
 }
 
 int
-main (int   argc,
-      char *argv[])
+main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/capture/read", test_read);

@@ -2,11 +2,11 @@
  *
  * Each demo loads, holds its metadata (task, N_train, steps, accuracies in [0, 1]) and only finite
  * parameters; the SPE demos are recognised with a gate per layer, and their gated template equals
- * (1 - g) P + g computed here from the raw stored tensors (MATH.md 1-3, as-coded transforms); the
- * learned APE demo's attention goes flat beyond N_train while the exact SPE demo's template is
- * stationary (translation invariant at every position); every demo reached accuracy >= 0.95 at
- * N_train, ships a capture of one task input at 4 N_train, and works in each command the README
- * names for it (the exact logits of the SPE demos on their captures, the LRPE demo's trained theta,
+ * (1 - g) P + g computed here from the raw stored tensors (docs/math.md, sections 1-3, as-coded transforms); the
+ * learned APE demo's extrapolation curve breaks beyond N_train while the exact SPE demo's template
+ * is stationary (translation invariant at every position); every demo reached accuracy >= 0.95 at
+ * N_train, ships a capture of one task input at 4 N_train, and works in each command the docs
+ * name for it (the exact logits of the SPE demos on their captures, the LRPE demo's trained theta,
  * the FastRPB demo's trained bias.w, checked against references computed here).
  */
 #include "config.h"
@@ -75,9 +75,15 @@ test_metadata_and_finite (void)
       g_autoptr (GError) error = NULL;
       g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
       g_autoptr (GHashTable) meta = rpe_demos_metadata (spec, &error);
-      const char *keys[] = { "task", "n_train", "steps", "accuracy_n_train", "accuracy_2n_train", "accuracy_4n_train",
-                             "encoding", "accuracy_measured_on" };
-      double acc1, acc2, acc4;
+      const char *keys[] = { "task",
+                             "n_train",
+                             "steps",
+                             "accuracy_n_train",
+                             "accuracy_2n_train",
+                             "accuracy_4n_train",
+                             "encoding",
+                             "accuracy_measured_on" };
+      double      acc1, acc2, acc4;
 
       g_assert_no_error (error);
       g_assert_nonnull (set);
@@ -108,7 +114,7 @@ test_metadata_and_finite (void)
     }
 }
 
-/* The gated template of layer `layer` from the raw stored tensors (MATH.md 1-3), in double. */
+/* The gated template of layer `layer` from the raw stored tensors (docs/math.md, sections 1-3), in double. */
 static double
 template_ref (const RpeTensorSet *set,
               gboolean            sine,
@@ -343,14 +349,14 @@ test_extrapolation_break (void)
   /* ... and flat beyond it: with no embedding there, its attention entropy (unit content) is that
    * of the uniform map over the 256 keys, log 256 = 5.545, well above the entropy before */
   {
-    Curve ent = { 0 };
+    Curve  ent = { 0 };
     double ent_before, ent_after;
 
     read_curve (ape_csv, "ape_entropy", &ent);
     range_mean (&ent, 8, 56, &ent_before);
     range_mean (&ent, 72, 256, &ent_after);
-    g_test_message ("learned APE attention entropy, before -> beyond N_train: %.3f -> %.3f (uniform: %.3f)",
-                    ent_before, ent_after, log (256.0));
+    g_test_message ("learned APE attention entropy, before -> beyond N_train: %.3f -> %.3f (uniform: %.3f)", ent_before,
+                    ent_after, log (256.0));
     g_assert_cmpfloat (ent_after, >, log (256.0) - 0.05);
     g_assert_cmpfloat (ent_after - ent_before, >, 0.3);
     g_array_unref (ent.m);
@@ -365,7 +371,7 @@ test_extrapolation_break (void)
   g_rmdir (dir);
 }
 
-/* ---- the shipped captures, and each demo in the commands the README names for it ---- */
+/* ---- the shipped captures, and each demo in the commands docs/checkpoints.md names for it ---- */
 
 #define CAP_N 256
 #define DEMO_H 4
@@ -418,14 +424,13 @@ test_captures (void)
     }
 }
 
-static void
-run_ok (const char *format, ...) G_GNUC_PRINTF (1, 2);
+static void run_ok (const char *format, ...) G_GNUC_PRINTF (1, 2);
 
 static void
 run_ok (const char *format, ...)
 {
   g_autofree char *args = NULL, *err = NULL;
-  va_list ap;
+  va_list          ap;
 
   va_start (ap, format);
   args = g_strdup_vprintf (format, ap);
@@ -472,10 +477,10 @@ check_spe_commands (const char *name, gboolean sine)
   g_autoptr (GError) error = NULL;
   g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
   g_autoptr (RpeCapture) c = demo_capture (name);
-  g_autofree char *out = tmp_file ("logits.npy");
-  g_autofree char *png = tmp_file ("demo.png");
-  g_autofree char *csv = tmp_file ("demo.csv");
-  g_autofree double *pt = g_new (double, DEMO_H * DEMO_D * (2 * CAP_N - 1));
+  g_autofree char   *out = tmp_file ("logits.npy");
+  g_autofree char   *png = tmp_file ("demo.png");
+  g_autofree char   *csv = tmp_file ("demo.csv");
+  g_autofree double *pt = g_new (double, DEMO_H *DEMO_D *(2 * CAP_N - 1));
 
   g_assert_no_error (error);
   check_info (name, "SPE modules: 1");
@@ -493,7 +498,8 @@ check_spe_commands (const char *name, gboolean sine)
       for (gsize h = 0; h < DEMO_H; h++)
         for (gsize d = 0; d < DEMO_D; d++)
           for (long tau = -(CAP_N - 1); tau < CAP_N; tau++)
-            pt[(h * DEMO_D + d) * (2 * CAP_N - 1) + (gsize) (tau + CAP_N - 1)] = template_ref (set, sine, layer, h, d, tau);
+            pt[(h * DEMO_D + d) * (2 * CAP_N - 1) + (gsize) (tau + CAP_N - 1)] =
+              template_ref (set, sine, layer, h, d, tau);
       for (gsize h = 0; h < DEMO_H; h++)
         for (gsize m = 0; m < CAP_N; m += 3)
           for (gsize n = 0; n < CAP_N; n++)
@@ -507,15 +513,15 @@ check_spe_commands (const char *name, gboolean sine)
               worst = MAX (worst, fabs (got->data[(h * CAP_N + m) * CAP_N + n] - ref));
               scale = MAX (scale, fabs (ref));
             }
-      g_test_message ("%s layer %d: exact logits on the shipped capture vs reference, max error %.2e of %.2f",
-                      name, layer, worst, scale);
+      g_test_message ("%s layer %d: exact logits on the shipped capture vs reference, max error %.2e of %.2f", name,
+                      layer, worst, scale);
       g_assert_cmpfloat (worst, <, 1e-5 * scale + 1e-6);
     }
   run_ok ("compute attention --checkpoint %s --content %s --layer 1 --causal -o '%s'", spec, spec, out);
   run_ok ("compute linear --checkpoint %s --content %s --values %s --layer 0 --causal -o '%s'", spec, spec, spec, out);
   run_ok ("compute template --checkpoint %s --layer 1 --length 64 -o '%s'", spec, out);
-  run_ok ("export attention --checkpoint %s --exact --content %s --layer 0 --head 1 --train-length 64 -o '%s'",
-          spec, spec, png);
+  run_ok ("export attention --checkpoint %s --exact --content %s --layer 0 --head 1 --train-length 64 -o '%s'", spec,
+          spec, png);
   run_ok ("export spe-vs-rpe --checkpoint %s --content %s --layer 1 -o '%s'", spec, spec, png);
   run_ok ("export outputs --checkpoint %s --content %s --values %s --layer 1 -o '%s'", spec, spec, spec, png);
   run_ok ("export templates --checkpoint %s --layer 1 --length 64 -o '%s'", spec, png);
@@ -547,7 +553,7 @@ csv_column (const char *path, const char *column)
   g_autofree char *text = NULL;
   g_auto (GStrv) lines = NULL;
   GArray *values = g_array_new (FALSE, FALSE, sizeof (double));
-  int col = -1;
+  int     col = -1;
 
   g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
   lines = g_strsplit (text, "\n", -1);
@@ -588,7 +594,7 @@ test_lrpe_commands (void)
   g_autofree char *a_csv = tmp_file ("lrpe-a.csv");
   g_autofree char *b_csv = tmp_file ("lrpe-b.csv");
   const RpeTensor *theta, *q;
-  double worst = 0.0, moved = 0.0;
+  double           worst = 0.0, moved = 0.0;
 
   g_assert_no_error (error);
   /* one LRPE module (rotation, learned theta (1, 1, D/2)), shared by the layers */
@@ -610,14 +616,14 @@ test_lrpe_commands (void)
         {
           const float *x = q->data + (s * DEMO_H + h) * DEMO_D + 2 * kk;
           const float *y = enc->data + (s * DEMO_H + h) * DEMO_D + 2 * kk;
-          double a = (double) s * theta->data[kk], ca = cos (a), sa = sin (a);
+          double       a = (double) s * theta->data[kk], ca = cos (a), sa = sin (a);
 
           worst = MAX (worst, fabs (y[0] - (x[0] * ca - x[1] * sa)));
           worst = MAX (worst, fabs (y[1] - (x[1] * ca + x[0] * sa)));
         }
   g_test_message ("lrpe-encode of the shipped capture vs Lambda(s) q with the stored theta: max error %.2e", worst);
   g_assert_cmpfloat (worst, <, 1e-3);
-  /* as the README writes them: without content, the demo's own shape (H = 4, D = 16) */
+  /* as docs/checkpoints.md writes them: without content, the demo's own shape (H = 4, D = 16) */
   for (guint i = 0; i < 3; i++)
     {
       const char *what[] = { "lrpe-encode", "lrpe-attention", "lrpe-linear" };
@@ -629,13 +635,15 @@ test_lrpe_commands (void)
     }
   run_ok ("compute lrpe-attention --checkpoint demo:lrpe --content demo:lrpe --layer 1 --causal -o '%s'", out);
   run_ok ("compute lrpe-linear --checkpoint demo:lrpe --content demo:lrpe --values demo:lrpe --layer 1 --causal "
-          "--lrpe-norm layer -o '%s'", out);
+          "--lrpe-norm layer -o '%s'",
+          out);
   /* the curves use the stored theta: the same profile as with it given as a file */
   g_assert_true (rpe_npy_write (theta_npy, theta->data, 3, (gsize[]) { 1, 1, DEMO_D / 2 }, FALSE, &error));
   g_assert_no_error (error);
   run_ok ("curves profile --checkpoint demo:lrpe --models lrpe --length 64 --content random -o '%s'", a_csv);
   run_ok ("curves profile --models lrpe --heads 4 --features 16 --length 64 --content random --lrpe-theta-file '%s' "
-          "-o '%s'", theta_npy, b_csv);
+          "-o '%s'",
+          theta_npy, b_csv);
   {
     g_autoptr (GArray) a = csv_column (a_csv, "lrpe");
     g_autoptr (GArray) b = csv_column (b_csv, "lrpe");
@@ -648,7 +656,8 @@ test_lrpe_commands (void)
   for (gsize kk = 0; kk < DEMO_D / 2; kk++)
     moved = MAX (moved, fabs (theta->data[kk] - pow (10000.0, -2.0 * kk / DEMO_D)));
   g_test_message ("the trained theta moved from theta a (RoPE) by up to %.3g", moved);
-  run_ok ("curves extrapolation --checkpoint demo:lrpe --models lrpe --train-length 64 --max-length 128 -o '%s'", a_csv);
+  run_ok ("curves extrapolation --checkpoint demo:lrpe --models lrpe --train-length 64 --max-length 128 -o '%s'",
+          a_csv);
   g_unlink (out);
   g_unlink (theta_npy);
   g_unlink (a_csv);
@@ -663,7 +672,7 @@ test_fastrpb_commands (void)
   g_autoptr (RpeCapture) c = demo_capture ("fastrpb");
   g_autofree char *out = tmp_file ("fastrpb.npy");
   g_autofree char *csv = tmp_file ("fastrpb.csv");
-  const gsize M = 256, X = 2 * M - 1;
+  const gsize      M = 256, X = 2 * M - 1;
 
   g_assert_no_error (error);
   check_info ("fastrpb", "FastRPB modules: 2");
@@ -674,11 +683,12 @@ test_fastrpb_commands (void)
       const RpeTensor *w = tensor (set, wname), *v = rpe_capture_get (c, (guint) layer, RPE_CAPTURE_VALUES);
       g_autoptr (RpeTensor) y = NULL;
       g_autofree char *free_text = NULL;
-      double worst = 0.0, scale = 0.0;
+      double           worst = 0.0, scale = 0.0;
 
       /* W V with W[h, m, n] = w[0, h, (m - n + M) mod (2M - 1)] (the reference's full layout) */
       run_ok ("compute fastrpb --checkpoint demo:fastrpb --prefix layers.%d.positional_bias --content demo:fastrpb "
-              "--values demo:fastrpb --layer %d -o '%s'", layer, layer, out);
+              "--values demo:fastrpb --layer %d -o '%s'",
+              layer, layer, out);
       y = read_npy (out);
       g_assert_cmpuint (y->n_elements, ==, v->n_elements);
       for (gsize m = 0; m < CAP_N; m += 5)
@@ -692,13 +702,14 @@ test_fastrpb_commands (void)
               worst = MAX (worst, fabs (y->data[(m * DEMO_H + h) * DEMO_D + e] - ref));
               scale = MAX (scale, fabs (ref));
             }
-      g_test_message ("fastrpb layer %d: W V of the shipped capture vs reference, max error %.2e of %.2f", layer,
-                      worst, scale);
+      g_test_message ("fastrpb layer %d: W V of the shipped capture vs reference, max error %.2e of %.2f", layer, worst,
+                      scale);
       g_assert_cmpfloat (worst, <, 1e-4 * scale + 1e-6);
 
       /* the curves draw the stored weights: profile(tau) = w_tau of head 2 */
       run_ok ("curves profile --checkpoint demo:fastrpb --prefix layers.%d.positional_bias --models fastrpb "
-              "--head 2 --length 64 -o '%s'", layer, csv);
+              "--head 2 --length 64 -o '%s'",
+              layer, csv);
       {
         g_autoptr (GArray) tau = csv_column (csv, "tau");
         g_autoptr (GArray) prof = csv_column (csv, "fastrpb");
@@ -706,7 +717,7 @@ test_fastrpb_commands (void)
         g_assert_cmpuint (prof->len, ==, 127);
         for (guint i = 0; i < prof->len; i++)
           {
-            long t = lround (g_array_index (tau, double, i));
+            long   t = lround (g_array_index (tau, double, i));
             double want = w->data[2 * X + (gsize) ((t + (long) M + (long) X) % (long) X)];
 
             g_assert_cmpfloat (fabs (g_array_index (prof, double, i) - want), <=, 1e-6 * MAX (1.0, fabs (want)));
@@ -715,7 +726,8 @@ test_fastrpb_commands (void)
       g_assert_true (g_file_get_contents (csv, &free_text, NULL, NULL));
       g_assert_nonnull (strstr (free_text, wname));
       run_ok ("curves extrapolation --checkpoint demo:fastrpb --prefix layers.%d.positional_bias --models fastrpb "
-              "--train-length 64 --max-length 256 -o '%s'", layer, csv);
+              "--train-length 64 --max-length 256 -o '%s'",
+              layer, csv);
     }
   g_unlink (out);
   g_unlink (csv);

@@ -5,7 +5,7 @@ A *capture* is one .npz file holding, for every attention layer l of one forward
 and keys (and optionally the values) as the model computed them *before* the positional encoding,
 for the first item of the batch.  RPE Studio (`rpe ... --content run.npz --layer l`) then draws every
 view on the model's real content: the exact attention of the trained positional module on that input,
-its SPE estimate, outputs with the captured values.  The format is described in docs/captures.md.
+its SPE estimate, outputs with the captured values.  The format is described in docs/checkpoints.md (section "Captures").
 
 With the SPE authors' package (module `spe`) nothing in the model needs to change: every module whose
 class is named ``SPEFilter`` is recognised (its ``forward(queries, keys, code)`` receives queries and

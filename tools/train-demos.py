@@ -2,7 +2,7 @@
 """train-demos.py: the trained demo checkpoints of RPE Studio, and a capture of each on one input.
 
 A small causal linear transformer (2 layers, H = 4 heads of D = 16 features, elu+1 feature map),
-written here from the formulas of docs/captures.md and the README (sine SPE, conv SPE, gating, LRPE,
+written here from the formulas of docs/math.md (sine SPE, conv SPE, gating, LRPE,
 FastRPB), trained at N_train = 64 on a task where relative position matters: copy the token from
 LAG = 3 positions back.  One model per positional encoding:
 

@@ -77,8 +77,7 @@ rpe_demos_lookup (const char  *spec,
 }
 
 GBytes *
-rpe_demos_lookup_capture (const char  *spec,
-                          GError     **error)
+rpe_demos_lookup_capture (const char *spec, GError **error)
 {
   const char *name;
 
@@ -92,14 +91,14 @@ rpe_demos_lookup_capture (const char  *spec,
   if (*name != '\0' && strchr (name, '/') == NULL && name[0] != '.')
     {
       g_autofree char *path = g_strconcat (RPE_DEMOS_RESOURCE_DIR, name, CAPTURE_SUFFIX, NULL);
-      GBytes *bytes = g_resources_lookup_data (path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+      GBytes          *bytes = g_resources_lookup_data (path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
 
       if (bytes != NULL)
         return bytes;
     }
   {
-    g_auto (GStrv) children = g_resources_enumerate_children (RPE_DEMOS_RESOURCE_DIR,
-                                                               G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_auto (GStrv) children =
+      g_resources_enumerate_children (RPE_DEMOS_RESOURCE_DIR, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
     g_autoptr (GString) list = g_string_new (NULL);
     g_autofree char *shown = g_strescape (name, NULL);
 

@@ -31,8 +31,7 @@ GHashTable   *rpe_demos_metadata   (const char  *spec,
 /* The capture shipped with trained demo "demo:NAME" (resources/demos/NAME.npz: one task input at
  * 4 N_train through the trained model, rpe-capture.h); an unknown name is an error that lists the
  * demos that have one. */
-GBytes       *rpe_demos_lookup_capture (const char  *spec,
-                                        GError     **error);
+GBytes *rpe_demos_lookup_capture (const char *spec, GError **error);
 /* Reads the demo's tensors. */
 RpeTensorSet *rpe_demos_read       (const char  *spec,
                                     GError     **error);

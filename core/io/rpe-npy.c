@@ -222,11 +222,7 @@ typedef struct
 } NpyDescr;
 
 static gboolean
-parse_descr (const char *descr,
-             const char *name,
-             guint       allow,
-             NpyDescr   *out,
-             GError    **error)
+parse_descr (const char *descr, const char *name, guint allow, NpyDescr *out, GError **error)
 {
   char order, kind;
   const char *size;
@@ -370,11 +366,7 @@ load_elem (const guint8   *payload,
 }
 
 static RpeTensor *
-read_bytes (const guint8 *data,
-            gsize         length,
-            const char   *name_for_errors,
-            guint         allow,
-            GError      **error)
+read_bytes (const guint8 *data, gsize length, const char *name_for_errors, guint allow, GError **error)
 {
   const char *name = name_for_errors != NULL ? name_for_errors : "(npy)";
   guint major, minor;
@@ -635,19 +627,13 @@ rpe_npy_read_bytes (const guint8 *data,
 }
 
 RpeTensor *
-rpe_npy_read_bytes_allowing (const guint8 *data,
-                             gsize         length,
-                             const char   *name_for_errors,
-                             guint         allow,
-                             GError      **error)
+rpe_npy_read_bytes_allowing (const guint8 *data, gsize length, const char *name_for_errors, guint allow, GError **error)
 {
   return read_bytes (data, length, name_for_errors, allow, error);
 }
 
 static RpeTensor *
-read_file (const char  *path,
-           guint        allow,
-           GError     **error)
+read_file (const char *path, guint allow, GError **error)
 {
   GBytes *bytes;
   RpeTensor *tensor = NULL;

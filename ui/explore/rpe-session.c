@@ -1367,7 +1367,6 @@ read_content (RpeSession  *s,
   JsonArray *shape_array;
   gsize shape[3] = { 0, 0, 0 }, ndim, count = 1;
   const char *path;
-  g_autofree float *inline_data = NULL;
 
   if (node == NULL || JSON_NODE_HOLDS_NULL (node))
     return TRUE;

@@ -12,9 +12,19 @@
 
 /* ------------------------------------------------------------------ steps */
 
+/* The tour's own look, whatever the person had (a log scale turns step 1's bands into stripes):
+ * linear colours on one shared range.  Leaving the tour restores theirs. */
+static void
+tour_look (RpeExplorerState *s)
+{
+  g_object_set (s, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, "color-range", (guint) RPE_COLOR_RANGE_SHARED,
+                "colormap", "viridis", NULL);
+}
+
 static void
 templates_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "spe-kind", RPE_SPE_CONV, "template-kind", RPE_TEMPLATE_ANALYTIC, "length", 48,
                 "train-length", 64, "gated", FALSE, NULL);
 }
@@ -28,6 +38,7 @@ templates_show (RpeExplorerState *s)
 static void
 estimate_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "spe-kind", RPE_SPE_SINE, "length", 64, "realizations", 4, NULL);
 }
 
@@ -40,6 +51,7 @@ estimate_show (RpeExplorerState *s)
 static void
 causal_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "method", RPE_EXPLORER_METHOD_EXACT, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_RANDOM, NULL);
 }
@@ -53,6 +65,7 @@ causal_show (RpeExplorerState *s)
 static void
 extrapolation_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "train-length", 64, "length", 64, "content", RPE_CONTENT_UNIT, NULL);
 }
 
@@ -65,6 +78,7 @@ extrapolation_show (RpeExplorerState *s)
 static void
 lrpe_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "method", RPE_EXPLORER_METHOD_APE, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_UNIT, "lrpe-p", RPE_LRPE_P_IDENTITY, "lrpe-lambda", RPE_LRPE_LAMBDA_ROTATION,
                 "lrpe-theta", RPE_LRPE_THETA_A, NULL);
@@ -81,6 +95,7 @@ fastrpb_setup (RpeExplorerState *s)
 {
   float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
 
+  tour_look (s);
   rpe_explorer_state_set_fastrpb_weights (s, w, G_N_ELEMENTS (w));
   g_object_set (s, "method", RPE_EXPLORER_METHOD_FASTRPB, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_RANDOM, NULL);
@@ -104,6 +119,7 @@ capture_setup (RpeExplorerState *s)
 {
   g_autoptr (RpeExplorerCapture) c = rpe_explorer_capture_open (CAPTURE_DEMO, NULL);
 
+  tour_look (s);
   g_object_set (s, "method", RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, "gated", TRUE, "head", 0,
                 "train-length", 64, "realizations", 64, NULL);
   if (c != NULL)
@@ -145,20 +161,20 @@ capture_explain (void)
       a[1][i] = demo_accuracy (ape, keys[i]);
     }
   /* TRANSLATORS: the numbers are accuracies in percent, read from the demos' metadata */
-  return g_strdup_printf (_("Each query still attends 3 back, at every position up to 4 N_train: the relative encoding "
+  return g_strdup_printf (_("Each query still attends 3 back, at every position up to 4 N<sub>train</sub>: the relative encoding "
                             "depends on m − n only. The SPE estimate (R = 64 codes, as in training) blurs the line a "
                             "little. Measured on 512 sequences per length (`rpe info demo:conv-spe`): this model "
-                            "copies %d %% of the tokens right at N_train, %d %% at 2 N_train and %d %% at 4 N_train; "
-                            "the learned-APE demo, whose position embeddings end at N_train, %d %%, %d %% and %d %% "
-                            "(`rpe info demo:ape`): it breaks beyond N_train."),
+                            "copies %d %% of the tokens right at N<sub>train</sub>, %d %% at 2 N<sub>train</sub> and %d %% at 4 N<sub>train</sub>; "
+                            "the learned-APE demo, whose position embeddings end at N<sub>train</sub>, %d %%, %d %% and %d %% "
+                            "(`rpe info demo:ape`): it breaks beyond N<sub>train</sub>."),
                           a[0][0], a[0][1], a[0][2], a[1][0], a[1][1], a[1][2]);
 }
 
-/* The texts are N_() marked: rpe-tour-bar.c translates them as it shows them. */
+/* The texts are N_() marked Pango markup: rpe-tour-bar.c translates them as it shows them. */
 static const RpeTourStep steps[] = {
   { N_("Templates of a trained model"), "demo:conv-spe", 0, N_("Model"),
     N_("This conv SPE model was trained to copy the token 3 positions back. Each cell is one feature's "
-       "template P̃_d(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
+       "template P̃<sub>d</sub>(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
        "template keep its shape, or is something added everywhere?"),
     N_("Gating mixes the template with a constant: P̃ = (1 − g) P + g. The shape of P (its bands along "
        "m − n, where the model looks back) stays; the whole cell is lifted by g."),
@@ -177,15 +193,15 @@ static const RpeTourStep steps[] = {
        "spread over the keys up to m only."),
     causal_setup, causal_show },
   { N_("Beyond the training length"), NULL, 2, N_("Sequence"),
-    N_("The model was trained on sequences of N_train = 64 tokens. Predict: when we evaluate at 256, "
-       "which curves keep behaving as before N_train: the absolute encoding's or the relative ones'?"),
-    N_("SPE's curves stay flat beyond the dashed N_train line: a relative encoding depends only on "
+    N_("The model was trained on sequences of N<sub>train</sub> = 64 tokens. Predict: when we evaluate at 256, "
+       "which curves keep behaving as before N<sub>train</sub>: the absolute encoding's or the relative ones'?"),
+    N_("SPE's curves stay flat beyond the dashed N<sub>train</sub> line: a relative encoding depends only on "
        "m − n. Absolute encodings depend on m itself (for the trained demos, `rpe curves extrapolation "
-       "--checkpoint demo:ape` shows the learned APE's break at N_train)."),
+       "--checkpoint demo:ape` shows the learned APE's break at N<sub>train</sub>)."),
     extrapolation_setup, extrapolation_show },
   { N_("A trained model on real input"), CAPTURE_DEMO, 1, NULL,
     N_("This is the trained conv SPE model's exact attention on one real input of its task (layer 0, head 0): "
-       "its own queries and keys, captured from PyTorch, for 256 tokens, 4 × N_train. Predict: where does each "
+       "its own queries and keys, captured from PyTorch, for 256 tokens, 4 × N<sub>train</sub>. Predict: where does each "
        "query look, and does that change beyond position 64, the training length?"),
     N_("Each query still attends 3 back, at every position: the relative encoding depends on m − n only."),
     capture_setup, capture_show, capture_explain },
