@@ -14,7 +14,9 @@ PACKAGES="build-essential pkg-config meson ninja-build python3
 libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libcairo2-dev libpango1.0-dev
 libopenblas-dev libfftw3-dev libzip-dev libmsgpack-dev libgif-dev libgsl-dev
 xvfb xauth desktop-file-utils appstream libxml2-dev libxml2-utils poppler-utils gettext
-man-db bash-completion python3-numpy"
+man-db bash-completion"
+# only for `test`: the capture test drives PyTorch (tools/rpe_capture.py; skipped without it)
+TEST_PACKAGES="python3-numpy python3-torch"
 
 install_missing () {
   missing=""
@@ -47,6 +49,7 @@ case "${1:-}" in
     GSETTINGS_SCHEMA_DIR="$BUILD_DIR/resources" exec "$BUILD_DIR/app/rpe-studio"
     ;;
   test)
+    PACKAGES="$PACKAGES $TEST_PACKAGES"
     install_missing
     build
     # -noreset: Xvfb otherwise resets when its last client leaves, and a test connecting during

@@ -1,6 +1,8 @@
 #include "config.h"
 
+#include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <string.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -290,4 +292,214 @@ rpe_test_pdf_words (const char *path)
         }
     }
   return pages;
+}
+
+/* ---- .npy and .npz bytes ---------------------------------------------------- */
+
+static guint32
+test_crc32 (const guint8 *p, gsize n)
+{
+  guint32 c = 0xFFFFFFFFu;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      c ^= p[i];
+      for (int k = 0; k < 8; k++)
+        c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+    }
+  return ~c;
+}
+
+static void
+put16 (GByteArray *b, guint v)
+{
+  guint8 x[2] = { (guint8) v, (guint8) (v >> 8) };
+
+  g_byte_array_append (b, x, 2);
+}
+
+static void
+put32 (GByteArray *b, guint32 v)
+{
+  guint8 x[4] = { (guint8) v, (guint8) (v >> 8), (guint8) (v >> 16), (guint8) (v >> 24) };
+
+  g_byte_array_append (b, x, 4);
+}
+
+GByteArray *
+rpe_test_npy_bytes (const char *descr, gsize ndim, const gsize *shape, const void *payload, gsize payload_len)
+{
+  GByteArray *b = g_byte_array_new ();
+  GString    *hdr = g_string_new (NULL);
+
+  g_string_printf (hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  for (gsize i = 0; i < ndim; i++)
+    g_string_append_printf (hdr, "%" G_GSIZE_FORMAT "%s", shape[i], ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
+  g_string_append (hdr, "), }");
+  while ((10 + hdr->len + 1) % 64 != 0)
+    g_string_append_c (hdr, ' ');
+  g_string_append_c (hdr, '\n');
+  g_byte_array_append (b, (const guint8 *) "\x93NUMPY\x01\x00", 8);
+  put16 (b, (guint) hdr->len);
+  g_byte_array_append (b, (const guint8 *) hdr->str, (guint) hdr->len);
+  if (payload_len > 0)
+    g_byte_array_append (b, payload, (guint) payload_len);
+  g_string_free (hdr, TRUE);
+  return b;
+}
+
+static GBytes *
+deflate_raw (const guint8 *data, gsize len)
+{
+  GZlibCompressor *z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_RAW, 6);
+  GInputStream    *mem = g_memory_input_stream_new_from_data (data, (gssize) len, NULL);
+  GInputStream    *conv = g_converter_input_stream_new (mem, G_CONVERTER (z));
+  GByteArray      *out = g_byte_array_new ();
+  guint8           buf[4096];
+  gssize           n;
+
+  while ((n = g_input_stream_read (conv, buf, sizeof buf, NULL, NULL)) > 0)
+    g_byte_array_append (out, buf, (guint) n);
+  g_assert_cmpint (n, ==, 0);
+  g_object_unref (conv);
+  g_object_unref (mem);
+  g_object_unref (z);
+  return g_byte_array_free_to_bytes (out);
+}
+
+GByteArray *
+rpe_test_zip_bytes (const char *const *names, GByteArray *const *data, gsize n, gboolean deflate)
+{
+  GByteArray *b = g_byte_array_new ();
+  GByteArray *cd = g_byte_array_new ();
+  guint32     cd_off;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      GBytes       *z = deflate ? deflate_raw (data[i]->data, data[i]->len) : NULL;
+      const guint8 *payload = z != NULL ? g_bytes_get_data (z, NULL) : data[i]->data;
+      gsize         plen = z != NULL ? g_bytes_get_size (z) : data[i]->len;
+      guint32       crc = test_crc32 (data[i]->data, data[i]->len), off = b->len;
+      guint         nlen = (guint) strlen (names[i]);
+
+      put32 (b, 0x04034b50);
+      put16 (b, 20);
+      put16 (b, 0);
+      put16 (b, deflate ? 8 : 0);
+      put16 (b, 0);
+      put16 (b, 0);
+      put32 (b, crc);
+      put32 (b, (guint32) plen);
+      put32 (b, data[i]->len);
+      put16 (b, nlen);
+      put16 (b, 0);
+      g_byte_array_append (b, (const guint8 *) names[i], nlen);
+      g_byte_array_append (b, payload, (guint) plen);
+
+      put32 (cd, 0x02014b50);
+      put16 (cd, 20);
+      put16 (cd, 20);
+      put16 (cd, 0);
+      put16 (cd, deflate ? 8 : 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put32 (cd, crc);
+      put32 (cd, (guint32) plen);
+      put32 (cd, data[i]->len);
+      put16 (cd, nlen);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put16 (cd, 0);
+      put32 (cd, 0);
+      put32 (cd, off);
+      g_byte_array_append (cd, (const guint8 *) names[i], nlen);
+      if (z != NULL)
+        g_bytes_unref (z);
+    }
+  cd_off = b->len;
+  g_byte_array_append (b, cd->data, cd->len);
+  put32 (b, 0x06054b50);
+  put16 (b, 0);
+  put16 (b, 0);
+  put16 (b, (guint) n);
+  put16 (b, (guint) n);
+  put32 (b, cd->len);
+  put32 (b, cd_off);
+  put16 (b, 0);
+  g_byte_array_unref (cd);
+  return b;
+}
+
+void
+rpe_test_write_capture (const char *path,
+                        gsize       n_layers,
+                        gsize       n,
+                        gsize       h,
+                        gsize       d,
+                        gsize       dv,
+                        guint32     seed,
+                        float     **q_out,
+                        float     **k_out,
+                        float     **v_out)
+{
+  gsize        qk = n * h * d, vv = n * h * dv, members = 0;
+  float       *q = g_new (float, n_layers *qk), *k = g_new (float, n_layers *qk);
+  float       *v = g_new (float, MAX (n_layers * vv, 1));
+  GRand       *rand = g_rand_new_with_seed (seed);
+  const char **names = g_new0 (const char *, 3 * n_layers + 1);
+  GByteArray **data = g_new0 (GByteArray *, 3 * n_layers + 1);
+  GPtrArray   *owned = g_ptr_array_new_with_free_func (g_free);
+  GByteArray  *zip;
+  GError      *error = NULL;
+
+  /* sums of 4 uniforms, centred and scaled: N(0, 1)-like, deterministic for the seed */
+  for (gsize i = 0; i < n_layers * qk; i++)
+    {
+      q[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0)
+                      * sqrt (3.0));
+      k[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) + g_rand_double (rand) - 2.0)
+                      * sqrt (3.0));
+    }
+  for (gsize i = 0; i < n_layers * vv; i++)
+    v[i] = (float) ((g_rand_double (rand) + g_rand_double (rand) - 1.0) * sqrt (6.0));
+  for (gsize l = 0; l < n_layers; l++)
+    {
+      gsize shape[3] = { n, h, d }, vshape[3] = { n, h, dv };
+
+      names[members] = g_strdup_printf ("layers.%zu.queries.npy", (size_t) l);
+      g_ptr_array_add (owned, (gpointer) names[members]);
+      data[members++] = rpe_test_npy_bytes ("<f4", 3, shape, q + l * qk, qk * sizeof (float));
+      names[members] = g_strdup_printf ("layers.%zu.keys.npy", (size_t) l);
+      g_ptr_array_add (owned, (gpointer) names[members]);
+      data[members++] = rpe_test_npy_bytes ("<f4", 3, shape, k + l * qk, qk * sizeof (float));
+      if (dv > 0)
+        {
+          names[members] = g_strdup_printf ("layers.%zu.values.npy", (size_t) l);
+          g_ptr_array_add (owned, (gpointer) names[members]);
+          data[members++] = rpe_test_npy_bytes ("<f4", 3, vshape, v + l * vv, vv * sizeof (float));
+        }
+    }
+  zip = rpe_test_zip_bytes (names, data, members, FALSE);
+  g_assert_true (g_file_set_contents (path, (const char *) zip->data, zip->len, &error));
+  g_assert_no_error (error);
+  g_byte_array_unref (zip);
+  for (gsize i = 0; i < members; i++)
+    g_byte_array_unref (data[i]);
+  g_free (data);
+  g_free (names);
+  g_ptr_array_unref (owned);
+  g_rand_free (rand);
+  if (q_out != NULL)
+    *q_out = q;
+  else
+    g_free (q);
+  if (k_out != NULL)
+    *k_out = k;
+  else
+    g_free (k);
+  if (v_out != NULL)
+    *v_out = v;
+  else
+    g_free (v);
 }

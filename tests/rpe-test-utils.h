@@ -58,3 +58,24 @@ typedef struct
 /* The words of each page of a PDF: an array of GArrays of RpeTestWord, or NULL when
  * pdftotext (poppler-utils) is not installed. */
 GPtrArray *rpe_test_pdf_words (const char *path);
+
+/* ---- .npy and .npz bytes written here (independent of the readers under test) ---- */
+
+/* An .npy (format 1.0): `descr` ('<f4', '<i8', '|u1', ...), `shape`, the raw payload. */
+GByteArray *
+rpe_test_npy_bytes (const char *descr, gsize ndim, const gsize *shape, const void *payload, gsize payload_len);
+/* A zip of `n` members (names[i], data[i]); deflated (raw deflate, method 8) or stored. */
+GByteArray *rpe_test_zip_bytes (const char *const *names, GByteArray *const *data, gsize n, gboolean deflate);
+/* A capture (docs/checkpoints.md, "Captures") at `path`: layers 0 .. n_layers - 1 with (N, H, D) float32 queries
+ * and keys and, when dv > 0, (N, H, Dv) values, all seeded N(0, 1)-like values from `seed`; the
+ * arrays are also returned (each n_layers * N * H * D floats, layer-major; nullable). */
+void rpe_test_write_capture (const char *path,
+                             gsize       n_layers,
+                             gsize       n,
+                             gsize       h,
+                             gsize       d,
+                             gsize       dv,
+                             guint32     seed,
+                             float     **q_out,
+                             float     **k_out,
+                             float     **v_out);

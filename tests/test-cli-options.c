@@ -223,19 +223,19 @@ static const struct
   { "compute rpe-logits", "causal checkpoint content f64 features force gate grid heads kernel keys layer length map "
                           "memory-budget method no-causal no-gate output prefix queries relative-embeddings seed "
                           "sines threads" },
-  { "compute lrpe-encode", "checkpoint content f64 features force heads keys length lrpe-householder lrpe-lambda "
+  { "compute lrpe-encode", "checkpoint content f64 features force heads keys layer length lrpe-householder lrpe-lambda "
                            "lrpe-p lrpe-permutation lrpe-theta lrpe-theta-file lrpe-v map memory-budget out-keys "
                            "output prefix queries seed threads train-length" },
-  { "compute lrpe-attention", "causal checkpoint content dpfp-nu f64 feature-map features force heads keys length "
-                              "lrpe-before lrpe-householder lrpe-lambda lrpe-p lrpe-permutation lrpe-theta "
+  { "compute lrpe-attention", "causal checkpoint content dpfp-nu f64 feature-map features force heads keys layer "
+                              "length lrpe-before lrpe-householder lrpe-lambda lrpe-p lrpe-permutation lrpe-theta "
                               "lrpe-theta-file lrpe-v map memory-budget no-causal output performer-features prefix "
                               "queries seed threads train-length" },
-  { "compute lrpe-linear", "causal checkpoint content dpfp-nu f64 feature-map features force heads keys length "
+  { "compute lrpe-linear", "causal checkpoint content dpfp-nu f64 feature-map features force heads keys layer length "
                            "lrpe-before lrpe-householder lrpe-lambda lrpe-norm lrpe-p lrpe-permutation lrpe-theta "
                            "lrpe-theta-file lrpe-v map memory-budget no-causal output performer-features prefix "
                            "queries seed threads train-length values" },
   { "compute fastrpb", "bias bias-cols bias-layout bias-rows causal checkpoint content dpfp-nu f64 fastrpb-attention "
-                       "feature-map features force grid heads keys length map memory-budget no-causal output "
+                       "feature-map features force grid heads keys layer length map memory-budget no-causal output "
                        "performer-features prefix queries seed threads values" },
   { "curves profile", "bias bias-layout causal checkpoint content feature features force gate head heads kernel layer "
                       "length lrpe-householder lrpe-lambda lrpe-p lrpe-permutation lrpe-theta lrpe-theta-file lrpe-v "

@@ -7,10 +7,13 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <adwaita.h>
 
+#include "rpe-attention-view.h"
+#include "rpe-demos.h"
 #include "rpe-tour-bar.h"
 #include "rpe-tour.h"
 #include "rpe-ui-test-utils.h"
@@ -76,6 +79,66 @@ test_memento (void)
   g_object_unref (state);
 }
 
+/* The step on real input (a trained demo's shipped capture): the state draws the capture at
+ * 4 N_train, the exact map of the trained model attends 3 back at every position (its row
+ * maximum is at n = m - 3 for every m >= 3, beyond N_train too), and the explanation gives the
+ * accuracies of the demos' metadata. */
+static void
+check_capture_step (RpeWindow  *window,
+                    RpeTourBar *tour,
+                    gboolean    shown)
+{
+  RpeExplorerState *state = rpe_window_get_state (window);
+  guint content = 0, train = 0;
+
+  g_object_get (state, "content", &content, "train-length", &train, NULL);
+  g_assert_cmpuint (content, ==, RPE_CONTENT_CAPTURE);
+  g_assert_nonnull (rpe_explorer_state_get_capture (state));
+  g_assert_cmpuint (train, >, 0);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 4 * train);
+  if (!shown)
+    {
+      RpeAttentionImage *img = rpe_attention_view_get_image (
+        RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+      gsize n;
+
+      g_assert_nonnull (img);
+      g_assert_cmpint (img->method, ==, RPE_EXPLORER_METHOD_EXACT);
+      n = img->n;
+      g_assert_cmpuint (img->rows, ==, n);
+      g_assert_cmpuint (img->cols, ==, n);
+      for (gsize m = 3; m < n; m++)
+        {
+          gsize best = 0;
+
+          for (gsize j = 1; j < n; j++)
+            if (img->values[m * n + j] > img->values[m * n + best])
+              best = j;
+          g_assert_cmpuint (best, ==, m - 3);
+        }
+    }
+  else
+    {
+      const char *demos[2] = { "demo:conv-spe", "demo:ape" };
+      const char *text = rpe_tour_bar_get_text (tour);
+
+      for (guint i = 0; i < 2; i++)
+        {
+          g_autoptr (GHashTable) meta = rpe_demos_metadata (demos[i], NULL);
+          const char *keys[3] = { "accuracy_n_train", "accuracy_2n_train", "accuracy_4n_train" };
+
+          g_assert_nonnull (meta);
+          for (guint k = 0; k < 3; k++)
+            {
+              double v = g_ascii_strtod (g_hash_table_lookup (meta, keys[k]), NULL);
+              g_autofree char *percent = g_strdup_printf ("%d %%", (int) floor (100.0 * v + 0.5));
+
+              g_assert_nonnull (strstr (text, percent));
+            }
+        }
+    }
+}
+
 static void
 walk (gboolean leave_half_way)
 {
@@ -130,12 +193,16 @@ walk (gboolean leave_half_way)
         }
       rpe_test_wait_frames (GTK_WIDGET (window), 1);
       rpe_test_iterate_until (rpe_test_window_idle, window);
+      if (steps[i].explain_text != NULL)
+        check_capture_step (window, tour, FALSE);
       serial = rpe_explorer_state_get_serial (state);
       rpe_tour_bar_show_me (tour);
       g_assert_true (rpe_tour_bar_get_shown (tour));
       g_assert_cmpuint (rpe_explorer_state_get_serial (state), >, serial);
       rpe_test_wait_frames (GTK_WIDGET (window), 1);
       rpe_test_iterate_until (rpe_test_window_idle, window);
+      if (steps[i].explain_text != NULL)
+        check_capture_step (window, tour, TRUE);
       if (leave_half_way && i == n_steps / 2)
         {
           rpe_tour_bar_leave (tour);

@@ -96,6 +96,14 @@ snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, gboolean overvie
                      params->n_features - 1, o->model.feature);
       return NULL;
     }
+  if (rpe_cli_content_is_capture (o))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     _("--content %s: comparisons and the overview take unit or random content; a capture is "
+                       "drawn by the views attention, spe-vs-rpe and outputs and by rpe compute"),
+                     o->content.kind);
+      return NULL;
+    }
   if (o->content.kind != NULL && !g_str_equal (o->content.kind, "unit") && !g_str_equal (o->content.kind, "random"))
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"),

@@ -569,9 +569,9 @@ compute_encode_streamed (Ctx *c, GError **error)
     p.gate = NULL;
   if (!rpe_cli_noise_scheme (o, &scheme, error))
     return FALSE;
-  if (o->content.queries != NULL || o->content.keys != NULL)
+  if (o->content.queries != NULL || o->content.keys != NULL || rpe_cli_content_is_capture (o))
     {
-      /* content from files: read whole, encoded and written in slabs */
+      /* content from files (or a capture): read whole, encoded and written in slabs */
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
         return FALSE;
       n = in.n;
@@ -1123,9 +1123,10 @@ static const RpeCliOption compute_options[] = { { "output", 'o', RPE_CLI_ARG_FIL
   (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_NOISE \
    | RPE_CLI_TAKES_NOISE_SCHEME | RPE_CLI_TAKES_GRID | RPE_CLI_TAKES_F64 | RPE_CLI_TAKES_FORCE)
 #define SPE_INPUTS (SPE_CODES | RPE_CLI_TAKES_GATE_NOISE | RPE_CLI_TAKES_QUERIES | RPE_CLI_TAKES_CONTENT)
+/* --layer: the layer of a captured --content */
 #define POSITIONAL                                                                                                  \
   (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_QUERIES | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_F64 \
-   | RPE_CLI_TAKES_FORCE)
+   | RPE_CLI_TAKES_FORCE | RPE_CLI_TAKES_LAYER)
 #define LINEAR_MAP (RPE_CLI_TAKES_FEATURE_MAP | RPE_CLI_TAKES_FEATURE_OPTIONS | RPE_CLI_TAKES_CAUSAL)
 #define LRPE_ALL (RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_TRAIN_LENGTH)
 

@@ -20,6 +20,7 @@
 #include "rpe-spe.h"
 
 #include "rpe-checkpoint-ape.h"
+#include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
 #include "rpe-cli.h"
 #include "rpe-file.h"
@@ -155,6 +156,12 @@ make_content (const RpeCliArgs *o, gsize D, float **out, GError **error)
   *out = NULL;
   if (o->content.kind == NULL || g_str_equal (o->content.kind, "unit"))
     return TRUE;
+  if (rpe_capture_is_spec (o->content.kind))
+    return usage_error (error,
+                        "--content %s: profile and extrapolation put one content vector at every position "
+                        "(unit or random); a capture's content differs per position: draw it with rpe compute "
+                        "or rpe export attention",
+                        o->content.kind);
   if (!g_str_equal (o->content.kind, "random"))
     return usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
   c = g_new (float, D);
@@ -168,23 +175,62 @@ make_content (const RpeCliArgs *o, gsize D, float **out, GError **error)
   return TRUE;
 }
 
-/* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c. */
+/* The LRPE of the --lrpe-* options (as `rpe compute lrpe-*`); length = N_train for theta b/c.
+ * A --checkpoint with an LRPE module gives its trained parameters (its module of --prefix), as
+ * `rpe compute lrpe-*` reads them; the .npy options replace them. */
 static RpeLrpe *
 make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, GError **error)
 {
-  /* --checkpoint here names the SPE model; trained LRPE parameters come from the .npy options */
-  return rpe_cli_make_lrpe (o, dim, length, FALSE, error);
+  gboolean use_checkpoint = FALSE;
+
+  if (o->model.checkpoint != NULL)
+    {
+      g_autoptr (RpeTensorSet) set = rpe_cli_read_checkpoint (o->model.checkpoint, error);
+      g_autoptr (GPtrArray) modules = NULL;
+
+      if (set == NULL)
+        return NULL;
+      modules = rpe_checkpoint_find_lrpe_modules (set);
+      use_checkpoint = modules->len > 0;
+    }
+  return rpe_cli_make_lrpe (o, dim, length, use_checkpoint, error);
 }
 
-/* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the synthetic seeded bias
- * w_tau ~ N(0, 1) / N_train for |tau| < N_train and 0 beyond (nothing is "trained" there). */
+/* FastRPB weights for length n: --bias (2n-1,) or (H, 2n-1), else the --checkpoint's trained
+ * `bias.w` (its FastRPB module, --prefix), else the synthetic seeded bias w_tau ~ N(0, 1) / N_train
+ * for |tau| < N_train and 0 beyond (nothing is "trained" there).  *source says which. */
 static float *
-make_bias (const RpeCliArgs *o, gsize n, gsize H, gsize n_train, gboolean *per_head, GError **error)
+make_bias (const RpeCliArgs *o, gsize n, gsize H, gsize n_train, gboolean *per_head, char **source, GError **error)
 {
   gsize len = 2 * n - 1;
   float *w;
 
   *per_head = FALSE;
+  *source = NULL;
+  if (o->fastrpb.bias == NULL && o->model.checkpoint != NULL)
+    {
+      g_autoptr (GError) local = NULL;
+      float *trained = rpe_cli_checkpoint_fastrpb (o, n, H, per_head, source, &local);
+
+      if (local != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
+      if (trained != NULL)
+        {
+          gsize count = (*per_head ? H : 1) * len;
+
+          w = g_new (float, count);
+          memcpy (w, trained, count * sizeof (float));
+          rpe_free (trained);
+          return w;
+        }
+    }
+  if (o->fastrpb.bias != NULL)
+    *source = g_strdup (o->fastrpb.bias);
+  else
+    *source = g_strdup ("synthetic (seeded)");
   if (o->fastrpb.bias != NULL)
     {
       g_autoptr (RpeTensor) t = rpe_npy_read (o->fastrpb.bias, error);
@@ -384,6 +430,7 @@ curves_profile (Ctx *c, GError **error)
   g_autofree char *models = NULL;
   g_autofree float *content = NULL;
   g_autofree float *bias = NULL;
+  g_autofree char  *bias_source = NULL;
   gboolean          bias_per_head = FALSE; /* of `bias`, made once for every fastrpb of --models */
   RpeCurveTable *t = NULL;
   RpeLrpe *lrpe = NULL;
@@ -435,7 +482,7 @@ curves_profile (Ctx *c, GError **error)
         {
           gsize nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : n;
 
-          if (bias == NULL && (bias = make_bias (o, n, H, nt, &bias_per_head, error)) == NULL)
+          if (bias == NULL && (bias = make_bias (o, n, H, nt, &bias_per_head, &bias_source, error)) == NULL)
             goto out;
           st = rpe_curve_profile_add_fastrpb (t, spec->name, bias + (bias_per_head ? head * (2 * n - 1) : 0),
                                               o->attention.causal);
@@ -460,6 +507,8 @@ curves_profile (Ctx *c, GError **error)
     }
   if (st == RPE_OK && o->draw.train_length != RPE_CLI_UNSET)
     st = rpe_curve_table_set_meta_double (t, "n_train", (double) o->draw.train_length);
+  if (st == RPE_OK && bias_source != NULL)
+    st = rpe_curve_table_set_meta (t, "fastrpb_weights", bias_source);
   ok = rpe_cli_status_error (st, "metadata", error);
 
 out:
@@ -703,6 +752,7 @@ curves_extrapolation (Ctx *c, GError **error)
   g_autofree char *models = NULL;
   g_autofree float *content = NULL;
   g_autofree float *bias = NULL;
+  g_autofree char            *bias_source = NULL;
   g_autofree RpeCurveModel *cm = NULL;
   RpeCurveExtrapolationConfig cfg = { 0 };
   RpeCurveTable *t = NULL;
@@ -811,7 +861,7 @@ curves_extrapolation (Ctx *c, GError **error)
           cm[i].lrpe = lrpe;
           break;
         default:
-          if (bias == NULL && (bias = make_bias (o, nmax, H, nt, &per_head, error)) == NULL)
+          if (bias == NULL && (bias = make_bias (o, nmax, H, nt, &per_head, &bias_source, error)) == NULL)
             goto out;
           cm[i].kind = RPE_CURVE_MODEL_FASTRPB;
           cm[i].bias = bias;
@@ -841,6 +891,8 @@ curves_extrapolation (Ctx *c, GError **error)
     st = rpe_curve_table_set_meta (t, "metrics",
                                    "distance = sum_n a|m-n|, entropy = -sum_n a log a (row softmax); "
                                    "ti, mono on u = exp(logit) over the window (see rpe-curves.h)");
+  if (st == RPE_OK && bias_source != NULL)
+    st = rpe_curve_table_set_meta (t, "fastrpb_weights", bias_source);
   ok = rpe_cli_status_error (st, "metadata", error);
 
 out:

@@ -545,9 +545,10 @@ view_attention_explorer (Ctx *c, GError **error)
   RpeAttentionRequest req = { 0 };
 
   if (o->content.queries != NULL || o->content.keys != NULL || o->draw.noise != NULL || o->draw.gate_noise != NULL
-      || o->draw.noise_scheme != NULL)
+      || o->draw.noise_scheme != NULL || rpe_cli_content_is_capture (o))
     return usage_error (error, "--attention-method, --rows and --cols draw the window's content (unit, random or a "
-                        "session's .npy): they take no --queries, --keys, --noise, --gate-noise or --noise-scheme");
+                               "session's .npy): they take no --queries, --keys, captured --content, --noise, "
+                               "--gate-noise or --noise-scheme");
   if (o->model.head >= 0 && (gsize) o->model.head >= H)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   state = explorer_state (c, error);
@@ -607,7 +608,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
 {
   const RpeCliArgs *o = c->o;
   gsize H = c->params.n_heads, D = c->params.n_features, n, r = 0, h0, h1, side, r_all = 0;
-  gboolean          full_inputs = o->content.queries != NULL || o->draw.noise != NULL;
+  gboolean          full_inputs = o->content.queries != NULL || o->draw.noise != NULL || rpe_cli_content_is_capture (o);
   gboolean          want_exact = compare || o->attention.exact, want_est = compare || !o->attention.exact;
   RpeCliInputs in = { 0 };
   float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
@@ -622,8 +623,10 @@ view_attention (Ctx *c, gboolean compare, GError **error)
     return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   if (compare && o->attention.exact)
     return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
-  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "random") && !g_str_equal (o->content.kind, "unit"))
-    return usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
+  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "random") && !g_str_equal (o->content.kind, "unit")
+      && !rpe_cli_content_is_capture (o))
+    return usage_error (error, "--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')",
+                        o->content.kind);
   if (full_inputs)
     {
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
@@ -1335,6 +1338,13 @@ explorer_state (const Ctx *c, GError **error)
   guint method = o->attention.exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE, content = RPE_CONTENT_UNIT,
         v;
 
+  if (rpe_cli_content_is_capture (o))
+    return usage_error (error,
+                        "this figure is drawn by the window's code, which takes unit, random or a session's "
+                        "content; a capture (--content %s) is drawn by the views attention and spe-vs-rpe and by "
+                        "rpe compute",
+                        o->content.kind),
+           NULL;
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
@@ -2015,11 +2025,14 @@ export_main (int argc, char **argv, RpeSession *session)
         }
       if (eo.save_session != NULL
           && (c.gif_mode || eo.all_heads || o.draw.noise != NULL || o.draw.gate_noise != NULL
-              || o.content.queries != NULL || o.content.keys != NULL || o.draw.noise_scheme != NULL))
+              || o.content.queries != NULL || o.content.keys != NULL || o.draw.noise_scheme != NULL
+              || rpe_cli_content_is_capture (&o)))
         {
-          fprintf (stderr, _("rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
-                             "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys or "
-                             "--noise-scheme\n"), view);
+          fprintf (stderr,
+                   _("rpe export %s: --save-session holds one figure of the window's parameters: it cannot "
+                     "hold --sweep, --all-heads, --noise, --gate-noise, --queries, --keys, "
+                     "--noise-scheme or a captured --content\n"),
+                   view);
           status = EXIT_USAGE;
           goto done;
         }

@@ -6,9 +6,11 @@
 #include <string.h>
 #include <glib/gi18n.h>
 
+#include "rpe-capture.h"
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
+#include "rpe-error.h"
 #include "rpe-file.h"
 #include "rpe-tensor.h"
 
@@ -110,6 +112,41 @@ rpe_cli_print_module (const RpeSpeModuleInfo *m)
     }
 }
 
+/* A capture's layers, shapes, tokens and metadata (names from the file escaped). */
+static void
+print_capture (const char *shown, const RpeCapture *c)
+{
+  const RpeTensor *tokens = rpe_capture_tokens (c);
+
+  printf ("%s: capture of %zu layer%s%s%s\n", shown, (size_t) rpe_capture_n_layers (c),
+          rpe_capture_n_layers (c) == 1 ? "" : "s", tokens != NULL ? ", with tokens" : "",
+          rpe_capture_meta_json (c) == NULL ? ", no metadata" : "");
+  if (rpe_capture_model_class (c) != NULL || rpe_capture_date (c) != NULL)
+    {
+      g_autofree char *model =
+        rpe_escape_name (rpe_capture_model_class (c) != NULL ? rpe_capture_model_class (c) : "?");
+      g_autofree char *date = rpe_escape_name (rpe_capture_date (c) != NULL ? rpe_capture_date (c) : "?");
+
+      printf ("  model %s, %s\n", model, date);
+    }
+  for (gsize i = 0; i < rpe_capture_n_layers (c); i++)
+    {
+      guint            l = rpe_capture_layer (c, i);
+      g_autofree char *qs = rpe_tensor_shape_string (rpe_capture_get (c, l, RPE_CAPTURE_QUERIES));
+      const RpeTensor *v = rpe_capture_get (c, l, RPE_CAPTURE_VALUES);
+      g_autofree char *vs = v != NULL ? rpe_tensor_shape_string (v) : NULL;
+
+      printf ("  layer %-4u queries and keys %s%s%s\n", l, qs, vs != NULL ? ", values " : "", vs != NULL ? vs : "");
+    }
+  if (tokens != NULL)
+    {
+      printf ("  tokens (%zu):", (size_t) tokens->n_elements);
+      for (gsize i = 0; i < MIN (tokens->n_elements, (gsize) 16); i++)
+        printf (" %.0f", (double) tokens->data[i]);
+      printf ("%s\n", tokens->n_elements > 16 ? " ..." : "");
+    }
+}
+
 int
 rpe_cli_info (int argc, char **argv)
 {
@@ -135,7 +172,29 @@ rpe_cli_info (int argc, char **argv)
       fprintf (stderr, _("rpe info: usage: rpe info FILE\n"));
       return EXIT_USAGE;
     }
-  set = rpe_cli_read_checkpoint (argv[1], &error);
+  if (g_str_has_suffix (argv[1], ".npz") || g_str_has_suffix (argv[1], ".NPZ"))
+    {
+      /* a capture (docs/checkpoints.md), else an .npz checkpoint */
+      g_autoptr (GError) capture_error = NULL;
+      g_autoptr (RpeCapture) capture = rpe_capture_read (argv[1], &capture_error);
+
+      if (capture != NULL)
+        {
+          g_autofree char *shown = rpe_escape_name (argv[1]);
+
+          print_capture (shown, capture);
+          return 0;
+        }
+      set = rpe_cli_read_checkpoint (argv[1], &error);
+      if (set == NULL && !g_error_matches (capture_error, RPE_ERROR, RPE_ERROR_IO))
+        {
+          fprintf (stderr, _("rpe info: as a capture: %s\nrpe info: as a checkpoint: %s\n"), capture_error->message,
+                   error->message);
+          return rpe_cli_exit_code_for_error (capture_error);
+        }
+    }
+  else
+    set = rpe_cli_read_checkpoint (argv[1], &error);
   if (set == NULL)
     {
       fprintf (stderr, _("rpe info: %s\n"), error->message);
@@ -159,6 +218,13 @@ rpe_cli_info (int argc, char **argv)
           for (guint i = 0; i < n_keys; i++)
             printf ("  %-24s %s\n", (const char *) keys[i], (const char *) g_hash_table_lookup (meta, keys[i]));
         }
+      {
+        /* the capture shipped with it (--content demo:NAME) */
+        g_autoptr (RpeCapture) capture = rpe_capture_open (argv[1], NULL);
+
+        if (capture != NULL)
+          print_capture ("shipped capture (--content demo:NAME)", capture);
+      }
     }
   /* names come from the file: escaped (control characters, invalid UTF-8) */
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
@@ -197,7 +263,8 @@ static const RpeCliLeaf info_leaves[] = {
        "prefix, method, sizes and convention, with the code and the gate of every layer), the gates\n"
        "paired with no module, and the LRPE and FastRPB modules.  FILE is .safetensors, .pt, .npz or\n"
        ".npy; 'demo' is the embedded demo checkpoint and 'demo:NAME' a trained demo (listed below),\n"
-       "with its metadata.  Names from the file are shown escaped."),
+       "with its metadata and its shipped capture.  A capture (.npz of tools/rpe_capture.py) lists its\n"
+       "layers, shapes, tokens and metadata.  Names from the file are shown escaped."),
     "info demo:sine-spe", 0, 0, NULL, NULL, NULL, NULL },
 };
 

@@ -10,6 +10,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-attention.h"
 #include "rpe-error.h"
+#include "rpe-demos.h"
 #include "rpe-fastrpb.h"
 #include "rpe-lrpe.h"
 #include "rpe-npy.h"
@@ -66,13 +67,38 @@ load_plain_inputs (const RpeCliArgs *o,
 {
   RpeSpeParams shape = { 0 };
 
-  if (o->content.queries != NULL)
+  if (rpe_cli_content_is_capture (o))
+    {
+      /* the shape of the capture's layer */
+      gsize n;
+
+      if (!rpe_cli_capture_shape (o, &n, &shape.n_heads, &shape.n_features, error))
+        return FALSE;
+    }
+  else if (o->content.queries != NULL)
     {
       g_autoptr (RpeTensor) q = rpe_cli_read_array (o->content.queries, 3, "queries", error);
       if (q == NULL)
         return FALSE;
       shape.n_heads = q->shape[1];
       shape.n_features = q->shape[2];
+    }
+  else if (o->model.checkpoint != NULL && rpe_demos_is_spec (o->model.checkpoint)
+           && !g_str_equal (o->model.checkpoint, "demo") && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS))
+    {
+      /* a trained demo states its shape in its metadata (as `rpe curves` reads it) */
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->model.checkpoint, error);
+      const char *h, *d;
+
+      if (meta == NULL)
+        return FALSE;
+      h = g_hash_table_lookup (meta, "heads");
+      d = g_hash_table_lookup (meta, "features");
+      shape.n_heads = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
+      shape.n_features = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
+      if (shape.n_heads < 1 || shape.n_heads > 4096 || shape.n_features < 1 || shape.n_features > (1 << 16))
+        return rpe_set_error (error, RPE_ERROR_FORMAT, _("%s: the demo's metadata gives no valid heads and features"),
+                              o->model.checkpoint);
     }
   else
     {
@@ -567,13 +593,20 @@ centred_bias (const RpeCliArgs *o,
     { "symmetric", RPE_FASTRPB_LAYOUT_SYMMETRIC },
   };
   g_autofree char *shape = rpe_tensor_shape_string (w);
+  g_autoptr (GHashTable) meta = NULL;
+  const char *bias_layout = o->fastrpb.layout;
   int layout = RPE_FASTRPB_LAYOUT_CENTRED;
   gsize rows, width, m;
   float *out;
   RpeStatus st;
 
-  if (o->fastrpb.layout != NULL
-      && !parse_choice ("--bias-layout", o->fastrpb.layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
+  /* a trained demo states its layout in its metadata */
+  if (bias_layout == NULL && o->model.checkpoint != NULL && from == o->model.checkpoint
+      && rpe_demos_is_spec (o->model.checkpoint) && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS)
+      && (meta = rpe_demos_metadata (o->model.checkpoint, NULL)) != NULL)
+    bias_layout = g_hash_table_lookup (meta, "fastrpb_layout");
+  if (bias_layout != NULL
+      && !parse_choice ("--bias-layout", bias_layout, "centred", layouts, G_N_ELEMENTS (layouts), &layout, error))
     return NULL;
   if (w->ndim == 1 || w->ndim == 2)
     {
@@ -584,7 +617,7 @@ centred_bias (const RpeCliArgs *o,
     {
       rows = w->shape[1];
       width = w->shape[2];
-      if (o->fastrpb.layout == NULL)
+      if (bias_layout == NULL)
         {
           if (width % 2 == 1)
             {
@@ -703,6 +736,36 @@ checkpoint_bias (const RpeCliArgs *o, GError **error)
   return w;
 }
 
+float *
+rpe_cli_checkpoint_fastrpb (const RpeCliArgs *o,
+                            gsize             n,
+                            gsize             heads,
+                            gboolean         *per_head,
+                            char            **source,
+                            GError          **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) modules = NULL;
+  g_autoptr (RpeTensor) t = NULL;
+  RpeCliArgs plain = *o;
+
+  *per_head = FALSE;
+  *source = NULL;
+  if (o->model.checkpoint == NULL)
+    return NULL;
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return NULL;
+  modules = rpe_checkpoint_find_fastrpb_modules (set);
+  if (modules->len == 0)
+    return NULL;
+  /* the module of --prefix (--map names the SPE module's tensors here) */
+  plain.model.map = NULL;
+  if ((t = checkpoint_bias (&plain, error)) == NULL)
+    return NULL;
+  *source = g_strdup_printf ("%s: %s", o->model.checkpoint, t->name);
+  return centred_bias (o, t, o->model.checkpoint, n, heads, per_head, error);
+}
+
 /* fastrpb: Y = [attention] + W V, (N, H, Dv).  Attention: none (W V alone, the default),
  * softmax (plain softmax of q k^T / sqrt(D), in row blocks) or linear (--feature-map on q, k). */
 static gboolean
@@ -720,14 +783,14 @@ fastrpb (const RpeCliArgs *o, int *exit_code, GError **error)
 
   if (!parse_choice ("--fastrpb-attention", o->fastrpb.attention, "none", kinds, G_N_ELEMENTS (kinds), &kind, error))
     return FALSE;
-  if (o->content.values == NULL && o->content.queries == NULL && kind == 0 && o->draw.length == RPE_CLI_UNSET
-      && o->model.grid == NULL)
+  if (o->content.values == NULL && o->content.queries == NULL && !rpe_cli_content_is_capture (o) && kind == 0
+      && o->draw.length == RPE_CLI_UNSET && o->model.grid == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("fastrpb needs --values V.npy (or --length N for seeded values)"));
   {
     /* N and H: from --grid, the values (when there are no queries), or the options */
     RpeCliArgs o2 = *o;
 
-    if (o->content.values != NULL && o->content.queries == NULL)
+    if (o->content.values != NULL && o->content.queries == NULL && !rpe_cli_content_is_capture (o))
       {
         g_autoptr (RpeTensor) v = rpe_cli_read_array (o->content.values, 3, "values", error);
 

@@ -71,7 +71,7 @@ typedef struct
   char *queries;             /* --queries Q.npy */
   char *keys;                /* --keys K.npy */
   char *values;              /* --values V.npy */
-  char *kind;                /* --content unit|random */
+  char *kind;                /* --content unit|random|CAPTURE (a .npz capture or demo:NAME) */
   char *relative_embeddings; /* --relative-embeddings E.npy */
 } RpeCliContent;
 
@@ -159,6 +159,7 @@ typedef enum
   RPE_CLI_TAKES_F64 = 1 << 25,               /* --f64 */
   RPE_CLI_TAKES_OUT_KEYS = 1 << 26,          /* --out-keys */
   RPE_CLI_TAKES_FORCE = 1 << 27,             /* --force */
+  RPE_CLI_TAKES_LAYER = 1 << 28,             /* --layer without the other SPE options (a capture's layer) */
 } RpeCliTakes;
 
 typedef enum

@@ -103,7 +103,7 @@ setup_init (Setup *s, const RpeCliArgs *o, const OutputsOptions *x, GError **err
   memset (s, 0, sizeof *s);
   if (o->content.queries != NULL || o->content.keys != NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          _("outputs: queries and keys come from --content (unit or random)"));
+                          _("outputs: queries and keys come from --content (unit, random or a capture)"));
   if (!rpe_cli_load_params (o, &s->params, error))
     return FALSE;
   if (s->params.method == RPE_SPE_CONV && s->params.kernel_cols != 0)
@@ -145,7 +145,8 @@ setup_init (Setup *s, const RpeCliArgs *o, const OutputsOptions *x, GError **err
                           RPE_OUTPUTS_MAX_CHANNELS);
   if (o->content.values != NULL)
     {
-      g_autoptr (RpeTensor) t = rpe_npy_read (o->content.values, error);
+      g_autoptr (RpeTensor) t = rpe_capture_is_spec (o->content.values) ? rpe_cli_capture_values (o, H, D, error)
+                                                                        : rpe_npy_read (o->content.values, error);
       gsize src_heads = 0;
 
       if (t == NULL)
@@ -195,7 +196,12 @@ setup_init (Setup *s, const RpeCliArgs *o, const OutputsOptions *x, GError **err
     }
   else
     {
-      if (!rpe_cli_resolve_length (o, 0, &n, error))
+      gsize n_content = 0, ch, cd;
+
+      /* a captured --content decides N */
+      if (rpe_cli_content_is_capture (o) && !rpe_cli_capture_shape (o, &n_content, &ch, &cd, error))
+        return FALSE;
+      if (!rpe_cli_resolve_length (o, n_content, &n, error))
         return FALSE;
       dv = x->channels != RPE_CLI_UNSET ? (gsize) x->channels : 4;
       if (x->impulse_positions != NULL)

@@ -17,6 +17,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-capture.h"
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
@@ -362,7 +363,13 @@ rpe_cli_content_random (const RpeCliArgs *o, gboolean *random, GError **error)
       *random = TRUE;
       return TRUE;
     }
-  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"),
+  if (rpe_capture_is_spec (o->content.kind))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          _("--content %s: this command draws its content per position (unit or random) "
+                            "and takes no capture"),
+                          o->content.kind);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                        _("--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')"),
                         o->content.kind);
 }
 
@@ -386,6 +393,124 @@ rpe_cli_content_rows (const RpeCliArgs *o, gboolean random, gsize H, gsize D, gs
       }
 }
 
+gboolean
+rpe_cli_content_is_capture (const RpeCliArgs *o)
+{
+  return o->content.kind != NULL && rpe_capture_is_spec (o->content.kind);
+}
+
+gboolean
+rpe_cli_capture_layer (const RpeCliArgs  *o,
+                       gsize              H,
+                       gsize              D,
+                       gboolean           want_values,
+                       RpeCaptureContent *content,
+                       GError           **error)
+{
+  g_autoptr (RpeCapture) capture = NULL;
+  g_autoptr (RpeCapture) values = NULL;
+  gboolean          values_here = want_values && o->content.values != NULL && rpe_capture_is_spec (o->content.values);
+  RpeCaptureContent vc = { 0 };
+  guint             layer;
+
+  memset (content, 0, sizeof *content);
+  if (o->content.queries != NULL || o->content.keys != NULL)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          _("--content %s and --queries/--keys both give the queries and keys: give one"),
+                          o->content.kind);
+  if ((capture = rpe_capture_open (o->content.kind, error)) == NULL)
+    return FALSE;
+  if (o->model.layer >= 0)
+    layer = (guint) o->model.layer;
+  else
+    {
+      layer = rpe_capture_layer (capture, 0);
+      if (rpe_capture_n_layers (capture) > 1)
+        {
+          g_autofree char *list = rpe_capture_layer_list (capture);
+
+          fprintf (stderr, _("rpe: %s: using the capture's layer %u (its layers: %s); choose with --layer\n"),
+                   o->content.kind, layer, list);
+        }
+    }
+  if (!rpe_capture_load_content (capture, layer, H, D, 0,
+                                 values_here && g_str_equal (o->content.values, o->content.kind), content, error))
+    return FALSE;
+  if (values_here && !g_str_equal (o->content.values, o->content.kind))
+    {
+      /* values from another capture: the same layer, as long */
+      if ((values = rpe_capture_open (o->content.values, error)) == NULL
+          || !rpe_capture_load_content (values, layer, H,
+                                        rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES) != NULL
+                                          ? rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES)->shape[2]
+                                          : D,
+                                        0, TRUE, &vc, error))
+        {
+          rpe_capture_content_clear (content);
+          return FALSE;
+        }
+      if (vc.n != content->n)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         _("%s: layer %u has %zu positions, but the values of %s have %zu"), o->content.kind, layer,
+                         (size_t) content->n, o->content.values, (size_t) vc.n);
+          rpe_capture_content_clear (&vc);
+          rpe_capture_content_clear (content);
+          return FALSE;
+        }
+      content->v = g_steal_pointer (&vc.v);
+      content->dv = vc.dv;
+      rpe_capture_content_clear (&vc);
+    }
+  return TRUE;
+}
+
+gboolean
+rpe_cli_capture_shape (const RpeCliArgs *o, gsize *N, gsize *H, gsize *D, GError **error)
+{
+  g_autoptr (RpeCapture) capture = rpe_capture_open (o->content.kind, error);
+  const RpeTensor *q;
+  guint            layer;
+
+  if (capture == NULL)
+    return FALSE;
+  layer = o->model.layer >= 0 ? (guint) o->model.layer : rpe_capture_layer (capture, 0);
+  q = rpe_capture_get (capture, layer, RPE_CAPTURE_QUERIES);
+  if (q == NULL)
+    {
+      g_autofree char *list = rpe_capture_layer_list (capture);
+
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: the capture has no layer %u (its layers: %s)"),
+                            o->content.kind, layer, list);
+    }
+  *N = q->shape[0];
+  *H = q->shape[1];
+  *D = q->shape[2];
+  return TRUE;
+}
+
+RpeTensor *
+rpe_cli_capture_values (const RpeCliArgs *o, gsize H, gsize D, GError **error)
+{
+  RpeCaptureContent cc;
+  RpeTensor        *t;
+
+  if (!rpe_cli_content_is_capture (o))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                     _("--values %s takes the values of a capture's layer: give the capture as --content too"),
+                     o->content.values);
+      return NULL;
+    }
+  if (!rpe_cli_capture_layer (o, H, D, TRUE, &cc, error))
+    return NULL;
+  t = rpe_tensor_new ("values", 3, (gsize[]) { cc.n, H, cc.dv }, error);
+  if (t != NULL)
+    memcpy (t->data, cc.v, cc.n * H * cc.dv * sizeof (float));
+  rpe_capture_content_clear (&cc);
+  return t;
+}
+
 /* Queries/keys (N, H, D) and optionally values (N, H, Dv); decides N. */
 gboolean
 rpe_cli_load_inputs (const RpeCliArgs   *o,
@@ -399,6 +524,38 @@ rpe_cli_load_inputs (const RpeCliArgs   *o,
   RpeStatus  st;
 
   memset (in, 0, sizeof *in);
+  if (rpe_cli_content_is_capture (o))
+    {
+      /* layer --layer of a capture: queries, keys (and values when --values names a capture) */
+      RpeCaptureContent cc;
+
+      if (!rpe_cli_capture_layer (o, H, D, want_values, &cc, error))
+        return FALSE;
+      if (!rpe_cli_resolve_length (o, cc.n, &in->n, error))
+        {
+          rpe_capture_content_clear (&cc);
+          return FALSE;
+        }
+      in->q = g_steal_pointer (&cc.q);
+      in->k = g_steal_pointer (&cc.k);
+      if (cc.v != NULL)
+        {
+          in->v = g_steal_pointer (&cc.v);
+          in->dv = cc.dv;
+        }
+      rpe_capture_content_clear (&cc);
+      n_in = in->n;
+      if (want_values && in->v == NULL && o->content.values != NULL)
+        {
+          v = rpe_cli_read_array (o->content.values, 3, "values", error);
+          if (v == NULL)
+            {
+              rpe_cli_inputs_clear (in);
+              return FALSE;
+            }
+        }
+      goto values;
+    }
   if (o->content.keys != NULL && o->content.queries == NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--keys needs --queries"));
   if (o->content.queries != NULL)
@@ -453,7 +610,8 @@ rpe_cli_load_inputs (const RpeCliArgs   *o,
 
   if (want_values && o->content.values != NULL)
     {
-      v = rpe_cli_read_array (o->content.values, 3, "values", error);
+      v = rpe_capture_is_spec (o->content.values) ? rpe_cli_capture_values (o, H, D, error)
+                                                  : rpe_cli_read_array (o->content.values, 3, "values", error);
       if (v == NULL)
         {
           rpe_cli_inputs_clear (in);
@@ -494,6 +652,9 @@ rpe_cli_load_inputs (const RpeCliArgs   *o,
       rpe_cli_content_rows (o, random, H, D, 0, in->n, in->q, in->k);
     }
 
+values:
+  if (in->v != NULL)
+    return TRUE; /* a capture's values */
   in->dv = D;
   /* v is only read when want_values */
   if (want_values)

@@ -4,6 +4,7 @@
 
 #include <glib.h>
 
+#include "rpe-capture.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
 #include "rpe-noise.h"
@@ -127,6 +128,22 @@ gboolean rpe_cli_check_finite (const char  *path,
 /* Two complete writers (b may be NULL): flushed to disk on two threads, then renamed into
  * place; if either flush fails both are aborted (exit code 1).  Takes both writers. */
 gboolean rpe_cli_commit_pair (RpeNpyWriter *a, RpeNpyWriter *b, int *exit_code, GError **error);
+/* --content CAPTURE: a capture file (.npz) or "demo:NAME" (rpe-capture.h) instead of unit/random. */
+gboolean rpe_cli_content_is_capture (const RpeCliArgs *o);
+/* Layer --layer (default: the capture's first, with a note when it has several) of the --content
+ * capture as the content of a module of H heads of D features (rpe_capture_load_content: a
+ * capture that does not fit is refused with both shapes named); values too when want_values and
+ * --values names a capture (the same file, or another capture's same layer). */
+gboolean rpe_cli_capture_layer (const RpeCliArgs  *o,
+                                gsize              H,
+                                gsize              D,
+                                gboolean           want_values,
+                                RpeCaptureContent *content,
+                                GError           **error);
+/* (N, H, D) of layer --layer of the --content capture (for commands whose shape is the content's). */
+gboolean rpe_cli_capture_shape (const RpeCliArgs *o, gsize *N, gsize *H, gsize *D, GError **error);
+/* --values CAPTURE: layer --layer's values (N, H, Dv) (the --content capture must be given too). */
+RpeTensor *rpe_cli_capture_values (const RpeCliArgs *o, gsize H, gsize D, GError **error);
 /* --content: *random TRUE for "random", FALSE for "unit" or none; another word is an error. */
 gboolean rpe_cli_content_random (const RpeCliArgs *o, gboolean *random, GError **error);
 /* Rows m0 .. m0 + rows - 1 of the --content queries and keys ((rows, H, D) each; k may be
@@ -150,6 +167,16 @@ gboolean rpe_cli_write_pair (const RpeCliArgs *o,
  * with use_checkpoint the LRPE module of --checkpoint / --prefix).  length: N for theta b/c. */
 struct _RpeLrpe *
 rpe_cli_make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, gboolean use_checkpoint, GError **error);
+
+/* The --checkpoint's trained FastRPB weights for length n in the centred layout ((1 or H) rows of
+ * 2n - 1, rpe_alloc'd; --prefix picks the module, --bias-layout the layout; *source names the
+ * tensor), or NULL: with an error, or without one when the checkpoint has no FastRPB module. */
+float *rpe_cli_checkpoint_fastrpb (const RpeCliArgs *o,
+                                   gsize             n,
+                                   gsize             heads,
+                                   gboolean         *per_head,
+                                   char            **source,
+                                   GError          **error);
 
 /* template | empirical | codes | encode over --grid N1xN2 (2-D convSPE, rpe-cli-conv2d.c) */
 gboolean rpe_cli_compute_grid (const char *what, const RpeCliArgs *o, int *exit_code, GError **error);

@@ -10,6 +10,7 @@
 #include "rpe-error.h"
 
 #define DEMO_SUFFIX ".safetensors"
+#define CAPTURE_SUFFIX ".npz"
 
 gboolean
 rpe_demos_is_spec (const char *spec)
@@ -71,6 +72,42 @@ rpe_demos_lookup (const char  *spec,
 
     rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no demo named '%s' (the trained demos: %s)", shown,
                    *list != '\0' ? list : "none embedded");
+  }
+  return NULL;
+}
+
+GBytes *
+rpe_demos_lookup_capture (const char *spec, GError **error)
+{
+  const char *name;
+
+  g_return_val_if_fail (spec != NULL, NULL);
+  if (!g_str_has_prefix (spec, "demo:"))
+    {
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "'%s' is not a demo capture (demo:NAME)", spec);
+      return NULL;
+    }
+  name = spec + strlen ("demo:");
+  if (*name != '\0' && strchr (name, '/') == NULL && name[0] != '.')
+    {
+      g_autofree char *path = g_strconcat (RPE_DEMOS_RESOURCE_DIR, name, CAPTURE_SUFFIX, NULL);
+      GBytes          *bytes = g_resources_lookup_data (path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+
+      if (bytes != NULL)
+        return bytes;
+    }
+  {
+    g_auto (GStrv) children =
+      g_resources_enumerate_children (RPE_DEMOS_RESOURCE_DIR, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    g_autoptr (GString) list = g_string_new (NULL);
+    g_autofree char *shown = g_strescape (name, NULL);
+
+    for (guint i = 0; children != NULL && children[i] != NULL; i++)
+      if (g_str_has_suffix (children[i], CAPTURE_SUFFIX))
+        g_string_append_printf (list, "%s%.*s", list->len > 0 ? ", " : "",
+                                (int) (strlen (children[i]) - strlen (CAPTURE_SUFFIX)), children[i]);
+    rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no demo capture named '%s' (the demos with one: %s)", shown,
+                   list->len > 0 ? list->str : "none embedded");
   }
   return NULL;
 }

@@ -28,6 +28,10 @@ GBytes       *rpe_demos_lookup     (const char  *spec,
  * an error. */
 GHashTable   *rpe_demos_metadata   (const char  *spec,
                                     GError     **error);
+/* The capture shipped with trained demo "demo:NAME" (resources/demos/NAME.npz: one task input at
+ * 4 N_train through the trained model, rpe-capture.h); an unknown name is an error that lists the
+ * demos that have one. */
+GBytes *rpe_demos_lookup_capture (const char *spec, GError **error);
 /* Reads the demo's tensors. */
 RpeTensorSet *rpe_demos_read       (const char  *spec,
                                     GError     **error);

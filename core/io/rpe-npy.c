@@ -222,11 +222,7 @@ typedef struct
 } NpyDescr;
 
 static gboolean
-parse_descr (const char *descr,
-             const char *name,
-             gboolean    allow_int,
-             NpyDescr   *out,
-             GError    **error)
+parse_descr (const char *descr, const char *name, guint allow, NpyDescr *out, GError **error)
 {
   char order, kind;
   const char *size;
@@ -238,7 +234,16 @@ parse_descr (const char *descr,
   order = descr[0];
   kind = descr[1];
   size = descr + 2;
-  if (allow_int && kind == 'i' && (order == '<' || order == '>' || order == '=')
+  if ((allow & RPE_NPY_ALLOW_U8) != 0 && kind == 'u' && strcmp (size, "1") == 0
+      && (order == '|' || order == '<' || order == '>' || order == '='))
+    {
+      /* bytes (a capture's UTF-8 metadata), held as float32 */
+      out->big_endian = FALSE;
+      out->dtype = RPE_DTYPE_U8;
+      out->itemsize = 1;
+      return TRUE;
+    }
+  if ((allow & RPE_NPY_ALLOW_INT) != 0 && kind == 'i' && (order == '<' || order == '>' || order == '=')
       && (strcmp (size, "8") == 0 || strcmp (size, "4") == 0))
     {
       /* integer arrays (e.g. LRPE's permutation table), held as float32 */
@@ -293,7 +298,8 @@ unsupported:
     return rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
                           "'%s': the .npy dtype '%s' (%s) is not supported; "
                           "only float16, float32 and float64 ('<f2', '<f4', '<f8') are%s",
-                          name, descr, what, allow_int ? " and int32, int64 ('<i4', '<i8')" : "");
+                          name, descr, what,
+                          (allow & RPE_NPY_ALLOW_INT) != 0 ? " and int32, int64 ('<i4', '<i8')" : "");
   }
 }
 
@@ -345,6 +351,8 @@ load_elem (const guint8   *payload,
       return (float) (gint64) load_u64 (payload + 8 * i, nd->big_endian);
     case RPE_DTYPE_I32:
       return (float) (gint32) load_u32 (payload + 4 * i, nd->big_endian);
+    case RPE_DTYPE_U8:
+      return (float) payload[i];
     case RPE_DTYPE_F16:
     case RPE_DTYPE_BF16:
     default:
@@ -358,11 +366,7 @@ load_elem (const guint8   *payload,
 }
 
 static RpeTensor *
-read_bytes (const guint8 *data,
-            gsize         length,
-            const char   *name_for_errors,
-            gboolean      allow_int,
-            GError      **error)
+read_bytes (const guint8 *data, gsize length, const char *name_for_errors, guint allow, GError **error)
 {
   const char *name = name_for_errors != NULL ? name_for_errors : "(npy)";
   guint major, minor;
@@ -535,7 +539,7 @@ read_bytes (const guint8 *data,
                      have_shape ? "" : " 'shape'");
       goto out;
     }
-  if (!parse_descr (descr, name, allow_int, &nd, error))
+  if (!parse_descr (descr, name, allow, &nd, error))
     goto out;
   if (shape.too_many_dims)
     {
@@ -619,13 +623,17 @@ rpe_npy_read_bytes (const guint8 *data,
                     const char   *name_for_errors,
                     GError      **error)
 {
-  return read_bytes (data, length, name_for_errors, FALSE, error);
+  return read_bytes (data, length, name_for_errors, 0, error);
+}
+
+RpeTensor *
+rpe_npy_read_bytes_allowing (const guint8 *data, gsize length, const char *name_for_errors, guint allow, GError **error)
+{
+  return read_bytes (data, length, name_for_errors, allow, error);
 }
 
 static RpeTensor *
-read_file (const char  *path,
-           gboolean     allow_int,
-           GError     **error)
+read_file (const char *path, guint allow, GError **error)
 {
   GBytes *bytes;
   RpeTensor *tensor = NULL;
@@ -638,7 +646,7 @@ read_file (const char  *path,
   if (bytes != NULL)
     {
       data = g_bytes_get_data (bytes, &length);
-      tensor = read_bytes (data, length, path, allow_int, error);
+      tensor = read_bytes (data, length, path, allow, error);
       g_bytes_unref (bytes);
     }
   rpe_budget_scope_end ();
@@ -649,14 +657,14 @@ RpeTensor *
 rpe_npy_read (const char  *path,
               GError     **error)
 {
-  return read_file (path, FALSE, error);
+  return read_file (path, 0, error);
 }
 
 RpeTensor *
 rpe_npy_read_int_ok (const char  *path,
                      GError     **error)
 {
-  return read_file (path, TRUE, error);
+  return read_file (path, RPE_NPY_ALLOW_INT, error);
 }
 
 /* ---- writer ----------------------------------------------------------- */

@@ -19,6 +19,15 @@ RpeTensor *rpe_npy_read_bytes (const guint8 *data,
                                gsize         length,
                                const char   *name_for_errors,
                                GError      **error);
+/* rpe_npy_read_bytes that also reads the integer dtypes `allow` names: RPE_NPY_ALLOW_INT
+ * int32/int64 (RPE_DTYPE_I32/I64), RPE_NPY_ALLOW_U8 uint8 ('|u1', RPE_DTYPE_U8); held as float32. */
+#define RPE_NPY_ALLOW_INT 1u
+#define RPE_NPY_ALLOW_U8 2u
+RpeTensor *rpe_npy_read_bytes_allowing (const guint8 *data,
+                                        gsize         length,
+                                        const char   *name_for_errors,
+                                        guint         allow,
+                                        GError      **error);
 
 /* Writes data (float32, C order) as '<f4' or, with as_f64, '<f8'.  Atomic: a failure
  * leaves no partial file and keeps any existing one. */

@@ -33,6 +33,8 @@ rpe_dtype_to_string (RpeDType dtype)
       return "I64";
     case RPE_DTYPE_I32:
       return "I32";
+    case RPE_DTYPE_U8:
+      return "U8";
     default:
       return "?";
     }
@@ -53,6 +55,8 @@ rpe_dtype_size (RpeDType dtype)
     case RPE_DTYPE_F16:
     case RPE_DTYPE_BF16:
       return 2;
+    case RPE_DTYPE_U8:
+      return 1;
     default:
       return 0;
     }

@@ -20,6 +20,7 @@ typedef enum
   RPE_DTYPE_BF16,
   RPE_DTYPE_I64,   /* integer tensors (e.g. LRPE's `permutation` buffer), held */
   RPE_DTYPE_I32,   /* as float32: exact up to 2^24 in magnitude */
+  RPE_DTYPE_U8,    /* bytes (a capture's UTF-8 metadata), held as float32 */
 } RpeDType;
 
 typedef struct
@@ -32,8 +33,8 @@ typedef struct
   float    *data;                       /* n_elements floats, C order (rpe_alloc'd) */
 } RpeTensor;
 
-const char *rpe_dtype_to_string (RpeDType dtype);   /* "F32", "F64", "F16", "BF16", "I64", "I32" */
-gsize       rpe_dtype_size      (RpeDType dtype);   /* bytes per element in the file: 4, 8, 2, 2, 8, 4 */
+const char *rpe_dtype_to_string (RpeDType dtype); /* "F32", "F64", "F16", "BF16", "I64", "I32", "U8" */
+gsize       rpe_dtype_size (RpeDType dtype);      /* bytes per element in the file: 4, 8, 2, 2, 8, 4, 1 */
 
 /* IEEE 754 binary16 and bfloat16 bit patterns to float32 (exact: subnormals,
  * infinities and NaN included). */

@@ -125,6 +125,9 @@ side_snapshot (const RpeCompareSide *side,
     }
   if (side->method >= 0 && side->method < RPE_EXPLORER_N_METHODS)
     s->method = (RpeExplorerMethod) side->method;
+  /* captured content: the capture's own layer where it has one */
+  if (layer >= 0 && s->capture != NULL && rpe_capture_has_layer (s->capture, (guint) layer))
+    s->capture_layer = (guint) layer;
   return s;
 }
 

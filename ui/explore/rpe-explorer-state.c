@@ -70,6 +70,7 @@ typedef struct
   float              *npy_copy;
   gsize               npy_count;
   RpeLrpeTrained     *trained_copy;
+  RpeExplorerCapture *capture;        /* a reference: public.capture is its capture */
 } SnapshotPrivate;
 
 static void
@@ -81,6 +82,7 @@ snapshot_clear (gpointer data)
   rpe_spe_params_clear (&priv->public.conv2d);
   rpe_free (priv->npy_copy);
   rpe_lrpe_trained_free (priv->trained_copy);
+  rpe_explorer_capture_unref (priv->capture);
 }
 
 RpeExplorerSnapshot *
@@ -154,7 +156,50 @@ rpe_explorer_snapshot_copy (const RpeExplorerSnapshot *snapshot,
     }
   priv->trained_copy = rpe_lrpe_trained_copy (from->trained_copy);
   s->lrpe_trained = snapshot->lrpe_trained != NULL ? priv->trained_copy : NULL;
+  priv->capture = from->capture != NULL ? rpe_explorer_capture_ref (from->capture) : NULL;
   return s;
+}
+
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_with_capture_layer (const RpeExplorerSnapshot *snapshot,
+                                          guint                      layer)
+{
+  RpeExplorerSnapshot *s;
+
+  g_return_val_if_fail (snapshot != NULL, NULL);
+  s = rpe_explorer_snapshot_copy (snapshot, NULL);
+  if (s->capture != NULL && rpe_capture_has_layer (s->capture, layer))
+    s->capture_layer = layer;
+  return s;
+}
+
+gboolean
+rpe_explorer_snapshot_captured (const RpeExplorerSnapshot *s,
+                                const RpeTensor          **queries,
+                                const RpeTensor          **keys,
+                                const RpeTensor          **values,
+                                const RpeTensor          **tokens)
+{
+  const RpeTensor *q, *k, *v;
+
+  g_return_val_if_fail (s != NULL, FALSE);
+  if (s->content != RPE_CONTENT_CAPTURE || s->capture == NULL)
+    return FALSE;
+  q = rpe_capture_get (s->capture, s->capture_layer, RPE_CAPTURE_QUERIES);
+  k = rpe_capture_get (s->capture, s->capture_layer, RPE_CAPTURE_KEYS);
+  v = rpe_capture_get (s->capture, s->capture_layer, RPE_CAPTURE_VALUES);
+  /* the reader checked: queries and keys (N, H, D) alike, values (N, H, Dv) */
+  if (q == NULL || k == NULL || q->ndim != 3 || q->shape[1] != s->content_heads || q->shape[2] != s->content_dim)
+    return FALSE;
+  if (queries != NULL)
+    *queries = q;
+  if (keys != NULL)
+    *keys = k;
+  if (values != NULL)
+    *values = v;
+  if (tokens != NULL)
+    *tokens = rpe_capture_tokens (s->capture);
+  return TRUE;
 }
 
 /* A deep copy (own parameters and content) with one sweep parameter changed
@@ -202,6 +247,28 @@ rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *s,
     case RPE_CONTENT_RANDOM:
       rpe_rng_normal (s->seed, RPE_STREAM_QUERIES, 0, q, count);
       rpe_rng_normal (s->seed, RPE_STREAM_KEYS, 0, k, count);
+      return RPE_OK;
+
+    case RPE_CONTENT_CAPTURE:
+      {
+        const RpeTensor *cq, *ck;
+
+        if (rpe_explorer_snapshot_captured (s, &cq, &ck, NULL, NULL))
+          {
+            gsize cn = cq->shape[0];
+
+            /* positions beyond the capture's N cycle, as for loaded .npy content */
+            for (gsize m = 0; m < n; m++)
+              {
+                memcpy (q + m * row, cq->data + (m % cn) * row, row * sizeof (float));
+                memcpy (k + m * row, ck->data + (m % cn) * row, row * sizeof (float));
+              }
+            return RPE_OK;
+          }
+      }
+      /* no capture of that shape: unit content */
+      for (gsize i = 0; i < count; i++)
+        q[i] = k[i] = 1.0f;
       return RPE_OK;
 
     case RPE_CONTENT_NPY:
@@ -300,6 +367,8 @@ struct _RpeExplorerState
   gsize               npy_n;
   gboolean            npy_per_head;
   gsize               npy_shape[3];
+  RpeExplorerCapture *capture;
+  guint               capture_layer;
   RpeLrpeP            lrpe_p;
   RpeLrpeLambda       lrpe_lambda;
   RpeLrpeTheta        lrpe_theta;
@@ -365,6 +434,7 @@ enum {
   PROP_GRID_ROWS,
   PROP_GRID_COLS,
   PROP_GRID_QUERY,
+  PROP_CAPTURE_LAYER,
   N_PROPS
 };
 
@@ -402,6 +472,7 @@ uint_field (RpeExplorerState   *self,
     case PROP_FEATURE_MAP:   *what = RPE_EXPLORER_CHANGE_FEATURE_MAP;   return (guint *) &self->feature_map;
     case PROP_TEMPLATE_KIND: *what = RPE_EXPLORER_CHANGE_TEMPLATE_KIND; return (guint *) &self->template_kind;
     case PROP_CONTENT:       *what = RPE_EXPLORER_CHANGE_CONTENT;       return (guint *) &self->content;
+    case PROP_CAPTURE_LAYER: *what = RPE_EXPLORER_CHANGE_CONTENT;       return &self->capture_layer;
     case PROP_LRPE_P:        *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_p;
     case PROP_LRPE_LAMBDA:   *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_lambda;
     case PROP_LRPE_THETA:    *what = RPE_EXPLORER_CHANGE_LRPE;          return (guint *) &self->lrpe_theta;
@@ -564,6 +635,7 @@ rpe_explorer_state_finalize (GObject *object)
       g_free (self->source[i]);
     }
   rpe_free (self->npy);
+  rpe_explorer_capture_unref (self->capture);
   g_free (self->colormap);
   g_free (self->compare_b_checkpoint);
   rpe_lrpe_trained_free (self->lrpe_trained);
@@ -647,6 +719,8 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
     g_param_spec_double ("color-percentile", NULL, "p of the percentile-clip colour scale: [P(100-p), P(p)]", 50.0,
                          100.0, RPE_PLOT_DEFAULT_PERCENTILE,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CAPTURE_LAYER] = uint_pspec ("capture-layer", "the layer of the capture drawn (content CAPTURE)",
+                                               0, RPE_CAPTURE_MAX_LAYERS - 1, 0);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -1160,6 +1234,12 @@ rpe_explorer_state_snapshot (RpeExplorerState *self)
   s->feature_map = self->feature_map;
   s->template_kind = self->template_kind;
   s->content = self->content;
+  if (self->capture != NULL)
+    {
+      priv->capture = rpe_explorer_capture_ref (self->capture);
+      s->capture = priv->capture->capture;
+      s->capture_layer = self->capture_layer;
+    }
   s->lrpe_p = self->lrpe_p;
   s->lrpe_lambda = self->lrpe_lambda;
   s->lrpe_theta = self->lrpe_theta;
@@ -1313,4 +1393,193 @@ rpe_explorer_state_clear_npy_content (RpeExplorerState *self)
   self->npy_per_head = FALSE;
   memset (self->npy_shape, 0, sizeof self->npy_shape);
   emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}
+
+/* ----------------------------------------------------------------- captures */
+
+static void
+explorer_capture_clear (gpointer data)
+{
+  RpeExplorerCapture *c = data;
+
+  rpe_capture_free (c->capture);
+  g_free (c->path);
+  g_free (c->sha256);
+}
+
+RpeExplorerCapture *
+rpe_explorer_capture_new (RpeCapture *capture,
+                          const char *path,
+                          const char *sha256)
+{
+  RpeExplorerCapture *c;
+
+  g_return_val_if_fail (capture != NULL, NULL);
+  c = g_atomic_rc_box_new0 (RpeExplorerCapture);
+  c->capture = capture;
+  c->path = g_strdup (path != NULL ? path : rpe_capture_name (capture));
+  c->sha256 = g_strdup (sha256);
+  return c;
+}
+
+RpeExplorerCapture *
+rpe_explorer_capture_ref (RpeExplorerCapture *capture)
+{
+  g_return_val_if_fail (capture != NULL, NULL);
+  return g_atomic_rc_box_acquire (capture);
+}
+
+void
+rpe_explorer_capture_unref (RpeExplorerCapture *capture)
+{
+  if (capture != NULL)
+    g_atomic_rc_box_release_full (capture, explorer_capture_clear);
+}
+
+/* The hex SHA-256 of a file, read in blocks. */
+static char *
+file_sha256 (const char  *path,
+             GError     **error)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFileInputStream) in = g_file_read (file, NULL, error);
+  g_autoptr (GChecksum) sum = NULL;
+  guint8 buffer[65536];
+  gssize got;
+
+  if (in == NULL)
+    return NULL;
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
+  while ((got = g_input_stream_read (G_INPUT_STREAM (in), buffer, sizeof buffer, NULL, error)) > 0)
+    g_checksum_update (sum, buffer, (gsize) got);
+  if (got < 0)
+    return NULL;
+  return g_strdup (g_checksum_get_string (sum));
+}
+
+RpeExplorerCapture *
+rpe_explorer_capture_open (const char  *path_or_demo,
+                           GError     **error)
+{
+  g_autoptr (RpeCapture) capture = NULL;
+  g_autofree char *sha = NULL;
+
+  g_return_val_if_fail (path_or_demo != NULL, NULL);
+  capture = rpe_capture_open (path_or_demo, error);
+  if (capture == NULL)
+    return NULL;
+  /* a file is hashed (sessions record it like a checkpoint); a shipped demo capture is not */
+  if (g_file_test (path_or_demo, G_FILE_TEST_IS_REGULAR) && (sha = file_sha256 (path_or_demo, error)) == NULL)
+    return NULL;
+  return rpe_explorer_capture_new (g_steal_pointer (&capture), path_or_demo, sha);
+}
+
+gboolean
+rpe_explorer_state_check_capture (RpeExplorerState   *self,
+                                  RpeExplorerCapture *capture,
+                                  guint               layer,
+                                  GError            **error)
+{
+  const RpeSpeParams *p;
+  const RpeTensor *q;
+  g_autofree char *base = NULL;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  g_return_val_if_fail (capture != NULL, FALSE);
+
+  base = g_path_get_basename (capture->path);
+  q = rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES);
+  if (q == NULL)
+    {
+      g_autofree char *list = rpe_capture_layer_list (capture->capture);
+
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                            "%s has no layer %u (its layers: %s)", base, layer, list);
+    }
+  p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
+  if (p == NULL)
+    return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "there is no module to apply the capture %s to", base);
+  if (q->ndim != 3 || q->shape[1] != p->n_heads || q->shape[2] != p->n_features)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "%s, layer %u: queries of shape (N, H, D) = (%zu, %zu, %zu) do not fit the module "
+                          "of (H, D) = (%zu, %zu) (a capture of another model?)",
+                          base, layer, (size_t) q->shape[0], (size_t) (q->ndim > 1 ? q->shape[1] : 0),
+                          (size_t) (q->ndim > 2 ? q->shape[2] : 0), (size_t) p->n_heads, (size_t) p->n_features);
+  if (q->shape[0] < 2 || q->shape[0] > RPE_EXPLORER_MAX_LENGTH)
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "%s, layer %u: N = %zu positions; the explorer draws 2 to %d", base, layer,
+                          (size_t) q->shape[0], RPE_EXPLORER_MAX_LENGTH);
+  return TRUE;
+}
+
+gboolean
+rpe_explorer_state_set_capture (RpeExplorerState   *self,
+                                RpeExplorerCapture *capture,
+                                guint               layer,
+                                GError            **error)
+{
+  RpeExplorerChange what = RPE_EXPLORER_CHANGE_CONTENT;
+  guint n;
+
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
+  if (capture == NULL)
+    {
+      if (self->capture == NULL)
+        return TRUE;
+      g_clear_pointer (&self->capture, rpe_explorer_capture_unref);
+      if (self->content == RPE_CONTENT_CAPTURE)
+        {
+          self->content = RPE_CONTENT_UNIT;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONTENT]);
+        }
+      emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+      return TRUE;
+    }
+  if (!rpe_explorer_state_check_capture (self, capture, layer, error))
+    return FALSE;
+  n = (guint) rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES)->shape[0];
+  rpe_explorer_capture_ref (capture);
+  rpe_explorer_capture_unref (self->capture);
+  self->capture = capture;
+  g_object_freeze_notify (G_OBJECT (self));
+  if (self->content != RPE_CONTENT_CAPTURE)
+    {
+      self->content = RPE_CONTENT_CAPTURE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONTENT]);
+    }
+  if (self->capture_layer != layer)
+    {
+      self->capture_layer = layer;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAPTURE_LAYER]);
+    }
+  if (self->n != n)
+    {
+      self->n = n;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LENGTH]);
+      what |= RPE_EXPLORER_CHANGE_LENGTH;
+    }
+  g_object_thaw_notify (G_OBJECT (self));
+  emit_changed (self, what);
+  return TRUE;
+}
+
+void
+rpe_explorer_state_restore_capture (RpeExplorerState   *self,
+                                    RpeExplorerCapture *capture)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (self->capture == capture)
+    return;
+  if (capture != NULL)
+    rpe_explorer_capture_ref (capture);
+  rpe_explorer_capture_unref (self->capture);
+  self->capture = capture;
+  emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}
+
+RpeExplorerCapture *
+rpe_explorer_state_get_capture (RpeExplorerState *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  return self->capture;
 }

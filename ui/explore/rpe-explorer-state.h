@@ -14,6 +14,7 @@
 
 #include <glib-object.h>
 
+#include "rpe-capture.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
@@ -49,6 +50,8 @@ typedef enum
   RPE_CONTENT_UNIT,               /* q = k = 1 everywhere: the pure positional view */
   RPE_CONTENT_RANDOM,             /* N(0, 1), seeded (streams RPE_STREAM_QUERIES / _KEYS) */
   RPE_CONTENT_NPY,                /* loaded from a .npy file (positions cycle if it is shorter) */
+  RPE_CONTENT_CAPTURE,            /* a capture's layer "capture-layer" (rpe-capture.h): the model's own
+                                     queries, keys (and values) on one input */
   RPE_CONTENT_N_KINDS,
 } RpeExplorerContent;
 
@@ -118,6 +121,10 @@ typedef struct
   const float        *npy_data;       /* NPY: (npy_n, H, D) or (npy_n, D) shared by heads */
   gsize               npy_n;
   gboolean            npy_per_head;
+  /* CAPTURE: the capture (shared, immutable; NULL when none is held) and the layer drawn.  Its
+   * queries and keys are used where that layer's (H, D) is (content_heads, content_dim). */
+  const RpeCapture   *capture;
+  guint               capture_layer;
   RpeLrpeP            lrpe_p;
   RpeLrpeLambda       lrpe_lambda;
   RpeLrpeTheta        lrpe_theta;
@@ -156,6 +163,18 @@ RpeStatus rpe_explorer_snapshot_fill_content (const RpeExplorerSnapshot *snapsho
                                               gsize                      n,
                                               float                     *q,
                                               float                     *k);
+/* The snapshot's captured layer when the content is CAPTURE and that layer has the content's
+ * (H, D) (else NULL): its queries, keys and values (NULL without values), and the tokens (NULL
+ * without). */
+gboolean  rpe_explorer_snapshot_captured (const RpeExplorerSnapshot *snapshot,
+                                          const RpeTensor          **queries,
+                                          const RpeTensor          **keys,
+                                          const RpeTensor          **values,
+                                          const RpeTensor          **tokens);
+/* The same snapshot on another layer of its capture (a copy; the layer is kept when the capture
+ * has no layer `layer`). */
+RpeExplorerSnapshot *rpe_explorer_snapshot_with_capture_layer (const RpeExplorerSnapshot *snapshot,
+                                                               guint                      layer);
 /* The FastRPB weights for length n: (2n - 1) floats, index i <-> tau = i - (n-1). */
 void      rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *snapshot,
                                                  gsize                      n,
@@ -237,6 +256,49 @@ gboolean  rpe_explorer_state_set_npy_content (RpeExplorerState *self,
                                               gsize             ndim,
                                               const gsize      *shape,
                                               GError          **error);
+
+/* ---- Captures as content (rpe-capture.h) ----
+ *
+ * An RpeExplorerCapture is an opened capture with where it came from: shared (atomically
+ * refcounted) and immutable, so that the state, its snapshots, undo steps and sessions hold the
+ * same one. */
+typedef struct
+{
+  RpeCapture *capture;
+  char       *path;        /* as opened: a file path or "demo:NAME" */
+  char       *sha256;      /* hex of the file (NULL for a demo's) */
+} RpeExplorerCapture;
+
+/* Takes capture; copies path and sha256. */
+RpeExplorerCapture *rpe_explorer_capture_new   (RpeCapture         *capture,
+                                                const char         *path,
+                                                const char         *sha256);
+/* Opens a capture file or "demo:NAME" and hashes the file (NULL and error when it is refused). */
+RpeExplorerCapture *rpe_explorer_capture_open  (const char         *path_or_demo,
+                                                GError            **error);
+RpeExplorerCapture *rpe_explorer_capture_ref   (RpeExplorerCapture *capture);
+void                rpe_explorer_capture_unref (RpeExplorerCapture *capture);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerCapture, rpe_explorer_capture_unref)
+
+/* Checks that layer `layer` of capture can be the content of the state's module: the layer
+ * exists, its queries have the module's (H, D), 2 <= N <= RPE_EXPLORER_MAX_LENGTH.  FALSE and an
+ * error naming both shapes otherwise. */
+gboolean  rpe_explorer_state_check_capture (RpeExplorerState   *self,
+                                            RpeExplorerCapture *capture,
+                                            guint               layer,
+                                            GError            **error);
+/* Makes layer `layer` of capture the content (content CAPTURE, capture-layer, length N of the
+ * capture), in one "changed" (CONTENT | LENGTH); or, refused by the check above, changes
+ * nothing.  capture NULL: forgets the capture (content back to unit if it was CAPTURE). */
+gboolean  rpe_explorer_state_set_capture   (RpeExplorerState   *self,
+                                            RpeExplorerCapture *capture,
+                                            guint               layer,
+                                            GError            **error);
+/* Puts back a capture held before (undo, sessions): no check, no other property changes. */
+void      rpe_explorer_state_restore_capture (RpeExplorerState   *self,
+                                              RpeExplorerCapture *capture);
+/* The capture held (NULL: none; not a new reference). */
+RpeExplorerCapture *rpe_explorer_state_get_capture (RpeExplorerState *self);
 
 /* The loaded content (NULL if none); ndim 2 or 3 and its shape. */
 const float *rpe_explorer_state_get_npy_content (RpeExplorerState *self,

@@ -70,7 +70,26 @@ make_values (const RpeExplorerSnapshot *s,
   gsize n = s->n, dv = req->dv, positions[RPE_OUTPUTS_MAX_POSITIONS];
   RpeStatus st = RPE_OK;
   float *v;
+  const RpeTensor *cv = NULL;
 
+  /* captured content that has values: the model's own values of the head, whatever the view's
+   * choice of generated values (a capture's queries and keys are drawn with its values) */
+  if (rpe_explorer_snapshot_captured (s, NULL, NULL, &cv, NULL) && cv != NULL && cv->ndim == 3
+      && cv->shape[1] == s->spe.n_heads && cv->shape[2] >= 1 && cv->shape[2] <= RPE_OUTPUTS_MAX_CHANNELS)
+    {
+      dv = cv->shape[2];
+      v = rpe_alloc (n, dv * sizeof (float), &st);
+      if (v != NULL)
+        st = rpe_outputs_values_from_array (cv->data, cv->shape[0], cv->shape[1], dv, s->head, n, v);
+      if (st != RPE_OK)
+        {
+          rpe_free (v);
+          rpe_job_status_error (st, N_("the captured values"), error);
+          return NULL;
+        }
+      *dv_out = dv;
+      return v;
+    }
   if (req->kind == RPE_VALUES_ARRAY)
     {
       g_autoptr (RpeTensor) t = NULL;

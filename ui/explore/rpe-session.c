@@ -173,6 +173,7 @@ rpe_explorer_state_copy_into (RpeExplorerState *src,
     rpe_explorer_state_set_npy_content (dest, npy, ndim, shape, NULL);
   else
     rpe_explorer_state_clear_npy_content (dest);
+  rpe_explorer_state_restore_capture (dest, rpe_explorer_state_get_capture (src));
   /* the properties last: loading content switches "content" to NPY */
   props = session_properties (src, &n);
   g_object_freeze_notify (G_OBJECT (dest));
@@ -302,6 +303,17 @@ rpe_explorer_state_equal (RpeExplorerState *a,
         *what = g_strdup ("the loaded content");
       return FALSE;
     }
+  {
+    RpeExplorerCapture *xa = rpe_explorer_state_get_capture (a), *xb = rpe_explorer_state_get_capture (b);
+
+    if ((xa == NULL) != (xb == NULL)
+        || (xa != NULL && (g_strcmp0 (xa->path, xb->path) != 0 || g_strcmp0 (xa->sha256, xb->sha256) != 0)))
+      {
+        if (what != NULL)
+          *what = g_strdup ("the capture");
+        return FALSE;
+      }
+  }
   return TRUE;
 }
 
@@ -485,6 +497,9 @@ add_string (JsonBuilder *b,
     json_builder_add_null_value (b);
 }
 
+static void write_capture (JsonBuilder      *b,
+                           RpeExplorerState *state);
+
 char *
 rpe_session_to_data (RpeSession  *session,
                      gsize       *length,
@@ -582,6 +597,8 @@ rpe_session_to_data (RpeSession  *session,
         add_floats (b, "data", npy, shape[0] * shape[1] * (ndim == 3 ? shape[2] : 1));
       json_builder_end_object (b);
     }
+
+  write_capture (b, session->state);
 
   json_builder_set_member_name (b, "outputs");
   if (!session->outputs.have)
@@ -1065,6 +1082,59 @@ opt_string (JsonObject *o,
 }
 
 /* "outputs": the Outputs view's settings, every value checked (absent or null: none). */
+/* ---- captures: by path and SHA-256, like the checkpoint ----
+ *   "capture": { "path": ..., "sha256": ... | null } | null
+ * (its layer is the state's "capture-layer").  A capture that is missing or refused on reading
+ * is a warning: the content then draws unit queries and keys. */
+
+static void
+write_capture (JsonBuilder      *b,
+               RpeExplorerState *state)
+{
+  RpeExplorerCapture *c = rpe_explorer_state_get_capture (state);
+
+  json_builder_set_member_name (b, "capture");
+  if (c == NULL)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  add_string (b, "path", c->path);
+  add_string (b, "sha256", c->sha256);
+  json_builder_end_object (b);
+}
+
+static void
+read_capture (RpeSession *s,
+              JsonNode   *node)
+{
+  const char *path;
+  g_autofree char *found = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeExplorerCapture) capture = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node) || !JSON_NODE_HOLDS_OBJECT (node)
+      || (path = opt_string (json_node_get_object (node), "path")) == NULL)
+    return;
+  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
+    found = g_strdup (path);
+  else if ((found = locate (path, s->file, "capture", s->warnings)) == NULL)
+    {
+      g_ptr_array_add (s->warnings, g_strdup_printf ("The session's capture “%s” is missing (it is not beside the "
+                                                     "session either); unit queries and keys are shown.", path));
+      return;
+    }
+  else
+    check_hash (found, opt_string (json_node_get_object (node), "sha256"), "capture", s->warnings);
+  capture = rpe_explorer_capture_open (found, &error);
+  if (capture == NULL)
+    g_ptr_array_add (s->warnings, g_strdup_printf ("The session's capture “%s” cannot be used: %s", found,
+                                                   error->message));
+  else
+    rpe_explorer_state_restore_capture (s->state, capture);
+}
+
 static gboolean
 read_outputs (RpeSession *s,
               JsonNode   *node,
@@ -1558,6 +1628,7 @@ rpe_session_load_data (const char  *data,
     return NULL;
   if (!read_content (s, json_object_get_member (o, "content"), error))
     return NULL;
+  read_capture (s, json_object_get_member (o, "capture"));
   if (!read_checkpoint (s, json_object_get_member (o, "checkpoint"), error))
     return NULL;
   if (!read_outputs (s, json_object_get_member (o, "outputs"), error))
@@ -1995,6 +2066,12 @@ rpe_session_export_argv (RpeSession  *session,
       if (loaded == RPE_CONTENT_NPY)
         {
           rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are loaded from a .npy file");
+          return NULL;
+        }
+      if (loaded == RPE_CONTENT_CAPTURE)
+        {
+          rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "the queries/keys are a capture's (rpe export takes it "
+                         "as --content CAPTURE --layer l)");
           return NULL;
         }
       if ((g_str_equal (view, "curves") || rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_LRPE)

@@ -22,6 +22,8 @@ typedef struct
   const char *explain;     /* what to look at once it is shown */
   void      (*setup) (RpeExplorerState *state);
   void      (*show)  (RpeExplorerState *state);
+  /* when set: the explanation, translated, with numbers read at run time (instead of explain) */
+  char     *(*explain_text) (void);
 } RpeTourStep;
 
 /* The steps, in order (n_steps: 6 to 10). */

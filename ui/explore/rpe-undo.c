@@ -16,6 +16,7 @@ typedef struct
   char         *source[2];
   float         fastrpb[2 * RPE_EXPLORER_FASTRPB_TAPS - 1];
   gsize         n_fastrpb;
+  RpeExplorerCapture *capture;   /* the capture held (a reference) or NULL */
 } Memento;
 
 typedef struct
@@ -61,6 +62,7 @@ memento_free (Memento *m)
   for (guint i = 0; i < m->n_values; i++)
     g_value_unset (&m->values[i]);
   g_free (m->values);
+  rpe_explorer_capture_unref (m->capture);
   for (guint k = 0; k < 2; k++)
     {
       rpe_spe_params_clear (&m->params[k]);
@@ -93,6 +95,8 @@ memento_capture (RpeUndo *self)
           m->source[k] = g_strdup (rpe_explorer_state_get_source (self->state, (RpeSpeMethod) k));
         }
     }
+  if (rpe_explorer_state_get_capture (self->state) != NULL)
+    m->capture = rpe_explorer_capture_ref (rpe_explorer_state_get_capture (self->state));
   w = rpe_explorer_state_get_fastrpb_weights (self->state, &count);
   m->n_fastrpb = MIN (count, G_N_ELEMENTS (m->fastrpb));
   if (w != NULL)
@@ -112,6 +116,9 @@ memento_apply (RpeUndo           *self,
                                     m->have[1] ? &m->params[1] : NULL, m->source[1], NULL);
   if (what & RPE_EXPLORER_CHANGE_FASTRPB)
     rpe_explorer_state_set_fastrpb_weights (self->state, m->fastrpb, m->n_fastrpb);
+  /* the capture before the properties that draw it (content, capture-layer, length) */
+  if (what & RPE_EXPLORER_CHANGE_CONTENT)
+    rpe_explorer_state_restore_capture (self->state, m->capture);
   for (guint i = 0; i < m->n_values && i < self->n_props; i++)
     {
       GValue now = G_VALUE_INIT;
@@ -207,6 +214,9 @@ rpe_undo_describe (RpeExplorerChange what,
     return _("Edit Gates");
   if (what & RPE_EXPLORER_CHANGE_FASTRPB)
     return _("Edit FastRPB Weights");
+  /* only opening a capture changes both at once (rpe_explorer_state_set_capture) */
+  if ((what & RPE_EXPLORER_CHANGE_CONTENT) && (what & RPE_EXPLORER_CHANGE_LENGTH))
+    return _("Open Capture");
   if (what & RPE_EXPLORER_CHANGE_LENGTH)
     return _("Change Length N");
   if (what & RPE_EXPLORER_CHANGE_REALIZATIONS)

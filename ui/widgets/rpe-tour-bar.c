@@ -58,7 +58,7 @@ update (RpeTourBar *self)
   gtk_label_set_text (self->title, title);
   /* the steps' texts are markup (P̃<sub>d</sub>, N<sub>train</sub>) */
   if (self->shown)
-    text = g_strdup (_(s->explain));
+    text = s->explain_text != NULL ? s->explain_text () : g_strdup (_(s->explain));
   else if (s->control != NULL)
     {
       g_autofree char *control = g_markup_escape_text (_(s->control), -1);

@@ -42,6 +42,8 @@ struct _RpeWindow
   RpeTensorBrowser     *browser;
   RpeGridWindow        *grid_window;    /* weak */
   GtkFileChooserNative *chooser;
+  GtkFileChooserNative *capture_chooser;
+  GCancellable         *capture_cancellable;  /* a capture being read (rpe-window-capture.c) */
   GMenu                *recent_menu;
   GMenu                *demos_menu;
   RpeExportDialog      *export_dialog;  /* weak */
@@ -179,6 +181,13 @@ void _rpe_window_set_lrpe_choices   (RpeWindow       *self,
                                      const char     **labels,
                                      gboolean         replace,
                                      gboolean         use);
+/* rpe-window-capture.c */
+void     _rpe_window_class_capture_init   (GtkWidgetClass *widget_class);
+void     _rpe_window_capture_dispose      (RpeWindow      *self);
+void     _rpe_window_capture_init         (RpeWindow      *self);
+/* The window's layer of the module changed: the capture's layer follows when it has it. */
+void     _rpe_window_capture_follow_layer (RpeWindow      *self);
+gboolean _rpe_window_is_capture_file      (const char     *path);
 /* rpe-window-undo.c */
 void _rpe_window_class_undo_init    (GtkWidgetClass *widget_class);
 void _rpe_window_undo_init          (RpeWindow      *self);

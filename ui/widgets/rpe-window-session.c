@@ -49,6 +49,7 @@ _rpe_window_set_source (RpeWindow         *self,
   self->source_layer = layer;
   self->source_map = map != NULL && map[0] != NULL ? g_strdupv ((char **) map) : NULL;
   _rpe_window_compare_source_changed (self);
+  _rpe_window_capture_follow_layer (self);
 }
 
 void

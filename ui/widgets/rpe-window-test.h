@@ -67,6 +67,14 @@ void              rpe_window_cancel             (RpeWindow      *self);
 void              rpe_window_open_demo          (RpeWindow      *self,
                                                  const char     *spec);
 gboolean          rpe_window_is_loading         (RpeWindow      *self);
+/* Opens a capture (a .npz of tools/rpe_capture.py, or "demo:NAME" for a trained demo's) on a
+ * worker and makes its layer the query/key/value content of the module (win.load-capture;
+ * win.open-capture asks for the file).  Refused (shapes, N, a missing layer): the banner names
+ * both shapes and nothing changes. */
+void              rpe_window_open_capture       (RpeWindow      *self,
+                                                 const char     *path_or_demo);
+/* TRUE while a capture is being read. */
+gboolean          rpe_window_is_opening_capture (RpeWindow      *self);
 /* The tensor browser of the last opened checkpoint (NULL if none is open). */
 RpeTensorBrowser *rpe_window_get_tensor_browser (RpeWindow      *self);
 /* The message shown in the banner (NULL if none). */

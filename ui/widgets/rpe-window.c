@@ -389,6 +389,12 @@ rpe_window_open_file (RpeWindow *self,
       _rpe_window_open_session_async (self, path);
       return;
     }
+  /* a capture is content for the module shown, not a checkpoint */
+  if (_rpe_window_is_capture_file (path))
+    {
+      rpe_window_open_capture (self, path);
+      return;
+    }
   open_path (self, path);
 }
 
@@ -1020,7 +1026,8 @@ build_sidebar (RpeWindow *self)
   static const char *methods[] = { N_("SPE estimate"), N_("Exact RPE"), "APE", "LRPE", "FastRPB", N_("Linear (implied)"), NULL };
   static const char *maps[] = { "ReLU", "ELU + 1", "exp", "Performer", "DPFP", NULL };
   static const char *tkinds[] = { N_("Analytic"), N_("Empirical"), N_("Difference"), NULL };
-  static const char *contents[] = { N_("Unit (positional only)"), N_("Random (seeded)"), N_("Loaded .npy"), NULL };
+  static const char *contents[] = { N_("Unit (positional only)"), N_("Random (seeded)"), N_("Loaded .npy"),
+                                    N_("Captured input (Open Capture…)"), NULL };
   static const char *ps[] = { N_("Identity"), "Householder", N_("Permutation"), N_("Odd–even"), "Fourier", "DCT", NULL };
   static const char *lambdas[] = { N_("Rotation"), N_("Mixed"), N_("Complex exponential"), N_("Permutation"), NULL };
   static const char *thetas[] = { N_("A (RoPE)"), N_("B (linear)"), N_("C (inverse)"), NULL };
@@ -1340,6 +1347,7 @@ rpe_window_dispose (GObject *object)
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   _rpe_window_compare_dispose (self);
   _rpe_window_session_dispose (self);
+  _rpe_window_capture_dispose (self);
   _rpe_window_tour_dispose (self);
   g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
   if (self->grid_window != NULL)
@@ -1425,6 +1433,7 @@ rpe_window_class_init (RpeWindowClass *klass)
   _rpe_window_class_undo_init (widget_class);
   _rpe_window_class_compare_init (widget_class);
   _rpe_window_class_session_init (widget_class);
+  _rpe_window_class_capture_init (widget_class);
 }
 
 static void
@@ -1462,6 +1471,7 @@ rpe_window_init (RpeWindow *self)
     _rpe_window_show_message (self, why);
   build_sidebar (self);
   _rpe_window_compare_init (self);
+  _rpe_window_capture_init (self);
   rpe_gesture_guard_wheel (GTK_WIDGET (self));
   sync_ranges (self);
   sync_sine (self, TRUE);
@@ -1570,7 +1580,7 @@ gboolean
 rpe_window_is_busy (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
-  if (self->load_cancellable != NULL || self->layer_cancellable != NULL)
+  if (self->load_cancellable != NULL || self->layer_cancellable != NULL || self->capture_cancellable != NULL)
     return TRUE;
   for (guint i = 0; i < N_PAGES; i++)
     if (rpe_figure_page_is_busy (page_at (self, i)))

@@ -19,7 +19,8 @@ G_DECLARE_FINAL_TYPE (RpeWindow, rpe_window, RPE, WINDOW, AdwApplicationWindow)
 
 /* application may be NULL (tests). */
 RpeWindow *rpe_window_new       (GtkApplication *application);
-/* A .rpe-session as a session, any other file as a checkpoint (on a worker). */
+/* A .rpe-session as a session, a capture (.npz of layers.<l>.queries ...) as the content of the
+ * module shown, any other file as a checkpoint (on a worker). */
 void       rpe_window_open_file (RpeWindow      *self,
                                  GFile          *file);
 

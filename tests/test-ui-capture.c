@@ -1,0 +1,364 @@
+/* test-ui-capture.c: a capture (a trained model's own queries, keys and values) opened in the
+ * window as content.
+ *
+ * Through the window's action (win.load-capture, what Open Capture… and drag and drop call): the
+ * state's content becomes the capture's layer and the Attention view's exact map equals the one
+ * computed here, naively, from the capture's own arrays and the module's analytic templates
+ * (MATH.md 4); the layer follows the layer picker; undo puts the previous content back.  A
+ * capture the module cannot take (another (H, D), not a zip) is refused in the banner with both
+ * shapes named and the state is unchanged.  A session records the capture by path and SHA-256
+ * and reads it back.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include <glib/gstdio.h>
+
+#include <adwaita.h>
+
+#include "rpe-attention-view.h"
+#include "rpe-error.h"
+#include "rpe-session.h"
+#include "rpe-test-utils.h"
+#include "rpe-ui-test-utils.h"
+#include "rpe-ui-wait.h"
+#include "rpe-undo.h"
+#include "rpe-window.h"
+
+#define N_CAP   48
+#define H_CAP   4
+#define D_CAP   16
+
+typedef struct
+{
+  char  *dir;
+  char  *path;      /* a capture of the conv-spe demo's shape: 2 layers of (N_CAP, 4, 16), Dv 16 */
+  float *q, *k, *v; /* its arrays, layer-major */
+} Fixture;
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  f->dir = g_dir_make_tmp ("rpe-ui-capture-XXXXXX", NULL);
+  g_assert_nonnull (f->dir);
+  f->path = g_build_filename (f->dir, "run.npz", NULL);
+  rpe_test_write_capture (f->path, 2, N_CAP, H_CAP, D_CAP, 16, 7, &f->q, &f->k, &f->v);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr (GDir) d = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (f->dir, name, NULL);
+
+      g_unlink (p);
+    }
+  g_rmdir (f->dir);
+  g_free (f->dir);
+  g_free (f->path);
+  g_free (f->q);
+  g_free (f->k);
+  g_free (f->v);
+}
+
+static RpeWindow *
+open_window (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  gtk_window_present (GTK_WINDOW (window));
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  rpe_test_iterate_until (rpe_test_window_idle, window);
+  rpe_window_open_demo (window, "demo:conv-spe");
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  g_assert_null (rpe_window_get_message (window));
+  return window;
+}
+
+static void
+load_capture (RpeWindow  *window,
+              const char *path)
+{
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.load-capture", "s", path);
+  g_assert_true (rpe_window_is_opening_capture (window));
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+}
+
+typedef struct
+{
+  RpeWindow *window;
+  guint64    serial;
+} WantImage;
+
+static gboolean
+attention_current (gpointer data)
+{
+  WantImage *w = data;
+  RpeAttentionImage *img =
+    rpe_attention_view_get_image (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (w->window, RPE_WINDOW_VIEW_ATTENTION)));
+
+  return !rpe_window_is_busy (w->window) && img != NULL && img->serial == w->serial;
+}
+
+static RpeAttentionImage *
+settle_attention (RpeWindow *window)
+{
+  WantImage w = { window, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
+
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  rpe_test_iterate_until (attention_current, &w);
+  return rpe_attention_view_get_image (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+}
+
+/* The exact attention (MATH.md 4) of layer `layer`, head h of the fixture's capture, naively in
+ * double: l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt D, causal mask, row softmax. */
+static double *
+naive_exact (const Fixture      *f,
+             const RpeSpeParams *p,
+             gboolean            gated,
+             gboolean            causal,
+             gsize               layer,
+             gsize               h)
+{
+  const gsize N = N_CAP, D = D_CAP, H = H_CAP;
+  const float *q = f->q + layer * N * H * D, *k = f->k + layer * N * H * D;
+  g_autofree float *lags = g_new (float, D * (2 * N - 1));
+  double *a = g_new (double, N * N);
+
+  g_assert_cmpuint (p->n_heads, ==, H);
+  g_assert_cmpuint (p->n_features, ==, D);
+  for (gsize d = 0; d < D; d++)
+    g_assert_cmpint (rpe_spe_template_lags (p, h, d, N, gated, lags + d * (2 * N - 1)), ==, RPE_OK);
+  for (gsize m = 0; m < N; m++)
+    {
+      double mx = -INFINITY, sum = 0.0;
+
+      for (gsize n = 0; n < N; n++)
+        {
+          double l = 0.0;
+
+          for (gsize d = 0; d < D; d++)
+            l += (double) q[(m * H + h) * D + d] * k[(n * H + h) * D + d] * lags[d * (2 * N - 1) + (m - n + N - 1)];
+          l /= sqrt ((double) D);
+          a[m * N + n] = causal && n > m ? -INFINITY : l;
+          mx = fmax (mx, a[m * N + n]);
+        }
+      for (gsize n = 0; n < N; n++)
+        sum += a[m * N + n] = isinf (a[m * N + n]) ? 0.0 : exp (a[m * N + n] - mx);
+      for (gsize n = 0; n < N; n++)
+        a[m * N + n] /= sum;
+    }
+  return a;
+}
+
+static void
+assert_map (RpeWindow     *window,
+            const Fixture *f,
+            gsize          layer)
+{
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeAttentionImage *img = settle_attention (window);
+  gboolean gated = FALSE, causal = FALSE;
+  g_autofree double *ref = NULL;
+  double worst = 0.0, peak = 0.0;
+  gsize h = rpe_explorer_state_get_head (state);
+
+  g_object_get (state, "gated", &gated, "causal", &causal, NULL);
+  g_assert_cmpint (img->method, ==, RPE_EXPLORER_METHOD_EXACT);
+  g_assert_cmpuint (img->n, ==, N_CAP);
+  g_assert_cmpuint (img->rows, ==, N_CAP);
+  g_assert_cmpuint (img->cols, ==, N_CAP);
+  ref = naive_exact (f, rpe_explorer_state_get_params (state, RPE_SPE_CONV),
+                     gated && rpe_explorer_state_get_params (state, RPE_SPE_CONV)->gate != NULL, causal, layer, h);
+  for (gsize i = 0; i < N_CAP * N_CAP; i++)
+    {
+      worst = fmax (worst, fabs (img->values[i] - ref[i]));
+      peak = fmax (peak, ref[i]);
+    }
+  /* float32 logits of |l| up to a few units: the weights agree to ~1e-6 */
+  g_test_message ("layer %zu, head %zu: max |A - A_naive| = %.3g (max weight %.3g)", layer, h, worst, peak);
+  g_assert_cmpfloat (worst, <, 2e-5);
+  /* the content is the capture's, not unit: the map is not the one of q = k = 1 */
+  g_assert_cmpfloat (peak, >, 1.5 / N_CAP);
+}
+
+static void
+test_open (Fixture       *f,
+           gconstpointer  data)
+{
+  RpeWindow *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeUndo *undo = rpe_window_get_undo (window);
+  guint content = 0, layer = 9, n_before;
+  RpeExplorerCapture *capture;
+  g_autofree char *sha = rpe_session_file_sha256 (f->path, NULL);
+
+  g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "spe-kind", RPE_SPE_CONV, "head", 2, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  n_before = (guint) rpe_explorer_state_get_length (state);
+  g_assert_cmpuint (n_before, !=, N_CAP);
+
+  load_capture (window, f->path);
+  g_assert_null (rpe_window_get_message (window));
+  g_object_get (state, "content", &content, "capture-layer", &layer, NULL);
+  g_assert_cmpuint (content, ==, RPE_CONTENT_CAPTURE);
+  g_assert_cmpuint (layer, ==, 0);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, N_CAP);
+  capture = rpe_explorer_state_get_capture (state);
+  g_assert_nonnull (capture);
+  g_assert_cmpstr (capture->path, ==, f->path);
+  g_assert_cmpstr (capture->sha256, ==, sha);
+  assert_map (window, f, 0);
+
+  /* one undo step puts the content and N back; redo opens it again */
+  g_assert_cmpstr (rpe_undo_get_undo_label (undo), ==, "Open Capture");
+  g_assert_true (rpe_undo_undo (undo));
+  g_object_get (state, "content", &content, NULL);
+  g_assert_cmpuint (content, !=, RPE_CONTENT_CAPTURE);
+  g_assert_null (rpe_explorer_state_get_capture (state));
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, n_before);
+  g_assert_true (rpe_undo_redo (undo));
+  g_assert_true (rpe_explorer_state_get_capture (state) == capture);
+  g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, N_CAP);
+  assert_map (window, f, 0);
+
+  /* the other layer (what the layer picker sets) and another head */
+  g_object_set (state, "capture-layer", 1, "head", 3, NULL);
+  assert_map (window, f, 1);
+
+  /* a layer the capture lacks: the banner says the capture does not fit (no silent unit map) */
+  g_assert_null (rpe_window_get_message (window));
+  g_object_set (state, "capture-layer", 7, NULL);
+  g_assert_nonnull (rpe_window_get_message (window));
+  g_assert_nonnull (strstr (rpe_window_get_message (window), "no layer 7"));
+
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_refuse (Fixture       *f,
+             gconstpointer  data)
+{
+  RpeWindow *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  g_autoptr (RpeExplorerState) before = rpe_explorer_state_new ();
+  g_autofree char *other = g_build_filename (f->dir, "other.npz", NULL);
+  g_autofree char *junk = g_build_filename (f->dir, "junk.npz", NULL);
+  const char *message;
+  guint64 serial;
+
+  /* a capture of another model: (H, D) = (2, 3) */
+  rpe_test_write_capture (other, 1, 32, 2, 3, 0, 3, NULL, NULL, NULL);
+  g_assert_true (g_file_set_contents (junk, "not a zip at all", -1, NULL));
+  g_object_set (state, "spe-kind", RPE_SPE_CONV, NULL);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  rpe_test_copy_state (state, before);
+  serial = rpe_explorer_state_get_serial (state);
+
+  load_capture (window, other);
+  message = rpe_window_get_message (window);
+  g_assert_nonnull (message);
+  g_test_message ("banner: %s", message);
+  g_assert_nonnull (strstr (message, "(32, 2, 3)"));
+  g_assert_nonnull (strstr (message, "(4, 16)"));
+  g_assert_cmpuint (rpe_explorer_state_get_serial (state), ==, serial);
+  g_assert_null (rpe_explorer_state_get_capture (state));
+  g_assert_true (rpe_explorer_state_equal (state, before, NULL));
+
+  load_capture (window, junk);
+  g_assert_nonnull (rpe_window_get_message (window));
+  g_assert_nonnull (strstr (rpe_window_get_message (window), "junk.npz"));
+  g_assert_cmpuint (rpe_explorer_state_get_serial (state), ==, serial);
+
+  /* a layer the capture does not have, asked for directly */
+  {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (RpeExplorerCapture) c = rpe_explorer_capture_open (f->path, &error);
+
+    g_assert_no_error (error);
+    g_assert_false (rpe_explorer_state_set_capture (state, c, 5, &error));
+    g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "0, 1"));
+    g_assert_cmpuint (rpe_explorer_state_get_serial (state), ==, serial);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_session (Fixture       *f,
+              gconstpointer  data)
+{
+  RpeWindow *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *file = g_build_filename (f->dir, "s.rpe-session", NULL);
+  g_autofree char *sha = rpe_session_file_sha256 (f->path, NULL);
+  g_autofree char *what = NULL;
+  RpeExplorerCapture *c;
+  gsize length = 0;
+
+  load_capture (window, f->path);
+  g_object_set (state, "capture-layer", 1, NULL);
+  s = rpe_window_build_session (window);
+  text = rpe_session_to_data (s, &length, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (text, "\"capture\""));
+  g_assert_nonnull (strstr (text, sha));
+  back = rpe_session_load_data (text, length, file, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->warnings->len, ==, 0);
+  c = rpe_explorer_state_get_capture (back->state);
+  g_assert_nonnull (c);
+  g_assert_cmpstr (c->path, ==, f->path);
+  g_assert_cmpstr (c->sha256, ==, sha);
+  if (!rpe_explorer_state_equal (state, back->state, &what))
+    g_error ("the session differs in %s", what);
+
+  /* the capture changed since: a warning, the new file is read */
+  {
+    g_autoptr (RpeSession) changed = NULL;
+
+    rpe_test_write_capture (f->path, 2, N_CAP, H_CAP, D_CAP, 16, 8, NULL, NULL, NULL);
+    changed = rpe_session_load_data (text, length, file, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (changed->warnings->len, ==, 1);
+    g_assert_nonnull (strstr (g_ptr_array_index (changed->warnings, 0), "SHA-256"));
+  }
+  /* gone: a warning, unit content */
+  {
+    g_autoptr (RpeSession) gone = NULL;
+
+    g_unlink (f->path);
+    gone = rpe_session_load_data (text, length, file, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (gone->warnings->len, ==, 1);
+    g_assert_null (rpe_explorer_state_get_capture (gone->state));
+  }
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_test_add ("/ui/capture/open", Fixture, NULL, fixture_set_up, test_open, fixture_tear_down);
+  g_test_add ("/ui/capture/refuse", Fixture, NULL, fixture_set_up, test_refuse, fixture_tear_down);
+  g_test_add ("/ui/capture/session", Fixture, NULL, fixture_set_up, test_session, fixture_tear_down);
+  return g_test_run ();
+}
