@@ -27,3 +27,15 @@ rpe_set_error (GError     **error,
   g_free (message);
   return FALSE;
 }
+
+char *
+rpe_format_bytes (guint64 bytes)
+{
+  if (bytes < 1024)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " byte%s", bytes, bytes == 1 ? "" : "s");
+  if (bytes < ((guint64) 1 << 20))
+    return g_strdup_printf ("%.1f KiB", (double) bytes / 1024.0);
+  if (bytes < ((guint64) 1 << 30))
+    return g_strdup_printf ("%.1f MiB", (double) bytes / (1024.0 * 1024.0));
+  return g_strdup_printf ("%.2f GiB", (double) bytes / (1024.0 * 1024.0 * 1024.0));
+}

@@ -17,4 +17,8 @@ gboolean rpe_set_error (GError     **error,
                         const char  *format,
                         ...) G_GNUC_PRINTF (3, 4);
 
+/* A size for a message: "512 bytes", "1.5 KiB", "12.0 MiB", "3.25 GiB"
+ * (never "0.0 MiB").  Newly allocated. */
+char    *rpe_format_bytes (guint64 bytes);
+
 G_END_DECLS
