@@ -1488,6 +1488,8 @@ main (int argc, char **argv)
   signal (SIGXFSZ, SIG_IGN);
   /* no output may overwrite a file this command reads */
   rpe_file_track_inputs (TRUE);
+  /* the readers' findings end with this tool's options */
+  rpe_cli_remedy_install ();
 
   if (argc < 2)
     {

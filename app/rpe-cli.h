@@ -294,4 +294,8 @@ gboolean rpe_cli_color_scale (const char          *view,
                               RpeHeatmapTransform *transform,
                               double              *param);
 
+/* rpe-cli-remedy.c: the tool's options as the remedy of the readers' findings
+ * (rpe-findings.h); call once at start-up. */
+void rpe_cli_remedy_install (void);
+
 G_END_DECLS

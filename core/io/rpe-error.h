@@ -4,6 +4,7 @@
 
 #include <glib.h>
 
+#include "rpe-findings.h"
 #include "rpe-status.h"
 
 G_BEGIN_DECLS

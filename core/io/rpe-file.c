@@ -9,6 +9,7 @@
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
+#include "rpe-findings.h"
 
 /* ---- inputs ----------------------------------------------------------- */
 
@@ -334,9 +335,9 @@ rpe_output_check (const char  *path,
     return rpe_set_error (error, RPE_ERROR_IO, "Cannot write '%s': it is %s, not a regular file",
                           shown, kind_of (st.st_mode));
   if (!output_force && !may_write (path, &st))
-    return rpe_set_error (error, RPE_ERROR_IO,
-                          "Cannot write '%s': the file exists and is write-protected (mode %04o); "
-                          "refusing to replace it (--force replaces it)", shown,
+    return rpe_set_error_finding (error, RPE_ERROR_IO, RPE_FINDING_OVERWRITE, (const char *const[]) { path, NULL },
+                                  "Cannot write '%s': the file exists and is write-protected (mode %04o); "
+                                  "refusing to replace it", shown,
                           (unsigned) (st.st_mode & 07777));
   return TRUE;
 }
