@@ -51,6 +51,8 @@ rpe_cli_exit_code_for_error (const GError *error)
         case RPE_ERROR_OVERFLOW:
         case RPE_ERROR_NO_MEMORY:
         case RPE_ERROR_NOT_FINITE:
+        case RPE_ERROR_RANGE:
+        case RPE_ERROR_DEGENERATE:
         case RPE_ERROR_FORMAT:
         case RPE_ERROR_UNSUPPORTED:
         case RPE_ERROR_NOT_FOUND:
@@ -1477,6 +1479,8 @@ usage (FILE *f)
 int
 main (int argc, char **argv)
 {
+  /* under a memory limit too small for OpenBLAS's threads: again, with one */
+  rpe_os_memory_fit_threads (argv);
   setlocale (LC_ALL, "");
   /* Numbers are printed and parsed the C way whatever the locale. */
   setlocale (LC_NUMERIC, "C");

@@ -540,12 +540,14 @@ charge (Discovery  *dv,
         gsize       bytes,
         GError    **error)
 {
-  if (!rpe_size_add (dv->charged, bytes, &dv->charged) || rpe_budget_check (dv->charged) != RPE_OK)
+  RpeStatus st = RPE_ERROR_NO_MEMORY;
+
+  if (!rpe_size_add (dv->charged, bytes, &dv->charged) || (st = rpe_budget_check (dv->charged)) != RPE_OK)
     {
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
       dv->over_budget = TRUE;
-      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                            "Indexing the checkpoint's module names needs more than the memory budget "
-                            "of %" G_GSIZE_FORMAT " bytes", rpe_budget_get ());
+      return rpe_set_error (error, st, "Indexing the checkpoint's module names needs more than %s", limit);
     }
   return TRUE;
 }

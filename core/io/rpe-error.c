@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
 #include "rpe-findings.h"
@@ -59,15 +60,18 @@ rpe_set_error (GError     **error,
 }
 
 char *
-rpe_format_bytes (guint64 bytes)
+rpe_memory_limit_text (RpeStatus status)
 {
-  if (bytes < 1024)
-    return g_strdup_printf ("%" G_GUINT64_FORMAT " byte%s", bytes, bytes == 1 ? "" : "s");
-  if (bytes < ((guint64) 1 << 20))
-    return g_strdup_printf ("%.1f KiB", (double) bytes / 1024.0);
-  if (bytes < ((guint64) 1 << 30))
-    return g_strdup_printf ("%.1f MiB", (double) bytes / (1024.0 * 1024.0));
-  return g_strdup_printf ("%.2f GiB", (double) bytes / (1024.0 * 1024.0 * 1024.0));
+  if (status == RPE_ERROR_SYSTEM_MEMORY)
+    {
+      size_t room = rpe_os_memory_usable ();
+
+      if (room == SIZE_MAX)
+        return g_strdup ("the memory the system has left");
+      return g_strdup_printf ("what the system lets this process have (its memory limit, ulimit -v or -d, "
+                              "leaves room for %" G_GSIZE_FORMAT " bytes)", room);
+    }
+  return g_strdup_printf ("the memory budget (%" G_GSIZE_FORMAT " bytes)", rpe_budget_get ());
 }
 
 gboolean

@@ -18,8 +18,9 @@ gboolean rpe_set_error (GError     **error,
                         const char  *format,
                         ...) G_GNUC_PRINTF (3, 4);
 
-/* A size for a message: "512 bytes", "1.5 KiB", "12.0 MiB", "3.25 GiB"
- * (never "0.0 MiB").  Newly allocated. */
-char    *rpe_format_bytes (guint64 bytes);
+/* What a refused size did not fit in, for a message: "the memory budget (N
+ * bytes)" for RPE_ERROR_NO_MEMORY, the system's limit on this process for
+ * RPE_ERROR_SYSTEM_MEMORY.  Newly allocated. */
+char    *rpe_memory_limit_text (RpeStatus status);
 
 G_END_DECLS

@@ -186,9 +186,10 @@ rpe_read_file (const char  *path,
   if (buffer == NULL)
     {
       close (fd);
-      rpe_set_error (error, status == RPE_ERROR_NO_MEMORY ? RPE_ERROR_NO_MEMORY : status,
-                     "Cannot read '%s': the file is %" G_GSIZE_FORMAT " bytes, more than the memory "
-                     "budget (%" G_GSIZE_FORMAT " bytes) allows", shown, size, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (status);
+
+      rpe_set_error (error, status, "Cannot read '%s': the file is %" G_GSIZE_FORMAT " bytes, more than %s "
+                     "allows", shown, size, limit);
       return NULL;
     }
   /* read exactly st_size bytes; a file that shrinks or grows meanwhile is an error */
@@ -246,8 +247,8 @@ rpe_file_sha256 (const char  *path,
   size = st.st_size > 0 ? (guint64) st.st_size : 0;
   if (size > max_bytes)
     {
-      g_autofree char *have = rpe_format_bytes (size);
-      g_autofree char *most = rpe_format_bytes (max_bytes);
+      g_autofree char *have = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *most = g_format_size_full (max_bytes, G_FORMAT_SIZE_IEC_UNITS);
 
       close (fd);
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "'%s' is %s, more than the %s a checksum is computed for",

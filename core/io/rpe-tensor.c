@@ -126,11 +126,12 @@ rpe_tensor_new (const char   *name,
                      "Tensor '%s': the element count of its shape overflows", name != NULL ? name : "");
       return NULL;
     }
-  if (rpe_budget_check (bytes) != RPE_OK)
+  if ((status = rpe_budget_check (bytes)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "Tensor '%s' needs %" G_GSIZE_FORMAT " bytes, more than the memory budget (%"
-                     G_GSIZE_FORMAT " bytes)", name != NULL ? name : "", bytes, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (status);
+
+      rpe_set_error (error, status, "Tensor '%s' needs %" G_GSIZE_FORMAT " bytes, more than %s",
+                     name != NULL ? name : "", bytes, limit);
       return NULL;
     }
 
@@ -160,6 +161,28 @@ rpe_tensor_free (RpeTensor *tensor)
   rpe_free (tensor->data);
   g_free (tensor->name);
   g_free (tensor);
+}
+
+gboolean
+rpe_shape_check_nonempty (const char   *what,
+                          gsize         ndim,
+                          const gsize  *shape,
+                          GError      **error)
+{
+  for (gsize i = 0; i < ndim; i++)
+    if (shape[i] == 0)
+      {
+        GString *s = g_string_new ("(");
+
+        for (gsize j = 0; j < ndim; j++)
+          g_string_append_printf (s, "%s%" G_GSIZE_FORMAT, j > 0 ? ", " : "", shape[j]);
+        g_string_append (s, ndim == 1 ? ",)" : ")");
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s is empty: its shape %s has %s",
+                       what, s->str, i == 0 ? "no rows" : "a dimension of size 0");
+        g_string_free (s, TRUE);
+        return FALSE;
+      }
+  return TRUE;
 }
 
 char *
@@ -242,6 +265,8 @@ rpe_tensor_set_add (RpeTensorSet *set,
                     RpeTensor    *tensor,
                     GError      **error)
 {
+  RpeStatus st;
+
   if (set->tensors->len >= RPE_TENSOR_SET_MAX_TENSORS)
     {
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "More than %u tensors; at most %u are supported",
@@ -250,11 +275,11 @@ rpe_tensor_set_add (RpeTensorSet *set,
       return FALSE;
     }
   /* the set's own structures count in the file's budget too */
-  if (rpe_budget_charge (sizeof (RpeTensor) + strlen (tensor->name) + 64) != RPE_OK)
+  if ((st = rpe_budget_charge (sizeof (RpeTensor) + strlen (tensor->name) + 64)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "Tensor '%s' does not fit in the memory budget (%" G_GSIZE_FORMAT " bytes)",
-                     tensor->name, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st, "Tensor '%s' does not fit in %s", tensor->name, limit);
       rpe_tensor_free (tensor);
       return FALSE;
     }

@@ -1069,8 +1069,8 @@ prescan_budget (gsize             length,
       || (stats->comments && !rpe_size_add (need, length, &need))
       || rpe_budget_check (need) != RPE_OK)
     {
-      g_autofree char *need_text = rpe_format_bytes (need);
-      g_autofree char *budget_text = rpe_format_bytes (rpe_budget_get ());
+      g_autofree char *need_text = g_format_size_full (need, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget_text = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
 
       g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
                    "Reading the session (%zu values) needs about %s, more than the memory budget of %s",
@@ -1642,7 +1642,6 @@ read_content (RpeSession  *s,
   JsonArray *shape_array;
   gsize shape[3] = { 0, 0, 0 }, ndim, count = 1;
   const char *path;
-  g_autofree float *inline_data = NULL;
 
   if (node == NULL || JSON_NODE_HOLDS_NULL (node))
     return TRUE;
