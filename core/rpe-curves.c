@@ -1642,6 +1642,20 @@ rpe_curve_extrapolation_table (const RpeCurveExtrapolationConfig *cfg,
       st = RPE_ERROR_INVALID_ARGUMENT;
       goto out;
     }
+  /* the whole table (m and 4 columns per model) and a model's 4 x N_max working
+   * rows, against the budget before anything is allocated or computed */
+  {
+    size_t cols, bytes;
+
+    if (!rpe_size_mul (n_models, 4, &cols) || !rpe_size_add (cols, 1 + 4, &cols)
+        || (st = rpe_size_bytes (&bytes, sizeof (double), cfg->n_max, cols, 1, 1)) != RPE_OK)
+      {
+        st = RPE_ERROR_OVERFLOW;
+        goto out;
+      }
+    if ((st = rpe_budget_check (bytes)) != RPE_OK)
+      goto out;
+  }
   t = rpe_curve_table_new (cfg->n_max, &st);
   if (t == NULL)
     goto out;

@@ -73,6 +73,9 @@ case_dir (void)
   return dir;
 }
 
+/* RLIMIT_AS of the next runs (0: none), for the system-limit cases. */
+static rlim_t run_as_limit;
+
 /* Runs rpe with `args` (NULL-terminated) in `cwd`, with RPE_MEMORY_BUDGET=`budget`
  * (or unset) and RLIMIT_FSIZE = `fsize` bytes (0: unlimited). */
 static Run
@@ -118,6 +121,11 @@ run_rpe (const char         *cwd,
         {
           struct rlimit rl = { fsize, fsize };
           setrlimit (RLIMIT_FSIZE, &rl);
+        }
+      if (run_as_limit > 0)
+        {
+          struct rlimit rl = { run_as_limit, run_as_limit };
+          setrlimit (RLIMIT_AS, &rl);
         }
       execv ((const char *) argv->pdata[0], (char **) argv->pdata);
       _exit (98);
@@ -623,6 +631,68 @@ test_unused_options (void)
   g_assert_cmpuint (dir_count (dir), ==, 0);
 }
 
+/* ---- the system's memory limit (ulimit -v) ------------------------------------ */
+
+/* Under an address-space limit, what does not fit is an error that names the
+ * limit, never an abort in GLib's allocator or an endless retry in OpenBLAS's:
+ * `rpe info` on a file of 65536 tensors under 150 MB (was SIGABRT in g_malloc or
+ * GSlice), and `rpe compute attention --length 256` under 400 MB, which runs
+ * (with one thread when two do not fit; was an endless mmap retry inside sgemm)
+ * and under 150 MB, which is refused. */
+static void
+test_system_limit (void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  g_test_skip ("AddressSanitizer reserves the address space this limit counts");
+#else
+  g_autofree char *dir = case_dir ();
+  g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "many-small.safetensors", NULL);
+  const char *info[] = { "info", path, NULL };
+  const char *attention[] = { "compute", "attention", "--length", "256", "-o", "out.npy", NULL };
+  GString *h = g_string_new ("{");
+  GString *file;
+  guint64 len;
+  Run r;
+
+  for (guint i = 0; i < RPE_SAFETENSORS_MAX_TENSORS; i++)
+    g_string_append_printf (h, "%s\"layers.%u.attn.w%u\":{\"dtype\":\"F32\",\"shape\":[1],"
+                            "\"data_offsets\":[%u,%u]}", i ? "," : "", i, i % 3, 4 * i, 4 * i + 4);
+  g_string_append_c (h, '}');
+  len = GUINT64_TO_LE ((guint64) h->len);
+  file = g_string_new_len ((const char *) &len, 8);
+  g_string_append_len (file, h->str, (gssize) h->len);
+  for (guint i = 0; i < RPE_SAFETENSORS_MAX_TENSORS; i++)
+    g_string_append_len (file, "\0\0\0\0", 4);
+  g_assert_true (g_file_set_contents (path, file->str, (gssize) file->len, NULL));
+
+  run_as_limit = (rlim_t) 150 << 20;
+  r = run_rpe (dir, NULL, 0, info);      /* a signal fails run_rpe itself */
+  g_assert_cmpint (r.status, ==, 1);
+  assert_message (&r, "ulimit", NULL);
+  run_clear (&r);
+
+  run_as_limit = (rlim_t) 400 << 20;
+  r = run_rpe (dir, NULL, 0, attention);
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  {
+    g_autofree char *out = g_build_filename (dir, "out.npy", NULL);
+
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  }
+
+  run_as_limit = (rlim_t) 150 << 20;
+  r = run_rpe (dir, NULL, 0, attention);
+  g_assert_cmpint (r.status, ==, 1);
+  assert_message (&r, "out of memory", "limit", NULL);
+  g_assert_null (strstr (r.err, "budget"));
+  run_clear (&r);
+  run_as_limit = 0;
+  g_string_free (h, TRUE);
+  g_string_free (file, TRUE);
+#endif
+}
+
 int
 main (int argc, char **argv)
 {
@@ -637,5 +707,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
   g_test_add_func ("/cli/hostile/unused-options", test_unused_options);
+  g_test_add_func ("/cli/hostile/system-limit", test_system_limit);
   return g_test_run ();
 }
