@@ -733,6 +733,27 @@ typedef struct
   gboolean comments;     /* the text holds comments (blanked in the copy) */
 } ScanStats;
 
+/* Line and column (1-based, in characters) of byte `at`. */
+static void
+scan_position (const char *data,
+               gsize       at,
+               gsize      *line,
+               gsize      *column)
+{
+  *line = *column = 1;
+  for (gsize i = 0; i < at; i++)
+    {
+      if (data[i] == '\n')
+        {
+          (*line)++;
+          *column = 1;
+        }
+      else if (((guchar) data[i] & 0xC0) != 0x80)
+        (*column)++;
+    }
+}
+
+/* What is not JSON, with its place. */
 static gboolean
 scan_fail (GError     **error,
            const char  *data,
@@ -749,23 +770,29 @@ scan_fail (GError     **error,
 {
   va_list args;
   g_autofree char *msg = NULL;
-  gsize line = 1, column = 1;
+  gsize line, column;
 
-  for (gsize i = 0; i < at; i++)
-    {
-      if (data[i] == '\n')
-        {
-          line++;
-          column = 1;
-        }
-      else if (((guchar) data[i] & 0xC0) != 0x80)
-        column++;
-    }
+  scan_position (data, at, &line, &column);
   va_start (args, format);
   msg = g_strdup_vprintf (format, args);
   va_end (args);
   g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: it is not JSON (line %zu, column %zu: %s)",
                (size_t) line, (size_t) column, msg);
+  return FALSE;
+}
+
+/* JSON over one of our limits, with its place. */
+static gboolean
+scan_limit (GError     **error,
+            const char  *data,
+            gsize        at,
+            const char  *what)
+{
+  gsize line, column;
+
+  scan_position (data, at, &line, &column);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a valid session (line %zu, column %zu): %s",
+               (size_t) line, (size_t) column, what);
   return FALSE;
 }
 
@@ -853,8 +880,12 @@ scan_string (const char  *data,
   if (j >= length)
     return scan_fail (error, data, start, "a string that does not end");
   if (j - start - 1 > RPE_SESSION_MAX_STRING)
-    return scan_fail (error, data, start, "a string of %zu bytes (at most %u)", (size_t) (j - start - 1),
-                      RPE_SESSION_MAX_STRING);
+    {
+      g_autofree char *what = g_strdup_printf ("a string of %zu bytes (at most %u)", (size_t) (j - start - 1),
+                                               RPE_SESSION_MAX_STRING);
+
+      return scan_limit (error, data, start, what);
+    }
   stats->string_bytes += j - start - 1;
   *i = j + 1;
   return TRUE;
