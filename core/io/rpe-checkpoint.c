@@ -50,9 +50,10 @@
  * the names' total length.
  *
  * Display prefix: the owner (PyTorch, when no other module has that owner),
- * else the pattern (always for Flax).  --prefix accepts the prefix, the
- * pattern, the owner, one layer's concrete path (which picks that layer), and
- * each of those without a "module." or "model." wrapper. */
+ * else the pattern (always for Flax).  A selection's prefix accepts the
+ * prefix, the pattern, the owner, one layer's concrete path (which picks that
+ * layer), a path above exactly one module, and each of those with or without
+ * a "module." or "model." wrapper (prefix_matches). */
 
 #define MAX_LAYER_CANDIDATES 8
 #define LIST_MAX             8         /* names or layers listed in a message, then a count */
