@@ -82,10 +82,14 @@ rpe_cli_status_error (RpeStatus    status,
                           _("%s: the request is far too large (its size does not fit in memory addresses); "
                             "reduce --length, --realizations, --heads or --features"), what);
   if (status == RPE_ERROR_NO_MEMORY)
-    return rpe_set_error (error, status,
-                          _("%s: the arrays would not fit in the memory budget of %.1f MiB "
-                            "(reduce --length, --realizations, --heads or --features)"),
-                          what, (double) rpe_budget_get () / (1024.0 * 1024.0));
+    {
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, status,
+                            _("%s: the arrays would not fit in the memory budget of %s "
+                              "(reduce --length, --realizations, --heads or --features)"),
+                            what, budget);
+    }
   return rpe_set_error (error, status, "%s: %s", what, rpe_status_to_string (status));
 }
 
@@ -124,11 +128,16 @@ rpe_cli_check_budget (const char   *what,
         return rpe_cli_status_error (RPE_ERROR_OVERFLOW, what, error);
     }
   if (rpe_budget_check (total) != RPE_OK)
-    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          _("%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
-                            "(reduce --length, --realizations, --heads or --features)"),
-                          what, (double) total / (1024.0 * 1024.0),
-                          (double) rpe_budget_get () / (1024.0 * 1024.0));
+    {
+      /* sizes as GLib says them: "512 bytes", "1.5 MiB", never "0.0 MiB" */
+      g_autofree char *need = g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            _("%s: the arrays need %s, over the memory budget of %s "
+                              "(reduce --length, --realizations, --heads or --features)"),
+                            what, need, budget);
+    }
   return TRUE;
 }
 

@@ -372,6 +372,17 @@ test_budget_message (void)
   assert_message (&r, "need 1200000 bytes", "budget (1000000 bytes)", NULL);
   run_clear (&r);
   g_assert_cmpuint (dir_count (dir), ==, 0);
+  /* a small budget is said in bytes, not as "0.0 MiB" */
+  {
+    const char *random[] = { "compute", "template", "--length", "64", "-o", "out.npy", NULL };
+
+    r = run_rpe (dir, "1000", 0, random);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "budget of 1000 bytes", NULL);
+    g_assert_null (strstr (r.err, "0.0 MiB"));
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+  }
   g_unlink (path);
   g_string_free (file, TRUE);
 }
