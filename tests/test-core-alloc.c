@@ -128,6 +128,7 @@ test_status_strings (void)
   g_assert_cmpstr (rpe_status_to_string ((RpeStatus) 999), ==, "unknown status");
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The address space in use now, from /proc/self/statm (an independent reading). */
 static size_t
 vm_now (void)
@@ -140,6 +141,7 @@ vm_now (void)
   fclose (f);
   return (size_t) pages * (size_t) sysconf (_SC_PAGE_SIZE);
 }
+#endif
 
 /* Under the system's limit on the address space (ulimit -v), what does not fit
  * is refused as the system's, before it is allocated: a block (rpe_alloc), a
