@@ -1036,6 +1036,22 @@ test_hostile_text (void)
     g_assert_null (rpe_session_load_data ("{\"a\" : \"open", 11, NULL, &error));
     g_assert_nonnull (strstr (error->message, "string that does not end"));
   }
+  /* found by fuzz-session: a comment, then a string whose last byte is a backslash
+   * (the pre-scan took it for closed and the blanking ran past the end) */
+  {
+    g_autoptr (GError) error = NULL;
+    g_autofree char *path = g_test_build_filename (G_TEST_DIST, "fixtures", "regress",
+                                                   "session-comment-trailing-backslash.rpe-session", NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+
+    g_assert_null (rpe_session_load_data ("/* c */ \"ab\\", 12, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "string that does not end"));
+    g_clear_error (&error);
+    g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+    g_assert_null (rpe_session_load_data (text, len, NULL, &error));
+    g_assert_nonnull (error);
+  }
   /* a NUL byte, in a string and outside one */
   {
     g_autoptr (GError) e1 = NULL, e2 = NULL;

@@ -846,7 +846,10 @@ scan_string (const char  *data,
           continue;
         }
       if (j + 1 >= length)
-        break;
+        {
+          j = length;                  /* a backslash ends the text: the string does not end */
+          break;
+        }
       switch (data[j + 1])
         {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
@@ -1057,21 +1060,22 @@ prescan (const char  *data,
         {
           if (copy[k] == '"')
             {
-              for (k++; copy[k] != '"'; k++)
+              for (k++; k < length && copy[k] != '"'; k++)
                 if (copy[k] == '\\')
                   k++;
               k++;
             }
-          else if (copy[k] == '/' && copy[k + 1] == '/')
+          else if (copy[k] == '/' && k + 1 < length && copy[k + 1] == '/')
             for (; k < length && copy[k] != '\n'; k++)
               copy[k] = ' ';
-          else if (copy[k] == '/')
+          else if (copy[k] == '/' && k + 1 < length)
             {
               copy[k] = copy[k + 1] = ' ';
-              for (k += 2; !(copy[k] == '*' && copy[k + 1] == '/'); k++)
+              for (k += 2; k + 1 < length && !(copy[k] == '*' && copy[k + 1] == '/'); k++)
                 if (copy[k] != '\n')
                   copy[k] = ' ';
-              copy[k] = copy[k + 1] = ' ';
+              for (gsize e = k; e < k + 2 && e < length; e++)
+                copy[e] = ' ';
               k += 2;
             }
           else
