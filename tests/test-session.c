@@ -1052,6 +1052,15 @@ test_hostile_text (void)
     g_assert_null (rpe_session_load_data (text, len, NULL, &error));
     g_assert_nonnull (error);
   }
+  /* a NUL written as an escape would cut a name or a path short */
+  {
+    g_autoptr (GError) error = NULL;
+    GString *t = with_member ("\"a\\u0000b\"");
+
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "NUL"));
+    g_string_free (t, TRUE);
+  }
   /* a NUL byte, in a string and outside one */
   {
     g_autoptr (GError) e1 = NULL, e2 = NULL;
@@ -1092,6 +1101,27 @@ test_sized (void)
     g_string_free (inner, TRUE);
     g_string_free (t, TRUE);
   }
+  /* the limit is on the value, not on its escapes: json-glib writes DEL as
+   * "\u007f", so a string of the limit's length written that way is read */
+  for (guint n = RPE_SESSION_MAX_STRING; n <= RPE_SESSION_MAX_STRING + 1; n++)
+    {
+      GString *inner = g_string_new ("[\"");
+      GString *t;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeSession) s = NULL;
+
+      for (guint i = 0; i < n; i++)
+        g_string_append (inner, "\\u007f");
+      g_string_append (inner, "\"]");
+      t = with_member (inner->str);
+      s = rpe_session_load_data (t->str, t->len, NULL, &error);
+      if (n == RPE_SESSION_MAX_STRING)
+        g_assert_no_error (error);
+      else
+        g_assert_nonnull (strstr (error->message, "a string of"));
+      g_string_free (inner, TRUE);
+      g_string_free (t, TRUE);
+    }
   /* the title: 1000 characters (two bytes each) are taken, 1001 are not */
   for (guint n = RPE_SESSION_MAX_TITLE; n <= RPE_SESSION_MAX_TITLE + 1; n++)
     {

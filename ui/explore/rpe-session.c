@@ -831,8 +831,11 @@ scan_string (const char  *data,
              ScanStats   *stats,
              GError     **error)
 {
-  gsize start = *i, j = *i + 1;
+  gsize start = *i, j = *i + 1, decoded = 0;
 
+  /* `decoded`: the bytes of the string's value (what the limit is on: json-glib
+   * writes some characters as escapes, "\u007f" for DEL, so a value read back
+   * must not count its escapes) */
   while (j < length && data[j] != '"')
     {
       guchar c = (guchar) data[j];
@@ -843,6 +846,7 @@ scan_string (const char  *data,
       if (c != '\\')
         {
           j++;
+          decoded++;
           continue;
         }
       if (j + 1 >= length)
@@ -854,6 +858,7 @@ scan_string (const char  *data,
         {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
           j += 2;
+          decoded++;
           break;
         case 'u':
           {
@@ -861,6 +866,9 @@ scan_string (const char  *data,
 
             if (u < 0)
               return scan_fail (error, data, j, "“\\u” must be followed by 4 hexadecimal digits");
+            /* a NUL would cut the value short where it is used as a name or path */
+            if (u == 0)
+              return scan_fail (error, data, j, "a NUL character (\\u0000) in a string");
             /* a UTF-16 surrogate only as a whole pair */
             if (u >= 0xDC00 && u <= 0xDFFF)
               return scan_fail (error, data, j, "a lone low surrogate \\u%04lX", u);
@@ -872,8 +880,10 @@ scan_string (const char  *data,
                 if (low < 0xDC00 || low > 0xDFFF)
                   return scan_fail (error, data, j, "the high surrogate \\u%04lX is not followed by a low one", u);
                 j += 6;
+                decoded += 1;          /* 4 bytes with the 3 below */
               }
             j += 6;
+            decoded += u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
           }
           break;
         default:
@@ -882,9 +892,9 @@ scan_string (const char  *data,
     }
   if (j >= length)
     return scan_fail (error, data, start, "a string that does not end");
-  if (j - start - 1 > RPE_SESSION_MAX_STRING)
+  if (decoded > RPE_SESSION_MAX_STRING)
     {
-      g_autofree char *what = g_strdup_printf ("a string of %zu bytes (at most %u)", (size_t) (j - start - 1),
+      g_autofree char *what = g_strdup_printf ("a string of %zu bytes (at most %u)", (size_t) decoded,
                                                RPE_SESSION_MAX_STRING);
 
       return scan_limit (error, data, start, what);
