@@ -13,7 +13,8 @@ BUILD_DIR=${RPE_BUILD_DIR:-build}
 PACKAGES="build-essential pkg-config meson ninja-build python3
 libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libcairo2-dev libpango1.0-dev
 libopenblas-dev libfftw3-dev libzip-dev libmsgpack-dev libgif-dev libgsl-dev
-xvfb xauth desktop-file-utils appstream libxml2-dev libxml2-utils poppler-utils gettext"
+xvfb xauth desktop-file-utils appstream libxml2-dev libxml2-utils poppler-utils gettext
+man-db bash-completion"
 
 install_missing () {
   missing=""

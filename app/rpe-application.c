@@ -39,18 +39,19 @@ rpe_application_open (GApplication  *app,
     }
 }
 
-/* Quit saves what Close saves (the window's size, view, colour map). */
+/* Quit closes every window as Close does: each saves its size, view and colour map and asks
+ * about an unsaved session first; the application ends with its last window. */
 static void
 action_quit (GSimpleAction *action,
              GVariant      *parameter,
              gpointer       user_data)
 {
-  GList *windows = gtk_application_get_windows (GTK_APPLICATION (user_data));
+  g_autoptr (GPtrArray) windows = g_ptr_array_new_with_free_func (g_object_unref);
 
-  for (GList *l = windows; l != NULL; l = l->next)
-    if (RPE_IS_WINDOW (l->data))
-      rpe_window_save_state (RPE_WINDOW (l->data));
-  g_application_quit (G_APPLICATION (user_data));
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (user_data)); l != NULL; l = l->next)
+    g_ptr_array_add (windows, g_object_ref (l->data));
+  for (guint i = 0; i < windows->len; i++)
+    gtk_window_close (GTK_WINDOW (g_ptr_array_index (windows, i)));
 }
 
 static void
@@ -124,9 +125,20 @@ rpe_application_init (RpeApplication *self)
 RpeApplication *
 rpe_application_new (void)
 {
-  return g_object_new (RPE_TYPE_APPLICATION,
-                       "application-id", APPLICATION_ID,
-                       "flags", G_APPLICATION_HANDLES_OPEN,
-                       "resource-base-path", "/io/github/rpestudio/RpeStudio",
-                       NULL);
+  /* one property a line */
+  /* clang-format off */
+  RpeApplication *app = g_object_new (RPE_TYPE_APPLICATION,
+                                      "application-id", APPLICATION_ID,
+                                      "flags", G_APPLICATION_HANDLES_OPEN,
+                                      "resource-base-path", "/io/github/rpestudio/RpeStudio",
+                                      NULL);
+  /* clang-format on */
+
+  /* --help says what rpe-studio(1) says */
+  g_application_set_option_context_parameter_string (G_APPLICATION (app), _("[FILE…]"));
+  g_application_set_option_context_summary (G_APPLICATION (app),
+                                            _("Opens each FILE, a checkpoint (.safetensors, .pt, .npz, .npy) or a "
+                                              "session (.rpe-session), in a window of its own; without one, the "
+                                              "embedded demo.  See rpe-studio(1); rpe(1) is the command-line tool."));
+  return app;
 }

@@ -161,6 +161,14 @@ dense_isa (void)
   return best;
 }
 
+const char *
+_rpe_attention_dense_kernel_name (void)
+{
+  int isa = dense_isa ();
+
+  return isa == ISA_AVX512 ? "avx512" : isa == ISA_AVX2 ? "avx2" : "generic";
+}
+
 /* lanes and tile rows of an instruction set */
 static size_t
 isa_nr (int isa)

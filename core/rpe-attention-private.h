@@ -38,3 +38,9 @@ RpeStatus _rpe_dense_product_rows (const float      *q,
 void      _rpe_attention_dense_write_floor (float  *out,
                                             size_t  count);
 RpeStatus _rpe_attention_dense_exp_floor   (size_t  count);
+
+/* The build of the dense kernel this CPU runs: "avx512", "avx2" or "generic"
+ * (RPE_ATTENTION_KERNEL read at each call). */
+const char *_rpe_attention_dense_kernel_name (void);
+/* The build of the row softmax: "avx2" or "generic" (RPE_SOFTMAX_GENERIC). */
+const char *_rpe_softmax_kernel_name (void);

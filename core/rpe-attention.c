@@ -1,5 +1,5 @@
 /* rpe-attention.c: attention maps from logits, streaming rows, and the APE
- * baseline (MATH.md sections 4 and 9). */
+ * baseline (docs/math.md, sections 4 and 9). */
 #include "config.h"
 
 #include <limits.h>
@@ -14,6 +14,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-attention-private.h"
+#include "rpe-gemm-private.h"
 #include "rpe-parallel.h"
 #include "rpe-vec-private.h"
 #include "rpe-parallel.h"
@@ -251,6 +252,16 @@ rpe_exp_f (const float *x,
     }
 #endif
   exp_generic (x, y, n);
+}
+
+const char *
+_rpe_softmax_kernel_name (void)
+{
+#ifdef SOFTMAX_HAVE_AVX2
+  if (have_avx2 ())
+    return "avx2";
+#endif
+  return "generic";
 }
 
 static RpeStatus
@@ -972,8 +983,8 @@ rpe_map_reduce (size_t            n,
 
 /* ---- fused logits -> online softmax -> image (rpe_attention_map_reduce) ---- */
 
-#define FUSED_ROWS 256     /* map rows per sgemm tile */
-#define FUSED_COLS 512     /* columns per sgemm tile: 256 x 512 floats = 512 KiB */
+#define FUSED_ROWS 256     /* map rows per logits tile */
+#define FUSED_COLS 512     /* columns per logits tile: 256 x 512 floats = 512 KiB */
 
 static inline __attribute__ ((always_inline)) float
 run_sum (const float *x,
@@ -1224,6 +1235,7 @@ typedef struct
   const RpeLogitsSpec *spec;
   size_t               head, n, rows, cols, n_groups;
   const size_t        *group_start;   /* (n_groups + 1) first pixel row of each group */
+  const float         *kt;            /* the head's keys transposed, (d, n) */
   bool                 causal, by_max, avx2;
   float               *image;
   const RpeMonitor    *monitor;
@@ -1262,7 +1274,7 @@ fused_worker (size_t worker, size_t n_workers, void *data)
   const RpeLogitsSpec *spec = job->spec;
   const size_t n = job->n, cols = job->cols, rows = job->rows, d = spec->d, ld = spec->n_heads * spec->d;
   const float scale = (float) (1.0 / sqrt ((double) d));
-  const float *q = spec->q + job->head * d, *k = spec->k + job->head * d;
+  const float *q = spec->q + job->head * d;
   RpeStatus st = RPE_OK;
   float *tile = rpe_alloc ((size_t) FUSED_ROWS * FUSED_COLS, sizeof (float), &st);
   float *acc = tile != NULL ? rpe_alloc ((size_t) FUSED_ROWS * cols, sizeof (float), &st) : NULL;
@@ -1302,8 +1314,9 @@ fused_worker (size_t worker, size_t n_workers, void *data)
             {
               size_t ct = c_end - c0 < FUSED_COLS ? c_end - c0 : FUSED_COLS;
 
-              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) nr, (int) ct, (int) d,
-                           scale, q + a * ld, (int) ld, k + c0 * ld, (int) ld, 0.0f, tile, (int) ct);
+              /* the logits tile on the core's own product (rpe-gemm-private.h): its speed does not
+               * depend on the kernels BLAS picks, and each logit is summed in one fixed order */
+              _rpe_gemm (nr, ct, d, scale, q + a * ld, ld, 1, job->kt + c0, n, false, tile, ct);
               for (size_t i = 0; i < nr && ok; i++)
                 {
                   size_t m = a + i, lim = ct;
@@ -1388,6 +1401,7 @@ rpe_attention_map_reduce (const RpeLogitsSpec *spec,
   RpeLogitsSpec checked;
   FusedJob job;
   size_t n, workers, n_groups = 0, *group_start;
+  float *kt;
   RpeStatus st = RPE_OK;
 
   if (spec == NULL || image == NULL || spec->n == 0 || rows == 0 || cols == 0 || rows > spec->n || cols > spec->n
@@ -1422,6 +1436,15 @@ rpe_attention_map_reduce (const RpeLogitsSpec *spec,
       p = p1;
     }
   group_start[n_groups] = rows;
+  /* the head's keys as the (d, n) right operand of the tiles' products */
+  if ((kt = rpe_alloc (n, spec->d * sizeof (float), &st)) == NULL)
+    {
+      rpe_free (group_start);
+      return st;
+    }
+  for (size_t j = 0; j < n; j++)
+    for (size_t t = 0; t < spec->d; t++)
+      kt[t * n + j] = spec->k[j * spec->n_heads * spec->d + head * spec->d + t];
 
   memset (&job, 0, sizeof job);
   job.spec = &checked;
@@ -1431,6 +1454,7 @@ rpe_attention_map_reduce (const RpeLogitsSpec *spec,
   job.cols = cols;
   job.n_groups = n_groups;
   job.group_start = group_start;
+  job.kt = kt;
   job.causal = causal;
   job.by_max = reduce != RPE_MAP_REDUCE_MEAN;   /* weights are >= 0: MAX_ABS is MAX */
 #ifdef SOFTMAX_HAVE_AVX2
@@ -1455,6 +1479,7 @@ rpe_attention_map_reduce (const RpeLogitsSpec *spec,
     if (job.status[w] != RPE_OK && (st == RPE_OK || job.status[w] == RPE_ERROR_CANCELLED))
       st = job.status[w];
   rpe_free (group_start);
+  rpe_free (kt);
   if (st == RPE_OK)
     rpe_monitor_progress (monitor, 1.0);
   return st;

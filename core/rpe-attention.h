@@ -1,4 +1,4 @@
-/* rpe-attention.h: attention maps from logits, and the APE baseline (MATH.md sections 4, 9). */
+/* rpe-attention.h: attention maps from logits, and the APE baseline (docs/math.md, sections 4, 9). */
 #pragma once
 
 #include <stdbool.h>

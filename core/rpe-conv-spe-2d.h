@@ -1,4 +1,4 @@
-/* rpe-conv-spe-2d.h: 2-D convSPE for images (MATH.md section 2, "2-D convSPE is
+/* rpe-conv-spe-2d.h: 2-D convSPE for images (docs/math.md, section 2, "2-D convSPE is
  * the same with 2-D filters and 2-D noise"; the authors' ConvSPE (ndim = 2)).
  *
  * Grid N = N1 x N2, positions flattened row-major: p = i * N2 + j.

@@ -1,4 +1,4 @@
-/* rpe-conv-spe.c: convSPE, the vanishing "Variant II" (MATH.md section 2).
+/* rpe-conv-spe.c: convSPE, the vanishing "Variant II" (docs/math.md, section 2).
  *
  * Filtering white noise with finite filters (SPE paper, eq. 22): per channel
  * c = h*D + d and realization r,
@@ -13,10 +13,10 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <fftw3.h>
 
 #include "rpe-alloc.h"
+#include "rpe-gemm-private.h"
 #include "rpe-conv-spe.h"
 #include "rpe-vec-private.h"
 #include "rpe-fft.h"
@@ -117,7 +117,8 @@ typedef struct
   float              *w;       /* (2, L): s * wq, s * wk */
   /* fft: overlap-save over blocks of nfft = 2^k samples, nvalid = nfft - L + 1
    * outputs per block, nblk blocks (nblk * nvalid >= N) */
-  RpeFftSplitPlan    *plan;
+  RpeFftSplitPlan    *plan;    /* arrays nfft apart (the spectra buffers) */
+  RpeFftSplitPlan    *xplan;   /* inputs nvalid apart (two blocks of x), outputs nfft apart */
   size_t              nfft, nvalid, nblk, xlen;
   float              *x;       /* (xlen): the noise segment, zero padded */
   /* split-format spectra, nfft floats each, one allocation (spec):
@@ -142,6 +143,7 @@ conv_ctx_clear (ConvCtx *ctx)
   rpe_free (ctx->x);
   rpe_free (ctx->spec);
   rpe_fft_split_plan_free (ctx->plan);
+  rpe_fft_split_plan_free (ctx->xplan);
   memset (ctx, 0, sizeof *ctx);
 }
 
@@ -194,7 +196,8 @@ conv_ctx_init (ConvCtx            *ctx,
   /* FFTW_ESTIMATE: measuring the plan took about 0.1 s in every new process (no wisdom yet),
    * more than a 4096 x 128 encoding's transforms gain from it, and it picked the algorithm by
    * timing, so the same seed gave different float roundings from one run to the next */
-  if ((ctx->plan = rpe_fft_split_plan_new (ctx->nfft, RPE_FFT_ALIGNED, &st)) == NULL)
+  if ((ctx->plan = rpe_fft_split_plan_new_sep (ctx->nfft, ctx->nfft, ctx->nfft, RPE_FFT_ALIGNED, &st)) == NULL
+      || (ctx->xplan = rpe_fft_split_plan_new_sep (ctx->nfft, ctx->nvalid, ctx->nfft, RPE_FFT_ALIGNED, &st)) == NULL)
     goto fail;
   /* nfft >= 64: every array of spec stays 64-byte aligned */
   if ((ctx->x = rpe_alloc (ctx->xlen, sizeof (float), &st)) == NULL
@@ -373,7 +376,7 @@ filter_segment (ConvCtx     *ctx,
 
   for (size_t b = 0; b < ctx->nblk; b += 2)
     {
-      rpe_fft_split_forward (ctx->plan, x + b * V, x + (b + 1) * V, zr, zi);
+      rpe_fft_split_forward (ctx->xplan, x + b * V, x + (b + 1) * V, zr, zi);
       /* bins 0 .. 7 (bin 0 is its own mirror), then 8 at a time */
       for (size_t f = 0; f < 8; f++)
         {
@@ -616,7 +619,7 @@ typedef struct
  * so each inverse transform is accumulated straight into an (R, N) buffer
  * (contiguous in m) with the gate factor a_c and the scale s folded into the
  * filter spectrum; the accumulator is transposed into the output and the gate
- * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one sgemm.
+ * term, the (N x D)(D x R) product x_h diag(b) eps_h, added by one product (rpe-gemm-private.h).
  * Realizations go by tiles of CONV_TILE: the tile's accumulator rows (2 CONV_TILE N
  * floats) stay in L2 while the channels of the head pass over them, each
  * channel's filter spectrum computed once per head.  Every accumulator row still
@@ -742,13 +745,8 @@ head_fft (ConvCtx     *ctx,
               for (size_t i = 0; i < r; i++)
                 eb[d * r + i] = b * eps[(h * D + d) * r + i];
             }
-          if (n <= INT_MAX && H * D <= INT_MAX && H * r <= INT_MAX)
-            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) r, (int) D,
-                         1.0f, xin + h * D, (int) (H * D), eb, (int) r, 1.0f, hat + h * r, (int) (H * r));
-          else
-            for (size_t m = 0; m < n; m++)
-              for (size_t d = 0; d < D; d++)
-                rpe_axpy_f (hat + (m * H + h) * r, eb + d * r, xin[(m * H + h) * D + d], r);
+          /* on the core's own kernels: the same speed and the same bits whatever BLAS runs */
+          _rpe_gemm (n, r, D, 1.0f, xin + h * D, H * D, 1, eb, r, true, hat + h * r, H * r);
         }
     }
   return RPE_OK;
@@ -1062,7 +1060,7 @@ floor_worker (size_t  worker,
         }
       for (size_t b = 0; b < ctx.nblk; b += 2)
         {
-          rpe_fft_split_forward (ctx.plan, ctx.x + b * ctx.nvalid, ctx.x + (b + 1) * ctx.nvalid, ctx.zr, ctx.zi);
+          rpe_fft_split_forward (ctx.xplan, ctx.x + b * ctx.nvalid, ctx.x + (b + 1) * ctx.nvalid, ctx.zr, ctx.zi);
           for (size_t k = 0; k < 2 && b + k < ctx.nblk; k++)
             rpe_fft_split_backward (ctx.plan, ctx.zr, ctx.zi, ctx.tq, ctx.tk);
         }

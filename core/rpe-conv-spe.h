@@ -1,4 +1,4 @@
-/* rpe-conv-spe.h: convSPE ("Variant II", MATH.md section 2).
+/* rpe-conv-spe.h: convSPE ("Variant II", docs/math.md, section 2).
  *
  * Qbar[m, c, r] = s * sum_{j<L} wq[c, j] z[r, c, m + L + j] (Kbar likewise with wk),
  * computed either directly, O(N L) per (c, r), or by overlap-save FFT correlation in

@@ -1,4 +1,4 @@
-/* rpe-curves.c: analysis curves (MATH.md section 9); see rpe-curves.h for the
+/* rpe-curves.c: analysis curves (docs/math.md, section 9); see rpe-curves.h for the
  * exact definitions of every curve and metric.
  */
 #include "config.h"
@@ -813,7 +813,7 @@ err_cell (ErrWork *w, size_t h, size_t d, uint64_t seed)
   else
     {
       /* layout (R, H*D, N+4L): one stretch per realisation, of which the codes
-       * read only samples L .. N+2L-2 (MATH.md section 2: valid correlation
+       * read only samples L .. N+2L-2 (docs/math.md, section 2: valid correlation
        * cropped after L samples); the rest is zeroed, not drawn */
       size_t L = p->kernel, len = n + 4 * L, used = n + L - 1;
       memset (w->z, 0, r * len * sizeof (float));

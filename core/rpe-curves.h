@@ -1,4 +1,4 @@
-/* rpe-curves.h: analysis curves (MATH.md section 9) as tables of numbers.
+/* rpe-curves.h: analysis curves (docs/math.md, section 9) as tables of numbers.
  *
  * Every curve is a table: named columns of doubles, all with the same number
  * of rows, plus metadata lines ('# key: value' at the top of the CSV), e.g.
@@ -58,7 +58,7 @@
  * Models (logits l(m, n) for q_m = k_n = c, per head h):
  *   APE             (c + p_m) . (c + p_n) / sqrt(D), p sinusoidal (rpe_logits_rows, APE), or
  *                   learned (ape_table; p_m = 0 for m >= ape_positions);
- *   SPE exact       sum_d c_d^2 Ptilde_hd(m - n) / sqrt(D) (MATH.md section 4, exact
+ *   SPE exact       sum_d c_d^2 Ptilde_hd(m - n) / sqrt(D) (docs/math.md, section 4, exact
  *                   logits; the gated template when `gated`);
  *   SPE estimate    Qhat_m . Khat_n / sqrt(R) from one seeded draw of R realisations
  *                   (rpe_spe_encode_fused; gated codes when `gated`);
@@ -202,7 +202,7 @@ typedef struct
 
 /* For each R in r_list (n_r values >= 1) and every selected cell (h, d) and seed:
  *     e = |Phat_hd - Ptilde_hd|_F / |Ptilde_hd|_F     (N x N matrices)
- * where Phat is the empirical template (MATH.md section 4) of the draw
+ * where Phat is the empirical template (docs/math.md, section 4) of the draw
  * (the same draw as rpe_spe_noise_fill / rpe_spe_gate_noise_fill with that seed
  * and R, restricted to the cell), and Ptilde the analytic (gated) template.
  * Outputs (n_r each, any may be NULL): mean[i] = the mean of e over seeds and
@@ -250,7 +250,7 @@ typedef struct
   const float        *ape_table;     /* APE: a learned absolute embedding (ape_positions, H * D) added
                                         to queries and keys at positions m < ape_positions (nothing
                                         beyond: those positions were never learned), or NULL for
-                                        the sinusoidal APE of MATH.md 9 */
+                                        the sinusoidal APE of docs/math.md, section 9 */
   size_t              ape_positions;
 } RpeCurveModel;
 

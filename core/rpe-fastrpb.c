@@ -1,4 +1,4 @@
-/* rpe-fastrpb.c: FastRPB additive Toeplitz bias (MATH.md section 8).
+/* rpe-fastrpb.c: FastRPB additive Toeplitz bias (docs/math.md, section 8).
  *
  * "FastRPB: a scalable relative positional encoding for long sequence tasks"
  * (ICLR 2022 submission): Y = Attention(Q, K, V) + W V with a Toeplitz W,

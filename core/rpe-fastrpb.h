@@ -1,4 +1,4 @@
-/* rpe-fastrpb.h: FastRPB, an additive Toeplitz bias (MATH.md section 8).
+/* rpe-fastrpb.h: FastRPB, an additive Toeplitz bias (docs/math.md, section 8).
  *
  *     Y = Attention (Q, K, V) + W V,     W[m, n] = w_{m - n}
  *
@@ -62,7 +62,7 @@ RpeStatus rpe_fastrpb_apply_2d (size_t            n1,
                                 unsigned          flags,
                                 const RpeMonitor *monitor);
 
-/* Stored weight layouts (MATH.md section 8).  For a model trained at M and
+/* Stored weight layouts (docs/math.md, section 8).  For a model trained at M and
  * viewed at N <= M, only the offsets tau in [-(N-1), N-1] are used.
  *   CENTRED    (2M - 1): index i <-> tau = i - (M - 1) (this app's layout)
  *   FULL       (2M - 1): the reference's PositionalBias `bias.w` (1, H, 2M - 1):

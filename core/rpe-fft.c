@@ -213,37 +213,55 @@ rpe_fft_c2c_backward (const RpeFftC2cPlan *plan,
 struct _RpeFftSplitPlan
 {
   size_t     n;
+  size_t     in_sep, out_sep;   /* ii - ri and io - ro of every execute */
   fftwf_plan forward;
+  fftwf_plan backward;          /* planned on the swapped arrays (separations negated) */
 };
 _Static_assert (offsetof (struct _RpeFftSplitPlan, n) == 0, "plan_struct_new sets the length first");
 
 RpeFftSplitPlan *
-rpe_fft_split_plan_new (size_t     n,
-                        unsigned   flags,
-                        RpeStatus *status)
+rpe_fft_split_plan_new_sep (size_t     n,
+                            size_t     in_sep,
+                            size_t     out_sep,
+                            unsigned   flags,
+                            RpeStatus *status)
 {
   RpeFftSplitPlan *plan;
   float *a = NULL;
   unsigned fftw_flags;
+  size_t in_len, total;
 
+  if (in_sep == 0 || out_sep == 0 || in_sep > (size_t) 1 << 30 || out_sep > (size_t) 1 << 30
+      || ((flags & RPE_FFT_ALIGNED) && (in_sep % 16 != 0 || out_sep % 16 != 0)))
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
   if ((plan = plan_struct_new (n, sizeof *plan, flags, &fftw_flags, status)) == NULL)
     return NULL;
+  plan->in_sep = in_sep;
+  plan->out_sep = out_sep;
 
   pthread_mutex_lock (&planner_lock);
-  /* four 64-byte aligned arrays of n floats (n rounded up to 16) */
-  a = fftwf_alloc_real (4 * ((n + 15) & ~(size_t) 15));
+  /* the inputs at [0, in_sep + n), the outputs after them (64-byte aligned), as the executes
+   * will place them: FFTW's new-array execute requires the planned separations */
+  in_len = (in_sep + n + 15) & ~(size_t) 15;
+  total = in_len + out_sep + n;
+  a = fftwf_alloc_real (total);
   if (a != NULL)
     {
-      const size_t s = (n + 15) & ~(size_t) 15;
       fftwf_iodim dim = { (int) n, 1, 1 };
+      float *b = a + in_len;
 
-      plan->forward = fftwf_plan_guru_split_dft (1, &dim, 0, NULL, a, a + s, a + 2 * s, a + 3 * s,
-                                                 fftw_flags);
+      plan->forward = fftwf_plan_guru_split_dft (1, &dim, 0, NULL, a, a + in_sep, b, b + out_sep, fftw_flags);
+      /* the inverse is the forward with the real and imaginary parts swapped: its own plan,
+       * whose separations are the negated ones */
+      plan->backward = fftwf_plan_guru_split_dft (1, &dim, 0, NULL, a + in_sep, a, b + out_sep, b, fftw_flags);
     }
   fftwf_free (a);
   pthread_mutex_unlock (&planner_lock);
 
-  if (plan->forward == NULL)
+  if (plan->forward == NULL || plan->backward == NULL)
     {
       rpe_fft_split_plan_free (plan);
       *status = RPE_ERROR_INTERNAL;
@@ -253,12 +271,39 @@ rpe_fft_split_plan_new (size_t     n,
   return plan;
 }
 
+RpeFftSplitPlan *
+rpe_fft_split_plan_new (size_t     n,
+                        unsigned   flags,
+                        RpeStatus *status)
+{
+  const size_t s = (n + 15) & ~(size_t) 15;
+
+  if (n == 0 || n > (size_t) 1 << 30)
+    {
+      *status = RPE_ERROR_INVALID_ARGUMENT;
+      return NULL;
+    }
+  return rpe_fft_split_plan_new_sep (n, s, s, flags, status);
+}
+
+size_t
+rpe_fft_split_plan_in_sep (const RpeFftSplitPlan *plan)
+{
+  return plan->in_sep;
+}
+
+size_t
+rpe_fft_split_plan_out_sep (const RpeFftSplitPlan *plan)
+{
+  return plan->out_sep;
+}
+
 void
 rpe_fft_split_plan_free (RpeFftSplitPlan *plan)
 {
   if (plan == NULL)
     return;
-  destroy_plans (plan->forward, NULL);
+  destroy_plans (plan->forward, plan->backward);
   free (plan);
 }
 
@@ -279,5 +324,5 @@ rpe_fft_split_backward (const RpeFftSplitPlan *plan,
                         float                 *ro,
                         float                 *io)
 {
-  fftwf_execute_split_dft (plan->forward, ii, ri, io, ro);
+  fftwf_execute_split_dft (plan->backward, ii, ri, io, ro);
 }

@@ -61,12 +61,26 @@ void           rpe_fft_c2c_backward  (const RpeFftC2cPlan *plan,
  * in separate arrays, so two real blocks of one buffer transform without being
  * interleaved first, and the two real outputs of a transform land in two arrays.
  * Out of place, unnormalised; same locking and alignment rules as the other plans
- * (with RPE_FFT_ALIGNED every array must be 64-byte aligned, like rpe_alloc's). */
+ * (with RPE_FFT_ALIGNED every array must be 64-byte aligned, like rpe_alloc's).
+ *
+ * Every execute must pass its arrays at the plan's separations: ii - ri = in_sep and
+ * io - ro = out_sep floats (FFTW's new-array execute requires the planned separations; some
+ * of its plans, the length-1 one for instance, read the imaginary part at the planned offset).
+ * rpe_fft_split_plan_new plans both as n rounded up to 16; the inputs may overlap (a block
+ * and the next one of a buffer, in_sep < n). */
 typedef struct _RpeFftSplitPlan RpeFftSplitPlan;
 
 RpeFftSplitPlan *rpe_fft_split_plan_new  (size_t     n,
                                           unsigned   flags,
                                           RpeStatus *status);
+/* The same with the separations given (>= 1; multiples of 16 with RPE_FFT_ALIGNED). */
+RpeFftSplitPlan *rpe_fft_split_plan_new_sep (size_t     n,
+                                             size_t     in_sep,
+                                             size_t     out_sep,
+                                             unsigned   flags,
+                                             RpeStatus *status);
+size_t           rpe_fft_split_plan_in_sep  (const RpeFftSplitPlan *plan);
+size_t           rpe_fft_split_plan_out_sep (const RpeFftSplitPlan *plan);
 void             rpe_fft_split_plan_free (RpeFftSplitPlan *plan);
 /* (ro + i io) = DFT (ri + i ii), exponent sign -1 */
 void             rpe_fft_split_forward   (const RpeFftSplitPlan *plan,

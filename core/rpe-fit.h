@@ -1,4 +1,4 @@
-/* rpe-fit.h: fitting SPE to another relative bias (issue 16; MATH.md sections 1-4, 10).
+/* rpe-fit.h: fitting SPE to another relative bias (issue 16; docs/math.md, sections 1-4, 10).
  *
  * What is fitted: per head h, the unit-content logit profile
  *
@@ -88,7 +88,7 @@ RpeStatus rpe_fit_target_centred (size_t       n_heads,
 /* ---- profiles and error ---------------------------------------------------------- */
 
 /* l_h(tau) of params (effective values), (H, 2N-1), in double from the formulas of
- * MATH.md sections 1-3 (gated: the gate's (1-g) and +g when params->gate != NULL). */
+ * docs/math.md, sections 1-3 (gated: the gate's (1-g) and +g when params->gate != NULL). */
 RpeStatus rpe_fit_profile (const RpeSpeParams *params,
                            size_t              n,
                            bool                gated,
@@ -137,6 +137,6 @@ RpeStatus rpe_fit_spe (const RpeFitConfig *cfg,
 double    rpe_fit_raw_freq (double f);
 double    rpe_fit_raw_gain (double lambda);
 double    rpe_fit_raw_gate (double g);
-/* The as-coded forward transforms, in double (MATH.md section 1). */
+/* The as-coded forward transforms, in double (docs/math.md, section 1). */
 double    rpe_fit_sigmoid  (double x);
 double    rpe_fit_softplus (double x);

@@ -1,5 +1,5 @@
 /* rpe-linear-attention.c: kernel feature maps and linear attention
- * (MATH.md section 5).  See rpe-linear-attention.h for layouts and conventions.
+ * (docs/math.md, section 5).  See rpe-linear-attention.h for layouts and conventions.
  *
  * Linear attention: Katharopoulos et al. 2020 ("Transformers are RNNs");
  * Performer: Choromanski et al. 2021; DPFP: Schlag, Irie, Schmidhuber 2021. */
@@ -15,6 +15,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
+#include "rpe-gemm-private.h"
 #include "rpe-linear-attention.h"
 #include "rpe-parallel.h"
 #include "rpe-rng.h"
@@ -49,8 +50,11 @@ all_finite_fast (const float *x, size_t n)
 
 /* Rows per BLAS call / cancellation check. */
 #define ROW_CHUNK 256
-/* Rows per chunk of the causal linear attention. */
+/* Rows per chunk of the causal linear attention, and the floats of its per-chunk scratch (the
+ * (C, C) intra-chunk weights and the chunk's keys transposed, (M, C)). */
 #define CAUSAL_CHUNK 64
+#define CAUSAL_SCRATCH(m) (CAUSAL_CHUNK * CAUSAL_CHUNK + (m) * CAUSAL_CHUNK)
+_Static_assert (ROW_CHUNK % CAUSAL_CHUNK == 0, "causal stretches of whole chunks");
 
 /* Stream for the norms of the orthogonal Performer rows (distinct from W's own draws). */
 #define STREAM_PERFORMER_NORMS ((uint64_t) RPE_STREAM_PERFORMER | ((uint64_t) 1 << 32))
@@ -436,6 +440,10 @@ linear_check (size_t       n,
   return RPE_OK;
 }
 
+static void causal_stretch (const float *pq, const float *pk, const float *vh, float *yh, size_t n, size_t hm,
+                            size_t hdv, size_t m, size_t dv, double *s, float *s_f, double *z, float *kv,
+                            float *intra);
+
 RpeStatus
 rpe_linear_attention (size_t            n,
                       size_t            n_heads,
@@ -473,7 +481,7 @@ rpe_linear_attention (size_t            n,
       if (s != NULL)
         s_f = rpe_alloc (mdv, sizeof (float), &st);
       if (s_f != NULL)
-        intra = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st);
+        intra = rpe_alloc (CAUSAL_SCRATCH (m), sizeof (float), &st);
       if (intra == NULL)
         goto done;
     }
@@ -493,10 +501,7 @@ rpe_linear_attention (size_t            n,
       if (!causal)
         {
           /* kv (M, Dv) = phi(K)^T V; z = phi(K)^T 1 */
-          cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans,
-                       (int) m, (int) dv, (int) n,
-                       1.0f, pk, (int) hm, vh, (int) hdv,
-                       0.0f, kv, (int) dv);
+          _rpe_gemm (m, dv, n, 1.0f, pk, 1, hm, vh, hdv, false, kv, dv);
           for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < m; j++)
               z[j] += pk[i * hm + j];
@@ -511,10 +516,7 @@ rpe_linear_attention (size_t            n,
                   goto done;
                 }
               /* numerators (b, Dv) = phi(Q) kv, written in place into y */
-              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                           (int) b, (int) dv, (int) m,
-                           1.0f, pq + i0 * hm, (int) hm, kv, (int) dv,
-                           0.0f, yh + i0 * hdv, (int) hdv);
+              _rpe_gemm (b, dv, m, 1.0f, pq + i0 * hm, hm, 1, kv, dv, false, yh + i0 * hdv, hdv);
               for (size_t i = i0; i < i0 + b; i++)
                 {
                   double den = 0;
@@ -535,66 +537,24 @@ rpe_linear_attention (size_t            n,
            * before the chunk,
            *   num_i = phi(q_i)^T S + sum_{c0 <= j <= i} (phi(q_i) . phi(k_j)) v_j
            *   den_i = phi(q_i) . z + sum_{c0 <= j <= i}  phi(q_i) . phi(k_j)
-           * which is exactly y_i = phi(q_i)^T S_i / (phi(q_i) . z_i).  The
-           * products run in BLAS; S and z are accumulated in double (s, z) and
-           * S is rounded once per chunk into s_f for the next product.  Memory:
-           * O(M Dv + C^2), never N x N. */
+           * which is exactly y_i = phi(q_i)^T S_i / (phi(q_i) . z_i).  S and z are
+           * accumulated in double (s, z) and S is rounded once per chunk into s_f for
+           * the next product (causal_stretch, stretches of whole chunks between the
+           * cancellation checks: the same arithmetic as one stretch).  Memory:
+           * O(M Dv + C^2 + M C), never N x N. */
           memset (s, 0, mdv * sizeof (double));
           memset (s_f, 0, mdv * sizeof (float));
-          for (size_t c0 = 0; c0 < n; c0 += CAUSAL_CHUNK)
+          for (size_t c0 = 0; c0 < n; c0 += ROW_CHUNK)
             {
-              const size_t b = min_size (CAUSAL_CHUNK, n - c0);
-              const float *qc = pq + c0 * hm, *kc = pk + c0 * hm, *vc = vh + c0 * hdv;
-              float *yc = yh + c0 * hdv;
+              const size_t b = min_size (ROW_CHUNK, n - c0);
 
               if (rpe_monitor_cancelled (monitor))
                 {
                   st = RPE_ERROR_CANCELLED;
                   goto done;
                 }
-              /* yc (b, Dv) = Qc S_prev */
-              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                           (int) b, (int) dv, (int) m,
-                           1.0f, qc, (int) hm, s_f, (int) dv,
-                           0.0f, yc, (int) hdv);
-              /* intra (b, b) = Qc Kc^T, lower triangle kept */
-              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans,
-                           (int) b, (int) b, (int) m,
-                           1.0f, qc, (int) hm, kc, (int) hm,
-                           0.0f, intra, (int) b);
-              for (size_t i = 0; i < b; i++)
-                for (size_t j = i + 1; j < b; j++)
-                  intra[i * b + j] = 0.0f;
-              /* yc += intra Vc */
-              cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                           (int) b, (int) dv, (int) b,
-                           1.0f, intra, (int) b, vc, (int) hdv,
-                           1.0f, yc, (int) hdv);
-              for (size_t i = 0; i < b; i++)
-                {
-                  double den = 0;
-                  float *yr = yc + i * hdv;
-
-                  for (size_t j = 0; j < m; j++)
-                    den += (double) qc[i * hm + j] * z[j];
-                  for (size_t j = 0; j <= i; j++)
-                    den += intra[i * b + j];
-                  for (size_t t = 0; t < dv; t++)
-                    yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
-                }
-              /* S += Kc^T Vc,  z += Kc^T 1 */
-              cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans,
-                           (int) m, (int) dv, (int) b,
-                           1.0f, kc, (int) hm, vc, (int) hdv,
-                           0.0f, kv, (int) dv);
-              for (size_t t = 0; t < mdv; t++)
-                {
-                  s[t] += kv[t];
-                  s_f[t] = (float) s[t];
-                }
-              for (size_t i = 0; i < b; i++)
-                for (size_t j = 0; j < m; j++)
-                  z[j] += kc[i * hm + j];
+              causal_stretch (pq + c0 * hm, pk + c0 * hm, vh + c0 * hdv, yh + c0 * hdv, b, hm, hdv, m, dv,
+                              s, s_f, z, kv, intra);
               rpe_monitor_progress (monitor, ((double) h + (double) (c0 + b) / (double) n) / (double) n_heads);
             }
         }
@@ -648,7 +608,7 @@ typedef struct
   float  *s_f;     /* (H, M, Dv) S rounded (causal) / kv (non-causal) */
   double *z;       /* (H, M) */
   float  *kv;      /* (M, Dv) product scratch */
-  float  *intra;   /* (C, C) causal scratch */
+  float  *intra;   /* (C, C) + (M, C) causal scratch (CAUSAL_SCRATCH) */
 } LinState;
 
 /* Causal rows of head h for one stretch of b rows (pointers at the stretch's first
@@ -678,15 +638,22 @@ causal_stretch (const float *pq,
       const float *qc = pq + c0 * hm, *kc = pk + c0 * hm, *vc = vh + c0 * hdv;
       float *yc = yh + c0 * hdv;
 
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
-                   1.0f, qc, (int) hm, s_f, (int) dv, 0.0f, yc, (int) hdv);
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) b, (int) b, (int) m,
-                   1.0f, qc, (int) hm, kc, (int) hm, 0.0f, intra, (int) b);
+      float *kt = intra + CAUSAL_CHUNK * CAUSAL_CHUNK;
+
+      /* the products on the core's own kernels (rpe-gemm-private.h): their speed does not
+       * depend on the kernels BLAS picks, and each value is summed in one fixed order */
+      /* yc (b, Dv) = Qc S_prev */
+      _rpe_gemm (b, dv, m, 1.0f, qc, hm, 1, s_f, dv, false, yc, hdv);
+      /* intra (b, b) = Qc Kc^T, lower triangle kept (Kc^T written out, (M, b)) */
+      for (size_t i = 0; i < b; i++)
+        for (size_t j = 0; j < m; j++)
+          kt[j * b + i] = kc[i * hm + j];
+      _rpe_gemm (b, b, m, 1.0f, qc, hm, 1, kt, b, false, intra, b);
       for (size_t i = 0; i < b; i++)
         for (size_t j = i + 1; j < b; j++)
           intra[i * b + j] = 0.0f;
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) b,
-                   1.0f, intra, (int) b, vc, (int) hdv, 1.0f, yc, (int) hdv);
+      /* yc += intra Vc */
+      _rpe_gemm (b, dv, b, 1.0f, intra, b, 1, vc, hdv, true, yc, hdv);
       for (size_t i = 0; i < b; i++)
         {
           double den = 0;
@@ -699,8 +666,8 @@ causal_stretch (const float *pq,
           for (size_t t = 0; t < dv; t++)
             yr[t] = den != 0 ? (float) (yr[t] / den) : 0.0f;
         }
-      cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
-                   1.0f, kc, (int) hm, vc, (int) hdv, 0.0f, kv, (int) dv);
+      /* kv (M, Dv) = Kc^T Vc */
+      _rpe_gemm (m, dv, b, 1.0f, kc, 1, hm, vc, hdv, false, kv, dv);
       for (size_t t = 0; t < mdv; t++)
         {
           s[t] += kv[t];
@@ -773,8 +740,7 @@ qkv_heads_worker (size_t worker, size_t n_workers, void *data)
       if (job->keys)
         {
           /* kv_h += phi(K_c)^T V_c, z_h += phi(K_c)^T 1 */
-          cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
-                       1.0f, pk + h * m, (int) hm, vh, (int) hdv, 0.0f, kv, (int) dv);
+          _rpe_gemm (m, dv, b, 1.0f, pk + h * m, 1, hm, vh, hdv, false, kv, dv);
           for (size_t t = 0; t < mdv; t++)
             sh[t] += kv[t];
           for (size_t i = 0; i < b; i++)
@@ -783,8 +749,7 @@ qkv_heads_worker (size_t worker, size_t n_workers, void *data)
         }
       else
         {
-          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
-                       1.0f, pq + h * m, (int) hm, sfh, (int) dv, 0.0f, yh, (int) hdv);
+          _rpe_gemm (b, dv, m, 1.0f, pq + h * m, hm, 1, sfh, dv, false, yh, hdv);
           for (size_t i = 0; i < b; i++)
             {
               const float *qr = pq + i * hm + h * m;
@@ -844,7 +809,7 @@ qkv_chunked (RpeFeatureMap            map,
     goto done;
   for (size_t w = 0; w < workers; w++)
     if ((job.kv[w] = rpe_alloc (mdv, sizeof (float), &st)) == NULL
-        || (job.intra[w] = rpe_alloc (CAUSAL_CHUNK * CAUSAL_CHUNK, sizeof (float), &st)) == NULL)
+        || (job.intra[w] = rpe_alloc (CAUSAL_SCRATCH (m), sizeof (float), &st)) == NULL)
       goto done;
 
   for (int pass = 0; pass < passes; pass++)
@@ -1134,7 +1099,7 @@ typedef void (*LinTileFunc) (LIN_TILE_ARGS);
 
 typedef enum
 {
-  LIN_ISA_BLAS,     /* cblas_sgemm and a scalar-free scaling pass (any CPU) */
+  LIN_ISA_GEMM,     /* the core's product (rpe-gemm-private.h) and a scaling pass (any CPU) */
   LIN_ISA_AVX2,     /* 2 x 32 tiles, ymm */
   LIN_ISA_AVX512,   /* 4 x 64 tiles, zmm */
 } LinIsa;
@@ -1180,8 +1145,8 @@ tile_avx512_r1_nt (LIN_TILE_ARGS)
 LIN_TILE_BODY (v16f, SPLAT16, LIN_STREAM16, 1, 4)
 #endif
 
-/* The kernels this CPU runs; RPE_LINEAR_ISA=blas|avx2|avx512 lowers the choice (tests run
- * every path the machine has). */
+/* The kernels this CPU runs; RPE_LINEAR_ISA=generic|avx2|avx512 lowers the choice (tests run
+ * every path the machine has; "blas", the old name of "generic", is accepted). */
 static LinIsa
 lin_isa (void)
 {
@@ -1195,16 +1160,24 @@ lin_isa (void)
       __builtin_cpu_init ();
       cpu = __builtin_cpu_supports ("avx512f") ? LIN_ISA_AVX512
             : __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") ? LIN_ISA_AVX2
-            : LIN_ISA_BLAS;
+            : LIN_ISA_GEMM;
     }
-  if (env != NULL && strcmp (env, "blas") == 0)
-    want = LIN_ISA_BLAS;
+  if (env != NULL && (strcmp (env, "generic") == 0 || strcmp (env, "blas") == 0))
+    want = LIN_ISA_GEMM;
   else if (env != NULL && strcmp (env, "avx2") == 0)
     want = LIN_ISA_AVX2;
   return (LinIsa) cpu < want ? (LinIsa) cpu : want;
 #else
-  return LIN_ISA_BLAS;
+  return LIN_ISA_GEMM;
 #endif
+}
+
+const char *
+_rpe_linear_kernel_name (void)
+{
+  LinIsa isa = lin_isa ();
+
+  return isa == LIN_ISA_AVX512 ? "avx512" : isa == LIN_ISA_AVX2 ? "avx2" : "generic";
 }
 
 /* Columns per tile of the ISA's kernels (dv must be a multiple to use them). */
@@ -1322,13 +1295,11 @@ lin_nc_keys_worker (size_t  worker,
               double *acc = skv + h * mdv;
 
               /* kv_h (M, Dv) = phi(K_block,h)^T V_block,h */
-              if (job->isa != LIN_ISA_BLAS)
+              if (job->isa != LIN_ISA_GEMM)
                 lin_product (job->isa, false, m, dv, phi + h * m, 1, hm, job->v + r0 * hdv + h * dv, hdv, b,
                              kv, dv, NULL, 0);
               else
-                cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) m, (int) dv, (int) b,
-                             1.0f, phi + h * m, (int) hm, job->v + r0 * hdv + h * dv, (int) hdv,
-                             0.0f, kv, (int) dv);
+                _rpe_gemm (m, dv, b, 1.0f, phi + h * m, 1, hm, job->v + r0 * hdv + h * dv, hdv, false, kv, dv);
               for (size_t t = 0; t < mdv; t++)
                 acc[t] += kv[t];
             }
@@ -1360,7 +1331,7 @@ lin_nc_queries_worker (size_t  worker,
       if (!features_block (job->vec, job->q + r0 * hm, phi, b, job->n_heads, m, job->elu1, NULL, job->z_f, den)
           && lin_nc_stop (job, worker, RPE_ERROR_NOT_FINITE))
         return;
-      if (job->isa != LIN_ISA_BLAS)
+      if (job->isa != LIN_ISA_GEMM)
         {
           /* y_h (b, Dv) = diag(1 / den) phi(Q_block,h) kv_h, straight into y; a den whose
            * reciprocal is not a normal float (or 0) is applied by a division afterwards */
@@ -1386,9 +1357,7 @@ lin_nc_queries_worker (size_t  worker,
         {
           for (size_t h = 0; h < job->n_heads; h++)
             /* numerators (b, Dv) = phi(Q_block,h) kv_h, written in place into y */
-            cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) b, (int) dv, (int) m,
-                         1.0f, phi + h * m, (int) hm, job->kv_f + h * mdv, (int) dv,
-                         0.0f, yb + h * dv, (int) hdv);
+            _rpe_gemm (b, dv, m, 1.0f, phi + h * m, hm, 1, job->kv_f + h * mdv, dv, false, yb + h * dv, hdv);
           scale_rows (job->vec, yb, b, job->n_heads, dv, den);
         }
       if (worker == 0)
@@ -1436,12 +1405,12 @@ qkv_noncausal_elementwise (bool              elu1,
   job.y = y;
   job.monitor = monitor;
   job.isa = lin_isa ();
-  job.vec = job.isa != LIN_ISA_BLAS;
-  if (job.isa != LIN_ISA_BLAS && dv % lin_isa_cols (job.isa) != 0)
+  job.vec = job.isa != LIN_ISA_GEMM;
+  if (job.isa != LIN_ISA_GEMM && dv % lin_isa_cols (job.isa) != 0)
     job.isa = lin_isa_cols (LIN_ISA_AVX2) != 0 && dv % lin_isa_cols (LIN_ISA_AVX2) == 0
-              && job.isa == LIN_ISA_AVX512 ? LIN_ISA_AVX2 : LIN_ISA_BLAS;
+              && job.isa == LIN_ISA_AVX512 ? LIN_ISA_AVX2 : LIN_ISA_GEMM;
   /* y far larger than the caches and aligned for the vector stores: stream it */
-  job.stream = job.isa != LIN_ISA_BLAS && (double) n * (double) hdv * sizeof (float) > 32e6
+  job.stream = job.isa != LIN_ISA_GEMM && (double) n * (double) hdv * sizeof (float) > 32e6
                && (uintptr_t) y % 64 == 0;
   job.block = LIN_BLOCK_FLOATS / hm;
   job.block = job.block < 16 ? 16 : job.block > 256 ? 256 : job.block;

@@ -1,4 +1,4 @@
-/* rpe-linear-attention.h: kernel feature maps and linear attention (MATH.md section 5).
+/* rpe-linear-attention.h: kernel feature maps and linear attention (docs/math.md, section 5).
  *
  * Layouts (C order, one batch item):
  *   x (queries or keys)   (N, H, F)
@@ -143,3 +143,7 @@ RpeStatus rpe_linear_attention_map_rows (size_t            n,
                                          size_t            n_rows,
                                          float            *out,
                                          const RpeMonitor *monitor);
+
+/* The build of the fused path's products this CPU runs: "avx512", "avx2" or "generic" (the
+ * core's own product, rpe-gemm-private.h); RPE_LINEAR_ISA read at each call. */
+const char *_rpe_linear_kernel_name (void);

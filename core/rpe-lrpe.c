@@ -1,4 +1,4 @@
-/* rpe-lrpe.c: Linearized Relative Positional Encoding (MATH.md section 7).
+/* rpe-lrpe.c: Linearized Relative Positional Encoding (docs/math.md, section 7).
  *
  * Qin et al., "Linearized Relative Positional Encoding", TMLR 2023:
  * W_s = P^H Lambda(s) P (Propositions 3.3-3.5) applied as x_s -> Lambda(s) P x_s

@@ -1,4 +1,4 @@
-/* rpe-lrpe.h: Linearized Relative Positional Encoding (MATH.md section 7).
+/* rpe-lrpe.h: Linearized Relative Positional Encoding (docs/math.md, section 7).
  *
  * Qin et al., "Linearized Relative Positional Encoding", TMLR 2023.  The
  * relative matrix W_s = P^H Lambda(s) P is never formed: a vector x at
@@ -9,7 +9,7 @@
  *
  * This is the reference module (Urpe (core_matrix, p_matrix, max_positions,
  * embedding_dim, theta_type, theta_learned, householder_learned)) as
- * MATH.md section 7 writes it; its forward is Lambda(s) P x.
+ * docs/math.md, section 7 writes it; its forward is Lambda(s) P x.
  *
  * Layouts (C order, one batch item):
  *   x, q, k, features   (N, H, D)
@@ -211,7 +211,7 @@ RpeStatus rpe_lrpe_template     (const RpeLrpe *lrpe,
 typedef enum
 {
   RPE_LRPE_NORM_NONE,         /* numerator only: sum_n s(m, n) v_n */
-  RPE_LRPE_NORM_DENOMINATOR,  /* divide by sum_n s(m, n) (MATH.md section 5) */
+  RPE_LRPE_NORM_DENOMINATOR,  /* divide by sum_n s(m, n) (docs/math.md, section 5) */
   RPE_LRPE_NORM_LAYER,        /* numerator, then layer norm over Dv per (m, h), as the reference */
 } RpeLrpeNorm;
 

@@ -1,4 +1,4 @@
-/* rpe-outputs.c: outputs Y of exact and SPE attention for values V (MATH.md 4-5).
+/* rpe-outputs.c: outputs Y of exact and SPE attention for values V (docs/math.md, sections 4-5).
  *
  * Calls the core's entry points (codes, encoding, feature maps, linear attention,
  * softmax rows); what is here is the glue: one head's slice of a draw, the exact
@@ -182,7 +182,7 @@ head_params (const RpeSpeParams *p,
 }
 
 /* Head h's slice of the module's draw (seed, R): z for the H = 1 parameters and eps (D, R)
- * (NULL when ungated).  The layouts are those of MATH.md section 10. */
+ * (NULL when ungated).  The layouts are those of docs/math.md, section 10. */
 static RpeStatus
 head_noise (const RpeSpeParams *p,
             size_t              h,

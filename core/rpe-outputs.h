@@ -1,11 +1,11 @@
-/* rpe-outputs.h: what attention does to values V, for one head (MATH.md sections 4-5).
+/* rpe-outputs.h: what attention does to values V, for one head (docs/math.md, sections 4-5).
  *
  * Two comparisons, each a pair (reference, SPE estimate) of outputs Y (N, Dv):
  *
  *   RPE_OUTPUTS_SOFTMAX   the issue's question, "exact relative attention against SPE linear
- *     attention":  reference Y = softmax(l) V, l the exact logits of MATH.md 4
+ *     attention":  reference Y = softmax(l) V, l the exact logits of docs/math.md, section 4
  *     (l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D)), computed in row blocks (never
- *     N x N);  estimate Y = linear attention (MATH.md 5) with the feature map phi on the encoded
+ *     N x N);  estimate Y = linear attention (docs/math.md, section 5) with the feature map phi on the encoded
  *     Qhat, Khat of one draw, O(N M Dv).  These are two different models: the difference does
  *     NOT vanish as R grows (phi(Qhat) . phi(Khat) does not estimate exp(l)).  It shows how far
  *     SPE linear attention is from the softmax model it replaces, and how that drifts with N.
@@ -13,7 +13,7 @@
  *   RPE_OUTPUTS_KERNEL    the statement that does converge: with the identity feature map and no
  *     normalisation, reference Y = L V with L[m, n] = l(m, n) (n > m dropped when causal), and
  *     estimate Y = Lhat V = Qhat (Khat^T V) / sqrt(R) (causal: running sums), computed linearly.
- *     Since E[lhat(m, n)] = l(m, n) (MATH.md 4) and Y is linear in the logits,
+ *     Since E[lhat(m, n)] = l(m, n) (docs/math.md, section 4) and Y is linear in the logits,
  *     E[Lhat V] = L V exactly, and Lhat is a mean over R i.i.d. realisations (the columns r of the
  *     codes and gate noise), so the error of one draw falls like 1/sqrt(R) and the mean of many
  *     draws converges to L V.

@@ -25,3 +25,6 @@ void _rpe_rng_normal_path (RpeRngPath path,
                            uint64_t   offset,
                            float     *out,
                            size_t     n);
+
+/* The path rpe_rng_normal takes on this CPU: "avx512", "avx2" or "generic". */
+const char *_rpe_rng_path_name (void);

@@ -76,6 +76,7 @@ typedef uint32_t v8u __attribute__ ((vector_size (32)));
 static inline __attribute__ ((always_inline)) v8f
 v8_sqrt (v8f x)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
   /* two SSE square roots (correctly rounded, like every IEEE sqrt) */
   typedef float v4f __attribute__ ((vector_size (16)));
   v4f lo = { x[0], x[1], x[2], x[3] }, hi = { x[4], x[5], x[6], x[7] };
@@ -85,6 +86,14 @@ v8_sqrt (v8f x)
   hi = __builtin_ia32_sqrtps (hi);
   r = (v8f) { lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3] };
   return r;
+#else
+  /* lane by lane: IEEE's square root is correctly rounded on every CPU, so the same bits */
+  v8f r;
+
+  for (int l = 0; l < 8; l++)
+    r[l] = __builtin_sqrtf (x[l]);
+  return r;
+#endif
 }
 
 /* -2 ln(u), u in (0, 1], as the body of a function of u over vectors VF of floats and VI of
@@ -125,39 +134,46 @@ static inline __attribute__ ((always_inline)) v8f
 v8_minus2log (v8f u)
 MINUS2LOG_BODY (v8f, v8i, SPLAT)
 
-/* Box-Muller of 8 pairs (a, b) into n0 (cos) and n1 (sin) */
+/* Box-Muller of pairs (a, b) into n0 (cos) and n1 (sin), as the body of a function of a, b, n0,
+ * n1 over vectors VF, VI, VU of floats, ints and unsigned ints (8 or 16 wide, SP the matching
+ * splat), MINUS2LOG and SQRT the width's -2 ln and (IEEE, correctly rounded) square root: one
+ * text, so every width and build gives the same bits. */
+#define BOX_MULLER_BODY(VF, VI, VU, SP, MINUS2LOG, SQRT)                                      \
+  {                                                                                         \
+    const VF u1 = (__builtin_convertvector ((VI) (a >> 1), VF) + (VF) SP (0.5f))            \
+                  * (VF) SP (4.656612873077392578125e-10f);   /* 2^-31 */                   \
+    const VF radius = SQRT (MINUS2LOG (u1));                                                \
+    /* angle = 2 pi b / 2^32 = j pi/2 + phi, j the nearest quadrant, |phi| <= pi/4 */       \
+    const VU bj = b + (VU) SP (0x20000000u);                                                \
+    const VI j = (VI) (bj >> 30);                                                           \
+    const VI t = (VI) (b - (bj & (VU) SP (0xc0000000u)));    /* in [-2^29, 2^29) */         \
+    const VF phi = __builtin_convertvector (t, VF) * (VF) SP (1.46291807926715968e-9f);     \
+    const VF p2 = phi * phi;                                                                \
+    VF sn, cs, c, s;                                                                        \
+    VI swap, negc, negs;                                                                    \
+                                                                                            \
+    sn = (VF) SP (-1.9515295891e-4f);                                                       \
+    sn = sn * p2 + (VF) SP (8.3321608736e-3f);                                              \
+    sn = sn * p2 + (VF) SP (-1.6666654611e-1f);                                             \
+    sn = sn * p2 * phi + phi;                                                               \
+    cs = (VF) SP (2.443315711809948e-5f);                                                   \
+    cs = cs * p2 + (VF) SP (-1.388731625493765e-3f);                                        \
+    cs = cs * p2 + (VF) SP (4.166664568298827e-2f);                                         \
+    cs = cs * p2 * p2 - (VF) SP (0.5f) * p2 + (VF) SP (1.0f);                               \
+    /* quadrant j: cos = c, -s, -c, s; sin = s, c, -s, -c */                                \
+    swap = -(j & 1);                                                                        \
+    negc = ((j + 1) >> 1 & 1) << 31;                                                        \
+    negs = (j >> 1 & 1) << 31;                                                              \
+    c = (VF) (((VI) sn & swap) | ((VI) cs & ~swap));                                        \
+    s = (VF) (((VI) cs & swap) | ((VI) sn & ~swap));                                        \
+    *n0 = radius * (VF) ((VI) c ^ negc);                                                    \
+    *n1 = radius * (VF) ((VI) s ^ negs);                                                    \
+  }
+
+/* 8 pairs (a, b), the portable build */
 static inline __attribute__ ((always_inline)) void
 v8_box_muller (v8u a, v8u b, v8f *n0, v8f *n1)
-{
-  const v8f u1 = (__builtin_convertvector ((v8i) (a >> 1), v8f) + (v8f) SPLAT (0.5f))
-                 * (v8f) SPLAT (4.656612873077392578125e-10f);   /* 2^-31 */
-  const v8f radius = v8_sqrt (v8_minus2log (u1));
-  /* angle = 2 pi b / 2^32 = j pi/2 + phi, j the nearest quadrant, |phi| <= pi/4 */
-  const v8u bj = b + (v8u) SPLAT (0x20000000u);
-  const v8i j = (v8i) (bj >> 30);
-  const v8i t = (v8i) (b - (bj & (v8u) SPLAT (0xc0000000u)));    /* in [-2^29, 2^29) */
-  const v8f phi = __builtin_convertvector (t, v8f) * (v8f) SPLAT (1.46291807926715968e-9f); /* pi/2^31 */
-  const v8f p2 = phi * phi;
-  v8f sn, cs, c, s;
-  v8i swap, negc, negs;
-
-  sn = (v8f) SPLAT (-1.9515295891e-4f);
-  sn = sn * p2 + (v8f) SPLAT (8.3321608736e-3f);
-  sn = sn * p2 + (v8f) SPLAT (-1.6666654611e-1f);
-  sn = sn * p2 * phi + phi;
-  cs = (v8f) SPLAT (2.443315711809948e-5f);
-  cs = cs * p2 + (v8f) SPLAT (-1.388731625493765e-3f);
-  cs = cs * p2 + (v8f) SPLAT (4.166664568298827e-2f);
-  cs = cs * p2 * p2 - (v8f) SPLAT (0.5f) * p2 + (v8f) SPLAT (1.0f);
-  /* quadrant j: cos = c, -s, -c, s; sin = s, c, -s, -c */
-  swap = -(j & 1);
-  negc = ((j + 1) >> 1 & 1) << 31;
-  negs = (j >> 1 & 1) << 31;
-  c = (v8f) (((v8i) sn & swap) | ((v8i) cs & ~swap));
-  s = (v8f) (((v8i) cs & swap) | ((v8i) sn & ~swap));
-  *n0 = radius * (v8f) ((v8i) c ^ negc);
-  *n1 = radius * (v8f) ((v8i) s ^ negs);
-}
+BOX_MULLER_BODY (v8f, v8i, v8u, SPLAT, v8_minus2log, v8_sqrt)
 
 /* 8 Philox blocks (counters block0 .. block0+7) in structure-of-arrays form:
  * w[i][l] is word i of block block0 + l. */
@@ -211,60 +227,130 @@ normal_batches_generic (uint64_t seed, uint64_t stream, uint64_t block0, float *
 
 #define NORMAL_HAVE_AVX2 1
 
-/* 32 x 32 -> 64 products of 8 lanes: hi and lo words */
+/* Philox of blocks b .. b + 7 in 64-bit lanes (4 blocks per vector, a word in the low half of its
+ * lane: _mm256_mul_epu32 reads the low halves, so the products need no shifting and blending into
+ * 32-bit lanes), packed at the end into the 8-lane words w[0 .. 3] of the blocks in order.  The
+ * low counter word must not wrap inside the 8 blocks. */
 static inline __attribute__ ((always_inline, target ("avx2"))) void
-mulhilo8 (__m256i a, __m256i m, __m256i *hi, __m256i *lo)
+philox8_lanes64 (uint64_t      b,
+                 uint64_t      stream,
+                 const __m256i rk0[10],
+                 const __m256i rk1[10],
+                 v8u           w[4])
 {
-  const __m256i even = _mm256_mul_epu32 (a, m);                               /* lanes 0, 2, 4, 6 */
-  const __m256i odd = _mm256_mul_epu32 (_mm256_srli_epi64 (a, 32), m);       /* lanes 1, 3, 5, 7 */
+  const __m256i m0 = _mm256_set1_epi64x (PHILOX_M0), m1 = _mm256_set1_epi64x (PHILOX_M1);
+  const __m256i lane = _mm256_setr_epi64x (0, 1, 2, 3);
+  const __m256i hi = _mm256_set1_epi64x ((uint32_t) (b >> 32));
+  const __m256i s2 = _mm256_set1_epi64x ((uint32_t) stream), s3 = _mm256_set1_epi64x ((uint32_t) (stream >> 32));
+  __m256i a0 = _mm256_add_epi64 (_mm256_set1_epi64x ((uint32_t) b), lane), a1 = hi, a2 = s2, a3 = s3;
+  __m256i b0 = _mm256_add_epi64 (_mm256_set1_epi64x ((uint32_t) b + 4), lane), b1 = hi, b2 = s2, b3 = s3;
+  __m256i a[4], bb[4];
 
-  *lo = _mm256_blend_epi32 (even, _mm256_slli_epi64 (odd, 32), 0xaa);
-  *hi = _mm256_blend_epi32 (_mm256_srli_epi64 (even, 32), odd, 0xaa);
+  for (int round = 0; round < 10; round++)
+    {
+      const __m256i p0 = _mm256_mul_epu32 (a0, m0), p1 = _mm256_mul_epu32 (a2, m1);
+      const __m256i q0 = _mm256_mul_epu32 (b0, m0), q1 = _mm256_mul_epu32 (b2, m1);
+
+      a0 = _mm256_xor_si256 (_mm256_xor_si256 (_mm256_srli_epi64 (p1, 32), a1), rk0[round]);
+      a1 = p1;
+      a2 = _mm256_xor_si256 (_mm256_xor_si256 (_mm256_srli_epi64 (p0, 32), a3), rk1[round]);
+      a3 = p0;
+      b0 = _mm256_xor_si256 (_mm256_xor_si256 (_mm256_srli_epi64 (q1, 32), b1), rk0[round]);
+      b1 = q1;
+      b2 = _mm256_xor_si256 (_mm256_xor_si256 (_mm256_srli_epi64 (q0, 32), b3), rk1[round]);
+      b3 = q0;
+    }
+  a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
+  bb[0] = b0, bb[1] = b1, bb[2] = b2, bb[3] = b3;
+  for (int k = 0; k < 4; k++)
+    {
+      /* the low halves: blocks 0 1 4 5 | 2 3 6 7, then the 64-bit units in order */
+      const __m256 lo = _mm256_shuffle_ps ((__m256) a[k], (__m256) bb[k], 0x88);
+
+      w[k] = (v8u) _mm256_permute4x64_epi64 ((__m256i) lo, 0xd8);
+    }
 }
 
+static inline __attribute__ ((always_inline, target ("avx2"))) v8f
+v8_sqrt_avx2 (v8f x)
+{
+  return (v8f) _mm256_sqrt_ps ((__m256) x);
+}
+
+static inline __attribute__ ((always_inline, target ("avx2"))) v8f
+v8_minus2log_avx2 (v8f u)
+MINUS2LOG_BODY (v8f, v8i, SPLAT)
+
+/* v8_box_muller in AVX2 registers */
+static inline __attribute__ ((always_inline, target ("avx2"))) void
+v8_box_muller_avx2 (v8u a, v8u b, v8f *n0, v8f *n1)
+BOX_MULLER_BODY (v8f, v8i, v8u, SPLAT, v8_minus2log_avx2, v8_sqrt_avx2)
+
+/* normals_from_words in AVX2 registers: block l gives out[4l .. 4l+3], a 4 x 8 transpose */
+static inline __attribute__ ((always_inline, target ("avx2"))) void
+normals_from_words_avx2 (const v8u w[4], float *out)
+{
+  v8f f0, f1, f2, f3;
+  __m256 t0, t1, t2, t3, u0, u1, u2, u3;
+
+  v8_box_muller_avx2 (w[0], w[1], &f0, &f1);
+  v8_box_muller_avx2 (w[2], w[3], &f2, &f3);
+  t0 = _mm256_unpacklo_ps ((__m256) f0, (__m256) f1);   /* per 128-bit lane k: n0[4k] n1[4k] n0[4k+1] n1[4k+1] */
+  t1 = _mm256_unpackhi_ps ((__m256) f0, (__m256) f1);   /* n0[4k+2] n1[4k+2] n0[4k+3] n1[4k+3] */
+  t2 = _mm256_unpacklo_ps ((__m256) f2, (__m256) f3);
+  t3 = _mm256_unpackhi_ps ((__m256) f2, (__m256) f3);
+  u0 = (__m256) _mm256_unpacklo_pd ((__m256d) t0, (__m256d) t2);   /* blocks 0 | 4 */
+  u1 = (__m256) _mm256_unpackhi_pd ((__m256d) t0, (__m256d) t2);   /* blocks 1 | 5 */
+  u2 = (__m256) _mm256_unpacklo_pd ((__m256d) t1, (__m256d) t3);   /* blocks 2 | 6 */
+  u3 = (__m256) _mm256_unpackhi_pd ((__m256d) t1, (__m256d) t3);   /* blocks 3 | 7 */
+  _mm256_storeu_ps (out, _mm256_permute2f128_ps (u0, u1, 0x20));        /* blocks 0 1 */
+  _mm256_storeu_ps (out + 8, _mm256_permute2f128_ps (u2, u3, 0x20));    /* 2 3 */
+  _mm256_storeu_ps (out + 16, _mm256_permute2f128_ps (u0, u1, 0x31));   /* 4 5 */
+  _mm256_storeu_ps (out + 24, _mm256_permute2f128_ps (u2, u3, 0x31));   /* 6 7 */
+}
+
+/* nb batches of 32 normals from block block0 on: two batches per step (their Philox rounds and
+ * Box-Muller transforms side by side, two chains of dependent operations at a time), scalar
+ * Philox for a batch across the wrap of the low counter word. */
 static __attribute__ ((target ("avx2"))) void
 normal_batches_avx2 (uint64_t seed, uint64_t stream, uint64_t block0, float *out, size_t nb)
 {
-  const __m256i m0 = _mm256_set1_epi32 ((int) PHILOX_M0), m1 = _mm256_set1_epi32 ((int) PHILOX_M1);
-  const __m256i lane = _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i rk0[10], rk1[10];
+  size_t i = 0;
 
-  for (size_t i = 0; i < nb; i++)
+  {
+    uint32_t k0 = (uint32_t) seed, k1 = (uint32_t) (seed >> 32);
+
+    for (int round = 0; round < 10; round++)
+      {
+        rk0[round] = _mm256_set1_epi64x (k0);
+        rk1[round] = _mm256_set1_epi64x (k1);
+        k0 += PHILOX_W0;
+        k1 += PHILOX_W1;
+      }
+  }
+  for (; i + 2 <= nb; i += 2)
     {
       const uint64_t b = block0 + 8 * i;
-      __m256i c0, c1, c2, c3, k0, k1;
+      v8u w[4], x[4];
+
+      if ((uint32_t) b > UINT32_MAX - 15)
+        break;   /* the low counter word wraps inside the step: one batch at a time below */
+      philox8_lanes64 (b, stream, rk0, rk1, w);
+      philox8_lanes64 (b + 8, stream, rk0, rk1, x);
+      normals_from_words_avx2 (w, out + 32 * i);
+      normals_from_words_avx2 (x, out + 32 * i + 32);
+    }
+  for (; i < nb; i++)
+    {
+      const uint64_t b = block0 + 8 * i;
       v8u w[4];
 
       if ((uint32_t) b > UINT32_MAX - 7)
-        {
-          /* the low counter word wraps inside the batch: rare, go scalar */
-          philox8_scalar (seed, stream, b, w);
-          normals_from_words (w, out + 32 * i);
-          continue;
-        }
-      c0 = _mm256_add_epi32 (_mm256_set1_epi32 ((int) (uint32_t) b), lane);
-      c1 = _mm256_set1_epi32 ((int) (uint32_t) (b >> 32));
-      c2 = _mm256_set1_epi32 ((int) (uint32_t) stream);
-      c3 = _mm256_set1_epi32 ((int) (uint32_t) (stream >> 32));
-      k0 = _mm256_set1_epi32 ((int) (uint32_t) seed);
-      k1 = _mm256_set1_epi32 ((int) (uint32_t) (seed >> 32));
-      for (int round = 0; round < 10; round++)
-        {
-          __m256i hi0, lo0, hi1, lo1;
-
-          mulhilo8 (c0, m0, &hi0, &lo0);
-          mulhilo8 (c2, m1, &hi1, &lo1);
-          c0 = _mm256_xor_si256 (_mm256_xor_si256 (hi1, c1), k0);
-          c1 = lo1;
-          c2 = _mm256_xor_si256 (_mm256_xor_si256 (hi0, c3), k1);
-          c3 = lo0;
-          k0 = _mm256_add_epi32 (k0, _mm256_set1_epi32 ((int) PHILOX_W0));
-          k1 = _mm256_add_epi32 (k1, _mm256_set1_epi32 ((int) PHILOX_W1));
-        }
-      w[0] = (v8u) c0;
-      w[1] = (v8u) c1;
-      w[2] = (v8u) c2;
-      w[3] = (v8u) c3;
-      normals_from_words (w, out + 32 * i);
+        philox8_scalar (seed, stream, b, w);   /* the low counter word wraps inside the batch */
+      else
+        philox8_lanes64 (b, stream, rk0, rk1, w);
+      normals_from_words_avx2 (w, out + 32 * i);
     }
 }
 
@@ -282,7 +368,7 @@ have_avx2 (void)
   return cached;
 }
 
-/* ---- AVX-512: 16 Philox blocks (64 normals) per step ----
+/* ---- AVX-512: 32 Philox blocks (128 normals) per step ----
  *
  * The same words and the same IEEE float operations as the 8-lane path, in
  * 16-lane vectors: every value is bit for bit the one the generic and AVX2
@@ -303,55 +389,95 @@ static inline __attribute__ ((always_inline, target (AVX512_TARGET))) v16f
 v16_minus2log (v16f u)
 MINUS2LOG_BODY (v16f, v16i, SPLAT16)
 
-/* v8_box_muller, 16 wide (the square root is IEEE's correctly rounded one either way) */
+static inline __attribute__ ((always_inline, target (AVX512_TARGET))) v16f
+v16_sqrt (v16f x)
+{
+  return (v16f) _mm512_sqrt_ps ((__m512) x);
+}
+
+/* v8_box_muller, 16 wide */
 static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
 v16_box_muller (v16u a, v16u b, v16f *n0, v16f *n1)
-{
-  const v16f u1 = (__builtin_convertvector ((v16i) (a >> 1), v16f) + (v16f) SPLAT16 (0.5f))
-                  * (v16f) SPLAT16 (4.656612873077392578125e-10f);
-  const v16f radius = (v16f) _mm512_sqrt_ps ((__m512) v16_minus2log (u1));
-  const v16u bj = b + (v16u) SPLAT16 (0x20000000u);
-  const v16i j = (v16i) (bj >> 30);
-  const v16i t = (v16i) (b - (bj & (v16u) SPLAT16 (0xc0000000u)));
-  const v16f phi = __builtin_convertvector (t, v16f) * (v16f) SPLAT16 (1.46291807926715968e-9f);
-  const v16f p2 = phi * phi;
-  v16f sn, cs, c, s;
-  v16i swap, negc, negs;
+BOX_MULLER_BODY (v16f, v16i, v16u, SPLAT16, v16_minus2log, v16_sqrt)
 
-  sn = (v16f) SPLAT16 (-1.9515295891e-4f);
-  sn = sn * p2 + (v16f) SPLAT16 (8.3321608736e-3f);
-  sn = sn * p2 + (v16f) SPLAT16 (-1.6666654611e-1f);
-  sn = sn * p2 * phi + phi;
-  cs = (v16f) SPLAT16 (2.443315711809948e-5f);
-  cs = cs * p2 + (v16f) SPLAT16 (-1.388731625493765e-3f);
-  cs = cs * p2 + (v16f) SPLAT16 (4.166664568298827e-2f);
-  cs = cs * p2 * p2 - (v16f) SPLAT16 (0.5f) * p2 + (v16f) SPLAT16 (1.0f);
-  swap = -(j & 1);
-  negc = ((j + 1) >> 1 & 1) << 31;
-  negs = (j >> 1 & 1) << 31;
-  c = (v16f) (((v16i) sn & swap) | ((v16i) cs & ~swap));
-  s = (v16f) (((v16i) cs & swap) | ((v16i) sn & ~swap));
-  *n0 = radius * (v16f) ((v16i) c ^ negc);
-  *n1 = radius * (v16f) ((v16i) s ^ negs);
-}
-
-/* 32 x 32 -> 64 products of 16 lanes: hi and lo words */
+/* Philox of blocks b .. b + 15 in 64-bit lanes (8 blocks per vector, a word in the low half of its
+ * lane, whatever is above it ignored: _mm512_mul_epu32 reads the low halves, so the 32 x 32 -> 64
+ * product needs no shifting and blending into 32-bit lanes), packed at the end into the 16-lane
+ * words c[0 .. 3] of the blocks in order: the words of the 32-bit lane version, in fewer
+ * operations.  The low counter word must not wrap inside the 16 blocks. */
 static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
-mulhilo16 (__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+philox16_lanes64 (uint64_t      b,
+                  uint64_t      stream,
+                  const __m512i rk0[10],
+                  const __m512i rk1[10],
+                  __m512i       c[4])
 {
-  const __m512i even = _mm512_mul_epu32 (a, m);                            /* lanes 0, 2, ... */
-  const __m512i odd = _mm512_mul_epu32 (_mm512_srli_epi64 (a, 32), m);    /* lanes 1, 3, ... */
+  const __m512i m0 = _mm512_set1_epi64 (PHILOX_M0), m1 = _mm512_set1_epi64 (PHILOX_M1);
+  const __m512i lane = _mm512_setr_epi64 (0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i hi = _mm512_set1_epi64 ((uint32_t) (b >> 32));
+  const __m512i s2 = _mm512_set1_epi64 ((uint32_t) stream), s3 = _mm512_set1_epi64 ((uint32_t) (stream >> 32));
+  const __m512i evens = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  __m512i a0 = _mm512_add_epi64 (_mm512_set1_epi64 ((uint32_t) b), lane), a1 = hi, a2 = s2, a3 = s3;
+  __m512i b0 = _mm512_add_epi64 (_mm512_set1_epi64 ((uint32_t) b + 8), lane), b1 = hi, b2 = s2, b3 = s3;
 
-  *lo = _mm512_mask_blend_epi32 (0xaaaa, even, _mm512_slli_epi64 (odd, 32));
-  *hi = _mm512_mask_blend_epi32 (0xaaaa, _mm512_srli_epi64 (even, 32), odd);
+  for (int round = 0; round < 10; round++)
+    {
+      const __m512i p0 = _mm512_mul_epu32 (a0, m0), p1 = _mm512_mul_epu32 (a2, m1);
+      const __m512i q0 = _mm512_mul_epu32 (b0, m0), q1 = _mm512_mul_epu32 (b2, m1);
+
+      /* 0x96: three-way exclusive or */
+      a0 = _mm512_ternarylogic_epi32 (_mm512_srli_epi64 (p1, 32), a1, rk0[round], 0x96);
+      a1 = p1;
+      a2 = _mm512_ternarylogic_epi32 (_mm512_srli_epi64 (p0, 32), a3, rk1[round], 0x96);
+      a3 = p0;
+      b0 = _mm512_ternarylogic_epi32 (_mm512_srli_epi64 (q1, 32), b1, rk0[round], 0x96);
+      b1 = q1;
+      b2 = _mm512_ternarylogic_epi32 (_mm512_srli_epi64 (q0, 32), b3, rk1[round], 0x96);
+      b3 = q0;
+    }
+  c[0] = _mm512_permutex2var_epi32 (a0, evens, b0);
+  c[1] = _mm512_permutex2var_epi32 (a1, evens, b1);
+  c[2] = _mm512_permutex2var_epi32 (a2, evens, b2);
+  c[3] = _mm512_permutex2var_epi32 (a3, evens, b3);
 }
 
-/* nb batches of 32 normals from block block0 on, two batches (16 blocks) per step */
+/* The 64 normals of 16 blocks (block l gives out[4l .. 4l+3] = n0[l], n1[l], n2[l], n3[l]): a
+ * 4 x 16 transpose */
+static inline __attribute__ ((always_inline, target (AVX512_TARGET))) void
+store_normals64 (float *out,
+                 v16f   f0,
+                 v16f   f1,
+                 v16f   f2,
+                 v16f   f3)
+{
+  const __m512 n0 = (__m512) f0, n1 = (__m512) f1, n2 = (__m512) f2, n3 = (__m512) f3;
+  __m512 t0, t1, t2, t3, u0, u1, u2, u3, w0, w1, w2, w3;
+
+  t0 = _mm512_unpacklo_ps (n0, n1);   /* per 128-bit lane k: n0[4k] n1[4k] n0[4k+1] n1[4k+1] */
+  t1 = _mm512_unpackhi_ps (n0, n1);   /* n0[4k+2] n1[4k+2] n0[4k+3] n1[4k+3] */
+  t2 = _mm512_unpacklo_ps (n2, n3);
+  t3 = _mm512_unpackhi_ps (n2, n3);
+  u0 = (__m512) _mm512_unpacklo_pd ((__m512d) t0, (__m512d) t2);   /* lane k: block 4k */
+  u1 = (__m512) _mm512_unpackhi_pd ((__m512d) t0, (__m512d) t2);   /* block 4k+1 */
+  u2 = (__m512) _mm512_unpacklo_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+2 */
+  u3 = (__m512) _mm512_unpackhi_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+3 */
+  w0 = _mm512_shuffle_f32x4 (u0, u1, 0x44);   /* blocks 0 4 1 5 */
+  w1 = _mm512_shuffle_f32x4 (u0, u1, 0xee);   /* blocks 8 12 9 13 */
+  w2 = _mm512_shuffle_f32x4 (u2, u3, 0x44);   /* blocks 2 6 3 7 */
+  w3 = _mm512_shuffle_f32x4 (u2, u3, 0xee);   /* blocks 10 14 11 15 */
+  _mm512_storeu_ps (out, _mm512_shuffle_f32x4 (w0, w2, 0x88));        /* blocks 0 1 2 3 */
+  _mm512_storeu_ps (out + 16, _mm512_shuffle_f32x4 (w0, w2, 0xdd));   /* 4 5 6 7 */
+  _mm512_storeu_ps (out + 32, _mm512_shuffle_f32x4 (w1, w3, 0x88));   /* 8 9 10 11 */
+  _mm512_storeu_ps (out + 48, _mm512_shuffle_f32x4 (w1, w3, 0xdd));   /* 12 13 14 15 */
+}
+
+/* nb batches of 32 normals from block block0 on: 32 blocks (128 normals) per step, the two
+ * halves' Philox rounds and Box-Muller transforms side by side (each is a long chain of
+ * dependent operations: two at a time keep the vector units busy), then 16 blocks, then the
+ * 8-lane path for an odd batch or a step across the wrap of the low counter word. */
 static __attribute__ ((target (AVX512_TARGET))) void
 normal_batches_avx512 (uint64_t seed, uint64_t stream, uint64_t block0, float *out, size_t nb)
 {
-  const __m512i m0 = _mm512_set1_epi32 ((int) PHILOX_M0), m1 = _mm512_set1_epi32 ((int) PHILOX_M1);
-  const __m512i lane = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   __m512i rk0[10], rk1[10];
   size_t i = 0;
 
@@ -361,17 +487,33 @@ normal_batches_avx512 (uint64_t seed, uint64_t stream, uint64_t block0, float *o
 
     for (int round = 0; round < 10; round++)
       {
-        rk0[round] = _mm512_set1_epi32 ((int) k0);
-        rk1[round] = _mm512_set1_epi32 ((int) k1);
+        rk0[round] = _mm512_set1_epi64 (k0);
+        rk1[round] = _mm512_set1_epi64 (k1);
         k0 += PHILOX_W0;
         k1 += PHILOX_W1;
       }
   }
+  for (; i + 4 <= nb; i += 4)
+    {
+      const uint64_t b = block0 + 8 * i;
+      __m512i c[4], d[4];
+      v16f f0, f1, f2, f3, g0, g1, g2, g3;
+
+      if ((uint32_t) b > UINT32_MAX - 31)
+        break;   /* the low counter word wraps inside the step: the steps below */
+      philox16_lanes64 (b, stream, rk0, rk1, c);
+      philox16_lanes64 (b + 16, stream, rk0, rk1, d);
+      v16_box_muller ((v16u) c[0], (v16u) c[1], &f0, &f1);
+      v16_box_muller ((v16u) c[2], (v16u) c[3], &f2, &f3);
+      v16_box_muller ((v16u) d[0], (v16u) d[1], &g0, &g1);
+      v16_box_muller ((v16u) d[2], (v16u) d[3], &g2, &g3);
+      store_normals64 (out + 32 * i, f0, f1, f2, f3);
+      store_normals64 (out + 32 * i + 64, g0, g1, g2, g3);
+    }
   for (; i + 2 <= nb; i += 2)
     {
       const uint64_t b = block0 + 8 * i;
-      __m512i c0, c1, c2, c3;
-      __m512 n0, n1, n2, n3, t0, t1, t2, t3, u0, u1, u2, u3, w0, w1, w2, w3;
+      __m512i c[4];
       v16f f0, f1, f2, f3;
 
       if ((uint32_t) b > UINT32_MAX - 15)
@@ -380,45 +522,10 @@ normal_batches_avx512 (uint64_t seed, uint64_t stream, uint64_t block0, float *o
           normal_batches_avx2 (seed, stream, b, out + 32 * i, 2);
           continue;
         }
-      c0 = _mm512_add_epi32 (_mm512_set1_epi32 ((int) (uint32_t) b), lane);
-      c1 = _mm512_set1_epi32 ((int) (uint32_t) (b >> 32));
-      c2 = _mm512_set1_epi32 ((int) (uint32_t) stream);
-      c3 = _mm512_set1_epi32 ((int) (uint32_t) (stream >> 32));
-      for (int round = 0; round < 10; round++)
-        {
-          __m512i hi0, lo0, hi1, lo1;
-
-          mulhilo16 (c0, m0, &hi0, &lo0);
-          mulhilo16 (c2, m1, &hi1, &lo1);
-          /* 0x96: three-way exclusive or */
-          c0 = _mm512_ternarylogic_epi32 (hi1, c1, rk0[round], 0x96);
-          c1 = lo1;
-          c2 = _mm512_ternarylogic_epi32 (hi0, c3, rk1[round], 0x96);
-          c3 = lo0;
-        }
-      v16_box_muller ((v16u) c0, (v16u) c1, &f0, &f1);
-      v16_box_muller ((v16u) c2, (v16u) c3, &f2, &f3);
-      n0 = (__m512) f0;
-      n1 = (__m512) f1;
-      n2 = (__m512) f2;
-      n3 = (__m512) f3;
-      /* block l gives out[4l .. 4l+3] = n0[l], n1[l], n2[l], n3[l]: a 4 x 16 transpose */
-      t0 = _mm512_unpacklo_ps (n0, n1);   /* per 128-bit lane k: n0[4k] n1[4k] n0[4k+1] n1[4k+1] */
-      t1 = _mm512_unpackhi_ps (n0, n1);   /* n0[4k+2] n1[4k+2] n0[4k+3] n1[4k+3] */
-      t2 = _mm512_unpacklo_ps (n2, n3);
-      t3 = _mm512_unpackhi_ps (n2, n3);
-      u0 = (__m512) _mm512_unpacklo_pd ((__m512d) t0, (__m512d) t2);   /* lane k: block 4k */
-      u1 = (__m512) _mm512_unpackhi_pd ((__m512d) t0, (__m512d) t2);   /* block 4k+1 */
-      u2 = (__m512) _mm512_unpacklo_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+2 */
-      u3 = (__m512) _mm512_unpackhi_pd ((__m512d) t1, (__m512d) t3);   /* block 4k+3 */
-      w0 = _mm512_shuffle_f32x4 (u0, u1, 0x44);   /* blocks 0 4 1 5 */
-      w1 = _mm512_shuffle_f32x4 (u0, u1, 0xee);   /* blocks 8 12 9 13 */
-      w2 = _mm512_shuffle_f32x4 (u2, u3, 0x44);   /* blocks 2 6 3 7 */
-      w3 = _mm512_shuffle_f32x4 (u2, u3, 0xee);   /* blocks 10 14 11 15 */
-      _mm512_storeu_ps (out + 32 * i, _mm512_shuffle_f32x4 (w0, w2, 0x88));        /* blocks 0 1 2 3 */
-      _mm512_storeu_ps (out + 32 * i + 16, _mm512_shuffle_f32x4 (w0, w2, 0xdd));   /* 4 5 6 7 */
-      _mm512_storeu_ps (out + 32 * i + 32, _mm512_shuffle_f32x4 (w1, w3, 0x88));   /* 8 9 10 11 */
-      _mm512_storeu_ps (out + 32 * i + 48, _mm512_shuffle_f32x4 (w1, w3, 0xdd));   /* 12 13 14 15 */
+      philox16_lanes64 (b, stream, rk0, rk1, c);
+      v16_box_muller ((v16u) c[0], (v16u) c[1], &f0, &f1);
+      v16_box_muller ((v16u) c[2], (v16u) c[3], &f2, &f3);
+      store_normals64 (out + 32 * i, f0, f1, f2, f3);
     }
   if (i < nb)
     normal_batches_avx2 (seed, stream, block0 + 8 * i, out + 32 * i, nb - i);
@@ -468,6 +575,21 @@ normal_batches_for (RpeRngPath path)
       return NULL;
 #endif
     }
+}
+
+const char *
+_rpe_rng_path_name (void)
+{
+  NormalBatchesFunc f = normal_batches_for (RPE_RNG_PATH_AUTO);
+
+#ifdef NORMAL_HAVE_AVX2
+  if (f == normal_batches_avx512)
+    return "avx512";
+  if (f == normal_batches_avx2)
+    return "avx2";
+#endif
+  (void) f;
+  return "generic";
 }
 
 bool

@@ -1,4 +1,4 @@
-/* rpe-sine-spe.h: sineSPE ("Variant I", MATH.md section 1) internals.
+/* rpe-sine-spe.h: sineSPE ("Variant I", docs/math.md, section 1) internals.
  *
  * Used by rpe-spe.c / rpe-template.c; the public entry points are in rpe-spe.h.
  * Arguments are assumed validated by the caller (params->method == RPE_SPE_SINE).
@@ -32,6 +32,10 @@ RpeStatus _rpe_sine_spe_encode_fused_rows (const RpeSpeParams *params,
                                            float              *qhat,
                                            float              *khat,
                                            const RpeMonitor   *monitor);
+
+/* The same with the noise drawn from (seed, RPE_STREAM_SINE) by the workers (see
+ * rpe_spe_encode_seeded). */
+RpeSpeEncodeSeededFunc _rpe_sine_spe_encode_seeded;
 
 /* Ungated lag profile of (h, d) in double:
  * out[i] = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k), tau = i - (N-1), i < 2N-1. */

@@ -1,5 +1,5 @@
 /* rpe-skew.c: exact relative attention logits with Huang et al.'s skewing
- * (MATH.md section 6).  See rpe-skew.h for layouts and conventions. */
+ * (docs/math.md, section 6).  See rpe-skew.h for layouts and conventions. */
 #include "config.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* rpe-skew.h: exact relative attention logits (MATH.md section 6).
+/* rpe-skew.h: exact relative attention logits (docs/math.md, section 6).
  *
  * Shaw, Uszkoreit, Vaswani 2018 ("Self-Attention with Relative Position
  * Representations") and the memory-efficient "skewing" of Huang et al. 2018

@@ -1,4 +1,4 @@
-/* rpe-spe.c: SPE parameters, noise, gating and encoding (MATH.md sections 1-4, 10).
+/* rpe-spe.c: SPE parameters, noise, gating and encoding (docs/math.md, sections 1-4, 10).
  *
  * Stochastic Positional Encoding: Liutkus et al., "Relative Positional Encoding
  * for Transformers with Linear Complexity", ICML 2021 (papers/spe-liutkus2021-*).
@@ -485,7 +485,7 @@ rpe_spe_gate_codes (const RpeSpeParams *params,
 
   s = rpe_spe_code_scale (params->n_features, r);
   /* Qbar' = sqrt(1 - g) Qbar + sqrt(g) s eps, the same eps for queries and keys
-   * and for every position (MATH.md section 3). */
+   * and for every position (docs/math.md, section 3). */
   for (size_t m = 0; m < n; m++)
     {
       float *qrow = qbar + m * hdr;
@@ -609,9 +609,9 @@ check_encode_args (const RpeSpeParams *params,
   return rpe_size_bytes (&bytes, sizeof (float), n, params->n_heads, params->n_features, r);
 }
 
-/* The sine encoding's BLAS int sizes (R, H*R, D*2K) fit an int. */
+/* The sine encoding's sizes (R, H*R, D*2K) fit an int (the limits it has had since it ran on BLAS). */
 static bool
-sine_blas_sizes_fit (const RpeSpeParams *params,
+sine_sizes_fit (const RpeSpeParams *params,
                      size_t              r)
 {
   size_t bytes, k2;
@@ -641,7 +641,7 @@ rpe_spe_encode_fused (const RpeSpeParams *params,
   if (params->method == RPE_SPE_CONV)
     return _rpe_conv_spe_encode_fused (params, n, r, z, params->gate != NULL ? eps : NULL,
                                        q, k, qhat, khat, monitor);
-  if (!sine_blas_sizes_fit (params, r))
+  if (!sine_sizes_fit (params, r))
     return RPE_ERROR_OVERFLOW;
   return _rpe_sine_spe_encode_fused (params, n, r, z, params->gate != NULL ? eps : NULL,
                                      q, k, qhat, khat, monitor);
@@ -669,7 +669,7 @@ rpe_spe_encode_fused_rows (const RpeSpeParams *params,
   if (params->method != RPE_SPE_SINE || rows == 0 || m0 >= n || rows > n - m0
       || m0 % RPE_SPE_FUSED_ROWS_ALIGN != 0)
     return RPE_ERROR_INVALID_ARGUMENT;
-  if (!sine_blas_sizes_fit (params, r))
+  if (!sine_sizes_fit (params, r))
     return RPE_ERROR_OVERFLOW;
   return _rpe_sine_spe_encode_fused_rows (params, m0, rows, r, z, params->gate != NULL ? eps : NULL,
                                           q, k, qhat, khat, monitor);
@@ -688,7 +688,6 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
                        const RpeMonitor   *monitor)
 {
   size_t noise;
-  float *z;
   RpeStatus st;
 
   if ((st = check_encode_args (params, false, n, r, eps, q, k, qhat, khat, &noise)) != RPE_OK)
@@ -697,13 +696,10 @@ rpe_spe_encode_seeded (const RpeSpeParams *params,
   if (params->method == RPE_SPE_CONV)
     return _rpe_conv_spe_encode_seeded (params, n, r, seed, params->gate != NULL ? eps : NULL,
                                         q, k, qhat, khat, monitor);
-  /* sine: the noise (H, D, 2K, R) does not grow with N */
-  if ((z = rpe_alloc (noise, sizeof (float), &st)) == NULL)
-    return st;
-  if ((st = rpe_spe_noise_fill (params, n, r, seed, z)) == RPE_OK)
-    st = rpe_spe_encode_fused (params, n, r, z, eps, q, k, qhat, khat, monitor);
-  rpe_free (z);
-  return st;
+  if (!sine_sizes_fit (params, r))
+    return RPE_ERROR_OVERFLOW;
+  return _rpe_sine_spe_encode_seeded (params, n, r, seed, params->gate != NULL ? eps : NULL,
+                                      q, k, qhat, khat, monitor);
 }
 
 RpeStatus

@@ -1,4 +1,4 @@
-/* rpe-spe.h: Stochastic Positional Encoding (MATH.md sections 1-4).
+/* rpe-spe.h: Stochastic Positional Encoding (docs/math.md, sections 1-4).
  *
  * Layouts (C order, one batch item):
  *   q, k            (N, H, D)       queries / keys
@@ -92,7 +92,7 @@ RpeStatus rpe_spe_noise_fill_range (const RpeSpeParams *params,
                                     size_t              offset,
                                     size_t              count,
                                     float              *z);
-/* The code scale s = 1 / (R D)^(1/4) (MATH.md section 1); 0 if an argument is 0. */
+/* The code scale s = 1 / (R D)^(1/4) (docs/math.md, section 1); 0 if an argument is 0. */
 double    rpe_spe_code_scale (size_t n_features,
                               size_t r);
 /* Fills eps (H, D, R) with the seeded gate noise (stream RPE_STREAM_GATE). */
@@ -152,8 +152,9 @@ RpeStatus rpe_spe_encode_fused (const RpeSpeParams *params,
  * correlation runs along the whole sequence; RPE_ERROR_INVALID_ARGUMENT): q, k are those rows
  * of the content ((rows, H, D)), qhat, khat receive those rows ((rows, H, R)), z and eps as in
  * rpe_spe_encode_fused.  m0 must be a multiple of RPE_SPE_FUSED_ROWS_ALIGN; the values are
- * those of the whole call, bit for bit, so a long sequence can be encoded and written in slabs
- * of rows. */
+ * those of the whole call, bit for bit on every CPU (a row's features depend on its position
+ * and its block's start only, and the core's own product sums each value in one fixed order,
+ * rpe-gemm-private.h), so a long sequence can be encoded and written in slabs of rows. */
 #define RPE_SPE_FUSED_ROWS_ALIGN 128
 RpeStatus rpe_spe_encode_fused_rows (const RpeSpeParams *params,
                                      size_t              n,

@@ -1,5 +1,5 @@
 /* rpe-template.c: analytic and empirical SPE templates, SPE and exact logits
- * (MATH.md sections 1-4).
+ * (docs/math.md, sections 1-4).
  */
 #include "config.h"
 
@@ -59,7 +59,7 @@ lags_double (const RpeSpeParams *params,
 
   if (gated && params->gate != NULL)
     {
-      /* Ptilde = (1 - g) P + g (MATH.md section 3) */
+      /* Ptilde = (1 - g) P + g (docs/math.md, section 3) */
       double g = params->gate[h * params->n_features + d];
 
       for (size_t i = 0; i < len; i++)

@@ -101,9 +101,9 @@ rpe_test_run_cli_argv (const char *const *args,
                        char             **err_out)
 {
   const char *rpe = g_getenv ("RPE_CLI");
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   int wait_status = 0;
   gboolean failed;
 
@@ -137,8 +137,8 @@ rpe_test_run_cli (char       **out_out,
 {
   va_list ap;
   g_autofree char *cmdline = NULL;
-  g_auto(GStrv) words = NULL;
-  g_autoptr(GError) error = NULL;
+  g_auto (GStrv) words = NULL;
+  g_autoptr (GError) error = NULL;
 
   va_start (ap, format);
   cmdline = g_strdup_vprintf (format, ap);
@@ -154,7 +154,7 @@ rpe_test_run_cli_args (char       **out_out,
                        const char  *first,
                        ...)
 {
-  g_autoptr(GPtrArray) words = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   va_list ap;
 
   va_start (ap, first);
@@ -170,7 +170,7 @@ rpe_test_run_cli_export (const char        *view,
                          const char *const *args,
                          const char        *out)
 {
-  g_autoptr(GPtrArray) words = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
   g_autofree char *err = NULL;
   int status;
 

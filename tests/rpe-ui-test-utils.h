@@ -7,7 +7,7 @@
 
 #include "rpe-export-dialog.h"
 #include "rpe-explorer-state.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 /* rpe_test_iterate_until condition: the window (data) runs no job. */
 gboolean         rpe_test_window_idle         (gpointer          data);

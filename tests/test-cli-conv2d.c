@@ -1,5 +1,5 @@
 /* test-cli-conv2d.c: `rpe compute template|codes|encode --grid N1xN2` (2-D convSPE) against sums
- * written here (MATH.md section 2 in 2-D, see core/rpe-conv-spe-2d.h), with the parameters of
+ * written here (docs/math.md, section 2 in 2-D, see core/rpe-conv-spe-2d.h), with the parameters of
  * the CLI's seeded init rebuilt in the test and noise the test writes itself. */
 #include "config.h"
 
@@ -19,7 +19,7 @@ enum { N1 = 4, N2 = 5, N = N1 * N2, H = 2, D = 2, L1 = 3, L2 = 2, R = 6, SEED = 
 static RpeTensor *
 read_npy (const char *path)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeTensor *t = rpe_npy_read (path, &error);
 
   g_assert_no_error (error);
@@ -29,7 +29,7 @@ read_npy (const char *path)
 static void
 write_npy (const char *path, const float *data, gsize ndim, const gsize *shape)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
 
   g_assert_true (rpe_npy_write (path, data, ndim, shape, FALSE, &error));
   g_assert_no_error (error);
@@ -60,7 +60,7 @@ static void
 test_template (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("t2d.npy");
-  g_autoptr(RpeTensor) t = NULL;
+  g_autoptr (RpeTensor) t = NULL;
   RpeSpeParams p;
 
   cli_params (&p);
@@ -111,8 +111,8 @@ test_codes_encode (void)
   /* codes (ungated), replaying the noise in the reference layout (R, H*D, N1+4L1, N2+4L2) */
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute codes " OPTS " --noise '%s' -o '%s' --out-keys '%s'", zp, qb, kb), ==, 0);
   {
-    g_autoptr(RpeTensor) tq = read_npy (qb);
-    g_autoptr(RpeTensor) tk = read_npy (kb);
+    g_autoptr (RpeTensor) tq = read_npy (qb);
+    g_autoptr (RpeTensor) tk = read_npy (kb);
 
     g_assert_cmpuint (tq->shape[0], ==, N);
     g_assert_cmpuint (tq->shape[3], ==, R);
@@ -132,8 +132,8 @@ test_codes_encode (void)
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute encode " OPTS " --noise '%s' --gate-noise '%s' --queries '%s' -o '%s' --out-keys '%s'",
                             zp, ep, qp, qh, kh), ==, 0);
   {
-    g_autoptr(RpeTensor) tq = read_npy (qh);
-    g_autoptr(RpeTensor) tk = read_npy (kh);
+    g_autoptr (RpeTensor) tq = read_npy (qh);
+    g_autoptr (RpeTensor) tk = read_npy (kh);
     double s = 1.0 / sqrt (sqrt ((double) R * D));
 
     for (size_t pp = 0; pp < N; pp++)
@@ -181,8 +181,8 @@ fixture (const char *name)
 static double
 rel_err (const char *got_path, const char *want_path)
 {
-  g_autoptr(RpeTensor) got = read_npy (got_path);
-  g_autoptr(RpeTensor) want = read_npy (want_path);
+  g_autoptr (RpeTensor) got = read_npy (got_path);
+  g_autoptr (RpeTensor) want = read_npy (want_path);
   double err = 0, scale = 0;
 
   g_assert_cmpuint (got->n_elements, ==, want->n_elements);

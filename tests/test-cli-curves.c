@@ -41,8 +41,8 @@ static Csv *
 csv_read (const char *path)
 {
   g_autofree char *text = NULL;
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) lines = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) lines = NULL;
   GArray *values = g_array_new (FALSE, FALSE, sizeof (double));
   Csv *c = g_new0 (Csv, 1);
   gsize i = 0;
@@ -64,7 +64,7 @@ csv_read (const char *path)
   g_assert_cmpuint (c->n_cols, >=, 2);
   for (; lines[i] != NULL && lines[i][0] != '\0'; i++)
     {
-      g_auto(GStrv) fields = g_strsplit (lines[i], ",", -1);
+      g_auto (GStrv) fields = g_strsplit (lines[i], ",", -1);
 
       g_assert_cmpuint (g_strv_length (fields), ==, c->n_cols);
       for (gsize j = 0; j < c->n_cols; j++)
@@ -126,15 +126,15 @@ assert_columns (const Csv *c, const char *const *names)
 static void
 load_demo (const char *prefix, RpeSpeParams *p)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (g_getenv ("RPE_DEMO_CHECKPOINT"), &error);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (g_getenv ("RPE_DEMO_CHECKPOINT"), &error);
 
   g_assert_no_error (error);
   g_assert_true (rpe_checkpoint_load_spe (set, prefix, -1, p, &error));
   g_assert_no_error (error);
 }
 
-/* Naive template (MATH.md 1-3). */
+/* Naive template (docs/math.md, sections 1-3). */
 static double
 naive_template (const RpeSpeParams *p, size_t h, size_t d, long tau, gboolean gated)
 {
@@ -163,7 +163,7 @@ static void
 test_profile_demo (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("profile.csv");
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (Csv) c = NULL;
   const char *cols[] = { "tau", "sine_ungated", "sine_gated", "conv_ungated", "conv_gated", "lrpe", NULL };
   RpeSpeParams sine, conv;
   const long n = 48;
@@ -210,8 +210,8 @@ test_profile_random (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("profile-r.csv");
   g_autofree char *wpath = rpe_test_tmp_path ("w.npy");
-  g_autoptr(GError) error = NULL;
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (Csv) c = NULL;
   const char *cols[] = { "tau", "fastrpb", "conv_gated", NULL };
   float w[2 * 10 - 1];
 
@@ -236,7 +236,7 @@ static void
 test_error_demo (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("error.csv");
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (Csv) c = NULL;
   const char *cols[] = { "R", "sine", "sine_rms", "sine_sd", "conv", "conv_rms", "conv_sd", NULL };
   const char *methods[] = { "sine", "conv" };
   gint64 t0 = g_get_monotonic_time ();
@@ -277,7 +277,7 @@ static void
 test_error_position (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("error-pos.csv");
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (Csv) c = NULL;
   const char *cols[] = { "m", "conv", "conv_rms", "conv_sd", NULL };
 
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves error --against position --method conv --heads 2 --features 4 "
@@ -301,7 +301,7 @@ static void
 test_extrapolation_demo (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("extra.csv");
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (Csv) c = NULL;
   const char *models[] = { "ape", "sine", "conv" };
   const char *suffix[] = { "distance", "entropy", "ti", "mono" };
   const gsize nt = 32;
@@ -350,7 +350,7 @@ static void
 test_extrapolation_random (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("extra-r.csv");
-  g_autoptr(Csv) c = NULL;
+  g_autoptr (Csv) c = NULL;
 
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "curves extrapolation --heads 2 --features 8 --kernel 4 --sines 3 "
                             "--train-length 16 --max-length 40 --window 5 --causal --content random "

@@ -137,7 +137,7 @@ test_npy_matches_compute (void)
 {
   g_autofree char *a = rpe_test_tmp_path ("exported.npy");
   g_autofree char *b = rpe_test_tmp_path ("computed.npy");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeTensor *ta, *tb;
 
   g_assert_cmpint (run (NULL, "export", "template", "--checkpoint", demo, "--length", "24", "--head", "2",

@@ -3,7 +3,7 @@
  * The fitted checkpoint is read back two independent ways and must give the error `rpe fit`
  * printed: (1) `rpe compute template` (the engine, through the checkpoint reader), its head
  * profiles formed here; (2) the raw safetensors values through sigmoid/softplus written here
- * from MATH.md.  Targets are evaluated here too.  Also the state_dict names and shapes, the
+ * from docs/math.md.  Targets are evaluated here too.  Also the state_dict names and shapes, the
  * CSV, the sweep, and bad input exiting with 2 (or 1 for an unwritable output). */
 #include "config.h"
 
@@ -21,7 +21,7 @@ static double
 last_error (const char *out)
 {
   g_autofree char *copy = g_strstrip (g_strdup (out));
-  g_auto(GStrv) lines = g_strsplit (copy, "\n", -1);
+  g_auto (GStrv) lines = g_strsplit (copy, "\n", -1);
   guint n = g_strv_length (lines);
   const char *last;
   char *end = NULL;
@@ -122,9 +122,9 @@ check_readback (const char *method, gboolean gated, Target target)
   g_autofree char *t5 = rpe_test_tmp_path ("t5.npy");
   g_autofree char *out = NULL;
   g_autofree char *extra = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensor) tt = NULL;
-  g_autoptr(RpeTensorSet) set = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) tt = NULL;
+  g_autoptr (RpeTensorSet) set = NULL;
   double *b = g_new (double, H * len), *l = g_new (double, H * len), *raw = g_new0 (double, H * len);
   double e, e_tpl, e_raw;
 
@@ -168,7 +168,7 @@ check_readback (const char *method, gboolean gated, Target target)
       }
   e_tpl = err_of (H, n, b, l);
 
-  /* (2) the raw values through the transforms written here (MATH.md sections 1-3) */
+  /* (2) the raw values through the transforms written here (docs/math.md, sections 1-3) */
   set = rpe_safetensors_read (ckpt, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (rpe_tensor_set_size (set), ==, (strcmp (method, "sine") == 0 ? 3 : 2) + (gated ? 1 : 0));
@@ -196,7 +196,7 @@ check_readback (const char *method, gboolean gated, Target target)
                 for (size_t i = 0; i < len; i++)
                   {
                     double tau = (double) i - (double) (n - 1);
-                    /* MATH.md 1 and 3: (1-g) lambda^2/(2K) cos(2 pi f tau + theta), + g once per (h, d) */
+                    /* docs/math.md, sections 1 and 3: (1-g) lambda^2/(2K) cos(2 pi f tau + theta), + g once per (h, d) */
                     raw[(c / D) * len + i] += ((1 - g) * lam * lam / (2.0 * size) * cos (2 * M_PI * f * tau + th)
                                                + g / size) / sqrt ((double) D);
                   }
@@ -258,8 +258,8 @@ test_csv_sweep (void)
   g_autofree char *sweep = rpe_test_tmp_path ("sweep.csv");
   g_autofree char *out = NULL;
   g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_auto(GStrv) slines = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_auto (GStrv) slines = NULL;
   size_t H = 2, n = 30;
   double prev = INFINITY;
   int sweep_lines = 0;
@@ -285,14 +285,14 @@ test_csv_sweep (void)
 
   /* profiles: 1 comment + header + 2N-1 rows, target columns equal ALiBi */
   {
-    g_auto(GStrv) rows = NULL;
+    g_auto (GStrv) rows = NULL;
     g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
     rows = g_strsplit (g_strstrip (text), "\n", -1);
     g_assert_cmpuint (g_strv_length (rows), ==, 2 + 2 * n - 1);
     g_assert_cmpstr (rows[1], ==, "tau,target_h0,fit_h0,target_h1,fit_h1");
     for (size_t i = 0; i < 2 * n - 1; i++)
       {
-        g_auto(GStrv) cols = g_strsplit (rows[2 + i], ",", -1);
+        g_auto (GStrv) cols = g_strsplit (rows[2 + i], ",", -1);
         long tau = (long) i - (long) (n - 1);
 
         g_assert_cmpuint (g_strv_length (cols), ==, 1 + 2 * H);
@@ -310,7 +310,7 @@ test_csv_sweep (void)
 }
 
 /* FastRPB PositionalBias "full" layout (1, H, 2M-1): index 0 is tau = M-1, index i >= 1 is
- * tau = i - M (MATH.md section 8); the CSV's target columns must show w(tau) at each tau */
+ * tau = i - M (docs/math.md, section 8); the CSV's target columns must show w(tau) at each tau */
 static double
 fastrpb_w (size_t h, long tau)
 {
@@ -324,9 +324,9 @@ test_fastrpb (void)
   g_autofree char *ckpt = rpe_test_tmp_path ("fastrpb-fit.safetensors");
   g_autofree char *csv = rpe_test_tmp_path ("fastrpb.csv");
   g_autofree char *text = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
-  g_auto(GStrv) rows = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+  g_auto (GStrv) rows = NULL;
   size_t H = 2, M = 24, n = 16;
   gsize shape[3] = { 1, H, 2 * M - 1 };
   RpeTensor *w = rpe_tensor_new ("model.layers.0.pos.bias.w", 3, shape, &error);
@@ -344,7 +344,7 @@ test_fastrpb (void)
   g_assert_cmpuint (g_strv_length (rows), ==, 2 + 2 * n - 1);
   for (size_t i = 0; i < 2 * n - 1; i++)
     {
-      g_auto(GStrv) cols = g_strsplit (rows[2 + i], ",", -1);
+      g_auto (GStrv) cols = g_strsplit (rows[2 + i], ",", -1);
       long tau = (long) i - (long) (n - 1);
 
       for (size_t h = 0; h < H; h++)
@@ -361,7 +361,7 @@ test_bad_input (void)
   g_autofree char *ckpt = rpe_test_tmp_path ("bad.safetensors");
   g_autofree char *nan_npy = rpe_test_tmp_path ("nan.npy");
   g_autofree char *short_npy = rpe_test_tmp_path ("short.npy");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   float v[9] = { 0, 1, 2, NAN, 4, 5, 6, 7, 8 };
   gsize shape9[1] = { 9 }, shape5[2] = { 5, 2 };
   const char *bad[] = {
@@ -424,7 +424,7 @@ test_noise_cli (void)
   g_autofree char *b = rpe_test_tmp_path ("noise-b.npy");
   g_autofree char *csv = rpe_test_tmp_path ("noise-err.csv");
   g_autofree char *text = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   const char *common = "--heads 2 --features 3 --sines 3 --kernel 5 --length 20 --realizations 7 --seed 4";
 
   /* iid stays bit-identical to today's draw, for sine and conv, fused and code paths */
@@ -443,8 +443,8 @@ test_noise_cli (void)
   /* sine + orthogonal with R = 2K + 1 (the random init is gated): the empirical template is
    * the analytic one */
   {
-    g_autoptr(RpeTensor) emp = NULL;
-    g_autoptr(RpeTensor) ana = NULL;
+    g_autoptr (RpeTensor) emp = NULL;
+    g_autoptr (RpeTensor) ana = NULL;
     double worst = 0, scale = 0;
 
     g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method sine %s --noise-scheme orthogonal -o '%s'", common, a), ==, 0);
@@ -469,8 +469,8 @@ test_noise_cli (void)
                             csv), ==, 0);
   g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
   {
-    g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
-    g_auto(GStrv) head = NULL;
+    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    g_auto (GStrv) head = NULL;
     gint orth = -1, iid = -1;
     guint i = 0;
 
@@ -491,7 +491,7 @@ test_noise_cli (void)
     /* rows R = 5 and 16 are >= 2K + 1 = 5: exact; iid is not */
     for (guint k = 2; k <= 3; k++)
       {
-        g_auto(GStrv) row = g_strsplit (lines[i + k], ",", -1);
+        g_auto (GStrv) row = g_strsplit (lines[i + k], ",", -1);
         g_assert_cmpfloat (g_ascii_strtod (row[orth], NULL), <, 1e-5);
         g_assert_cmpfloat (g_ascii_strtod (row[iid], NULL), >, 1e-2);
       }

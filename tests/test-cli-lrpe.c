@@ -4,7 +4,7 @@
  * state_dict with LRPE modules (a learned v and theta, a permutation buffer, a
  * learned complex theta) and FastRPB biases in the reference's full and
  * symmetric layouts trained at M = 24, and the expected outputs computed there
- * by torch modules written from MATH.md sections 7 and 8 (enc*.npy, bias*.npy).
+ * by torch modules written from docs/math.md, sections 7 and 8 (enc*.npy, bias*.npy).
  */
 #include "config.h"
 
@@ -27,9 +27,9 @@ fixture (const char *name)
 static double
 npy_rel_err (const char *got_path, const char *want_path)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensor) got = rpe_npy_read (got_path, &error);
-  g_autoptr(RpeTensor) want = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) got = rpe_npy_read (got_path, &error);
+  g_autoptr (RpeTensor) want = NULL;
   double err = 0, scale = 0;
 
   g_assert_no_error (error);
@@ -120,8 +120,8 @@ test_lrpe_npy (void)
   g_autofree char *out = rpe_test_tmp_path ("lrpe-enc-npy.npy");
   g_autofree char *badp = rpe_test_tmp_path ("bad-perm.npy");
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensor) t = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) t = NULL;
 
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute lrpe-encode --lrpe-v '%s' --lrpe-theta-file '%s' --queries '%s' -o '%s'",
                             v, theta, q, out), ==, 0);
@@ -154,9 +154,9 @@ test_lrpe_npy (void)
 static gboolean
 same_npy (const char *a_path, const char *b_path)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensor) a = rpe_npy_read (a_path, &error);
-  g_autoptr(RpeTensor) b = rpe_npy_read (b_path, &error);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) a = rpe_npy_read (a_path, &error);
+  g_autoptr (RpeTensor) b = rpe_npy_read (b_path, &error);
 
   g_assert_no_error (error);
   return a->n_elements == b->n_elements && memcmp (a->data, b->data, a->n_elements * sizeof (float)) == 0;
@@ -280,10 +280,10 @@ test_fastrpb_2d (void)
   g_autofree char *ckpt = fixture ("lrpe.pt");
   g_autofree char *vals = fixture ("values.npy");
   g_autofree char *out = rpe_test_tmp_path ("fastrpb-2d.npy");
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (ckpt, &error);
-  g_autoptr(RpeTensor) v = NULL;
-  g_autoptr(RpeTensor) y = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (ckpt, &error);
+  g_autoptr (RpeTensor) v = NULL;
+  g_autoptr (RpeTensor) y = NULL;
   const RpeTensor *w;
   const long m = 24, n1 = 4, n2 = 4, h = 2, dv = 3;
 

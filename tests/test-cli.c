@@ -29,7 +29,7 @@ static double softplus (double x) { return log1p (exp (x)); }
 static RpeTensor *
 read_npy (const char *path)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeTensor *t = rpe_npy_read (path, &error);
 
   g_assert_no_error (error);
@@ -48,7 +48,7 @@ assert_shape (const RpeTensor *t, gsize ndim, const gsize *shape)
 static void
 write_npy (const char *path, const float *data, gsize ndim, const gsize *shape)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
 
   g_assert_true (rpe_npy_write (path, data, ndim, shape, FALSE, &error));
   g_assert_no_error (error);
@@ -57,7 +57,7 @@ write_npy (const char *path, const float *data, gsize ndim, const gsize *shape)
 static void
 add_tensor (RpeTensorSet *set, const char *name, const double *values, gsize ndim, const gsize *shape)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeTensor *t = rpe_tensor_new (name, ndim, shape, &error);
 
   g_assert_no_error (error);
@@ -69,8 +69,8 @@ add_tensor (RpeTensorSet *set, const char *name, const double *values, gsize ndi
 static void
 make_checkpoint (void)
 {
-  g_autoptr(RpeTensorSet) set = rpe_tensor_set_new ();
-  g_autoptr(GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (GError) error = NULL;
   float u[H * D * (3 * K + 2 + 2 * L)];
   gsize j = 0;
 
@@ -104,7 +104,7 @@ make_checkpoint (void)
   g_assert_no_error (error);
 }
 
-/* MATH.md section 1, straight from the formula: the gated sine template of (h, d) at lag tau. */
+/* docs/math.md, section 1, straight from the formula: the gated sine template of (h, d) at lag tau. */
 static double
 sine_template (gsize h, gsize d, double tau, const double *raw_gate)
 {
@@ -125,7 +125,7 @@ sine_template (gsize h, gsize d, double tau, const double *raw_gate)
   return p;
 }
 
-/* MATH.md section 2: query filter = conv_k.weight, key filter = conv_q.weight. */
+/* docs/math.md, section 2: query filter = conv_k.weight, key filter = conv_q.weight. */
 static double
 conv_template (gsize c, long tau)
 {
@@ -213,7 +213,7 @@ test_embedded_demo (void)
 {
   const char *demo_file = g_getenv ("RPE_DEMO_CHECKPOINT");
   g_autofree char *a = rpe_test_tmp_path ("demo-a.npy"), *b = rpe_test_tmp_path ("demo-b.npy");
-  g_autoptr(RpeTensor) ta = NULL, tb = NULL;
+  g_autoptr (RpeTensor) ta = NULL, tb = NULL;
 
   g_assert_nonnull (demo_file);
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "info demo"), ==, 0);
@@ -230,7 +230,7 @@ static void
 test_template_checkpoint (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("tmpl.npy");
-  g_autoptr(RpeTensor) t = NULL;
+  g_autoptr (RpeTensor) t = NULL;
   const gsize n = 20;
   double err = 0;
 
@@ -266,7 +266,7 @@ static void
 test_template_conv (void)
 {
   g_autofree char *out = rpe_test_tmp_path ("conv.npy");
-  g_autoptr(RpeTensor) t = NULL;
+  g_autoptr (RpeTensor) t = NULL;
   const gsize n = 12;
 
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute template --checkpoint %s --method conv --no-gate --length %zu -o %s",
@@ -286,7 +286,7 @@ test_template_conv (void)
         }
 }
 
-/* Replayed noise: codes and encodings equal the sums of MATH.md evaluated here. */
+/* Replayed noise: codes and encodings equal the sums of docs/math.md evaluated here. */
 static void
 test_replay_sine (void)
 {
@@ -295,7 +295,7 @@ test_replay_sine (void)
   g_autofree char *kp = rpe_test_tmp_path ("k.npy"), *qo = rpe_test_tmp_path ("qbar.npy"), *ko = rpe_test_tmp_path ("kbar.npy");
   g_autofree char *qh = rpe_test_tmp_path ("qhat.npy"), *kh = rpe_test_tmp_path ("khat.npy");
   float z[1 * H * D * 2 * K * r], eps[H * D * r], q[n * H * D], k[n * H * D];
-  g_autoptr(RpeTensor) qbar = NULL, kbar = NULL, qhat = NULL, khat = NULL;
+  g_autoptr (RpeTensor) qbar = NULL, kbar = NULL, qhat = NULL, khat = NULL;
   double s = 1.0 / pow ((double) (r * D), 0.25);
   double err = 0, err_hat = 0;
 
@@ -370,7 +370,7 @@ static void
 test_seed_determinism (void)
 {
   g_autofree char *a = rpe_test_tmp_path ("ea.npy"), *b = rpe_test_tmp_path ("eb.npy"), *c = rpe_test_tmp_path ("ec.npy");
-  g_autoptr(RpeTensor) ta = NULL, tb = NULL, tc = NULL;
+  g_autoptr (RpeTensor) ta = NULL, tb = NULL, tc = NULL;
   gsize differ = 0;
 
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute empirical --method conv --heads 2 --features 4 --kernel 6 --length 16 --realizations 8 --seed 11 -o %s", a), ==, 0);
@@ -394,7 +394,7 @@ test_attention_exact (void)
   enum { n = 7 };
   g_autofree char *qp = rpe_test_tmp_path ("aq.npy"), *out = rpe_test_tmp_path ("att.npy");
   float q[n * H * D];
-  g_autoptr(RpeTensor) a = NULL;
+  g_autoptr (RpeTensor) a = NULL;
 
   rpe_rng_normal (31, 1000, 0, q, G_N_ELEMENTS (q));
   write_npy (qp, q, 3, (gsize[]) { n, H, D });
@@ -433,7 +433,7 @@ test_rpe_logits (void)
   g_autofree char *qp = rpe_test_tmp_path ("rq.npy"), *kp = rpe_test_tmp_path ("rk.npy"), *out = rpe_test_tmp_path ("rl.npy");
   g_autofree char *ep = rpe_test_tmp_path ("E.npy"), *out2 = rpe_test_tmp_path ("rl2.npy");
   float q[n * H * D], k[n * H * D], e[(2 * n - 1) * D];
-  g_autoptr(RpeTensor) l = NULL, l2 = NULL;
+  g_autoptr (RpeTensor) l = NULL, l2 = NULL;
 
   rpe_rng_normal (41, 1000, 0, q, G_N_ELEMENTS (q));
   rpe_rng_normal (42, 1000, 0, k, G_N_ELEMENTS (k));
@@ -473,7 +473,7 @@ test_linear_matches_quadratic (void)
   g_autofree char *vp = rpe_test_tmp_path ("v.npy"), *qh = rpe_test_tmp_path ("lqh.npy"), *kh = rpe_test_tmp_path ("lkh.npy");
   g_autofree char *y1 = rpe_test_tmp_path ("y1.npy"), *y2 = rpe_test_tmp_path ("y2.npy");
   float v[n * H * dv];
-  g_autoptr(RpeTensor) qhat = NULL, khat = NULL, ya = NULL, yc = NULL;
+  g_autoptr (RpeTensor) qhat = NULL, khat = NULL, ya = NULL, yc = NULL;
 
   rpe_rng_normal (51, 1000, 0, v, G_N_ELEMENTS (v));
   write_npy (vp, v, 3, (gsize[]) { n, H, dv });
@@ -645,7 +645,7 @@ test_lrpe_encode_rope (void)
   enum { n = 11, h = 2, d = 6 };
   g_autofree char *xp = rpe_test_tmp_path ("lx.npy"), *out = rpe_test_tmp_path ("lrope.npy"), *outc = rpe_test_tmp_path ("lcx.npy");
   float x[n * h * d];
-  g_autoptr(RpeTensor) y = NULL, yc = NULL;
+  g_autoptr (RpeTensor) y = NULL, yc = NULL;
 
   rpe_rng_normal (61, 1000, 0, x, G_N_ELEMENTS (x));
   write_npy (xp, x, 3, (gsize[]) { n, h, d });
@@ -690,7 +690,7 @@ test_lrpe_attention_linear (void)
   g_autofree char *qp = rpe_test_tmp_path ("lq.npy"), *kp = rpe_test_tmp_path ("lk.npy"), *vp = rpe_test_tmp_path ("lv.npy");
   g_autofree char *ap = rpe_test_tmp_path ("la.npy"), *yp = rpe_test_tmp_path ("ly.npy");
   float q[n * h * d], k[n * h * d], v[n * h * dv];
-  g_autoptr(RpeTensor) a = NULL, y = NULL;
+  g_autoptr (RpeTensor) a = NULL, y = NULL;
 
   rpe_rng_normal (71, 1000, 0, q, G_N_ELEMENTS (q));
   rpe_rng_normal (72, 1000, 0, k, G_N_ELEMENTS (k));
@@ -773,7 +773,7 @@ test_fastrpb (void)
 
   for (int variant = 0; variant < 4; variant++)
     {
-      g_autoptr(RpeTensor) y = NULL;
+      g_autoptr (RpeTensor) y = NULL;
       gboolean causal = variant == 1, per_head = variant == 2, softmax = variant == 3;
 
       if (softmax)
@@ -820,7 +820,7 @@ test_fastrpb (void)
 
   /* 2-D: W[(i,j),(i',j')] = wx_{i-i'} + wy_{j-j'} */
   {
-    g_autoptr(RpeTensor) y = NULL;
+    g_autoptr (RpeTensor) y = NULL;
 
     g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --grid %dx%d --values %s --bias-rows %s --bias-cols %s -o %s",
                               n1, n2, v2p, wr, wc, yp), ==, 0);
@@ -843,7 +843,7 @@ test_fastrpb (void)
    * trained at M = 4 (7 weights) cannot cover N = 13; bad grid */
   g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "compute fastrpb --values %s --bias %s -o %s", v2p, wp, yp), ==, 0);
   {
-    g_autoptr(RpeTensor) y = read_npy (yp);
+    g_autoptr (RpeTensor) y = read_npy (yp);
 
     for (gsize m = 0; m < n1 * n2; m++)
       {

@@ -12,7 +12,7 @@
 #include "rpe-safetensors.h"
 #include "rpe-test-utils.h"
 
-/* Independent references of the as-coded transforms (MATH.md sections 1-3),
+/* Independent references of the as-coded transforms (docs/math.md, sections 1-3),
  * written naively in double precision. */
 static double
 ref_sigmoid (double x)
@@ -222,7 +222,7 @@ test_pytorch_conv (void)
 
   /* the swap seen through the template: P(tau) = sum_j wq[j] wk[j + tau] with
    * wq = conv_k; with a one-hot conv_k at j = 0 and conv_q at j = 3 the
-   * template peaks at tau = +3 (MATH.md section 2) */
+   * template peaks at tau = +3 (docs/math.md, section 2) */
   {
     g_autoptr (RpeTensorSet) onehot = rpe_tensor_set_new ();
     gsize shape[3] = { 1, 1, L };

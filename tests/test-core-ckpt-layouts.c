@@ -1,6 +1,6 @@
 /* Checkpoints in the SPE authors' module layouts (tests/fixtures/make-checkpoint-fixtures.py):
  * discovery, gate pairing and the gated templates they mean, each compared with
- * MATH.md sections 1-3 computed here from the raw tensors. */
+ * docs/math.md, sections 1-3 computed here from the raw tensors. */
 #include "config.h"
 
 #include <math.h>
@@ -46,7 +46,7 @@ ref_sigmoid (double x)
   return 1.0 / (1.0 + exp (-x));
 }
 
-/* MATH.md 1 and 3, naively: the gated lag profile of (h, d) from the raw tensors
+/* docs/math.md, sections 1 and 3, naively: the gated lag profile of (h, d) from the raw tensors
  * (gate NULL: ungated); out[i] = Ptilde(tau = i - (N-1)). */
 static void
 ref_sine_lags (const RpeTensor *freqs,
@@ -81,7 +81,7 @@ ref_sine_lags (const RpeTensor *freqs,
     }
 }
 
-/* MATH.md 2 and 3: P_c(tau) = sum_j wq[c, j] wk[c, j + tau], wq = conv_k.weight
+/* docs/math.md, sections 2 and 3: P_c(tau) = sum_j wq[c, j] wk[c, j + tau], wq = conv_k.weight
  * (C, 1, L), wk = conv_q.weight. */
 static void
 ref_conv_lags (const RpeTensor *conv_q,
@@ -727,12 +727,12 @@ static void
 test_lrpe_trained (void)
 {
   g_autofree char *path = g_test_build_filename (G_TEST_DIST, "fixtures", "lrpe", "lrpe.pt", NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(RpeTensorSet) set = rpe_checkpoint_read (path, &error);
-  g_autoptr(GPtrArray) modules = NULL;
-  g_autoptr(RpeLrpeTrained) t0 = NULL;
-  g_autoptr(RpeLrpeTrained) t1 = NULL;
-  g_autoptr(RpeLrpeTrained) copy = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_checkpoint_read (path, &error);
+  g_autoptr (GPtrArray) modules = NULL;
+  g_autoptr (RpeLrpeTrained) t0 = NULL;
+  g_autoptr (RpeLrpeTrained) t1 = NULL;
+  g_autoptr (RpeLrpeTrained) copy = NULL;
   const RpeLrpeModuleInfo *m0, *m1;
   RpeLrpeConfig config = { 0 };
   const RpeTensor *perm;
@@ -787,8 +787,8 @@ test_lrpe_trained (void)
 
   /* a table that is not the powers of one permutation, and no parameter at all */
   {
-    g_autoptr(RpeTensor) bad = rpe_tensor_new ("bad.permutation", perm->ndim, perm->shape, &error);
-    g_autoptr(RpeLrpeTrained) none = NULL;
+    g_autoptr (RpeTensor) bad = rpe_tensor_new ("bad.permutation", perm->ndim, perm->shape, &error);
+    g_autoptr (RpeLrpeTrained) none = NULL;
 
     g_assert_no_error (error);
     memcpy (bad->data, perm->data, perm->n_elements * sizeof (float));

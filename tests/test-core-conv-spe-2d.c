@@ -1,5 +1,5 @@
 /* test-core-conv-spe-2d.c: 2-D convSPE (images) against sums written here from
- * MATH.md section 2 generalised to 2-D (see rpe-conv-spe-2d.h). */
+ * docs/math.md, section 2 generalised to 2-D (see rpe-conv-spe-2d.h). */
 #include "config.h"
 
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* test-core-curves.c: the analysis curves (MATH.md section 9) against naive
+/* test-core-curves.c: the analysis curves (docs/math.md, section 9) against naive
  * double-precision code written here: full-matrix metrics, closed-form
  * templates and lines, and the 1/sqrt(R) law of the SPE estimator. */
 #include "config.h"
@@ -25,7 +25,7 @@ make_params (RpeSpeParams *p, RpeSpeMethod method, size_t h, size_t d, size_t si
   g_assert_cmpint (rpe_spe_params_random (p, seed), ==, RPE_OK);
 }
 
-/* Naive analytic template (MATH.md sections 1-3), lag tau of cell (h, d). */
+/* Naive analytic template (docs/math.md, sections 1-3), lag tau of cell (h, d). */
 static double
 naive_template (const RpeSpeParams *p, size_t h, size_t d, long tau, gboolean gated)
 {
@@ -61,7 +61,7 @@ static char *
 read_file (const char *path)
 {
   char *text = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
 
   g_assert_true (g_file_get_contents (path, &text, NULL, &error));
   g_assert_no_error (error);
@@ -78,8 +78,8 @@ test_table_csv (void)
   g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "table.csv", NULL);
   g_autofree char *bad = g_build_filename (rpe_test_tmpdir (), "no-such-dir", "t.csv", NULL);
   g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_autoptr(GDir) dir = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (GDir) dir = NULL;
   const char *name;
   int err = 0, n_entries = 0;
   const char *locales[] = { "de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8", NULL };

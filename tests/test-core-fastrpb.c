@@ -290,7 +290,7 @@ test_timing (void)
   g_rand_free (rand);
 }
 
-/* The weight of offset tau from the raw stored weights, written from MATH.md
+/* The weight of offset tau from the raw stored weights, written from docs/math.md
  * section 8 independently of rpe_fastrpb_to_centred. */
 static double
 stored_weight (RpeFastrpbLayout layout, const float *row, long m_train, long tau)

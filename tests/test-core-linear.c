@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "rpe-gemm-private.h"
 #include "rpe-linear-attention.h"
 #include "rpe-test-utils.h"
 
@@ -664,7 +665,7 @@ direct_linear (bool         elu1,
   return y;
 }
 
-/* Every kernel set this machine has (RPE_LINEAR_ISA lowers the choice: BLAS, AVX2, AVX-512
+/* Every kernel set this machine has (RPE_LINEAR_ISA lowers the choice: the core's product, AVX2, AVX-512
  * tiles), relu and elu1, causal or not, on shapes that are not multiples of the blocks,
  * tiles or vector widths (N odd, M = 5 or 67, Dv = 3, 32, 96, 128), with inputs whose
  * features underflow (elu1 at -120) and a relu query row with a zero denominator. */
@@ -675,7 +676,7 @@ test_fused_vs_direct (void)
     { 1, 1, 5, 64 }, { 7, 3, 67, 32 }, { 300, 2, 64, 64 }, { 1000, 3, 67, 128 },
     { 777, 1, 8, 3 }, { 2500, 2, 64, 96 },
   };
-  static const char *const isas[] = { "blas", "avx2", "avx512" };
+  static const char *const isas[] = { "generic", "avx2", "avx512" };
   char *saved = g_strdup (g_getenv ("RPE_LINEAR_ISA"));
   GRand *rand = g_rand_new_with_seed (41);
 
@@ -714,6 +715,65 @@ test_fused_vs_direct (void)
   else
     g_unsetenv ("RPE_LINEAR_ISA");
   g_free (saved);
+  g_rand_free (rand);
+}
+
+/* The causal recurrence runs its chunk products on the core's own kernels
+ * (rpe-gemm-private.h), each value summed in one fixed order: 1, 2 and 3 threads, the chunked
+ * features path and the precomputed features (rpe_linear_attention) give the same bits, and so
+ * do the AVX2 and AVX-512 builds of the product. */
+static void
+test_causal_bitwise (void)
+{
+  const size_t n = 1500, hc = 3, m = 32, dv = 40;
+  const char *kernels[] = { "avx2", "avx512" };
+  g_autofree char *saved_threads = g_strdup (g_getenv ("RPE_NUM_THREADS"));
+  g_autofree char *saved_kernel = g_strdup (g_getenv ("RPE_GEMM_KERNEL"));
+  GRand *rand = g_rand_new_with_seed (44);
+  float *q = random_floats (rand, n * hc * m, 1.5), *k = random_floats (rand, n * hc * m, 1.5);
+  float *v = random_floats (rand, n * hc * dv, 1.0);
+  float *pq = g_new (float, n * hc * m), *pk = g_new (float, n * hc * m);
+  float *y1 = g_new (float, n * hc * dv), *y = g_new (float, n * hc * dv), *yk = NULL;
+
+  g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, TRUE, y1, NULL), ==,
+                   RPE_OK);
+  for (int threads = 1; threads <= 3; threads++)
+    {
+      char buf[8];
+
+      g_snprintf (buf, sizeof buf, "%d", threads);
+      g_setenv ("RPE_NUM_THREADS", buf, TRUE);
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, TRUE, y, NULL), ==,
+                       RPE_OK);
+      g_assert_cmpmem (y, n * hc * dv * sizeof (float), y1, n * hc * dv * sizeof (float));
+    }
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_ELU1, NULL, RPE_FEATURE_QUERY, n, hc, m, q, pq, NULL), ==,
+                   RPE_OK);
+  g_assert_cmpint (rpe_feature_map_apply (RPE_FEATURE_ELU1, NULL, RPE_FEATURE_KEY, n, hc, m, k, pk, NULL), ==,
+                   RPE_OK);
+  g_assert_cmpint (rpe_linear_attention (n, hc, m, dv, pq, pk, v, TRUE, y, NULL), ==, RPE_OK);
+  g_assert_cmpmem (y, n * hc * dv * sizeof (float), y1, n * hc * dv * sizeof (float));
+  for (size_t ki = 0; ki < G_N_ELEMENTS (kernels); ki++)
+    {
+      g_setenv ("RPE_GEMM_KERNEL", kernels[ki], TRUE);
+      if (strcmp (_rpe_gemm_isa_name (_rpe_gemm_isa ()), kernels[ki]) != 0)
+        continue;   /* not on this CPU */
+      g_assert_cmpint (rpe_linear_attention_qkv (RPE_FEATURE_ELU1, NULL, n, hc, m, dv, q, k, v, TRUE, y, NULL), ==,
+                       RPE_OK);
+      if (yk == NULL)
+        yk = g_memdup2 (y, n * hc * dv * sizeof (float));
+      else
+        g_assert_cmpmem (y, n * hc * dv * sizeof (float), yk, n * hc * dv * sizeof (float));
+    }
+  if (saved_threads != NULL)
+    g_setenv ("RPE_NUM_THREADS", saved_threads, TRUE);
+  else
+    g_unsetenv ("RPE_NUM_THREADS");
+  if (saved_kernel != NULL)
+    g_setenv ("RPE_GEMM_KERNEL", saved_kernel, TRUE);
+  else
+    g_unsetenv ("RPE_GEMM_KERNEL");
+  g_free (q); g_free (k); g_free (v); g_free (pq); g_free (pk); g_free (y1); g_free (y); g_free (yk);
   g_rand_free (rand);
 }
 
@@ -792,6 +852,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/linear/qkv-chunked", test_qkv_chunked);
   g_test_add_func ("/core/linear/fused-vs-direct", test_fused_vs_direct);
   g_test_add_func ("/core/linear/fused-threads", test_fused_threads);
+  g_test_add_func ("/core/linear/causal-bitwise", test_causal_bitwise);
   g_test_add_func ("/core/linear/fused-streamed", test_fused_streamed);
   g_test_add_func ("/core/linear/feature-values", test_feature_values);
   g_test_add_func ("/core/linear/exp-shift-invariance", test_exp_shift_invariance);

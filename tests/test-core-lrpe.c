@@ -1,13 +1,13 @@
 /* test-core-lrpe.c: LRPE against dense double-precision references.
  *
  * The references build P (d' x D) and Lambda(s) (d' x d') as explicit complex
- * matrices from their definitions (MATH.md section 7), in double, inside the
+ * matrices from their definitions (docs/math.md, section 7), in double, inside the
  * test; only the random draws (Householder v, permutations) are read back from
  * the object.  d' = D//2 + 1 for the Fourier P (rfft), else D.
  *
  * /core/lrpe/reference-forward is a second, independent reference: a plain
  * double re-implementation of the reference module's forward (Urpe) step by
- * step as MATH.md section 7 describes it (rfft, the x_half trick, the
+ * step as docs/math.md, section 7 describes it (rfft, the x_half trick, the
  * permutation buffer built by repeated gathers, learned theta and v).
  */
 #include "config.h"
@@ -51,7 +51,7 @@ make (size_t d, size_t n, RpeLrpeP p, RpeLrpeLambda lam, RpeLrpeTheta th, uint64
   return l;
 }
 
-/* e, and the theta table written from MATH.md / rpe-lrpe.h independently. */
+/* e, and the theta table written from docs/math.md / rpe-lrpe.h independently. */
 static size_t
 ref_e (RpeLrpeLambda lam, size_t d)
 {

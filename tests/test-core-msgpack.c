@@ -1,6 +1,6 @@
 /* Flax msgpack checkpoints (tests/fixtures/make-flax-fixtures.py): the reader against
  * numpy's .npy copies of the arrays, discovery of the Flax layouts, the inverted gate
- * and the (L, 1, H*D) kernels (MATH.md section 10), and hostile msgpack made here
+ * and the (L, 1, H*D) kernels (docs/math.md, section 10), and hostile msgpack made here
  * with msgpack-c's packer. */
 #include "config.h"
 
@@ -68,7 +68,7 @@ ref_sigmoid (double x)
   return 1.0 / (1.0 + exp (-x));
 }
 
-/* MATH.md 1 and 3 with the Flax gate: g = 1 - sigmoid(gate). */
+/* docs/math.md, sections 1 and 3 with the Flax gate: g = 1 - sigmoid(gate). */
 static void
 check_sine (const RpeSpeParams *p,
             const RpeTensor    *freqs,

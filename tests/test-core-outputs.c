@@ -98,7 +98,7 @@ make_spec (Fixture           *fx,
 }
 
 /* The head's full exact logits (N, N) in double, naive from the analytic lag profiles:
- * l(m, n) = sum_d q k Ptilde_d(m - n) / sqrt(D) (MATH.md 4); causal entries NaN. */
+ * l(m, n) = sum_d q k Ptilde_d(m - n) / sqrt(D) (docs/math.md, section 4); causal entries NaN. */
 static double *
 naive_exact_logits (Fixture  *fx,
                     gboolean  causal)

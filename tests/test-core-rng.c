@@ -131,6 +131,60 @@ test_normal_moments (void)
   g_free (x);
 }
 
+static int
+cmp_float (const void *a, const void *b)
+{
+  const float x = *(const float *) a, y = *(const float *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* The distribution of 4 M draws against N(0, 1): the Kolmogorov-Smirnov statistic D below its
+ * 1 % critical value 1.628 / sqrt (n), the Anderson-Darling A^2 below its 1 % critical value
+ * 3.857 (the distribution fully specified), and the tails: P(|x| > 3) = 2.700e-3 and
+ * P(|x| > 4) = 6.334e-5 within 5 Poisson standard deviations of their expected counts
+ * (10 799 +- 520 and 253 +- 80), |x| > 5 (2.3 expected) at most 15 times, and no value beyond
+ * sqrt (-2 ln 2^-32) = 6.6604 (the smallest radius uniform is 2^-32). */
+static void
+test_normal_distribution (void)
+{
+  const gsize n = (gsize) 1 << 22;
+  float *x = g_new (float, n);
+  double d = 0, a2 = 0;
+  gsize t3 = 0, t4 = 0, t5 = 0;
+
+  rpe_rng_normal (2024, RPE_STREAM_CONV, 12345, x, n);
+  for (gsize i = 0; i < n; i++)
+    {
+      const double v = fabs (x[i]);
+
+      g_assert_true (v <= 6.6604);
+      t3 += v > 3;
+      t4 += v > 4;
+      t5 += v > 5;
+    }
+  qsort (x, n, sizeof (float), cmp_float);
+  for (gsize i = 0; i < n; i++)
+    {
+      /* Phi (x_i) and 1 - Phi (x_{n-1-i}) from erfc, each accurate where it is small */
+      const double lo = 0.5 * erfc (-x[i] / M_SQRT2);
+      const double lo_rev = 0.5 * erfc (x[n - 1 - i] / M_SQRT2);
+
+      d = fmax (d, fmax ((double) (i + 1) / n - lo, lo - (double) i / n));
+      /* A^2 = -n - 1/n sum (2i + 1) (ln F(x_i) + ln (1 - F(x_{n-1-i}))) */
+      a2 += (2.0 * i + 1.0) * (log (lo) + log (lo_rev));
+    }
+  a2 = -(double) n - a2 / n;
+  g_test_message ("normal draws: KS D = %.3g (1%% critical %.3g), A^2 = %.3f, |x| > 3: %zu, > 4: %zu, > 5: %zu",
+                  d, 1.628 / sqrt ((double) n), a2, t3, t4, t5);
+  g_assert_cmpfloat (d, <, 1.628 / sqrt ((double) n));
+  g_assert_cmpfloat (a2, <, 3.857);
+  g_assert_cmpfloat (fabs ((double) t3 - 2.6998e-3 * n), <, 520);
+  g_assert_cmpfloat (fabs ((double) t4 - 6.3342e-5 * n), <, 80);
+  g_assert_cmpuint (t5, <=, 15);
+  g_free (x);
+}
+
 /* Uniform draws: in [0, 1), mean 1/2, variance 1/12, and lag-1 correlation near 0. */
 static void
 test_uniform (void)
@@ -239,6 +293,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/rng/chunking-invariance", test_chunking_invariance);
   g_test_add_func ("/core/rng/normal-parallel", test_normal_parallel);
   g_test_add_func ("/core/rng/normal-moments", test_normal_moments);
+  g_test_add_func ("/core/rng/normal-distribution", test_normal_distribution);
   g_test_add_func ("/core/rng/paths-agree", test_paths_agree);
   g_test_add_func ("/core/rng/uniform", test_uniform);
   g_test_add_func ("/core/rng/u64-distinct", test_u64_distinct);

@@ -1,7 +1,7 @@
-/* test-core-spe.c: SPE codes, gating, encoding, templates and logits (MATH.md sections 1-4, 10).
+/* test-core-spe.c: SPE codes, gating, encoding, templates and logits (docs/math.md, sections 1-4, 10).
  *
  * Every check compares against straightforward double-precision code written here
- * from MATH.md's sums (never calling the code under test for the reference), against
+ * from docs/math.md's sums (never calling the code under test for the reference), against
  * closed forms, or against statistical limits derived below (Isserlis' theorem).
  */
 #include "config.h"
@@ -17,6 +17,7 @@
 #include "rpe-alloc.h"
 #include "rpe-conv-spe.h"
 #include "rpe-rng.h"
+#include "rpe-gemm-private.h"
 #include "rpe-spe.h"
 #include "rpe-test-utils.h"
 
@@ -63,7 +64,7 @@ scale_s (size_t d, size_t r)
   return pow ((double) r * (double) d, -0.25);
 }
 
-/* Naive codes in double, MATH.md sections 1-2, layout (N, H, D, R). */
+/* Naive codes in double, docs/math.md, sections 1-2, layout (N, H, D, R). */
 static void
 ref_codes (const RpeSpeParams *p, size_t n, size_t r, const float *z,
            double *qb, double *kb)
@@ -111,7 +112,7 @@ ref_codes (const RpeSpeParams *p, size_t n, size_t r, const float *z,
           }
 }
 
-/* Naive gating in double, MATH.md section 3. */
+/* Naive gating in double, docs/math.md, section 3. */
 static void
 ref_gate (const RpeSpeParams *p, size_t n, size_t r, const float *eps, double *qb, double *kb)
 {
@@ -130,7 +131,7 @@ ref_gate (const RpeSpeParams *p, size_t n, size_t r, const float *eps, double *q
         }
 }
 
-/* Naive analytic template P_hd(tau), ungated, from MATH.md's formulas. */
+/* Naive analytic template P_hd(tau), ungated, from docs/math.md's formulas. */
 static double
 ref_p (const RpeSpeParams *p, size_t h, size_t d, long tau)
 {
@@ -299,7 +300,7 @@ test_noise (void)
       step = step * 3 + 1;
     }
   g_assert_true (memcmp (z, z2, count * sizeof (float)) == 0);
-  /* and it is element i of the documented stream (MATH.md section 10 layouts) */
+  /* and it is element i of the documented stream (docs/math.md, section 10 layouts) */
   rpe_rng_normal (99, RPE_STREAM_CONV, 0, z3, count);
   g_assert_true (memcmp (z, z3, count * sizeof (float)) == 0);
   /* different seed: different draw */
@@ -678,7 +679,7 @@ test_template_gated (void)
 }
 
 /* The analytic template is a Toeplitz fill of its lag profile (rpe_spe_template and slabs
- * of rpe_spe_template_rows).  References, in double, independent of the lag code: MATH.md's
+ * of rpe_spe_template_rows).  References, in double, independent of the lag code: docs/math.md's
  * pointwise formula (ref_ptilde), and the factored forms the template had before the fill:
  * sine as the rank-2K product sum_k lambda^2/(2K) [c_k(m) c'_k(n) + s_k(m) s'_k(n)] with
  * c_k(m) = cos(2 pi f m + theta), c'_k(n) = cos(2 pi f n) (sine the same), conv as the banded
@@ -1101,7 +1102,7 @@ test_empirical_slope (void)
 
 /* ---------------------------------------------------------------- logits */
 
-/* Naive exact logits in double (paper eq. 8, MATH.md section 4). */
+/* Naive exact logits in double (paper eq. 8, docs/math.md, section 4). */
 static void
 ref_exact_logits (const RpeSpeParams *p, size_t n, const float *q, const float *k, bool gated,
                   double *out)
@@ -1468,7 +1469,7 @@ test_fused_seeded (void)
 /* The fused conv encoder on its FFT path (split-format overlap-save, realization tiles,
  * gate term by sgemm) against a naive reference in double fed the SAME noise: the
  * direct valid correlation of rpe_spe_noise_fill's draw (ref_codes), naive gating
- * (ref_gate) and the sum over d of the codes times the queries/keys (MATH.md sections
+ * (ref_gate) and the sum over d of the codes times the queries/keys (docs/math.md sections
  * 2-4).  Lengths that are not a multiple of a block's outputs, an odd block count,
  * R across several tiles and not a multiple of the tile. */
 static void
@@ -1534,19 +1535,79 @@ test_conv_fused_vs_naive (void)
       }
 }
 
+/* sum over the fused sine encoding's terms of |term|, in double, per output (m, h, r) of the
+ * queries (theta) or the keys: s (sum_{d,k} |x_d| sqrt(1 - g_d) lambda_k / sqrt(2K)
+ * (|cos| |z_2k| + |sin| |z_2k+1|) + sum_d |x_d| sqrt(g_d) |eps_d|).  A float sum of these
+ * terms in any order is within (terms + 1) u of it times this (Higham, Accuracy and Stability
+ * of Numerical Algorithms, 2nd ed., section 3.1), u = 2^-24. */
+static void
+sine_encode_magnitude (const RpeSpeParams *p, size_t n, size_t r, const float *z, const float *eps,
+                       const float *x, bool queries, double *mag)
+{
+  const size_t H = p->n_heads, D = p->n_features, K = p->n_sines;
+  const double s = scale_s (D, r);
+
+  for (size_t m = 0; m < n; m++)
+    for (size_t h = 0; h < H; h++)
+      for (size_t i = 0; i < r; i++)
+        {
+          double acc = 0;
+
+          for (size_t d = 0; d < D; d++)
+            {
+              const size_t c = h * D + d;
+              const double g = p->gate != NULL ? p->gate[c] : 0.0, xd = fabs (x[(m * H + h) * D + d]);
+
+              for (size_t k = 0; k < K; k++)
+                {
+                  const double w = 2 * M_PI * p->freqs[c * K + k] * m + (queries ? p->offsets[c * K + k] : 0.0);
+                  const double lam = fabs (p->gains[c * K + k]) / sqrt (2.0 * K);
+
+                  acc += xd * sqrt (1 - g) * lam * (fabs (cos (w) * z[(c * 2 * K + 2 * k) * r + i])
+                                                    + fabs (sin (w) * z[(c * 2 * K + 2 * k + 1) * r + i]));
+                }
+              if (eps != NULL && p->gate != NULL)
+                acc += xd * sqrt (g) * fabs (eps[c * r + i]);
+            }
+          mag[(m * H + h) * r + i] = s * acc;
+        }
+}
+
+/* |a - b| <= bound * mag elementwise, over count values */
+static void
+assert_within_magnitude (const float *a, const float *b, const double *mag, double bound, size_t count)
+{
+  for (size_t i = 0; i < count; i++)
+    if (!(fabs ((double) a[i] - b[i]) <= bound * mag[i]))
+      g_error ("value %zu: %.9g and %.9g differ by more than %.3g x %.3g", i, a[i], b[i], bound, mag[i]);
+}
+
 /* rpe_spe_encode_fused_rows: any cut of the rows into ranges starting at multiples of
  * RPE_SPE_FUSED_ROWS_ALIGN gives the whole rpe_spe_encode_fused bit for bit (gated, and keys
- * alone); a misaligned start, an empty or overlong range and conv SPE are refused. */
+ * alone), on 1 and 3 threads, for every build of the core's product this CPU has (a row's
+ * features depend on its position only and the product sums each value in one fixed order);
+ * the AVX2 and AVX-512 builds give the same bits (both one FMA per step); the generic build
+ * (two roundings per step) is within the summation bound of them: each output sums the same
+ * D 2K + D products, so two float sums differ by at most 2 (D 2K + D + 2) u times the sum of
+ * the terms' magnitudes.  A misaligned start, an empty or overlong range and conv SPE are
+ * refused. */
 static void
 test_fused_rows (void)
 {
   const size_t H = 3, D = 5, K = 2, n = 700, r = 6, A = RPE_SPE_FUSED_ROWS_ALIGN;
   const size_t cuts[] = { A, 2 * A, 5 * A };
+  const char *kernels[] = { "generic", "avx2", "avx512" };
+  const char *threads[] = { "1", "3" };
   RpeSpeParams p = { 0 }, pc = { 0 };
   size_t nz;
   float *z, *eps = g_new (float, H * D * r), *q = g_new (float, n * H * D), *k = g_new (float, n * H * D);
   float *qw = g_new (float, n * H * r), *kw = g_new (float, n * H * r);
   float *qs = g_new (float, n * H * r), *ks = g_new (float, n * H * r);
+  float *qf = NULL, *kf = NULL, *qg = NULL, *kg = NULL;
+  double *qmag = g_new (double, n * H * r), *kmag = g_new (double, n * H * r);
+  const double bound = 2.0 * (double) (D * 2 * K + D + 2) * 0x1p-24;
+  g_autofree char *saved_kernel = g_strdup (g_getenv ("RPE_GEMM_KERNEL"));
+  g_autofree char *saved_threads = g_strdup (g_getenv ("RPE_NUM_THREADS"));
 
   g_assert_cmpint (rpe_spe_params_init (&p, RPE_SPE_SINE, H, D, K, TRUE), ==, RPE_OK);
   g_assert_cmpint (rpe_spe_params_random (&p, 8), ==, RPE_OK);
@@ -1556,25 +1617,71 @@ test_fused_rows (void)
   g_assert_cmpint (rpe_spe_gate_noise_fill (&p, r, 8, eps), ==, RPE_OK);
   random_fill (q, n * H * D, 1, RPE_STREAM_QUERIES);
   random_fill (k, n * H * D, 1, RPE_STREAM_KEYS);
-  g_assert_cmpint (rpe_spe_encode_fused (&p, n, r, z, eps, q, k, qw, kw, NULL), ==, RPE_OK);
-  for (size_t c = 0; c < G_N_ELEMENTS (cuts); c++)
+  sine_encode_magnitude (&p, n, r, z, eps, q, true, qmag);
+  sine_encode_magnitude (&p, n, r, z, eps, k, false, kmag);
+  for (size_t ki = 0; ki < G_N_ELEMENTS (kernels); ki++)
     {
-      memset (qs, 0, n * H * r * sizeof (float));
-      memset (ks, 0, n * H * r * sizeof (float));
-      for (size_t m0 = 0; m0 < n; m0 += cuts[c])
+      g_setenv ("RPE_GEMM_KERNEL", kernels[ki], TRUE);
+      if (ki > 0 && _rpe_gemm_isa () != (RpeGemmIsa) ki)
+        continue;   /* not on this CPU */
+      for (size_t ti = 0; ti < G_N_ELEMENTS (threads); ti++)
         {
-          size_t b = MIN (cuts[c], n - m0);
+          g_setenv ("RPE_NUM_THREADS", threads[ti], TRUE);
+          g_assert_cmpint (rpe_spe_encode_fused (&p, n, r, z, eps, q, k, qw, kw, NULL), ==, RPE_OK);
+          for (size_t c = 0; c < G_N_ELEMENTS (cuts); c++)
+            {
+              memset (qs, 0, n * H * r * sizeof (float));
+              memset (ks, 0, n * H * r * sizeof (float));
+              for (size_t m0 = 0; m0 < n; m0 += cuts[c])
+                {
+                  size_t b = MIN (cuts[c], n - m0);
 
-          g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, m0, b, r, z, eps, q + m0 * H * D, k + m0 * H * D,
-                                                      qs + m0 * H * r, ks + m0 * H * r, NULL), ==, RPE_OK);
+                  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, m0, b, r, z, eps, q + m0 * H * D,
+                                                              k + m0 * H * D, qs + m0 * H * r, ks + m0 * H * r,
+                                                              NULL), ==, RPE_OK);
+                }
+              g_assert_cmpmem (qs, n * H * r * sizeof (float), qw, n * H * r * sizeof (float));
+              g_assert_cmpmem (ks, n * H * r * sizeof (float), kw, n * H * r * sizeof (float));
+            }
+          /* keys alone, one range in the middle */
+          g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 2 * A, A + 1, r, z, eps, NULL, k + 2 * A * H * D,
+                                                      NULL, ks, NULL), ==, RPE_OK);
+          g_assert_cmpmem (ks, (A + 1) * H * r * sizeof (float), kw + 2 * A * H * r, (A + 1) * H * r * sizeof (float));
+          if (ki == 0)
+            {
+              if (qg == NULL)
+                {
+                  qg = g_memdup2 (qw, n * H * r * sizeof (float));
+                  kg = g_memdup2 (kw, n * H * r * sizeof (float));
+                }
+              g_assert_cmpmem (qw, n * H * r * sizeof (float), qg, n * H * r * sizeof (float));
+              g_assert_cmpmem (kw, n * H * r * sizeof (float), kg, n * H * r * sizeof (float));
+            }
+          else if (qf == NULL)
+            {
+              qf = g_memdup2 (qw, n * H * r * sizeof (float));
+              kf = g_memdup2 (kw, n * H * r * sizeof (float));
+            }
+          else
+            {
+              g_assert_cmpmem (qw, n * H * r * sizeof (float), qf, n * H * r * sizeof (float));
+              g_assert_cmpmem (kw, n * H * r * sizeof (float), kf, n * H * r * sizeof (float));
+            }
         }
-      g_assert_cmpmem (qs, n * H * r * sizeof (float), qw, n * H * r * sizeof (float));
-      g_assert_cmpmem (ks, n * H * r * sizeof (float), kw, n * H * r * sizeof (float));
     }
-  /* keys alone, one range in the middle */
-  g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 2 * A, A + 1, r, z, eps, NULL, k + 2 * A * H * D,
-                                              NULL, ks, NULL), ==, RPE_OK);
-  g_assert_cmpmem (ks, (A + 1) * H * r * sizeof (float), kw + 2 * A * H * r, (A + 1) * H * r * sizeof (float));
+  if (qf != NULL)
+    {
+      assert_within_magnitude (qg, qf, qmag, bound, n * H * r);
+      assert_within_magnitude (kg, kf, kmag, bound, n * H * r);
+    }
+  if (saved_kernel != NULL)
+    g_setenv ("RPE_GEMM_KERNEL", saved_kernel, TRUE);
+  else
+    g_unsetenv ("RPE_GEMM_KERNEL");
+  if (saved_threads != NULL)
+    g_setenv ("RPE_NUM_THREADS", saved_threads, TRUE);
+  else
+    g_unsetenv ("RPE_NUM_THREADS");
 
   g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 1, A, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
   g_assert_cmpint (rpe_spe_encode_fused_rows (&p, n, 0, 0, r, z, eps, q, k, qs, ks, NULL), ==, RPE_ERROR_INVALID_ARGUMENT);
@@ -1592,6 +1699,12 @@ test_fused_rows (void)
   g_free (kw);
   g_free (qs);
   g_free (ks);
+  g_free (qf);
+  g_free (kf);
+  g_free (qg);
+  g_free (kg);
+  g_free (qmag);
+  g_free (kmag);
 }
 
 int

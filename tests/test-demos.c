@@ -2,7 +2,7 @@
  *
  * Each demo loads, holds its metadata (task, N_train, steps, accuracies in [0, 1]) and only finite
  * parameters; the SPE demos are recognised with a gate per layer, and their gated template equals
- * (1 - g) P + g computed here from the raw stored tensors (MATH.md 1-3, as-coded transforms); the
+ * (1 - g) P + g computed here from the raw stored tensors (docs/math.md, sections 1-3, as-coded transforms); the
  * learned APE demo's extrapolation curve breaks beyond N_train while the exact SPE demo's template
  * is stationary (translation invariant at every position).
  */
@@ -96,7 +96,7 @@ test_metadata_and_finite (void)
     }
 }
 
-/* The gated template of layer `layer` from the raw stored tensors (MATH.md 1-3), in double. */
+/* The gated template of layer `layer` from the raw stored tensors (docs/math.md, sections 1-3), in double. */
 static double
 template_ref (const RpeTensorSet *set,
               gboolean            sine,

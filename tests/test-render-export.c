@@ -129,7 +129,7 @@ test_heatmap_png_identity (void)
   const size_t n = 16;
   g_autofree float *a = identity_map (n);
   g_autofree char *path = rpe_test_tmp_path ("identity.png");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeFigure fig;
   RpeExportSize size = { 0, 0, 72.0 };
   RpePlotRect im, bar;
@@ -484,7 +484,7 @@ test_svg (void)
   const size_t n = 64;
   g_autofree float *a = identity_map (n);
   g_autofree char *path = rpe_test_tmp_path ("figure.svg");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeFigure fig;
   RpeExportSize size = { 300, 250, 0 };
   xmlDoc *doc;
@@ -517,7 +517,7 @@ static char *
 run_tool (const char *const *argv)
 {
   g_autofree char *out = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   int status;
 
   g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
@@ -538,7 +538,7 @@ test_pdf (void)
   g_autofree char *prefix = rpe_test_tmp_path ("page");
   g_autofree char *page = NULL;
   g_autofree char *info = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   g_autofree char *pdfinfo = g_find_program_in_path ("pdfinfo");
   g_autofree char *pdftoppm = g_find_program_in_path ("pdftoppm");
   RpeFigure fig;
@@ -616,7 +616,7 @@ test_atomic (void)
   g_autofree char *subdir = g_build_filename (dir, "a-directory.png", NULL);
   g_autofree char *content = NULL;
   g_autofree float *a = identity_map (8);
-  g_autoptr(GCancellable) cancel = g_cancellable_new ();
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
   GError *error = NULL;
   RpeExportSize bad = { 0, 0, 1.0 };
   RpeFigure fig, empty;
@@ -740,7 +740,7 @@ test_data_formats (void)
   g_autofree char *npy = rpe_test_tmp_path ("grid.npy");
   g_autofree char *csv = rpe_test_tmp_path ("curve.csv");
   g_autofree char *text = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   RpeHeatmapData d[2];
   RpeFigure fig;
   RpeTensor *t;
@@ -833,7 +833,7 @@ test_all_kinds (void)
         RpeFigure fig;
         g_autofree char *name = g_strdup_printf ("kind%d.%s", kind, rpe_export_format_extension (formats[f]));
         g_autofree char *path = rpe_test_tmp_path (name);
-        g_autoptr(GError) error = NULL;
+        g_autoptr (GError) error = NULL;
         GStatBuf st;
 
         rpe_figure_init (&fig, (RpeFigureKind) kind);

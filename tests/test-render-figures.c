@@ -8,7 +8,10 @@
  *              equal (found by scanning the picture, not from the layout);
  *   presets    --preset column | page | slide give the page sizes asked for (pdfinfo),
  *              and --width still overrides the preset's width;
- *   text size  ticks are at least 10 px at 1x in the window (the automatic size).
+ *   text size  ticks are at least 10 px at 1x in the window (the automatic size);
+ *   titles     every word of a figure lies inside its page with a margin (pdftotext -bbox),
+ *              long titles shrunk, wrapped or cut short with "…", never off the page;
+ *   narrow     a narrow panel's rotated y label stays clear of a title wider than the image.
  */
 #include "config.h"
 
@@ -18,11 +21,13 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <cairo.h>
+#include <cairo-pdf.h>
 
 #include <gif_lib.h>
 
 #include "rpe-export.h"
 #include "rpe-figure-names.h"
+#include "rpe-ticks.h"
 #include "rpe-test-utils.h"
 #include "rpe-text.h"
 
@@ -716,7 +721,7 @@ test_slide (void)
   {
     float v[4 * 256];
     RpeHeatmapData d;
-    size_t yt[32], ny = 0;
+    RpeTicks yt;
     cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 10, 10);
     cairo_t *cr = cairo_create (s);
 
@@ -728,10 +733,10 @@ test_slide (void)
     d.cols = 256;
     d.font_size = 20.0;
     d.hide_x_labels = TRUE;
-    g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 600, 115, NULL, NULL, yt, &ny, 32));
-    g_assert_cmpuint (ny, >=, 2);
-    g_assert_cmpuint (yt[0], ==, 0);
-    g_assert_cmpuint (yt[ny - 1], ==, 3);
+    g_assert_true (rpe_plot_heatmap_ticks (cr, &d, 600, 115, NULL, &yt));
+    g_assert_cmpuint (yt.n, >=, 2);
+    g_assert_cmpfloat (yt.tick[0].value, ==, 0);
+    g_assert_cmpfloat (yt.tick[yt.n - 1].value, ==, 3);
     cairo_destroy (cr);
     cairo_surface_destroy (s);
   }
@@ -745,6 +750,203 @@ test_slide (void)
         threes++;
     g_assert_cmpuint (threes, >=, 3);   /* the last channel's number on each strip */
   }
+}
+
+/* The words of page 1 of a PDF with their boxes (pdftotext -bbox) and the page's width;
+ * NULL without poppler-utils. */
+typedef struct
+{
+  double x0, x1, y0, y1;
+  char  *text;
+} BoxWord;
+
+static GArray *
+pdf_boxes (const char *path,
+           double     *page_width)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdftotext");
+  g_autofree char *out = NULL;
+  GArray *words;
+  const char *page;
+  int status;
+
+  if (tool == NULL)
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-bbox", "-enc", "UTF-8", (char *) path, "-", NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  page = strstr (out, "<page width=\"");
+  g_assert_nonnull (page);
+  *page_width = g_ascii_strtod (page + strlen ("<page width=\""), NULL);
+  words = g_array_new (FALSE, TRUE, sizeof (BoxWord));
+  for (const char *p = page; (p = strstr (p, "<word ")) != NULL; p++)
+    {
+      const char *close = strchr (p, '>'), *end = strstr (p, "</word>");
+      BoxWord w;
+
+      w.x0 = g_ascii_strtod (strstr (p, "xMin=\"") + 6, NULL);
+      w.x1 = g_ascii_strtod (strstr (p, "xMax=\"") + 6, NULL);
+      w.y0 = g_ascii_strtod (strstr (p, "yMin=\"") + 6, NULL);
+      w.y1 = g_ascii_strtod (strstr (p, "yMax=\"") + 6, NULL);
+      w.text = g_strndup (close + 1, end - close - 1);
+      g_array_append_val (words, w);
+    }
+  return words;
+}
+
+/* Titles stand inside the page with a margin: the default titles, which reached the left edge
+ * (x = 0) before, and titles too long for a line, which are shrunk, wrapped (at a preset's text
+ * size) or cut short with "…", never drawn off the page. */
+static void
+test_titles (void)
+{
+  static const char *const long_title =
+    "sine SPE, gated: a title far too long for any figure of a paper, which goes on about the "
+    "attention of head 0 at R = 64 and N = 256, its training length and every other parameter there is";
+  static const struct
+  {
+    const char *view;
+    gboolean    long_title;
+    const char *preset;
+  } cases[] = {
+    { "attention", FALSE, NULL }, { "attention", TRUE, NULL }, { "attention", TRUE, "column" },
+    { "templates", FALSE, NULL }, { "templates", TRUE, NULL }, { "templates", TRUE, "column" },
+    { "spe-vs-rpe", FALSE, NULL }, { "spe-vs-rpe", TRUE, NULL }, { "template", TRUE, NULL },
+    { "profile", TRUE, NULL }, { "curves", TRUE, NULL }, { "outputs", TRUE, NULL },
+  };
+
+  if (!have_cli ())
+    return;
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *out = tmp_file ("title.pdf");
+      const char *args[12];
+      g_autoptr (GArray) words = NULL;
+      double page_w = 0.0, left = INFINITY, right = -INFINITY;
+      gsize k = 0;
+      gboolean first = FALSE;
+
+      args[k++] = cases[c].view;
+      args[k++] = "--length";
+      args[k++] = "64";
+      if (cases[c].long_title)
+        {
+          args[k++] = "--title";
+          args[k++] = long_title;
+        }
+      if (cases[c].preset != NULL)
+        {
+          args[k++] = "--preset";
+          args[k++] = cases[c].preset;
+        }
+      args[k++] = "-o";
+      args[k++] = out;
+      args[k] = NULL;
+      g_assert_cmpint (run_export (args), ==, 0);
+      words = pdf_boxes (out, &page_w);
+      if (words == NULL)
+        {
+          g_test_skip ("pdftotext is not installed");
+          return;
+        }
+      for (guint i = 0; i < words->len; i++)
+        {
+          BoxWord *w = &g_array_index (words, BoxWord, i);
+
+          left = fmin (left, w->x0);
+          right = fmax (right, w->x1);
+          if (w->y0 < 30.0 && g_str_equal (w->text, "sine"))
+            first = TRUE;
+          g_free (w->text);
+        }
+      g_test_message ("%s%s%s: words from x = %.1f to %.1f on a %.0f pt page", cases[c].view,
+                      cases[c].long_title ? " (long title)" : "", cases[c].preset != NULL ? " (column)" : "", left, right,
+                      page_w);
+      /* the title begins the figure and every word is inside the page, off its edges */
+      if (cases[c].long_title || g_str_has_prefix (cases[c].view, "attention") || g_str_has_prefix (cases[c].view, "template"))
+        g_assert_true (first);
+      g_assert_cmpfloat (left, >=, 2.0);
+      g_assert_cmpfloat (right, <=, page_w - 2.0);
+      g_unlink (out);
+    }
+}
+
+/* Narrow panels (SPE vs RPE in a 644 px window: three heatmaps about 160 x 230): a title wider
+ * than the image reaches over the y label's column; the rotated label then keeps below the
+ * image's top, clear of the title. */
+static void
+test_narrow_panel (void)
+{
+  g_autofree char *path = tmp_file ("narrow.pdf");
+  g_autofree float *v = g_new (float, 96 * 96);
+  g_autoptr (GArray) words = NULL;
+  RpeHeatmapData d;
+  RpePlotRect image;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+  double page_w;
+  guint label_words = 0;
+
+  for (gsize i = 0; i < 96 * 96; i++)
+    v[i] = (float) ((i * 37) % 101) / 3000.0f;
+  rpe_heatmap_data_init (&d);
+  d.values = v;
+  d.rows = d.cols = 96;
+  d.title = "SPE estimate \xc3\xa2 (R = 16)";
+  d.colorbar_label = "attention weight";
+  d.equal_aspect = TRUE;
+  surface = cairo_pdf_surface_create (path, 160.0, 230.0);
+  cr = cairo_create (surface);
+  rpe_plot_render_heatmap (cr, &d, 160.0, 230.0);
+  g_assert_true (rpe_plot_heatmap_layout (cr, &d, 160.0, 230.0, &image, NULL));
+  cairo_destroy (cr);
+  cairo_surface_finish (surface);
+  cairo_surface_destroy (surface);
+  words = pdf_boxes (path, &page_w);
+  if (words == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  {
+    double title_x0 = INFINITY, title_x1 = -INFINITY, title_y0 = INFINITY, title_y1 = -INFINITY;
+
+    for (guint i = 0; i < words->len; i++)
+      {
+        BoxWord *w = &g_array_index (words, BoxWord, i);
+
+        if (w->y1 <= image.y)   /* the title's words, above the image */
+          {
+            title_x0 = fmin (title_x0, w->x0);
+            title_x1 = fmax (title_x1, w->x1);
+            title_y0 = fmin (title_y0, w->y0);
+            title_y1 = fmax (title_y1, w->y1);
+          }
+      }
+    /* the title is wider than the image here: it reaches over the y label's column */
+    g_assert_cmpfloat (title_x0, <, image.x - 20.0);
+    for (guint i = 0; i < words->len; i++)
+      {
+        BoxWord *w = &g_array_index (words, BoxWord, i);
+
+        /* the y label's words, left of the image: clear of the title, inside the page */
+        if (w->x1 < image.x && (g_str_equal (w->text, "query") || g_str_equal (w->text, "position")
+                                || g_str_equal (w->text, "m")))
+          {
+            gboolean meets = w->x0 < title_x1 && w->x1 > title_x0 && w->y0 < title_y1 && w->y1 > title_y0;
+
+            if (meets)
+              g_error ("the y label's \"%s\" (%.1f .. %.1f down) meets the title (%.1f .. %.1f)", w->text, w->y0, w->y1,
+                       title_y0, title_y1);
+            g_assert_cmpfloat (w->y0, >=, 0.0);
+            g_assert_cmpfloat (w->y1, <=, 230.0);
+            label_words++;
+          }
+        g_free (w->text);
+      }
+  }
+  g_assert_cmpuint (label_words, ==, 3);   /* "query position m" */
+  g_unlink (path);
 }
 
 int
@@ -769,6 +971,8 @@ main (int   argc,
   g_test_add_func ("/render/figures/gif", test_gif);
   g_test_add_func ("/render/figures/grid-shared-axes", test_grid_shared);
   g_test_add_func ("/render/figures/slide", test_slide);
+  g_test_add_func ("/render/figures/titles", test_titles);
+  g_test_add_func ("/render/figures/narrow-panel", test_narrow_panel);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

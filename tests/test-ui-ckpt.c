@@ -1,10 +1,10 @@
 /* test-ui-ckpt.c: the window on checkpoints in the SPE authors' layouts (tests/fixtures/
  * make-checkpoint-fixtures.py), under Xvfb: a gated checkpoint opens showing its gated
  * templates; the layer picker changes what is shown; roles assigned in the tensor browser
- * show beside each tensor and are used.  The templates shown are compared with MATH.md
+ * show beside each tensor and are used.  The templates shown are compared with docs/math.md
  * sections 1-3 computed here from the raw tensors.  LRPE (tests/fixtures/lrpe/): the trained v,
  * theta and permutation of a checkpoint's modules (or .npy files, or tensor-browser roles on
- * odd names) drive the attention view, compared with MATH.md section 7 computed here and with
+ * odd names) drive the attention view, compared with docs/math.md, section 7 computed here and with
  * `rpe compute lrpe-encode` on the same file.  2-D convSPE: the grid window's lag image against
  * `rpe compute template --grid`, one query's attention against a naive computation. */
 #include "config.h"
@@ -20,7 +20,7 @@
 #include "rpe-templates-view.h"
 #include "rpe-test-utils.h"
 #include "rpe-tensor-browser.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -102,7 +102,7 @@ ref_sigmoid (double x)
 }
 
 /* Max |shown - (1 - g) P + g| over the head's features and every (m, n), with P
- * from the raw sine tensors (MATH.md 1) and g = sigmoid(gate) (MATH.md 3). */
+ * from the raw sine tensors (docs/math.md, section 1) and g = sigmoid(gate) (docs/math.md, section 3). */
 static double
 sine_error (RpeWindow          *window,
             const RpeTensorSet *set,
@@ -284,7 +284,7 @@ settle_attention (RpeWindow *window)
   return img;
 }
 
-/* Naive MATH.md 7 for the file's module: x (D) at position s -> Lambda(s) P x, with P the
+/* Naive docs/math.md, section 7 for the file's module: x (D) at position s -> Lambda(s) P x, with P the
  * Householder reflection on v / (|v| + 1e-6) (learned) or the odd-even gather, and Lambda the
  * rotation of pairs by s * theta_k or the permutation row T[s] of the stored buffer. */
 static void
@@ -587,7 +587,7 @@ test_lrpe_roles (void)
   g_assert_cmpuint (count, ==, 2 * RPE_EXPLORER_FASTRPB_TAPS - 1);
   for (long tau = -(RPE_EXPLORER_FASTRPB_TAPS - 1); tau < RPE_EXPLORER_FASTRPB_TAPS; tau++)
     {
-      /* W[h, m, n] = w[0, h, (m - n + M) mod (2M - 1)] (MATH.md 8) */
+      /* W[h, m, n] = w[0, h, (m - n + M) mod (2M - 1)] (docs/math.md, section 8) */
       double want = labs (tau) < 24 ? w->data[1 * w->shape[2] + (gsize) ((tau + 24) % 47)] : 0.0;
 
       err = fmax (err, fabs (taps[tau + RPE_EXPLORER_FASTRPB_TAPS - 1] - want));
@@ -629,7 +629,7 @@ settle_grid (RpeWindow *window)
 }
 
 /* Ptilde_c(di, dj) = (1 - g) sum_{a,b} wq[c,a,b] wk[c,a+di,b+dj] + g from the raw tensors: the
- * query filter wq is the file's conv_k.weight, the key filter wk its conv_q.weight (MATH.md 2, 3). */
+ * query filter wq is the file's conv_k.weight, the key filter wk its conv_q.weight (docs/math.md, sections 2, 3). */
 static double
 naive_conv2d (const RpeTensor *wq, const RpeTensor *wk, const RpeTensor *gate, gsize c, long di, long dj)
 {
@@ -698,6 +698,11 @@ test_conv2d (void)
   g_assert_nonnull (gw);
   g_object_get (state, "gated", &gated, NULL);
   g_assert_true (gated);
+  /* the file holds only the 2-D module: the main views keep the demo, and so do the title and
+   * the source Copy as Command draws (no claim that they show the file) */
+  g_assert_true (rpe_window_get_from_demo (window));
+  g_assert_null (strstr (gtk_window_get_title (GTK_WINDOW (window)), "spe-conv2d"));
+  g_assert_nonnull (strstr (rpe_explorer_state_get_source (state, RPE_SPE_SINE), "demo"));
   g_object_set (state, "grid-rows", (guint) n1, "grid-cols", (guint) n2, "head", 1, "feature", 2, NULL);
   img = settle_grid (window);
   g_assert_cmpuint (img->n1, ==, n1);
@@ -755,6 +760,33 @@ test_conv2d (void)
   err = naive_grid_error (img, set, D);
   g_test_message ("query (3, 4) after the click: max error %.3g", err);
   g_assert_cmpfloat (err, <, 1e-6);
+  /* Escape closes the 2-D window: its shortcut, then what it activates */
+  {
+    g_autoptr (GListModel) list = gtk_widget_observe_controllers (GTK_WIDGET (gw));
+    gboolean found = FALSE;
+
+    for (guint i = 0; i < g_list_model_get_n_items (list) && !found; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (list, i);
+
+        if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+          continue;
+        for (guint k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)) && !found; k++)
+          {
+            g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+            GtkShortcutTrigger *trigger = gtk_shortcut_get_trigger (sc);
+            GtkShortcutAction *action = gtk_shortcut_get_action (sc);
+
+            found = GTK_IS_KEYVAL_TRIGGER (trigger)
+                    && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (trigger)) == GDK_KEY_Escape
+                    && GTK_IS_NAMED_ACTION (action)
+                    && g_str_equal (gtk_named_action_get_action_name (GTK_NAMED_ACTION (action)), "window.close");
+          }
+      }
+    g_assert_true (found);
+  }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gw), "window.close", NULL));
+  g_assert_null (rpe_window_get_grid_window (window));
   rpe_test_wait_jobs ();
   gtk_window_destroy (GTK_WINDOW (window));
 }

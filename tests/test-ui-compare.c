@@ -18,7 +18,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-npy.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-test-utils.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
@@ -48,7 +48,7 @@ comparison_current (gpointer data)
   RpeCompareView *view = RPE_COMPARE_VIEW (rpe_window_get_compare_view (window));
   RpeComparison *c = rpe_compare_view_get_result (view);
 
-  return !rpe_compare_view_is_busy (view) && c != NULL
+  return !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (view)) && c != NULL
          && c->serial == rpe_explorer_state_get_serial (rpe_window_get_state (window));
 }
 
@@ -186,7 +186,7 @@ test_compare (void)
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
   /* the sidebar's colour scale reaches A and B; A - B keeps its diverging linear scale */
   g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_LOG, NULL);   /* recolours, no new job */
-  bundle = rpe_compare_view_build_figure (view);
+  bundle = rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view));
   g_assert_nonnull (bundle);
   g_assert_cmpuint (bundle->fig.n_panels, ==, 3);
   g_assert_cmpint (bundle->fig.panels[0].transform, ==, RPE_HEATMAP_TRANSFORM_LOG);
@@ -259,7 +259,7 @@ overview_complete (gpointer data)
   RpeOverviewView *view = RPE_OVERVIEW_VIEW (rpe_window_get_overview_view (window));
   RpeOverview *ov = rpe_overview_view_get_result (view);
 
-  return !rpe_overview_view_is_busy (view) && ov != NULL && ov->n_done == ov->n_layers * ov->n_heads;
+  return !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (view)) && ov != NULL && ov->n_done == ov->n_layers * ov->n_heads;
 }
 
 typedef struct

@@ -8,7 +8,8 @@
  *
  * - With the failing backend, Ctrl+1..4, the view stack (the tabs) and the
  *   colour map change and stay changed; saving does not disturb them.
- * - Quit (app.quit) and Close save the same state: size, view, colour map.
+ * - Quit (app.quit) closes every window as Close does, and both save the same state: size, view,
+ *   colour map.
  * - GApplication open: `rpe-studio FILE` opens the file in a window whose
  *   title names it. */
 #include "config.h"
@@ -21,7 +22,7 @@
 #include <adwaita.h>
 
 #include "rpe-application.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 #define TIMEOUT_S 120
 
@@ -305,8 +306,13 @@ test_quit_and_close (void)
   g_assert_cmpint (quit.height, ==, 600);
   g_assert_cmpstr (quit.view, ==, "curves");
   g_assert_cmpstr (quit.cmap, ==, "cividis");
+  /* Quit closed the window as Close does (no session open: nothing to ask) */
+  g_assert_null (gtk_application_get_windows (GTK_APPLICATION (app)));
 
   /* Close (Ctrl+W: window.close) */
+  g_application_activate (G_APPLICATION (app));
+  window = RPE_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  g_assert_nonnull (window);
   gtk_window_set_default_size (GTK_WINDOW (window), 1000, 640);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
   g_object_set (rpe_window_get_state (window), "colormap", "inferno", NULL);

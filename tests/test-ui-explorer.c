@@ -14,7 +14,7 @@
 #include <glib/gstdio.h>
 
 #include "rpe-test-utils.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -53,7 +53,7 @@ pixel_difference (cairo_surface_t *a,
   return (double) differ / ((double) w * h);
 }
 
-/* Independent reference (MATH.md 1): P_d(tau) = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k). */
+/* Independent reference (docs/math.md, section 1): P_d(tau) = 1/(2K) sum_k lambda_k^2 cos(2 pi f_k tau + theta_k). */
 static double
 sine_template_ref (const RpeSpeParams *p,
                    gsize               h,
@@ -334,11 +334,11 @@ progress_advanced (gpointer data)
   RpeAttentionView *av = watch->view;
   double p;
 
-  if (!rpe_attention_view_is_busy (av))
+  if (!rpe_figure_page_is_busy (RPE_FIGURE_PAGE (av)))
     return TRUE;
-  if (!rpe_attention_view_get_progress_visible (av))
+  if (!rpe_figure_page_get_progress_visible (RPE_FIGURE_PAGE (av)))
     return FALSE;
-  p = rpe_attention_view_get_progress (av);
+  p = rpe_figure_page_get_progress (RPE_FIGURE_PAGE (av));
   if (p <= 0.0)
     return FALSE;
   if (watch->first < 0.0)
@@ -362,33 +362,33 @@ test_long_job (void)
    * the machine; `rpe bench` measures it in its "gui main-loop stall" row). */
   id = g_timeout_add (5, stall_tick, &probe);
   g_object_set (state, "length", 65536, NULL);
-  g_assert_true (rpe_attention_view_is_busy (av));
+  g_assert_true (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (av)));
   rpe_test_iterate_until (progress_advanced, &watch);
   g_source_remove (id);
   g_test_message ("main loop while the N = 65536 job runs: %u ticks of 5 ms, largest stall %.1f ms",
                   probe.ticks, probe.max_gap / 1e3);
-  if (!rpe_attention_view_is_busy (av))
+  if (!rpe_figure_page_is_busy (RPE_FIGURE_PAGE (av)))
     {
       g_test_skip ("the N = 65536 job finished before it could be cancelled");
       gtk_window_destroy (GTK_WINDOW (window));
       return;
     }
-  g_assert_cmpfloat (rpe_attention_view_get_progress (av), >, 0.0);
-  g_assert_cmpfloat (rpe_attention_view_get_progress (av), <, 1.0);
+  g_assert_cmpfloat (rpe_figure_page_get_progress (RPE_FIGURE_PAGE (av)), >, 0.0);
+  g_assert_cmpfloat (rpe_figure_page_get_progress (RPE_FIGURE_PAGE (av)), <, 1.0);
   /* cancel (Escape): the view is idle at once, the old image stays */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.cancel", NULL);
-  g_assert_false (rpe_attention_view_is_busy (av));
-  g_assert_false (rpe_attention_view_get_progress_visible (av));
+  g_assert_false (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (av)));
+  g_assert_false (rpe_figure_page_get_progress_visible (RPE_FIGURE_PAGE (av)));
   g_assert_true (rpe_attention_view_get_image (av) == before);
   /* the cancelled worker stops and its result, if any, is dropped; the window still draws */
   rpe_test_wait_jobs ();
   rpe_test_wait_frames (GTK_WIDGET (window), 2);
   g_assert_true (rpe_attention_view_get_image (av) == before);
-  g_assert_cmpstr (rpe_attention_view_get_caption (av), !=, NULL);
-  g_assert_nonnull (strstr (rpe_attention_view_get_caption (av), "Cancelled"));
+  g_assert_cmpstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (av)), !=, NULL);
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (av)), "Cancelled"));
 
   /* a long sequence completes on a zoomed window with a bounded image */
-  rpe_attention_view_set_viewport (av, 1000, 1400, 900, 1300);
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (av), 1000, 1400, 900, 1300);
   rpe_test_settle (window, FALSE);
   {
     RpeAttentionImage *img = rpe_attention_view_get_image (av);

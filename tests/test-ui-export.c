@@ -24,7 +24,9 @@
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
 #include "rpe-heatmap-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
+#include "rpe-attention-view.h"
+#include "rpe-ticks.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -1031,6 +1033,135 @@ test_presentation (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The numbers under a PDF figure's image (pdftotext -bbox): the words that read as numbers
+ * with their tops between y0 and y1, left to right, into labels; NULL without poppler-utils. */
+static GPtrArray *
+pdf_numbers_between (const char *path,
+                     double      y0,
+                     double      y1)
+{
+  g_autofree char *tool = g_find_program_in_path ("pdftotext");
+  g_autofree char *out = NULL;
+  GPtrArray *labels;
+  int status;
+
+  if (tool == NULL)
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { tool, "-bbox", (char *) path, "-", NULL }, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  labels = g_ptr_array_new_with_free_func (g_free);
+  for (const char *p = out; (p = strstr (p, "<word ")) != NULL; p++)
+    {
+      const char *close = strchr (p, '>'), *end = strstr (p, "</word>");
+      double top = g_ascii_strtod (strstr (p, "yMin=\"") + 6, NULL);
+      g_autofree char *text = g_strndup (close + 1, end - close - 1);
+      char *rest;
+
+      g_ascii_strtod (text, &rest);
+      if (*rest == '\0' && rest != text && top >= y0 && top <= y1)
+        g_ptr_array_add (labels, g_steal_pointer (&text));
+    }
+  return labels;
+}
+
+/* The attention view's axes are the figure's: zoomed to [246, 772) the window numbers its axes
+ * with the same absolute positions at the same places as the export of the view (the figure of
+ * the same map, laid out so that its image has the canvas' side and text size), and the
+ * exported PDF carries those numbers. */
+static void
+test_attention_ticks (void)
+{
+  RpeWindow *window = open_window ();
+  RpeAttentionView *av;
+  g_autoptr (RpeFigureBundle) bundle = NULL;
+  g_autofree char *pdf = g_build_filename (rpe_test_tmpdir (), "zoom.pdf", NULL);
+  g_autoptr (GPtrArray) words = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeTicks wx, wy, ex, ey;
+  RpeFigure fig;
+  RpeHeatmapData d;
+  RpePlotRect image = { 0 };
+  cairo_surface_t *s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *cr = cairo_create (s);
+  double side, width = 700.0, height = 0.0;
+
+  g_object_set (rpe_window_get_state (window), "length", 1024, NULL);
+  show_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  av = RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION));
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (av), 246, 772, 246, 772);
+  rpe_test_settle (window, TRUE);
+  g_assert_cmpuint (rpe_attention_view_get_image (av)->m0, ==, 246);
+  g_assert_cmpuint (rpe_attention_view_get_image (av)->m1, ==, 772);
+  g_assert_true (rpe_attention_view_get_axis_ticks (av, &wx, &wy, &side));
+  if (g_getenv ("RPE_SCREENSHOT_DIR") != NULL)
+    {
+      g_autofree char *shot = g_build_filename (g_getenv ("RPE_SCREENSHOT_DIR"), "attention-zoom.png", NULL);
+      cairo_surface_t *pixels = rpe_test_render_widget (GTK_WIDGET (window));
+
+      g_assert_cmpint (cairo_surface_write_to_png (pixels, shot), ==, CAIRO_STATUS_SUCCESS);
+      cairo_surface_destroy (pixels);
+    }
+  g_test_message ("canvas: a %.0f px map, %zu x ticks, %zu y ticks", side, wx.n, wy.n);
+  g_assert_cmpuint (wx.n, >=, 3);
+  g_assert_cmpuint (wy.n, >=, 3);
+
+  /* the export of the view, at the canvas' text size (11 px) and image side */
+  bundle = rpe_window_build_figure (window, RPE_WINDOW_VIEW_ATTENTION);
+  g_assert_nonnull (bundle);
+  fig = bundle->fig;
+  fig.heatmap.font_size = 11.0;
+  d = fig.heatmap;
+  d.title = fig.title;
+  for (int i = 0; i < 6; i++)
+    {
+      height = width + 300.0;
+      g_assert_true (rpe_plot_heatmap_layout (cr, &d, width, height, &image, NULL));
+      if (image.width == side)
+        break;
+      width += side - image.width;
+    }
+  g_assert_cmpfloat (image.width, ==, side);
+  g_assert_true (rpe_plot_heatmap_ticks (cr, &d, width, height, &ex, &ey));
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+
+  for (int axis = 0; axis < 2; axis++)
+    {
+      const RpeTicks *w = axis == 0 ? &wx : &wy, *e = axis == 0 ? &ex : &ey;
+
+      g_assert_cmpuint (w->n, ==, e->n);
+      for (size_t i = 0; i < w->n; i++)
+        {
+          g_assert_cmpstr (w->tick[i].label, ==, e->tick[i].label);
+          g_assert_cmpfloat (w->tick[i].value, ==, e->tick[i].value);
+          g_assert_cmpfloat (fabs (w->tick[i].pos - e->tick[i].pos), <, 1e-12);
+          /* absolute positions of the window */
+          g_assert_cmpfloat (w->tick[i].value, >=, 246.0);
+          g_assert_cmpfloat (w->tick[i].value, <=, 771.0);
+        }
+    }
+
+  /* the PDF of that figure carries the same numbers under its image */
+  {
+    RpeExportSize size = { .width = width, .height = height };
+
+    g_assert_true (rpe_export_figure (&fig, RPE_EXPORT_PDF, &size, pdf, &error));
+    g_assert_no_error (error);
+  }
+  words = pdf_numbers_between (pdf, image.y + image.height, image.y + image.height + 11.0 * 1.5);
+  if (words == NULL)
+    g_test_message ("pdftotext (poppler-utils) not installed: the PDF's numbers not read");
+  else
+    {
+      g_assert_cmpuint (words->len, ==, wx.n);
+      for (guint i = 0; i < words->len; i++)
+        g_assert_cmpstr (g_ptr_array_index (words, i), ==, wx.tick[i].label);
+    }
+  g_unlink (pdf);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1044,6 +1175,7 @@ main (int   argc,
   g_test_add_func ("/ui/export/dialog", test_dialog);
   g_test_add_func ("/ui/export/dialog-preset", test_dialog_preset);
   g_test_add_func ("/ui/export/presentation", test_presentation);
+  g_test_add_func ("/ui/export/attention-ticks", test_attention_ticks);
 
   return g_test_run ();
 }

@@ -17,7 +17,7 @@
 #include "rpe-fit.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 static gboolean
 fit_done (gpointer data)

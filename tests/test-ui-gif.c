@@ -19,7 +19,7 @@
 #include <glib/gstdio.h>
 
 #include "rpe-test-utils.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 

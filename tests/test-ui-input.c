@@ -36,7 +36,7 @@
 #include "rpe-attention-view.h"
 #include "rpe-gesture-helper.h"
 #include "rpe-templates-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 /* this test's waits may see longer jobs: a longer hang guard than rpe-ui-wait.h's */
 #define RPE_TEST_HANG_GUARD_S 300
 #include "rpe-ui-test-utils.h"
@@ -58,7 +58,7 @@ attention_has_image (gpointer data)
   RpeAttentionView *view = data;
 
   rpe_test_drain ();
-  return rpe_attention_view_get_image (view) != NULL && !rpe_attention_view_is_busy (view)
+  return rpe_attention_view_get_image (view) != NULL && !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (view))
          && gtk_widget_get_width (rpe_attention_view_get_canvas (view)) > 100;
 }
 
@@ -135,13 +135,29 @@ find_controller (GtkWidget *widget,
   return NULL;
 }
 
+/* The first controller of type on widget or an ancestor (the hover read-out's motion controller
+ * is the figure page's, on the box holding the view's canvas). */
+static GtkEventController *
+find_controller_up (GtkWidget *widget,
+                    GType      type)
+{
+  for (GtkWidget *w = widget; w != NULL; w = gtk_widget_get_parent (w))
+    {
+      GtkEventController *c = find_controller (w, type);
+
+      if (c != NULL)
+        return c;
+    }
+  return NULL;
+}
+
 static void
 assert_viewport_sane (RpeAttentionView *view,
                       gsize             n)
 {
   double m0, m1, n0, n1;
 
-  rpe_attention_view_get_viewport (view, &m0, &m1, &n0, &n1);
+  rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (view), &m0, &m1, &n0, &n1);
   g_assert_true (isfinite (m0) && isfinite (m1) && isfinite (n0) && isfinite (n1));
   g_assert_cmpfloat (m0, >=, 0.0);
   g_assert_cmpfloat (n0, >=, 0.0);
@@ -209,7 +225,7 @@ test_attention_wheel (void)
   rpe_test_iterate_until (attention_has_image, view);
 
   scroll = find_controller (canvas, GTK_TYPE_EVENT_CONTROLLER_SCROLL);
-  motion = find_controller (canvas, GTK_TYPE_EVENT_CONTROLLER_MOTION);
+  motion = find_controller_up (canvas, GTK_TYPE_EVENT_CONTROLLER_MOTION);
   zoom = GTK_GESTURE (find_controller (canvas, GTK_TYPE_GESTURE_ZOOM));
   drag = GTK_GESTURE (find_controller (canvas, GTK_TYPE_GESTURE_DRAG));
   g_assert_nonnull (scroll);
@@ -224,12 +240,12 @@ test_attention_wheel (void)
 
     g_signal_emit_by_name (scroll, "scroll", 0.0, 1.0, &handled);
     g_assert_true (handled);
-    rpe_attention_view_get_viewport (view, &m0, &m1, &n0, &n1);
+    rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (view), &m0, &m1, &n0, &n1);
     g_assert_cmpfloat (m0, ==, 0.0);
     g_assert_cmpfloat (m1, ==, (double) n);
     /* one notch up: a 1.25x zoom about the centre (no event position) */
     g_signal_emit_by_name (scroll, "scroll", 0.0, -1.0, &handled);
-    rpe_attention_view_get_viewport (view, &m0, &m1, &n0, &n1);
+    rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (view), &m0, &m1, &n0, &n1);
     g_assert_cmpfloat_with_epsilon (m1 - m0, n / 1.25, 1e-9);
     g_assert_cmpfloat_with_epsilon (0.5 * (m0 + m1), n / 2.0, 1e-9);
   }
@@ -282,15 +298,15 @@ test_attention_wheel (void)
       assert_viewport_sane (view, n);
     }
   /* the keyboard zoom through its action, with absurd factors */
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.zoom", "d", NAN);
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.zoom", "d", INFINITY);
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.zoom", "d", 1e308);
-  gtk_widget_activate_action (GTK_WIDGET (view), "attention.zoom", "d", -1.0);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.zoom", "d", NAN);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.zoom", "d", INFINITY);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.zoom", "d", 1e308);
+  gtk_widget_activate_action (GTK_WIDGET (view), "figure.zoom", "d", -1.0);
   assert_viewport_sane (view, n);
   /* the public setter with garbage: a sane window */
-  rpe_attention_view_set_viewport (view, NAN, 3, INFINITY, -INFINITY);
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (view), NAN, 3, INFINITY, -INFINITY);
   assert_viewport_sane (view, n);
-  rpe_attention_view_set_viewport (view, 500, 500, 2000, 1);
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (view), 500, 500, 2000, 1);
   assert_viewport_sane (view, n);
   rpe_test_iterate_until (attention_has_image, view);
   hover_sweep (view, n);
@@ -532,10 +548,10 @@ assert_matches_fresh (RpeWindow *window)
       if (v == RPE_WINDOW_VIEW_ATTENTION)
         {
           assert_viewport_sane (a, rpe_explorer_state_get_length (rpe_window_get_state (window)));
-          rpe_attention_view_get_viewport (a, &m0, &m1, &n0, &n1);
+          rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (a), &m0, &m1, &n0, &n1);
           /* a click chose a query row: its plot takes room under the map (a smaller image) */
           rpe_attention_view_set_row (fa, rpe_attention_view_get_row (a));
-          rpe_attention_view_set_viewport (fa, m0, m1, n0, n1);
+          rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (fa), m0, m1, n0, n1);
           settle (fresh);
         }
       if (v == RPE_WINDOW_VIEW_TEMPLATES)

@@ -11,7 +11,7 @@
 #include <adwaita.h>
 
 #include "rpe-alloc.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -101,7 +101,7 @@ is_time_left (const char *text)
 static gboolean
 teaching_idle (gpointer data)
 {
-  return !rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (data));
+  return !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (RPE_TEACHING_VIEW (data)));
 }
 
 static void
@@ -120,7 +120,7 @@ test_progress_text (void)
   id = g_signal_connect (log.bar, "notify::text", G_CALLBACK (text_changed), &log);
   /* a job with progress reports: new noise (the curve of the error against R is recomputed) */
   g_object_set (state, "length", 200, NULL);
-  g_assert_true (rpe_teaching_view_is_busy (tv));
+  g_assert_true (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (tv)));
   rpe_test_iterate_until (teaching_idle, tv);
   rpe_test_wait_jobs ();
   g_signal_handler_disconnect (log.bar, id);
@@ -186,31 +186,31 @@ test_cap_full_n (void)
 
   /* a cap low enough for the full N to be cheap */
   g_object_set (state, "method", RPE_EXPLORER_METHOD_EXACT, "length", (guint) asked, NULL);
-  rpe_teaching_view_set_n_cap (tv, cap);
+  rpe_figure_page_set_n_cap (RPE_FIGURE_PAGE (tv), cap);
   rpe_test_settle (window, FALSE);
   t = rpe_teaching_view_get_result (tv);
   g_assert_nonnull (t);
   g_assert_cmpuint (t->n, ==, cap);
   g_assert_cmpuint (t->n_asked, ==, asked);
   expect = g_strdup_printf ("Computed at N = %zu of %zu.", cap, asked);
-  g_assert_cmpstr (rpe_teaching_view_get_cap_text (tv), ==, expect);
+  g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), ==, expect);
 
   /* over the memory budget: refused, said on the view, nothing computed */
   rpe_budget_set (4096);
-  g_assert_false (rpe_teaching_view_compute_full (tv));
+  g_assert_false (rpe_figure_page_compute_full (RPE_FIGURE_PAGE (tv)));
   rpe_budget_set (0);
-  g_assert_false (rpe_teaching_view_is_busy (tv));
-  g_assert_nonnull (strstr (rpe_teaching_view_get_cap_text (tv), "memory budget"));
+  g_assert_false (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (tv)));
+  g_assert_nonnull (strstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), "memory budget"));
   g_assert_true (rpe_teaching_view_get_result (tv) == t);
 
   /* Compute at Full N: a result at the N asked, equal to the map computed at that N */
-  g_assert_true (rpe_teaching_view_compute_full (tv));
-  g_assert_true (rpe_teaching_view_is_busy (tv));
+  g_assert_true (rpe_figure_page_compute_full (RPE_FIGURE_PAGE (tv)));
+  g_assert_true (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (tv)));
   rpe_test_settle (window, FALSE);
   t = rpe_teaching_view_get_result (tv);
   g_assert_cmpuint (t->n, ==, asked);
   g_assert_cmpuint (t->n_asked, ==, asked);
-  g_assert_cmpstr (rpe_teaching_view_get_cap_text (tv), ==, "");
+  g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), ==, "");
   {
     gsize rows = 0, cols = 0;
 
@@ -231,16 +231,16 @@ test_cap_full_n (void)
     RpeCurves *c;
 
     rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
-    rpe_curves_page_set_n_cap (cp, cap);
+    rpe_figure_page_set_n_cap (RPE_FIGURE_PAGE (cp), cap);
     rpe_test_settle (window, FALSE);
     c = rpe_curves_page_get_result (cp);
     g_assert_cmpuint (c->n, ==, cap);
-    g_assert_cmpstr (rpe_curves_page_get_cap_text (cp), ==, expect);
-    g_assert_true (rpe_curves_page_compute_full (cp));
+    g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (cp)), ==, expect);
+    g_assert_true (rpe_figure_page_compute_full (RPE_FIGURE_PAGE (cp)));
     rpe_test_settle (window, FALSE);
     c = rpe_curves_page_get_result (cp);
     g_assert_cmpuint (c->n, ==, asked);
-    g_assert_cmpstr (rpe_curves_page_get_cap_text (cp), ==, "");
+    g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (cp)), ==, "");
   }
 
   /* and the Templates grid: capped, then at the full N, each cell's map of that N */
@@ -250,16 +250,16 @@ test_cap_full_n (void)
     gsize rows = 0, cols = 0;
 
     rpe_window_set_view (window, RPE_WINDOW_VIEW_TEMPLATES);
-    rpe_templates_view_set_n_cap (gv, cap);
+    rpe_figure_page_set_n_cap (RPE_FIGURE_PAGE (gv), cap);
     rpe_test_settle (window, FALSE);
     tt = rpe_templates_view_get_templates (gv);
     g_assert_cmpuint (tt->n, ==, cap);
-    g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, expect);
-    g_assert_true (rpe_templates_view_compute_full (gv));
+    g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (gv)), ==, expect);
+    g_assert_true (rpe_figure_page_compute_full (RPE_FIGURE_PAGE (gv)));
     rpe_test_settle (window, FALSE);
     tt = rpe_templates_view_get_templates (gv);
     g_assert_cmpuint (tt->n, ==, asked);
-    g_assert_cmpstr (rpe_templates_view_get_cap_text (gv), ==, "");
+    g_assert_cmpstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (gv)), ==, "");
     g_assert_nonnull (templates_cell_data (gv, 0, &rows, &cols));
     g_assert_cmpuint (rows, ==, asked);
     /* the template is a function of the lag m - k only: constant along every diagonal */
@@ -284,21 +284,21 @@ test_cancel_axes (void)
   rpe_test_settle (window, FALSE);
   g_assert_cmpuint (rpe_attention_view_get_drawn_n (av), ==, 64);
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, 64);
-  g_assert_false (rpe_attention_view_get_stale (av));
+  g_assert_false (rpe_figure_page_get_stale (RPE_FIGURE_PAGE (av)));
 
   /* a long job for a new N: while it runs, the old map keeps its own axes */
   g_object_set (state, "length", 65536, NULL);
-  g_assert_true (rpe_attention_view_is_busy (av));
+  g_assert_true (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (av)));
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, rpe_attention_view_get_drawn_n (av));
-  g_assert_true (rpe_attention_view_get_stale (av));
+  g_assert_true (rpe_figure_page_get_stale (RPE_FIGURE_PAGE (av)));
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
   /* cancelled: still the old map under its own axes, marked stale; the result is dropped */
-  rpe_attention_view_cancel (av);
+  rpe_figure_page_cancel (RPE_FIGURE_PAGE (av));
   rpe_test_wait_jobs ();
   rpe_test_wait_frames (GTK_WIDGET (window), 2);
   g_assert_cmpuint (rpe_attention_view_get_drawn_n (av), ==, 64);
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, 64);
-  g_assert_true (rpe_attention_view_get_stale (av));
+  g_assert_true (rpe_figure_page_get_stale (RPE_FIGURE_PAGE (av)));
   /* a hover at the centre reads the map drawn, in its own cells (about m = n = 32 of 64) */
   {
     GtkWidget *canvas = rpe_attention_view_get_canvas (av);
@@ -319,7 +319,7 @@ test_cancel_axes (void)
   rpe_test_settle (window, FALSE);
   g_assert_cmpuint (rpe_attention_view_get_drawn_n (av), ==, 80);
   g_assert_cmpuint (rpe_attention_view_get_axes_n (av), ==, 80);
-  g_assert_false (rpe_attention_view_get_stale (av));
+  g_assert_false (rpe_figure_page_get_stale (RPE_FIGURE_PAGE (av)));
 
   /* SPE vs RPE: after a cancel the maps keep their own N and say they are stale */
   rpe_window_set_view (window, RPE_WINDOW_VIEW_TEACHING);
@@ -330,14 +330,14 @@ test_cancel_axes (void)
 
     g_assert_cmpuint (t->n, ==, 80);
     g_object_set (state, "length", 120, NULL);
-    g_assert_true (rpe_teaching_view_is_busy (tv));
-    g_assert_nonnull (strstr (rpe_teaching_view_get_cap_text (tv), "Stale"));
-    rpe_teaching_view_cancel (tv);
+    g_assert_true (rpe_figure_page_is_busy (RPE_FIGURE_PAGE (tv)));
+    g_assert_nonnull (strstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), "Stale"));
+    rpe_figure_page_cancel (RPE_FIGURE_PAGE (tv));
     rpe_test_wait_jobs ();
     g_assert_true (rpe_teaching_view_get_result (tv) == t);
     g_assert_nonnull (rpe_heatmap_view_get_data (rpe_teaching_view_get_heatmap (tv, 0), &rows, &cols));
     g_assert_cmpuint (rows, ==, t->n);
-    g_assert_nonnull (strstr (rpe_teaching_view_get_cap_text (tv), "cancelled"));
+    g_assert_nonnull (strstr (rpe_figure_page_get_cap_text (RPE_FIGURE_PAGE (tv)), "cancelled"));
   }
   gtk_window_destroy (GTK_WINDOW (window));
 }

@@ -20,7 +20,7 @@
 #include "rpe-test-utils.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 typedef struct
 {
@@ -35,7 +35,7 @@ result_current (gpointer data)
   Wait *w = data;
   RpeOutputsResult *r = rpe_outputs_view_get_result (w->view);
 
-  return r != NULL && r->serial == w->serial && !rpe_outputs_view_is_busy (w->view);
+  return r != NULL && r->serial == w->serial && !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (w->view));
 }
 
 static RpeOutputsResult *
@@ -77,7 +77,7 @@ test_live (void)
   g_autoptr (RpeFigureBundle) bundle = NULL;
 
   g_object_set (state, "length", 80, "train-length", 32, "realizations", 16, NULL);
-  g_assert_null (rpe_outputs_view_build_figure (view));
+  g_assert_null (rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view)));
   rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
   g_assert_cmpint (rpe_window_get_view (window), ==, RPE_WINDOW_VIEW_OUTPUTS);
   r = wait_result (window);
@@ -98,7 +98,7 @@ test_live (void)
     }
 
   /* the figure holds the numbers: panel 0 is the reference, transposed (channel, position) */
-  bundle = rpe_outputs_view_build_figure (view);
+  bundle = rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view));
   g_assert_nonnull (bundle);
   g_assert_cmpuint (bundle->fig.n_panels, ==, 3);
   g_assert_cmpuint (bundle->fig.panels[0].rows, ==, 4);
@@ -110,6 +110,26 @@ test_live (void)
         g_assert_cmpfloat (bundle->fig.panels[1].values[c * o->n + m], ==, o->estimate[m * 4 + c]);
         g_assert_cmpfloat (bundle->fig.panels[2].values[c * o->n + m], ==, o->difference[m * 4 + c]);
       }
+
+  /* its text reads at 1280 x 800: the view draws the export's page scaled to its area, so the
+   * tick text is the figure's size (points) times that scale, at least 10 px */
+  {
+    GtkWidget *area = rpe_test_find_widget (GTK_WIDGET (view), GTK_TYPE_DRAWING_AREA);
+    double wpt, hpt, scale;
+
+    g_assert_nonnull (area);
+    rpe_test_settle (window, FALSE);
+    g_assert_cmpint (gtk_widget_get_width (area), >, 0);
+    rpe_figure_default_size (&bundle->fig, &wpt, &hpt);
+    scale = fmin (gtk_widget_get_width (area) / wpt, gtk_widget_get_height (area) / hpt);
+    g_test_message ("outputs at 1280 x 800: a %d x %d area draws the %.0f x %.0f pt page at %.2f px/pt: "
+                    "strip text %.1f px, plot text %.1f px", gtk_widget_get_width (area), gtk_widget_get_height (area),
+                    wpt, hpt, scale, bundle->fig.panels[0].font_size * scale, bundle->fig.plots[0].font_size * scale);
+    for (gsize i = 0; i < bundle->fig.n_panels; i++)
+      g_assert_cmpfloat (bundle->fig.panels[i].font_size * scale, >=, 10.0);
+    for (gsize i = 0; i < bundle->fig.n_plots; i++)
+      g_assert_cmpfloat (bundle->fig.plots[i].font_size * scale, >=, 10.0);
+  }
 
   /* every sidebar control reaches it */
   g_object_set (state, "head", 2, NULL);
@@ -157,13 +177,13 @@ test_live (void)
   /* an impulse beyond N: the reason shows, nothing is drawn from a clamped position */
   g_assert_true (rpe_outputs_view_set_positions (view, "5, 90"));
   rpe_test_iterate_until (rpe_test_window_idle, window);
-  g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "beyond"));
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "beyond"));
   g_assert_true (rpe_outputs_view_get_result (view) == r);
   g_assert_true (rpe_outputs_view_set_positions (view, "5, 70"));
   r = wait_result (window);
   rpe_outputs_view_set_channel (view, 1);
   g_clear_pointer (&bundle, rpe_figure_bundle_unref);
-  bundle = rpe_outputs_view_build_figure (view);
+  bundle = rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view));
   g_assert_cmpfloat (bundle->fig.plots[0].series[0].y[70], ==, r->outputs.reference[70 * 2 + 1]);
 
   /* a malformed values file: the reason shows and no crash */
@@ -174,7 +194,7 @@ test_live (void)
     g_assert_true (rpe_npy_write (bad, data, 2, (gsize[]) { 3, 2 }, FALSE, NULL));
     rpe_outputs_view_set_npy (view, bad);
     rpe_test_iterate_until (rpe_test_window_idle, window);
-    g_assert_nonnull (strstr (rpe_outputs_view_get_caption (view), "NaN"));
+    g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "NaN"));
   }
 
   /* stale results are dropped: a burst of changes ends on the last one */

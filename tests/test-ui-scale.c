@@ -6,7 +6,7 @@
  *   nearest rank), and a causal map no longer looks flat under log or percentile.
  * - Shared vs per panel: the templates grid's cells get one range, or each its own.
  * - Clicking a query row (a synthesized click through the canvas' GtkGestureClick) plots
- *   a(m, .): its values equal the FastRPB attention row computed here (MATH.md 8); Up/Down
+ *   a(m, .): its values equal the FastRPB attention row computed here (docs/math.md, section 8); Up/Down
  *   move the row; Delete clears it.
  * - Undo reverts a colour-scale edit, named "Change Colour Scale".
  * - A conv checkpoint with 256 channels and no gate: at 1280 x 800 the window's minimum and
@@ -26,7 +26,7 @@
 #include "rpe-tensor-browser.h"
 #include "rpe-session.h"
 #include "rpe-undo.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -125,7 +125,7 @@ cell_centre (RpeAttentionView *view,
 
 /* -------------------------------------------------- independent references */
 
-/* FastRPB with unit content (q = k = 1, MATH.md 8): softmax of equal scores is uniform over
+/* FastRPB with unit content (q = k = 1, docs/math.md, section 8): softmax of equal scores is uniform over
  * the keys allowed (n <= m when causal), plus the bias W[m, n] = w_{m-n} (0 for m - n < 0
  * when causal, 0 for |m - n| >= the editable taps). */
 static double
@@ -297,7 +297,7 @@ test_templates_grid_cells (void)
   g_assert_nonnull (grid);
   g_assert_cmpuint (grid->n_cells, >=, 4);
   g_assert_cmpuint (grid->n_cells, <=, 64);   /* at most 8 columns: the export's layout */
-  b = rpe_templates_view_build_figure (view);
+  b = rpe_figure_page_build_figure (RPE_FIGURE_PAGE (view));
   g_assert_nonnull (b);
   g_assert_cmpuint (b->fig.grid.n_cells, ==, grid->n_cells);
   g_assert_true (b->fig.grid.shared_scale == grid->shared_scale);
@@ -692,7 +692,7 @@ test_fits_screen (void)
       float want_k = (float) (0.01 * 101.0 + 0.1 * (double) j - 0.3);
       float a = p->wq[101 * 8 + j], b = p->wk[101 * 8 + j];
 
-      /* the reference's names are swapped (MATH.md 2): one of the two is conv_q's */
+      /* the reference's names are swapped (docs/math.md, section 2): one of the two is conv_q's */
       g_assert_true ((a == want_q && b == want_k) || (a == want_k && b == want_q));
     }
   g_object_set (state, "head", 7, NULL);

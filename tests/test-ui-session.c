@@ -23,7 +23,7 @@
 #include "rpe-outputs-view.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 
@@ -379,7 +379,7 @@ test_copy_command (void)
   assert_same_figure ("copied command (--session)", gui, cli);
 
   /* zoomed: the saved session is not this figure until saved again; then --session draws the zoom */
-  rpe_attention_view_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)), 2.0);
+  rpe_figure_page_zoom (RPE_FIGURE_PAGE (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION))), 2.0);
   rpe_test_settle (window, TRUE);
   {
     g_autofree char *why = NULL;
@@ -396,7 +396,7 @@ test_copy_command (void)
   g_assert_true (rpe_window_export_view (window, gui, &error));
   run_copied (line, cli);
   assert_same_figure ("copied command (zoomed, --session)", gui, cli);
-  rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)));
+  rpe_figure_page_reset_zoom (RPE_FIGURE_PAGE (RPE_ATTENTION_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION))));
   rpe_test_settle (window, TRUE);
 
   /* a change after saving: the saved session no longer is this figure */
@@ -691,7 +691,7 @@ test_methods (void)
   /* zoomed, options alone: --rows/--cols draw the window shown */
   g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_EXACT, "causal", TRUE, NULL);
   rpe_test_settle (window, TRUE);
-  rpe_attention_view_zoom (view, 3.0);
+  rpe_figure_page_zoom (RPE_FIGURE_PAGE (view), 3.0);
   rpe_test_settle (window, TRUE);
   {
     g_autofree char *line = copy_command (window);
@@ -978,6 +978,97 @@ test_outputs (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Close (and Quit, which closes every window) asks before losing a changed session: Cancel keeps
+ * the window, Save writes the session and closes, Discard closes; an unchanged session closes at
+ * once. */
+static AdwMessageDialog *
+close_dialog_of (RpeWindow *window)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();   /* transfer none */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+      if (ADW_IS_MESSAGE_DIALOG (w) && gtk_window_get_transient_for (w) == GTK_WINDOW (window)
+          && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return ADW_MESSAGE_DIALOG (w);
+    }
+  return NULL;
+}
+
+static void
+test_close_unsaved (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("rpe-close-XXXXXX", NULL);
+  g_autofree char *session = g_build_filename (dir, "close.rpe-session", NULL);
+  g_autoptr (GError) error = NULL;
+  const char *responses[] = { "cancel", "save", "discard" };
+  RpeWindow *window = NULL;
+
+  for (guint r = 0; r < G_N_ELEMENTS (responses); r++)
+    {
+      AdwMessageDialog *dialog;
+
+      if (window == NULL)
+        {
+          window = open_window ();
+          g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &window);
+          rpe_test_settle (window, TRUE);
+          g_assert_true (rpe_window_save_session (window, session, &error));
+          g_assert_no_error (error);
+          /* saved and unchanged: nothing to ask (checked once, on a window of its own) */
+          if (r == 0)
+            {
+              RpeWindow *other = open_window ();
+
+              g_object_add_weak_pointer (G_OBJECT (other), (gpointer *) &other);
+              rpe_test_settle (other, TRUE);
+              g_assert_true (rpe_window_save_session (other, session, &error));
+              gtk_window_close (GTK_WINDOW (other));
+              rpe_test_drain ();
+              g_assert_null (other);
+            }
+        }
+      g_object_set (rpe_window_get_state (window), "length", TEST_N + 8 * (r + 1), NULL);
+      gtk_window_close (GTK_WINDOW (window));
+      rpe_test_drain ();
+      g_assert_nonnull (window);
+      dialog = close_dialog_of (window);
+      g_assert_nonnull (dialog);
+      /* as its button does: the response, then the dialog closes */
+      g_object_ref (dialog);
+      adw_message_dialog_response (dialog, responses[r]);
+      if (gtk_widget_get_visible (GTK_WIDGET (dialog)))
+        gtk_window_close (GTK_WINDOW (dialog));
+      g_object_unref (dialog);
+      rpe_test_drain ();
+      if (r == 0)
+        {
+          /* Cancel: the window and its changes stay */
+          g_assert_nonnull (window);
+          g_assert_null (close_dialog_of (window));
+          g_assert_cmpuint (rpe_explorer_state_get_length (rpe_window_get_state (window)), ==, TEST_N + 8);
+          gtk_window_destroy (GTK_WINDOW (window));
+          rpe_test_drain ();
+          g_assert_null (window);
+          continue;
+        }
+      g_assert_null (window);
+      if (r == 1)
+        {
+          /* Save: the file holds the change */
+          g_autoptr (RpeSession) saved = rpe_session_load (session, &error);
+
+          g_assert_no_error (error);
+          g_assert_cmpuint (rpe_explorer_state_get_length (saved->state), ==, TEST_N + 16);
+        }
+    }
+  rpe_test_wait_jobs ();
+  g_unlink (session);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -991,5 +1082,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/trained-lrpe", test_trained_lrpe);
   g_test_add_func ("/ui/session/negations", test_negations);
   g_test_add_func ("/ui/session/outputs", test_outputs);
+  g_test_add_func ("/ui/session/close-unsaved", test_close_unsaved);
   return g_test_run ();
 }

@@ -25,7 +25,7 @@
 #include "rpe-colormap.h"
 #include "rpe-error.h"
 #include "rpe-test-utils.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
 

@@ -7,13 +7,15 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <adwaita.h>
 
 #include "rpe-tour-bar.h"
 #include "rpe-tour.h"
 #include "rpe-ui-test-utils.h"
 #include "rpe-ui-wait.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 
 static RpeWindow *
 open_window (void)
@@ -33,9 +35,29 @@ open_window (void)
   rpe_explorer_state_set_gate (state, 1, 2, 0.375, FALSE);
   g_object_set (state, "length", 40, "realizations", 24, "seed", 7, "method", RPE_EXPLORER_METHOD_LINEAR,
                 "causal", TRUE, "head", 1, "spe-kind", RPE_SPE_CONV, NULL);
+  /* a log colour scale (the tour uses its own) and a zoomed attention map (restored after it) */
+  g_object_set (state, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_LOG, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+  rpe_test_settle (window, FALSE);
+  rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)),
+                                8, 24, 4, 20);
   rpe_window_set_view (window, RPE_WINDOW_VIEW_CURVES);
   rpe_test_iterate_until (rpe_test_window_idle, window);
   return window;
+}
+
+/* The sidebar group is inside the visible part of the sidebar's scrolled window. */
+static gboolean
+target_in_view (GtkWidget *target)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (target, GTK_TYPE_SCROLLED_WINDOW);
+  graphene_rect_t bounds;
+
+  g_assert_nonnull (scroller);
+  if (!gtk_widget_compute_bounds (target, scroller, &bounds))
+    return FALSE;
+  return bounds.origin.y >= 0 && bounds.origin.y < gtk_widget_get_height (scroller)
+         && bounds.origin.y + MIN (bounds.size.height, 60) <= gtk_widget_get_height (scroller);
 }
 
 static void
@@ -77,13 +99,26 @@ walk (gboolean leave_half_way)
       g_assert_cmpuint (rpe_tour_bar_get_step (tour), ==, i);
       g_assert_cmpint (rpe_window_get_view (window), ==, steps[i].view);
       g_assert_false (rpe_tour_bar_get_shown (tour));
+      /* the tour's own colours: linear, whatever the person had */
+      {
+        guint scale = 0;
+
+        g_object_get (state, "color-scale", &scale, NULL);
+        g_assert_cmpuint (scale, ==, RPE_HEATMAP_TRANSFORM_NONE);
+      }
       if (steps[i].control != NULL)
         {
           GtkWidget *target = rpe_tour_bar_get_target (tour);
 
           g_assert_nonnull (target);
           g_assert_true (gtk_widget_has_css_class (target, "rpe-tour-target"));
+          /* scrolled into view (the LRPE and FastRPB groups are far down the sidebar at 800 px) */
+          rpe_test_wait_frames (GTK_WIDGET (window), 3);
+          g_assert_true (target_in_view (target));
         }
+      /* the step's texts are markup: no literal underscore subscripts */
+      g_assert_null (strstr (rpe_tour_bar_get_text (tour), "_d("));
+      g_assert_null (strstr (rpe_tour_bar_get_text (tour), "N_train"));
       if (steps[i].demo != NULL)
         {
           /* the demo's module (4 heads of 16 features) is the one shown */
@@ -123,6 +158,17 @@ walk (gboolean leave_half_way)
   g_assert_true (rpe_tour_memento_matches (before, state));
   g_assert_cmpint (rpe_window_get_view (window), ==, RPE_WINDOW_VIEW_CURVES);
   g_assert_cmpuint (rpe_explorer_state_get_length (state), ==, 40);
+  /* and what the state does not hold: the attention zoom */
+  {
+    double m0, m1, n0, n1;
+
+    rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_ATTENTION)),
+                                  &m0, &m1, &n0, &n1);
+    g_assert_cmpfloat (m0, ==, 8);
+    g_assert_cmpfloat (m1, ==, 24);
+    g_assert_cmpfloat (n0, ==, 4);
+    g_assert_cmpfloat (n1, ==, 20);
+  }
   g_assert_true (rpe_explorer_state_get_method (state) == RPE_EXPLORER_METHOD_LINEAR);
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (window)); c != NULL; c = gtk_widget_get_next_sibling (c))
     g_assert_false (gtk_widget_has_css_class (c, "rpe-tour-target"));

@@ -17,7 +17,7 @@
 #include <adwaita.h>
 
 #include "rpe-undo.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 /* this test's waits may see longer jobs: a longer hang guard than rpe-ui-wait.h's */
 #define RPE_TEST_HANG_GUARD_S 300
 #include "rpe-ui-test-utils.h"

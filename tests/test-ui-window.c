@@ -10,7 +10,7 @@
 #include "rpe-compute.h"
 #include "rpe-error.h"
 #include "rpe-heatmap-view.h"
-#include "rpe-window.h"
+#include "rpe-window-test.h"
 #include "rpe-ui-wait.h"
 
 /* The values of the templates grid's cell d as the view draws them (NULL if none). */
@@ -64,7 +64,7 @@ window_ready (gpointer data)
   return !rpe_window_is_busy (window) && rpe_templates_view_get_templates (tv) != NULL;
 }
 
-/* Independent references (MATH.md 1-3), straight from the formulas in double. */
+/* Independent references (docs/math.md, sections 1-3), straight from the formulas in double. */
 static double
 sine_template_ref (const RpeSpeParams *p,
                    gsize               h,

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""check-fit.py: recompute `rpe fit`'s error in PyTorch, from MATH.md alone.
+"""check-fit.py: recompute `rpe fit`'s error in PyTorch, from docs/math.md alone.
 
-Loads a fitted .safetensors into modules written here after MATH.md sections 1-3 (the SPE
+Loads a fitted .safetensors into modules written here after docs/math.md, sections 1-3 (the SPE
 authors' parameter names and shapes: SineSPE freqs/offsets/gains (H, D, K), ConvSPE conv_q/
 conv_k as depthwise Conv1d weights (H*D, 1, L), SPEFilter gate (H, D)) with
 load_state_dict(strict=True), evaluates the unit-content logit profile
@@ -47,7 +47,7 @@ class SineSPE(torch.nn.Module):
         self.gains = torch.nn.Parameter(torch.zeros(h, d, k))
 
     def lags(self, n):
-        # MATH.md 1: P_d(tau) = 1/(2K) sum_k lambda^2 cos(2 pi f tau + theta)
+        # docs/math.md, section 1: P_d(tau) = 1/(2K) sum_k lambda^2 cos(2 pi f tau + theta)
         f = torch.sigmoid(self.freqs.double()) / 2
         th = self.offsets.double()
         lam = torch.nn.functional.softplus(self.gains.double())
@@ -65,7 +65,7 @@ class ConvSPE(torch.nn.Module):
         self.conv_k = torch.nn.Conv1d(h * d, h * d, l, groups=h * d, bias=False)
 
     def lags(self, n):
-        # MATH.md 2: the query code uses conv_k.weight; P(tau) = sum_j wq[j] wk[j + tau]
+        # docs/math.md, section 2: the query code uses conv_k.weight; P(tau) = sum_j wq[j] wk[j + tau]
         wq = self.conv_k.weight.double()[:, 0, :]
         wk = self.conv_q.weight.double()[:, 0, :]
         c, l = wq.shape
@@ -96,7 +96,7 @@ class Model(torch.nn.Module):
         p = self.spe.lags(n)
         if gated:
             g = torch.sigmoid(self.spe_filters[0].gate.double())[..., None]
-            p = (1 - g) * p + g                                    # MATH.md 3
+            p = (1 - g) * p + g                                    # docs/math.md, section 3
         return p.sum(1) / math.sqrt(p.shape[1])                   # (H, 2N-1)
 
 

@@ -2,7 +2,7 @@
 """compare-torch.py: `rpe` against straightforward PyTorch, ratios from one run (issue 12).
 
 Optional: runs when Debian's python3-torch is installed (else it says so and exits 0).
-The PyTorch versions are written from /work/shared/MATH.md the way a user would write them:
+The PyTorch versions are written from docs/math.md the way a user would write them:
   - SPE forward (sections 1-4), as the SPE authors' reference forward computes it: the (N, H, D, R)
     codes are formed (sine: cos/sin of the positions times the noise; conv: a depthwise conv1d over
     the (R, H*D, N+4L) noise), gated, then contracted with the queries/keys;
@@ -45,7 +45,7 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-# ---- PyTorch versions (MATH.md) -------------------------------------------------------------
+# ---- PyTorch versions (docs/math.md) -------------------------------------------------------------
 
 def spe_inputs(method, n, H, D, R, size, seed=0):
     g = torch.Generator().manual_seed(seed)

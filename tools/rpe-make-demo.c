@@ -1,6 +1,6 @@
 /* rpe-make-demo: writes the embedded demo checkpoint, deterministically.
  *
- * A small "trained-looking" model in the PyTorch SPE naming (MATH.md section 10),
+ * A small "trained-looking" model in the PyTorch SPE naming (docs/math.md, section 10),
  * H = 4 heads, D = 16 features:
  *   sine.spe.freqs|offsets|gains (4, 16, 5)     sineSPE, K = 5
  *   sine.spe_filters.{0,1}.gate  (4, 16)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the libFuzzer targets of fuzz/ for SECONDS_PER_TARGET each (default 60).
 #   tools/run-fuzzers.sh [SECONDS_PER_TARGET] [TARGET...]
-# Targets: npy npz safetensors pt checkpoint msgpack session (default: all).
+# Targets: npy npz safetensors pt checkpoint msgpack options session (default: all).
 # Configures build-fuzz (clang, ASan+UBSan, -Dfuzz=true) if needed.  Seeds come
 # from fuzz/corpus/<target>/ (never modified); new inputs go to
 # build-fuzz/corpus/<target>/; crashes are saved under fuzz/crashes/ and make
@@ -11,7 +11,7 @@ set -u
 
 SECONDS_PER_TARGET=${1:-60}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-npy npz safetensors pt checkpoint msgpack session}
+TARGETS=${*:-npy npz safetensors pt checkpoint msgpack options session}
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$SRC/build-fuzz"
@@ -35,7 +35,7 @@ for t in $TARGETS; do
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
   OPENBLAS_NUM_THREADS=1 \
     "$BUILD/fuzz/fuzz-$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -print_final_stats=1 -artifact_prefix="$CRASHES/$t-" \
+      -max_len=65536 -print_final_stats=1 -close_fd_mask=2 -artifact_prefix="$CRASHES/$t-" \
       "$work" "$SRC/fuzz/corpus/$t" 2>&1 | grep -E "^(#[0-9]+ *DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|INFO: Running with)|artifact"
   rc=$?
   if ls "$CRASHES/$t-"* >/dev/null 2>&1; then

@@ -2,15 +2,15 @@
 """train-demos.py: the trained demo checkpoints of RPE Studio.
 
 A small causal linear transformer (2 layers, H = 4 heads of D = 16 features, elu+1 feature map),
-written here from ../shared/MATH.md (sections 1-5, 7-9), trained at N_train = 64 on a task where
+written here from docs/math.md (sections 1-5, 7-9), trained at N_train = 64 on a task where
 relative position matters: copy the token from k = 3 positions back.  One model per positional
 encoding:
 
-    sine-spe   sine SPE (K = 8 sines), gated             MATH.md 1, 3, 4
-    conv-spe   conv SPE (L = 16 taps), gated             MATH.md 2, 3, 4
-    lrpe       LRPE rotation, identity P, theta a (RoPE) MATH.md 7 (after the feature map,
+    sine-spe   sine SPE (K = 8 sines), gated             docs/math.md, sections 1, 3, 4
+    conv-spe   conv SPE (L = 16 taps), gated             docs/math.md, sections 2, 3, 4
+    lrpe       LRPE rotation, identity P, theta a (RoPE) docs/math.md, section 7 (after the feature map,
                                                           layer-normalised output)
-    fastrpb    FastRPB, a Toeplitz bias W V per layer    MATH.md 8 (reference "full" layout)
+    fastrpb    FastRPB, a Toeplitz bias W V per layer    docs/math.md, section 8 (reference "full" layout)
     ape        a learned absolute position embedding (the baseline: nothing beyond N_train)
 
 Each model is saved as .safetensors (written here: the format is an 8-byte header length, a JSON
@@ -58,7 +58,7 @@ def elu1(x):
     return F.elu(x) + 1.0
 
 
-# ----------------------------------------------------------------------- SPE (MATH.md 1-3)
+# ----------------------------------------------------------------------- SPE (docs/math.md, sections 1-3)
 
 class SineSPE(nn.Module):
     """Parameters (H, D, K) raw: f = sigmoid(freqs) / 2, theta = offsets, lambda = softplus(gains)."""
@@ -86,7 +86,7 @@ class SineSPE(nn.Module):
 
 
 class ConvSPE(nn.Module):
-    """conv_q.weight, conv_k.weight (H*D, 1, L); the query code uses conv_k.weight (MATH.md 2)."""
+    """conv_q.weight, conv_k.weight (H*D, 1, L); the query code uses conv_k.weight (docs/math.md, section 2)."""
 
     def __init__(self):
         super().__init__()
@@ -108,7 +108,7 @@ class ConvSPE(nn.Module):
 
 
 class SPEFilter(nn.Module):
-    """gate (H, D), g = sigmoid(gate): Qbar' = sqrt(1 - g) Qbar + sqrt(g) eps (MATH.md 3)."""
+    """gate (H, D), g = sigmoid(gate): Qbar' = sqrt(1 - g) Qbar + sqrt(g) eps (docs/math.md, section 3)."""
 
     def __init__(self):
         super().__init__()
@@ -128,7 +128,7 @@ class SPEFilter(nn.Module):
 # ------------------------------------------------------------------ attention layers
 
 def causal_linear(phq, phk, v, normalise=True):
-    """Causal linear attention (MATH.md 5) with running sums; phq, phk (B, N, H, F), v (B, N, H, Dv)."""
+    """Causal linear attention (docs/math.md, section 5) with running sums; phq, phk (B, N, H, F), v (B, N, H, Dv)."""
     kv = torch.einsum("bnhf,bnhe->bnhfe", phk, v).cumsum(dim=1)
     num = torch.einsum("bnhf,bnhfe->bnhe", phq, kv)
     if not normalise:
@@ -143,7 +143,7 @@ def rope_theta():
 
 
 def rotate(x, theta):
-    """Lambda(s) x for the rotation core, pairs (x0, x1), (x2, x3), ... (MATH.md 7)."""
+    """Lambda(s) x for the rotation core, pairs (x0, x1), (x2, x3), ... (docs/math.md, section 7)."""
     n = x.shape[1]
     ang = torch.arange(n, dtype=torch.float32)[:, None] * theta[None, :]     # (N, D/2)
     c = torch.cos(ang).repeat_interleave(2, dim=-1)[None, :, None, :]

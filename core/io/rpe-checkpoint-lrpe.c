@@ -139,7 +139,7 @@ pick (GPtrArray   *modules,
       const char  *(*prefix_of) (gconstpointer),
       GError     **error)
 {
-  g_autoptr(GString) list = g_string_new (NULL);
+  g_autoptr (GString) list = g_string_new (NULL);
 
   for (guint i = 0; i < modules->len; i++)
     {

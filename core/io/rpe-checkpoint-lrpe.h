@@ -1,4 +1,4 @@
-/* rpe-checkpoint-lrpe.h: LRPE and FastRPB modules in a checkpoint (MATH.md sections 7, 8, 10).
+/* rpe-checkpoint-lrpe.h: LRPE and FastRPB modules in a checkpoint (docs/math.md, sections 7, 8, 10).
  *
  * Recognised by their leaves and shapes under any module prefix (names joined
  * with '.' or '/'):
@@ -57,7 +57,7 @@ const RpeFastrpbModuleInfo *rpe_checkpoint_pick_fastrpb (const RpeTensorSet *set
                                                          GPtrArray         **modules,
                                                          GError            **error);
 
-/* ---- What a trained module's tensors say (MATH.md 7), shared by `rpe` and the window ----
+/* ---- What a trained module's tensors say (docs/math.md, section 7), shared by `rpe` and the window ----
  *
  * A stored v makes P the Householder reflection; a permutation buffer makes Lambda the
  * permutation; a learned theta alone means the complex exponential when it holds D values

@@ -14,7 +14,7 @@
 #include "rpe-pt.h"
 #include "rpe-safetensors.h"
 
-/* Module discovery by structure (MATH.md sections 3 and 10).
+/* Module discovery by structure (docs/math.md, sections 3 and 10).
  *
  * Names are paths whose components are separated by '.' or '/' (PyTorch joins
  * with '.', Flax with '/', converted Flax files with either).  A module is found

@@ -1,5 +1,5 @@
 /* rpe-checkpoint.h: reading checkpoints and mapping tensor names to SPE parameters
- * (MATH.md sections 3 and 10). */
+ * (docs/math.md, sections 3 and 10). */
 #pragma once
 
 #include <gio/gio.h>

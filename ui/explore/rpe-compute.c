@@ -329,13 +329,15 @@ job_worker (GTask        *task,
 
   if (status == RPE_OK)
     g_task_return_pointer (task, result, result_free);
-  else if (status == RPE_ERROR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
-  else if (job->error != NULL)
+  else if (job->error != NULL && status != RPE_ERROR_CANCELLED)
     g_task_return_error (task, g_steal_pointer (&job->error));
   else
-    g_task_return_new_error (task, RPE_ERROR, status, _("Cannot compute %s: %s"),
-                             _(job->what), rpe_status_to_string (status));
+    {
+      GError *error = NULL;
+
+      rpe_job_status_error (status, job->what, &error);
+      g_task_return_error (task, error);
+    }
 }
 
 static Job *
@@ -418,7 +420,7 @@ fill_worker (size_t  worker,
     }
 }
 
-/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (MATH.md sections 1-3), so
+/* Each P_d (gated or not) is stationary, P_d(m, n) = P_d(m - n) (docs/math.md, sections 1-3), so
  * one lag profile per feature (2N - 1 values, kept in templates->profiles) gives the whole
  * N x N cell by a Toeplitz fill (on every core: the fill is as much page faults as copying),
  * and the range over the cells is the range over the profiles: every lag tau in (-N, N)
@@ -1028,7 +1030,7 @@ out:
   return status;
 }
 
-/* Exact logits (MATH.md 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 static RpeStatus
 exact_logits_rows (size_t  m0,
                    size_t  n_rows,
@@ -1406,7 +1408,8 @@ teaching_run (Job               *job,
       RpeMonitor cm = { monitor->cancel, NULL, NULL };
       gsize rl[16], nr = 0;
 
-      for (gsize r = 1; r <= 1024; r *= 2)
+      /* every R the explorer takes (the teaching view's slider spans the same range) */
+      for (gsize r = 1; r <= RPE_EXPLORER_MAX_R && nr < G_N_ELEMENTS (rl); r *= 2)
         rl[nr++] = r;
       t->n_curve = nr;
       t->curve_r = g_new0 (double, nr);
@@ -2035,13 +2038,40 @@ job_run_sync (JobRunFunc                 run,
     g_cancellable_disconnect (cancellable, handler);
   if (status == RPE_OK)
     return result;
-  if (status == RPE_ERROR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
-  else if (job.error != NULL)
+  if (job.error != NULL && status != RPE_ERROR_CANCELLED)
     g_propagate_error (error, g_steal_pointer (&job.error));
   else
-    g_set_error (error, RPE_ERROR, status, _("Cannot compute %s: %s"), _(what), rpe_status_to_string (status));
+    rpe_job_status_error (status, what, error);
   g_clear_error (&job.error);
+  return NULL;
+}
+
+RpeCheckpointData *
+rpe_compute_open_checkpoint (const char  *path,
+                             GError     **error)
+{
+  Job job = { 0 };
+  atomic_int cancel;
+  RpeMonitor monitor = { &cancel, NULL, NULL };
+  gpointer result = NULL;
+  GDestroyNotify result_free = NULL;
+  RpeStatus status;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  atomic_init (&cancel, 0);
+  job.what = N_("the checkpoint");
+  job.path = g_strdup (path);
+  status = checkpoint_run (&job, &monitor, &result, &result_free);
+  g_free (job.path);
+  if (status == RPE_OK)
+    {
+      g_clear_error (&job.error);   /* a note for a failure that did not happen */
+      return result;
+    }
+  if (job.error != NULL)
+    g_propagate_error (error, g_steal_pointer (&job.error));
+  else
+    rpe_job_status_error (status, job.what, error);
   return NULL;
 }
 
@@ -2137,16 +2167,20 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                            gboolean                  *has_attention)
 {
   RpeHeatmapData *d;
-  gboolean whole;
+  gboolean whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n;
 
-  whole = img->m0 == 0 && img->n0 == 0 && img->m1 == img->n && img->n1 == img->n
-          && img->rows == img->n && img->cols == img->n;
   rpe_figure_init (fig, RPE_FIGURE_HEATMAP);
   d = &fig->heatmap;
   rpe_heatmap_data_init (d);
   d->values = img->values;
   d->rows = img->rows;
   d->cols = img->cols;
+  /* the window [m0, m1) x [n0, n1) of the map, numbered by its absolute positions (a pixel
+   * may stand for several positions) */
+  d->row_origin = img->m0;
+  d->row_positions = img->m1 - img->m0;
+  d->col_origin = img->n0;
+  d->col_positions = img->n1 - img->n0;
   d->colormap = cmap;
   d->reduce = img->reduce;
   d->equal_aspect = TRUE;
@@ -2156,22 +2190,17 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
   d->transform = transform == RPE_HEATMAP_TRANSFORM_ATTENTION && !*has_attention ? RPE_HEATMAP_TRANSFORM_NONE
                                                                                : transform;
   d->transform_param = d->transform == transform ? param : 0.0;
-  d->train_length = whole ? train : 0;
+  /* N_train where it falls in the window (a zoom elsewhere keeps no room for its label) */
+  d->train_length = whole || (train > img->m0 && train < img->m1) || (train > img->n0 && train < img->n1) ? train : 0;
   strings[0] = strings[1] = NULL;
-  if (whole)
-    {
-      d->x_label = _("key position n");
-      d->y_label = _("query position m");
-    }
+  if (img->cols == img->n1 - img->n0)
+    d->x_label = _("key position n");
   else
-    {
-      strings[0] = g_strdup_printf (_("key position n, %zu \u2026 %zu%s"), img->n0, img->n1 - 1,
-                                    img->cols < img->n1 - img->n0 ? _(" (reduced to pixels)") : "");
-      strings[1] = g_strdup_printf (_("query position m, %zu \u2026 %zu%s"), img->m0, img->m1 - 1,
-                                    img->rows < img->m1 - img->m0 ? _(" (reduced to pixels)") : "");
-      d->x_label = strings[0];
-      d->y_label = strings[1];
-    }
+    d->x_label = strings[0] = g_strdup_printf ("%s%s", _("key position n"), _(" (reduced to pixels)"));
+  if (img->rows == img->m1 - img->m0)
+    d->y_label = _("query position m");
+  else
+    d->y_label = strings[1] = g_strdup_printf ("%s%s", _("query position m"), _(" (reduced to pixels)"));
   d->colorbar_label = _("attention weight");
   switch (img->method)
     {

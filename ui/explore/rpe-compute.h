@@ -81,7 +81,7 @@ RpeTemplates *rpe_compute_templates_finish     (GAsyncResult           *result,
                                                 GError                **error);
 
 /* The templates grid of the snapshot's head: kind analytic / empirical (one draw
- * of R codes with the snapshot's seed, MATH.md section 4) / difference, at
+ * of R codes with the snapshot's seed, docs/math.md, section 4) / difference, at
  * length min (N, n_cap), plus the analytic lag profiles. */
 void          rpe_compute_template_grid_async  (RpeExplorerSnapshot    *snapshot,
                                                 gsize                   n_cap,
@@ -127,7 +127,7 @@ typedef struct
   RpeHeatmapReduce reduce;       /* MEAN or MAX */
 } RpeAttentionRequest;
 
-/* Rows of the attention map of the snapshot's method and head (MATH.md 4-9),
+/* Rows of the attention map of the snapshot's method and head (docs/math.md, sections 4-9),
  * computed in blocks of rows (memory O(block x N), never N x N when N exceeds
  * the image), reduced to the image in the worker. */
 void               rpe_compute_attention_async  (RpeExplorerSnapshot       *snapshot,
@@ -284,7 +284,7 @@ void       rpe_compute_curves_async  (RpeExplorerSnapshot    *snapshot,
 RpeCurves *rpe_compute_curves_finish (GAsyncResult           *result,
                                       GError                **error);
 
-/* ---- 2-D convSPE over an image grid (MATH.md 2, rpe-conv-spe-2d.h) ---- */
+/* ---- 2-D convSPE over an image grid (docs/math.md, section 2, rpe-conv-spe-2d.h) ---- */
 
 typedef struct
 {
@@ -296,7 +296,7 @@ typedef struct
   float   *lags;           /* (2 N1 - 1) x (2 N2 - 1): Ptilde of (head, feature) at lag (di, dj),
                             * index (di + N1 - 1, dj + N2 - 1), as rpe_conv_spe_2d_template_lags */
   float   *attention;      /* N1 x N2: the query's exact attention over the grid, softmax over p' of
-                            * sum_d q[p, d] k[p', d] Ptilde_d(p - p') / sqrt(D) (MATH.md 4) with the
+                            * sum_d q[p, d] k[p', d] Ptilde_d(p - p') / sqrt(D) (docs/math.md, section 4) with the
                             * snapshot's content */
 } RpeGridImage;
 
@@ -368,6 +368,9 @@ void               rpe_compute_open_checkpoint_async  (const char          *path
                                                        GAsyncReadyCallback  callback,
                                                        gpointer             user_data);
 RpeCheckpointData *rpe_compute_open_checkpoint_finish (GAsyncResult        *result,
+                                                       GError             **error);
+/* The same on the calling thread (the embedded demos, read at once). */
+RpeCheckpointData *rpe_compute_open_checkpoint        (const char          *path,
                                                        GError             **error);
 
 /* ---- One job per view ----

@@ -25,12 +25,12 @@ G_BEGIN_DECLS
 /* The attention scheme shown in the attention view. */
 typedef enum
 {
-  RPE_EXPLORER_METHOD_SPE,        /* SPE estimate: softmax (Qhat Khat^T / sqrt R) (MATH.md 4) */
-  RPE_EXPLORER_METHOD_EXACT,      /* exact RPE: softmax (sum_d q k Ptilde_d / sqrt D) (MATH.md 4) */
-  RPE_EXPLORER_METHOD_APE,        /* sinusoidal absolute encoding (MATH.md 9) */
-  RPE_EXPLORER_METHOD_LRPE,       /* LRPE-encoded features, row-normalised scores (MATH.md 7) */
-  RPE_EXPLORER_METHOD_FASTRPB,    /* softmax (q k^T / sqrt D) + W, W[m, n] = w_{m-n} (MATH.md 8) */
-  RPE_EXPLORER_METHOD_LINEAR,     /* implied attention of linear attention on Qhat, Khat (MATH.md 5) */
+  RPE_EXPLORER_METHOD_SPE,        /* SPE estimate: softmax (Qhat Khat^T / sqrt R) (docs/math.md, section 4) */
+  RPE_EXPLORER_METHOD_EXACT,      /* exact RPE: softmax (sum_d q k Ptilde_d / sqrt D) (docs/math.md, section 4) */
+  RPE_EXPLORER_METHOD_APE,        /* sinusoidal absolute encoding (docs/math.md, section 9) */
+  RPE_EXPLORER_METHOD_LRPE,       /* LRPE-encoded features, row-normalised scores (docs/math.md, section 7) */
+  RPE_EXPLORER_METHOD_FASTRPB,    /* softmax (q k^T / sqrt D) + W, W[m, n] = w_{m-n} (docs/math.md, section 8) */
+  RPE_EXPLORER_METHOD_LINEAR,     /* implied attention of linear attention on Qhat, Khat (docs/math.md, section 5) */
   RPE_EXPLORER_N_METHODS,
 } RpeExplorerMethod;
 
@@ -132,7 +132,7 @@ typedef struct
   gsize               content_heads;
   gsize               content_dim;
   gsize               content_head;
-  /* 2-D convSPE (images, MATH.md 2; rpe-conv-spe-2d.h): the module (effective values, filters
+  /* 2-D convSPE (images, docs/math.md, section 2; rpe-conv-spe-2d.h): the module (effective values, filters
    * (H*D, L1*L2)), the grid N1 x N2 (positions row-major) and the query position shown. */
   gboolean            have_conv2d;
   RpeSpeParams        conv2d;

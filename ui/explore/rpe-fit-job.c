@@ -1,4 +1,4 @@
-/* rpe-fit-job.c: fitting SPE to another relative bias on a worker (issue 16). */
+/* rpe-fit-job.c: fitting SPE to another relative bias on a worker. */
 #include "config.h"
 
 #include "rpe-fit-job.h"
@@ -8,7 +8,9 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-job.h"
 
+#include <glib/gi18n.h>
 
 /* ---------------------------------------------------------------- result */
 
@@ -40,19 +42,6 @@ rpe_fit_result_unref (RpeFitResult *result)
 G_DEFINE_BOXED_TYPE (RpeFitResult, rpe_fit_result, rpe_fit_result_ref, rpe_fit_result_unref)
 
 /* ------------------------------------------------------------------- run */
-
-static gboolean
-status_error (RpeStatus    status,
-              const char  *what,
-              GError     **error)
-{
-  if (status == RPE_ERROR_CANCELLED)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
-      return FALSE;
-    }
-  return rpe_set_error (error, status, "Cannot %s: %s", what, rpe_status_to_string (status));
-}
 
 /* Row m of head h: softmax over k of fit_h(tau = m - k). */
 static void
@@ -98,19 +87,19 @@ rpe_fit_run (const RpeFitConfig *config,
       || config->size < 1 || config->size > RPE_FIT_JOB_MAX_SIZE)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     "A fit needs 1 <= N <= %d, 1 <= H <= %d, 1 <= D <= %d and 1 <= K or L <= %d",
+                     _("A fit needs 1 <= N <= %d, 1 <= H <= %d, 1 <= D <= %d and 1 <= K or L <= %d"),
                      RPE_FIT_JOB_MAX_LENGTH, RPE_FIT_JOB_MAX_HEADS, RPE_FIT_JOB_MAX_FEAT, RPE_FIT_JOB_MAX_SIZE);
       return NULL;
     }
   len = 2 * n - 1;
   if (!rpe_size_mul (H, len, &count) || !rpe_size_mul (n, n, &cells) || !rpe_size_mul (cells, H, &cells))
     {
-      status_error (RPE_ERROR_OVERFLOW, "fit", error);
+      rpe_job_status_error (RPE_ERROR_OVERFLOW, N_("the fit"), error);
       return NULL;
     }
   if (!rpe_all_finite_d (target, count))
     {
-      rpe_set_error (error, RPE_ERROR_NOT_FINITE, "The target holds NaN or infinity");
+      rpe_set_error (error, RPE_ERROR_NOT_FINITE, _("The target holds NaN or infinity"));
       return NULL;
     }
 
@@ -124,7 +113,7 @@ rpe_fit_run (const RpeFitConfig *config,
     result->attention = rpe_alloc (cells, sizeof (float), &st);
   if (result->attention == NULL)
     {
-      status_error (st, "fit", error);
+      rpe_job_status_error (st, N_("the fit"), error);
       rpe_fit_result_unref (result);
       return NULL;
     }
@@ -134,7 +123,7 @@ rpe_fit_run (const RpeFitConfig *config,
     st = rpe_fit_profile (&result->params, n, config->gated, result->fit);
   if (st != RPE_OK)
     {
-      status_error (st, "fit", error);
+      rpe_job_status_error (st, N_("the fit"), error);
       rpe_fit_result_unref (result);
       return NULL;
     }

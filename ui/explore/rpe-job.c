@@ -7,7 +7,12 @@
 #include <math.h>
 #include <stdatomic.h>
 
+#include <glib/gi18n.h>
+
+#include "rpe-error.h"
+
 static gint jobs_alive;
+static gint jobs_started;
 
 struct _RpeJobMonitor
 {
@@ -29,6 +34,25 @@ guint
 rpe_compute_jobs_alive (void)
 {
   return (guint) g_atomic_int_get (&jobs_alive);
+}
+
+guint
+rpe_compute_jobs_started (void)
+{
+  return (guint) g_atomic_int_get (&jobs_started);
+}
+
+gboolean
+rpe_job_status_error (RpeStatus    status,
+                      const char  *what,
+                      GError     **error)
+{
+  if (status == RPE_ERROR_CANCELLED)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Computation cancelled"));
+      return FALSE;
+    }
+  return rpe_set_error (error, status, _("Cannot compute %s: %s"), _(what), rpe_status_to_string (status));
 }
 
 typedef struct
@@ -119,6 +143,7 @@ rpe_job_monitor_new (GTask                  *task,
   monitor->core.progress = progress != NULL ? monitor_progress : NULL;
   monitor->core.user_data = monitor;
   g_atomic_int_inc (&jobs_alive);
+  g_atomic_int_inc (&jobs_started);
   return monitor;
 }
 

@@ -48,9 +48,18 @@ const atomic_int *rpe_job_monitor_get_flag  (RpeJobMonitor          *monitor);
 /* Progress events queued to the main context so far (after the throttle). */
 guint             rpe_job_monitor_get_sent  (RpeJobMonitor          *monitor);
 
+/* The error of a job that failed with the core's status: G_IO_ERROR_CANCELLED ("Computation
+ * cancelled") for RPE_ERROR_CANCELLED, else RPE_ERROR "Cannot compute WHAT: REASON" (what: an
+ * N_() marked noun, translated here).  Always FALSE.  The one wording of every job's errors. */
+gboolean          rpe_job_status_error      (RpeStatus               status,
+                                             const char             *what,
+                                             GError                **error);
+
 /* The number of jobs created and not yet finalised (their callback has run and their
  * data is freed).  Tests wait for it to reach 0 instead of sleeping. */
 guint             rpe_compute_jobs_alive    (void);
+/* The number of jobs created since the program started (tests: one change, one job). */
+guint             rpe_compute_jobs_started  (void);
 
 /* ---- Percent done and time left ---- */
 

@@ -7,8 +7,10 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-job.h"
 #include "rpe-npy.h"
 
+#include <glib/gi18n.h>
 
 /* ---------------------------------------------------------------- result */
 
@@ -58,19 +60,6 @@ rpe_feature_map_name (RpeFeatureMap map)
 
 /* ------------------------------------------------------------------- run */
 
-static gboolean
-status_error (RpeStatus    status,
-              const char  *what,
-              GError     **error)
-{
-  if (status == RPE_ERROR_CANCELLED)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Computation cancelled");
-      return FALSE;
-    }
-  return rpe_set_error (error, status, "Cannot compute %s: %s", what, rpe_status_to_string (status));
-}
-
 /* V (N, Dv) for the request; *dv_out the channels. */
 static float *
 make_values (const RpeExplorerSnapshot *s,
@@ -89,7 +78,7 @@ make_values (const RpeExplorerSnapshot *s,
 
       if (req->npy_path == NULL)
         {
-          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "No values file chosen");
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("No values file chosen"));
           return NULL;
         }
       t = rpe_npy_read (req->npy_path, error);
@@ -101,7 +90,7 @@ make_values (const RpeExplorerSnapshot *s,
           if (heads != s->spe.n_heads)
             {
               rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "%s: values of shape (N, H, Dv) must have H = %zu (got %zu)", req->npy_path,
+                             _("%s: values of shape (N, H, Dv) must have H = %zu (got %zu)"), req->npy_path,
                              (size_t) s->spe.n_heads, (size_t) heads);
               return NULL;
             }
@@ -111,13 +100,13 @@ make_values (const RpeExplorerSnapshot *s,
           g_autofree char *shape = rpe_tensor_shape_string (t);
 
           rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                         "%s: values must have shape (N, Dv) or (N, H, Dv), got %s", req->npy_path, shape);
+                         _("%s: values must have shape (N, Dv) or (N, H, Dv), got %s"), req->npy_path, shape);
           return NULL;
         }
       dv = t->shape[t->ndim - 1];
       if (t->shape[0] == 0 || dv == 0 || dv > RPE_OUTPUTS_MAX_CHANNELS)
         {
-          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s: values need N >= 1 and 1 <= Dv <= %d",
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: values need N >= 1 and 1 <= Dv <= %d"),
                          req->npy_path, RPE_OUTPUTS_MAX_CHANNELS);
           return NULL;
         }
@@ -128,7 +117,7 @@ make_values (const RpeExplorerSnapshot *s,
         {
           rpe_free (v);
           rpe_set_error (error, st, "%s: %s", req->npy_path,
-                         st == RPE_ERROR_NOT_FINITE ? "the values hold NaN or infinity" : rpe_status_to_string (st));
+                         st == RPE_ERROR_NOT_FINITE ? _("the values hold NaN or infinity") : rpe_status_to_string (st));
           return NULL;
         }
       *dv_out = dv;
@@ -137,7 +126,7 @@ make_values (const RpeExplorerSnapshot *s,
 
   if (dv < 1 || dv > RPE_OUTPUTS_MAX_CHANNELS || req->n_positions > RPE_OUTPUTS_MAX_POSITIONS)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Channels must be between 1 and %d",
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("Channels must be between 1 and %d"),
                      RPE_OUTPUTS_MAX_CHANNELS);
       return NULL;
     }
@@ -145,7 +134,7 @@ make_values (const RpeExplorerSnapshot *s,
     {
       if (req->positions[i] >= n)
         {
-          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Impulse position %zu is beyond the sequence (N = %zu)",
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("Impulse position %zu is beyond the sequence (N = %zu)"),
                          (size_t) req->positions[i], (size_t) n);
           return NULL;
         }
@@ -158,7 +147,7 @@ make_values (const RpeExplorerSnapshot *s,
   if (st != RPE_OK)
     {
       rpe_free (v);
-      status_error (st, "the values", error);
+      rpe_job_status_error (st, N_("the values"), error);
       return NULL;
     }
   *dv_out = dv;
@@ -181,12 +170,12 @@ rpe_outputs_run (const RpeExplorerSnapshot *s,
   g_return_val_if_fail (s != NULL && req != NULL, NULL);
   if (!s->have_spe)
     {
-      rpe_set_error (error, RPE_ERROR_NOT_FOUND, "No SPE module to compute outputs with");
+      rpe_set_error (error, RPE_ERROR_NOT_FOUND, _("No SPE module to compute outputs with"));
       return NULL;
     }
   if (req->n_draws < 1 || (unsigned) req->compare >= RPE_OUTPUTS_N_COMPARES)
     {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "Invalid outputs request");
+      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("Invalid outputs request"));
       return NULL;
     }
   H = s->spe.n_heads;
@@ -221,7 +210,7 @@ rpe_outputs_run (const RpeExplorerSnapshot *s,
     }
   if (st != RPE_OK)
     {
-      status_error (st, "the queries and keys", error);
+      rpe_job_status_error (st, N_("the queries and keys"), error);
       goto out;
     }
   for (gsize m = 0; m < n; m++)
@@ -252,7 +241,7 @@ rpe_outputs_run (const RpeExplorerSnapshot *s,
   st = rpe_outputs_compute (&spec, s->seed, req->n_draws, s->train_length, &result->outputs, monitor);
   if (st != RPE_OK)
     {
-      status_error (st, "the outputs", error);
+      rpe_job_status_error (st, N_("the outputs"), error);
       g_clear_pointer (&result, rpe_outputs_result_unref);
       goto out;
     }

@@ -9,9 +9,19 @@
 
 /* ------------------------------------------------------------------ steps */
 
+/* The tour's own look, whatever the person had (a log scale turns step 1's bands into stripes):
+ * linear colours on one shared range.  Leaving the tour restores theirs. */
+static void
+tour_look (RpeExplorerState *s)
+{
+  g_object_set (s, "color-scale", (guint) RPE_HEATMAP_TRANSFORM_NONE, "color-range", (guint) RPE_COLOR_RANGE_SHARED,
+                "colormap", "viridis", NULL);
+}
+
 static void
 templates_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "spe-kind", RPE_SPE_CONV, "template-kind", RPE_TEMPLATE_ANALYTIC, "length", 48,
                 "train-length", 64, "gated", FALSE, NULL);
 }
@@ -25,6 +35,7 @@ templates_show (RpeExplorerState *s)
 static void
 estimate_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "spe-kind", RPE_SPE_SINE, "length", 64, "realizations", 4, NULL);
 }
 
@@ -37,6 +48,7 @@ estimate_show (RpeExplorerState *s)
 static void
 causal_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "method", RPE_EXPLORER_METHOD_EXACT, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_RANDOM, NULL);
 }
@@ -50,6 +62,7 @@ causal_show (RpeExplorerState *s)
 static void
 extrapolation_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "train-length", 64, "length", 64, "content", RPE_CONTENT_UNIT, NULL);
 }
 
@@ -62,6 +75,7 @@ extrapolation_show (RpeExplorerState *s)
 static void
 lrpe_setup (RpeExplorerState *s)
 {
+  tour_look (s);
   g_object_set (s, "method", RPE_EXPLORER_METHOD_APE, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_UNIT, "lrpe-p", RPE_LRPE_P_IDENTITY, "lrpe-lambda", RPE_LRPE_LAMBDA_ROTATION,
                 "lrpe-theta", RPE_LRPE_THETA_A, NULL);
@@ -78,6 +92,7 @@ fastrpb_setup (RpeExplorerState *s)
 {
   float w[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
 
+  tour_look (s);
   rpe_explorer_state_set_fastrpb_weights (s, w, G_N_ELEMENTS (w));
   g_object_set (s, "method", RPE_EXPLORER_METHOD_FASTRPB, "length", 64, "causal", FALSE,
                 "content", RPE_CONTENT_RANDOM, NULL);
@@ -92,11 +107,11 @@ fastrpb_show (RpeExplorerState *s)
   rpe_explorer_state_set_fastrpb_weights (s, w, G_N_ELEMENTS (w));
 }
 
-/* The texts are N_() marked: rpe-tour-bar.c translates them as it shows them. */
+/* The texts are N_() marked Pango markup: rpe-tour-bar.c translates them as it shows them. */
 static const RpeTourStep steps[] = {
   { N_("Templates of a trained model"), "demo:conv-spe", 0, N_("Model"),
     N_("This conv SPE model was trained to copy the token 3 positions back. Each cell is one feature's "
-       "template P̃_d(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
+       "template P̃<sub>d</sub>(m, n). The gate is off now. Predict: when the trained gate is switched on, does the "
        "template keep its shape, or is something added everywhere?"),
     N_("Gating mixes the template with a constant: P̃ = (1 − g) P + g. The shape of P (its bands along "
        "m − n, where the model looks back) stays; the whole cell is lifted by g."),
@@ -115,11 +130,11 @@ static const RpeTourStep steps[] = {
        "spread over the keys up to m only."),
     causal_setup, causal_show },
   { N_("Beyond the training length"), NULL, 2, N_("Sequence"),
-    N_("The model was trained on sequences of N_train = 64 tokens. Predict: when we evaluate at 256, "
-       "which curves keep behaving as before N_train: the absolute encoding's or the relative ones'?"),
-    N_("SPE's curves stay flat beyond the dashed N_train line: a relative encoding depends only on "
+    N_("The model was trained on sequences of N<sub>train</sub> = 64 tokens. Predict: when we evaluate at 256, "
+       "which curves keep behaving as before N<sub>train</sub>: the absolute encoding's or the relative ones'?"),
+    N_("SPE's curves stay flat beyond the dashed N<sub>train</sub> line: a relative encoding depends only on "
        "m − n. Absolute encodings depend on m itself (for the trained demos, `rpe curves extrapolation "
-       "--checkpoint demo:ape` shows the learned APE's break at N_train)."),
+       "--checkpoint demo:ape` shows the learned APE's break at N<sub>train</sub>)."),
     extrapolation_setup, extrapolation_show },
   { N_("LRPE with rotations is RoPE"), NULL, 1, "LRPE",
     N_("This is absolute (sinusoidal) attention on identical tokens: it changes along the diagonal. "

@@ -3,13 +3,13 @@
 
 #include "rpe-curve-render.h"
 #include "rpe-text.h"
+#include "rpe-ticks.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define FONT_FAMILY "Sans"
-#define MAX_TICKS   64
 
 void
 rpe_curve_plot_init (RpeCurvePlot *plot)
@@ -219,145 +219,25 @@ axis_range (const RpeCurvePlot *plot,
 
 /* ------------------------------------------------------------------ ticks */
 
-typedef struct
-{
-  size_t n;
-  double pos[MAX_TICKS];       /* axis coordinate */
-  char   label[MAX_TICKS][32];
-  int    exponent[MAX_TICKS];  /* > INT_MIN: draw "10" with this superscript */
-  size_t n_minor;
-  double minor[MAX_TICKS];
-} Ticks;
-
-#define NO_EXPONENT (-100000)
-
-static double
-nice_step (double range,
-           double target)
-{
-  double raw, mag, f;
-
-  if (!(range > 0.0) || !(target >= 1.0))
-    return 1.0;
-  raw = range / target;
-  mag = pow (10.0, floor (log10 (raw)));
-  f = raw / mag;
-  f = f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0;
-  return f * mag;
-}
-
+/* The ticks of an axis over [lo, hi] (log10 of the data on a log axis) `length` long, a
+ * label needing `spacing` along it. */
 static void
-format_linear (char   *buf,
-               size_t  size,
-               double  v,
-               double  step,
-               double  magnitude)
+make_ticks (double    lo,
+            double    hi,
+            bool      log_axis,
+            double    length,
+            double    spacing,
+            RpeTicks *t)
 {
-  int decimals;
+  RpeAxis axis;
 
-  if (v == 0.0)
-    {
-      snprintf (buf, size, "0");
-      return;
-    }
-  if (magnitude >= 1e5 || magnitude < 1e-3)
-    {
-      snprintf (buf, size, "%.2g", v);
-      return;
-    }
-  decimals = step >= 1.0 ? 0 : (int) ceil (-log10 (step) - 1e-9);
-  if (decimals > 6)
-    decimals = 6;
-  snprintf (buf, size, "%.*f", decimals, v);
-}
-
-static void
-linear_ticks (double  lo,
-              double  hi,
-              double  target,
-              bool    log_axis,  /* lo/hi are log10; ticks are linear in the data */
-              Ticks  *t)
-{
-  double dlo = log_axis ? pow (10.0, lo) : lo, dhi = log_axis ? pow (10.0, hi) : hi;
-  double step = nice_step (dhi - dlo, target);
-  double first = ceil (dlo / step - 1e-9) * step;
-  double mag = fmax (fabs (dlo), fabs (dhi));
-
-  t->n = 0;
-  for (size_t k = 0; t->n < MAX_TICKS; k++)
-    {
-      double v = first + step * (double) k;
-
-      if (v > dhi + step * 1e-9)
-        break;
-      if (fabs (v) < step * 1e-9)
-        v = 0.0;
-      if (log_axis && !(v > 0.0))
-        continue;
-      t->pos[t->n] = log_axis ? log10 (v) : v;
-      t->exponent[t->n] = NO_EXPONENT;
-      format_linear (t->label[t->n], sizeof t->label[0], v, step, mag);
-      t->n++;
-    }
-}
-
-static void
-make_ticks (double  lo,
-            double  hi,
-            bool    log_axis,
-            double  length,
-            double  spacing,   /* the room one label needs along the axis */
-            Ticks  *t)
-{
-  double target = fmax (2.0, fmin (10.0, length / fmax (1.0, spacing)));
-
-  memset (t, 0, sizeof *t);
-  if (log_axis && hi - lo >= 1.0)
-    {
-      int k0 = (int) ceil (lo - 1e-9), k1 = (int) floor (hi + 1e-9);
-      int every = (int) ceil ((double) (k1 - k0 + 1) / target);
-
-      if (every < 1)
-        every = 1;
-      for (int k = k0; k <= k1 && t->n < MAX_TICKS; k++)
-        {
-          if ((k - k0) % every != 0)
-            continue;
-          t->pos[t->n] = k;
-          if (k >= -3 && k <= 4)
-            {
-              snprintf (t->label[t->n], sizeof t->label[0], "%.*f", k < 0 ? -k : 0, pow (10.0, k));
-              t->exponent[t->n] = NO_EXPONENT;
-            }
-          else
-            {
-              snprintf (t->label[t->n], sizeof t->label[0], "10");
-              t->exponent[t->n] = k;
-            }
-          t->n++;
-        }
-      if (every == 1 && k1 - k0 <= 8)
-        for (int k = k0 - 1; k <= k1; k++)
-          for (int m = 2; m <= 9 && t->n_minor < MAX_TICKS; m++)
-            {
-              double p = k + log10 ((double) m);
-
-              if (p >= lo && p <= hi)
-                t->minor[t->n_minor++] = p;
-            }
-      return;
-    }
-  linear_ticks (lo, hi, target, log_axis, t);
-  /* One number does not make a scale: finer steps while two labels keep their room. */
-  for (double t2 = target * 2.0; t->n < 2 && t2 <= 40.0; t2 *= 2.0)
-    {
-      Ticks finer;
-
-      memset (&finer, 0, sizeof finer);
-      linear_ticks (lo, hi, t2, log_axis, &finer);
-      if (finer.n >= 2 && length * (finer.pos[1] - finer.pos[0]) / (hi - lo) >= spacing * 0.7)
-        *t = finer;
-    }
+  rpe_axis_init (&axis, log_axis ? RPE_AXIS_LOG10 : RPE_AXIS_VALUE, lo, hi, length, spacing);
+  axis.min_count = 2.0;
+  axis.max_count = 10.0;
+  axis.fallback_gap = 0.7;
+  axis.fallback_count = 40.0;
+  axis.format = RPE_TICK_FORMAT_SHORT;
+  rpe_ticks_compute (&axis, t);
 }
 
 /* ------------------------------------------------------------------- text */
@@ -380,55 +260,6 @@ show_text_at (cairo_t    *cr,
   rpe_text_show (cr, text, x, y, xalign, yalign);
 }
 
-/* The markup of tick label i: a typographic minus, "10<sup>k</sup>" for powers. */
-static void
-tick_markup (const Ticks *t,
-             size_t       i,
-             char        *buf,
-             size_t       size)
-{
-  const char *label = t->label[i];
-
-  if (t->exponent[i] != NO_EXPONENT)
-    snprintf (buf, size, "%s<sup>%s%d</sup>", label, t->exponent[i] < 0 ? "\xe2\x88\x92" : "",
-              t->exponent[i] < 0 ? -t->exponent[i] : t->exponent[i]);
-  else if (label[0] == '-')
-    snprintf (buf, size, "\xe2\x88\x92%s", label + 1);
-  else
-    snprintf (buf, size, "%s", label);
-}
-
-/* Width of tick label i (with its superscript). */
-static double
-tick_label_width (cairo_t     *cr,
-                  const Ticks *t,
-                  size_t       i,
-                  double       font)
-{
-  char buf[64];
-
-  (void) font;
-  tick_markup (t, i, buf, sizeof buf);
-  return text_width (cr, buf);
-}
-
-static void
-show_tick_label (cairo_t     *cr,
-                 const Ticks *t,
-                 size_t       i,
-                 double       x,
-                 double       y,
-                 double       xalign,
-                 double       yalign,
-                 double       font)
-{
-  char buf[64];
-
-  (void) font;
-  tick_markup (t, i, buf, sizeof buf);
-  show_text_at (cr, buf, x, y, xalign, yalign);
-}
-
 /* ----------------------------------------------------------------- layout */
 
 typedef struct
@@ -438,7 +269,7 @@ typedef struct
   double        title_font;
   double        tick;
   double        gap;
-  Ticks         xt, yt;
+  RpeTicks      xt, yt;
   /* The legend: inside a corner of the frame, or outside it in room kept for it (right of or
    * under the plot) when no corner is free of data; never dropped. */
   int           legend_out;   /* 0 inside (or none), 1 right, 2 below */
@@ -488,7 +319,7 @@ compute_frame (cairo_t            *cr,
   /* The y ticks depend on the plot's height, their labels' width on the ticks. */
   make_ticks (y0, y1, plot->y_log, height - top - bottom, label_h * 2.2, &lay->yt);
   for (size_t i = 0; i < lay->yt.n; i++)
-    widest = fmax (widest, tick_label_width (cr, &lay->yt, i, lay->font));
+    widest = fmax (widest, text_width (cr, lay->yt.tick[i].label));
   /* the y label leaves room for accents above its capitals (P̂, P̃) */
   left = lay->gap + (plot->y_label != NULL && plot->y_label[0] != '\0' ? label_h + lay->gap + lay->font * 0.3 : 0.0)
          + widest + lay->gap + lay->tick;
@@ -1115,13 +946,13 @@ rpe_curve_render (cairo_t            *cr,
       set_fg (cr, plot, 0.13);
       for (size_t i = 0; i < lay.xt.n; i++)
         {
-          double x = round (map_x (f, lay.xt.pos[i])) + 0.5;
+          double x = round (map_x (f, lay.xt.tick[i].value)) + 0.5;
           cairo_move_to (cr, x, f->area.y);
           cairo_line_to (cr, x, f->area.y + f->area.height);
         }
       for (size_t i = 0; i < lay.yt.n; i++)
         {
-          double y = round (map_y (f, lay.yt.pos[i])) + 0.5;
+          double y = round (map_y (f, lay.yt.tick[i].value)) + 0.5;
           cairo_move_to (cr, f->area.x, y);
           cairo_line_to (cr, f->area.x + f->area.width, y);
         }
@@ -1187,21 +1018,21 @@ rpe_curve_render (cairo_t            *cr,
   set_fg (cr, plot, 1.0);
   for (size_t i = 0; i < lay.xt.n; i++)
     {
-      double x = round (map_x (f, lay.xt.pos[i])) + 0.5;
+      double x = round (map_x (f, lay.xt.tick[i].value)) + 0.5;
 
       cairo_move_to (cr, x, f->area.y + f->area.height);
       cairo_line_to (cr, x, f->area.y + f->area.height + lay.tick);
       cairo_stroke (cr);
-      show_tick_label (cr, &lay.xt, i, x, f->area.y + f->area.height + lay.tick + lay.gap, 0.5, 0.0, lay.font);
+      show_text_at (cr, lay.xt.tick[i].label, x, f->area.y + f->area.height + lay.tick + lay.gap, 0.5, 0.0);
     }
   for (size_t i = 0; i < lay.yt.n; i++)
     {
-      double y = round (map_y (f, lay.yt.pos[i])) + 0.5;
+      double y = round (map_y (f, lay.yt.tick[i].value)) + 0.5;
 
       cairo_move_to (cr, f->area.x, y);
       cairo_line_to (cr, f->area.x - lay.tick, y);
       cairo_stroke (cr);
-      show_tick_label (cr, &lay.yt, i, f->area.x - lay.tick - lay.gap, y, 1.0, 0.5, lay.font);
+      show_text_at (cr, lay.yt.tick[i].label, f->area.x - lay.tick - lay.gap, y, 1.0, 0.5);
     }
   if (plot->x_label != NULL && plot->x_label[0] != '\0')
     show_text_at (cr, plot->x_label, f->area.x + f->area.width / 2.0, height - lay.gap - lay.extra_bottom, 0.5, 1.0);
@@ -1222,17 +1053,8 @@ rpe_curve_render (cairo_t            *cr,
     {
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-      double tx = f->area.x + f->area.width / 2.0, tw;
-
       cairo_set_font_size (cr, lay.title_font);
-      tw = text_width (cr, plot->title);
-      if (tw > width - 2.0 * lay.gap)
-        {
-          cairo_set_font_size (cr, lay.title_font * (width - 2.0 * lay.gap) / tw);
-          tw = width - 2.0 * lay.gap;
-        }
-      tx = fmin (fmax (tx, tw / 2.0 + lay.gap), width - tw / 2.0 - lay.gap);
-      show_text_at (cr, plot->title, tx, lay.gap, 0.5, 0.0);
+      rpe_text_show_fitted (cr, plot->title, f->area.x + f->area.width / 2.0, lay.gap, lay.gap, width - lay.gap, 0.0);
       cairo_restore (cr);
     }
   (void) label_h;

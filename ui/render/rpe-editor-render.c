@@ -4,6 +4,7 @@
 
 #include "rpe-editor-render.h"
 #include "rpe-text.h"
+#include "rpe-ticks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <glib/gi18n.h>
 
 #define FONT_FAMILY  "Sans"
-#define MAX_TICKS    64
 #define NEEDLE_EXTRA 8.0   /* phase needle length beyond the point's radius */
 
 static const double default_accent[4] = { 0x35 / 255.0, 0x84 / 255.0, 0xe4 / 255.0, 1.0 };
@@ -453,57 +453,26 @@ set_mix (cairo_t      *cr,
                          alpha * (a[3] + t * (b[3] - a[3])));
 }
 
-static double
-nice_step (double range,
-           double target)
+/* The ticks of a value axis [lo, hi] `length` long: at most max_count, `spacing` apart, at
+ * least min_count. */
+static void
+value_axis_ticks (double    lo,
+                  double    hi,
+                  double    length,
+                  double    spacing,
+                  double    min_count,
+                  double    max_count,
+                  bool      integer,
+                  RpeTicks *t)
 {
-  double raw, mag, f;
+  RpeAxis axis;
 
-  if (!(range > 0.0) || !(target >= 1.0))
-    return 1.0;
-  raw = range / target;
-  mag = pow (10.0, floor (log10 (raw)));
-  f = raw / mag;
-  if (f <= 1.0)
-    f = 1.0;
-  else if (f <= 2.0)
-    f = 2.0;
-  else if (f <= 2.5)
-    f = 2.5;
-  else if (f <= 5.0)
-    f = 5.0;
-  else
-    f = 10.0;
-  return f * mag;
-}
-
-static int
-decimals_for (double step)
-{
-  for (int d = 0; d < 7; d++)
-    {
-      double s = step * pow (10.0, d);
-
-      if (fabs (s - round (s)) < 1e-6 * fmax (1.0, s))
-        return d;
-    }
-  return 6;
-}
-
-static size_t
-value_ticks (double  lo,
-             double  hi,
-             double  target,
-             double *ticks,
-             int    *decimals)
-{
-  double step = nice_step (hi - lo, target);
-  size_t count = 0;
-
-  for (double v = ceil (lo / step - 1e-9) * step; v <= hi + step * 1e-9 && count < MAX_TICKS; v += step)
-    ticks[count++] = fabs (v) < step * 1e-9 ? 0.0 : v;
-  *decimals = decimals_for (step);
-  return count;
+  rpe_axis_init (&axis, RPE_AXIS_VALUE, lo, hi, length, spacing);
+  axis.min_count = min_count;
+  axis.max_count = max_count;
+  axis.integer = integer;
+  axis.format = RPE_TICK_FORMAT_FIXED;
+  rpe_ticks_compute (&axis, t);
 }
 
 /* Draws text with its anchor at (x, y): ax, ay in [0, 1] select left/centre/
@@ -523,17 +492,6 @@ show_text (cairo_t    *cr,
   rpe_text_show (cr, text, x, y, ax, ascent + descent > 0.0 ? ay * ascent / (ascent + descent) : 0.0);
 }
 
-static void
-format_value (char   *buf,
-              size_t  size,
-              double  v,
-              int     decimals)
-{
-  snprintf (buf, size, "%.*f", decimals, v);
-  if (strcmp (buf, "-0") == 0 || strncmp (buf, "-0.000000", strlen (buf)) == 0)
-    snprintf (buf, size, "%.*f", decimals, 0.0);
-}
-
 /* Frame, horizontal grid lines and labelled y ticks; returns nothing. */
 static void
 draw_y_axis (cairo_t              *cr,
@@ -542,19 +500,16 @@ draw_y_axis (cairo_t              *cr,
              double                font,
              const char           *label)
 {
-  double ticks[MAX_TICKS];
-  int decimals;
-  size_t nt = value_ticks (fr->y_min, fr->y_max,
-                           fmax (2.0, fmin (8.0, fr->area.height / (font * 2.6))), ticks, &decimals);
+  RpeTicks t;
   const RpePlotRect *a = &fr->area;
-  char buf[64];
 
+  value_axis_ticks (fr->y_min, fr->y_max, fr->area.height, font * 2.6, 2.0, 8.0, false, &t);
   cairo_set_line_width (cr, 1.0);
-  for (size_t i = 0; i < nt; i++)
+  for (size_t i = 0; i < t.n; i++)
     {
       double py;
 
-      rpe_editor_frame_to_pixel (fr, 0.0, ticks[i], NULL, &py);
+      rpe_editor_frame_to_pixel (fr, 0.0, t.tick[i].value, NULL, &py);
       py = round (py) + 0.5;
       set_rgba (cr, fg, 0.08);
       cairo_move_to (cr, a->x, py);
@@ -564,9 +519,8 @@ draw_y_axis (cairo_t              *cr,
       cairo_move_to (cr, a->x - font * 0.35, py);
       cairo_line_to (cr, a->x, py);
       cairo_stroke (cr);
-      format_value (buf, sizeof buf, ticks[i], decimals);
       set_rgba (cr, fg, 0.7);
-      show_text (cr, buf, a->x - font * 0.6, py, 1.0, 0.5);
+      show_text (cr, t.tick[i].label, a->x - font * 0.6, py, 1.0, 0.5);
     }
   if (label != NULL)
     {
@@ -579,36 +533,32 @@ draw_y_axis (cairo_t              *cr,
     }
 }
 
-/* Labelled x ticks at the given data positions and the axis label. */
+/* The labelled x ticks (each at its value - offset in the frame's x) and the axis label. */
 static void
 draw_x_axis (cairo_t              *cr,
              const RpeEditorFrame *fr,
              const double          fg[4],
              double                font,
-             const double         *at,
-             const double         *shown,
-             size_t                nt,
-             int                   decimals,
+             const RpeTicks       *t,
+             double                offset,
              const char           *label)
 {
   const RpePlotRect *a = &fr->area;
   double bottom = a->y + a->height;
-  char buf[64];
 
   cairo_set_line_width (cr, 1.0);
-  for (size_t i = 0; i < nt; i++)
+  for (size_t i = 0; i < t->n; i++)
     {
       double px;
 
-      rpe_editor_frame_to_pixel (fr, at[i], 0.0, &px, NULL);
+      rpe_editor_frame_to_pixel (fr, t->tick[i].value - offset, 0.0, &px, NULL);
       px = round (px) + 0.5;
       set_rgba (cr, fg, 0.35);
       cairo_move_to (cr, px, bottom);
       cairo_line_to (cr, px, bottom + font * 0.35);
       cairo_stroke (cr);
-      format_value (buf, sizeof buf, shown[i], decimals);
       set_rgba (cr, fg, 0.7);
-      show_text (cr, buf, px, bottom + font * 0.55, 0.5, 0.0);
+      show_text (cr, t->tick[i].label, px, bottom + font * 0.55, 0.5, 0.0);
     }
   if (label != NULL)
     {
@@ -674,17 +624,13 @@ draw_profile (cairo_t                     *cr,
               double                       font)
 {
   const RpePlotRect *a = &fr->area;
-  double at[MAX_TICKS];
-  double step, zero_y;
-  size_t nt = 0;
+  RpeTicks ticks;
+  double zero_y;
   bool open = false;
 
   draw_y_axis (cr, fr, data->foreground, font, "P(τ)");
-  step = fmax (1.0, round (nice_step (fr->x_max - fr->x_min,
-                                      fmax (2.0, fmin (10.0, a->width / (font * 5.0))))));
-  for (double t = ceil (fr->x_min / step) * step; t <= fr->x_max + 1e-9 && nt < MAX_TICKS; t += step)
-    at[nt++] = t;
-  draw_x_axis (cr, fr, data->foreground, font, at, at, nt, 0, _("lag τ (positions)"));
+  value_axis_ticks (fr->x_min, fr->x_max, a->width, font * 5.0, 2.0, 10.0, true, &ticks);
+  draw_x_axis (cr, fr, data->foreground, font, &ticks, 0.0, _("lag τ (positions)"));
   draw_frame (cr, fr, data->foreground);
 
   cairo_save (cr);
@@ -754,11 +700,10 @@ rpe_editor_render_spectrum (cairo_t                     *cr,
                             double                       height)
 {
   RpeEditorFrame fr, prof;
-  double at[8];
+  RpeTicks ticks;
   double font;
   const RpePlotRect *a;
   const double r = RPE_EDITOR_POINT_RADIUS;
-  size_t nt = 0;
 
   if (cr == NULL || data == NULL)
     return;
@@ -773,9 +718,9 @@ rpe_editor_render_spectrum (cairo_t                     *cr,
 
   draw_title (cr, data->title, data->foreground, font, width);
   draw_y_axis (cr, &fr, data->foreground, font, _("gain λ"));
-  for (int i = 0; i <= 5; i++)
-    at[nt++] = 0.1 * i;
-  draw_x_axis (cr, &fr, data->foreground, font, at, at, nt, 1, _("frequency f (cycles / position)"));
+  /* 0, 0.1, ... 0.5 whatever the width */
+  value_axis_ticks (fr.x_min, fr.x_max, a->width, 1.0, 5.0, 5.0, false, &ticks);
+  draw_x_axis (cr, &fr, data->foreground, font, &ticks, 0.0, _("frequency f (cycles / position)"));
   draw_frame (cr, &fr, data->foreground);
 
   if (data->f != NULL && data->lambda != NULL)
@@ -885,10 +830,9 @@ rpe_editor_render_stems (cairo_t                 *cr,
                          double                   height)
 {
   RpeEditorFrame fr;
-  double at[MAX_TICKS], shown[MAX_TICKS];
-  double font, spacing, step, base, base_y, line_w, tip_r;
+  RpeTicks ticks;
+  double font, spacing, base, base_y, line_w, tip_r;
   const RpePlotRect *a;
-  size_t nt = 0;
 
   if (cr == NULL || data == NULL)
     return;
@@ -906,18 +850,8 @@ rpe_editor_render_stems (cairo_t                 *cr,
   draw_y_axis (cr, &fr, data->foreground, font, NULL);
 
   /* Integer x ticks in label space (index + offset), so tau = 0 is a tick. */
-  step = fmax (1.0, round (nice_step ((double) data->n, fmax (1.0, fmin (16.0, a->width / (font * 4.5))))));
-  {
-    double l0 = (double) data->x_offset;
-    double l1 = l0 + (double) data->n - 1.0;
-
-    for (double t = ceil (l0 / step) * step; t <= l1 + 1e-9 && nt < MAX_TICKS; t += step)
-      {
-        shown[nt] = t;
-        at[nt] = t - l0;
-        nt++;
-      }
-  }
+  value_axis_ticks ((double) data->x_offset, (double) data->x_offset + (double) data->n - 1.0, a->width, font * 4.5,
+                    1.0, 16.0, true, &ticks);
 
   /* Selection and hover bands behind everything else. */
   for (int pass = 0; pass < 2; pass++)
@@ -933,7 +867,7 @@ rpe_editor_render_stems (cairo_t                 *cr,
       cairo_fill (cr);
     }
 
-  draw_x_axis (cr, &fr, data->foreground, font, at, shown, nt, 0,
+  draw_x_axis (cr, &fr, data->foreground, font, &ticks, (double) data->x_offset,
                data->x_label != NULL ? data->x_label : _("index"));
   draw_frame (cr, &fr, data->foreground);
 

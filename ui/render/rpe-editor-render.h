@@ -2,7 +2,7 @@
  * editors (GTK-free).
  *
  * Two editors share this file:
- *  - the sine spectrum editor (MATH.md section 1): K components of one (h, d),
+ *  - the sine spectrum editor (docs/math.md, section 1): K components of one (h, d),
  *    each a point at (f_k, lambda_k) with f in [0, 0.5] cycles/position and
  *    lambda >= 0, its phase theta_k drawn as a needle, and an optional strip
  *    under it with the resulting lag profile P(tau);

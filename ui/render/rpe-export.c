@@ -445,16 +445,26 @@ draw_title (cairo_t         *cr,
   cairo_save (cr);
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size (cr, font);
-  for (guint i = 0; i < n_lines; i++)
-    {
-      double w = rpe_text_width (cr, lines[i]);
+  {
+    /* one size for the lines: the widest fits (down to the smallest size that reads) */
+    double scale = 1.0;
 
-      if (w > width - font)
-        cairo_set_font_size (cr, font * (width - font) / w);
-    }
+    for (guint i = 0; i < n_lines; i++)
+      {
+        double w = rpe_text_width (cr, lines[i]);
+
+        if (w > width - font)
+          scale = fmin (scale, (width - font) / w);
+      }
+    if (scale < 1.0)
+      cairo_set_font_size (cr, font * fmax (scale, RPE_TEXT_MIN_SCALE));
+  }
   cairo_set_source_rgba (cr, fig->foreground[0], fig->foreground[1], fig->foreground[2], fig->foreground[3]);
+  /* within half a line of the page's edges, cut short with "…" where even the smallest size
+   * does not fit */
   for (guint i = 0; i < n_lines; i++)
-    rpe_text_show (cr, lines[i], width / 2.0, font * (0.4 + 1.2 * (double) i), 0.5, 0.0);
+    rpe_text_show_fitted (cr, lines[i], width / 2.0, font * (0.4 + 1.2 * (double) i), font / 2.0, width - font / 2.0,
+                          0.0);
   cairo_restore (cr);
   g_free (lines[0]);
   g_free (lines[1]);

@@ -108,10 +108,14 @@ build_table (RpeOutputsFigure *f,
         st = rpe_curve_table_set_meta (f->table, "N_train", buf);
       if (st == RPE_OK)
         st = rpe_curve_table_set_meta_double (f->table, "relative error (first draw)", o->error);
-      if (st == RPE_OK)
+      /* split at N_train only where it falls inside the sequence (0 or N and beyond: no split,
+       * the whole sequence's error is the mean over draws above) */
+      if (st == RPE_OK && o->train_length > 0 && o->train_length < o->n)
         st = rpe_curve_table_set_meta_double (f->table, "relative error before N_train (mean over draws)", o->error_before);
-      if (st == RPE_OK)
+      if (st == RPE_OK && o->train_length > 0 && o->train_length < o->n)
         st = rpe_curve_table_set_meta_double (f->table, "relative error from N_train (mean over draws)", o->error_after);
+      if (st == RPE_OK)
+        st = rpe_curve_table_set_meta_double (f->table, "relative error (mean over draws)", o->error_draws_mean);
       if (st == RPE_OK)
         st = rpe_curve_table_set_meta_double (f->table, "relative error of the mean of the draws", o->error_of_mean);
     }
@@ -187,7 +191,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
                                 o->r, o->causal ? _(", causal") : "");
   f->fig.title = f->title[0] != '\0' ? f->title : NULL;
   f->titles[0] = g_strdup_printf ("Y: %s", ref_name);
-  f->titles[1] = g_strdup_printf (_("Y: %s, draw %llu"), est_name, (unsigned long long) o->seed);
+  f->titles[1] = g_strdup_printf (_("Y: %s, seed %llu"), est_name, (unsigned long long) o->seed);
   f->titles[2] = g_strdup_printf (_("difference (relative error %.3g)"), o->error);
   f->fig.n_panels = 3;
   f->fig.share_scale = !options->per_panel;
@@ -209,7 +213,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
       d->y_label = _("channel");
       d->train_length = o->train_length;
       d->hide_train_label = i > 0;   /* said once, on the top strip */
-      d->font_size = 7.5;
+      d->font_size = 10.0;
       d->colorbar_label = i == 2 ? "\xce\x94Y" : "Y";
       d->equal_aspect = false;
       /* softmax outputs of values >= 0 are read on a linear map; signed outputs (L V, and
@@ -260,7 +264,7 @@ rpe_outputs_figure_new (const RpeOutputs              *o,
 
       rpe_curve_plot_init (p);
       p->title = f->plot_titles[i];
-      p->font_size = 8.0;
+      p->font_size = 10.0;
       p->x_label = _("position m");
       p->fixed_x = true;
       p->x_min = 0;

@@ -13,9 +13,9 @@
 
 #include "rpe-alloc.h"
 #include "rpe-text.h"
+#include "rpe-ticks.h"
 
 #define FONT_FAMILY   "Sans"
-#define MAX_TICKS     32
 #define NAN_PIXEL     0x808080u   /* cells without a finite value */
 
 void
@@ -211,28 +211,6 @@ rpe_plot_heatmap_range (const RpeHeatmapData  *data,
 
 /* ------------------------------------------------------------------ ticks */
 
-static double
-nice_step (double range,
-           double target)
-{
-  double raw, mag, f;
-
-  if (!(range > 0.0) || !(target >= 1.0))
-    return 1.0;
-  raw = range / target;
-  mag = pow (10.0, floor (log10 (raw)));
-  f = raw / mag;
-  if (f <= 1.0)
-    f = 1.0;
-  else if (f <= 2.0)
-    f = 2.0;
-  else if (f <= 5.0)
-    f = 5.0;
-  else
-    f = 10.0;
-  return f * mag;
-}
-
 /* The positions the rows / columns stand for (more than rows / cols for a pre-reduced map). */
 static size_t
 row_positions (const RpeHeatmapData *data)
@@ -246,117 +224,83 @@ col_positions (const RpeHeatmapData *data)
   return data->col_positions > 0 ? data->col_positions : data->cols;
 }
 
-/* Integer position ticks in [0, n-1] at the smallest step of 1, 2, 5 x 10^k whose
- * ticks lie at least min_px apart on an axis `length` long. */
-static size_t
-spaced_position_ticks_ends (size_t  n,
-                            double  length,
-                            double  min_px,
-                            bool    ends,
-                            size_t *ticks)
+/* Whether the boundary N_train falls inside the columns / rows shown (a line there). */
+static bool
+train_in_cols (const RpeHeatmapData *data)
 {
-  double per = n > 0 ? length / (double) n : 0.0;
-  double step = 1.0;
+  double t = (double) data->train_length - (double) data->col_origin;
 
-  if (per > 0.0)
-    for (double mag = 1.0; mag < 1e15; mag *= 10.0)
-      {
-        if (mag * per >= min_px)
-          {
-            step = mag;
-            break;
-          }
-        if (2.0 * mag * per >= min_px)
-          {
-            step = 2.0 * mag;
-            break;
-          }
-        if (5.0 * mag * per >= min_px)
-          {
-            step = 5.0 * mag;
-            break;
-          }
-      }
-  {
-    size_t istep = step > 1e15 ? (size_t) 1e15 : (size_t) step, count = 0;
-
-    for (size_t p = 0; p < n && count < MAX_TICKS; p += istep)
-      {
-        ticks[count++] = p;
-        if (p > SIZE_MAX - istep)
-          break;
-      }
-    /* First and last at least: one tick says nothing about an axis.  A short axis (a few
-     * channels) ends on its last index when the spacing allows. */
-    if (ends && n >= 2 && per > 0.0)
-      {
-        if (count < 2 && (double) (n - 1) * per >= min_px * 0.75)
-          ticks[count++] = n - 1;
-        else if (n <= 16 && count >= 2 && ticks[count - 1] != n - 1)
-          {
-            if ((double) (n - 1 - ticks[count - 1]) * per >= min_px)
-              {
-                if (count < MAX_TICKS)
-                  ticks[count++] = n - 1;
-              }
-            else if ((double) (n - 1 - ticks[count - 2]) * per >= min_px)
-              ticks[count - 1] = n - 1;
-          }
-      }
-    return count;
-  }
+  return data->train_length > 0 && t > 0.0 && t < (double) col_positions (data);
 }
 
-static size_t
-spaced_position_ticks (size_t  n,
-                       double  length,
-                       double  min_px,
-                       size_t *ticks)
+static bool
+train_in_rows (const RpeHeatmapData *data)
 {
-  return spaced_position_ticks_ends (n, length, min_px, true, ticks);
+  double t = (double) data->train_length - (double) data->row_origin;
+
+  return data->train_length > 0 && t > 0.0 && t < (double) row_positions (data);
 }
 
-static size_t
-value_ticks (double  lo,
-             double  hi,
-             double  target,
-             double *ticks,
-             double *step_out)
-{
-  double step = nice_step (hi - lo, target);
-  double first = ceil (lo / step - 1e-9) * step;
-  size_t count = 0;
-
-  for (double v = first; v <= hi + step * 1e-9 && count < MAX_TICKS; v = first + step * (double) count)
-    ticks[count++] = fabs (v) < step * 1e-9 ? 0.0 : v;
-  *step_out = step;
-  return count;
-}
-
+/* The axes a heatmap's data stands for: [origin, origin + positions) on each. */
 static void
-format_value (char   *buf,
-              size_t  size,
-              double  v,
-              double  step,
-              double  magnitude)
+axes_of_data (const RpeHeatmapData *data,
+              double                font,
+              RpeHeatmapAxes       *axes)
 {
-  char tmp[24];
+  memset (axes, 0, sizeof *axes);
+  axes->x0 = (double) data->col_origin;
+  axes->x1 = (double) data->col_origin + (double) col_positions (data);
+  axes->x_limit = 0;   /* the window is the data's: no position beyond it */
+  axes->y0 = (double) data->row_origin;
+  axes->y1 = (double) data->row_origin + (double) row_positions (data);
+  axes->y_limit = 0;
+  axes->x_label = data->x_label;
+  axes->y_label = data->y_label;
+  axes->font = font;
+  memcpy (axes->foreground, data->foreground, sizeof axes->foreground);
+}
 
-  if (magnitude >= 1e5 || (magnitude > 0.0 && magnitude < 1e-3))
-    snprintf (tmp, sizeof tmp, "%.1e", v);
-  else
-    {
-      int decimals = step >= 1.0 ? 0 : (int) ceil (-log10 (step) - 1e-9);
+/* The widest number an axis over [lo, hi) shows: its first or its last position's (into
+ * buf; the first is wider from a negative start). */
+static const char *
+last_position_text (double  lo,
+                    double  hi,
+                    size_t  limit,
+                    char   *buf,
+                    size_t  size)
+{
+  double first = ceil (lo - 0.5), last = ceil (hi - 0.5) - 1.0;
 
-      if (decimals > 6)
-        decimals = 6;
-      snprintf (tmp, sizeof tmp, "%.*f", decimals, v == 0.0 ? 0.0 : v);
-    }
-  /* a typographic minus */
-  if (tmp[0] == '-')
-    snprintf (buf, size, "\xe2\x88\x92%s", tmp + 1);
+  if (limit > 0)
+    last = fmin (last, (double) limit - 1.0);
+  if (first < 0.0 && -first * 10.0 > last)
+    snprintf (buf, size, "\xe2\x88\x92%.0f", -first);
   else
-    snprintf (buf, size, "%s", tmp);
+    snprintf (buf, size, "%.0f", fmax (last, 0.0));
+  return buf;
+}
+
+/* The ticks of a position axis of a heatmap image: numbers a text width and a half apart
+ * across (x), 1.6 lines apart down (y); cr's font is the axes' (set by the caller). */
+static void
+heatmap_axis_ticks (cairo_t    *cr,
+                    double      lo,
+                    double      hi,
+                    size_t      limit,
+                    double      length,
+                    double      font,
+                    bool        across,
+                    RpeTicks   *ticks)
+{
+  RpeAxis axis;
+  char buf[64];
+  double spacing = across ? rpe_text_width (cr, last_position_text (lo, hi, limit, buf, sizeof buf)) * 1.4 + 2.0
+                          : font * 1.2 * 1.6;
+
+  rpe_axis_init (&axis, RPE_AXIS_POSITION, lo, hi, length, spacing);
+  axis.limit = limit;
+  axis.ends = true;
+  rpe_ticks_compute (&axis, ticks);
 }
 
 double
@@ -495,6 +439,8 @@ ordinal_suffix (double p)
 const char *
 rpe_plot_transform_caption (RpeHeatmapTransform  transform,
                             double               param,
+                            double               vmin,
+                            double               vmax,
                             char                *buf,
                             size_t               size)
 {
@@ -506,7 +452,21 @@ rpe_plot_transform_caption (RpeHeatmapTransform  transform,
   switch (transform)
     {
     case RPE_HEATMAP_TRANSFORM_LOG:
-      snprintf (buf, size, _("log scale, %g decades"), RPE_PLOT_LOG_DECADES);
+      if (vmin < 0.0 && vmax > 0.0)
+        snprintf (buf, size, _("log scale, %g decades on each side"), RPE_PLOT_LOG_DECADES);
+      else
+        {
+          /* the decades the bar spans: from its largest magnitude down to the other end or the
+           * cut-off RPE_PLOT_LOG_DECADES below, whichever is nearer (as rpe_plot_scale_position) */
+          double big = fmax (fabs (vmin), fabs (vmax)), small = fmin (fabs (vmin), fabs (vmax));
+          double span = big > 0.0 ? log10 (big / fmax (small, big * pow (10.0, -RPE_PLOT_LOG_DECADES)))
+                                  : RPE_PLOT_LOG_DECADES;
+          char num[32];
+
+          /* two significant digits, as written */
+          snprintf (num, sizeof num, "%.2g", isfinite (span) ? span : RPE_PLOT_LOG_DECADES);
+          snprintf (buf, size, _("log scale, %g decades"), strtod (num, NULL));
+        }
       break;
     case RPE_HEATMAP_TRANSFORM_POWER:
       snprintf (buf, size, _("power scale, \u03b3 = %g"), gamma_of (param));
@@ -523,92 +483,7 @@ rpe_plot_transform_caption (RpeHeatmapTransform  transform,
   return buf;
 }
 
-typedef struct
-{
-  size_t n;
-  double t[MAX_TICKS];        /* position on the bar, 0 bottom .. 1 top */
-  char   label[MAX_TICKS][40];
-} BarTicks;
-
-static void
-bent_ticks (double               vmin,
-            double               vmax,
-            RpeHeatmapTransform  transform,
-            double               param,
-            double               height,
-            double               label_h,
-            BarTicks            *bt)
-{
-  double cand[4 * MAX_TICKS], t[4 * MAX_TICKS], step = 0.0, mag = fmax (fabs (vmin), fabs (vmax));
-  size_t n = 0, order[4 * MAX_TICKS];
-  double last = INFINITY;
-
-  if (transform == RPE_HEATMAP_TRANSFORM_LOG)
-    {
-      /* the powers of ten on each side, and the ends */
-      for (int side = 0; side < 2; side++)
-        {
-          double top = side == 0 ? vmax : -vmin;
-
-          if (!(top > 0.0))
-            continue;
-          for (int k = (int) floor (log10 (top)); k >= (int) floor (log10 (top)) - (int) RPE_PLOT_LOG_DECADES && n < 2 * MAX_TICKS; k--)
-            cand[n++] = side == 0 ? pow (10.0, k) : -pow (10.0, k);
-        }
-      if (vmin < 0.0 && vmax > 0.0)
-        cand[n++] = 0.0;
-      cand[n++] = vmin;
-      cand[n++] = vmax;
-    }
-  else
-    {
-      double ticks[MAX_TICKS];
-      size_t k = value_ticks (vmin, vmax, 12.0, ticks, &step);
-
-      for (size_t i = 0; i < k; i++)
-        cand[n++] = ticks[i];
-    }
-  for (size_t i = 0; i < n; i++)
-    {
-      t[i] = rpe_plot_scale_position (transform, param, vmin, vmax, cand[i]);
-      order[i] = i;
-    }
-  /* from the top down (insertion sort on t), skipping labels that would overlap */
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && t[order[j]] > t[order[j - 1]]; j--)
-      {
-        size_t tmp = order[j];
-
-        order[j] = order[j - 1];
-        order[j - 1] = tmp;
-      }
-  bt->n = 0;
-  for (size_t i = 0; i < n && bt->n < MAX_TICKS; i++)
-    {
-      size_t k = order[i];
-      double y = (1.0 - t[k]) * height;
-
-      if (isnan (t[k]) || (last != INFINITY && y - last < label_h * 1.2))
-        continue;
-      bt->t[bt->n] = t[k];
-      if (transform == RPE_HEATMAP_TRANSFORM_LOG)
-        {
-          snprintf (bt->label[bt->n], sizeof bt->label[0], "%.3g", cand[k]);
-          if (bt->label[bt->n][0] == '-')
-            {
-              char tmp[36];
-
-              snprintf (tmp, sizeof tmp, "%.35s", bt->label[bt->n] + 1);
-              snprintf (bt->label[bt->n], sizeof bt->label[0], "\xe2\x88\x92%s", tmp);
-            }
-        }
-      else
-        format_value (bt->label[bt->n], sizeof bt->label[0], cand[k], step, mag);
-      bt->n++;
-      last = y;
-    }
-}
-
+/* A colour bar's ticks: `height` long, labels `font` high. */
 static void
 colorbar_ticks (double               vmin,
                 double               vmax,
@@ -616,75 +491,14 @@ colorbar_ticks (double               vmin,
                 double               param,
                 double               height,
                 double               font,
-                BarTicks            *bt)
+                RpeTicks            *ticks)
 {
-  double label_h = font * 1.2;
+  RpeAxis axis;
 
-  bt->n = 0;
-  if (transform == RPE_HEATMAP_TRANSFORM_LOG || transform == RPE_HEATMAP_TRANSFORM_POWER)
-    {
-      bent_ticks (vmin, vmax, transform, param, height, label_h, bt);
-      return;
-    }
-  if (transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
-    {
-      static const double values[] = { 0.0, 0.0005, 0.002, 0.005, 0.01, 0.02 };
-      static const char *const labels[] = { "0", "0.0005", "0.002", "0.005", "0.01", "\xe2\x89\xa5 0.02" };
-      double last = INFINITY;
-
-      /* From the top down, skipping labels that would overlap. */
-      for (size_t k = sizeof values / sizeof values[0]; k-- > 0;)
-        {
-          double t = rpe_plot_attention_transform (values[k]);
-          double y = (1.0 - t) * height;
-
-          if (last != INFINITY && y - last < label_h && k != 0)
-            continue;
-          if (k == 0 && last != INFINITY && y - last < label_h && bt->n > 1)
-            bt->n--;   /* keep 0 rather than its neighbour */
-          bt->t[bt->n] = t;
-          snprintf (bt->label[bt->n], sizeof bt->label[0], "%s", labels[k]);
-          bt->n++;
-          last = y;
-        }
-      return;
-    }
-  {
-    double ticks[MAX_TICKS], step, mag = fmax (fabs (vmin), fabs (vmax));
-    /* the smallest 1-2-5 step whose labels stand 1.3 lines apart */
-    double min_step = (vmax - vmin) * label_h * 1.3 / fmax (1.0, height);
-    double target = 2.0;
-    size_t n;
-
-    if (min_step > 0.0 && isfinite (min_step))
-      {
-        double m10 = pow (10.0, floor (log10 (min_step))), f = min_step / m10;
-        double nice = (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * m10;
-
-        target = (vmax - vmin) / nice * (1.0 + 1e-9);
-      }
-    n = value_ticks (vmin, vmax, fmax (1.0, fmin (12.0, target)), ticks, &step);
-    /* One number says nothing about a scale: finer steps while two labels still fit. */
-    for (double t2 = fmax (1.0, fmin (12.0, target)) * 2.0; n < 2 && t2 <= 24.0; t2 *= 2.0)
-      {
-        double ticks2[MAX_TICKS], step2;
-        size_t n2 = value_ticks (vmin, vmax, t2, ticks2, &step2);
-
-        if (n2 >= 2 && height * step2 / (vmax - vmin) >= label_h)
-          {
-            memcpy (ticks, ticks2, sizeof ticks);
-            step = step2;
-            n = n2;
-          }
-      }
-
-    for (size_t i = 0; i < n; i++)
-      {
-        bt->t[i] = (ticks[i] - vmin) / (vmax - vmin);
-        format_value (bt->label[i], sizeof bt->label[0], ticks[i], step, mag);
-      }
-    bt->n = n;
-  }
+  rpe_axis_init (&axis, RPE_AXIS_COLOR_SCALE, vmin, vmax, height, font * 1.2);
+  axis.transform = transform;
+  axis.param = param;
+  rpe_ticks_compute (&axis, ticks);
 }
 
 /* ----------------------------------------------------------------- layout */
@@ -699,9 +513,8 @@ typedef struct
   double            gap;
   RpePlotRect       image;
   RpePlotRect       bar;
-  size_t            n_xticks, n_yticks;
-  size_t            xticks[MAX_TICKS];
-  size_t            yticks[MAX_TICKS];
+  RpeHeatmapAxes    axes;        /* the positions the image stands for */
+  RpeTicks          xt, yt;
   double            vmin, vmax;
   const RpeColormap *cmap;
 } Layout;
@@ -728,6 +541,8 @@ y_label_of (const RpeHeatmapData *data)
 /* The bar's label, with the scale named when it is not linear (into buf). */
 static const char *
 colorbar_label_of (const RpeHeatmapData *data,
+                   double                vmin,
+                   double                vmax,
                    char                 *buf,
                    size_t                size)
 {
@@ -738,7 +553,7 @@ colorbar_label_of (const RpeHeatmapData *data,
     base = data->colorbar_label[0] != '\0' ? data->colorbar_label : NULL;
   else
     base = data->transform == RPE_HEATMAP_TRANSFORM_ATTENTION ? _("attention weight") : NULL;
-  rpe_plot_transform_caption (data->transform, data->transform_param, caption, sizeof caption);
+  rpe_plot_transform_caption (data->transform, data->transform_param, vmin, vmax, caption, sizeof caption);
   if (caption[0] == '\0')
     return base;
   if (base == NULL)
@@ -785,6 +600,7 @@ compute_layout (cairo_t              *cr,
 
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, lay->font);
+  axes_of_data (data, lay->font, &lay->axes);
 
   left = right = bottom = top = lay->gap;
   if (data->title != NULL && data->title[0] != '\0')
@@ -794,9 +610,7 @@ compute_layout (cairo_t              *cr,
 
   if (y_numbers)
     {
-      size_t widest = (row_positions (data) > 0 ? row_positions (data) - 1 : 0);
-
-      snprintf (buf, sizeof buf, "%zu", widest);
+      last_position_text (lay->axes.y0, lay->axes.y1, lay->axes.y_limit, buf, sizeof buf);
       if (data->show_axes && data->hide_y_labels)
         left += lay->tick;
       else
@@ -814,7 +628,7 @@ compute_layout (cairo_t              *cr,
       if (data->show_axes)
         bottom += lay->gap + label_h;
       /* The last x tick label may stick out to the right of the image. */
-      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
+      last_position_text (lay->axes.x0, lay->axes.x1, lay->axes.x_limit, buf, sizeof buf);
       right = fmax (right, text_width (cr, buf) / 2.0);
     }
 
@@ -825,7 +639,7 @@ compute_layout (cairo_t              *cr,
       char lbuf[256];
       double labels = rpe_plot_colorbar_label_width (cr, lay->vmin, lay->vmax, data->transform,
                                                      data->transform_param,
-                                                     colorbar_label_of (data, lbuf, sizeof lbuf), plot_h,
+                                                     colorbar_label_of (data, lay->vmin, lay->vmax, lbuf, sizeof lbuf), plot_h,
                                                      lay->font);
 
       right = lay->gap + lay->gap * 2.0 + bar_w + labels + lay->gap;
@@ -866,10 +680,10 @@ compute_layout (cairo_t              *cr,
 
   if (x_numbers || y_numbers)
     {
-      snprintf (buf, sizeof buf, "%zu", col_positions (data) > 0 ? col_positions (data) - 1 : 0);
-      lay->n_xticks = spaced_position_ticks (col_positions (data), lay->image.width, text_width (cr, buf) * 1.4 + 2.0,
-                                             lay->xticks);
-      lay->n_yticks = spaced_position_ticks (row_positions (data), lay->image.height, label_h * 1.6, lay->yticks);
+      heatmap_axis_ticks (cr, lay->axes.x0, lay->axes.x1, lay->axes.x_limit, lay->image.width, lay->font, true,
+                          &lay->xt);
+      heatmap_axis_ticks (cr, lay->axes.y0, lay->axes.y1, lay->axes.y_limit, lay->image.height, lay->font, false,
+                          &lay->yt);
     }
   return true;
 }
@@ -901,28 +715,41 @@ rpe_plot_heatmap_ticks (cairo_t              *cr,
                         const RpeHeatmapData *data,
                         double                width,
                         double                height,
-                        size_t               *xticks,
-                        size_t               *n_x,
-                        size_t               *yticks,
-                        size_t               *n_y,
-                        size_t                max)
+                        RpeTicks             *x,
+                        RpeTicks             *y)
 {
-  Layout lay;
+  Layout *lay = g_new0 (Layout, 1);
   bool ok;
 
   cairo_save (cr);
   rpe_plot_use_figure_fonts (cr);
-  ok = compute_layout (cr, data, width, height, &lay);
+  ok = compute_layout (cr, data, width, height, lay);
   cairo_restore (cr);
-  if (n_x != NULL)
-    *n_x = lay.n_xticks;
-  if (n_y != NULL)
-    *n_y = lay.n_yticks;
-  for (size_t i = 0; xticks != NULL && i < lay.n_xticks && i < max; i++)
-    xticks[i] = lay.xticks[i];
-  for (size_t i = 0; yticks != NULL && i < lay.n_yticks && i < max; i++)
-    yticks[i] = lay.yticks[i];
+  if (x != NULL)
+    *x = lay->xt;
+  if (y != NULL)
+    *y = lay->yt;
+  g_free (lay);
   return ok;
+}
+
+void
+rpe_plot_heatmap_axes_ticks (cairo_t              *cr,
+                             const RpeHeatmapAxes *axes,
+                             double                image_width,
+                             double                image_height,
+                             RpeTicks             *x,
+                             RpeTicks             *y)
+{
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, axes->font);
+  if (x != NULL)
+    heatmap_axis_ticks (cr, axes->x0, axes->x1, axes->x_limit, image_width, axes->font, true, x);
+  if (y != NULL)
+    heatmap_axis_ticks (cr, axes->y0, axes->y1, axes->y_limit, image_height, axes->font, false, y);
+  cairo_restore (cr);
 }
 
 /* ------------------------------------------------------------------ image */
@@ -1297,22 +1124,6 @@ fit_text (cairo_t    *cr,
     cairo_set_font_size (cr, size * max_width / w);
 }
 
-/* The centre of a text wanted at x, moved so that it stays inside [0, width]. */
-static double
-title_centre (cairo_t    *cr,
-              const char *text,
-              double      x,
-              double      width)
-{
-  double half = text_width (cr, text) / 2.0;
-
-  if (x - half < 0.0)
-    x = half;
-  if (x + half > width)
-    x = width - half;
-  return x;
-}
-
 static void
 set_fg (cairo_t              *cr,
         const RpeHeatmapData *data,
@@ -1320,6 +1131,106 @@ set_fg (cairo_t              *cr,
 {
   cairo_set_source_rgba (cr, data->foreground[0], data->foreground[1], data->foreground[2],
                          data->foreground[3] * alpha);
+}
+
+/* x of position tick k on an image (its cell's centre) */
+static double
+position_x (const RpePlotRect    *im,
+            const RpeHeatmapAxes *axes,
+            const RpeTick        *k)
+{
+  return round (im->x + im->width * (k->value + 0.5 - axes->x0) / (axes->x1 - axes->x0)) + 0.5;
+}
+
+static double
+position_y (const RpePlotRect    *im,
+            const RpeHeatmapAxes *axes,
+            const RpeTick        *k)
+{
+  return round (im->y + im->height * (k->value + 0.5 - axes->y0) / (axes->y1 - axes->y0)) + 0.5;
+}
+
+/* The tick marks of a heatmap image (RPE_HEATMAP_TICKS_* bits in `which`): x under it, y left
+ * of it, each with its number when asked; in cr's source and font. */
+static void
+draw_position_ticks (cairo_t              *cr,
+                     const RpePlotRect    *im,
+                     const RpeHeatmapAxes *axes,
+                     const RpeTicks       *xt,
+                     const RpeTicks       *yt,
+                     unsigned int          which,
+                     double                tick,
+                     double                gap)
+{
+  if (which & (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT))
+    for (size_t i = 0; i < xt->n; i++)
+      {
+        double x = position_x (im, axes, &xt->tick[i]);
+
+        cairo_move_to (cr, x, im->y + im->height);
+        cairo_line_to (cr, x, im->y + im->height + tick);
+        cairo_stroke (cr);
+        if (which & RPE_HEATMAP_TICKS_X_TEXT)
+          show_text_at (cr, xt->tick[i].label, x, im->y + im->height + tick + gap, 0.5, 0.0);
+      }
+  if (which & (RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT))
+    for (size_t i = 0; i < yt->n; i++)
+      {
+        double y = position_y (im, axes, &yt->tick[i]);
+
+        cairo_move_to (cr, im->x, y);
+        cairo_line_to (cr, im->x - tick, y);
+        cairo_stroke (cr);
+        if (which & RPE_HEATMAP_TICKS_Y_TEXT)
+          show_text_at (cr, yt->tick[i].label, im->x - tick - gap, y, 1.0, 0.5);
+      }
+}
+
+void
+rpe_plot_render_heatmap_axes (cairo_t              *cr,
+                              const RpeHeatmapAxes *axes,
+                              const RpePlotRect    *im)
+{
+  RpeTicks *xt, *yt;
+  double font, tick, gap, label_h, widest = 0.0;
+  const double *fg;
+
+  if (cr == NULL || axes == NULL || im == NULL || !(im->width > 0.0) || !(im->height > 0.0)
+      || !(axes->x1 > axes->x0) || !(axes->y1 > axes->y0))
+    return;
+  font = axes->font > 0.0 ? axes->font : 10.0;
+  tick = fmax (2.0, font * 0.35);
+  gap = fmax (2.0, font * 0.3);
+  label_h = font * 1.2;
+  fg = axes->foreground;
+  xt = g_new0 (RpeTicks, 1);
+  yt = g_new0 (RpeTicks, 1);
+  rpe_plot_heatmap_axes_ticks (cr, axes, im->width, im->height, xt, yt);
+
+  cairo_save (cr);
+  rpe_plot_use_figure_fonts (cr);
+  cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, font);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3] * 0.8);
+  cairo_rectangle (cr, im->x + 0.5, im->y + 0.5, im->width - 1.0, im->height - 1.0);
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
+  draw_position_ticks (cr, im, axes, xt, yt, RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_X_TEXT
+                                             | RPE_HEATMAP_TICKS_Y_TEXT, tick, gap);
+  show_text_at (cr, axes->x_label != NULL ? axes->x_label : _("key position n"), im->x + im->width / 2.0,
+                im->y + im->height + tick + gap + label_h + gap, 0.5, 0.0);
+  for (size_t i = 0; i < yt->n; i++)
+    widest = fmax (widest, text_width (cr, yt->tick[i].label));
+  cairo_translate (cr, im->x - tick - gap - widest - gap - label_h, im->y + im->height / 2.0);
+  cairo_rotate (cr, -M_PI_2);
+  /* along the image, never beyond it (into a title above) */
+  rpe_text_show_fitted (cr, axes->y_label != NULL ? axes->y_label : _("query position m"), 0, 0, -im->height / 2.0,
+                        im->height / 2.0, 0.0);
+  cairo_restore (cr);
+  g_free (xt);
+  g_free (yt);
 }
 
 /* ----------------------------------------------------------------- render */
@@ -1333,7 +1244,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   Layout lay;
   cairo_surface_t *image;
   const RpePlotRect *im;
-  double dw, dh;
+  double dw, dh, title_left = INFINITY;
   size_t iw, ih;
   char buf[64];
 
@@ -1394,11 +1305,11 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   /* Training length N_train: thin dashed lines at the boundary between position
    * N_train - 1 and N_train (positions beyond it are extrapolation), light over a
    * faint dark edge so that they show on any colour without hiding the cells. */
-  if (data->train_length > 0 && (data->train_length < col_positions (data) || data->train_length < row_positions (data)))
+  if (train_in_cols (data) || train_in_rows (data))
     {
       static const double dash[] = { 3.0, 3.0 };
-      double x = round (im->x + im->width * (double) data->train_length / (double) col_positions (data)) + 0.5;
-      double y = round (im->y + im->height * (double) data->train_length / (double) row_positions (data)) + 0.5;
+      double x = round (im->x + im->width * ((double) data->train_length - (double) data->col_origin) / (double) col_positions (data)) + 0.5;
+      double y = round (im->y + im->height * ((double) data->train_length - (double) data->row_origin) / (double) row_positions (data)) + 0.5;
 
       cairo_save (cr);
       cairo_rectangle (cr, im->x, im->y, im->width, im->height);
@@ -1417,12 +1328,12 @@ rpe_plot_render_heatmap (cairo_t              *cr,
               cairo_set_line_width (cr, 1.0);
               cairo_set_dash (cr, dash, 2, 0);
             }
-          if (data->train_length < col_positions (data))
+          if (train_in_cols (data))
             {
               cairo_move_to (cr, x, im->y);
               cairo_line_to (cr, x, im->y + im->height);
             }
-          if (data->train_length < row_positions (data))
+          if (train_in_rows (data))
             {
               cairo_move_to (cr, im->x, y);
               cairo_line_to (cr, im->x + im->width, y);
@@ -1439,7 +1350,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       cairo_set_font_size (cr, lay.font);
       {
         double tw = text_width (cr, buf);
-        double tx = data->train_length < col_positions (data) ? x : im->x + im->width;
+        double tx = train_in_cols (data) ? x : im->x + im->width;
 
         /* centred on the line, kept over the image */
         tx = fmin (fmax (tx, im->x + tw / 2.0), im->x + im->width - tw / 2.0);
@@ -1455,13 +1366,18 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
   if (data->title != NULL && data->title[0] != '\0')
     {
+      double tw;
+
       cairo_save (cr);
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, lay.title_font);
-      fit_text (cr, data->title, lay.title_font, width - 2.0 * lay.gap);
       set_fg (cr, data, 1.0);
-      show_text_at (cr, data->title, title_centre (cr, data->title, im->x + im->width / 2.0, width),
-                    lay.gap + lay.offset_y, 0.5, 0.0);
+      /* over the image, within the figure's margins */
+      rpe_text_show_fitted (cr, data->title, im->x + im->width / 2.0, lay.gap + lay.offset_y, lay.gap,
+                            width - lay.gap, 0.0);
+      /* where it begins (as rpe_text_show_fitted places it) */
+      tw = fmin (text_width (cr, data->title), width - 2.0 * lay.gap);
+      title_left = fmin (fmax (im->x + im->width / 2.0, lay.gap + tw / 2.0), width - lay.gap - tw / 2.0) - tw / 2.0;
       cairo_restore (cr);
     }
 
@@ -1473,34 +1389,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
     double label_h = lay.font * 1.2;
 
     set_fg (cr, data, 1.0);
-    if (t & (RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_X_TEXT))
-      for (size_t i = 0; i < lay.n_xticks; i++)
-        {
-          double x = round (im->x + im->width * ((double) lay.xticks[i] + 0.5) / (double) col_positions (data)) + 0.5;
-
-          cairo_move_to (cr, x, im->y + im->height);
-          cairo_line_to (cr, x, im->y + im->height + lay.tick);
-          cairo_stroke (cr);
-          if (t & RPE_HEATMAP_TICKS_X_TEXT)
-            {
-              snprintf (buf, sizeof buf, "%zu", lay.xticks[i]);
-              show_text_at (cr, buf, x, im->y + im->height + lay.tick + lay.gap, 0.5, 0.0);
-            }
-        }
-    if (t & (RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_Y_TEXT))
-      for (size_t i = 0; i < lay.n_yticks; i++)
-        {
-          double y = round (im->y + im->height * ((double) lay.yticks[i] + 0.5) / (double) row_positions (data)) + 0.5;
-
-          cairo_move_to (cr, im->x, y);
-          cairo_line_to (cr, im->x - lay.tick, y);
-          cairo_stroke (cr);
-          if (t & RPE_HEATMAP_TICKS_Y_TEXT)
-            {
-              snprintf (buf, sizeof buf, "%zu", lay.yticks[i]);
-              show_text_at (cr, buf, im->x - lay.tick - lay.gap, y, 1.0, 0.5);
-            }
-        }
+    draw_position_ticks (cr, im, &lay.axes, &lay.xt, &lay.yt, t, lay.tick, lay.gap);
     if (data->show_axes)
       {
         if (!data->hide_x_labels)
@@ -1509,10 +1398,17 @@ rpe_plot_render_heatmap (cairo_t              *cr,
 
         if (!data->hide_y_labels)
           {
+            /* centred on the image, from the figure's top (or the image's, under a title that
+             * reaches over the label's column) to its bottom */
+            double column = lay.gap + lay.offset_x + label_h;
+            double top = title_left < column ? im->y : lay.gap + lay.offset_y;
+            double bottom = height - lay.gap - lay.offset_y;
+            double centre = im->y + im->height / 2.0;
+
             cairo_save (cr);
-            cairo_translate (cr, lay.gap + lay.offset_x, im->y + im->height / 2.0);
+            cairo_translate (cr, lay.gap + lay.offset_x, centre);
             cairo_rotate (cr, -M_PI_2);
-            show_text_at (cr, y_label_of (data), 0, 0, 0.5, 0.0);
+            rpe_text_show_fitted (cr, y_label_of (data), 0, 0, centre - bottom, centre - top, 0.0);
             cairo_restore (cr);
           }
       }
@@ -1523,7 +1419,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
       char lbuf[256];
 
       rpe_plot_render_colorbar (cr, lay.cmap, lay.vmin, lay.vmax, data->transform, data->transform_param,
-                                colorbar_label_of (data, lbuf, sizeof lbuf),
+                                colorbar_label_of (data, lay.vmin, lay.vmax, lbuf, sizeof lbuf),
                                 &lay.bar, lay.font, data->foreground);
     }
 
@@ -1542,7 +1438,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
                                double               height,
                                double               font)
 {
-  BarTicks bt;
+  RpeTicks bt;
   double widest = 0.0;
 
   if (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION)
@@ -1553,7 +1449,7 @@ rpe_plot_colorbar_label_width (cairo_t             *cr,
   cairo_set_font_size (cr, font);
   colorbar_ticks (vmin, vmax, transform, param, height, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
-    widest = fmax (widest, text_width (cr, bt.label[i]));
+    widest = fmax (widest, text_width (cr, bt.tick[i].label));
   cairo_restore (cr);
   return fmax (2.0, font * 0.35) + fmax (2.0, font * 0.3) + widest
          + (label != NULL && label[0] != '\0' ? fmax (2.0, font * 0.3) * 2.0 + font * 1.2 : 0.0);
@@ -1572,7 +1468,7 @@ rpe_plot_render_colorbar (cairo_t             *cr,
                           const double         fg[4])
 {
   cairo_surface_t *bar;
-  BarTicks bt;
+  RpeTicks bt;
   double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3), widest = 0.0;
 
   if (cr == NULL || b == NULL || !(b->width > 0.0) || !(b->height > 0.0))
@@ -1598,13 +1494,13 @@ rpe_plot_render_colorbar (cairo_t             *cr,
   colorbar_ticks (vmin, vmax, transform, param, b->height, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     {
-      double y = round (b->y + b->height * (1.0 - bt.t[i])) + 0.5;
+      double y = round (b->y + b->height * (1.0 - bt.tick[i].pos)) + 0.5;
 
       cairo_move_to (cr, b->x + b->width, y);
       cairo_line_to (cr, b->x + b->width + tick, y);
       cairo_stroke (cr);
-      show_text_at (cr, bt.label[i], b->x + b->width + tick + gap, y, 0.0, 0.5);
-      widest = fmax (widest, text_width (cr, bt.label[i]));
+      show_text_at (cr, bt.tick[i].label, b->x + b->width + tick + gap, y, 0.0, 0.5);
+      widest = fmax (widest, text_width (cr, bt.tick[i].label));
     }
   if (label != NULL && label[0] != '\0')
     {
@@ -1640,7 +1536,7 @@ render_colorbar_below (cairo_t             *cr,
                        const double         fg[4])
 {
   cairo_surface_t *bar;
-  BarTicks bt;
+  RpeTicks bt;
   double tick = fmax (2.0, font * 0.35), gap = fmax (2.0, font * 0.3), widest = 0.0, eff;
 
   if (!(b->width > 2.0) || !(b->height > 2.0) || (!(vmax > vmin) && transform != RPE_HEATMAP_TRANSFORM_ATTENTION))
@@ -1666,17 +1562,17 @@ render_colorbar_below (cairo_t             *cr,
    * the length scaled so that one stands for the other. */
   colorbar_ticks (vmin, vmax, transform, param, b->width, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
-    widest = fmax (widest, text_width (cr, bt.label[i]));
+    widest = fmax (widest, text_width (cr, bt.tick[i].label));
   eff = b->width * font * 1.2 / fmax (1.0, widest + font);
   colorbar_ticks (vmin, vmax, transform, param, eff, font, &bt);
   for (size_t i = 0; i < bt.n; i++)
     {
-      double x = round (b->x + b->width * bt.t[i]) + 0.5;
+      double x = round (b->x + b->width * bt.tick[i].pos) + 0.5;
 
       cairo_move_to (cr, x, b->y + b->height);
       cairo_line_to (cr, x, b->y + b->height + tick);
       cairo_stroke (cr);
-      show_text_at (cr, bt.label[i], x, b->y + b->height + tick + gap * 0.5, 0.5, 0.0);
+      show_text_at (cr, bt.tick[i].label, x, b->y + b->height + tick + gap * 0.5, 0.5, 0.0);
     }
   if (label != NULL && label[0] != '\0')
     show_text_at (cr, label, b->x + b->width / 2.0, b->y + b->height + tick + gap + font * 1.2, 0.5, 0.0);
@@ -1743,6 +1639,8 @@ rpe_plot_grid_range (const RpeHeatmapGrid  *grid,
 
 static const char *
 grid_bar_label (const RpeHeatmapGrid *grid,
+                double                vmin,
+                double                vmax,
                 char                 *buf,
                 size_t                size)
 {
@@ -1753,7 +1651,7 @@ grid_bar_label (const RpeHeatmapGrid *grid,
   first = grid->cells[0];
   if (grid->colorbar_label != NULL)
     first.colorbar_label = grid->colorbar_label;
-  return colorbar_label_of (&first, buf, size);
+  return colorbar_label_of (&first, vmin, vmax, buf, size);
 }
 
 /* The grid is laid out like a matplotlib subplot grid with sharex / sharey: square images
@@ -1781,8 +1679,7 @@ typedef struct
   const RpeColormap *cmap;
   RpeHeatmapTransform transform;
   double      left_w;     /* y label + tick numbers + tick, left of the first column */
-  size_t      n_xticks, n_yticks;
-  size_t      xticks[MAX_TICKS], yticks[MAX_TICKS];
+  RpeTicks    xt, yt;     /* the shared ticks (the first cell's axes) */
   double      param;
   char        label[256];
 } GridLayout;
@@ -1836,19 +1733,24 @@ grid_layout (cairo_t              *cr,
   gl->top = gl->gap;
   if (grid->title != NULL && grid->title[0] != '\0')
     gl->top += gl->font * 1.15 * 1.25 + gl->gap;
-  snprintf (buf, sizeof buf, "%zu", row_positions (c0) > 0 ? row_positions (c0) - 1 : 0);
-  gl->left_w = label_h + gl->gap + text_width (cr, buf) + gl->gap + gl->tick;
+  {
+    RpeHeatmapAxes axes;
+
+    axes_of_data (c0, gl->font, &axes);
+    last_position_text (axes.y0, axes.y1, axes.y_limit, buf, sizeof buf);
+    gl->left_w = label_h + gl->gap + text_width (cr, buf) + gl->gap + gl->tick;
+    /* the last x number may stick out right of the last column */
+    last_position_text (axes.x0, axes.x1, axes.x_limit, buf, sizeof buf);
+    right = gl->gap + text_width (cr, buf) / 2.0;
+  }
   bottom = gl->tick + gl->gap + label_h + gl->gap + label_h + gl->gap;
-  /* the last x number may stick out right of the last column */
-  snprintf (buf, sizeof buf, "%zu", col_positions (c0) > 0 ? col_positions (c0) - 1 : 0);
-  right = gl->gap + text_width (cr, buf) / 2.0;
   if (grid->shared_scale && rpe_plot_grid_range (grid, &gl->vmin, &gl->vmax, &gl->cmap))
     {
       gl->transform = c0->transform;
       gl->param = c0->transform_param;
       gl->bar.width = round (fmax (6.0, gl->font * 1.1));
       bar_extra = gl->gap * 2.0 + gl->bar.width
-                  + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, gl->param, grid_bar_label (grid, gl->label, sizeof gl->label),
+                  + rpe_plot_colorbar_label_width (cr, gl->vmin, gl->vmax, gl->transform, gl->param, grid_bar_label (grid, gl->vmin, gl->vmax, gl->label, sizeof gl->label),
                                                    height - gl->top - bottom, gl->font);
       /* A column of a paper: the bar right of the cells would take a fifth of the width
        * from them; under them it takes a few lines of the height instead. */
@@ -1857,7 +1759,7 @@ grid_layout (cairo_t              *cr,
         {
           gl->bar.height = round (fmax (5.0, gl->font * 0.8));
           bottom += gl->gap * 2.0 + gl->bar.height + gl->tick + gl->gap * 0.5 + label_h
-                    + (grid_bar_label (grid, gl->label, sizeof gl->label) != NULL ? label_h + gl->gap * 0.5 : 0.0);
+                    + (grid_bar_label (grid, gl->vmin, gl->vmax, gl->label, sizeof gl->label) != NULL ? label_h + gl->gap * 0.5 : 0.0);
         }
       else
         right = fmax (right, bar_extra + gl->gap);
@@ -1936,20 +1838,29 @@ grid_layout (cairo_t              *cr,
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, gl->font);
   /* nice steps only: a number at an image's far edge would meet its neighbour's first */
-  gl->n_xticks = spaced_position_ticks_ends (col_positions (c0), gl->side, text_width (cr, buf) * 1.05 + gl->gap,
-                                             false, gl->xticks);
-  /* the last number must end before the next image's first begins */
-  while (gl->n_xticks > 1)
-    {
-      char last[32];
-      double x = gl->side * ((double) gl->xticks[gl->n_xticks - 1] + 0.5) / (double) col_positions (c0);
+  {
+    RpeHeatmapAxes axes;
+    RpeAxis axis;
 
-      snprintf (last, sizeof last, "%zu", gl->xticks[gl->n_xticks - 1]);
-      if (x + text_width (cr, last) / 2.0 <= gl->side + gl->hsp - text_width (cr, "0") / 2.0 - gl->gap)
-        break;
-      gl->n_xticks--;
-    }
-  gl->n_yticks = spaced_position_ticks_ends (row_positions (c0), gl->side, label_h * 1.3, false, gl->yticks);
+    axes_of_data (c0, gl->font, &axes);
+    rpe_axis_init (&axis, RPE_AXIS_POSITION, axes.x0, axes.x1, gl->side,
+                   text_width (cr, last_position_text (axes.x0, axes.x1, axes.x_limit, buf, sizeof buf)) * 1.05 + gl->gap);
+    axis.limit = axes.x_limit;
+    rpe_ticks_compute (&axis, &gl->xt);
+    /* the last number must end before the next image's first begins */
+    while (gl->xt.n > 1)
+      {
+        const RpeTick *k = &gl->xt.tick[gl->xt.n - 1];
+        double x = gl->side * (k->value + 0.5 - axes.x0) / (axes.x1 - axes.x0);
+
+        if (x + text_width (cr, k->label) / 2.0 <= gl->side + gl->hsp - text_width (cr, "0") / 2.0 - gl->gap)
+          break;
+        gl->xt.n--;
+      }
+    rpe_axis_init (&axis, RPE_AXIS_POSITION, axes.y0, axes.y1, gl->side, label_h * 1.3);
+    axis.limit = axes.y_limit;
+    rpe_ticks_compute (&axis, &gl->yt);
+  }
   cairo_restore (cr);
   return true;
 }
@@ -2045,7 +1956,7 @@ rpe_plot_grid_height_for_width (const RpeHeatmapGrid *grid,
 
       if (gl.bar_below)
         bottom += gl.gap * 2.0 + gl.bar.height + gl.tick + gl.gap * 0.5 + label_h
-                  + (grid_bar_label (grid, gl.label, sizeof gl.label) != NULL ? label_h + gl.gap * 0.5 : 0.0);
+                  + (grid_bar_label (grid, gl.vmin, gl.vmax, gl.label, sizeof gl.label) != NULL ? label_h + gl.gap * 0.5 : 0.0);
       h = fmin (max_height, ceil (gl.top + block_h + bottom) + 1.0);
     }
   cairo_destroy (cr);
@@ -2155,44 +2066,20 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
       cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
       cairo_set_line_width (cr, 1.0);
       cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
-      if (t & RPE_HEATMAP_TICKS_X)
-        for (size_t k = 0; k < gl.n_xticks; k++)
-          {
-            const RpeHeatmapData *c = &grid->cells[i];
-            double x = round (im.x + im.width * ((double) gl.xticks[k] + 0.5) / (double) col_positions (c)) + 0.5;
+      {
+        RpeHeatmapAxes axes;
 
-            cairo_move_to (cr, x, im.y + im.height);
-            cairo_line_to (cr, x, im.y + im.height + gl.tick);
-            cairo_stroke (cr);
-            if (t & RPE_HEATMAP_TICKS_X_TEXT)
-              {
-                snprintf (buf, sizeof buf, "%zu", gl.xticks[k]);
-                show_text_at (cr, buf, x, im.y + im.height + gl.tick + gl.gap * 0.5, 0.5, 0.0);
-              }
-          }
-      if (t & RPE_HEATMAP_TICKS_Y)
-        for (size_t k = 0; k < gl.n_yticks; k++)
-          {
-            const RpeHeatmapData *c = &grid->cells[i];
-            double y = round (im.y + im.height * ((double) gl.yticks[k] + 0.5) / (double) row_positions (c)) + 0.5;
-
-            cairo_move_to (cr, im.x, y);
-            cairo_line_to (cr, im.x - gl.tick, y);
-            cairo_stroke (cr);
-            if (t & RPE_HEATMAP_TICKS_Y_TEXT)
-              {
-                snprintf (buf, sizeof buf, "%zu", gl.yticks[k]);
-                show_text_at (cr, buf, im.x - gl.tick - gl.gap * 0.5, y, 1.0, 0.5);
-              }
-          }
+        axes_of_data (&grid->cells[i], gl.font, &axes);
+        draw_position_ticks (cr, &im, &axes, &gl.xt, &gl.yt, t, gl.tick, gl.gap * 0.5);
+      }
     }
 
   if (gl.bar.width > 0.0 && gl.bar_below)
-    render_colorbar_below (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param, grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
+    render_colorbar_below (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param, grid_bar_label (grid, gl.vmin, gl.vmax, gl.label, sizeof gl.label), &gl.bar,
                            gl.font, fg);
   else if (gl.bar.width > 0.0)
     rpe_plot_render_colorbar (cr, gl.cmap, gl.vmin, gl.vmax, gl.transform, gl.param,
-                              grid_bar_label (grid, gl.label, sizeof gl.label), &gl.bar,
+                              grid_bar_label (grid, gl.vmin, gl.vmax, gl.label, sizeof gl.label), &gl.bar,
                               gl.font, fg);
 
   grid_image_rect (&gl, 0, &first);
@@ -2209,7 +2096,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     double label_h = gl.font * 1.2;
 
     /* The axes shared by every cell, and N_train once. */
-    if (c0->train_length > 0 && (c0->train_length < col_positions (c0) || c0->train_length < row_positions (c0)))
+    if (train_in_cols (c0) || train_in_rows (c0))
       snprintf (buf, sizeof buf, "%s   (dashed: N<sub>train</sub> = %zu)", xl, c0->train_length);
     else
       snprintf (buf, sizeof buf, "%s", xl);
@@ -2222,7 +2109,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
     cairo_save (cr);
     cairo_translate (cr, gl.x0 - gl.left_w, gl.y0 + (bottom_y - gl.y0) / 2.0);
     cairo_rotate (cr, -M_PI_2);
-    show_text_at (cr, yl, 0, 0, 0.5, 0.0);
+    rpe_text_show_fitted (cr, yl, 0, 0, -(bottom_y - gl.y0) / 2.0, (bottom_y - gl.y0) / 2.0, 0.0);
     cairo_restore (cr);
   }
   if (grid->title != NULL && grid->title[0] != '\0')
@@ -2231,9 +2118,7 @@ rpe_plot_render_heatmap_grid (cairo_t              *cr,
 
       cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size (cr, gl.font * 1.15);
-      fit_text (cr, grid->title, gl.font * 1.15, width - 2.0 * gl.gap);
-      show_text_at (cr, grid->title, title_centre (cr, grid->title, gl.x0 + block_w / 2.0, width),
-                    gl.gap + gl.shift_y, 0.5, 0.0);
+      rpe_text_show_fitted (cr, grid->title, gl.x0 + block_w / 2.0, gl.gap + gl.shift_y, gl.gap, width - gl.gap, 0.0);
     }
   (void) last;
   cairo_restore (cr);

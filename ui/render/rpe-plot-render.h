@@ -14,6 +14,9 @@
 
 #include "rpe-colormap.h"
 
+/* The ticks of an axis (rpe-ticks.h). */
+typedef struct _RpeTicks RpeTicks;
+
 typedef enum
 {
   RPE_HEATMAP_REDUCE_MEAN,     /* a pixel covering several cells shows their mean */
@@ -32,7 +35,7 @@ typedef enum
 {
   RPE_HEATMAP_TRANSFORM_NONE,       /* values as they are */
   RPE_HEATMAP_TRANSFORM_ATTENTION,  /* the SPE paper's display transform min(1, a^0.4 / 0.02^0.4) of
-                                     * attention weights a >= 0 (MATH.md section 4); the colour bar is
+                                     * attention weights a >= 0 (docs/math.md, section 4); the colour bar is
                                      * labelled in attention units */
   /* Added for the window's colour-scale control (rpe_plot_scale_position says where a value goes): */
   RPE_HEATMAP_TRANSFORM_LOG,        /* log10 of the magnitude over RPE_PLOT_LOG_DECADES decades below the
@@ -99,6 +102,12 @@ typedef struct
   double              transform_param; /* POWER: gamma; PERCENTILE: p in (50, 100]; 0: the default */
   bool                hide_x_labels; /* with show_axes: x tick marks only, no numbers or label
                                       * (a strip above another on the same x axis) */
+  /* Added for zoomed maps (zero in rpe_heatmap_data_init): */
+  ptrdiff_t           row_origin;    /* the position of the first row: the map is the window
+                                      * [row_origin, row_origin + row_positions) of a longer
+                                      * sequence (or of lags from a negative one); ticks and
+                                      * train_length are those positions */
+  ptrdiff_t           col_origin;    /* the same for the columns */
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space
@@ -142,17 +151,43 @@ bool rpe_plot_heatmap_layout (cairo_t              *cr,
                               RpePlotRect          *image,
                               RpePlotRect          *colorbar);
 
-/* The position ticks rpe_plot_render_heatmap puts on this heatmap at this size: up to max
- * of each axis into xticks / yticks (either may be NULL); their counts in n_x / n_y. */
+/* The position ticks rpe_plot_render_heatmap puts on this heatmap at this size (either may be
+ * NULL): values are the absolute positions, pos 0 .. 1 from the image's left (x) or top (y). */
 bool rpe_plot_heatmap_ticks (cairo_t              *cr,
                              const RpeHeatmapData *data,
                              double                width,
                              double                height,
-                             size_t               *xticks,
-                             size_t               *n_x,
-                             size_t               *yticks,
-                             size_t               *n_y,
-                             size_t                max);
+                             RpeTicks             *x,
+                             RpeTicks             *y);
+
+/* The axes of a heatmap image drawn by someone else (the window's zoomable attention map):
+ * the positions [x0, x1) x [y0, y1) it shows (fractions allowed: cell p spans [p, p + 1)),
+ * ticked and numbered as rpe_plot_render_heatmap numbers its own axes at this font size, so
+ * the window and an export of the same window carry the same ticks. */
+typedef struct
+{
+  double      x0, x1;        /* key positions shown, left to right */
+  size_t      x_limit;       /* no tick at or beyond (N; 0: none) */
+  double      y0, y1;        /* query positions shown, top to bottom */
+  size_t      y_limit;
+  const char *x_label;       /* NULL: "key position n" */
+  const char *y_label;       /* NULL: "query position m" */
+  double      font;          /* text size in user units */
+  double      foreground[4]; /* frame and text, RGBA */
+} RpeHeatmapAxes;
+
+/* The ticks of those axes on an image of this size (either output may be NULL). */
+void rpe_plot_heatmap_axes_ticks  (cairo_t              *cr,
+                                   const RpeHeatmapAxes *axes,
+                                   double                image_width,
+                                   double                image_height,
+                                   RpeTicks             *x,
+                                   RpeTicks             *y);
+/* Draws the frame round `image`, the ticks, their numbers under and left of it and the axis
+ * labels (the y label rotated left of the numbers). */
+void rpe_plot_render_heatmap_axes (cairo_t              *cr,
+                                   const RpeHeatmapAxes *axes,
+                                   const RpePlotRect    *image);
 
 /* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
 double rpe_plot_attention_transform (double a);
@@ -171,10 +206,15 @@ double rpe_plot_scale_position (RpeHeatmapTransform transform,
 bool        rpe_plot_transform_from_name (const char          *name,
                                           RpeHeatmapTransform *transform);
 const char *rpe_plot_transform_name      (RpeHeatmapTransform  transform);
-/* A short description for a colour bar's label ("log scale, 4 decades", "power scale, \u03b3 = 0.5",
- * "clipped to the 1st\u201399th percentile"); "" for NONE and ATTENTION.  Writes into buf. */
+/* A short description for a colour bar's label over the range [vmin, vmax] as
+ * rpe_plot_heatmap_range returns it: "log scale, 1.2 decades" (the span the bar shows: 4
+ * decades below the largest magnitude at most), "log scale, 4 decades each side" (a range
+ * with both signs), "power scale, \u03b3 = 0.5", "clipped to the 1st\u201399th percentile";
+ * "" for NONE and ATTENTION.  Writes into buf. */
 const char *rpe_plot_transform_caption   (RpeHeatmapTransform  transform,
                                           double               param,
+                                          double               vmin,
+                                          double               vmax,
                                           char                *buf,
                                           size_t               size);
 

@@ -391,6 +391,71 @@ rpe_text_show (cairo_t    *cr,
   g_object_unref (value.layout);
 }
 
+void
+rpe_text_show_fitted (cairo_t    *cr,
+                      const char *text,
+                      double      x,
+                      double      y,
+                      double      left,
+                      double      right,
+                      double      yalign)
+{
+  double room = right - left, w;
+  char *shown = NULL;
+
+  if (cr == NULL || text == NULL || text[0] == '\0' || !(room > 0.0))
+    return;
+  cairo_save (cr);
+  w = rpe_text_width (cr, text);
+  if (w > room)
+    {
+      cairo_matrix_t font;
+      double scale = room / w;
+
+      cairo_get_font_matrix (cr, &font);
+      cairo_set_font_size (cr, font.yy * fmax (scale, RPE_TEXT_MIN_SCALE));
+      if (scale >= RPE_TEXT_MIN_SCALE)
+        w = room;
+      else
+        {
+          /* shrunk as far as it reads: the longest start of its characters that fits, and "…" */
+          char *plain = rpe_text_plain (text);
+          long lo = 0, hi = g_utf8_strlen (plain, -1);
+
+          while (lo < hi)
+            {
+              long mid = (lo + hi + 1) / 2;
+              char *start = g_utf8_substring (plain, 0, mid);
+              char *escaped = g_markup_escape_text (start, -1);
+              char *cut = g_strconcat (escaped, "\xe2\x80\xa6", NULL);
+
+              if (rpe_text_width (cr, cut) <= room)
+                lo = mid;
+              else
+                hi = mid - 1;
+              g_free (cut);
+              g_free (escaped);
+              g_free (start);
+            }
+          {
+            char *start = g_utf8_substring (plain, 0, lo);
+            char *escaped = g_markup_escape_text (g_strchomp (start), -1);
+
+            shown = g_strconcat (escaped, "\xe2\x80\xa6", NULL);
+            g_free (escaped);
+            g_free (start);
+          }
+          free (plain);
+          text = shown;
+          w = rpe_text_width (cr, text);
+        }
+    }
+  x = fmin (fmax (x, left + w / 2.0), right - w / 2.0);
+  rpe_text_show (cr, text, x, y, 0.5, yalign);
+  cairo_restore (cr);
+  g_free (shown);
+}
+
 char *
 rpe_text_plain (const char *text)
 {

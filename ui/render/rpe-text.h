@@ -41,6 +41,21 @@ void   rpe_text_show   (cairo_t    *cr,
                         double      xalign,
                         double      yalign);
 
+/* The smallest fraction of its size rpe_text_show_fitted shrinks a text to. */
+#define RPE_TEXT_MIN_SCALE 0.6
+
+/* Draws a line of text (a title) centred at x where it fits, moved to stay inside [left,
+ * right]; a text wider than that is shrunk to fit, down to RPE_TEXT_MIN_SCALE of cr's font
+ * size, and beyond that cut short with "…" (its plain characters): never drawn outside
+ * [left, right].  yalign as rpe_text_show.  Leaves cr's font as it found it. */
+void   rpe_text_show_fitted (cairo_t    *cr,
+                             const char *text,
+                             double      x,
+                             double      y,
+                             double      left,
+                             double      right,
+                             double      yalign);
+
 /* The plain characters of text (markup removed), newly allocated (free()). */
 char  *rpe_text_plain  (const char *text);
 

@@ -1,46 +1,28 @@
 /* rpe-attention-view.h: the full attention map of the chosen method and head
- * (MATH.md sections 4-9), causal or not, with N_train marked.
+ * (docs/math.md, sections 4-9), causal or not, with N_train marked.
  *
  * Long sequences are never held as N x N: the worker computes blocks of rows
  * and reduces them to the canvas' pixels (mean or max per pixel).  Zoom
  * (scroll, pinch, + / - / 0), pan (drag) and a hover read-out of (m, n, value)
  * (the value of the pixel's cells: exact when one cell is one pixel).  While a
- * job runs the old image stays (moved to the new zoom at once) under a
- * progress bar with a Cancel button. */
+ * job runs the old image stays (moved to the new zoom at once).  An RpeFigurePage:
+ * the job, its progress and Cancel, the zoom (rpe_figure_page_get_viewport ...), the
+ * stale badge, the caption and the export are the page's (rpe-figure-page.h). */
 #pragma once
 
 #include <gtk/gtk.h>
 
 #include "rpe-compute.h"
-#include "rpe-explorer-state.h"
-#include "rpe-export-dialog.h"
+#include "rpe-figure-page.h"
 
 G_BEGIN_DECLS
 
 #define RPE_TYPE_ATTENTION_VIEW (rpe_attention_view_get_type ())
-G_DECLARE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, RPE, ATTENTION_VIEW, GtkWidget)
+G_DECLARE_FINAL_TYPE (RpeAttentionView, rpe_attention_view, RPE, ATTENTION_VIEW, RpeFigurePage)
 
 GtkWidget         *rpe_attention_view_new          (RpeExplorerState *state);
 /* The image shown (NULL while none). */
 RpeAttentionImage *rpe_attention_view_get_image    (RpeAttentionView *self);
-gboolean           rpe_attention_view_is_busy      (RpeAttentionView *self);
-/* Cancels the running job (the Cancel button, Escape). */
-void               rpe_attention_view_cancel       (RpeAttentionView *self);
-/* The visible window, in positions: rows [m0, m1), columns [n0, n1). */
-void               rpe_attention_view_get_viewport (RpeAttentionView *self,
-                                                    double           *m0,
-                                                    double           *m1,
-                                                    double           *n0,
-                                                    double           *n1);
-void               rpe_attention_view_set_viewport (RpeAttentionView *self,
-                                                    double            m0,
-                                                    double            m1,
-                                                    double            n0,
-                                                    double            n1);
-/* factor > 1 zooms in around the centre; reset shows the whole map. */
-void               rpe_attention_view_zoom         (RpeAttentionView *self,
-                                                    double            factor);
-void               rpe_attention_view_reset_zoom   (RpeAttentionView *self);
 void               rpe_attention_view_set_reduce   (RpeAttentionView *self,
                                                     RpeHeatmapReduce  reduce);
 /* The read-out for canvas coordinates (x, y) (as hovering there shows);
@@ -49,22 +31,17 @@ char              *rpe_attention_view_describe_point (RpeAttentionView *self,
                                                       double            x,
                                                       double            y);
 GtkWidget         *rpe_attention_view_get_canvas   (RpeAttentionView *self);
-/* The progress overlay (visible while a job runs for more than 150 ms). */
-gboolean           rpe_attention_view_get_progress_visible (RpeAttentionView *self);
-/* "42 % · about 8 s left" (the progress bar's text). */
-const char        *rpe_attention_view_get_progress_text (RpeAttentionView *self);
 /* The N the axes show and the N of the map drawn (0: none).  They differ never: a map of
  * another N than the viewport's (after a cancel, or while a new job runs) is drawn under its
- * own axes with a "stale" mark. */
+ * own axes, and the page's badge says it is stale. */
 gsize              rpe_attention_view_get_axes_n  (RpeAttentionView *self);
 gsize              rpe_attention_view_get_drawn_n (RpeAttentionView *self);
-gboolean           rpe_attention_view_get_stale   (RpeAttentionView *self);
-double             rpe_attention_view_get_progress (RpeAttentionView *self);
-const char        *rpe_attention_view_get_caption  (RpeAttentionView *self);
-/* The figure of the image shown (as `rpe export attention` for the SPE and
- * exact methods), holding a reference on it; NULL while there is none.
- * "figure-changed" is emitted when a new image is shown. */
-RpeFigureBundle   *rpe_attention_view_build_figure (RpeAttentionView *self);
+/* The ticks the canvas draws on its axes (as rpe_plot_render_heatmap_axes places them on the
+ * map's side x side image; *side may be NULL); FALSE while nothing is drawn. */
+gboolean           rpe_attention_view_get_axis_ticks (RpeAttentionView *self,
+                                                      RpeTicks         *x,
+                                                      RpeTicks         *y,
+                                                      double           *side);
 /* The query row m whose weights a(m, .) are plotted under the map (click a row, Up/Down
  * with the view focused); -1 clears it. */
 void               rpe_attention_view_set_row      (RpeAttentionView *self,
@@ -75,9 +52,5 @@ gssize             rpe_attention_view_get_row      (RpeAttentionView *self);
 gsize              rpe_attention_view_get_row_series (RpeAttentionView  *self,
                                                       const double     **x,
                                                       const double     **y);
-/* Gives the Export dialog an animated sweep of the map over R, N or the seed (the whole map,
- * as `rpe export attention --sweep`). */
-void               rpe_attention_view_setup_sweep  (RpeAttentionView *self,
-                                                    RpeExportDialog  *dialog);
 
 G_END_DECLS

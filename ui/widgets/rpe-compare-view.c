@@ -1,4 +1,5 @@
-/* rpe-compare-view.c: the Compare page (A | B | A - B). */
+/* rpe-compare-view.c: the Compare page (A | B | A - B): its request (the two sides of the mode),
+ * its drawing (the figure `rpe export compare-*` writes, at the page's size) and its controls. */
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -8,27 +9,20 @@
 #include <math.h>
 
 #include "rpe-compare-render.h"
-#include "rpe-gesture-helper.h"
 
 #define TEMPLATE_N_CAP   1024
 #define ATTENTION_SIDE   512
 
 struct _RpeCompareView
 {
-  GtkBox                parent_instance;
+  RpeFigurePage         parent_instance;
 
-  RpeExplorerState     *state;
   RpeExplorerSnapshot  *pinned;
   char                 *checkpoint;
-  RpeJobSlot            slot;
-  RpeComparison        *result;
   RpeFigure             fig;
   char                **titles;
 
   GtkWidget            *area;
-  GtkWidget            *status;
-  GtkWidget            *progress;
-  GtkWidget            *cancel;
   GtkWidget            *b_head_box;
   GtkWidget            *layer_box;
   GtkWidget            *b_method_box;
@@ -37,16 +31,14 @@ struct _RpeCompareView
   GtkFileChooserNative *chooser;
 };
 
-G_DEFINE_FINAL_TYPE (RpeCompareView, rpe_compare_view, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (RpeCompareView, rpe_compare_view, RPE_TYPE_FIGURE_PAGE)
 
-enum { FIGURE_CHANGED, N_SIGNALS };
-static guint signals[N_SIGNALS];
+#define CHOOSE_TEXT N_("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints")
 
-static void
-set_status (RpeCompareView *self,
-            const char     *text)
+static RpeExplorerState *
+compare_state (RpeCompareView *self)
 {
-  gtk_label_set_text (GTK_LABEL (self->status), text != NULL ? text : "");
+  return rpe_figure_page_get_state (RPE_FIGURE_PAGE (self));
 }
 
 static guint
@@ -55,7 +47,7 @@ state_uint (RpeCompareView *self,
 {
   guint v = 0;
 
-  g_object_get (self->state, name, &v, NULL);
+  g_object_get (compare_state (self), name, &v, NULL);
   return v;
 }
 
@@ -63,13 +55,12 @@ static void
 rebuild_figure (RpeCompareView *self)
 {
   RpeCompareFigureData fd = { { 0 } };
-  RpeComparison *c = self->result;
-  g_autofree char *cmap = NULL;
+  RpeComparison *c = rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
+  RpeFigureLook look;
 
   g_clear_pointer (&self->titles, g_strfreev);
   if (c == NULL)
     return;
-  g_object_get (self->state, "colormap", &cmap, NULL);
   for (guint i = 0; i < 3; i++)
     fd.values[i] = c->values[i];
   fd.rows = c->rows;
@@ -80,76 +71,24 @@ rebuild_figure (RpeCompareView *self)
   fd.dmax = c->dmax;
   fd.caption[0] = c->caption[0];
   fd.caption[1] = c->caption[1];
-  fd.colormap = cmap != NULL ? rpe_colormap_lookup (cmap) : NULL;
-  if (fd.colormap != NULL && rpe_colormap_is_diverging (fd.colormap))
-    fd.colormap = NULL;
   fd.attention = c->what == RPE_COMPARE_ATTENTION;
-  {
-    /* the sidebar's colour scale on A and B (A - B keeps its diverging linear scale) */
-    RpeHeatmapData probe;
-
-    rpe_heatmap_data_init (&probe);
-    rpe_explorer_state_apply_color_scale (self->state, &probe, fd.attention);
-    fd.transform = probe.transform;
-    fd.transform_param = probe.transform_param;
-  }
+  /* the sidebar's colour map (unless diverging) and scale on A and B (A - B keeps its diverging
+   * linear scale) */
+  rpe_figure_page_get_look (RPE_FIGURE_PAGE (self), fd.attention, &look);
+  fd.colormap = look.diverging == NULL ? look.colormap : NULL;
+  fd.transform = look.transform;
+  fd.transform_param = look.param;
   rpe_compare_figure_fill (&self->fig, &fd, &self->titles);
 }
 
-static void
-progress_cb (double   fraction,
-             gpointer user_data)
-{
-  RpeCompareView *self = user_data;
-
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), fraction);
-}
-
-static void
-compare_done (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  GWeakRef *ref = user_data;
-  g_autoptr (RpeCompareView) self = g_weak_ref_get (ref);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeComparison) c = rpe_compare_compute_finish (result, &error);
-
-  g_weak_ref_clear (ref);
-  g_free (ref);
-  if (self == NULL)
-    return;
-  if (!rpe_job_slot_done (&self->slot, result))
-    return;   /* stale or cancelled: a newer request runs or the user cancelled */
-  gtk_widget_set_visible (self->progress, FALSE);
-  gtk_widget_set_visible (self->cancel, FALSE);
-  if (c == NULL)
-    {
-      g_autofree char *text = g_strdup_printf (_("Cannot compare: %s"), error->message);
-
-      set_status (self, text);
-      return;
-    }
-  g_clear_pointer (&self->result, rpe_comparison_unref);
-  self->result = g_steal_pointer (&c);
-  rebuild_figure (self);
-  {
-    g_autofree char *text = g_strdup_printf (_("max |A − B| = %.4g;  A, B on one scale [%.4g, %.4g]"),
-                                             self->result->dmax, self->result->vmin, self->result->vmax);
-
-    set_status (self, text);
-  }
-  gtk_widget_queue_draw (self->area);
-  g_signal_emit (self, signals[FIGURE_CHANGED], 0);
-}
-
-/* The two sides of the current mode; FALSE (and a message) when they cannot be made. */
+/* The two sides of the current mode; FALSE (and *why) when they cannot be made. */
 static gboolean
 make_sides (RpeCompareView      *self,
             RpeExplorerSnapshot *current,
             RpeCompareSide      *a,
             RpeCompareSide      *b,
-            RpeCompareWhat       what)
+            RpeCompareWhat       what,
+            char               **why)
 {
   RpeCompareMode mode = state_uint (self, "compare-mode");
 
@@ -169,14 +108,14 @@ make_sides (RpeCompareView      *self,
       b->head = state_uint (self, "compare-b-head");
       if ((gsize) b->head >= current->spe.n_heads)
         {
-          set_status (self, _("B's head is beyond this module's heads"));
+          *why = g_strdup (_("B's head is beyond this module's heads"));
           return FALSE;
         }
       return TRUE;
     case RPE_COMPARE_LAYER:
       if (self->checkpoint == NULL)
         {
-          set_status (self, _("Two layers need a checkpoint: open one first"));
+          *why = g_strdup (_("Two layers need a checkpoint: open one first"));
           return FALSE;
         }
       a->checkpoint = g_strdup (self->checkpoint);
@@ -192,7 +131,7 @@ make_sides (RpeCompareView      *self,
         }
       if (self->checkpoint == NULL)
         {
-          set_status (self, _("Comparing the sine and conv modules needs a checkpoint that has both"));
+          *why = g_strdup (_("Comparing the sine and conv modules needs a checkpoint that has both"));
           return FALSE;
         }
       b->checkpoint = g_strdup (self->checkpoint);
@@ -202,10 +141,10 @@ make_sides (RpeCompareView      *self,
       {
         g_autofree char *path = NULL;
 
-        g_object_get (self->state, "compare-b-checkpoint", &path, NULL);
+        g_object_get (compare_state (self), "compare-b-checkpoint", &path, NULL);
         if (path == NULL || *path == '\0')
           {
-            set_status (self, _("Choose B's checkpoint"));
+            *why = g_strdup (_("Choose B's checkpoint"));
             return FALSE;
           }
         b->checkpoint = g_steal_pointer (&path);
@@ -214,42 +153,63 @@ make_sides (RpeCompareView      *self,
     case RPE_COMPARE_OFF:
     case RPE_COMPARE_N_MODES:
     default:
-      set_status (self, _("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints"));
+      *why = g_strdup (_(CHOOSE_TEXT));
       return FALSE;
     }
 }
 
-static void
-job_start (gpointer      owner,
-           GCancellable *cancellable)
+static gboolean
+compare_start (RpeFigurePage       *page,
+               RpeExplorerSnapshot *current,
+               gsize                n_cap,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data,
+               char               **why)
 {
-  RpeCompareView *self = owner;
-  g_autoptr (RpeExplorerSnapshot) current = rpe_explorer_state_snapshot (self->state);
+  RpeCompareView *self = RPE_COMPARE_VIEW (page);
   RpeCompareWhat what = state_uint (self, "compare-what");
   RpeCompareSide a, b;
-  GWeakRef *ref;
 
-  if (!current->have_spe || !make_sides (self, current, &a, &b, what))
+  if (!current->have_spe)
     {
-      /* nothing to run (make_sides said why): let the slot forget the job */
-      if (current->have_spe)
-        {
-          rpe_compare_side_clear (&a);
-          rpe_compare_side_clear (&b);
-        }
-      rpe_job_slot_cancel (&self->slot);
-      return;
+      *why = g_strdup (_("Comparing needs an SPE module: open a checkpoint with one."));
+      return FALSE;
     }
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), 0.0);
-  gtk_widget_set_visible (self->progress, TRUE);
-  gtk_widget_set_visible (self->cancel, TRUE);
-  set_status (self, _("Computing A and B…"));
-  ref = g_new0 (GWeakRef, 1);
-  g_weak_ref_init (ref, self);
-  rpe_compare_compute_async (&a, &b, what, TEMPLATE_N_CAP, ATTENTION_SIDE, current->serial, progress_cb, self,
-                             cancellable, compare_done, ref);
+  if (!make_sides (self, current, &a, &b, what, why))
+    {
+      rpe_compare_side_clear (&a);
+      rpe_compare_side_clear (&b);
+      return FALSE;
+    }
+  rpe_figure_page_set_caption (page, _("Computing A and B…"));
+  rpe_compare_compute_async (&a, &b, what, TEMPLATE_N_CAP, ATTENTION_SIDE, current->serial,
+                             rpe_figure_page_job_progress, page, cancellable, callback, user_data);
   rpe_compare_side_clear (&a);
   rpe_compare_side_clear (&b);
+  return TRUE;
+}
+
+static gpointer
+compare_finish (RpeFigurePage *page,
+                GAsyncResult  *result,
+                GError       **error)
+{
+  return rpe_compare_compute_finish (result, error);
+}
+
+static void
+compare_show (RpeFigurePage *page,
+              gpointer       result)
+{
+  RpeCompareView *self = RPE_COMPARE_VIEW (page);
+  RpeComparison *c = result;
+  g_autofree char *text = g_strdup_printf (_("max |A − B| = %.4g;  A, B on one scale [%.4g, %.4g]"),
+                                           c->dmax, c->vmin, c->vmax);
+
+  rebuild_figure (self);
+  rpe_figure_page_set_caption (page, text);
+  gtk_widget_queue_draw (self->area);
 }
 
 static void
@@ -263,7 +223,7 @@ sync_controls (RpeCompareView *self)
   gtk_widget_set_visible (self->layer_box, mode == RPE_COMPARE_LAYER);
   gtk_widget_set_visible (self->b_method_box, mode == RPE_COMPARE_METHOD && what == RPE_COMPARE_ATTENTION);
   gtk_widget_set_visible (self->b_checkpoint_box, mode == RPE_COMPARE_CHECKPOINT);
-  g_object_get (self->state, "compare-b-checkpoint", &path, NULL);
+  g_object_get (compare_state (self), "compare-b-checkpoint", &path, NULL);
   {
     g_autofree char *base = path != NULL ? g_path_get_basename (path) : g_strdup (_("(none)"));
 
@@ -271,28 +231,18 @@ sync_controls (RpeCompareView *self)
   }
 }
 
-static void
-state_changed (RpeExplorerState  *state,
-               RpeExplorerChange  what,
-               RpeCompareView    *self)
+static RpeFigurePageUpdate
+compare_state_changed (RpeFigurePage     *page,
+                       RpeExplorerChange  what)
 {
+  RpeCompareView *self = RPE_COMPARE_VIEW (page);
+
   if (what & RPE_EXPLORER_CHANGE_COMPARE)
     sync_controls (self);
   if ((what & ~RPE_EXPLORER_CHANGE_LOOK) == 0)
-    {
-      rebuild_figure (self);
-      gtk_widget_queue_draw (self->area);
-      return;
-    }
-  if (state_uint (self, "compare-mode") == RPE_COMPARE_OFF)
-    {
-      rpe_job_slot_cancel (&self->slot);
-      gtk_widget_set_visible (self->progress, FALSE);
-      gtk_widget_set_visible (self->cancel, FALSE);
-      set_status (self, _("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints"));
-      return;
-    }
-  rpe_job_slot_request (&self->slot);
+    return RPE_FIGURE_PAGE_RESHOW;
+  /* anything else may change A or B (mode off: the page says what to choose) */
+  return RPE_FIGURE_PAGE_RECOMPUTE;
 }
 
 static void
@@ -303,19 +253,10 @@ draw_area (GtkDrawingArea *area,
            gpointer        user_data)
 {
   RpeCompareView *self = user_data;
-  double wpt, hpt, scale;
 
-  if (self->result == NULL || self->titles == NULL)
+  if (rpe_figure_page_get_result (RPE_FIGURE_PAGE (self)) == NULL || self->titles == NULL)
     return;
-  rpe_figure_default_size (&self->fig, &wpt, &hpt);
-  scale = fmin ((double) width / wpt, (double) height / hpt);
-  if (!(scale > 0.0))
-    return;
-  cairo_save (cr);
-  cairo_translate (cr, floor (((double) width - wpt * scale) / 2.0), floor (((double) height - hpt * scale) / 2.0));
-  cairo_scale (cr, scale, scale);
-  rpe_figure_render (cr, &self->fig, wpt, hpt);
-  cairo_restore (cr);
+  rpe_figure_page_draw_figure (cr, &self->fig, width, height);
 }
 
 static void
@@ -329,7 +270,7 @@ chooser_response (GtkNativeDialog *dialog,
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
 
       if (path != NULL)
-        g_object_set (self->state, "compare-b-checkpoint", path, NULL);
+        g_object_set (compare_state (self), "compare-b-checkpoint", path, NULL);
     }
   g_clear_object (&self->chooser);
 }
@@ -355,47 +296,44 @@ pin_clicked (GtkButton      *button,
 }
 
 static void
-cancel_clicked (GtkButton      *button,
-                RpeCompareView *self)
-{
-  rpe_compare_view_cancel (self);
-}
-
-static void
 rpe_compare_view_dispose (GObject *object)
 {
   RpeCompareView *self = RPE_COMPARE_VIEW (object);
 
-  rpe_job_slot_clear (&self->slot);
-  if (self->state != NULL)
-    g_signal_handlers_disconnect_by_data (self->state, self);
-  g_clear_object (&self->state);
-  g_clear_object (&self->chooser);
+  if (self->chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+      g_clear_object (&self->chooser);
+    }
   g_clear_pointer (&self->pinned, rpe_explorer_snapshot_unref);
-  g_clear_pointer (&self->result, rpe_comparison_unref);
   g_clear_pointer (&self->titles, g_strfreev);
   g_clear_pointer (&self->checkpoint, g_free);
   G_OBJECT_CLASS (rpe_compare_view_parent_class)->dispose (object);
 }
+
+static RpeFigureBundle *compare_build_figure (RpeFigurePage *page);
 
 static void
 rpe_compare_view_class_init (RpeCompareViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
+
   object_class->dispose = rpe_compare_view_dispose;
-  /**
-   * RpeCompareView::figure-changed:
-   * A new comparison is shown.
-   */
-  signals[FIGURE_CHANGED] = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  page_class->job_changes = RPE_EXPLORER_CHANGE_ALL & ~RPE_EXPLORER_CHANGE_LOOK;
+  page_class->result_free = (GDestroyNotify) rpe_comparison_unref;
+  page_class->what = N_("the comparison");
+  page_class->state_changed = compare_state_changed;
+  page_class->start_job = compare_start;
+  page_class->finish_job = compare_finish;
+  page_class->show_result = compare_show;
+  page_class->build_figure = compare_build_figure;
 }
 
 static void
 rpe_compare_view_init (RpeCompareView *self)
 {
-  rpe_job_slot_init (&self->slot, job_start, self);
 }
 
 static GtkWidget *
@@ -420,7 +358,7 @@ spin_bound (RpeCompareView *self,
 {
   GtkWidget *spin = gtk_spin_button_new_with_range (0, hi, 1);
 
-  g_object_bind_property (self->state, property, gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (spin)), "value",
+  g_object_bind_property (compare_state (self), property, gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (spin)), "value",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   return spin;
 }
@@ -440,14 +378,10 @@ rpe_compare_view_new (RpeExplorerState *state)
     methods[i] = _(rpe_explorer_method_name ((RpeExplorerMethod) i));   /* N_() marked in rpe-window.c */
   methods[RPE_EXPLORER_N_METHODS] = NULL;
 
-  self = g_object_new (RPE_TYPE_COMPARE_VIEW, "orientation", GTK_ORIENTATION_VERTICAL, "spacing", 6, NULL);
-  gtk_widget_add_css_class (GTK_WIDGET (self), "rpe-pane");
-  self->state = g_object_ref (state);
+  self = g_object_new (RPE_TYPE_COMPARE_VIEW, NULL);
+  rpe_figure_page_set_state (RPE_FIGURE_PAGE (self), state);
 
   row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_widget_set_margin_start (row, 12);
-  gtk_widget_set_margin_end (row, 12);
-  gtk_widget_set_margin_top (row, 6);
   drop = gtk_drop_down_new_from_strings (modes);
   gtk_widget_set_tooltip_text (drop, _("What A and B are"));
   g_object_bind_property (state, "compare-mode", drop, "selected", G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
@@ -481,35 +415,16 @@ rpe_compare_view_new (RpeExplorerState *state)
   gtk_box_append (GTK_BOX (box), button);
   gtk_box_append (GTK_BOX (row), box);
   self->b_checkpoint_box = box;
-  gtk_box_append (GTK_BOX (self), row);
-
-  row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_widget_set_margin_start (row, 12);
-  gtk_widget_set_margin_end (row, 12);
-  self->status = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->status), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (self->status), PANGO_ELLIPSIZE_END);
-  gtk_widget_set_hexpand (self->status, TRUE);
-  gtk_box_append (GTK_BOX (row), self->status);
-  self->progress = gtk_progress_bar_new ();
-  gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
-  gtk_widget_set_visible (self->progress, FALSE);
-  gtk_box_append (GTK_BOX (row), self->progress);
-  self->cancel = gtk_button_new_with_label (_("Cancel"));
-  g_signal_connect (self->cancel, "clicked", G_CALLBACK (cancel_clicked), self);
-  gtk_widget_set_visible (self->cancel, FALSE);
-  gtk_box_append (GTK_BOX (row), self->cancel);
-  gtk_box_append (GTK_BOX (self), row);
+  rpe_figure_page_add_control (RPE_FIGURE_PAGE (self), row);
 
   self->area = gtk_drawing_area_new ();
   gtk_widget_set_vexpand (self->area, TRUE);
   gtk_widget_set_hexpand (self->area, TRUE);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->area), draw_area, self, NULL);
-  gtk_box_append (GTK_BOX (self), self->area);
+  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), self->area);
 
-  g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
   sync_controls (self);
-  state_changed (state, RPE_EXPLORER_CHANGE_ALL, self);
+  rpe_figure_page_set_caption (RPE_FIGURE_PAGE (self), _(CHOOSE_TEXT));
   return GTK_WIDGET (self);
 }
 
@@ -523,7 +438,7 @@ rpe_compare_view_set_checkpoint (RpeCompareView *self,
   g_free (self->checkpoint);
   self->checkpoint = g_strdup (path);
   if (state_uint (self, "compare-mode") != RPE_COMPARE_OFF)
-    rpe_job_slot_request (&self->slot);
+    rpe_figure_page_request (RPE_FIGURE_PAGE (self));
 }
 
 void
@@ -531,47 +446,31 @@ rpe_compare_view_pin (RpeCompareView *self)
 {
   g_return_if_fail (RPE_IS_COMPARE_VIEW (self));
   g_clear_pointer (&self->pinned, rpe_explorer_snapshot_unref);
-  self->pinned = rpe_explorer_state_snapshot (self->state);
+  self->pinned = rpe_explorer_state_snapshot (compare_state (self));
   if (state_uint (self, "compare-mode") != RPE_COMPARE_PINNED)
-    g_object_set (self->state, "compare-mode", (guint) RPE_COMPARE_PINNED, NULL);   /* requests */
+    g_object_set (compare_state (self), "compare-mode", (guint) RPE_COMPARE_PINNED, NULL);   /* requests */
   else
-    rpe_job_slot_request (&self->slot);
-}
-
-gboolean
-rpe_compare_view_is_busy (RpeCompareView *self)
-{
-  g_return_val_if_fail (RPE_IS_COMPARE_VIEW (self), FALSE);
-  return rpe_job_slot_busy (&self->slot);
-}
-
-void
-rpe_compare_view_cancel (RpeCompareView *self)
-{
-  g_return_if_fail (RPE_IS_COMPARE_VIEW (self));
-  rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (self->progress, FALSE);
-  gtk_widget_set_visible (self->cancel, FALSE);
-  set_status (self, _("Cancelled"));
+    rpe_figure_page_request (RPE_FIGURE_PAGE (self));
 }
 
 RpeComparison *
 rpe_compare_view_get_result (RpeCompareView *self)
 {
   g_return_val_if_fail (RPE_IS_COMPARE_VIEW (self), NULL);
-  return self->result;
+  return rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
 }
 
-RpeFigureBundle *
-rpe_compare_view_build_figure (RpeCompareView *self)
+static RpeFigureBundle *
+compare_build_figure (RpeFigurePage *page)
 {
+  RpeCompareView *self = RPE_COMPARE_VIEW (page);
+  RpeComparison *c = rpe_figure_page_get_result (page);
   RpeFigureBundle *bundle;
 
-  g_return_val_if_fail (RPE_IS_COMPARE_VIEW (self), NULL);
-  if (self->result == NULL || self->titles == NULL)
+  if (c == NULL || self->titles == NULL)
     return NULL;
   bundle = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
-  rpe_figure_bundle_keep (bundle, rpe_comparison_ref (self->result), (GDestroyNotify) rpe_comparison_unref);
+  rpe_figure_bundle_keep (bundle, rpe_comparison_ref (c), (GDestroyNotify) rpe_comparison_unref);
   bundle->fig = self->fig;
   /* the figure points at self->titles: point it at the bundle's copy */
   {
@@ -582,8 +481,7 @@ rpe_compare_view_build_figure (RpeCompareView *self)
     if (self->fig.title == self->titles[3])
       bundle->fig.title = copy[3];
   }
-  bundle->has_attention = self->result->what == RPE_COMPARE_ATTENTION;
-  bundle->default_name = g_strdup (self->result->what == RPE_COMPARE_ATTENTION ? "compare-attention"
-                                                                               : "compare-templates");
+  bundle->has_attention = c->what == RPE_COMPARE_ATTENTION;
+  bundle->default_name = g_strdup (c->what == RPE_COMPARE_ATTENTION ? "compare-attention" : "compare-templates");
   return bundle;
 }

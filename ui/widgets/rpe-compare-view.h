@@ -3,21 +3,22 @@
  * The settings are properties of the explorer state (compare-mode, compare-what,
  * compare-a-layer, compare-b-layer, compare-b-head, compare-b-method, compare-b-checkpoint);
  * "Pin A" keeps a snapshot of the current state as A (mode "Pinned vs current": edit, then see
- * before | after | difference).  The comparison runs on a worker (rpe-compare.h) with progress and
- * Cancel; a result for an older state is dropped.  The figure is rpe_compare_figure_fill's, the
- * one `rpe export compare-templates | compare-attention` writes.
+ * before | after | difference).  The comparison runs on a worker (rpe-compare.h); an RpeFigurePage:
+ * the job, its progress and Cancel, the caption, the hover read-out and the export are the page's.
+ * The figure is rpe_compare_figure_fill's, the one `rpe export compare-templates |
+ * compare-attention` writes.
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
 #include "rpe-compare.h"
-#include "rpe-export-dialog.h"
+#include "rpe-figure-page.h"
 
 G_BEGIN_DECLS
 
 #define RPE_TYPE_COMPARE_VIEW (rpe_compare_view_get_type ())
-G_DECLARE_FINAL_TYPE (RpeCompareView, rpe_compare_view, RPE, COMPARE_VIEW, GtkBox)
+G_DECLARE_FINAL_TYPE (RpeCompareView, rpe_compare_view, RPE, COMPARE_VIEW, RpeFigurePage)
 
 GtkWidget       *rpe_compare_view_new            (RpeExplorerState *state);
 /* The checkpoint the current parameters come from ("demo", "demo:NAME" or a path), for the
@@ -26,10 +27,7 @@ void             rpe_compare_view_set_checkpoint (RpeCompareView   *self,
                                                   const char       *path);
 /* Keeps the current state as A and switches to "Pinned vs current". */
 void             rpe_compare_view_pin            (RpeCompareView   *self);
-gboolean         rpe_compare_view_is_busy        (RpeCompareView   *self);
-void             rpe_compare_view_cancel         (RpeCompareView   *self);
 /* The last comparison shown (NULL if none). */
 RpeComparison   *rpe_compare_view_get_result     (RpeCompareView   *self);
-RpeFigureBundle *rpe_compare_view_build_figure   (RpeCompareView   *self);
 
 G_END_DECLS

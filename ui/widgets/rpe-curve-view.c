@@ -289,7 +289,7 @@ rpe_curve_view_set_table (RpeCurveView        *self,
                           const char          *x_column,
                           const char * const  *y_columns)
 {
-  g_autoptr(GArray) series = NULL;
+  g_autoptr (GArray) series = NULL;
   long xcol;
 
   g_return_val_if_fail (RPE_IS_CURVE_VIEW (self), FALSE);

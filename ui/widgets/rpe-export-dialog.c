@@ -315,6 +315,8 @@ struct _RpeExportDialog
   GtkSpinButton        *frames_spin;
   GtkSpinButton        *delay_spin;
   GtkProgressBar       *progress_bar;
+  RpeFigureBundle      *gif_frame;          /* the GIF's first frame (its preview), NULL while computed */
+  GCancellable         *gif_frame_cancellable;
 };
 
 G_DEFINE_FINAL_TYPE (RpeExportDialog, rpe_export_dialog, ADW_TYPE_WINDOW)
@@ -409,8 +411,94 @@ update_preview (RpeExportDialog *self)
 
   rpe_export_dialog_get_options (self, &options, NULL);
   g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
-  self->shown = rpe_figure_bundle_with_options (self->bundle, &options);
+  /* a GIF holds the sweep's frames (whole maps, whatever the view's zoom): its first one is shown */
+  if (!self->gif)
+    self->shown = rpe_figure_bundle_with_options (self->bundle, &options);
+  else if (self->gif_frame != NULL)
+    self->shown = rpe_figure_bundle_with_options (self->gif_frame, &options);
   gtk_widget_queue_draw (self->preview);
+}
+
+typedef struct
+{
+  RpeExportSweepFunc func;
+  gpointer           data;
+  RpeSweepParam      param;
+  gint64             value;
+} FrameJob;
+
+static void
+frame_thread (GTask        *task,
+              gpointer      source,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  FrameJob *job = task_data;
+  GError *error = NULL;
+  RpeFigureBundle *frame = job->func (job->data, job->param, job->value, cancellable, &error);
+
+  if (frame == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, frame, (GDestroyNotify) rpe_figure_bundle_unref);
+}
+
+static void
+frame_done (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  RpeExportDialog *self = RPE_EXPORT_DIALOG (source);
+  g_autoptr (GError) error = NULL;
+  RpeFigureBundle *frame = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (self->disposed || g_task_get_cancellable (G_TASK (result)) != self->gif_frame_cancellable)
+    {
+      g_clear_pointer (&frame, rpe_figure_bundle_unref);
+      return;
+    }
+  g_clear_object (&self->gif_frame_cancellable);
+  g_clear_pointer (&self->gif_frame, rpe_figure_bundle_unref);
+  self->gif_frame = frame;
+  if (frame != NULL)
+    gtk_label_set_text (self->preview_label, _("The GIF's first frame (its From value): the whole map, whatever the "
+                                               "view's zoom."));
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autofree char *text = g_strdup_printf (_("Cannot preview: %s"), error->message);
+
+      gtk_label_set_text (self->preview_label, text);
+    }
+  update_preview (self);
+}
+
+/* Computes the GIF's first frame (the sweep's From value) on a worker, for the preview. */
+static void
+gif_frame_request (RpeExportDialog *self)
+{
+  FrameJob *job;
+  GTask *task;
+  guint p;
+
+  if (!self->gif || self->sweep_func == NULL || self->disposed)
+    return;
+  if (self->gif_frame_cancellable != NULL)
+    g_cancellable_cancel (self->gif_frame_cancellable);
+  g_clear_object (&self->gif_frame_cancellable);
+  g_clear_pointer (&self->gif_frame, rpe_figure_bundle_unref);
+  self->gif_frame_cancellable = g_cancellable_new ();
+  p = adw_combo_row_get_selected (self->param_row);
+  job = g_new0 (FrameJob, 1);
+  job->func = self->sweep_func;
+  job->data = self->sweep_data;   /* freed in finalize: the task holds the dialog */
+  job->param = p <= RPE_SWEEP_SEED ? (RpeSweepParam) p : RPE_SWEEP_REALIZATIONS;
+  job->value = (gint64) gtk_spin_button_get_value (self->from_spin);
+  gtk_label_set_text (self->preview_label, _("Computing the GIF's first frame…"));
+  task = g_task_new (self, self->gif_frame_cancellable, frame_done, NULL);
+  g_task_set_task_data (task, job, g_free);
+  g_task_run_in_thread (task, frame_thread);
+  g_object_unref (task);
+  update_preview (self);
 }
 
 static void
@@ -428,7 +516,7 @@ preview_draw (GtkDrawingArea *area,
   g_autofree char *text = NULL;
 
   if (self->shown == NULL)
-    return;
+    return;   /* the GIF's first frame is being computed (its label says so) */
   rpe_export_dialog_get_options (self, NULL, &size);
   if (!format_is_figure (self->format))
     size.width = size.height = 0;   /* CSV / npy: show the figure at its default size */
@@ -592,7 +680,15 @@ format_selected (AdwComboRow     *row,
       self->path = path;
       update_file_row (self);
     }
-  gtk_widget_queue_draw (self->preview);
+  if (gif)
+    gif_frame_request (self);
+  else
+    {
+      if (self->gif_frame_cancellable != NULL)
+        g_cancellable_cancel (self->gif_frame_cancellable);
+      g_clear_object (&self->gif_frame_cancellable);
+      update_preview (self);
+    }
 }
 
 static void option_changed (RpeExportDialog *self);
@@ -1068,6 +1164,7 @@ rpe_export_dialog_set_sweep (RpeExportDialog    *self,
   gtk_widget_set_visible (self->sweep_group, FALSE);
   sweep_param_changed (self);
   g_signal_connect_swapped (self->param_row, "notify::selected", G_CALLBACK (sweep_param_changed), self);
+  g_signal_connect_swapped (self->from_spin, "value-changed", G_CALLBACK (gif_frame_request), self);
 
   formats = GTK_STRING_LIST (adw_combo_row_get_model (self->format_row));
   self->gif_index = g_list_model_get_n_items (G_LIST_MODEL (formats));
@@ -1194,6 +1291,8 @@ rpe_export_dialog_dispose (GObject *object)
   self->disposed = TRUE;
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
+  if (self->gif_frame_cancellable != NULL)
+    g_cancellable_cancel (self->gif_frame_cancellable);
   if (self->chooser != NULL)
     {
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
@@ -1208,6 +1307,8 @@ rpe_export_dialog_finalize (GObject *object)
   RpeExportDialog *self = RPE_EXPORT_DIALOG (object);
 
   g_clear_object (&self->cancellable);
+  g_clear_object (&self->gif_frame_cancellable);
+  g_clear_pointer (&self->gif_frame, rpe_figure_bundle_unref);
   g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
   g_clear_pointer (&self->bundle, rpe_figure_bundle_unref);
   g_free (self->path);
@@ -1349,7 +1450,7 @@ setup (RpeExportDialog *self)
     g_autoptr (GtkStringList) panels = gtk_string_list_new (NULL);
 
     /* in the order of RpeExportPreset */
-    gtk_string_list_append (presets, _("Custom: the width and height below"));
+    gtk_string_list_append (presets, _("Custom size"));
     gtk_string_list_append (presets, _("Paper column: 3.25 in wide, 8 pt text"));
     gtk_string_list_append (presets, _("Page width: 6.75 in wide, 9 pt text"));
     gtk_string_list_append (presets, _("Slide: 13.333 × 7.5 in, 20 pt text"));

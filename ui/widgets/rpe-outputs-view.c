@@ -1,7 +1,7 @@
-/* rpe-outputs-view.c: the Outputs view. */
+/* rpe-outputs-view.c: the Outputs view: its request (the values and the comparison), its drawing
+ * (the export's figure, scaled) and its controls. */
 #include "config.h"
 
-#include "rpe-job-progress.h"
 #include "rpe-outputs-view.h"
 
 #include <math.h>
@@ -23,58 +23,30 @@
 
 struct _RpeOutputsView
 {
-  GtkWidget             parent_instance;
+  RpeFigurePage         parent_instance;
 
-  RpeExplorerState     *state;
-  gulong                changed_id;
-  RpeJobSlot            slot;
-  gboolean              dirty;
-  RpeOutputsResult     *result;
   RpeOutputsFigure     *figure;
   RpeOutputsRequest     request;
   char                 *npy_path;
   gsize                 channel;
-  char                 *caption_text;
   gboolean              updating;
 
-  GtkWidget            *box;
   GtkDropDown          *values_drop;
   GtkSpinButton        *channels_spin;
   GtkEntry             *positions_entry;
   GtkDropDown          *compare_drop;
   GtkSpinButton        *channel_spin;
   GtkCheckButton       *draws_check;
-  GtkLabel             *caption;
-  GtkWidget            *progress_box;
-  GtkProgressBar       *progress;
-  RpeProgressEstimate   estimate;
   GtkWidget            *area;
   GtkFileChooserNative *chooser;
 };
 
-G_DEFINE_FINAL_TYPE (RpeOutputsView, rpe_outputs_view, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (RpeOutputsView, rpe_outputs_view, RPE_TYPE_FIGURE_PAGE)
 
-static guint figure_changed;
-
-typedef struct
+static RpeOutputsResult *
+outputs_result (RpeOutputsView *self)
 {
-  GWeakRef self;
-} ViewRef;
-
-static ViewRef *
-view_ref_new (gpointer self)
-{
-  ViewRef *ref = g_new0 (ViewRef, 1);
-
-  g_weak_ref_init (&ref->self, self);
-  return ref;
-}
-
-static void
-view_ref_free (ViewRef *ref)
-{
-  g_weak_ref_clear (&ref->self);
-  g_free (ref);
+  return rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
 }
 
 /* ---------------------------------------------------------------- figure */
@@ -84,17 +56,17 @@ new_figure (RpeOutputsView   *self,
             RpeOutputsResult *result)
 {
   RpeOutputsFigureOptions fo = { 0 };
+  RpeFigureLook look;
 
+  /* the state's scale as it is (rpe_explorer_state_get_color_scale): the renderer applies it */
+  rpe_figure_page_get_look (RPE_FIGURE_PAGE (self), TRUE, &look);
   fo.channel = self->channel;
-  fo.colormap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
+  fo.colormap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (rpe_figure_page_get_state (RPE_FIGURE_PAGE (self))));
   fo.method = result->method == RPE_SPE_SINE ? "sine" : "conv";
   fo.feature_map = rpe_feature_map_name (result->feature_map);
-  {
-    gboolean shared = TRUE;
-
-    rpe_explorer_state_get_color_scale (self->state, &fo.transform, &fo.transform_param, &shared);
-    fo.per_panel = !shared;
-  }
+  fo.transform = look.transform;
+  fo.transform_param = look.param;
+  fo.per_panel = !look.shared;
   return rpe_outputs_figure_new (&result->outputs, &fo, NULL);
 }
 
@@ -102,8 +74,8 @@ static void
 rebuild_figure (RpeOutputsView *self)
 {
   g_clear_pointer (&self->figure, rpe_outputs_figure_free);
-  if (self->result != NULL)
-    self->figure = new_figure (self, self->result);
+  if (outputs_result (self) != NULL)
+    self->figure = new_figure (self, outputs_result (self));
   gtk_widget_queue_draw (self->area);
 }
 
@@ -115,131 +87,100 @@ draw_area (GtkDrawingArea *area,
            gpointer        user_data)
 {
   RpeOutputsView *self = user_data;
-  const RpeFigure *fig;
-  double wpt, hpt, scale;
 
-  if (self->figure == NULL)
-    return;
-  /* the export's page, scaled to fit: the view shows the figure `rpe export outputs` writes */
-  fig = rpe_outputs_figure_get (self->figure);
-  rpe_figure_default_size (fig, &wpt, &hpt);
-  scale = fmin ((double) width / wpt, (double) height / hpt);
-  if (!(scale > 0.0))
-    return;
-  cairo_save (cr);
-  cairo_translate (cr, floor (((double) width - wpt * scale) / 2.0), floor (((double) height - hpt * scale) / 2.0));
-  cairo_scale (cr, scale, scale);
-  rpe_figure_render (cr, fig, wpt, hpt);
-  cairo_restore (cr);
+  /* the figure `rpe export outputs` writes, laid out at the view's size */
+  if (self->figure != NULL)
+    rpe_figure_page_draw_figure (cr, rpe_outputs_figure_get (self->figure), width, height);
 }
 
 static void
-set_caption (RpeOutputsView *self,
-             const char     *text)
+outputs_show (RpeFigurePage *page,
+              gpointer       value)
 {
-  g_free (self->caption_text);
-  self->caption_text = g_strdup (text);
-  gtk_label_set_text (self->caption, text);
-}
-
-static void
-show_result (RpeOutputsView   *self,
-             RpeOutputsResult *result)
-{
+  RpeOutputsView *self = RPE_OUTPUTS_VIEW (page);
+  RpeOutputsResult *result = value;
   const RpeOutputs *o = &result->outputs;
   g_autofree char *text = NULL;
   g_autofree char *split = NULL;
+  g_autofree char *mean = NULL;
 
-  g_clear_pointer (&self->result, rpe_outputs_result_unref);
-  self->result = rpe_outputs_result_ref (result);
   self->updating = TRUE;
   gtk_spin_button_set_range (self->channel_spin, 0, (double) (o->dv - 1));
   self->updating = FALSE;
   self->channel = MIN (self->channel, o->dv - 1);
   rebuild_figure (self);
   if (o->train_length > 0 && o->train_length < o->n)
-    split = g_strdup_printf (_("; before N_train %.3g, from N_train %.3g"), o->error_before, o->error_after);
+    split = g_strdup_printf (_("; before N<sub>train</sub> %.3g, from N<sub>train</sub> %.3g"), o->error_before,
+                             o->error_after);
+  /* one draw is that draw: its mean is itself */
+  mean = o->n_draws > 1 ? g_strdup_printf (_("; the mean of %zu draws is off by %.3g"), o->n_draws, o->error_of_mean)
+                        : NULL;
   text = g_strdup_printf (o->compare == RPE_OUTPUTS_KERNEL
                           ? _("Head %zu, N = %zu, R = %zu, Dv = %zu: L̂ V (SPE logits) estimates L V (exact logits) "
-                              "without bias, so its error falls like 1/√R. Relative error %.3g (first draw)%s; "
-                              "the mean of %zu draws is off by %.3g.")
+                              "without bias, so its error falls like 1/√R. Relative error %.3g (first draw, seed "
+                              "%llu)%s%s.")
                           : _("Head %zu, N = %zu, R = %zu, Dv = %zu: SPE linear attention against exact softmax "
                               "attention (two different models: the gap does not vanish as R grows). Relative "
-                              "error %.3g (first draw)%s; the mean of %zu draws is off by %.3g."),
-                          o->head, o->n, o->r, o->dv, o->error, split != NULL ? split : "", o->n_draws,
-                          o->error_of_mean);
-  set_caption (self, text);
-  g_signal_emit (self, figure_changed, 0);
+                              "error %.3g (first draw, seed %llu)%s%s."),
+                          o->head, o->n, o->r, o->dv, o->error, (unsigned long long) o->seed, split != NULL ? split : "",
+                          mean != NULL ? mean : "");
+  rpe_figure_page_set_caption_markup (page, text);
 }
 
-/* ------------------------------------------------------------------- job */
-
-static void
-job_done (GObject      *source,
-          GAsyncResult *res,
-          gpointer      user_data)
+static gboolean
+outputs_start (RpeFigurePage       *page,
+               RpeExplorerSnapshot *snapshot,
+               gsize                n_cap,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data,
+               char               **why)
 {
-  ViewRef *ref = user_data;
-  g_autoptr (RpeOutputsView) self = g_weak_ref_get (&ref->self);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeOutputsResult) result = rpe_compute_outputs_finish (res, &error);
-
-  view_ref_free (ref);
-  if (self == NULL || !rpe_job_slot_done (&self->slot, res))
-    return;
-  gtk_widget_set_visible (self->progress_box, rpe_job_slot_busy (&self->slot));
-  if (result != NULL)
-    show_result (self, result);
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    set_caption (self, error->message);
-}
-
-static void
-job_progress (double   fraction,
-              gpointer user_data)
-{
-  RpeOutputsView *self = user_data;
-
-  rpe_job_progress_update (self->progress, &self->estimate, fraction);
-}
-
-static void
-job_start (gpointer      owner,
-           GCancellable *cancellable)
-{
-  RpeOutputsView *self = owner;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
+  RpeOutputsView *self = RPE_OUTPUTS_VIEW (page);
 
   self->request.npy_path = self->npy_path;
-  rpe_job_progress_begin (self->progress, &self->estimate);
-  gtk_widget_set_visible (self->progress_box, TRUE);
-  rpe_compute_outputs_async (s, &self->request, job_progress, self, cancellable, job_done, view_ref_new (self));
+  rpe_compute_outputs_async (snapshot, &self->request, rpe_figure_page_job_progress, page, cancellable, callback,
+                             user_data);
+  return TRUE;
+}
+
+static gpointer
+outputs_finish (RpeFigurePage *page,
+                GAsyncResult  *result,
+                GError       **error)
+{
+  return rpe_compute_outputs_finish (result, error);
 }
 
 static void
-request (RpeOutputsView *self)
+outputs_result_size (RpeFigurePage *page,
+                     gconstpointer  result,
+                     gsize         *n,
+                     gsize         *n_asked)
 {
-  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
-    {
-      self->dirty = TRUE;
-      return;
-    }
-  self->dirty = FALSE;
-  rpe_job_slot_request (&self->slot);
+  const RpeOutputsResult *r = result;
+
+  *n = r->outputs.n;
+  *n_asked = r->outputs.n;
 }
 
-static void
-state_changed (RpeExplorerState  *state,
-               RpeExplorerChange  what,
-               RpeOutputsView    *self)
+static RpeFigureBundle *
+outputs_build_figure (RpeFigurePage *page)
 {
-  if (what & OUTPUTS_CHANGES)
-    request (self);
-  else if (what & RPE_EXPLORER_CHANGE_LOOK)
-    {
-      rebuild_figure (self);
-      g_signal_emit (self, figure_changed, 0);
-    }
+  RpeOutputsView *self = RPE_OUTPUTS_VIEW (page);
+  RpeFigureBundle *bundle;
+  RpeOutputsFigure *fig;
+
+  fig = new_figure (self, outputs_result (self));
+  if (fig == NULL)
+    return NULL;
+  bundle = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
+  rpe_figure_bundle_keep (bundle, rpe_outputs_result_ref (outputs_result (self)),
+                          (GDestroyNotify) rpe_outputs_result_unref);
+  rpe_figure_bundle_keep (bundle, fig, (GDestroyNotify) rpe_outputs_figure_free);
+  bundle->fig = *rpe_outputs_figure_get (fig);
+  bundle->default_name = g_strdup_printf ("outputs-h%zu", outputs_result (self)->outputs.head);
+  return bundle;
 }
 
 /* -------------------------------------------------------------- controls */
@@ -353,44 +294,20 @@ draws_toggled (GtkCheckButton *check,
     rpe_outputs_view_set_several_draws (self, gtk_check_button_get_active (check));
 }
 
-static void
-cancel_clicked (GtkButton      *button,
-                RpeOutputsView *self)
-{
-  rpe_outputs_view_cancel (self);
-}
-
 /* ----------------------------------------------------------------- class */
-
-static void
-outputs_map (GtkWidget *widget)
-{
-  RpeOutputsView *self = RPE_OUTPUTS_VIEW (widget);
-
-  GTK_WIDGET_CLASS (rpe_outputs_view_parent_class)->map (widget);
-  if (self->dirty || (self->result == NULL && !rpe_job_slot_busy (&self->slot)))
-    request (self);
-}
 
 static void
 rpe_outputs_view_dispose (GObject *object)
 {
   RpeOutputsView *self = RPE_OUTPUTS_VIEW (object);
 
-  rpe_job_slot_clear (&self->slot);
-  if (self->state != NULL)
-    g_clear_signal_handler (&self->changed_id, self->state);
   if (self->chooser != NULL)
     {
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
-  g_clear_object (&self->state);
   g_clear_pointer (&self->figure, rpe_outputs_figure_free);
-  g_clear_pointer (&self->result, rpe_outputs_result_unref);
   g_clear_pointer (&self->npy_path, g_free);
-  g_clear_pointer (&self->caption_text, g_free);
-  g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_outputs_view_parent_class)->dispose (object);
 }
 
@@ -398,19 +315,17 @@ static void
 rpe_outputs_view_class_init (RpeOutputsViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
 
   object_class->dispose = rpe_outputs_view_dispose;
-  widget_class->map = outputs_map;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
-
-  /**
-   * RpeOutputsView::figure-changed:
-   *
-   * A new result is shown (rpe_outputs_view_build_figure has changed).
-   */
-  figure_changed = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  page_class->job_changes = OUTPUTS_CHANGES;
+  page_class->result_free = (GDestroyNotify) rpe_outputs_result_unref;
+  page_class->what = N_("the outputs");
+  page_class->start_job = outputs_start;
+  page_class->finish_job = outputs_finish;
+  page_class->show_result = outputs_show;
+  page_class->result_size = outputs_result_size;
+  page_class->build_figure = outputs_build_figure;
 }
 
 /* The controls wrap onto more lines when the window is narrow (a row of them would set
@@ -443,17 +358,12 @@ rpe_outputs_view_init (RpeOutputsView *self)
 {
   const char *values[] = { _("One impulse per channel"), _("Sine sweep"), _("Seeded noise"), _("From a .npy file…"), NULL };
   const char *compares[] = { _("Softmax vs SPE linear"), _("L V vs L̂ V (unbiased)"), NULL };
-  GtkWidget *row, *button;
+  GtkWidget *row;
 
-  rpe_job_slot_init (&self->slot, job_start, self);
   self->request.kind = RPE_VALUES_IMPULSE;
   self->request.dv = 4;
   self->request.compare = RPE_OUTPUTS_SOFTMAX;
   self->request.n_draws = 1;
-
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_widget_add_css_class (self->box, "rpe-pane");
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
 
   row = gtk_flow_box_new ();
   gtk_flow_box_set_selection_mode (GTK_FLOW_BOX (row), GTK_SELECTION_NONE);
@@ -488,33 +398,16 @@ rpe_outputs_view_init (RpeOutputsView *self)
                                _("Average the error over 16 draws of the noise (seeds seed … seed + 15), with a band"));
   g_signal_connect (self->draws_check, "toggled", G_CALLBACK (draws_toggled), self);
   flow_append (row, GTK_WIDGET (self->draws_check));
-  gtk_box_append (GTK_BOX (self->box), row);
-
-  self->caption = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_wrap (self->caption, TRUE);
-  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
-  gtk_label_set_xalign (self->caption, 0.0f);
-  gtk_label_set_selectable (self->caption, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-
-  self->progress_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  self->progress = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
-  gtk_widget_set_hexpand (GTK_WIDGET (self->progress), TRUE);
-  gtk_widget_set_valign (GTK_WIDGET (self->progress), GTK_ALIGN_CENTER);
-  gtk_box_append (GTK_BOX (self->progress_box), GTK_WIDGET (self->progress));
-  button = gtk_button_new_with_mnemonic (_("_Cancel"));
-  gtk_widget_set_tooltip_text (button, _("Stop this computation (Escape)"));
-  g_signal_connect (button, "clicked", G_CALLBACK (cancel_clicked), self);
-  gtk_box_append (GTK_BOX (self->progress_box), button);
-  gtk_widget_set_visible (self->progress_box, FALSE);
-  gtk_box_append (GTK_BOX (self->box), self->progress_box);
+  gtk_widget_set_hexpand (row, TRUE);
+  rpe_figure_page_add_control (RPE_FIGURE_PAGE (self), row);
+  /* the caption says two errors and why they differ */
+  rpe_figure_page_set_caption_lines (RPE_FIGURE_PAGE (self), 3);
 
   self->area = gtk_drawing_area_new ();
   gtk_widget_set_vexpand (self->area, TRUE);
   gtk_widget_set_hexpand (self->area, TRUE);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->area), draw_area, self, NULL);
-  gtk_box_append (GTK_BOX (self->box), self->area);
+  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), self->area);
 }
 
 /* ---------------------------------------------------------------- public */
@@ -524,9 +417,7 @@ rpe_outputs_view_new (RpeExplorerState *state)
 {
   RpeOutputsView *self = g_object_new (RPE_TYPE_OUTPUTS_VIEW, NULL);
 
-  self->state = g_object_ref (state);
-  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
-  self->dirty = TRUE;
+  rpe_figure_page_set_state (RPE_FIGURE_PAGE (self), state);
   return GTK_WIDGET (self);
 }
 
@@ -534,22 +425,7 @@ RpeOutputsResult *
 rpe_outputs_view_get_result (RpeOutputsView *self)
 {
   g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
-  return self->result;
-}
-
-gboolean
-rpe_outputs_view_is_busy (RpeOutputsView *self)
-{
-  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
-  return rpe_job_slot_busy (&self->slot);
-}
-
-void
-rpe_outputs_view_cancel (RpeOutputsView *self)
-{
-  g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
-  rpe_job_slot_cancel (&self->slot);
-  gtk_widget_set_visible (self->progress_box, FALSE);
+  return outputs_result (self);
 }
 
 void
@@ -569,7 +445,7 @@ rpe_outputs_view_set_values (RpeOutputsView *self,
   gtk_widget_set_sensitive (GTK_WIDGET (self->channels_spin), kind != RPE_VALUES_ARRAY);
   gtk_widget_set_sensitive (GTK_WIDGET (self->positions_entry), kind == RPE_VALUES_IMPULSE);
   self->updating = FALSE;
-  request (self);
+  rpe_figure_page_request (RPE_FIGURE_PAGE (self));
 }
 
 gboolean
@@ -605,7 +481,7 @@ rpe_outputs_view_set_positions (RpeOutputsView *self,
       self->updating = FALSE;
     }
   if (self->request.kind == RPE_VALUES_IMPULSE)
-    request (self);
+    rpe_figure_page_request (RPE_FIGURE_PAGE (self));
   return TRUE;
 }
 
@@ -630,7 +506,7 @@ rpe_outputs_view_set_compare (RpeOutputsView    *self,
   self->updating = TRUE;
   gtk_drop_down_set_selected (self->compare_drop, compare);
   self->updating = FALSE;
-  request (self);
+  rpe_figure_page_request (RPE_FIGURE_PAGE (self));
 }
 
 void
@@ -642,7 +518,7 @@ rpe_outputs_view_set_several_draws (RpeOutputsView *self,
   self->updating = TRUE;
   gtk_check_button_set_active (self->draws_check, several);
   self->updating = FALSE;
-  request (self);
+  rpe_figure_page_request (RPE_FIGURE_PAGE (self));
 }
 
 void
@@ -650,39 +526,12 @@ rpe_outputs_view_set_channel (RpeOutputsView *self,
                               gsize           channel)
 {
   g_return_if_fail (RPE_IS_OUTPUTS_VIEW (self));
-  self->channel = self->result != NULL ? MIN (channel, self->result->outputs.dv - 1) : channel;
+  self->channel = outputs_result (self) != NULL ? MIN (channel, outputs_result (self)->outputs.dv - 1) : channel;
   self->updating = TRUE;
   gtk_spin_button_set_value (self->channel_spin, (double) self->channel);
   self->updating = FALSE;
   rebuild_figure (self);
-  g_signal_emit (self, figure_changed, 0);
-}
-
-const char *
-rpe_outputs_view_get_caption (RpeOutputsView *self)
-{
-  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
-  return self->caption_text;
-}
-
-RpeFigureBundle *
-rpe_outputs_view_build_figure (RpeOutputsView *self)
-{
-  RpeFigureBundle *bundle;
-  RpeOutputsFigure *fig;
-
-  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), NULL);
-  if (self->result == NULL)
-    return NULL;
-  fig = new_figure (self, self->result);
-  if (fig == NULL)
-    return NULL;
-  bundle = rpe_figure_bundle_new (RPE_FIGURE_COMPARE);
-  rpe_figure_bundle_keep (bundle, rpe_outputs_result_ref (self->result), (GDestroyNotify) rpe_outputs_result_unref);
-  rpe_figure_bundle_keep (bundle, fig, (GDestroyNotify) rpe_outputs_figure_free);
-  bundle->fig = *rpe_outputs_figure_get (fig);
-  bundle->default_name = g_strdup_printf ("outputs-h%zu", self->result->outputs.head);
-  return bundle;
+  g_signal_emit_by_name (self, "figure-changed");
 }
 
 void

@@ -7,27 +7,25 @@
  * marked: the figure of ui/render/rpe-outputs-render.h, which `rpe export outputs` draws too.
  * The values: one impulse per channel (at chosen positions), a sine sweep, seeded noise or a
  * .npy file of shape (N, Dv) or (N, H, Dv).  Follows every control of the explorer state;
- * computes on a worker (one job, progress, Cancel, stale results dropped), only while mapped.
+ * an RpeFigurePage: the job (one at a time, progress, Cancel, stale results dropped, only while
+ * mapped), the caption, the hover read-out and the export are the page's (rpe-figure-page.h).
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
-#include "rpe-explorer-state.h"
-#include "rpe-export-dialog.h"
+#include "rpe-figure-page.h"
 #include "rpe-outputs-job.h"
 #include "rpe-session.h"
 
 G_BEGIN_DECLS
 
 #define RPE_TYPE_OUTPUTS_VIEW (rpe_outputs_view_get_type ())
-G_DECLARE_FINAL_TYPE (RpeOutputsView, rpe_outputs_view, RPE, OUTPUTS_VIEW, GtkWidget)
+G_DECLARE_FINAL_TYPE (RpeOutputsView, rpe_outputs_view, RPE, OUTPUTS_VIEW, RpeFigurePage)
 
 GtkWidget        *rpe_outputs_view_new          (RpeExplorerState  *state);
 /* The result shown (NULL while none). */
 RpeOutputsResult *rpe_outputs_view_get_result   (RpeOutputsView    *self);
-gboolean          rpe_outputs_view_is_busy      (RpeOutputsView    *self);
-void              rpe_outputs_view_cancel       (RpeOutputsView    *self);
 /* The view's choices (each starts a new computation). */
 void              rpe_outputs_view_set_values   (RpeOutputsView    *self,
                                                  RpeValuesKind      kind,
@@ -35,7 +33,7 @@ void              rpe_outputs_view_set_values   (RpeOutputsView    *self,
 /* IMPULSE positions ("" or NULL: evenly spread); FALSE (and nothing changes) if malformed. */
 gboolean          rpe_outputs_view_set_positions (RpeOutputsView   *self,
                                                   const char       *text);
-/* Values from a .npy file (read on the worker; an error shows in the caption). */
+/* Values from a .npy file (read on the worker; an error shows in the page's caption). */
 void              rpe_outputs_view_set_npy      (RpeOutputsView    *self,
                                                  const char        *path);
 void              rpe_outputs_view_set_compare  (RpeOutputsView    *self,
@@ -44,12 +42,6 @@ void              rpe_outputs_view_set_several_draws (RpeOutputsView *self,
                                                       gboolean        several);
 void              rpe_outputs_view_set_channel  (RpeOutputsView    *self,
                                                  gsize              channel);
-/* The caption (numbers, or the reason of a failure). */
-const char       *rpe_outputs_view_get_caption  (RpeOutputsView    *self);
-/* The figure shown, as `rpe export outputs` draws it; NULL while there is no result.
- * "figure-changed" follows new results. */
-RpeFigureBundle  *rpe_outputs_view_build_figure (RpeOutputsView    *self);
-
 /* The view's settings into a session (out is cleared first), and back: restore sets every
  * setting of a session that has them (outputs->have) and returns FALSE, changing nothing,
  * when they are not valid. */

@@ -1,5 +1,5 @@
 /* rpe-spectrum-editor.h: the K sine components of one (h, d) as draggable
- * points on a small spectrum plot (MATH.md section 1).
+ * points on a small spectrum plot (docs/math.md, section 1).
  *
  * Each component k is a point at (f_k, lambda_k): x = frequency f in
  * [0, 0.5] cycles/position, y = gain lambda >= 0 (the axis grows while a

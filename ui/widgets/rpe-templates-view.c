@@ -1,4 +1,5 @@
-/* rpe-templates-view.c: the templates grid (MATH.md sections 1-4). */
+/* rpe-templates-view.c: the templates grid (docs/math.md, sections 1-4): its request (the grid at
+ * min (N, cap)), its drawing (the grid, or one cell large beside its profile) and its controls. */
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -7,7 +8,6 @@
 #include "rpe-templates-view.h"
 #include "rpe-error.h"
 #include "rpe-gesture-helper.h"
-#include "rpe-job-progress.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,23 +20,12 @@
 
 struct _RpeTemplatesView
 {
-  GtkWidget         parent_instance;
+  RpeFigurePage     parent_instance;
 
-  RpeExplorerState *state;
-  gulong            changed_id;
-  RpeJobSlot        slot;
-  gboolean          dirty;
-  RpeTemplates     *templates;
   RpeFigureBundle  *shown;        /* the grid drawn (the export's figure of the same data) */
   guint             height_idle;
   int               open_cell;
 
-  GtkWidget        *box;
-  GtkLabel         *caption;
-  RpeJobBar         job;
-  gsize             n_cap;        /* the grid is computed at min (N, n_cap) ... */
-  gboolean          full_next;    /* ... unless "Compute at Full N" asked for N */
-  char             *refusal;
   GtkStack         *stack;
   GtkDrawingArea   *grid;
   GtkWidget        *scrolled;     /* the grid's viewport */
@@ -45,41 +34,22 @@ struct _RpeTemplatesView
   GtkLabel         *detail_title;
 };
 
-G_DEFINE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (RpeTemplatesView, rpe_templates_view, RPE_TYPE_FIGURE_PAGE)
 
-static guint figure_changed_signal;
+static RpeFigureBundle *templates_figure (RpeTemplates *t, int open_cell, const RpeFigureLook *look);
 
-typedef struct
+static RpeTemplates *
+shown_templates (RpeTemplatesView *self)
 {
-  GWeakRef self;
-} ViewRef;
-
-static void
-view_ref_free (ViewRef *ref)
-{
-  g_weak_ref_clear (&ref->self);
-  g_free (ref);
+  return rpe_figure_page_get_result (RPE_FIGURE_PAGE (self));
 }
-
-/* How the cells are coloured (the state's colour map and scale). */
-typedef struct
-{
-  const RpeColormap   *cmap;       /* NULL: viridis, or the diverging map for signed data */
-  RpeHeatmapTransform  transform;  /* never the SPE paper's (templates are not attention weights) */
-  double               param;
-  gboolean             shared;     /* one range over the grid */
-  guint                train;
-} TemplatesLook;
-
-static RpeFigureBundle *templates_figure (RpeTemplates *t, int open_cell, const TemplatesLook *look);
-static void templates_look (RpeTemplatesView *self, TemplatesLook *look);
 
 static const char *kind_names[] = { N_("analytic P̃<sub>d</sub>"), N_("empirical P̂<sub>d</sub>"), N_("difference P̂<sub>d</sub> − P̃<sub>d</sub>") };
 
 static void
 update_detail (RpeTemplatesView *self)
 {
-  RpeTemplates *t = self->templates;
+  RpeTemplates *t = shown_templates (self);
   gsize d;
   RpeCurvePlot plot;
   RpeCurveSeries series = { 0 };
@@ -109,7 +79,7 @@ update_detail (RpeTemplatesView *self)
       x[i] = (double) i - (double) (t->n - 1);
       y[i] = t->profiles[d * lags + i];
     }
-  label = g_strdup_printf ("P_%zu(τ)%s", d, t->gated ? _(" gated") : "");
+  label = g_strdup_printf ("P<sub>%zu</sub>(τ)%s", d, t->gated ? _(" gated") : "");
   series.x = x;
   series.y = y;
   series.n = lags;
@@ -119,7 +89,7 @@ update_detail (RpeTemplatesView *self)
   plot.n_series = 1;
   plot.title = _("Analytic lag profile");
   plot.x_label = _("lag τ = m − n");
-  plot.y_label = "P_d(τ)";
+  plot.y_label = "P<sub>d</sub>(τ)";
   plot.legend = RPE_CURVE_LEGEND_NONE;
   rpe_curve_view_set_plot (self->profile, &plot);
   g_free (x);
@@ -214,7 +184,7 @@ cell_pressed (GtkGestureClick *gesture,
   d = cell_at (self, x, y);
   if (d >= 0)
     {
-      g_object_set (self->state, "feature", (guint) d, NULL);
+      g_object_set (rpe_figure_page_get_state (RPE_FIGURE_PAGE (self)), "feature", (guint) d, NULL);
       rpe_templates_view_open_cell (self, d);
     }
 }
@@ -250,7 +220,7 @@ grid_key_pressed (GtkEventControllerKey *controller,
   if ((keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_space)
       || self->shown == NULL)
     return FALSE;
-  g_object_get (self->state, "feature", &d, NULL);
+  g_object_get (rpe_figure_page_get_state (RPE_FIGURE_PAGE (self)), "feature", &d, NULL);
   if (d >= self->shown->fig.grid.n_cells)
     return FALSE;
   rpe_templates_view_open_cell (self, (int) d);
@@ -298,39 +268,20 @@ grid_resized (GtkDrawingArea   *area,
   grid_queue_fit (self);
 }
 
-static void
-update_cap (RpeTemplatesView *self)
-{
-  gsize asked = rpe_explorer_state_get_length (self->state);
-  RpeTemplates *t = self->templates;
-  g_autofree char *note = NULL;
-
-  if (self->refusal != NULL)
-    note = g_strdup (self->refusal);
-  else if (t != NULL && t->n_asked != asked)
-    note = g_strdup_printf (rpe_job_slot_busy (&self->slot)
-                            ? _("Stale: the templates shown are for N = %zu (their axes); computing for N = %zu…")
-                            : _("Stale: the templates shown are for N = %zu (their axes), not N = %zu: cancelled."),
-                            t->n, asked);
-  if (t != NULL && t->n_asked == asked)
-    rpe_cap_bar_set (&self->job.cap, t->n, t->n_asked, note);
-  else
-    rpe_cap_bar_set (&self->job.cap, 0, 0, note);
-}
+/* ------------------------------------------------------------ the page */
 
 static void
-show_templates (RpeTemplatesView *self,
-                RpeTemplates     *t)
+templates_show (RpeFigurePage *page,
+                gpointer       result)
 {
-  const char *source = rpe_explorer_state_get_source (self->state, t->method);
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (page);
+  RpeTemplates *t = result;
+  const char *source = rpe_explorer_state_get_source (rpe_figure_page_get_state (page), t->method);
   g_autofree char *caption = NULL;
   g_autofree char *err = NULL;
-  TemplatesLook look;
+  RpeFigureLook look;
 
-  rpe_templates_ref (t);
-  g_clear_pointer (&self->templates, rpe_templates_unref);
-  self->templates = t;
-  templates_look (self, &look);
+  rpe_figure_page_get_look (page, FALSE, &look);
   /* the figure `rpe export templates` draws: one shared range and colour bar, or each cell
    * its own (the state's color-range) */
   g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
@@ -355,106 +306,84 @@ show_templates (RpeTemplatesView *self,
                                t->gated ? _(", gated (1 − g) P + g") : "",
                                err != NULL ? err : "");
   }
-  gtk_label_set_markup (self->caption, caption);
+  rpe_figure_page_set_caption_markup (page, caption);
   update_detail (self);
-  update_cap (self);
-  g_signal_emit (self, figure_changed_signal, 0);
+}
+
+static gboolean
+templates_start (RpeFigurePage       *page,
+                 RpeExplorerSnapshot *snapshot,
+                 gsize                n_cap,
+                 GCancellable        *cancellable,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data,
+                 char               **why)
+{
+  rpe_compute_template_grid_async (snapshot, n_cap, rpe_figure_page_job_progress, page, cancellable, callback,
+                                   user_data);
+  return TRUE;
+}
+
+static gpointer
+templates_finish (RpeFigurePage *page,
+                  GAsyncResult  *result,
+                  GError       **error)
+{
+  return rpe_compute_templates_finish (result, error);
 }
 
 static void
-grid_done (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
+templates_result_size (RpeFigurePage *page,
+                       gconstpointer  result,
+                       gsize         *n,
+                       gsize         *n_asked)
 {
-  ViewRef *ref = user_data;
-  g_autoptr (RpeTemplatesView) self = g_weak_ref_get (&ref->self);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTemplates) t = rpe_compute_templates_finish (result, &error);
+  const RpeTemplates *t = result;
 
-  view_ref_free (ref);
-  if (self == NULL || !rpe_job_slot_done (&self->slot, result))
-    return;
-  rpe_job_bar_set_busy (&self->job, rpe_job_slot_busy (&self->slot));
-  if (t != NULL)
-    show_templates (self, t);
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      g_autofree char *text = g_strdup_printf (_("Could not compute the templates: %s"), error->message);
-
-      gtk_label_set_text (self->caption, text);
-    }
-  update_cap (self);
+  *n = t->n;
+  *n_asked = t->n_asked;
 }
 
-static void
-grid_progress (double   fraction,
-               gpointer user_data)
+static RpeFigurePageUpdate
+templates_state_changed (RpeFigurePage     *page,
+                         RpeExplorerChange  what)
 {
-  RpeTemplatesView *self = user_data;
+  guint kind = RPE_TEMPLATE_ANALYTIC;
 
-  rpe_job_bar_progress (&self->job, fraction);
-}
-
-static void
-grid_start (gpointer      owner,
-            GCancellable *cancellable)
-{
-  RpeTemplatesView *self = owner;
-  g_autoptr (RpeExplorerSnapshot) s = rpe_explorer_state_snapshot (self->state);
-  ViewRef *ref = g_new0 (ViewRef, 1);
-
-  gsize n_cap = self->full_next ? s->n : self->n_cap;
-
-  self->full_next = FALSE;
-  g_weak_ref_init (&ref->self, self);
-  rpe_job_bar_begin (&self->job);
-  rpe_compute_template_grid_async (s, n_cap, grid_progress, self, cancellable, grid_done, ref);
-  update_cap (self);
-}
-
-static void
-full_clicked (GtkButton        *button,
-              RpeTemplatesView *self)
-{
-  rpe_templates_view_compute_full (self);
-}
-
-static void
-cancel_clicked (GtkButton        *button,
-                RpeTemplatesView *self)
-{
-  rpe_templates_view_cancel (self);
-}
-
-static void
-grid_request (RpeTemplatesView *self)
-{
-  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
-    {
-      self->dirty = TRUE;
-      return;
-    }
-  self->dirty = FALSE;
-  rpe_job_slot_request (&self->slot);
-}
-
-static void
-state_changed (RpeExplorerState  *state,
-               RpeExplorerChange  what,
-               RpeTemplatesView  *self)
-{
-  guint kind;
-
-  g_object_get (state, "template-kind", &kind, NULL);
+  g_object_get (rpe_figure_page_get_state (page), "template-kind", &kind, NULL);
   if ((what & GRID_CHANGES) || ((what & DRAW_CHANGES) && kind != RPE_TEMPLATE_ANALYTIC))
-    {
-      g_clear_pointer (&self->refusal, g_free);
-      grid_request (self);
-      update_cap (self);
-    }
-  else if ((what & RPE_EXPLORER_CHANGE_LOOK) && self->templates != NULL)
-    show_templates (self, self->templates);
+    return RPE_FIGURE_PAGE_RECOMPUTE;
+  return (what & RPE_EXPLORER_CHANGE_LOOK) ? RPE_FIGURE_PAGE_RESHOW : RPE_FIGURE_PAGE_KEEP;
 }
+
+/* Over the grid: the cell under the pointer; over the detail, the profile: the default. */
+static char *
+templates_describe_point (RpeFigurePage *page,
+                          GtkWidget     *widget,
+                          double         x,
+                          double         y)
+{
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (page);
+
+  if (widget == GTK_WIDGET (self->grid))
+    {
+      int d = cell_at (self, x, y);
+
+      return d >= 0 ? g_strdup_printf (_("feature d = %d (click to open it)"), d) : NULL;
+    }
+  return RPE_FIGURE_PAGE_CLASS (rpe_templates_view_parent_class)->describe_point (page, widget, x, y);
+}
+
+static RpeFigureBundle *
+templates_build_figure (RpeFigurePage *page)
+{
+  RpeFigureLook look;
+
+  rpe_figure_page_get_look (page, FALSE, &look);
+  return templates_figure (shown_templates (RPE_TEMPLATES_VIEW (page)), RPE_TEMPLATES_VIEW (page)->open_cell, &look);
+}
+
+static void templates_setup_sweep (RpeFigurePage *page, RpeExportDialog *dialog);
 
 static void
 back_clicked (GtkButton        *button,
@@ -464,29 +393,12 @@ back_clicked (GtkButton        *button,
 }
 
 static void
-view_map (GtkWidget *widget)
-{
-  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (widget);
-
-  GTK_WIDGET_CLASS (rpe_templates_view_parent_class)->map (widget);
-  if (self->dirty || self->templates == NULL)
-    grid_request (self);
-}
-
-static void
 rpe_templates_view_dispose (GObject *object)
 {
   RpeTemplatesView *self = RPE_TEMPLATES_VIEW (object);
 
-  rpe_job_slot_clear (&self->slot);
-  if (self->state != NULL)
-    g_clear_signal_handler (&self->changed_id, self->state);
-  g_clear_object (&self->state);
-  g_clear_pointer (&self->templates, rpe_templates_unref);
-  g_clear_pointer (&self->refusal, g_free);
   g_clear_pointer (&self->shown, rpe_figure_bundle_unref);
   g_clear_handle_id (&self->height_idle, g_source_remove);
-  g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (rpe_templates_view_parent_class)->dispose (object);
 }
 
@@ -494,19 +406,20 @@ static void
 rpe_templates_view_class_init (RpeTemplatesViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
 
   object_class->dispose = rpe_templates_view_dispose;
-  widget_class->map = view_map;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
-
-  /**
-   * RpeTemplatesView::figure-changed:
-   *
-   * A new result is shown (rpe_templates_view_build_figure has changed).
-   */
-  figure_changed_signal = g_signal_new ("figure-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  page_class->cap_kind = RPE_COMPUTE_JOB_TEMPLATE_GRID;
+  page_class->result_free = (GDestroyNotify) rpe_templates_unref;
+  page_class->what = N_("the templates");
+  page_class->state_changed = templates_state_changed;
+  page_class->start_job = templates_start;
+  page_class->finish_job = templates_finish;
+  page_class->show_result = templates_show;
+  page_class->result_size = templates_result_size;
+  page_class->describe_point = templates_describe_point;
+  page_class->build_figure = templates_build_figure;
+  page_class->setup_sweep = templates_setup_sweep;
 }
 
 static void
@@ -514,26 +427,12 @@ rpe_templates_view_init (RpeTemplatesView *self)
 {
   GtkWidget *scrolled, *detail, *header, *back, *paned;
 
-  rpe_job_slot_init (&self->slot, grid_start, self);
-  self->n_cap = RPE_TEMPLATES_VIEW_N_CAP;
   self->open_cell = -1;
-
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_widget_add_css_class (self->box, "rpe-pane");
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
-  self->caption = GTK_LABEL (gtk_label_new (NULL));
-  gtk_label_set_wrap (self->caption, TRUE);
-  gtk_label_set_max_width_chars (self->caption, 100);   /* a natural width the screen has */
-  gtk_label_set_xalign (self->caption, 0.0f);
-  gtk_widget_add_css_class (GTK_WIDGET (self->caption), "dim-label");
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->caption));
-  rpe_job_bar_init (&self->job, G_CALLBACK (cancel_clicked), G_CALLBACK (full_clicked), self);
-  gtk_box_append (GTK_BOX (self->box), self->job.box);
+  rpe_figure_page_set_n_cap (RPE_FIGURE_PAGE (self), RPE_TEMPLATES_VIEW_N_CAP);
 
   self->stack = GTK_STACK (gtk_stack_new ());
   gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_NONE);
-  gtk_widget_set_vexpand (GTK_WIDGET (self->stack), TRUE);
-  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->stack));
+  rpe_figure_page_set_content (RPE_FIGURE_PAGE (self), GTK_WIDGET (self->stack));
 
   scrolled = gtk_scrolled_window_new ();
   self->scrolled = scrolled;
@@ -574,9 +473,10 @@ rpe_templates_view_init (RpeTemplatesView *self)
   paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
   gtk_widget_set_vexpand (paned, TRUE);
   self->detail = RPE_HEATMAP_VIEW (rpe_heatmap_view_new ());
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->detail), _("The template P_d(m, n): query position m down, key position n across"));
+  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->detail),
+                                 _("The template P̃<sub>d</sub>(m, n): query position m down, key position n across"));
   self->profile = RPE_CURVE_VIEW (rpe_curve_view_new_plot ());
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->profile), _("The analytic profile P_d(τ), τ = m − n"));
+  gtk_widget_set_tooltip_markup (GTK_WIDGET (self->profile), _("The analytic profile P<sub>d</sub>(τ), τ = m − n"));
   gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->detail));
   gtk_paned_set_end_child (GTK_PANED (paned), GTK_WIDGET (self->profile));
   gtk_paned_set_position (GTK_PANED (paned), 520);
@@ -590,9 +490,7 @@ rpe_templates_view_new (RpeExplorerState *state)
 {
   RpeTemplatesView *self = g_object_new (RPE_TYPE_TEMPLATES_VIEW, NULL);
 
-  self->state = g_object_ref (state);
-  self->changed_id = g_signal_connect (state, "changed", G_CALLBACK (state_changed), self);
-  self->dirty = TRUE;
+  rpe_figure_page_set_state (RPE_FIGURE_PAGE (self), state);
   return GTK_WIDGET (self);
 }
 
@@ -600,7 +498,7 @@ RpeTemplates *
 rpe_templates_view_get_templates (RpeTemplatesView *self)
 {
   g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  return self->templates;
+  return shown_templates (self);
 }
 
 const RpeHeatmapGrid *
@@ -668,60 +566,6 @@ rpe_templates_view_get_profile (RpeTemplatesView *self)
   return self->profile;
 }
 
-gboolean
-rpe_templates_view_is_busy (RpeTemplatesView *self)
-{
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), FALSE);
-  return rpe_job_slot_busy (&self->slot);
-}
-
-void
-rpe_templates_view_cancel (RpeTemplatesView *self)
-{
-  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
-  rpe_job_slot_cancel (&self->slot);
-  rpe_job_bar_set_busy (&self->job, FALSE);
-  update_cap (self);
-}
-
-void
-rpe_templates_view_set_n_cap (RpeTemplatesView *self,
-                              gsize             n_cap)
-{
-  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
-  self->n_cap = MAX (n_cap, 2);
-  grid_request (self);
-}
-
-gboolean
-rpe_templates_view_compute_full (RpeTemplatesView *self)
-{
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), FALSE);
-  if (!rpe_job_full_n_allowed (RPE_COMPUTE_JOB_TEMPLATE_GRID, self->state, &self->refusal))
-    {
-      update_cap (self);
-      return FALSE;
-    }
-  self->full_next = TRUE;
-  self->dirty = FALSE;
-  rpe_job_slot_request (&self->slot);
-  return TRUE;
-}
-
-const char *
-rpe_templates_view_get_cap_text (RpeTemplatesView *self)
-{
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  return rpe_job_bar_get_cap_text (&self->job);
-}
-
-const char *
-rpe_templates_view_get_caption (RpeTemplatesView *self)
-{
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  return gtk_label_get_text (self->caption);
-}
-
 /* The figure as `rpe export templates|template` draws it for the same data
  * (app/rpe-cli-export.c): cells titled "h=.., d=..", one shared scale, viridis
  * or the diverging map when the state's map is diverging, N_train marked. */
@@ -729,7 +573,7 @@ rpe_templates_view_get_caption (RpeTemplatesView *self)
 static RpeFigureBundle *
 templates_figure (RpeTemplates        *t,
                   int                  open_cell,
-                  const TemplatesLook *look)
+                  const RpeFigureLook *look)
 {
   RpeFigureBundle *b;
   RpeHeatmapData *cells;
@@ -754,7 +598,7 @@ templates_figure (RpeTemplates        *t,
       c->values = rpe_templates_get_feature (t, d);
       c->rows = t->n;
       c->cols = t->n;
-      c->colormap = look->cmap;
+      c->colormap = look->diverging;   /* NULL: the diverging default (signed values) */
       c->reduce = RPE_HEATMAP_REDUCE_MEAN;
       c->equal_aspect = TRUE;
       c->train_length = look->train;
@@ -787,40 +631,13 @@ templates_figure (RpeTemplates        *t,
   return b;
 }
 
-static void
-templates_look (RpeTemplatesView *self,
-                TemplatesLook    *look)
-{
-  const RpeColormap *cmap = rpe_colormap_lookup (rpe_explorer_state_get_colormap (self->state));
-  RpeHeatmapData probe;
-
-  memset (look, 0, sizeof *look);
-  look->cmap = cmap != NULL && rpe_colormap_is_diverging (cmap) ? cmap : NULL;
-  rpe_heatmap_data_init (&probe);
-  rpe_explorer_state_apply_color_scale (self->state, &probe, FALSE);
-  look->transform = probe.transform;
-  look->param = probe.transform_param;
-  rpe_explorer_state_get_color_scale (self->state, NULL, NULL, &look->shared);
-  g_object_get (self->state, "train-length", &look->train, NULL);
-}
-
-RpeFigureBundle *
-rpe_templates_view_build_figure (RpeTemplatesView *self)
-{
-  TemplatesLook look;
-
-  g_return_val_if_fail (RPE_IS_TEMPLATES_VIEW (self), NULL);
-  templates_look (self, &look);
-  return templates_figure (self->templates, self->open_cell, &look);
-}
-
 /* An animated sweep of the view: the state's snapshot and the view's presentation, frames
  * computed by rpe_compute_template_grid (the code of the view's own job). */
 typedef struct
 {
   RpeExplorerSnapshot *snapshot;
   int                  open_cell;
-  TemplatesLook        look;
+  RpeFigureLook        look;
 } TemplatesSweep;
 
 static void
@@ -852,19 +669,19 @@ templates_sweep_frame (gpointer        data,
   return b;
 }
 
-void
-rpe_templates_view_setup_sweep (RpeTemplatesView *self,
-                                RpeExportDialog  *dialog)
+static void
+templates_setup_sweep (RpeFigurePage   *page,
+                       RpeExportDialog *dialog)
 {
+  RpeTemplatesView *self = RPE_TEMPLATES_VIEW (page);
   TemplatesSweep *ts;
   RpeExplorerSnapshot *s;
 
-  g_return_if_fail (RPE_IS_TEMPLATES_VIEW (self));
-  s = rpe_explorer_state_snapshot (self->state);
+  s = rpe_explorer_state_snapshot (rpe_figure_page_get_state (page));
   ts = g_new0 (TemplatesSweep, 1);
   ts->snapshot = s;
   ts->open_cell = self->open_cell;
-  templates_look (self, &ts->look);
+  rpe_figure_page_get_look (page, FALSE, &ts->look);
   rpe_export_dialog_set_sweep (dialog, templates_sweep_frame, ts, templates_sweep_free, (gint64) s->r, (gint64) s->n,
                                (gint64) s->seed);
 }

@@ -87,7 +87,7 @@ update_layers (RpeTensorBrowser *self)
       if (info->pairing_note != NULL)
         {
           g_autofree char *note = rpe_escape_name (info->pairing_note);
-          g_string_append_printf (s, _("\nAmbiguous: %s. Assign the gate role to one of them below."), note);
+          g_string_append_printf (s, _("\nAmbiguous: %s. Assign the gate role to one of them in the list above."), note);
         }
       text = g_string_free (s, FALSE);
     }
@@ -110,7 +110,7 @@ update_layers (RpeTensorBrowser *self)
 
           g_string_append_printf (s, i == 0 ? _("\nFastRPB biases: %s") : ", %s", name);
         }
-      g_string_append (s, _("\nAssign roles to tensors below (SPE, lrpe.v/theta/permutation, fastrpb.w)."));
+      g_string_append (s, _("\nAssign roles to the tensors in the list above (SPE, lrpe.v/theta/permutation, fastrpb.w)."));
       text = g_string_free (s, FALSE);
     }
   gtk_label_set_text (self->module_label, text);

@@ -1,35 +1,34 @@
 /* rpe-tour-bar.c: the guided tour bar (see rpe-tour-bar.h). */
 #include "config.h"
 
-#include <adwaita.h>
 #include <glib/gi18n.h>
 
-#include "rpe-checkpoint.h"
-#include "rpe-demos.h"
 #include "rpe-tour-bar.h"
 #include "rpe-tour.h"
-#include "rpe-window-private.h"
 
 struct _RpeTourBar
 {
-  GtkBox          parent_instance;
+  GtkBox             parent_instance;
 
-  RpeWindow      *window;     /* weak: the window owns the bar */
-  RpeTourMemento *saved;
+  RpeExplorerState  *state;
+  RpeTourMemento    *saved;
   const RpeTourStep *steps;
-  guint           n_steps;
-  guint           step;
-  gboolean        shown;
-  GtkWidget      *target;     /* the highlighted sidebar group (ref) */
+  guint              n_steps;
+  guint              step;
+  gboolean           shown;
+  GtkWidget         *target;     /* the highlighted sidebar group (ref) */
 
-  GtkLabel       *title;
-  GtkLabel       *text;
-  GtkButton      *show_button;
-  GtkButton      *back_button;
-  GtkButton      *next_button;
+  GtkLabel          *title;
+  GtkLabel          *text;
+  GtkButton         *show_button;
+  GtkButton         *back_button;
+  GtkButton         *next_button;
 };
 
 G_DEFINE_FINAL_TYPE (RpeTourBar, rpe_tour_bar, GTK_TYPE_BOX)
+
+enum { STARTED, FINISHED, LOAD_DEMO, SHOW_CONTROL, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 #define TARGET_CLASS "rpe-tour-target"
 
@@ -49,49 +48,6 @@ set_target (RpeTourBar *self,
     }
 }
 
-/* The sidebar group titled `title` (AdwPreferencesGroup children of the sidebar box). */
-static GtkWidget *
-find_group (RpeTourBar *self,
-            const char *title)
-{
-  if (title == NULL || self->window == NULL)
-    return NULL;
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->window->sidebar)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    if (ADW_IS_PREFERENCES_GROUP (c) && g_strcmp0 (adw_preferences_group_get_title (ADW_PREFERENCES_GROUP (c)), title) == 0)
-      return c;
-  return NULL;
-}
-
-/* Opens a trained demo's SPE module at once (the demos are a few hundred kilobytes, embedded). */
-static void
-load_demo (RpeTourBar *self,
-           const char *spec)
-{
-  RpeExplorerState *state = rpe_window_get_state (self->window);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
-  g_autoptr (GPtrArray) modules = NULL;
-  RpeSpeParams params = { 0 };
-  g_autofree char *source = NULL;
-
-  if (set == NULL || (modules = rpe_checkpoint_find_modules (set))->len == 0
-      || !rpe_checkpoint_load_spe (set, NULL, -1, &params, &error))
-    {
-      g_autofree char *text = g_strdup_printf (_("The tour could not open %s: %s"), spec,
-                                               error != NULL ? error->message : _("no SPE module"));
-      _rpe_window_show_message (self->window, text);
-      return;
-    }
-  source = g_strdup_printf ("trained demo %s", spec + strlen ("demo:"));
-  if (params.method == RPE_SPE_SINE)
-    rpe_explorer_state_set_modules (state, &params, source, NULL, NULL, NULL);
-  else
-    rpe_explorer_state_set_modules (state, NULL, NULL, &params, source, NULL);
-  g_object_set (state, "spe-kind", params.method, NULL);
-  rpe_spe_params_clear (&params);
-}
-
 static void
 update (RpeTourBar *self)
 {
@@ -100,17 +56,21 @@ update (RpeTourBar *self)
   g_autofree char *text = NULL;
 
   gtk_label_set_text (self->title, title);
+  /* the steps' texts are markup (P̃<sub>d</sub>, N<sub>train</sub>) */
   if (self->shown)
     text = g_strdup (_(s->explain));
   else if (s->control != NULL)
-    text = g_strdup_printf (_("%s  (The control that matters: the highlighted “%s” group.)"), _(s->predict),
-                            _(s->control));
+    {
+      g_autofree char *control = g_markup_escape_text (_(s->control), -1);
+
+      text = g_strdup_printf (_("%s  (The control that matters: the highlighted “%s” group.)"), _(s->predict), control);
+    }
   else
     text = g_strdup (_(s->predict));
-  gtk_label_set_text (self->text, text);
+  gtk_label_set_markup (self->text, text);
   gtk_widget_set_sensitive (GTK_WIDGET (self->show_button), !self->shown);
   gtk_widget_set_sensitive (GTK_WIDGET (self->back_button), self->step > 0);
-  gtk_button_set_label (self->next_button, self->step + 1 < self->n_steps ? _("Next") : _("Finish"));
+  gtk_button_set_label (self->next_button, self->step + 1 < self->n_steps ? _("_Next") : _("_Finish"));
 }
 
 static void
@@ -118,23 +78,22 @@ enter_step (RpeTourBar *self,
             guint       step)
 {
   const RpeTourStep *s;
-  RpeExplorerState *state;
+  GtkWidget *target = NULL;
+  gboolean loaded = FALSE;
 
-  if (self->window == NULL)
-    return;
-  state = rpe_window_get_state (self->window);
   self->step = step;
   self->shown = FALSE;
   s = &self->steps[step];
   if (s->demo != NULL)
-    load_demo (self, s->demo);
+    g_signal_emit (self, signals[LOAD_DEMO], 0, s->demo, &loaded);
   if (s->setup != NULL)
-    s->setup (state);
-  rpe_window_set_view (self->window, (RpeWindowView) s->view);
-  if (s->control != NULL)
-    adw_flap_set_reveal_flap (self->window->flap, TRUE);
+    s->setup (self->state);
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.view", "i", (int) s->view + 1);
   /* the sidebar's group titles are translated: so is the step's */
-  set_target (self, find_group (self, s->control != NULL ? _(s->control) : NULL));
+  if (s->control != NULL)
+    g_signal_emit (self, signals[SHOW_CONTROL], 0, _(s->control), &target);
+  set_target (self, target);
+  g_clear_object (&target);
   update (self);
 }
 
@@ -142,11 +101,11 @@ void
 rpe_tour_bar_start (RpeTourBar *self)
 {
   g_return_if_fail (RPE_IS_TOUR_BAR (self));
-  if (self->window == NULL)
-    return;
   if (self->saved == NULL)
-    self->saved = rpe_tour_memento_save (rpe_window_get_state (self->window),
-                                         (guint) rpe_window_get_view (self->window));
+    {
+      self->saved = rpe_tour_memento_save (self->state, 0);
+      g_signal_emit (self, signals[STARTED], 0);
+    }
   gtk_widget_set_visible (GTK_WIDGET (self), TRUE);
   enter_step (self, 0);
 }
@@ -161,35 +120,46 @@ rpe_tour_bar_is_running (RpeTourBar *self)
 guint
 rpe_tour_bar_get_step (RpeTourBar *self)
 {
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), 0);
   return self->step;
 }
 
 guint
 rpe_tour_bar_get_n_steps (RpeTourBar *self)
 {
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), 0);
   return self->n_steps;
 }
 
 gboolean
 rpe_tour_bar_get_shown (RpeTourBar *self)
 {
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), FALSE);
   return self->shown;
 }
 
 GtkWidget *
 rpe_tour_bar_get_target (RpeTourBar *self)
 {
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), NULL);
   return self->target;
+}
+
+const char *
+rpe_tour_bar_get_text (RpeTourBar *self)
+{
+  g_return_val_if_fail (RPE_IS_TOUR_BAR (self), NULL);
+  return gtk_label_get_label (self->text);
 }
 
 void
 rpe_tour_bar_show_me (RpeTourBar *self)
 {
   g_return_if_fail (RPE_IS_TOUR_BAR (self));
-  if (self->saved == NULL || self->shown || self->window == NULL)
+  if (self->saved == NULL || self->shown)
     return;
   if (self->steps[self->step].show != NULL)
-    self->steps[self->step].show (rpe_window_get_state (self->window));
+    self->steps[self->step].show (self->state);
   self->shown = TRUE;
   update (self);
 }
@@ -203,10 +173,10 @@ rpe_tour_bar_leave (RpeTourBar *self)
   saved = g_steal_pointer (&self->saved);
   set_target (self, NULL);
   gtk_widget_set_visible (GTK_WIDGET (self), FALSE);
-  if (saved == NULL || self->window == NULL)
+  if (saved == NULL)
     return;
-  rpe_tour_memento_restore (saved, rpe_window_get_state (self->window));
-  rpe_window_set_view (self->window, (RpeWindowView) rpe_tour_memento_view (saved));
+  rpe_tour_memento_restore (saved, self->state);
+  g_signal_emit (self, signals[FINISHED], 0);
 }
 
 void
@@ -236,9 +206,7 @@ rpe_tour_bar_dispose (GObject *object)
 
   set_target (self, NULL);
   g_clear_pointer (&self->saved, rpe_tour_memento_free);
-  if (self->window != NULL)
-    g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *) &self->window);
-  self->window = NULL;
+  g_clear_object (&self->state);
   G_OBJECT_CLASS (rpe_tour_bar_parent_class)->dispose (object);
 }
 
@@ -247,6 +215,38 @@ rpe_tour_bar_class_init (RpeTourBarClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = rpe_tour_bar_dispose;
   gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "tourbar");
+
+  /**
+   * RpeTourBar::started:
+   *
+   * The tour starts (the explorer state is saved): keep what else it may change.
+   */
+  signals[STARTED] = g_signal_new ("started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                   G_TYPE_NONE, 0);
+  /**
+   * RpeTourBar::finished:
+   *
+   * The tour ended (finished or left) and the explorer state is restored: restore the rest.
+   */
+  signals[FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                    G_TYPE_NONE, 0);
+  /**
+   * RpeTourBar::load-demo:
+   * @spec: "demo:NAME"
+   *
+   * Open the step's trained demo now.  Returns: whether it was.
+   */
+  signals[LOAD_DEMO] = g_signal_new ("load-demo", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                     g_signal_accumulator_first_wins, NULL, NULL, G_TYPE_BOOLEAN, 1, G_TYPE_STRING);
+  /**
+   * RpeTourBar::show-control:
+   * @title: the (translated) title of the sidebar group that matters
+   *
+   * Reveal that group (sidebar shown, scrolled to it).  Returns: (transfer full): the group, or NULL.
+   */
+  signals[SHOW_CONTROL] = g_signal_new ("show-control", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                        g_signal_accumulator_first_wins, NULL, NULL, GTK_TYPE_WIDGET, 1,
+                                        G_TYPE_STRING);
 }
 
 static GtkWidget *
@@ -301,11 +301,12 @@ rpe_tour_bar_init (RpeTourBar *self)
 }
 
 GtkWidget *
-rpe_tour_bar_new (RpeWindow *window)
+rpe_tour_bar_new (RpeExplorerState *state)
 {
-  RpeTourBar *self = g_object_new (RPE_TYPE_TOUR_BAR, NULL);
+  RpeTourBar *self;
 
-  self->window = window;
-  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (state), NULL);
+  self = g_object_new (RPE_TYPE_TOUR_BAR, NULL);
+  self->state = g_object_ref (state);
   return GTK_WIDGET (self);
 }

@@ -220,7 +220,7 @@ _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
   return TRUE;
 }
 
-/* The role of an LRPE parameter file from its shape (MATH.md 7), or its name for a 1-D array. */
+/* The role of an LRPE parameter file from its shape (docs/math.md, section 7), or its name for a 1-D array. */
 static gboolean
 lrpe_file_role (const RpeTensor *t,
                 const char      *base,
@@ -493,8 +493,8 @@ module_chosen (RpeTensorBrowser *browser,
     source = layer >= 0 ? g_strdup_printf ("%s, mapped %s, layer %d", base, mapped, layer)
                         : g_strdup_printf ("%s, mapped %s", base, mapped);
   else
-    source = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix, layer)
-                        : g_strdup_printf ("%s module “%s”", base, prefix);
+    source = layer >= 0 ? g_strdup_printf (_("%s module “%s”, layer %d"), base, prefix, layer)
+                        : g_strdup_printf (_("%s module “%s”"), base, prefix);
   {
     /* the session remembers how the module was read (`rpe export --prefix --layer --map`) */
     g_auto (GStrv) roles = mapped != NULL ? g_strsplit (mapped, ", ", -1) : NULL;
@@ -602,17 +602,22 @@ _rpe_window_fill_demos_menu (RpeWindow *self)
       g_autoptr (GHashTable) meta = rpe_demos_metadata (spec, NULL);
       g_autoptr (GMenuItem) item = NULL;
       g_autofree char *label = NULL;
-      const char *encoding, *a1, *a4;
+      const char *encoding, *a1, *a4, *n_train;
+      guint ntr;
 
       if (meta == NULL || !g_str_has_suffix (names[i], "-spe"))
         continue;
       encoding = g_hash_table_lookup (meta, "encoding");
       a1 = g_hash_table_lookup (meta, "accuracy_n_train");
       a4 = g_hash_table_lookup (meta, "accuracy_4n_train");
-      label = g_strdup_printf (_("%s: %.0f %% at N_train, %.0f %% at 4 N_train"),
+      n_train = g_hash_table_lookup (meta, "n_train");
+      ntr = n_train != NULL ? (guint) MIN (g_ascii_strtoull (n_train, NULL, 10), (guint64) RPE_EXPLORER_MAX_LENGTH) : 0;
+      /* what was measured: the share of its task's tokens predicted right, at its training length
+       * and at four times it (no underscore: menu labels take "_" as a mnemonic) */
+      label = g_strdup_printf (_("%s: %.0f %% of tokens right at N = %u (trained), %.0f %% at N = %u"),
                                encoding != NULL ? encoding : names[i],
-                               a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0,
-                               a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0);
+                               a1 != NULL ? 100.0 * g_ascii_strtod (a1, NULL) : 0.0, ntr,
+                               a4 != NULL ? 100.0 * g_ascii_strtod (a4, NULL) : 0.0, 4 * ntr);
       item = g_menu_item_new (label, NULL);
       g_menu_item_set_action_and_target (item, "win.open-demo", "s", names[i]);
       g_menu_append_item (self->demos_menu, item);
@@ -628,6 +633,154 @@ action_tour (GtkWidget  *widget,
 
   if (self->tour != NULL)
     rpe_tour_bar_start (RPE_TOUR_BAR (self->tour));
+}
+
+/* The tour keeps the explorer state itself; the window keeps the rest: the page, the attention
+ * zoom, and the checkpoint (source, title) a step's demo replaces. */
+static void
+tour_started (RpeTourBar *tour,
+              RpeWindow  *self)
+{
+  RpeFigurePage *attention = RPE_FIGURE_PAGE (self->views[RPE_WINDOW_VIEW_ATTENTION]);
+
+  g_free (self->tour_page);
+  self->tour_page = g_strdup (adw_view_stack_get_visible_child_name (self->stack));
+  self->tour_zoomed = rpe_figure_page_get_zoomed (attention);
+  rpe_figure_page_get_viewport (attention, &self->tour_viewport[0], &self->tour_viewport[1],
+                                &self->tour_viewport[2], &self->tour_viewport[3]);
+  g_free (self->tour_title);
+  self->tour_title = g_strdup (gtk_window_get_title (GTK_WINDOW (self)));
+  g_free (self->tour_subtitle);
+  self->tour_subtitle = g_strdup (adw_view_switcher_title_get_subtitle (self->switcher_title));
+  g_free (self->tour_source[0]);
+  g_free (self->tour_source[1]);
+  self->tour_source[0] = g_strdup (self->source_path);
+  self->tour_source[1] = g_strdup (self->source_prefix);
+  self->tour_layer = self->source_layer;
+  g_strfreev (self->tour_map);
+  self->tour_map = g_strdupv (self->source_map);
+  g_clear_pointer (&self->tour_checkpoint, rpe_checkpoint_data_unref);
+  self->tour_checkpoint = self->checkpoint != NULL ? rpe_checkpoint_data_ref (self->checkpoint) : NULL;
+  self->tour_from_demo = self->from_demo;
+}
+
+static void
+tour_finished (RpeTourBar *tour,
+               RpeWindow  *self)
+{
+  RpeFigurePage *attention = RPE_FIGURE_PAGE (self->views[RPE_WINDOW_VIEW_ATTENTION]);
+
+  _rpe_window_set_source (self, self->tour_source[0], self->tour_source[1], self->tour_layer,
+                          (const char *const *) self->tour_map);
+  g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  self->checkpoint = g_steal_pointer (&self->tour_checkpoint);
+  self->from_demo = self->tour_from_demo;
+  gtk_window_set_title (GTK_WINDOW (self), self->tour_title);
+  adw_view_switcher_title_set_subtitle (self->switcher_title, self->tour_subtitle);
+  if (self->tour_page != NULL)
+    adw_view_stack_set_visible_child_name (self->stack, self->tour_page);
+  /* the restored N reset the viewport: the zoom the person had */
+  if (self->tour_zoomed)
+    rpe_figure_page_set_viewport (attention, self->tour_viewport[0], self->tour_viewport[1],
+                                  self->tour_viewport[2], self->tour_viewport[3]);
+  else if (rpe_figure_page_get_zoomed (attention))
+    rpe_figure_page_reset_zoom (attention);
+}
+
+/* A step's trained demo, opened as any checkpoint is (it is embedded: read at once). */
+static gboolean
+tour_load_demo (RpeTourBar *tour,
+                const char *spec,
+                RpeWindow  *self)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeCheckpointData) data = rpe_compute_open_checkpoint (spec, &error);
+
+  if (data == NULL)
+    {
+      g_autofree char *text = g_strdup_printf (_("The tour could not open %s: %s"), spec, error->message);
+
+      _rpe_window_show_message (self, text);
+      return FALSE;
+    }
+  return _rpe_window_use_checkpoint (self, data, FALSE);
+}
+
+/* Scrolls the sidebar so that the tour's target is in view, once it is laid out. */
+static gboolean
+scroll_to_target (GtkWidget     *widget,
+                  GdkFrameClock *clock,
+                  gpointer       user_data)
+{
+  RpeWindow *self = RPE_WINDOW (widget);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->sidebar_scroller);
+  graphene_rect_t bounds;
+
+  if (self->scroll_target == NULL
+      || !gtk_widget_compute_bounds (self->scroll_target, GTK_WIDGET (self->sidebar), &bounds)
+      || gtk_adjustment_get_page_size (adj) <= 0.0)
+    return G_SOURCE_CONTINUE;
+  {
+    double top = bounds.origin.y - 12.0, bottom = bounds.origin.y + bounds.size.height + 12.0;
+    double value = gtk_adjustment_get_value (adj), page = gtk_adjustment_get_page_size (adj);
+
+    if (top < value)
+      gtk_adjustment_set_value (adj, top);
+    else if (bottom > value + page)
+      gtk_adjustment_set_value (adj, MIN (top, bottom - page));
+  }
+  self->scroll_tick = 0;
+  g_clear_object (&self->scroll_target);
+  return G_SOURCE_REMOVE;
+}
+
+/* The sidebar group titled `title`, revealed and scrolled into view. */
+static GtkWidget *
+tour_show_control (RpeTourBar *tour,
+                   const char *title,
+                   RpeWindow  *self)
+{
+  GtkWidget *group = NULL;
+
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->sidebar)); c != NULL && group == NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (ADW_IS_PREFERENCES_GROUP (c)
+        && g_strcmp0 (adw_preferences_group_get_title (ADW_PREFERENCES_GROUP (c)), title) == 0)
+      group = c;
+  if (group == NULL)
+    return NULL;
+  adw_flap_set_reveal_flap (self->flap, TRUE);
+  g_set_object (&self->scroll_target, group);
+  if (self->scroll_tick == 0)
+    self->scroll_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), scroll_to_target, NULL, NULL);
+  return g_object_ref (group);
+}
+
+void
+_rpe_window_tour_init (RpeWindow *self)
+{
+  self->tour = rpe_tour_bar_new (self->state);
+  gtk_box_append (self->tour_slot, self->tour);
+  g_signal_connect (self->tour, "started", G_CALLBACK (tour_started), self);
+  g_signal_connect (self->tour, "finished", G_CALLBACK (tour_finished), self);
+  g_signal_connect (self->tour, "load-demo", G_CALLBACK (tour_load_demo), self);
+  g_signal_connect (self->tour, "show-control", G_CALLBACK (tour_show_control), self);
+}
+
+void
+_rpe_window_tour_dispose (RpeWindow *self)
+{
+  if (self->scroll_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->scroll_tick);
+  self->scroll_tick = 0;
+  g_clear_object (&self->scroll_target);
+  g_clear_pointer (&self->tour_page, g_free);
+  g_clear_pointer (&self->tour_title, g_free);
+  g_clear_pointer (&self->tour_subtitle, g_free);
+  g_clear_pointer (&self->tour_source[0], g_free);
+  g_clear_pointer (&self->tour_source[1], g_free);
+  g_clear_pointer (&self->tour_map, g_strfreev);
+  g_clear_pointer (&self->tour_checkpoint, rpe_checkpoint_data_unref);
 }
 
 /* On the first start, an unobtrusive offer of the tour (a toast with a button), once. */
@@ -724,13 +877,17 @@ action_presentation (GtkWidget  *widget,
                          GINT_TO_POINTER (adw_flap_get_reveal_flap (self->flap) ? 2 : 1));
       adw_flap_set_reveal_flap (self->flap, FALSE);
       gtk_widget_add_css_class (widget, "presentation");
+      /* the whole screen for the figure: no header bar (F11 again brings it back) */
+      gtk_widget_set_visible (GTK_WIDGET (self->header_bar), FALSE);
       gtk_window_fullscreen (GTK_WINDOW (self));
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Presentation mode: F11 to leave")));
     }
   else
     {
       int flap = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (self), "rpe-presentation-flap"));
 
       gtk_widget_remove_css_class (widget, "presentation");
+      gtk_widget_set_visible (GTK_WIDGET (self->header_bar), TRUE);
       gtk_window_unfullscreen (GTK_WINDOW (self));
       if (flap != 0)
         adw_flap_set_reveal_flap (self->flap, flap == 2);
@@ -775,6 +932,10 @@ export_finished (RpeExportDialog *dialog,
   g_autofree char *uri = g_filename_to_uri (dir, NULL, NULL);
   AdwToast *toast = adw_toast_new_format (_("Exported %s"), base);
 
+  /* the next export is offered the same folder */
+  if (self->settings != NULL && g_path_is_absolute (dir))
+    g_settings_set_string (self->settings, "export-folder", dir);
+
   if (uri != NULL)
     {
       adw_toast_set_button_label (toast, _("Open _Folder"));
@@ -792,10 +953,9 @@ action_export (GtkWidget  *widget,
 {
   RpeWindow *self = RPE_WINDOW (widget);
   g_autoptr (RpeFigureBundle) bundle = _rpe_window_current_figure (self);
-  const char *page = adw_view_stack_get_visible_child_name (self->stack);
-  gboolean on_view = g_strcmp0 (page, "compare") != 0 && g_strcmp0 (page, "overview") != 0;
   const char *dir;
   g_autofree char *path = NULL;
+  g_autofree char *last = NULL;
 
   if (bundle == NULL)
     {
@@ -810,14 +970,14 @@ action_export (GtkWidget  *widget,
     }
   self->export_dialog = rpe_export_dialog_new (GTK_WINDOW (self), bundle);
   /* the heatmap views (as `rpe export --sweep`) animate a sweep of R, N or the seed */
-  if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEMPLATES)
-    rpe_templates_view_setup_sweep (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), self->export_dialog);
-  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_ATTENTION)
-    rpe_attention_view_setup_sweep (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]), self->export_dialog);
-  else if (on_view && rpe_window_get_view (self) == RPE_WINDOW_VIEW_TEACHING)
-    rpe_teaching_view_setup_sweep (RPE_TEACHING_VIEW (self->views[RPE_WINDOW_VIEW_TEACHING]), self->export_dialog);
+  if (_rpe_window_current_page (self) != NULL)
+    rpe_figure_page_setup_sweep (_rpe_window_current_page (self), self->export_dialog);
   g_object_add_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
-  dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
+  /* the folder of the last export, else Pictures, else home */
+  last = self->settings != NULL ? g_settings_get_string (self->settings, "export-folder") : NULL;
+  dir = last != NULL && *last != '\0' && g_file_test (last, G_FILE_TEST_IS_DIR) ? last : NULL;
+  if (dir == NULL)
+    dir = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
   if (dir == NULL || !g_file_test (dir, G_FILE_TEST_IS_DIR))
     dir = g_get_home_dir ();
   path = g_build_filename (dir, bundle->default_name != NULL ? bundle->default_name : "figure", NULL);

@@ -15,13 +15,9 @@
 RpeFigureBundle *
 _rpe_window_current_figure (RpeWindow *self)
 {
-  const char *name = adw_view_stack_get_visible_child_name (self->stack);
+  RpeFigurePage *page = _rpe_window_current_page (self);
 
-  if (g_strcmp0 (name, "compare") == 0)
-    return rpe_compare_view_build_figure (RPE_COMPARE_VIEW (self->compare_view));
-  if (g_strcmp0 (name, "overview") == 0)
-    return rpe_overview_view_build_figure (RPE_OVERVIEW_VIEW (self->overview_view));
-  return rpe_window_build_figure (self, rpe_window_get_view (self));
+  return page != NULL ? rpe_figure_page_build_figure (page) : NULL;
 }
 
 /* ------------------------------------------------- overview: open a cell */
@@ -204,8 +200,8 @@ rpe_window_show_watch_step (RpeWindow *self,
   if (self->watch == NULL || (data = rpe_checkpoint_watch_get_step (self->watch, index, NULL)) == NULL)
     return;
   base = g_path_get_basename (data->path);
-  sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
-  conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
+  sine_src = data->have_sine ? g_strdup_printf (_("%s module “%s”"), base, data->sine_prefix) : NULL;
+  conv_src = data->have_conv ? g_strdup_printf (_("%s module “%s”"), base, data->conv_prefix) : NULL;
   if (self->source_prefix != NULL || self->source_layer >= 0 || self->source_map != NULL)
     {
       /* the module, layer and roles chosen in Checkpoint Contents stay chosen (the tensors are in
@@ -227,8 +223,8 @@ rpe_window_show_watch_step (RpeWindow *self,
       sel.map = map;
       if (rpe_checkpoint_load_spe_full (data->set, &sel, &params, &note, &error))
         {
-          src = layer >= 0 ? g_strdup_printf ("%s module “%s”, layer %d", base, prefix != NULL ? prefix : "", layer)
-                           : g_strdup_printf ("%s module “%s”", base, prefix != NULL ? prefix : "");
+          src = layer >= 0 ? g_strdup_printf (_("%s module “%s”, layer %d"), base, prefix != NULL ? prefix : "", layer)
+                           : g_strdup_printf (_("%s module “%s”"), base, prefix != NULL ? prefix : "");
           if (!rpe_explorer_state_set_modules (self->state, params.method == RPE_SPE_SINE ? &params : NULL, src,
                                                params.method == RPE_SPE_CONV ? &params : NULL, src, &error))
             {

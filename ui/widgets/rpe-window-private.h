@@ -1,11 +1,17 @@
-/* rpe-window-private.h: RpeWindow's instance struct, shared by the files that
- * implement the window (rpe-window.c, rpe-window-actions.c). */
+/* rpe-window-private.h: RpeWindow's instance struct, shared by the files that implement the
+ * window (rpe-window.c, rpe-window-actions.c, -compare.c, -session.c, -undo.c) and by no other. */
 #pragma once
 
-#include "rpe-window.h"
-#include "rpe-grid-window.h"
-#include "rpe-undo.h"
-#include "rpe-watch.h"
+#include "rpe-window-test.h"
+
+#include "rpe-attention-view.h"
+#include "rpe-compare-view.h"
+#include "rpe-curves-page.h"
+#include "rpe-figure-page.h"
+#include "rpe-outputs-view.h"
+#include "rpe-overview-view.h"
+#include "rpe-teaching-view.h"
+#include "rpe-templates-view.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +29,8 @@ struct _RpeWindow
   GtkMenuButton        *menu_button;
   AdwViewSwitcherTitle *switcher_title;
   GtkBox               *tour_slot;
+  GtkScrolledWindow    *sidebar_scroller;
+  AdwHeaderBar         *header_bar;
 
   RpeExplorerState     *state;
   GSettings            *settings;     /* NULL when the schema is not installed */
@@ -40,6 +48,21 @@ struct _RpeWindow
   RpeUndo              *undo;
   GMenu                *undo_menu;      /* the Undo/Redo section of the main menu */
   GtkWidget            *tour;           /* RpeTourBar, in tour_slot */
+  /* what the tour changes beyond the explorer state, restored when it ends */
+  char                 *tour_page;
+  gboolean              tour_zoomed;
+  double                tour_viewport[4];
+  char                 *tour_title;
+  char                 *tour_subtitle;
+  char                 *tour_source[2];  /* path, prefix */
+  int                   tour_layer;
+  char                **tour_map;
+  RpeCheckpointData    *tour_checkpoint;
+  gboolean              tour_from_demo;
+  guint                 scroll_tick;     /* scrolls the sidebar to the tour's target */
+  GtkWidget            *scroll_target;
+  gboolean              closing;         /* the unsaved-session question was answered */
+  GtkWidget            *close_dialog;    /* asking it (weak) */
 
   /* sidebar pieces rebuilt when the module, head or feature changes */
   GtkAdjustment        *head_adj;
@@ -97,10 +120,20 @@ void _rpe_window_show_message       (RpeWindow      *self,
                                      const char     *text);
 void _rpe_window_fill_demos_menu (RpeWindow *self);
 void _rpe_window_offer_tour      (RpeWindow *self);
+/* The tour bar and what the window does for it (rpe-window-actions.c). */
+void _rpe_window_tour_init       (RpeWindow *self);
+void _rpe_window_tour_dispose    (RpeWindow *self);
 void _rpe_window_update_recent_menu (RpeWindow      *self);
 void _rpe_window_open_npy           (RpeWindow      *self,
                                      GFile          *file);
 void _rpe_window_update_export      (RpeWindow      *self);
+/* Uses an opened checkpoint (the file chooser's, the tour's demos): its modules, the title, the
+ * recent files, the watch; FALSE (and the banner) when none of its modules can be used. */
+gboolean _rpe_window_use_checkpoint (RpeWindow         *self,
+                                     RpeCheckpointData *data,
+                                     gboolean           announce);
+/* The visible page (a view, "compare" or "overview"). */
+RpeFigurePage *_rpe_window_current_page (RpeWindow *self);
 /* rpe-window-compare.c */
 void _rpe_window_class_compare_init (GtkWidgetClass *widget_class);
 void _rpe_window_compare_init       (RpeWindow      *self);
@@ -117,6 +150,9 @@ char *_rpe_window_compare_command_line (RpeWindow  *self,
                                         char      **why);
 /* The figure of the visible page (also Compare and Overview); NULL while it has none. */
 RpeFigureBundle *_rpe_window_current_figure (RpeWindow *self);
+/* rpe-window-session.c: TRUE when a session was saved or opened and the window has changed
+ * since (closing asks first). */
+gboolean _rpe_window_session_unsaved (RpeWindow *self);
 /* rpe-window-session.c */
 void _rpe_window_class_session_init (GtkWidgetClass    *widget_class);
 void _rpe_window_session_dispose    (RpeWindow         *self);

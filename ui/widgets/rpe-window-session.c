@@ -104,8 +104,8 @@ rpe_window_build_session (RpeWindow *self)
       double *v = s->viewport;
       gsize n = rpe_explorer_state_get_length (self->state);
 
-      rpe_attention_view_get_viewport (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]),
-                                       &v[0], &v[1], &v[2], &v[3]);
+      rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (self->views[RPE_WINDOW_VIEW_ATTENTION]),
+                                    &v[0], &v[1], &v[2], &v[3]);
       /* only a zoomed view is worth keeping */
       s->have_viewport = !(v[0] <= 0 && v[2] <= 0 && v[1] >= (double) n && v[3] >= (double) n);
     }
@@ -307,10 +307,10 @@ apply_loaded (RpeWindow  *self,
   rpe_templates_view_open_cell (RPE_TEMPLATES_VIEW (self->views[RPE_WINDOW_VIEW_TEMPLATES]), s->template_cell);
   rpe_outputs_view_restore (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]), &s->outputs);
   if (s->have_viewport)
-    rpe_attention_view_set_viewport (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]),
-                                     s->viewport[0], s->viewport[1], s->viewport[2], s->viewport[3]);
+    rpe_figure_page_set_viewport (RPE_FIGURE_PAGE (self->views[RPE_WINDOW_VIEW_ATTENTION]),
+                                  s->viewport[0], s->viewport[1], s->viewport[2], s->viewport[3]);
   else
-    rpe_attention_view_reset_zoom (RPE_ATTENTION_VIEW (self->views[RPE_WINDOW_VIEW_ATTENTION]));
+    rpe_figure_page_reset_zoom (RPE_FIGURE_PAGE (self->views[RPE_WINDOW_VIEW_ATTENTION]));
   _rpe_window_set_source (self, s->checkpoint.path, s->checkpoint.prefix, s->checkpoint.layer,
                           (const char *const *) s->checkpoint.map);
   _rpe_window_set_content_path (self, s->content_path);
@@ -338,6 +338,21 @@ rpe_window_get_session_file (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   return self->session_file;
+}
+
+gboolean
+_rpe_window_session_unsaved (RpeWindow *self)
+{
+  g_autoptr (RpeSession) now = NULL;
+
+  if (self->session_file == NULL)
+    return FALSE;
+  if (self->session_serial != rpe_explorer_state_get_serial (self->state)
+      || self->session_view != rpe_window_get_view (self))
+    return TRUE;
+  now = rpe_window_build_session (self);
+  return self->session_cell != now->template_cell || self->session_zoomed != now->have_viewport
+         || (now->have_viewport && memcmp (self->session_viewport, now->viewport, sizeof now->viewport) != 0);
 }
 
 /* ----------------------------------------------------------- Save dialogs */

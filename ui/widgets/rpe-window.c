@@ -7,7 +7,9 @@
 #include <glib/gi18n.h>
 
 #include <math.h>
+#include <string.h>
 
+#include "rpe-blas-notice.h"
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
@@ -27,6 +29,19 @@ G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 #define FALLBACK_KERNEL    12
 
 static const char *view_names[RPE_WINDOW_N_VIEWS] = { "templates", "attention", "curves", "teaching", "outputs" };
+
+/* The label of a checkpoint's trained LRPE module among the sidebar's choices. */
+#define LRPE_FROM_CHECKPOINT N_("checkpoint %s, module “%s”")
+
+/* Whether an LRPE choice's label is a checkpoint's (its text before the file name). */
+static gboolean
+lrpe_from_checkpoint (const char *source)
+{
+  const char *format = _(LRPE_FROM_CHECKPOINT);
+  const char *field = strchr (format, '%');
+
+  return source != NULL && field != NULL && strncmp (source, format, (gsize) (field - format)) == 0;
+}
 
 /* ---------------------------------------------------------------- messages */
 
@@ -54,6 +69,7 @@ load_demo (RpeWindow *self)
   RpeSpeParams params[2] = { { 0 }, { 0 } };
   char *names[2] = { NULL, NULL };
   gboolean have[2] = { FALSE, FALSE };
+  gboolean from_demo[2] = { FALSE, FALSE };
   GString *why = g_string_new (NULL);
 
   bytes = g_resources_lookup_data (RPE_DEMO_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
@@ -82,7 +98,8 @@ load_demo (RpeWindow *self)
           continue;
         }
       have[info->method] = TRUE;
-      names[info->method] = g_strdup_printf ("demo module “%s”", info->prefix);
+      names[info->method] = g_strdup_printf (_("demo module “%s”"), info->prefix);
+      from_demo[info->method] = TRUE;
     }
   /* a random stand-in for a missing module */
   for (guint m = 0; m < 2; m++)
@@ -96,7 +113,7 @@ load_demo (RpeWindow *self)
         if (status == RPE_OK)
           {
             have[m] = TRUE;
-            names[m] = g_strdup ("random parameters");
+            names[m] = g_strdup (_("random parameters"));
             if (why->len > 0)
               g_string_append_c (why, '\n');
             g_string_append (why, m == RPE_SPE_SINE ? _("Showing random sine parameters instead.")
@@ -105,9 +122,9 @@ load_demo (RpeWindow *self)
       }
   rpe_explorer_state_set_modules (self->state, have[0] ? &params[0] : NULL, names[0],
                                   have[1] ? &params[1] : NULL, names[1], NULL);
-  self->from_demo = have[0] && have[1] && g_str_has_prefix (names[0], "demo") && g_str_has_prefix (names[1], "demo");
+  self->from_demo = from_demo[0] && from_demo[1];
   /* `rpe export --checkpoint demo` reads the same embedded file */
-  _rpe_window_set_source (self, have[0] && g_str_has_prefix (names[0], "demo") ? "demo" : NULL, NULL, -1, NULL);
+  _rpe_window_set_source (self, from_demo[0] ? "demo" : NULL, NULL, -1, NULL);
   rpe_spe_params_clear (&params[0]);
   rpe_spe_params_clear (&params[1]);
   g_free (names[0]);
@@ -134,7 +151,7 @@ offer_trained_modules (RpeWindow         *self,
     {
       const RpeLrpeModuleInfo *m = g_ptr_array_index (data->lrpe_modules, i);
       g_autoptr (GError) error = NULL;
-      char *label = g_strdup_printf ("checkpoint %s, module “%s”", base, m->prefix[0] != '\0' ? m->prefix : "(top)");
+      char *label = g_strdup_printf (_(LRPE_FROM_CHECKPOINT), base, m->prefix[0] != '\0' ? m->prefix : _("(top)"));
       RpeLrpeTrained *t = rpe_lrpe_trained_new (m->v, m->theta, m->permutation, label, &error);
 
       if (t == NULL)
@@ -165,7 +182,7 @@ offer_trained_modules (RpeWindow         *self,
   if (data->have_conv2d)
     {
       g_autoptr (GError) error = NULL;
-      g_autofree char *source = g_strdup_printf ("%s module “%s” (2-D convSPE, L = %zu × %zu)", base,
+      g_autofree char *source = g_strdup_printf (_("%s module “%s” (2-D convSPE, L = %zu × %zu)"), base,
                                                  data->conv2d_prefix, data->conv2d.kernel, data->conv2d.kernel_cols);
 
       if (!rpe_explorer_state_set_conv2d (self->state, &data->conv2d, source, &error))
@@ -178,6 +195,126 @@ offer_trained_modules (RpeWindow         *self,
           gtk_widget_activate_action (GTK_WIDGET (self), "win.grid", NULL);
         }
     }
+}
+
+/* Whether the window made a choice for the person: several modules of one kind (a sine and a
+ * conv module are the sidebar's "SPE module"), a module of several layers, several gates.  The
+ * 2-D module (the grid window's) is no choice. */
+static gboolean
+has_module_choice (RpeCheckpointData *data)
+{
+  guint per_kind[2] = { 0, 0 };
+
+  for (guint i = 0; i < data->modules->len; i++)
+    {
+      const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
+
+      if (info->method == RPE_SPE_CONV && info->size2 > 0)
+        continue;
+      if (++per_kind[info->method == RPE_SPE_SINE ? 0 : 1] > 1)
+        return TRUE;
+      if ((info->layers != NULL && info->layers->len > 1) || (info->gates != NULL && info->gates->len > 1))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean
+_rpe_window_use_checkpoint (RpeWindow         *self,
+                            RpeCheckpointData *data,
+                            gboolean           announce)
+{
+  g_autofree char *base = g_path_get_basename (data->path);
+  g_autofree char *display = g_filename_display_name (base);
+  /* what the main views can show: an SPE module, LRPE or FastRPB modules (a 2-D module goes to
+   * the grid window, and the views keep what they showed) */
+  gboolean for_views = data->have_sine || data->have_conv || data->lrpe_modules->len > 0
+                       || data->fastrpb_modules->len > 0;
+  AdwToast *toast;
+
+  if (!for_views && !data->have_conv2d)
+    {
+      g_autofree char *text = g_strdup_printf (_("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
+                                                 "its tensors in Checkpoint Contents. The previous parameters are kept."),
+                                               base);
+
+      _rpe_window_show_message (self, text);
+      g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+      self->checkpoint = rpe_checkpoint_data_ref (data);
+      gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
+      return FALSE;
+    }
+  if (data->have_sine || data->have_conv)
+    {
+      g_autofree char *sine_src = data->have_sine ? g_strdup_printf (_("%s module “%s”"), base, data->sine_prefix) : NULL;
+      g_autofree char *conv_src = data->have_conv ? g_strdup_printf (_("%s module “%s”"), base, data->conv_prefix) : NULL;
+      g_autoptr (GError) set_error = NULL;
+
+      if (!rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
+                                           data->have_conv ? &data->conv : NULL, conv_src, &set_error))
+        {
+          g_autofree char *text = g_strdup_printf (_("Could not use the checkpoint: %s"), set_error->message);
+
+          _rpe_window_show_message (self, text);
+          return FALSE;
+        }
+    }
+  if (for_views)
+    {
+      _rpe_window_compare_opened (self, data);
+      _rpe_window_set_source (self, data->path, NULL, -1, NULL);
+    }
+  if (data->have_sine || data->have_conv)
+    {
+      self->from_demo = FALSE;
+      if (data->have_sine != data->have_conv)
+        g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
+      /* a gated checkpoint shows its gated templates, as the CLI does */
+      g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
+                                          || (data->have_conv && data->conv.gate != NULL), NULL);
+    }
+  _rpe_window_show_message (self, NULL);
+  offer_trained_modules (self, data, base);
+  g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
+  self->checkpoint = rpe_checkpoint_data_ref (data);
+  if (announce)
+    {
+      g_autofree char *uri = g_path_is_absolute (data->path) ? g_filename_to_uri (data->path, NULL, NULL) : NULL;
+
+      if (uri != NULL)
+        gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+      _rpe_window_update_recent_menu (self);
+    }
+  if (!for_views)
+    {
+      /* the 2-D module is in its own window; the title names what the views show */
+      toast = adw_toast_new_format (_("Opened %s: its 2-D convSPE module is in the 2-D window"), display);
+      adw_toast_set_button_label (toast, _("_Show"));
+      adw_toast_set_action_name (toast, "win.grid");
+      adw_toast_set_timeout (toast, 10);
+      adw_toast_overlay_add_toast (self->toasts, toast);
+      return TRUE;
+    }
+  if (has_module_choice (data))
+    {
+      /* Several modules or layers: say which is shown and offer Checkpoint Contents to pick
+       * another (a toast, not a modal dialog: the window stays usable, Ctrl+1..7 and all). */
+      toast = adw_toast_new_format (_("Opened %s: it has several modules or layers; the first is shown"), display);
+      adw_toast_set_button_label (toast, _("Contents…"));
+      adw_toast_set_action_name (toast, "win.browse-tensors");
+      adw_toast_set_timeout (toast, 10);
+    }
+  else
+    toast = adw_toast_new_format (_("Opened %s"), display);
+  adw_toast_overlay_add_toast (self->toasts, toast);
+  {
+    /* the file's name in the window title (and the task switcher) */
+    g_autofree char *title = g_strdup_printf (_("%s — RPE Studio"), display);
+
+    gtk_window_set_title (GTK_WINDOW (self), title);
+    adw_view_switcher_title_set_subtitle (self->switcher_title, display);
+  }
+  return TRUE;
 }
 
 static void
@@ -206,86 +343,7 @@ open_done (GObject      *source,
       _rpe_window_show_message (self, text);
       return;
     }
-  if (!data->have_sine && !data->have_conv && !data->have_conv2d && data->lrpe_modules->len == 0
-      && data->fastrpb_modules->len == 0)
-    {
-      g_autofree char *base = g_path_get_basename (data->path);
-      g_autofree char *text = g_strdup_printf (_("No SPE, LRPE or FastRPB module was recognised in “%s”: assign roles to "
-                                                 "its tensors in Checkpoint Contents. The previous parameters are kept."),
-                                               base);
-
-      _rpe_window_show_message (self, text);
-      g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
-      self->checkpoint = rpe_checkpoint_data_ref (data);
-      gtk_widget_activate_action (GTK_WIDGET (self), "win.browse-tensors", NULL);
-      return;
-    }
-  {
-    g_autofree char *base = g_path_get_basename (data->path);
-    g_autofree char *sine_src = data->have_sine ? g_strdup_printf ("%s module “%s”", base, data->sine_prefix) : NULL;
-    g_autofree char *conv_src = data->have_conv ? g_strdup_printf ("%s module “%s”", base, data->conv_prefix) : NULL;
-    g_autofree char *uri = g_filename_to_uri (data->path, NULL, NULL);
-    g_autoptr (GError) set_error = NULL;
-
-    if ((data->have_sine || data->have_conv)
-        && !rpe_explorer_state_set_modules (self->state, data->have_sine ? &data->sine : NULL, sine_src,
-                                            data->have_conv ? &data->conv : NULL, conv_src, &set_error))
-      {
-        g_autofree char *text = g_strdup_printf (_("Could not use the checkpoint: %s"), set_error->message);
-
-        _rpe_window_show_message (self, text);
-        return;
-      }
-    _rpe_window_compare_opened (self, data);
-    _rpe_window_set_source (self, data->path, NULL, -1, NULL);
-    if (data->have_sine || data->have_conv)
-      {
-        self->from_demo = FALSE;
-        if (data->have_sine != data->have_conv)
-          g_object_set (self->state, "spe-kind", data->have_sine ? RPE_SPE_SINE : RPE_SPE_CONV, NULL);
-        /* a gated checkpoint shows its gated templates, as the CLI does */
-        g_object_set (self->state, "gated", (data->have_sine && data->sine.gate != NULL)
-                                            || (data->have_conv && data->conv.gate != NULL), NULL);
-      }
-    _rpe_window_show_message (self, NULL);
-    offer_trained_modules (self, data, base);
-    g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
-    self->checkpoint = rpe_checkpoint_data_ref (data);
-    if (uri != NULL)
-      gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
-    _rpe_window_update_recent_menu (self);
-    {
-      /* Several modules or layers: say which is shown and offer Checkpoint Contents to pick
-       * another (a toast, not a modal dialog: the window stays usable, Ctrl+1..7 and all). */
-      gboolean choice = data->modules->len > 1;
-      AdwToast *toast;
-
-      for (guint i = 0; i < data->modules->len && !choice; i++)
-        {
-          const RpeSpeModuleInfo *info = g_ptr_array_index (data->modules, i);
-
-          choice = (info->layers != NULL && info->layers->len > 1) || (info->gates != NULL && info->gates->len > 1);
-        }
-      if (choice)
-        {
-          toast = adw_toast_new_format (_("Opened %s: it has several modules or layers; the first is shown"), base);
-          adw_toast_set_button_label (toast, _("Contents…"));
-          adw_toast_set_action_name (toast, "win.browse-tensors");
-          adw_toast_set_timeout (toast, 10);
-        }
-      else
-        toast = adw_toast_new_format (_("Opened %s"), base);
-      adw_toast_overlay_add_toast (self->toasts, toast);
-    }
-    {
-      /* the file's name in the window title (and the task switcher) */
-      g_autofree char *display = g_filename_display_name (base);
-      g_autofree char *title = g_strdup_printf (_("%s — RPE Studio"), display);
-
-      gtk_window_set_title (GTK_WINDOW (self), title);
-      adw_view_switcher_title_set_subtitle (self->switcher_title, display);
-    }
-  }
+  _rpe_window_use_checkpoint (self, data, TRUE);
 }
 
 static void
@@ -789,6 +847,12 @@ colormap_notify (RpeExplorerState *state,
 
   if (cmap != NULL && adw_combo_row_get_selected (row) != (guint) rpe_colormap_get_id (cmap))
     adw_combo_row_set_selected (row, (guint) rpe_colormap_get_id (cmap));
+  /* what it colours: a sequential map is for attention weights; signed values (templates,
+   * differences) stay on a diverging map */
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), cmap != NULL && rpe_colormap_is_diverging (cmap)
+                                                     ? _("Every map, signed and unsigned")
+                                                     : _("Attention weights; signed maps (templates, differences) "
+                                                         "use red–blue"));
 }
 
 /* The first GtkListBox under w (depth first). */
@@ -863,9 +927,9 @@ sync_lrpe (RpeWindow *self)
   self->updating = TRUE;
   adw_combo_row_set_selected (ADW_COMBO_ROW (self->lrpe_params_row), selected);
   self->updating = FALSE;
-  from = source != NULL && g_str_has_prefix (source, "checkpoint") ? _("from checkpoint") : _("from files");
+  from = lrpe_from_checkpoint (source) ? _("from checkpoint") : _("from files");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->lrpe_params_row),
-                               use ? (g_str_has_prefix (source, "checkpoint") ? _("From checkpoint: trained v, θ, permutation")
+                               use ? (lrpe_from_checkpoint (source) ? _("From checkpoint: trained v, θ, permutation")
                                                                              : _("From files: trained v, θ, permutation"))
                                    : _("Seeded: P, Λ and θ as chosen below"));
   fixed_p = use && t->v != NULL;
@@ -989,7 +1053,8 @@ build_sidebar (RpeWindow *self)
   for (guint i = 0; i < RPE_COLORMAP_N_MAPS; i++)
     cmaps[i] = rpe_colormap_get_name (rpe_colormap_get (i));
   cmaps[RPE_COLORMAP_N_MAPS] = NULL;
-  row = combo_row (self, group, _("Colour map"), _("Colour map of the attention view"), cmaps, NULL);
+  row = combo_row (self, group, _("Colour map"), _("Colour map of the attention maps (and of signed maps when it is "
+                                                   "diverging)"), cmaps, NULL);
   g_signal_connect (row, "notify::selected", G_CALLBACK (colormap_selected), self);
   g_signal_connect_object (self->state, "notify::colormap", G_CALLBACK (colormap_notify), row, 0);
   colormap_notify (self->state, NULL, ADW_COMBO_ROW (row));
@@ -1173,10 +1238,63 @@ rpe_window_save_state (RpeWindow *self)
   g_settings_sync ();
 }
 
+static void
+close_response (AdwMessageDialog *dialog,
+                const char       *response,
+                RpeWindow        *self)
+{
+  if (g_str_equal (response, "save"))
+    {
+      g_autoptr (GError) error = NULL;
+
+      if (!rpe_window_save_session (self, self->session_file, &error))
+        {
+          g_autofree char *text = g_strdup_printf (_("Could not save the session: %s. The window stays open."),
+                                                   error->message);
+
+          _rpe_window_show_message (self, text);
+          return;
+        }
+    }
+  else if (!g_str_equal (response, "discard"))
+    return;   /* cancel: the window stays */
+  self->closing = TRUE;
+  gtk_window_close (GTK_WINDOW (self));
+}
+
+/* Close (and Quit, which closes every window): the window's size, view and colour map are saved;
+ * a session changed since it was saved or opened is offered to be saved first. */
 static gboolean
 rpe_window_close_request (GtkWindow *window)
 {
-  rpe_window_save_state (RPE_WINDOW (window));
+  RpeWindow *self = RPE_WINDOW (window);
+
+  if (!self->closing && _rpe_window_session_unsaved (self))
+    {
+      if (self->close_dialog == NULL)
+        {
+          g_autofree char *base = g_path_get_basename (self->session_file);
+          g_autofree char *display = g_filename_display_name (base);
+          GtkWidget *dialog = adw_message_dialog_new (window, _("Save Changes?"), NULL);
+
+          adw_message_dialog_format_body (ADW_MESSAGE_DIALOG (dialog),
+                                          _("The session “%s” has changed since it was saved. Changes which are "
+                                            "not saved will be lost."), display);
+          adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _("_Cancel"),
+                                            "discard", _("_Discard"), "save", _("_Save"), NULL);
+          adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard",
+                                                      ADW_RESPONSE_DESTRUCTIVE);
+          adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "save", ADW_RESPONSE_SUGGESTED);
+          adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "save");
+          adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+          g_signal_connect_object (dialog, "response", G_CALLBACK (close_response), self, 0);
+          self->close_dialog = dialog;
+          g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->close_dialog);
+        }
+      gtk_window_present (GTK_WINDOW (self->close_dialog));
+      return TRUE;
+    }
+  rpe_window_save_state (self);
   return GTK_WINDOW_CLASS (rpe_window_parent_class)->close_request (window);
 }
 
@@ -1223,6 +1341,7 @@ rpe_window_dispose (GObject *object)
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   _rpe_window_compare_dispose (self);
   _rpe_window_session_dispose (self);
+  _rpe_window_tour_dispose (self);
   g_clear_pointer (&self->lrpe_choices, g_ptr_array_unref);
   if (self->grid_window != NULL)
     {
@@ -1248,6 +1367,14 @@ rpe_window_dispose (GObject *object)
       g_object_remove_weak_pointer (G_OBJECT (self->export_dialog), (gpointer *) &self->export_dialog);
       gtk_window_destroy (GTK_WINDOW (self->export_dialog));
       self->export_dialog = NULL;
+    }
+  if (self->close_dialog != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->close_dialog), (gpointer *) &self->close_dialog);
+      /* it may outlive this window (a reference held elsewhere): no parent pointer left behind */
+      gtk_window_set_transient_for (GTK_WINDOW (self->close_dialog), NULL);
+      gtk_window_destroy (GTK_WINDOW (self->close_dialog));
+      self->close_dialog = NULL;
     }
   G_OBJECT_CLASS (rpe_window_parent_class)->dispose (object);
 }
@@ -1276,6 +1403,7 @@ rpe_window_class_init (RpeWindowClass *klass)
   rpe_window_remedy_install ();
 
   g_type_ensure (RPE_TYPE_HEATMAP_VIEW);
+  g_type_ensure (RPE_TYPE_FIGURE_PAGE);
 
   gtk_widget_class_set_template_from_resource (widget_class, RPE_RESOURCE_PREFIX "/ui/rpe-window.ui");
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, stack);
@@ -1291,6 +1419,8 @@ rpe_window_class_init (RpeWindowClass *klass)
   gtk_widget_class_bind_template_child_full (widget_class, "undo_section", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, undo_menu));
   gtk_widget_class_bind_template_child (widget_class, RpeWindow, tour_slot);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, sidebar_scroller);
+  gtk_widget_class_bind_template_child (widget_class, RpeWindow, header_bar);
   gtk_widget_class_bind_template_child_full (widget_class, "demos_submenu", FALSE,
                                              G_STRUCT_OFFSET (RpeWindow, demos_menu));
 
@@ -1305,7 +1435,7 @@ rpe_window_init (RpeWindow *self)
 {
   static const char *titles[RPE_WINDOW_N_VIEWS] = { N_("_Templates"), N_("_Attention"), N_("_Curves"), N_("_SPE vs RPE"), N_("_Outputs") };
   static const char *icons[RPE_WINDOW_N_VIEWS] = { "rpe-sine-symbolic", "view-grid-symbolic",
-                                                   "utilities-system-monitor-symbolic", "rpe-conv-symbolic",
+                                                   "rpe-curves-symbolic", "rpe-conv-symbolic",
                                                    "media-playlist-consecutive-symbolic" };
   g_autofree char *why = NULL;
   GtkDropTarget *drop;
@@ -1345,9 +1475,21 @@ rpe_window_init (RpeWindow *self)
   _rpe_window_undo_init (self);
   _rpe_window_update_recent_menu (self);
   _rpe_window_fill_demos_menu (self);
-  self->tour = rpe_tour_bar_new (self);
-  gtk_box_append (self->tour_slot, self->tour);
+  _rpe_window_tour_init (self);
   _rpe_window_offer_tour (self);
+  {
+    /* once: OpenBLAS runs generic kernels on this CPU (rpe-blas-notice.h) */
+    g_autofree char *note = rpe_blas_notice_take ("rpe-studio", TRUE);
+
+    if (note != NULL)
+      {
+        AdwToast *toast = adw_toast_new (note);
+
+        adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);   /* before the tour's offer */
+        adw_toast_set_timeout (toast, 15);
+        adw_toast_overlay_add_toast (self->toasts, toast);
+      }
+  }
 
   drop = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
   gtk_drop_target_set_gtypes (drop, (GType[2]) { GDK_TYPE_FILE_LIST, G_TYPE_FILE }, 2);
@@ -1415,34 +1557,46 @@ rpe_window_get_view_widget (RpeWindow     *self,
   return self->views[view];
 }
 
+/* Every page: the five views, Compare and Overview. */
+static RpeFigurePage *
+page_at (RpeWindow *self,
+         guint      i)
+{
+  if (i < RPE_WINDOW_N_VIEWS)
+    return RPE_FIGURE_PAGE (self->views[i]);
+  return RPE_FIGURE_PAGE (i == RPE_WINDOW_N_VIEWS ? self->compare_view : self->overview_view);
+}
+
+#define N_PAGES (RPE_WINDOW_N_VIEWS + 2)
+
 gboolean
 rpe_window_is_busy (RpeWindow *self)
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), FALSE);
-  return self->load_cancellable != NULL
-         || rpe_templates_view_is_busy (RPE_TEMPLATES_VIEW (self->views[0]))
-         || rpe_attention_view_is_busy (RPE_ATTENTION_VIEW (self->views[1]))
-         || rpe_curves_page_is_busy (RPE_CURVES_PAGE (self->views[2]))
-         || rpe_teaching_view_is_busy (RPE_TEACHING_VIEW (self->views[3]))
-         || rpe_outputs_view_is_busy (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]))
-         || rpe_compare_view_is_busy (RPE_COMPARE_VIEW (self->compare_view))
-         || rpe_overview_view_is_busy (RPE_OVERVIEW_VIEW (self->overview_view))
-         || self->layer_cancellable != NULL;
+  if (self->load_cancellable != NULL || self->layer_cancellable != NULL)
+    return TRUE;
+  for (guint i = 0; i < N_PAGES; i++)
+    if (rpe_figure_page_is_busy (page_at (self, i)))
+      return TRUE;
+  return FALSE;
 }
 
 void
 rpe_window_cancel (RpeWindow *self)
 {
   g_return_if_fail (RPE_IS_WINDOW (self));
-  rpe_templates_view_cancel (RPE_TEMPLATES_VIEW (self->views[0]));
-  rpe_attention_view_cancel (RPE_ATTENTION_VIEW (self->views[1]));
-  rpe_curves_page_cancel (RPE_CURVES_PAGE (self->views[2]));
-  rpe_teaching_view_cancel (RPE_TEACHING_VIEW (self->views[3]));
-  rpe_outputs_view_cancel (RPE_OUTPUTS_VIEW (self->views[RPE_WINDOW_VIEW_OUTPUTS]));
-  rpe_compare_view_cancel (RPE_COMPARE_VIEW (self->compare_view));
-  rpe_overview_view_cancel (RPE_OVERVIEW_VIEW (self->overview_view));
+  for (guint i = 0; i < N_PAGES; i++)
+    rpe_figure_page_cancel (page_at (self, i));
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
+}
+
+RpeFigurePage *
+_rpe_window_current_page (RpeWindow *self)
+{
+  GtkWidget *child = adw_view_stack_get_visible_child (self->stack);
+
+  return child != NULL && RPE_IS_FIGURE_PAGE (child) ? RPE_FIGURE_PAGE (child) : NULL;
 }
 
 gboolean
@@ -1489,22 +1643,7 @@ rpe_window_build_figure (RpeWindow     *self,
 {
   g_return_val_if_fail (RPE_IS_WINDOW (self), NULL);
   g_return_val_if_fail ((guint) view < RPE_WINDOW_N_VIEWS, NULL);
-  switch (view)
-    {
-    case RPE_WINDOW_VIEW_TEMPLATES:
-      return rpe_templates_view_build_figure (RPE_TEMPLATES_VIEW (self->views[view]));
-    case RPE_WINDOW_VIEW_ATTENTION:
-      return rpe_attention_view_build_figure (RPE_ATTENTION_VIEW (self->views[view]));
-    case RPE_WINDOW_VIEW_CURVES:
-      return rpe_curves_page_build_figure (RPE_CURVES_PAGE (self->views[view]));
-    case RPE_WINDOW_VIEW_TEACHING:
-      return rpe_teaching_view_build_figure (RPE_TEACHING_VIEW (self->views[view]));
-    case RPE_WINDOW_VIEW_OUTPUTS:
-      return rpe_outputs_view_build_figure (RPE_OUTPUTS_VIEW (self->views[view]));
-    case RPE_WINDOW_N_VIEWS:
-    default:
-      return NULL;
-    }
+  return rpe_figure_page_build_figure (RPE_FIGURE_PAGE (self->views[view]));
 }
 
 gboolean
@@ -1519,11 +1658,11 @@ rpe_window_export_view (RpeWindow   *self,
   g_return_val_if_fail (path != NULL, FALSE);
   if (!rpe_export_format_from_path (path, &format))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)", path);
+                          _("cannot tell the format of “%s” (use .png, .svg, .pdf, .csv or .npy)"), path);
   bundle = _rpe_window_current_figure (self);
   if (bundle == NULL)
-    return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "the %s view has nothing to export yet",
-                          view_names[rpe_window_get_view (self)]);
+    return rpe_set_error (error, RPE_ERROR_NOT_FOUND, _("the %s view has nothing to export yet"),
+                          adw_view_stack_get_visible_child_name (self->stack));
   return rpe_export_bundle (bundle, NULL, format, NULL, path, NULL, error);
 }
 
