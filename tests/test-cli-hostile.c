@@ -615,6 +615,65 @@ test_inputs (void)
   }
 }
 
+/* Arrays with no rows are no content: every command that reads queries, values or a profile
+ * refuses them by name (0 rows was taken for "no length given" and N fell back to 256: the
+ * SPE commands read past the buffer, lrpe-attention wrote a map of garbage). */
+static void
+test_empty_arrays (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *q = g_build_filename (rpe_test_tmpdir (), "q-0-rows.npy", NULL);
+  g_autofree char *ql = g_build_filename (rpe_test_tmpdir (), "ql-0-rows.npy", NULL);
+  g_autofree char *t1 = g_build_filename (rpe_test_tmpdir (), "target-1.npy", NULL);
+  g_autofree char *t0 = g_build_filename (rpe_test_tmpdir (), "target-0.npy", NULL);
+  const char *spe[] = { "attention", "logits", "linear", "rpe-logits", "encode" };
+  const char *lrpe[] = { "lrpe-attention", "lrpe-encode", "lrpe-linear" };
+  float one = 1.0f;
+
+  g_assert_true (rpe_npy_write (q, NULL, 3, (gsize[]) { 0, 8, 64 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (ql, NULL, 3, (gsize[]) { 0, 4, 16 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (t0, NULL, 1, (gsize[]) { 0 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (t1, &one, 1, (gsize[]) { 1 }, FALSE, NULL));
+  for (gsize i = 0; i < G_N_ELEMENTS (spe) + G_N_ELEMENTS (lrpe); i++)
+    {
+      const char *cmd = i < G_N_ELEMENTS (spe) ? spe[i] : lrpe[i - G_N_ELEMENTS (spe)];
+      const char *args[] = { "compute", cmd, "--queries", i < G_N_ELEMENTS (spe) ? q : ql, "-o", "out.npy", NULL };
+      const char *vals[] = { "compute", cmd, "--values", i < G_N_ELEMENTS (spe) ? q : ql, "-o", "out.npy", NULL };
+      Run r = run_rpe (dir, NULL, 0, args);
+
+      if (r.status != 2 || strstr (r.err, "empty") == NULL)
+        g_error ("compute %s --queries (0 rows): exit %d, '%s'", cmd, r.status, r.err);
+      run_clear (&r);
+      if (g_str_equal (cmd, "linear") || g_str_equal (cmd, "lrpe-linear"))
+        {
+          r = run_rpe (dir, NULL, 0, vals);
+          if (r.status != 2 || strstr (r.err, "empty") == NULL)
+            g_error ("compute %s --values (0 rows): exit %d, '%s'", cmd, r.status, r.err);
+          run_clear (&r);
+        }
+    }
+  /* a fit target: empty, or too short for a profile (the file's fault, not --length's) */
+  {
+    const char *a0[] = { "fit", "--target", "file", "--target-file", t0, "-o", "f.safetensors", NULL };
+    const char *a1[] = { "fit", "--target", "file", "--target-file", t1, "-o", "f.safetensors", NULL };
+    Run r = run_rpe (dir, NULL, 0, a0);
+
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "empty", NULL);
+    run_clear (&r);
+    r = run_rpe (dir, NULL, 0, a1);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "target-1.npy", "1 values", NULL);
+    g_assert_null (strstr (r.err, "--length"));
+    run_clear (&r);
+  }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+  g_unlink (q);
+  g_unlink (ql);
+  g_unlink (t0);
+  g_unlink (t1);
+}
+
 /* ---- 8. options a command does not use ---------------------------------------- */
 
 static void
@@ -719,6 +778,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/escape", test_escape);
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
+  g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
   g_test_add_func ("/cli/hostile/unused-options", test_unused_options);
   g_test_add_func ("/cli/hostile/system-limit", test_system_limit);
   return g_test_run ();

@@ -145,7 +145,7 @@ setup_init (Setup *s, const RpeCliArgs *o, const OutputsOptions *x, GError **err
                           RPE_OUTPUTS_MAX_CHANNELS);
   if (o->content.values != NULL)
     {
-      g_autoptr (RpeTensor) t = rpe_npy_read (o->content.values, error);
+      g_autoptr (RpeTensor) t = rpe_cli_read_npy (o->content.values, error);
       gsize src_heads = 0;
 
       if (t == NULL)

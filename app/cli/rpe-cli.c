@@ -270,6 +270,19 @@ rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
   return TRUE;
 }
 
+/* Every .npy the tool reads: refused when a dimension is 0 (no content, never "not given"). */
+RpeTensor *
+rpe_cli_read_npy (const char *path, GError **error)
+{
+  g_autoptr (RpeTensor) t = rpe_npy_read (path, error);
+
+  if (t == NULL)
+    return NULL;
+  if (!rpe_shape_check_nonempty (path, t->ndim, t->shape, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
 /* Reads an .npy of `want_ndim` dims, accepting one extra leading 1 (a batch of one). */
 RpeTensor *
 rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error)
@@ -290,7 +303,8 @@ rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError 
                      (size_t) want_ndim, shape);
       return NULL;
     }
-  if (!rpe_tensor_check_finite (t, error))
+  /* an array with no rows is no content: its length is never taken for "not given" */
+  if (!rpe_shape_check_nonempty (what, t->ndim, t->shape, error) || !rpe_tensor_check_finite (t, error))
     {
       g_prefix_error (error, "%s: ", path);
       return NULL;

@@ -55,6 +55,8 @@ gboolean rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*d
 RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);
 gboolean      rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error);
 RpeTensor    *rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error);
+/* Every .npy the tool reads: an array with a dimension of 0 is refused (no content). */
+RpeTensor    *rpe_cli_read_npy (const char *path, GError **error);
 gboolean      rpe_cli_resolve_length (const RpeCliArgs *o, gsize input_length, gsize *n, GError **error);
 gboolean      rpe_cli_load_inputs (const RpeCliArgs   *o,
                                    const RpeSpeParams *params,
