@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rpe-publish.h"
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-curves.h"
@@ -368,10 +369,28 @@ write_rows (const RpeCurveTable *t, FILE *f)
   return true;
 }
 
+static RpeStatus curve_table_write_csv (const RpeCurveTable *t, const char *path, int *error_number);
+
 RpeStatus
 rpe_curve_table_write_csv (const RpeCurveTable *t,
-                           const char          *path,
+                           const char          *given,
                            int                 *error_number)
+{
+  /* onto a symbolic link: through it, to the file it names */
+  char *real = given != NULL ? rpe_publish_resolve (given) : NULL;
+  RpeStatus result;
+
+  if (given != NULL && real == NULL)
+    return RPE_ERROR_NO_MEMORY;
+  result = curve_table_write_csv (t, real, error_number);
+  free (real);
+  return result;
+}
+
+static RpeStatus
+curve_table_write_csv (const RpeCurveTable *t,
+                       const char          *path,
+                       int                 *error_number)
 {
   static const char suffix[] = ".XXXXXX";
   size_t len, bytes;
@@ -435,11 +454,8 @@ rpe_curve_table_write_csv (const RpeCurveTable *t,
           ok = false;
         }
     }
-  if (ok && rename (tmp, path) != 0)
-    {
-      saved = errno;
-      ok = false;
-    }
+  if (ok && (saved = rpe_publish (tmp, path)) != 0)
+    ok = false;
   if (!ok)
     unlink (tmp);
   rpe_free (tmp);

@@ -674,6 +674,142 @@ test_empty_arrays (void)
   g_unlink (t1);
 }
 
+/* A command's outputs are one set: put in place together when the command succeeds, none of
+ * them when one fails (the first output was replaced before the second failed). */
+static void
+assert_contents (const char *dir, const char *name, const char *want)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, want);
+}
+
+static void
+put (const char *dir, const char *name, const char *text)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+}
+
+static void
+test_output_set (void)
+{
+  g_autofree char *dir = case_dir ();
+
+  put (dir, "fig.png", "old");
+  put (dir, "f.safetensors", "old");
+  {
+    const char *args[] = { "export", "attention", "--length", "16", "-o", "fig.png",
+                           "--save-session", "nodir/s.rpe-session", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+
+    g_assert_cmpint (r.status, !=, 0);
+    assert_message (&r, "nodir/s.rpe-session", NULL);
+    run_clear (&r);
+    assert_contents (dir, "fig.png", "old");
+  }
+  {
+    const char *args[] = { "fit", "--target", "alibi", "--heads", "2", "--features", "4", "--length", "16",
+                           "-o", "f.safetensors", "--csv", "nodir/x.csv", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+
+    g_assert_cmpint (r.status, !=, 0);
+    assert_message (&r, "nodir/x.csv", NULL);
+    run_clear (&r);
+    assert_contents (dir, "f.safetensors", "old");
+  }
+  /* nothing else left behind (no temporary file) */
+  g_assert_cmpuint (dir_count (dir), ==, 2);
+  /* and both, when both can be written */
+  {
+    const char *args[] = { "export", "attention", "--length", "16", "-o", "fig.png",
+                           "--save-session", "s.rpe-session", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+    g_autofree char *png = g_build_filename (dir, "fig.png", NULL);
+    g_autofree char *ses = g_build_filename (dir, "s.rpe-session", NULL);
+    g_autofree char *text = NULL;
+
+    g_assert_cmpint (r.status, ==, 0);
+    run_clear (&r);
+    g_assert_true (g_file_get_contents (png, &text, NULL, NULL));
+    g_assert_true (g_str_has_prefix (text, "\x89PNG"));
+    g_assert_true (g_file_test (ses, G_FILE_TEST_IS_REGULAR));
+  }
+}
+
+/* An output onto a symbolic link is written through it (as cp does): the link stays and the
+ * file it names is replaced, for every writer (images, arrays, CSV). */
+static void
+test_output_symlink (void)
+{
+  g_autofree char *dir = case_dir ();
+  const char *cases[][2] = { { "a.png", "export" }, { "a.npy", "compute" }, { "a.csv", "curves" } };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *target = g_strdup_printf ("target-%s", cases[i][0]);
+      g_autofree char *link = g_strdup_printf ("link-%s", cases[i][0]);
+      g_autofree char *lpath = g_build_filename (dir, link, NULL);
+      g_autofree char *tpath = g_build_filename (dir, target, NULL);
+      const char *exp[] = { "export", "attention", "--length", "16", "-o", link, NULL };
+      const char *cmp[] = { "compute", "template", "--length", "8", "--head", "0", "--feature", "0", "-o", link, NULL };
+      const char *crv[] = { "curves", "profile", "--length", "16", "-o", link, NULL };
+      const char *const *args = i == 0 ? exp : i == 1 ? cmp : crv;
+      g_autofree char *text = NULL;
+      Run r;
+
+      put (dir, target, "old");
+      g_assert_cmpint (symlink (target, lpath), ==, 0);
+      r = run_rpe (dir, NULL, 0, args);
+      if (r.status != 0)
+        g_error ("%s onto a link: exit %d: %s", cases[i][0], r.status, r.err);
+      run_clear (&r);
+      g_assert_true (g_file_test (lpath, G_FILE_TEST_IS_SYMLINK));
+      g_assert_true (g_file_get_contents (tpath, &text, NULL, NULL));
+      g_assert_cmpstr (text, !=, "old");
+    }
+}
+
+/* A full disk: a small tmpfs when this process may mount one (the PDF writer exited 0 leaving
+ * a truncated file); the old file stays and the exit is non-zero. */
+static void
+test_full_disk (void)
+{
+  g_autofree char *mnt = g_build_filename (rpe_test_tmpdir (), "full-disk", NULL);
+  g_autofree char *opts = NULL;
+  const char *mount_argv[] = { "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt, NULL };
+  const char *umount_argv[] = { "umount", mnt, NULL };
+  const char *formats[] = { "pdf", "svg", "png" };
+  int wait = -1;
+
+  g_assert_cmpint (g_mkdir_with_parents (mnt, 0700), ==, 0);
+  if (!g_spawn_sync (NULL, (char **) mount_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                     NULL, NULL, NULL, &wait, NULL)
+      || wait != 0)
+    {
+      g_test_skip ("cannot mount a small tmpfs here");
+      return;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("fig.%s", formats[i]);
+      const char *args[] = { "export", "attention", "--length", "512", "--width", "2000", "--height", "2000",
+                             "-o", name, NULL };
+      Run r;
+
+      put (mnt, name, "old");
+      r = run_rpe (mnt, NULL, 0, args);
+      g_assert_cmpint (r.status, !=, 0);
+      run_clear (&r);
+      assert_contents (mnt, name, "old");
+    }
+  g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats));
+  g_spawn_sync (NULL, (char **) umount_argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
 /* ---- 8. options a command does not use ---------------------------------------- */
 
 static void
@@ -779,6 +915,9 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
   g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
+  g_test_add_func ("/cli/hostile/output-set", test_output_set);
+  g_test_add_func ("/cli/hostile/output-symlink", test_output_symlink);
+  g_test_add_func ("/cli/hostile/full-disk", test_full_disk);
   g_test_add_func ("/cli/hostile/unused-options", test_unused_options);
   g_test_add_func ("/cli/hostile/system-limit", test_system_limit);
   return g_test_run ();

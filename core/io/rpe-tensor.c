@@ -9,6 +9,7 @@
 
 #include <glib/gstdio.h>
 
+#include "rpe-publish.h"
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
@@ -336,15 +337,24 @@ io_error (GError    **error,
 }
 
 RpeAtomicFile *
-rpe_atomic_file_new (const char  *path,
+rpe_atomic_file_new (const char  *given,
                      GError     **error)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
+  /* onto a symbolic link: through it, to the file it names */
+  g_autofree char *path = rpe_publish_resolve (given);
+  g_autofree char *dir = NULL;
+  g_autofree char *base = NULL;
   g_autofree char *tmpl = NULL;
   RpeAtomicFile *file;
   int fd;
 
+  if (path == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "Out of memory");
+      return NULL;
+    }
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
   if (!rpe_output_check (path, error))
     return NULL;
   tmpl = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
@@ -428,11 +438,14 @@ gboolean
 rpe_atomic_file_commit (RpeAtomicFile  *file,
                         GError        **error)
 {
+  int saved;
+
   if (!rpe_atomic_file_flush (file, error))
     goto fail;
-  if (g_rename (file->tmp_path, file->path) != 0)
+  /* in place now, or with the rest of the command's output set */
+  if ((saved = rpe_publish (file->tmp_path, file->path)) != 0)
     {
-      io_error (error, "replace", file->path, errno);
+      io_error (error, "replace", file->path, saved);
       goto fail;
     }
   atomic_file_free (file);

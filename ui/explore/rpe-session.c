@@ -684,7 +684,9 @@ rpe_session_save (RpeSession  *session,
   data = rpe_session_to_data (session, &length, error);
   if (data == NULL)
     return FALSE;
-  if (!g_file_set_contents (path, data, (gssize) length, error))
+  /* as every output: a temporary file renamed over the old one (with the command's other
+   * outputs, in an output set), written through a symbolic link */
+  if (!rpe_atomic_file_set_contents (path, data, length, error))
     return FALSE;
   g_free (session->file);
   session->file = g_canonicalize_filename (path, NULL);
