@@ -644,7 +644,7 @@ rpe_cli_fit (int argc, char **argv)
     f.length = 128;
   if (f.length < 2 || f.length > MAX_LENGTH)
     {
-      fprintf (stderr, _("rpe fit: --length must be between 2 and %d (got %" G_GINT64_FORMAT ")\n"), MAX_LENGTH, f.length);
+      fprintf (stderr, _("rpe fit: --length must be between 2 and %d (got %lld)\n"), MAX_LENGTH, (long long) f.length);
       status = EXIT_USAGE;
       goto done;
     }
