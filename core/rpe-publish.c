@@ -164,6 +164,26 @@ rpe_publish_set_abort (void)
 }
 
 bool
+rpe_publish_set_pause (void)
+{
+  bool was;
+
+  pthread_mutex_lock (&lock);
+  was = active;
+  active = false;
+  pthread_mutex_unlock (&lock);
+  return was;
+}
+
+void
+rpe_publish_set_resume (bool was_active)
+{
+  pthread_mutex_lock (&lock);
+  active = was_active;
+  pthread_mutex_unlock (&lock);
+}
+
+bool
 rpe_publish_set_active (void)
 {
   bool a;

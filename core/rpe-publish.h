@@ -32,6 +32,10 @@ void rpe_publish_set_begin (void);
 int  rpe_publish_set_commit (char **failed_path);
 /* Removes every waiting temporary file; ends the set. */
 void rpe_publish_set_abort (void);
+/* For a file the command writes only to read it back (an intermediate in a temporary folder):
+ * pause the set (renames happen at once) and resume it with what pause returned. */
+bool rpe_publish_set_pause (void);
+void rpe_publish_set_resume (bool was_active);
 /* Whether a set is open. */
 bool rpe_publish_set_active (void);
 
