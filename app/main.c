@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 #include <locale.h>
 
+#include "rpe-alloc.h"
 #include "rpe-application.h"
 
 /* Without a session bus (a plain X session) dconf cannot write: every start would warn and nothing
@@ -31,6 +32,8 @@ main (int   argc,
 {
   g_autoptr (RpeApplication) app = NULL;
 
+  /* under a memory limit too small for OpenBLAS's threads: again, with one */
+  rpe_os_memory_fit_threads (argv);
   /* GTK would call setlocale () in gtk_init; the catalogue must be bound before the first _(). */
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);

@@ -5,11 +5,14 @@
 #include <locale.h>
 #include <signal.h>
 
+#include "rpe-alloc.h"
 #include "rpe-cli.h"
 
 int
 main (int argc, char *argv[])
 {
+  /* under a memory limit too small for OpenBLAS's threads: again, with one */
+  rpe_os_memory_fit_threads (argv);
   setlocale (LC_ALL, "");
   /* Numbers are printed and parsed the C way whatever the locale. */
   setlocale (LC_NUMERIC, "C");

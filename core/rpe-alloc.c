@@ -2,13 +2,17 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cblas.h>
 #include <glib.h>
 
 #include "rpe-alloc.h"
+#include "rpe-parallel.h"
 
 static atomic_size_t budget_bytes;
 
@@ -19,6 +23,7 @@ typedef struct
   unsigned    depth;
   size_t      used;
   GHashTable *live;
+  size_t      os_room;     /* what the OS limit left when the scope began */
 } BudgetScope;
 
 static _Thread_local BudgetScope scope;
@@ -119,6 +124,178 @@ rpe_budget_set (size_t bytes)
   atomic_store (&budget_bytes, bytes);
 }
 
+/* ---- the operating system's limit -------------------------------------- */
+
+/* Room kept for what is allocated without being counted (the libraries' own
+ * tables, thread stacks, the stdio buffers of a message). */
+#define OS_MARGIN ((size_t) 32 << 20)
+
+/* OpenBLAS (x86-64, DYNAMIC_ARCH) allocates a 128 MiB work buffer (BUFFER_SIZE,
+ * 32 << 22, plus alignment) for each thread that runs a product, on its first
+ * product, and keeps it; a thread of ours that calls it also gets a malloc
+ * arena (64 MiB of address space) and a stack (8 MiB).  Under an address-space
+ * limit that leaves no room for them, OpenBLAS retries its allocation forever
+ * inside the product: that room is checked before the first computation. */
+#define BLAS_BUFFER_BYTES ((size_t) 130 << 20)
+#define THREAD_BYTES      ((size_t) 72 << 20)
+
+static GMutex blas_lock;
+static gboolean blas_reserved;     /* the room was found once */
+static size_t blas_target_vm;      /* the address space once the buffers exist (0: they do) */
+
+/* The address space and data in use, from /proc/self/statm; FALSE if unknown. */
+static gboolean
+vm_in_use (size_t *vm,
+           size_t *data)
+{
+  FILE *f = fopen ("/proc/self/statm", "re");
+  unsigned long size = 0, resident, shared, text, lib, dat = 0;
+  long page = sysconf (_SC_PAGE_SIZE);
+  int n;
+
+  if (f == NULL)
+    return FALSE;
+  n = fscanf (f, "%lu %lu %lu %lu %lu %lu", &size, &resident, &shared, &text, &lib, &dat);
+  fclose (f);
+  if (n != 6 || page <= 0)
+    return FALSE;
+  *vm = (size_t) size * (size_t) page;
+  *data = (size_t) dat * (size_t) page;
+  return TRUE;
+}
+
+/* The limits that apply (SIZE_MAX: none). */
+static void
+os_limits (size_t *as,
+           size_t *data)
+{
+  struct rlimit rl;
+
+  *as = *data = SIZE_MAX;
+  if (getrlimit (RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    *as = (size_t) rl.rlim_cur;
+  if (getrlimit (RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    *data = (size_t) rl.rlim_cur;
+}
+
+size_t
+rpe_os_memory_headroom (void)
+{
+  size_t as, data, vm, dat, room = SIZE_MAX;
+
+  os_limits (&as, &data);
+  if (as == SIZE_MAX && data == SIZE_MAX)
+    return SIZE_MAX;
+  if (!vm_in_use (&vm, &dat))
+    return SIZE_MAX;
+  if (as != SIZE_MAX)
+    room = as > vm ? as - vm : 0;
+  if (data != SIZE_MAX)
+    room = MIN (room, data > dat ? data - dat : 0);
+  return room;
+}
+
+RpeStatus
+rpe_os_memory_check (size_t bytes)
+{
+  size_t room = rpe_os_memory_headroom (), need;
+
+  if (room == SIZE_MAX)
+    return RPE_OK;
+  if (!rpe_size_add (bytes, OS_MARGIN, &need) || need > room)
+    return RPE_ERROR_SYSTEM_MEMORY;
+  return RPE_OK;
+}
+
+size_t
+rpe_os_memory_usable (void)
+{
+  size_t room;
+
+  if (scope.depth > 0)
+    return scope.os_room == SIZE_MAX ? SIZE_MAX : scope.os_room > scope.used ? scope.os_room - scope.used : 0;
+  room = rpe_os_memory_headroom ();
+  return room == SIZE_MAX ? SIZE_MAX : room > OS_MARGIN ? room - OS_MARGIN : 0;
+}
+
+/* The room OpenBLAS's buffers still need (0 once they exist or when no limit is set). */
+static size_t
+blas_pending (void)
+{
+  size_t vm, dat, pending = 0;
+
+  g_mutex_lock (&blas_lock);
+  if (!blas_reserved)
+    {
+      size_t blas = (size_t) MAX (openblas_get_num_threads (), 1), ours = rpe_parallel_threads ();
+
+      pending = (blas + ours - 1) * BLAS_BUFFER_BYTES + (ours - 1) * THREAD_BYTES;
+    }
+  else if (blas_target_vm > 0 && vm_in_use (&vm, &dat))
+    {
+      if (vm >= blas_target_vm)
+        blas_target_vm = 0;              /* the buffers exist now */
+      else
+        pending = blas_target_vm - vm;
+    }
+  g_mutex_unlock (&blas_lock);
+  return pending;
+}
+
+static void
+blas_reserve (size_t pending)
+{
+  size_t vm, dat;
+
+  g_mutex_lock (&blas_lock);
+  if (!blas_reserved && vm_in_use (&vm, &dat))
+    {
+      blas_reserved = TRUE;
+      blas_target_vm = vm + pending;
+    }
+  g_mutex_unlock (&blas_lock);
+}
+
+RpeStatus
+rpe_os_memory_check_compute (size_t bytes)
+{
+  size_t pending, total;
+  size_t as, data;
+  RpeStatus st;
+
+  os_limits (&as, &data);
+  if (as == SIZE_MAX && data == SIZE_MAX)
+    return RPE_OK;
+  pending = blas_pending ();
+  if (!rpe_size_add (bytes, pending, &total))
+    return RPE_ERROR_SYSTEM_MEMORY;
+  st = rpe_os_memory_check (total);
+  if (st == RPE_OK && pending > 0)
+    blas_reserve (pending);
+  return st;
+}
+
+void
+rpe_os_memory_fit_threads (char **argv)
+{
+  size_t blas = (size_t) MAX (openblas_get_num_threads (), 1), ours = rpe_parallel_threads (), room, need;
+
+  if (argv == NULL || argv[0] == NULL || getenv ("RPE_MEMORY_LIMIT_SERIAL") != NULL || (blas <= 1 && ours <= 1))
+    return;
+  room = rpe_os_memory_headroom ();
+  need = (blas + ours - 1) * BLAS_BUFFER_BYTES + (ours - 1) * THREAD_BYTES + OS_MARGIN;
+  if (room == SIZE_MAX || room >= need)
+    return;
+  /* one thread: OpenBLAS starts no pool and its products need one buffer */
+  setenv ("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv ("RPE_NUM_THREADS", "1", 1);
+  setenv ("RPE_MEMORY_LIMIT_SERIAL", "1", 1);
+  execv ("/proc/self/exe", argv);
+  /* not run again: go on as we are (the computations still check the room) */
+}
+
+/* ---- the budget ------------------------------------------------------- */
+
 RpeStatus
 rpe_budget_check (size_t bytes)
 {
@@ -126,7 +303,14 @@ rpe_budget_check (size_t bytes)
 
   if (!rpe_size_add (bytes, scope.used, &total))
     return RPE_ERROR_NO_MEMORY;
-  return total <= rpe_budget_get () ? RPE_OK : RPE_ERROR_NO_MEMORY;
+  if (total > rpe_budget_get ())
+    return RPE_ERROR_NO_MEMORY;
+  /* in a file's scope, what the file makes us hold is allocated by libraries
+   * that abort when the system refuses (GLib, json-glib): the system's limit
+   * is checked here, before they allocate */
+  if (scope.depth > 0 && total > scope.os_room)
+    return RPE_ERROR_SYSTEM_MEMORY;
+  return RPE_OK;
 }
 
 void
@@ -134,8 +318,11 @@ rpe_budget_scope_begin (void)
 {
   if (scope.depth++ == 0)
     {
+      size_t room = rpe_os_memory_headroom ();
+
       scope.used = 0;
       scope.live = g_hash_table_new (g_direct_hash, g_direct_equal);
+      scope.os_room = room == SIZE_MAX ? SIZE_MAX : room > OS_MARGIN ? room - OS_MARGIN : 0;
     }
 }
 
@@ -177,7 +364,8 @@ rpe_alloc (size_t count, size_t elem_size, RpeStatus *status)
 
   if (!rpe_size_mul (count, elem_size, &bytes) || !rpe_size_add (bytes, 63, &bytes))
     st = RPE_ERROR_OVERFLOW;
-  else if ((st = rpe_budget_check (bytes)) == RPE_OK)
+  else if ((st = rpe_budget_check (bytes)) == RPE_OK
+           && (scope.depth > 0 || (st = rpe_os_memory_check_compute (bytes)) == RPE_OK))
     {
       bytes &= ~(size_t) 63;
       if (bytes == 0)
@@ -185,7 +373,7 @@ rpe_alloc (size_t count, size_t elem_size, RpeStatus *status)
       if (posix_memalign (&ptr, 64, bytes) != 0)
         {
           ptr = NULL;
-          st = RPE_ERROR_NO_MEMORY;
+          st = RPE_ERROR_SYSTEM_MEMORY;
         }
       else if (scope.depth > 0)
         {

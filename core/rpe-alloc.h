@@ -42,8 +42,39 @@ void   rpe_budget_set (size_t bytes);
 size_t rpe_physical_memory (void);
 
 /* RPE_OK if `bytes` fits in the budget, RPE_ERROR_NO_MEMORY otherwise.  Inside a
- * budget scope, `bytes` must fit next to what the scope already holds. */
+ * budget scope, `bytes` must fit next to what the scope already holds, and
+ * under the operating system's limit as it was when the scope began
+ * (RPE_ERROR_SYSTEM_MEMORY otherwise). */
 RpeStatus rpe_budget_check (size_t bytes);
+
+/* The operating system's limit on this process's memory, apart from the budget:
+ * RLIMIT_AS against the address space in use and RLIMIT_DATA against the data
+ * in use (/proc/self/statm).  Libraries that abort or spin when the system
+ * refuses memory (GLib, json-glib, OpenBLAS) are called only after a check.
+ *
+ * rpe_os_memory_headroom: the room left (SIZE_MAX when no limit is set).
+ * rpe_os_memory_check: RPE_OK if `bytes` more fit with a margin for what is
+ * allocated uncounted, else RPE_ERROR_SYSTEM_MEMORY.
+ * rpe_os_memory_check_compute: the same, plus, until they exist, the room
+ * OpenBLAS's work buffers will take on the first product (about 130 MiB for
+ * each thread that runs one; without that room OpenBLAS retries forever
+ * inside the call).  rpe_alloc calls it outside budget scopes, so every
+ * computation is refused with RPE_ERROR_SYSTEM_MEMORY before its first
+ * product when the limit cannot hold it. */
+/* For programs, first thing in main: under such a limit that cannot hold
+ * OpenBLAS's buffers for all its threads (its thread pool takes one each as it
+ * starts, before main; a thread that cannot get it retries forever, and the
+ * process then hangs at exit), runs the program again (/proc/self/exe, argv)
+ * with one thread: OPENBLAS_NUM_THREADS=1 and RPE_NUM_THREADS=1, marked by
+ * RPE_MEMORY_LIMIT_SERIAL=1 so that it happens once.  Returns when no limit
+ * is set, the room suffices, the threads are one already, or it cannot. */
+void      rpe_os_memory_fit_threads (char **argv);
+size_t    rpe_os_memory_headroom (void);
+RpeStatus rpe_os_memory_check (size_t bytes);
+/* What a check would still let through (in a budget scope, the scope's room
+ * less what it holds); SIZE_MAX when no limit is set. */
+size_t    rpe_os_memory_usable (void);
+RpeStatus rpe_os_memory_check_compute (size_t bytes);
 
 /* Budget scopes: ONE budget for everything a file makes us hold.
  *
@@ -63,9 +94,10 @@ RpeStatus rpe_budget_charge      (size_t bytes);
 /* Bytes the current scope holds (0 outside a scope). */
 size_t    rpe_budget_scope_used  (void);
 
-/* 64-byte aligned allocation (FFTW/SIMD friendly), checked against the budget.
- * Returns NULL and sets *status on overflow, over-budget or allocation failure.
- * Free with rpe_free (NULL-safe). */
+/* 64-byte aligned allocation (FFTW/SIMD friendly), checked against the budget
+ * (RPE_ERROR_NO_MEMORY) and the system's limit (RPE_ERROR_SYSTEM_MEMORY, also
+ * when the system refuses the block).  Returns NULL and sets *status on
+ * overflow or either refusal.  Free with rpe_free (NULL-safe). */
 void *rpe_alloc (size_t count, size_t elem_size, RpeStatus *status);
 void *rpe_alloc0 (size_t count, size_t elem_size, RpeStatus *status);
 void  rpe_free (void *ptr);

@@ -151,31 +151,19 @@ softmax_row_kernel (float  *r,
 
   if (has_nan)
     return RPE_ERROR_NOT_FINITE;
-  if (max == -INFINITY)
-    {
-      /* Every entry masked out: no distribution; documented as an all-zero row. */
-      memset (r, 0, n * sizeof (float));
-      return RPE_OK;
-    }
-  if (max == INFINITY)
-    {
-      /* The limit of the softmax: the +inf entries share the mass. */
-      size_t count = 0;
+  /* +inf, or -inf in every entry the mask keeps: logits that overflowed.  The
+   * softmax's limit (the +inf entries sharing the mass, an all-zero row) would
+   * be a degenerate map that looks like a result: refused. */
+  if (max == INFINITY || max == -INFINITY)
+    return RPE_ERROR_RANGE;
+  {
+    /* Subtract the row max: every exponent is <= 0, the max gives exactly 1,
+     * so the sum is >= 1 and nothing overflows.  x - max may round to -inf
+     * for differences beyond FLT_MAX; exp(-inf) = 0 is still right. */
+    double sum = exp_sum_kernel (r, n_cols, max);
 
-      for (size_t j = 0; j < n_cols; j++)
-        count += r[j] == INFINITY;
-      for (size_t j = 0; j < n_cols; j++)
-        r[j] = r[j] == INFINITY ? (float) (1.0 / (double) count) : 0.0f;
-    }
-  else
-    {
-      /* Subtract the row max: every exponent is <= 0, the max gives exactly 1,
-       * so the sum is >= 1 and nothing overflows.  x - max may round to -inf
-       * for differences beyond FLT_MAX; exp(-inf) = 0 is still right. */
-      double sum = exp_sum_kernel (r, n_cols, max);
-
-      scale_kernel (r, n_cols, (float) (1.0 / sum));
-    }
+    scale_kernel (r, n_cols, (float) (1.0 / sum));
+  }
   if (n_cols < n)
     memset (r + n_cols, 0, (n - n_cols) * sizeof (float));
   return RPE_OK;
@@ -565,6 +553,26 @@ rpe_logits_spec_check (const RpeLogitsSpec *spec)
   return qk_check (spec->n, spec->n_heads, spec->d, spec->q, spec->k);
 }
 
+/* RPE_ERROR_RANGE if an entry that the causal mask keeps is not finite: logits
+ * computed from finite inputs that overflowed float32 (a uniform or all-zero
+ * map would follow from the softmax's limits). */
+static RpeStatus
+unmasked_finite (const float *rows,
+                 size_t       n_rows,
+                 size_t       n,
+                 size_t       m0,
+                 bool         causal)
+{
+  for (size_t i = 0; i < n_rows; i++)
+    {
+      size_t cols = causal && m0 + i + 1 < n ? m0 + i + 1 : n;
+
+      if (!rpe_all_finite_f (rows + i * n, cols))
+        return RPE_ERROR_RANGE;
+    }
+  return RPE_OK;
+}
+
 RpeStatus
 rpe_attention_rows_func (size_t             n_cols,
                          size_t             m0,
@@ -595,7 +603,8 @@ rpe_attention_rows_func (size_t             n_cols,
         return RPE_ERROR_CANCELLED;
       if ((st = func (m0 + r, b, n_cols, o, user_data)) != RPE_OK)
         return st;
-      if ((st = rpe_softmax_row_block (o, b, n_cols, m0 + r, causal)) != RPE_OK)
+      if ((st = unmasked_finite (o, b, n_cols, m0 + r, causal)) != RPE_OK
+          || (st = rpe_softmax_row_block (o, b, n_cols, m0 + r, causal)) != RPE_OK)
         return st;
       rpe_monitor_progress (monitor, (double) (r + b) / (double) n_rows);
     }
@@ -631,7 +640,9 @@ rpe_logits_rows (const RpeLogitsSpec *spec,
 
       if (spec->k == NULL)  /* rpe_rel_logits_rows would return the bias alone */
         return RPE_ERROR_INVALID_ARGUMENT;
-      return rpe_rel_logits_rows (&rs, head, m0, n_rows, out, monitor);
+      if ((st = rpe_rel_logits_rows (&rs, head, m0, n_rows, out, monitor)) != RPE_OK)
+        return st;
+      return unmasked_finite (out, n_rows, spec->n, m0, causal);
     }
   if (spec->kind != RPE_LOGITS_DOT && spec->kind != RPE_LOGITS_APE)
     return RPE_ERROR_INVALID_ARGUMENT;
@@ -686,6 +697,8 @@ rpe_logits_rows (const RpeLogitsSpec *spec,
     for (size_t i = 0; i < n_rows; i++)
       for (size_t j = m0 + i + 1; j < spec->n; j++)
         out[i * spec->n + j] = -INFINITY;
+  /* q and k are finite: a non-finite logit is an overflow */
+  st = unmasked_finite (out, n_rows, spec->n, m0, causal);
   rpe_monitor_progress (monitor, 1.0);
 
 done:

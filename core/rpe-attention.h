@@ -51,9 +51,11 @@ RpeStatus rpe_ape_logits (size_t            n,
 /* Softmax of a block of rows whose first row is absolute row m0 of a map with
  * `n` columns: rows (n_rows, n), in place; causal masks n > m0 + i.
  * Conventions (also for rpe_softmax_rows): -INFINITY logits are allowed and get
- * weight 0; a row whose every unmasked entry is -INFINITY becomes all 0; if
- * some entries are +INFINITY they share the row's mass equally; NaN gives
- * RPE_ERROR_NOT_FINITE (rows before it are already transformed). */
+ * weight 0; a row whose every unmasked entry is -INFINITY, or one with a
+ * +INFINITY entry, gives RPE_ERROR_RANGE (logits that overflowed: the
+ * softmax's limit, an all-zero or a uniform row, would only look like a
+ * result); NaN gives RPE_ERROR_NOT_FINITE (rows before it are already
+ * transformed). */
 RpeStatus rpe_softmax_row_block (float            *rows,
                                  size_t            n_rows,
                                  size_t            n,
@@ -69,7 +71,9 @@ typedef RpeStatus (*RpeLogitsRowsFunc) (size_t    m0,
 
 /* Attention rows from a logits callback: calls func once per chunk of at most
  * `chunk` rows (0 = all n_rows at once), then softmaxes each chunk in place.
- * out (n_rows, n_cols).  The callback's status is passed through. */
+ * out (n_rows, n_cols).  The callback's status is passed through.  The
+ * callback computes from finite inputs: a logit it gives that is not finite
+ * where the causal mask keeps it is an overflow, RPE_ERROR_RANGE. */
 RpeStatus rpe_attention_rows_func (size_t             n_cols,
                                    size_t             m0,
                                    size_t             n_rows,
@@ -106,7 +110,8 @@ typedef struct
 RpeStatus rpe_logits_spec_check (const RpeLogitsSpec *spec);
 
 /* Rows m0 .. m0 + n_rows - 1 of head `head` of the logits (raw, before the softmax),
- * into out (n_rows, N).  Causal entries n > m are -INFINITY. */
+ * into out (n_rows, N).  Causal entries n > m are -INFINITY.  Finite q and k
+ * whose logits overflow float32 (queries of 1e30): RPE_ERROR_RANGE. */
 RpeStatus rpe_logits_rows (const RpeLogitsSpec *spec,
                            size_t               head,
                            size_t               m0,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rpe-publish.h"
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-curves.h"
@@ -368,10 +369,28 @@ write_rows (const RpeCurveTable *t, FILE *f)
   return true;
 }
 
+static RpeStatus curve_table_write_csv (const RpeCurveTable *t, const char *path, int *error_number);
+
 RpeStatus
 rpe_curve_table_write_csv (const RpeCurveTable *t,
-                           const char          *path,
+                           const char          *given,
                            int                 *error_number)
+{
+  /* onto a symbolic link: through it, to the file it names */
+  char *real = given != NULL ? rpe_publish_resolve (given) : NULL;
+  RpeStatus result;
+
+  if (given != NULL && real == NULL)
+    return RPE_ERROR_NO_MEMORY;
+  result = curve_table_write_csv (t, real, error_number);
+  free (real);
+  return result;
+}
+
+static RpeStatus
+curve_table_write_csv (const RpeCurveTable *t,
+                       const char          *path,
+                       int                 *error_number)
 {
   static const char suffix[] = ".XXXXXX";
   size_t len, bytes;
@@ -435,11 +454,8 @@ rpe_curve_table_write_csv (const RpeCurveTable *t,
           ok = false;
         }
     }
-  if (ok && rename (tmp, path) != 0)
-    {
-      saved = errno;
-      ok = false;
-    }
+  if (ok && (saved = rpe_publish (tmp, path)) != 0)
+    ok = false;
   if (!ok)
     unlink (tmp);
   rpe_free (tmp);
@@ -1642,6 +1658,20 @@ rpe_curve_extrapolation_table (const RpeCurveExtrapolationConfig *cfg,
       st = RPE_ERROR_INVALID_ARGUMENT;
       goto out;
     }
+  /* the whole table (m and 4 columns per model) and a model's 4 x N_max working
+   * rows, against the budget before anything is allocated or computed */
+  {
+    size_t cols, bytes;
+
+    if (!rpe_size_mul (n_models, 4, &cols) || !rpe_size_add (cols, 1 + 4, &cols)
+        || (st = rpe_size_bytes (&bytes, sizeof (double), cfg->n_max, cols, 1, 1)) != RPE_OK)
+      {
+        st = RPE_ERROR_OVERFLOW;
+        goto out;
+      }
+    if ((st = rpe_budget_check (bytes)) != RPE_OK)
+      goto out;
+  }
   t = rpe_curve_table_new (cfg->n_max, &st);
   if (t == NULL)
     goto out;

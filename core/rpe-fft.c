@@ -36,7 +36,7 @@ plan_struct_new (size_t     n,
     }
   if ((plan = calloc (1, size)) == NULL)
     {
-      *status = RPE_ERROR_NO_MEMORY;
+      *status = RPE_ERROR_SYSTEM_MEMORY;
       return NULL;
     }
   *plan = n;

@@ -1,6 +1,7 @@
 /* rpe-fit.c: fitting SPE to another relative bias (see rpe-fit.h). */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -106,6 +107,12 @@ rpe_fit_target_alibi (size_t        n_heads,
 
       if (!isfinite (s))
         return RPE_ERROR_NOT_FINITE;
+      /* ALiBi's slopes are positive: 0 gives a constant bias (nothing to
+       * fit), a negative one a bias that grows with distance (not ALiBi) */
+      if (s == 0)
+        return RPE_ERROR_DEGENERATE;
+      if (s < 0)
+        return RPE_ERROR_INVALID_ARGUMENT;
       for (size_t i = 0; i < len; i++)
         out[h * len + i] = -s * fabs ((double) i - (double) (n - 1));
     }
@@ -438,11 +445,11 @@ sine_refine (const double *y, size_t n, size_t m, double *comp, size_t max_iter)
   fdf.p = p;
   fdf.params = &data;
   if ((w = gsl_multifit_nlinear_alloc (gsl_multifit_nlinear_trust, &prm, len, p)) == NULL)
-    return RPE_ERROR_NO_MEMORY;
+    return RPE_ERROR_SYSTEM_MEMORY;
   if ((x = gsl_vector_alloc (p)) == NULL)
     {
       gsl_multifit_nlinear_free (w);
-      return RPE_ERROR_NO_MEMORY;
+      return RPE_ERROR_SYSTEM_MEMORY;
     }
   for (size_t i = 0; i < len; i++)
     mean += y[i];
@@ -755,7 +762,7 @@ fit_conv (const RpeFitConfig *cfg, size_t n, const double *target, RpeSpeParams 
       sol = gsl_vector_alloc (Lw);
       if (a == NULL || rhs == NULL || sol == NULL)
         {
-          st = RPE_ERROR_NO_MEMORY;
+          st = RPE_ERROR_SYSTEM_MEMORY;
           goto out;
         }
     }
@@ -903,6 +910,41 @@ out:
 }
 
 RpeStatus
+rpe_fit_target_check (size_t        n_heads,
+                      size_t        n,
+                      const double *target)
+{
+  size_t len;
+  double scale = 0;
+  RpeStatus st;
+
+  if (target == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = check_profile_size (n_heads, n, &len)) != RPE_OK)
+    return st;
+  if (!rpe_all_finite_d (target, n_heads * len))
+    return RPE_ERROR_NOT_FINITE;
+  /* the largest deviation from a head's mean: what the fit has to reproduce */
+  for (size_t h = 0; h < n_heads; h++)
+    {
+      const double *b = target + h * len;
+      double mean = 0;
+
+      for (size_t i = 0; i < len; i++)
+        mean += b[i];
+      mean /= (double) len;
+      for (size_t i = 0; i < len; i++)
+        scale = fmax (scale, fabs (b[i] - mean));
+    }
+  /* constant (softmax ignores it: nothing to fit, and the relative error
+   * divides by zero), or below float32's normal range (the fitted float
+   * parameters cannot hold it) */
+  if (!(scale >= FLT_MIN))
+    return RPE_ERROR_DEGENERATE;
+  return RPE_OK;
+}
+
+RpeStatus
 rpe_fit_spe (const RpeFitConfig *cfg,
              size_t              n,
              const double       *target,
@@ -919,6 +961,8 @@ rpe_fit_spe (const RpeFitConfig *cfg,
     return st;
   if (!rpe_all_finite_d (target, cfg->n_heads * len))
     return RPE_ERROR_NOT_FINITE;
+  if ((st = rpe_fit_target_check (cfg->n_heads, n, target)) != RPE_OK)
+    return st;
   /* the LM Jacobian (2N-1) x (3 D K + 1) doubles, or the conv filters: inside the budget */
   if (!rpe_size_mul (cfg->n_features, cfg->size, &comps) || !rpe_size_mul (comps, 3, &comps)
       || !rpe_size_add (comps, 1, &comps))

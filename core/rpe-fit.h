@@ -41,7 +41,8 @@
 
 /* ---- targets: out is (H, 2N-1), index i <-> tau = i - (N-1) ------------------------- */
 
-/* ALiBi: b_h(tau) = -slope_h |tau|; slopes NULL means 2^(-8(h+1)/H). */
+/* ALiBi: b_h(tau) = -slope_h |tau|; slopes NULL means 2^(-8(h+1)/H).  A slope of 0
+ * is RPE_ERROR_DEGENERATE (a constant bias), a negative one RPE_ERROR_INVALID_ARGUMENT. */
 RpeStatus rpe_fit_target_alibi (size_t        n_heads,
                                 size_t        n,
                                 const double *slopes,
@@ -112,8 +113,16 @@ typedef struct
   size_t       max_iter;    /* LM / ALS iterations; 0 = default (40) */
 } RpeFitConfig;
 
-/* Fits params (initialised by the call; effective values) to target (H, 2N-1).
- * Progress goes per head; cancellable. */
+/* RPE_OK if target (H, 2N-1) can be fitted: finite (RPE_ERROR_NOT_FINITE), and neither
+ * constant in every head nor so small that float32 parameters cannot reproduce it (its
+ * largest deviation from a head's mean below FLT_MIN): RPE_ERROR_DEGENERATE, since
+ * the softmax ignores a constant and the relative error E would divide by zero. */
+RpeStatus rpe_fit_target_check (size_t        n_heads,
+                                size_t        n,
+                                const double *target);
+
+/* Fits params (initialised by the call; effective values) to target (H, 2N-1),
+ * refused as rpe_fit_target_check refuses.  Progress goes per head; cancellable. */
 RpeStatus rpe_fit_spe (const RpeFitConfig *cfg,
                        size_t              n,
                        const double       *target,

@@ -320,7 +320,8 @@ rpe_lrpe_new (const RpeLrpeConfig *config,
           norm2 += l->v[j] * l->v[j];
         if (!(norm2 > 0) || !isfinite (norm2))
           {
-            st = RPE_ERROR_INVALID_ARGUMENT;
+            /* a zero v has no direction to reflect in */
+            st = RPE_ERROR_DEGENERATE;
             goto out;
           }
         /* The reference normalises a drawn v once (v / |v|) and then uses the

@@ -162,7 +162,8 @@ RpeStatus rpe_lrpe_perm_from_table (const int64_t *table,
                                     size_t        *bad_row);
 
 /* Validates the config (sizes, finite values, bijective permutations, a
- * nonzero v) and builds the object.  NULL and *status on failure. */
+ * nonzero v) and builds the object.  NULL and *status on failure: a zero
+ * Householder v is RPE_ERROR_DEGENERATE (it has no direction). */
 RpeLrpe  *rpe_lrpe_new          (const RpeLrpeConfig *config,
                                  RpeStatus           *status);
 void      rpe_lrpe_free         (RpeLrpe *lrpe);   /* NULL-safe */

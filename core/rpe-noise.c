@@ -131,7 +131,7 @@ rpe_noise_transform (RpeNoiseScheme scheme,
         const double scale = (double) (1u << SOBOL_BITS);
 
         if (q == NULL)
-          return RPE_ERROR_NO_MEMORY;
+          return RPE_ERROR_SYSTEM_MEMORY;
         for (size_t i = 0; i < d; i++)
           shift[i] = (uint32_t) (rpe_rng_u64 (seed, NOISE_STREAM_SOBOL, cell * RPE_NOISE_SOBOL_MAX_DIM + i)
                                  & ((1u << SOBOL_BITS) - 1));

@@ -263,30 +263,46 @@ transpose8 (const float *src,
             float       *dst,
             size_t       ldd)
 {
+#ifdef __clang__
+  /* clang (the fuzz build) has the shuffle with its indices as arguments */
+#define SINE_SHUF(a, b, ...) __builtin_shufflevector (a, b, __VA_ARGS__)
+#else
   typedef int32_t sine_v8i __attribute__ ((vector_size (32)));
-  const sine_v8i lo1 = { 0, 8, 1, 9, 4, 12, 5, 13 }, hi1 = { 2, 10, 3, 11, 6, 14, 7, 15 };
-  const sine_v8i lo2 = { 0, 1, 8, 9, 4, 5, 12, 13 }, hi2 = { 2, 3, 10, 11, 6, 7, 14, 15 };
-  const sine_v8i lo3 = { 0, 1, 2, 3, 8, 9, 10, 11 }, hi3 = { 4, 5, 6, 7, 12, 13, 14, 15 };
+#define SINE_SHUF(a, b, ...) __builtin_shuffle (a, b, (sine_v8i) { __VA_ARGS__ })
+#endif
+#define lo1 0, 8, 1, 9, 4, 12, 5, 13
+#define hi1 2, 10, 3, 11, 6, 14, 7, 15
+#define lo2 0, 1, 8, 9, 4, 5, 12, 13
+#define hi2 2, 3, 10, 11, 6, 7, 14, 15
+#define lo3 0, 1, 2, 3, 8, 9, 10, 11
+#define hi3 4, 5, 6, 7, 12, 13, 14, 15
   sine_v8f r[8], t[8], u[8];
 
   for (int i = 0; i < 8; i++)
     memcpy (&r[i], src + i * lds, sizeof r[i]);
   for (int i = 0; i < 8; i += 2)
     {
-      t[i] = __builtin_shuffle (r[i], r[i + 1], lo1);
-      t[i + 1] = __builtin_shuffle (r[i], r[i + 1], hi1);
+      t[i] = SINE_SHUF (r[i], r[i + 1], lo1);
+      t[i + 1] = SINE_SHUF (r[i], r[i + 1], hi1);
     }
   for (int i = 0; i < 8; i += 4)
     for (int j = 0; j < 2; j++)
       {
-        u[i + j] = __builtin_shuffle (t[i + j], t[i + j + 2], lo2);
-        u[i + j + 2] = __builtin_shuffle (t[i + j], t[i + j + 2], hi2);
+        u[i + j] = SINE_SHUF (t[i + j], t[i + j + 2], lo2);
+        u[i + j + 2] = SINE_SHUF (t[i + j], t[i + j + 2], hi2);
       }
   for (int j = 0; j < 4; j++)
     {
-      r[j] = __builtin_shuffle (u[j], u[j + 4], lo3);
-      r[j + 4] = __builtin_shuffle (u[j], u[j + 4], hi3);
+      r[j] = SINE_SHUF (u[j], u[j + 4], lo3);
+      r[j + 4] = SINE_SHUF (u[j], u[j + 4], hi3);
     }
+#undef SINE_SHUF
+#undef lo1
+#undef hi1
+#undef lo2
+#undef hi2
+#undef lo3
+#undef hi3
   /* after the rounds r[j] holds column 0 2 1 3 4 6 5 7 [j] */
   for (int j = 0; j < 8; j++)
     memcpy (dst + (size_t) ((j & 4) | ((j & 1) << 1) | ((j & 2) >> 1)) * ldd, &r[j], sizeof r[j]);

@@ -10,7 +10,7 @@ rpe_status_to_string (RpeStatus status)
     case RPE_OK: return "success";
     case RPE_ERROR_INVALID_ARGUMENT: return "invalid argument";
     case RPE_ERROR_OVERFLOW: return "size overflow";
-    case RPE_ERROR_NO_MEMORY: return "not enough memory (or over the memory budget)";
+    case RPE_ERROR_NO_MEMORY: return "over the memory budget";
     case RPE_ERROR_CANCELLED: return "cancelled";
     case RPE_ERROR_NOT_FINITE: return "input holds NaN or infinity";
     case RPE_ERROR_IO: return "input/output error";
@@ -18,6 +18,12 @@ rpe_status_to_string (RpeStatus status)
     case RPE_ERROR_UNSUPPORTED: return "unsupported";
     case RPE_ERROR_NOT_FOUND: return "not found";
     case RPE_ERROR_INTERNAL: return "internal library failure";
+    case RPE_ERROR_SYSTEM_MEMORY:
+      return "out of memory: the system's limit for this process (ulimit -v or -d) or the machine's memory "
+             "leaves too little room";
+    case RPE_ERROR_RANGE: return "values too large: the result overflows float32";
+    case RPE_ERROR_DEGENERATE:
+      return "degenerate input: zero (or below float32's range) where a direction or a scale is needed";
     default: return "unknown status";
     }
 }

@@ -23,6 +23,11 @@ typedef enum
   RPE_ERROR_UNSUPPORTED,      /* a well-formed input uses something we do not support */
   RPE_ERROR_NOT_FOUND,        /* a tensor or module is missing */
   RPE_ERROR_INTERNAL,         /* a library (FFTW, ...) failed */
+  RPE_ERROR_SYSTEM_MEMORY,    /* the operating system has no more memory for this process: its
+                                 limit (ulimit -v / -d) or the machine's memory, not the budget */
+  RPE_ERROR_RANGE,            /* finite inputs whose result overflows (values too large) */
+  RPE_ERROR_DEGENERATE,       /* an input that makes the result meaningless (a zero vector, a
+                                 target of zero norm) */
 } RpeStatus;
 
 const char *rpe_status_to_string (RpeStatus status);

@@ -298,6 +298,9 @@ exact_logits_run (const RpeSpeParams     *params,
   big = len * n_features;
   if (sink == NULL)
     block_rows = 32;
+  /* finite inputs: a logit that is not finite is then an overflow */
+  if (!rpe_all_finite_f (q, n * n_heads * n_features) || !rpe_all_finite_f (k, n * n_heads * n_features))
+    return RPE_ERROR_NOT_FINITE;
 
   if ((prev = rpe_alloc (big, sizeof (float), &st)) == NULL
       || (kt = rpe_alloc (n * n_features, sizeof (float), &st)) == NULL
@@ -342,6 +345,11 @@ exact_logits_run (const RpeSpeParams     *params,
               memset (row, 0, n * sizeof (float));
               for (size_t d = 0; d < n_features; d++)
                 mul_acc (row, kt + d * n, prev + d * len + (n - 1 - m), qm[d], n);
+            }
+          if (!rpe_all_finite_f (dst, (m1 - m0) * n))
+            {
+              st = RPE_ERROR_RANGE;
+              goto out;
             }
           if (sink != NULL && (st = sink (h, m0, m1 - m0, buf, user_data)) != RPE_OK)
             goto out;

@@ -73,6 +73,9 @@ case_dir (void)
   return dir;
 }
 
+/* RLIMIT_AS of the next runs (0: none), for the system-limit cases. */
+static rlim_t run_as_limit;
+
 /* Runs rpe with `args` (NULL-terminated) in `cwd`, with RPE_MEMORY_BUDGET=`budget`
  * (or unset) and RLIMIT_FSIZE = `fsize` bytes (0: unlimited). */
 static Run
@@ -118,6 +121,11 @@ run_rpe (const char         *cwd,
         {
           struct rlimit rl = { fsize, fsize };
           setrlimit (RLIMIT_FSIZE, &rl);
+        }
+      if (run_as_limit > 0)
+        {
+          struct rlimit rl = { run_as_limit, run_as_limit };
+          setrlimit (RLIMIT_AS, &rl);
         }
       execv ((const char *) argv->pdata[0], (char **) argv->pdata);
       _exit (98);
@@ -364,6 +372,17 @@ test_budget_message (void)
   assert_message (&r, "need 1200000 bytes", "budget (1000000 bytes)", NULL);
   run_clear (&r);
   g_assert_cmpuint (dir_count (dir), ==, 0);
+  /* a small budget is said in bytes, not as "0.0 MiB" */
+  {
+    const char *random[] = { "compute", "template", "--length", "64", "-o", "out.npy", NULL };
+
+    r = run_rpe (dir, "1000", 0, random);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "budget of 1000 bytes", NULL);
+    g_assert_null (strstr (r.err, "0.0 MiB"));
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+  }
   g_unlink (path);
   g_string_free (file, TRUE);
 }
@@ -391,7 +410,9 @@ test_non_finite (void)
     g_assert_true (rpe_npy_write (q, v, 3, (gsize[]) { 4, 1, 2 }, FALSE, &error));
     r = run_rpe (dir, NULL, 0, args);
     g_assert_cmpint (r.status, ==, 2);
-    assert_message (&r, "index", "too large for float32", "nothing was written", NULL);
+    /* refused where the logits are computed (the core's range check), or where the output is
+     * checked (the index): either way too large for float32 and nothing written */
+    assert_message (&r, "too large", "float32", NULL);
     run_clear (&r);
     g_assert_cmpuint (dir_count (dir), ==, 0);
     g_unlink (q);
@@ -594,6 +615,201 @@ test_inputs (void)
   }
 }
 
+/* Arrays with no rows are no content: every command that reads queries, values or a profile
+ * refuses them by name (0 rows was taken for "no length given" and N fell back to 256: the
+ * SPE commands read past the buffer, lrpe-attention wrote a map of garbage). */
+static void
+test_empty_arrays (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autofree char *q = g_build_filename (rpe_test_tmpdir (), "q-0-rows.npy", NULL);
+  g_autofree char *ql = g_build_filename (rpe_test_tmpdir (), "ql-0-rows.npy", NULL);
+  g_autofree char *t1 = g_build_filename (rpe_test_tmpdir (), "target-1.npy", NULL);
+  g_autofree char *t0 = g_build_filename (rpe_test_tmpdir (), "target-0.npy", NULL);
+  const char *spe[] = { "attention", "logits", "linear", "rpe-logits", "encode" };
+  const char *lrpe[] = { "lrpe-attention", "lrpe-encode", "lrpe-linear" };
+  float one = 1.0f;
+
+  g_assert_true (rpe_npy_write (q, NULL, 3, (gsize[]) { 0, 8, 64 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (ql, NULL, 3, (gsize[]) { 0, 4, 16 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (t0, NULL, 1, (gsize[]) { 0 }, FALSE, NULL));
+  g_assert_true (rpe_npy_write (t1, &one, 1, (gsize[]) { 1 }, FALSE, NULL));
+  for (gsize i = 0; i < G_N_ELEMENTS (spe) + G_N_ELEMENTS (lrpe); i++)
+    {
+      const char *cmd = i < G_N_ELEMENTS (spe) ? spe[i] : lrpe[i - G_N_ELEMENTS (spe)];
+      const char *args[] = { "compute", cmd, "--queries", i < G_N_ELEMENTS (spe) ? q : ql, "-o", "out.npy", NULL };
+      const char *vals[] = { "compute", cmd, "--values", i < G_N_ELEMENTS (spe) ? q : ql, "-o", "out.npy", NULL };
+      Run r = run_rpe (dir, NULL, 0, args);
+
+      if (r.status != 2 || strstr (r.err, "empty") == NULL)
+        g_error ("compute %s --queries (0 rows): exit %d, '%s'", cmd, r.status, r.err);
+      run_clear (&r);
+      if (g_str_equal (cmd, "linear") || g_str_equal (cmd, "lrpe-linear"))
+        {
+          r = run_rpe (dir, NULL, 0, vals);
+          if (r.status != 2 || strstr (r.err, "empty") == NULL)
+            g_error ("compute %s --values (0 rows): exit %d, '%s'", cmd, r.status, r.err);
+          run_clear (&r);
+        }
+    }
+  /* a fit target: empty, or too short for a profile (the file's fault, not --length's) */
+  {
+    const char *a0[] = { "fit", "--target", "file", "--target-file", t0, "-o", "f.safetensors", NULL };
+    const char *a1[] = { "fit", "--target", "file", "--target-file", t1, "-o", "f.safetensors", NULL };
+    Run r = run_rpe (dir, NULL, 0, a0);
+
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "empty", NULL);
+    run_clear (&r);
+    r = run_rpe (dir, NULL, 0, a1);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "target-1.npy", "1 values", NULL);
+    g_assert_null (strstr (r.err, "--length"));
+    run_clear (&r);
+  }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+  g_unlink (q);
+  g_unlink (ql);
+  g_unlink (t0);
+  g_unlink (t1);
+}
+
+/* A command's outputs are one set: put in place together when the command succeeds, none of
+ * them when one fails (the first output was replaced before the second failed). */
+static void
+assert_contents (const char *dir, const char *name, const char *want)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, want);
+}
+
+static void
+put (const char *dir, const char *name, const char *text)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+}
+
+static void
+test_output_set (void)
+{
+  g_autofree char *dir = case_dir ();
+
+  put (dir, "fig.png", "old");
+  put (dir, "f.safetensors", "old");
+  {
+    const char *args[] = { "export", "attention", "--length", "16", "-o", "fig.png",
+                           "--save-session", "nodir/s.rpe-session", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+
+    g_assert_cmpint (r.status, !=, 0);
+    assert_message (&r, "nodir/s.rpe-session", NULL);
+    run_clear (&r);
+    assert_contents (dir, "fig.png", "old");
+  }
+  {
+    const char *args[] = { "fit", "--target", "alibi", "--heads", "2", "--features", "4", "--length", "16",
+                           "-o", "f.safetensors", "--csv", "nodir/x.csv", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+
+    g_assert_cmpint (r.status, !=, 0);
+    assert_message (&r, "nodir/x.csv", NULL);
+    run_clear (&r);
+    assert_contents (dir, "f.safetensors", "old");
+  }
+  /* nothing else left behind (no temporary file) */
+  g_assert_cmpuint (dir_count (dir), ==, 2);
+  /* and both, when both can be written */
+  {
+    const char *args[] = { "export", "attention", "--length", "16", "-o", "fig.png",
+                           "--save-session", "s.rpe-session", NULL };
+    Run r = run_rpe (dir, NULL, 0, args);
+    g_autofree char *png = g_build_filename (dir, "fig.png", NULL);
+    g_autofree char *ses = g_build_filename (dir, "s.rpe-session", NULL);
+    g_autofree char *text = NULL;
+
+    g_assert_cmpint (r.status, ==, 0);
+    run_clear (&r);
+    g_assert_true (g_file_get_contents (png, &text, NULL, NULL));
+    g_assert_true (g_str_has_prefix (text, "\x89PNG"));
+    g_assert_true (g_file_test (ses, G_FILE_TEST_IS_REGULAR));
+  }
+}
+
+/* An output onto a symbolic link is written through it (as cp does): the link stays and the
+ * file it names is replaced, for every writer (images, arrays, CSV). */
+static void
+test_output_symlink (void)
+{
+  g_autofree char *dir = case_dir ();
+  const char *cases[][2] = { { "a.png", "export" }, { "a.npy", "compute" }, { "a.csv", "curves" } };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *target = g_strdup_printf ("target-%s", cases[i][0]);
+      g_autofree char *link = g_strdup_printf ("link-%s", cases[i][0]);
+      g_autofree char *lpath = g_build_filename (dir, link, NULL);
+      g_autofree char *tpath = g_build_filename (dir, target, NULL);
+      const char *exp[] = { "export", "attention", "--length", "16", "-o", link, NULL };
+      const char *cmp[] = { "compute", "template", "--length", "8", "--head", "0", "--feature", "0", "-o", link, NULL };
+      const char *crv[] = { "curves", "profile", "--length", "16", "-o", link, NULL };
+      const char *const *args = i == 0 ? exp : i == 1 ? cmp : crv;
+      g_autofree char *text = NULL;
+      Run r;
+
+      put (dir, target, "old");
+      g_assert_cmpint (symlink (target, lpath), ==, 0);
+      r = run_rpe (dir, NULL, 0, args);
+      if (r.status != 0)
+        g_error ("%s onto a link: exit %d: %s", cases[i][0], r.status, r.err);
+      run_clear (&r);
+      g_assert_true (g_file_test (lpath, G_FILE_TEST_IS_SYMLINK));
+      g_assert_true (g_file_get_contents (tpath, &text, NULL, NULL));
+      g_assert_cmpstr (text, !=, "old");
+    }
+}
+
+/* A full disk: a small tmpfs when this process may mount one (the PDF writer exited 0 leaving
+ * a truncated file); the old file stays and the exit is non-zero. */
+static void
+test_full_disk (void)
+{
+  g_autofree char *mnt = g_build_filename (rpe_test_tmpdir (), "full-disk", NULL);
+  g_autofree char *opts = NULL;
+  const char *mount_argv[] = { "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt, NULL };
+  const char *umount_argv[] = { "umount", mnt, NULL };
+  const char *formats[] = { "pdf", "svg", "png" };
+  int wait = -1;
+
+  g_assert_cmpint (g_mkdir_with_parents (mnt, 0700), ==, 0);
+  if (!g_spawn_sync (NULL, (char **) mount_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                     NULL, NULL, NULL, &wait, NULL)
+      || wait != 0)
+    {
+      g_test_skip ("cannot mount a small tmpfs here");
+      return;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("fig.%s", formats[i]);
+      const char *args[] = { "export", "attention", "--length", "512", "--width", "2000", "--height", "2000",
+                             "-o", name, NULL };
+      Run r;
+
+      put (mnt, name, "old");
+      r = run_rpe (mnt, NULL, 0, args);
+      g_assert_cmpint (r.status, !=, 0);
+      run_clear (&r);
+      assert_contents (mnt, name, "old");
+    }
+  g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats));
+  g_spawn_sync (NULL, (char **) umount_argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
 /* ---- 8. options a command does not use ---------------------------------------- */
 
 static void
@@ -623,6 +839,68 @@ test_unused_options (void)
   g_assert_cmpuint (dir_count (dir), ==, 0);
 }
 
+/* ---- the system's memory limit (ulimit -v) ------------------------------------ */
+
+/* Under an address-space limit, what does not fit is an error that names the
+ * limit, never an abort in GLib's allocator or an endless retry in OpenBLAS's:
+ * `rpe info` on a file of 65536 tensors under 150 MB (was SIGABRT in g_malloc or
+ * GSlice), and `rpe compute attention --length 256` under 400 MB, which runs
+ * (with one thread when two do not fit; was an endless mmap retry inside sgemm)
+ * and under 150 MB, which is refused. */
+static void
+test_system_limit (void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  g_test_skip ("AddressSanitizer reserves the address space this limit counts");
+#else
+  g_autofree char *dir = case_dir ();
+  g_autofree char *path = g_build_filename (rpe_test_tmpdir (), "many-small.safetensors", NULL);
+  const char *info[] = { "info", path, NULL };
+  const char *attention[] = { "compute", "attention", "--length", "256", "-o", "out.npy", NULL };
+  GString *h = g_string_new ("{");
+  GString *file;
+  guint64 len;
+  Run r;
+
+  for (guint i = 0; i < RPE_SAFETENSORS_MAX_TENSORS; i++)
+    g_string_append_printf (h, "%s\"layers.%u.attn.w%u\":{\"dtype\":\"F32\",\"shape\":[1],"
+                            "\"data_offsets\":[%u,%u]}", i ? "," : "", i, i % 3, 4 * i, 4 * i + 4);
+  g_string_append_c (h, '}');
+  len = GUINT64_TO_LE ((guint64) h->len);
+  file = g_string_new_len ((const char *) &len, 8);
+  g_string_append_len (file, h->str, (gssize) h->len);
+  for (guint i = 0; i < RPE_SAFETENSORS_MAX_TENSORS; i++)
+    g_string_append_len (file, "\0\0\0\0", 4);
+  g_assert_true (g_file_set_contents (path, file->str, (gssize) file->len, NULL));
+
+  run_as_limit = (rlim_t) 150 << 20;
+  r = run_rpe (dir, NULL, 0, info);      /* a signal fails run_rpe itself */
+  g_assert_cmpint (r.status, ==, 1);
+  assert_message (&r, "ulimit", NULL);
+  run_clear (&r);
+
+  run_as_limit = (rlim_t) 400 << 20;
+  r = run_rpe (dir, NULL, 0, attention);
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  {
+    g_autofree char *out = g_build_filename (dir, "out.npy", NULL);
+
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  }
+
+  run_as_limit = (rlim_t) 150 << 20;
+  r = run_rpe (dir, NULL, 0, attention);
+  g_assert_cmpint (r.status, ==, 1);
+  assert_message (&r, "out of memory", "limit", NULL);
+  g_assert_null (strstr (r.err, "budget"));
+  run_clear (&r);
+  run_as_limit = 0;
+  g_string_free (h, TRUE);
+  g_string_free (file, TRUE);
+#endif
+}
+
 int
 main (int argc, char **argv)
 {
@@ -636,6 +914,11 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/escape", test_escape);
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
+  g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
+  g_test_add_func ("/cli/hostile/output-set", test_output_set);
+  g_test_add_func ("/cli/hostile/output-symlink", test_output_symlink);
+  g_test_add_func ("/cli/hostile/full-disk", test_full_disk);
   g_test_add_func ("/cli/hostile/unused-options", test_unused_options);
+  g_test_add_func ("/cli/hostile/system-limit", test_system_limit);
   return g_test_run ();
 }

@@ -45,7 +45,9 @@ static void
 test_parse_int (void)
 {
   assert_int ("10", 1, 100, 10);
-  assert_int ("010", 1, 100, 10); /* decimal: ten, not octal eight */
+  assert_int_refused ("010", 1, 100); /* octal eight to C, ten to others: refused, not guessed */
+  assert_int_refused ("-07", -10, 10);
+  assert_int_refused ("00", 0, 100);
   assert_int ("0", 0, 5, 0);
   assert_int ("-5", -10, 10, -5);
   assert_int ("9223372036854775807", 0, G_MAXINT64, G_MAXINT64);
@@ -74,7 +76,7 @@ test_parse_double (void)
 {
   const char  *good[] = { "1", "0.5", ".5", "5.", "1e2", "1E-2", "2.5e+1" };
   const double want[] = { 1, 0.5, 0.5, 5, 100, 0.01, 25 };
-  const char *bad[] = { "", "inf", "nan", "-inf", "0x1p3", "1e", "e5", ".", "1.2.3", " 1", "1 ", "+1", "1e999", "1,5" };
+  const char *bad[] = { "", "inf", "nan", "-inf", "0x1p3", "1e", "e5", ".", "1.2.3", " 1", "1 ", "+1", "1e999", "1,5", "01.5", "00" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
     {
@@ -109,11 +111,11 @@ test_parse_size (void)
     { "1", 1 },           { "512", 512 },         { "1K", 1024 },
     { "1k", 1024 },       { "1KiB", 1024 },       { "1KB", 1024 },
     { "1M", 1048576 },    { "1.5G", 1610612736 }, { "2T", (guint64) 2 << 40 },
-    { "010M", 10485760 }, { "50%", 500 },         { "100%", 1000 },
+    { "10M", 10485760 },  { "50%", 500 },         { "100%", 1000 },
     { "0.1%", 1 },
   };
   const char *bad[] = { "",    "0",    "0M", "-1M", "0x10M", "1e3M", "1e3", "M",         "1X",
-                        "1MM", "101%", "0%", "1 M", " 1M",   "inf",  "nan", "16777216T", "1.5" };
+                        "1MM", "101%", "0%", "1 M", " 1M",   "inf",  "nan", "16777216T", "1.5", "010M" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
     {
@@ -613,8 +615,11 @@ test_hostile_numbers (void)
   g_autofree char *err = NULL;
   g_autoptr (RpeTensor) t = NULL;
 
-  /* decimal only: 010 is ten (the output is (10, 10)), 0x10 is refused */
-  g_assert_cmpint (run_words ("compute template --length 010 --head 0 --feature 0 -o", npy, NULL, NULL), ==, 0);
+  /* decimal only: 10 is ten (the output is (10, 10)); 010 (octal eight to some tools) and 0x10
+   * are refused */
+  g_assert_cmpint (run_words ("compute template --length 10 --head 0 --feature 0 -o", npy, NULL, NULL), ==, 0);
+  expect_refused ("compute template --length 010", "leading zero");
+  expect_refused ("compute template --length 010", "--length");
   t = rpe_npy_read (npy, NULL);
   g_assert_nonnull (t);
   g_assert_cmpuint (t->ndim, ==, 2);

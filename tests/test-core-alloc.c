@@ -3,6 +3,10 @@
 #include <glib.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "rpe-alloc.h"
 
@@ -115,13 +119,75 @@ test_finite (void)
 static void
 test_status_strings (void)
 {
-  for (int s = RPE_OK; s <= RPE_ERROR_INTERNAL; s++)
+  for (int s = RPE_OK; s <= RPE_ERROR_DEGENERATE; s++)
     {
       const char *msg = rpe_status_to_string ((RpeStatus) s);
       g_assert_nonnull (msg);
       g_assert_cmpstr (msg, !=, "unknown status");
     }
   g_assert_cmpstr (rpe_status_to_string ((RpeStatus) 999), ==, "unknown status");
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+/* The address space in use now, from /proc/self/statm (an independent reading). */
+static size_t
+vm_now (void)
+{
+  FILE *f = fopen ("/proc/self/statm", "r");
+  unsigned long pages = 0;
+
+  g_assert_nonnull (f);
+  g_assert_cmpint (fscanf (f, "%lu", &pages), ==, 1);
+  fclose (f);
+  return (size_t) pages * (size_t) sysconf (_SC_PAGE_SIZE);
+}
+#endif
+
+/* Under the system's limit on the address space (ulimit -v), what does not fit
+ * is refused as the system's, before it is allocated: a block (rpe_alloc), a
+ * file's charges (a budget scope) and a first computation that would need
+ * OpenBLAS's work buffers.  Run in a subprocess that sets the limit. */
+static void
+test_os_limit (void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  g_test_skip ("AddressSanitizer reserves the address space this limit counts");
+  return;
+#else
+  if (g_test_subprocess ())
+    {
+      struct rlimit rl;
+      RpeStatus st = RPE_OK;
+      void *p;
+
+      rl.rlim_cur = rl.rlim_max = vm_now () + ((size_t) 96 << 20);
+      g_assert_cmpint (setrlimit (RLIMIT_AS, &rl), ==, 0);
+      rpe_budget_set ((size_t) 64 << 30);
+      g_assert_cmpuint (rpe_os_memory_headroom (), <=, (size_t) 96 << 20);
+      /* within the budget, over the limit: the system's refusal, not the budget's */
+      p = rpe_alloc ((size_t) 256 << 20, 1, &st);
+      g_assert_null (p);
+      g_assert_cmpint (st, ==, RPE_ERROR_SYSTEM_MEMORY);
+      g_assert_nonnull (strstr (rpe_status_to_string (st), "limit"));
+      g_assert_null (strstr (rpe_status_to_string (st), "budget"));
+      /* a small block still fits, when OpenBLAS's buffers are not needed */
+      rpe_budget_scope_begin ();
+      p = rpe_alloc (1 << 20, 1, &st);
+      g_assert_nonnull (p);
+      rpe_free (p);
+      /* in a file's scope, charges are checked against the limit too */
+      g_assert_cmpint (rpe_budget_charge ((size_t) 200 << 20), ==, RPE_ERROR_SYSTEM_MEMORY);
+      g_assert_cmpint (rpe_budget_charge (4096), ==, RPE_OK);
+      rpe_budget_scope_end ();
+      /* a computation's first block: OpenBLAS would need more than 96 MiB */
+      g_assert_cmpint (rpe_os_memory_check_compute (4096), ==, RPE_ERROR_SYSTEM_MEMORY);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+  /* and without a limit nothing is refused for it */
+  g_assert_cmpint (rpe_os_memory_check_compute ((size_t) 1 << 20), ==, RPE_OK);
+#endif
 }
 
 int
@@ -134,5 +200,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/alloc/budget-env", test_budget_env);
   g_test_add_func ("/core/alloc/finite", test_finite);
   g_test_add_func ("/core/alloc/status-strings", test_status_strings);
+  g_test_add_func ("/core/alloc/os-limit", test_os_limit);
   return g_test_run ();
 }

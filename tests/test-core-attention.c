@@ -111,12 +111,11 @@ test_softmax_extremes (void)
   g_assert_cmpint (rpe_softmax_row_block (r3, 1, 3, 0, FALSE), ==, RPE_OK);
   g_assert_true (r3[0] == 0.0f && r3[1] == 1.0f && r3[2] == 0.0f);
 
-  g_assert_cmpint (rpe_softmax_row_block (r4, 1, 3, 0, FALSE), ==, RPE_OK);
-  g_assert_true (r4[0] == 0.0f && r4[1] == 0.0f && r4[2] == 0.0f);
-
-  g_assert_cmpint (rpe_softmax_row_block (r5, 1, 3, 0, FALSE), ==, RPE_OK);
-  g_assert_cmpfloat_with_epsilon (r5[0], 0.5, 1e-7);
-  g_assert_true (r5[1] == 0.0f);
+  /* every kept entry -inf, or a +inf entry: logits that overflowed; the softmax's
+   * limits (an all-zero row, +inf entries sharing the mass) would be a degenerate
+   * map, so they are refused */
+  g_assert_cmpint (rpe_softmax_row_block (r4, 1, 3, 0, FALSE), ==, RPE_ERROR_RANGE);
+  g_assert_cmpint (rpe_softmax_row_block (r5, 1, 3, 0, FALSE), ==, RPE_ERROR_RANGE);
 
   g_assert_cmpint (rpe_softmax_row_block (r6, 1, 3, 0, FALSE), ==, RPE_ERROR_NOT_FINITE);
 
@@ -659,6 +658,53 @@ test_dense_rows_vs_naive (void)
   g_rand_free (rand);
 }
 
+static RpeStatus
+huge_logits (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
+{
+  /* what an exact SPE path gives for logits beyond float32: +inf, -inf and NaN */
+  for (size_t i = 0; i < n_rows * n_cols; i++)
+    out[i] = i % 3 == 0 ? INFINITY : i % 3 == 1 ? 1.0f : -INFINITY;
+  return RPE_OK;
+}
+
+/* Finite queries and keys whose logits overflow float32 (1e30 each: q.k = 1e60 D)
+ * give an error that says so, in every attention path, never a uniform or an
+ * all-zero map (the softmax's limit of +inf logits was 1/N everywhere). */
+static void
+test_overflow_refused (void)
+{
+  const gsize n = 40, H = 2, D = 8;
+  g_autofree float *q = g_new (float, n * H * D);
+  g_autofree float *out = g_new (float, n * n);
+  RpeLogitsSpec spec = { 0 };
+
+  for (gsize i = 0; i < n * H * D; i++)
+    q[i] = i % 2 ? 1e30f : -1e30f;
+  spec.kind = RPE_LOGITS_DOT;
+  spec.n = n;
+  spec.n_heads = H;
+  spec.d = D;
+  spec.q = q;
+  spec.k = q;
+  for (int causal = 0; causal < 2; causal++)
+    {
+      g_assert_cmpint (rpe_logits_rows (&spec, 1, 0, n, causal, out, NULL), ==, RPE_ERROR_RANGE);
+      g_assert_cmpint (rpe_attention_rows (&spec, 1, 0, n, causal, out, NULL), ==, RPE_ERROR_RANGE);
+      g_assert_cmpint (rpe_attention_rows_parallel (&spec, 1, 0, n, causal, out, NULL), ==, RPE_ERROR_RANGE);
+      g_assert_cmpint (rpe_attention_rows_parallel (&spec, 0, 8, 16, causal, out, NULL), ==, RPE_ERROR_RANGE);
+      g_assert_cmpint (rpe_attention_rows_func (n, 0, 4, 0, causal, huge_logits, NULL, out, NULL), ==,
+                       RPE_ERROR_RANGE);
+    }
+  /* and the message says what is true */
+  g_assert_nonnull (strstr (rpe_status_to_string (RPE_ERROR_RANGE), "too large"));
+  g_assert_null (strstr (rpe_status_to_string (RPE_ERROR_RANGE), "NaN"));
+  /* large but representable logits stay a distribution */
+  for (gsize i = 0; i < n * H * D; i++)
+    q[i] = 1e3f;
+  g_assert_cmpint (rpe_attention_rows_parallel (&spec, 1, 0, n, FALSE, out, NULL), ==, RPE_OK);
+  g_assert_cmpfloat_with_epsilon (out[0] * n, 1.0, 1e-5);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -674,5 +720,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/attention/rows-func", test_rows_func);
   g_test_add_func ("/core/attention/monitor", test_monitor);
   g_test_add_func ("/core/attention/dense-rows-vs-naive", test_dense_rows_vs_naive);
+  g_test_add_func ("/core/attention/overflow-refused", test_overflow_refused);
   return g_test_run ();
 }

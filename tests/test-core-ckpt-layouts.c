@@ -488,7 +488,14 @@ test_ambiguous (void)
     g_assert_false (rpe_checkpoint_load_spe (set, "net.spe_a", -1, &p, &error));
     g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
     assert_contains (error->message, "'net.spe_a' (sine) or 'net.spe_b' (sine)");
-    assert_contains (error->message, "map the gate role");
+    /* what to choose among, as a finding: no option of any front end in the message */
+    {
+      const char *const *cands = NULL;
+
+      g_assert_cmpint (rpe_error_get_finding (error, NULL, &cands), ==, RPE_FINDING_GATE);
+      g_assert_true (g_strv_contains (cands, "net.spe_filter.gate"));
+      g_assert_null (strstr (error->message, "--"));
+    }
     g_clear_error (&error);
     /* resolved by the map, or by --no-gate */
     g_assert_true (rpe_tensor_map_parse (map, "gate=net.spe_filter.gate", &error));
@@ -567,8 +574,8 @@ test_map (void)
   add (set, "enc.pos.g", 2, 2, 3, 1, 3);
   g_assert_cmpuint (rpe_checkpoint_find_modules (set)->len, ==, 0);
   g_assert_false (rpe_checkpoint_load_spe (set, NULL, -1, &p, &error));
-  /* the reader names the remedy, not an option of the CLI */
-  assert_contains (error->message, "mapped to these roles");
+  g_assert_cmpint (rpe_error_get_finding (error, NULL, NULL), ==, RPE_FINDING_ROLES);
+  g_assert_null (strstr (error->message, "--"));
   g_clear_error (&error);
 
   for (const char *const *a = (const char *const[]) { "freqs=enc.pos.a", "sine.offsets=enc.pos.b",
@@ -796,6 +803,313 @@ test_lrpe_trained (void)
   }
 }
 
+/* ---- one module's convention, selection by path, findings ---------------- */
+
+/* g of a loaded gate against sigmoid (PyTorch) or 1 - sigmoid (Flax) of its raw values. */
+static void
+assert_gate (const RpeSpeParams *p,
+             const RpeTensor    *raw,
+             gboolean            flax)
+{
+  g_assert_nonnull (p->gate);
+  for (gsize i = 0; i < raw->n_elements; i++)
+    {
+      double g = ref_sigmoid (raw->data[i]);
+
+      g_assert_cmpfloat (fabs (p->gate[i] - (flax ? 1 - g : g)), <, 1e-6);
+    }
+}
+
+static const RpeSpeModuleInfo *
+module_named (GPtrArray  *mods,
+              const char *prefix)
+{
+  for (guint i = 0; i < mods->len; i++)
+    if (g_str_equal (((RpeSpeModuleInfo *) g_ptr_array_index (mods, i))->prefix, prefix))
+      return g_ptr_array_index (mods, i);
+  g_error ("no module '%s'", prefix);
+  return NULL;
+}
+
+/* A module's convention comes from its own tensors: one unrelated tensor that
+ * looks like Flax's (a "kernel" leaf, a '/', a "Dense_0" component) never
+ * inverts a PyTorch module's gate, and a Flax module in the same file keeps
+ * its own. */
+static void
+test_convention_per_module (void)
+{
+  static const char *const strangers[] = { "head.kernel", "proj/w", "mlp.Dense_0.bias", "params/Dense_0/kernel" };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (strangers); k++)
+    {
+      g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+      g_autoptr (GPtrArray) mods = NULL;
+      g_autoptr (GError) error = NULL;
+      const RpeTensor *gate, *fgate;
+      RpeSpeParams p;
+
+      add_sine (set, "enc.spe", 0);
+      gate = add (set, "enc.spe_filter.gate", 2, 2, 3, 1, 5);
+      add (set, strangers[k], 2, 2, 2, 1, 9);
+      /* a Flax module beside it, with its own (inverted) gate */
+      add (set, "params/dec/SineSPE_0/freqs", 3, 2, 3, 4, 1);
+      add (set, "params/dec/SineSPE_0/offsets", 3, 2, 3, 4, 2);
+      add (set, "params/dec/SineSPE_0/gains", 3, 2, 3, 4, 3);
+      fgate = add (set, "params/dec/SPEGate_0/gate", 2, 2, 3, 1, 7);
+
+      mods = rpe_checkpoint_find_modules (set);
+      g_assert_cmpuint (mods->len, ==, 2);
+      g_assert_cmpstr (module_named (mods, "enc")->convention, ==, "pytorch");
+      g_assert_cmpstr (module_named (mods, "params/dec/SineSPE_0")->convention, ==, "flax");
+
+      g_assert_true (rpe_checkpoint_load_spe (set, "enc", -1, &p, &error));
+      g_assert_no_error (error);
+      assert_gate (&p, gate, FALSE);
+      check_sine (&p, set, "enc.spe", "enc.spe_filter.gate");
+      rpe_spe_params_clear (&p);
+
+      g_assert_true (rpe_checkpoint_load_spe (set, "params/dec/SineSPE_0", -1, &p, &error));
+      assert_gate (&p, fgate, TRUE);
+      rpe_spe_params_clear (&p);
+    }
+  /* tensors given by role: their own names say Flax or not */
+  {
+    g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+    g_autoptr (RpeTensorMap) map = rpe_tensor_map_new ();
+    g_autoptr (GError) error = NULL;
+    RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+    const RpeTensor *gate;
+    RpeSpeParams p;
+
+    add (set, "pos.a", 3, 2, 3, 4, 0);
+    add (set, "pos.b", 3, 2, 3, 4, 1);
+    add (set, "pos.c", 3, 2, 3, 4, 2);
+    gate = add (set, "pos.g", 2, 2, 3, 1, 3);
+    add (set, "other/Dense_0/kernel", 2, 2, 2, 1, 4);
+    for (const char *const *a = (const char *const[]) { "freqs=pos.a", "offsets=pos.b", "gains=pos.c",
+                                                        "gate=pos.g", NULL }; *a; a++)
+      g_assert_true (rpe_tensor_map_parse (map, *a, &error));
+    sel.map = map;
+    g_assert_true (rpe_checkpoint_load_spe_full (set, &sel, &p, NULL, &error));
+    g_assert_no_error (error);
+    assert_gate (&p, gate, FALSE);
+    rpe_spe_params_clear (&p);
+  }
+}
+
+/* The gate of `p` equals the raw gate tensor `name` of set (PyTorch). */
+static void
+assert_gate_of (const RpeSpeParams *p,
+                const RpeTensorSet *set,
+                const char         *name)
+{
+  assert_gate (p, tensor (set, name), FALSE);
+}
+
+static void
+select_ok (const RpeTensorSet *set,
+           const char         *prefix,
+           int                 layer,
+           int                 method,
+           const char         *gate_name)
+{
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+  g_autoptr (GError) error = NULL;
+  RpeSpeParams p;
+
+  sel.prefix = prefix;
+  sel.layer = layer;
+  sel.method = method;
+  if (!rpe_checkpoint_load_spe_full (set, &sel, &p, NULL, &error))
+    g_error ("prefix '%s', layer %d: %s", prefix, layer, error->message);
+  assert_gate_of (&p, set, gate_name);
+  rpe_spe_params_clear (&p);
+}
+
+static GError *
+select_fails (const RpeTensorSet *set,
+              const char         *prefix,
+              int                 layer,
+              int                 method)
+{
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+  GError *error = NULL;
+  RpeSpeParams p;
+
+  sel.prefix = prefix;
+  sel.layer = layer;
+  sel.method = method;
+  if (rpe_checkpoint_load_spe_full (set, &sel, &p, NULL, &error))
+    g_error ("prefix '%s', layer %d was taken", prefix, layer);
+  g_assert_nonnull (error);
+  g_test_message ("%s, %d: %s", prefix, layer, error->message);
+  return error;
+}
+
+/* A module is selected by its name as a researcher's state_dict has it: one
+ * layer's own path ("layers.1.attn", "layers.1"), or the path above the
+ * layers with a layer index ("layers" and layer 0), as well as by the name
+ * discovery gives it ("layers.*.attn"). */
+static void
+test_select_by_path (void)
+{
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+
+  /* unshared: one code and one gate per layer */
+  for (int l = 0; l < 3; l++)
+    {
+      g_autofree char *dir = g_strdup_printf ("layers.%d.attn.spe", l);
+      g_autofree char *gate = g_strdup_printf ("layers.%d.attn.spe_filter.gate", l);
+
+      add_sine (set, dir, 10 * l);
+      add (set, gate, 2, 2, 3, 1, 10 * l + 5);
+    }
+  {
+    g_autoptr (GPtrArray) mods = rpe_checkpoint_find_modules (set);
+
+    g_assert_cmpuint (mods->len, ==, 1);
+    g_assert_cmpstr (((RpeSpeModuleInfo *) g_ptr_array_index (mods, 0))->prefix, ==, "layers.*.attn");
+  }
+  select_ok (set, "layers.*.attn", 2, -1, "layers.2.attn.spe_filter.gate");
+  select_ok (set, "layers.1.attn", -1, -1, "layers.1.attn.spe_filter.gate");
+  select_ok (set, "layers.1.attn", 1, -1, "layers.1.attn.spe_filter.gate");
+  select_ok (set, "layers.1.attn.spe", -1, -1, "layers.1.attn.spe_filter.gate");
+  select_ok (set, "layers.1", -1, -1, "layers.1.attn.spe_filter.gate");
+  select_ok (set, "layers.2", -1, RPE_SPE_SINE, "layers.2.attn.spe_filter.gate");
+  select_ok (set, "layers", 0, -1, "layers.0.attn.spe_filter.gate");
+  select_ok (set, "layers", 2, -1, "layers.2.attn.spe_filter.gate");
+  select_ok (set, "module.layers.1.attn", -1, -1, "layers.1.attn.spe_filter.gate");
+  select_ok (set, "model.layers", 1, -1, "layers.1.attn.spe_filter.gate");
+  {
+    g_autoptr (GError) e = select_fails (set, "layers.1.attn", 0, -1);
+
+    g_assert_nonnull (strstr (e->message, "layer 1's module"));
+    g_assert_null (strstr (e->message, "--"));
+  }
+  {
+    g_autoptr (GError) e = select_fails (set, "layers.7", -1, -1);
+
+    g_assert_nonnull (strstr (e->message, "found: 'layers.*.attn'"));
+  }
+  {
+    /* "layers.1" is not the beginning of "layers.10...": whole components only */
+    g_autoptr (GError) e = select_fails (set, "layers.1.at", -1, -1);
+
+    g_assert_error (e, RPE_ERROR, RPE_ERROR_NOT_FOUND);
+  }
+
+  /* one code shared by every layer, one gate per layer: a layer's gate path picks the layer */
+  {
+    g_autoptr (RpeTensorSet) shared = rpe_tensor_set_new ();
+
+    add_sine (shared, "encoder.spe", 0);
+    add (shared, "encoder.spe_filters.0.gate", 2, 2, 3, 1, 5);
+    add (shared, "encoder.spe_filters.1.gate", 2, 2, 3, 1, 6);
+    select_ok (shared, "encoder.spe_filters.1", -1, -1, "encoder.spe_filters.1.gate");
+    select_ok (shared, "encoder", 1, -1, "encoder.spe_filters.1.gate");
+    select_ok (shared, "encoder.spe", -1, -1, "encoder.spe_filters.0.gate");
+  }
+
+  /* a path above a sine and a conv module names both: a choice, with the candidates */
+  {
+    g_autoptr (RpeTensorSet) both = rpe_tensor_set_new ();
+    g_autoptr (GError) e = NULL;
+    const char *const *cands = NULL;
+
+    add_sine (both, "blocks.0.attn.spe", 0);
+    add_sine (both, "blocks.1.attn.spe", 1);
+    add (both, "blocks.0.attn.conv.conv_q.weight", 3, 6, 1, 4, 2);
+    add (both, "blocks.0.attn.conv.conv_k.weight", 3, 6, 1, 4, 3);
+    add (both, "blocks.1.attn.conv.conv_q.weight", 3, 6, 1, 4, 4);
+    add (both, "blocks.1.attn.conv.conv_k.weight", 3, 6, 1, 4, 5);
+    e = select_fails (both, "blocks.1", -1, -1);
+    g_assert_cmpint (rpe_error_get_finding (e, NULL, &cands), ==, RPE_FINDING_MODULE_METHOD);
+    g_assert_cmpuint (g_strv_length ((char **) cands), ==, 2);
+    g_assert_null (strstr (e->message, "--"));
+    {
+      RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+      g_autoptr (GError) error = NULL;
+      RpeSpeParams p;
+
+      sel.prefix = "blocks.1";
+      sel.method = RPE_SPE_CONV;
+      g_assert_true (rpe_checkpoint_load_spe_full (both, &sel, &p, NULL, &error));
+      g_assert_no_error (error);
+      /* layer 1's conv code: wq is conv_k.weight (seed 5) */
+      g_assert_cmpfloat (p.wq[0], ==, (float) sin (5.0));
+      rpe_spe_params_clear (&p);
+    }
+  }
+}
+
+static char *
+test_remedy (RpeFindingKind     kind,
+             const char *const *candidates)
+{
+  return g_strdup_printf ("remedy %d for %u", (int) kind, candidates != NULL ? g_strv_length ((char **) candidates) : 0);
+}
+
+/* The choices made for the user are findings: text without any front end's
+ * words, the kind and the candidates; a front end's phrasing comes after the
+ * text only when it registered one; lists in the text are bounded. */
+static void
+test_findings (void)
+{
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (GPtrArray) findings = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *note = NULL;
+  RpeSpeSelection sel = RPE_SPE_SELECTION_INIT;
+  RpeSpeParams p;
+  const int n = 3000;
+
+  for (int i = 0; i < n; i++)
+    {
+      g_autofree char *dir = g_strdup_printf ("m%d.spe", i);
+
+      add_sine (set, dir, i);
+    }
+  g_assert_true (rpe_checkpoint_load_spe_findings (set, &sel, &p, &findings, &error));
+  rpe_spe_params_clear (&p);
+  g_assert_nonnull (findings);
+  g_assert_cmpuint (findings->len, ==, 1);
+  {
+    const RpeFinding *f = g_ptr_array_index (findings, 0);
+
+    g_assert_cmpint (f->kind, ==, RPE_FINDING_MODULE);
+    g_assert_cmpuint (f->candidates->len, ==, (guint) n);
+    g_assert_null (strstr (f->text, "--"));
+    /* a few names and a count, not 3000 names */
+    g_assert_cmpuint (strlen (f->text), <, 400);
+    g_assert_nonnull (strstr (f->text, "and 2992 more"));
+  }
+  note = rpe_findings_to_note (findings);
+  g_assert_cmpstr (note + strlen (note) - 1, ==, ".");
+  g_clear_pointer (&note, g_free);
+
+  /* a front end's phrasing, after the text */
+  rpe_findings_set_remedy_func (test_remedy);
+  note = rpe_findings_to_note (findings);
+  g_assert_true (g_str_has_suffix (note, "; remedy 1 for 3000."));
+  g_assert_false (rpe_checkpoint_load_spe (set, "nothing.here", -1, &p, &error));
+  g_assert_null (strstr (error->message, "remedy"));      /* not found: no choice to make */
+  g_clear_error (&error);
+  {
+    g_autoptr (RpeTensorSet) odd = rpe_tensor_set_new ();
+
+    add (odd, "pos.a", 3, 2, 3, 4, 0);
+    g_assert_false (rpe_checkpoint_load_spe (odd, NULL, -1, &p, &error));
+    g_assert_true (g_str_has_suffix (error->message, "; remedy 6 for 0"));
+    /* a copy of the error keeps its finding */
+    {
+      g_autoptr (GError) copy = g_error_copy (error);
+
+      g_assert_cmpint (rpe_error_get_finding (copy, NULL, NULL), ==, RPE_FINDING_ROLES);
+    }
+  }
+  rpe_findings_set_remedy_func (NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -812,5 +1126,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ckpt/many-modules", test_many_modules);
   g_test_add_func ("/ckpt/cli-layer", test_cli_layer);
   g_test_add_func ("/ckpt/lrpe-trained", test_lrpe_trained);
+  g_test_add_func ("/ckpt/convention-per-module", test_convention_per_module);
+  g_test_add_func ("/ckpt/select-by-path", test_select_by_path);
+  g_test_add_func ("/ckpt/findings", test_findings);
   return g_test_run ();
 }

@@ -873,6 +873,14 @@ test_extrapolation_args (void)
   g_assert_cmpint (rpe_curve_extrapolation (&cfg, &model, 0, out, NULL, NULL, NULL, NULL), ==, RPE_ERROR_NO_MEMORY);
   cfg.n_max = SIZE_MAX / 2;
   g_assert_cmpint (rpe_curve_extrapolation (&cfg, &model, 0, out, NULL, NULL, NULL, NULL), ==, RPE_ERROR_OVERFLOW);
+  /* the whole table is sized before a column is allocated or a model computed: 2^22
+   * rows of 1 + 4 columns (and a model's working rows) are 288 MiB, over 48 MiB,
+   * though each column alone (32 MiB) would pass a per-allocation check */
+  cfg.n_max = (size_t) 1 << 22;
+  rpe_budget_set ((size_t) 48 << 20);
+  g_assert_null (rpe_curve_extrapolation_table (&cfg, &model, 1, RPE_CURVE_ALL, &st, NULL));
+  g_assert_cmpint (st, ==, RPE_ERROR_NO_MEMORY);
+  rpe_budget_set (0);
   rpe_spe_params_clear (&sine);
 }
 

@@ -377,6 +377,41 @@ test_bad_input (void)
   }
 }
 
+/* A target with nothing to fit is refused, not fitted with "relative error inf":
+ * all zeros, a constant, deviations below float32's normal range, and ALiBi
+ * slopes of 0 (negative slopes are not ALiBi). */
+static void
+test_degenerate_target (void)
+{
+  const gsize H = 2, n = 12, len = 2 * n - 1;
+  double t[2 * 23];
+  RpeFitConfig cfg = { RPE_SPE_SINE, H, 4, 3, FALSE, 0 };
+  RpeSpeParams p;
+  const double slopes0[2] = { 0.0, 0.0 }, slopes_neg[2] = { 0.5, -1.0 };
+
+  for (gsize i = 0; i < H * len; i++)
+    t[i] = 0.0;
+  g_assert_cmpint (rpe_fit_target_check (H, n, t), ==, RPE_ERROR_DEGENERATE);
+  g_assert_cmpint (rpe_fit_spe (&cfg, n, t, &p, NULL), ==, RPE_ERROR_DEGENERATE);
+  for (gsize i = 0; i < H * len; i++)
+    t[i] = 7.5;
+  g_assert_cmpint (rpe_fit_target_check (H, n, t), ==, RPE_ERROR_DEGENERATE);
+  /* subnormal in float32 (and so in what the parameters can hold) */
+  for (gsize i = 0; i < H * len; i++)
+    t[i] = (i % 3) * 1e-40;
+  g_assert_cmpint (rpe_fit_target_check (H, n, t), ==, RPE_ERROR_DEGENERATE);
+  cfg.method = RPE_SPE_CONV;
+  g_assert_cmpint (rpe_fit_spe (&cfg, n, t, &p, NULL), ==, RPE_ERROR_DEGENERATE);
+  /* small but normal: fitted */
+  for (gsize i = 0; i < H * len; i++)
+    t[i] = (i % 3) * 1e-30;
+  g_assert_cmpint (rpe_fit_target_check (H, n, t), ==, RPE_OK);
+
+  g_assert_cmpint (rpe_fit_target_alibi (H, n, slopes0, t), ==, RPE_ERROR_DEGENERATE);
+  g_assert_cmpint (rpe_fit_target_alibi (H, n, slopes_neg, t), ==, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (rpe_status_to_string (RPE_ERROR_DEGENERATE), "degenerate"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -389,5 +424,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/conv/optimum", test_conv_optimum);
   g_test_add_func ("/fit/raw-transforms", test_raw_transforms);
   g_test_add_func ("/fit/bad-input", test_bad_input);
+  g_test_add_func ("/fit/degenerate-target", test_degenerate_target);
   return g_test_run ();
 }

@@ -1096,7 +1096,9 @@ test_invalid (void)
   config.p = RPE_LRPE_P_HOUSEHOLDER;
   config.householder_v = v0;
   g_assert_null (rpe_lrpe_new (&config, &st));
-  g_assert_cmpint (st, ==, RPE_ERROR_INVALID_ARGUMENT);
+  /* said as what it is: a zero vector, not an "invalid argument" */
+  g_assert_cmpint (st, ==, RPE_ERROR_DEGENERATE);
+  g_assert_nonnull (strstr (rpe_status_to_string (st), "zero"));
   config.householder_v = NULL;
   config.p = RPE_LRPE_P_PERMUTATION;
   config.p_perm = bad;

@@ -389,6 +389,16 @@ test_hostile (void)
     expect_error (&buf, 0, RPE_ERROR_NO_MEMORY, "budget");
   }
   rpe_budget_set (0);
+  /* one name twice: "a/b" as a key and as a path; the message names the file */
+  RESET ();
+  msgpack_pack_map (&pk, 2);
+  pack_str (&pk, "a/b");
+  pack_array (&pk, 2, shape23, "float32", 24);
+  pack_str (&pk, "a");
+  msgpack_pack_map (&pk, 1);
+  pack_str (&pk, "b");
+  pack_array (&pk, 2, shape23, "float32", 24);
+  expect_error (&buf, 0, RPE_ERROR_FORMAT, "'evil': Duplicate tensor name 'a/b'");
   msgpack_sbuffer_destroy (&buf);
 #undef RESET
 }

@@ -625,6 +625,33 @@ test_missing_file (void)
   g_assert_nonnull (strstr (error->message, "does-not-exist.npy"));
 }
 
+/* An array with no rows is a valid .npy, but no content: the shared check
+ * refuses it naming the shape (before its first dimension is taken for N). */
+static void
+test_empty_content (void)
+{
+  g_autofree char *path = rpe_test_tmp_path ("empty-rows.npy");
+  const gsize shape[3] = { 0, 8, 64 };
+  const gsize cols0[2] = { 4, 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensor) t = NULL;
+
+  g_assert_true (rpe_npy_write (path, NULL, 3, shape, FALSE, &error));
+  g_assert_no_error (error);
+  t = rpe_npy_read (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->shape[0], ==, 0);
+  g_assert_false (rpe_shape_check_nonempty ("--queries q.npy", t->ndim, t->shape, &error));
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "(0, 8, 64)"));
+  g_assert_nonnull (strstr (error->message, "no rows"));
+  g_clear_error (&error);
+  g_assert_false (rpe_shape_check_nonempty ("v", 2, cols0, &error));
+  g_assert_nonnull (strstr (error->message, "a dimension of size 0"));
+  g_clear_error (&error);
+  g_assert_true (rpe_shape_check_nonempty ("v", 3, (const gsize[]) { 1, 1, 1 }, &error));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -643,5 +670,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/npy/atomic-writer", test_atomic);
   g_test_add_func ("/core/npy/missing-file", test_missing_file);
   g_test_add_func ("/core/npy/fuzz", test_fuzz);
+  g_test_add_func ("/core/npy/empty-content", test_empty_content);
   return g_test_run ();
 }

@@ -64,6 +64,7 @@ typedef struct
   guint32       crc_xor;     /* corrupts the recorded CRC */
   guint16       flags;
   guint16       method;      /* 0: from `deflate` */
+  gsize         name_len;    /* 0: strlen (name); else bytes of name (may hold NUL) */
 } Member;
 
 static GBytes *
@@ -102,7 +103,7 @@ make_zip (const Member *m,
       guint method = m[i].method != 0 ? m[i].method : (m[i].deflate ? 8 : 0);
       guint32 crc = ref_crc32 (m[i].data, m[i].len) ^ m[i].crc_xor;
       guint32 off = b->len;
-      guint nlen = (guint) strlen (m[i].name);
+      guint nlen = (guint) (m[i].name_len > 0 ? m[i].name_len : strlen (m[i].name));
 
       put32 (b, 0x04034b50); put16 (b, 20); put16 (b, m[i].flags); put16 (b, method);
       put16 (b, 0); put16 (b, 0); put32 (b, crc); put32 (b, (guint32) plen); put32 (b, (guint32) m[i].len);
@@ -446,6 +447,123 @@ test_mutations (void)
     }
 }
 
+/* A member name with a NUL byte in it is refused (libzip hands names over as C
+ * strings: "a.npy\0x" and "a.npy" would read the same). */
+static void
+test_nul_name (void)
+{
+  static const float v[2] = { 1, 2 };
+  g_autoptr (GByteArray) npy = make_npy (v, 2);
+  Member m[2] = {
+    { "a.npy\0hidden.npy", npy->data, npy->len, FALSE, 0, 0, 0, 16 },
+    { "b.npy", npy->data, npy->len, FALSE, 0, 0, 0, 0 },
+  };
+
+  for (int zip64 = 0; zip64 < 2; zip64++)
+    {
+      g_autoptr (GByteArray) z = make_zip (m, 2, zip64);
+
+      expect_error (z, RPE_ERROR_FORMAT, "NUL byte");
+    }
+  /* and the same archive with a plain name is read */
+  {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (GByteArray) z = NULL;
+    RpeTensorSet *set;
+
+    m[0].name_len = 0;
+    z = make_zip (m, 2, FALSE);
+    set = rpe_npz_read_bytes (z->data, z->len, "t.npz", &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (rpe_tensor_set_size (set), ==, 2);
+    rpe_tensor_set_free (set);
+  }
+}
+
+/* protocol-2 pickle of a state_dict of n one-element float tensors "t<i>",
+ * each in its own storage "<i>" (what torch.save writes), set in batches of
+ * 1000 as pickle.py does. */
+static GByteArray *
+many_tensors_pickle (guint n)
+{
+  GByteArray *b = g_byte_array_new ();
+
+#define APPEND_S(s) g_byte_array_append (b, (const guint8 *) (s), sizeof (s) - 1)
+  APPEND_S ("\x80\x02}");
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("t%u", i);
+      g_autofree char *skey = g_strdup_printf ("%u", i);
+
+      if (i % 1000 == 0)
+        APPEND_S ("(");
+      APPEND_S ("X");
+      put32 (b, (guint32) strlen (key));
+      g_byte_array_append (b, (const guint8 *) key, (guint) strlen (key));
+      APPEND_S ("ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX");
+      put32 (b, (guint32) strlen (skey));
+      g_byte_array_append (b, (const guint8 *) skey, (guint) strlen (skey));
+      APPEND_S ("X\x03\x00\x00\x00" "cpuK\x01tQK\x00K\x01\x85K\x01\x85\x89" "ccollections\nOrderedDict\n)RtR");
+      if (i % 1000 == 999 || i + 1 == n)
+        APPEND_S ("u");
+    }
+  APPEND_S (".");
+#undef APPEND_S
+  return b;
+}
+
+/* The tensor limit is on tensors: a .pt of 65,536 tensors (65,538 zip members
+ * with data.pkl and version) is read; 65,537 are refused as too many tensors. */
+static void
+test_pt_many_tensors (void)
+{
+  for (guint n = RPE_TENSOR_SET_MAX_TENSORS; n <= RPE_TENSOR_SET_MAX_TENSORS + 1; n++)
+    {
+      g_autoptr (GByteArray) pkl = many_tensors_pickle (n);
+      g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+      g_autofree Member *m = g_new0 (Member, n + 2);
+      g_autofree float *values = g_new (float, n);
+      g_autoptr (GByteArray) z = NULL;
+      g_autoptr (GBytes) bytes = NULL;
+      g_autoptr (GError) error = NULL;
+      RpeTensorSet *set;
+
+      m[0].name = "archive/data.pkl";
+      m[0].data = pkl->data;
+      m[0].len = pkl->len;
+      m[1].name = "archive/version";
+      m[1].data = (const guint8 *) "3\n";
+      m[1].len = 2;
+      for (guint i = 0; i < n; i++)
+        {
+          char *name = g_strdup_printf ("archive/data/%u", i);
+
+          values[i] = (float) i;
+          g_ptr_array_add (names, name);
+          m[i + 2].name = name;
+          m[i + 2].data = (const guint8 *) &values[i];
+          m[i + 2].len = 4;
+        }
+      z = make_zip (m, n + 2, TRUE);
+      bytes = g_bytes_new_static (z->data, z->len);
+      set = rpe_checkpoint_read_bytes (bytes, "many.pt", &error);
+      if (n == RPE_TENSOR_SET_MAX_TENSORS)
+        {
+          g_assert_no_error (error);
+          g_assert_cmpuint (rpe_tensor_set_size (set), ==, n);
+          g_assert_cmpfloat (rpe_tensor_set_lookup (set, "t65535")->data[0], ==, 65535.0f);
+          rpe_tensor_set_free (set);
+        }
+      else
+        {
+          g_assert_null (set);
+          g_assert_nonnull (error);
+          g_test_message ("%s", error->message);
+          g_assert_nonnull (strstr (error->message, "tensors"));
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -454,5 +572,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/npz/handmade", test_handmade);
   g_test_add_func ("/core/npz/errors", test_errors);
   g_test_add_func ("/core/npz/mutations", test_mutations);
+  g_test_add_func ("/core/npz/nul-name", test_nul_name);
+  g_test_add_func ("/core/npz/pt-many-tensors", test_pt_many_tensors);
   return g_test_run ();
 }

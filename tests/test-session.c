@@ -9,12 +9,16 @@
  * --session override the session's values. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cairo.h>
 #include <glib/gstdio.h>
 
+#include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-checkpoint.h"
 #include "rpe-checkpoint-lrpe.h"
@@ -913,6 +917,358 @@ test_outputs (void)
   g_rmdir (dir);
 }
 
+/* ------------------------------------------------------- hostile texts */
+
+/* A session text with `inner` placed as an extra member "x" of the top object. */
+static GString *
+with_member (const char *inner)
+{
+  g_autofree char *valid = session_text (NULL, NULL);
+  GString *t = g_string_new (valid);
+  const char *brace = strchr (valid, '{');
+
+  g_assert_nonnull (brace);
+  g_string_insert (t, (gssize) (brace - valid) + 1, "\"x\" : ");
+  g_string_insert (t, (gssize) (brace - valid) + 7, inner);
+  g_string_insert (t, (gssize) (brace - valid) + 7 + (gssize) strlen (inner), ",\n");
+  return t;
+}
+
+static void
+deep_refused (const char *name,
+              const char *before,
+              const char *after)
+{
+  GString *inner = g_string_new (before);
+  GString *t;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeSession) s = NULL;
+
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (inner, '[');
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (inner, ']');
+  g_string_append (inner, after);
+  t = with_member (inner->str);
+  /* before the fix this recursed 100k levels deep inside json-glib (a stack overflow) */
+  s = rpe_session_load_data (t->str, t->len, NULL, &error);
+  g_assert_null (s);
+  g_assert_nonnull (error);
+  g_test_message ("%s: %s", name, error->message);
+  if (strstr (error->message, "nested") == NULL && strstr (error->message, "not JSON") == NULL)
+    g_error ("%s: %s", name, error->message);
+  g_string_free (inner, TRUE);
+  g_string_free (t, TRUE);
+}
+
+/* The pre-scan reads the text as every JSON lexer does: whatever json-glib's
+ * own scanner would take for a string or a comment cannot hide a deep
+ * nesting, comments are ignored, and what is not JSON is refused. */
+static void
+test_hostile_text (void)
+{
+  g_autofree char *valid = session_text (NULL, NULL);
+  g_autoptr (RpeSession) plain = rpe_session_load_data (valid, strlen (valid), NULL, NULL);
+
+  g_assert_nonnull (plain);
+
+  /* a quote inside a comment, a single-quoted string, json-glib's "/.../" comment,
+   * a "\u" escape that swallows the closing quote, an escaped quote */
+  deep_refused ("block-comment", "/* \" */ ", " /* \" */");
+  deep_refused ("line-comment", "// \"\n", "\n// \"\n");
+  deep_refused ("slash-comment", "/ \" / ", "");
+  deep_refused ("single-quote", "'\"' , ", "");
+  deep_refused ("short-u-escape", "\"\\u12\" , ", "");
+  deep_refused ("escaped-quote", "\"\\\"\" , ", "");
+  deep_refused ("lone-surrogate", "\"\\uD800\" , ", "");
+
+  /* comments of both kinds (with quotes and brackets in them) are ignored */
+  {
+    GString *t = g_string_new ("/* a session { [ \" ' */\n");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (RpeSession) s = NULL;
+    char *nl;
+
+    g_string_append (t, valid);
+    nl = strchr (t->str + 25, '\n');
+    g_assert_nonnull (nl);
+    g_string_insert (t, nl - t->str, " // a note \" [ {");
+    s = rpe_session_load_data (t->str, t->len, NULL, &error);
+    g_assert_no_error (error);
+    assert_states_equal (plain->state, s->state);
+    g_string_free (t, TRUE);
+  }
+
+  /* what is not JSON, named with its place */
+  {
+    static const struct { const char *inner; const char *expect; } cases[] = {
+      { "'x'", "unexpected “'”" },
+      { "0x10", "malformed number" },
+      { "01", "malformed number" },
+      { "1.", "without digits after its point" },
+      { "NaN", "unexpected “N”" },
+      { "\"a\tb\"", "control character" },
+      { "\"\\q\"", "unknown escape" },
+      { "\"\\uDC00\"", "lone low surrogate" },
+      { "\"\\uD800\\u0041\"", "not followed by a low one" },
+      { "/* open", "comment that does not end" },
+      { "\"open", "control character" },      /* it runs into the next line */
+      { "]", "closes nothing" },
+      { "true2", "unexpected “t”" },
+    };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        GString *t = with_member (cases[i].inner);
+        g_autoptr (GError) error = NULL;
+        g_autoptr (RpeSession) s = rpe_session_load_data (t->str, t->len, NULL, &error);
+
+        g_assert_null (s);
+        g_assert_nonnull (error);
+        if (strstr (error->message, cases[i].expect) == NULL || strstr (error->message, "line ") == NULL)
+          g_error ("%s: expected “%s” (and a line) in “%s”", cases[i].inner, cases[i].expect, error->message);
+        g_string_free (t, TRUE);
+      }
+  }
+  {
+    g_autoptr (GError) error = NULL;
+
+    g_assert_null (rpe_session_load_data ("{\"a\" : \"open", 11, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "string that does not end"));
+  }
+  /* found by fuzz-session: a comment, then a string whose last byte is a backslash
+   * (the pre-scan took it for closed and the blanking ran past the end) */
+  {
+    g_autoptr (GError) error = NULL;
+    g_autofree char *path = g_test_build_filename (G_TEST_DIST, "fixtures", "regress",
+                                                   "session-comment-trailing-backslash.rpe-session", NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+
+    g_assert_null (rpe_session_load_data ("/* c */ \"ab\\", 12, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "string that does not end"));
+    g_clear_error (&error);
+    g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+    g_assert_null (rpe_session_load_data (text, len, NULL, &error));
+    g_assert_nonnull (error);
+  }
+  /* a NUL written as an escape would cut a name or a path short */
+  {
+    g_autoptr (GError) error = NULL;
+    GString *t = with_member ("\"a\\u0000b\"");
+
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "NUL"));
+    g_string_free (t, TRUE);
+  }
+  /* a NUL byte, in a string and outside one */
+  {
+    g_autoptr (GError) e1 = NULL, e2 = NULL;
+    GString *t = with_member ("\"a b\"");
+    char *space = strstr (t->str, "a b");
+
+    space[1] = '\0';
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &e1));
+    g_assert_nonnull (strstr (e1->message, "NUL"));
+    space[1] = ' ';
+    t->str[t->len - 2] = '\0';
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &e2));
+    g_assert_nonnull (e2);
+    g_string_free (t, TRUE);
+  }
+}
+
+/* Strings and arrays are sized before json-glib builds its tree: a string is
+ * at most RPE_SESSION_MAX_STRING bytes, the title RPE_SESSION_MAX_TITLE
+ * characters, and the tree of the whole text must fit in the memory budget. */
+static void
+test_sized (void)
+{
+  size_t saved = rpe_budget_get ();
+
+  /* a long string anywhere */
+  {
+    GString *inner = g_string_new ("\"");
+    GString *t;
+    g_autoptr (GError) error = NULL;
+
+    for (guint i = 0; i <= RPE_SESSION_MAX_STRING; i++)
+      g_string_append_c (inner, 'x');
+    g_string_append_c (inner, '"');
+    t = with_member (inner->str);
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "a string of"));
+    g_string_free (inner, TRUE);
+    g_string_free (t, TRUE);
+  }
+  /* the limit is on the value, not on its escapes: json-glib writes DEL as
+   * "\u007f", so a string of the limit's length written that way is read */
+  for (guint n = RPE_SESSION_MAX_STRING; n <= RPE_SESSION_MAX_STRING + 1; n++)
+    {
+      GString *inner = g_string_new ("[\"");
+      GString *t;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeSession) s = NULL;
+
+      for (guint i = 0; i < n; i++)
+        g_string_append (inner, "\\u007f");
+      g_string_append (inner, "\"]");
+      t = with_member (inner->str);
+      s = rpe_session_load_data (t->str, t->len, NULL, &error);
+      if (n == RPE_SESSION_MAX_STRING)
+        g_assert_no_error (error);
+      else
+        g_assert_nonnull (strstr (error->message, "a string of"));
+      g_string_free (inner, TRUE);
+      g_string_free (t, TRUE);
+    }
+  /* the title: 1000 characters (two bytes each) are taken, 1001 are not */
+  for (guint n = RPE_SESSION_MAX_TITLE; n <= RPE_SESSION_MAX_TITLE + 1; n++)
+    {
+      GString *title = g_string_new ("\"title\" : \"");
+      g_autofree char *text = NULL;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeSession) s = NULL;
+
+      for (guint i = 0; i < n; i++)
+        g_string_append (title, "é");
+      g_string_append_c (title, '"');
+      text = session_text ("\"title\" : null", title->str);
+      s = rpe_session_load_data (text, strlen (text), NULL, &error);
+      if (n == RPE_SESSION_MAX_TITLE)
+        {
+          g_assert_no_error (error);
+          g_assert_cmpuint (g_utf8_strlen (s->export_title, -1), ==, n);
+        }
+      else
+        {
+          g_assert_null (s);
+          g_assert_nonnull (strstr (error->message, "title is longer"));
+        }
+      g_string_free (title, TRUE);
+    }
+  /* 200k numbers: a few MB of json-glib nodes, refused up front under a 4 MiB budget
+   * (the text itself is 400 kB) and read under the default */
+  {
+    GString *inner = g_string_new ("[");
+    GString *t;
+    g_autoptr (GError) error = NULL;
+    g_autoptr (RpeSession) s = NULL;
+
+    for (guint i = 0; i < 200000; i++)
+      g_string_append (inner, i > 0 ? ",0" : "0");
+    g_string_append_c (inner, ']');
+    t = with_member (inner->str);
+    rpe_budget_set ((size_t) 4 << 20);
+    g_assert_null (rpe_session_load_data (t->str, t->len, NULL, &error));
+    rpe_budget_set (saved);
+    g_assert_cmpint (error->code, ==, RPE_ERROR_NO_MEMORY);
+    g_assert_nonnull (strstr (error->message, "memory budget"));
+    s = rpe_session_load_data (t->str, t->len, NULL, NULL);
+    g_assert_nonnull (s);
+    g_string_free (inner, TRUE);
+    g_string_free (t, TRUE);
+  }
+}
+
+/* A session's files are hashed only when they are regular files within the
+ * budget: a huge sparse file, /proc/self/pagemap (regular, size 0, endless)
+ * and /proc/kmsg (blocks) give a note instead of a hang. */
+static void
+test_bounded_hash (void)
+{
+  g_autofree char *sparse = rpe_test_tmp_path ("huge-sparse.safetensors");
+  const char *specials[] = { sparse, "/proc/self/pagemap", "/proc/kmsg" };
+  size_t saved = rpe_budget_get ();
+  int fd = g_open (sparse, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+  g_assert_cmpint (fd, >=, 0);
+  /* 200 GB, no blocks (tmpfs and ext4 take it) */
+  g_assert_cmpint (ftruncate (fd, (off_t) 200 << 30), ==, 0);
+  close (fd);
+  rpe_budget_set ((size_t) 256 << 20);
+  for (gsize i = 0; i < G_N_ELEMENTS (specials); i++)
+    {
+      g_autofree char *quoted = g_strescape (specials[i], NULL);
+      g_autofree char *ck = g_strdup_printf ("\"checkpoint\" : { \"path\" : \"%s\", \"sha256\" : \"%064d\" }",
+                                             quoted, 0);
+      g_autofree char *text = session_text ("\"checkpoint\" : null", ck);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeSession) s = NULL;
+      g_autoptr (GError) hash_error = NULL;
+      g_autofree char *sum = NULL;
+
+      if (!g_file_test (specials[i], G_FILE_TEST_IS_REGULAR))
+        continue;
+      s = rpe_session_load_data (text, strlen (text), NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (s->warnings->len, ==, 1);
+      g_test_message ("%s", (char *) g_ptr_array_index (s->warnings, 0));
+      g_assert_nonnull (strstr (g_ptr_array_index (s->warnings, 0), "was not compared"));
+      /* and on save: no hash rather than a hang */
+      sum = rpe_session_file_sha256 (specials[i], &hash_error);
+      g_assert_null (sum);
+      g_assert_nonnull (hash_error);
+    }
+  rpe_budget_set (saved);
+  /* a FIFO is never opened for reading in a way that waits for a writer */
+  {
+    g_autofree char *fifo = rpe_test_tmp_path ("hash.fifo");
+    g_autoptr (GError) error = NULL;
+
+    g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+    g_assert_null (rpe_session_file_sha256 (fifo, &error));
+    g_assert_nonnull (strstr (error->message, "FIFO"));
+    g_unlink (fifo);
+  }
+  g_unlink (sparse);
+}
+
+/* A relative path in a session is read against the session file's folder, not
+ * the working directory; saved paths are absolute. */
+static void
+test_relative_paths (void)
+{
+  g_autofree char *dir = rpe_test_tmp_path ("rel-session");
+  g_autofree char *sub = g_build_filename (dir, "models", NULL);
+  g_autofree char *ckpt = g_build_filename (sub, "m.safetensors", NULL);
+  g_autofree char *session = g_build_filename (dir, "s.rpe-session", NULL);
+  g_autofree char *cwd = g_get_current_dir ();
+  g_autofree char *decoy_dir = rpe_test_tmp_path ("rel-cwd");
+  g_autofree char *decoy_sub = g_build_filename (decoy_dir, "models", NULL);
+  g_autofree char *decoy = g_build_filename (decoy_sub, "m.safetensors", NULL);
+  g_autofree char *text = session_text ("\"checkpoint\" : null",
+                                        "\"checkpoint\" : { \"path\" : \"models/m.safetensors\" }");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeSession) s = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (sub, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (decoy_sub, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (ckpt, "beside the session", -1, NULL));
+  g_assert_true (g_file_set_contents (decoy, "in the working directory", -1, NULL));
+  g_assert_true (g_file_set_contents (session, text, -1, NULL));
+  /* the working directory holds a file of the same relative name */
+  g_assert_cmpint (g_chdir (decoy_dir), ==, 0);
+  s = rpe_session_load (session, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (s->checkpoint.path, ==, ckpt);
+  g_assert_cmpuint (s->warnings->len, ==, 0);
+
+  /* saved: absolute, whatever the working directory was when it was given */
+  {
+    g_autoptr (RpeSession) w = rpe_session_new_from_state (s->state);
+    g_autofree char *data = NULL;
+    g_autofree char *want = NULL;
+
+    rpe_session_set_checkpoint (w, "models/m.safetensors", NULL, -1, NULL);
+    data = rpe_session_to_data (w, NULL, &error);
+    g_assert_no_error (error);
+    want = g_strescape (decoy, NULL);
+    g_assert_nonnull (strstr (data, want));
+  }
+  g_assert_cmpint (g_chdir (cwd), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -925,5 +1281,9 @@ main (int argc, char **argv)
   g_test_add_func ("/session/cli", test_cli);
   g_test_add_func ("/session/argv", test_argv);
   g_test_add_func ("/session/outputs", test_outputs);
+  g_test_add_func ("/session/hostile-text", test_hostile_text);
+  g_test_add_func ("/session/sized", test_sized);
+  g_test_add_func ("/session/bounded-hash", test_bounded_hash);
+  g_test_add_func ("/session/relative-paths", test_relative_paths);
   return g_test_run ();
 }

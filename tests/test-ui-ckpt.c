@@ -921,6 +921,41 @@ test_conv2d_axes (void)
 done:
   gtk_window_destroy (GTK_WINDOW (gw));
   rpe_test_wait_jobs ();
+}
+
+/* The window phrases the readers' findings in its own terms (its pickers),
+ * never with an option of the `rpe` tool: once a window exists, a module that
+ * cannot tell its gate, and a file with no module by its names, say where to
+ * choose in the window. */
+static void
+test_window_remedy (void)
+{
+  RpeWindow *window = rpe_window_new (NULL);
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (RpeTensorSet) odd = rpe_tensor_set_new ();
+  g_autoptr (GError) error = NULL;
+  const char *names[] = { "net.spe_a.freqs", "net.spe_a.offsets", "net.spe_a.gains",
+                          "net.spe_b.freqs", "net.spe_b.offsets", "net.spe_b.gains", NULL };
+  RpeSpeParams p;
+
+  for (gsize i = 0; names[i] != NULL; i++)
+    {
+      RpeTensor *t = rpe_tensor_new (names[i], 3, (const gsize[]) { 2, 3, 4 }, &error);
+
+      g_assert_true (rpe_tensor_set_add (set, t, &error));
+    }
+  g_assert_true (rpe_tensor_set_add (set, rpe_tensor_new ("net.spe_filter.gate", 2, (const gsize[]) { 2, 3 }, NULL),
+                                     &error));
+  g_assert_true (rpe_tensor_set_add (odd, rpe_tensor_new ("pos.a", 3, (const gsize[]) { 2, 3, 4 }, NULL), &error));
+
+  g_assert_false (rpe_checkpoint_load_spe (set, "net.spe_a", -1, &p, &error));
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "Checkpoint Contents"));
+  g_assert_null (strstr (error->message, "--"));
+  g_clear_error (&error);
+  g_assert_false (rpe_checkpoint_load_spe (odd, NULL, -1, &p, &error));
+  g_assert_nonnull (strstr (error->message, "Checkpoint Contents"));
+  g_assert_null (strstr (error->message, "--"));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -937,5 +972,6 @@ main (int   argc,
   g_test_add_func ("/ui/ckpt/lrpe-roles", test_lrpe_roles);
   g_test_add_func ("/ui/ckpt/conv2d", test_conv2d);
   g_test_add_func ("/ui/ckpt/conv2d-axes", test_conv2d_axes);
+  g_test_add_func ("/ui/ckpt/window-remedy", test_window_remedy);
   return g_test_run ();
 }

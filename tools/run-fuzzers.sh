@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the libFuzzer targets of fuzz/ for SECONDS_PER_TARGET each (default 60).
 #   tools/run-fuzzers.sh [SECONDS_PER_TARGET] [TARGET...]
-# Targets: npy npz safetensors pt checkpoint msgpack options capture (default: all).
+# Targets: npy npz safetensors pt checkpoint msgpack options capture session (default: all).
 # Configures build-fuzz (clang, ASan+UBSan, -Dfuzz=true) if needed.  Seeds come
 # from fuzz/corpus/<target>/ (never modified); new inputs go to
 # build-fuzz/corpus/<target>/; crashes are saved under fuzz/crashes/ and make
@@ -11,7 +11,7 @@ set -u
 
 SECONDS_PER_TARGET=${1:-60}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-npy npz safetensors pt checkpoint msgpack options capture}
+TARGETS=${*:-npy npz safetensors pt checkpoint msgpack options capture session}
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$SRC/build-fuzz"

@@ -815,7 +815,7 @@ compute_rpe_logits (Ctx *c, GError **error)
 
   if (o->content.relative_embeddings != NULL)
     {
-      e_file = rpe_npy_read (o->content.relative_embeddings, error);
+      e_file = rpe_cli_read_npy (o->content.relative_embeddings, error);
       if (e_file == NULL || !rpe_tensor_check_finite (e_file, error))
         goto out;
       if (e_file->ndim == 2 && e_file->shape[0] == rows && e_file->shape[1] == D)

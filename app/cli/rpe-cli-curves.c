@@ -233,7 +233,7 @@ make_bias (const RpeCliArgs *o, gsize n, gsize H, gsize n_train, gboolean *per_h
     *source = g_strdup ("synthetic (seeded)");
   if (o->fastrpb.bias != NULL)
     {
-      g_autoptr (RpeTensor) t = rpe_npy_read (o->fastrpb.bias, error);
+      g_autoptr (RpeTensor) t = rpe_cli_read_npy (o->fastrpb.bias, error);
 
       if (t == NULL)
         return NULL;

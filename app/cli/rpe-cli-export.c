@@ -18,6 +18,7 @@
 
 #include <glib/gstdio.h>
 
+#include "rpe-publish.h"
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-curves.h"
@@ -914,7 +915,14 @@ view_curves (const char *view, GPtrArray *forward, const ExportOptions *eo, Ctx 
   g_ptr_array_add (args, (char *) "-o");
   g_ptr_array_add (args, csv);
   g_ptr_array_add (args, NULL);
-  status = rpe_cli_curves ((int) args->len - 1, (char **) args->pdata);
+  {
+    /* the CSV in the temporary folder is read back below: written at once, not with the
+     * command's output set (the CSV view's own output stays in the set) */
+    bool was = c->format == RPE_EXPORT_CSV ? rpe_publish_set_active () : rpe_publish_set_pause ();
+
+    status = rpe_cli_curves ((int) args->len - 1, (char **) args->pdata);
+    rpe_publish_set_resume (was);
+  }
   if (status != 0)
     {
       /* rpe curves has said why */

@@ -132,7 +132,7 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
 
   if (g_str_has_suffix (path, ".npy"))
     {
-      RpeTensor *a = rpe_npy_read (path, error);
+      RpeTensor *a = rpe_cli_read_npy (path, error);
       if (a != NULL && !rpe_tensor_check_finite (a, error))
         {
           g_prefix_error (error, "%s: ", path);
@@ -277,7 +277,7 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
           goto fail;
         }
       if (is_file)
-        w = rpe_npy_read (path, error);
+        w = rpe_cli_read_npy (path, error);
       else
         w = read_tensor (path, f->fastrpb_tensor, "bias.w", "--fastrpb-tensor", error);
       if (w == NULL)
@@ -621,7 +621,7 @@ rpe_cli_fit (int argc, char **argv)
   if (f.length == RPE_CLI_UNSET && g_str_equal (f.target, "file") && f.target_file != NULL)
     {
       /* N from the file */
-      g_autoptr (RpeTensor) w = rpe_npy_read (f.target_file, &error);
+      g_autoptr (RpeTensor) w = rpe_cli_read_npy (f.target_file, &error);
       if (w == NULL)
         {
           fprintf (stderr, _("rpe fit: %s\n"), error->message);
@@ -629,12 +629,22 @@ rpe_cli_fit (int argc, char **argv)
           goto done;
         }
       f.length = (gint64) ((w->shape[w->ndim - 1] + 1) / 2);
+      /* the file decides N: a profile too short (or too long) is the file's fault, not --length's */
+      if (f.length < 2 || f.length > MAX_LENGTH)
+        {
+          fprintf (stderr,
+                   _("rpe fit: %s: a profile of %zu values; a target needs 2N-1 of them with N from 2 to %d "
+                     "(3 to %d values)\n"),
+                   f.target_file, (size_t) w->shape[w->ndim - 1], MAX_LENGTH, 2 * MAX_LENGTH - 1);
+          status = EXIT_USAGE;
+          goto done;
+        }
     }
   if (f.length == RPE_CLI_UNSET)
     f.length = 128;
   if (f.length < 2 || f.length > MAX_LENGTH)
     {
-      fprintf (stderr, "rpe fit: --length must be between 2 and %d (got %" G_GINT64_FORMAT ")\n", MAX_LENGTH, f.length);
+      fprintf (stderr, _("rpe fit: --length must be between 2 and %d (got %lld)\n"), MAX_LENGTH, (long long) f.length);
       status = EXIT_USAGE;
       goto done;
     }

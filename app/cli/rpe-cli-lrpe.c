@@ -677,7 +677,7 @@ centred_bias (const RpeCliArgs *o,
 static RpeTensor *
 read_bias_file (const char *path, GError **error)
 {
-  RpeTensor *w = rpe_npy_read (path, error);
+  RpeTensor *w = rpe_cli_read_npy (path, error);
 
   if (w != NULL && !rpe_tensor_check_finite (w, error))
     {

@@ -7,9 +7,11 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <glib/gi18n.h>
 
+#include "rpe-publish.h"
 #include "rpe-blas-notice.h"
 #include "rpe-file.h"
 #include "rpe-text.h"
@@ -105,6 +107,8 @@ rpe_cli_main (int argc, char **argv)
 
   /* no output may overwrite a file this command reads */
   rpe_file_track_inputs (TRUE);
+  /* the readers' findings end with this tool's options */
+  rpe_cli_remedy_install ();
 
   if (!rpe_cli_parse_global (&argc, &argv))
     return EXIT_USAGE;
@@ -138,7 +142,26 @@ rpe_cli_main (int argc, char **argv)
     if (note != NULL)
       fprintf (stderr, _("rpe: note: %s\n"), note);
   }
+  /* every file the command writes waits for the others: all are put in place when the command
+   * succeeds, none when it fails (a later output that cannot be written leaves the earlier ones
+   * as they were) */
+  rpe_publish_set_begin ();
   status = command->run (argc - 1, argv + 1);
+  if (status == 0)
+    {
+      char *failed = NULL;
+      int   err = rpe_publish_set_commit (&failed);
+
+      if (err != 0)
+        {
+          fprintf (stderr, _("rpe %s: %s: cannot replace the file: %s\n"), argv[1], failed != NULL ? failed : "",
+                   g_strerror (err));
+          status = 1;
+        }
+      free (failed);
+    }
+  else
+    rpe_publish_set_abort ();
   /* the figure text's Pango font map and its font caches, for a leak checker's clean exit */
   if (command == &rpe_cli_export_command)
     rpe_text_release_fonts ();

@@ -146,7 +146,7 @@ setup_init (Setup *s, const RpeCliArgs *o, const OutputsOptions *x, GError **err
   if (o->content.values != NULL)
     {
       g_autoptr (RpeTensor) t = rpe_capture_is_spec (o->content.values) ? rpe_cli_capture_values (o, H, D, error)
-                                                                        : rpe_npy_read (o->content.values, error);
+                                                                        : rpe_cli_read_npy (o->content.values, error);
       gsize src_heads = 0;
 
       if (t == NULL)

@@ -38,7 +38,17 @@ digits (const char *p, const char **end)
   return q > p;
 }
 
-/* "-"? digits, the whole text, into an int64 (FALSE on overflow or anything else). */
+/* A leading zero before another digit ("010", "-07"): octal to C and to some tools, so
+ * refused rather than guessed. */
+static gboolean
+leading_zero (const char *text)
+{
+  const char *p = text != NULL && *text == '-' ? text + 1 : text;
+
+  return p != NULL && p[0] == '0' && g_ascii_isdigit (p[1]);
+}
+
+/* "-"? digits, no leading zero, the whole text, into an int64 (FALSE on overflow or anything else). */
 static gboolean
 decimal_int (const char *text, gboolean negative_ok, gint64 *value)
 {
@@ -51,7 +61,7 @@ decimal_int (const char *text, gboolean negative_ok, gint64 *value)
       negative = TRUE;
       p++;
     }
-  if (!digits (p, &end) || *end != '\0')
+  if (!digits (p, &end) || *end != '\0' || (end - p > 1 && *p == '0'))
     return FALSE;
   limit = negative ? (guint64) G_MAXINT64 + 1 : (guint64) G_MAXINT64;
   for (; p < end; p++)
@@ -75,6 +85,11 @@ rpe_cli_parse_int (const char *option, const char *text, gint64 min, gint64 max,
     {
       g_autofree char *got = shown (text != NULL ? text : "");
 
+      if (leading_zero (text))
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              _("%s: '%s' has a leading zero (octal to some tools): write the number in decimal "
+                                "without it"),
+                              option, got);
       return rpe_set_error (
         error, RPE_ERROR_INVALID_ARGUMENT,
         _("%s takes a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ", written in decimal (got '%s')"),
@@ -94,6 +109,8 @@ decimal_number (const char *text, gboolean negative_ok, const char **end)
   if (*p == '-' && negative_ok)
     p++;
   whole = digits (p, &q);
+  if (q - p > 1 && *p == '0')
+    return FALSE;                       /* "010": octal to some tools */
   p = q;
   if (*p == '.')
     {

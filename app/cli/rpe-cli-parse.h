@@ -1,6 +1,6 @@
 /* rpe-cli-parse.h: the one parser of the numbers on `rpe`'s command line.
  *
- * Every number an option takes goes through these functions: decimal only (no octal "010",
+ * Every number an option takes goes through these functions: decimal only (no leading zero ("010", octal to some tools),
  * no hex "0x10", no sign unless the range allows negative values, no spaces, no "inf" or
  * "nan"), checked against the option's range, and refused with a message that names the
  * option and repeats the text as given.  Errors are RPE_ERROR_INVALID_ARGUMENT (exit 2).
@@ -12,7 +12,8 @@
 
 G_BEGIN_DECLS
 
-/* A whole number in [min, max]: "-"? then 1..19 digits ("010" is ten). */
+/* A whole number in [min, max]: "-"? then 1..19 digits without a leading zero ("010" is refused:
+ * octal to some tools). */
 gboolean
 rpe_cli_parse_int (const char *option, const char *text, gint64 min, gint64 max, gint64 *value, GError **error);
 

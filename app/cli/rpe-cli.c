@@ -51,6 +51,8 @@ rpe_cli_exit_code_for_error (const GError *error)
         case RPE_ERROR_OVERFLOW:
         case RPE_ERROR_NO_MEMORY:
         case RPE_ERROR_NOT_FINITE:
+        case RPE_ERROR_RANGE:
+        case RPE_ERROR_DEGENERATE:
         case RPE_ERROR_FORMAT:
         case RPE_ERROR_UNSUPPORTED:
         case RPE_ERROR_NOT_FOUND:
@@ -79,10 +81,14 @@ rpe_cli_status_error (RpeStatus status, const char *what, GError **error)
                             "reduce --length, --realizations, --heads or --features"),
                           what);
   if (status == RPE_ERROR_NO_MEMORY)
-    return rpe_set_error (error, status,
-                          _("%s: the arrays would not fit in the memory budget of %.1f MiB "
-                            "(reduce --length, --realizations, --heads or --features)"),
-                          what, (double) rpe_budget_get () / (1024.0 * 1024.0));
+    {
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, status,
+                            _("%s: the arrays would not fit in the memory budget of %s "
+                              "(reduce --length, --realizations, --heads or --features)"),
+                            what, budget);
+    }
   return rpe_set_error (error, status, "%s: %s", what, rpe_status_to_string (status));
 }
 
@@ -118,10 +124,16 @@ rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], 
         return rpe_cli_status_error (RPE_ERROR_OVERFLOW, what, error);
     }
   if (rpe_budget_check (total) != RPE_OK)
-    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          _("%s: the arrays need %.1f MiB, over the memory budget of %.1f MiB "
-                            "(reduce --length, --realizations, --heads or --features)"),
-                          what, (double) total / (1024.0 * 1024.0), (double) rpe_budget_get () / (1024.0 * 1024.0));
+    {
+      /* sizes as GLib says them: "512 bytes", "1.5 MiB", never "0.0 MiB" */
+      g_autofree char *need = g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            _("%s: the arrays need %s, over the memory budget of %s "
+                              "(reduce --length, --realizations, --heads or --features)"),
+                            what, need, budget);
+    }
   return TRUE;
 }
 
@@ -286,6 +298,19 @@ rpe_cli_load_params_full (const RpeCliArgs *o, RpeSpeParams *params, gboolean pr
   return TRUE;
 }
 
+/* Every .npy the tool reads: refused when a dimension is 0 (no content, never "not given"). */
+RpeTensor *
+rpe_cli_read_npy (const char *path, GError **error)
+{
+  g_autoptr (RpeTensor) t = rpe_npy_read (path, error);
+
+  if (t == NULL)
+    return NULL;
+  if (!rpe_shape_check_nonempty (path, t->ndim, t->shape, error))
+    return NULL;
+  return g_steal_pointer (&t);
+}
+
 /* Reads an .npy of `want_ndim` dims, accepting one extra leading 1 (a batch of one). */
 RpeTensor *
 rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error)
@@ -306,7 +331,8 @@ rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError 
                      (size_t) want_ndim, shape);
       return NULL;
     }
-  if (!rpe_tensor_check_finite (t, error))
+  /* an array with no rows is no content: its length is never taken for "not given" */
+  if (!rpe_shape_check_nonempty (what, t->ndim, t->shape, error) || !rpe_tensor_check_finite (t, error))
     {
       g_prefix_error (error, "%s: ", path);
       return NULL;

@@ -63,6 +63,8 @@ gboolean      rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GE
 gboolean      rpe_cli_load_params_full (const RpeCliArgs *o, RpeSpeParams *params, gboolean print_notes,
                                         GError **error);
 RpeTensor    *rpe_cli_read_array (const char *path, gsize want_ndim, const char *what, GError **error);
+/* Every .npy the tool reads: an array with a dimension of 0 is refused (no content). */
+RpeTensor    *rpe_cli_read_npy (const char *path, GError **error);
 gboolean      rpe_cli_resolve_length (const RpeCliArgs *o, gsize input_length, gsize *n, GError **error);
 gboolean      rpe_cli_load_inputs (const RpeCliArgs   *o,
                                    const RpeSpeParams *params,
@@ -238,5 +240,9 @@ gboolean rpe_cli_color_scale (const char          *view,
                               gboolean             attention_transform,
                               RpeHeatmapTransform *transform,
                               double              *param);
+
+/* rpe-cli-remedy.c: the tool's options as the remedy of the readers' findings
+ * (rpe-findings.h); call once at start-up. */
+void rpe_cli_remedy_install (void);
 
 G_END_DECLS

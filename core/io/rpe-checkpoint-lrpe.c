@@ -6,6 +6,7 @@
 
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-error.h"
+#include "rpe-findings.h"
 
 void
 rpe_lrpe_module_info_free (RpeLrpeModuleInfo *info)
@@ -151,11 +152,18 @@ pick (GPtrArray   *modules,
   if (prefix == NULL && modules->len == 1)
     return g_ptr_array_index (modules, 0);
   if (modules->len == 0)
-    rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no %s module in the checkpoint (see rpe info)", family);
+    rpe_set_error_finding (error, RPE_ERROR_NOT_FOUND, RPE_FINDING_ROLES, NULL, "no %s module in the checkpoint",
+                           family);
   else if (prefix == NULL)
-    rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                   "the checkpoint has %u %s modules (%s): choose one by its prefix",
-                   modules->len, family, list->str);
+    {
+      g_autoptr (GPtrArray) names = g_ptr_array_new_null_terminated (modules->len, NULL, TRUE);
+
+      for (guint i = 0; i < modules->len; i++)
+        g_ptr_array_add (names, (gpointer) prefix_of (g_ptr_array_index (modules, i)));
+      rpe_set_error_finding (error, RPE_ERROR_INVALID_ARGUMENT, RPE_FINDING_MODULE,
+                             (const char *const *) names->pdata, "the checkpoint has %u %s modules (%s)",
+                             modules->len, family, list->str);
+    }
   else
     rpe_set_error (error, RPE_ERROR_NOT_FOUND, "no %s module under the prefix '%s'; the checkpoint has %s",
                    family, prefix, list->str);

@@ -22,7 +22,7 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  char            *prefix;       /* as --prefix takes it ("" at the top level) */
+  char            *prefix;       /* as a selection's prefix takes it ("" at the top level) */
   gsize            dim;          /* D (0 when only theta is present) */
   const RpeTensor *v;            /* (1, D, 1) or NULL */
   const RpeTensor *theta;        /* (1, 1, n) or NULL */

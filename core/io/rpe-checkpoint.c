@@ -24,7 +24,13 @@
  *   <dir>/conv_q/kernel|conv_k/kernel          (L, 1, H*D) or (L1, L2, 1, H*D)   convSPE (Flax)
  *   <gdir>.gate                                (H, D)               a filter's gate
  * PyTorch's query filter is conv_k.weight (the reference swaps them); Flax's is
- * conv_q/kernel.  g = sigmoid(gate), inverted (1 - sigmoid) in Flax files.
+ * conv_q/kernel.  g = sigmoid(gate), inverted (1 - sigmoid) in Flax modules.
+ *
+ * Convention.  Each module's convention (PyTorch or Flax) is decided from its
+ * own tensors only: a Flax module has a '/' in the names of its code or gate
+ * tensors, a Flax auto-name component ("SineSPE_0", "SPEGate_3") in them, or
+ * conv "kernel" leaves.  Another tensor of the file (a "Dense_0/kernel" of the
+ * model around it) never changes how a module is read.
  *
  * Layers.  A component that is a number ("spe.3", "spe_filters.3") or ends in
  * "_<number>" ("encoderblock_3", "EncoderBlock_3") is a layer index when
@@ -44,11 +50,13 @@
  * the names' total length.
  *
  * Display prefix: the owner (PyTorch, when no other module has that owner),
- * else the pattern (always for Flax).  --prefix accepts the prefix, the
- * pattern, the owner, one layer's concrete path (which picks that layer), and
- * each of those without a "module." or "model." wrapper. */
+ * else the pattern (always for Flax).  A selection's prefix accepts the
+ * prefix, the pattern, the owner, one layer's concrete path (which picks that
+ * layer), a path above exactly one module, and each of those with or without
+ * a "module." or "model." wrapper (prefix_matches). */
 
 #define MAX_LAYER_CANDIDATES 8
+#define LIST_MAX             8         /* names or layers listed in a message, then a count */
 #define MAX_LAYER_DIGITS     6
 #define MAX_ANCESTOR_WALK    64
 
@@ -82,6 +90,8 @@ struct _Group
   char         *prefix;
   RpeSpeMethod  method;
   gboolean      layered;
+  gssize        star;                  /* layered: where the layer index is in the pattern */
+  gboolean      flax;                  /* its own tensors are Flax's (see "Convention") */
   gsize         first_index;
   GPtrArray    *units;                 /* Unit*, sorted by layer */
   GPtrArray    *filters;               /* GateGroup* */
@@ -92,6 +102,8 @@ struct _GateGroup
   char      *pattern;
   char      *owner;
   gboolean   layered;
+  gssize     star;                     /* layered: where the layer index is in the pattern */
+  gboolean   flax;                     /* its gates' names are Flax's */
   gsize      first_index;
   GPtrArray *gates;                    /* GateUnit*, sorted by layer */
   GPtrArray *codes;                    /* Group* */
@@ -104,15 +116,15 @@ typedef struct
   GPtrArray *groups;                   /* Group*, owned, by first_index */
   GPtrArray *gate_groups;              /* GateGroup*, owned */
   GHashTable *sine_by_owner;           /* owner -> first sine Group* with it */
-  gboolean   flax;
   gsize      charged;                  /* bytes held, as charged to the budget */
   gboolean   over_budget;
 } Discovery;
 
 typedef struct
 {
-  int   layer;
-  char *pattern;
+  int    layer;
+  gssize star;                         /* where the '*' is in the pattern, -1: none */
+  char  *pattern;
 } LayerInfo;
 
 static const char *const sine_leaves[] = { "freqs", "offsets", "gains" };
@@ -225,25 +237,32 @@ is_flax_autoname (const char *s,
   return i < len && i >= 2 && s[i - 1] == '_';
 }
 
+/* Whether one tensor name is Flax's: a '/' in it, a Flax auto-name component,
+ * or a "kernel" leaf. */
+static gboolean
+name_is_flax (const char *name)
+{
+  gsize start = 0, len = strlen (name);
+
+  if (strchr (name, '/') != NULL)
+    return TRUE;
+  for (gsize j = 0; j <= len; j++)
+    if (j == len || is_sep (name[j]))
+      {
+        if (is_flax_autoname (name + start, j - start)
+            || (j == len && strcmp (name + start, "kernel") == 0))
+          return TRUE;
+        start = j + 1;
+      }
+  return FALSE;
+}
+
 gboolean
 rpe_checkpoint_is_flax (const RpeTensorSet *set)
 {
   for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
-    {
-      const char *name = rpe_tensor_set_get (set, i)->name;
-      gsize start = 0, len = strlen (name);
-
-      if (strchr (name, '/') != NULL)
-        return TRUE;
-      for (gsize j = 0; j <= len; j++)
-        if (j == len || is_sep (name[j]))
-          {
-            if (is_flax_autoname (name + start, j - start)
-                || (j == len && strcmp (name + start, "kernel") == 0))
-              return TRUE;
-            start = j + 1;
-          }
-    }
+    if (name_is_flax (rpe_tensor_set_get (set, i)->name))
+      return TRUE;
   return FALSE;
 }
 
@@ -362,11 +381,13 @@ assign_layers (GHashTable *dirs)
         {
           const char *k = key;
           li->layer = (int) g_ascii_strtoll (k + c[chosen].start, NULL, 10);
+          li->star = (gssize) c[chosen].start;
           li->pattern = pattern_key (key, &c[chosen]);
         }
       else
         {
           li->layer = -1;
+          li->star = -1;
           li->pattern = g_strdup (key);
         }
       g_hash_table_iter_replace (&it, li);
@@ -520,12 +541,14 @@ charge (Discovery  *dv,
         gsize       bytes,
         GError    **error)
 {
-  if (!rpe_size_add (dv->charged, bytes, &dv->charged) || rpe_budget_check (dv->charged) != RPE_OK)
+  RpeStatus st = RPE_ERROR_NO_MEMORY;
+
+  if (!rpe_size_add (dv->charged, bytes, &dv->charged) || (st = rpe_budget_check (dv->charged)) != RPE_OK)
     {
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
       dv->over_budget = TRUE;
-      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                            "Indexing the checkpoint's module names needs more than the memory budget "
-                            "of %" G_GSIZE_FORMAT " bytes", rpe_budget_get ());
+      return rpe_set_error (error, st, "Indexing the checkpoint's module names needs more than %s", limit);
     }
   return TRUE;
 }
@@ -687,7 +710,6 @@ discover (const RpeTensorSet *set,
   dv->gate_units = g_ptr_array_new_with_free_func (gate_unit_free);
   dv->groups = g_ptr_array_new_with_free_func (group_free);
   dv->gate_groups = g_ptr_array_new_with_free_func (gate_group_free);
-  dv->flax = rpe_checkpoint_is_flax (set);
 
   sine_units = g_hash_table_new (g_str_hash, g_str_equal);
   conv_units = g_hash_table_new (g_str_hash, g_str_equal);
@@ -731,6 +753,7 @@ discover (const RpeTensorSet *set,
           g->owner = owner_of (li->pattern);
           g->method = u->method;
           g->layered = li->layer >= 0;
+          g->star = li->star;
           g->first_index = u->first_index;
           g->units = g_ptr_array_new ();
           g->filters = g_ptr_array_new ();
@@ -742,6 +765,9 @@ discover (const RpeTensorSet *set,
       u->layer = li->layer;
       u->group = g;
       g->first_index = MIN (g->first_index, u->first_index);
+      for (gsize k = 0; k < n_slots (u->method); k++)
+        if (u->flax_kernel || (u->slot[k] != NULL && name_is_flax (u->slot[k]->name)))
+          g->flax = TRUE;
       g_ptr_array_add (g->units, u);
     }
   for (guint i = 0; i < dv->groups->len; i++)
@@ -762,6 +788,7 @@ discover (const RpeTensorSet *set,
           gg->pattern = g_strdup (li->pattern);
           gg->owner = owner_of (li->pattern);
           gg->layered = li->layer >= 0;
+          gg->star = li->star;
           gg->first_index = gu->index;
           gg->gates = g_ptr_array_new ();
           gg->codes = g_ptr_array_new ();
@@ -770,6 +797,8 @@ discover (const RpeTensorSet *set,
         }
       gu->layer = li->layer;
       gu->group = gg;
+      if (name_is_flax (gu->tensor->name))
+        gg->flax = TRUE;
       g_ptr_array_add (gg->gates, gu);
     }
   for (guint i = 0; i < dv->gate_groups->len; i++)
@@ -783,6 +812,14 @@ discover (const RpeTensorSet *set,
         g_hash_table_insert (dv->sine_by_owner, g->owner, g);
     }
   pair_filters (dv);
+  /* a module read the Flax way by its gates' names too (its own filters only) */
+  for (guint i = 0; i < dv->gate_groups->len; i++)
+    {
+      GateGroup *gg = g_ptr_array_index (dv->gate_groups, i);
+
+      for (guint j = 0; gg->flax && j < gg->codes->len; j++)
+        ((Group *) g_ptr_array_index (gg->codes, j))->flax = TRUE;
+    }
 
   /* display prefixes */
   owner_count = g_hash_table_new (g_str_hash, g_str_equal);
@@ -797,7 +834,7 @@ discover (const RpeTensorSet *set,
       Group *g = g_ptr_array_index (dv->groups, i);
       gboolean unique = GPOINTER_TO_UINT (g_hash_table_lookup (owner_count, g->owner)) == 1;
 
-      g->prefix = g_strdup (!dv->flax && unique && g->owner[0] != '\0' ? g->owner : g->pattern);
+      g->prefix = g_strdup (!g->flax && unique && g->owner[0] != '\0' ? g->owner : g->pattern);
     }
   return g_steal_pointer (&dv);
 }
@@ -836,6 +873,17 @@ conv_heads (const Discovery *dv,
   *d = channels;
 }
 
+/* Ends a list of `total` items of which the first LIST_MAX were written: a
+ * message names a few and counts the rest (a file of 65536 modules must not
+ * make a note of megabytes). */
+static void
+list_end (GString *s,
+          guint    total)
+{
+  if (total > LIST_MAX)
+    g_string_append_printf (s, " and %u more", total - LIST_MAX);
+}
+
 /* "'m.spe_filters.*.gate' (layers 0, 1)" */
 static char *
 filter_description (const GateGroup *gg)
@@ -850,8 +898,9 @@ filter_description (const GateGroup *gg)
   if (gg->layered)
     {
       g_string_append (s, gg->gates->len > 1 ? " (layers " : " (layer ");
-      for (guint i = 0; i < gg->gates->len; i++)
+      for (guint i = 0; i < gg->gates->len && i < LIST_MAX; i++)
         g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((GateUnit *) g_ptr_array_index (gg->gates, i))->layer);
+      list_end (s, gg->gates->len);
       g_string_append_c (s, ')');
     }
   return g_string_free (s, FALSE);
@@ -873,11 +922,12 @@ pairing_problem (const Group *g)
     {
       s = g_string_new (NULL);
       g_string_append_printf (s, "'%s' is paired with %u filters: ", g->prefix, g->filters->len);
-      for (guint i = 0; i < g->filters->len; i++)
+      for (guint i = 0; i < g->filters->len && i < LIST_MAX; i++)
         {
           g_autofree char *d = filter_description (g_ptr_array_index (g->filters, i));
           g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", d);
         }
+      list_end (s, g->filters->len);
       return g_string_free (s, FALSE);
     }
   if (g->filters->len == 1)
@@ -890,12 +940,13 @@ pairing_problem (const Group *g)
       d = filter_description (gg);
       s = g_string_new (NULL);
       g_string_append_printf (s, "the filter %s could belong to ", d);
-      for (guint i = 0; i < gg->codes->len; i++)
+      for (guint i = 0; i < gg->codes->len && i < LIST_MAX; i++)
         {
           const Group *o = g_ptr_array_index (gg->codes, i);
           g_string_append_printf (s, "%s'%s' (%s)", i == 0 ? "" : i + 1 == gg->codes->len ? " or " : ", ",
                                   o->prefix, method_name (o->method));
         }
+      list_end (s, gg->codes->len);
       return g_string_free (s, FALSE);
     }
   return NULL;
@@ -964,7 +1015,7 @@ rpe_checkpoint_discover (const RpeTensorSet  *set,
       info->n_features = d;
       info->size = size;
       info->size2 = size2;
-      info->convention = g_strdup_printf ("%s%s", dv->flax ? "flax" : "pytorch", g->layered ? "-unshared" : "");
+      info->convention = g_strdup_printf ("%s%s", g->flax ? "flax" : "pytorch", g->layered ? "-unshared" : "");
       info->code_name = g_strdup (u->slot[0]->name);
       info->layers = g_array_new (FALSE, FALSE, sizeof (int));
       info->gates = g_ptr_array_new_with_free_func (g_free);
@@ -1123,15 +1174,17 @@ module_list (const Discovery *dv,
              int              method)
 {
   GString *s = g_string_new (NULL);
+  guint n = 0;
 
   for (guint i = 0; i < dv->groups->len; i++)
     {
       const Group *g = g_ptr_array_index (dv->groups, i);
-      if (method < 0 || (int) g->method == method)
+      if ((method < 0 || (int) g->method == method) && n++ < LIST_MAX)
         g_string_append_printf (s, "%s'%s' (%s)", s->len > 0 ? ", " : "", g->prefix, method_name (g->method));
     }
   if (s->len == 0)
     g_string_append (s, "none");
+  list_end (s, n);
   return g_string_free (s, FALSE);
 }
 
@@ -1140,8 +1193,9 @@ unit_layers (const Group *g)
 {
   GString *s = g_string_new (NULL);
 
-  for (guint i = 0; i < g->units->len; i++)
+  for (guint i = 0; i < g->units->len && i < LIST_MAX; i++)
     g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((Unit *) g_ptr_array_index (g->units, i))->layer);
+  list_end (s, g->units->len);
   return g_string_free (s, FALSE);
 }
 
@@ -1150,39 +1204,118 @@ gate_layers (const GateGroup *gg)
 {
   GString *s = g_string_new (NULL);
 
-  for (guint i = 0; i < gg->gates->len; i++)
+  for (guint i = 0; i < gg->gates->len && i < LIST_MAX; i++)
     g_string_append_printf (s, "%s%d", i > 0 ? ", " : "", ((GateUnit *) g_ptr_array_index (gg->gates, i))->layer);
+  list_end (s, gg->gates->len);
   return g_string_free (s, FALSE);
 }
 
-/* Whether `p` names group g (as prefix, pattern, owner or one unit's path, with
- * or without a module./model. wrapper); *layer receives the unit's layer when
- * `p` is a layer's concrete path. */
+/* `s` (the group's pattern, owner or prefix) for one layer: its '*' at the
+ * pattern's layer position replaced by the digits of that layer's path `dir`.
+ * NULL if `s` has no wildcard there. */
+static char *
+concrete (const Group *g,
+          const char  *s,
+          const char  *dir)
+{
+  gsize star, plen = strlen (g->pattern), dlen = strlen (dir), slen = strlen (s), digits;
+
+  if (!g->layered || g->star < 0)
+    return NULL;
+  star = (gsize) g->star;
+  if (slen <= star || s[star] != '*' || strncmp (s, g->pattern, star) != 0 || dlen + 1 < plen)
+    return NULL;
+  digits = dlen + 1 - plen;
+  return g_strdup_printf ("%.*s%.*s%s", (int) star, s, (int) digits, dir + star, s + star + 1);
+}
+
+/* Whether `p` is `path` or a whole-component beginning of it ("a.b" of "a.b.c"). */
 static gboolean
+component_prefix (const char *p,
+                  const char *path,
+                  gboolean    exact)
+{
+  gsize n = strlen (p);
+
+  if (strncmp (p, path, n) != 0)
+    return FALSE;
+  return path[n] == '\0' || (!exact && n > 0 && is_sep (path[n]));
+}
+
+/* Whether `p` names group g, and how well.  Exact (2): p is the group's
+ * prefix, pattern or owner, or one of these for one layer (the layer's own
+ * path: *layer receives the layer).  Above (1): p is a path above the group's
+ * code or its per-layer gates, whole components ("layers" of
+ * "layers.*.attn.spe"; "layers.1" of its layer 1, which picks that layer).
+ * 0: no match.  Each with or without a module./model. wrapper (either way:
+ * the name may have one the file has not, or lack one it has). */
+static int
 prefix_matches (const Group *g,
                 const char  *p,
                 int         *layer)
 {
   static const char *const wrappers[] = { "", "module.", "model.", "module/", "model/" };
+  gsize n_wrappers = G_N_ELEMENTS (wrappers);
 
-  for (gsize w = 0; w < G_N_ELEMENTS (wrappers); w++)
-    {
-      g_autofree char *cand = g_strconcat (wrappers[w], p, NULL);
+  for (int exact = 1; exact >= 0; exact--)
+    for (gsize w = 0; w < 2 * n_wrappers; w++)
+      {
+        /* p with a wrapper the file has, or without one the file has not */
+        g_autofree char *cand = w < n_wrappers ? g_strconcat (wrappers[w], p, NULL)
+                                : g_str_has_prefix (p, wrappers[w - n_wrappers]) && w > n_wrappers
+                                ? g_strdup (p + strlen (wrappers[w - n_wrappers])) : NULL;
+        const char *whole[3] = { g->prefix, g->pattern, g->owner };
 
-      if (strcmp (cand, g->prefix) == 0 || strcmp (cand, g->pattern) == 0
-          || (strcmp (cand, g->owner) == 0 && g->owner[0] != '\0'))
-        return TRUE;
-      for (guint i = 0; i < g->units->len; i++)
-        {
-          const Unit *u = g_ptr_array_index (g->units, i);
-          if (g->layered && strcmp (cand, u->dir) == 0)
+        if (cand == NULL)
+          continue;
+
+        if (cand[0] == '\0')
+          continue;
+        for (int k = 0; k < 3; k++)
+          if (whole[k][0] != '\0' && component_prefix (cand, whole[k], exact))
             {
-              *layer = u->layer;
-              return TRUE;
+              /* a path above the layer wildcard names every layer */
+              if (exact || g->star < 0 || strlen (cand) <= (gsize) g->star)
+                {
+                  *layer = -1;
+                  return exact ? 2 : 1;
+                }
             }
-        }
-    }
-  return FALSE;
+        /* one layer's code */
+        for (guint i = 0; g->layered && i < g->units->len; i++)
+          {
+            const Unit *u = g_ptr_array_index (g->units, i);
+
+            for (int k = 0; k < 3; k++)
+              {
+                g_autofree char *c = concrete (g, whole[k], u->dir);
+
+                if (c != NULL && c[0] != '\0' && component_prefix (cand, c, exact)
+                    && strlen (cand) > (gsize) g->star)
+                  {
+                    *layer = u->layer;
+                    return exact ? 2 : 1;
+                  }
+              }
+          }
+        /* one layer's gate, of a code shared by every layer */
+        for (guint f = 0; !g->layered && f < g->filters->len; f++)
+          {
+            const GateGroup *gg = g_ptr_array_index (g->filters, f);
+
+            for (guint i = 0; gg->layered && gg->star >= 0 && i < gg->gates->len; i++)
+              {
+                const GateUnit *gu = g_ptr_array_index (gg->gates, i);
+
+                if (component_prefix (cand, gu->dir, exact) && strlen (cand) > (gsize) gg->star)
+                  {
+                    *layer = gu->layer;
+                    return exact ? 2 : 1;
+                  }
+              }
+          }
+      }
+  return 0;
 }
 
 static gboolean
@@ -1198,6 +1331,44 @@ gate_fits_hd (const RpeTensor *gate,
   return gate->shape[0] * gate->shape[1] == h * d;
 }
 
+/* Names of the groups, NULL-terminated (for candidates). */
+static GPtrArray *
+group_names (const Discovery *dv,
+             int              method,
+             gboolean         patterns)
+{
+  GPtrArray *a = g_ptr_array_new_null_terminated (dv->groups->len, NULL, TRUE);
+
+  for (guint i = 0; i < dv->groups->len; i++)
+    {
+      const Group *g = g_ptr_array_index (dv->groups, i);
+
+      if (method < 0 || (int) g->method == method)
+        g_ptr_array_add (a, patterns ? g->pattern : g->prefix);
+    }
+  return a;
+}
+
+/* The layers of a group (or of a filter) as text candidates, NULL-terminated. */
+static GPtrArray *
+layer_names (const GPtrArray *units,
+             gboolean         gates)
+{
+  GPtrArray *a = g_ptr_array_new_null_terminated (units->len, g_free, TRUE);
+
+  for (guint i = 0; i < units->len; i++)
+    g_ptr_array_add (a, g_strdup_printf ("%d", gates ? ((GateUnit *) g_ptr_array_index (units, i))->layer
+                                                     : ((Unit *) g_ptr_array_index (units, i))->layer));
+  return a;
+}
+
+static void
+add_finding (GPtrArray *findings,
+             RpeFinding *f)
+{
+  g_ptr_array_add (findings, f);
+}
+
 gboolean
 rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                               const RpeSpeSelection *selection,
@@ -1205,11 +1376,43 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                               char                 **note,
                               GError               **error)
 {
+  g_autoptr (GPtrArray) findings = NULL;
+  gboolean ok = rpe_checkpoint_load_spe_findings (set, selection, params, &findings, error);
+
+  if (note != NULL)
+    *note = ok ? rpe_findings_to_note (findings) : NULL;
+  return ok;
+}
+
+char *
+rpe_findings_to_note (const GPtrArray *findings)
+{
+  GString *s;
+
+  if (findings == NULL || findings->len == 0)
+    return NULL;
+  s = g_string_new (NULL);
+  for (guint i = 0; i < findings->len; i++)
+    {
+      g_autofree char *m = rpe_finding_to_message (g_ptr_array_index (findings, i));
+
+      g_string_append_printf (s, "%s%s.", i > 0 ? "\n" : "", m);
+    }
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+rpe_checkpoint_load_spe_findings (const RpeTensorSet    *set,
+                                  const RpeSpeSelection *selection,
+                                  RpeSpeParams          *params,
+                                  GPtrArray            **findings_out,
+                                  GError               **error)
+{
   static const RpeSpeSelection defaults = RPE_SPE_SELECTION_INIT;
   const RpeSpeSelection *sel = selection != NULL ? selection : &defaults;
   const RpeTensorMap *map = sel->map;
   g_autoptr (Discovery) dv = NULL;
-  g_autoptr (GString) notes = g_string_new (NULL);
+  g_autoptr (GPtrArray) findings = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_finding_free);
   const RpeTensor *mapped[RPE_ROLE_GATE + 1] = { NULL };
   const RpeTensor *slot[3] = { NULL };
   const RpeTensor *gate = NULL;
@@ -1220,13 +1423,13 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
   gboolean map_sine, map_conv, map_complete = FALSE;
   int method = sel->method, layer = sel->layer, prefix_layer = -1;
   RpeSpeMethod m;
-  gboolean flax_kernel;
+  gboolean flax_kernel, flax = FALSE;
   gsize h, d, size, size2 = 0, channels = 0, count;
   RpeStatus st;
 
   memset (params, 0, sizeof *params);
-  if (note != NULL)
-    *note = NULL;
+  if (findings_out != NULL)
+    *findings_out = NULL;
   if ((dv = discover (set, error)) == NULL)
     return FALSE;
 
@@ -1235,22 +1438,23 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
   map_conv = rpe_tensor_map_has_any (map, RPE_ROLE_CONV_Q, RPE_ROLE_CONV_K);
   if (map_sine && map_conv)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                          "the tensor mapping gives both sine (freqs/offsets/gains) and conv (conv_q/conv_k) roles; "
-                          "one module is loaded at a time");
+                          "The roles assigned to tensors are both sine (freqs/offsets/gains) and conv "
+                          "(conv_q/conv_k) roles; one module is loaded at a time");
   for (int r = 0; r <= RPE_ROLE_GATE; r++)
     {
       const char *name = rpe_tensor_map_get (map, (RpeRole) r);
       if (name != NULL && (mapped[r] = rpe_tensor_set_lookup (set, name)) == NULL)
-        return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                              "tensor mapping %s=%s: the checkpoint has no tensor '%s'",
-                              rpe_role_to_string ((RpeRole) r), name, name);
+        return rpe_set_error_finding (error, RPE_ERROR_NOT_FOUND, RPE_FINDING_TENSOR,
+                                      (const char *const[]) { name, NULL },
+                                      "The role %s is assigned to '%s', but the checkpoint has no tensor '%s'",
+                                      rpe_role_to_string ((RpeRole) r), name, name);
     }
   if (map_sine || map_conv)
     {
       int want = map_sine ? RPE_SPE_SINE : RPE_SPE_CONV;
       if (method >= 0 && method != want)
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "the tensor mapping gives %s roles but the %s method was asked for",
+                              "The roles assigned to tensors are %s roles, but the %s method was asked for",
                               method_name (want), method_name (method));
       method = want;
       map_complete = map_sine ? (mapped[0] && mapped[1] && mapped[2]) : (mapped[3] && mapped[4]);
@@ -1298,12 +1502,15 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
         }
       else
         {
+          /* tensors that form no discovered module: their own names say how they are laid out */
+          for (gsize s = 0; s < n_slots (m); s++)
+            flax |= name_is_flax (slot[s]->name);
           mapped_unit.dir = (char *) "";
           mapped_unit.method = m;
-          mapped_unit.flax_kernel = dv->flax;
+          mapped_unit.flax_kernel = m == RPE_SPE_CONV && flax;
           mapped_unit.layer = -1;
           u = &mapped_unit;
-          flax_kernel = dv->flax;
+          flax_kernel = mapped_unit.flax_kernel;
         }
       module = u == &mapped_unit ? g_strdup ("(mapped tensors)") : g_strdup (g->prefix);
     }
@@ -1315,29 +1522,43 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
       if (sel->prefix != NULL)
         {
           GPtrArray *matches = g_ptr_array_new ();
+          int best = 0;
+
+          /* the exact matches, else the paths above a module */
           for (guint i = 0; i < dv->groups->len; i++)
             {
               const Group *o = g_ptr_array_index (dv->groups, i);
-              int l = -1;
-              if ((method < 0 || (int) o->method == method) && prefix_matches (o, sel->prefix, &l))
+              int l = -1, how;
+
+              if ((method >= 0 && (int) o->method != method) || (how = prefix_matches (o, sel->prefix, &l)) == 0
+                  || how < best)
+                continue;
+              if (how > best)
                 {
-                  g_ptr_array_add (matches, (gpointer) o);
-                  prefix_layer = l;
+                  g_ptr_array_set_size (matches, 0);
+                  best = how;
                 }
+              g_ptr_array_add (matches, (gpointer) o);
+              prefix_layer = l;
             }
           if (matches->len == 1)
             g = g_ptr_array_index (matches, 0);
           else if (matches->len > 1)
             {
               GString *s = g_string_new (NULL);
-              for (guint i = 0; i < matches->len; i++)
+              for (guint i = 0; i < matches->len && i < LIST_MAX; i++)
                 {
                   const Group *o = g_ptr_array_index (matches, i);
                   g_string_append_printf (s, "%s'%s' (%s)", i > 0 ? ", " : "", o->pattern, method_name (o->method));
                 }
-              rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                             "The prefix '%s' names %u SPE modules: %s; give one of these (or a method)",
-                             sel->prefix, matches->len, s->str);
+              list_end (s, matches->len);
+              g_autoptr (GPtrArray) names = g_ptr_array_new_null_terminated (matches->len, NULL, TRUE);
+
+              for (guint i = 0; i < matches->len; i++)
+                g_ptr_array_add (names, ((const Group *) g_ptr_array_index (matches, i))->pattern);
+              rpe_set_error_finding (error, RPE_ERROR_INVALID_ARGUMENT, RPE_FINDING_MODULE_METHOD,
+                                     (const char *const *) names->pdata,
+                                     "The prefix '%s' names %u SPE modules: %s", sel->prefix, matches->len, s->str);
               g_string_free (s, TRUE);
               g_ptr_array_unref (matches);
               return FALSE;
@@ -1377,16 +1598,19 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                   return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "No %s SPE module in the checkpoint (found: %s)",
                                         method_name (method), list);
                 }
-              return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                                    "No SPE module found: no tensors named '<module>.freqs|offsets|gains', "
-                                    "'<module>.conv_q.weight|conv_k.weight' or '<module>/conv_q/kernel|conv_k/kernel' "
-                                    "(other names can be mapped to these roles)");
+              return rpe_set_error_finding (error, RPE_ERROR_NOT_FOUND, RPE_FINDING_ROLES, NULL,
+                                            "No SPE module found: no tensors named '<module>.freqs|offsets|gains', "
+                                            "'<module>.conv_q.weight|conv_k.weight' or "
+                                            "'<module>/conv_q/kernel|conv_k/kernel'");
             }
           if (n_complete > 1)
             {
               g_autofree char *list = module_list (dv, method);
-              g_string_append_printf (notes, "Using the SPE module '%s' (%s) of %s; another is chosen by its prefix.\n",
-                                      g->prefix, method_name (g->method), list);
+              g_autoptr (GPtrArray) names = group_names (dv, method, FALSE);
+
+              add_finding (findings, rpe_finding_new (RPE_FINDING_MODULE, (const char *const *) names->pdata,
+                                                      "Using the SPE module '%s' (%s) of %s", g->prefix,
+                                                      method_name (g->method), list));
             }
         }
       module = g_strdup (g->prefix);
@@ -1396,7 +1620,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
         {
           if (layer >= 0 && layer != prefix_layer)
             return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                  "the prefix %s is layer %d's module but layer %d was asked for",
+                                  "'%s' is layer %d's module, but layer %d was asked for",
                                   sel->prefix, prefix_layer, layer);
           layer = prefix_layer;
         }
@@ -1420,8 +1644,11 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
           if (layer < 0 && g->units->len > 1)
             {
               g_autofree char *list = unit_layers (g);
-              g_string_append_printf (notes, "'%s' has one code per layer (layers %s); using layer %d's; "
-                                      "another layer can be chosen.\n", g->prefix, list, u->layer);
+              g_autoptr (GPtrArray) layers = layer_names (g->units, FALSE);
+
+              add_finding (findings, rpe_finding_new (RPE_FINDING_LAYER, (const char *const *) layers->pdata,
+                                                      "'%s' has one code per layer (layers %s); using layer %d's",
+                                                      g->prefix, list, u->layer));
             }
         }
       else
@@ -1483,9 +1710,20 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
       const GateGroup *gg = g_ptr_array_index (g->filters, 0);
 
       if (problem != NULL)
-        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                              "Cannot tell which gate the SPE module '%s' uses: %s; map the gate role to "
-                              "one of them (or leave the gate out)", g->prefix, problem);
+        {
+          g_autoptr (GPtrArray) gates = g_ptr_array_new_null_terminated (0, NULL, TRUE);
+
+          for (guint f = 0; f < g->filters->len; f++)
+            {
+              const GateGroup *o = g_ptr_array_index (g->filters, f);
+
+              for (guint j = 0; j < o->gates->len; j++)
+                g_ptr_array_add (gates, (gpointer) ((GateUnit *) g_ptr_array_index (o->gates, j))->tensor->name);
+            }
+          return rpe_set_error_finding (error, RPE_ERROR_INVALID_ARGUMENT, RPE_FINDING_GATE,
+                                        (const char *const *) gates->pdata,
+                                        "Cannot tell which gate the SPE module '%s' uses: %s", g->prefix, problem);
+        }
       if (g->layered && gg->layered)
         {
           for (guint i = 0; i < gg->gates->len && gate == NULL; i++)
@@ -1494,8 +1732,10 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
           if (gate == NULL)
             {
               g_autofree char *list = gate_layers (gg);
-              g_string_append_printf (notes, "Layer %d of '%s' has no gate (layers with a gate: %s).\n",
-                                      u->layer, g->prefix, list);
+
+              add_finding (findings, rpe_finding_new (RPE_FINDING_NONE, NULL,
+                                                      "Layer %d of '%s' has no gate (layers with a gate: %s)",
+                                                      u->layer, g->prefix, list));
             }
         }
       else if (gg->layered)
@@ -1515,9 +1755,12 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
           if (layer < 0 && gg->gates->len > 1)
             {
               g_autofree char *list = gate_layers (gg);
-              g_string_append_printf (notes, "'%s' has %u gates (layers %s); using layer %d's '%s'; "
-                                      "another layer can be chosen.\n", g->prefix, gg->gates->len, list,
-                                      gu->layer, gu->tensor->name);
+              g_autoptr (GPtrArray) layers = layer_names (gg->gates, TRUE);
+
+              add_finding (findings, rpe_finding_new (RPE_FINDING_LAYER, (const char *const *) layers->pdata,
+                                                      "'%s' has %u gates (layers %s); using layer %d's '%s'",
+                                                      g->prefix, gg->gates->len, list, gu->layer,
+                                                      gu->tensor->name));
             }
           gate = gu->tensor;
         }
@@ -1546,6 +1789,7 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
   if (!sel->no_gate)
     {
       GString *others = g_string_new (NULL);
+      g_autoptr (GPtrArray) names = g_ptr_array_new_null_terminated (0, NULL, TRUE);
       guint n_others = 0;
 
       for (guint i = 0; i < dv->gate_units->len; i++)
@@ -1553,15 +1797,19 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
           const GateUnit *gu = g_ptr_array_index (dv->gate_units, i);
           if (gu->group->codes->len == 0 && gu->tensor != gate && gate_fits_hd (gu->tensor, m, h, d))
             {
-              if (n_others++ < 8)
-                g_string_append_printf (others, "%s'%s'", others->len > 0 ? ", " : "", gu->tensor->name);
+              if (n_others++ < LIST_MAX)
+                {
+                  g_string_append_printf (others, "%s'%s'", others->len > 0 ? ", " : "", gu->tensor->name);
+                  g_ptr_array_add (names, (gpointer) gu->tensor->name);
+                }
             }
         }
       if (n_others > 0)
-        g_string_append_printf (notes, "The checkpoint has %u gate%s of this shape paired with no module "
-                                "(%s%s), not used%s; map the gate role to one to use it.\n",
-                                n_others, n_others > 1 ? "s" : "", others->str, n_others > 8 ? ", ..." : "",
-                                gate != NULL ? "" : " (the template is ungated)");
+        add_finding (findings, rpe_finding_new (RPE_FINDING_UNUSED_GATES, (const char *const *) names->pdata,
+                                                "The checkpoint has %u gate%s of this shape paired with no module "
+                                                "(%s%s), not used%s", n_others, n_others > 1 ? "s" : "",
+                                                others->str, n_others > LIST_MAX ? ", ..." : "",
+                                                gate != NULL ? "" : " (the template is ungated)"));
       g_string_free (others, TRUE);
     }
 
@@ -1619,12 +1867,17 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
               }
           }
     }
+  /* the module's convention: its own tensors' (the code's, the gate's) */
+  if (g != NULL)
+    flax |= g->flax;
+  if (gate != NULL)
+    flax |= name_is_flax (gate->name);
   if (gate != NULL)
     {
       const float *gv = gate->data;
 
       for (gsize i = 0; i < h * d; i++)
-        params->gate[i] = (float) (dv->flax ? sigmoid (-(double) gv[i]) : sigmoid (gv[i]));
+        params->gate[i] = (float) (flax ? sigmoid (-(double) gv[i]) : sigmoid (gv[i]));
     }
 
   /* softplus of a huge finite gain overflows float: refuse it */
@@ -1674,11 +1927,8 @@ rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                                   RPE_CHECKPOINT_MAX_PARAM);
           }
   }
-  if (note != NULL && notes->len > 0)
-    {
-      g_string_truncate (notes, notes->len - 1);   /* the last newline */
-      *note = g_strdup (notes->str);
-    }
+  if (findings_out != NULL)
+    *findings_out = g_steal_pointer (&findings);
   return TRUE;
 }
 

@@ -18,13 +18,13 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  char         *prefix;      /* the module's name, as --prefix takes it */
+  char         *prefix;      /* the module's name, as a selection's prefix takes it */
   RpeSpeMethod  method;
   gsize         n_heads;
   gsize         n_features;
   gsize         size;        /* K (sine) or L (conv; L1 for 2-D) */
   gsize         size2;       /* 2-D conv: L2; 0 otherwise */
-  GArray       *layers;      /* int: the layers --layer picks: the code's layers when unshared,
+  GArray       *layers;      /* int: the layers a selection picks: the code's layers when unshared,
                                 else the layers of its per-layer gates (may be empty) */
   char         *convention;  /* "pytorch", "pytorch-unshared", "flax" or "flax-unshared" */
   char         *code_name;   /* its first code tensor, e.g. "model.spe.freqs" */
@@ -72,12 +72,34 @@ typedef struct
  * the selected module and gate.  Applies the as-coded transforms and checks
  * every value is finite.  `note` (optional) receives NULL or a message for the
  * user about a choice made for them (which of several gates was used, gates
- * of the file that this module does not use); the caller prints it. */
+ * of the file that this module does not use); the caller prints it.
+ *
+ * The prefix selects a module by the name rpe_checkpoint_find_modules gives
+ * it, its path (pattern), its owner, or any of these for one layer (the
+ * layer's own path, "layers.1.attn" for the pattern "layers.*.attn", which
+ * selects that layer), each with or without a "module."/"model." wrapper;
+ * failing those, by a path above exactly one module ("layers" for
+ * "layers.*.attn.spe", "layers.1" for its layer 1). */
 gboolean      rpe_checkpoint_load_spe_full (const RpeTensorSet    *set,
                                             const RpeSpeSelection *selection,
                                             RpeSpeParams          *params,
                                             char                 **note,
                                             GError               **error);
+
+/* The same, with what the selection found as RpeFinding*s (rpe-findings.h):
+ * the choices made for the user (which module of several, which layer, gates
+ * no module uses), each with the candidates a front end offers in its own
+ * terms.  `findings` (optional) receives NULL or a non-empty array.  Errors
+ * carry a finding too where the remedy is a choice (rpe_error_get_finding). */
+gboolean      rpe_checkpoint_load_spe_findings (const RpeTensorSet    *set,
+                                                const RpeSpeSelection *selection,
+                                                RpeSpeParams          *params,
+                                                GPtrArray            **findings,
+                                                GError               **error);
+
+/* The findings as one note: each finding's message (with the front end's
+ * remedy) and a full stop, one per line.  NULL for none. */
+char         *rpe_findings_to_note (const GPtrArray *findings);
 
 /* Shorthand: prefix (NULL: the first module found), layer (-1: the first). */
 gboolean      rpe_checkpoint_load_spe (const RpeTensorSet  *set,

@@ -4,6 +4,7 @@
 
 #include <glib.h>
 
+#include "rpe-findings.h"
 #include "rpe-status.h"
 
 G_BEGIN_DECLS
@@ -16,5 +17,10 @@ gboolean rpe_set_error (GError     **error,
                         RpeStatus    status,
                         const char  *format,
                         ...) G_GNUC_PRINTF (3, 4);
+
+/* What a refused size did not fit in, for a message: "the memory budget (N
+ * bytes)" for RPE_ERROR_NO_MEMORY, the system's limit on this process for
+ * RPE_ERROR_SYSTEM_MEMORY.  Newly allocated. */
+char    *rpe_memory_limit_text (RpeStatus status);
 
 G_END_DECLS

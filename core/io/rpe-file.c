@@ -9,6 +9,7 @@
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
+#include "rpe-findings.h"
 
 /* ---- inputs ----------------------------------------------------------- */
 
@@ -95,6 +96,67 @@ free_buffer (gpointer p)
   rpe_free (p);
 }
 
+/* Opens a regular file for reading without blocking: a FIFO must not wait for
+ * a writer, and a special file that says it is regular (/proc/kmsg) must not
+ * wait for data.  -1 with *error set otherwise. */
+static int
+open_regular (const char   *path,
+              struct stat  *st,
+              GError      **error)
+{
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    {
+      int err = errno;
+
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", path, g_strerror (err));
+      return -1;
+    }
+  if (fstat (fd, st) != 0)
+    {
+      int err = errno;
+
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", path, g_strerror (err));
+      return -1;
+    }
+  if (!S_ISREG (st->st_mode))
+    {
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it is %s, not a regular file",
+                     path, kind_of (st->st_mode));
+      return -1;
+    }
+  return fd;
+}
+
+/* read(2) for regular files: EINTR retried; EAGAIN (a special file that would
+ * block) is an error. */
+static gssize
+read_some (int         fd,
+           void       *buffer,
+           gsize       count,
+           const char *path,
+           GError    **error)
+{
+  for (;;)
+    {
+      gssize n = read (fd, buffer, count);
+
+      if (n >= 0)
+        return n;
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it has no data to give (it is not an ordinary "
+                       "file)", path);
+      else
+        rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", path, g_strerror (errno));
+      return -1;
+    }
+}
+
 GBytes *
 rpe_read_file (const char  *path,
                GError     **error)
@@ -104,40 +166,15 @@ rpe_read_file (const char  *path,
   RpeStatus status = RPE_OK;
   guint8 *buffer = NULL;
   gsize size, done = 0;
-  int fd, flags;
+  int fd;
 
   if (path == NULL)
     {
       rpe_set_error (error, RPE_ERROR_IO, "no file given");
       return NULL;
     }
-  /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer */
-  fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    {
-      int err = errno;
-
-      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
-      return NULL;
-    }
-  if (fstat (fd, &st) != 0)
-    {
-      int err = errno;
-
-      close (fd);
-      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
-      return NULL;
-    }
-  if (!S_ISREG (st.st_mode))
-    {
-      close (fd);
-      rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it is %s, not a regular file",
-                     shown, kind_of (st.st_mode));
-      return NULL;
-    }
-  flags = fcntl (fd, F_GETFL);
-  if (flags >= 0)
-    (void) fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  if ((fd = open_regular (path, &st, error)) < 0)
+    return NULL;
   if (st.st_size < 0 || (guint64) st.st_size > G_MAXSIZE / 2)
     {
       close (fd);
@@ -149,9 +186,10 @@ rpe_read_file (const char  *path,
   if (buffer == NULL)
     {
       close (fd);
-      rpe_set_error (error, status == RPE_ERROR_NO_MEMORY ? RPE_ERROR_NO_MEMORY : status,
-                     "Cannot read '%s': the file is %" G_GSIZE_FORMAT " bytes, more than the memory "
-                     "budget (%" G_GSIZE_FORMAT " bytes) allows", shown, size, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (status);
+
+      rpe_set_error (error, status, "Cannot read '%s': the file is %" G_GSIZE_FORMAT " bytes, more than %s "
+                     "allows", shown, size, limit);
       return NULL;
     }
   /* read exactly st_size bytes; a file that shrinks or grows meanwhile is an error */
@@ -159,17 +197,12 @@ rpe_read_file (const char  *path,
     {
       guint8 extra;
       gsize want = done < size ? MIN (size - done, (gsize) 1 << 24) : 1;
-      gssize n = read (fd, done < size ? buffer + done : &extra, want);
+      gssize n = read_some (fd, done < size ? buffer + done : &extra, want, shown, error);
 
       if (n < 0)
         {
-          int err = errno;
-
-          if (err == EINTR)
-            continue;
           close (fd);
           rpe_free (buffer);
-          rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': %s", shown, g_strerror (err));
           return NULL;
         }
       if (done == size)
@@ -195,6 +228,69 @@ rpe_read_file (const char  *path,
   close (fd);
   remember (&st);
   return g_bytes_new_with_free_func (buffer, size, free_buffer, buffer);
+}
+
+char *
+rpe_file_sha256 (const char  *path,
+                 guint64      max_bytes,
+                 GError     **error)
+{
+  g_autoptr (GChecksum) sum = NULL;
+  g_autofree guint8 *buffer = NULL;
+  struct stat st;
+  guint64 size, done = 0;
+  int fd;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  if ((fd = open_regular (path, &st, error)) < 0)
+    return NULL;
+  size = st.st_size > 0 ? (guint64) st.st_size : 0;
+  if (size > max_bytes)
+    {
+      g_autofree char *have = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *most = g_format_size_full (max_bytes, G_FORMAT_SIZE_IEC_UNITS);
+
+      close (fd);
+      rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "'%s' is %s, more than the %s a checksum is computed for",
+                     path, have, most);
+      return NULL;
+    }
+  buffer = g_malloc (65536);
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
+  for (;;)
+    {
+      gsize want = done < size ? (gsize) MIN (size - done, (guint64) 65536) : 1;
+      gssize n = read_some (fd, buffer, want, path, error);
+
+      if (n < 0)
+        {
+          close (fd);
+          return NULL;
+        }
+      if (done == size)
+        {
+          close (fd);
+          if (n != 0)
+            {
+              rpe_set_error (error, RPE_ERROR_IO, "Cannot read '%s': it holds more than the %" G_GUINT64_FORMAT
+                             " bytes it says it has (it is not an ordinary file, or it is being written)",
+                             path, size);
+              return NULL;
+            }
+          break;
+        }
+      if (n == 0)
+        {
+          close (fd);
+          rpe_set_error (error, RPE_ERROR_IO,
+                         "Cannot read '%s': it was truncated while being read (%" G_GUINT64_FORMAT
+                         " of %" G_GUINT64_FORMAT " bytes)", path, done, size);
+          return NULL;
+        }
+      g_checksum_update (sum, buffer, (gsize) n);
+      done += (guint64) n;
+    }
+  return g_strdup (g_checksum_get_string (sum));
 }
 
 /* ---- outputs ---------------------------------------------------------- */
@@ -240,9 +336,9 @@ rpe_output_check (const char  *path,
     return rpe_set_error (error, RPE_ERROR_IO, "Cannot write '%s': it is %s, not a regular file",
                           shown, kind_of (st.st_mode));
   if (!output_force && !may_write (path, &st))
-    return rpe_set_error (error, RPE_ERROR_IO,
-                          "Cannot write '%s': the file exists and is write-protected (mode %04o); "
-                          "refusing to replace it unless told to", shown,
+    return rpe_set_error_finding (error, RPE_ERROR_IO, RPE_FINDING_OVERWRITE, (const char *const[]) { path, NULL },
+                                  "Cannot write '%s': the file exists and is write-protected (mode %04o); "
+                                  "refusing to replace it", shown,
                           (unsigned) (st.st_mode & 07777));
   return TRUE;
 }

@@ -23,6 +23,16 @@ G_BEGIN_DECLS
 GBytes   *rpe_read_file (const char  *path,
                          GError     **error);
 
+/* The SHA-256 (64 lower-case hex digits) of a regular file, bounded: the file
+ * is opened without blocking and checked before a byte is hashed (a FIFO,
+ * device, directory or socket is refused, as is a file larger than `max_bytes`),
+ * then exactly its stat size is read; a file that reads more or less than it
+ * says (a /proc file, one being written) is refused.  RPE_ERROR_IO naming the
+ * path, or RPE_ERROR_UNSUPPORTED for a file over `max_bytes`. */
+char     *rpe_file_sha256 (const char  *path,
+                           guint64      max_bytes,
+                           GError     **error);
+
 /* Remember (dev, inode) of every file rpe_read_file reads, so that
  * rpe_output_check refuses to write over it (the CLI turns this on). */
 void      rpe_file_track_inputs (gboolean track);

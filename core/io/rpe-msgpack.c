@@ -230,6 +230,7 @@ read_array (Reader                *r,
             const msgpack_object  *ext,
             GError               **error)
 {
+  RpeStatus st = RPE_OK;
   const char *where = r->path->str;
   msgpack_unpacked u;
   size_t off = 0;
@@ -332,10 +333,11 @@ read_array (Reader                *r,
       goto out;
     }
   if (!rpe_size_mul (n, sizeof (float), &bytes) || !rpe_size_add (r->tensor_bytes, bytes, &r->tensor_bytes)
-      || rpe_budget_check (r->tensor_bytes) != RPE_OK)
+      || (st = rpe_budget_check (r->tensor_bytes)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "'%s': reading the array '%s' would hold more than the memory "
-                     "budget of %" G_GSIZE_FORMAT " bytes", r->file, where, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st, "'%s': reading the array '%s' would hold more than %s", r->file, where, limit);
       goto out;
     }
   t = rpe_tensor_new (where, ndim, shape, error);
@@ -344,7 +346,11 @@ read_array (Reader                *r,
   t->dtype = dtype;
   convert ((const guint8 *) data_o->via.bin.ptr, dtype, n, t->data);
   if (!rpe_tensor_set_add (r->set, t, error))
-    goto out;
+    {
+      /* a name given twice ("a/b" and "a": {"b"}), too many, over the budget: which file */
+      g_prefix_error (error, "'%s': ", r->file);
+      goto out;
+    }
   r->n_tensors++;
   ok = TRUE;
 out:
@@ -415,6 +421,7 @@ rpe_msgpack_read_bytes (const guint8 *data,
                         const char   *name,
                         GError      **error)
 {
+  RpeStatus st = RPE_OK;
   msgpack_unpacked u;
   msgpack_unpack_return ret;
   size_t off = 0;
@@ -426,11 +433,12 @@ rpe_msgpack_read_bytes (const guint8 *data,
     name = "(msgpack)";
   if (!count_objects (data, length, name, &count, error))
     return NULL;
-  if (!rpe_size_mul (count, RPE_MSGPACK_OBJECT_BYTES, &tree) || rpe_budget_check (tree) != RPE_OK)
+  if (!rpe_size_mul (count, RPE_MSGPACK_OBJECT_BYTES, &tree) || (st = rpe_budget_check (tree)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "'%s' holds %" G_GSIZE_FORMAT " msgpack objects; parsing them "
-                     "would take more than the memory budget of %" G_GSIZE_FORMAT " bytes",
-                     name, count, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st, "'%s' holds %" G_GSIZE_FORMAT " msgpack objects; parsing them would take more "
+                     "than %s", name, count, limit);
       return NULL;
     }
 

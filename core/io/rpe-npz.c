@@ -136,6 +136,76 @@ declared_entries (const guint8 *data,
   return G_MAXUINT64;
 }
 
+static guint64
+le (const guint8 *p,
+    int           n)
+{
+  guint64 v = 0;
+
+  for (int b = n - 1; b >= 0; b--)
+    v = v << 8 | p[b];
+  return v;
+}
+
+/* The member names as the central directory spells them, byte for byte:
+ * libzip gives names as C strings, so a name with a NUL byte in it ("a.npy\0x")
+ * would reach us cut at the NUL and two names could read the same.  A name
+ * must be unambiguous: one with a NUL byte is refused.  Called after libzip
+ * has accepted the archive (its directory is where the end record says). */
+static gboolean
+check_raw_names (RpeZip        *zip,
+                 const guint8  *data,
+                 gsize          length,
+                 gsize          n,
+                 GError       **error)
+{
+  gsize floor, eocd = G_MAXSIZE;
+  guint64 cd;
+
+  if (length < 22)
+    return TRUE;
+  floor = length - 22 > 65535 ? length - 22 - 65535 : 0;
+  for (gsize i = length - 22 + 1; i-- > floor;)
+    if (data[i] == 'P' && data[i + 1] == 'K' && data[i + 2] == 5 && data[i + 3] == 6)
+      {
+        eocd = i;
+        break;
+      }
+  if (eocd == G_MAXSIZE)
+    return fail (zip, error, "no end-of-central-directory record");
+  cd = le (data + eocd + 16, 4);
+  if (cd == 0xFFFFFFFFu && eocd >= 20 && le (data + eocd - 20, 4) == 0x07064b50)
+    {
+      guint64 z = le (data + eocd - 20 + 8, 8);
+
+      if (z > length - 56 || le (data + z, 4) != 0x06064b50)
+        return fail (zip, error, "a zip64 end record out of place");
+      cd = le (data + z + 48, 8);
+    }
+  for (gsize k = 0; k < n; k++)
+    {
+      guint64 name_len, extra_len, comment_len;
+
+      if (cd > length || length - cd < 46 || le (data + cd, 4) != 0x02014b50)
+        return fail (zip, error, "a central directory entry out of place");
+      name_len = le (data + cd + 28, 2);
+      extra_len = le (data + cd + 30, 2);
+      comment_len = le (data + cd + 32, 2);
+      if (length - cd - 46 < name_len + extra_len + comment_len)
+        return fail (zip, error, "a central directory entry runs past the end of the file");
+      if (memchr (data + cd + 46, '\0', name_len) != NULL)
+        {
+          g_autofree char *shown = rpe_escape_bytes ((const char *) data + cd + 46, name_len);
+
+          rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the member name '%s' holds a NUL byte (member "
+                         "names must be unambiguous)", zip->name, shown);
+          return FALSE;
+        }
+      cd += 46 + name_len + extra_len + comment_len;
+    }
+  return TRUE;
+}
+
 RpeZip *
 rpe_zip_open (const guint8  *data,
               gsize          length,
@@ -146,6 +216,7 @@ rpe_zip_open (const guint8  *data,
   zip_error_t ze;
   zip_int64_t n;
   gsize names_bytes = 0;
+  RpeStatus charged;
   guint64 csize_sum = 0;
 
   zip->name = g_strdup (name_for_errors != NULL ? name_for_errors : "(zip)");
@@ -201,12 +272,15 @@ rpe_zip_open (const guint8  *data,
                      zip->name, (gint64) n, RPE_ZIP_MAX_ENTRIES);
       return NULL;
     }
+  if (!check_raw_names (zip, data, length, (gsize) n, error))
+    return NULL;
   /* our table of members, charged to the budget like the rest of the file */
-  if (rpe_budget_charge ((gsize) n * (sizeof (Entry) + 64)) != RPE_OK)
+  if ((charged = rpe_budget_charge ((gsize) n * (sizeof (Entry) + 64))) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "'%s': the directory of %" G_GINT64_FORMAT " members does not fit in the memory "
-                     "budget (%" G_GSIZE_FORMAT " bytes)", zip->name, (gint64) n, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (charged);
+
+      rpe_set_error (error, charged, "'%s': the directory of %" G_GINT64_FORMAT " members does not fit in %s",
+                     zip->name, (gint64) n, limit);
       return NULL;
     }
   zip->entries = g_new0 (Entry, n > 0 ? (gsize) n : 1);
@@ -232,12 +306,12 @@ rpe_zip_open (const guint8  *data,
           return NULL;
         }
       names_bytes += nlen + 1;
-      if (rpe_budget_charge (nlen + 1) != RPE_OK)
+      if ((charged = rpe_budget_charge (nlen + 1)) != RPE_OK)
         {
-          rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                         "'%s': the member names (%" G_GSIZE_FORMAT " bytes so far) do not fit in the "
-                         "memory budget (%" G_GSIZE_FORMAT " bytes)", zip->name, names_bytes,
-                         rpe_budget_get ());
+          g_autofree char *limit = rpe_memory_limit_text (charged);
+
+          rpe_set_error (error, charged, "'%s': the member names (%" G_GSIZE_FORMAT " bytes so far) do not fit in %s",
+                         zip->name, names_bytes, limit);
           return NULL;
         }
       /* set the name first so that rpe_zip_free frees it on every path */
@@ -353,12 +427,14 @@ rpe_zip_extract (const RpeZip  *zip,
   g_return_val_if_fail (index < zip->n_entries, NULL);
   e = &zip->entries[index];
   shown = rpe_escape_name (e->name);
-  if (e->usize > G_MAXSIZE / 2 || rpe_budget_check ((gsize) e->usize) != RPE_OK)
+  if (e->usize > G_MAXSIZE / 2 || (status = rpe_budget_check ((gsize) e->usize)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "'%s': member '%s' needs %" G_GUINT64_FORMAT " bytes, more than the memory budget "
-                     "(%" G_GSIZE_FORMAT " bytes, %" G_GSIZE_FORMAT " of them already held for this file)",
-                     zip->name, shown, e->usize, rpe_budget_get (), rpe_budget_scope_used ());
+      g_autofree char *limit = rpe_memory_limit_text (status != RPE_OK ? status : RPE_ERROR_NO_MEMORY);
+
+      rpe_set_error (error, status != RPE_OK ? status : RPE_ERROR_NO_MEMORY,
+                     "'%s': member '%s' needs %" G_GUINT64_FORMAT " bytes, more than %s (%" G_GSIZE_FORMAT
+                     " bytes already held for this file)", zip->name, shown, e->usize, limit,
+                     rpe_budget_scope_used ());
       return NULL;
     }
   size = (gsize) e->usize;
@@ -440,6 +516,7 @@ rpe_npz_read_bytes_impl (const guint8 *data,
                     const char   *name_for_errors,
                     GError      **error)
 {
+  RpeStatus st = RPE_OK;
   const char *name = name_for_errors != NULL ? name_for_errors : "(npz)";
   g_autoptr (RpeZip) zip = NULL;
   g_autoptr (RpeTensorSet) set = NULL;
@@ -470,11 +547,12 @@ rpe_npz_read_bytes_impl (const guint8 *data,
       else
         total += zip->entries[i].usize;
     }
-  if (total > G_MAXSIZE / 2 || rpe_budget_check ((gsize) total) != RPE_OK)
+  if (total > G_MAXSIZE / 2 || (st = rpe_budget_check ((gsize) total)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "'%s': the arrays hold %" G_GUINT64_FORMAT " bytes, more than the memory budget (%"
-                     G_GSIZE_FORMAT " bytes)", name, total, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (st != RPE_OK ? st : RPE_ERROR_NO_MEMORY);
+
+      rpe_set_error (error, st != RPE_OK ? st : RPE_ERROR_NO_MEMORY,
+                     "'%s': the arrays hold %" G_GUINT64_FORMAT " bytes, more than %s", name, total, limit);
       return NULL;
     }
 

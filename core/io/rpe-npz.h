@@ -14,10 +14,13 @@
 G_BEGIN_DECLS
 
 /* Limits (see the README's "File limits"). */
-#define RPE_ZIP_MAX_ENTRIES     65536u                 /* members in one archive */
+/* members in one archive: a tensor each (RPE_TENSOR_SET_MAX_TENSORS) and the
+ * few records of their own that PyTorch's archives hold (data.pkl, version,
+ * byteorder, .data/serialization_id, .format_version, .storage_alignment, ...) */
+#define RPE_ZIP_MAX_ENTRIES     (RPE_TENSOR_SET_MAX_TENSORS + 64u)
 #define RPE_ZIP_MAX_NAME_LEN    4096u                  /* bytes in one member name */
 #define RPE_ZIP_MAX_ENTRY_BYTES ((guint64) 16 << 30)   /* uncompressed size of one member: 16 GiB */
-#define RPE_NPZ_MAX_TENSORS     RPE_ZIP_MAX_ENTRIES    /* arrays in one .npz */
+#define RPE_NPZ_MAX_TENSORS     RPE_TENSOR_SET_MAX_TENSORS    /* arrays in one .npz */
 
 /* ---- zip archives ------------------------------------------------------ */
 

@@ -182,6 +182,7 @@ static Obj *
 new_obj (Machine *m,
          ObjKind  kind)
 {
+  RpeStatus st = RPE_OK;
   Obj *o;
 
   if (m->arena->len >= RPE_PICKLE_MAX_OBJECTS)
@@ -192,10 +193,11 @@ new_obj (Machine *m,
     }
   /* the values' memory, against the budget as it grows */
   if (m->arena->len % 4096 == 0
-      && rpe_budget_check ((m->arena->len + 4096) * (sizeof (Obj) + 64)) != RPE_OK)
+      && (st = rpe_budget_check ((m->arena->len + 4096) * (sizeof (Obj) + 64))) != RPE_OK)
     {
-      rpe_set_error (m->error, RPE_ERROR_NO_MEMORY,
-                     "'%s': the pickle's values exceed the memory budget", m->name);
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (m->error, st, "'%s': the pickle's values need more than %s", m->name, limit);
       return NULL;
     }
   o = g_new0 (Obj, 1);

@@ -253,14 +253,16 @@ rpe_pt_read_bytes_impl (const guint8 *data,
               storage_bytes = G_MAXSIZE / 2;
           }
       }
-    if (!rpe_size_add (total, storage_bytes, &total) || rpe_budget_check (total) != RPE_OK)
+    RpeStatus st = RPE_ERROR_NO_MEMORY;
+
+    if (!rpe_size_add (total, storage_bytes, &total) || (st = rpe_budget_check (total)) != RPE_OK)
       {
-        rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+        g_autofree char *limit = rpe_memory_limit_text (st);
+
+        rpe_set_error (error, st,
                        "'%s': reading it needs %" G_GSIZE_FORMAT " bytes (%" G_GSIZE_FORMAT " of storages, "
-                       "the tensors as float32 and %" G_GSIZE_FORMAT " already held), more than the "
-                       "memory budget (%" G_GSIZE_FORMAT " bytes)", name,
-                       total + rpe_budget_scope_used (), storage_bytes, rpe_budget_scope_used (),
-                       rpe_budget_get ());
+                       "the tensors as float32 and %" G_GSIZE_FORMAT " already held), more than %s", name,
+                       total + rpe_budget_scope_used (), storage_bytes, rpe_budget_scope_used (), limit);
         return NULL;
       }
   }

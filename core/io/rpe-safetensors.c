@@ -336,6 +336,7 @@ rpe_safetensors_read_bytes_impl (const guint8 *data,
   const char *file = name_for_errors != NULL ? name_for_errors : "(safetensors)";
   guint64 header_len;
   gsize data_size, total_bytes = 0;
+  RpeStatus st;
   const guint8 *buffer;
   g_autoptr (JsonParser) parser = NULL;
   g_autoptr (GError) local = NULL;
@@ -397,12 +398,14 @@ rpe_safetensors_read_bytes_impl (const guint8 *data,
                      "and metadata may not", file);
       return NULL;
     }
-  if (rpe_budget_charge ((gsize) header_len * ST_PARSE_BYTES_PER_BYTE) != RPE_OK)
+  if ((st = rpe_budget_charge ((gsize) header_len * ST_PARSE_BYTES_PER_BYTE)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st,
                      "'%s': parsing the %" G_GUINT64_FORMAT "-byte .safetensors header needs about %"
-                     G_GUINT64_FORMAT " bytes, more than the memory budget (%" G_GSIZE_FORMAT " bytes)",
-                     file, header_len, header_len * ST_PARSE_BYTES_PER_BYTE, rpe_budget_get ());
+                     G_GUINT64_FORMAT " bytes, more than %s",
+                     file, header_len, header_len * ST_PARSE_BYTES_PER_BYTE, limit);
       return NULL;
     }
   parser = json_parser_new ();
@@ -490,12 +493,15 @@ rpe_safetensors_read_bytes_impl (const guint8 *data,
     }
 
   /* everything fits the budget before anything is allocated */
-  if (!rpe_size_mul (total_bytes, sizeof (float), &total_bytes) || rpe_budget_check (total_bytes) != RPE_OK)
+  st = RPE_ERROR_NO_MEMORY;
+  if (!rpe_size_mul (total_bytes, sizeof (float), &total_bytes) || (st = rpe_budget_check (total_bytes)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st,
                      "'%s': the tensors need %" G_GSIZE_FORMAT " bytes as float32 (and %" G_GSIZE_FORMAT
-                     " are already held for this file), more than the memory budget (%" G_GSIZE_FORMAT
-                     " bytes)", file, total_bytes, rpe_budget_scope_used (), rpe_budget_get ());
+                     " are already held for this file), more than %s", file, total_bytes,
+                     rpe_budget_scope_used (), limit);
       goto fail;
     }
   if (entries->len > RPE_SAFETENSORS_MAX_TENSORS)

@@ -122,14 +122,14 @@ rpe_tensor_map_parse (RpeTensorMap *map,
     {
       roles = rpe_role_list ();
       return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                            "a tensor mapping is ROLE=TENSOR (roles: %s), not '%s'", roles, assignment);
+                            "A role assignment is ROLE=TENSOR (roles: %s), not '%s'", roles, assignment);
     }
   role_text = g_strndup (assignment, (gsize) (eq - assignment));
   if (!rpe_role_from_string (role_text, &role))
     {
       roles = rpe_role_list ();
       return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                            "Unknown role '%s' in the tensor mapping '%s' (roles: %s)", role_text, assignment, roles);
+                            "Unknown role '%s' in '%s' (roles: %s)", role_text, assignment, roles);
     }
   if (map->names[role] != NULL)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,

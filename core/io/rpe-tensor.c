@@ -9,6 +9,7 @@
 
 #include <glib/gstdio.h>
 
+#include "rpe-publish.h"
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
@@ -130,11 +131,12 @@ rpe_tensor_new (const char   *name,
                      "Tensor '%s': the element count of its shape overflows", name != NULL ? name : "");
       return NULL;
     }
-  if (rpe_budget_check (bytes) != RPE_OK)
+  if ((status = rpe_budget_check (bytes)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "Tensor '%s' needs %" G_GSIZE_FORMAT " bytes, more than the memory budget (%"
-                     G_GSIZE_FORMAT " bytes)", name != NULL ? name : "", bytes, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (status);
+
+      rpe_set_error (error, status, "Tensor '%s' needs %" G_GSIZE_FORMAT " bytes, more than %s",
+                     name != NULL ? name : "", bytes, limit);
       return NULL;
     }
 
@@ -164,6 +166,28 @@ rpe_tensor_free (RpeTensor *tensor)
   rpe_free (tensor->data);
   g_free (tensor->name);
   g_free (tensor);
+}
+
+gboolean
+rpe_shape_check_nonempty (const char   *what,
+                          gsize         ndim,
+                          const gsize  *shape,
+                          GError      **error)
+{
+  for (gsize i = 0; i < ndim; i++)
+    if (shape[i] == 0)
+      {
+        GString *s = g_string_new ("(");
+
+        for (gsize j = 0; j < ndim; j++)
+          g_string_append_printf (s, "%s%" G_GSIZE_FORMAT, j > 0 ? ", " : "", shape[j]);
+        g_string_append (s, ndim == 1 ? ",)" : ")");
+        rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s is empty: its shape %s has %s",
+                       what, s->str, i == 0 ? "no rows" : "a dimension of size 0");
+        g_string_free (s, TRUE);
+        return FALSE;
+      }
+  return TRUE;
 }
 
 char *
@@ -246,6 +270,8 @@ rpe_tensor_set_add (RpeTensorSet *set,
                     RpeTensor    *tensor,
                     GError      **error)
 {
+  RpeStatus st;
+
   if (set->tensors->len >= RPE_TENSOR_SET_MAX_TENSORS)
     {
       rpe_set_error (error, RPE_ERROR_UNSUPPORTED, "More than %u tensors; at most %u are supported",
@@ -254,11 +280,11 @@ rpe_tensor_set_add (RpeTensorSet *set,
       return FALSE;
     }
   /* the set's own structures count in the file's budget too */
-  if (rpe_budget_charge (sizeof (RpeTensor) + strlen (tensor->name) + 64) != RPE_OK)
+  if ((st = rpe_budget_charge (sizeof (RpeTensor) + strlen (tensor->name) + 64)) != RPE_OK)
     {
-      rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                     "Tensor '%s' does not fit in the memory budget (%" G_GSIZE_FORMAT " bytes)",
-                     tensor->name, rpe_budget_get ());
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      rpe_set_error (error, st, "Tensor '%s' does not fit in %s", tensor->name, limit);
       rpe_tensor_free (tensor);
       return FALSE;
     }
@@ -315,15 +341,24 @@ io_error (GError    **error,
 }
 
 RpeAtomicFile *
-rpe_atomic_file_new (const char  *path,
+rpe_atomic_file_new (const char  *given,
                      GError     **error)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
+  /* onto a symbolic link: through it, to the file it names */
+  g_autofree char *path = rpe_publish_resolve (given);
+  g_autofree char *dir = NULL;
+  g_autofree char *base = NULL;
   g_autofree char *tmpl = NULL;
   RpeAtomicFile *file;
   int fd;
 
+  if (path == NULL)
+    {
+      rpe_set_error (error, RPE_ERROR_NO_MEMORY, "Out of memory");
+      return NULL;
+    }
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
   if (!rpe_output_check (path, error))
     return NULL;
   tmpl = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
@@ -407,11 +442,14 @@ gboolean
 rpe_atomic_file_commit (RpeAtomicFile  *file,
                         GError        **error)
 {
+  int saved;
+
   if (!rpe_atomic_file_flush (file, error))
     goto fail;
-  if (g_rename (file->tmp_path, file->path) != 0)
+  /* in place now, or with the rest of the command's output set */
+  if ((saved = rpe_publish (file->tmp_path, file->path)) != 0)
     {
-      io_error (error, "replace", file->path, errno);
+      io_error (error, "replace", file->path, saved);
       goto fail;
     }
   atomic_file_free (file);

@@ -50,6 +50,15 @@ RpeTensor *rpe_tensor_new (const char   *name,
 void       rpe_tensor_free (RpeTensor *tensor);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTensor, rpe_tensor_free)
 
+/* FALSE (RPE_ERROR_INVALID_ARGUMENT) if a dimension of `shape` is 0: an array
+ * with no rows (or no columns) is no content; the message names `what`, the
+ * shape and which dimension is empty.  Inputs read from files go through it
+ * before their first dimension is taken for a length. */
+gboolean   rpe_shape_check_nonempty (const char   *what,
+                                     gsize         ndim,
+                                     const gsize  *shape,
+                                     GError      **error);
+
 /* "(2, 3, 4)" — newly allocated */
 char      *rpe_tensor_shape_string (const RpeTensor *tensor);
 gboolean   rpe_tensor_check_finite (const RpeTensor *tensor,

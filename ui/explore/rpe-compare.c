@@ -673,12 +673,17 @@ overview_run (RpeOverview          *ov,
             ov->rows = rows;
             ov->cols = cols;
             ov->n = n;
-            if (rpe_size_bytes (&count, 1, ov->n_layers * ov->n_heads, rows, cols, 1) == RPE_OK)
+            if ((status = rpe_size_bytes (&count, 1, ov->n_layers, ov->n_heads, rows, cols)) == RPE_OK)
               ov->values = rpe_alloc0 (count, sizeof (float), &status);
             if (ov->values == NULL)
               {
+                g_autofree char *limit = rpe_memory_limit_text (status);
+
                 rpe_free (values);
-                return rpe_set_error (error, RPE_ERROR_NO_MEMORY, "no memory for the overview");
+                return rpe_set_error (error, status == RPE_ERROR_OVERFLOW ? RPE_ERROR_NO_MEMORY : status,
+                                      "the overview of %zu layers x %zu heads of %zu x %zu cells needs more "
+                                      "than %s", (size_t) ov->n_layers, (size_t) ov->n_heads, (size_t) rows,
+                                      (size_t) cols, limit);
               }
           }
         if (rows != ov->rows || cols != ov->cols)

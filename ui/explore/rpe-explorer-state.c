@@ -11,6 +11,7 @@
 #include "rpe-alloc.h"
 #include "rpe-conv-spe-2d.h"
 #include "rpe-error.h"
+#include "rpe-tensor.h"
 #include "rpe-rng.h"
 
 /* ------------------------------------------------------------- the flags */
@@ -1046,10 +1047,12 @@ rpe_explorer_state_set_npy_content (RpeExplorerState *self,
                    "Queries/keys must have shape (N, D) or (N, H, D); this array has %zu dimensions", ndim);
       return FALSE;
     }
+  if (!rpe_shape_check_nonempty ("The queries/keys array", ndim, shape, error))
+    return FALSE;
   for (gsize i = 0; i < ndim; i++)
-    if (shape[i] == 0 || !rpe_size_mul (count, shape[i], &count))
+    if (!rpe_size_mul (count, shape[i], &count))
       {
-        g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "Empty or oversized array");
+        g_set_error (error, RPE_ERROR, RPE_ERROR_OVERFLOW, "The queries/keys array is too large to count");
         return FALSE;
       }
   if (!rpe_all_finite_f (data, count))

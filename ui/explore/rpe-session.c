@@ -319,35 +319,32 @@ rpe_explorer_state_equal (RpeExplorerState *a,
 
 /* ------------------------------------------------------------- hashing */
 
+/* A file is hashed only if it could be loaded: a regular file no larger than
+ * the memory budget (the readers hold a checkpoint or content file whole). */
 char *
 rpe_session_file_sha256 (const char  *path,
                          GError     **error)
 {
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autoptr (GFileInputStream) in = g_file_read (file, NULL, error);
-  g_autoptr (GChecksum) sum = NULL;
-  guint8 buffer[65536];
-
-  if (in == NULL)
-    return NULL;
-  sum = g_checksum_new (G_CHECKSUM_SHA256);
-  for (;;)
-    {
-      gssize got = g_input_stream_read (G_INPUT_STREAM (in), buffer, sizeof buffer, NULL, error);
-
-      if (got < 0)
-        return NULL;
-      if (got == 0)
-        break;
-      g_checksum_update (sum, buffer, (gsize) got);
-    }
-  return g_strdup (g_checksum_get_string (sum));
+  return rpe_file_sha256 (path, rpe_budget_get (), error);
 }
 
 static gboolean
 is_demo (const char *path)
 {
   return path != NULL && rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* *path made absolute against the working directory. */
+static void
+absolute_path (char **path)
+{
+  if (*path != NULL && !g_path_is_absolute (*path))
+    {
+      char *abs = g_canonicalize_filename (*path, NULL);
+
+      g_free (*path);
+      *path = abs;
+    }
 }
 
 /* ------------------------------------------------------------- writing */
@@ -513,19 +510,23 @@ rpe_session_to_data (RpeSession  *session,
 
   g_return_val_if_fail (session != NULL && session->state != NULL, NULL);
 
-  /* the hashes of the files, as they are now */
+  /* the files by absolute path (a relative one is read against the session's
+   * folder), with their hashes as they are now */
   if (session->checkpoint.path != NULL && !is_demo (session->checkpoint.path))
     {
+      absolute_path (&session->checkpoint.path);
       g_free (session->checkpoint.sha256);
       session->checkpoint.sha256 = rpe_session_file_sha256 (session->checkpoint.path, NULL);
     }
   if (session->content_path != NULL)
     {
+      absolute_path (&session->content_path);
       g_free (session->content_sha256);
       session->content_sha256 = rpe_session_file_sha256 (session->content_path, NULL);
     }
   if (session->outputs.have && session->outputs.values_path != NULL)
     {
+      absolute_path (&session->outputs.values_path);
       g_free (session->outputs.values_sha256);
       session->outputs.values_sha256 = rpe_session_file_sha256 (session->outputs.values_path, NULL);
     }
@@ -700,7 +701,9 @@ rpe_session_save (RpeSession  *session,
   data = rpe_session_to_data (session, &length, error);
   if (data == NULL)
     return FALSE;
-  if (!g_file_set_contents (path, data, (gssize) length, error))
+  /* as every output: a temporary file renamed over the old one (with the command's other
+   * outputs, in an output set), written through a symbolic link */
+  if (!rpe_atomic_file_set_contents (path, data, length, error))
     return FALSE;
   g_free (session->file);
   session->file = g_canonicalize_filename (path, NULL);
@@ -729,35 +732,414 @@ bad (GError     **error,
   return FALSE;
 }
 
-/* The nesting depth of the JSON text (outside strings), before parsing it. */
-static gboolean
-check_depth (const char *data,
-             gsize       length)
+/* The pre-scan: a strict JSON lexer (RFC 8259 tokens, plus // and / *...* /
+ * comments) that runs before json-glib sees the text.  json-glib's own scanner
+ * accepts more than JSON and reads some of it differently from any JSON lexer
+ * ('/.../' is a comment to it, '…' a string, "\u12" swallows the character after
+ * it), so a depth count that guesses its reading can be fooled into letting a
+ * deep nesting through to its recursive parser.  Instead, the text must be JSON
+ * that every lexer reads the same way: comments are blanked out (in a copy),
+ * and anything else that is not strict JSON is refused here.  On that text the
+ * depth counted here is the depth json-glib recurses to.
+ *
+ * The scan also counts what json-glib will build (one node per value, member
+ * name and container, and the bytes of the strings), so that the parse is
+ * refused up front when its tree would not fit in the memory budget. */
+typedef struct
 {
-  int depth = 0;
-  gboolean in_string = FALSE;
+  gsize tokens;          /* values, member names and containers */
+  gsize string_bytes;    /* bytes inside strings, as written */
+  gboolean comments;     /* the text holds comments (blanked in the copy) */
+} ScanStats;
 
-  for (gsize i = 0; i < length; i++)
+/* Line and column (1-based, in characters) of byte `at`. */
+static void
+scan_position (const char *data,
+               gsize       at,
+               gsize      *line,
+               gsize      *column)
+{
+  *line = *column = 1;
+  for (gsize i = 0; i < at; i++)
+    {
+      if (data[i] == '\n')
+        {
+          (*line)++;
+          *column = 1;
+        }
+      else if (((guchar) data[i] & 0xC0) != 0x80)
+        (*column)++;
+    }
+}
+
+/* What is not JSON, with its place. */
+static gboolean
+scan_fail (GError     **error,
+           const char  *data,
+           gsize        at,
+           const char  *format,
+           ...) G_GNUC_PRINTF (4, 5);
+
+static gboolean
+scan_fail (GError     **error,
+           const char  *data,
+           gsize        at,
+           const char  *format,
+           ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+  gsize line, column;
+
+  scan_position (data, at, &line, &column);
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a session file: it is not JSON (line %zu, column %zu: %s)",
+               (size_t) line, (size_t) column, msg);
+  return FALSE;
+}
+
+/* JSON over one of our limits, with its place. */
+static gboolean
+scan_limit (GError     **error,
+            const char  *data,
+            gsize        at,
+            const char  *what)
+{
+  gsize line, column;
+
+  scan_position (data, at, &line, &column);
+  g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT, "Not a valid session (line %zu, column %zu): %s",
+               (size_t) line, (size_t) column, what);
+  return FALSE;
+}
+
+static int
+hex_value (char c)
+{
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The 4 hex digits of a \u escape at data[i] (after the 'u'), or -1. */
+static long
+scan_u4 (const char *data,
+         gsize       length,
+         gsize       i)
+{
+  long v = 0;
+
+  if (length - i < 4)
+    return -1;
+  for (int k = 0; k < 4; k++)
+    {
+      int h = hex_value (data[i + k]);
+
+      if (h < 0)
+        return -1;
+      v = v * 16 + h;
+    }
+  return v;
+}
+
+/* A string starting at data[*i] (the opening quote); *i ends after the closing one. */
+static gboolean
+scan_string (const char  *data,
+             gsize        length,
+             gsize       *i,
+             ScanStats   *stats,
+             GError     **error)
+{
+  gsize start = *i, j = *i + 1, decoded = 0;
+
+  /* `decoded`: the bytes of the string's value (what the limit is on: json-glib
+   * writes some characters as escapes, "\u007f" for DEL, so a value read back
+   * must not count its escapes) */
+  while (j < length && data[j] != '"')
+    {
+      guchar c = (guchar) data[j];
+
+      if (c < 0x20)
+        return scan_fail (error, data, j, c == 0 ? "a NUL byte" : "a control character inside a string (write it as "
+                          "an escape)");
+      if (c != '\\')
+        {
+          j++;
+          decoded++;
+          continue;
+        }
+      if (j + 1 >= length)
+        {
+          j = length;                  /* a backslash ends the text: the string does not end */
+          break;
+        }
+      switch (data[j + 1])
+        {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+          j += 2;
+          decoded++;
+          break;
+        case 'u':
+          {
+            long u = scan_u4 (data, length, j + 2);
+
+            if (u < 0)
+              return scan_fail (error, data, j, "“\\u” must be followed by 4 hexadecimal digits");
+            /* a NUL would cut the value short where it is used as a name or path */
+            if (u == 0)
+              return scan_fail (error, data, j, "a NUL character (\\u0000) in a string");
+            /* a UTF-16 surrogate only as a whole pair */
+            if (u >= 0xDC00 && u <= 0xDFFF)
+              return scan_fail (error, data, j, "a lone low surrogate \\u%04lX", u);
+            if (u >= 0xD800 && u <= 0xDBFF)
+              {
+                long low = j + 7 < length && data[j + 6] == '\\' && data[j + 7] == 'u'
+                           ? scan_u4 (data, length, j + 8) : -1;
+
+                if (low < 0xDC00 || low > 0xDFFF)
+                  return scan_fail (error, data, j, "the high surrogate \\u%04lX is not followed by a low one", u);
+                j += 6;
+                decoded += 1;          /* 4 bytes with the 3 below */
+              }
+            j += 6;
+            decoded += u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
+          }
+          break;
+        default:
+          return scan_fail (error, data, j, "an unknown escape in a string");
+        }
+    }
+  if (j >= length)
+    return scan_fail (error, data, start, "a string that does not end");
+  if (decoded > RPE_SESSION_MAX_STRING)
+    {
+      g_autofree char *what = g_strdup_printf ("a string of %zu bytes (at most %u)", (size_t) decoded,
+                                               RPE_SESSION_MAX_STRING);
+
+      return scan_limit (error, data, start, what);
+    }
+  stats->string_bytes += j - start - 1;
+  *i = j + 1;
+  return TRUE;
+}
+
+/* A number (RFC 8259 grammar) at data[*i]. */
+static gboolean
+scan_number (const char  *data,
+             gsize        length,
+             gsize       *i,
+             GError     **error)
+{
+  gsize j = *i, digits;
+
+  if (data[j] == '-')
+    j++;
+  digits = j;
+  if (j < length && data[j] == '0')
+    j++;
+  else
+    while (j < length && g_ascii_isdigit (data[j]))
+      j++;
+  if (j == digits)
+    return scan_fail (error, data, *i, "a number without digits");
+  if (j < length && data[j] == '.')
+    {
+      digits = ++j;
+      while (j < length && g_ascii_isdigit (data[j]))
+        j++;
+      if (j == digits)
+        return scan_fail (error, data, *i, "a number without digits after its point");
+    }
+  if (j < length && (data[j] == 'e' || data[j] == 'E'))
+    {
+      j++;
+      if (j < length && (data[j] == '+' || data[j] == '-'))
+        j++;
+      digits = j;
+      while (j < length && g_ascii_isdigit (data[j]))
+        j++;
+      if (j == digits)
+        return scan_fail (error, data, *i, "a number without digits in its exponent");
+    }
+  if (j < length && (g_ascii_isalnum (data[j]) || data[j] == '.' || data[j] == '_'))
+    return scan_fail (error, data, *i, "a malformed number");
+  *i = j;
+  return TRUE;
+}
+
+/* Scans data; on success *clean is NULL (the text is strict JSON as it is) or
+ * a copy with the comments blanked (caller frees). */
+static gboolean
+prescan (const char  *data,
+         gsize        length,
+         char       **clean,
+         ScanStats   *stats,
+         GError     **error)
+{
+  static const char *const words[] = { "true", "false", "null" };
+  int depth = 0;
+  gsize i = 0;
+
+  *clean = NULL;
+  memset (stats, 0, sizeof *stats);
+  while (i < length)
     {
       char ch = data[i];
 
-      if (in_string)
+      switch (ch)
         {
-          if (ch == '\\')
-            i++;
-          else if (ch == '"')
-            in_string = FALSE;
-          continue;
-        }
-      if (ch == '"')
-        in_string = TRUE;
-      else if (ch == '[' || ch == '{')
-        {
+        case ' ': case '\t': case '\n': case '\r': case ':': case ',':
+          i++;
+          break;
+        case '[': case '{':
           if (++depth > MAX_DEPTH)
+            {
+              g_set_error (error, RPE_ERROR, RPE_ERROR_FORMAT,
+                           "Not a valid session: the JSON is nested more than %d levels deep", MAX_DEPTH);
+              return FALSE;
+            }
+          stats->tokens++;
+          i++;
+          break;
+        case ']': case '}':
+          if (--depth < 0)
+            return scan_fail (error, data, i, "“%c” closes nothing", ch);
+          i++;
+          break;
+        case '"':
+          stats->tokens++;
+          if (!scan_string (data, length, &i, stats, error))
             return FALSE;
+          break;
+        case '/':
+          {
+            if (i + 1 < length && data[i + 1] == '/')
+              {
+                while (i < length && data[i] != '\n')
+                  i++;
+              }
+            else if (i + 1 < length && data[i + 1] == '*')
+              {
+                gsize k = i + 2;
+
+                while (k + 1 < length && !(data[k] == '*' && data[k + 1] == '/'))
+                  k++;
+                if (k + 1 >= length)
+                  return scan_fail (error, data, i, "a comment that does not end");
+                i = k + 2;
+              }
+            else
+              return scan_fail (error, data, i, "a “/” outside a string or comment");
+            stats->comments = TRUE;
+          }
+          break;
+        default:
+          if (ch == '-' || g_ascii_isdigit (ch))
+            {
+              if (!scan_number (data, length, &i, error))
+                return FALSE;
+              stats->tokens++;
+              break;
+            }
+          {
+            gboolean known = FALSE;
+
+            for (gsize w = 0; w < G_N_ELEMENTS (words) && !known; w++)
+              {
+                gsize wl = strlen (words[w]);
+
+                if (length - i >= wl && memcmp (data + i, words[w], wl) == 0
+                    && (length - i == wl || !g_ascii_isalnum (data[i + wl])))
+                  {
+                    i += wl;
+                    known = TRUE;
+                  }
+              }
+            if (!known)
+              {
+                if (ch == '\0')
+                  return scan_fail (error, data, i, "a NUL byte");
+                if ((guchar) ch >= 0x20 && (guchar) ch < 0x7F)
+                  return scan_fail (error, data, i, "unexpected “%c”", ch);
+                return scan_fail (error, data, i, "unexpected byte 0x%02X", (guint) (guchar) ch);
+              }
+            stats->tokens++;
+          }
+          break;
         }
-      else if (ch == ']' || ch == '}')
-        depth--;
+    }
+  if (depth != 0)
+    return scan_fail (error, data, length, "an object or array that does not end");
+  if (stats->comments)
+    {
+      char *copy;
+
+      if (rpe_budget_check (length) != RPE_OK || (copy = g_try_malloc (length + 1)) == NULL)
+        {
+          g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
+                       "Reading the session needs a copy of its %zu bytes, more than the memory budget or "
+                       "the memory available", (size_t) length);
+          return FALSE;
+        }
+      memcpy (copy, data, length);
+      copy[length] = '\0';
+      /* the comments blanked (the text is valid now: strings, then comments), with
+       * the line breaks kept so that json-glib's positions stay true */
+      for (gsize k = 0; k < length;)
+        {
+          if (copy[k] == '"')
+            {
+              for (k++; k < length && copy[k] != '"'; k++)
+                if (copy[k] == '\\')
+                  k++;
+              k++;
+            }
+          else if (copy[k] == '/' && k + 1 < length && copy[k + 1] == '/')
+            for (; k < length && copy[k] != '\n'; k++)
+              copy[k] = ' ';
+          else if (copy[k] == '/' && k + 1 < length)
+            {
+              copy[k] = copy[k + 1] = ' ';
+              for (k += 2; k + 1 < length && !(copy[k] == '*' && copy[k + 1] == '/'); k++)
+                if (copy[k] != '\n')
+                  copy[k] = ' ';
+              for (gsize e = k; e < k + 2 && e < length; e++)
+                copy[e] = ' ';
+              k += 2;
+            }
+          else
+            k++;
+        }
+      *clean = copy;
+    }
+  return TRUE;
+}
+
+/* The memory json-glib's tree of a scanned text takes (measured on json-glib
+ * 1.6: about 80 bytes per number, 115 per short string or member name, 120 per
+ * empty container, 2 bytes per string byte), with a margin. */
+#define JSON_NODE_BYTES   160u
+#define JSON_STRING_COST  3u
+
+static gboolean
+prescan_budget (gsize             length,
+                const ScanStats  *stats,
+                GError          **error)
+{
+  gsize need = length, part;
+
+  if (!rpe_size_mul (stats->tokens, JSON_NODE_BYTES, &part) || !rpe_size_add (need, part, &need)
+      || !rpe_size_mul (stats->string_bytes, JSON_STRING_COST, &part) || !rpe_size_add (need, part, &need)
+      || (stats->comments && !rpe_size_add (need, length, &need))
+      || rpe_budget_check (need) != RPE_OK)
+    {
+      g_autofree char *need_text = g_format_size_full (need, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget_text = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      g_set_error (error, RPE_ERROR, RPE_ERROR_NO_MEMORY,
+                   "Reading the session (%zu values) needs about %s, more than the memory budget of %s",
+                   (size_t) stats->tokens, need_text, budget_text);
+      return FALSE;
     }
   return TRUE;
 }
@@ -1029,8 +1411,10 @@ read_property (RpeExplorerState *state,
   return TRUE;
 }
 
-/* A file named by the session: as written, else the same name beside the
- * session file (a moved folder).  NULL if neither exists. */
+/* A file named by the session: as written (a relative path against the
+ * session file's folder, or the working directory for a session read from
+ * memory), else the same name beside the session file (a moved folder).  NULL
+ * if neither is a regular file. */
 static char *
 locate (const char  *path,
         const char  *session_file,
@@ -1039,14 +1423,16 @@ locate (const char  *path,
 {
   g_autofree char *base = NULL;
   g_autofree char *dir = NULL;
+  g_autofree char *written = NULL;
   g_autofree char *beside = NULL;
 
-  if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
-    return g_strdup (path);
-  if (session_file == NULL)
+  dir = session_file != NULL ? g_path_get_dirname (session_file) : NULL;
+  written = g_path_is_absolute (path) || dir == NULL ? g_strdup (path) : g_build_filename (dir, path, NULL);
+  if (g_file_test (written, G_FILE_TEST_IS_REGULAR))
+    return g_steal_pointer (&written);
+  if (dir == NULL)
     return NULL;
   base = g_path_get_basename (path);
-  dir = g_path_get_dirname (session_file);
   beside = g_build_filename (dir, base, NULL);
   if (!g_file_test (beside, G_FILE_TEST_IS_REGULAR))
     return NULL;
@@ -1055,6 +1441,8 @@ locate (const char  *path,
   return g_steal_pointer (&beside);
 }
 
+/* The saved hash against the file as it is now: a note when it differs, or
+ * when the file cannot be hashed (then it is not compared). */
 static void
 check_hash (const char *path,
             const char *sha256,
@@ -1062,11 +1450,15 @@ check_hash (const char *path,
             GPtrArray  *warnings)
 {
   g_autofree char *now = NULL;
+  g_autoptr (GError) error = NULL;
 
   if (sha256 == NULL)
     return;
-  now = rpe_session_file_sha256 (path, NULL);
-  if (now != NULL && g_ascii_strcasecmp (now, sha256) != 0)
+  now = rpe_session_file_sha256 (path, &error);
+  if (now == NULL)
+    g_ptr_array_add (warnings, g_strdup_printf ("The %s “%s” was not compared with its saved SHA-256: %s",
+                                                what, path, error->message));
+  else if (g_ascii_strcasecmp (now, sha256) != 0)
     g_ptr_array_add (warnings, g_strdup_printf ("The %s “%s” has changed since the session was saved "
                                                 "(its SHA-256 differs); the session's saved parameters are shown.",
                                                 what, path));
@@ -1509,6 +1901,8 @@ rpe_session_load_data (const char  *data,
   g_autoptr (JsonParser) parser = NULL;
   g_autoptr (GError) parse_error = NULL;
   g_autoptr (RpeSession) s = NULL;
+  g_autofree char *clean = NULL;
+  ScanStats stats;
   JsonNode *root, *n;
   JsonObject *o, *state_obj;
   const char *format, *view;
@@ -1521,13 +1915,10 @@ rpe_session_load_data (const char  *data,
       bad (error, "the file is larger than %u MiB", RPE_SESSION_MAX_BYTES >> 20);
       return NULL;
     }
-  if (!check_depth (data, length))
-    {
-      bad (error, "the JSON is nested more than %d levels deep", MAX_DEPTH);
-      return NULL;
-    }
+  if (!prescan (data, length, &clean, &stats, error) || !prescan_budget (length, &stats, error))
+    return NULL;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, (gssize) length, &parse_error))
+  if (!json_parser_load_from_data (parser, clean != NULL ? clean : data, (gssize) length, &parse_error))
     {
       g_autofree char *msg = rpe_escape_message (parse_error->message);
 
@@ -1722,6 +2113,11 @@ rpe_session_load_data (const char  *data,
               bad (error, "the export %s is out of range", names[i]);
               return NULL;
             }
+        }
+      if (opt_string (e, "title") != NULL && g_utf8_strlen (opt_string (e, "title"), -1) > RPE_SESSION_MAX_TITLE)
+        {
+          bad (error, "the export title is longer than %u characters", RPE_SESSION_MAX_TITLE);
+          return NULL;
         }
       s->export_title = g_strdup (opt_string (e, "title"));
       if (json_object_has_member (e, "length"))

@@ -5,7 +5,8 @@
  * later is saved without code here), every array edit (both SPE modules in
  * full, the FastRPB weights, the loaded content), the attention viewport, the
  * export settings, and the checkpoint the modules came from (path, SHA-256 and
- * how it was read: prefix, layer, --map roles).
+ * how it was read: prefix, layer, --map roles).  Paths are written absolute;
+ * a relative path in a session is read against the session file's folder.
  *
  *   { "format": "rpe-session", "version": 1,
  *     "view": "attention", "export-view": "attention", "template-cell": -1,
@@ -20,8 +21,12 @@
  *     "export": { "length": 0, "width": 0, "height": 0, "dpi": 0, "title": null,
  *                 "options": [ "--preset", "column", ... ] } }
  *
- * Reading is bounded (file size, nesting depth, array lengths checked against
- * the module shapes, non-finite numbers refused) and all-or-nothing: the
+ * The text is strict JSON (RFC 8259); line (//) and block (/ *...* /) comments are allowed and
+ * ignored.  Reading is bounded (file size, nesting depth, every string's
+ * length, the memory json-glib's tree would take checked against the memory
+ * budget before parsing, array lengths checked against the module shapes,
+ * non-finite numbers refused, referenced files hashed only when they are
+ * regular files within the budget) and all-or-nothing: the
  * session is read into a fresh state; rpe_session_apply () then copies it
  * onto the live one, which nothing touched before.
  */
@@ -39,6 +44,8 @@ G_BEGIN_DECLS
 #define RPE_SESSION_SUFFIX    ".rpe-session"
 #define RPE_SESSION_MIME_TYPE "application/x-rpe-session"
 #define RPE_SESSION_MAX_BYTES (256u << 20)   /* a session file larger than this is refused */
+#define RPE_SESSION_MAX_STRING 16384u       /* bytes in any one string of a session (paths, names) */
+#define RPE_SESSION_MAX_TITLE  1000u        /* characters in the export title */
 
 /* Where the modules came from: a checkpoint file, "demo" or "demo:NAME". */
 typedef struct
@@ -152,7 +159,9 @@ char       *rpe_session_save_finish (GAsyncResult        *result,
 void        rpe_session_apply    (RpeSession       *session,
                                   RpeExplorerState *state);
 
-/* The hex SHA-256 of a file (NULL and error if unreadable). */
+/* The hex SHA-256 of a file, bounded (rpe_file_sha256 with the memory budget
+ * as the largest size): NULL and error if it is not a regular file, is larger
+ * than the budget or cannot be read. */
 char       *rpe_session_file_sha256 (const char  *path,
                                      GError     **error);
 

@@ -1,6 +1,7 @@
 /* rpe-export.c: publication figures to PNG / SVG / PDF (atomic), CSV, .npy. */
 #include "config.h"
 
+#include "rpe-publish.h"
 #include "rpe-export.h"
 
 #include <errno.h>
@@ -1124,10 +1125,12 @@ static gboolean
 export_image (const RpeFigure     *fig,
               RpeExportFormat      format,
               const RpeExportSize *size,
-              const char          *path,
+              const char          *given,
               GCancellable        *cancellable,
               GError             **error)
 {
+  /* onto a symbolic link: through it, to the file it names */
+  g_autofree char *path = rpe_publish_resolve (given);
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *tmp = NULL;
@@ -1181,12 +1184,15 @@ export_image (const RpeFigure     *fig,
   (void) g_chmod (tmp, 0644);
   if (check_cancelled (cancellable, error))
     goto out;
-  if (g_rename (tmp, path) != 0)
-    {
-      int err = errno;
-      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot replace the file: %s"), path, g_strerror (err));
-      goto out;
-    }
+  {
+    int err = rpe_publish (tmp, path);  /* now, or with the rest of the command's output set */
+
+    if (err != 0)
+      {
+        rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot replace the file: %s"), path, g_strerror (err));
+        goto out;
+      }
+  }
   ok = TRUE;
 
 out:

@@ -1,6 +1,7 @@
 /* rpe-gif.c: animated GIFs of figures through giflib (see rpe-gif.h). */
 #include "config.h"
 
+#include "rpe-publish.h"
 #include "rpe-gif.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 
 #include <gif_lib.h>
 #include <glib/gi18n.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 
 #include "rpe-alloc.h"
@@ -89,12 +91,18 @@ rpe_gif_writer_new (const char  *path,
     }
   w = g_new0 (RpeGifWriter, 1);
   w->fd = -1;
-  w->path = g_strdup (path);
+  {
+    /* onto a symbolic link: through it, to the file it names */
+    char *real = rpe_publish_resolve (path);
+
+    w->path = g_strdup (real != NULL ? real : path);
+    free (real);
+  }
   w->width = width;
   w->height = height;
   w->delay_cs = delay_cs;
-  dir = g_path_get_dirname (path);
-  base = g_path_get_basename (path);
+  dir = g_path_get_dirname (w->path);
+  base = g_path_get_basename (w->path);
   w->tmp = g_strdup_printf ("%s%c.%s.XXXXXX", dir, G_DIR_SEPARATOR, base);
   w->fd = g_mkstemp_full (w->tmp, O_WRONLY | O_CLOEXEC, 0644);
   if (w->fd < 0)
@@ -363,7 +371,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
       return FALSE;
     }
   (void) g_chmod (w->tmp, 0644);
-  if (g_rename (w->tmp, w->path) != 0)
+  if ((errno = rpe_publish (w->tmp, w->path)) != 0)
     {
       int e = errno;
 

@@ -18,6 +18,7 @@
 #include "rpe-spectrum-editor.h"
 #include "rpe-stem-editor.h"
 #include "rpe-tour-bar.h"
+#include "rpe-window-remedy.h"
 
 G_DEFINE_FINAL_TYPE (RpeWindow, rpe_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -1406,6 +1407,8 @@ rpe_window_class_init (RpeWindowClass *klass)
   object_class->dispose = rpe_window_dispose;
   object_class->finalize = rpe_window_finalize;
   window_class->close_request = rpe_window_close_request;
+  /* the readers' findings end with the window's pickers, not the tool's options */
+  rpe_window_remedy_install ();
 
   g_type_ensure (RPE_TYPE_HEATMAP_VIEW);
   g_type_ensure (RPE_TYPE_FIGURE_PAGE);
