@@ -27,18 +27,6 @@ typedef struct
 } Ctx;
 
 static gboolean
-alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error)
-{
-  gsize count;
-  RpeStatus st = rpe_size_bytes (&count, 1, a, b, c, d);
-
-  *out = NULL;
-  if (st == RPE_OK)
-    *out = rpe_alloc (count, sizeof (float), &st);
-  return rpe_cli_status_error (st, what, error);
-}
-
-static gboolean
 check_index (int value, gsize limit, const char *option, GError **error)
 {
   if (value < -1 || (value >= 0 && (gsize) value >= limit))
@@ -466,8 +454,8 @@ compute_template (Ctx *c, gboolean empirical, GError **error)
       d0 = (gsize) o->model.feature, d1 = d0 + 1;
     }
   rows = slab_rows (n);
-  if (!alloc_floats (&slab, rows, n, 1, 1, "template", error)
-      || !alloc_floats (&lags, 2, n, 1, 1, "template profile", error))
+  if (!rpe_cli_alloc_floats (&slab, rows, n, 1, 1, "template", error)
+      || !rpe_cli_alloc_floats (&lags, 2, n, 1, 1, "template profile", error))
     goto out;
   if (empirical && !rpe_cli_make_codes (o, &c->params, n, c->gated, &codes, error))
     goto out;
@@ -610,10 +598,11 @@ compute_encode_streamed (Ctx *c, GError **error)
       rpe_cli_status_error (st, "code noise", error);
       goto out;
     }
-  if ((in.q == NULL && (!alloc_floats (&q, rows, H, D, 1, "queries", error)
-                        || (keys && !alloc_floats (&k, rows, H, D, 1, "keys", error))))
-      || !alloc_floats (&qhat, rows, H, r, 1, "encoding", error)
-      || (keys && !alloc_floats (&khat, rows, H, r, 1, "encoding", error)))
+  if ((in.q == NULL
+       && (!rpe_cli_alloc_floats (&q, rows, H, D, 1, "queries", error)
+           || (keys && !rpe_cli_alloc_floats (&k, rows, H, D, 1, "keys", error))))
+      || !rpe_cli_alloc_floats (&qhat, rows, H, r, 1, "encoding", error)
+      || (keys && !rpe_cli_alloc_floats (&khat, rows, H, r, 1, "encoding", error)))
     goto out;
 
   shape[0] = n, shape[1] = H, shape[2] = r;
@@ -727,7 +716,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       if (!rpe_cli_load_inputs (c->o, &c->params, FALSE, &in, error))
         goto out;
       rows = slab_rows (in.n);
-      if (!alloc_floats (&logits, rows, in.n, 1, 1, "logits", error))
+      if (!rpe_cli_alloc_floats (&logits, rows, in.n, 1, 1, "logits", error))
         goto out;
       if ((w = open_writer (c, c->o->output.out, 3, (gsize[]) { H, in.n, in.n }, error)) == NULL)
         goto out;
@@ -752,7 +741,7 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
         goto out;
       n = in.n;
       rows = slab_rows (n);
-      if (!alloc_floats (&logits, rows, n, 1, 1, "logits", error))
+      if (!rpe_cli_alloc_floats (&logits, rows, n, 1, 1, "logits", error))
         goto out;
       /* lhat[h, m, n] = qhat[m, h] . khat[n, h] / sqrt(R): the dot logits of width R */
       spec.kind = RPE_LOGITS_DOT;
@@ -833,8 +822,8 @@ compute_rpe_logits (Ctx *c, GError **error)
   else
     {
       /* E[h][i][d] = Ptilde_hd(tau), tau = i - (N-1) */
-      if (!alloc_floats (&rel, H, rows, D, 1, "relative embeddings", error)
-          || !alloc_floats (&lags, rows, 1, 1, 1, "template profile", error))
+      if (!rpe_cli_alloc_floats (&rel, H, rows, D, 1, "relative embeddings", error)
+          || !rpe_cli_alloc_floats (&lags, rows, 1, 1, 1, "template profile", error))
         goto out;
       for (gsize h = 0; h < H; h++)
         for (gsize d = 0; d < D; d++)
@@ -848,7 +837,7 @@ compute_rpe_logits (Ctx *c, GError **error)
     }
 
   block = slab_rows (n);
-  if (!alloc_floats (&logits, block, n, 1, 1, "logits", error))
+  if (!rpe_cli_alloc_floats (&logits, block, n, 1, 1, "logits", error))
     goto out;
   spec.n = n;
   spec.n_heads = H;
@@ -1095,7 +1084,7 @@ rpe_cli_compute_linear (const RpeCliArgs *o, const RpeSpeParams *params, gboolea
     goto out;
   if (!rpe_cli_parse_feature_map (o, &map, &fopts, r, error))
     goto out;
-  if (!alloc_floats (&y, in.n, H, in.dv, 1, "output", error))
+  if (!rpe_cli_alloc_floats (&y, in.n, H, in.dv, 1, "output", error))
     goto out;
   st = rpe_linear_attention_qkv (map, &fopts, in.n, H, r, in.dv, qhat, khat, in.v, o->attention.causal, y, NULL);
   if (!rpe_cli_status_error (st, "linear attention", error))

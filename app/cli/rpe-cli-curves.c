@@ -53,21 +53,6 @@ typedef struct
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
 
-static gboolean
-usage_error (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-usage_error (GError **error, const char *format, ...)
-{
-  va_list args;
-  g_autofree char *msg = NULL;
-
-  va_start (args, format);
-  msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
-}
-
 /* "4,8,16": positive integers up to max (rpe-cli-parse.h), as size_t. */
 static gboolean
 parse_size_list (const char *text, const char *option, guint64 max, GArray **out, GError **error)
@@ -98,9 +83,10 @@ static gboolean
 check_head_feature (const RpeCliArgs *o, gsize H, gsize D, GError **error)
 {
   if (o->model.head < -1 || (o->model.head >= 0 && (gsize) o->model.head >= H))
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   if (o->model.feature < -1 || (o->model.feature >= 0 && (gsize) o->model.feature >= D))
-    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->model.feature);
+    return rpe_cli_usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1,
+                                o->model.feature);
   return TRUE;
 }
 
@@ -140,7 +126,7 @@ resolve_shape (const RpeCliArgs *o, gsize *H, gsize *D, GError **error)
       return TRUE;
     }
   if (o->model.heads < 1 || o->model.heads > 4096 || o->model.features < 1 || o->model.features > (1 << 16))
-    return usage_error (error, "--heads must be 1..4096 and --features 1..65536");
+    return rpe_cli_usage_error (error, "--heads must be 1..4096 and --features 1..65536");
   *H = (gsize) o->model.heads;
   *D = (gsize) o->model.features;
   return TRUE;
@@ -157,13 +143,13 @@ make_content (const RpeCliArgs *o, gsize D, float **out, GError **error)
   if (o->content.kind == NULL || g_str_equal (o->content.kind, "unit"))
     return TRUE;
   if (rpe_capture_is_spec (o->content.kind))
-    return usage_error (error,
-                        "--content %s: profile and extrapolation put one content vector at every position "
-                        "(unit or random); a capture's content differs per position: draw it with rpe compute "
-                        "or rpe export attention",
-                        o->content.kind);
+    return rpe_cli_usage_error (error,
+                                "--content %s: profile and extrapolation put one content vector at every position "
+                                "(unit or random); a capture's content differs per position: draw it with rpe compute "
+                                "or rpe export attention",
+                                o->content.kind);
   if (!g_str_equal (o->content.kind, "random"))
-    return usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
+    return rpe_cli_usage_error (error, "--content must be unit or random (got '%s')", o->content.kind);
   c = g_new (float, D);
   rpe_rng_normal ((uint64_t) o->draw.seed, RPE_STREAM_QUERIES, 0, c, D);
   for (gsize d = 0; d < D; d++)
@@ -249,8 +235,8 @@ make_bias (const RpeCliArgs *o, gsize n, gsize H, gsize n_train, gboolean *per_h
       else
         {
           g_autofree char *shape = rpe_tensor_shape_string (t);
-          usage_error (error, "%s: --bias must have shape (%zu,) or (%zu, %zu) for length %zu, got %s", o->fastrpb.bias,
-                       (size_t) len, (size_t) H, (size_t) len, (size_t) n, shape);
+          rpe_cli_usage_error (error, "%s: --bias must have shape (%zu,) or (%zu, %zu) for length %zu, got %s",
+                               o->fastrpb.bias, (size_t) len, (size_t) H, (size_t) len, (size_t) n, shape);
           return NULL;
         }
       w = g_new (float, *per_head ? H * len : len);
@@ -322,14 +308,15 @@ parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **
       if (!ok)
         {
           model_specs_free (specs);
-          return usage_error (error, "unknown model '%s' in --models (ape, sine, conv, lrpe, fastrpb; "
-                              "sine/conv may end in -gated or -ungated%s)", s,
-                              allow_estimate ? ", then -est for the SPE estimate" : "");
+          return rpe_cli_usage_error (error,
+                                      "unknown model '%s' in --models (ape, sine, conv, lrpe, fastrpb; "
+                                      "sine/conv may end in -gated or -ungated%s)",
+                                      s, allow_estimate ? ", then -est for the SPE estimate" : "");
         }
       if (spec.estimate && !allow_estimate)
         {
           model_specs_free (specs);
-          return usage_error (error, "model '%s': the SPE estimate (-est) is not a profile", s);
+          return rpe_cli_usage_error (error, "model '%s': the SPE estimate (-est) is not a profile", s);
         }
       spec.name = g_strdelimit (g_strdup (s), "-", '_');
       for (guint j = 0; j < specs->len; j++)
@@ -337,7 +324,7 @@ parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **
           {
             g_free (spec.name);
             model_specs_free (specs);
-            return usage_error (error, "model '%s' is listed twice", s);
+            return rpe_cli_usage_error (error, "model '%s' is listed twice", s);
           }
       g_array_append_val (specs, spec);
     }
@@ -379,8 +366,8 @@ static gboolean
 spec_gated (const ModelSpec *spec, const RpeSpeParams *p, const RpeCliArgs *o, gboolean *gated, GError **error)
 {
   if (spec->gate == 1 && p->gate == NULL)
-    return usage_error (error, "model '%s' needs a gate, but the %s parameters have none%s", spec->name,
-                        p->method == RPE_SPE_SINE ? "sine" : "conv", o->model.no_gate ? " (--no-gate)" : "");
+    return rpe_cli_usage_error (error, "model '%s' needs a gate, but the %s parameters have none%s", spec->name,
+                                p->method == RPE_SPE_SINE ? "sine" : "conv", o->model.no_gate ? " (--no-gate)" : "");
   *gated = spec->gate < 0 ? p->gate != NULL : spec->gate == 1;
   return TRUE;
 }
@@ -464,7 +451,7 @@ curves_profile (Ctx *c, GError **error)
             goto out;
           if (p->n_heads != H || p->n_features != D || head >= p->n_heads)
             {
-              usage_error (error, "the sine and conv modules differ in shape; give --head within both");
+              rpe_cli_usage_error (error, "the sine and conv modules differ in shape; give --head within both");
               goto out;
             }
           st = rpe_curve_profile_add_spe (
@@ -489,7 +476,7 @@ curves_profile (Ctx *c, GError **error)
         }
       else
         {
-          usage_error (error, "model '%s' has no template profile (ape is absolute)", spec->name);
+          rpe_cli_usage_error (error, "model '%s' has no template profile (ape is absolute)", spec->name);
           goto out;
         }
       if (!rpe_cli_status_error (st, spec->name, error))
@@ -544,7 +531,7 @@ curves_error (Ctx *c, GError **error)
         by_position = TRUE;
       else if (!g_str_equal (co->against, "r"))
         {
-          usage_error (error, "--against must be r or position (got '%s')", co->against);
+          rpe_cli_usage_error (error, "--against must be r or position (got '%s')", co->against);
           return NULL;
         }
     }
@@ -557,12 +544,12 @@ curves_error (Ctx *c, GError **error)
     n = 64;
   if (n > 65536)
     {
-      usage_error (error, "--length must be at most 65536 for the error curve (N x N templates)");
+      rpe_cli_usage_error (error, "--length must be at most 65536 for the error curve (N x N templates)");
       return NULL;
     }
   if (co->seeds != RPE_CLI_UNSET && (co->seeds < 1 || co->seeds > 1000000))
     {
-      usage_error (error, "--seeds must be between 1 and 1000000 (got %" G_GINT64_FORMAT ")", co->seeds);
+      rpe_cli_usage_error (error, "--seeds must be between 1 and 1000000 (got %" G_GINT64_FORMAT ")", co->seeds);
       return NULL;
     }
   seeds = co->seeds != RPE_CLI_UNSET ? (gsize) co->seeds : 0;   /* 0: decided per method below */
@@ -570,14 +557,14 @@ curves_error (Ctx *c, GError **error)
     {
       if (co->realizations_list != NULL)
         {
-          usage_error (error, "--realizations-list goes with --against r; use --realizations R with position");
+          rpe_cli_usage_error (error, "--realizations-list goes with --against r; use --realizations R with position");
           return NULL;
         }
       if (o->draw.realizations != RPE_CLI_UNSET)
         {
           if (o->draw.realizations < 1 || o->draw.realizations > (1 << 24))
             {
-              usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
+              rpe_cli_usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
               return NULL;
             }
           r = (gsize) o->draw.realizations;
@@ -593,7 +580,7 @@ curves_error (Ctx *c, GError **error)
     }
   if (o->model.method != NULL && !g_str_equal (o->model.method, "sine") && !g_str_equal (o->model.method, "conv"))
     {
-      usage_error (error, "--method must be sine or conv (got '%s')", o->model.method);
+      rpe_cli_usage_error (error, "--method must be sine or conv (got '%s')", o->model.method);
       goto out;
     }
 
@@ -607,14 +594,14 @@ curves_error (Ctx *c, GError **error)
           RpeNoiseScheme sc;
           if (!rpe_noise_scheme_from_string (g_strstrip (parts[i]), &sc))
             {
-              usage_error (error, "--noise-scheme: '%s' is not iid, orthogonal, antithetic or sobol", parts[i]);
+              rpe_cli_usage_error (error, "--noise-scheme: '%s' is not iid, orthogonal, antithetic or sobol", parts[i]);
               goto out;
             }
           g_array_append_val (schemes, sc);
         }
       if (schemes->len == 0)
         {
-          usage_error (error, "--noise-scheme needs at least one scheme");
+          rpe_cli_usage_error (error, "--noise-scheme needs at least one scheme");
           goto out;
         }
     }
@@ -765,34 +752,34 @@ curves_extrapolation (Ctx *c, GError **error)
 
   if (o->draw.train_length != RPE_CLI_UNSET && (o->draw.train_length < 1 || o->draw.train_length > ((gint64) 1 << 24)))
     {
-      usage_error (error, "--train-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 24,
-                   o->draw.train_length);
+      rpe_cli_usage_error (error, "--train-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 24,
+                           o->draw.train_length);
       return NULL;
     }
   nt = o->draw.train_length != RPE_CLI_UNSET ? (gsize) o->draw.train_length : 64;
   if (co->max_length != RPE_CLI_UNSET && (co->max_length < 1 || co->max_length > ((gint64) 1 << 26)))
     {
-      usage_error (error, "--max-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 26,
-                   co->max_length);
+      rpe_cli_usage_error (error, "--max-length must be between 1 and %d (got %" G_GINT64_FORMAT ")", 1 << 26,
+                           co->max_length);
       return NULL;
     }
   nmax = co->max_length != RPE_CLI_UNSET ? (gsize) co->max_length : 4 * nt;
   if (co->window != RPE_CLI_UNSET && (co->window < 1 || (gsize) co->window > nt))
     {
-      usage_error (error, "--window must be between 1 and N_train = %zu (got %" G_GINT64_FORMAT ")",
-                   (size_t) nt, co->window);
+      rpe_cli_usage_error (error, "--window must be between 1 and N_train = %zu (got %" G_GINT64_FORMAT ")",
+                           (size_t) nt, co->window);
       return NULL;
     }
   if (co->block != RPE_CLI_UNSET && (co->block < 1 || co->block > (1 << 20)))
     {
-      usage_error (error, "--block must be between 1 and %d", 1 << 20);
+      rpe_cli_usage_error (error, "--block must be between 1 and %d", 1 << 20);
       return NULL;
     }
   if (o->draw.realizations != RPE_CLI_UNSET)
     {
       if (o->draw.realizations < 1 || o->draw.realizations > (1 << 24))
         {
-          usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
+          rpe_cli_usage_error (error, "--realizations must be between 1 and %d", 1 << 24);
           return NULL;
         }
       r = (gsize) o->draw.realizations;
@@ -843,8 +830,8 @@ curves_extrapolation (Ctx *c, GError **error)
               goto out;
             if (p->n_heads != H || p->n_features != D)
               {
-                usage_error (error, "model '%s': the module's shape (H=%zu, D=%zu) differs from (H=%zu, D=%zu)",
-                             spec->name, (size_t) p->n_heads, (size_t) p->n_features, (size_t) H, (size_t) D);
+                rpe_cli_usage_error (error, "model '%s': the module's shape (H=%zu, D=%zu) differs from (H=%zu, D=%zu)",
+                                     spec->name, (size_t) p->n_heads, (size_t) p->n_features, (size_t) H, (size_t) D);
                 goto out;
               }
             cm[i].kind = spec->estimate ? RPE_CURVE_MODEL_SPE_ESTIMATE : RPE_CURVE_MODEL_SPE_EXACT;

@@ -93,21 +93,6 @@ static const char *const curve_views[] = { "profile", "error", "extrapolation", 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
 
-static gboolean
-usage_error (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-usage_error (GError **error, const char *format, ...)
-{
-  va_list args;
-  g_autofree char *msg = NULL;
-
-  va_start (args, format);
-  msg = g_strdup_vprintf (format, args);
-  va_end (args);
-  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
-}
-
 /* The output path of a head: every "{head}" replaced by its number. */
 static char *
 path_for_head (const char *pattern, gsize head)
@@ -159,18 +144,6 @@ export_file (Ctx *c, const RpeFigure *fig, const char *path, GError **error)
   if ((*error)->domain == RPE_ERROR && (*error)->code == RPE_ERROR_IO)
     c->exit_code = EXIT_FAILURE_OTHER;
   return FALSE;
-}
-
-static gboolean
-alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error)
-{
-  gsize count;
-  RpeStatus st = rpe_size_bytes (&count, 1, a, b, c, d);
-
-  *out = NULL;
-  if (st == RPE_OK)
-    *out = rpe_alloc (count, sizeof (float), &st);
-  return rpe_cli_status_error (st, what, error);
 }
 
 static void
@@ -235,13 +208,16 @@ view_templates (Ctx *c, gboolean one, GError **error)
   g_autofree char *bar = rpe_figure_template_bar (template_mode (c));
 
   if (o->model.head >= 0 && (gsize) o->model.head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   if (o->model.feature >= 0 && (gsize) o->model.feature >= D)
-    return usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1, o->model.feature);
+    return rpe_cli_usage_error (error, "--feature must be between 0 and %zu (got %d)", (size_t) D - 1,
+                                o->model.feature);
   if (!one && o->model.feature >= 0)
-    return usage_error (error, "templates shows every feature of a head; use the view 'template' for --feature");
+    return rpe_cli_usage_error (error,
+                                "templates shows every feature of a head; use the view 'template' for --feature");
   if (c->eo->empirical && c->eo->difference)
-    return usage_error (error, "--empirical and --difference are exclusive (--difference is empirical - analytic)");
+    return rpe_cli_usage_error (error,
+                                "--empirical and --difference are exclusive (--difference is empirical - analytic)");
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
   {
@@ -258,8 +234,8 @@ view_templates (Ctx *c, gboolean one, GError **error)
   d0 = one && o->model.feature >= 0 ? (gsize) o->model.feature : 0;
   d1 = one ? d0 + 1 : D;
   cells = d1 - d0;
-  if (!alloc_floats (&maps, cells, n, n, 1, "templates", error)
-      || !alloc_floats (&scratch, n, n, 1, 1, "templates", error))
+  if (!rpe_cli_alloc_floats (&maps, cells, n, n, 1, "templates", error)
+      || !rpe_cli_alloc_floats (&scratch, n, n, 1, 1, "templates", error))
     goto out;
   data = g_new0 (RpeHeatmapData, cells);
   titles = g_new0 (char *, cells + 1);
@@ -433,7 +409,8 @@ head_content (Ctx *c, const RpeCliInputs *full, gsize n, gsize h, HeadSource *sr
   gsize H = c->params.n_heads, D = c->params.n_features;
   gboolean          random = o->content.kind != NULL && g_str_equal (o->content.kind, "random");
 
-  if (!alloc_floats (&src->q, n, D, 1, 1, "queries", error) || !alloc_floats (&src->k, n, D, 1, 1, "keys", error))
+  if (!rpe_cli_alloc_floats (&src->q, n, D, 1, 1, "queries", error)
+      || !rpe_cli_alloc_floats (&src->k, n, D, 1, 1, "keys", error))
     return FALSE;
   for (gsize m = 0; m < n; m++)
     {
@@ -472,8 +449,8 @@ head_source_init (Ctx *c, const RpeCliInputs *full, const float *qhat_all, const
     {
       /* encoded with the full inputs (--queries or --noise): the head's slice */
       src->r = r_all;
-      if (!alloc_floats (&src->qhat, n, r_all, 1, 1, "encoding", error)
-          || !alloc_floats (&src->khat, n, r_all, 1, 1, "encoding", error))
+      if (!rpe_cli_alloc_floats (&src->qhat, n, r_all, 1, 1, "encoding", error)
+          || !rpe_cli_alloc_floats (&src->khat, n, r_all, 1, 1, "encoding", error))
         return FALSE;
       for (gsize m = 0; m < n; m++)
         {
@@ -497,7 +474,7 @@ head_source_init (Ctx *c, const RpeCliInputs *full, const float *qhat_all, const
     {
       gsize lags = 2 * n - 1;
 
-      if (!alloc_floats (&src->lags, D, lags, 1, 1, "template profiles", error))
+      if (!rpe_cli_alloc_floats (&src->lags, D, lags, 1, 1, "template profiles", error))
         return FALSE;
       for (gsize d = 0; d < D; d++)
         {
@@ -547,11 +524,12 @@ view_attention_explorer (Ctx *c, GError **error)
 
   if (o->content.queries != NULL || o->content.keys != NULL || o->draw.noise != NULL || o->draw.gate_noise != NULL
       || o->draw.noise_scheme != NULL || rpe_cli_content_is_capture (o))
-    return usage_error (error, "--attention-method, --rows and --cols draw the window's content (unit, random or a "
-                               "session's .npy): they take no --queries, --keys, captured --content, --noise, "
-                               "--gate-noise or --noise-scheme");
+    return rpe_cli_usage_error (error,
+                                "--attention-method, --rows and --cols draw the window's content (unit, random or a "
+                                "session's .npy): they take no --queries, --keys, captured --content, --noise, "
+                                "--gate-noise or --noise-scheme");
   if (o->model.head >= 0 && (gsize) o->model.head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   state = explorer_state (c, error);
   if (state == NULL)
     return FALSE;
@@ -619,15 +597,15 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   if (!compare && uses_explorer (c))
     return view_attention_explorer (c, error);
   if (compare && (c->eo->rows != NULL || c->eo->cols != NULL))
-    return usage_error (error, "--rows and --cols are for the view 'attention'");
+    return rpe_cli_usage_error (error, "--rows and --cols are for the view 'attention'");
   if (o->model.head >= 0 && (gsize) o->model.head >= H)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   if (compare && o->attention.exact)
-    return usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
+    return rpe_cli_usage_error (error, "spe-vs-rpe always shows both; --exact is for the view 'attention'");
   if (o->content.kind != NULL && !g_str_equal (o->content.kind, "random") && !g_str_equal (o->content.kind, "unit")
       && !rpe_cli_content_is_capture (o))
-    return usage_error (error, "--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')",
-                        o->content.kind);
+    return rpe_cli_usage_error (error, "--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')",
+                                o->content.kind);
   if (full_inputs)
     {
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
@@ -649,7 +627,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   if (full_inputs && want_est && !rpe_cli_encode_fused (o, &c->params, &in, c->gated, &r_all, &qhat_all, &khat_all, error))
     goto out;
   for (int i = 0; i < (compare ? 3 : 1); i++)
-    if (!alloc_floats (&img[i], side, side, 1, 1, "attention image", error))
+    if (!rpe_cli_alloc_floats (&img[i], side, side, 1, 1, "attention image", error))
       goto out;
 
   h0 = c->eo->all_heads ? 0 : o->model.head >= 0 ? (gsize) o->model.head : 0;
@@ -948,7 +926,7 @@ view_curves (const char *view, GPtrArray *forward, const ExportOptions *eo, Ctx 
 
       if (xcol < 0)
         {
-          usage_error (error, "the profile table has no tau column");
+          rpe_cli_usage_error (error, "the profile table has no tau column");
           goto out;
         }
       for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
@@ -977,7 +955,7 @@ view_curves (const char *view, GPtrArray *forward, const ExportOptions *eo, Ctx 
         xcol = rpe_curve_table_find (t, "m");
       if (xcol < 0)
         {
-          usage_error (error, "the error table has neither an R nor an m column");
+          rpe_cli_usage_error (error, "the error table has neither an R nor an m column");
           goto out;
         }
       for (size_t j = 0; j < rpe_curve_table_n_cols (t); j++)
@@ -1052,7 +1030,7 @@ view_curves (const char *view, GPtrArray *forward, const ExportOptions *eo, Ctx 
 
       if (xcol < 0)
         {
-          usage_error (error, "the extrapolation table has no m column");
+          rpe_cli_usage_error (error, "the extrapolation table has no m column");
           goto out;
         }
       for (int p = 0; p < 4; p++)
@@ -1310,10 +1288,10 @@ view_curves_page (Ctx *c, GError **error)
   gboolean ok;
 
   if (c->eo->all_heads || c->gif_mode)
-    return usage_error (error, "the Curves page is one figure: no --all-heads or --sweep");
+    return rpe_cli_usage_error (error, "the Curves page is one figure: no --all-heads or --sweep");
   if (c->o->model.head >= 0 && (gsize) c->o->model.head >= c->params.n_heads)
-    return usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) c->params.n_heads - 1,
-                        c->o->model.head);
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) c->params.n_heads - 1,
+                                c->o->model.head);
   state = explorer_state (c, error);
   if (state == NULL)
     return FALSE;
@@ -1347,11 +1325,12 @@ explorer_state (const Ctx *c, GError **error)
         v;
 
   if (rpe_cli_content_is_capture (o))
-    return usage_error (error,
-                        "this figure is drawn by the window's code, which takes unit, random or a session's "
-                        "content; a capture (--content %s) is drawn by the views attention and spe-vs-rpe and by "
-                        "rpe compute",
-                        o->content.kind),
+    return rpe_cli_usage_error (
+             error,
+             "this figure is drawn by the window's code, which takes unit, random or a session's "
+             "content; a capture (--content %s) is drawn by the views attention and spe-vs-rpe and by "
+             "rpe compute",
+             o->content.kind),
            NULL;
   if (!rpe_cli_resolve_length (o, 0, &n, error))
     return NULL;
@@ -1368,8 +1347,9 @@ explorer_state (const Ctx *c, GError **error)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("the module is larger than the window "
                           "shows (1024 heads, 4096 features)")), NULL;
   if (eo->attention_method != NULL && !rpe_session_choice_value ("--attention-method", eo->attention_method, &method))
-    return usage_error (error, "--attention-method must be spe, exact, ape, lrpe, fastrpb or linear (got '%s')",
-                        eo->attention_method), NULL;
+    return rpe_cli_usage_error (error, "--attention-method must be spe, exact, ape, lrpe, fastrpb or linear (got '%s')",
+                                eo->attention_method),
+           NULL;
   if (method == RPE_EXPLORER_METHOD_SPE && o->attention.exact)
     method = RPE_EXPLORER_METHOD_EXACT;
   if (from != NULL)
@@ -1426,26 +1406,26 @@ explorer_state (const Ctx *c, GError **error)
     g_object_set (state, "color-percentile", c->transform_param, NULL);
   /* the choices of LRPE and linear attention */
   if (o->lrpe.p != NULL && !rpe_session_choice_value ("--lrpe-p", o->lrpe.p, &v))
-    return usage_error (error,
-                        "--lrpe-p must be identity, householder, permutation, odd-even, fourier or dct "
-                        "(got '%s')",
-                        o->lrpe.p),
+    return rpe_cli_usage_error (error,
+                                "--lrpe-p must be identity, householder, permutation, odd-even, fourier or dct "
+                                "(got '%s')",
+                                o->lrpe.p),
            NULL;
   if (o->lrpe.p != NULL)
     g_object_set (state, "lrpe-p", v, NULL);
   if (o->lrpe.lambda != NULL && !rpe_session_choice_value ("--lrpe-lambda", o->lrpe.lambda, &v))
-    return usage_error (error, "--lrpe-lambda must be rotation, mixed, complex or permutation (got '%s')",
-                        o->lrpe.lambda),
+    return rpe_cli_usage_error (error, "--lrpe-lambda must be rotation, mixed, complex or permutation (got '%s')",
+                                o->lrpe.lambda),
            NULL;
   if (o->lrpe.lambda != NULL)
     g_object_set (state, "lrpe-lambda", v, NULL);
   if (o->lrpe.theta != NULL && !rpe_session_choice_value ("--lrpe-theta", o->lrpe.theta, &v))
-    return usage_error (error, "--lrpe-theta must be a, b or c (got '%s')", o->lrpe.theta), NULL;
+    return rpe_cli_usage_error (error, "--lrpe-theta must be a, b or c (got '%s')", o->lrpe.theta), NULL;
   if (o->lrpe.theta != NULL)
     g_object_set (state, "lrpe-theta", v, NULL);
   if (o->attention.feature_map != NULL && !rpe_session_choice_value ("--feature-map", o->attention.feature_map, &v))
-    return usage_error (error, "--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')",
-                        o->attention.feature_map),
+    return rpe_cli_usage_error (error, "--feature-map must be relu, elu1, exp, performer or dpfp (got '%s')",
+                                o->attention.feature_map),
            NULL;
   if (o->attention.feature_map != NULL)
     g_object_set (state, "feature-map", v, NULL);

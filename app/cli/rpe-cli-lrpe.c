@@ -44,18 +44,6 @@ parse_choice (const char *option, const char *given, const char *fallback, const
                         option, list->str, name);
 }
 
-static gboolean
-alloc_floats (float **out, gsize a, gsize b, gsize c, const char *what, GError **error)
-{
-  gsize count;
-  RpeStatus st = rpe_size_bytes (&count, 1, a, b, c, 1);
-
-  *out = NULL;
-  if (st == RPE_OK)
-    *out = rpe_alloc (count, sizeof (float), &st);
-  return rpe_cli_status_error (st, what, error);
-}
-
 /* Queries/keys/values for LRPE and FastRPB: loaded, or unit/random content of --heads x --features. */
 static gboolean
 load_plain_inputs (const RpeCliArgs *o,
@@ -435,7 +423,7 @@ lrpe_encode (const RpeCliArgs *o, int *exit_code, GError **error)
   if (lrpe == NULL)
     goto out;
   W = rpe_lrpe_out_width (lrpe);
-  if (!alloc_floats (&out, in.n, H, W, "encoded queries", error))
+  if (!rpe_cli_alloc_floats (&out, in.n, H, W, 1, "encoded queries", error))
     goto out;
   st = rpe_lrpe_encode (lrpe, in.n, H, 0, in.q, out, NULL);
   if (!rpe_cli_status_error (st, "LRPE encoding", error))
@@ -480,8 +468,8 @@ lrpe_features (const RpeCliArgs *o,
   if (o->lrpe.before)
     {
       width = rpe_lrpe_out_width (lrpe);
-      if (!alloc_floats (&eq, in->n, H, width, "encoded queries", error)
-          || !alloc_floats (&ek, in->n, H, width, "encoded keys", error))
+      if (!rpe_cli_alloc_floats (&eq, in->n, H, width, 1, "encoded queries", error)
+          || !rpe_cli_alloc_floats (&ek, in->n, H, width, 1, "encoded keys", error))
         goto out;
       st = rpe_lrpe_encode (lrpe, in->n, H, 0, in->q, eq, NULL);
       if (st == RPE_OK)
@@ -504,8 +492,8 @@ lrpe_features (const RpeCliArgs *o,
                      (size_t) D, o->attention.feature_map ? o->attention.feature_map : "elu1", (size_t) *m, (size_t) D);
       goto out;
     }
-  if (!alloc_floats (phi_q, in->n, H, *m, "query features", error)
-      || !alloc_floats (phi_k, in->n, H, *m, "key features", error))
+  if (!rpe_cli_alloc_floats (phi_q, in->n, H, *m, 1, "query features", error)
+      || !rpe_cli_alloc_floats (phi_k, in->n, H, *m, 1, "key features", error))
     goto out;
   st = rpe_feature_map_apply (map, &fopts, RPE_FEATURE_QUERY, in->n, H, width, q, *phi_q, NULL);
   if (st == RPE_OK)
@@ -549,7 +537,7 @@ lrpe_attention (const RpeCliArgs *o, gboolean linear, int *exit_code, GError **e
     goto out;
   if (linear)
     {
-      if (!alloc_floats (&out, in.n, H, in.dv, "output", error))
+      if (!rpe_cli_alloc_floats (&out, in.n, H, in.dv, 1, "output", error))
         goto out;
       st = rpe_lrpe_linear_attention (o->lrpe.before ? NULL : lrpe, in.n, H, m, in.dv, phi_q, phi_k, in.v,
                                       o->attention.causal, (RpeLrpeNorm) norm, out, NULL);
@@ -558,7 +546,7 @@ lrpe_attention (const RpeCliArgs *o, gboolean linear, int *exit_code, GError **e
     }
   else
     {
-      if (!alloc_floats (&out, H, in.n, in.n, "attention map", error))
+      if (!rpe_cli_alloc_floats (&out, H, in.n, in.n, 1, "attention map", error))
         goto out;
       st = rpe_lrpe_attention_map (o->lrpe.before ? NULL : lrpe, in.n, H, m, phi_q, phi_k, o->attention.causal, TRUE,
                                    out, NULL);
@@ -661,7 +649,7 @@ centred_bias (const RpeCliArgs *o,
                      (size_t) n, (size_t) n - 1);
       return NULL;
     }
-  if (!alloc_floats (&out, rows, 2 * n - 1, 1, "FastRPB weights", error))
+  if (!rpe_cli_alloc_floats (&out, rows, 2 * n - 1, 1, 1, "FastRPB weights", error))
     return NULL;
   st = rpe_fastrpb_to_centred ((RpeFastrpbLayout) layout, rows, width, w->data, n, out);
   if (!rpe_cli_status_error (st, "FastRPB weights", error))
@@ -865,7 +853,7 @@ fastrpb (const RpeCliArgs *o, int *exit_code, GError **error)
         goto out;
     }
 
-  if (!alloc_floats (&y, in.n, H, in.dv, "output", error))
+  if (!rpe_cli_alloc_floats (&y, in.n, H, in.dv, 1, "output", error))
     goto out;
 
   if (kind == 1)
@@ -874,7 +862,7 @@ fastrpb (const RpeCliArgs *o, int *exit_code, GError **error)
       RpeLogitsSpec spec = { RPE_LOGITS_DOT, in.n, H, D, in.q, in.k, NULL, FALSE };
       gsize block = MIN (in.n, (gsize) 256);
 
-      if (!alloc_floats (&rows, block, in.n, 1, "attention rows", error))
+      if (!rpe_cli_alloc_floats (&rows, block, in.n, 1, 1, "attention rows", error))
         goto out;
       for (gsize h = 0; h < H && st == RPE_OK; h++)
         for (gsize m0 = 0; m0 < in.n && st == RPE_OK; m0 += block)

@@ -71,6 +71,30 @@ rpe_cli_exit_code_for_error (const GError *error)
 }
 
 gboolean
+rpe_cli_usage_error (GError **error, const char *format, ...)
+{
+  va_list          args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, "%s", msg);
+}
+
+gboolean
+rpe_cli_alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error)
+{
+  gsize     count;
+  RpeStatus st = rpe_size_bytes (&count, 1, a, b, c, d);
+
+  *out = NULL;
+  if (st == RPE_OK)
+    *out = rpe_alloc (count, sizeof (float), &st);
+  return rpe_cli_status_error (st, what, error);
+}
+
+gboolean
 rpe_cli_status_error (RpeStatus status, const char *what, GError **error)
 {
   if (status == RPE_OK)

@@ -47,6 +47,11 @@ gboolean rpe_cli_noise_scheme (const RpeCliArgs *o, RpeNoiseScheme *scheme, GErr
 gboolean rpe_cli_map_only (const RpeTensorMap *map, RpeRole first, RpeRole last, const char *what, GError **error);
 gboolean rpe_cli_parse_map (const RpeCliArgs *o, RpeTensorMap **map, GError **error);
 gboolean rpe_cli_status_error (RpeStatus status, const char *what, GError **error);
+/* A usage error (RPE_ERROR_INVALID_ARGUMENT: exit 2) with a printf message; FALSE. */
+gboolean rpe_cli_usage_error (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+/* *out = a float buffer of a x b x c x d elements, its size checked for overflow and against the
+ * memory budget (rpe_alloc); NULL and the error of rpe_cli_status_error (what) when refused. */
+gboolean rpe_cli_alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error);
 
 /* Refuses, before anything is allocated, a request whose float arrays (each the product of
  * 4 dims) together exceed the memory budget; the message names both sizes. */
