@@ -387,6 +387,35 @@ test_budget_message (void)
   g_string_free (file, TRUE);
 }
 
+/* An (H, N, N) output its disk cannot hold is refused before the encoding's work: here the
+ * encoding alone (2 x N x R floats, 512 MB) would exceed the budget, so the disk's refusal can
+ * only come first if it is checked before the encoding is computed. */
+static void
+test_output_space_first (void)
+{
+  g_autofree char *dir = case_dir ();
+  g_autoptr (GFile) f = g_file_new_for_path (dir);
+  g_autoptr (GFileInfo) info = g_file_query_filesystem_info (f, G_FILE_ATTRIBUTE_FILESYSTEM_FREE, NULL, NULL);
+  const char *args[] = { "compute",  "attention", "--heads", "1",       "--features", "2",
+                         "--length", "1000000",   "-o",      "out.npy", NULL };
+  Run         r;
+
+  /* the output is 4 TB (1 x 10^6 x 10^6 float32) */
+  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE)
+      || g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE)
+           >= G_GUINT64_CONSTANT (4000000000000))
+    {
+      g_test_skip ("the test directory's free space is unknown or above 4 TB");
+      return;
+    }
+  r = run_rpe (dir, "67108864", 0, args);
+  g_assert_cmpint (r.status, ==, 2);
+  assert_message (&r, "free on its disk", NULL);
+  g_assert_null (strstr (r.err, "over the memory budget"));
+  run_clear (&r);
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+}
+
 /* ---- 4. non-finite results ---------------------------------------------------- */
 
 static void
@@ -910,6 +939,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/tensor-count", test_tensor_count);
   g_test_add_func ("/cli/hostile/safetensors-strict", test_safetensors_strict);
   g_test_add_func ("/cli/hostile/budget-message", test_budget_message);
+  g_test_add_func ("/cli/hostile/output-space-first", test_output_space_first);
   g_test_add_func ("/cli/hostile/non-finite", test_non_finite);
   g_test_add_func ("/cli/hostile/escape", test_escape);
   g_test_add_func ("/cli/hostile/outputs", test_outputs);

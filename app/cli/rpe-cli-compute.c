@@ -737,7 +737,12 @@ compute_logits (Ctx *c, gboolean attention, GError **error)
       gsize r, n, rows;
       RpeLogitsSpec spec = { 0 };
 
-      if (!encoded (c, &in, &r, &qhat, &khat, FALSE, error))
+      if (!rpe_cli_load_inputs (c->o, &c->params, FALSE, &in, error))
+        goto out;
+      /* an (H, N, N) output its disk cannot hold is refused before the encoding's work */
+      if (!check_output_space (c->o->output.out, 3, (gsize[]) { H, in.n, in.n }, c->o->output.f64, error))
+        goto out;
+      if (!rpe_cli_encode_fused (c->o, &c->params, &in, c->gated, &r, &qhat, &khat, error))
         goto out;
       n = in.n;
       rows = slab_rows (n);
