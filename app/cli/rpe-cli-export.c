@@ -319,37 +319,14 @@ head_source_clear (HeadSource *src)
   memset (src, 0, sizeof *src);
 }
 
-/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+/* The exact logits of the head (rpe_compute_exact_logits_rows), for rpe_attention_rows_func. */
 static RpeStatus
 exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
 {
   const HeadSource *src = user_data;
-  gsize D = src->D, lags = 2 * src->n - 1;
-  float inv = (float) (1.0 / sqrt ((double) D));
 
-  for (gsize i = 0; i < n_rows; i++)
-    {
-      gsize m = m0 + i;
-      const float *qm = src->q + m * D;
-      float *row = out + i * n_cols;
-
-      for (gsize c = 0; c < n_cols; c++)
-        {
-          const float *kn = src->k + c * D;
-          gsize lag = m + (src->n - 1) - c;
-          float acc = 0.0f;
-
-          if (src->causal && c > m)
-            {
-              row[c] = -INFINITY;
-              continue;
-            }
-          for (gsize d = 0; d < D; d++)
-            acc += qm[d] * kn[d] * src->lags[d * lags + lag];
-          row[c] = acc * inv;
-        }
-    }
-  return RPE_OK;
+  return rpe_compute_exact_logits_rows (src->q, src->k, src->lags, src->n, src->D, src->causal, m0, n_rows, n_cols,
+                                        out);
 }
 
 static RpeStatus

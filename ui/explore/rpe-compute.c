@@ -1031,40 +1031,53 @@ out:
 }
 
 /* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
-static RpeStatus
-exact_logits_rows (size_t  m0,
-                   size_t  n_rows,
-                   size_t  n_cols,
-                   float  *out,
-                   void   *user_data)
+RpeStatus
+rpe_compute_exact_logits_rows (const float *q,
+                               const float *k,
+                               const float *lags,
+                               gsize        n,
+                               gsize        D,
+                               gboolean     causal,
+                               gsize        m0,
+                               gsize        n_rows,
+                               gsize        n_cols,
+                               float       *out)
 {
-  const RowSource *src = user_data;
-  gsize D = src->d, lags = 2 * src->n - 1;
+  gsize n_lags = 2 * n - 1;
   float inv = (float) (1.0 / sqrt ((double) D));
 
   for (gsize i = 0; i < n_rows; i++)
     {
       gsize m = m0 + i;
-      const float *qm = src->q + m * D;
+      const float *qm = q + m * D;
       float *row = out + i * n_cols;
 
       for (gsize c = 0; c < n_cols; c++)
         {
-          const float *kn = src->k + c * D;
-          gsize lag = m + (src->n - 1) - c;
+          const float *kn = k + c * D;
+          gsize        lag = m + (n - 1) - c;
           float acc = 0.0f;
 
-          if (src->causal && c > m)
+          if (causal && c > m)
             {
               row[c] = -INFINITY;
               continue;
             }
           for (gsize d = 0; d < D; d++)
-            acc += qm[d] * kn[d] * src->lags[d * lags + lag];
+            acc += qm[d] * kn[d] * lags[d * n_lags + lag];
           row[c] = acc * inv;
         }
     }
   return RPE_OK;
+}
+
+static RpeStatus
+exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *user_data)
+{
+  const RowSource *src = user_data;
+
+  return rpe_compute_exact_logits_rows (src->q, src->k, src->lags, src->n, src->d, src->causal, m0, n_rows, n_cols,
+                                        out);
 }
 
 /* Rows m0 .. m0 + n_rows - 1 of the map, out (n_rows, N). */

@@ -141,6 +141,21 @@ RpeAttentionImage *rpe_compute_attention_finish (GAsyncResult              *resu
                                                  GError                   **error);
 
 /* The value of one cell (m, n) of the same map (computes row m). */
+/* Rows m0 .. m0 + n_rows - 1 (columns 0 .. n_cols - 1) of one head's exact logits
+ * l(m, n) = sum_d q[m,d] k[n,d] lags[d, m - n + N - 1] / sqrt(D) (docs/math.md, section 4):
+ * q, k (N, D), lags (D, 2N - 1) the head's template profiles; causal masks n > m with -inf.
+ * The logits function of rpe_attention_rows_func for the window's and rpe export's maps. */
+RpeStatus rpe_compute_exact_logits_rows (const float *q,
+                                         const float *k,
+                                         const float *lags,
+                                         gsize        n,
+                                         gsize        D,
+                                         gboolean     causal,
+                                         gsize        m0,
+                                         gsize        n_rows,
+                                         gsize        n_cols,
+                                         float       *out);
+
 RpeStatus          rpe_compute_attention_cell   (const RpeExplorerSnapshot *snapshot,
                                                  gsize                      m,
                                                  gsize                      n,
