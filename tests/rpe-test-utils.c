@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cairo.h>
 #include <stdlib.h>
@@ -502,4 +504,29 @@ rpe_test_write_capture (const char *path,
     *v_out = v;
   else
     g_free (v);
+}
+
+gboolean
+rpe_test_address_limit_applies (void)
+{
+  pid_t pid = fork ();
+  int status = 0;
+
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      struct rlimit rl;
+      rlim_t want = (rlim_t) 1 << 40;
+
+      if (getrlimit (RLIMIT_AS, &rl) != 0)
+        _exit (2);
+      if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= want)
+        want = rl.rlim_cur - 4096;
+      rl.rlim_cur = want;
+      if (setrlimit (RLIMIT_AS, &rl) != 0 || getrlimit (RLIMIT_AS, &rl) != 0)
+        _exit (2);
+      _exit (rl.rlim_cur == want ? 0 : 1);
+    }
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
 }

@@ -79,3 +79,8 @@ void rpe_test_write_capture (const char *path,
                              float     **q_out,
                              float     **k_out,
                              float     **v_out);
+
+/* Whether this system applies an address-space limit (ulimit -v) that a process sets with
+ * setrlimit: a child lowers its limit and reads it back.  qemu-user accepts the call and applies
+ * nothing (the limit would bind the emulator itself), so the read-back differs there. */
+gboolean rpe_test_address_limit_applies (void);
