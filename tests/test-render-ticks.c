@@ -813,8 +813,8 @@ token_of (gsize p)
 static void
 test_token_axis (void)
 {
-  float tokens[300];
-  RpeAxis axis;
+  float    tokens[300];
+  RpeAxis  axis;
   RpeTicks t;
 
   for (gsize p = 0; p < G_N_ELEMENTS (tokens); p++)
@@ -862,16 +862,15 @@ test_token_axis (void)
     char buf[48];
 
     rpe_ticks_token_text (-3.0f, buf, sizeof buf);
-    g_assert_cmpstr (buf, ==, "\xe2\x88\x92" "3");
+    g_assert_cmpstr (buf, ==,
+                     "\xe2\x88\x92"
+                     "3");
   }
 }
 
 /* The whole numbers of a page under the image (x) and left of it (y), their values and centres. */
 static void
-axis_numbers (GArray            *words,
-              const RpePlotRect *image,
-              GArray            *xs,
-              GArray            *ys)
+axis_numbers (GArray *words, const RpePlotRect *image, GArray *xs, GArray *ys)
 {
   double top = INFINITY;
 
@@ -908,8 +907,7 @@ axis_numbers (GArray            *words,
 }
 
 static gboolean
-page_has_word (GArray     *words,
-               const char *text)
+page_has_word (GArray *words, const char *text)
 {
   for (guint k = 0; k < words->len; k++)
     if (g_str_equal (g_array_index (words, Word, k).text, text))
@@ -919,20 +917,16 @@ page_has_word (GArray     *words,
 
 /* A heatmap of `n` positions from `origin` with tokens, to PDF at 468 x 400 points; its image. */
 static GPtrArray *
-token_pdf (gsize        n,
-           gsize        origin,
-           const float *tokens,
-           gsize        n_tokens,
-           RpePlotRect *image)
+token_pdf (gsize n, gsize origin, const float *tokens, gsize n_tokens, RpePlotRect *image)
 {
-  g_autofree char *path = rpe_test_tmp_path ("tokens.pdf");
-  g_autofree float *values = g_new (float, n * n);
+  g_autofree char  *path = rpe_test_tmp_path ("tokens.pdf");
+  g_autofree float *values = g_new (float, n *n);
   g_autoptr (GError) error = NULL;
-  RpeExportSize size = { .width = 468.0, .height = 400.0 };
-  GPtrArray *pages;
-  RpeFigure fig;
+  RpeExportSize    size = { .width = 468.0, .height = 400.0 };
+  GPtrArray       *pages;
+  RpeFigure        fig;
   cairo_surface_t *s;
-  cairo_t *cr;
+  cairo_t         *cr;
 
   for (gsize i = 0; i < n * n; i++)
     values[i] = (float) ((i * 7919) % 1000) / 1000.0f;
@@ -957,20 +951,16 @@ token_pdf (gsize        n,
 
 /* Every word of xs (under the image) is the token of the cell it is centred on, one per cell. */
 static void
-check_token_words (GArray            *words,
-                   const RpePlotRect *image,
-                   gsize              origin,
-                   gsize              n,
-                   gboolean           across)
+check_token_words (GArray *words, const RpePlotRect *image, gsize origin, gsize n, gboolean across)
 {
   g_assert_cmpuint (words->len, ==, n);
   for (guint k = 0; k < words->len; k++)
     {
-      Word *w = &g_array_index (words, Word, k);
+      Word  *w = &g_array_index (words, Word, k);
       double c = across ? (w->x0 + w->x1) / 2.0 : (w->y0 + w->y1) / 2.0;
       double lo = across ? image->x : image->y, len = across ? image->width : image->height;
       double cell = (c - lo) / len * (double) n - 0.5;
-      gsize p = origin + (gsize) floor (cell + 0.5);
+      gsize  p = origin + (gsize) floor (cell + 0.5);
 
       /* at its cell's centre (to a point) and reading as that position's token */
       g_assert_cmpfloat (fabs (cell - floor (cell + 0.5)) * len / (double) n, <=, 1.0);
@@ -1014,7 +1004,7 @@ test_token_pdf (void)
   g_assert_cmpuint (ys->len, >=, 3);
   for (guint k = 0; k < xs->len; k++)
     {
-      Word *w = &g_array_index (xs, Word, k);
+      Word  *w = &g_array_index (xs, Word, k);
       double v = g_ascii_strtod (w->text, NULL);
 
       g_assert_cmpfloat (v, <=, 255.0);
@@ -1037,14 +1027,14 @@ test_cli_tokens (void)
   g_autofree char *cap64 = g_build_filename (dir, "cap64.npz", NULL);
   g_autofree char *pdf = g_build_filename (dir, "short.pdf", NULL);
   g_autofree char *whole = g_build_filename (dir, "long.pdf", NULL);
-  gint64 tokens[64];
-  const char *short_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap12, "--layer", "0", "--exact",
-                               "--width", "468", "--height", "400", NULL };
-  const char *long_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap64, "--layer", "0", "--exact",
-                              "--width", "468", "--height", "400", NULL };
+  gint64           tokens[64];
+  const char      *short_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap12,      "--layer", "0",
+                                    "--exact",      "--width",       "468",       "--height", "400",     NULL };
+  const char      *long_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap64,      "--layer", "0",
+                                   "--exact",      "--width",       "468",       "--height", "400",     NULL };
   g_autoptr (GPtrArray) pages = NULL;
   GArray *words;
-  guint n_tok = 0;
+  guint   n_tok = 0;
 
   if (g_getenv ("RPE_CLI") == NULL)
     {

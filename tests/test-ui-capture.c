@@ -362,7 +362,7 @@ typedef struct
 static gboolean
 outputs_current (gpointer data)
 {
-  WantOutputs *w = data;
+  WantOutputs      *w = data;
   RpeOutputsResult *r = rpe_outputs_view_get_result (w->view);
 
   return r != NULL && r->serial == w->serial && !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (w->view));
@@ -372,7 +372,7 @@ static RpeOutputsResult *
 settle_outputs (RpeWindow *window)
 {
   RpeOutputsView *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
-  WantOutputs w = { view, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
+  WantOutputs     w = { view, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
 
   rpe_test_wait_frames (GTK_WIDGET (window), 1);
   rpe_test_iterate_until (outputs_current, &w);
@@ -403,10 +403,7 @@ find_values_drop (GtkWidget *w)
 
 /* V of head h of the result equals the capture's values of that layer and head. */
 static void
-assert_captured_values (const RpeOutputsResult *r,
-                        const Fixture          *f,
-                        guint                   layer,
-                        gsize                   h)
+assert_captured_values (const RpeOutputsResult *r, const Fixture *f, guint layer, gsize h)
 {
   const float *v = f->v + (gsize) layer * N_CAP * H_CAP * 16;
 
@@ -420,14 +417,13 @@ assert_captured_values (const RpeOutputsResult *r,
 /* The Outputs view's Values menu offers the capture's values of the layer shown, uses them,
  * and leaves them for any other choice; without a capture the item is gone. */
 static void
-test_outputs_values (Fixture       *f,
-                     gconstpointer  data)
+test_outputs_values (Fixture *f, gconstpointer data)
 {
-  RpeWindow *window = open_window ();
+  RpeWindow        *window = open_window ();
   RpeExplorerState *state = rpe_window_get_state (window);
-  RpeOutputsView *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
-  GtkDropDown *drop = find_values_drop (GTK_WIDGET (view));
-  GListModel *items;
+  RpeOutputsView   *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
+  GtkDropDown      *drop = find_values_drop (GTK_WIDGET (view));
+  GListModel       *items;
   RpeOutputsResult *r;
 
   g_assert_nonnull (drop);
@@ -436,7 +432,7 @@ test_outputs_values (Fixture       *f,
   rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
   g_assert_cmpuint (g_list_model_get_n_items (items), ==, 4);
   r = settle_outputs (window);
-  g_assert_cmpuint (r->outputs.dv, ==, 4);   /* impulses, 4 channels */
+  g_assert_cmpuint (r->outputs.dv, ==, 4); /* impulses, 4 channels */
 
   load_capture (window, f->path);
   /* the capture's values appear in the menu, chosen */
@@ -448,7 +444,7 @@ test_outputs_values (Fixture       *f,
   assert_captured_values (r, f, 0, 1);
 
   /* another choice in the menu is used, not the capture's values */
-  gtk_drop_down_set_selected (drop, 1);   /* sine sweep */
+  gtk_drop_down_set_selected (drop, 1); /* sine sweep */
   g_assert_false (rpe_outputs_view_get_captured (view));
   r = settle_outputs (window);
   g_assert_cmpuint (r->outputs.dv, ==, 4);

@@ -562,8 +562,7 @@ view_attention_explorer (Ctx *c, GError **error)
 /* A capture's tokens on the axes of a map of its positions (where they fit, rpe-ticks.h); the
  * default axis labels then say which labels are tokens. */
 static void
-set_tokens (RpeHeatmapData  *d,
-            const RpeTensor *tokens)
+set_tokens (RpeHeatmapData *d, const RpeTensor *tokens)
 {
   if (tokens == NULL)
     return;
@@ -586,7 +585,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
   HeadSource src = { 0 };
   gboolean ok = FALSE;
-  g_autoptr (RpeCapture) capture = NULL;   /* its tokens label the axes where they fit */
+  g_autoptr (RpeCapture) capture = NULL; /* its tokens label the axes where they fit */
   const RpeTensor *tokens = NULL;
 
   if (!compare && uses_explorer (c))

@@ -285,14 +285,10 @@ last_position_text (double  lo,
 /* The axis of positions [lo, hi) with the tokens of `axes` (unset when there are none), the
  * room the widest token label shown needs set; cr's font is the axes'. */
 static void
-token_axis (cairo_t              *cr,
-            const RpeHeatmapAxes *axes,
-            double                font,
-            bool                  across,
-            RpeAxis              *axis)
+token_axis (cairo_t *cr, const RpeHeatmapAxes *axes, double font, bool across, RpeAxis *axis)
 {
   double first, last, widest = 0.0;
-  char buf[48];
+  char   buf[48];
 
   if (axes == NULL || axes->tokens == NULL || axes->n_tokens == 0)
     return;
@@ -337,15 +333,11 @@ heatmap_axis_ticks (cairo_t              *cr,
 
 /* The widest token label a y axis over [lo, hi) may show (0: none; cr's font). */
 static double
-widest_token_text (cairo_t              *cr,
-                   const RpeHeatmapAxes *axes,
-                   double                lo,
-                   double                hi,
-                   size_t                limit)
+widest_token_text (cairo_t *cr, const RpeHeatmapAxes *axes, double lo, double hi, size_t limit)
 {
   RpeAxis axis;
-  double first, last, widest = 0.0;
-  char buf[48];
+  double  first, last, widest = 0.0;
+  char    buf[48];
 
   rpe_axis_init (&axis, RPE_AXIS_POSITION, lo, hi, 1.0, 1.0);
   axis.limit = limit;
@@ -362,10 +354,7 @@ widest_token_text (cairo_t              *cr,
 }
 
 const char *
-rpe_plot_position_axis_label (bool            across,
-                              const RpeTicks *ticks,
-                              char           *buf,
-                              size_t          size)
+rpe_plot_position_axis_label (bool across, const RpeTicks *ticks, char *buf, size_t size)
 {
   if (ticks == NULL || !ticks->tokens || ticks->n == 0)
     return across ? _("key position n") : _("query position m");
@@ -603,19 +592,13 @@ text_width (cairo_t    *cr,
 }
 
 static const char *
-x_label_of (const RpeHeatmapData *data,
-            const RpeTicks       *ticks,
-            char                 *buf,
-            size_t                size)
+x_label_of (const RpeHeatmapData *data, const RpeTicks *ticks, char *buf, size_t size)
 {
   return data->x_label != NULL ? data->x_label : rpe_plot_position_axis_label (true, ticks, buf, size);
 }
 
 static const char *
-y_label_of (const RpeHeatmapData *data,
-            const RpeTicks       *ticks,
-            char                 *buf,
-            size_t                size)
+y_label_of (const RpeHeatmapData *data, const RpeTicks *ticks, char *buf, size_t size)
 {
   return data->y_label != NULL ? data->y_label : rpe_plot_position_axis_label (false, ticks, buf, size);
 }
@@ -698,8 +681,8 @@ compute_layout (cairo_t              *cr,
       else
         {
           /* room for the numbers, or for the tokens where they may be shown */
-          left += fmax (text_width (cr, buf), widest_token_text (cr, &lay->axes, lay->axes.y0, lay->axes.y1,
-                                                                 lay->axes.y_limit))
+          left += fmax (text_width (cr, buf),
+                        widest_token_text (cr, &lay->axes, lay->axes.y0, lay->axes.y1, lay->axes.y_limit))
                   + lay->gap + lay->tick;
           if (data->show_axes)
             left += label_h + lay->gap;
@@ -767,8 +750,8 @@ compute_layout (cairo_t              *cr,
     {
       heatmap_axis_ticks (cr, &lay->axes, lay->axes.x0, lay->axes.x1, lay->axes.x_limit, lay->image.width, lay->font,
                           true, &lay->xt);
-      heatmap_axis_ticks (cr, &lay->axes, lay->axes.y0, lay->axes.y1, lay->axes.y_limit, lay->image.height,
-                          lay->font, false, &lay->yt);
+      heatmap_axis_ticks (cr, &lay->axes, lay->axes.y0, lay->axes.y1, lay->axes.y_limit, lay->image.height, lay->font,
+                          false, &lay->yt);
     }
   return true;
 }
@@ -1279,7 +1262,7 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
   RpeTicks *xt, *yt;
   double font, tick, gap, label_h, widest = 0.0;
   const double *fg;
-  char lbuf[128];
+  char          lbuf[128];
 
   if (cr == NULL || axes == NULL || im == NULL || !(im->width > 0.0) || !(im->height > 0.0)
       || !(axes->x1 > axes->x0) || !(axes->y1 > axes->y0))
@@ -1312,9 +1295,9 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
   cairo_translate (cr, im->x - tick - gap - widest - gap - label_h, im->y + im->height / 2.0);
   cairo_rotate (cr, -M_PI_2);
   /* along the image, never beyond it (into a title above) */
-  rpe_text_show_fitted (cr, axes->y_label != NULL ? axes->y_label
-                                                  : rpe_plot_position_axis_label (false, yt, lbuf, sizeof lbuf),
-                        0, 0, -im->height / 2.0, im->height / 2.0, 0.0);
+  rpe_text_show_fitted (
+    cr, axes->y_label != NULL ? axes->y_label : rpe_plot_position_axis_label (false, yt, lbuf, sizeof lbuf), 0, 0,
+    -im->height / 2.0, im->height / 2.0, 0.0);
   cairo_restore (cr);
   g_free (xt);
   g_free (yt);
@@ -1474,7 +1457,7 @@ rpe_plot_render_heatmap (cairo_t              *cr,
                                         | (data->hide_y_labels ? 0u : RPE_HEATMAP_TICKS_Y_TEXT))
                                      : data->cell_ticks;
     double label_h = lay.font * 1.2;
-    char lbuf[128];
+    char         lbuf[128];
 
     set_fg (cr, data, 1.0);
     draw_position_ticks (cr, im, &lay.axes, &lay.xt, &lay.yt, t, lay.tick, lay.gap);

@@ -326,9 +326,7 @@ value_ticks (const RpeAxis *axis,
 /* --------------------------------------------------------------- positions */
 
 void
-rpe_ticks_token_text (float   token,
-                      char   *buf,
-                      size_t  size)
+rpe_ticks_token_text (float token, char *buf, size_t size)
 {
   char tmp[40];
 
@@ -341,9 +339,7 @@ rpe_ticks_token_text (float   token,
 
 /* The positions whose cells have their centres in [lo, hi] and lie below the limit. */
 static bool
-shown_positions (const RpeAxis *axis,
-                 double        *pmin,
-                 double        *pmax)
+shown_positions (const RpeAxis *axis, double *pmin, double *pmax)
 {
   *pmin = ceil (axis->lo - 0.5);
   *pmax = ceil (axis->hi - 0.5) - 1.0;
@@ -353,9 +349,7 @@ shown_positions (const RpeAxis *axis,
 }
 
 bool
-rpe_ticks_tokens_shown (const RpeAxis *axis,
-                        double        *first,
-                        double        *last)
+rpe_ticks_tokens_shown (const RpeAxis *axis, double *first, double *last)
 {
   double pmin, pmax;
 
@@ -374,8 +368,7 @@ rpe_ticks_tokens_shown (const RpeAxis *axis,
 /* One tick per position, labelled with its token, when they all fit (rpe_ticks_tokens_shown
  * and a cell at least token_spacing long). */
 static bool
-token_ticks (const RpeAxis *axis,
-             RpeTicks      *t)
+token_ticks (const RpeAxis *axis, RpeTicks *t)
 {
   double span = axis->hi - axis->lo, per = axis->length / span, pmin, pmax;
   double need = axis->token_spacing > 0.0 ? axis->token_spacing : axis->spacing;

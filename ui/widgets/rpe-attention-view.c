@@ -311,14 +311,12 @@ drawn_window (RpeAttentionView *self,
 /* The tokens of the captured input drawn (NULL when the content is not a capture that fits the
  * module, or the capture has none). */
 static void
-view_tokens (RpeAttentionView  *self,
-             const float      **tokens,
-             size_t            *n_tokens)
+view_tokens (RpeAttentionView *self, const float **tokens, size_t *n_tokens)
 {
-  RpeExplorerState *state = attention_state (self);
+  RpeExplorerState   *state = attention_state (self);
   RpeExplorerCapture *capture = rpe_explorer_state_get_capture (state);
-  const RpeTensor *t;
-  guint content = RPE_CONTENT_UNIT, layer = 0;
+  const RpeTensor    *t;
+  guint               content = RPE_CONTENT_UNIT, layer = 0;
 
   *tokens = NULL;
   *n_tokens = 0;
@@ -829,7 +827,7 @@ rpe_attention_view_describe_point (RpeAttentionView *self,
   if (img->rows == img->m1 - img->m0 && img->cols == img->n1 - img->n0)
     {
       const float *tokens;
-      size_t n_tokens;
+      size_t       n_tokens;
 
       view_tokens (self, &tokens, &n_tokens);
       if (tokens != NULL && m < n_tokens && n < n_tokens)

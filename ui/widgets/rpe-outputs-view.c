@@ -31,7 +31,7 @@ struct _RpeOutputsView
   gboolean              updating;
 
   GtkDropDown          *values_drop;
-  GtkStringList        *values_list;  /* the generated kinds, then "Captured values (layer l)" when
+  GtkStringList        *values_list;   /* the generated kinds, then "Captured values (layer l)" when
                                        * the content is a captured layer with values */
   gboolean              have_captured; /* that last item is in the list */
   GtkSpinButton        *channels_spin;
@@ -287,12 +287,11 @@ draws_toggled (GtkCheckButton *check,
 
 /* The captured layer with values the state's content is (its layer), or FALSE. */
 static gboolean
-captured_values_layer (RpeOutputsView *self,
-                       guint          *layer)
+captured_values_layer (RpeOutputsView *self, guint *layer)
 {
-  RpeExplorerState *state = rpe_figure_page_get_state (RPE_FIGURE_PAGE (self));
+  RpeExplorerState   *state = rpe_figure_page_get_state (RPE_FIGURE_PAGE (self));
   RpeExplorerCapture *capture = state != NULL ? rpe_explorer_state_get_capture (state) : NULL;
-  guint content = RPE_CONTENT_UNIT;
+  guint               content = RPE_CONTENT_UNIT;
 
   if (capture == NULL)
     return FALSE;
@@ -307,7 +306,7 @@ captured_values_layer (RpeOutputsView *self,
 static void
 sync_captured (RpeOutputsView *self)
 {
-  guint layer = 0;
+  guint    layer = 0;
   gboolean have = captured_values_layer (self, &layer);
   gboolean appeared = have && !self->have_captured;
 
@@ -342,8 +341,7 @@ sync_captured (RpeOutputsView *self)
 }
 
 static RpeFigurePageUpdate
-outputs_state_changed (RpeFigurePage     *page,
-                       RpeExplorerChange  what)
+outputs_state_changed (RpeFigurePage *page, RpeExplorerChange what)
 {
   if (what & (RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_KIND))
     sync_captured (RPE_OUTPUTS_VIEW (page));
@@ -414,7 +412,7 @@ static void
 rpe_outputs_view_init (RpeOutputsView *self)
 {
   const char *values[] = { _("One impulse per channel"), _("Sine sweep"), _("Seeded noise"), _("From a .npy file…"), NULL };
-  GtkWidget *drop;
+  GtkWidget  *drop;
   const char *compares[] = { _("Softmax vs SPE linear"), _("L V vs L̂ V (unbiased)"), NULL };
   GtkWidget *row, *area;
 
