@@ -445,12 +445,28 @@ rpe_test_write_capture (const char *path,
                         float     **k_out,
                         float     **v_out)
 {
+  rpe_test_write_capture_tokens (path, n_layers, n, h, d, dv, seed, NULL, q_out, k_out, v_out);
+}
+
+void
+rpe_test_write_capture_tokens (const char   *path,
+                               gsize         n_layers,
+                               gsize         n,
+                               gsize         h,
+                               gsize         d,
+                               gsize         dv,
+                               guint32       seed,
+                               const gint64 *tokens,
+                               float       **q_out,
+                               float       **k_out,
+                               float       **v_out)
+{
   gsize        qk = n * h * d, vv = n * h * dv, members = 0;
   float       *q = g_new (float, n_layers *qk), *k = g_new (float, n_layers *qk);
   float       *v = g_new (float, MAX (n_layers * vv, 1));
   GRand       *rand = g_rand_new_with_seed (seed);
-  const char **names = g_new0 (const char *, 3 * n_layers + 1);
-  GByteArray **data = g_new0 (GByteArray *, 3 * n_layers + 1);
+  const char **names = g_new0 (const char *, 3 * n_layers + 2);
+  GByteArray **data = g_new0 (GByteArray *, 3 * n_layers + 2);
   GPtrArray   *owned = g_ptr_array_new_with_free_func (g_free);
   GByteArray  *zip;
   GError      *error = NULL;
@@ -481,6 +497,11 @@ rpe_test_write_capture (const char *path,
           g_ptr_array_add (owned, (gpointer) names[members]);
           data[members++] = rpe_test_npy_bytes ("<f4", 3, vshape, v + l * vv, vv * sizeof (float));
         }
+    }
+  if (tokens != NULL)
+    {
+      names[members] = "tokens.npy";
+      data[members++] = rpe_test_npy_bytes ("<i8", 1, &n, tokens, n * sizeof (gint64));
     }
   zip = rpe_test_zip_bytes (names, data, members, FALSE);
   g_assert_true (g_file_set_contents (path, (const char *) zip->data, zip->len, &error));

@@ -69,6 +69,18 @@ GByteArray *rpe_test_zip_bytes (const char *const *names, GByteArray *const *dat
 /* A capture (docs/checkpoints.md, "Captures") at `path`: layers 0 .. n_layers - 1 with (N, H, D) float32 queries
  * and keys and, when dv > 0, (N, H, Dv) values, all seeded N(0, 1)-like values from `seed`; the
  * arrays are also returned (each n_layers * N * H * D floats, layer-major; nullable). */
+/* The same with `tokens` (N,) int64 (NULL: none). */
+void rpe_test_write_capture_tokens (const char   *path,
+                                    gsize         n_layers,
+                                    gsize         n,
+                                    gsize         h,
+                                    gsize         d,
+                                    gsize         dv,
+                                    guint32       seed,
+                                    const gint64 *tokens,
+                                    float       **q_out,
+                                    float       **k_out,
+                                    float       **v_out);
 void rpe_test_write_capture (const char *path,
                              gsize       n_layers,
                              gsize       n,

@@ -13,7 +13,11 @@
  *   caption       a log bar's caption states the decades it spans;
  *   zoomed map    a heatmap of a window [246, 772) of positions exported to PDF (by the
  *                 library, and by `rpe export attention --rows/--cols`): its tick numbers
- *                 (pdftotext -bbox) are absolute positions at their cells' centres.
+ *                 (pdftotext -bbox) are absolute positions at their cells' centres;
+ *   tokens        a capture's tokens label every position where each cell has room for its
+ *                 token (the axis, a PDF of a map of 12 positions, `rpe export attention` of a
+ *                 captured input of 12 positions), and only there: a map of 256 positions
+ *                 at the same size is numbered by position, its labels apart.
  */
 #include "config.h"
 
@@ -797,6 +801,296 @@ test_cli_zoom (void)
   g_unlink (path);
 }
 
+/* ----------------------------------------------------------------- tokens */
+
+/* A token for position p that no position of these tests equals (so a label tells which it is). */
+static float
+token_of (gsize p)
+{
+  return (float) (300 + (p * 37) % 200);
+}
+
+static void
+test_token_axis (void)
+{
+  float    tokens[300];
+  RpeAxis  axis;
+  RpeTicks t;
+
+  for (gsize p = 0; p < G_N_ELEMENTS (tokens); p++)
+    tokens[p] = token_of (p);
+  /* 16 positions [100, 116) over 400 units: cells of 25, each token needs 20 */
+  rpe_axis_init (&axis, RPE_AXIS_POSITION, 100.0, 116.0, 400.0, 30.0);
+  axis.ends = true;
+  axis.tokens = tokens;
+  axis.n_tokens = G_N_ELEMENTS (tokens);
+  axis.token_spacing = 20.0;
+  rpe_ticks_compute (&axis, &t);
+  g_assert_true (t.tokens);
+  g_assert_cmpuint (t.n, ==, 16);
+  for (gsize i = 0; i < t.n; i++)
+    {
+      char want[48];
+
+      g_snprintf (want, sizeof want, "%.0f", (double) tokens[100 + i]);
+      g_assert_cmpfloat (t.tick[i].value, ==, 100.0 + (double) i);
+      g_assert_cmpfloat_with_epsilon (t.tick[i].pos, (i + 0.5) / 16.0, 1e-12);
+      g_assert_cmpstr (t.tick[i].label, ==, want);
+    }
+  /* cells shorter than a token: the positions, numbered as ever */
+  axis.token_spacing = 26.0;
+  rpe_ticks_compute (&axis, &t);
+  g_assert_false (t.tokens);
+  g_assert_cmpuint (t.n, >=, 2);
+  g_assert_cmpuint (t.n, <, 16);
+  for (gsize i = 0; i < t.n; i++)
+    g_assert_cmpfloat (rpe_ticks_label_value (t.tick[i].label), ==, t.tick[i].value);
+  /* a window reaching beyond the tokens, or with more positions than ticks: numbers */
+  axis.token_spacing = 1.0;
+  axis.lo = 290.0;
+  axis.hi = 306.0;
+  rpe_ticks_compute (&axis, &t);
+  g_assert_false (t.tokens);
+  axis.lo = 0.0;
+  axis.hi = 100.0;
+  axis.length = 10000.0;
+  rpe_ticks_compute (&axis, &t);
+  g_assert_false (t.tokens);
+  g_assert_cmpfloat (rpe_ticks_label_value (t.tick[1].label), ==, t.tick[1].value);
+  /* a negative token is written with a minus sign */
+  {
+    char buf[48];
+
+    rpe_ticks_token_text (-3.0f, buf, sizeof buf);
+    g_assert_cmpstr (buf, ==,
+                     "\xe2\x88\x92"
+                     "3");
+  }
+}
+
+/* The whole numbers of a page under the image (x) and left of it (y), their values and centres. */
+static void
+axis_numbers (GArray *words, const RpePlotRect *image, GArray *xs, GArray *ys)
+{
+  double top = INFINITY;
+
+  /* the row of tick labels right under the image (the axis label is a line lower) */
+  for (guint k = 0; k < words->len; k++)
+    {
+      Word *w = &g_array_index (words, Word, k);
+
+      if (w->y0 > image->y + image->height && w->x1 > image->x && w->x0 < image->x + image->width)
+        top = fmin (top, w->y0);
+    }
+  for (guint k = 0; k < words->len; k++)
+    {
+      Word *w = &g_array_index (words, Word, k);
+
+      if (!is_integer_word (w))
+        continue;
+      if (fabs (w->y0 - top) < 1.0 && w->x1 > image->x && w->x0 < image->x + image->width)
+        g_array_append_val (xs, *w);
+      else if (w->x1 < image->x && w->y1 > image->y && w->y0 < image->y + image->height)
+        g_array_append_val (ys, *w);
+    }
+  /* the column of tick labels right-aligned left of the image (the rotated axis label is
+   * further left) */
+  {
+    double right = -INFINITY;
+
+    for (guint k = 0; k < ys->len; k++)
+      right = fmax (right, g_array_index (ys, Word, k).x1);
+    for (guint k = ys->len; k-- > 0;)
+      if (fabs (g_array_index (ys, Word, k).x1 - right) > 1.0)
+        g_array_remove_index (ys, k);
+  }
+}
+
+static gboolean
+page_has_word (GArray *words, const char *text)
+{
+  for (guint k = 0; k < words->len; k++)
+    if (g_str_equal (g_array_index (words, Word, k).text, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* A heatmap of `n` positions from `origin` with tokens, to PDF at 468 x 400 points; its image. */
+static GPtrArray *
+token_pdf (gsize n, gsize origin, const float *tokens, gsize n_tokens, RpePlotRect *image)
+{
+  g_autofree char  *path = rpe_test_tmp_path ("tokens.pdf");
+  g_autofree float *values = g_new (float, n *n);
+  g_autoptr (GError) error = NULL;
+  RpeExportSize    size = { .width = 468.0, .height = 400.0 };
+  GPtrArray       *pages;
+  RpeFigure        fig;
+  cairo_surface_t *s;
+  cairo_t         *cr;
+
+  for (gsize i = 0; i < n * n; i++)
+    values[i] = (float) ((i * 7919) % 1000) / 1000.0f;
+  rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
+  fig.heatmap.values = values;
+  fig.heatmap.rows = fig.heatmap.cols = n;
+  fig.heatmap.row_origin = fig.heatmap.col_origin = (ptrdiff_t) origin;
+  fig.heatmap.equal_aspect = TRUE;
+  fig.heatmap.tokens = tokens;
+  fig.heatmap.n_tokens = n_tokens;
+  g_assert_true (rpe_export_figure (&fig, RPE_EXPORT_PDF, &size, path, &error));
+  g_assert_no_error (error);
+  s = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 1, 1);
+  cr = cairo_create (s);
+  g_assert_true (rpe_plot_heatmap_layout (cr, &fig.heatmap, 468.0, 400.0, image, NULL));
+  cairo_destroy (cr);
+  cairo_surface_destroy (s);
+  pages = rpe_test_pdf_words (path);
+  g_unlink (path);
+  return pages;
+}
+
+/* Every word of xs (under the image) is the token of the cell it is centred on, one per cell. */
+static void
+check_token_words (GArray *words, const RpePlotRect *image, gsize origin, gsize n, gboolean across)
+{
+  g_assert_cmpuint (words->len, ==, n);
+  for (guint k = 0; k < words->len; k++)
+    {
+      Word  *w = &g_array_index (words, Word, k);
+      double c = across ? (w->x0 + w->x1) / 2.0 : (w->y0 + w->y1) / 2.0;
+      double lo = across ? image->x : image->y, len = across ? image->width : image->height;
+      double cell = (c - lo) / len * (double) n - 0.5;
+      gsize  p = origin + (gsize) floor (cell + 0.5);
+
+      /* at its cell's centre (to a point) and reading as that position's token */
+      g_assert_cmpfloat (fabs (cell - floor (cell + 0.5)) * len / (double) n, <=, 1.0);
+      g_assert_cmpfloat (g_ascii_strtod (w->text, NULL), ==, token_of (p));
+    }
+}
+
+static void
+test_token_pdf (void)
+{
+  g_autofree float *tokens = g_new (float, 256);
+  g_autoptr (GPtrArray) pages = NULL;
+  g_autoptr (GArray) xs = g_array_new (FALSE, FALSE, sizeof (Word));
+  g_autoptr (GArray) ys = g_array_new (FALSE, FALSE, sizeof (Word));
+  RpePlotRect image;
+
+  for (gsize p = 0; p < 256; p++)
+    tokens[p] = token_of (p);
+  /* positions [40, 52): room for every token */
+  pages = token_pdf (12, 40, tokens, 256, &image);
+  if (pages == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  axis_numbers (g_ptr_array_index (pages, 0), &image, xs, ys);
+  check_token_words (xs, &image, 40, 12, TRUE);
+  check_token_words (ys, &image, 40, 12, FALSE);
+  /* the axis labels say what the labels are, and which positions */
+  g_assert_true (page_has_word (g_ptr_array_index (pages, 0), "token"));
+  g_assert_true (page_has_word (g_ptr_array_index (pages, 0), "51)"));
+  g_clear_pointer (&pages, g_ptr_array_unref);
+
+  /* 256 positions at the same size: no room; positions, numbered apart, at their cells */
+  g_array_set_size (xs, 0);
+  g_array_set_size (ys, 0);
+  pages = token_pdf (256, 0, tokens, 256, &image);
+  axis_numbers (g_ptr_array_index (pages, 0), &image, xs, ys);
+  g_assert_false (page_has_word (g_ptr_array_index (pages, 0), "token"));
+  g_assert_cmpuint (xs->len, >=, 3);
+  g_assert_cmpuint (ys->len, >=, 3);
+  for (guint k = 0; k < xs->len; k++)
+    {
+      Word  *w = &g_array_index (xs, Word, k);
+      double v = g_ascii_strtod (w->text, NULL);
+
+      g_assert_cmpfloat (v, <=, 255.0);
+      g_assert_cmpfloat (fabs ((w->x0 + w->x1) / 2.0 - (image.x + image.width * (v + 0.5) / 256.0)), <=, 1.0);
+      if (k > 0)
+        g_assert_cmpfloat (g_array_index (xs, Word, k - 1).x1, <, w->x0);
+    }
+  for (guint k = 1; k < ys->len; k++)
+    g_assert_cmpfloat (g_array_index (ys, Word, k - 1).y1, <, g_array_index (ys, Word, k).y0);
+}
+
+/* `rpe export attention` of a captured input with tokens: 12 positions have room for every
+ * token on both axes (each the token of a position shown); 64 positions at the same size are
+ * numbered by position. */
+static void
+test_cli_tokens (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("rpe-tokens-XXXXXX", NULL);
+  g_autofree char *cap12 = g_build_filename (dir, "cap12.npz", NULL);
+  g_autofree char *cap64 = g_build_filename (dir, "cap64.npz", NULL);
+  g_autofree char *pdf = g_build_filename (dir, "short.pdf", NULL);
+  g_autofree char *whole = g_build_filename (dir, "long.pdf", NULL);
+  gint64           tokens[64];
+  const char      *short_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap12,      "--layer", "0",
+                                    "--exact",      "--width",       "468",       "--height", "400",     NULL };
+  const char      *long_args[] = { "--checkpoint", "demo:conv-spe", "--content", cap64,      "--layer", "0",
+                                   "--exact",      "--width",       "468",       "--height", "400",     NULL };
+  g_autoptr (GPtrArray) pages = NULL;
+  GArray *words;
+  guint   n_tok = 0;
+
+  if (g_getenv ("RPE_CLI") == NULL)
+    {
+      g_test_skip ("RPE_CLI is not set");
+      return;
+    }
+  for (gsize p = 0; p < 64; p++)
+    tokens[p] = (gint64) token_of (p);
+  /* the conv SPE demo's (H, D) = (4, 16) */
+  rpe_test_write_capture_tokens (cap12, 1, 12, 4, 16, 0, 11, tokens, NULL, NULL, NULL);
+  rpe_test_write_capture_tokens (cap64, 1, 64, 4, 16, 0, 11, tokens, NULL, NULL, NULL);
+  g_assert_cmpint (rpe_test_run_cli_export ("attention", short_args, pdf), ==, 0);
+  pages = rpe_test_pdf_words (pdf);
+  if (pages == NULL)
+    {
+      g_test_skip ("pdftotext is not installed");
+      return;
+    }
+  words = g_ptr_array_index (pages, 0);
+  /* every whole number >= 300 on the page is a token: 12 under the map, 12 left of it */
+  for (guint k = 0; k < words->len; k++)
+    {
+      Word *w = &g_array_index (words, Word, k);
+
+      if (is_integer_word (w) && g_ascii_strtod (w->text, NULL) >= 300.0)
+        n_tok++;
+    }
+  g_assert_cmpuint (n_tok, ==, 24);
+  g_assert_true (page_has_word (words, "token"));
+  for (gsize p = 0; p < 12; p++)
+    {
+      char want[32];
+
+      g_snprintf (want, sizeof want, "%.0f", (double) token_of (p));
+      g_assert_true (page_has_word (words, want));
+    }
+  g_clear_pointer (&pages, g_ptr_array_unref);
+
+  g_assert_cmpint (rpe_test_run_cli_export ("attention", long_args, whole), ==, 0);
+  pages = rpe_test_pdf_words (whole);
+  words = g_ptr_array_index (pages, 0);
+  g_assert_false (page_has_word (words, "token"));
+  for (guint k = 0; k < words->len; k++)
+    {
+      Word *w = &g_array_index (words, Word, k);
+
+      if (is_integer_word (w))
+        g_assert_cmpfloat (g_ascii_strtod (w->text, NULL), <, 300.0);
+    }
+  g_unlink (pdf);
+  g_unlink (whole);
+  g_unlink (cap12);
+  g_unlink (cap64);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -813,6 +1107,9 @@ main (int   argc,
   g_test_add_func ("/render/ticks/caption", test_caption);
   g_test_add_func ("/render/ticks/zoomed-pdf", test_zoomed_pdf);
   g_test_add_func ("/render/ticks/cli-zoom", test_cli_zoom);
+  g_test_add_func ("/render/ticks/token-axis", test_token_axis);
+  g_test_add_func ("/render/ticks/token-pdf", test_token_pdf);
+  g_test_add_func ("/render/ticks/cli-tokens", test_cli_tokens);
   ret = g_test_run ();
   rpe_text_release_fonts ();
   return ret;

@@ -351,6 +351,127 @@ test_session (Fixture       *f,
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* ------------------------------------------------------------ outputs */
+
+typedef struct
+{
+  RpeOutputsView *view;
+  guint64         serial;
+} WantOutputs;
+
+static gboolean
+outputs_current (gpointer data)
+{
+  WantOutputs      *w = data;
+  RpeOutputsResult *r = rpe_outputs_view_get_result (w->view);
+
+  return r != NULL && r->serial == w->serial && !rpe_figure_page_is_busy (RPE_FIGURE_PAGE (w->view));
+}
+
+static RpeOutputsResult *
+settle_outputs (RpeWindow *window)
+{
+  RpeOutputsView *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
+  WantOutputs     w = { view, rpe_explorer_state_get_serial (rpe_window_get_state (window)) };
+
+  rpe_test_wait_frames (GTK_WIDGET (window), 1);
+  rpe_test_iterate_until (outputs_current, &w);
+  return rpe_outputs_view_get_result (view);
+}
+
+/* The view's Values drop-down (the one whose first item is the impulses). */
+static GtkDropDown *
+find_values_drop (GtkWidget *w)
+{
+  if (GTK_IS_DROP_DOWN (w))
+    {
+      GListModel *m = gtk_drop_down_get_model (GTK_DROP_DOWN (w));
+
+      if (GTK_IS_STRING_LIST (m) && g_list_model_get_n_items (m) >= 4
+          && g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (m), 0), "One impulse per channel"))
+        return GTK_DROP_DOWN (w);
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkDropDown *d = find_values_drop (c);
+
+      if (d != NULL)
+        return d;
+    }
+  return NULL;
+}
+
+/* V of head h of the result equals the capture's values of that layer and head. */
+static void
+assert_captured_values (const RpeOutputsResult *r, const Fixture *f, guint layer, gsize h)
+{
+  const float *v = f->v + (gsize) layer * N_CAP * H_CAP * 16;
+
+  g_assert_cmpuint (r->outputs.dv, ==, 16);
+  g_assert_cmpuint (r->outputs.n, ==, N_CAP);
+  for (gsize m = 0; m < N_CAP; m++)
+    for (gsize c = 0; c < 16; c++)
+      g_assert_cmpfloat (r->outputs.values[m * 16 + c], ==, v[(m * H_CAP + h) * 16 + c]);
+}
+
+/* The Outputs view's Values menu offers the capture's values of the layer shown, uses them,
+ * and leaves them for any other choice; without a capture the item is gone. */
+static void
+test_outputs_values (Fixture *f, gconstpointer data)
+{
+  RpeWindow        *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeOutputsView   *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
+  GtkDropDown      *drop = find_values_drop (GTK_WIDGET (view));
+  GListModel       *items;
+  RpeOutputsResult *r;
+
+  g_assert_nonnull (drop);
+  items = gtk_drop_down_get_model (drop);
+  g_object_set (state, "spe-kind", RPE_SPE_CONV, "head", 1, NULL);
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
+  g_assert_cmpuint (g_list_model_get_n_items (items), ==, 4);
+  r = settle_outputs (window);
+  g_assert_cmpuint (r->outputs.dv, ==, 4); /* impulses, 4 channels */
+
+  load_capture (window, f->path);
+  /* the capture's values appear in the menu, chosen */
+  g_assert_cmpuint (g_list_model_get_n_items (items), ==, 5);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (items), 4), ==, "Captured values (layer 0)");
+  g_assert_cmpuint (gtk_drop_down_get_selected (drop), ==, 4);
+  g_assert_true (rpe_outputs_view_get_captured (view));
+  r = settle_outputs (window);
+  assert_captured_values (r, f, 0, 1);
+
+  /* another choice in the menu is used, not the capture's values */
+  gtk_drop_down_set_selected (drop, 1); /* sine sweep */
+  g_assert_false (rpe_outputs_view_get_captured (view));
+  r = settle_outputs (window);
+  g_assert_cmpuint (r->outputs.dv, ==, 4);
+  g_assert_cmpfloat (fabs (r->outputs.values[1 * 4 + 0] - sin (M_PI * 1.0 / (2.0 * N_CAP))), <, 1e-5);
+
+  /* back to the captured values, then the other layer: its values, its label */
+  gtk_drop_down_set_selected (drop, 4);
+  g_assert_true (rpe_outputs_view_get_captured (view));
+  g_object_set (state, "capture-layer", 1, "head", 3, NULL);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (items), 4), ==, "Captured values (layer 1)");
+  g_assert_cmpuint (gtk_drop_down_get_selected (drop), ==, 4);
+  r = settle_outputs (window);
+  assert_captured_values (r, f, 1, 3);
+
+  /* the capture closed: the item goes, the sweep chosen before is used again */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.close-capture", NULL);
+  g_assert_cmpuint (g_list_model_get_n_items (items), ==, 4);
+  g_assert_false (rpe_outputs_view_get_captured (view));
+  g_assert_false (rpe_outputs_view_set_captured (view));
+  g_assert_cmpuint (gtk_drop_down_get_selected (drop), ==, 1);
+  r = settle_outputs (window);
+  g_assert_cmpuint (r->outputs.dv, ==, 4);
+
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -360,5 +481,6 @@ main (int   argc,
   g_test_add ("/ui/capture/open", Fixture, NULL, fixture_set_up, test_open, fixture_tear_down);
   g_test_add ("/ui/capture/refuse", Fixture, NULL, fixture_set_up, test_refuse, fixture_tear_down);
   g_test_add ("/ui/capture/session", Fixture, NULL, fixture_set_up, test_session, fixture_tear_down);
+  g_test_add ("/ui/capture/outputs-values", Fixture, NULL, fixture_set_up, test_outputs_values, fixture_tear_down);
   return g_test_run ();
 }

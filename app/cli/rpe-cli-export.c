@@ -559,6 +559,21 @@ view_attention_explorer (Ctx *c, GError **error)
   return TRUE;
 }
 
+/* A capture's tokens on the axes of a map of its positions (where they fit, rpe-ticks.h); the
+ * default axis labels then say which labels are tokens. */
+static void
+set_tokens (RpeHeatmapData *d, const RpeTensor *tokens)
+{
+  if (tokens == NULL)
+    return;
+  d->tokens = tokens->data;
+  d->n_tokens = tokens->n_elements;
+  if (d->x_label != NULL && g_str_equal (d->x_label, "key position n"))
+    d->x_label = NULL;
+  if (d->y_label != NULL && g_str_equal (d->y_label, "query position m"))
+    d->y_label = NULL;
+}
+
 static gboolean
 view_attention (Ctx *c, gboolean compare, GError **error)
 {
@@ -570,6 +585,8 @@ view_attention (Ctx *c, gboolean compare, GError **error)
   float *qhat_all = NULL, *khat_all = NULL, *img[3] = { NULL, NULL, NULL };
   HeadSource src = { 0 };
   gboolean ok = FALSE;
+  g_autoptr (RpeCapture) capture = NULL; /* its tokens label the axes where they fit */
+  const RpeTensor *tokens = NULL;
 
   if (!compare && uses_explorer (c))
     return view_attention_explorer (c, error);
@@ -588,6 +605,8 @@ view_attention (Ctx *c, gboolean compare, GError **error)
       if (!rpe_cli_load_inputs (o, &c->params, FALSE, &in, error))
         return FALSE;
       n = in.n;
+      if (rpe_cli_content_is_capture (o) && (capture = rpe_capture_open (o->content.kind, NULL)) != NULL)
+        tokens = rpe_capture_tokens (capture);
     }
   else if (!rpe_cli_resolve_length (o, 0, &n, error))
     return FALSE;
@@ -657,6 +676,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
             {
               heatmap_defaults (c, &fig.panels[i], img[i], side, side);
               fig.panels[i].row_positions = fig.panels[i].col_positions = n;
+              set_tokens (&fig.panels[i], tokens);
             }
           fig.panels[0].title = t_exact;
           fig.panels[1].title = t_est;
@@ -679,6 +699,7 @@ view_attention (Ctx *c, gboolean compare, GError **error)
           rpe_figure_init (&fig, RPE_FIGURE_HEATMAP);
           heatmap_defaults (c, &fig.heatmap, img[0], side, side);
           fig.heatmap.row_positions = fig.heatmap.col_positions = n;
+          set_tokens (&fig.heatmap, tokens);
           fig.heatmap.scale = RPE_HEATMAP_SCALE_LINEAR;
           if (c->transform == RPE_HEATMAP_TRANSFORM_ATTENTION)
             fig.heatmap.transform = RPE_HEATMAP_TRANSFORM_ATTENTION;

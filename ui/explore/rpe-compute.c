@@ -2206,12 +2206,22 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
   /* N_train where it falls in the window (a zoom elsewhere keeps no room for its label) */
   d->train_length = whole || (train > img->m0 && train < img->m1) || (train > img->n0 && train < img->n1) ? train : 0;
   strings[0] = strings[1] = NULL;
+  /* a capture's tokens label the axes where their cells have room (the default labels say so) */
+  {
+    const RpeTensor *tokens = NULL;
+
+    if (rpe_explorer_snapshot_captured (s, NULL, NULL, NULL, &tokens) && tokens != NULL)
+      {
+        d->tokens = tokens->data;
+        d->n_tokens = tokens->n_elements;
+      }
+  }
   if (img->cols == img->n1 - img->n0)
-    d->x_label = _("key position n");
+    d->x_label = d->tokens != NULL ? NULL : _("key position n");
   else
     d->x_label = strings[0] = g_strdup_printf ("%s%s", _("key position n"), _(" (reduced to pixels)"));
   if (img->rows == img->m1 - img->m0)
-    d->y_label = _("query position m");
+    d->y_label = d->tokens != NULL ? NULL : _("query position m");
   else
     d->y_label = strings[1] = g_strdup_printf ("%s%s", _("query position m"), _(" (reduced to pixels)"));
   d->colorbar_label = _("attention weight");

@@ -232,7 +232,8 @@ RpeAttentionImage *rpe_compute_attention (RpeExplorerSnapshot       *snapshot,
  * paper's transform only where the values are attention weights); the labels and title it
  * points at are returned in strings[0..2]
  * (the caller frees them after drawing).  *has_attention: the values are
- * attention weights (the attention transform applies). */
+ * attention weights (the attention transform applies).  With captured content the figure points
+ * at the capture's tokens too: s must outlive it. */
 void               rpe_attention_figure_fill (RpeFigure                 *fig,
                                               const RpeAttentionImage   *img,
                                               const RpeExplorerSnapshot *snapshot,

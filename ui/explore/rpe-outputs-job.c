@@ -72,11 +72,26 @@ make_values (const RpeExplorerSnapshot *s,
   float *v;
   const RpeTensor *cv = NULL;
 
-  /* captured content that has values: the model's own values of the head, whatever the view's
-   * choice of generated values (a capture's queries and keys are drawn with its values) */
-  if (rpe_explorer_snapshot_captured (s, NULL, NULL, &cv, NULL) && cv != NULL && cv->ndim == 3
-      && cv->shape[1] == s->spe.n_heads && cv->shape[2] >= 1 && cv->shape[2] <= RPE_OUTPUTS_MAX_CHANNELS)
+  /* the captured values, when asked for: the model's own values of the head */
+  if (req->captured)
     {
+      if (!rpe_explorer_snapshot_captured (s, NULL, NULL, &cv, NULL) || cv == NULL)
+        {
+          rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                         _("The content is not a captured layer with values: choose other values"));
+          return NULL;
+        }
+      if (cv->ndim != 3 || cv->shape[1] != s->spe.n_heads || cv->shape[2] < 1
+          || cv->shape[2] > RPE_OUTPUTS_MAX_CHANNELS)
+        {
+          g_autofree char *shape = rpe_tensor_shape_string (cv);
+
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         _("The captured values of layer %u have shape %s; the module needs (N, %zu, Dv) with "
+                           "1 <= Dv <= %d"),
+                         s->capture_layer, shape, (size_t) s->spe.n_heads, RPE_OUTPUTS_MAX_CHANNELS);
+          return NULL;
+        }
       dv = cv->shape[2];
       v = rpe_alloc (n, dv * sizeof (float), &st);
       if (v != NULL)

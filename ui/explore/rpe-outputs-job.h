@@ -28,6 +28,9 @@ typedef struct
   const char        *npy_path;     /* ARRAY: a .npy of shape (N', Dv) or (N', H, Dv), read on the worker */
   RpeOutputsCompare  compare;
   gsize              n_draws;      /* >= 1 */
+  gboolean           captured;     /* the snapshot's captured values (its content is a capture layer
+                                    * with `values`: layer capture_layer, the head's), instead of
+                                    * `kind`; an error when the snapshot has none */
 } RpeOutputsRequest;
 
 /* A result (atomically refcounted, immutable). */

@@ -258,6 +258,8 @@ axes_of_data (const RpeHeatmapData *data,
   axes->y_label = data->y_label;
   axes->font = font;
   memcpy (axes->foreground, data->foreground, sizeof axes->foreground);
+  axes->tokens = data->tokens;
+  axes->n_tokens = data->tokens != NULL ? data->n_tokens : 0;
 }
 
 /* The widest number an axis over [lo, hi) shows: its first or its last position's (into
@@ -280,17 +282,42 @@ last_position_text (double  lo,
   return buf;
 }
 
-/* The ticks of a position axis of a heatmap image: numbers a text width and a half apart
- * across (x), 1.6 lines apart down (y); cr's font is the axes' (set by the caller). */
+/* The axis of positions [lo, hi) with the tokens of `axes` (unset when there are none), the
+ * room the widest token label shown needs set; cr's font is the axes'. */
 static void
-heatmap_axis_ticks (cairo_t    *cr,
-                    double      lo,
-                    double      hi,
-                    size_t      limit,
-                    double      length,
-                    double      font,
-                    bool        across,
-                    RpeTicks   *ticks)
+token_axis (cairo_t *cr, const RpeHeatmapAxes *axes, double font, bool across, RpeAxis *axis)
+{
+  double first, last, widest = 0.0;
+  char   buf[48];
+
+  if (axes == NULL || axes->tokens == NULL || axes->n_tokens == 0)
+    return;
+  axis->tokens = axes->tokens;
+  axis->n_tokens = axes->n_tokens;
+  if (!rpe_ticks_tokens_shown (axis, &first, &last))
+    return;
+  for (double p = first; p <= last; p += 1.0)
+    {
+      rpe_ticks_token_text (axes->tokens[(size_t) p], buf, sizeof buf);
+      widest = fmax (widest, rpe_text_width (cr, buf));
+    }
+  /* across: a label and a space; down: a line of text */
+  axis->token_spacing = across ? widest + fmax (2.0, font * 0.3) : font * 1.2;
+}
+
+/* The ticks of a position axis of a heatmap image: numbers a text width and a half apart
+ * across (x), 1.6 lines apart down (y), or the tokens of `axes` where each cell has room for
+ * its token; cr's font is the axes' (set by the caller). */
+static void
+heatmap_axis_ticks (cairo_t              *cr,
+                    const RpeHeatmapAxes *axes,
+                    double                lo,
+                    double                hi,
+                    size_t                limit,
+                    double                length,
+                    double                font,
+                    bool                  across,
+                    RpeTicks             *ticks)
 {
   RpeAxis axis;
   char buf[64];
@@ -300,7 +327,45 @@ heatmap_axis_ticks (cairo_t    *cr,
   rpe_axis_init (&axis, RPE_AXIS_POSITION, lo, hi, length, spacing);
   axis.limit = limit;
   axis.ends = true;
+  token_axis (cr, axes, font, across, &axis);
   rpe_ticks_compute (&axis, ticks);
+}
+
+/* The widest token label a y axis over [lo, hi) may show (0: none; cr's font). */
+static double
+widest_token_text (cairo_t *cr, const RpeHeatmapAxes *axes, double lo, double hi, size_t limit)
+{
+  RpeAxis axis;
+  double  first, last, widest = 0.0;
+  char    buf[48];
+
+  rpe_axis_init (&axis, RPE_AXIS_POSITION, lo, hi, 1.0, 1.0);
+  axis.limit = limit;
+  axis.tokens = axes->tokens;
+  axis.n_tokens = axes->n_tokens;
+  if (axes->tokens == NULL || !rpe_ticks_tokens_shown (&axis, &first, &last))
+    return 0.0;
+  for (double p = first; p <= last; p += 1.0)
+    {
+      rpe_ticks_token_text (axes->tokens[(size_t) p], buf, sizeof buf);
+      widest = fmax (widest, rpe_text_width (cr, buf));
+    }
+  return widest;
+}
+
+const char *
+rpe_plot_position_axis_label (bool across, const RpeTicks *ticks, char *buf, size_t size)
+{
+  if (ticks == NULL || !ticks->tokens || ticks->n == 0)
+    return across ? _("key position n") : _("query position m");
+  if (ticks->n == 1)
+    /* TRANSLATORS: the axis of a map labelled with the tokens of its positions */
+    snprintf (buf, size, across ? _("key token (n = %.0f)") : _("query token (m = %.0f)"), ticks->tick[0].value);
+  else
+    /* TRANSLATORS: the axis of a map labelled with the tokens of its positions, first … last */
+    snprintf (buf, size, across ? _("key token (n = %.0f … %.0f)") : _("query token (m = %.0f … %.0f)"),
+              ticks->tick[0].value, ticks->tick[ticks->n - 1].value);
+  return buf;
 }
 
 double
@@ -527,15 +592,15 @@ text_width (cairo_t    *cr,
 }
 
 static const char *
-x_label_of (const RpeHeatmapData *data)
+x_label_of (const RpeHeatmapData *data, const RpeTicks *ticks, char *buf, size_t size)
 {
-  return data->x_label != NULL ? data->x_label : _("key position n");
+  return data->x_label != NULL ? data->x_label : rpe_plot_position_axis_label (true, ticks, buf, size);
 }
 
 static const char *
-y_label_of (const RpeHeatmapData *data)
+y_label_of (const RpeHeatmapData *data, const RpeTicks *ticks, char *buf, size_t size)
 {
-  return data->y_label != NULL ? data->y_label : _("query position m");
+  return data->y_label != NULL ? data->y_label : rpe_plot_position_axis_label (false, ticks, buf, size);
 }
 
 /* The bar's label, with the scale named when it is not linear (into buf). */
@@ -615,7 +680,10 @@ compute_layout (cairo_t              *cr,
         left += lay->tick;
       else
         {
-          left += text_width (cr, buf) + lay->gap + lay->tick;
+          /* room for the numbers, or for the tokens where they may be shown */
+          left += fmax (text_width (cr, buf),
+                        widest_token_text (cr, &lay->axes, lay->axes.y0, lay->axes.y1, lay->axes.y_limit))
+                  + lay->gap + lay->tick;
           if (data->show_axes)
             left += label_h + lay->gap;
         }
@@ -680,10 +748,10 @@ compute_layout (cairo_t              *cr,
 
   if (x_numbers || y_numbers)
     {
-      heatmap_axis_ticks (cr, lay->axes.x0, lay->axes.x1, lay->axes.x_limit, lay->image.width, lay->font, true,
-                          &lay->xt);
-      heatmap_axis_ticks (cr, lay->axes.y0, lay->axes.y1, lay->axes.y_limit, lay->image.height, lay->font, false,
-                          &lay->yt);
+      heatmap_axis_ticks (cr, &lay->axes, lay->axes.x0, lay->axes.x1, lay->axes.x_limit, lay->image.width, lay->font,
+                          true, &lay->xt);
+      heatmap_axis_ticks (cr, &lay->axes, lay->axes.y0, lay->axes.y1, lay->axes.y_limit, lay->image.height, lay->font,
+                          false, &lay->yt);
     }
   return true;
 }
@@ -746,9 +814,9 @@ rpe_plot_heatmap_axes_ticks (cairo_t              *cr,
   cairo_select_font_face (cr, FONT_FAMILY, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, axes->font);
   if (x != NULL)
-    heatmap_axis_ticks (cr, axes->x0, axes->x1, axes->x_limit, image_width, axes->font, true, x);
+    heatmap_axis_ticks (cr, axes, axes->x0, axes->x1, axes->x_limit, image_width, axes->font, true, x);
   if (y != NULL)
-    heatmap_axis_ticks (cr, axes->y0, axes->y1, axes->y_limit, image_height, axes->font, false, y);
+    heatmap_axis_ticks (cr, axes, axes->y0, axes->y1, axes->y_limit, image_height, axes->font, false, y);
   cairo_restore (cr);
 }
 
@@ -1194,6 +1262,7 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
   RpeTicks *xt, *yt;
   double font, tick, gap, label_h, widest = 0.0;
   const double *fg;
+  char          lbuf[128];
 
   if (cr == NULL || axes == NULL || im == NULL || !(im->width > 0.0) || !(im->height > 0.0)
       || !(axes->x1 > axes->x0) || !(axes->y1 > axes->y0))
@@ -1219,15 +1288,16 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
   cairo_set_source_rgba (cr, fg[0], fg[1], fg[2], fg[3]);
   draw_position_ticks (cr, im, axes, xt, yt, RPE_HEATMAP_TICKS_X | RPE_HEATMAP_TICKS_Y | RPE_HEATMAP_TICKS_X_TEXT
                                              | RPE_HEATMAP_TICKS_Y_TEXT, tick, gap);
-  show_text_at (cr, axes->x_label != NULL ? axes->x_label : _("key position n"), im->x + im->width / 2.0,
-                im->y + im->height + tick + gap + label_h + gap, 0.5, 0.0);
+  show_text_at (cr, axes->x_label != NULL ? axes->x_label : rpe_plot_position_axis_label (true, xt, lbuf, sizeof lbuf),
+                im->x + im->width / 2.0, im->y + im->height + tick + gap + label_h + gap, 0.5, 0.0);
   for (size_t i = 0; i < yt->n; i++)
     widest = fmax (widest, text_width (cr, yt->tick[i].label));
   cairo_translate (cr, im->x - tick - gap - widest - gap - label_h, im->y + im->height / 2.0);
   cairo_rotate (cr, -M_PI_2);
   /* along the image, never beyond it (into a title above) */
-  rpe_text_show_fitted (cr, axes->y_label != NULL ? axes->y_label : _("query position m"), 0, 0, -im->height / 2.0,
-                        im->height / 2.0, 0.0);
+  rpe_text_show_fitted (
+    cr, axes->y_label != NULL ? axes->y_label : rpe_plot_position_axis_label (false, yt, lbuf, sizeof lbuf), 0, 0,
+    -im->height / 2.0, im->height / 2.0, 0.0);
   cairo_restore (cr);
   g_free (xt);
   g_free (yt);
@@ -1387,13 +1457,14 @@ rpe_plot_render_heatmap (cairo_t              *cr,
                                         | (data->hide_y_labels ? 0u : RPE_HEATMAP_TICKS_Y_TEXT))
                                      : data->cell_ticks;
     double label_h = lay.font * 1.2;
+    char         lbuf[128];
 
     set_fg (cr, data, 1.0);
     draw_position_ticks (cr, im, &lay.axes, &lay.xt, &lay.yt, t, lay.tick, lay.gap);
     if (data->show_axes)
       {
         if (!data->hide_x_labels)
-          show_text_at (cr, x_label_of (data), im->x + im->width / 2.0,
+          show_text_at (cr, x_label_of (data, &lay.xt, lbuf, sizeof lbuf), im->x + im->width / 2.0,
                         im->y + im->height + lay.tick + lay.gap + label_h + lay.gap, 0.5, 0.0);
 
         if (!data->hide_y_labels)
@@ -1408,7 +1479,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
             cairo_save (cr);
             cairo_translate (cr, lay.gap + lay.offset_x, centre);
             cairo_rotate (cr, -M_PI_2);
-            rpe_text_show_fitted (cr, y_label_of (data), 0, 0, centre - bottom, centre - top, 0.0);
+            rpe_text_show_fitted (cr, y_label_of (data, &lay.yt, lbuf, sizeof lbuf), 0, 0, centre - bottom,
+                                  centre - top, 0.0);
             cairo_restore (cr);
           }
       }

@@ -108,6 +108,13 @@ typedef struct
                                       * sequence (or of lags from a negative one); ticks and
                                       * train_length are those positions */
   ptrdiff_t           col_origin;    /* the same for the columns */
+  /* Added for captures (zero in rpe_heatmap_data_init): */
+  const float *tokens; /* the token of each position 0 .. n_tokens - 1 (queries and
+                                      * keys are one sequence): an axis whose cells are tall / wide
+                                      * enough for them is labelled with the tokens of its
+                                      * positions, one per cell (rpe-ticks.h), and its default
+                                      * label says so; NULL: numbers only */
+  size_t       n_tokens;
 } RpeHeatmapData;
 
 /* cell_ticks bits: tick marks on the bottom (X) / left (Y) edge, and their numbers.  Space
@@ -174,6 +181,8 @@ typedef struct
   const char *y_label;       /* NULL: "query position m" */
   double      font;          /* text size in user units */
   double      foreground[4]; /* frame and text, RGBA */
+  const float *tokens;        /* as RpeHeatmapData.tokens (NULL: none) */
+  size_t       n_tokens;
 } RpeHeatmapAxes;
 
 /* The ticks of those axes on an image of this size (either output may be NULL). */
@@ -188,6 +197,10 @@ void rpe_plot_heatmap_axes_ticks  (cairo_t              *cr,
 void rpe_plot_render_heatmap_axes (cairo_t              *cr,
                                    const RpeHeatmapAxes *axes,
                                    const RpePlotRect    *image);
+
+/* The default label of a heatmap axis with these ticks (into buf): "key position n" /
+ * "query position m", or, when the ticks are tokens, "key token (n = 3 … 18)". */
+const char *rpe_plot_position_axis_label (bool across, const RpeTicks *ticks, char *buf, size_t size);
 
 /* The display transform of the SPE paper, min(1, a^0.4 / 0.02^0.4) (0 for a <= 0, NaN kept). */
 double rpe_plot_attention_transform (double a);

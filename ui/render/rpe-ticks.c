@@ -325,6 +325,67 @@ value_ticks (const RpeAxis *axis,
 
 /* --------------------------------------------------------------- positions */
 
+void
+rpe_ticks_token_text (float token, char *buf, size_t size)
+{
+  char tmp[40];
+
+  if (!isfinite (token))
+    snprintf (tmp, sizeof tmp, "?");
+  else
+    snprintf (tmp, sizeof tmp, "%.0f", (double) token);
+  set_label (buf, size, tmp);
+}
+
+/* The positions whose cells have their centres in [lo, hi] and lie below the limit. */
+static bool
+shown_positions (const RpeAxis *axis, double *pmin, double *pmax)
+{
+  *pmin = ceil (axis->lo - 0.5);
+  *pmax = ceil (axis->hi - 0.5) - 1.0;
+  if (axis->limit > 0)
+    *pmax = fmin (*pmax, (double) axis->limit - 1.0);
+  return *pmax >= *pmin && fabs (*pmax) <= 1e15 && fabs (*pmin) <= 1e15;
+}
+
+bool
+rpe_ticks_tokens_shown (const RpeAxis *axis, double *first, double *last)
+{
+  double pmin, pmax;
+
+  if (axis == NULL || axis->kind != RPE_AXIS_POSITION || axis->tokens == NULL || axis->n_tokens == 0
+      || !(axis->hi > axis->lo) || !shown_positions (axis, &pmin, &pmax))
+    return false;
+  if (pmin < 0.0 || pmax >= (double) axis->n_tokens || pmax - pmin + 1.0 > (double) RPE_TICKS_MAX)
+    return false;
+  if (first != NULL)
+    *first = pmin;
+  if (last != NULL)
+    *last = pmax;
+  return true;
+}
+
+/* One tick per position, labelled with its token, when they all fit (rpe_ticks_tokens_shown
+ * and a cell at least token_spacing long). */
+static bool
+token_ticks (const RpeAxis *axis, RpeTicks *t)
+{
+  double span = axis->hi - axis->lo, per = axis->length / span, pmin, pmax;
+  double need = axis->token_spacing > 0.0 ? axis->token_spacing : axis->spacing;
+
+  if (!(per > 0.0) || !isfinite (per) || !rpe_ticks_tokens_shown (axis, &pmin, &pmax) || per < need)
+    return false;
+  for (double p = pmin + 0.0; p <= pmax; p += 1.0)
+    {
+      char label[48];
+
+      rpe_ticks_token_text (axis->tokens[(size_t) p], label, sizeof label);
+      add_tick (t, p == 0.0 ? 0.0 : p, (p + 0.5 - axis->lo) / span, label);
+    }
+  t->tokens = true;
+  return true;
+}
+
 static void
 position_ticks (const RpeAxis *axis,
                 RpeTicks      *t)
@@ -658,7 +719,8 @@ rpe_ticks_compute (const RpeAxis *axis,
       value_ticks (axis, ticks);
       break;
     case RPE_AXIS_POSITION:
-      position_ticks (axis, ticks);
+      if (!token_ticks (axis, ticks))
+        position_ticks (axis, ticks);
       break;
     case RPE_AXIS_COLOR_SCALE:
       if (axis->transform == RPE_HEATMAP_TRANSFORM_LOG || axis->transform == RPE_HEATMAP_TRANSFORM_POWER)

@@ -67,6 +67,13 @@ typedef struct
   /* COLOR_SCALE */
   RpeHeatmapTransform  transform;
   double               param;        /* the transform's parameter */
+  /* POSITION, added for captures (zero in rpe_axis_init): the token of each position 0 ..
+   * n_tokens - 1 (a capture's `tokens`).  When every position shown has a token, there are at
+   * most RPE_TICKS_MAX of them and a cell is at least token_spacing long, every position gets a
+   * tick labelled with its token (RpeTicks.tokens); otherwise the positions are numbered. */
+  const float *tokens;
+  size_t       n_tokens;
+  double       token_spacing; /* the room the widest token label shown needs (0: spacing) */
 } RpeAxis;
 
 typedef struct
@@ -84,6 +91,8 @@ struct _RpeTicks
   size_t  n_minor;
   double  minor[RPE_TICKS_MAX];  /* unlabelled minor ticks (a log axis' 2 .. 9): their values
                                   * (axis coordinates, as RpeTick.value) */
+  bool    tokens;                /* POSITION: the labels are the positions' tokens
+                                  * (rpe_ticks_token_text), one tick per position, not numbers */
 };
 
 /* Zeroes axis and sets kind, range, length and spacing (the other fields: their defaults). */
@@ -101,6 +110,13 @@ double rpe_ticks_step    (double       min_step);
 /* The ticks of the axis into ticks (none for an empty or non-finite range). */
 void   rpe_ticks_compute (const RpeAxis *axis,
                           RpeTicks      *ticks);
+
+/* The label of a token id: its decimal digits ("17", "\xe2\x88\x92" for a minus). */
+void rpe_ticks_token_text (float token, char *buf, size_t size);
+
+/* TRUE when a POSITION axis gets token labels (as rpe_ticks_compute decides): the positions
+ * shown, *first .. *last (either may be NULL), all have a token and are at most RPE_TICKS_MAX. */
+bool rpe_ticks_tokens_shown (const RpeAxis *axis, double *first, double *last);
 
 /* The number a label reads as: "−1.5e-05" -> -1.5e-05, "10<sup>−3</sup>" -> 0.001,
  * "≥ 0.02" and "≤ 2.5e-06" -> their number; NAN if it is none. */

@@ -8,6 +8,7 @@
 #include "rpe-figure-names.h"
 #include "rpe-attention-view.h"
 #include "rpe-text.h"
+#include "rpe-ticks.h"
 #include "rpe-error.h"
 
 #include <math.h>
@@ -307,6 +308,28 @@ drawn_window (RpeAttentionView *self,
   rpe_figure_page_get_viewport (RPE_FIGURE_PAGE (self), m0, m1, n0, n1);
 }
 
+/* The tokens of the captured input drawn (NULL when the content is not a capture that fits the
+ * module, or the capture has none). */
+static void
+view_tokens (RpeAttentionView *self, const float **tokens, size_t *n_tokens)
+{
+  RpeExplorerState   *state = attention_state (self);
+  RpeExplorerCapture *capture = rpe_explorer_state_get_capture (state);
+  const RpeTensor    *t;
+  guint               content = RPE_CONTENT_UNIT, layer = 0;
+
+  *tokens = NULL;
+  *n_tokens = 0;
+  if (capture == NULL)
+    return;
+  g_object_get (state, "content", &content, "capture-layer", &layer, NULL);
+  t = rpe_capture_tokens (capture->capture);
+  if (content != RPE_CONTENT_CAPTURE || t == NULL || !rpe_explorer_state_check_capture (state, capture, layer, NULL))
+    return;
+  *tokens = t->data;
+  *n_tokens = t->n_elements;
+}
+
 /* The axes of the window drawn: the positions it shows, ticked by the figures' rule. */
 static void
 view_axes (RpeAttentionView *self,
@@ -317,6 +340,7 @@ view_axes (RpeAttentionView *self,
   drawn_window (self, &axes->y0, &axes->y1, &axes->x0, &axes->x1);
   axes->x_limit = axes->y_limit = image_stale (self) ? attention_image (self)->n : rpe_figure_page_get_viewport_n (RPE_FIGURE_PAGE (self));
   axes->font = AXES_FONT;
+  view_tokens (self, &axes->tokens, &axes->n_tokens);
   axes->foreground[0] = fg.red;
   axes->foreground[1] = fg.green;
   axes->foreground[2] = fg.blue;
@@ -801,7 +825,24 @@ rpe_attention_view_describe_point (RpeAttentionView *self,
   i = MIN ((gsize) (((guint64) (m - img->m0) * img->rows) / (img->m1 - img->m0)), img->rows - 1);
   j = MIN ((gsize) (((guint64) (n - img->n0) * img->cols) / (img->n1 - img->n0)), img->cols - 1);
   if (img->rows == img->m1 - img->m0 && img->cols == img->n1 - img->n0)
-    return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, img->values[i * img->cols + j]);
+    {
+      const float *tokens;
+      size_t       n_tokens;
+
+      view_tokens (self, &tokens, &n_tokens);
+      if (tokens != NULL && m < n_tokens && n < n_tokens)
+        {
+          char tm[48], tn[48];
+
+          rpe_ticks_token_text (tokens[m], tm, sizeof tm);
+          rpe_ticks_token_text (tokens[n], tn, sizeof tn);
+          /* TRANSLATORS: a cell of an attention map on a captured input: query position and its
+           * token, key position and its token, the value */
+          return g_strdup_printf (_("m = %zu (token %s), n = %zu (token %s): %.6g"), m, tm, n, tn,
+                                  img->values[i * img->cols + j]);
+        }
+      return g_strdup_printf ("m = %zu, n = %zu: %.6g", m, n, img->values[i * img->cols + j]);
+    }
   /* Translators: %s is "max" or "mean" */
   return g_strdup_printf (_("m ≈ %zu, n ≈ %zu: %.6g (%s of %.0f × %.0f cells)"), m, n,
                           img->values[i * img->cols + j],
@@ -866,6 +907,9 @@ attention_figure (RpeAttentionImage         *img,
   for (guint i = 0; i < 3; i++)
     if (strings[i] != NULL)
       rpe_figure_bundle_keep (b, strings[i], g_free);
+  /* the capture's tokens the figure points at */
+  rpe_figure_bundle_keep (b, rpe_explorer_snapshot_ref ((RpeExplorerSnapshot *) s),
+                          (GDestroyNotify) rpe_explorer_snapshot_unref);
   b->default_name = g_strdup_printf ("attention-h%zu", img->head);
   return b;
 }

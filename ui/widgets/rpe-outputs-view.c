@@ -31,6 +31,9 @@ struct _RpeOutputsView
   gboolean              updating;
 
   GtkDropDown          *values_drop;
+  GtkStringList        *values_list;   /* the generated kinds, then "Captured values (layer l)" when
+                                       * the content is a captured layer with values */
+  gboolean              have_captured; /* that last item is in the list */
   GtkSpinButton        *channels_spin;
   GtkEntry             *positions_entry;
   GtkDropDown          *compare_drop;
@@ -164,6 +167,13 @@ values_changed (GtkDropDown    *drop,
                 GParamSpec     *pspec,
                 RpeOutputsView *self);
 
+/* The item of the drop-down that shows the request. */
+static guint
+values_item (RpeOutputsView *self)
+{
+  return self->request.captured && self->have_captured ? RPE_VALUES_N_KINDS : (guint) self->request.kind;
+}
+
 static void
 chooser_response (GtkNativeDialog *dialog,
                   int              response,
@@ -181,7 +191,7 @@ chooser_response (GtkNativeDialog *dialog,
     {
       /* no file: back to the previous kind */
       self->updating = TRUE;
-      gtk_drop_down_set_selected (self->values_drop, self->request.kind);
+      gtk_drop_down_set_selected (self->values_drop, values_item (self));
       self->updating = FALSE;
     }
   g_clear_object (&self->chooser);
@@ -213,7 +223,14 @@ values_changed (GtkDropDown    *drop,
 {
   guint kind = gtk_drop_down_get_selected (drop);
 
-  if (self->updating || kind >= RPE_VALUES_N_KINDS)
+  if (self->updating)
+    return;
+  if (kind == RPE_VALUES_N_KINDS)
+    {
+      rpe_outputs_view_set_captured (self);
+      return;
+    }
+  if (kind > RPE_VALUES_N_KINDS)
     return;
   if (kind == RPE_VALUES_ARRAY)
     {
@@ -227,7 +244,7 @@ static void
 channels_changed (GtkSpinButton  *spin,
                   RpeOutputsView *self)
 {
-  if (!self->updating && self->request.kind != RPE_VALUES_ARRAY)
+  if (!self->updating && self->request.kind != RPE_VALUES_ARRAY && !self->request.captured)
     rpe_outputs_view_set_values (self, self->request.kind, (gsize) gtk_spin_button_get_value_as_int (spin));
 }
 
@@ -268,6 +285,69 @@ draws_toggled (GtkCheckButton *check,
     rpe_outputs_view_set_several_draws (self, gtk_check_button_get_active (check));
 }
 
+/* The captured layer with values the state's content is (its layer), or FALSE. */
+static gboolean
+captured_values_layer (RpeOutputsView *self, guint *layer)
+{
+  RpeExplorerState   *state = rpe_figure_page_get_state (RPE_FIGURE_PAGE (self));
+  RpeExplorerCapture *capture = state != NULL ? rpe_explorer_state_get_capture (state) : NULL;
+  guint               content = RPE_CONTENT_UNIT;
+
+  if (capture == NULL)
+    return FALSE;
+  g_object_get (state, "content", &content, "capture-layer", layer, NULL);
+  return content == RPE_CONTENT_CAPTURE && rpe_capture_get (capture->capture, *layer, RPE_CAPTURE_VALUES) != NULL
+         && rpe_explorer_state_check_capture (state, capture, *layer, NULL);
+}
+
+/* The drop-down's last item follows the content: "Captured values (layer l)" while it is a
+ * captured layer with values (chosen when they appear, as the capture's queries and keys are
+ * drawn with them); when they go, the generated kind chosen before is used again. */
+static void
+sync_captured (RpeOutputsView *self)
+{
+  guint    layer = 0;
+  gboolean have = captured_values_layer (self, &layer);
+  gboolean appeared = have && !self->have_captured;
+
+  g_autofree char *item = NULL;
+
+  self->updating = TRUE;
+  if (have)
+    /* TRANSLATORS: an item of the Outputs view's Values menu: the values V a capture recorded */
+    item = g_strdup_printf (_("Captured values (layer %u)"), layer);
+  if (self->have_captured
+      && (!have || g_strcmp0 (gtk_string_list_get_string (self->values_list, RPE_VALUES_N_KINDS), item) != 0))
+    {
+      const char *items[] = { item, NULL };
+
+      /* the item changes (another layer) or goes */
+      gtk_drop_down_set_selected (self->values_drop, self->request.kind);
+      gtk_string_list_splice (self->values_list, RPE_VALUES_N_KINDS, 1, have ? items : NULL);
+    }
+  else if (!self->have_captured && have)
+    gtk_string_list_append (self->values_list, item);
+  self->have_captured = have;
+  if (appeared)
+    self->request.captured = TRUE;
+  if (!have)
+    self->request.captured = FALSE;
+  gtk_drop_down_set_selected (self->values_drop, values_item (self));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->channels_spin),
+                            !self->request.captured && self->request.kind != RPE_VALUES_ARRAY);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->positions_entry),
+                            !self->request.captured && self->request.kind == RPE_VALUES_IMPULSE);
+  self->updating = FALSE;
+}
+
+static RpeFigurePageUpdate
+outputs_state_changed (RpeFigurePage *page, RpeExplorerChange what)
+{
+  if (what & (RPE_EXPLORER_CHANGE_CONTENT | RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_SPE_KIND))
+    sync_captured (RPE_OUTPUTS_VIEW (page));
+  return RPE_FIGURE_PAGE_CLASS (rpe_outputs_view_parent_class)->state_changed (page, what);
+}
+
 /* ----------------------------------------------------------------- class */
 
 static void
@@ -281,6 +361,7 @@ rpe_outputs_view_dispose (GObject *object)
       g_clear_object (&self->chooser);
     }
   g_clear_pointer (&self->npy_path, g_free);
+  g_clear_object (&self->values_list);
   G_OBJECT_CLASS (rpe_outputs_view_parent_class)->dispose (object);
 }
 
@@ -291,6 +372,7 @@ rpe_outputs_view_class_init (RpeOutputsViewClass *klass)
   RpeFigurePageClass *page_class = RPE_FIGURE_PAGE_CLASS (klass);
 
   object_class->dispose = rpe_outputs_view_dispose;
+  page_class->state_changed = outputs_state_changed;
   page_class->job_changes = OUTPUTS_CHANGES;
   page_class->result_free = (GDestroyNotify) rpe_outputs_result_unref;
   page_class->what = N_("the outputs");
@@ -330,6 +412,7 @@ static void
 rpe_outputs_view_init (RpeOutputsView *self)
 {
   const char *values[] = { _("One impulse per channel"), _("Sine sweep"), _("Seeded noise"), _("From a .npy file…"), NULL };
+  GtkWidget  *drop;
   const char *compares[] = { _("Softmax vs SPE linear"), _("L V vs L̂ V (unbiased)"), NULL };
   GtkWidget *row, *area;
 
@@ -343,7 +426,9 @@ rpe_outputs_view_init (RpeOutputsView *self)
   gtk_flow_box_set_max_children_per_line (GTK_FLOW_BOX (row), 8);
   gtk_flow_box_set_column_spacing (GTK_FLOW_BOX (row), 12);
   gtk_flow_box_set_row_spacing (GTK_FLOW_BOX (row), 4);
-  self->values_drop = GTK_DROP_DOWN (labelled (row, _("_Values"), gtk_drop_down_new_from_strings (values)));
+  self->values_list = gtk_string_list_new (values);
+  drop = gtk_drop_down_new (G_LIST_MODEL (g_object_ref (self->values_list)), NULL);
+  self->values_drop = GTK_DROP_DOWN (labelled (row, _("_Values"), drop));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->values_drop), _("The values V the attention is applied to"));
   g_signal_connect (self->values_drop, "notify::selected", G_CALLBACK (values_changed), self);
   self->channels_spin = GTK_SPIN_BUTTON (labelled (row, _("C_hannels"),
@@ -390,6 +475,7 @@ rpe_outputs_view_new (RpeExplorerState *state)
   RpeOutputsView *self = g_object_new (RPE_TYPE_OUTPUTS_VIEW, NULL);
 
   rpe_figure_page_set_state (RPE_FIGURE_PAGE (self), state);
+  sync_captured (self);
   return GTK_WIDGET (self);
 }
 
@@ -410,6 +496,7 @@ rpe_outputs_view_set_values (RpeOutputsView *self,
   if (kind == RPE_VALUES_ARRAY && self->npy_path == NULL)
     return;
   self->request.kind = kind;
+  self->request.captured = FALSE;
   self->request.dv = CLAMP (channels, 1, MAX_CHANNELS);
   self->updating = TRUE;
   gtk_drop_down_set_selected (self->values_drop, kind);
@@ -418,6 +505,30 @@ rpe_outputs_view_set_values (RpeOutputsView *self,
   gtk_widget_set_sensitive (GTK_WIDGET (self->positions_entry), kind == RPE_VALUES_IMPULSE);
   self->updating = FALSE;
   rpe_figure_page_request (RPE_FIGURE_PAGE (self));
+}
+
+gboolean
+rpe_outputs_view_set_captured (RpeOutputsView *self)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
+  sync_captured (self);
+  if (!self->have_captured)
+    return FALSE;
+  self->request.captured = TRUE;
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (self->values_drop, values_item (self));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->channels_spin), FALSE);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->positions_entry), FALSE);
+  self->updating = FALSE;
+  rpe_figure_page_request (RPE_FIGURE_PAGE (self));
+  return TRUE;
+}
+
+gboolean
+rpe_outputs_view_get_captured (RpeOutputsView *self)
+{
+  g_return_val_if_fail (RPE_IS_OUTPUTS_VIEW (self), FALSE);
+  return self->request.captured;
 }
 
 gboolean

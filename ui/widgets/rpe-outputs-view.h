@@ -30,6 +30,11 @@ RpeOutputsResult *rpe_outputs_view_get_result   (RpeOutputsView    *self);
 void              rpe_outputs_view_set_values   (RpeOutputsView    *self,
                                                  RpeValuesKind      kind,
                                                  gsize              channels);
+/* The captured values of the content's layer (the Values menu's "Captured values (layer l)",
+ * there while the content is a captured layer with values, and chosen when they appear); FALSE
+ * (and nothing changes) when there are none.  Any other choice of values leaves them. */
+gboolean rpe_outputs_view_set_captured (RpeOutputsView *self);
+gboolean rpe_outputs_view_get_captured (RpeOutputsView *self);
 /* IMPULSE positions ("" or NULL: evenly spread); FALSE (and nothing changes) if malformed. */
 gboolean          rpe_outputs_view_set_positions (RpeOutputsView   *self,
                                                   const char       *text);
