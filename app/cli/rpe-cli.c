@@ -449,6 +449,37 @@ rpe_cli_content_is_capture (const RpeCliArgs *o)
   return o->content.kind != NULL && rpe_capture_is_spec (o->content.kind);
 }
 
+/* Opens a capture (a path or demo:NAME) and, with --checkpoint, checks that it was made on that
+ * model (rpe_capture_check_model) before anything is computed; a capture that records no model
+ * is taken with a one-line note (said once). */
+static RpeCapture *
+open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
+{
+  static gboolean noted = FALSE;
+  g_autoptr (RpeCapture) capture = rpe_capture_open (spec, error);
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (RpeModelPrint) print = NULL;
+  g_autofree char *note = NULL;
+
+  if (capture == NULL || o->model.checkpoint == NULL)
+    return g_steal_pointer (&capture);
+  if (rpe_capture_n_model_tensors (capture) == 0)
+    {
+      if (!noted)
+        fprintf (stderr, _("rpe: %s records no fingerprint of the model it was made on: that it comes from %s "
+                           "cannot be checked\n"),
+                 spec, o->model.checkpoint);
+      noted = TRUE;
+      return g_steal_pointer (&capture);
+    }
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return NULL;
+  print = rpe_model_print_new (set, o->model.checkpoint);
+  if (!rpe_capture_check_model (capture, print, &note, error))
+    return NULL;
+  return g_steal_pointer (&capture);
+}
+
 gboolean
 rpe_cli_capture_layer (const RpeCliArgs  *o,
                        gsize              H,
@@ -468,7 +499,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           _("--content %s and --queries/--keys both give the queries and keys: give one"),
                           o->content.kind);
-  if ((capture = rpe_capture_open (o->content.kind, error)) == NULL)
+  if ((capture = open_capture_for_model (o, o->content.kind, error)) == NULL)
     return FALSE;
   if (o->model.layer >= 0)
     layer = (guint) o->model.layer;
@@ -489,7 +520,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
   if (values_here && !g_str_equal (o->content.values, o->content.kind))
     {
       /* values from another capture: the same layer, as long */
-      if ((values = rpe_capture_open (o->content.values, error)) == NULL
+      if ((values = open_capture_for_model (o, o->content.values, error)) == NULL
           || !rpe_capture_load_content (values, layer, H,
                                         rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES) != NULL
                                           ? rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES)->shape[2]
@@ -518,7 +549,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
 gboolean
 rpe_cli_capture_shape (const RpeCliArgs *o, gsize *N, gsize *H, gsize *D, GError **error)
 {
-  g_autoptr (RpeCapture) capture = rpe_capture_open (o->content.kind, error);
+  g_autoptr (RpeCapture) capture = open_capture_for_model (o, o->content.kind, error);
   const RpeTensor *q;
   guint            layer;
 
