@@ -480,6 +480,35 @@ test_capture_other_model (void)
     }
 }
 
+/* The window-drawn attention methods need an SPE module beside them: on the LRPE, FastRPB and APE
+ * demos (which hold none) they are refused with what the file holds and the command that draws its
+ * trained module, never a seeded default. */
+static void
+test_window_methods_refused (void)
+{
+  static const char *const cases[][3] = {
+    { "lrpe", "LRPE modules: lrpe;", "rpe compute lrpe-attention --checkpoint demo:lrpe" },
+    { "fastrpb", "FastRPB modules: layers.0.positional_bias, layers.1.positional_bias;",
+      "rpe compute fastrpb --checkpoint demo:fastrpb" },
+    { "ape", "learned APE: ape.weight", "rpe curves extrapolation --models ape --checkpoint demo:ape" },
+  };
+  g_autofree char *png = g_build_filename (rpe_test_tmpdir (), "refused.png", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *err = NULL;
+
+      g_unlink (png);
+      g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export attention --attention-method %s --checkpoint demo:%s "
+                                         "-o '%s'", cases[i][0], cases[i][0], png), ==, 2);
+      g_assert_nonnull (strstr (err, "holds none"));
+      g_assert_nonnull (strstr (err, cases[i][1]));
+      g_assert_nonnull (strstr (err, cases[i][2]));
+      g_assert_null (strstr (err, "No SPE module found"));
+      g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+    }
+}
+
 static void run_ok (const char *format, ...) G_GNUC_PRINTF (1, 2);
 
 static void
@@ -812,6 +841,7 @@ main (int   argc,
   g_test_add_func ("/demos/extrapolation-break", test_extrapolation_break);
   g_test_add_func ("/demos/captures", test_captures);
   g_test_add_func ("/demos/capture-other-model", test_capture_other_model);
+  g_test_add_func ("/demos/window-methods-refused", test_window_methods_refused);
   g_test_add_func ("/demos/sine-spe/commands", test_sine_commands);
   g_test_add_func ("/demos/conv-spe/commands", test_conv_commands);
   g_test_add_func ("/demos/lrpe/commands", test_lrpe_commands);

@@ -233,6 +233,58 @@ rpe_cli_read_checkpoint (const char *path, GError **error)
 }
 
 gboolean
+rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean module, gboolean spe, GError **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) found = NULL;
+  g_autofree char *summary = NULL;
+  gboolean lrpe = g_strcmp0 (method, "lrpe") == 0, fastrpb = g_strcmp0 (method, "fastrpb") == 0;
+
+  if (o->model.checkpoint == NULL || o->model.map != NULL)
+    return TRUE;
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return FALSE;
+  if (module && (lrpe || fastrpb))
+    {
+      found = lrpe ? rpe_checkpoint_find_lrpe_modules (set) : rpe_checkpoint_find_fastrpb_modules (set);
+      if (found == NULL || found->len == 0)
+        {
+          summary = rpe_checkpoint_summary (set);
+          return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                _("--attention-method %s: %s holds no %s module (it holds %s)"), method,
+                                o->model.checkpoint, lrpe ? "LRPE" : "FastRPB", summary);
+        }
+      g_clear_pointer (&found, g_ptr_array_unref);
+    }
+  if (spe)
+    {
+      found = rpe_checkpoint_find_modules (set);
+      if (found == NULL || found->len == 0)
+        {
+          summary = rpe_checkpoint_summary (set);
+          g_autofree char *how =
+            lrpe      ? g_strdup_printf ("; its trained LRPE module on its capture: rpe compute lrpe-attention "
+                                         "--checkpoint %s --content CAPTURE --layer L --causal",
+                                         o->model.checkpoint)
+            : fastrpb ? g_strdup_printf ("; its trained FastRPB bias on its capture: rpe compute fastrpb "
+                                         "--checkpoint %s --prefix MODULE --content CAPTURE --values CAPTURE "
+                                         "--layer L",
+                                         o->model.checkpoint)
+            : g_strcmp0 (method, "ape") == 0
+              ? g_strdup_printf ("; its learned APE: rpe curves extrapolation --models ape --checkpoint %s",
+                                 o->model.checkpoint)
+              : g_strdup ("");
+
+          return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                _("--attention-method %s draws the window's map beside an SPE module (seeded "
+                                  "parameters on unit or random content), and %s holds none (it holds %s)%s"),
+                                method, o->model.checkpoint, summary, how);
+        }
+    }
+  return TRUE;
+}
+
+gboolean
 rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 {
   return rpe_cli_load_params_full (o, params, TRUE, error);
