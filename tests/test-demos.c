@@ -437,7 +437,9 @@ test_capture_other_model (void)
   g_unlink (out);
   g_assert_cmpint (rpe_test_run_cli (NULL, &err,
                                      "compute attention --exact --causal --checkpoint demo:conv-spe "
-                                     "--content demo:sine-spe --layer 0 -o '%s'", out), ==, 2);
+                                     "--content demo:sine-spe --layer 0 -o '%s'",
+                                     out),
+                   ==, 2);
   g_assert_nonnull (strstr (err, "demo:sine-spe was made on another model than demo:conv-spe"));
   g_assert_nonnull (strstr (err, "holds other values"));
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
@@ -445,12 +447,16 @@ test_capture_other_model (void)
   /* the same shapes everywhere: only the fingerprint tells LRPE's capture from FastRPB's model */
   g_assert_cmpint (rpe_test_run_cli (NULL, &err,
                                      "compute lrpe-encode --checkpoint demo:lrpe --content demo:fastrpb --layer 1 "
-                                     "-o '%s'", out), ==, 2);
+                                     "-o '%s'",
+                                     out),
+                   ==, 2);
   g_assert_nonnull (strstr (err, "another model"));
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (rpe_test_run_cli (NULL, &err,
                                      "compute attention --exact --causal --checkpoint demo:sine-spe "
-                                     "--content demo:sine-spe --layer 0 -o '%s'", out), ==, 0);
+                                     "--content demo:sine-spe --layer 0 -o '%s'",
+                                     out),
+                   ==, 0);
   g_assert_null (strstr (err, "fingerprint"));
   g_unlink (out);
   for (guint i = 0; expected[i] != NULL; i++)
@@ -499,8 +505,11 @@ test_window_methods_refused (void)
       g_autofree char *err = NULL;
 
       g_unlink (png);
-      g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export attention --attention-method %s --checkpoint demo:%s "
-                                         "-o '%s'", cases[i][0], cases[i][0], png), ==, 2);
+      g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                         "export attention --attention-method %s --checkpoint demo:%s "
+                                         "-o '%s'",
+                                         cases[i][0], cases[i][0], png),
+                       ==, 2);
       g_assert_nonnull (strstr (err, "holds none"));
       g_assert_nonnull (strstr (err, cases[i][1]));
       g_assert_nonnull (strstr (err, cases[i][2]));

@@ -238,7 +238,7 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
   g_autoptr (RpeTensorSet) set = NULL;
   g_autoptr (GPtrArray) found = NULL;
   g_autofree char *summary = NULL;
-  gboolean lrpe = g_strcmp0 (method, "lrpe") == 0, fastrpb = g_strcmp0 (method, "fastrpb") == 0;
+  gboolean         lrpe = g_strcmp0 (method, "lrpe") == 0, fastrpb = g_strcmp0 (method, "fastrpb") == 0;
 
   if (o->model.checkpoint == NULL || o->model.map != NULL)
     return TRUE;
@@ -264,16 +264,15 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
           summary = rpe_checkpoint_summary (set);
           g_autofree char *how =
             lrpe      ? g_strdup_printf ("; its trained LRPE module on its capture: rpe compute lrpe-attention "
-                                         "--checkpoint %s --content CAPTURE --layer L --causal",
+                                              "--checkpoint %s --content CAPTURE --layer L --causal",
                                          o->model.checkpoint)
             : fastrpb ? g_strdup_printf ("; its trained FastRPB bias on its capture: rpe compute fastrpb "
                                          "--checkpoint %s --prefix MODULE --content CAPTURE --values CAPTURE "
                                          "--layer L",
                                          o->model.checkpoint)
-            : g_strcmp0 (method, "ape") == 0
-              ? g_strdup_printf ("; its learned APE: rpe curves extrapolation --models ape --checkpoint %s",
-                                 o->model.checkpoint)
-              : g_strdup ("");
+            : g_strcmp0 (method, "ape") == 0 ? g_strdup_printf (
+                "; its learned APE: rpe curves extrapolation --models ape --checkpoint %s", o->model.checkpoint)
+                                             : g_strdup ("");
 
           return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
                                 _("--attention-method %s draws the window's map beside an SPE module (seeded "
@@ -518,8 +517,9 @@ open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
   if (rpe_capture_n_model_tensors (capture) == 0)
     {
       if (!noted)
-        fprintf (stderr, _("rpe: %s records no fingerprint of the model it was made on: that it comes from %s "
-                           "cannot be checked\n"),
+        fprintf (stderr,
+                 _("rpe: %s records no fingerprint of the model it was made on: that it comes from %s "
+                   "cannot be checked\n"),
                  spec, o->model.checkpoint);
       noted = TRUE;
       return g_steal_pointer (&capture);

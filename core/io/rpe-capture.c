@@ -14,15 +14,15 @@
 #include "rpe-npz.h"
 
 #define META_MAX_DEPTH 64
-#define PRINT_HASH     "sha256-float32le"
+#define PRINT_HASH "sha256-float32le"
 
 /* One tensor of a model's fingerprint. */
 typedef struct
 {
-  char  *name;
-  gsize  ndim;
-  gsize  shape[RPE_TENSOR_MAX_DIMS];
-  char   sha256[65];
+  char *name;
+  gsize ndim;
+  gsize shape[RPE_TENSOR_MAX_DIMS];
+  char  sha256[65];
 } PrintEntry;
 
 static void
@@ -49,7 +49,7 @@ struct _RpeCapture
   char            *meta_json;
   char            *model_class;
   char            *date;
-  GHashTable      *print;  /* name -> PrintEntry: the model's fingerprint, or NULL */
+  GHashTable      *print; /* name -> PrintEntry: the model's fingerprint, or NULL */
 };
 
 static const char *const array_names[3] = { "queries", "keys", "values" };
@@ -311,8 +311,8 @@ read_print (RpeCapture *c, JsonNode *node, GError **error)
   if (hash == NULL || !JSON_NODE_HOLDS_VALUE (hash) || json_node_get_value_type (hash) != G_TYPE_STRING
       || strcmp (json_node_get_string (hash), PRINT_HASH) != 0)
     return rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
-                          "'%s': the model's fingerprint is not of the kind this program checks (hash \"%s\")",
-                          c->name, PRINT_HASH);
+                          "'%s': the model's fingerprint is not of the kind this program checks (hash \"%s\")", c->name,
+                          PRINT_HASH);
   tn = json_object_get_member (obj, "tensors");
   if (tn == NULL || !JSON_NODE_HOLDS_OBJECT (tn) || json_object_get_size (json_node_get_object (tn)) == 0)
     return rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the model's fingerprint lists no tensors", c->name);
@@ -321,11 +321,11 @@ read_print (RpeCapture *c, JsonNode *node, GError **error)
   members = json_object_get_members (tensors);
   for (GList *l = members; l != NULL; l = l->next)
     {
-      const char *name = l->data;
-      JsonNode   *en = json_object_get_member (tensors, name);
-      JsonNode   *shape, *sha;
-      JsonArray  *dims;
-      PrintEntry *e;
+      const char      *name = l->data;
+      JsonNode        *en = json_object_get_member (tensors, name);
+      JsonNode        *shape, *sha;
+      JsonArray       *dims;
+      PrintEntry      *e;
       g_autofree char *shown = g_strescape (name, NULL);
 
       if (en == NULL || !JSON_NODE_HOLDS_OBJECT (en) || name[0] == '\0')
@@ -881,10 +881,7 @@ compare_strings (gconstpointer a, gconstpointer b)
 }
 
 gboolean
-rpe_capture_check_model (const RpeCapture    *capture,
-                         const RpeModelPrint *model,
-                         char               **note,
-                         GError             **error)
+rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error)
 {
   g_autoptr (GHashTable) votes = NULL;
   g_autoptr (GPtrArray) names = NULL;
@@ -927,8 +924,9 @@ rpe_capture_check_model (const RpeCapture    *capture,
     {
       guint n = GPOINTER_TO_UINT (value);
 
-      if (n > best || (n == best && (strlen (key) < strlen (prefix) || (strlen (key) == strlen (prefix)
-                                                                         && strcmp (key, prefix) < 0))))
+      if (n > best
+          || (n == best
+              && (strlen (key) < strlen (prefix) || (strlen (key) == strlen (prefix) && strcmp (key, prefix) < 0))))
         {
           best = n;
           prefix = key;

@@ -126,18 +126,14 @@ void     rpe_capture_content_clear (RpeCaptureContent *content);
 typedef struct _RpeModelPrint RpeModelPrint;
 
 /* Hashes every tensor of `set`; `name` is the checkpoint as the messages name it. */
-RpeModelPrint *rpe_model_print_new   (const RpeTensorSet *set,
-                                      const char         *name);
-RpeModelPrint *rpe_model_print_ref   (RpeModelPrint      *print);
-void           rpe_model_print_unref (RpeModelPrint      *print);   /* NULL-safe */
+RpeModelPrint *rpe_model_print_new (const RpeTensorSet *set, const char *name);
+RpeModelPrint *rpe_model_print_ref (RpeModelPrint *print);
+void           rpe_model_print_unref (RpeModelPrint *print); /* NULL-safe */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeModelPrint, rpe_model_print_unref)
-const char    *rpe_model_print_name  (const RpeModelPrint *print);
+const char *rpe_model_print_name (const RpeModelPrint *print);
 
 /* Whether the capture records the model's fingerprint, and of how many tensors. */
-gsize          rpe_capture_n_model_tensors (const RpeCapture *capture);
-gboolean       rpe_capture_check_model (const RpeCapture    *capture,
-                                        const RpeModelPrint *model,
-                                        char               **note,
-                                        GError             **error);
+gsize    rpe_capture_n_model_tensors (const RpeCapture *capture);
+gboolean rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error);
 
 G_END_DECLS

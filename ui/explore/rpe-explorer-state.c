@@ -1589,8 +1589,7 @@ rpe_explorer_state_restore_capture (RpeExplorerState   *self,
 }
 
 void
-rpe_explorer_state_set_model_print (RpeExplorerState *self,
-                                    RpeModelPrint    *print)
+rpe_explorer_state_set_model_print (RpeExplorerState *self, RpeModelPrint *print)
 {
   g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
   if (print == self->model_print)

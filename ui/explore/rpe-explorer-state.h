@@ -301,8 +301,7 @@ void      rpe_explorer_state_restore_capture (RpeExplorerState   *self,
 /* The fingerprint of the checkpoint the modules come from (rpe-capture.h; NULL: none, e.g. random
  * or edited parameters): a capture made on another model is then refused by the check above.
  * Takes a reference. */
-void      rpe_explorer_state_set_model_print (RpeExplorerState *self,
-                                              RpeModelPrint    *print);
+void           rpe_explorer_state_set_model_print (RpeExplorerState *self, RpeModelPrint *print);
 RpeModelPrint *rpe_explorer_state_get_model_print (RpeExplorerState *self);
 /* The capture held (NULL: none; not a new reference). */
 RpeExplorerCapture *rpe_explorer_state_get_capture (RpeExplorerState *self);
