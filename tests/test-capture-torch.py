@@ -24,6 +24,7 @@ torch or numpy, the whole test is skipped (TAP "1..0 # SKIP"), not failed.
 
 import math
 import os
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -319,6 +320,63 @@ def values_and_record():
         y = np.load(out)
         assert y.shape == (16, 2, 5), y.shape          # Dv = 5: the captured values were used
         return "linear attention on captured q, k, v: shape %s" % (y.shape,)
+
+
+@test
+def other_model():
+    """A capture of model A opened with a checkpoint of model B (same architecture, other weights)
+    is refused, naming the tensors; A's own weights are accepted however the file wraps them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        model, ckpt, cap_path, _ = build("sine", tmp, n=12, seed=1)
+        fp = rpe_capture.load(cap_path)["meta"]["model_fingerprint"]
+        assert sorted(fp["tensors"]) == sorted(model.state_dict()), sorted(fp["tensors"])
+        # the recorded hash is the SHA-256 of the float32 little-endian values, computed here again
+        w = model.state_dict()["spe.freqs"].detach().numpy().astype("<f4")
+        assert fp["tensors"]["spe.freqs"]["sha256"] == hashlib.sha256(w.tobytes()).hexdigest()
+        out = os.path.join(tmp, "x.npy")
+        torch.manual_seed(2)
+        other = Model("sine")
+        ckpt_b = os.path.join(tmp, "b.pt")
+        torch.save(other.state_dict(), ckpt_b)
+        rc, _, err = run("compute", "logits", "--exact", "--checkpoint", ckpt_b, "--content", cap_path,
+                         "--layer", 0, "-o", out)
+        assert rc == 2 and "another model" in err and cap_path in err and ckpt_b in err, (rc, err)
+        assert "'spe.freqs' holds other values" in err or "more" in err, err
+        assert not os.path.exists(out), "an output was written"
+        # one tensor changed, the rest A's: that tensor is named
+        sd = {k: v.clone() for k, v in model.state_dict().items()}
+        sd["spe.gains"][0, 0, 0] += 1e-3
+        ckpt_c = os.path.join(tmp, "c.pt")
+        torch.save(sd, ckpt_c)
+        rc, _, err = run("compute", "logits", "--exact", "--checkpoint", ckpt_c, "--content", cap_path,
+                         "--layer", 0, "-o", out)
+        assert rc == 2 and "1 of the" in err and "'spe.gains' holds other values" in err, (rc, err)
+        # A's weights under {'model': ...} with DataParallel's "module." prefix, beside an
+        # optimizer's state: accepted, and the logits are those of A's own file
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        opt.step()
+        wrapped = os.path.join(tmp, "wrapped.pt")
+        torch.save({"model": {"module." + k: v for k, v in model.state_dict().items()},
+                    "optimizer": opt.state_dict(), "epoch": 3}, wrapped)
+        ref = os.path.join(tmp, "ref.npy")
+        rc, _, err = run("compute", "logits", "--exact", "--checkpoint", ckpt, "--content", cap_path,
+                         "--layer", 0, "-o", ref)
+        assert rc == 0 and "fingerprint" not in err, (rc, err)
+        rc, _, err = run("compute", "logits", "--exact", "--checkpoint", wrapped, "--content", cap_path,
+                         "--layer", 0, "-o", out)
+        assert rc == 0, (rc, err)
+        assert np.array_equal(np.load(out), np.load(ref))
+        # a capture made with record() only: accepted, with a one-line note
+        rec = os.path.join(tmp, "rec.npz")
+        cap = rpe_capture.Capture(None)
+        cap.record(0, queries=torch.randn(12, 2, 4), keys=torch.randn(12, 2, 4))
+        cap.save(rec)
+        rc, _, err = run("compute", "logits", "--exact", "--checkpoint", ckpt_b, "--content", rec,
+                         "--layer", 0, "-o", out)
+        assert rc == 0 and "no fingerprint" in err and len(err.strip().splitlines()) == 1, (rc, err)
+        return "another model's weights refused, exit status 2; A's weights accepted under a prefix"
 
 
 def main():

@@ -22,6 +22,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-checkpoint.h"
 #include "rpe-demos.h"
+#include "rpe-error.h"
 #include "rpe-npy.h"
 #include "rpe-spe.h"
 #include "rpe-test-utils.h"
@@ -424,6 +425,99 @@ test_captures (void)
     }
 }
 
+/* A shipped capture opened with another demo's checkpoint (the same shapes, the same model class)
+ * is refused before anything is computed, with a message naming both and the tensors; opened with
+ * its own, it is taken without a note; each demo's capture records every tensor of its checkpoint. */
+static void
+test_capture_other_model (void)
+{
+  g_autofree char *out = g_build_filename (rpe_test_tmpdir (), "other-model.npy", NULL);
+  g_autofree char *err = NULL;
+
+  g_unlink (out);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                     "compute attention --exact --causal --checkpoint demo:conv-spe "
+                                     "--content demo:sine-spe --layer 0 -o '%s'",
+                                     out),
+                   ==, 2);
+  g_assert_nonnull (strstr (err, "demo:sine-spe was made on another model than demo:conv-spe"));
+  g_assert_nonnull (strstr (err, "holds other values"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&err, g_free);
+  /* the same shapes everywhere: only the fingerprint tells LRPE's capture from FastRPB's model */
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                     "compute lrpe-encode --checkpoint demo:lrpe --content demo:fastrpb --layer 1 "
+                                     "-o '%s'",
+                                     out),
+                   ==, 2);
+  g_assert_nonnull (strstr (err, "another model"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                     "compute attention --exact --causal --checkpoint demo:sine-spe "
+                                     "--content demo:sine-spe --layer 0 -o '%s'",
+                                     out),
+                   ==, 0);
+  g_assert_null (strstr (err, "fingerprint"));
+  g_unlink (out);
+  for (guint i = 0; expected[i] != NULL; i++)
+    {
+      g_autofree char *spec = g_strconcat ("demo:", expected[i], NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
+      g_autoptr (RpeCapture) c = demo_capture (expected[i]);
+      g_autoptr (RpeModelPrint) print = NULL;
+
+      g_assert_no_error (error);
+      print = rpe_model_print_new (set, spec);
+      g_assert_cmpuint (rpe_capture_n_model_tensors (c), ==, rpe_tensor_set_size (set));
+      g_assert_true (rpe_capture_check_model (c, print, NULL, &error));
+      g_assert_no_error (error);
+      for (guint j = 0; expected[j] != NULL; j++)
+        if (j != i)
+          {
+            g_autofree char *other = g_strconcat ("demo:", expected[j], NULL);
+            g_autoptr (RpeTensorSet) oset = rpe_demos_read (other, &error);
+            g_autoptr (RpeModelPrint) oprint = rpe_model_print_new (oset, other);
+
+            g_assert_false (rpe_capture_check_model (c, oprint, NULL, &error));
+            g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+            g_clear_error (&error);
+          }
+    }
+}
+
+/* The window-drawn attention methods need an SPE module beside them: on the LRPE, FastRPB and APE
+ * demos (which hold none) they are refused with what the file holds and the command that draws its
+ * trained module, never a seeded default. */
+static void
+test_window_methods_refused (void)
+{
+  static const char *const cases[][3] = {
+    { "lrpe", "LRPE modules: lrpe;", "rpe compute lrpe-attention --checkpoint demo:lrpe" },
+    { "fastrpb", "FastRPB modules: layers.0.positional_bias, layers.1.positional_bias;",
+      "rpe compute fastrpb --checkpoint demo:fastrpb" },
+    { "ape", "learned APE: ape.weight", "rpe curves extrapolation --models ape --checkpoint demo:ape" },
+  };
+  g_autofree char *png = g_build_filename (rpe_test_tmpdir (), "refused.png", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *err = NULL;
+
+      g_unlink (png);
+      g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                         "export attention --attention-method %s --checkpoint demo:%s "
+                                         "-o '%s'",
+                                         cases[i][0], cases[i][0], png),
+                       ==, 2);
+      g_assert_nonnull (strstr (err, "holds none"));
+      g_assert_nonnull (strstr (err, cases[i][1]));
+      g_assert_nonnull (strstr (err, cases[i][2]));
+      g_assert_null (strstr (err, "No SPE module found"));
+      g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+    }
+}
+
 static void run_ok (const char *format, ...) G_GNUC_PRINTF (1, 2);
 
 static void
@@ -755,6 +849,8 @@ main (int   argc,
   g_test_add_func ("/demos/ape-fastrpb", test_other_demos);
   g_test_add_func ("/demos/extrapolation-break", test_extrapolation_break);
   g_test_add_func ("/demos/captures", test_captures);
+  g_test_add_func ("/demos/capture-other-model", test_capture_other_model);
+  g_test_add_func ("/demos/window-methods-refused", test_window_methods_refused);
   g_test_add_func ("/demos/sine-spe/commands", test_sine_commands);
   g_test_add_func ("/demos/conv-spe/commands", test_conv_commands);
   g_test_add_func ("/demos/lrpe/commands", test_lrpe_commands);

@@ -29,6 +29,14 @@ module-level ``rpe_capture.active()``, which returns the innermost open capture 
     if c is not None:
         c.record(self.index, queries=q, keys=k, values=v)
 
+The file also records a *fingerprint* of the model it ran (``meta["model_fingerprint"]``): for every
+tensor of ``model.state_dict()`` (names without a leading ``module.``), its dtype, its shape and the
+SHA-256 of its values converted to float32, little-endian, in C order.  RPE Studio compares it with
+the checkpoint it is opened with and refuses a capture of another model (the same architecture with
+other weights included), naming the tensors that differ.  A capture made without a model
+(``Capture()`` and ``record()`` only) has no fingerprint; pass ``Capture(fingerprint=model)`` (a
+module or a state_dict) to give it one.
+
 Needs only torch (for the hooks; numpy arrays are accepted too) and numpy.  It never reads a file;
 it writes only the file it is asked to write (through a temporary file in the same folder, renamed
 over it when complete).  `python3 rpe_capture.py info run.npz` prints what a capture holds (read
@@ -36,6 +44,7 @@ with numpy, pickles refused).
 """
 
 import datetime
+import hashlib
 import json
 import os
 import sys
@@ -44,10 +53,11 @@ import warnings
 
 import numpy as np
 
-__all__ = ["Capture", "active", "load", "FORMAT", "VERSION"]
+__all__ = ["Capture", "active", "load", "fingerprint", "FORMAT", "VERSION"]
 
 FORMAT = "rpe-capture"
 VERSION = 1
+FINGERPRINT_HASH = "sha256-float32le"
 
 _active = []
 
@@ -79,6 +89,35 @@ def _first_item(x, what, layer):
     return x
 
 
+def fingerprint(model_or_state_dict):
+    """The fingerprint of a model (a torch module, or a state_dict: a mapping of names to tensors or
+    arrays) as a capture records it: {"hash": "sha256-float32le", "tensors": {name: {"dtype",
+    "shape", "sha256"}}}, with a leading "module." (DataParallel) dropped from the names.  The hash
+    is over the values converted to float32, little-endian, C order: what RPE Studio computes again
+    from the checkpoint file, whatever dtype it stores."""
+    sd = model_or_state_dict.state_dict() if hasattr(model_or_state_dict, "state_dict") else model_or_state_dict
+    tensors = {}
+    for name, t in sd.items():
+        key = name
+        while key.startswith("module."):
+            key = key[len("module."):]
+        if hasattr(t, "detach"):
+            dtype = str(t.dtype).replace("torch.", "")
+            a = t.detach().to("cpu")
+            if a.is_complex():
+                continue            # not a tensor RPE Studio reads
+            a = a.float().contiguous().numpy()
+        else:
+            a = np.asarray(t)
+            dtype = str(a.dtype)
+            if np.iscomplexobj(a):
+                continue
+        a = np.ascontiguousarray(a, dtype="<f4")
+        tensors[key] = {"dtype": dtype, "shape": [int(d) for d in a.shape],
+                        "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
+    return {"hash": FINGERPRINT_HASH, "tensors": tensors}
+
+
 class Capture:
     """Records, during the forward passes inside its ``with`` block, the queries, keys and values of
     every attention layer (first batch item), and saves them as one .npz.
@@ -89,11 +128,13 @@ class Capture:
     whose queries cannot be recorded (not (batch, N, H, D), not finite) is left out with a warning;
     the forward pass itself is never changed.  `model` may be None when the code records
     every layer itself.  ``meta`` is a dict saved in the file's metadata (add what you like: the
-    task, the checkpoint's name, the input's source).
+    task, the checkpoint's name, the input's source).  ``fingerprint``: the module or state_dict whose
+    fingerprint the file records (default: `model`; False: none).
     """
 
-    def __init__(self, model=None):
+    def __init__(self, model=None, fingerprint=None):
         self.model = model
+        self.fingerprint_of = model if fingerprint is None else (None if fingerprint is False else fingerprint)
         self.layers = {}          # layer -> {"queries": array, "keys": array, "values": array}
         self.meta = {}
         self.batch = None
@@ -222,10 +263,18 @@ class Capture:
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "written_by": "rpe_capture.py %d" % VERSION,
         }
+        if self.fingerprint_of is not None and (hasattr(self.fingerprint_of, "state_dict")
+                                                or hasattr(self.fingerprint_of, "items")):
+            meta["model_fingerprint"] = fingerprint(self.fingerprint_of)
         for key, value in self.meta.items():
             if key not in meta:
                 meta[key] = value
         text = json.dumps(meta, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        if len(text) > (1 << 20) and "model_fingerprint" in meta:
+            # the reader takes at most 1 MiB of metadata: a model of very many tensors goes without
+            warnings.warn("rpe_capture: the model has too many tensors for the fingerprint; it is left out")
+            del meta["model_fingerprint"]
+            text = json.dumps(meta, ensure_ascii=False, sort_keys=True).encode("utf-8")
         arrays["meta"] = np.frombuffer(text, dtype=np.uint8)
         _write_atomically(path, arrays)
         return path

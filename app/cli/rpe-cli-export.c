@@ -2049,6 +2049,11 @@ export_main (int argc, char **argv, RpeSession *session)
 
           if (eo.save_session != NULL)
             o.model.no_gate = FALSE;
+          /* a window-drawn method on a checkpoint without an SPE module: say what it holds */
+          if (eo.attention_method != NULL && !g_str_equal (eo.attention_method, "spe")
+              && !g_str_equal (eo.attention_method, "exact")
+              && !rpe_cli_check_method_module (&o, eo.attention_method, FALSE, TRUE, &error))
+            goto report;
           loaded = rpe_cli_load_params (&o, &c.params, &error);
           o.model.no_gate = no_gate;
           if (!loaded)

@@ -233,6 +233,57 @@ rpe_cli_read_checkpoint (const char *path, GError **error)
 }
 
 gboolean
+rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean module, gboolean spe, GError **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) found = NULL;
+  g_autofree char *summary = NULL;
+  gboolean         lrpe = g_strcmp0 (method, "lrpe") == 0, fastrpb = g_strcmp0 (method, "fastrpb") == 0;
+
+  if (o->model.checkpoint == NULL || o->model.map != NULL)
+    return TRUE;
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return FALSE;
+  if (module && (lrpe || fastrpb))
+    {
+      found = lrpe ? rpe_checkpoint_find_lrpe_modules (set) : rpe_checkpoint_find_fastrpb_modules (set);
+      if (found == NULL || found->len == 0)
+        {
+          summary = rpe_checkpoint_summary (set);
+          return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                _("--attention-method %s: %s holds no %s module (it holds %s)"), method,
+                                o->model.checkpoint, lrpe ? "LRPE" : "FastRPB", summary);
+        }
+      g_clear_pointer (&found, g_ptr_array_unref);
+    }
+  if (spe)
+    {
+      found = rpe_checkpoint_find_modules (set);
+      if (found == NULL || found->len == 0)
+        {
+          summary = rpe_checkpoint_summary (set);
+          g_autofree char *how =
+            lrpe      ? g_strdup_printf ("; its trained LRPE module on its capture: rpe compute lrpe-attention "
+                                              "--checkpoint %s --content CAPTURE --layer L --causal",
+                                         o->model.checkpoint)
+            : fastrpb ? g_strdup_printf ("; its trained FastRPB bias on its capture: rpe compute fastrpb "
+                                         "--checkpoint %s --prefix MODULE --content CAPTURE --values CAPTURE "
+                                         "--layer L",
+                                         o->model.checkpoint)
+            : g_strcmp0 (method, "ape") == 0 ? g_strdup_printf (
+                "; its learned APE: rpe curves extrapolation --models ape --checkpoint %s", o->model.checkpoint)
+                                             : g_strdup ("");
+
+          return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
+                                _("--attention-method %s draws the window's map beside an SPE module (seeded "
+                                  "parameters on unit or random content), and %s holds none (it holds %s)%s"),
+                                method, o->model.checkpoint, summary, how);
+        }
+    }
+  return TRUE;
+}
+
+gboolean
 rpe_cli_load_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
 {
   return rpe_cli_load_params_full (o, params, TRUE, error);
@@ -449,6 +500,38 @@ rpe_cli_content_is_capture (const RpeCliArgs *o)
   return o->content.kind != NULL && rpe_capture_is_spec (o->content.kind);
 }
 
+/* Opens a capture (a path or demo:NAME) and, with --checkpoint, checks that it was made on that
+ * model (rpe_capture_check_model) before anything is computed; a capture that records no model
+ * is taken with a one-line note (said once). */
+static RpeCapture *
+open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
+{
+  static gboolean noted = FALSE;
+  g_autoptr (RpeCapture) capture = rpe_capture_open (spec, error);
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (RpeModelPrint) print = NULL;
+  g_autofree char *note = NULL;
+
+  if (capture == NULL || o->model.checkpoint == NULL)
+    return g_steal_pointer (&capture);
+  if (rpe_capture_n_model_tensors (capture) == 0)
+    {
+      if (!noted)
+        fprintf (stderr,
+                 _("rpe: %s records no fingerprint of the model it was made on: that it comes from %s "
+                   "cannot be checked\n"),
+                 spec, o->model.checkpoint);
+      noted = TRUE;
+      return g_steal_pointer (&capture);
+    }
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return NULL;
+  print = rpe_model_print_new (set, o->model.checkpoint);
+  if (!rpe_capture_check_model (capture, print, &note, error))
+    return NULL;
+  return g_steal_pointer (&capture);
+}
+
 gboolean
 rpe_cli_capture_layer (const RpeCliArgs  *o,
                        gsize              H,
@@ -468,7 +551,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           _("--content %s and --queries/--keys both give the queries and keys: give one"),
                           o->content.kind);
-  if ((capture = rpe_capture_open (o->content.kind, error)) == NULL)
+  if ((capture = open_capture_for_model (o, o->content.kind, error)) == NULL)
     return FALSE;
   if (o->model.layer >= 0)
     layer = (guint) o->model.layer;
@@ -489,7 +572,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
   if (values_here && !g_str_equal (o->content.values, o->content.kind))
     {
       /* values from another capture: the same layer, as long */
-      if ((values = rpe_capture_open (o->content.values, error)) == NULL
+      if ((values = open_capture_for_model (o, o->content.values, error)) == NULL
           || !rpe_capture_load_content (values, layer, H,
                                         rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES) != NULL
                                           ? rpe_capture_get (values, layer, RPE_CAPTURE_QUERIES)->shape[2]
@@ -518,7 +601,7 @@ rpe_cli_capture_layer (const RpeCliArgs  *o,
 gboolean
 rpe_cli_capture_shape (const RpeCliArgs *o, gsize *N, gsize *H, gsize *D, GError **error)
 {
-  g_autoptr (RpeCapture) capture = rpe_capture_open (o->content.kind, error);
+  g_autoptr (RpeCapture) capture = open_capture_for_model (o, o->content.kind, error);
   const RpeTensor *q;
   guint            layer;
 

@@ -59,6 +59,13 @@ gboolean rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*d
 
 /* A checkpoint file, or "demo" for the embedded demo checkpoint. */
 RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);
+/* For a figure the window draws with --attention-method `method` (lrpe, fastrpb, ape, linear)
+ * from --checkpoint: with `module`, FALSE and an error naming the method and what the file holds
+ * when it has no module of that kind (lrpe, fastrpb); with `spe`, the same when it has no SPE
+ * module (the window's methods draw beside one), naming the commands that draw its trained
+ * LRPE or FastRPB module instead.  TRUE without --checkpoint. */
+gboolean
+rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean module, gboolean spe, GError **error);
 /* An LRPE or FastRPB reader's error for the CLI: the checkpoint named, and, where several modules
  * were found and no prefix given, the option that chooses one. */
 void          rpe_cli_phrase_pick_error (GError *error, const char *checkpoint, const char *prefix);

@@ -14,6 +14,25 @@
 #include "rpe-npz.h"
 
 #define META_MAX_DEPTH 64
+#define PRINT_HASH "sha256-float32le"
+
+/* One tensor of a model's fingerprint. */
+typedef struct
+{
+  char *name;
+  gsize ndim;
+  gsize shape[RPE_TENSOR_MAX_DIMS];
+  char  sha256[65];
+} PrintEntry;
+
+static void
+print_entry_free (gpointer data)
+{
+  PrintEntry *e = data;
+
+  g_free (e->name);
+  g_free (e);
+}
 
 typedef struct
 {
@@ -30,6 +49,7 @@ struct _RpeCapture
   char            *meta_json;
   char            *model_class;
   char            *date;
+  GHashTable      *print; /* name -> PrintEntry: the model's fingerprint, or NULL */
 };
 
 static const char *const array_names[3] = { "queries", "keys", "values" };
@@ -46,6 +66,8 @@ rpe_capture_free (RpeCapture *capture)
   g_free (capture->meta_json);
   g_free (capture->model_class);
   g_free (capture->date);
+  if (capture->print != NULL)
+    g_hash_table_unref (capture->print);
   g_free (capture);
 }
 
@@ -262,6 +284,84 @@ meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
 }
 
 static gboolean
+is_hex64 (const char *s)
+{
+  gsize i;
+
+  for (i = 0; s[i] != '\0'; i++)
+    if (!g_ascii_isxdigit (s[i]) || g_ascii_isupper (s[i]))
+      return FALSE;
+  return i == 64;
+}
+
+/* "model_fingerprint": {"hash": "sha256-float32le", "tensors": {NAME: {"shape", "sha256", "dtype"}}} */
+static gboolean
+read_print (RpeCapture *c, JsonNode *node, GError **error)
+{
+  g_autoptr (GHashTable) print = NULL;
+  g_autoptr (GList) members = NULL;
+  JsonObject *obj, *tensors;
+  JsonNode   *hash, *tn;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the metadata's model_fingerprint is not a JSON object",
+                          c->name);
+  obj = json_node_get_object (node);
+  hash = json_object_get_member (obj, "hash");
+  if (hash == NULL || !JSON_NODE_HOLDS_VALUE (hash) || json_node_get_value_type (hash) != G_TYPE_STRING
+      || strcmp (json_node_get_string (hash), PRINT_HASH) != 0)
+    return rpe_set_error (error, RPE_ERROR_UNSUPPORTED,
+                          "'%s': the model's fingerprint is not of the kind this program checks (hash \"%s\")", c->name,
+                          PRINT_HASH);
+  tn = json_object_get_member (obj, "tensors");
+  if (tn == NULL || !JSON_NODE_HOLDS_OBJECT (tn) || json_object_get_size (json_node_get_object (tn)) == 0)
+    return rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the model's fingerprint lists no tensors", c->name);
+  tensors = json_node_get_object (tn);
+  print = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, print_entry_free);
+  members = json_object_get_members (tensors);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      const char      *name = l->data;
+      JsonNode        *en = json_object_get_member (tensors, name);
+      JsonNode        *shape, *sha;
+      JsonArray       *dims;
+      PrintEntry      *e;
+      g_autofree char *shown = g_strescape (name, NULL);
+
+      if (en == NULL || !JSON_NODE_HOLDS_OBJECT (en) || name[0] == '\0')
+        return rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the model's fingerprint of '%s' is not an object",
+                              c->name, shown);
+      shape = json_object_get_member (json_node_get_object (en), "shape");
+      sha = json_object_get_member (json_node_get_object (en), "sha256");
+      if (shape == NULL || !JSON_NODE_HOLDS_ARRAY (shape)
+          || json_array_get_length (dims = json_node_get_array (shape)) > RPE_TENSOR_MAX_DIMS || sha == NULL
+          || !JSON_NODE_HOLDS_VALUE (sha) || json_node_get_value_type (sha) != G_TYPE_STRING
+          || !is_hex64 (json_node_get_string (sha)))
+        return rpe_set_error (error, RPE_ERROR_FORMAT,
+                              "'%s': the model's fingerprint of '%s' needs a shape (at most %d dimensions) and a "
+                              "sha256 (64 lower-case hex digits)",
+                              c->name, shown, RPE_TENSOR_MAX_DIMS);
+      e = g_new0 (PrintEntry, 1);
+      e->name = g_strdup (name);
+      e->ndim = json_array_get_length (dims);
+      memcpy (e->sha256, json_node_get_string (sha), 65);
+      g_hash_table_insert (print, e->name, e);
+      for (gsize i = 0; i < e->ndim; i++)
+        {
+          JsonNode *d = json_array_get_element (dims, (guint) i);
+
+          if (!JSON_NODE_HOLDS_VALUE (d) || json_node_get_value_type (d) != G_TYPE_INT64 || json_node_get_int (d) < 0)
+            return rpe_set_error (error, RPE_ERROR_FORMAT,
+                                  "'%s': the model's fingerprint of '%s' has a shape that is not a list of sizes",
+                                  c->name, shown);
+          e->shape[i] = (gsize) json_node_get_int (d);
+        }
+    }
+  c->print = g_steal_pointer (&print);
+  return TRUE;
+}
+
+static gboolean
 read_meta (RpeCapture *c, const RpeTensor *t, GError **error)
 {
   g_autoptr (JsonParser) parser = NULL;
@@ -308,6 +408,9 @@ read_meta (RpeCapture *c, const RpeTensor *t, GError **error)
   node = json_object_get_member (obj, "date");
   if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
     c->date = g_strdup (json_node_get_string (node));
+  node = json_object_get_member (obj, "model_fingerprint");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node) && !read_print (c, node, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -670,4 +773,213 @@ rpe_capture_load_content (const RpeCapture  *capture,
     }
   *out = c;
   return TRUE;
+}
+
+/* ---- the model a capture was made on ------------------------------------ */
+
+struct _RpeModelPrint
+{
+  char       *name;
+  GHashTable *entries; /* name -> PrintEntry */
+};
+
+static void
+model_print_clear (gpointer data)
+{
+  RpeModelPrint *p = data;
+
+  g_free (p->name);
+  if (p->entries != NULL)
+    g_hash_table_unref (p->entries);
+}
+
+RpeModelPrint *
+rpe_model_print_new (const RpeTensorSet *set, const char *name)
+{
+  RpeModelPrint *p;
+  GChecksum     *sum;
+
+  g_return_val_if_fail (set != NULL, NULL);
+  p = g_atomic_rc_box_new0 (RpeModelPrint);
+  p->name = g_strdup (name != NULL ? name : "(checkpoint)");
+  p->entries = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, print_entry_free);
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (set, i);
+      PrintEntry      *e = g_new0 (PrintEntry, 1);
+      guint32          block[1024];
+
+      g_checksum_reset (sum);
+      /* the values as float32, little-endian, in blocks */
+      for (gsize j = 0; j < t->n_elements; j += G_N_ELEMENTS (block))
+        {
+          gsize m = MIN (G_N_ELEMENTS (block), t->n_elements - j);
+
+          for (gsize k = 0; k < m; k++)
+            {
+              guint32 bits;
+
+              memcpy (&bits, &t->data[j + k], sizeof bits);
+              block[k] = GUINT32_TO_LE (bits);
+            }
+          g_checksum_update (sum, (const guchar *) block, m * sizeof (guint32));
+        }
+      e->name = g_strdup (t->name);
+      e->ndim = t->ndim;
+      memcpy (e->shape, t->shape, sizeof e->shape);
+      g_strlcpy (e->sha256, g_checksum_get_string (sum), sizeof e->sha256);
+      g_hash_table_replace (p->entries, e->name, e);
+    }
+  g_checksum_free (sum);
+  return p;
+}
+
+RpeModelPrint *
+rpe_model_print_ref (RpeModelPrint *print)
+{
+  g_return_val_if_fail (print != NULL, NULL);
+  return g_atomic_rc_box_acquire (print);
+}
+
+void
+rpe_model_print_unref (RpeModelPrint *print)
+{
+  if (print != NULL)
+    g_atomic_rc_box_release_full (print, model_print_clear);
+}
+
+const char *
+rpe_model_print_name (const RpeModelPrint *print)
+{
+  return print->name;
+}
+
+gsize
+rpe_capture_n_model_tensors (const RpeCapture *capture)
+{
+  return capture->print != NULL ? g_hash_table_size (capture->print) : 0;
+}
+
+static char *
+shape_text (const PrintEntry *e)
+{
+  GString *s = g_string_new ("(");
+
+  for (gsize i = 0; i < e->ndim; i++)
+    g_string_append_printf (s, "%s%zu", i > 0 ? ", " : "", (size_t) e->shape[i]);
+  if (e->ndim == 1)
+    g_string_append_c (s, ',');
+  g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+gboolean
+rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error)
+{
+  g_autoptr (GHashTable) votes = NULL;
+  g_autoptr (GPtrArray) names = NULL;
+  g_autoptr (GString) bad = NULL;
+  GHashTableIter it;
+  gpointer       key, value;
+  const char    *prefix = NULL;
+  guint          best = 0, n_bad = 0, n_shown = 0;
+
+  g_return_val_if_fail (capture != NULL && model != NULL, FALSE);
+  if (note != NULL)
+    *note = NULL;
+  if (capture->print == NULL)
+    {
+      if (note != NULL)
+        *note = g_strdup_printf ("%s records no fingerprint of the model it was made on (made with record() only, or "
+                                 "by an older rpe_capture.py): that it comes from %s cannot be checked",
+                                 capture->name, model->name);
+      return TRUE;
+    }
+  /* the prefix: every '.'-boundary suffix of every name of the checkpoint that the capture's
+   * model has votes for the part before it */
+  votes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_hash_table_iter_init (&it, model->entries);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      const char *name = key;
+
+      for (const char *s = name; s != NULL; s = strchr (s, '.') != NULL ? strchr (s, '.') + 1 : NULL)
+        if (*s != '\0' && g_hash_table_contains (capture->print, s))
+          {
+            char *p = g_strndup (name, (gsize) (s - name));
+            guint n = GPOINTER_TO_UINT (g_hash_table_lookup (votes, p)) + 1;
+
+            g_hash_table_replace (votes, p, GUINT_TO_POINTER (n));
+          }
+    }
+  g_hash_table_iter_init (&it, votes);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      guint n = GPOINTER_TO_UINT (value);
+
+      if (n > best
+          || (n == best
+              && (strlen (key) < strlen (prefix) || (strlen (key) == strlen (prefix) && strcmp (key, prefix) < 0))))
+        {
+          best = n;
+          prefix = key;
+        }
+    }
+  /* the capture's tensors in name order, for messages that do not change from run to run */
+  names = g_ptr_array_new ();
+  g_hash_table_iter_init (&it, capture->print);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    g_ptr_array_add (names, key);
+  g_ptr_array_sort (names, compare_strings);
+  if (prefix == NULL)
+    {
+      g_autofree char *first = g_strescape (g_ptr_array_index (names, 0), NULL);
+
+      return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                            "%s was made on another model than %s: none of the %u tensors of its model ('%s', ...) "
+                            "is in the checkpoint",
+                            capture->name, model->name, names->len, first);
+    }
+  bad = g_string_new (NULL);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const PrintEntry *e = g_hash_table_lookup (capture->print, g_ptr_array_index (names, i));
+      g_autofree char  *full = g_strconcat (prefix, e->name, NULL);
+      const PrintEntry *m = g_hash_table_lookup (model->entries, full);
+      g_autofree char  *shown = g_strescape (full, NULL);
+      g_autofree char  *what = NULL;
+
+      if (m == NULL)
+        what = g_strdup_printf ("'%s' is missing", shown);
+      else if (m->ndim != e->ndim || memcmp (m->shape, e->shape, e->ndim * sizeof (gsize)) != 0)
+        {
+          g_autofree char *cs = shape_text (e), *ms = shape_text (m);
+
+          what = g_strdup_printf ("'%s' has shape %s there, %s in the capture's model", shown, ms, cs);
+        }
+      else if (strcmp (m->sha256, e->sha256) != 0)
+        what = g_strdup_printf ("'%s' holds other values", shown);
+      if (what == NULL)
+        continue;
+      n_bad++;
+      if (n_shown < 3)
+        {
+          g_string_append_printf (bad, "%s%s", n_shown > 0 ? "; " : "", what);
+          n_shown++;
+        }
+    }
+  if (n_bad == 0)
+    return TRUE;
+  if (n_bad > n_shown)
+    g_string_append_printf (bad, "; %u more", n_bad - n_shown);
+  return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                        "%s was made on another model than %s: %u of the %u tensors of its model differ (%s)",
+                        capture->name, model->name, n_bad, names->len, bad->str);
 }

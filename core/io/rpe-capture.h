@@ -8,7 +8,8 @@
  *     layers.<l>.values    (N, H, Dv)  optional
  *     tokens               (N,)        int32/int64, optional (|token| < 2^24)
  *     meta                 (bytes,)    uint8, UTF-8 JSON: {"format": "rpe-capture", "version": 1,
- *                                      "model_class": ..., "date": ..., ...}, optional
+ *                                      "model_class": ..., "date": ...,
+ *                                      "model_fingerprint": ..., ...}, optional
  * l is written in decimal without leading zeros, 0 <= l < RPE_CAPTURE_MAX_LAYERS; layers may have
  * gaps.  Any other member is refused.  The reader goes through the zip reader of rpe-npz.h (its
  * limits: member count, name length, member size, CRC, overlap) under one memory-budget scope; the
@@ -102,5 +103,37 @@ gboolean rpe_capture_load_content (const RpeCapture  *capture,
                                    RpeCaptureContent *out,
                                    GError           **error);
 void     rpe_capture_content_clear (RpeCaptureContent *content);
+
+/* ---- The model a capture was made on ----
+ *
+ * rpe_capture.py records in the metadata a fingerprint of the model it ran:
+ *     "model_fingerprint": {"hash": "sha256-float32le",
+ *                           "tensors": {NAME: {"dtype": "float32", "shape": [...], "sha256": HEX}, ...}}
+ * one entry per tensor of the model's state_dict (NAME without a leading "module."), HEX the
+ * SHA-256 of the tensor's values converted to float32, little-endian, in C order: what a reader
+ * of the checkpoint file, which holds every tensor as float32 (rpe-tensor.h), can compute again.
+ * A malformed fingerprint makes the capture refused when it is read.
+ *
+ * An RpeModelPrint is the same fingerprint of every tensor of a checkpoint (a shared, immutable
+ * object, computed once per opened file).  rpe_capture_check_model compares the capture's
+ * fingerprint with it: the checkpoint's names may carry a prefix ("model." of a checkpoint saved
+ * as {'model': state_dict}, "module." of DataParallel) and more tensors (an optimizer's state):
+ * the prefix under which most of the capture's tensors are found is used, and every tensor of
+ * the capture's model must be there with its shape and hash.  A mismatch is
+ * RPE_ERROR_INVALID_ARGUMENT naming the capture, the checkpoint and the tensors that differ or
+ * are missing.  A capture without a fingerprint is accepted; `note` (optional) then receives a
+ * one-line message saying that its model cannot be checked (NULL otherwise). */
+typedef struct _RpeModelPrint RpeModelPrint;
+
+/* Hashes every tensor of `set`; `name` is the checkpoint as the messages name it. */
+RpeModelPrint *rpe_model_print_new (const RpeTensorSet *set, const char *name);
+RpeModelPrint *rpe_model_print_ref (RpeModelPrint *print);
+void           rpe_model_print_unref (RpeModelPrint *print); /* NULL-safe */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeModelPrint, rpe_model_print_unref)
+const char *rpe_model_print_name (const RpeModelPrint *print);
+
+/* Whether the capture records the model's fingerprint, and of how many tensors. */
+gsize    rpe_capture_n_model_tensors (const RpeCapture *capture);
+gboolean rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rpe-checkpoint-lrpe.h"
+#include "rpe-checkpoint.h"
 #include "rpe-error.h"
 #include "rpe-findings.h"
 
@@ -379,4 +380,60 @@ rpe_lrpe_trained_apply (const RpeLrpeTrained *t,
       config->n_theta = t->n_theta;
     }
   return RPE_OK;
+}
+
+static void
+append_names (GString *s, const char *kind, GPtrArray *names)
+{
+  g_string_append_printf (s, "%s%s: ", s->len > 0 ? "; " : "", kind);
+  if (names->len == 0)
+    g_string_append (s, "none");
+  for (guint i = 0; i < names->len && i < 4; i++)
+    g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", (const char *) g_ptr_array_index (names, i));
+  if (names->len > 4)
+    g_string_append_printf (s, " and %u more", names->len - 4);
+}
+
+char *
+rpe_checkpoint_summary (const RpeTensorSet *set)
+{
+  g_autoptr (GPtrArray) spe = rpe_checkpoint_find_modules (set);
+  g_autoptr (GPtrArray) lrpe = rpe_checkpoint_find_lrpe_modules (set);
+  g_autoptr (GPtrArray) fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; spe != NULL && i < spe->len; i++)
+    {
+      const RpeSpeModuleInfo *m = g_ptr_array_index (spe, i);
+
+      g_ptr_array_add (names, g_strdup_printf ("%s (%s)", m->prefix, m->method == RPE_SPE_SINE ? "sine" : "conv"));
+    }
+  append_names (s, "SPE modules", names);
+  g_ptr_array_set_size (names, 0);
+  for (guint i = 0; lrpe != NULL && i < lrpe->len; i++)
+    {
+      const RpeLrpeModuleInfo *m = g_ptr_array_index (lrpe, i);
+
+      g_ptr_array_add (names, g_strdup (m->prefix[0] != '\0' ? m->prefix : "(top level)"));
+    }
+  append_names (s, "LRPE modules", names);
+  g_ptr_array_set_size (names, 0);
+  for (guint i = 0; fastrpb != NULL && i < fastrpb->len; i++)
+    {
+      const RpeFastrpbModuleInfo *m = g_ptr_array_index (fastrpb, i);
+
+      g_ptr_array_add (names, g_strdup (m->prefix[0] != '\0' ? m->prefix : "(top level)"));
+    }
+  append_names (s, "FastRPB modules", names);
+  g_ptr_array_set_size (names, 0);
+  for (gsize i = 0; i < rpe_tensor_set_size (set); i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (set, i);
+
+      if (g_str_equal (t->name, "ape.weight") || g_str_has_suffix (t->name, ".ape.weight"))
+        g_ptr_array_add (names, g_strdup (t->name));
+    }
+  append_names (s, "learned APE", names);
+  return g_string_free (s, FALSE);
 }

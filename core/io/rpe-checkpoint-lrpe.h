@@ -57,6 +57,11 @@ const RpeFastrpbModuleInfo *rpe_checkpoint_pick_fastrpb (const RpeTensorSet *set
                                                          GPtrArray         **modules,
                                                          GError            **error);
 
+/* What a checkpoint holds, for messages that say why a method finds nothing to draw:
+ * "SPE modules: spe (sine); LRPE modules: none; FastRPB modules: layers.0.positional_bias,
+ * layers.1.positional_bias; a learned APE: ape.weight" (newly allocated; at most 4 names per kind). */
+char *rpe_checkpoint_summary (const RpeTensorSet *set);
+
 /* ---- What a trained module's tensors say (docs/math.md, section 7), shared by `rpe` and the window ----
  *
  * A stored v makes P the Householder reflection; a permutation buffer makes Lambda the

@@ -244,6 +244,7 @@ checkpoint_data_clear (gpointer data)
   g_clear_pointer (&c->modules, g_ptr_array_unref);
   g_clear_pointer (&c->lrpe_modules, g_ptr_array_unref);
   g_clear_pointer (&c->fastrpb_modules, g_ptr_array_unref);
+  g_clear_pointer (&c->print, rpe_model_print_unref);
   rpe_spe_params_clear (&c->sine);
   rpe_spe_params_clear (&c->conv);
   rpe_spe_params_clear (&c->conv2d);
@@ -1843,6 +1844,8 @@ checkpoint_run (Job               *job,
       rpe_checkpoint_data_unref (c);
       return RPE_ERROR_CANCELLED;
     }
+  /* the fingerprint a capture opened with it is checked against */
+  c->print = rpe_model_print_new (c->set, job->path);
   c->modules = rpe_checkpoint_find_modules (c->set);
   c->lrpe_modules = rpe_checkpoint_find_lrpe_modules (c->set);
   c->fastrpb_modules = rpe_checkpoint_find_fastrpb_modules (c->set);

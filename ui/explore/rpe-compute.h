@@ -368,6 +368,7 @@ typedef struct
   char         *conv2d_prefix;
   GPtrArray    *lrpe_modules;     /* RpeLrpeModuleInfo* (rpe-checkpoint-lrpe.h), into set */
   GPtrArray    *fastrpb_modules;  /* RpeFastrpbModuleInfo*, into set */
+  RpeModelPrint *print;            /* the fingerprint of every tensor (rpe-capture.h) */
 } RpeCheckpointData;
 
 GType              rpe_checkpoint_data_get_type (void) G_GNUC_CONST;

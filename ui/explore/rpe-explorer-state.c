@@ -370,6 +370,7 @@ struct _RpeExplorerState
   gsize               npy_shape[3];
   RpeExplorerCapture *capture;
   guint               capture_layer;
+  RpeModelPrint      *model_print;
   RpeLrpeP            lrpe_p;
   RpeLrpeLambda       lrpe_lambda;
   RpeLrpeTheta        lrpe_theta;
@@ -637,6 +638,7 @@ rpe_explorer_state_finalize (GObject *object)
     }
   rpe_free (self->npy);
   rpe_explorer_capture_unref (self->capture);
+  rpe_model_print_unref (self->model_print);
   g_free (self->colormap);
   g_free (self->compare_b_checkpoint);
   rpe_lrpe_trained_free (self->lrpe_trained);
@@ -1237,7 +1239,10 @@ rpe_explorer_state_snapshot (RpeExplorerState *self)
   s->feature_map = self->feature_map;
   s->template_kind = self->template_kind;
   s->content = self->content;
-  if (self->capture != NULL)
+  /* a capture of another model than the checkpoint's is never drawn (the views show unit content
+   * and the window says why, rpe_explorer_state_check_capture) */
+  if (self->capture != NULL
+      && (self->model_print == NULL || rpe_capture_check_model (self->capture->capture, self->model_print, NULL, NULL)))
     {
       priv->capture = rpe_explorer_capture_ref (self->capture);
       s->capture = priv->capture->capture;
@@ -1499,6 +1504,9 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
       return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                             "%s has no layer %u (its layers: %s)", base, layer, list);
     }
+  /* a capture of another model than the checkpoint's is refused before anything is drawn */
+  if (self->model_print != NULL && !rpe_capture_check_model (capture->capture, self->model_print, NULL, error))
+    return FALSE;
   p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
   if (p == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "there is no module to apply the capture %s to", base);
@@ -1578,6 +1586,27 @@ rpe_explorer_state_restore_capture (RpeExplorerState   *self,
   rpe_explorer_capture_unref (self->capture);
   self->capture = capture;
   emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}
+
+void
+rpe_explorer_state_set_model_print (RpeExplorerState *self, RpeModelPrint *print)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (print == self->model_print)
+    return;
+  if (print != NULL)
+    rpe_model_print_ref (print);
+  rpe_model_print_unref (self->model_print);
+  self->model_print = print;
+  if (self->capture != NULL)
+    emit_changed (self, RPE_EXPLORER_CHANGE_CONTENT);
+}
+
+RpeModelPrint *
+rpe_explorer_state_get_model_print (RpeExplorerState *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  return self->model_print;
 }
 
 RpeExplorerCapture *

@@ -280,9 +280,10 @@ RpeExplorerCapture *rpe_explorer_capture_ref   (RpeExplorerCapture *capture);
 void                rpe_explorer_capture_unref (RpeExplorerCapture *capture);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerCapture, rpe_explorer_capture_unref)
 
-/* Checks that layer `layer` of capture can be the content of the state's module: the layer
- * exists, its queries have the module's (H, D), 2 <= N <= RPE_EXPLORER_MAX_LENGTH.  FALSE and an
- * error naming both shapes otherwise. */
+/* Checks that layer `layer` of capture can be the content of the state's module: the capture was
+ * made on the model of the checkpoint held (rpe_explorer_state_set_model_print; the error names
+ * the tensors that differ), the layer exists, its queries have the module's (H, D),
+ * 2 <= N <= RPE_EXPLORER_MAX_LENGTH.  FALSE and an error naming both shapes otherwise. */
 gboolean  rpe_explorer_state_check_capture (RpeExplorerState   *self,
                                             RpeExplorerCapture *capture,
                                             guint               layer,
@@ -297,6 +298,11 @@ gboolean  rpe_explorer_state_set_capture   (RpeExplorerState   *self,
 /* Puts back a capture held before (undo, sessions): no check, no other property changes. */
 void      rpe_explorer_state_restore_capture (RpeExplorerState   *self,
                                               RpeExplorerCapture *capture);
+/* The fingerprint of the checkpoint the modules come from (rpe-capture.h; NULL: none, e.g. random
+ * or edited parameters): a capture made on another model is then refused by the check above.
+ * Takes a reference. */
+void           rpe_explorer_state_set_model_print (RpeExplorerState *self, RpeModelPrint *print);
+RpeModelPrint *rpe_explorer_state_get_model_print (RpeExplorerState *self);
 /* The capture held (NULL: none; not a new reference). */
 RpeExplorerCapture *rpe_explorer_state_get_capture (RpeExplorerState *self);
 

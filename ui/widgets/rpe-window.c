@@ -263,6 +263,8 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
     {
       _rpe_window_compare_opened (self, data);
       _rpe_window_set_source (self, data->path, NULL, -1, NULL);
+      /* a capture is then checked against this model's tensors */
+      rpe_explorer_state_set_model_print (self->state, data->print);
     }
   if (data->have_sine || data->have_conv)
     {
