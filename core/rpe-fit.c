@@ -909,39 +909,104 @@ out:
   return st;
 }
 
+RpeFitTargetFault
+rpe_fit_target_fault (size_t        n_heads,
+                      size_t        n,
+                      const double *target,
+                      size_t       *head,
+                      size_t       *index,
+                      double       *value)
+{
+  size_t len, worst = 0, dummy_h, dummy_i;
+  double scale = 0, largest = 0, dummy_v;
+  bool all_zero = true;
+
+  head = head != NULL ? head : &dummy_h;
+  index = index != NULL ? index : &dummy_i;
+  value = value != NULL ? value : &dummy_v;
+  *head = *index = 0;
+  *value = 0;
+  if (target == NULL || check_profile_size (n_heads, n, &len) != RPE_OK)
+    return RPE_FIT_TARGET_FINE;   /* rpe_fit_target_check says what is wrong with the call */
+  for (size_t h = 0; h < n_heads; h++)
+    for (size_t i = 0; i < len; i++)
+      if (!isfinite (target[h * len + i]))
+        {
+          *head = h;
+          *index = i;
+          *value = target[h * len + i];
+          return RPE_FIT_TARGET_NOT_FINITE;
+        }
+  /* the largest deviation from a head's mean: what the fit has to reproduce (the mean as a
+   * running mean, which cannot overflow) */
+  for (size_t h = 0; h < n_heads; h++)
+    {
+      const double *b = target + h * len;
+      double mean = 0, dev = 0;
+
+      for (size_t i = 0; i < len; i++)
+        {
+          mean += (b[i] - mean) / (double) (i + 1);
+          largest = fmax (largest, fabs (b[i]));
+          all_zero = all_zero && fabs (b[i]) < FLT_MIN;
+        }
+      for (size_t i = 0; i < len; i++)
+        dev = fmax (dev, fabs (b[i] - mean));
+      if (!(dev <= scale))
+        {
+          scale = dev;
+          worst = h;
+        }
+    }
+  *head = worst;
+  if (!(scale <= RPE_FIT_MAX_DEVIATION))
+    {
+      *value = scale;
+      return RPE_FIT_TARGET_HUGE;
+    }
+  /* constant (softmax ignores it: nothing to fit, and the relative error divides by zero),
+   * or below float32's normal range (the fitted float parameters cannot hold it) */
+  if (all_zero)
+    {
+      *value = largest;
+      return RPE_FIT_TARGET_ZERO;
+    }
+  if (scale == 0)
+    {
+      *value = target[0];
+      return RPE_FIT_TARGET_CONSTANT;
+    }
+  if (!(scale >= FLT_MIN))
+    {
+      *value = scale;
+      return RPE_FIT_TARGET_TINY;
+    }
+  return RPE_FIT_TARGET_FINE;
+}
+
 RpeStatus
 rpe_fit_target_check (size_t        n_heads,
                       size_t        n,
                       const double *target)
 {
   size_t len;
-  double scale = 0;
   RpeStatus st;
 
   if (target == NULL)
     return RPE_ERROR_INVALID_ARGUMENT;
   if ((st = check_profile_size (n_heads, n, &len)) != RPE_OK)
     return st;
-  if (!rpe_all_finite_d (target, n_heads * len))
-    return RPE_ERROR_NOT_FINITE;
-  /* the largest deviation from a head's mean: what the fit has to reproduce */
-  for (size_t h = 0; h < n_heads; h++)
+  switch (rpe_fit_target_fault (n_heads, n, target, NULL, NULL, NULL))
     {
-      const double *b = target + h * len;
-      double mean = 0;
-
-      for (size_t i = 0; i < len; i++)
-        mean += b[i];
-      mean /= (double) len;
-      for (size_t i = 0; i < len; i++)
-        scale = fmax (scale, fabs (b[i] - mean));
+    case RPE_FIT_TARGET_FINE:
+      return RPE_OK;
+    case RPE_FIT_TARGET_NOT_FINITE:
+      return RPE_ERROR_NOT_FINITE;
+    case RPE_FIT_TARGET_HUGE:
+      return RPE_ERROR_RANGE;
+    default:
+      return RPE_ERROR_DEGENERATE;
     }
-  /* constant (softmax ignores it: nothing to fit, and the relative error
-   * divides by zero), or below float32's normal range (the fitted float
-   * parameters cannot hold it) */
-  if (!(scale >= FLT_MIN))
-    return RPE_ERROR_DEGENERATE;
-  return RPE_OK;
 }
 
 RpeStatus

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
+#include "rpe-fit.h"
 #include "rpe-npy.h"
 #include "rpe-npz.h"
 #include "rpe-safetensors.h"
@@ -703,6 +705,95 @@ test_empty_arrays (void)
   g_unlink (t1);
 }
 
+/* Fit targets that cannot be fitted are refused naming the target and what is wrong with it
+ * (they exited 0 printing "relative error inf"): all zero, subnormal, constant, a NaN or an
+ * infinity inside, one element, and ALiBi slopes of 0, below 0, subnormal or huge. */
+static void
+test_fit_targets (void)
+{
+  g_autofree char *dir = case_dir ();
+  static const struct
+  {
+    const char *name;
+    float       first, rest;
+    gsize       n;
+    const char *says;
+  } files[] = {
+    { "t-zero.npy", 0.0f, 0.0f, 63, "is all zero" },
+    { "t-negzero.npy", -0.0f, -0.0f, 63, "is all zero" },
+    { "t-subnormal.npy", 1e-40f, 1e-40f, 63, "below float32's normal range" },
+    { "t-one-subnormal.npy", 1e-45f, 0.0f, 63, "below float32's normal range" },
+    { "t-constant.npy", 3.0f, 3.0f, 63, "is constant" },
+    { "t-huge-constant.npy", 3e38f, 3e38f, 31, "is constant" },
+    { "t-nan.npy", 1.0f, NAN, 63, "nan" },
+    { "t-inf.npy", -INFINITY, 1.0f, 63, "inf" },
+    { "t-one.npy", 1.0f, 1.0f, 1, "1 values" },
+  };
+  static const struct
+  {
+    const char *slopes;
+    const char *says;
+  } alibi[] = {
+    { "0", "above 0" },          { "-1", "above 0" },       { "0,0.5", "above 0" },
+    { "1e-42", "float32's normal range" }, { "1e39", "overflow float32" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = g_build_filename (rpe_test_tmpdir (), files[i].name, NULL);
+      g_autofree float *v = g_new (float, files[i].n);
+      const char *args[] = { "fit", "--target", "file", "--target-file", path, "-o", "f.safetensors", NULL };
+      Run r;
+
+      for (gsize k = 0; k < files[i].n; k++)
+        v[k] = k == 0 ? files[i].first : files[i].rest;
+      g_assert_true (rpe_npy_write (path, v, 1, (gsize[]) { files[i].n }, FALSE, NULL));
+      r = run_rpe (dir, NULL, 0, args);
+      if (r.status != 2 || strstr (r.err, files[i].name) == NULL || strstr (r.err, files[i].says) == NULL
+          || strstr (r.err, "--length") != NULL || strstr (r.err, "relative error") != NULL)
+        g_error ("fit --target-file %s: exit %d, '%s' (want 2 and '%s')", files[i].name, r.status, r.err,
+                 files[i].says);
+      run_clear (&r);
+      g_unlink (path);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (alibi); i++)
+    {
+      const char *args[] = { "fit", "--target", "alibi", "--heads", "2", "--length", "16", "--alibi-slopes",
+                             alibi[i].slopes, "-o", "f.safetensors", NULL };
+      Run r = run_rpe (dir, NULL, 0, args);
+
+      if (r.status != 2 || strstr (r.err, "--alibi-slopes") == NULL || strstr (r.err, alibi[i].says) == NULL
+          || strstr (r.err, "relative error") != NULL)
+        g_error ("fit --alibi-slopes %s: exit %d, '%s' (want 2 and '%s')", alibi[i].slopes, r.status, r.err,
+                 alibi[i].says);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+
+  /* the core's diagnosis: where, and which fault */
+  {
+    double t[2 * 5];
+    gsize head = 9, index = 9;
+    double value = 0;
+
+    for (gsize k = 0; k < G_N_ELEMENTS (t); k++)
+      t[k] = 2.0;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_CONSTANT);
+    g_assert_cmpfloat (value, ==, 2.0);
+    t[7] = 1e25;   /* head 1 deviates by 0.8e25 */
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_HUGE);
+    g_assert_cmpuint (head, ==, 1);
+    g_assert_cmpint (rpe_fit_target_check (2, 3, t), ==, RPE_ERROR_RANGE);
+    t[7] = NAN;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_NOT_FINITE);
+    g_assert_cmpuint (head, ==, 1);
+    g_assert_cmpuint (index, ==, 2);
+    t[7] = 3.0;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, NULL, NULL, NULL), ==, RPE_FIT_TARGET_FINE);
+    g_assert_cmpint (rpe_fit_target_check (2, 3, t), ==, RPE_OK);
+  }
+}
+
 /* A command's outputs are one set: put in place together when the command succeeds, none of
  * them when one fails (the first output was replaced before the second failed). */
 static void
@@ -945,6 +1036,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
   g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
+  g_test_add_func ("/cli/hostile/fit-targets", test_fit_targets);
   g_test_add_func ("/cli/hostile/output-set", test_output_set);
   g_test_add_func ("/cli/hostile/output-symlink", test_output_symlink);
   g_test_add_func ("/cli/hostile/full-disk", test_full_disk);

@@ -183,6 +183,64 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
   return copy;
 }
 
+/* Where the target came from, for a message: the file, or the options that made it. */
+static char *
+target_source (const FitOptions *f)
+{
+  if (g_str_equal (f->target, "file") && f->target_file != NULL)
+    return g_strdup_printf (_("the target file %s"), f->target_file);
+  if (g_str_equal (f->target, "fastrpb") && f->fastrpb != NULL)
+    return g_strdup_printf (_("the FastRPB weights in %s"), f->fastrpb);
+  if (g_str_equal (f->target, "t5") && f->t5_bias != NULL)
+    return g_strdup_printf (_("the T5 bias in %s"), f->t5_bias);
+  if (g_str_equal (f->target, "alibi"))
+    return g_strdup (f->alibi_slopes != NULL ? _("the ALiBi target of --alibi-slopes") : _("the ALiBi target"));
+  return g_strdup_printf (_("the %s target (--kerple-r1, --kerple-r2)"), f->target);
+}
+
+/* A target that cannot be fitted (rpe_fit_target_fault), refused naming where it came from and
+ * what is wrong with it: all zero, constant, below float32's range, too large, not finite. */
+static gboolean
+check_target (const FitOptions *f, gsize H, gsize n, const double *target, GError **error)
+{
+  gsize head, index;
+  double value;
+  RpeFitTargetFault fault = rpe_fit_target_fault (H, n, target, &head, &index, &value);
+  g_autofree char *source = NULL;
+
+  if (fault == RPE_FIT_TARGET_FINE)
+    return TRUE;
+  source = target_source (f);
+  switch (fault)
+    {
+    case RPE_FIT_TARGET_NOT_FINITE:
+      return rpe_set_error (error, RPE_ERROR_NOT_FINITE, _("%s holds %g at head %zu, lag index %zu"), source, value,
+                            (size_t) head, (size_t) index);
+    case RPE_FIT_TARGET_ZERO:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            value == 0 ? _("%s is all zero: there is no bias to fit")
+                                       : _("%s is zero or below float32's normal range everywhere (largest "
+                                           "magnitude %g): there is no bias to fit"),
+                            source, value);
+    case RPE_FIT_TARGET_CONSTANT:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            _("%s is constant in every head (%g at every lag): softmax ignores a constant bias, "
+                              "so there is nothing to fit"),
+                            source, value);
+    case RPE_FIT_TARGET_TINY:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            _("%s varies by at most %g, below float32's normal range: float32 parameters "
+                              "cannot hold it"),
+                            source, value);
+    case RPE_FIT_TARGET_HUGE:
+    default:
+      return rpe_set_error (error, RPE_ERROR_RANGE,
+                            _("%s varies by %g in head %zu, more than %g: the fitted parameters would "
+                              "overflow float32"),
+                            source, value, (size_t) head, RPE_FIT_MAX_DEVIATION);
+    }
+}
+
 /* The target profiles (H, 2N-1). */
 static double *
 make_target (const FitOptions *f, gsize H, gsize n, GError **error)
@@ -353,6 +411,8 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
       rpe_cli_status_error (st, "target", error);
       goto fail;
     }
+  if (!check_target (f, H, n, out, error))
+    goto fail;
   return g_steal_pointer (&out);
 fail:
   return NULL;
