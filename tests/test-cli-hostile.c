@@ -418,6 +418,80 @@ test_output_space_first (void)
   g_assert_cmpuint (dir_count (dir), ==, 0);
 }
 
+/* The memory drawing a figure takes is checked before the figure is computed: a 20000 x 20000
+ * GIF sweep under 64M reached 1.58 GB before its frame was refused, and a large PNG of a long
+ * attention map computed the map before refusing the image.  The length here is so large that
+ * the attention's own budget check refuses it too: only a check made before that one names the
+ * image, so the order is observed without timing.  A session's export size takes the same path. */
+static void
+test_budget_before_work (void)
+{
+  g_autofree char *dir = case_dir ();
+  static const struct
+  {
+    const char *budget;
+    const char *args[20];
+    const char *says;
+  } cases[] = {
+    { "64M", { "export", "attention", "--length", "64", "--sweep", "seed=1:3", "--frames", "2", "--width", "20000",
+               "--height", "20000", "-o", "s.gif", NULL }, "each 20000 x 20000 frame needs" },
+    { "256M", { "export", "attention", "--length", "10000000", "--width", "20000", "--height", "20000", "-o", "a.png",
+                NULL }, "(3200000000 bytes) to draw" },
+    { "64M", { "export", "spe-vs-rpe", "--length", "10000000", "--width", "6000", "-o", "c.png", NULL },
+      "image needs" },
+    { "64M", { "export", "templates", "--length", "100000", "--preset", "slide", "--dpi", "600", "-o", "t.png", NULL },
+      "image needs" },
+    { "64M", { "export", "extrapolation", "--max-length", "60000000", "--width", "8000", "--height", "8000", "-o",
+               "e.png", NULL }, "image needs" },
+    { "32M", { "export", "overview", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    { "32M", { "export", "outputs", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    /* computed arrays: refused by their own check, before they are computed */
+    { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run r = run_rpe (dir, cases[i].budget, 0, cases[i].args);
+      gsize b = 0;
+
+      if (r.status != 2 || strstr (r.err, cases[i].says) == NULL
+          || (strstr (r.err, "image needs") != NULL
+              && (strstr (r.err, "nothing was computed") == NULL || strstr (r.err, "--width") == NULL)))
+        g_error ("rpe %s %s (case %zu): exit %d, '%s' (want 2 and '%s')", cases[i].args[0], cases[i].args[1], i,
+                 r.status, r.err, cases[i].says);
+      g_assert_true (rpe_budget_parse (cases[i].budget, &b));
+      if (RSS_MEANINGFUL)
+        g_assert_cmpint (r.maxrss_kb * 1024L, <=, (long) b);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+
+  /* the export size of a session */
+  {
+    g_autofree char *ses = g_build_filename (dir, "s.rpe-session", NULL);
+    g_autofree char *text = NULL;
+    const char *save[] = { "export", "attention", "--length", "16", "--width", "801", "--height", "601", "-o",
+                           "a.png", "--save-session", "s.rpe-session", NULL };
+    const char *again[] = { "export", "--session", "s.rpe-session", "-o", "b.png", NULL };
+    GString *edited;
+    Run r = run_rpe (dir, NULL, 0, save);
+
+    g_assert_cmpint (r.status, ==, 0);
+    run_clear (&r);
+    g_assert_true (g_file_get_contents (ses, &text, NULL, NULL));
+    edited = g_string_new (text);
+    g_assert_cmpuint (g_string_replace (edited, "\"width\" : 801.0", "\"width\" : 20000.0", 1), ==, 1);
+    g_assert_cmpuint (g_string_replace (edited, "\"height\" : 601.0", "\"height\" : 20000.0", 1), ==, 1);
+    g_assert_true (g_file_set_contents (ses, edited->str, -1, NULL));
+    g_string_free (edited, TRUE);
+    r = run_rpe (dir, "256M", 0, again);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "20000 x 20000 image needs", "nothing was computed", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 2);   /* a.png and the session */
+  }
+}
+
 /* ---- 4. non-finite results ---------------------------------------------------- */
 
 static void
@@ -1031,6 +1105,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/safetensors-strict", test_safetensors_strict);
   g_test_add_func ("/cli/hostile/budget-message", test_budget_message);
   g_test_add_func ("/cli/hostile/output-space-first", test_output_space_first);
+  g_test_add_func ("/cli/hostile/budget-before-work", test_budget_before_work);
   g_test_add_func ("/cli/hostile/non-finite", test_non_finite);
   g_test_add_func ("/cli/hostile/escape", test_escape);
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
