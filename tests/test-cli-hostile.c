@@ -1000,7 +1000,47 @@ test_full_disk (void)
       run_clear (&r);
       assert_contents (mnt, name, "old");
     }
-  g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats));
+  /* every other writer: an animation, CSV, .npy (streamed and whole), a checkpoint, a session */
+  {
+    static const struct
+    {
+      const char *name;
+      const char *args[24];
+    } more[] = {
+      { "s.gif", { "export", "attention", "--length", "64", "--sweep", "seed=1:8", "--frames", "4", "--width", "800",
+                   "--height", "800", "-o", "s.gif", NULL } },
+      { "p.csv", { "curves", "profile", "--length", "8192", "-o", "p.csv", NULL } },
+      { "t.npy", { "compute", "template", "--length", "256", "-o", "t.npy", NULL } },
+      { "a.npy", { "compute", "attention", "--length", "256", "-o", "a.npy", NULL } },
+      { "f.safetensors", { "fit", "--target", "alibi", "--heads", "32", "--features", "64", "--length", "16",
+                           "--max-iter", "1", "-o", "f.safetensors", NULL } },
+      { "s.rpe-session", { "export", "attention", "--length", "16", "-o", "../full-disk-fig.png", "--save-session",
+                           "s.rpe-session", NULL } },
+    };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (more); i++)
+      {
+        Run r;
+
+        put (mnt, more[i].name, "old");
+        r = run_rpe (mnt, NULL, 0, more[i].args);
+        if (r.status == 0)
+          g_error ("%s onto a full disk: exit 0", more[i].name);
+        /* a writer that knows its size says so before writing: the bytes needed and free */
+        if ((g_str_has_suffix (more[i].name, ".npy") || g_str_has_suffix (more[i].name, ".safetensors"))
+            && (strstr (r.err, "free on its disk") == NULL || strstr (r.err, " bytes") == NULL))
+          g_error ("%s onto a full disk: '%s'", more[i].name, r.err);
+        run_clear (&r);
+        assert_contents (mnt, more[i].name, "old");
+      }
+    g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats) + G_N_ELEMENTS (more));
+    /* the session's figure, outside the full disk, waited for the session and was not put in place */
+    {
+      g_autofree char *fig = g_build_filename (rpe_test_tmpdir (), "full-disk-fig.png", NULL);
+
+      g_assert_false (g_file_test (fig, G_FILE_TEST_EXISTS));
+    }
+  }
   g_spawn_sync (NULL, (char **) umount_argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
