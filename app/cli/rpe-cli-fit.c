@@ -92,7 +92,9 @@ parse_per_head (const char *text, const char *option, gsize heads, double min, g
   g_autoptr (GArray) list = NULL;
   double *v;
 
-  if (!rpe_cli_parse_double_list (option, text, min, min_open, G_MAXDOUBLE, (guint) MIN (heads, (gsize) G_MAXUINT),
+  /* at most 1e18: a larger slope or rate makes a bias past what the fit's float32 parameters hold
+   * (rpe_fit_target_fault refuses such targets whatever their source) */
+  if (!rpe_cli_parse_double_list (option, text, min, min_open, 1e18, (guint) MIN (heads, (gsize) G_MAXUINT),
                                   &list, error))
     return NULL;
   if (list->len != 1 && list->len != heads)
@@ -269,9 +271,9 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     {
       gboolean power = g_str_equal (f->target, "kerple-power");
       g_autofree double *r1 =
-        parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, -G_MAXDOUBLE, FALSE, error);
+        parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, 0.0, TRUE, error);
       g_autofree double *r2 = r1 != NULL ? parse_per_head (f->kerple_r2 != NULL ? f->kerple_r2 : (power ? "0.5" : "1"),
-                                                           "--kerple-r2", H, -G_MAXDOUBLE, FALSE, error)
+                                                           "--kerple-r2", H, 0.0, TRUE, error)
                                          : NULL;
 
       if (r2 == NULL)
