@@ -868,6 +868,35 @@ test_fit_targets (void)
   }
 }
 
+/* A zero Householder v (+0 or -0) is named as the file's fault, not "invalid argument" or a
+ * bare "degenerate input". */
+static void
+test_zero_householder (void)
+{
+  g_autofree char *dir = case_dir ();
+  const float values[] = { 0.0f, -0.0f };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/v-%zu.npy", rpe_test_tmpdir (), (size_t) i);
+      float v[16];
+      const char *args[] = { "compute", "lrpe-encode", "--lrpe-p", "householder", "--lrpe-v", path,
+                             "--lrpe-householder", "fixed", "--features", "16", "--heads", "1", "--length", "8",
+                             "-o", "x.npy", NULL };
+      Run r;
+
+      for (gsize k = 0; k < G_N_ELEMENTS (v); k++)
+        v[k] = values[i];
+      g_assert_true (rpe_npy_write (path, v, 1, (gsize[]) { 16 }, FALSE, NULL));
+      r = run_rpe (dir, NULL, 0, args);
+      g_assert_cmpint (r.status, ==, 2);
+      assert_message (&r, path, "Householder v is zero", NULL);
+      run_clear (&r);
+      g_unlink (path);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+}
+
 /* A command's outputs are one set: put in place together when the command succeeds, none of
  * them when one fails (the first output was replaced before the second failed). */
 static void
@@ -1152,6 +1181,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
   g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
   g_test_add_func ("/cli/hostile/fit-targets", test_fit_targets);
+  g_test_add_func ("/cli/hostile/zero-householder", test_zero_householder);
   g_test_add_func ("/cli/hostile/output-set", test_output_set);
   g_test_add_func ("/cli/hostile/output-symlink", test_output_symlink);
   g_test_add_func ("/cli/hostile/full-disk", test_full_disk);
