@@ -1010,13 +1010,33 @@ rpe_fit_target_check (size_t        n_heads,
 }
 
 RpeStatus
+rpe_fit_work_bytes (const RpeFitConfig *cfg,
+                    size_t              n,
+                    size_t             *bytes)
+{
+  size_t len, comps;
+  RpeStatus st;
+
+  if (cfg == NULL || bytes == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = check_profile_size (cfg->n_heads, n, &len)) != RPE_OK)
+    return st;
+  /* the LM Jacobian (2N-1) x (3 D K + 1) doubles (and as much again for the solver), or the
+   * conv filters */
+  if (!rpe_size_mul (cfg->n_features, cfg->size, &comps) || !rpe_size_mul (comps, 3, &comps)
+      || !rpe_size_add (comps, 1, &comps))
+    return RPE_ERROR_OVERFLOW;
+  return rpe_size_bytes (bytes, sizeof (double), len, cfg->method == RPE_SPE_SINE ? comps : 1, 2, 1);
+}
+
+RpeStatus
 rpe_fit_spe (const RpeFitConfig *cfg,
              size_t              n,
              const double       *target,
              RpeSpeParams       *params,
              const RpeMonitor   *monitor)
 {
-  size_t len, comps, bytes;
+  size_t len, bytes;
   RpeStatus st;
 
   if (cfg == NULL || target == NULL || params == NULL || cfg->n_features == 0 || cfg->size == 0)
@@ -1028,11 +1048,7 @@ rpe_fit_spe (const RpeFitConfig *cfg,
     return RPE_ERROR_NOT_FINITE;
   if ((st = rpe_fit_target_check (cfg->n_heads, n, target)) != RPE_OK)
     return st;
-  /* the LM Jacobian (2N-1) x (3 D K + 1) doubles, or the conv filters: inside the budget */
-  if (!rpe_size_mul (cfg->n_features, cfg->size, &comps) || !rpe_size_mul (comps, 3, &comps)
-      || !rpe_size_add (comps, 1, &comps))
-    return RPE_ERROR_OVERFLOW;
-  if ((st = rpe_size_bytes (&bytes, sizeof (double), len, cfg->method == RPE_SPE_SINE ? comps : 1, 2, 1)) != RPE_OK)
+  if ((st = rpe_fit_work_bytes (cfg, n, &bytes)) != RPE_OK)
     return st;
   if ((st = rpe_budget_check (bytes)) != RPE_OK)
     return st;

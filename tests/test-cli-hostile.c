@@ -445,6 +445,12 @@ test_budget_before_work (void)
                "e.png", NULL }, "image needs" },
     { "32M", { "export", "overview", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
     { "32M", { "export", "outputs", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    /* a fit: the target, the profiles and the solver's work, before the target is made */
+    { "64M", { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o",
+               "f.safetensors", NULL }, "the fit needs" },
+    /* a 2-D template: the slab, the lags and the codes together, before any is made */
+    { "64M", { "compute", "empirical", "--grid", "2000x2000", "--kernel", "4", "-o", "x.npy", NULL },
+      "template: the arrays need" },
     /* computed arrays: refused by their own check, before they are computed */
     { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
   };

@@ -185,6 +185,44 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
   return copy;
 }
 
+/* Everything a fit holds at once, checked against the budget before the target is made: the
+ * target and the fitted profiles ((H, 2N-1) doubles each) and the solver's work for the largest
+ * size fitted (rpe_fit_work_bytes). */
+static gboolean
+check_fit_budget (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size, gsize n,
+                  const GArray *sweep, GError **error)
+{
+  gsize largest = size, profiles, work = 0, total;
+  RpeStatus st;
+
+  for (guint i = 0; sweep != NULL && i < sweep->len; i++)
+    largest = MAX (largest, g_array_index (sweep, gsize, i));
+  {
+    RpeFitConfig cfg = { method, H, D, largest, f->gated, 0 };
+
+    st = rpe_fit_work_bytes (&cfg, n, &work);
+  }
+  if (st == RPE_OK)
+    st = rpe_size_bytes (&profiles, sizeof (double), H, 2 * n - 1, 2, 1);
+  if (st == RPE_OK && !rpe_size_add (profiles, work, &total))
+    st = RPE_ERROR_OVERFLOW;
+  if (st == RPE_OK && rpe_budget_check (total) == RPE_OK)
+    return TRUE;
+  {
+    g_autofree char *need = st == RPE_OK ? g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS) : NULL;
+    g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+    if (st != RPE_OK)
+      return rpe_set_error (error, RPE_ERROR_OVERFLOW,
+                            _("the fit is far too large (its size overflows); reduce --length, --heads, --features, "
+                              "--sines or --kernel"));
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                          _("the fit needs %s (%zu bytes), over the memory budget of %s; nothing was computed "
+                            "(reduce --length, --heads, --features, --sines, --kernel or --sweep-size)"),
+                          need, (size_t) total, budget);
+  }
+}
+
 /* Where the target came from, for a message: the file, or the options that made it. */
 static char *
 target_source (const FitOptions *f)
@@ -718,6 +756,12 @@ rpe_cli_fit (int argc, char **argv)
     {
       fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_USAGE;
+      goto done;
+    }
+  if (!check_fit_budget (&f, method, H, D, size, n, sweep, &error))
+    {
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
+      status = rpe_cli_exit_code_for_error (error);
       goto done;
     }
   if ((target = make_target (&f, H, n, &error)) == NULL)
