@@ -910,16 +910,11 @@ out:
 }
 
 RpeFitTargetFault
-rpe_fit_target_fault (size_t        n_heads,
-                      size_t        n,
-                      const double *target,
-                      size_t       *head,
-                      size_t       *index,
-                      double       *value)
+rpe_fit_target_fault (size_t n_heads, size_t n, const double *target, size_t *head, size_t *index, double *value)
 {
   size_t len, worst = 0, dummy_h, dummy_i;
   double scale = 0, largest = 0, dummy_v;
-  bool all_zero = true;
+  bool   all_zero = true;
 
   head = head != NULL ? head : &dummy_h;
   index = index != NULL ? index : &dummy_i;
@@ -927,7 +922,7 @@ rpe_fit_target_fault (size_t        n_heads,
   *head = *index = 0;
   *value = 0;
   if (target == NULL || check_profile_size (n_heads, n, &len) != RPE_OK)
-    return RPE_FIT_TARGET_FINE;   /* rpe_fit_target_check says what is wrong with the call */
+    return RPE_FIT_TARGET_FINE; /* rpe_fit_target_check says what is wrong with the call */
   for (size_t h = 0; h < n_heads; h++)
     for (size_t i = 0; i < len; i++)
       if (!isfinite (target[h * len + i]))
@@ -942,7 +937,7 @@ rpe_fit_target_fault (size_t        n_heads,
   for (size_t h = 0; h < n_heads; h++)
     {
       const double *b = target + h * len;
-      double mean = 0, dev = 0;
+      double        mean = 0, dev = 0;
 
       for (size_t i = 0; i < len; i++)
         {
@@ -1010,11 +1005,9 @@ rpe_fit_target_check (size_t        n_heads,
 }
 
 RpeStatus
-rpe_fit_work_bytes (const RpeFitConfig *cfg,
-                    size_t              n,
-                    size_t             *bytes)
+rpe_fit_work_bytes (const RpeFitConfig *cfg, size_t n, size_t *bytes)
 {
-  size_t len, comps;
+  size_t    len, comps;
   RpeStatus st;
 
   if (cfg == NULL || bytes == NULL)
@@ -1036,7 +1029,7 @@ rpe_fit_spe (const RpeFitConfig *cfg,
              RpeSpeParams       *params,
              const RpeMonitor   *monitor)
 {
-  size_t len, bytes;
+  size_t    len, bytes;
   RpeStatus st;
 
   if (cfg == NULL || target == NULL || params == NULL || cfg->n_features == 0 || cfg->size == 0)

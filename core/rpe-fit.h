@@ -139,18 +139,12 @@ typedef enum
 
 /* The fault of target (H, 2N-1) (RPE_FIT_TARGET_FINE if none), with where and what (each out
  * pointer may be NULL).  rpe_fit_target_check refuses exactly these. */
-RpeFitTargetFault rpe_fit_target_fault (size_t        n_heads,
-                                        size_t        n,
-                                        const double *target,
-                                        size_t       *head,
-                                        size_t       *index,
-                                        double       *value);
+RpeFitTargetFault
+rpe_fit_target_fault (size_t n_heads, size_t n, const double *target, size_t *head, size_t *index, double *value);
 
 /* The memory rpe_fit_spe works in beside the target and the result (overflow-checked): for a
  * check of everything a fit needs before anything is computed. */
-RpeStatus rpe_fit_work_bytes (const RpeFitConfig *cfg,
-                              size_t              n,
-                              size_t             *bytes);
+RpeStatus rpe_fit_work_bytes (const RpeFitConfig *cfg, size_t n, size_t *bytes);
 
 /* Fits params (initialised by the call; effective values) to target (H, 2N-1),
  * refused as rpe_fit_target_check refuses.  Progress goes per head; cancellable. */

@@ -433,23 +433,33 @@ test_budget_before_work (void)
     const char *args[20];
     const char *says;
   } cases[] = {
-    { "64M", { "export", "attention", "--length", "64", "--sweep", "seed=1:3", "--frames", "2", "--width", "20000",
-               "--height", "20000", "-o", "s.gif", NULL }, "each 20000 x 20000 frame needs" },
-    { "256M", { "export", "attention", "--length", "10000000", "--width", "20000", "--height", "20000", "-o", "a.png",
-                NULL }, "(3200000000 bytes) to draw" },
-    { "64M", { "export", "spe-vs-rpe", "--length", "10000000", "--width", "6000", "-o", "c.png", NULL },
+    { "64M",
+      { "export", "attention", "--length", "64", "--sweep", "seed=1:3", "--frames", "2", "--width", "20000", "--height",
+        "20000", "-o", "s.gif", NULL },
+      "each 20000 x 20000 frame needs" },
+    { "256M",
+      { "export", "attention", "--length", "10000000", "--width", "20000", "--height", "20000", "-o", "a.png", NULL },
+      "(3200000000 bytes) to draw" },
+    { "64M",
+      { "export", "spe-vs-rpe", "--length", "10000000", "--width", "6000", "-o", "c.png", NULL },
       "image needs" },
-    { "64M", { "export", "templates", "--length", "100000", "--preset", "slide", "--dpi", "600", "-o", "t.png", NULL },
+    { "64M",
+      { "export", "templates", "--length", "100000", "--preset", "slide", "--dpi", "600", "-o", "t.png", NULL },
       "image needs" },
-    { "64M", { "export", "extrapolation", "--max-length", "60000000", "--width", "8000", "--height", "8000", "-o",
-               "e.png", NULL }, "image needs" },
+    { "64M",
+      { "export", "extrapolation", "--max-length", "60000000", "--width", "8000", "--height", "8000", "-o", "e.png",
+        NULL },
+      "image needs" },
     { "32M", { "export", "overview", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
     { "32M", { "export", "outputs", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
     /* a fit: the target, the profiles and the solver's work, before the target is made */
-    { "64M", { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o",
-               "f.safetensors", NULL }, "the fit needs" },
+    { "64M",
+      { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o", "f.safetensors",
+        NULL },
+      "the fit needs" },
     /* a 2-D template: the slab, the lags and the codes together, before any is made */
-    { "64M", { "compute", "empirical", "--grid", "2000x2000", "--kernel", "4", "-o", "x.npy", NULL },
+    { "64M",
+      { "compute", "empirical", "--grid", "2000x2000", "--kernel", "4", "-o", "x.npy", NULL },
       "template: the arrays need" },
     /* computed arrays: refused by their own check, before they are computed */
     { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
@@ -457,7 +467,7 @@ test_budget_before_work (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      Run r = run_rpe (dir, cases[i].budget, 0, cases[i].args);
+      Run   r = run_rpe (dir, cases[i].budget, 0, cases[i].args);
       gsize b = 0;
 
       if (r.status != 2 || strstr (r.err, cases[i].says) == NULL
@@ -476,11 +486,11 @@ test_budget_before_work (void)
   {
     g_autofree char *ses = g_build_filename (dir, "s.rpe-session", NULL);
     g_autofree char *text = NULL;
-    const char *save[] = { "export", "attention", "--length", "16", "--width", "801", "--height", "601", "-o",
-                           "a.png", "--save-session", "s.rpe-session", NULL };
+    const char *save[] = { "export", "attention",      "--length",      "16", "--width", "801", "--height", "601", "-o",
+                           "a.png",  "--save-session", "s.rpe-session", NULL };
     const char *again[] = { "export", "--session", "s.rpe-session", "-o", "b.png", NULL };
-    GString *edited;
-    Run r = run_rpe (dir, NULL, 0, save);
+    GString    *edited;
+    Run         r = run_rpe (dir, NULL, 0, save);
 
     g_assert_cmpint (r.status, ==, 0);
     run_clear (&r);
@@ -494,7 +504,7 @@ test_budget_before_work (void)
     g_assert_cmpint (r.status, ==, 2);
     assert_message (&r, "20000 x 20000 image needs", "nothing was computed", NULL);
     run_clear (&r);
-    g_assert_cmpuint (dir_count (dir), ==, 2);   /* a.png and the session */
+    g_assert_cmpuint (dir_count (dir), ==, 2); /* a.png and the session */
   }
 }
 
@@ -814,16 +824,19 @@ test_fit_targets (void)
     const char *slopes;
     const char *says;
   } alibi[] = {
-    { "0", "above 0" },          { "-1", "above 0" },       { "0,0.5", "above 0" },
-    { "1e-42", "float32's normal range" }, { "1e39", "overflow float32" },
+    { "0", "above 0" },
+    { "-1", "above 0" },
+    { "0,0.5", "above 0" },
+    { "1e-42", "float32's normal range" },
+    { "1e39", "overflow float32" },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
     {
-      g_autofree char *path = g_build_filename (rpe_test_tmpdir (), files[i].name, NULL);
+      g_autofree char  *path = g_build_filename (rpe_test_tmpdir (), files[i].name, NULL);
       g_autofree float *v = g_new (float, files[i].n);
-      const char *args[] = { "fit", "--target", "file", "--target-file", path, "-o", "f.safetensors", NULL };
-      Run r;
+      const char       *args[] = { "fit", "--target", "file", "--target-file", path, "-o", "f.safetensors", NULL };
+      Run               r;
 
       for (gsize k = 0; k < files[i].n; k++)
         v[k] = k == 0 ? files[i].first : files[i].rest;
@@ -838,9 +851,10 @@ test_fit_targets (void)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (alibi); i++)
     {
-      const char *args[] = { "fit", "--target", "alibi", "--heads", "2", "--length", "16", "--alibi-slopes",
-                             alibi[i].slopes, "-o", "f.safetensors", NULL };
-      Run r = run_rpe (dir, NULL, 0, args);
+      const char *args[] = { "fit",           "--target", "alibi",          "--heads",       "2",
+                             "--length",      "16",       "--alibi-slopes", alibi[i].slopes, "-o",
+                             "f.safetensors", NULL };
+      Run         r = run_rpe (dir, NULL, 0, args);
 
       if (r.status != 2 || strstr (r.err, "--alibi-slopes") == NULL || strstr (r.err, alibi[i].says) == NULL
           || strstr (r.err, "relative error") != NULL)
@@ -853,14 +867,14 @@ test_fit_targets (void)
   /* the core's diagnosis: where, and which fault */
   {
     double t[2 * 5];
-    gsize head = 9, index = 9;
+    gsize  head = 9, index = 9;
     double value = 0;
 
     for (gsize k = 0; k < G_N_ELEMENTS (t); k++)
       t[k] = 2.0;
     g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_CONSTANT);
     g_assert_cmpfloat (value, ==, 2.0);
-    t[7] = 1e25;   /* head 1 deviates by 0.8e25 */
+    t[7] = 1e25; /* head 1 deviates by 0.8e25 */
     g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_HUGE);
     g_assert_cmpuint (head, ==, 1);
     g_assert_cmpint (rpe_fit_target_check (2, 3, t), ==, RPE_ERROR_RANGE);
@@ -880,15 +894,17 @@ static void
 test_zero_householder (void)
 {
   g_autofree char *dir = case_dir ();
-  const float values[] = { 0.0f, -0.0f };
+  const float      values[] = { 0.0f, -0.0f };
 
   for (gsize i = 0; i < G_N_ELEMENTS (values); i++)
     {
       g_autofree char *path = g_strdup_printf ("%s/v-%zu.npy", rpe_test_tmpdir (), (size_t) i);
-      float v[16];
-      const char *args[] = { "compute", "lrpe-encode", "--lrpe-p", "householder", "--lrpe-v", path,
-                             "--lrpe-householder", "fixed", "--features", "16", "--heads", "1", "--length", "8",
-                             "-o", "x.npy", NULL };
+      float            v[16];
+      const char      *args[] = {
+             "compute", "lrpe-encode", "--lrpe-p", "householder", "--lrpe-v", path,       "--lrpe-householder",
+             "fixed",   "--features",  "16",       "--heads",     "1",        "--length", "8",
+             "-o",      "x.npy",       NULL
+      };
       Run r;
 
       for (gsize k = 0; k < G_N_ELEMENTS (v); k++)
@@ -1042,15 +1058,18 @@ test_full_disk (void)
       const char *name;
       const char *args[24];
     } more[] = {
-      { "s.gif", { "export", "attention", "--length", "64", "--sweep", "seed=1:8", "--frames", "4", "--width", "800",
-                   "--height", "800", "-o", "s.gif", NULL } },
+      { "s.gif",
+        { "export", "attention", "--length", "64", "--sweep", "seed=1:8", "--frames", "4", "--width", "800", "--height",
+          "800", "-o", "s.gif", NULL } },
       { "p.csv", { "curves", "profile", "--length", "8192", "-o", "p.csv", NULL } },
       { "t.npy", { "compute", "template", "--length", "256", "-o", "t.npy", NULL } },
       { "a.npy", { "compute", "attention", "--length", "256", "-o", "a.npy", NULL } },
-      { "f.safetensors", { "fit", "--target", "alibi", "--heads", "32", "--features", "64", "--length", "16",
-                           "--max-iter", "1", "-o", "f.safetensors", NULL } },
-      { "s.rpe-session", { "export", "attention", "--length", "16", "-o", "../full-disk-fig.png", "--save-session",
-                           "s.rpe-session", NULL } },
+      { "f.safetensors",
+        { "fit", "--target", "alibi", "--heads", "32", "--features", "64", "--length", "16", "--max-iter", "1", "-o",
+          "f.safetensors", NULL } },
+      { "s.rpe-session",
+        { "export", "attention", "--length", "16", "-o", "../full-disk-fig.png", "--save-session", "s.rpe-session",
+          NULL } },
     };
 
     for (gsize i = 0; i < G_N_ELEMENTS (more); i++)

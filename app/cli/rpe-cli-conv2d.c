@@ -208,7 +208,9 @@ grid_template (const RpeCliArgs   *o,
   {
     /* the slab, the lags and (empirical) the codes, together, before any of them is made */
     gsize r = o->draw.realizations != RPE_CLI_UNSET && o->draw.realizations > 0 ? (gsize) o->draw.realizations : 64;
-    const gsize dims[3][4] = { { rows, n, 1, 1 }, { 2 * n1 - 1, 2 * n2 - 1, 1, 1 }, { n, H * D, r, empirical ? 2 : 0 } };
+    const gsize dims[3][4] = { { rows, n, 1, 1 },
+                               { 2 * n1 - 1, 2 * n2 - 1, 1, 1 },
+                               { n, H * D, r, empirical ? 2 : 0 } };
 
     if (!rpe_cli_check_budget ("template", 3, dims, error))
       goto out;

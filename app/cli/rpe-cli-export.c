@@ -1890,10 +1890,10 @@ export_main (int argc, char **argv, RpeSession *session)
     /* Validate the size, and the memory drawing it takes, before any computation. */
     RpeFigure probe;
 
-    rpe_figure_init (&probe, curves || page                         ? RPE_FIGURE_CURVES
-                             : g_str_equal (view, "templates")      ? RPE_FIGURE_GRID
-                             : g_str_equal (view, "spe-vs-rpe")     ? RPE_FIGURE_COMPARE
-                                                                    : RPE_FIGURE_HEATMAP);
+    rpe_figure_init (&probe, curves || page                     ? RPE_FIGURE_CURVES
+                             : g_str_equal (view, "templates")  ? RPE_FIGURE_GRID
+                             : g_str_equal (view, "spe-vs-rpe") ? RPE_FIGURE_COMPARE
+                                                                : RPE_FIGURE_HEATMAP);
     if (probe.kind == RPE_FIGURE_COMPARE)
       probe.n_panels = 3;
     if (!rpe_export_resolve_size (&probe, c.format, &c.size, NULL, NULL, NULL, NULL, &error))

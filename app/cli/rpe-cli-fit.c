@@ -94,8 +94,8 @@ parse_per_head (const char *text, const char *option, gsize heads, double min, g
 
   /* at most 1e18: a larger slope or rate makes a bias past what the fit's float32 parameters hold
    * (rpe_fit_target_fault refuses such targets whatever their source) */
-  if (!rpe_cli_parse_double_list (option, text, min, min_open, 1e18, (guint) MIN (heads, (gsize) G_MAXUINT),
-                                  &list, error))
+  if (!rpe_cli_parse_double_list (option, text, min, min_open, 1e18, (guint) MIN (heads, (gsize) G_MAXUINT), &list,
+                                  error))
     return NULL;
   if (list->len != 1 && list->len != heads)
     {
@@ -189,10 +189,16 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
  * target and the fitted profiles ((H, 2N-1) doubles each) and the solver's work for the largest
  * size fitted (rpe_fit_work_bytes). */
 static gboolean
-check_fit_budget (const FitOptions *f, RpeSpeMethod method, gsize H, gsize D, gsize size, gsize n,
-                  const GArray *sweep, GError **error)
+check_fit_budget (const FitOptions *f,
+                  RpeSpeMethod      method,
+                  gsize             H,
+                  gsize             D,
+                  gsize             size,
+                  gsize             n,
+                  const GArray     *sweep,
+                  GError          **error)
 {
-  gsize largest = size, profiles, work = 0, total;
+  gsize     largest = size, profiles, work = 0, total;
   RpeStatus st;
 
   for (guint i = 0; sweep != NULL && i < sweep->len; i++)
@@ -243,10 +249,10 @@ target_source (const FitOptions *f)
 static gboolean
 check_target (const FitOptions *f, gsize H, gsize n, const double *target, GError **error)
 {
-  gsize head, index;
-  double value;
+  gsize             head, index;
+  double            value;
   RpeFitTargetFault fault = rpe_fit_target_fault (H, n, target, &head, &index, &value);
-  g_autofree char *source = NULL;
+  g_autofree char  *source = NULL;
 
   if (fault == RPE_FIT_TARGET_FINE)
     return TRUE;

@@ -140,16 +140,19 @@ rpe_cli_noise_scheme (const RpeCliArgs *o, RpeNoiseScheme *scheme, GError **erro
 static gsize image_reserve;
 
 gboolean
-rpe_cli_check_image (const RpeFigure *probe, RpeExportFormat format, const RpeExportSize *size, gboolean animation,
-                     GError **error)
+rpe_cli_check_image (const RpeFigure     *probe,
+                     RpeExportFormat      format,
+                     const RpeExportSize *size,
+                     gboolean             animation,
+                     GError             **error)
 {
-  int wpx = 0, hpx = 0;
-  gsize bytes = 0;
+  int      wpx = 0, hpx = 0;
+  gsize    bytes = 0;
   gboolean fits;
 
   image_reserve = 0;
   if (format != RPE_EXPORT_PNG)
-    return TRUE;   /* vector formats: each image is checked as it is drawn */
+    return TRUE; /* vector formats: each image is checked as it is drawn */
   if (!rpe_export_resolve_size (probe, format, size, NULL, NULL, &wpx, &hpx, error))
     return FALSE;
   fits = animation ? rpe_gif_frame_bytes (wpx, hpx, &bytes) : rpe_export_png_bytes (wpx, hpx, &bytes);

@@ -346,14 +346,12 @@ rpe_output_check (const char  *path,
 }
 
 gboolean
-rpe_output_space_check (const char  *path,
-                        guint64      bytes,
-                        GError     **error)
+rpe_output_space_check (const char *path, guint64 bytes, GError **error)
 {
-  char *target, *dir;
+  char          *target, *dir;
   struct statvfs vfs;
-  guint64 free_bytes;
-  int rc;
+  guint64        free_bytes;
+  int            rc;
 
   if (path == NULL || path[0] == '\0')
     return TRUE;
@@ -373,8 +371,9 @@ rpe_output_space_check (const char  *path,
       g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
 
       return rpe_set_error (error, RPE_ERROR_IO,
-                            "Cannot write '%s': it needs %s (%" G_GUINT64_FORMAT " bytes), more than the %s (%"
-                            G_GUINT64_FORMAT " bytes) free on its disk; nothing was written",
+                            "Cannot write '%s': it needs %s (%" G_GUINT64_FORMAT
+                            " bytes), more than the %s (%" G_GUINT64_FORMAT
+                            " bytes) free on its disk; nothing was written",
                             path, need, bytes, have, free_bytes);
     }
   return TRUE;

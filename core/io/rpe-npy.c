@@ -741,8 +741,7 @@ rpe_npy_writer_new (const char   *path,
     }
 
   /* the whole file, checked against the free space before anything is written */
-  if (!rpe_output_space_check (path, (guint64) prefix_len + header->len + (guint64) count * (as_f64 ? 8 : 4),
-                               error))
+  if (!rpe_output_space_check (path, (guint64) prefix_len + header->len + (guint64) count * (as_f64 ? 8 : 4), error))
     file = NULL;
   else
     file = rpe_atomic_file_new (path, error);

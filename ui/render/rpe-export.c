@@ -1005,9 +1005,7 @@ rpe_export_preset_apply (RpeExportPreset  preset,
 }
 
 gboolean
-rpe_export_png_bytes (int     width,
-                      int     height,
-                      size_t *bytes)
+rpe_export_png_bytes (int width, int height, size_t *bytes)
 {
   size_t one;
 

@@ -227,7 +227,7 @@ rpe_gif_writer_add (RpeGifWriter    *w,
 {
   size_t pixels = 0, bytes;
   GifByteType *planes = NULL, *index = NULL;
-  guint32 *cache_key = NULL;
+  guint32             *cache_key = NULL;
   GifColorType colors[256];
   ColorMapObject *map = NULL;
   int map_size = 256, stride;
@@ -469,9 +469,7 @@ rpe_gif_render_frame (const RpeFigure     *fig,
 }
 
 gboolean
-rpe_gif_frame_bytes (int     width,
-                     int     height,
-                     size_t *bytes)
+rpe_gif_frame_bytes (int width, int height, size_t *bytes)
 {
   size_t one;
 
