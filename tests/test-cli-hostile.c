@@ -828,7 +828,7 @@ test_fit_targets (void)
     { "-1", "above 0" },
     { "0,0.5", "above 0" },
     { "1e-42", "float32's normal range" },
-    { "1e39", "overflow float32" },
+    { "1e39", "at most 1e+18" },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
