@@ -909,39 +909,117 @@ out:
   return st;
 }
 
+RpeFitTargetFault
+rpe_fit_target_fault (size_t n_heads, size_t n, const double *target, size_t *head, size_t *index, double *value)
+{
+  size_t len, worst = 0, dummy_h, dummy_i;
+  double scale = 0, largest = 0, dummy_v;
+  bool   all_zero = true;
+
+  head = head != NULL ? head : &dummy_h;
+  index = index != NULL ? index : &dummy_i;
+  value = value != NULL ? value : &dummy_v;
+  *head = *index = 0;
+  *value = 0;
+  if (target == NULL || check_profile_size (n_heads, n, &len) != RPE_OK)
+    return RPE_FIT_TARGET_FINE; /* rpe_fit_target_check says what is wrong with the call */
+  for (size_t h = 0; h < n_heads; h++)
+    for (size_t i = 0; i < len; i++)
+      if (!isfinite (target[h * len + i]))
+        {
+          *head = h;
+          *index = i;
+          *value = target[h * len + i];
+          return RPE_FIT_TARGET_NOT_FINITE;
+        }
+  /* the largest deviation from a head's mean: what the fit has to reproduce (the mean as a
+   * running mean, which cannot overflow) */
+  for (size_t h = 0; h < n_heads; h++)
+    {
+      const double *b = target + h * len;
+      double        mean = 0, dev = 0;
+
+      for (size_t i = 0; i < len; i++)
+        {
+          mean += (b[i] - mean) / (double) (i + 1);
+          largest = fmax (largest, fabs (b[i]));
+          all_zero = all_zero && fabs (b[i]) < FLT_MIN;
+        }
+      for (size_t i = 0; i < len; i++)
+        dev = fmax (dev, fabs (b[i] - mean));
+      if (!(dev <= scale))
+        {
+          scale = dev;
+          worst = h;
+        }
+    }
+  *head = worst;
+  if (!(scale <= RPE_FIT_MAX_DEVIATION))
+    {
+      *value = scale;
+      return RPE_FIT_TARGET_HUGE;
+    }
+  /* constant (softmax ignores it: nothing to fit, and the relative error divides by zero),
+   * or below float32's normal range (the fitted float parameters cannot hold it) */
+  if (all_zero)
+    {
+      *value = largest;
+      return RPE_FIT_TARGET_ZERO;
+    }
+  if (scale == 0)
+    {
+      *value = target[0];
+      return RPE_FIT_TARGET_CONSTANT;
+    }
+  if (!(scale >= FLT_MIN))
+    {
+      *value = scale;
+      return RPE_FIT_TARGET_TINY;
+    }
+  return RPE_FIT_TARGET_FINE;
+}
+
 RpeStatus
 rpe_fit_target_check (size_t        n_heads,
                       size_t        n,
                       const double *target)
 {
   size_t len;
-  double scale = 0;
   RpeStatus st;
 
   if (target == NULL)
     return RPE_ERROR_INVALID_ARGUMENT;
   if ((st = check_profile_size (n_heads, n, &len)) != RPE_OK)
     return st;
-  if (!rpe_all_finite_d (target, n_heads * len))
-    return RPE_ERROR_NOT_FINITE;
-  /* the largest deviation from a head's mean: what the fit has to reproduce */
-  for (size_t h = 0; h < n_heads; h++)
+  switch (rpe_fit_target_fault (n_heads, n, target, NULL, NULL, NULL))
     {
-      const double *b = target + h * len;
-      double mean = 0;
-
-      for (size_t i = 0; i < len; i++)
-        mean += b[i];
-      mean /= (double) len;
-      for (size_t i = 0; i < len; i++)
-        scale = fmax (scale, fabs (b[i] - mean));
+    case RPE_FIT_TARGET_FINE:
+      return RPE_OK;
+    case RPE_FIT_TARGET_NOT_FINITE:
+      return RPE_ERROR_NOT_FINITE;
+    case RPE_FIT_TARGET_HUGE:
+      return RPE_ERROR_RANGE;
+    default:
+      return RPE_ERROR_DEGENERATE;
     }
-  /* constant (softmax ignores it: nothing to fit, and the relative error
-   * divides by zero), or below float32's normal range (the fitted float
-   * parameters cannot hold it) */
-  if (!(scale >= FLT_MIN))
-    return RPE_ERROR_DEGENERATE;
-  return RPE_OK;
+}
+
+RpeStatus
+rpe_fit_work_bytes (const RpeFitConfig *cfg, size_t n, size_t *bytes)
+{
+  size_t    len, comps;
+  RpeStatus st;
+
+  if (cfg == NULL || bytes == NULL)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if ((st = check_profile_size (cfg->n_heads, n, &len)) != RPE_OK)
+    return st;
+  /* the LM Jacobian (2N-1) x (3 D K + 1) doubles (and as much again for the solver), or the
+   * conv filters */
+  if (!rpe_size_mul (cfg->n_features, cfg->size, &comps) || !rpe_size_mul (comps, 3, &comps)
+      || !rpe_size_add (comps, 1, &comps))
+    return RPE_ERROR_OVERFLOW;
+  return rpe_size_bytes (bytes, sizeof (double), len, cfg->method == RPE_SPE_SINE ? comps : 1, 2, 1);
 }
 
 RpeStatus
@@ -951,7 +1029,7 @@ rpe_fit_spe (const RpeFitConfig *cfg,
              RpeSpeParams       *params,
              const RpeMonitor   *monitor)
 {
-  size_t len, comps, bytes;
+  size_t    len, bytes;
   RpeStatus st;
 
   if (cfg == NULL || target == NULL || params == NULL || cfg->n_features == 0 || cfg->size == 0)
@@ -963,11 +1041,7 @@ rpe_fit_spe (const RpeFitConfig *cfg,
     return RPE_ERROR_NOT_FINITE;
   if ((st = rpe_fit_target_check (cfg->n_heads, n, target)) != RPE_OK)
     return st;
-  /* the LM Jacobian (2N-1) x (3 D K + 1) doubles, or the conv filters: inside the budget */
-  if (!rpe_size_mul (cfg->n_features, cfg->size, &comps) || !rpe_size_mul (comps, 3, &comps)
-      || !rpe_size_add (comps, 1, &comps))
-    return RPE_ERROR_OVERFLOW;
-  if ((st = rpe_size_bytes (&bytes, sizeof (double), len, cfg->method == RPE_SPE_SINE ? comps : 1, 2, 1)) != RPE_OK)
+  if ((st = rpe_fit_work_bytes (cfg, n, &bytes)) != RPE_OK)
     return st;
   if ((st = rpe_budget_check (bytes)) != RPE_OK)
     return st;

@@ -116,10 +116,35 @@ typedef struct
 /* RPE_OK if target (H, 2N-1) can be fitted: finite (RPE_ERROR_NOT_FINITE), and neither
  * constant in every head nor so small that float32 parameters cannot reproduce it (its
  * largest deviation from a head's mean below FLT_MIN): RPE_ERROR_DEGENERATE, since
- * the softmax ignores a constant and the relative error E would divide by zero. */
+ * the softmax ignores a constant and the relative error E would divide by zero; nor
+ * deviating by more than RPE_FIT_MAX_DEVIATION (RPE_ERROR_RANGE). */
 RpeStatus rpe_fit_target_check (size_t        n_heads,
                                 size_t        n,
                                 const double *target);
+
+/* The largest deviation from a head's mean a target may have: the fitted gains grow like its
+ * square root, and SPE parameters above 1e12 overflow float32 in the templates. */
+#define RPE_FIT_MAX_DEVIATION 1e20
+
+/* What is wrong with a target (H, 2N-1), for a message that names it. */
+typedef enum
+{
+  RPE_FIT_TARGET_FINE,
+  RPE_FIT_TARGET_NOT_FINITE, /* NaN or infinity at (*head, *index), *value */
+  RPE_FIT_TARGET_ZERO,       /* every value is 0 (or below float32's range: *value the largest) */
+  RPE_FIT_TARGET_CONSTANT,   /* every head is constant (*value: head 0's constant) */
+  RPE_FIT_TARGET_TINY,       /* the largest deviation from a head's mean, *value, is below FLT_MIN */
+  RPE_FIT_TARGET_HUGE,       /* head *head deviates by *value, above RPE_FIT_MAX_DEVIATION */
+} RpeFitTargetFault;
+
+/* The fault of target (H, 2N-1) (RPE_FIT_TARGET_FINE if none), with where and what (each out
+ * pointer may be NULL).  rpe_fit_target_check refuses exactly these. */
+RpeFitTargetFault
+rpe_fit_target_fault (size_t n_heads, size_t n, const double *target, size_t *head, size_t *index, double *value);
+
+/* The memory rpe_fit_spe works in beside the target and the result (overflow-checked): for a
+ * check of everything a fit needs before anything is computed. */
+RpeStatus rpe_fit_work_bytes (const RpeFitConfig *cfg, size_t n, size_t *bytes);
 
 /* Fits params (initialised by the call; effective values) to target (H, 2N-1),
  * refused as rpe_fit_target_check refuses.  Progress goes per head; cancellable. */

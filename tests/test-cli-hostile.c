@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include "rpe-checkpoint.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
+#include "rpe-fit.h"
 #include "rpe-npy.h"
 #include "rpe-npz.h"
 #include "rpe-safetensors.h"
@@ -416,6 +418,96 @@ test_output_space_first (void)
   g_assert_cmpuint (dir_count (dir), ==, 0);
 }
 
+/* The memory drawing a figure takes is checked before the figure is computed: a 20000 x 20000
+ * GIF sweep under 64M reached 1.58 GB before its frame was refused, and a large PNG of a long
+ * attention map computed the map before refusing the image.  The length here is so large that
+ * the attention's own budget check refuses it too: only a check made before that one names the
+ * image, so the order is observed without timing.  A session's export size takes the same path. */
+static void
+test_budget_before_work (void)
+{
+  g_autofree char *dir = case_dir ();
+  static const struct
+  {
+    const char *budget;
+    const char *args[20];
+    const char *says;
+  } cases[] = {
+    { "64M",
+      { "export", "attention", "--length", "64", "--sweep", "seed=1:3", "--frames", "2", "--width", "20000", "--height",
+        "20000", "-o", "s.gif", NULL },
+      "each 20000 x 20000 frame needs" },
+    { "256M",
+      { "export", "attention", "--length", "10000000", "--width", "20000", "--height", "20000", "-o", "a.png", NULL },
+      "(3200000000 bytes) to draw" },
+    { "64M",
+      { "export", "spe-vs-rpe", "--length", "10000000", "--width", "6000", "-o", "c.png", NULL },
+      "image needs" },
+    { "64M",
+      { "export", "templates", "--length", "100000", "--preset", "slide", "--dpi", "600", "-o", "t.png", NULL },
+      "image needs" },
+    { "64M",
+      { "export", "extrapolation", "--max-length", "60000000", "--width", "8000", "--height", "8000", "-o", "e.png",
+        NULL },
+      "image needs" },
+    { "32M", { "export", "overview", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    { "32M", { "export", "outputs", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    /* a fit: the target, the profiles and the solver's work, before the target is made */
+    { "64M",
+      { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o", "f.safetensors",
+        NULL },
+      "the fit needs" },
+    /* a 2-D template: the slab, the lags and the codes together, before any is made */
+    { "64M",
+      { "compute", "empirical", "--grid", "2000x2000", "--kernel", "4", "-o", "x.npy", NULL },
+      "template: the arrays need" },
+    /* computed arrays: refused by their own check, before they are computed */
+    { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run   r = run_rpe (dir, cases[i].budget, 0, cases[i].args);
+      gsize b = 0;
+
+      if (r.status != 2 || strstr (r.err, cases[i].says) == NULL
+          || (strstr (r.err, "image needs") != NULL
+              && (strstr (r.err, "nothing was computed") == NULL || strstr (r.err, "--width") == NULL)))
+        g_error ("rpe %s %s (case %zu): exit %d, '%s' (want 2 and '%s')", cases[i].args[0], cases[i].args[1], i,
+                 r.status, r.err, cases[i].says);
+      g_assert_true (rpe_budget_parse (cases[i].budget, &b));
+      if (RSS_MEANINGFUL)
+        g_assert_cmpint (r.maxrss_kb * 1024L, <=, (long) b);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+
+  /* the export size of a session */
+  {
+    g_autofree char *ses = g_build_filename (dir, "s.rpe-session", NULL);
+    g_autofree char *text = NULL;
+    const char *save[] = { "export", "attention",      "--length",      "16", "--width", "801", "--height", "601", "-o",
+                           "a.png",  "--save-session", "s.rpe-session", NULL };
+    const char *again[] = { "export", "--session", "s.rpe-session", "-o", "b.png", NULL };
+    GString    *edited;
+    Run         r = run_rpe (dir, NULL, 0, save);
+
+    g_assert_cmpint (r.status, ==, 0);
+    run_clear (&r);
+    g_assert_true (g_file_get_contents (ses, &text, NULL, NULL));
+    edited = g_string_new (text);
+    g_assert_cmpuint (g_string_replace (edited, "\"width\" : 801.0", "\"width\" : 20000.0", 1), ==, 1);
+    g_assert_cmpuint (g_string_replace (edited, "\"height\" : 601.0", "\"height\" : 20000.0", 1), ==, 1);
+    g_assert_true (g_file_set_contents (ses, edited->str, -1, NULL));
+    g_string_free (edited, TRUE);
+    r = run_rpe (dir, "256M", 0, again);
+    g_assert_cmpint (r.status, ==, 2);
+    assert_message (&r, "20000 x 20000 image needs", "nothing was computed", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 2); /* a.png and the session */
+  }
+}
+
 /* ---- 4. non-finite results ---------------------------------------------------- */
 
 static void
@@ -703,6 +795,130 @@ test_empty_arrays (void)
   g_unlink (t1);
 }
 
+/* Fit targets that cannot be fitted are refused naming the target and what is wrong with it
+ * (they exited 0 printing "relative error inf"): all zero, subnormal, constant, a NaN or an
+ * infinity inside, one element, and ALiBi slopes of 0, below 0, subnormal or huge. */
+static void
+test_fit_targets (void)
+{
+  g_autofree char *dir = case_dir ();
+  static const struct
+  {
+    const char *name;
+    float       first, rest;
+    gsize       n;
+    const char *says;
+  } files[] = {
+    { "t-zero.npy", 0.0f, 0.0f, 63, "is all zero" },
+    { "t-negzero.npy", -0.0f, -0.0f, 63, "is all zero" },
+    { "t-subnormal.npy", 1e-40f, 1e-40f, 63, "below float32's normal range" },
+    { "t-one-subnormal.npy", 1e-45f, 0.0f, 63, "below float32's normal range" },
+    { "t-constant.npy", 3.0f, 3.0f, 63, "is constant" },
+    { "t-huge-constant.npy", 3e38f, 3e38f, 31, "is constant" },
+    { "t-nan.npy", 1.0f, NAN, 63, "nan" },
+    { "t-inf.npy", -INFINITY, 1.0f, 63, "inf" },
+    { "t-one.npy", 1.0f, 1.0f, 1, "1 values" },
+  };
+  static const struct
+  {
+    const char *slopes;
+    const char *says;
+  } alibi[] = {
+    { "0", "above 0" },
+    { "-1", "above 0" },
+    { "0,0.5", "above 0" },
+    { "1e-42", "float32's normal range" },
+    { "1e39", "at most 1e+18" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char  *path = g_build_filename (rpe_test_tmpdir (), files[i].name, NULL);
+      g_autofree float *v = g_new (float, files[i].n);
+      const char       *args[] = { "fit", "--target", "file", "--target-file", path, "-o", "f.safetensors", NULL };
+      Run               r;
+
+      for (gsize k = 0; k < files[i].n; k++)
+        v[k] = k == 0 ? files[i].first : files[i].rest;
+      g_assert_true (rpe_npy_write (path, v, 1, (gsize[]) { files[i].n }, FALSE, NULL));
+      r = run_rpe (dir, NULL, 0, args);
+      if (r.status != 2 || strstr (r.err, files[i].name) == NULL || strstr (r.err, files[i].says) == NULL
+          || strstr (r.err, "--length") != NULL || strstr (r.err, "relative error") != NULL)
+        g_error ("fit --target-file %s: exit %d, '%s' (want 2 and '%s')", files[i].name, r.status, r.err,
+                 files[i].says);
+      run_clear (&r);
+      g_unlink (path);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (alibi); i++)
+    {
+      const char *args[] = { "fit",           "--target", "alibi",          "--heads",       "2",
+                             "--length",      "16",       "--alibi-slopes", alibi[i].slopes, "-o",
+                             "f.safetensors", NULL };
+      Run         r = run_rpe (dir, NULL, 0, args);
+
+      if (r.status != 2 || strstr (r.err, "--alibi-slopes") == NULL || strstr (r.err, alibi[i].says) == NULL
+          || strstr (r.err, "relative error") != NULL)
+        g_error ("fit --alibi-slopes %s: exit %d, '%s' (want 2 and '%s')", alibi[i].slopes, r.status, r.err,
+                 alibi[i].says);
+      run_clear (&r);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+
+  /* the core's diagnosis: where, and which fault */
+  {
+    double t[2 * 5];
+    gsize  head = 9, index = 9;
+    double value = 0;
+
+    for (gsize k = 0; k < G_N_ELEMENTS (t); k++)
+      t[k] = 2.0;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_CONSTANT);
+    g_assert_cmpfloat (value, ==, 2.0);
+    t[7] = 1e25; /* head 1 deviates by 0.8e25 */
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_HUGE);
+    g_assert_cmpuint (head, ==, 1);
+    g_assert_cmpint (rpe_fit_target_check (2, 3, t), ==, RPE_ERROR_RANGE);
+    t[7] = NAN;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, &head, &index, &value), ==, RPE_FIT_TARGET_NOT_FINITE);
+    g_assert_cmpuint (head, ==, 1);
+    g_assert_cmpuint (index, ==, 2);
+    t[7] = 3.0;
+    g_assert_cmpint (rpe_fit_target_fault (2, 3, t, NULL, NULL, NULL), ==, RPE_FIT_TARGET_FINE);
+    g_assert_cmpint (rpe_fit_target_check (2, 3, t), ==, RPE_OK);
+  }
+}
+
+/* A zero Householder v (+0 or -0) is named as the file's fault, not "invalid argument" or a
+ * bare "degenerate input". */
+static void
+test_zero_householder (void)
+{
+  g_autofree char *dir = case_dir ();
+  const float      values[] = { 0.0f, -0.0f };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/v-%zu.npy", rpe_test_tmpdir (), (size_t) i);
+      float            v[16];
+      const char      *args[] = {
+             "compute", "lrpe-encode", "--lrpe-p", "householder", "--lrpe-v", path,       "--lrpe-householder",
+             "fixed",   "--features",  "16",       "--heads",     "1",        "--length", "8",
+             "-o",      "x.npy",       NULL
+      };
+      Run r;
+
+      for (gsize k = 0; k < G_N_ELEMENTS (v); k++)
+        v[k] = values[i];
+      g_assert_true (rpe_npy_write (path, v, 1, (gsize[]) { 16 }, FALSE, NULL));
+      r = run_rpe (dir, NULL, 0, args);
+      g_assert_cmpint (r.status, ==, 2);
+      assert_message (&r, path, "Householder v is zero", NULL);
+      run_clear (&r);
+      g_unlink (path);
+    }
+  g_assert_cmpuint (dir_count (dir), ==, 0);
+}
+
 /* A command's outputs are one set: put in place together when the command succeeds, none of
  * them when one fails (the first output was replaced before the second failed). */
 static void
@@ -835,7 +1051,50 @@ test_full_disk (void)
       run_clear (&r);
       assert_contents (mnt, name, "old");
     }
-  g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats));
+  /* every other writer: an animation, CSV, .npy (streamed and whole), a checkpoint, a session */
+  {
+    static const struct
+    {
+      const char *name;
+      const char *args[24];
+    } more[] = {
+      { "s.gif",
+        { "export", "attention", "--length", "64", "--sweep", "seed=1:8", "--frames", "4", "--width", "800", "--height",
+          "800", "-o", "s.gif", NULL } },
+      { "p.csv", { "curves", "profile", "--length", "8192", "-o", "p.csv", NULL } },
+      { "t.npy", { "compute", "template", "--length", "256", "-o", "t.npy", NULL } },
+      { "a.npy", { "compute", "attention", "--length", "256", "-o", "a.npy", NULL } },
+      { "f.safetensors",
+        { "fit", "--target", "alibi", "--heads", "32", "--features", "64", "--length", "16", "--max-iter", "1", "-o",
+          "f.safetensors", NULL } },
+      { "s.rpe-session",
+        { "export", "attention", "--length", "16", "-o", "../full-disk-fig.png", "--save-session", "s.rpe-session",
+          NULL } },
+    };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (more); i++)
+      {
+        Run r;
+
+        put (mnt, more[i].name, "old");
+        r = run_rpe (mnt, NULL, 0, more[i].args);
+        if (r.status == 0)
+          g_error ("%s onto a full disk: exit 0", more[i].name);
+        /* a writer that knows its size says so before writing: the bytes needed and free */
+        if ((g_str_has_suffix (more[i].name, ".npy") || g_str_has_suffix (more[i].name, ".safetensors"))
+            && (strstr (r.err, "free on its disk") == NULL || strstr (r.err, " bytes") == NULL))
+          g_error ("%s onto a full disk: '%s'", more[i].name, r.err);
+        run_clear (&r);
+        assert_contents (mnt, more[i].name, "old");
+      }
+    g_assert_cmpuint (dir_count (mnt), ==, G_N_ELEMENTS (formats) + G_N_ELEMENTS (more));
+    /* the session's figure, outside the full disk, waited for the session and was not put in place */
+    {
+      g_autofree char *fig = g_build_filename (rpe_test_tmpdir (), "full-disk-fig.png", NULL);
+
+      g_assert_false (g_file_test (fig, G_FILE_TEST_EXISTS));
+    }
+  }
   g_spawn_sync (NULL, (char **) umount_argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
@@ -947,11 +1206,14 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/hostile/safetensors-strict", test_safetensors_strict);
   g_test_add_func ("/cli/hostile/budget-message", test_budget_message);
   g_test_add_func ("/cli/hostile/output-space-first", test_output_space_first);
+  g_test_add_func ("/cli/hostile/budget-before-work", test_budget_before_work);
   g_test_add_func ("/cli/hostile/non-finite", test_non_finite);
   g_test_add_func ("/cli/hostile/escape", test_escape);
   g_test_add_func ("/cli/hostile/outputs", test_outputs);
   g_test_add_func ("/cli/hostile/inputs", test_inputs);
   g_test_add_func ("/cli/hostile/empty-arrays", test_empty_arrays);
+  g_test_add_func ("/cli/hostile/fit-targets", test_fit_targets);
+  g_test_add_func ("/cli/hostile/zero-householder", test_zero_householder);
   g_test_add_func ("/cli/hostile/output-set", test_output_set);
   g_test_add_func ("/cli/hostile/output-symlink", test_output_symlink);
   g_test_add_func ("/cli/hostile/full-disk", test_full_disk);

@@ -253,7 +253,8 @@ rpe_cli_export_compare (int argc, char **argv)
     RpeFigure probe;
 
     rpe_figure_init (&probe, RPE_FIGURE_COMPARE);
-    if (!rpe_export_resolve_size (&probe, format, &size, NULL, NULL, NULL, NULL, &error))
+    if (!rpe_export_resolve_size (&probe, format, &size, NULL, NULL, NULL, NULL, &error)
+        || !rpe_cli_check_image (&probe, format, &size, FALSE, &error))
       {
         fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
         status = EXIT_USAGE;

@@ -378,10 +378,16 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
     return TRUE;   /* unknown: the write itself reports a full disk */
   free_bytes = g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
   if (bytes > free_bytes)
-    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                          _("%s: the output needs %.1f GB, more than the %.1f GB free on its disk "
-                            "(it is written a slab at a time, outside the memory budget)"),
-                          path, (double) bytes * 1e-9, (double) free_bytes * 1e-9);
+    {
+      g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            _("%s: the output needs %s (%" G_GUINT64_FORMAT " bytes), more than the %s free on its "
+                              "disk; nothing was computed (it is written a slab at a time, outside the memory "
+                              "budget: reduce --length or --heads)"),
+                            path, need, bytes, have);
+    }
   return TRUE;
 }
 

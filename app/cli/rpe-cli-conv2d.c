@@ -205,14 +205,17 @@ grid_template (const RpeCliArgs   *o,
       d0 = (gsize) o->model.feature, d1 = d0 + 1;
     }
   rows = MAX ((gsize) 1, MIN (n, GRID_SLAB_FLOATS / n));
-  if ((slab = rpe_alloc (rows * n, sizeof (float), &st)) == NULL
-      || (lags = rpe_alloc ((2 * n1 - 1) * (2 * n2 - 1), sizeof (float), &st)) == NULL)
-    {
-      rpe_cli_status_error (st, "template", error);
+  {
+    /* the slab, the lags and (empirical) the codes, together, before any of them is made */
+    gsize r = o->draw.realizations != RPE_CLI_UNSET && o->draw.realizations > 0 ? (gsize) o->draw.realizations : 64;
+    const gsize dims[3][4] = { { rows, n, 1, 1 },
+                               { 2 * n1 - 1, 2 * n2 - 1, 1, 1 },
+                               { n, H * D, r, empirical ? 2 : 0 } };
+
+    if (!rpe_cli_check_budget ("template", 3, dims, error))
       goto out;
-    }
-  if (empirical && !grid_codes (o, p, n1, n2, gated, &codes, error))
-    goto out;
+  }
+  /* the output first: a disk that cannot hold it refuses before the codes are drawn */
   if (o->model.head >= 0)
     w = rpe_npy_writer_new (o->output.out, 2, (gsize[]) { n, n }, o->output.f64, error);
   else
@@ -222,6 +225,14 @@ grid_template (const RpeCliArgs   *o,
       *exit_code = 1;
       goto out;
     }
+  if ((slab = rpe_alloc (rows * n, sizeof (float), &st)) == NULL
+      || (lags = rpe_alloc ((2 * n1 - 1) * (2 * n2 - 1), sizeof (float), &st)) == NULL)
+    {
+      rpe_cli_status_error (st, "template", error);
+      goto out;
+    }
+  if (empirical && !grid_codes (o, p, n1, n2, gated, &codes, error))
+    goto out;
   for (gsize h = h0; h < h1; h++)
     for (gsize d = d0; d < d1; d++)
       {

@@ -1908,13 +1908,24 @@ export_main (int argc, char **argv, RpeSession *session)
     rpe_export_preset_apply (preset, &c.size);
   }
   {
-    /* Validate the size before any computation. */
+    /* Validate the size, and the memory drawing it takes, before any computation. */
     RpeFigure probe;
 
-    rpe_figure_init (&probe, curves ? RPE_FIGURE_CURVES : RPE_FIGURE_HEATMAP);
+    rpe_figure_init (&probe, curves || page                     ? RPE_FIGURE_CURVES
+                             : g_str_equal (view, "templates")  ? RPE_FIGURE_GRID
+                             : g_str_equal (view, "spe-vs-rpe") ? RPE_FIGURE_COMPARE
+                                                                : RPE_FIGURE_HEATMAP);
+    if (probe.kind == RPE_FIGURE_COMPARE)
+      probe.n_panels = 3;
     if (!rpe_export_resolve_size (&probe, c.format, &c.size, NULL, NULL, NULL, NULL, &error))
       {
         fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
+        status = EXIT_USAGE;
+        goto done;
+      }
+    if (!rpe_cli_check_image (&probe, c.format, &c.size, c.gif_mode, &error))
+      {
+        fprintf (stderr, _("rpe export %s: %s: %s\n"), view, eo.out, error->message);
         status = EXIT_USAGE;
         goto done;
       }

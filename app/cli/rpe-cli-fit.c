@@ -92,8 +92,10 @@ parse_per_head (const char *text, const char *option, gsize heads, double min, g
   g_autoptr (GArray) list = NULL;
   double *v;
 
-  if (!rpe_cli_parse_double_list (option, text, min, min_open, G_MAXDOUBLE, (guint) MIN (heads, (gsize) G_MAXUINT),
-                                  &list, error))
+  /* at most 1e18: a larger slope or rate makes a bias past what the fit's float32 parameters hold
+   * (rpe_fit_target_fault refuses such targets whatever their source) */
+  if (!rpe_cli_parse_double_list (option, text, min, min_open, 1e18, (guint) MIN (heads, (gsize) G_MAXUINT), &list,
+                                  error))
     return NULL;
   if (list->len != 1 && list->len != heads)
     {
@@ -183,6 +185,108 @@ read_tensor (const char *path, const char *name, const char *suffix, const char 
   return copy;
 }
 
+/* Everything a fit holds at once, checked against the budget before the target is made: the
+ * target and the fitted profiles ((H, 2N-1) doubles each) and the solver's work for the largest
+ * size fitted (rpe_fit_work_bytes). */
+static gboolean
+check_fit_budget (const FitOptions *f,
+                  RpeSpeMethod      method,
+                  gsize             H,
+                  gsize             D,
+                  gsize             size,
+                  gsize             n,
+                  const GArray     *sweep,
+                  GError          **error)
+{
+  gsize     largest = size, profiles, work = 0, total;
+  RpeStatus st;
+
+  for (guint i = 0; sweep != NULL && i < sweep->len; i++)
+    largest = MAX (largest, g_array_index (sweep, gsize, i));
+  {
+    RpeFitConfig cfg = { method, H, D, largest, f->gated, 0 };
+
+    st = rpe_fit_work_bytes (&cfg, n, &work);
+  }
+  if (st == RPE_OK)
+    st = rpe_size_bytes (&profiles, sizeof (double), H, 2 * n - 1, 2, 1);
+  if (st == RPE_OK && !rpe_size_add (profiles, work, &total))
+    st = RPE_ERROR_OVERFLOW;
+  if (st == RPE_OK && rpe_budget_check (total) == RPE_OK)
+    return TRUE;
+  {
+    g_autofree char *need = st == RPE_OK ? g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS) : NULL;
+    g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+    if (st != RPE_OK)
+      return rpe_set_error (error, RPE_ERROR_OVERFLOW,
+                            _("the fit is far too large (its size overflows); reduce --length, --heads, --features, "
+                              "--sines or --kernel"));
+    return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                          _("the fit needs %s (%zu bytes), over the memory budget of %s; nothing was computed "
+                            "(reduce --length, --heads, --features, --sines, --kernel or --sweep-size)"),
+                          need, (size_t) total, budget);
+  }
+}
+
+/* Where the target came from, for a message: the file, or the options that made it. */
+static char *
+target_source (const FitOptions *f)
+{
+  if (g_str_equal (f->target, "file") && f->target_file != NULL)
+    return g_strdup_printf (_("the target file %s"), f->target_file);
+  if (g_str_equal (f->target, "fastrpb") && f->fastrpb != NULL)
+    return g_strdup_printf (_("the FastRPB weights in %s"), f->fastrpb);
+  if (g_str_equal (f->target, "t5") && f->t5_bias != NULL)
+    return g_strdup_printf (_("the T5 bias in %s"), f->t5_bias);
+  if (g_str_equal (f->target, "alibi"))
+    return g_strdup (f->alibi_slopes != NULL ? _("the ALiBi target of --alibi-slopes") : _("the ALiBi target"));
+  return g_strdup_printf (_("the %s target (--kerple-r1, --kerple-r2)"), f->target);
+}
+
+/* A target that cannot be fitted (rpe_fit_target_fault), refused naming where it came from and
+ * what is wrong with it: all zero, constant, below float32's range, too large, not finite. */
+static gboolean
+check_target (const FitOptions *f, gsize H, gsize n, const double *target, GError **error)
+{
+  gsize             head, index;
+  double            value;
+  RpeFitTargetFault fault = rpe_fit_target_fault (H, n, target, &head, &index, &value);
+  g_autofree char  *source = NULL;
+
+  if (fault == RPE_FIT_TARGET_FINE)
+    return TRUE;
+  source = target_source (f);
+  switch (fault)
+    {
+    case RPE_FIT_TARGET_NOT_FINITE:
+      return rpe_set_error (error, RPE_ERROR_NOT_FINITE, _("%s holds %g at head %zu, lag index %zu"), source, value,
+                            (size_t) head, (size_t) index);
+    case RPE_FIT_TARGET_ZERO:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            value == 0 ? _("%s is all zero: there is no bias to fit")
+                                       : _("%s is zero or below float32's normal range everywhere (largest "
+                                           "magnitude %g): there is no bias to fit"),
+                            source, value);
+    case RPE_FIT_TARGET_CONSTANT:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            _("%s is constant in every head (%g at every lag): softmax ignores a constant bias, "
+                              "so there is nothing to fit"),
+                            source, value);
+    case RPE_FIT_TARGET_TINY:
+      return rpe_set_error (error, RPE_ERROR_DEGENERATE,
+                            _("%s varies by at most %g, below float32's normal range: float32 parameters "
+                              "cannot hold it"),
+                            source, value);
+    case RPE_FIT_TARGET_HUGE:
+    default:
+      return rpe_set_error (error, RPE_ERROR_RANGE,
+                            _("%s varies by %g in head %zu, more than %g: the fitted parameters would "
+                              "overflow float32"),
+                            source, value, (size_t) head, RPE_FIT_MAX_DEVIATION);
+    }
+}
+
 /* The target profiles (H, 2N-1). */
 static double *
 make_target (const FitOptions *f, gsize H, gsize n, GError **error)
@@ -211,9 +315,9 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
     {
       gboolean power = g_str_equal (f->target, "kerple-power");
       g_autofree double *r1 =
-        parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, -G_MAXDOUBLE, FALSE, error);
+        parse_per_head (f->kerple_r1 != NULL ? f->kerple_r1 : "1", "--kerple-r1", H, 0.0, TRUE, error);
       g_autofree double *r2 = r1 != NULL ? parse_per_head (f->kerple_r2 != NULL ? f->kerple_r2 : (power ? "0.5" : "1"),
-                                                           "--kerple-r2", H, -G_MAXDOUBLE, FALSE, error)
+                                                           "--kerple-r2", H, 0.0, TRUE, error)
                                          : NULL;
 
       if (r2 == NULL)
@@ -353,6 +457,8 @@ make_target (const FitOptions *f, gsize H, gsize n, GError **error)
       rpe_cli_status_error (st, "target", error);
       goto fail;
     }
+  if (!check_target (f, H, n, out, error))
+    goto fail;
   return g_steal_pointer (&out);
 fail:
   return NULL;
@@ -656,6 +762,12 @@ rpe_cli_fit (int argc, char **argv)
     {
       fprintf (stderr, _("rpe fit: %s\n"), error->message);
       status = EXIT_USAGE;
+      goto done;
+    }
+  if (!check_fit_budget (&f, method, H, D, size, n, sweep, &error))
+    {
+      fprintf (stderr, _("rpe fit: %s\n"), error->message);
+      status = rpe_cli_exit_code_for_error (error);
       goto done;
     }
   if ((target = make_target (&f, H, n, &error)) == NULL)

@@ -390,7 +390,10 @@ rpe_cli_make_lrpe (const RpeCliArgs *o, gsize dim, gsize length, gboolean use_ch
     }
 
   lrpe = rpe_lrpe_new (&config, &st);
-  if (lrpe == NULL)
+  if (lrpe == NULL && st == RPE_ERROR_DEGENERATE && t.v != NULL)
+    /* the one direction LRPE needs: the Householder v's */
+    rpe_set_error (error, st, _("%s: the Householder v is zero: it has no direction to reflect in"), t.v_from);
+  else if (lrpe == NULL)
     rpe_cli_status_error (st, "LRPE", error);
 
 out:

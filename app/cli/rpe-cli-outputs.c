@@ -410,7 +410,8 @@ rpe_cli_export_outputs (int    argc,
     RpeFigure probe;
 
     rpe_figure_init (&probe, RPE_FIGURE_COMPARE);
-    if (!rpe_export_resolve_size (&probe, format, &size, NULL, NULL, NULL, NULL, &error))
+    if (!rpe_export_resolve_size (&probe, format, &size, NULL, NULL, NULL, NULL, &error)
+        || !rpe_cli_check_image (&probe, format, &size, FALSE, &error))
       goto report;
   }
   fo.colormap = rpe_colormap_default ();

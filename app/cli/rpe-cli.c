@@ -28,6 +28,8 @@
 #include "rpe-spe.h"
 #include "rpe-text.h"
 
+#include "rpe-gif.h"
+
 #include "rpe-cli.h"
 
 #define EXIT_USAGE 2
@@ -134,10 +136,46 @@ rpe_cli_noise_scheme (const RpeCliArgs *o, RpeNoiseScheme *scheme, GError **erro
   return TRUE;
 }
 
+/* What the figure's drawing will hold (rpe_cli_check_image), counted in every later budget check. */
+static gsize image_reserve;
+
+gboolean
+rpe_cli_check_image (const RpeFigure     *probe,
+                     RpeExportFormat      format,
+                     const RpeExportSize *size,
+                     gboolean             animation,
+                     GError             **error)
+{
+  int      wpx = 0, hpx = 0;
+  gsize    bytes = 0;
+  gboolean fits;
+
+  image_reserve = 0;
+  if (format != RPE_EXPORT_PNG)
+    return TRUE; /* vector formats: each image is checked as it is drawn */
+  if (!rpe_export_resolve_size (probe, format, size, NULL, NULL, &wpx, &hpx, error))
+    return FALSE;
+  fits = animation ? rpe_gif_frame_bytes (wpx, hpx, &bytes) : rpe_export_png_bytes (wpx, hpx, &bytes);
+  if (!fits || rpe_budget_check (bytes) != RPE_OK)
+    {
+      g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            animation ? _("each %d x %d frame needs %s (%zu bytes) to draw, over the memory budget of "
+                                          "%s; nothing was computed (reduce --width, --height, --dpi or --preset)")
+                                      : _("a %d x %d image needs %s (%zu bytes) to draw, over the memory budget of "
+                                          "%s; nothing was computed (reduce --width, --height, --dpi or --preset)"),
+                            wpx, hpx, need, (size_t) bytes, budget);
+    }
+  image_reserve = bytes;
+  return TRUE;
+}
+
 gboolean
 rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error)
 {
-  gsize total = 0;
+  gsize total = image_reserve;
 
   for (gsize i = 0; i < n_arrays; i++)
     {

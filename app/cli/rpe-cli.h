@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "rpe-capture.h"
+#include "rpe-export.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
 #include "rpe-noise.h"
@@ -52,6 +53,17 @@ gboolean rpe_cli_usage_error (GError **error, const char *format, ...) G_GNUC_PR
 /* *out = a float buffer of a x b x c x d elements, its size checked for overflow and against the
  * memory budget (rpe_alloc); NULL and the error of rpe_cli_status_error (what) when refused. */
 gboolean rpe_cli_alloc_floats (float **out, gsize a, gsize b, gsize c, gsize d, const char *what, GError **error);
+
+/* Before a figure is computed: the memory drawing it as a PNG (or as each frame of an animation)
+ * holds at once (rpe_export_png_bytes, rpe_gif_frame_bytes), for the probe figure's kind at
+ * `size`, checked against the memory budget: refused naming the pixels, the bytes and the size
+ * options (RPE_ERROR_NO_MEMORY, exit 2).  What fits is then counted in every later
+ * rpe_cli_check_budget, beside the figure's arrays.  SVG and PDF: nothing (checked as drawn). */
+gboolean rpe_cli_check_image (const RpeFigure     *probe,
+                              RpeExportFormat      format,
+                              const RpeExportSize *size,
+                              gboolean             animation,
+                              GError             **error);
 
 /* Refuses, before anything is allocated, a request whose float arrays (each the product of
  * 4 dims) together exceed the memory budget; the message names both sizes. */

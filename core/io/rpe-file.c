@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 #include "rpe-file.h"
 #include "rpe-findings.h"
+#include "rpe-publish.h"
 
 /* ---- inputs ----------------------------------------------------------- */
 
@@ -340,6 +342,40 @@ rpe_output_check (const char  *path,
                                   "Cannot write '%s': the file exists and is write-protected (mode %04o); "
                                   "refusing to replace it", shown,
                           (unsigned) (st.st_mode & 07777));
+  return TRUE;
+}
+
+gboolean
+rpe_output_space_check (const char *path, guint64 bytes, GError **error)
+{
+  char          *target, *dir;
+  struct statvfs vfs;
+  guint64        free_bytes;
+  int            rc;
+
+  if (path == NULL || path[0] == '\0')
+    return TRUE;
+  target = rpe_publish_resolve (path);
+  if (target == NULL)
+    return TRUE;
+  dir = g_path_get_dirname (target);
+  free (target);
+  rc = statvfs (dir, &vfs);
+  g_free (dir);
+  if (rc != 0)
+    return TRUE;
+  free_bytes = (guint64) vfs.f_bavail * (guint64) vfs.f_frsize;
+  if (bytes > free_bytes)
+    {
+      g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_IO,
+                            "Cannot write '%s': it needs %s (%" G_GUINT64_FORMAT
+                            " bytes), more than the %s (%" G_GUINT64_FORMAT
+                            " bytes) free on its disk; nothing was written",
+                            path, need, bytes, have, free_bytes);
+    }
   return TRUE;
 }
 

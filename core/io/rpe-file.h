@@ -47,6 +47,13 @@ void      rpe_output_set_force (gboolean force);
 gboolean  rpe_output_check (const char  *path,
                             GError     **error);
 
+/* TRUE if `bytes` more fit on the disk that holds `path` (through a symbolic link, to the file it
+ * names): every writer that knows its size checks it before it writes (the temporary file sits
+ * beside the old one until it replaces it, so the old one's space does not count).  A disk whose
+ * free space cannot be read passes (the write itself then reports a full disk).  The error
+ * (RPE_ERROR_IO) names the path, the bytes needed and the bytes free. */
+gboolean rpe_output_space_check (const char *path, guint64 bytes, GError **error);
+
 /* `text` (any bytes, NUL-terminated) made safe for a terminal or a label:
  * printable UTF-8 is kept, control characters (C0, DEL, C1: ESC, BEL, CR, ...)
  * become \xNN or \uNNNN, invalid UTF-8 bytes become \xNN, and a backslash

@@ -4,6 +4,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-npy.h"
 
 /* The .npy format (numpy/lib/format.py, "NEP 1"):
@@ -739,7 +740,11 @@ rpe_npy_writer_new (const char   *path,
       memcpy (prefix + 8, &le, 4);
     }
 
-  file = rpe_atomic_file_new (path, error);
+  /* the whole file, checked against the free space before anything is written */
+  if (!rpe_output_space_check (path, (guint64) prefix_len + header->len + (guint64) count * (as_f64 ? 8 : 4), error))
+    file = NULL;
+  else
+    file = rpe_atomic_file_new (path, error);
   if (file == NULL)
     {
       g_string_free (header, TRUE);

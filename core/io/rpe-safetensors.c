@@ -6,6 +6,7 @@
 
 #include "rpe-alloc.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-safetensors.h"
 
 /* The .safetensors format (huggingface/safetensors):
@@ -639,6 +640,12 @@ rpe_safetensors_write (const char         *path,
     g_string_append_c (header, ' ');
   len_le = GUINT64_TO_LE ((guint64) header->len);
 
+  /* the whole file, checked against the free space before anything is written */
+  if (!rpe_output_space_check (path, 8 + (guint64) header->len + (guint64) offset, error))
+    {
+      g_string_free (header, TRUE);
+      return FALSE;
+    }
   file = rpe_atomic_file_new (path, error);
   if (file == NULL)
     {

@@ -1004,6 +1004,16 @@ rpe_export_preset_apply (RpeExportPreset  preset,
     }
 }
 
+gboolean
+rpe_export_png_bytes (int width, int height, size_t *bytes)
+{
+  size_t one;
+
+  /* the ARGB32 surface, and a heatmap image of at most its size while it is drawn */
+  return width >= 1 && height >= 1 && rpe_size_bytes (&one, 4, (size_t) width, (size_t) height, 1, 1) == RPE_OK
+         && rpe_size_mul (one, 2, bytes);
+}
+
 /* ----------------------------------------------------------------- output */
 
 typedef struct
@@ -1063,8 +1073,7 @@ write_image (const RpeFigure *fig,
     {
       size_t bytes;
 
-      if (rpe_size_bytes (&bytes, 4, (size_t) wpx, (size_t) hpx, 1, 1) != RPE_OK
-          || rpe_budget_check (bytes) != RPE_OK)
+      if (!rpe_export_png_bytes (wpx, hpx, &bytes) || rpe_budget_check (bytes) != RPE_OK)
         return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
                               _("%s: a %d x %d image exceeds the memory budget"), path, wpx, hpx);
       surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);

@@ -146,6 +146,11 @@ gboolean  rpe_export_resolve_size    (const RpeFigure     *fig,
                                       int                 *height_px,
                                       GError             **error);
 
+/* The memory a width x height PNG holds at once while it is drawn and written: its surface and
+ * a heatmap image of at most its size (overflow-checked; FALSE when it overflows).  The
+ * command line checks it against the budget before computing the figure. */
+gboolean rpe_export_png_bytes (int width, int height, size_t *bytes);
+
 /* Writes the figure to path atomically.  size may be NULL (defaults).  NPY writes
  * the heatmap (rows, cols), a grid or comparison (n, rows, cols) when the shapes
  * agree; CSV writes fig->table.  Errors are in RPE_ERROR (INVALID_ARGUMENT for a

@@ -19,6 +19,11 @@
 #include "rpe-alloc.h"
 #include "rpe-error.h"
 
+/* the nearest-colour cache of refine_palette: 2^16 slots */
+#define GIF_CACHE_BITS 16
+#define GIF_CACHE_SLOTS ((size_t) 1 << GIF_CACHE_BITS)
+#define GIF_CACHE_BYTES (GIF_CACHE_SLOTS * (sizeof (guint32) + sizeof (GifByteType)))
+
 struct _RpeGifWriter
 {
   GifFileType *gif;
@@ -154,17 +159,18 @@ rpe_gif_writer_n_frames (RpeGifWriter *w)
 
 /* giflib's median cut works on 5-bit colours: its table is moved to the mean of the 8-bit
  * pixels each entry stands for (white stays white), and every pixel then takes its
- * nearest entry (a step of Lloyd's algorithm), with a cache per distinct colour. */
+ * nearest entry (a step of Lloyd's algorithm), with a fixed-size cache of colours. */
 static void
 refine_palette (const GifByteType *planes,
                 GifByteType       *index,
                 size_t             pixels,
                 GifColorType      *colors,
-                int                n)
+                int                n,
+                guint32           *cache_key,
+                GifByteType       *cache_val)
 {
   double sum[256][3] = { { 0 } };
   size_t count[256] = { 0 };
-  GHashTable *nearest;
 
   if (n <= 0 || n > 256)
     return;
@@ -182,14 +188,16 @@ refine_palette (const GifByteType *planes,
         colors[k].Green = (GifByteType) lround (sum[k][1] / (double) count[k]);
         colors[k].Blue = (GifByteType) lround (sum[k][2] / (double) count[k]);
       }
-  nearest = g_hash_table_new (g_direct_hash, g_direct_equal);
+  /* a direct-mapped cache of the nearest entry per colour: a fixed size whatever the number of
+   * distinct colours (a hash table of them grew with the frame: up to one entry per pixel) */
+  memset (cache_key, 0, sizeof (guint32) * GIF_CACHE_SLOTS);
   for (size_t i = 0; i < pixels; i++)
     {
       int r = planes[i], g = planes[pixels + i], b = planes[2 * pixels + i];
-      guint key = ((guint) r << 16) | ((guint) g << 8) | (guint) b;
-      gpointer hit = g_hash_table_lookup (nearest, GUINT_TO_POINTER (key + 1));
+      guint32 key = (((guint32) r << 16) | ((guint32) g << 8) | (guint32) b) + 1;
+      guint32 slot = (key * 2654435761u) >> (32 - GIF_CACHE_BITS);
 
-      if (hit == NULL)
+      if (cache_key[slot] != key)
         {
           int best = index[i];
           long best_d = LONG_MAX;
@@ -205,12 +213,11 @@ refine_palette (const GifByteType *planes,
                   best = k;
                 }
             }
-          hit = GINT_TO_POINTER (best + 1);
-          g_hash_table_insert (nearest, GUINT_TO_POINTER (key + 1), hit);
+          cache_key[slot] = key;
+          cache_val[slot] = (GifByteType) best;
         }
-      index[i] = (GifByteType) (GPOINTER_TO_INT (hit) - 1);
+      index[i] = cache_val[slot];
     }
-  g_hash_table_destroy (nearest);
 }
 
 gboolean
@@ -220,6 +227,7 @@ rpe_gif_writer_add (RpeGifWriter    *w,
 {
   size_t pixels = 0, bytes;
   GifByteType *planes = NULL, *index = NULL;
+  guint32             *cache_key = NULL;
   GifColorType colors[256];
   ColorMapObject *map = NULL;
   int map_size = 256, stride;
@@ -238,14 +246,19 @@ rpe_gif_writer_add (RpeGifWriter    *w,
                           w->n_frames + 1, w->width, w->height);
   if (w->n_frames >= RPE_GIF_MAX_FRAMES)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("%s: at most %d frames"), w->path, RPE_GIF_MAX_FRAMES);
-  if (rpe_size_bytes (&bytes, 4, (size_t) w->width, (size_t) w->height, 1, 1) != RPE_OK
-      || rpe_budget_check (bytes) != RPE_OK)
+  /* the frame itself, its planes and indices, and the colour cache, held at once */
+  if (!rpe_gif_frame_bytes (w->width, w->height, &bytes) || rpe_budget_check (bytes) != RPE_OK)
     return rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: a %d x %d frame exceeds the memory budget"), w->path,
                           w->width, w->height);
   pixels = (size_t) w->width * (size_t) w->height;
   planes = rpe_alloc (pixels, 4, &st);   /* r, g, b planes and the indices */
-  if (planes == NULL)
-    return rpe_set_error (error, st, _("%s: no memory for a frame"), w->path);
+  if (planes != NULL)
+    cache_key = rpe_alloc (GIF_CACHE_SLOTS, sizeof (guint32) + sizeof (GifByteType), &st);
+  if (cache_key == NULL)
+    {
+      rpe_free (planes);
+      return rpe_set_error (error, st, _("%s: no memory for a frame"), w->path);
+    }
   index = planes + 3 * pixels;
 
   cairo_surface_flush (frame);
@@ -273,7 +286,7 @@ rpe_gif_writer_add (RpeGifWriter    *w,
       rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("%s: cannot reduce frame %u to 256 colours"), w->path, w->n_frames + 1);
       goto out;
     }
-  refine_palette (planes, index, pixels, colors, map_size);
+  refine_palette (planes, index, pixels, colors, map_size, cache_key, (GifByteType *) (cache_key + GIF_CACHE_SLOTS));
   /* giflib wants a power of two colour table */
   map = GifMakeMapObject (256, NULL);
   if (map == NULL)
@@ -307,6 +320,7 @@ out:
   if (map != NULL)
     GifFreeMapObject (map);
   rpe_free (planes);
+  rpe_free (cache_key);
   return ok;
 }
 
@@ -430,6 +444,16 @@ rpe_gif_render_frame (const RpeFigure     *fig,
     return NULL;
   if (size != NULL && size->text_size > 0.0)
     sized.text_size = size->text_size;
+  {
+    /* the frame and a heatmap image of at most its size, drawn into it */
+    size_t bytes;
+
+    if (!rpe_gif_frame_bytes (wpx, hpx, &bytes) || rpe_budget_check (bytes) != RPE_OK)
+      {
+        rpe_set_error (error, RPE_ERROR_NO_MEMORY, _("a %d x %d frame exceeds the memory budget"), wpx, hpx);
+        return NULL;
+      }
+  }
   surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, wpx, hpx);
   if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
     {
@@ -442,4 +466,17 @@ rpe_gif_render_frame (const RpeFigure     *fig,
   rpe_figure_render (cr, &sized, wpt, hpt);
   cairo_destroy (cr);
   return surface;
+}
+
+gboolean
+rpe_gif_frame_bytes (int width, int height, size_t *bytes)
+{
+  size_t one;
+
+  /* two w x h x 4 buffers at once (the frame and the heatmap image drawn into it, then the
+   * frame and its planes with the indices), and the colour cache with its alignment */
+  if (width < 1 || height < 1 || rpe_size_bytes (&one, 4, (size_t) width, (size_t) height, 1, 1) != RPE_OK
+      || !rpe_size_mul (one, 2, bytes) || !rpe_size_add (*bytes, GIF_CACHE_BYTES + 128, bytes))
+    return FALSE;
+  return TRUE;
 }

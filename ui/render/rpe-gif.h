@@ -29,6 +29,9 @@ RpeGifWriter *rpe_gif_writer_new    (const char       *path,
                                      int               height,
                                      int               delay_cs,
                                      GError          **error);
+/* The memory one width x height frame holds at once, drawn and then added (overflow-checked;
+ * FALSE when it overflows): checked against the budget before a sweep computes anything. */
+gboolean rpe_gif_frame_bytes (int width, int height, size_t *bytes);
 /* Appends a frame (an image surface of the writer's size). */
 gboolean      rpe_gif_writer_add    (RpeGifWriter     *writer,
                                      cairo_surface_t  *frame,
