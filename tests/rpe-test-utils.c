@@ -531,13 +531,13 @@ gboolean
 rpe_test_address_limit_applies (void)
 {
   pid_t pid = fork ();
-  int status = 0;
+  int   status = 0;
 
   g_assert_cmpint (pid, >=, 0);
   if (pid == 0)
     {
       struct rlimit rl;
-      rlim_t want = (rlim_t) 1 << 40;
+      rlim_t        want = (rlim_t) 1 << 40;
 
       if (getrlimit (RLIMIT_AS, &rl) != 0)
         _exit (2);

@@ -824,11 +824,11 @@ test_fit_targets (void)
     const char *slopes;
     const char *says;
   } alibi[] = {
-    { "0", "above 0" },
-    { "-1", "above 0" },
-    { "0,0.5", "above 0" },
-    { "1e-42", "float32's normal range" },
-    { "1e39", "at most 1e+18" },
+    { "0", "above 0" },                    /* zero */
+    { "-1", "above 0" },                   /* negative */
+    { "0,0.5", "above 0" },                /* one of several */
+    { "1e-42", "float32's normal range" }, /* subnormal */
+    { "1e39", "at most 1e+18" },           /* beyond float32 */
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
