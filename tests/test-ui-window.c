@@ -526,10 +526,9 @@ test_compute_progress (void)
   g_test_message ("%zu x %zu x %zu templates in %.3f s, %u progress callbacks",
                   params.n_features, n, n, elapsed / 1e6, state.n_progress);
   g_assert_cmpuint (state.n_progress, >=, 1);
-  /* At most 20 Hz: n callbacks need at least (n - 1) / 20 s between them. */
-  if (state.n_progress > 1)
-    g_assert_cmpfloat ((state.last_progress - state.first_progress) / 1e6, >=,
-                       (state.n_progress - 1) / 20.0 * 0.9);
+  /* At most 20 Hz, counted: every report was sent within the run.  (The spacing of the sends is
+   * tested with an injected clock in test-explore-job; their arrival times here are not theirs: a
+   * main loop held up under load receives two reports queued 50 ms apart back to back.) */
   g_assert_cmpfloat (state.n_progress, <=, elapsed / 1e6 * 20.0 + 1.0);
   g_clear_pointer (&state.templates, rpe_templates_unref);
 
