@@ -426,7 +426,8 @@ rpe_cli_export_compare (int argc, char **argv)
               goto fail;
             }
           b.checkpoint = g_strdup (co.b_checkpoint != NULL ? co.b_checkpoint : o.model.checkpoint);
-          b.layer = co.b_layer;
+          /* on B's capture, B's model is drawn at the layer of the capture (A's without --b-layer) */
+          b.layer = co.b_layer >= 0 || co.b_content == NULL ? co.b_layer : o.model.layer;
         }
       if (co.b_head >= 0)
         b.head = co.b_head;
