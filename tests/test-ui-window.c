@@ -10,6 +10,7 @@
 #include "rpe-compute.h"
 #include "rpe-error.h"
 #include "rpe-heatmap-view.h"
+#include "rpe-toast-queue.h"
 #include "rpe-window-test.h"
 #include "rpe-ui-wait.h"
 
@@ -630,6 +631,138 @@ test_window_trained_demos (void)
   rpe_test_wait_jobs ();
 }
 
+/* ------------------------------------------------------------------ toasts */
+
+/* What the frames saw of the toast queue: when each toast entered the overlay and when it was
+ * dismissed, in frame time. */
+typedef struct
+{
+  AdwToastOverlay *overlay;
+  AdwToast        *toasts[5];
+  gint64           shown[5];
+  gint64           dismissed[5];
+  guint            n;
+  guint            max_in_overlay;
+  AdwToast        *last;
+} ToastWatch;
+
+static int
+toast_index (ToastWatch *w,
+             AdwToast   *toast)
+{
+  for (guint i = 0; i < w->n; i++)
+    if (w->toasts[i] == toast)
+      return (int) i;
+  return -1;
+}
+
+static void
+toast_watch_paint (GdkFrameClock *clock,
+                   ToastWatch    *w)
+{
+  AdwToast *current = rpe_toast_queue_current (w->overlay);
+  int i = current != NULL ? toast_index (w, current) : -1;
+
+  if (current != w->last && i >= 0 && w->shown[i] == 0)
+    w->shown[i] = gdk_frame_clock_get_frame_time (clock);
+  w->last = current;
+}
+
+static void
+toast_watch_dismissed (AdwToast   *toast,
+                       ToastWatch *w)
+{
+  int i = toast_index (w, toast);
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (w->overlay));
+
+  g_assert_cmpint (i, >=, 0);
+  g_assert_cmpint (w->dismissed[i], ==, 0);   /* once */
+  w->dismissed[i] = gdk_frame_clock_get_frame_time (clock);
+}
+
+static gboolean
+toast_watch_done (gpointer data)
+{
+  ToastWatch *w = data;
+
+  for (guint i = 0; i < w->n; i++)
+    if (w->dismissed[i] == 0)
+      return FALSE;
+  return rpe_toast_queue_current (w->overlay) == NULL && rpe_toast_queue_pending (w->overlay) == 0;
+}
+
+static gboolean
+toast_shown (gpointer overlay)
+{
+  return rpe_toast_queue_current (ADW_TOAST_OVERLAY (overlay)) != NULL;
+}
+
+/* libadwaita 1.2's overlay crashes when a toast is dismissed less than 200 ms after it was shown
+ * while the one before it still hides (rpe-toast-queue.h): the queue keeps one toast in the
+ * overlay, lets the next in only RPE_TOAST_QUEUE_GAP_MS of frame time after a dismissal, and
+ * times each toast from the frame it entered, whatever the main loop does in between. */
+static void
+test_toast_queue (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  ToastWatch w = { 0 };
+  GdkFrameClock *clock;
+  gulong paint;
+
+  w.overlay = ADW_TOAST_OVERLAY (adw_toast_overlay_new ());
+  adw_toast_overlay_set_child (w.overlay, gtk_label_new ("content"));
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (w.overlay));
+  gtk_window_set_default_size (GTK_WINDOW (window), 400, 300);
+  gtk_window_present (GTK_WINDOW (window));
+  rpe_test_iterate_until (rpe_test_widget_mapped, w.overlay);
+  clock = gtk_widget_get_frame_clock (GTK_WIDGET (w.overlay));
+  paint = g_signal_connect (clock, "after-paint", G_CALLBACK (toast_watch_paint), &w);
+
+  /* a burst: four toasts of 1 s in one main-loop turn, the last of high priority */
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autofree char *title = g_strdup_printf ("toast %u", i);
+      AdwToast *toast = adw_toast_new (title);
+
+      adw_toast_set_timeout (toast, 1);
+      if (i == 3)
+        adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+      w.toasts[w.n++] = toast;
+      g_signal_connect (toast, "dismissed", G_CALLBACK (toast_watch_dismissed), &w);
+      rpe_toast_queue_add (w.overlay, g_object_ref (toast));
+    }
+  g_assert_cmpuint (rpe_toast_queue_pending (w.overlay), ==, 4);
+  /* the first shown is dismissed at once (a click on its close button in its first frame) */
+  rpe_test_iterate_until (toast_shown, w.overlay);
+  g_assert_true (rpe_toast_queue_current (w.overlay) == w.toasts[3]);   /* high priority first */
+  adw_toast_dismiss (w.toasts[3]);
+  g_assert_null (rpe_toast_queue_current (w.overlay));
+  rpe_test_iterate_until (toast_watch_done, &w);
+  g_signal_handler_disconnect (clock, paint);
+
+  /* shown in order 3, 0, 1, 2; each after the one before was dismissed plus the gap; each of
+   * 0, 1, 2 dismissed by its own timeout, not before 1 s of frame time */
+  for (guint k = 0; k < 4; k++)
+    {
+      guint i = k == 0 ? 3 : k - 1;
+
+      g_assert_cmpint (w.shown[i], >, 0);
+      g_test_message ("toast %u: shown at %+.3f s, dismissed at %+.3f s", i, (w.shown[i] - w.shown[3]) / 1e6,
+                      (w.dismissed[i] - w.shown[3]) / 1e6);
+      if (k > 0)
+        {
+          guint before = k == 1 ? 3 : k - 2;
+
+          g_assert_cmpint (w.shown[i] - w.dismissed[before], >=, (gint64) RPE_TOAST_QUEUE_GAP_MS * 1000);
+          g_assert_cmpint (w.dismissed[i] - w.shown[i], >=, G_USEC_PER_SEC);
+        }
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+  for (guint i = 0; i < w.n; i++)
+    g_object_unref (w.toasts[i]);
+  rpe_test_drain ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -641,6 +774,7 @@ main (int   argc,
   g_test_add_func ("/ui/window/destroy-busy", test_window_destroy_busy);
   g_test_add_func ("/ui/window/trained-demos", test_window_trained_demos);
   g_test_add_func ("/ui/window/settings", test_window_settings);
+  g_test_add_func ("/ui/window/toast-queue", test_toast_queue);
   g_test_add_func ("/ui/compute/templates", test_compute_templates);
   g_test_add_func ("/ui/compute/templates-again", test_compute_templates_again);
   g_test_add_func ("/ui/compute/errors", test_compute_errors);

@@ -2,6 +2,7 @@
  * chooser, recent files, the tensor browser and .npy content. */
 #include "config.h"
 
+#include "rpe-toast-queue.h"
 #include "rpe-window-private.h"
 
 #include <glib/gi18n.h>
@@ -420,7 +421,7 @@ action_grid (GtkWidget  *widget,
 
   if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Open a checkpoint with a 2-D convSPE module "
+      rpe_toast_queue_add (self->toasts, adw_toast_new (_("Open a checkpoint with a 2-D convSPE module "
                                                                   "(filters (H*D, 1, L1, L2)) first.")));
       return;
     }
@@ -523,7 +524,7 @@ module_chosen (RpeTensorBrowser *browser,
   g_object_set (self->state, "spe-kind", params.method, "gated", params.gate != NULL, NULL);
   _rpe_window_show_message (self, NULL);
   if (note != NULL)
-    adw_toast_overlay_add_toast (self->toasts, adw_toast_new (note));
+    rpe_toast_queue_add (self->toasts, adw_toast_new (note));
   rpe_spe_params_clear (&params);
 }
 
@@ -536,7 +537,7 @@ action_browse_tensors (GtkWidget  *widget,
 
   if (self->checkpoint == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Open a checkpoint first (the demo is built in).")));
+      rpe_toast_queue_add (self->toasts, adw_toast_new (_("Open a checkpoint first (the demo is built in).")));
       return;
     }
   if (self->browser != NULL)
@@ -796,7 +797,7 @@ _rpe_window_offer_tour (RpeWindow *self)
   adw_toast_set_button_label (toast, _("Take the _Tour"));
   adw_toast_set_action_name (toast, "win.tour");
   adw_toast_set_timeout (toast, 10);
-  adw_toast_overlay_add_toast (self->toasts, toast);
+  rpe_toast_queue_add (self->toasts, toast);
 }
 
 /* ------------------------------------------------------------------ misc */
@@ -880,7 +881,7 @@ action_presentation (GtkWidget  *widget,
       /* the whole screen for the figure: no header bar (F11 again brings it back) */
       gtk_widget_set_visible (GTK_WIDGET (self->header_bar), FALSE);
       gtk_window_fullscreen (GTK_WINDOW (self));
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Presentation mode: F11 to leave")));
+      rpe_toast_queue_add (self->toasts, adw_toast_new (_("Presentation mode: F11 to leave")));
     }
   else
     {
@@ -942,7 +943,7 @@ export_finished (RpeExportDialog *dialog,
       adw_toast_set_action_name (toast, "win.open-folder");
       adw_toast_set_action_target_value (toast, g_variant_new_string (uri));
     }
-  adw_toast_overlay_add_toast (self->toasts, toast);
+  rpe_toast_queue_add (self->toasts, toast);
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
@@ -959,7 +960,7 @@ export_page (RpeWindow     *self,
 
   if (bundle == NULL)
     {
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Nothing to export yet: the view is still computing.")));
+      rpe_toast_queue_add (self->toasts, adw_toast_new (_("Nothing to export yet: the view is still computing.")));
       return;
     }
   if (self->export_dialog != NULL)

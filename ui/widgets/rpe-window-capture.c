@@ -6,6 +6,7 @@
  * the module cannot take is refused in the banner and nothing changes. */
 #include "config.h"
 
+#include "rpe-toast-queue.h"
 #include "rpe-window-private.h"
 
 #include <string.h>
@@ -92,7 +93,7 @@ open_done (GObject      *source,
     g_object_get (self->state, "capture-layer", &layer, NULL);
     q = rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES);
     text = g_strdup_printf (_("Captured input %s, layer %u: N = %zu positions"), base, layer, (size_t) q->shape[0]);
-    adw_toast_overlay_add_toast (self->toasts, adw_toast_new (text));
+    rpe_toast_queue_add (self->toasts, adw_toast_new (text));
   }
 }
 

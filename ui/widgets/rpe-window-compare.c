@@ -2,6 +2,7 @@
  * checkpoint (a training run rewriting it, or new checkpoint_<step> files beside it). */
 #include "config.h"
 
+#include "rpe-toast-queue.h"
 #include "rpe-window-private.h"
 
 #include <glib/gi18n.h>
@@ -271,7 +272,7 @@ watch_loaded (RpeCheckpointWatch *watch,
 
       rpe_window_show_watch_step (self, index);
       _rpe_window_show_message (self, NULL);   /* a read that had failed is superseded */
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new_format (_("Reloaded %s"), base));
+      rpe_toast_queue_add (self->toasts, adw_toast_new_format (_("Reloaded %s"), base));
     }
   else
     sync_watch_widgets (self);
@@ -507,7 +508,7 @@ action_pin_compare (GtkWidget  *widget,
     g_object_set (self->state, "compare-what", (guint) RPE_COMPARE_ATTENTION, NULL);
   rpe_compare_view_pin (RPE_COMPARE_VIEW (self->compare_view));
   adw_view_stack_set_visible_child_name (self->stack, "compare");
-  adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Pinned as A: edit anything, B follows")));
+  rpe_toast_queue_add (self->toasts, adw_toast_new (_("Pinned as A: edit anything, B follows")));
 }
 
 static void

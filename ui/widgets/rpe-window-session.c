@@ -4,6 +4,7 @@
  * (Shift+Ctrl+C).  The files themselves: ui/explore/rpe-session.c. */
 #include "config.h"
 
+#include "rpe-toast-queue.h"
 #include "rpe-window-private.h"
 
 #include <glib/gi18n.h>
@@ -330,7 +331,7 @@ apply_loaded (RpeWindow  *self,
   {
     g_autofree char *base = g_filename_display_basename (s->file);
 
-    adw_toast_overlay_add_toast (self->toasts, toast_escaped (_("Opened session %s"), base));
+    rpe_toast_queue_add (self->toasts, toast_escaped (_("Opened session %s"), base));
   }
 }
 
@@ -389,7 +390,7 @@ save_done (GObject      *source,
           g_autofree char *base = g_filename_display_basename (path);
 
           remember_as (self, path, ctx->serial, ctx->view, ctx->cell);
-          adw_toast_overlay_add_toast (self->toasts, toast_escaped (_("Saved %s"), base));
+          rpe_toast_queue_add (self->toasts, toast_escaped (_("Saved %s"), base));
         }
     }
   g_weak_ref_clear (&ctx->window);
@@ -699,11 +700,11 @@ command_copied (GObject      *source,
           adw_toast_set_button_label (toast, _("_Save…"));
           adw_toast_set_action_name (toast, "win.save-session");
         }
-      adw_toast_overlay_add_toast (self->toasts, toast);
+      rpe_toast_queue_add (self->toasts, toast);
       return;
     }
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), line);
-  adw_toast_overlay_add_toast (self->toasts, adw_toast_new (_("Copied the rpe export command of this figure")));
+  rpe_toast_queue_add (self->toasts, adw_toast_new (_("Copied the rpe export command of this figure")));
 }
 
 /* Copy as Command: the checkpoint, when it is not in memory, is read on a worker. */

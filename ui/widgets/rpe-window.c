@@ -2,6 +2,7 @@
  * sidebar of live controls, loading the demo and checkpoints, settings. */
 #include "config.h"
 
+#include "rpe-toast-queue.h"
 #include "rpe-window-private.h"
 
 #include <glib/gi18n.h>
@@ -156,7 +157,7 @@ offer_trained_modules (RpeWindow         *self,
 
       if (t == NULL)
         {
-          adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+          rpe_toast_queue_add (self->toasts, adw_toast_new (error->message));
           g_free (label);
           continue;
         }
@@ -174,7 +175,7 @@ offer_trained_modules (RpeWindow         *self,
       g_autoptr (GError) error = NULL;
 
       if (!_rpe_window_set_fastrpb_tensor (self, m->w, &error))
-        adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+        rpe_toast_queue_add (self->toasts, adw_toast_new (error->message));
     }
   if (!data->have_sine && !data->have_conv && (trained->len > 0 || data->fastrpb_modules->len > 0))
     g_object_set (self->state, "method", trained->len > 0 ? RPE_EXPLORER_METHOD_LRPE : RPE_EXPLORER_METHOD_FASTRPB,
@@ -186,7 +187,7 @@ offer_trained_modules (RpeWindow         *self,
                                                  data->conv2d_prefix, data->conv2d.kernel, data->conv2d.kernel_cols);
 
       if (!rpe_explorer_state_set_conv2d (self->state, &data->conv2d, source, &error))
-        adw_toast_overlay_add_toast (self->toasts, adw_toast_new (error->message));
+        rpe_toast_queue_add (self->toasts, adw_toast_new (error->message));
       else
         {
           /* a gated module shows its gated templates, as the CLI does */
@@ -294,7 +295,7 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
       adw_toast_set_button_label (toast, _("_Show"));
       adw_toast_set_action_name (toast, "win.grid");
       adw_toast_set_timeout (toast, 10);
-      adw_toast_overlay_add_toast (self->toasts, toast);
+      rpe_toast_queue_add (self->toasts, toast);
       return TRUE;
     }
   if (has_module_choice (data))
@@ -308,7 +309,7 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
     }
   else
     toast = adw_toast_new_format (_("Opened %s"), display);
-  adw_toast_overlay_add_toast (self->toasts, toast);
+  rpe_toast_queue_add (self->toasts, toast);
   {
     /* the file's name in the window title (and the task switcher) */
     g_autofree char *title = g_strdup_printf (_("%s — RPE Studio"), display);
@@ -1499,7 +1500,7 @@ rpe_window_init (RpeWindow *self)
 
         adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);   /* before the tour's offer */
         adw_toast_set_timeout (toast, 15);
-        adw_toast_overlay_add_toast (self->toasts, toast);
+        rpe_toast_queue_add (self->toasts, toast);
       }
   }
 
