@@ -122,15 +122,13 @@ wait_window (GSubprocess *proc)
    * reads that window's properties (BadWindow): search again while the program runs */
   for (guint attempt = 0;; attempt++)
     {
-      g_assert_true (g_spawn_sync (NULL,
-                                   (char *[]) { xdotool, "search", "--sync", "--onlyvisible", "--pid", (char *) pid,
-                                                NULL },
-                                   NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL,
-                                   NULL, &status, NULL));
+      g_assert_true (g_spawn_sync (
+        NULL, (char *[]) { xdotool, "search", "--sync", "--onlyvisible", "--pid", (char *) pid, NULL }, NULL,
+        G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
       if (g_spawn_check_wait_status (status, NULL))
         return;
       g_main_context_iteration (NULL, FALSE);
-      g_assert_nonnull (g_subprocess_get_identifier (proc));   /* still running (NULL once it has exited) */
+      g_assert_nonnull (g_subprocess_get_identifier (proc)); /* still running (NULL once it has exited) */
       g_assert_cmpuint (attempt, <, 100);
     }
 }

@@ -647,8 +647,7 @@ typedef struct
 } ToastWatch;
 
 static int
-toast_index (ToastWatch *w,
-             AdwToast   *toast)
+toast_index (ToastWatch *w, AdwToast *toast)
 {
   for (guint i = 0; i < w->n; i++)
     if (w->toasts[i] == toast)
@@ -657,11 +656,10 @@ toast_index (ToastWatch *w,
 }
 
 static void
-toast_watch_paint (GdkFrameClock *clock,
-                   ToastWatch    *w)
+toast_watch_paint (GdkFrameClock *clock, ToastWatch *w)
 {
   AdwToast *current = rpe_toast_queue_current (w->overlay);
-  int i = current != NULL ? toast_index (w, current) : -1;
+  int       i = current != NULL ? toast_index (w, current) : -1;
 
   if (current != w->last && i >= 0 && w->shown[i] == 0)
     w->shown[i] = gdk_frame_clock_get_frame_time (clock);
@@ -669,14 +667,13 @@ toast_watch_paint (GdkFrameClock *clock,
 }
 
 static void
-toast_watch_dismissed (AdwToast   *toast,
-                       ToastWatch *w)
+toast_watch_dismissed (AdwToast *toast, ToastWatch *w)
 {
-  int i = toast_index (w, toast);
+  int            i = toast_index (w, toast);
   GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (w->overlay));
 
   g_assert_cmpint (i, >=, 0);
-  g_assert_cmpint (w->dismissed[i], ==, 0);   /* once */
+  g_assert_cmpint (w->dismissed[i], ==, 0); /* once */
   w->dismissed[i] = gdk_frame_clock_get_frame_time (clock);
 }
 
@@ -704,10 +701,10 @@ toast_shown (gpointer overlay)
 static void
 test_toast_queue (void)
 {
-  GtkWidget *window = gtk_window_new ();
-  ToastWatch w = { 0 };
+  GtkWidget     *window = gtk_window_new ();
+  ToastWatch     w = { 0 };
   GdkFrameClock *clock;
-  gulong paint;
+  gulong         paint;
 
   w.overlay = ADW_TOAST_OVERLAY (adw_toast_overlay_new ());
   adw_toast_overlay_set_child (w.overlay, gtk_label_new ("content"));
@@ -722,7 +719,7 @@ test_toast_queue (void)
   for (guint i = 0; i < 4; i++)
     {
       g_autofree char *title = g_strdup_printf ("toast %u", i);
-      AdwToast *toast = adw_toast_new (title);
+      AdwToast        *toast = adw_toast_new (title);
 
       adw_toast_set_timeout (toast, 1);
       if (i == 3)
@@ -734,7 +731,7 @@ test_toast_queue (void)
   g_assert_cmpuint (rpe_toast_queue_pending (w.overlay), ==, 4);
   /* the first shown is dismissed at once (a click on its close button in its first frame) */
   rpe_test_iterate_until (toast_shown, w.overlay);
-  g_assert_true (rpe_toast_queue_current (w.overlay) == w.toasts[3]);   /* high priority first */
+  g_assert_true (rpe_toast_queue_current (w.overlay) == w.toasts[3]); /* high priority first */
   adw_toast_dismiss (w.toasts[3]);
   g_assert_null (rpe_toast_queue_current (w.overlay));
   rpe_test_iterate_until (toast_watch_done, &w);

@@ -7,12 +7,12 @@
 
 typedef struct
 {
-  AdwToastOverlay *overlay;       /* not a reference: the queue is the overlay's data */
-  GQueue           pending;       /* AdwToast references, in the order they are shown */
-  AdwToast        *current;       /* the toast in the overlay (a reference), or NULL */
-  guint            timeout_s;     /* current's own timeout (0: until dismissed) */
-  gint64           shown_us;      /* frame time current was added at */
-  gint64           dismissed_us;  /* frame time the last toast was dismissed at (0: long ago) */
+  AdwToastOverlay *overlay;      /* not a reference: the queue is the overlay's data */
+  GQueue           pending;      /* AdwToast references, in the order they are shown */
+  AdwToast        *current;      /* the toast in the overlay (a reference), or NULL */
+  guint            timeout_s;    /* current's own timeout (0: until dismissed) */
+  gint64           shown_us;     /* frame time current was added at */
+  gint64           dismissed_us; /* frame time the last toast was dismissed at (0: long ago) */
   gulong           dismissed_id;
   guint            tick_id;
   gboolean         destroyed;
@@ -39,8 +39,7 @@ forget_current (Queue *q)
 }
 
 static void
-current_dismissed (AdwToast *toast,
-                   Queue    *q)
+current_dismissed (AdwToast *toast, Queue *q)
 {
   if (toast != q->current)
     return;
@@ -51,8 +50,7 @@ current_dismissed (AdwToast *toast,
 }
 
 static void
-show_next (Queue *q,
-           gint64 now)
+show_next (Queue *q, gint64 now)
 {
   AdwToast *toast = g_queue_pop_head (&q->pending);
 
@@ -67,8 +65,7 @@ show_next (Queue *q,
 
 /* Whether the next toast may enter the overlay at frame time now. */
 static gboolean
-may_show (Queue *q,
-          gint64 now)
+may_show (Queue *q, gint64 now)
 {
   if (q->current != NULL || g_queue_is_empty (&q->pending) || q->destroyed)
     return FALSE;
@@ -78,15 +75,13 @@ may_show (Queue *q,
 }
 
 static gboolean
-tick (GtkWidget     *widget,
-      GdkFrameClock *clock,
-      gpointer       user_data)
+tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
 {
   Queue *q = user_data;
   gint64 now = gdk_frame_clock_get_frame_time (clock);
 
   if (q->current != NULL && q->timeout_s > 0 && now - q->shown_us >= (gint64) q->timeout_s * G_USEC_PER_SEC)
-    adw_toast_dismiss (q->current);   /* current_dismissed: current NULL, dismissed_us now */
+    adw_toast_dismiss (q->current); /* current_dismissed: current NULL, dismissed_us now */
   if (may_show (q, now))
     show_next (q, now);
   /* ticking is needed while a shown toast has a timeout or a waiting one has its gap to wait */
@@ -113,8 +108,7 @@ ensure_tick (Queue *q)
 }
 
 static void
-overlay_mapped (GtkWidget *widget,
-                Queue     *q)
+overlay_mapped (GtkWidget *widget, Queue *q)
 {
   /* a toast shown while unmapped is timed from the first frame */
   if (q->current != NULL)
@@ -123,8 +117,7 @@ overlay_mapped (GtkWidget *widget,
 }
 
 static void
-overlay_destroyed (GtkWidget *widget,
-                   Queue     *q)
+overlay_destroyed (GtkWidget *widget, Queue *q)
 {
   q->destroyed = TRUE;
   if (q->tick_id != 0)
@@ -145,8 +138,7 @@ queue_free (gpointer data)
 }
 
 static Queue *
-queue_get (AdwToastOverlay *overlay,
-           gboolean         create)
+queue_get (AdwToastOverlay *overlay, gboolean create)
 {
   Queue *q = g_object_get_data (G_OBJECT (overlay), QUEUE_KEY);
 
@@ -163,8 +155,7 @@ queue_get (AdwToastOverlay *overlay,
 }
 
 void
-rpe_toast_queue_add (AdwToastOverlay *overlay,
-                     AdwToast        *toast)
+rpe_toast_queue_add (AdwToastOverlay *overlay, AdwToast *toast)
 {
   Queue *q;
 

@@ -26,8 +26,7 @@ G_BEGIN_DECLS
 
 /* Takes toast (transfer full), as adw_toast_overlay_add_toast does.  A high-priority toast goes
  * before the waiting ones. */
-void  rpe_toast_queue_add     (AdwToastOverlay *overlay,
-                               AdwToast        *toast);
+void rpe_toast_queue_add (AdwToastOverlay *overlay, AdwToast *toast);
 /* Tests: toasts waiting for their turn (not counting the one shown). */
 guint rpe_toast_queue_pending (AdwToastOverlay *overlay);
 /* Tests: the toast shown now through the queue (NULL: none; not a new reference). */

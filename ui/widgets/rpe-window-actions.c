@@ -422,7 +422,7 @@ action_grid (GtkWidget  *widget,
   if (rpe_explorer_state_get_conv2d (self->state, NULL) == NULL)
     {
       rpe_toast_queue_add (self->toasts, adw_toast_new (_("Open a checkpoint with a 2-D convSPE module "
-                                                                  "(filters (H*D, 1, L1, L2)) first.")));
+                                                          "(filters (H*D, 1, L1, L2)) first.")));
       return;
     }
   if (self->grid_window == NULL)
