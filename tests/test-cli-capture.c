@@ -285,8 +285,8 @@ test_refusals (void)
   /* the commands that take no capture say so */
   refused (csv, "one content vector", NULL, "curves profile --checkpoint demo:sine-spe --models sine --content '%s'",
            f.capture);
-  refused (png, "comparisons", NULL, "export compare-attention --checkpoint demo:sine-spe --b-head 1 --content '%s'",
-           f.capture);
+  refused (png, "templates do not depend", NULL,
+           "export compare-templates --checkpoint demo:sine-spe --b-head 1 --content '%s'", f.capture);
   refused (png, "captured --content", NULL,
            "export attention --checkpoint demo:sine-spe --attention-method lrpe "
            "--content '%s'",

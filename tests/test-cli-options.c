@@ -292,7 +292,7 @@ static const struct
   "head heads height kernel layer length map memory-budget method no-causal no-exact no-gate output percentile "      \
   "prefix preset realizations seed sines threads title train-length width"
   { "export compare-templates", COMPARE_VIEW " b-checkpoint b-head b-layer b-method" },
-  { "export compare-attention", COMPARE_VIEW " b-checkpoint b-head b-layer b-method" },
+  { "export compare-attention", COMPARE_VIEW " b-checkpoint b-head b-layer b-method b-content" },
   { "export overview", COMPARE_VIEW " cells" },
 };
 /* clang-format on */

@@ -1269,6 +1269,93 @@ test_relative_paths (void)
   g_assert_cmpint (g_chdir (cwd), ==, 0);
 }
 
+/* A restored capture is checked against the session's checkpoint: another model's is refused with
+ * both named; one without a fingerprint is a warning; the right one loads with the fingerprint kept.
+ * The Outputs view's captured-values choice is saved and read back. */
+static void
+test_capture_model (void)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeExplorerCapture) demo = NULL, hand = NULL;
+  g_autoptr (RpeSession) s = NULL;
+  g_autoptr (RpeSession) back = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = rpe_test_tmp_path ("capture-model.rpe-session");
+  g_autofree char *hand_path = rpe_test_tmp_path ("capture-hand.npz");
+
+  demo = rpe_explorer_capture_open ("demo:conv-spe", &error);
+  g_assert_no_error (error);
+  rpe_explorer_state_restore_capture (state, demo);
+  s = rpe_session_new_from_state (state);
+  s->outputs.have = TRUE;
+  s->outputs.channels = 4;
+  s->outputs.captured = TRUE;
+
+  /* its own model: read, fingerprinted, no warning, the choice kept */
+  rpe_session_set_checkpoint (s, "demo:conv-spe", NULL, 0, NULL);
+  g_assert_true (rpe_session_save (s, path, &error));
+  g_assert_no_error (error);
+  back = rpe_session_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (back->model_print);
+  g_assert_cmpuint (back->warnings->len, ==, 0);
+  g_assert_nonnull (rpe_explorer_state_get_capture (back->state));
+  g_assert_true (back->outputs.captured);
+  g_clear_pointer (&back, rpe_session_free);
+  s->outputs.captured = FALSE;
+  g_assert_true (rpe_session_save (s, path, &error));
+  back = rpe_session_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_false (back->outputs.captured);
+  g_clear_pointer (&back, rpe_session_free);
+
+  /* another model's checkpoint: refused, both named */
+  rpe_session_set_checkpoint (s, "demo:sine-spe", NULL, 0, NULL);
+  g_assert_true (rpe_session_save (s, path, &error));
+  back = rpe_session_load (path, &error);
+  g_assert_null (back);
+  g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "“demo:conv-spe”"));
+  g_assert_nonnull (strstr (error->message, "“demo:sine-spe”"));
+  g_assert_nonnull (strstr (error->message, "another model"));
+  g_clear_error (&error);
+
+  /* a capture without a fingerprint: loaded, with a warning that it cannot be checked */
+  rpe_test_write_capture (hand_path, 1, 24, 4, 16, 0, 3, NULL, NULL, NULL);
+  hand = rpe_explorer_capture_open (hand_path, &error);
+  g_assert_no_error (error);
+  rpe_explorer_state_restore_capture (s->state, hand);
+  g_assert_true (rpe_session_save (s, path, &error));
+  back = rpe_session_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->warnings->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (back->warnings, 0), "records no fingerprint"));
+  g_assert_nonnull (strstr (g_ptr_array_index (back->warnings, 0), "demo:sine-spe"));
+  g_clear_pointer (&back, rpe_session_free);
+
+  /* a malformed choice is refused */
+  {
+    g_autofree char *text = NULL;
+    g_autofree char *bad = NULL;
+    char            *at;
+
+    s->outputs.captured = TRUE;
+    g_assert_true (rpe_session_save (s, path, &error));
+    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+    at = strstr (text, "\"captured-values\" : true");
+    g_assert_nonnull (at);
+    *at = '\0';
+    bad = g_strconcat (text, "\"captured-values\" : 7", at + strlen ("\"captured-values\" : true"), NULL);
+    g_assert_true (g_file_set_contents (path, bad, -1, NULL));
+    back = rpe_session_load (path, &error);
+    g_assert_null (back);
+    g_assert_nonnull (strstr (error->message, "captured-values"));
+    g_clear_error (&error);
+  }
+  g_remove (path);
+  g_remove (hand_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1285,5 +1372,6 @@ main (int argc, char **argv)
   g_test_add_func ("/session/sized", test_sized);
   g_test_add_func ("/session/bounded-hash", test_bounded_hash);
   g_test_add_func ("/session/relative-paths", test_relative_paths);
+  g_test_add_func ("/session/capture-model", test_capture_model);
   return g_test_run ();
 }

@@ -1069,6 +1069,78 @@ test_close_unsaved (void)
   g_rmdir (dir);
 }
 
+static gboolean
+capture_open_done (gpointer data)
+{
+  return !rpe_window_is_opening_capture (RPE_WINDOW (data)) && rpe_test_window_idle_drained (RPE_WINDOW (data));
+}
+
+/* A session with a capture: the captured-values choice of the Outputs view comes back; the
+ * restored capture is checked against the session's checkpoint (another model's is refused and
+ * the window stays as it was); a capture with a fingerprint opens without a note. */
+static void
+test_capture (void)
+{
+  RpeWindow        *window = open_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeOutputsView   *view = RPE_OUTPUTS_VIEW (rpe_window_get_view_widget (window, RPE_WINDOW_VIEW_OUTPUTS));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *with = rpe_test_tmp_path ("capture-values.rpe-session");
+  g_autofree char *without = rpe_test_tmp_path ("capture-generated.rpe-session");
+  g_autofree char *paired = rpe_test_tmp_path ("capture-paired.rpe-session");
+  g_autofree char *text = NULL;
+  g_autoptr (GString) t = NULL;
+  guint64 serial;
+
+  rpe_window_open_demo (window, "demo:sine-spe");
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.load-capture", "s", "demo:sine-spe");
+  rpe_test_iterate_until (capture_open_done, window);
+  g_assert_nonnull (rpe_explorer_state_get_capture (state));
+  g_assert_null (rpe_window_get_message (window)); /* it records its model: nothing to note */
+  rpe_window_set_view (window, RPE_WINDOW_VIEW_OUTPUTS);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+
+  /* the captured values saved, generated values restored over them: the session brings them back */
+  g_assert_true (rpe_outputs_view_set_captured (view));
+  g_assert_true (rpe_window_save_session (window, with, &error));
+  g_assert_no_error (error);
+  rpe_outputs_view_set_values (view, RPE_VALUES_NOISE, 3);
+  g_assert_false (rpe_outputs_view_get_captured (view));
+  g_assert_true (rpe_window_save_session (window, without, &error));
+  g_assert_true (rpe_window_open_session (window, with, &error));
+  g_assert_no_error (error);
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  g_assert_true (rpe_outputs_view_get_captured (view));
+  g_assert_true (rpe_window_open_session (window, without, &error));
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  g_assert_false (rpe_outputs_view_get_captured (view));
+  g_assert_nonnull (rpe_explorer_state_get_model_print (state));
+
+  /* the same session pairing one demo's capture with the other demo's checkpoint: refused, both
+   * named, nothing changed */
+  g_assert_true (g_file_get_contents (with, &text, NULL, NULL));
+  t = g_string_new (text);
+  g_assert_cmpuint (g_string_replace (t, "\"path\" : \"demo:sine-spe\"", "\"path\" : \"demo:conv-spe\"", 1), ==, 1);
+  g_assert_true (g_file_set_contents (paired, t->str, -1, NULL));
+  serial = rpe_explorer_state_get_serial (state);
+  g_assert_false (rpe_window_open_session (window, paired, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "demo:sine-spe"));
+  g_assert_nonnull (strstr (error->message, "demo:conv-spe"));
+  g_assert_nonnull (rpe_window_get_message (window));
+  g_assert_nonnull (strstr (rpe_window_get_message (window), "demo:conv-spe"));
+  g_assert_cmpuint (rpe_explorer_state_get_serial (state), ==, serial);
+  g_assert_false (rpe_outputs_view_get_captured (view));
+  g_clear_error (&error);
+
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_remove (with);
+  g_remove (without);
+  g_remove (paired);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1083,5 +1155,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/session/negations", test_negations);
   g_test_add_func ("/ui/session/outputs", test_outputs);
   g_test_add_func ("/ui/session/close-unsaved", test_close_unsaved);
+  g_test_add_func ("/ui/session/capture", test_capture);
   return g_test_run ();
 }

@@ -220,7 +220,7 @@ const RpeCliOption rpe_cli_compare_options[] = {
   RPE_CLI_INT ("b-head", C (b_head), RPE_CLI_COMPARE_B, 0, G_MAXINT, N_("B: this head"), "H"),
   RPE_CLI_STRING ("b-method", C (b_method), RPE_CLI_COMPARE_B,
                   N_("B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)"), "M"),
-  RPE_CLI_FILE ("b-content", C (b_content), RPE_CLI_COMPARE_B,
+  RPE_CLI_FILE ("b-content", C (b_content), RPE_CLI_COMPARE_B_CONTENT,
                 N_("B (attention): this capture (.npz, demo:NAME) as content, layer --b-layer (default --layer)"),
                 "CAPTURE"),
   RPE_CLI_STRING ("cells", C (cells), RPE_CLI_COMPARE_CELLS,

@@ -1657,9 +1657,10 @@ static const RpeCliLeaf export_leaves[] = {
     "checkpoint length head", rpe_cli_compare_options, NULL, NULL },
   { "compare-attention", N_("Attention maps of A | B | A - B"),
     N_("The window's Compare view for attention maps: A against B (--b-checkpoint, --b-layer, --b-head,\n"
-       "--b-method spe|exact|ape|lrpe|fastrpb|linear) and A - B."),
+       "--b-method spe|exact|ape|lrpe|fastrpb|linear, --b-content CAPTURE) and A - B."),
     "export compare-attention --checkpoint demo --length 128 --b-method exact -o compare-attention.png", COMPARE_TAKES,
-    RPE_CLI_COMPARE_B, "checkpoint length head exact", rpe_cli_compare_options, NULL, NULL },
+    RPE_CLI_COMPARE_B | RPE_CLI_COMPARE_B_CONTENT, "checkpoint length head exact", rpe_cli_compare_options, NULL,
+    NULL },
   { "overview", N_("Every layer and head of a checkpoint at a glance"),
     N_("The window's Overview: one small map per layer and head (templates, or --cells attention).\n"
        ".npy writes (layers * heads, rows, cols), cell (l, h) at l * H + h."),

@@ -250,6 +250,7 @@ extern const RpeCliOption rpe_cli_outputs_options[];
  * options (B for the compare views, the cells for the overview). */
 #define RPE_CLI_COMPARE_B 1
 #define RPE_CLI_COMPARE_CELLS 2
+#define RPE_CLI_COMPARE_B_CONTENT 4 /* compare-attention: B's captured content */
 extern const RpeCliOption rpe_cli_compare_options[];
 int                       rpe_cli_export_compare (int argc, char **argv);
 int                       rpe_cli_export_outputs (int argc, char **argv);

@@ -82,6 +82,7 @@ rpe_session_free (RpeSession *session)
   g_strfreev (session->export_options);
   g_free (session->file);
   g_ptr_array_unref (session->warnings);
+  rpe_model_print_unref (session->model_print);
   g_free (session);
 }
 
@@ -618,6 +619,8 @@ rpe_session_to_data (RpeSession  *session,
       json_builder_add_int_value (b, x->channel);
       json_builder_set_member_name (b, "several-draws");
       json_builder_add_boolean_value (b, x->several_draws);
+      json_builder_set_member_name (b, "captured-values");
+      json_builder_add_boolean_value (b, x->captured);
       json_builder_set_member_name (b, "values-file");
       if (x->values_path == NULL)
         json_builder_add_null_value (b);
@@ -1567,6 +1570,13 @@ read_outputs (RpeSession *s,
   if ((n = member (o, "several-draws", JSON_NODE_VALUE)) == NULL || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
     return bad (error, "the outputs' several-draws must be true or false");
   x->several_draws = json_node_get_boolean (n);
+  /* absent in sessions of earlier versions */
+  if ((n = json_object_get_member (o, "captured-values")) != NULL)
+    {
+      if (JSON_NODE_TYPE (n) != JSON_NODE_VALUE || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+        return bad (error, "the outputs' captured-values must be true or false");
+      x->captured = json_node_get_boolean (n);
+    }
   name = opt_string (o, "impulse-positions");
   if (name != NULL && *name != '\0')
     {
@@ -1602,6 +1612,45 @@ read_outputs (RpeSession *s,
   if (x->values == RPE_VALUES_ARRAY && x->values_path == NULL)
     return bad (error, "the outputs' values come from a .npy file the session does not name");
   x->have = TRUE;
+  return TRUE;
+}
+
+/* The session's checkpoint fingerprinted (s->model_print) and its capture checked against it: a
+ * capture of another model refuses the session (naming both); one that records no fingerprint is
+ * a warning (it cannot be checked). */
+static gboolean
+check_capture_model (RpeSession *s, GError **error)
+{
+  RpeExplorerCapture *c = rpe_explorer_state_get_capture (s->state);
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GError) local = NULL;
+
+  if (s->checkpoint.path == NULL)
+    return TRUE;
+  set = is_demo (s->checkpoint.path) ? rpe_demos_read (s->checkpoint.path, &local)
+                                     : rpe_checkpoint_read (s->checkpoint.path, &local);
+  if (set == NULL)
+    {
+      if (c != NULL)
+        g_ptr_array_add (s->warnings, g_strdup_printf ("The session's capture “%s” could not be checked against its "
+                                                       "checkpoint “%s”: %s",
+                                                       c->path, s->checkpoint.path, local->message));
+      return TRUE;
+    }
+  s->model_print = rpe_model_print_new (set, s->checkpoint.path);
+  if (c == NULL)
+    return TRUE;
+  if (rpe_capture_n_model_tensors (c->capture) == 0)
+    {
+      g_ptr_array_add (s->warnings, g_strdup_printf ("The session's capture “%s” records no fingerprint of the model "
+                                                     "it was made on: that it comes from “%s” cannot be checked.",
+                                                     c->path, s->checkpoint.path));
+      return TRUE;
+    }
+  if (!rpe_capture_check_model (c->capture, s->model_print, NULL, &local))
+    return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                          "The session pairs the capture “%s” with the checkpoint “%s” of another model: %s", c->path,
+                          s->checkpoint.path, local->message);
   return TRUE;
 }
 
@@ -2021,6 +2070,8 @@ rpe_session_load_data (const char  *data,
     return NULL;
   read_capture (s, json_object_get_member (o, "capture"));
   if (!read_checkpoint (s, json_object_get_member (o, "checkpoint"), error))
+    return NULL;
+  if (!check_capture_model (s, error))
     return NULL;
   if (!read_outputs (s, json_object_get_member (o, "outputs"), error))
     return NULL;

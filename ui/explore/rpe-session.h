@@ -69,6 +69,8 @@ typedef struct
   gboolean  several_draws;   /* 16 draws (else 1) */
   char     *values_path;     /* values == array: the V .npy (path + SHA-256, like the content) */
   char     *values_sha256;
+  gboolean  captured; /* the values of the captured layer the content is ("Captured values
+                              * (layer l)"); the kind above is then the one chosen before */
 } RpeSessionOutputs;
 
 #define RPE_SESSION_OUTPUTS_MAX_CHANNELS 64
@@ -96,6 +98,9 @@ typedef struct
   RpeSessionOutputs     outputs;         /* the Outputs view's settings ("outputs") */
   char                 *file;            /* the file it was read from or written to (NULL: none yet) */
   GPtrArray            *warnings;        /* char *: read-time notes (checkpoint changed or moved) */
+  RpeModelPrint        *model_print;     /* read: the fingerprint of the checkpoint's tensors (NULL: no
+                                            checkpoint, or it could not be read); a capture is checked
+                                            against it when the session is read, and so are later ones */
 } RpeSession;
 
 /* A session of a copy of state (deep copy: arrays included). */

@@ -638,6 +638,7 @@ rpe_outputs_view_store (RpeOutputsView    *self,
   out->channel = (guint) self->channel;
   out->several_draws = self->request.n_draws > 1;
   out->values_path = self->request.kind == RPE_VALUES_ARRAY ? g_strdup (self->npy_path) : NULL;
+  out->captured = self->request.captured && self->have_captured;
 }
 
 gboolean
@@ -670,6 +671,9 @@ rpe_outputs_view_restore (RpeOutputsView          *self,
   rpe_outputs_view_set_compare (self, outputs->compare);
   rpe_outputs_view_set_several_draws (self, outputs->several_draws);
   rpe_outputs_view_set_values (self, outputs->values, outputs->channels);
+  /* the captured values, when the restored content has them (else the kind above) */
+  if (outputs->captured)
+    rpe_outputs_view_set_captured (self);
   rpe_outputs_view_set_channel (self, outputs->channel);
   return TRUE;
 }

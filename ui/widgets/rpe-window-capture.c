@@ -84,7 +84,24 @@ open_done (GObject      *source,
       _rpe_window_show_message (self, text);
       return;
     }
-  _rpe_window_show_message (self, NULL);
+  if (rpe_capture_n_model_tensors (capture->capture) == 0)
+    {
+      /* older captures, or ones made with record() only: say that nothing could check them */
+      RpeModelPrint   *print = rpe_explorer_state_get_model_print (self->state);
+      g_autofree char *text = NULL;
+
+      if (print != NULL)
+        text = g_strdup_printf (_("%s records no fingerprint of the model it was made on: that it comes from %s "
+                                  "cannot be checked."),
+                                base, rpe_model_print_name (print));
+      else
+        text = g_strdup_printf (_("%s records no fingerprint of the model it was made on: it cannot be checked "
+                                  "against a model."),
+                                base);
+      _rpe_window_show_message (self, text);
+    }
+  else
+    _rpe_window_show_message (self, NULL);
   {
     guint layer = 0;
     const RpeTensor *q;

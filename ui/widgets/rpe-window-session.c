@@ -299,7 +299,9 @@ static void
 apply_loaded (RpeWindow  *self,
               RpeSession *s)
 {
-  /* the session was read and checked in full: now it replaces the state */
+  /* the session was read and checked in full: now it replaces the state (and the model a
+   * capture is checked against is the session's checkpoint's, none without one) */
+  rpe_explorer_state_set_model_print (self->state, s->model_print);
   rpe_session_apply (s, self->state);
   /* the session is a new document: its history starts here, not with each setting it restored */
   _rpe_window_reset_undo (self);
