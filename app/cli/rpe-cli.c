@@ -63,6 +63,10 @@ rpe_cli_exit_code_for_error (const GError *error)
           /* an unreadable input file is bad input; write failures are reported as IO too,
            * callers that write map them to 1 themselves */
           return EXIT_USAGE;
+        case RPE_ERROR_NO_SPACE:
+          /* an output larger than its disk's free space, whether found before anything is
+           * computed or by the writer before it writes: the system's state, as a full disk */
+          return EXIT_FAILURE_OTHER;
         default:
           return EXIT_FAILURE_OTHER;
         }
@@ -538,6 +542,33 @@ rpe_cli_content_is_capture (const RpeCliArgs *o)
   return o->content.kind != NULL && rpe_capture_is_spec (o->content.kind);
 }
 
+/* The fingerprint of --checkpoint's model, made once per command however many captures are
+ * checked against it (hashing reads every value of the checkpoint). */
+static RpeModelPrint *command_print;
+static char          *command_print_path;
+
+void
+rpe_cli_forget_model_print (void)
+{
+  g_clear_pointer (&command_print, rpe_model_print_unref);
+  g_clear_pointer (&command_print_path, g_free);
+}
+
+static RpeModelPrint *
+model_print_for (const char *checkpoint, GError **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+
+  if (command_print != NULL && g_strcmp0 (command_print_path, checkpoint) == 0)
+    return command_print;
+  if ((set = rpe_cli_read_checkpoint (checkpoint, error)) == NULL)
+    return NULL;
+  rpe_cli_forget_model_print ();
+  command_print = rpe_model_print_new (set, checkpoint);
+  command_print_path = g_strdup (checkpoint);
+  return command_print;
+}
+
 /* Opens a capture (a path or demo:NAME) and, with --checkpoint, checks that it was made on that
  * model (rpe_capture_check_model) before anything is computed; a capture that records no model
  * is taken with a one-line note (said once). */
@@ -546,9 +577,7 @@ open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
 {
   static gboolean noted = FALSE;
   g_autoptr (RpeCapture) capture = rpe_capture_open (spec, error);
-  g_autoptr (RpeTensorSet) set = NULL;
-  g_autoptr (RpeModelPrint) print = NULL;
-  g_autofree char *note = NULL;
+  RpeModelPrint *print;
 
   if (capture == NULL || o->model.checkpoint == NULL)
     return g_steal_pointer (&capture);
@@ -562,10 +591,8 @@ open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
       noted = TRUE;
       return g_steal_pointer (&capture);
     }
-  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
-    return NULL;
-  print = rpe_model_print_new (set, o->model.checkpoint);
-  if (!rpe_capture_check_model (capture, print, &note, error))
+  if ((print = model_print_for (o->model.checkpoint, error)) == NULL
+      || !rpe_capture_check_model (capture, print, NULL, error))
     return NULL;
   return g_steal_pointer (&capture);
 }
