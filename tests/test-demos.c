@@ -496,12 +496,25 @@ test_capture_print_once (void)
   if (g_test_subprocess ())
     {
       g_autofree char *out = rpe_test_tmp_path ("print-once.npy");
-      char *lrpe[] = { "rpe", "compute", "lrpe-encode", "--checkpoint", "demo:lrpe", "--content", "demo:lrpe",
-                       "--layer", "1", "-o", out, NULL };
-      char *fastrpb[] = { "rpe", "compute", "fastrpb", "--checkpoint", "demo:fastrpb", "--prefix",
-                          "layers.1.positional_bias", "--content", "demo:fastrpb", "--values", "demo:fastrpb",
-                          "--layer", "1", "-o", out, NULL };
-      guint before = rpe_model_print_n_made ();
+      char            *lrpe[] = { "rpe",       "compute", "lrpe-encode", "--checkpoint", "demo:lrpe", "--content",
+                                  "demo:lrpe", "--layer", "1",           "-o",           out,         NULL };
+      char            *fastrpb[] = { "rpe",
+                                     "compute",
+                                     "fastrpb",
+                                     "--checkpoint",
+                                     "demo:fastrpb",
+                                     "--prefix",
+                                     "layers.1.positional_bias",
+                                     "--content",
+                                     "demo:fastrpb",
+                                     "--values",
+                                     "demo:fastrpb",
+                                     "--layer",
+                                     "1",
+                                     "-o",
+                                     out,
+                                     NULL };
+      guint            before = rpe_model_print_n_made ();
 
       g_assert_cmpint (rpe_cli_main (G_N_ELEMENTS (lrpe) - 1, lrpe), ==, 0);
       g_assert_cmpuint (rpe_model_print_n_made () - before, ==, 1);

@@ -257,7 +257,7 @@ read_members (const guint8 *data, gsize length, const char *name, GError **error
  * table entries), with a margin, and for each byte of text (the string copies): the tree of the
  * text is charged to the memory budget before it is parsed. */
 #define META_NODE_BYTES 160u
-#define META_BYTE_COST  3u
+#define META_BYTE_COST 3u
 
 /* Strict JSON has no comments; nesting deeper than META_MAX_DEPTH is refused before json-glib
  * (which recurses) sees the text; "\u0000" would cut a name short (two names of the model's
@@ -268,7 +268,7 @@ meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
 {
   gboolean in_string = FALSE;
   int      depth = 0;
-  gsize    values = 1, need;
+  gsize     values = 1, need;
   RpeStatus st;
 
   for (gsize i = 0; i < len; i++)
@@ -313,9 +313,8 @@ meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
     {
       g_autofree char *limit = rpe_memory_limit_text (st);
 
-      return rpe_set_error (error, st,
-                            "'%s': reading the metadata (%zu values) needs about %zu bytes, more than %s", name,
-                            (size_t) values, (size_t) need, limit);
+      return rpe_set_error (error, st, "'%s': reading the metadata (%zu values) needs about %zu bytes, more than %s",
+                            name, (size_t) values, (size_t) need, limit);
     }
   return TRUE;
 }
