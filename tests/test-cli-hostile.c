@@ -463,6 +463,15 @@ test_budget_before_work (void)
     { "64M",
       { "compute", "empirical", "--grid", "2000x2000", "--kernel", "4", "-o", "x.npy", NULL },
       "template: the arrays need" },
+    /* the default 2-D filters (8 x 64 x 128 x 128, twice, and the gate): 64 MiB and 2 KiB, refused
+     * before they are drawn (the filters' check missed the gate: 79 MB resident under 64M) */
+    { "64M", { "compute", "template", "--grid", "1000x1000", "-o", "x.npy", NULL }, "random 2-D filters" },
+    /* filters that fit (49.6 MB) beside a slab and lags that fit (20 MB), but not both: the
+     * template's check counts what the command holds already (it passed, and only the disk
+     * refused the output) */
+    { "64M",
+      { "compute", "template", "--grid", "1000x1000", "--kernel", "110", "-o", "x.npy", NULL },
+      "template: the arrays need" },
     /* computed arrays: refused by their own check, before they are computed */
     { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
   };

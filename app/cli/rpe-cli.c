@@ -179,7 +179,9 @@ rpe_cli_check_image (const RpeFigure     *probe,
 gboolean
 rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error)
 {
-  gsize total = image_reserve;
+  /* beside what the command holds already (parameters, inputs, codes: every rpe_alloc'd block
+   * not yet freed) and what its figure's drawing will hold */
+  gsize total = image_reserve + rpe_alloc_held ();
 
   for (gsize i = 0; i < n_arrays; i++)
     {
@@ -195,10 +197,11 @@ rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], 
       g_autofree char *need = g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS);
       g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
 
+      /* and in bytes: 64.0 MiB can be over a budget of 64.0 MiB */
       return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                            _("%s: the arrays need %s, over the memory budget of %s "
+                            _("%s: the arrays need %s (%zu bytes), over the memory budget of %s (%zu bytes) "
                               "(reduce --length, --realizations, --heads or --features)"),
-                            what, need, budget);
+                            what, need, (size_t) total, budget, (size_t) rpe_budget_get ());
     }
   return TRUE;
 }
