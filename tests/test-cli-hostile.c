@@ -454,6 +454,15 @@ test_budget_before_work (void)
       "image needs" },
     { "32M", { "export", "overview", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
     { "32M", { "export", "outputs", "--checkpoint", "demo", "--width", "4000", "-o", "o.png", NULL }, "image needs" },
+    /* SVG and PDF pages: the heatmap images they hold until the page ends, from the size (a 14400 pt
+     * square page of a 256-position map peaked at 150 MB under 64M and exited 0) */
+    { "64M",
+      { "export", "attention", "--length", "256", "--width", "14400", "--height", "14400", "-o", "a.pdf", NULL },
+      "pt page needs" },
+    { "64M",
+      { "export", "attention", "--length", "256", "--width", "14400", "--height", "14400", "-o", "a.svg", NULL },
+      "pt page needs" },
+    { "64M", { "export", "spe-vs-rpe", "--length", "256", "--width", "14400", "-o", "c.pdf", NULL }, "pt page needs" },
     /* a fit: the target, the profiles and the solver's work, before the target is made */
     { "64M",
       { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o", "f.safetensors",

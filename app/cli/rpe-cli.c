@@ -155,8 +155,28 @@ rpe_cli_check_image (const RpeFigure     *probe,
   gboolean fits;
 
   image_reserve = 0;
+  if (format == RPE_EXPORT_SVG || format == RPE_EXPORT_PDF)
+    {
+      /* the heatmap images the page holds until it ends, from the size alone */
+      double wpt = 0.0, hpt = 0.0;
+
+      if (!rpe_export_resolve_size (probe, format, size, &wpt, &hpt, NULL, NULL, error))
+        return FALSE;
+      if (!rpe_export_vector_bytes (probe, wpt, hpt, &bytes) || rpe_budget_check (bytes) != RPE_OK)
+        {
+          g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+          g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+          return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                                _("a %.0f x %.0f pt page needs %s (%zu bytes) to draw its images, over the memory "
+                                  "budget of %s; nothing was computed (reduce --width, --height or --preset)"),
+                                wpt, hpt, need, (size_t) bytes, budget);
+        }
+      image_reserve = bytes;
+      return TRUE;
+    }
   if (format != RPE_EXPORT_PNG)
-    return TRUE; /* vector formats: each image is checked as it is drawn */
+    return TRUE; /* data: counted with the arrays */
   if (!rpe_export_resolve_size (probe, format, size, NULL, NULL, &wpx, &hpx, error))
     return FALSE;
   fits = animation ? rpe_gif_frame_bytes (wpx, hpx, &bytes) : rpe_export_png_bytes (wpx, hpx, &bytes);
