@@ -28,6 +28,12 @@ typedef struct
 
 static _Thread_local BudgetScope scope;
 
+/* The blocks rpe_alloc gave out outside budget scopes and not yet freed (pointer -> size), in
+ * the whole process: what a computation already holds when it asks for more (rpe_alloc_held). */
+static GMutex      held_lock;
+static GHashTable *held_blocks;
+static size_t      held_bytes;
+
 bool
 rpe_size_prod (size_t *out, size_t n, const size_t *dims)
 {
@@ -380,6 +386,15 @@ rpe_alloc (size_t count, size_t elem_size, RpeStatus *status)
           scope.used += bytes;
           g_hash_table_insert (scope.live, ptr, GSIZE_TO_POINTER (bytes));
         }
+      else
+        {
+          g_mutex_lock (&held_lock);
+          if (held_blocks == NULL)
+            held_blocks = g_hash_table_new (g_direct_hash, g_direct_equal);
+          g_hash_table_insert (held_blocks, ptr, GSIZE_TO_POINTER (bytes));
+          held_bytes += bytes;
+          g_mutex_unlock (&held_lock);
+        }
     }
   if (status != NULL)
     *status = st;
@@ -401,10 +416,29 @@ rpe_free (void *ptr)
 {
   gpointer size;
 
-  if (ptr != NULL && scope.depth > 0
-      && g_hash_table_steal_extended (scope.live, ptr, NULL, &size))
+  if (ptr == NULL)
+    return;
+  if (scope.depth > 0 && g_hash_table_steal_extended (scope.live, ptr, NULL, &size))
     scope.used -= GPOINTER_TO_SIZE (size);
+  else
+    {
+      g_mutex_lock (&held_lock);
+      if (held_blocks != NULL && g_hash_table_steal_extended (held_blocks, ptr, NULL, &size))
+        held_bytes -= GPOINTER_TO_SIZE (size);
+      g_mutex_unlock (&held_lock);
+    }
   free (ptr);
+}
+
+size_t
+rpe_alloc_held (void)
+{
+  size_t bytes;
+
+  g_mutex_lock (&held_lock);
+  bytes = held_bytes;
+  g_mutex_unlock (&held_lock);
+  return bytes;
 }
 
 bool

@@ -101,6 +101,10 @@ size_t    rpe_budget_scope_used  (void);
 void *rpe_alloc (size_t count, size_t elem_size, RpeStatus *status);
 void *rpe_alloc0 (size_t count, size_t elem_size, RpeStatus *status);
 void  rpe_free (void *ptr);
+/* The bytes of the blocks rpe_alloc gave out outside budget scopes and not yet rpe_free'd, in
+ * the whole process: what is held already when a request is checked (`rpe` adds it to every
+ * request it checks, so that parameters, inputs and codes made earlier count beside it). */
+size_t rpe_alloc_held (void);
 
 /* True if every value is finite. */
 bool rpe_all_finite_f (const float *x, size_t n);

@@ -24,6 +24,8 @@ rpe_status_to_string (RpeStatus status)
     case RPE_ERROR_RANGE: return "values too large: the result overflows float32";
     case RPE_ERROR_DEGENERATE:
       return "degenerate input: zero (or below float32's range) where a direction or a scale is needed";
+    case RPE_ERROR_NO_SPACE:
+      return "not enough free space on the disk for the output";
     default: return "unknown status";
     }
 }

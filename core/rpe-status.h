@@ -28,6 +28,8 @@ typedef enum
   RPE_ERROR_RANGE,            /* finite inputs whose result overflows (values too large) */
   RPE_ERROR_DEGENERATE,       /* an input that makes the result meaningless (a zero vector, a
                                  target of zero norm) */
+  RPE_ERROR_NO_SPACE,         /* an output larger than the free space of its disk (the system's
+                                 state, not bad input: `rpe` exits 1, as for a full disk) */
 } RpeStatus;
 
 const char *rpe_status_to_string (RpeStatus status);

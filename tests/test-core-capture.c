@@ -482,6 +482,145 @@ test_hostile_meta (void)
   }
 }
 
+/* The metadata's own hostile cases: a NUL escape in a name of the model's fingerprint (it would
+ * read as a shorter name: "w\u0000x" as "w"), and a text whose JSON tree would not fit in the
+ * memory budget (1 MiB of "[0,0,...": half a million values, about 80 MB of parser nodes, once
+ * parsed whole before any check). */
+static void
+test_hostile_meta_nul_and_tree (void)
+{
+  {
+    g_autoptr (GArray) a = good_members ();
+
+    g_array_remove_index (a, 6);
+    add_meta (a, "{\"format\": \"rpe-capture\", \"version\": 1, \"model_fingerprint\": {\"hash\": "
+                 "\"sha256-float32le\", \"tensors\": {\"w\\u0000x\": {\"shape\": [1], \"sha256\": "
+                 "\"0000000000000000000000000000000000000000000000000000000000000000\"}}}}");
+    expect_refused (a, RPE_ERROR_FORMAT, "NUL");
+  }
+  {
+    g_autoptr (GArray) a = good_members ();
+    GString *s = g_string_new ("{\"format\": \"rpe-capture\", \"version\": 1, \"x\": [0");
+
+    while (s->len < RPE_CAPTURE_MAX_META - 16)
+      g_string_append (s, ",0");
+    g_string_append (s, "]}");
+    g_array_remove_index (a, 6);
+    add_meta (a, s->str);
+    g_string_free (s, TRUE);
+    rpe_budget_set ((gsize) 32 << 20); /* the arrays (4 MiB of text) fit; the tree does not */
+    expect_refused (a, RPE_ERROR_NO_MEMORY, "metadata");
+    rpe_budget_set (0);
+  }
+}
+
+/* ---- the model a capture was made on ------------------------------------ */
+
+static RpeTensor *
+tensor_of (const char *name, gsize n, float first)
+{
+  g_autoptr (GError) error = NULL;
+  RpeTensor *t = rpe_tensor_new (name, 1, &n, &error);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < n; i++)
+    t->data[i] = first + (float) i;
+  return t;
+}
+
+/* The SHA-256 of n float32 values first, first + 1, ... (little-endian), written out here. */
+static char *
+sha_of (gsize n, float first)
+{
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  char      *hex;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      float   v = first + (float) i;
+      guint32 bits;
+      guint8  le[4];
+
+      memcpy (&bits, &v, 4);
+      for (int b = 0; b < 4; b++)
+        le[b] = (guint8) (bits >> (8 * b));
+      g_checksum_update (sum, le, 4);
+    }
+  hex = g_strdup (g_checksum_get_string (sum));
+  g_checksum_free (sum);
+  return hex;
+}
+
+/* A capture whose model is one tensor "enc.w" of 5 values 1, 2, ... */
+static RpeCapture *
+capture_of_model (void)
+{
+  g_autoptr (GArray) a = good_members ();
+  g_autofree char *sha = sha_of (5, 1.0f);
+  g_autofree char *meta = g_strdup_printf (
+    "{\"format\": \"rpe-capture\", \"version\": 1, \"model_fingerprint\": {\"hash\": \"sha256-float32le\", "
+    "\"tensors\": {\"enc.w\": {\"dtype\": \"float32\", \"shape\": [5], \"sha256\": \"%s\"}}}}",
+    sha);
+  g_autoptr (GByteArray) z = NULL;
+  g_autoptr (GError) error = NULL;
+  RpeCapture *c;
+
+  g_array_remove_index (a, 6);
+  add_meta (a, meta);
+  z = zip_members (a, FALSE);
+  c = read_zip (z, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rpe_capture_n_model_tensors (c), ==, 1);
+  return c;
+}
+
+static RpeModelPrint *
+print_of (const char *name, float first, const char *label)
+{
+  g_autoptr (RpeTensorSet) set = rpe_tensor_set_new ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (rpe_tensor_set_add (set, tensor_of ("optimizer.step", 3, 0.0f), &error));
+  g_assert_true (rpe_tensor_set_add (set, tensor_of (name, 5, first), &error));
+  g_assert_no_error (error);
+  return rpe_model_print_new (set, label);
+}
+
+/* The check against one model gives that model's answer however often and in whatever order
+ * models are checked (the answer is kept per model); a checkpoint's prefix ("model.",
+ * "model.module.") is found, up to 8 components: a name whose capture part sits deeper is
+ * not searched for (finding the prefix costs a few lookups per name, whatever the names). */
+static void
+test_model_check (void)
+{
+  g_autoptr (RpeCapture) c = capture_of_model ();
+  g_autoptr (RpeModelPrint) same = print_of ("enc.w", 1.0f, "same.pt");
+  g_autoptr (RpeModelPrint) other = print_of ("enc.w", 2.0f, "other.pt");
+  g_autoptr (RpeModelPrint) wrapped = print_of ("model.module.enc.w", 1.0f, "wrapped.pt");
+  g_autoptr (RpeModelPrint) deep = print_of ("a.b.c.d.e.f.g.h.enc.w", 1.0f, "deep.pt");
+  g_autoptr (RpeModelPrint) too_deep = print_of ("a.b.c.d.e.f.g.h.i.enc.w", 1.0f, "too-deep.pt");
+  g_autoptr (GError) error = NULL;
+
+  for (int round = 0; round < 2; round++)
+    {
+      g_assert_true (rpe_capture_check_model (c, same, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_false (rpe_capture_check_model (c, other, NULL, &error));
+      g_assert_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "other.pt"));
+      g_assert_nonnull (strstr (error->message, "'enc.w' holds other values"));
+      g_clear_error (&error);
+      g_assert_false (rpe_capture_check_model (c, other, NULL, NULL));
+      g_assert_true (rpe_capture_check_model (c, wrapped, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_true (rpe_capture_check_model (c, deep, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_false (rpe_capture_check_model (c, too_deep, NULL, &error));
+      g_assert_nonnull (strstr (error->message, "none of the 1 tensors"));
+      g_clear_error (&error);
+    }
+}
+
 static void
 test_hostile_sizes (void)
 {
@@ -579,7 +718,9 @@ main (int argc, char *argv[])
   g_test_add_func ("/capture/hostile/values", test_hostile_values);
   g_test_add_func ("/capture/hostile/names", test_hostile_names);
   g_test_add_func ("/capture/hostile/meta", test_hostile_meta);
+  g_test_add_func ("/capture/hostile/meta-nul-tree", test_hostile_meta_nul_and_tree);
   g_test_add_func ("/capture/hostile/sizes", test_hostile_sizes);
+  g_test_add_func ("/capture/model-check", test_model_check);
   g_test_add_func ("/capture/truncated", test_truncated);
   g_test_add_func ("/capture/spec", test_spec);
   return g_test_run ();

@@ -18,6 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "rpe-capture.h"
+#include "rpe-cli.h"
 #include "rpe-checkpoint-ape.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-checkpoint.h"
@@ -486,6 +487,48 @@ test_capture_other_model (void)
     }
 }
 
+/* A command that opens a capture more than once (its shape, then its layer, then its values)
+ * fingerprints the checkpoint once: hashing reads every value of the file (it was made once per
+ * opening, three times for `compute fastrpb --content C --values C`).  In-process, in a child. */
+static void
+test_capture_print_once (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autofree char *out = rpe_test_tmp_path ("print-once.npy");
+      char            *lrpe[] = { "rpe",       "compute", "lrpe-encode", "--checkpoint", "demo:lrpe", "--content",
+                                  "demo:lrpe", "--layer", "1",           "-o",           out,         NULL };
+      char            *fastrpb[] = { "rpe",
+                                     "compute",
+                                     "fastrpb",
+                                     "--checkpoint",
+                                     "demo:fastrpb",
+                                     "--prefix",
+                                     "layers.1.positional_bias",
+                                     "--content",
+                                     "demo:fastrpb",
+                                     "--values",
+                                     "demo:fastrpb",
+                                     "--layer",
+                                     "1",
+                                     "-o",
+                                     out,
+                                     NULL };
+      guint            before = rpe_model_print_n_made ();
+
+      g_assert_cmpint (rpe_cli_main (G_N_ELEMENTS (lrpe) - 1, lrpe), ==, 0);
+      g_assert_cmpuint (rpe_model_print_n_made () - before, ==, 1);
+      g_unlink (out);
+      before = rpe_model_print_n_made ();
+      g_assert_cmpint (rpe_cli_main (G_N_ELEMENTS (fastrpb) - 1, fastrpb), ==, 0);
+      g_assert_cmpuint (rpe_model_print_n_made () - before, ==, 1);
+      g_unlink (out);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
 /* The window-drawn attention methods need an SPE module beside them: on the LRPE, FastRPB and APE
  * demos (which hold none) they are refused with what the file holds and the command that draws its
  * trained module, never a seeded default. */
@@ -850,6 +893,7 @@ main (int   argc,
   g_test_add_func ("/demos/extrapolation-break", test_extrapolation_break);
   g_test_add_func ("/demos/captures", test_captures);
   g_test_add_func ("/demos/capture-other-model", test_capture_other_model);
+  g_test_add_func ("/demos/capture-print-once", test_capture_print_once);
   g_test_add_func ("/demos/window-methods-refused", test_window_methods_refused);
   g_test_add_func ("/demos/sine-spe/commands", test_sine_commands);
   g_test_add_func ("/demos/conv-spe/commands", test_conv_commands);

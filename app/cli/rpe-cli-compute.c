@@ -9,6 +9,7 @@
 #include "rpe-alloc.h"
 #include "rpe-attention.h"
 #include "rpe-error.h"
+#include "rpe-file.h"
 #include "rpe-npy.h"
 #include "rpe-parallel.h"
 #include "rpe-linear-attention.h"
@@ -357,13 +358,12 @@ slab_rows (gsize n)
 }
 
 /* Refuses an output the target's filesystem cannot hold (exit 2, before any work). */
+/* The (H, N, N) outputs: their size against the free space of the target's disk before anything
+ * is computed (rpe_output_space_check, the check the writer makes again before it writes). */
 static gboolean
 check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f64, GError **error)
 {
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autoptr (GFile) dir = g_file_get_parent (file);
-  g_autoptr (GFileInfo) info = NULL;
-  guint64 bytes = f64 ? 8 : 4, free_bytes;
+  guint64 bytes = f64 ? 8 : 4;
 
   for (gsize i = 0; i < ndim; i++)
     {
@@ -371,22 +371,11 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
         return rpe_set_error (error, RPE_ERROR_OVERFLOW, _("%s: the output is too large"), path);
       bytes *= shape[i];
     }
-  if (dir == NULL)
-    return TRUE;
-  info = g_file_query_filesystem_info (dir, G_FILE_ATTRIBUTE_FILESYSTEM_FREE, NULL, NULL);
-  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
-    return TRUE;   /* unknown: the write itself reports a full disk */
-  free_bytes = g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
-  if (bytes > free_bytes)
+  if (!rpe_output_space_check (path, bytes, error))
     {
-      g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
-
-      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                            _("%s: the output needs %s (%" G_GUINT64_FORMAT " bytes), more than the %s free on its "
-                              "disk; nothing was computed (it is written a slab at a time, outside the memory "
-                              "budget: reduce --length or --heads)"),
-                            path, need, bytes, have);
+      g_prefix_error (error, _("nothing was computed (the output is written a slab at a time, outside the memory "
+                               "budget: reduce --length or --heads): "));
+      return FALSE;
     }
   return TRUE;
 }

@@ -48,8 +48,10 @@ grid_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
   l1 = (gsize) o->model.kernel;
   l2 = o->model.kernel_cols > 0 ? (gsize) o->model.kernel_cols : l1;
   {
-    const gsize dims[1][4] = { { (gsize) o->model.heads, (gsize) o->model.features, l1 * l2, 2 } };
-    if (!rpe_cli_check_budget ("random 2-D filters", 1, dims, error))
+    /* the query and key filters and the gate */
+    const gsize dims[2][4] = { { (gsize) o->model.heads, (gsize) o->model.features, l1 * l2, 2 },
+                               { (gsize) o->model.heads, (gsize) o->model.features, 1, 1 } };
+    if (!rpe_cli_check_budget ("random 2-D filters", 2, dims, error))
       return FALSE;
   }
   st = rpe_conv_spe_2d_params_init (params, (gsize) o->model.heads, (gsize) o->model.features, l1, l2, TRUE);

@@ -147,6 +147,7 @@ rpe_cli_main (int argc, char **argv)
    * as they were) */
   rpe_publish_set_begin ();
   status = command->run (argc - 1, argv + 1);
+  rpe_cli_forget_model_print ();
   if (status == 0)
     {
       char *failed = NULL;

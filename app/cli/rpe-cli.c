@@ -63,6 +63,10 @@ rpe_cli_exit_code_for_error (const GError *error)
           /* an unreadable input file is bad input; write failures are reported as IO too,
            * callers that write map them to 1 themselves */
           return EXIT_USAGE;
+        case RPE_ERROR_NO_SPACE:
+          /* an output larger than its disk's free space, whether found before anything is
+           * computed or by the writer before it writes: the system's state, as a full disk */
+          return EXIT_FAILURE_OTHER;
         default:
           return EXIT_FAILURE_OTHER;
         }
@@ -151,8 +155,28 @@ rpe_cli_check_image (const RpeFigure     *probe,
   gboolean fits;
 
   image_reserve = 0;
+  if (format == RPE_EXPORT_SVG || format == RPE_EXPORT_PDF)
+    {
+      /* the heatmap images the page holds until it ends, from the size alone */
+      double wpt = 0.0, hpt = 0.0;
+
+      if (!rpe_export_resolve_size (probe, format, size, &wpt, &hpt, NULL, NULL, error))
+        return FALSE;
+      if (!rpe_export_vector_bytes (probe, wpt, hpt, &bytes) || rpe_budget_check (bytes) != RPE_OK)
+        {
+          g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+          g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+          return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                                _("a %.0f x %.0f pt page needs %s (%zu bytes) to draw its images, over the memory "
+                                  "budget of %s; nothing was computed (reduce --width, --height or --preset)"),
+                                wpt, hpt, need, (size_t) bytes, budget);
+        }
+      image_reserve = bytes;
+      return TRUE;
+    }
   if (format != RPE_EXPORT_PNG)
-    return TRUE; /* vector formats: each image is checked as it is drawn */
+    return TRUE; /* data: counted with the arrays */
   if (!rpe_export_resolve_size (probe, format, size, NULL, NULL, &wpx, &hpx, error))
     return FALSE;
   fits = animation ? rpe_gif_frame_bytes (wpx, hpx, &bytes) : rpe_export_png_bytes (wpx, hpx, &bytes);
@@ -175,7 +199,9 @@ rpe_cli_check_image (const RpeFigure     *probe,
 gboolean
 rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error)
 {
-  gsize total = image_reserve;
+  /* beside what the command holds already (parameters, inputs, codes: every rpe_alloc'd block
+   * not yet freed) and what its figure's drawing will hold */
+  gsize total = image_reserve + rpe_alloc_held ();
 
   for (gsize i = 0; i < n_arrays; i++)
     {
@@ -191,10 +217,11 @@ rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], 
       g_autofree char *need = g_format_size_full (total, G_FORMAT_SIZE_IEC_UNITS);
       g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
 
+      /* and in bytes: 64.0 MiB can be over a budget of 64.0 MiB */
       return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
-                            _("%s: the arrays need %s, over the memory budget of %s "
+                            _("%s: the arrays need %s (%zu bytes), over the memory budget of %s (%zu bytes) "
                               "(reduce --length, --realizations, --heads or --features)"),
-                            what, need, budget);
+                            what, need, (size_t) total, budget, (size_t) rpe_budget_get ());
     }
   return TRUE;
 }
@@ -538,6 +565,33 @@ rpe_cli_content_is_capture (const RpeCliArgs *o)
   return o->content.kind != NULL && rpe_capture_is_spec (o->content.kind);
 }
 
+/* The fingerprint of --checkpoint's model, made once per command however many captures are
+ * checked against it (hashing reads every value of the checkpoint). */
+static RpeModelPrint *command_print;
+static char          *command_print_path;
+
+void
+rpe_cli_forget_model_print (void)
+{
+  g_clear_pointer (&command_print, rpe_model_print_unref);
+  g_clear_pointer (&command_print_path, g_free);
+}
+
+static RpeModelPrint *
+model_print_for (const char *checkpoint, GError **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+
+  if (command_print != NULL && g_strcmp0 (command_print_path, checkpoint) == 0)
+    return command_print;
+  if ((set = rpe_cli_read_checkpoint (checkpoint, error)) == NULL)
+    return NULL;
+  rpe_cli_forget_model_print ();
+  command_print = rpe_model_print_new (set, checkpoint);
+  command_print_path = g_strdup (checkpoint);
+  return command_print;
+}
+
 /* Opens a capture (a path or demo:NAME) and, with --checkpoint, checks that it was made on that
  * model (rpe_capture_check_model) before anything is computed; a capture that records no model
  * is taken with a one-line note (said once). */
@@ -546,9 +600,7 @@ open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
 {
   static gboolean noted = FALSE;
   g_autoptr (RpeCapture) capture = rpe_capture_open (spec, error);
-  g_autoptr (RpeTensorSet) set = NULL;
-  g_autoptr (RpeModelPrint) print = NULL;
-  g_autofree char *note = NULL;
+  RpeModelPrint *print;
 
   if (capture == NULL || o->model.checkpoint == NULL)
     return g_steal_pointer (&capture);
@@ -562,10 +614,8 @@ open_capture_for_model (const RpeCliArgs *o, const char *spec, GError **error)
       noted = TRUE;
       return g_steal_pointer (&capture);
     }
-  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
-    return NULL;
-  print = rpe_model_print_new (set, o->model.checkpoint);
-  if (!rpe_capture_check_model (capture, print, &note, error))
+  if ((print = model_print_for (o->model.checkpoint, error)) == NULL
+      || !rpe_capture_check_model (capture, print, NULL, error))
     return NULL;
   return g_steal_pointer (&capture);
 }

@@ -66,8 +66,13 @@ gboolean rpe_cli_check_image (const RpeFigure     *probe,
                               GError             **error);
 
 /* Refuses, before anything is allocated, a request whose float arrays (each the product of
- * 4 dims) together exceed the memory budget; the message names both sizes. */
+ * 4 dims) together exceed the memory budget, next to what the command holds already
+ * (rpe_alloc_held) and its figure's drawing (rpe_cli_check_image); the message names both sizes. */
 gboolean rpe_cli_check_budget (const char *what, gsize n_arrays, const gsize (*dims)[4], GError **error);
+
+/* Drops the fingerprint of --checkpoint that captures were checked against (made once per
+ * command); rpe_cli_main calls it when a command ends. */
+void rpe_cli_forget_model_print (void);
 
 /* A checkpoint file, or "demo" for the embedded demo checkpoint. */
 RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);

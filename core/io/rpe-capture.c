@@ -50,6 +50,11 @@ struct _RpeCapture
   char            *model_class;
   char            *date;
   GHashTable      *print; /* name -> PrintEntry: the model's fingerprint, or NULL */
+  /* the last rpe_capture_check_model, by its model's serial (a capture is immutable: the check
+   * of one capture against one model gives one answer, so it is made once) */
+  GMutex  check_lock;
+  guint64 checked_serial; /* 0: none yet */
+  GError *checked_error;  /* NULL: that model passed */
 };
 
 static const char *const array_names[3] = { "queries", "keys", "values" };
@@ -68,6 +73,8 @@ rpe_capture_free (RpeCapture *capture)
   g_free (capture->date);
   if (capture->print != NULL)
     g_hash_table_unref (capture->print);
+  g_clear_error (&capture->checked_error);
+  g_mutex_clear (&capture->check_lock);
   g_free (capture);
 }
 
@@ -246,13 +253,23 @@ read_members (const guint8 *data, gsize length, const char *name, GError **error
 
 /* ---- metadata ----------------------------------------------------------- */
 
+/* What json-glib builds for one value of the metadata (a node, its object or array and their
+ * table entries), with a margin, and for each byte of text (the string copies): the tree of the
+ * text is charged to the memory budget before it is parsed. */
+#define META_NODE_BYTES 160u
+#define META_BYTE_COST 3u
+
 /* Strict JSON has no comments; nesting deeper than META_MAX_DEPTH is refused before json-glib
- * (which recurses) sees the text. */
+ * (which recurses) sees the text; "\u0000" would cut a name short (two names of the model's
+ * fingerprint could then read as one); and the tree the text would build must fit in the
+ * memory budget. */
 static gboolean
 meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
 {
   gboolean in_string = FALSE;
   int      depth = 0;
+  gsize     values = 1, need;
+  RpeStatus st;
 
   for (gsize i = 0; i < len; i++)
     {
@@ -261,7 +278,14 @@ meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
       if (in_string)
         {
           if (c == '\\')
-            i++;
+            {
+              if (i + 5 < len && text[i + 1] == 'u' && strncmp (text + i + 2, "0000", 4) == 0)
+                return rpe_set_error (error, RPE_ERROR_FORMAT,
+                                      "'%s': the metadata holds a NUL character (\\u0000); its names and "
+                                      "values may not",
+                                      name);
+              i++;
+            }
           else if (c == '"')
             in_string = FALSE;
           continue;
@@ -270,15 +294,27 @@ meta_shape_ok (const char *text, gsize len, const char *name, GError **error)
         in_string = TRUE;
       else if (c == '{' || c == '[')
         {
+          values++;
           if (++depth > META_MAX_DEPTH)
             return rpe_set_error (error, RPE_ERROR_FORMAT, "'%s': the metadata nests deeper than %d levels", name,
                                   META_MAX_DEPTH);
         }
       else if (c == '}' || c == ']')
         depth--;
+      else if (c == ',' || c == ':')
+        values++;
       else if (c == '/')
         return rpe_set_error (error, RPE_ERROR_FORMAT,
                               "'%s': the metadata is not plain JSON (it has a comment or a stray '/')", name);
+    }
+  /* len <= RPE_CAPTURE_MAX_META: no overflow */
+  need = values * META_NODE_BYTES + len * META_BYTE_COST;
+  if ((st = rpe_budget_check (need)) != RPE_OK)
+    {
+      g_autofree char *limit = rpe_memory_limit_text (st);
+
+      return rpe_set_error (error, st, "'%s': reading the metadata (%zu values) needs about %zu bytes, more than %s",
+                            name, (size_t) values, (size_t) need, limit);
     }
   return TRUE;
 }
@@ -492,6 +528,7 @@ capture_from_set (RpeTensorSet *set, const char *name, GError **error)
   g_autoptr (RpeCapture) c = g_new0 (RpeCapture, 1);
   const RpeTensor *meta = NULL;
 
+  g_mutex_init (&c->check_lock);
   c->name = g_strdup (name);
   c->set = set;
   c->layers = g_array_new (FALSE, TRUE, sizeof (Layer));
@@ -781,7 +818,13 @@ struct _RpeModelPrint
 {
   char       *name;
   GHashTable *entries; /* name -> PrintEntry */
+  guint64     serial;  /* unique in the process: what a capture's cached check refers to */
 };
+
+/* The prefix a checkpoint may add to the capture's names ("model.", "module.", "model.module."):
+ * at most this many components, so that finding it costs a few lookups per name whatever the
+ * names (4,096 bytes of "a.a.a..." would otherwise hash 2,048 suffixes of each name). */
+#define PRINT_MAX_PREFIX_PARTS 8
 
 static void
 model_print_clear (gpointer data)
@@ -793,6 +836,14 @@ model_print_clear (gpointer data)
     g_hash_table_unref (p->entries);
 }
 
+static gint prints_made = 0;
+
+guint
+rpe_model_print_n_made (void)
+{
+  return (guint) g_atomic_int_get (&prints_made);
+}
+
 RpeModelPrint *
 rpe_model_print_new (const RpeTensorSet *set, const char *name)
 {
@@ -801,6 +852,7 @@ rpe_model_print_new (const RpeTensorSet *set, const char *name)
 
   g_return_val_if_fail (set != NULL, NULL);
   p = g_atomic_rc_box_new0 (RpeModelPrint);
+  p->serial = (guint64) (guint) g_atomic_int_add (&prints_made, 1) + 1;
   p->name = g_strdup (name != NULL ? name : "(checkpoint)");
   p->entries = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, print_entry_free);
   sum = g_checksum_new (G_CHECKSUM_SHA256);
@@ -880,8 +932,8 @@ compare_strings (gconstpointer a, gconstpointer b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-gboolean
-rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error)
+static gboolean
+check_model (const RpeCapture *capture, const RpeModelPrint *model, GError **error)
 {
   g_autoptr (GHashTable) votes = NULL;
   g_autoptr (GPtrArray) names = NULL;
@@ -891,26 +943,17 @@ rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, 
   const char    *prefix = NULL;
   guint          best = 0, n_bad = 0, n_shown = 0;
 
-  g_return_val_if_fail (capture != NULL && model != NULL, FALSE);
-  if (note != NULL)
-    *note = NULL;
-  if (capture->print == NULL)
-    {
-      if (note != NULL)
-        *note = g_strdup_printf ("%s records no fingerprint of the model it was made on (made with record() only, or "
-                                 "by an older rpe_capture.py): that it comes from %s cannot be checked",
-                                 capture->name, model->name);
-      return TRUE;
-    }
-  /* the prefix: every '.'-boundary suffix of every name of the checkpoint that the capture's
-   * model has votes for the part before it */
+  /* the prefix: every '.'-boundary suffix (after at most PRINT_MAX_PREFIX_PARTS components) of
+   * every name of the checkpoint that the capture's model has votes for the part before it */
   votes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_iter_init (&it, model->entries);
   while (g_hash_table_iter_next (&it, &key, NULL))
     {
       const char *name = key;
+      int         parts = 0;
 
-      for (const char *s = name; s != NULL; s = strchr (s, '.') != NULL ? strchr (s, '.') + 1 : NULL)
+      for (const char *s = name; s != NULL && parts <= PRINT_MAX_PREFIX_PARTS;
+           s = strchr (s, '.') != NULL ? strchr (s, '.') + 1 : NULL, parts++)
         if (*s != '\0' && g_hash_table_contains (capture->print, s))
           {
             char *p = g_strndup (name, (gsize) (s - name));
@@ -982,4 +1025,35 @@ rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, 
   return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                         "%s was made on another model than %s: %u of the %u tensors of its model differ (%s)",
                         capture->name, model->name, n_bad, names->len, bad->str);
+}
+
+gboolean
+rpe_capture_check_model (const RpeCapture *capture, const RpeModelPrint *model, char **note, GError **error)
+{
+  RpeCapture *c = (RpeCapture *) capture; /* only its cache of this check changes */
+  gboolean    ok;
+
+  g_return_val_if_fail (capture != NULL && model != NULL, FALSE);
+  if (note != NULL)
+    *note = NULL;
+  if (capture->print == NULL)
+    {
+      if (note != NULL)
+        *note = g_strdup_printf ("%s records no fingerprint of the model it was made on (made with record() only, or "
+                                 "by an older rpe_capture.py): that it comes from %s cannot be checked",
+                                 capture->name, model->name);
+      return TRUE;
+    }
+  g_mutex_lock (&c->check_lock);
+  if (c->checked_serial != model->serial)
+    {
+      g_clear_error (&c->checked_error);
+      check_model (capture, model, &c->checked_error);
+      c->checked_serial = model->serial;
+    }
+  ok = c->checked_error == NULL;
+  if (!ok && error != NULL)
+    g_propagate_error (error, g_error_copy (c->checked_error));
+  g_mutex_unlock (&c->check_lock);
+  return ok;
 }

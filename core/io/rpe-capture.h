@@ -122,7 +122,10 @@ void     rpe_capture_content_clear (RpeCaptureContent *content);
  * the capture's model must be there with its shape and hash.  A mismatch is
  * RPE_ERROR_INVALID_ARGUMENT naming the capture, the checkpoint and the tensors that differ or
  * are missing.  A capture without a fingerprint is accepted; `note` (optional) then receives a
- * one-line message saying that its model cannot be checked (NULL otherwise). */
+ * one-line message saying that its model cannot be checked (NULL otherwise).  The prefix has at
+ * most 8 components, so that finding it costs a few lookups per name whatever the names; the
+ * answer for one model is kept in the capture, so checking it again (the window does on every
+ * change) costs nothing. */
 typedef struct _RpeModelPrint RpeModelPrint;
 
 /* Hashes every tensor of `set`; `name` is the checkpoint as the messages name it. */
@@ -131,6 +134,9 @@ RpeModelPrint *rpe_model_print_ref (RpeModelPrint *print);
 void           rpe_model_print_unref (RpeModelPrint *print); /* NULL-safe */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeModelPrint, rpe_model_print_unref)
 const char *rpe_model_print_name (const RpeModelPrint *print);
+/* How many fingerprints this process has made (for tests and diagnostics: hashing reads every
+ * value of a checkpoint, so a command makes at most one). */
+guint rpe_model_print_n_made (void);
 
 /* Whether the capture records the model's fingerprint, and of how many tensors. */
 gsize    rpe_capture_n_model_tensors (const RpeCapture *capture);

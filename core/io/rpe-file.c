@@ -370,7 +370,7 @@ rpe_output_space_check (const char *path, guint64 bytes, GError **error)
       g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
       g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
 
-      return rpe_set_error (error, RPE_ERROR_IO,
+      return rpe_set_error (error, RPE_ERROR_NO_SPACE,
                             "Cannot write '%s': it needs %s (%" G_GUINT64_FORMAT
                             " bytes), more than the %s (%" G_GUINT64_FORMAT
                             " bytes) free on its disk; nothing was written",

@@ -51,7 +51,8 @@ gboolean  rpe_output_check (const char  *path,
  * names): every writer that knows its size checks it before it writes (the temporary file sits
  * beside the old one until it replaces it, so the old one's space does not count).  A disk whose
  * free space cannot be read passes (the write itself then reports a full disk).  The error
- * (RPE_ERROR_IO) names the path, the bytes needed and the bytes free. */
+ * (RPE_ERROR_NO_SPACE: `rpe` exits 1, as for a full disk found by the write) names the path,
+ * the bytes needed and the bytes free. */
 gboolean rpe_output_space_check (const char *path, guint64 bytes, GError **error);
 
 /* `text` (any bytes, NUL-terminated) made safe for a terminal or a label:

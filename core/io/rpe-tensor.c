@@ -337,7 +337,10 @@ io_error (GError    **error,
           const char *path,
           int         saved_errno)
 {
-  return rpe_set_error (error, RPE_ERROR_IO, "Cannot %s '%s': %s", what, path, g_strerror (saved_errno));
+  /* a full disk (or quota) is the system's state, as an output found too large for the free
+   * space before it is written (rpe_output_space_check): RPE_ERROR_NO_SPACE for both */
+  return rpe_set_error (error, saved_errno == ENOSPC || saved_errno == EDQUOT ? RPE_ERROR_NO_SPACE : RPE_ERROR_IO,
+                        "Cannot %s '%s': %s", what, path, g_strerror (saved_errno));
 }
 
 RpeAtomicFile *

@@ -1014,6 +1014,37 @@ rpe_export_png_bytes (int width, int height, size_t *bytes)
          && rpe_size_mul (one, 2, bytes);
 }
 
+/* What cairo's PDF and SVG surfaces hold per pixel of an embedded heatmap image until the page
+ * ends: the RGB24 image (4 bytes) and their own copy while it is compressed and encoded
+ * (measured: a 4096 x 4096 image peaks at 136 MB in a PDF, 8.1 bytes per pixel). */
+#define VECTOR_BYTES_PER_PIXEL 9u
+
+gboolean
+rpe_export_vector_bytes (const RpeFigure *fig, double width_pt, double height_pt, size_t *bytes)
+{
+  /* an image has at most 2 pixels per point of its plot (rpe-plot-render.c), and at most
+   * RPE_PLOT_MAX_IMAGE_SIDE a side; the panels of a grid or comparison share the page */
+  double w = ceil (fmax (width_pt, 1.0)), h = ceil (fmax (height_pt, 1.0)), px;
+  size_t n = fig->kind == RPE_FIGURE_COMPARE ? MAX (fig->n_panels, (size_t) 1) : 1;
+
+  if (fig->kind == RPE_FIGURE_CURVES)
+    {
+      *bytes = 0;
+      return TRUE;
+    }
+  if (!(w < 1e7 && h < 1e7))
+    return FALSE;
+  if (fig->kind == RPE_FIGURE_GRID)
+    px = 4.0 * w * h; /* as many panels as heads: the page's area bounds them */
+  else if (n == 1)
+    px = fmin (2.0 * w, RPE_PLOT_MAX_IMAGE_SIDE) * fmin (2.0 * h, RPE_PLOT_MAX_IMAGE_SIDE);
+  else
+    px = fmin (4.0 * w * h, (double) n * RPE_PLOT_MAX_IMAGE_SIDE * RPE_PLOT_MAX_IMAGE_SIDE);
+  /* px < 4e14: no overflow */
+  *bytes = (size_t) px * VECTOR_BYTES_PER_PIXEL;
+  return TRUE;
+}
+
 /* ----------------------------------------------------------------- output */
 
 typedef struct
