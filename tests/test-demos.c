@@ -807,100 +807,6 @@ test_ape_commands (void)
 
 /* ------------------------------------------------ the window-drawn methods on the demos' captures */
 
-static double
-elu1 (double x)
-{
-  return x > 0 ? x + 1.0 : exp (x);
-}
-
-/* The demo model's map of head h, layer l on its shipped capture, computed here from the stored
- * tensors as tools/train-demos.py's Layer.forward does (O(N^2) loops in double):
- *   ape:     q + p, k + p (p = ape.weight for positions < 64, nothing beyond), elu + 1, causal
- *            linear attention normalised by its row sum;
- *   lrpe:    elu + 1 first, then the rotation by s theta_j of the pairs (x_2j, x_2j+1) with the
- *            stored lrpe.theta, unnormalised scores (the model's output is layer-normalised per
- *            row, so the row-normalised scores are the map that gives it);
- *   fastrpb: the linear attention of elu + 1 plus the causal bias W[m, n] = w[(m - n + M) mod X]. */
-static void
-model_map (const RpeTensorSet *set,
-           const RpeCapture   *c,
-           const char         *name,
-           guint               layer,
-           gsize               h,
-           double             *ref,
-           double             *kappa)
-{
-  const RpeTensor *q = rpe_capture_get (c, layer, RPE_CAPTURE_QUERIES);
-  const RpeTensor *k = rpe_capture_get (c, layer, RPE_CAPTURE_KEYS);
-  const gsize N = q->shape[0], H = DEMO_H, D = DEMO_D;
-  g_autofree double *fq = g_new (double, N * D), *fk = g_new (double, N * D);
-  gboolean ape = g_str_equal (name, "ape"), lrpe = g_str_equal (name, "lrpe");
-
-  for (gsize m = 0; m < N; m++)
-    for (gsize d = 0; d < D; d++)
-      {
-        double a = q->data[(m * H + h) * D + d], b = k->data[(m * H + h) * D + d];
-
-        if (ape && m < 64)
-          {
-            const RpeTensor *p = tensor (set, "ape.weight");
-
-            a += p->data[m * H * D + h * D + d];
-            b += p->data[m * H * D + h * D + d];
-          }
-        fq[m * D + d] = elu1 (a);
-        fk[m * D + d] = elu1 (b);
-      }
-  if (lrpe)
-    {
-      const RpeTensor *theta = tensor (set, "lrpe.theta");
-
-      for (gsize m = 0; m < N; m++)
-        for (gsize j = 0; j < D / 2; j++)
-          {
-            double ang = (double) m * theta->data[j], cs = cos (ang), sn = sin (ang);
-            double *x[2] = { fq + m * D + 2 * j, fk + m * D + 2 * j };
-
-            for (int i = 0; i < 2; i++)
-              {
-                double x0 = x[i][0], x1 = x[i][1];
-
-                x[i][0] = x0 * cs - x1 * sn;
-                x[i][1] = x1 * cs + x0 * sn;
-              }
-          }
-    }
-  for (gsize m = 0; m < N; m++)
-    {
-      double sum = 0.0, abs_sum = 0.0;
-
-      for (gsize n = 0; n < N; n++)
-        {
-          double s = 0.0;
-
-          for (gsize d = 0; d < D && n <= m; d++)
-            s += fq[m * D + d] * fk[n * D + d];
-          ref[m * N + n] = s;
-          sum += s;
-          abs_sum += fabs (s);
-        }
-      for (gsize n = 0; n <= m; n++)
-        ref[m * N + n] /= sum;
-      /* the condition of the row's normalisation: 1 for positive scores (elu + 1 features), large
-       * where signed LRPE scores nearly cancel in the sum */
-      kappa[m] = abs_sum / fabs (sum);
-      if (g_str_equal (name, "fastrpb"))
-        {
-          g_autofree char *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
-          const RpeTensor *w = tensor (set, wname);
-          const gsize X = w->shape[2], M = (X + 1) / 2;
-
-          for (gsize n = 0; n <= m; n++)
-            ref[m * N + n] += w->data[h * X + (m - n + M) % X];
-        }
-    }
-}
-
 /* `rpe export attention --attention-method ape|lrpe|fastrpb` on each demo's shipped capture draws
  * the trained model's own map: the .npy (every cell) equals model_map for every layer and head.
  * Tolerance: float32 sums of D = 16 products and row sums over at most N = 256 terms, relative
@@ -933,7 +839,7 @@ test_window_maps_on_captures (void)
                     names[i], spec, spec, layer, (size_t) h, out);
             got = read_npy (out);
             g_assert_cmpuint (got->n_elements, ==, CAP_N * CAP_N);
-            model_map (set, c, names[i], layer, h, ref, kappa);
+            rpe_test_demo_model_map (set, c, names[i], layer, h, ref, kappa);
             for (gsize m = 0; m < CAP_N; m++)
               {
                 double row = 0.0, err = 0.0;

@@ -1133,6 +1133,45 @@ out:
 }
 
 /* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+char *
+rpe_compute_method_parameters (const RpeExplorerSnapshot *s,
+                               RpeExplorerMethod          method)
+{
+  const char *what;
+  g_autofree char *layer = NULL;
+
+  switch (method)
+    {
+    case RPE_EXPLORER_METHOD_APE:
+      what = s->ape_trained ? _("learned embedding") : _("sinusoidal");
+      break;
+    case RPE_EXPLORER_METHOD_LRPE:
+      what = s->lrpe_trained != NULL ? _("trained parameters") : _("seeded parameters");
+      break;
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      if (s->fastrpb_trained)
+        {
+          const RpeExplorerFastrpbLayer *l = rpe_explorer_trained_fastrpb (s->trained, s->layer);
+
+          what = layer = l->layer != RPE_EXPLORER_TRAINED_NO_LAYER
+                           ? g_strdup_printf (_("trained bias, layer %u"), l->layer)
+                           : g_strdup_printf (_("trained bias “%s”"), l->prefix);
+        }
+      else
+        what = _("edited weights");
+      break;
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_EXACT:
+    case RPE_EXPLORER_METHOD_LINEAR:
+    case RPE_EXPLORER_N_METHODS:
+    default:
+      return g_strdup ("");
+    }
+  if (draws_model (s, method))
+    return g_strdup_printf (_("%s; the trained model on its capture"), what);
+  return g_strdup (what);
+}
+
 RpeStatus
 rpe_compute_exact_logits_rows (const float *q,
                                const float *k,
@@ -2381,6 +2420,19 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                                                img->method == RPE_EXPLORER_METHOD_EXACT, img->head, s->r,
                                                img->causal);
       break;
+    case RPE_EXPLORER_METHOD_APE:
+    case RPE_EXPLORER_METHOD_LRPE:
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      {
+        /* which parameters: trained (and on a capture the trained model's own map) or seeded/edited */
+        g_autofree char *what = rpe_compute_method_parameters (s, img->method);
+
+        strings[2] = g_strdup_printf (_("%s attention, head %zu%s (%s)"), _(rpe_explorer_method_name (img->method)),
+                                      img->head, img->causal ? _(", causal") : "", what);
+      }
+      break;
+    case RPE_EXPLORER_METHOD_LINEAR:
+    case RPE_EXPLORER_N_METHODS:
     default:
       strings[2] = g_strdup_printf (_("%s attention, head %zu%s"), _(rpe_explorer_method_name (img->method)), img->head,
                                     img->causal ? _(", causal") : "");

@@ -1186,8 +1186,13 @@ static void
 content_shape (RpeExplorerState    *self,
                RpeExplorerSnapshot *s)
 {
-  gsize H = s->have_spe ? s->spe.n_heads : self->trained != NULL ? self->trained->heads : 1;
-  gsize D = s->have_spe ? s->spe.n_features : self->trained != NULL ? self->trained->dim : 1;
+  /* the window-drawn methods act on the trained modules' model when there are some (an SPE module
+   * held from before may have another shape); SPE, exact and linear on the SPE module's */
+  gboolean window_method = self->method == RPE_EXPLORER_METHOD_APE || self->method == RPE_EXPLORER_METHOD_LRPE
+                           || self->method == RPE_EXPLORER_METHOD_FASTRPB;
+  gboolean model = self->trained != NULL && (window_method || !s->have_spe);
+  gsize H = model ? self->trained->heads : s->have_spe ? s->spe.n_heads : 1;
+  gsize D = model ? self->trained->dim : s->have_spe ? s->spe.n_features : 1;
 
   if (self->method == RPE_EXPLORER_METHOD_LRPE && self->lrpe_use_trained && self->lrpe_trained != NULL)
     {
@@ -1640,10 +1645,11 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
   p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
   if (p == NULL && self->trained == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "there is no module to apply the capture %s to", base);
-  /* the SPE module's (H, D), else the trained modules' */
-  heads = p != NULL ? p->n_heads : self->trained->heads;
-  dim = p != NULL ? p->n_features : self->trained->dim;
-  if (q->ndim != 3 || q->shape[1] != heads || q->shape[2] != dim)
+  /* the trained modules' model (H, D), else the SPE module's */
+  heads = self->trained != NULL ? self->trained->heads : p->n_heads;
+  dim = self->trained != NULL ? self->trained->dim : p->n_features;
+  if ((q->ndim != 3 || q->shape[1] != heads || q->shape[2] != dim)
+      && (p == NULL || q->ndim != 3 || q->shape[1] != p->n_heads || q->shape[2] != p->n_features))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "%s, layer %u: queries of shape (N, H, D) = (%zu, %zu, %zu) do not fit the module "
                           "of (H, D) = (%zu, %zu) (a capture of another model?)",
