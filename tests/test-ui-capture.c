@@ -19,6 +19,7 @@
 
 #include "rpe-attention-view.h"
 #include "rpe-capture.h"
+#include "rpe-compare.h"
 #include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-session.h"
@@ -568,6 +569,43 @@ test_trained_demos (Fixture       *f,
               g_assert_cmpuint (beyond, >, 0);
             }
         }
+      {
+        /* the Overview's engine on the window's state: every layer and head of the trained model,
+         * each cell the model's map of that layer and head (the capture's layer, FastRPB's bias
+         * of that layer) */
+        g_autoptr (RpeExplorerSnapshot) snap = rpe_explorer_state_snapshot (state);
+        g_autoptr (RpeOverview) ov = NULL;
+        RpeCompareSide side;
+
+        rpe_compare_side_init (&side, snap);
+        ov = rpe_overview_compute (&side, RPE_COMPARE_ATTENTION, snap->n, 0, NULL, &error);
+        rpe_compare_side_clear (&side);
+        g_assert_no_error (error);
+        g_assert_cmpuint (ov->n_layers, ==, 2);
+        g_assert_cmpuint (ov->n_heads, ==, 4);
+        g_assert_cmpuint (ov->rows, ==, snap->n);
+        for (gsize l = 0; l < 2; l++)
+          for (gsize h = 0; h < 4; h++)
+            {
+              gsize N = snap->n;
+              g_autofree double *ref = g_new (double, N * N), *kappa = g_new (double, N);
+              const float *cell = ov->values + (l * 4 + h) * N * N;
+
+              g_assert_cmpint (ov->layers[l], ==, (int) l);
+              rpe_test_demo_model_map (set, capture, names[i], (guint) l, h, ref, kappa);
+              for (gsize m = 0; m < N; m++)
+                {
+                  double row = 0.0, err = 0.0;
+
+                  for (gsize n = 0; n < N; n++)
+                    {
+                      row = fmax (row, fabs (ref[m * N + n]));
+                      err = fmax (err, fabs (cell[m * N + n] - ref[m * N + n]));
+                    }
+                  g_assert_cmpfloat (err, <=, 1e-4 * kappa[m] * row + 1e-7);
+                }
+            }
+      }
       rpe_test_iterate_until (rpe_test_window_idle_drained, window);
       gtk_window_destroy (GTK_WINDOW (window));
     }
