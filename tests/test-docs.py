@@ -18,6 +18,12 @@ test-docs.py commands SOURCE_ROOT RPE
 test-docs.py options SOURCE_ROOT RPE
     Every long option `rpe CMD --help-all` lists is named in docs/cli.md, so the reference cannot
     fall behind the tool.
+
+test-docs.py demos SOURCE_ROOT RPE
+    The trained demos' accuracy tables of README.md and docs/checkpoints.md (a row whose first cell
+    is `demo:NAME` and which holds three accuracies) give, in order, the accuracies at N_train,
+    2 N_train and 4 N_train that `rpe info demo:NAME` prints from the demo's own metadata; every
+    demo `rpe info` knows has a row in each.
 """
 
 import os
@@ -278,6 +284,43 @@ def check_options(root, rpe):
                       if missing else ""))
 
 
+DEMO_ROW = re.compile(r"^\|\s*`(demo:[a-z-]+)`\s*\|(.*)$")
+ACCURACY = re.compile(r"^\s*([01]\.[0-9]{4})\s*$")
+
+
+def demo_rows(path):
+    """{demo: (acc N_train, acc 2 N_train, acc 4 N_train)} of the Markdown table rows of path."""
+    rows = {}
+    for line in open(path, encoding="utf-8"):
+        m = DEMO_ROW.match(line.strip())
+        if not m:
+            continue
+        cells = [c for c in m.group(2).split("|")]
+        acc = [ACCURACY.match(c).group(1) for c in cells if ACCURACY.match(c)]
+        if len(acc) == 3:
+            rows[m.group(1)] = tuple(acc)
+    return rows
+
+
+def check_demos(root, rpe):
+    names = ["demo:sine-spe", "demo:conv-spe", "demo:lrpe", "demo:fastrpb", "demo:ape"]
+    keys = ["accuracy_n_train", "accuracy_2n_train", "accuracy_4n_train"]
+    meta = {}
+    for name in names:
+        p = subprocess.run([rpe, "info", name], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        found = dict(re.findall(r"^\s+(accuracy_[0-9a-z_]+)\s+([0-9.]+)\s*$", p.stdout, re.M))
+        ok = p.returncode == 0 and all(k in found for k in keys)
+        result(ok, f"rpe info {name} prints its three accuracies")
+        if ok:
+            meta[name] = tuple(found[k] for k in keys)
+    for doc in ("README.md", os.path.join("docs", "checkpoints.md")):
+        rows = demo_rows(os.path.join(root, doc))
+        for name, want in meta.items():
+            got = rows.get(name)
+            result(got == want, f"{doc} gives {name} the accuracies rpe info prints"
+                   + ("" if got == want else f" (table {got}, rpe info {want})"))
+
+
 def main():
     mode, root = sys.argv[1], sys.argv[2]
     if mode == "links":
@@ -286,6 +329,8 @@ def main():
         run_commands(root, sys.argv[3])
     elif mode == "options":
         check_options(root, sys.argv[3])
+    elif mode == "demos":
+        check_demos(root, sys.argv[3])
     else:
         sys.exit(f"unknown mode {mode}")
     print(f"1..{n}")
