@@ -569,18 +569,18 @@ elu1 (double x)
  *   fastrpb: the linear attention of elu + 1 plus the causal bias W[m, n] = w[(m - n + M) mod X]. */
 void
 rpe_test_demo_model_map (const RpeTensorSet *set,
-           const RpeCapture   *c,
-           const char         *name,
-           guint               layer,
-           gsize               h,
-           double             *ref,
-           double             *kappa)
+                         const RpeCapture   *c,
+                         const char         *name,
+                         guint               layer,
+                         gsize               h,
+                         double             *ref,
+                         double             *kappa)
 {
-  const RpeTensor *q = rpe_capture_get (c, layer, RPE_CAPTURE_QUERIES);
-  const RpeTensor *k = rpe_capture_get (c, layer, RPE_CAPTURE_KEYS);
-  const gsize N = q->shape[0], H = q->shape[1], D = q->shape[2];
-  g_autofree double *fq = g_new (double, N * D), *fk = g_new (double, N * D);
-  gboolean ape = g_str_equal (name, "ape"), lrpe = g_str_equal (name, "lrpe");
+  const RpeTensor   *q = rpe_capture_get (c, layer, RPE_CAPTURE_QUERIES);
+  const RpeTensor   *k = rpe_capture_get (c, layer, RPE_CAPTURE_KEYS);
+  const gsize        N = q->shape[0], H = q->shape[1], D = q->shape[2];
+  g_autofree double *fq = g_new (double, N *D), *fk = g_new (double, N *D);
+  gboolean           ape = g_str_equal (name, "ape"), lrpe = g_str_equal (name, "lrpe");
 
   for (gsize m = 0; m < N; m++)
     for (gsize d = 0; d < D; d++)
@@ -604,7 +604,7 @@ rpe_test_demo_model_map (const RpeTensorSet *set,
       for (gsize m = 0; m < N; m++)
         for (gsize j = 0; j < D / 2; j++)
           {
-            double ang = (double) m * theta->data[j], cs = cos (ang), sn = sin (ang);
+            double  ang = (double) m * theta->data[j], cs = cos (ang), sn = sin (ang);
             double *x[2] = { fq + m * D + 2 * j, fk + m * D + 2 * j };
 
             for (int i = 0; i < 2; i++)
@@ -639,7 +639,7 @@ rpe_test_demo_model_map (const RpeTensorSet *set,
         {
           g_autofree char *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
           const RpeTensor *w = rpe_tensor_set_lookup (set, wname);
-          const gsize X = w->shape[2], M = (X + 1) / 2;
+          const gsize      X = w->shape[2], M = (X + 1) / 2;
 
           for (gsize n = 0; n <= m; n++)
             ref[m * N + n] += w->data[h * X + (m - n + M) % X];

@@ -817,7 +817,7 @@ static void
 test_window_maps_on_captures (void)
 {
   static const char *const names[] = { "ape", "lrpe", "fastrpb" };
-  g_autofree char *out = tmp_file ("map.npy");
+  g_autofree char         *out = tmp_file ("map.npy");
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -831,8 +831,8 @@ test_window_maps_on_captures (void)
         for (gsize h = 0; h < DEMO_H; h++)
           {
             g_autoptr (RpeTensor) got = NULL;
-            g_autofree double *ref = g_new (double, CAP_N * CAP_N), *kappa = g_new (double, CAP_N);
-            double worst = 0.0, far = 0.0;
+            g_autofree double *ref = g_new (double, CAP_N *CAP_N), *kappa = g_new (double, CAP_N);
+            double             worst = 0.0, far = 0.0;
 
             run_ok ("export attention --attention-method %s --checkpoint %s --content %s --layer %u --head %zu "
                     "--causal -o '%s'",
@@ -872,19 +872,22 @@ test_window_methods_seeded_or_refused (void)
   g_autofree char *png = tmp_file ("seeded.png");
   g_autofree char *err = NULL, *err2 = NULL;
 
-  g_assert_cmpint (rpe_test_run_cli (NULL, &err, "export attention --attention-method lrpe --checkpoint demo:sine-spe "
-                                     "--length 32 -o '%s'", png),
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                     "export attention --attention-method lrpe --checkpoint demo:sine-spe "
+                                     "--length 32 -o '%s'",
+                                     png),
                    ==, 0);
   g_assert_nonnull (strstr (err, "holds no trained lrpe module"));
   g_assert_nonnull (strstr (err, "seeded"));
   g_unlink (png);
-  g_assert_cmpint (rpe_test_run_cli (NULL, &err2, "export attention --attention-method ape --checkpoint demo:fastrpb "
-                                     "-o '%s'", png),
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err2,
+                                     "export attention --attention-method ape --checkpoint demo:fastrpb "
+                                     "-o '%s'",
+                                     png),
                    ==, 2);
   g_assert_nonnull (strstr (err2, "learned APE: none"));
   g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
 }
-
 
 int
 main (int   argc,

@@ -520,18 +520,18 @@ test_trained_modules (void)
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
   g_autoptr (RpeExplorerTrained) t = NULL, a = NULL;
   g_autoptr (RpeSession) s = NULL, back = NULL;
-  g_autofree char *text = NULL;
-  RpeExplorerTrained *got;
-  gboolean on = FALSE;
-  gsize len = 0;
+  g_autofree char         *text = NULL;
+  RpeExplorerTrained      *got;
+  gboolean                 on = FALSE;
+  gsize                    len = 0;
   static const char *const hostile[][2] = {
-    { "\"taps\" : 256", "\"taps\" : 1048577" },        /* past the taps limit */
-    { "\"taps\" : 256", "\"taps\" : 255" },            /* w's length disagrees */
+    { "\"taps\" : 256", "\"taps\" : 1048577" }, /* past the taps limit */
+    { "\"taps\" : 256", "\"taps\" : 255" },     /* w's length disagrees */
     { "\"heads\" : 4", "\"heads\" : 0" },
     { "\"heads\" : 4", "\"heads\" : 5000" },
-    { "\"dim\" : 16", "\"dim\" : 65536" },             /* APE of 64 x 4 x 65536 values: past the budget */
-    { "\"positions\" : 64", "\"positions\" : 65536" }, /* past the budget */
-    { "\"positions\" : 64", "\"positions\" : 63" },    /* w's length disagrees */
+    { "\"dim\" : 16", "\"dim\" : 65536" },               /* APE of 64 x 4 x 65536 values: past the budget */
+    { "\"positions\" : 64", "\"positions\" : 65536" },   /* past the budget */
+    { "\"positions\" : 64", "\"positions\" : 63" },      /* w's length disagrees */
     { "\"fastrpb\" : [", "\"fastrpb\" : 7, \"x\" : [" }, /* not an array */
     { "\"layer\" : 0", "\"layer\" : \"zero\"" },
   };

@@ -479,18 +479,17 @@ test_outputs_values (Fixture *f, gconstpointer data)
  * draws each trained model's own map, cell by cell the naive one of rpe_test_demo_model_map (the
  * same reference `rpe export attention` is held to in test-demos), for two layers and heads. */
 static void
-test_trained_demos (Fixture       *f,
-                    gconstpointer  data)
+test_trained_demos (Fixture *f, gconstpointer data)
 {
-  static const char *const names[] = { "lrpe", "fastrpb", "ape" };
+  static const char *const       names[] = { "lrpe", "fastrpb", "ape" };
   static const RpeExplorerMethod methods[] = { RPE_EXPLORER_METHOD_LRPE, RPE_EXPLORER_METHOD_FASTRPB,
                                                RPE_EXPLORER_METHOD_APE };
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      RpeWindow *window = rpe_window_new (NULL);
+      RpeWindow        *window = rpe_window_new (NULL);
       RpeExplorerState *state = rpe_window_get_state (window);
-      g_autofree char *spec = g_strconcat ("demo:", names[i], NULL);
+      g_autofree char  *spec = g_strconcat ("demo:", names[i], NULL);
       g_autoptr (GError) error = NULL;
       g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
       g_autoptr (RpeCapture) capture = rpe_capture_open (spec, &error);
@@ -513,9 +512,9 @@ test_trained_demos (Fixture       *f,
       for (guint layer = 0; layer < 2; layer++)
         {
           RpeAttentionImage *img;
-          gsize h = layer == 0 ? 1 : 3, N;
+          gsize              h = layer == 0 ? 1 : 3, N;
           g_autofree double *ref = NULL, *kappa = NULL;
-          double worst = 0.0, peak = 0.0;
+          double             worst = 0.0, peak = 0.0;
 
           g_object_set (state, "capture-layer", layer, "head", (guint) h, NULL);
           img = settle_attention (window);
@@ -523,7 +522,7 @@ test_trained_demos (Fixture       *f,
           N = img->n;
           g_assert_cmpuint (N, ==, rpe_capture_get (capture, layer, RPE_CAPTURE_QUERIES)->shape[0]);
           g_assert_true (img->m0 == 0 && img->m1 == N && img->n0 == 0 && img->n1 == N);
-          ref = g_new (double, N * N);
+          ref = g_new (double, N *N);
           kappa = g_new (double, N);
           rpe_test_demo_model_map (set, capture, names[i], layer, h, ref, kappa);
           /* every cell drawn (N = 256 fits the view): the bound of test-demos, 1e-4 kappa of the
@@ -544,23 +543,22 @@ test_trained_demos (Fixture       *f,
               worst = fmax (worst, err);
               peak = fmax (peak, row);
             }
-          g_test_message ("%s layer %u head %zu: max |window - naive| = %.3g of %.3g", names[i], layer, h, worst,
-                          peak);
+          g_test_message ("%s layer %u head %zu: max |window - naive| = %.3g of %.3g", names[i], layer, h, worst, peak);
           if (methods[i] == RPE_EXPLORER_METHOD_FASTRPB)
             {
               /* the bias drawn is the stored one at every offset of the N = 256 map, not only the
                * editor's |tau| < 32: w_tau = w[0, h, (tau + M) mod (2M - 1)] (full layout) */
               g_autoptr (RpeExplorerSnapshot) snap = rpe_explorer_state_snapshot (state);
-              g_autofree char *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
-              const RpeTensor *w = rpe_tensor_set_lookup (set, wname);
-              const gsize X = w->shape[2], M = (X + 1) / 2;
+              g_autofree char  *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
+              const RpeTensor  *w = rpe_tensor_set_lookup (set, wname);
+              const gsize       X = w->shape[2], M = (X + 1) / 2;
               g_autofree float *got = g_new (float, 2 * N - 1);
-              gsize beyond = 0;
+              gsize             beyond = 0;
 
               rpe_explorer_snapshot_fastrpb_weights (snap, N, got);
               for (gsize t = 0; t < 2 * N - 1; t++)
                 {
-                  long tau = (long) t - (long) (N - 1);
+                  long  tau = (long) t - (long) (N - 1);
                   float want = w->data[h * X + (gsize) ((tau + (long) M + (long) X) % (long) X)];
 
                   g_assert_cmpfloat (got[t], ==, want);
@@ -587,9 +585,9 @@ test_trained_demos (Fixture       *f,
         for (gsize l = 0; l < 2; l++)
           for (gsize h = 0; h < 4; h++)
             {
-              gsize N = snap->n;
-              g_autofree double *ref = g_new (double, N * N), *kappa = g_new (double, N);
-              const float *cell = ov->values + (l * 4 + h) * N * N;
+              gsize              N = snap->n;
+              g_autofree double *ref = g_new (double, N *N), *kappa = g_new (double, N);
+              const float       *cell = ov->values + (l * 4 + h) * N * N;
 
               g_assert_cmpint (ov->layers[l], ==, (int) l);
               rpe_test_demo_model_map (set, capture, names[i], (guint) l, h, ref, kappa);

@@ -87,8 +87,8 @@ typedef struct
   float               *kept_gate; /* --no-gate: the module's gate, kept for --save-session (--gate undoes) */
   /* --attention-method ape|lrpe|fastrpb: the checkpoint's trained modules (NULL: none); params is
    * empty (n_heads 0) when the checkpoint holds no SPE module */
-  RpeExplorerTrained  *trained;
-  RpeLrpeTrained      *lrpe_trained;
+  RpeExplorerTrained *trained;
+  RpeLrpeTrained     *lrpe_trained;
 } Ctx;
 
 static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
@@ -1377,22 +1377,22 @@ explorer_state (const Ctx *c, GError **error)
   else if (from != NULL)
     source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
   if (c->params.n_heads > 0)
-  {
-    /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
-    RpeSpeParams module = c->params;
+    {
+      /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
+      RpeSpeParams module = c->params;
 
-    if (c->kept_gate != NULL)
-      module.gate = c->kept_gate;
-    if (c->params.method == RPE_SPE_SINE)
-      {
-        if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters",
-                                             NULL, NULL, error))
-          return NULL;
-      }
-    else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module, source != NULL ? source : "random parameters",
-                                              error))
-      return NULL;
-  }
+      if (c->kept_gate != NULL)
+        module.gate = c->kept_gate;
+      if (c->params.method == RPE_SPE_SINE)
+        {
+          if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters", NULL,
+                                               NULL, error))
+            return NULL;
+        }
+      else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module,
+                                                source != NULL ? source : "random parameters", error))
+        return NULL;
+    }
   /* the checkpoint's trained FastRPB biases, learned APE, LRPE module */
   if (c->trained != NULL)
     rpe_explorer_state_set_trained (state, c->trained);
@@ -2115,8 +2115,8 @@ export_main (int argc, char **argv, RpeSession *session)
               && (g_str_equal (eo.attention_method, "ape") || g_str_equal (eo.attention_method, "lrpe")
                   || g_str_equal (eo.attention_method, "fastrpb")))
             {
-              if (!rpe_cli_trained_modules (&o, eo.attention_method, &c.trained, &c.lrpe_trained, &has_method,
-                                            &has_spe, &error))
+              if (!rpe_cli_trained_modules (&o, eo.attention_method, &c.trained, &c.lrpe_trained, &has_method, &has_spe,
+                                            &error))
                 goto report;
               if (o.model.checkpoint != NULL && o.model.map == NULL && !has_method)
                 {

@@ -301,11 +301,15 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
         {
           summary = rpe_checkpoint_summary (set);
           if (lrpe || fastrpb || g_strcmp0 (method, "ape") == 0)
-            return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                                  _("--attention-method %s: %s holds neither its trained module (%s) nor an SPE module "
-                                    "to draw seeded parameters beside (it holds %s)"),
-                                  method, o->model.checkpoint,
-                                  lrpe ? "LRPE" : fastrpb ? "FastRPB" : "learned APE", summary);
+            return rpe_set_error (
+              error, RPE_ERROR_NOT_FOUND,
+              _("--attention-method %s: %s holds neither its trained module (%s) nor an SPE module "
+                "to draw seeded parameters beside (it holds %s)"),
+              method, o->model.checkpoint,
+              lrpe      ? "LRPE"
+              : fastrpb ? "FastRPB"
+                        : "learned APE",
+              summary);
           return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
                                 _("--attention-method %s draws the window's map beside an SPE module, and %s holds "
                                   "none (it holds %s)"),
@@ -327,7 +331,7 @@ rpe_cli_trained_modules (const RpeCliArgs    *o,
   g_autoptr (RpeTensorSet) set = NULL;
   g_autoptr (GPtrArray) spe = NULL, lrpe_modules = NULL, fastrpb = NULL;
   g_autofree char *base = NULL;
-  gsize H = 0, D = 0;
+  gsize            H = 0, D = 0;
 
   *trained = NULL;
   *lrpe = NULL;
@@ -380,7 +384,7 @@ rpe_cli_trained_modules (const RpeCliArgs    *o,
     {
       g_autoptr (GPtrArray) modules = NULL;
       const RpeLrpeModuleInfo *m = rpe_checkpoint_pick_lrpe (set, o->model.prefix, &modules, error);
-      g_autofree char *from = NULL;
+      g_autofree char         *from = NULL;
 
       if (m == NULL)
         goto fail;

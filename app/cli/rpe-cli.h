@@ -87,13 +87,13 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
  * module (--prefix picks one of several) in *lrpe.  *has_method: the checkpoint holds `method`'s
  * trained module; *has_spe: it holds an SPE module.  FALSE and an error only for a checkpoint that
  * cannot be read or a trained module that is malformed. */
-gboolean rpe_cli_trained_modules (const RpeCliArgs           *o,
-                                  const char                 *method,
-                                  RpeExplorerTrained         **trained,
-                                  RpeLrpeTrained             **lrpe,
-                                  gboolean                   *has_method,
-                                  gboolean                   *has_spe,
-                                  GError                    **error);
+gboolean rpe_cli_trained_modules (const RpeCliArgs    *o,
+                                  const char          *method,
+                                  RpeExplorerTrained **trained,
+                                  RpeLrpeTrained     **lrpe,
+                                  gboolean            *has_method,
+                                  gboolean            *has_spe,
+                                  GError             **error);
 /* An LRPE or FastRPB reader's error for the CLI: the checkpoint named, and, where several modules
  * were found and no prefix given, the option that chooses one. */
 void          rpe_cli_phrase_pick_error (GError *error, const char *checkpoint, const char *prefix);

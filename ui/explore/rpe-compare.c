@@ -87,8 +87,7 @@ load_params (const RpeTensorSet *set,
 /* Whether method draws a checkpoint's trained modules' model (rpe-explorer-trained.h): a
  * window-drawn method with a trained set held (its (H, D) is the content's). */
 static gboolean
-trained_model (const RpeExplorerSnapshot *s,
-               RpeExplorerMethod          method)
+trained_model (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
 {
   return s->trained != NULL
          && (method == RPE_EXPLORER_METHOD_APE || method == RPE_EXPLORER_METHOD_LRPE
@@ -105,7 +104,7 @@ side_snapshot (const RpeCompareSide *side,
 {
   RpeExplorerSnapshot *s;
   int kind = side->spe_kind >= 0 ? side->spe_kind : (int) side->snapshot->spe_kind;
-  gboolean trained;
+  gboolean             trained;
 
   if (set != NULL)
     {
@@ -135,8 +134,8 @@ side_snapshot (const RpeCompareSide *side,
 
       if ((gsize) side->head >= H)
         {
-          g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "head %zd is out of range (H = %zu)",
-                       side->head, H);
+          g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "head %zd is out of range (H = %zu)", side->head,
+                       H);
           rpe_explorer_snapshot_unref (s);
           return NULL;
         }
@@ -609,8 +608,8 @@ overview_new (const RpeCompareSide *base,
     {
       /* the trained model: its heads; the layers of its FastRPB biases, else of the capture */
       const RpeExplorerTrained *t = s->trained;
-      gboolean fastrpb = (base->method >= 0 ? base->method : (gssize) s->method) == RPE_EXPLORER_METHOD_FASTRPB
-                         && s->fastrpb_trained;
+      gboolean                  fastrpb =
+        (base->method >= 0 ? base->method : (gssize) s->method) == RPE_EXPLORER_METHOD_FASTRPB && s->fastrpb_trained;
       guint count = fastrpb ? t->n_fastrpb : s->capture != NULL ? rpe_capture_n_layers (s->capture) : 0;
 
       ov->n_heads = s->content_heads;
@@ -620,8 +619,9 @@ overview_new (const RpeCompareSide *base,
           g_free (ov->layers);
           ov->layers = g_new (int, count);
           for (guint l = 0; l < count; l++)
-            ov->layers[l] = fastrpb ? (t->fastrpb[l].layer == RPE_EXPLORER_TRAINED_NO_LAYER ? -1 : (int) t->fastrpb[l].layer)
-                                    : (int) rpe_capture_layer (s->capture, l);
+            ov->layers[l] = fastrpb
+                              ? (t->fastrpb[l].layer == RPE_EXPLORER_TRAINED_NO_LAYER ? -1 : (int) t->fastrpb[l].layer)
+                              : (int) rpe_capture_layer (s->capture, l);
         }
       g_string_append_printf (caption, "%s: ", t->source);
     }

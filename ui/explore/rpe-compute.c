@@ -847,8 +847,7 @@ typedef struct
 /* Whether a method draws the trained model's own computation: its trained module (learned APE,
  * FastRPB bias, LRPE parameters) in use on a capture's queries and keys. */
 static gboolean
-draws_model (const RpeExplorerSnapshot *s,
-             RpeExplorerMethod          method)
+draws_model (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
 {
   gboolean trained = (method == RPE_EXPLORER_METHOD_APE && s->ape_trained)
                      || (method == RPE_EXPLORER_METHOD_FASTRPB && s->fastrpb_trained)
@@ -869,8 +868,8 @@ feature_rows (const RpeExplorerSnapshot *s,
               const RpeMonitor          *monitor)
 {
   RpeFeatureOptions options = { s->seed, 64, TRUE, 1 };
-  RpeStatus status = rpe_feature_map_dim (s->feature_map, &options, D, m);
-  gsize count;
+  RpeStatus         status = rpe_feature_map_dim (s->feature_map, &options, D, m);
+  gsize             count;
 
   if (status != RPE_OK)
     return status;
@@ -1134,10 +1133,9 @@ out:
 
 /* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 char *
-rpe_compute_method_parameters (const RpeExplorerSnapshot *s,
-                               RpeExplorerMethod          method)
+rpe_compute_method_parameters (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
 {
-  const char *what;
+  const char      *what;
   g_autofree char *layer = NULL;
 
   switch (method)
@@ -1225,16 +1223,13 @@ exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *us
  * features, s(m, n) = enc_q[m] . enc_k[n] (0 for n > m when causal), each row divided by its
  * sum (a sum nearer 0 than RPE_LRPE_DEN_EPS replaced by +-RPE_LRPE_DEN_EPS). */
 static RpeStatus
-lrpe_score_rows (const RowSource *src,
-                 gsize            m0,
-                 gsize            n_rows,
-                 float           *out)
+lrpe_score_rows (const RowSource *src, gsize m0, gsize n_rows, float *out)
 {
   gsize n = src->n, W = src->m;
 
   for (gsize i = 0; i < n_rows; i++)
     {
-      gsize m = m0 + i, last = src->causal ? m + 1 : n;
+      gsize  m = m0 + i, last = src->causal ? m + 1 : n;
       float *row = out + i * n;
       double sum = 0.0;
 

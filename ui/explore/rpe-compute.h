@@ -427,7 +427,6 @@ void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 /* What parameters a window-drawn method uses, for titles and captions ("learned embedding",
  * "seeded parameters", "trained bias, layer 1", with "; the trained model on its capture" when it
  * draws the trained model's own map of a capture); "" for the SPE methods.  g_free it. */
-char *rpe_compute_method_parameters (const RpeExplorerSnapshot *snapshot,
-                                     RpeExplorerMethod          method);
+char *rpe_compute_method_parameters (const RpeExplorerSnapshot *snapshot, RpeExplorerMethod method);
 
 G_END_DECLS

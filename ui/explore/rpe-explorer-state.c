@@ -314,12 +314,12 @@ rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *s,
   if (l != NULL)
     {
       /* the trained bias of the layer, the content head's row, every offset it holds */
-      gsize h = MIN (s->content_head, s->trained->heads - 1), width = 2 * l->taps - 1;
+      gsize        h = MIN (s->content_head, s->trained->heads - 1), width = 2 * l->taps - 1;
       const float *row = l->w + h * width;
 
       for (gsize i = 0; i < 2 * n - 1; i++)
         {
-          gsize a = i < n - 1 ? n - 1 - i : i - (n - 1);   /* |tau| */
+          gsize a = i < n - 1 ? n - 1 - i : i - (n - 1); /* |tau| */
 
           w[i] = a < l->taps ? row[i + l->taps - n] : 0.0f;
         }
@@ -396,7 +396,7 @@ struct _RpeExplorerState
   RpeLrpeTrained     *lrpe_trained;
   char               *lrpe_trained_source;
   gboolean            lrpe_use_trained;
-  RpeExplorerTrained *trained;            /* a checkpoint's FastRPB biases and learned APE, or NULL */
+  RpeExplorerTrained *trained; /* a checkpoint's FastRPB biases and learned APE, or NULL */
   gboolean            fastrpb_use_trained;
   gboolean            ape_use_trained;
   RpeSpeParams        conv2d;
@@ -630,9 +630,9 @@ rpe_explorer_state_set_property (GObject      *object,
     case PROP_APE_TRAINED:
       {
         /* only on when the held modules have what it uses */
-        gboolean fastrpb = prop_id == PROP_FASTRPB_TRAINED;
+        gboolean  fastrpb = prop_id == PROP_FASTRPB_TRAINED;
         gboolean *flag = fastrpb ? &self->fastrpb_use_trained : &self->ape_use_trained;
-        gboolean v = g_value_get_boolean (value) && self->trained != NULL
+        gboolean  v = g_value_get_boolean (value) && self->trained != NULL
                      && (fastrpb ? self->trained->n_fastrpb > 0 : self->trained->ape != NULL);
 
         if (*flag != v)
@@ -742,10 +742,9 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
     g_param_spec_boolean ("fastrpb-trained", NULL,
                           "Draw the held checkpoint's FastRPB bias (every head and offset) instead of the edited taps",
                           FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_APE_TRAINED] =
-    g_param_spec_boolean ("ape-trained", NULL,
-                          "APE adds the held checkpoint's learned embedding instead of the sinusoidal one",
-                          FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_APE_TRAINED] = g_param_spec_boolean (
+    "ape-trained", NULL, "APE adds the held checkpoint's learned embedding instead of the sinusoidal one", FALSE,
+    G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_CAUSAL] =
     g_param_spec_boolean ("causal", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1191,8 +1190,8 @@ content_shape (RpeExplorerState    *self,
   gboolean window_method = self->method == RPE_EXPLORER_METHOD_APE || self->method == RPE_EXPLORER_METHOD_LRPE
                            || self->method == RPE_EXPLORER_METHOD_FASTRPB;
   gboolean model = self->trained != NULL && (window_method || !s->have_spe);
-  gsize H = model ? self->trained->heads : s->have_spe ? s->spe.n_heads : 1;
-  gsize D = model ? self->trained->dim : s->have_spe ? s->spe.n_features : 1;
+  gsize    H = model ? self->trained->heads : s->have_spe ? s->spe.n_heads : 1;
+  gsize    D = model ? self->trained->dim : s->have_spe ? s->spe.n_features : 1;
 
   if (self->method == RPE_EXPLORER_METHOD_LRPE && self->lrpe_use_trained && self->lrpe_trained != NULL)
     {
@@ -1278,8 +1277,7 @@ rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
 }
 
 void
-rpe_explorer_state_restore_trained (RpeExplorerState   *self,
-                                    RpeExplorerTrained *trained)
+rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
 {
   g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
   if (trained == self->trained)
@@ -1305,8 +1303,7 @@ rpe_explorer_state_restore_trained (RpeExplorerState   *self,
 }
 
 void
-rpe_explorer_state_set_trained (RpeExplorerState   *self,
-                                RpeExplorerTrained *trained)
+rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
 {
   gboolean fastrpb = trained != NULL && trained->n_fastrpb > 0, ape = trained != NULL && trained->ape != NULL;
 
@@ -1625,7 +1622,7 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
   const RpeSpeParams *p;
   const RpeTensor *q;
   g_autofree char *base = NULL;
-  gsize heads, dim;
+  gsize               heads, dim;
 
   g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
   g_return_val_if_fail (capture != NULL, FALSE);

@@ -139,9 +139,9 @@ typedef struct
    * (every head, every offset it holds) instead of fastrpb_w; ape_trained: APE adds the learned
    * embedding instead of the sinusoidal one.  layer: the model layer drawn ("capture-layer"). */
   const RpeExplorerTrained *trained;
-  gboolean            fastrpb_trained;
-  gboolean            ape_trained;
-  guint               layer;
+  gboolean                  fastrpb_trained;
+  gboolean                  ape_trained;
+  guint                     layer;
   /* The shape of the queries/keys (rpe_explorer_snapshot_fill_content): the SPE module's
    * (H, D); for LRPE with trained parameters of another width, (H', D) of the loaded content
    * when it fits them, else (1, D).  content_head is the head clamped to content_heads - 1. */
@@ -339,11 +339,9 @@ const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *se
  * (a capture of that shape can then be opened).  Turns "fastrpb-trained" on when it holds a
  * FastRPB module and "ape-trained" when it holds a learned embedding; editing the FastRPB taps
  * (rpe_explorer_state_set_fastrpb_weights) turns "fastrpb-trained" off. */
-void      rpe_explorer_state_set_trained (RpeExplorerState   *self,
-                                          RpeExplorerTrained *trained);
+void rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained);
 /* Puts back trained modules held before (undo, sessions) without changing the switches. */
-void      rpe_explorer_state_restore_trained (RpeExplorerState   *self,
-                                              RpeExplorerTrained *trained);
+void rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained);
 /* The held set (NULL if none; not a new reference). */
 RpeExplorerTrained *rpe_explorer_state_get_trained (RpeExplorerState *self);
 

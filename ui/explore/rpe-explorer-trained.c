@@ -40,10 +40,7 @@ rpe_explorer_trained_unref (RpeExplorerTrained *trained)
 }
 
 RpeExplorerTrained *
-rpe_explorer_trained_new (gsize        heads,
-                          gsize        dim,
-                          const char  *source,
-                          GError     **error)
+rpe_explorer_trained_new (gsize heads, gsize dim, const char *source, GError **error)
 {
   RpeExplorerTrained *t;
 
@@ -61,15 +58,15 @@ rpe_explorer_trained_new (gsize        heads,
 }
 
 gboolean
-rpe_explorer_trained_add_fastrpb (RpeExplorerTrained  *t,
-                                  guint                layer,
-                                  const char          *prefix,
-                                  gsize                taps,
-                                  const float         *w,
-                                  GError             **error)
+rpe_explorer_trained_add_fastrpb (RpeExplorerTrained *t,
+                                  guint               layer,
+                                  const char         *prefix,
+                                  gsize               taps,
+                                  const float        *w,
+                                  GError            **error)
 {
-  gsize count;
-  RpeStatus st = RPE_OK;
+  gsize                    count;
+  RpeStatus                st = RPE_OK;
   RpeExplorerFastrpbLayer *l;
 
   g_return_val_if_fail (t != NULL && w != NULL, FALSE);
@@ -97,14 +94,11 @@ rpe_explorer_trained_add_fastrpb (RpeExplorerTrained  *t,
 }
 
 gboolean
-rpe_explorer_trained_set_ape (RpeExplorerTrained  *t,
-                              gsize                positions,
-                              const float         *ape,
-                              GError             **error)
+rpe_explorer_trained_set_ape (RpeExplorerTrained *t, gsize positions, const float *ape, GError **error)
 {
-  gsize count;
+  gsize     count;
   RpeStatus st = RPE_OK;
-  float *copy;
+  float    *copy;
 
   g_return_val_if_fail (t != NULL && ape != NULL, FALSE);
   if (positions < 1 || positions > 65536 || !rpe_size_mul (positions, t->heads * t->dim, &count))
@@ -140,16 +134,12 @@ layer_of (const char *prefix)
 }
 
 RpeExplorerTrained *
-rpe_explorer_trained_from_set (const RpeTensorSet  *set,
-                               gsize                heads,
-                               gsize                dim,
-                               const char          *source,
-                               GError             **error)
+rpe_explorer_trained_from_set (const RpeTensorSet *set, gsize heads, gsize dim, const char *source, GError **error)
 {
   g_autoptr (GPtrArray) modules = NULL;
   g_autoptr (RpeExplorerTrained) t = NULL;
   const RpeTensor *ape;
-  GError *local = NULL;
+  GError          *local = NULL;
 
   g_return_val_if_fail (set != NULL, NULL);
   modules = rpe_checkpoint_find_fastrpb_modules (set);
@@ -166,21 +156,21 @@ rpe_explorer_trained_from_set (const RpeTensorSet  *set,
   for (guint i = 0; modules != NULL && i < modules->len; i++)
     {
       const RpeFastrpbModuleInfo *m = g_ptr_array_index (modules, i);
-      const RpeTensor *w = m->w;
-      RpeFastrpbLayout layout;
-      gsize width, taps, count;
-      g_autofree char *name = g_strescape (m->prefix, NULL);
-      float *centred;
-      RpeStatus st = RPE_OK;
-      gboolean ok;
+      const RpeTensor            *w = m->w;
+      RpeFastrpbLayout            layout;
+      gsize                       width, taps, count;
+      g_autofree char            *name = g_strescape (m->prefix, NULL);
+      float                      *centred;
+      RpeStatus                   st = RPE_OK;
+      gboolean                    ok;
 
       if (w->ndim != 3 || w->shape[0] != 1 || w->shape[1] != heads)
         {
           g_autofree char *shape = rpe_tensor_shape_string (w);
 
           return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                                "the FastRPB module '%s' has weights of shape %s; expected (1, H = %zu, 2M - 1)",
-                                name, shape, (size_t) heads),
+                                "the FastRPB module '%s' has weights of shape %s; expected (1, H = %zu, 2M - 1)", name,
+                                shape, (size_t) heads),
                  NULL;
         }
       width = w->shape[2];
@@ -207,8 +197,7 @@ rpe_explorer_trained_from_set (const RpeTensorSet  *set,
 }
 
 const RpeExplorerFastrpbLayer *
-rpe_explorer_trained_fastrpb (const RpeExplorerTrained *t,
-                              guint                     layer)
+rpe_explorer_trained_fastrpb (const RpeExplorerTrained *t, guint layer)
 {
   if (t == NULL || t->n_fastrpb == 0)
     return NULL;

@@ -128,8 +128,7 @@ session_properties (RpeExplorerState *state,
   return all;
 }
 
-static gboolean trained_equal (const RpeExplorerTrained *a,
-                               const RpeExplorerTrained *b);
+static gboolean trained_equal (const RpeExplorerTrained *a, const RpeExplorerTrained *b);
 
 static void
 copy_module (RpeExplorerState *src,
@@ -522,8 +521,7 @@ fastrpb_trained_on (RpeExplorerState *st)
  *   { "source", "heads", "dim", "fastrpb": [ { "layer" (null: not known), "prefix", "taps" M,
  *     "w" H (2M - 1) floats } ], "ape": { "positions" P, "w" P H D floats } | null } | absent */
 static void
-write_trained (JsonBuilder              *b,
-               const RpeExplorerTrained *t)
+write_trained (JsonBuilder *b, const RpeExplorerTrained *t)
 {
   if (t == NULL)
     return;
@@ -568,8 +566,7 @@ write_trained (JsonBuilder              *b,
 }
 
 static gboolean
-trained_equal (const RpeExplorerTrained *a,
-               const RpeExplorerTrained *b)
+trained_equal (const RpeExplorerTrained *a, const RpeExplorerTrained *b)
 {
   if (a == b)
     return TRUE;
@@ -1846,14 +1843,12 @@ read_lrpe_trained (RpeSession  *s,
 /* "trained-modules" (write_trained): every shape checked against the limits and the declared
  * (H, D) before the values are read; the switches are among the state's properties. */
 static gboolean
-read_trained (RpeSession  *s,
-              JsonNode    *node,
-              GError     **error)
+read_trained (RpeSession *s, JsonNode *node, GError **error)
 {
   JsonObject *o;
-  JsonNode *fn, *an;
+  JsonNode   *fn, *an;
   g_autoptr (RpeExplorerTrained) t = NULL;
-  gint64 heads, dim, total = 0;
+  gint64  heads, dim, total = 0;
   GError *local = NULL;
 
   if (node == NULL || JSON_NODE_HOLDS_NULL (node))
@@ -1880,12 +1875,12 @@ read_trained (RpeSession  *s,
   for (guint i = 0; fn != NULL && JSON_NODE_HOLDS_ARRAY (fn) && i < json_array_get_length (json_node_get_array (fn));
        i++)
     {
-      JsonNode *e = json_array_get_element (json_node_get_array (fn), i);
+      JsonNode   *e = json_array_get_element (json_node_get_array (fn), i);
       JsonObject *m;
-      JsonNode *ln;
-      gint64 taps, layer = RPE_EXPLORER_TRAINED_NO_LAYER;
-      float *w = NULL;
-      gboolean ok;
+      JsonNode   *ln;
+      gint64      taps, layer = RPE_EXPLORER_TRAINED_NO_LAYER;
+      float      *w = NULL;
+      gboolean    ok;
 
       if (!JSON_NODE_HOLDS_OBJECT (e))
         return bad (error, "FastRPB module %u of the trained modules must be an object", i);
@@ -1911,9 +1906,9 @@ read_trained (RpeSession  *s,
   if (an != NULL && JSON_NODE_HOLDS_OBJECT (an))
     {
       JsonObject *a = json_node_get_object (an);
-      gint64 positions;
-      float *w = NULL;
-      gboolean ok;
+      gint64      positions;
+      float      *w = NULL;
+      gboolean    ok;
 
       if (!get_int (a, "positions", 1, 65536, &positions, "the learned absolute embedding", error))
         return FALSE;

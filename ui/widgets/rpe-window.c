@@ -140,10 +140,7 @@ load_demo (RpeWindow *self)
 /* The checkpoint's LRPE modules become the sidebar's trained choices (the first is used), and
  * a single FastRPB module's weights are loaded; a file with nothing else shows that method. */
 static void
-offer_trained_modules (RpeWindow          *self,
-                       RpeCheckpointData  *data,
-                       const char         *base,
-                       RpeExplorerTrained *held)
+offer_trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base, RpeExplorerTrained *held)
 {
   g_autoptr (GPtrArray) trained = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
   g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
@@ -183,7 +180,7 @@ offer_trained_modules (RpeWindow          *self,
   if (!data->have_sine && !data->have_conv
       && (trained->len > 0 || data->fastrpb_modules->len > 0 || (held != NULL && held->ape != NULL)))
     g_object_set (self->state, "method",
-                  trained->len > 0                  ? RPE_EXPLORER_METHOD_LRPE
+                  trained->len > 0                 ? RPE_EXPLORER_METHOD_LRPE
                   : data->fastrpb_modules->len > 0 ? RPE_EXPLORER_METHOD_FASTRPB
                                                    : RPE_EXPLORER_METHOD_APE,
                   NULL);
@@ -212,12 +209,10 @@ offer_trained_modules (RpeWindow          *self,
  * metadata, the FastRPB bias's H (D = the learned APE's width / H, else 64), else one head of the
  * learned APE's width. */
 static void
-model_shape (RpeCheckpointData *data,
-             gsize             *H,
-             gsize             *D)
+model_shape (RpeCheckpointData *data, gsize *H, gsize *D)
 {
   const RpeSpeParams *p = data->have_sine ? &data->sine : data->have_conv ? &data->conv : NULL;
-  const RpeTensor *ape = NULL;
+  const RpeTensor    *ape = NULL;
 
   *H = *D = 0;
   if (p != NULL)
@@ -259,13 +254,11 @@ model_shape (RpeCheckpointData *data,
 /* The checkpoint's trained FastRPB biases and learned APE (NULL: none; a malformed one is said in
  * a toast and dropped); with LRPE modules alone, a set that carries the model's shape. */
 static RpeExplorerTrained *
-trained_modules (RpeWindow         *self,
-                 RpeCheckpointData *data,
-                 const char        *base)
+trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base)
 {
   g_autoptr (GError) error = NULL;
   RpeExplorerTrained *t;
-  gsize H, D;
+  gsize               H, D;
 
   model_shape (data, &H, &D);
   t = rpe_explorer_trained_from_set (data->set, H, D, base, &error);
