@@ -1166,7 +1166,7 @@ rpe_compute_method_parameters (const RpeExplorerSnapshot *s, RpeExplorerMethod m
       return g_strdup ("");
     }
   if (draws_model (s, method))
-    return g_strdup_printf (_("%s; the trained model on its capture"), what);
+    return g_strdup_printf (_("%s, on capture"), what);
   return g_strdup (what);
 }
 
