@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include <glib.h>
@@ -247,6 +248,170 @@ test_bad_usage (void)
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
+/* B on a capture (--b-content) is what `rpe export attention` draws of that capture: its other
+ * layer, another model's capture under that model, a hand-made capture without a fingerprint. */
+static void
+test_capture_b (void)
+{
+  g_autofree char *c = rpe_test_tmp_path ("cmp-cap.npy"), *a = rpe_test_tmp_path ("cmp-cap-a.npy");
+  g_autofree char *b = rpe_test_tmp_path ("cmp-cap-b.npy"), *hand = rpe_test_tmp_path ("cmp-hand.npz");
+  g_autofree char *err = NULL;
+  g_autoptr (RpeTensor) tc = NULL, ta = NULL, tb = NULL;
+
+  /* the other layer of the same capture: B = module layer 1 on captured layer 1 */
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo:conv-spe", "--content",
+                        "demo:conv-spe", "--layer", "0", "--exact", "--b-content", "demo:conv-spe", "--b-layer", "1",
+                        "-o", c, NULL),
+                   ==, 0);
+  g_assert_cmpint (run (NULL, "export", "attention", "--checkpoint", "demo:conv-spe", "--content", "demo:conv-spe",
+                        "--layer", "0", "--exact", "-o", a, NULL),
+                   ==, 0);
+  g_assert_cmpint (run (NULL, "export", "attention", "--checkpoint", "demo:conv-spe", "--content", "demo:conv-spe",
+                        "--layer", "1", "--exact", "-o", b, NULL),
+                   ==, 0);
+  tc = load (c);
+  ta = load (a);
+  tb = load (b);
+  check_triptych (tc, ta, tb, 1e-5);
+  g_clear_pointer (&tc, rpe_tensor_free);
+  g_clear_pointer (&ta, rpe_tensor_free);
+  g_clear_pointer (&tb, rpe_tensor_free);
+
+  /* another model on its own capture: A the sine SPE demo, B the conv SPE demo */
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo:sine-spe", "--content",
+                        "demo:sine-spe", "--layer", "0", "--exact", "--b-checkpoint", "demo:conv-spe", "--b-content",
+                        "demo:conv-spe", "-o", c, NULL),
+                   ==, 0);
+  g_assert_cmpint (run (NULL, "export", "attention", "--checkpoint", "demo:sine-spe", "--content", "demo:sine-spe",
+                        "--layer", "0", "--exact", "-o", a, NULL),
+                   ==, 0);
+  g_assert_cmpint (run (NULL, "export", "attention", "--checkpoint", "demo:conv-spe", "--content", "demo:conv-spe",
+                        "--layer", "0", "--exact", "-o", b, NULL),
+                   ==, 0);
+  tc = load (c);
+  ta = load (a);
+  tb = load (b);
+  check_triptych (tc, ta, tb, 1e-5);
+  g_clear_pointer (&tc, rpe_tensor_free);
+  g_clear_pointer (&ta, rpe_tensor_free);
+  g_clear_pointer (&tb, rpe_tensor_free);
+
+  /* a hand-made capture (no fingerprint: said) of the module's shape, N = 256 as the demo's */
+  rpe_test_write_capture (hand, 1, 256, 4, 16, 0, 5, NULL, NULL, NULL);
+  g_assert_cmpint (run (&err, "export", "compare-attention", "--checkpoint", "demo:conv-spe", "--content",
+                        "demo:conv-spe", "--layer", "0", "--exact", "--b-content", hand, "--b-layer", "0", "-o", c,
+                        NULL),
+                   ==, 0);
+  g_assert_nonnull (strstr (err, "records no fingerprint"));
+  g_assert_cmpint (run (NULL, "export", "attention", "--checkpoint", "demo:conv-spe", "--content", hand, "--layer", "0",
+                        "--exact", "-o", b, NULL),
+                   ==, 0);
+  tc = load (c);
+  ta = load (a); /* still the sine demo's A: only B is checked here */
+  tb = load (b);
+  {
+    gsize  nn = tb->shape[0] * tb->shape[1];
+    double worst = 0.0;
+
+    g_assert_cmpuint (tc->shape[1] * tc->shape[2], ==, nn);
+    for (gsize i = 0; i < nn; i++)
+      worst = fmax (worst, fabs (tc->data[nn + i] - tb->data[i]));
+    g_assert_cmpfloat (worst, <=, 1e-5);
+  }
+  g_remove (c);
+  g_remove (a);
+  g_remove (b);
+  g_remove (hand);
+}
+
+/* The B map on a capture is the A map of a state given that capture directly (the SPE estimate:
+ * the same engine, the same seed). */
+static void
+test_capture_b_is_a (void)
+{
+  g_autofree char *c = rpe_test_tmp_path ("cmp-capb.npy"), *d = rpe_test_tmp_path ("cmp-capa.npy");
+  g_autoptr (RpeTensor) tc = NULL, td = NULL;
+  gsize  nn;
+  double worst = 0.0, apart = 0.0;
+
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo:conv-spe", "--content",
+                        "demo:conv-spe", "--layer", "0", "--b-content", "demo:conv-spe", "--b-layer", "1", "-o", c,
+                        NULL),
+                   ==, 0);
+  g_assert_cmpint (run (NULL, "export", "compare-attention", "--checkpoint", "demo:conv-spe", "--content",
+                        "demo:conv-spe", "--layer", "1", "--b-head", "1", "-o", d, NULL),
+                   ==, 0);
+  tc = load (c);
+  td = load (d);
+  nn = tc->shape[1] * tc->shape[2];
+  g_assert_cmpuint (td->shape[1] * td->shape[2], ==, nn);
+  for (gsize i = 0; i < nn; i++)
+    {
+      worst = fmax (worst, fabs (tc->data[nn + i] - td->data[i]));
+      apart = fmax (apart, fabs (tc->data[i] - tc->data[nn + i]));
+    }
+  g_assert_cmpfloat (worst, <=, 1e-6);
+  g_assert_cmpfloat (apart, >, 1e-2); /* layer 0 and layer 1 attend differently */
+  g_remove (c);
+  g_remove (d);
+}
+
+/* `rpe ARGS` against an existing output: a non-zero exit, the message holds both needles, the
+ * file is as it was. */
+static void
+refused_keeps (const char *out, const char *needle, const char *needle2, const char *format, ...)
+{
+  static const char before[] = "an earlier result that must survive";
+  g_autofree char  *args = NULL, *err = NULL, *after = NULL;
+  va_list           ap;
+  int               rc;
+
+  va_start (ap, format);
+  args = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_assert_true (g_file_set_contents (out, before, -1, NULL));
+  rc = rpe_test_run_cli (NULL, &err, "%s --force -o '%s'", args, out);
+  if (rc == 0 || strstr (err, needle) == NULL || (needle2 != NULL && strstr (err, needle2) == NULL))
+    g_error ("rpe %s: exit %d, message '%s' (wanted a non-zero exit, '%s' and '%s')", args, rc, err, needle,
+             needle2 != NULL ? needle2 : "");
+  g_assert_true (g_file_get_contents (out, &after, NULL, NULL));
+  g_assert_cmpstr (after, ==, before);
+  g_remove (out);
+}
+
+static void
+test_capture_b_hostile (void)
+{
+  g_autofree char *out = rpe_test_tmp_path ("cmp-kept.npy"), *other = rpe_test_tmp_path ("cmp-other.npz");
+  const char      *a = "export compare-attention --checkpoint demo:sine-spe --content demo:sine-spe --layer 0";
+
+  /* another model's capture under A's module, and A's capture under another model's */
+  refused_keeps (out, "demo:conv-spe was made on another model than demo:sine-spe", NULL,
+                 "%s --b-content demo:conv-spe", a);
+  refused_keeps (out, "demo:sine-spe was made on another model than demo:conv-spe", NULL,
+                 "%s --b-checkpoint demo:conv-spe", a);
+  /* a capture of 2 heads of 8 features: both shapes named */
+  rpe_test_write_capture (other, 2, 256, 2, 8, 0, 9, NULL, NULL, NULL);
+  refused_keeps (out, "(256, 2, 8)", "(H, D) = (4, 16)", "%s --b-content '%s'", a, other);
+  /* a layer the capture lacks */
+  rpe_test_write_capture (other, 1, 256, 4, 16, 0, 9, NULL, NULL, NULL);
+  refused_keeps (out, "no layer 1", "its layers: 0", "%s --b-content '%s' --b-layer 1 --b-checkpoint demo:sine-spe", a,
+                 other);
+  /* another length than A's */
+  rpe_test_write_capture (other, 1, 40, 4, 16, 0, 9, NULL, NULL, NULL);
+  refused_keeps (out, "256 x 256", "40 x 40", "%s --b-content '%s'", a, other);
+  /* a file that is no capture, a missing one */
+  g_assert_true (g_file_set_contents (other, "not a zip", -1, NULL));
+  refused_keeps (out, "cmp-other.npz", NULL, "%s --b-content '%s'", a, other);
+  refused_keeps (out, "missing.npz", NULL, "%s --b-content /nonexistent/missing.npz", a);
+  /* templates do not depend on the content */
+  refused_keeps (out, "--b-content", NULL,
+                 "export compare-templates --checkpoint demo:sine-spe --b-content demo:sine-spe");
+  refused_keeps (out, "templates do not depend", NULL,
+                 "export compare-templates --checkpoint demo:sine-spe --content demo:sine-spe --b-head 1");
+  g_remove (other);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -261,5 +426,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compare/color-scale", test_color_scale);
   g_test_add_func ("/cli/compare/overview-quiet", test_overview_quiet);
   g_test_add_func ("/cli/compare/bad-usage", test_bad_usage);
+  g_test_add_func ("/cli/compare/capture-b", test_capture_b);
+  g_test_add_func ("/cli/compare/capture-b-is-a", test_capture_b_is_a);
+  g_test_add_func ("/cli/compare/capture-b-hostile", test_capture_b_hostile);
   return g_test_run ();
 }

@@ -222,6 +222,173 @@ test_compare (void)
   rpe_test_wait_jobs ();
 }
 
+static gboolean
+b_capture_settled (gpointer data)
+{
+  RpeWindow *window = data;
+
+  return !rpe_compare_view_is_opening_capture (RPE_COMPARE_VIEW (rpe_window_get_compare_view (window)))
+         && rpe_test_window_idle_drained (window);
+}
+
+/* The attention map of a state given layer `layer` of `capture` directly, with `layer` of the
+ * demo's module: what the Attention view draws of it (the same engine as the B side). */
+static float *
+direct_attention (RpeExplorerState *like,
+                  const char       *demo,
+                  const char       *capture_path,
+                  guint             layer,
+                  gsize            *rows,
+                  gsize            *cols)
+{
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_demos_read (demo, &error);
+  g_autoptr (RpeModelPrint) print = NULL;
+  g_autoptr (RpeExplorerCapture) capture = rpe_explorer_capture_open (capture_path, &error);
+  g_autoptr (RpeExplorerSnapshot) snap = NULL;
+  g_autoptr (RpeAttentionImage) img = NULL;
+  RpeSpeSelection     sel = RPE_SPE_SELECTION_INIT;
+  RpeSpeParams        params = { 0 };
+  RpeAttentionRequest req = { 0 };
+  guint               r = 0, seed = 0, head = 0, method = 0;
+  gboolean            causal = FALSE, gated = FALSE;
+  float              *values;
+
+  g_assert_no_error (error);
+  sel.layer = (int) layer;
+  g_assert_true (rpe_checkpoint_load_spe_full (set, &sel, &params, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (rpe_explorer_state_set_modules (state, params.method == RPE_SPE_SINE ? &params : NULL, "B",
+                                                 params.method == RPE_SPE_CONV ? &params : NULL, "B", &error));
+  g_object_get (like, "realizations", &r, "seed", &seed, "head", &head, "method", &method, "causal", &causal, "gated",
+                &gated, NULL);
+  g_object_set (state, "spe-kind", (guint) params.method, "realizations", r, "seed", seed, "head", head, "method",
+                method, "causal", causal, "gated", gated, NULL);
+  print = rpe_model_print_new (set, demo);
+  rpe_explorer_state_set_model_print (state, print);
+  g_assert_true (rpe_explorer_state_set_capture (state, capture, layer, &error));
+  g_assert_no_error (error);
+  snap = rpe_explorer_state_snapshot (state);
+  req.max_rows = req.max_cols = 512;
+  req.reduce = RPE_HEATMAP_REDUCE_MEAN;
+  img = rpe_compute_attention (snap, &req, NULL, &error);
+  g_assert_no_error (error);
+  *rows = img->rows;
+  *cols = img->cols;
+  values = g_memdup2 (img->values, img->rows * img->cols * sizeof (float));
+  rpe_spe_params_clear (&params);
+  return values;
+}
+
+static void
+check_b_is (RpeComparison *c, const float *ref, gsize rows, gsize cols)
+{
+  double worst = 0.0, apart = 0.0;
+
+  g_assert_cmpuint (c->rows, ==, rows);
+  g_assert_cmpuint (c->cols, ==, cols);
+  for (gsize i = 0; i < rows * cols; i++)
+    {
+      worst = fmax (worst, fabs (c->values[1][i] - ref[i]));
+      apart = fmax (apart, fabs (c->values[0][i] - c->values[1][i]));
+    }
+  g_assert_cmpfloat (worst, <=, 1e-6);
+  g_assert_cmpfloat (apart, >, 1e-2); /* A and B really differ */
+}
+
+/* B on a capture: the current capture's other layer, another model on its own capture; hostile
+ * captures chosen for B change nothing. */
+static void
+test_capture_b (void)
+{
+  RpeWindow        *window = new_window ();
+  RpeExplorerState *state = rpe_window_get_state (window);
+  RpeCompareView   *view = RPE_COMPARE_VIEW (rpe_window_get_compare_view (window));
+  g_autofree char  *other = g_build_filename (rpe_test_tmpdir (), "b-other-model.npz", NULL);
+  g_autofree char  *broken = g_build_filename (rpe_test_tmpdir (), "b-broken.npz", NULL);
+  g_autofree char  *hand = g_build_filename (rpe_test_tmpdir (), "b-hand.npz", NULL);
+  g_autofree float *ref = NULL;
+  g_autofree char  *spec = NULL;
+  RpeComparison    *before;
+  gsize             rows = 0, cols = 0;
+
+  rpe_window_open_demo (window, "demo:conv-spe");
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.load-capture", "s", "demo:conv-spe");
+  rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+  g_assert_nonnull (rpe_explorer_state_get_capture (state));
+  rpe_window_show_page (window, "compare");
+
+  /* the current capture's layer 1 under the module's layer 1 */
+  g_object_set (state, "head", 1, "compare-what", (guint) RPE_COMPARE_ATTENTION, "compare-mode",
+                (guint) RPE_COMPARE_CAPTURE, "compare-b-layer", 1, NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  ref = direct_attention (state, "demo:conv-spe", "demo:conv-spe", 1, &rows, &cols);
+  check_b_is (rpe_compare_view_get_result (view), ref, rows, cols);
+  g_assert_nonnull (strstr (rpe_compare_view_get_result (view)->caption[1], "layer 1"));
+  check_copied_command (window, rpe_compare_view_get_result (view));
+  g_clear_pointer (&ref, g_free);
+
+  /* hostile captures chosen for B: refused with a clear caption; the choice and the figure stay */
+  before = rpe_compare_view_get_result (view);
+  rpe_test_write_capture (other, 2, 256, 2, 8, 0, 9, NULL, NULL, NULL);
+  rpe_compare_view_choose_b_capture (view, other);
+  g_assert_true (rpe_compare_view_is_opening_capture (view));
+  rpe_test_iterate_until (b_capture_settled, window);
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "(256, 2, 8)"));
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "(H, D) = (4, 16)"));
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "Nothing was changed"));
+  g_object_get (state, "compare-b-capture", &spec, NULL);
+  g_assert_true (spec == NULL || *spec == '\0');
+  g_clear_pointer (&spec, g_free);
+  g_assert_true (rpe_compare_view_get_result (view) == before);
+  g_assert_true (g_file_set_contents (broken, "not a zip at all", -1, NULL));
+  rpe_compare_view_choose_b_capture (view, broken);
+  rpe_test_iterate_until (b_capture_settled, window);
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "b-broken.npz"));
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "Nothing was changed"));
+  rpe_compare_view_choose_b_capture (view, "demo:sine-spe"); /* another model's */
+  rpe_test_iterate_until (b_capture_settled, window);
+  g_assert_nonnull (strstr (rpe_figure_page_get_caption (RPE_FIGURE_PAGE (view)), "made on another model"));
+  g_object_get (state, "compare-b-capture", &spec, NULL);
+  g_assert_true (spec == NULL || *spec == '\0');
+  g_clear_pointer (&spec, g_free);
+  g_assert_true (rpe_compare_view_get_result (view) == before);
+
+  /* a hand-made capture of the module's shape is taken: B is drawn on it */
+  rpe_test_write_capture (hand, 2, 256, 4, 16, 0, 21, NULL, NULL, NULL);
+  rpe_compare_view_choose_b_capture (view, hand);
+  rpe_test_iterate_until (b_capture_settled, window);
+  g_object_get (state, "compare-b-capture", &spec, NULL);
+  g_assert_cmpstr (spec, ==, hand);
+  g_clear_pointer (&spec, g_free);
+  rpe_test_iterate_until (comparison_current, window);
+  ref = direct_attention (state, "demo:conv-spe", hand, 1, &rows, &cols);
+  check_b_is (rpe_compare_view_get_result (view), ref, rows, cols);
+  g_clear_pointer (&ref, g_free);
+
+  /* another model on its own capture: B the sine SPE demo on its capture, at A's captured layer */
+  g_object_set (state, "compare-mode", (guint) RPE_COMPARE_CHECKPOINT, "compare-b-checkpoint", "demo:sine-spe",
+                "compare-b-capture", "demo:sine-spe", NULL);
+  rpe_test_iterate_until (comparison_current, window);
+  {
+    guint layer = 0;
+
+    g_object_get (state, "capture-layer", &layer, NULL);
+    ref = direct_attention (state, "demo:sine-spe", "demo:sine-spe", layer, &rows, &cols);
+  }
+  check_b_is (rpe_compare_view_get_result (view), ref, rows, cols);
+  g_assert_nonnull (strstr (rpe_compare_view_get_result (view)->caption[1], "sine"));
+  check_copied_command (window, rpe_compare_view_get_result (view));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  rpe_test_wait_jobs ();
+  g_remove (other);
+  g_remove (broken);
+  g_remove (hand);
+}
+
 /* Ctrl+Shift+P on the Attention view: A is pinned, Compare shows attention, edits make B */
 static void
 test_pin_action (void)
@@ -714,6 +881,7 @@ main (int   argc,
   g_test_add_func ("/ui/compare/step-names", test_step_names);
   g_test_add_func ("/ui/compare/compare", test_compare);
   g_test_add_func ("/ui/compare/pin-action", test_pin_action);
+  g_test_add_func ("/ui/compare/capture-b", test_capture_b);
   g_test_add_func ("/ui/compare/overview", test_overview);
   g_test_add_func ("/ui/compare/watch", test_watch);
   g_test_add_func ("/ui/compare/screenshots", test_screenshots);

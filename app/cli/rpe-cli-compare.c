@@ -1,8 +1,9 @@
 /* rpe-cli-compare.c: `rpe export compare-templates | compare-attention | overview`
  *
  * The Compare and Overview views of the window, headless: the parameters of `rpe export`
- * describe A (and the overview's module); --b-checkpoint, --b-layer, --b-head and --b-method say
- * what B changes.  The maps are computed by the window's own code (ui/explore/rpe-compare.c on an
+ * describe A (and the overview's module); --b-checkpoint, --b-layer, --b-head, --b-method and
+ * --b-content say what B changes.  A capture (--content, --b-content) is checked against its
+ * side's checkpoint and module as the window checks it (rpe_explorer_capture_check).  The maps are computed by the window's own code (ui/explore/rpe-compare.c on an
  * RpeExplorerState built from the options) and drawn by ui/render/rpe-compare-render.c, so the
  * figures are the window's.  .npy writes (3, rows, cols): A, B, A - B; the overview
  * (layers * heads, rows, cols), cell (l, h) at l * H + h.
@@ -41,6 +42,7 @@ typedef struct
   gint      b_layer;
   gint      b_head;
   char     *b_method;
+  char     *b_content;
   char     *cells;
 } CompareOptions;
 
@@ -58,16 +60,67 @@ method_from_name (const char *name, RpeExplorerMethod *method)
   return FALSE;
 }
 
-/* The explorer's state for the parameters of the options (A). */
+/* The fingerprint of checkpoint `path` (NULL and an error when it cannot be read). */
+static RpeModelPrint *
+model_print_of (const char *path, GError **error)
+{
+  g_autoptr (RpeTensorSet) set = rpe_cli_read_checkpoint (path, error);
+
+  return set != NULL ? rpe_model_print_new (set, path) : NULL;
+}
+
+/* Opens capture `spec` (a file or demo:NAME) for a side; says once on stderr when it records no
+ * fingerprint of its model (then nothing can check that it comes from `checkpoint`). */
+static RpeExplorerCapture *
+open_side_capture (const char *spec, const char *checkpoint, GError **error)
+{
+  RpeExplorerCapture *capture = rpe_explorer_capture_open (spec, error);
+
+  if (capture != NULL && checkpoint != NULL && rpe_capture_n_model_tensors (capture->capture) == 0)
+    fprintf (stderr,
+             _("rpe: %s records no fingerprint of the model it was made on: that it comes from %s cannot be "
+               "checked\n"),
+             spec, checkpoint);
+  return capture;
+}
+
+/* The explorer's state for the parameters of the options (A); *print the fingerprint of
+ * --checkpoint when A's content is a capture (else NULL). */
 static RpeExplorerSnapshot *
-snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, gboolean overview, GError **error)
+snapshot_of_options (const RpeCliArgs *o,
+                     RpeSpeParams     *params,
+                     gboolean          overview,
+                     RpeCompareWhat    what,
+                     RpeModelPrint   **print,
+                     GError          **error)
 {
   g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
-  gsize n;
+  g_autoptr (RpeExplorerCapture) capture = NULL;
+  gsize n = 0;
 
   if (!rpe_cli_load_params_full (o, params, !overview, error))
     return NULL;
-  if (!rpe_cli_resolve_length (o, 0, &n, error))
+  if (rpe_cli_content_is_capture (o))
+    {
+      const RpeTensor *q;
+      guint            layer;
+
+      if (what == RPE_COMPARE_TEMPLATES)
+        {
+          rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                         _("--content %s: templates do not depend on the content; a capture is compared by "
+                           "compare-attention and drawn by the overview's --cells attention"),
+                         o->content.kind);
+          return NULL;
+        }
+      if ((capture = open_side_capture (o->content.kind, o->model.checkpoint, error)) == NULL)
+        return NULL;
+      layer = o->model.layer >= 0 ? (guint) o->model.layer : rpe_capture_layer (capture->capture, 0);
+      q = rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES);
+      if (q != NULL)
+        n = q->shape[0];
+    }
+  if (!rpe_cli_resolve_length (o, n, &n, error))
     return NULL;
   if (n < 2 || n > RPE_EXPLORER_MAX_LENGTH)
     {
@@ -96,18 +149,11 @@ snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, gboolean overvie
                      params->n_features - 1, o->model.feature);
       return NULL;
     }
-  if (rpe_cli_content_is_capture (o))
+  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "unit") && !g_str_equal (o->content.kind, "random")
+      && capture == NULL)
     {
       rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
-                     _("--content %s: comparisons and the overview take unit or random content; a capture is "
-                       "drawn by the views attention, spe-vs-rpe and outputs and by rpe compute"),
-                     o->content.kind);
-      return NULL;
-    }
-  if (o->content.kind != NULL && !g_str_equal (o->content.kind, "unit") && !g_str_equal (o->content.kind, "random"))
-    {
-      rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--content must be unit or random (got '%s')"),
-                     o->content.kind);
+                     _("--content must be unit, random or a capture (.npz, demo:NAME) (got '%s')"), o->content.kind);
       return NULL;
     }
   if (!rpe_explorer_state_set_modules (state, params->method == RPE_SPE_SINE ? params : NULL, "A",
@@ -125,6 +171,23 @@ snapshot_of_options (const RpeCliArgs *o, RpeSpeParams *params, gboolean overvie
                            ? MIN (o->draw.train_length, RPE_EXPLORER_MAX_LENGTH)
                            : 0),
                 NULL);
+  if (capture != NULL)
+    {
+      /* as the window opens it: checked against the checkpoint's model and the module */
+      if (o->model.checkpoint != NULL)
+        {
+          g_autoptr (RpeModelPrint) mp = model_print_of (o->model.checkpoint, error);
+
+          if (mp == NULL)
+            return NULL;
+          rpe_explorer_state_set_model_print (state, mp);
+          *print = rpe_model_print_ref (mp);
+        }
+      if (!rpe_explorer_state_set_capture (
+            state, capture, o->model.layer >= 0 ? (guint) o->model.layer : rpe_capture_layer (capture->capture, 0),
+            error))
+        return NULL;
+    }
   return rpe_explorer_state_snapshot (state);
 }
 
@@ -153,10 +216,13 @@ const RpeCliOption rpe_cli_compare_options[] = {
   RPE_CLI_FILE ("b-checkpoint", C (b_checkpoint), RPE_CLI_COMPARE_B,
                 N_("B: the same module of this checkpoint (\"demo\", \"demo:NAME\" too)"), "FILE"),
   RPE_CLI_INT ("b-layer", C (b_layer), RPE_CLI_COMPARE_B, 0, G_MAXINT,
-               N_("B: this layer of the checkpoint (or of --b-checkpoint)"), "L"),
+               N_("B: this layer of the checkpoint (or of --b-checkpoint) and of B's capture"), "L"),
   RPE_CLI_INT ("b-head", C (b_head), RPE_CLI_COMPARE_B, 0, G_MAXINT, N_("B: this head"), "H"),
   RPE_CLI_STRING ("b-method", C (b_method), RPE_CLI_COMPARE_B,
                   N_("B: spe|exact|ape|lrpe|fastrpb|linear (attention), sine|conv (templates)"), "M"),
+  RPE_CLI_FILE ("b-content", C (b_content), RPE_CLI_COMPARE_B,
+                N_("B (attention): this capture (.npz, demo:NAME) as content, layer --b-layer (default --layer)"),
+                "CAPTURE"),
   RPE_CLI_STRING ("cells", C (cells), RPE_CLI_COMPARE_CELLS,
                   N_("overview: templates (default) or attention"), "templates|attention"),
   { NULL }
@@ -170,6 +236,7 @@ rpe_cli_export_compare (int argc, char **argv)
   CompareOptions co = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (RpeExplorerSnapshot) snap = NULL;
+  g_autoptr (RpeModelPrint) a_print = NULL;
   RpeSpeParams params = { 0 };
   RpeCompareSide a, b;
   RpeExportFormat format;
@@ -233,9 +300,13 @@ rpe_cli_export_compare (int argc, char **argv)
       status = EXIT_USAGE;
       goto done;
     }
-  if (!overview && co.b_checkpoint == NULL && co.b_layer < 0 && co.b_head < 0 && co.b_method == NULL)
+  if (!overview && co.b_checkpoint == NULL && co.b_layer < 0 && co.b_head < 0 && co.b_method == NULL
+      && co.b_content == NULL)
     {
-      fprintf (stderr, _("rpe export %s: say what B changes: --b-checkpoint, --b-layer, --b-head or --b-method\n"), view);
+      fprintf (
+        stderr,
+        _("rpe export %s: say what B changes: --b-checkpoint, --b-layer, --b-head, --b-method or --b-content\n"),
+        view);
       status = EXIT_USAGE;
       goto done;
     }
@@ -275,7 +346,16 @@ rpe_cli_export_compare (int argc, char **argv)
       goto done;
     }
 
-  snap = snapshot_of_options (&o, &params, overview, &error);
+  if (co.b_content != NULL && what != RPE_COMPARE_ATTENTION)
+    {
+      fprintf (stderr,
+               _("rpe export %s: --b-content is for compare-attention (templates do not depend on the "
+                 "content)\n"),
+               view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  snap = snapshot_of_options (&o, &params, overview, what, &a_print, &error);
   if (snap == NULL)
     {
       fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
@@ -323,7 +403,22 @@ rpe_cli_export_compare (int argc, char **argv)
       RpeCompareFigureData fd = { { 0 } };
       RpeFigure fig;
 
-      if (co.b_checkpoint != NULL || co.b_layer >= 0)
+      if (co.b_content != NULL)
+        {
+          /* B's capture: checked against B's checkpoint (read by the side) or A's */
+          b.capture =
+            open_side_capture (co.b_content, co.b_checkpoint != NULL ? co.b_checkpoint : o.model.checkpoint, &error);
+          if (b.capture == NULL)
+            goto fail;
+          b.capture_layer = co.b_layer >= 0 ? co.b_layer : o.model.layer;
+          if (co.b_checkpoint == NULL && o.model.checkpoint != NULL)
+            {
+              if (a_print == NULL && (a_print = model_print_of (o.model.checkpoint, &error)) == NULL)
+                goto fail;
+              b.model_print = rpe_model_print_ref (a_print);
+            }
+        }
+      if (co.b_checkpoint != NULL || (co.b_layer >= 0 && (co.b_content == NULL || o.model.checkpoint != NULL)))
         {
           if (co.b_checkpoint == NULL && o.model.checkpoint == NULL)
             {
@@ -331,7 +426,8 @@ rpe_cli_export_compare (int argc, char **argv)
               goto fail;
             }
           b.checkpoint = g_strdup (co.b_checkpoint != NULL ? co.b_checkpoint : o.model.checkpoint);
-          b.layer = co.b_layer;
+          /* on B's capture, B's model is drawn at the layer of the capture (A's without --b-layer) */
+          b.layer = co.b_layer >= 0 || co.b_content == NULL ? co.b_layer : o.model.layer;
         }
       if (co.b_head >= 0)
         b.head = co.b_head;

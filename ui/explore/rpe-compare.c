@@ -15,7 +15,7 @@
 const char *
 rpe_compare_mode_name (RpeCompareMode mode)
 {
-  static const char *names[] = { "off", "pinned", "head", "layer", "method", "checkpoint" };
+  static const char *names[] = { "off", "pinned", "head", "layer", "method", "checkpoint", "capture" };
 
   return (guint) mode < G_N_ELEMENTS (names) ? names[mode] : "?";
 }
@@ -32,6 +32,7 @@ rpe_compare_side_init (RpeCompareSide            *side,
   side->spe_kind = -1;
   side->head = -1;
   side->method = -1;
+  side->capture_layer = -1;
 }
 
 void
@@ -40,6 +41,8 @@ rpe_compare_side_clear (RpeCompareSide *side)
   g_clear_pointer (&side->snapshot, rpe_explorer_snapshot_unref);
   g_clear_pointer (&side->checkpoint, g_free);
   g_clear_pointer (&side->label, g_free);
+  g_clear_pointer (&side->capture, rpe_explorer_capture_unref);
+  g_clear_pointer (&side->model_print, rpe_model_print_unref);
 }
 
 void
@@ -50,6 +53,8 @@ rpe_compare_side_copy (RpeCompareSide       *dest,
   dest->snapshot = rpe_explorer_snapshot_ref (src->snapshot);
   dest->checkpoint = g_strdup (src->checkpoint);
   dest->label = g_strdup (src->label);
+  dest->capture = src->capture != NULL ? rpe_explorer_capture_ref (src->capture) : NULL;
+  dest->model_print = src->model_print != NULL ? rpe_model_print_ref (src->model_print) : NULL;
 }
 
 RpeTensorSet *
@@ -110,6 +115,10 @@ side_snapshot (const RpeCompareSide *side,
     {
       RpeSpeParams params = { 0 };
 
+      /* another model that has only the other kind of SPE module: that one (its caption says which) */
+      if (side->spe_kind < 0 && !load_params (set, side->checkpoint, kind, layer, side->no_gate, &params, NULL))
+        kind = -1;
+      rpe_spe_params_clear (&params);
       if (!load_params (set, side->checkpoint, kind, layer, side->no_gate, &params, error))
         return NULL;
       s = rpe_explorer_snapshot_copy (side->snapshot, &params);
@@ -171,6 +180,8 @@ side_caption (const RpeCompareSide      *side,
     g_string_append_printf (c, "layer %d, ", layer);
   g_string_append_printf (c, "head %zu, %s SPE%s", s->head, s->spe_kind == RPE_SPE_SINE ? "sine" : "conv",
                           s->gated ? " gated" : "");
+  if (what == RPE_COMPARE_ATTENTION && rpe_explorer_snapshot_captured (s, NULL, NULL, NULL, NULL))
+    g_string_append_printf (c, ", on %s layer %u", rpe_capture_name (s->capture), s->capture_layer);
   if (what == RPE_COMPARE_TEMPLATES)
     g_string_append_printf (c, ", d = %zu, %s", s->feature, kinds[MIN ((guint) s->template_kind, 2)]);
   else
@@ -264,6 +275,40 @@ rpe_compare_side_compute (const RpeCompareSide *side,
   s = side_snapshot (side, set, side->layer, error);
   if (s == NULL)
     return FALSE;
+  if (side->capture != NULL)
+    {
+      /* another capture: checked against the side's model and module as the state checks its own */
+      g_autoptr (RpeModelPrint) print = NULL;
+      const RpeCapture    *cap = side->capture->capture;
+      guint                layer = side->capture_layer >= 0 ? (guint) side->capture_layer
+                                   : side->layer >= 0 && rpe_capture_has_layer (cap, (guint) side->layer) ? (guint) side->layer
+                                                                                                          : rpe_capture_layer (cap, 0);
+      RpeExplorerSnapshot *with;
+
+      if (set != NULL)
+        print = rpe_model_print_new (set, side->checkpoint);
+      else if (side->model_print != NULL)
+        print = rpe_model_print_ref (side->model_print);
+      if (!rpe_explorer_capture_check_trained (side->capture, layer, print, s->have_spe ? &s->spe : NULL,
+                                               trained_model (s, s->method) ? s->trained : NULL, error))
+        return FALSE;
+      with = rpe_explorer_snapshot_with_capture (s, side->capture, layer);
+      rpe_explorer_snapshot_unref (s);
+      s = with;
+    }
+  else if (set != NULL && s->content == RPE_CONTENT_CAPTURE && s->capture != NULL)
+    {
+      /* the snapshot's capture under another checkpoint's module: it must be that model's too */
+      g_autoptr (RpeModelPrint) print = rpe_model_print_new (set, side->checkpoint);
+
+      if (!rpe_capture_check_model (s->capture, print, NULL, error))
+        return FALSE;
+      if (!rpe_explorer_snapshot_captured (s, NULL, NULL, NULL, NULL))
+        return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
+                              "%s, layer %u does not fit the module of %s (H = %zu heads of D = %zu features)",
+                              rpe_capture_name (s->capture), s->capture_layer, side->checkpoint,
+                              (size_t) s->spe.n_heads, (size_t) s->spe.n_features);
+    }
   if (!snapshot_map (s, what, n_cap, max_side, cancellable, values, rows, cols, n, error))
     return FALSE;
   if (caption != NULL)

@@ -30,7 +30,10 @@ typedef enum
   RPE_COMPARE_LAYER,        /* A: layer compare-a-layer, B: compare-b-layer of the checkpoint */
   RPE_COMPARE_METHOD,       /* A: the current method, B: compare-b-method (attention) or the other
                              * SPE module, sine <-> conv (templates) */
-  RPE_COMPARE_CHECKPOINT,   /* A: the current state, B: the same module of compare-b-checkpoint */
+  RPE_COMPARE_CHECKPOINT,   /* A: the current state, B: the same module of compare-b-checkpoint
+                             * (on compare-b-capture when one is chosen) */
+  RPE_COMPARE_CAPTURE,      /* A: the current state, B: the same module on layer compare-b-layer of
+                             * compare-b-capture ("": the current capture) */
   RPE_COMPARE_N_MODES,
 } RpeCompareMode;
 
@@ -56,6 +59,12 @@ typedef struct
   gssize               method;       /* >= 0: this RpeExplorerMethod instead of the snapshot's */
   char                *label;        /* NULL, or a word put before the caption ("pinned") */
   gboolean             no_gate;      /* with checkpoint: load no gate (`--no-gate`) */
+  RpeExplorerCapture  *capture;      /* NULL: the snapshot's content; else a layer of this capture
+                                      * (checked as the state checks its own, then drawn) */
+  int                  capture_layer; /* with capture: the layer (-1: `layer` where the capture has
+                                      * it, else the capture's first) */
+  RpeModelPrint       *model_print;   /* with capture and no checkpoint: the fingerprint of the
+                                      * snapshot's model it is checked against (NULL: none) */
 } RpeCompareSide;
 
 void rpe_compare_side_init  (RpeCompareSide            *side,

@@ -177,6 +177,28 @@ rpe_explorer_snapshot_with_capture_layer (const RpeExplorerSnapshot *snapshot,
   return s;
 }
 
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_with_capture (const RpeExplorerSnapshot *snapshot, RpeExplorerCapture *capture, guint layer)
+{
+  RpeExplorerSnapshot *s;
+  SnapshotPrivate     *priv;
+  const RpeTensor     *q;
+
+  g_return_val_if_fail (snapshot != NULL && capture != NULL, NULL);
+  s = rpe_explorer_snapshot_copy (snapshot, NULL);
+  priv = (SnapshotPrivate *) s;
+  rpe_explorer_capture_ref (capture);
+  rpe_explorer_capture_unref (priv->capture);
+  priv->capture = capture;
+  s->capture = capture->capture;
+  s->capture_layer = layer;
+  s->content = RPE_CONTENT_CAPTURE;
+  q = rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES);
+  if (q != NULL && q->ndim == 3)
+    s->n = q->shape[0];
+  return s;
+}
+
 gboolean
 rpe_explorer_snapshot_captured (const RpeExplorerSnapshot *s,
                                 const RpeTensor          **queries,
@@ -416,6 +438,7 @@ struct _RpeExplorerState
   guint               compare_b_head;
   guint               compare_b_method;
   char               *compare_b_checkpoint;
+  char               *compare_b_capture;
   guint               color_scale;       /* RpeHeatmapTransform */
   guint               color_range;       /* RpeColorRange */
   double              color_gamma;
@@ -450,6 +473,7 @@ enum {
   PROP_COMPARE_B_HEAD,
   PROP_COMPARE_B_METHOD,
   PROP_COMPARE_B_CHECKPOINT,
+  PROP_COMPARE_B_CAPTURE,
   PROP_COLOR_SCALE,
   PROP_COLOR_GAMMA,
   PROP_COLOR_PERCENTILE,
@@ -542,6 +566,9 @@ rpe_explorer_state_get_property (GObject    *object,
     case PROP_COMPARE_B_CHECKPOINT:
       g_value_set_string (value, self->compare_b_checkpoint);
       return;
+    case PROP_COMPARE_B_CAPTURE:
+      g_value_set_string (value, self->compare_b_capture);
+      return;
     case PROP_COLOR_GAMMA:
       g_value_set_double (value, self->color_gamma);
       return;
@@ -604,13 +631,18 @@ rpe_explorer_state_set_property (GObject      *object,
         }
       return;
     case PROP_COMPARE_B_CHECKPOINT:
-      if (g_strcmp0 (self->compare_b_checkpoint, g_value_get_string (value)) != 0)
-        {
-          g_free (self->compare_b_checkpoint);
-          self->compare_b_checkpoint = g_value_dup_string (value);
-          g_object_notify_by_pspec (object, pspec);
-          emit_changed (self, RPE_EXPLORER_CHANGE_COMPARE);
-        }
+    case PROP_COMPARE_B_CAPTURE:
+      {
+        char **field_ = prop_id == PROP_COMPARE_B_CHECKPOINT ? &self->compare_b_checkpoint : &self->compare_b_capture;
+
+        if (g_strcmp0 (*field_, g_value_get_string (value)) != 0)
+          {
+            g_free (*field_);
+            *field_ = g_value_dup_string (value);
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, RPE_EXPLORER_CHANGE_COMPARE);
+          }
+      }
       return;
     case PROP_COLOR_GAMMA:
     case PROP_COLOR_PERCENTILE:
@@ -688,6 +720,7 @@ rpe_explorer_state_finalize (GObject *object)
   rpe_model_print_unref (self->model_print);
   g_free (self->colormap);
   g_free (self->compare_b_checkpoint);
+  g_free (self->compare_b_capture);
   rpe_lrpe_trained_free (self->lrpe_trained);
   g_free (self->lrpe_trained_source);
   rpe_explorer_trained_unref (self->trained);
@@ -755,7 +788,7 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
     g_param_spec_string ("colormap", NULL, NULL, "viridis",
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /* Compare (rpe-compare.h) */
-  properties[PROP_COMPARE_MODE] = uint_pspec ("compare-mode", "RpeCompareMode (0: off)", 0, 5, 0);
+  properties[PROP_COMPARE_MODE] = uint_pspec ("compare-mode", "RpeCompareMode (0: off)", 0, 6, 0);
   properties[PROP_COMPARE_WHAT] = uint_pspec ("compare-what", "RpeCompareWhat: 0 templates, 1 attention", 0, 1, 0);
   properties[PROP_COMPARE_A_LAYER] = uint_pspec ("compare-a-layer", "layer of A (layer mode)", 0, 4095, 0);
   properties[PROP_COMPARE_B_LAYER] = uint_pspec ("compare-b-layer", "layer of B (layer mode)", 0, 4095, 1);
@@ -765,6 +798,11 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_COMPARE_B_CHECKPOINT] =
     g_param_spec_string ("compare-b-checkpoint", NULL, "the checkpoint of B (checkpoint mode)", NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COMPARE_B_CAPTURE] =
+    g_param_spec_string ("compare-b-capture", NULL,
+                         "the capture B is drawn on (capture and checkpoint modes): a file or demo:NAME; "
+                         "NULL or empty: the current capture",
+                         NULL, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_COLOR_SCALE] = uint_pspec ("color-scale", "RpeHeatmapTransform of the heatmaps", 0,
                                              RPE_HEATMAP_N_TRANSFORMS - 1, RPE_HEATMAP_TRANSFORM_NONE);
   properties[PROP_COLOR_RANGE] = uint_pspec ("color-range", "RpeColorRange: one range shared by a view's panels or "
@@ -1620,13 +1658,36 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
                                   GError            **error)
 {
   const RpeSpeParams *p;
-  const RpeTensor *q;
-  g_autofree char *base = NULL;
-  gsize               heads, dim;
 
   g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
   g_return_val_if_fail (capture != NULL, FALSE);
+  p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
+  return rpe_explorer_capture_check_trained (capture, layer, self->model_print, p, self->trained, error);
+}
 
+gboolean
+rpe_explorer_capture_check (RpeExplorerCapture  *capture,
+                            guint                layer,
+                            const RpeModelPrint *print,
+                            const RpeSpeParams  *p,
+                            GError             **error)
+{
+  return rpe_explorer_capture_check_trained (capture, layer, print, p, NULL, error);
+}
+
+gboolean
+rpe_explorer_capture_check_trained (RpeExplorerCapture       *capture,
+                                    guint                     layer,
+                                    const RpeModelPrint      *print,
+                                    const RpeSpeParams       *p,
+                                    const RpeExplorerTrained *trained,
+                                    GError                  **error)
+{
+  const RpeTensor *q;
+  g_autofree char *base = NULL;
+  gsize heads, dim;
+
+  g_return_val_if_fail (capture != NULL, FALSE);
   base = g_path_get_basename (capture->path);
   q = rpe_capture_get (capture->capture, layer, RPE_CAPTURE_QUERIES);
   if (q == NULL)
@@ -1637,14 +1698,13 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
                             "%s has no layer %u (its layers: %s)", base, layer, list);
     }
   /* a capture of another model than the checkpoint's is refused before anything is drawn */
-  if (self->model_print != NULL && !rpe_capture_check_model (capture->capture, self->model_print, NULL, error))
+  if (print != NULL && !rpe_capture_check_model (capture->capture, print, NULL, error))
     return FALSE;
-  p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
-  if (p == NULL && self->trained == NULL)
+  if (p == NULL && trained == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "there is no module to apply the capture %s to", base);
   /* the trained modules' model (H, D), else the SPE module's */
-  heads = self->trained != NULL ? self->trained->heads : p->n_heads;
-  dim = self->trained != NULL ? self->trained->dim : p->n_features;
+  heads = trained != NULL ? trained->heads : p->n_heads;
+  dim = trained != NULL ? trained->dim : p->n_features;
   if ((q->ndim != 3 || q->shape[1] != heads || q->shape[2] != dim)
       && (p == NULL || q->ndim != 3 || q->shape[1] != p->n_heads || q->shape[2] != p->n_features))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,

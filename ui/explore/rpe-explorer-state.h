@@ -299,6 +299,25 @@ gboolean  rpe_explorer_state_check_capture (RpeExplorerState   *self,
                                             RpeExplorerCapture *capture,
                                             guint               layer,
                                             GError            **error);
+/* The same snapshot with layer `layer` of capture as its content (content CAPTURE, N of that
+ * layer; a copy holding a reference to capture).  Unchecked: see rpe_explorer_capture_check. */
+RpeExplorerSnapshot *
+rpe_explorer_snapshot_with_capture (const RpeExplorerSnapshot *snapshot, RpeExplorerCapture *capture, guint layer);
+/* The same check without a state: print the checkpoint's fingerprint (NULL: not checked), p the
+ * module the capture is applied to (NULL: none, refused).  The Compare view's B side uses it. */
+gboolean rpe_explorer_capture_check (RpeExplorerCapture  *capture,
+                                     guint                layer,
+                                     const RpeModelPrint *print,
+                                     const RpeSpeParams  *p,
+                                     GError             **error);
+/* The same with a checkpoint's trained modules (rpe-explorer-trained.h; NULL: none): a capture of
+ * their model's (H, D) is taken too, with or without an SPE module. */
+gboolean rpe_explorer_capture_check_trained (RpeExplorerCapture       *capture,
+                                             guint                     layer,
+                                             const RpeModelPrint      *print,
+                                             const RpeSpeParams       *p,
+                                             const RpeExplorerTrained *trained,
+                                             GError                  **error);
 /* Makes layer `layer` of capture the content (content CAPTURE, capture-layer, length N of the
  * capture), in one "changed" (CONTENT | LENGTH); or, refused by the check above, changes
  * nothing.  capture NULL: forgets the capture (content back to unit if it was CAPTURE). */

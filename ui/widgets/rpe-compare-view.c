@@ -1,5 +1,10 @@
 /* rpe-compare-view.c: the Compare page (A | B | A - B): its request (the two sides of the mode),
- * its drawing (the figure `rpe export compare-*` writes, at the page's size) and its controls. */
+ * its drawing (the figure `rpe export compare-*` writes, at the page's size) and its controls.
+ *
+ * B's capture (modes "Two captures" and "Two checkpoints", attention): the current capture, a
+ * shipped demo's or a file.  A file is opened on a worker; a file the reader refuses changes
+ * nothing (the caption says why).  The opened capture is kept by path, so that a session that
+ * names one opens it once. */
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -9,6 +14,7 @@
 #include <math.h>
 
 #include "rpe-compare-render.h"
+#include "rpe-demos.h"
 
 #define TEMPLATE_N_CAP   1024
 #define ATTENTION_SIDE   512
@@ -26,11 +32,28 @@ struct _RpeCompareView
   GtkWidget            *b_checkpoint_box;
   GtkWidget            *b_checkpoint_label;
   GtkFileChooserNative *chooser;
+
+  GtkWidget            *b_capture_box;
+  GtkWidget            *b_capture_drop;
+  GtkWidget            *capture_layer_box;
+  GtkStringList        *b_capture_items; /* "Current capture", demo:NAME..., the file (if any) */
+  char                **demos;
+  guint                 n_demos;
+  char                 *b_file; /* the file that is the list's last item (NULL: none) */
+  gboolean              syncing;
+  GtkFileChooserNative *capture_chooser;
+  /* the capture opened for a path (the last one asked for) */
+  char               *b_path;
+  RpeExplorerCapture *b_capture;
+  char               *b_error;    /* why b_path could not be opened */
+  GCancellable       *b_open;     /* opening b_path (NULL: not) */
+  gboolean            b_choosing; /* the open comes from the chooser: set the property on success */
 };
 
 G_DEFINE_FINAL_TYPE (RpeCompareView, rpe_compare_view, RPE_TYPE_FIGURE_PAGE)
 
-#define CHOOSE_TEXT N_("Choose what to compare: pin A and edit, or two heads, layers, methods or checkpoints")
+#define CHOOSE_TEXT \
+  N_("Choose what to compare: pin A and edit, or two heads, layers, methods, checkpoints or captures")
 
 static RpeExplorerState *
 compare_state (RpeCompareView *self)
@@ -46,6 +69,135 @@ state_uint (RpeCompareView *self,
 
   g_object_get (compare_state (self), name, &v, NULL);
   return v;
+}
+
+/* compare-b-capture, NULL when empty (the current capture). */
+static char *
+b_capture_spec (RpeCompareView *self)
+{
+  g_autofree char *spec = NULL;
+
+  g_object_get (compare_state (self), "compare-b-capture", &spec, NULL);
+  return spec != NULL && *spec != '\0' ? g_steal_pointer (&spec) : NULL;
+}
+
+static void
+capture_open_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  GError             *error = NULL;
+  RpeExplorerCapture *capture = rpe_explorer_capture_open (task_data, &error);
+
+  if (capture == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, capture, (GDestroyNotify) rpe_explorer_capture_unref);
+}
+
+static void sync_capture_list (RpeCompareView *self);
+
+static void
+capture_open_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RpeCompareView *self = RPE_COMPARE_VIEW (source);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeExplorerCapture) capture = g_task_propagate_pointer (G_TASK (result), &error);
+  const char *path = g_task_get_task_data (G_TASK (result));
+  gboolean    choosing = self->b_choosing;
+
+  /* a later open replaced this one */
+  if (g_task_get_cancellable (G_TASK (result)) != self->b_open)
+    return;
+  g_clear_object (&self->b_open);
+  self->b_choosing = FALSE;
+  /* chosen in "Two captures": checked against the current model and module before it is taken */
+  if (capture != NULL && choosing && state_uint (self, "compare-mode") == RPE_COMPARE_CAPTURE)
+    {
+      guint             layer = state_uint (self, "compare-b-layer");
+      RpeExplorerState *state = compare_state (self);
+      guint             kind = state_uint (self, "spe-kind");
+
+      if (!rpe_capture_has_layer (capture->capture, layer))
+        layer = rpe_capture_layer (capture->capture, 0);
+      if (!rpe_explorer_capture_check (capture, layer, rpe_explorer_state_get_model_print (state),
+                                       rpe_explorer_state_get_params (state, kind), &error))
+        g_clear_pointer (&capture, rpe_explorer_capture_unref);
+    }
+  if (capture == NULL && choosing)
+    {
+      g_autofree char *base = g_filename_display_basename (path);
+      g_autofree char *text =
+        g_strdup_printf (_("Could not use the capture %s as B: %s. Nothing was changed."), base, error->message);
+
+      rpe_figure_page_set_caption (RPE_FIGURE_PAGE (self), text);
+      return;
+    }
+  g_free (self->b_path);
+  self->b_path = g_strdup (path);
+  g_clear_pointer (&self->b_capture, rpe_explorer_capture_unref);
+  g_clear_pointer (&self->b_error, g_free);
+  if (capture != NULL)
+    self->b_capture = g_steal_pointer (&capture);
+  else
+    self->b_error = g_strdup (error->message);
+  if (choosing)
+    {
+      g_free (self->b_file);
+      self->b_file = rpe_demos_is_spec (path) ? NULL : g_strdup (path);
+      sync_capture_list (self);
+      g_object_set (compare_state (self), "compare-b-capture", path, NULL); /* requests */
+    }
+  else
+    rpe_figure_page_request (RPE_FIGURE_PAGE (self));
+}
+
+static void
+capture_open (RpeCompareView *self, const char *path, gboolean choosing)
+{
+  g_autoptr (GTask) task = NULL;
+
+  if (self->b_open != NULL)
+    g_cancellable_cancel (self->b_open);
+  g_clear_object (&self->b_open);
+  self->b_open = g_cancellable_new ();
+  self->b_choosing = choosing;
+  task = g_task_new (self, self->b_open, capture_open_done, NULL);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, capture_open_thread);
+}
+
+/* B's capture: *capture (a new reference; NULL: the current capture), or FALSE and *why while it
+ * is opened or when it cannot be. */
+static gboolean
+b_capture_get (RpeCompareView *self, RpeExplorerCapture **capture, char **why)
+{
+  g_autofree char *spec = b_capture_spec (self);
+
+  *capture = NULL;
+  if (spec == NULL)
+    return TRUE;
+  if (g_strcmp0 (spec, self->b_path) == 0 && (self->b_capture != NULL || self->b_error != NULL))
+    {
+      if (self->b_error != NULL)
+        {
+          g_autofree char *base = g_filename_display_basename (spec);
+
+          *why = g_strdup_printf (_("Could not open B’s capture %s: %s"), base, self->b_error);
+          return FALSE;
+        }
+      *capture = rpe_explorer_capture_ref (self->b_capture);
+      return TRUE;
+    }
+  /* a capture being chosen sets the property when it is open: wait for it */
+  if (self->b_open == NULL || (!self->b_choosing && g_strcmp0 (spec, self->b_path) != 0))
+    {
+      g_free (self->b_path);
+      self->b_path = g_strdup (spec);
+      g_clear_pointer (&self->b_capture, rpe_explorer_capture_unref);
+      g_clear_pointer (&self->b_error, g_free);
+      capture_open (self, spec, FALSE);
+    }
+  *why = g_strdup (_("Opening B’s capture…"));
+  return FALSE;
 }
 
 /* The two sides of the current mode; FALSE (and *why) when they cannot be made. */
@@ -115,6 +267,46 @@ make_sides (RpeCompareView      *self,
             return FALSE;
           }
         b->checkpoint = g_steal_pointer (&path);
+        if (what == RPE_COMPARE_ATTENTION)
+          {
+            if (!b_capture_get (self, &b->capture, why))
+              return FALSE;
+            /* B's capture at A's captured layer, under that layer of B's model */
+            if (b->capture != NULL)
+              b->layer = b->capture_layer = (int) state_uint (self, "capture-layer");
+          }
+        return TRUE;
+      }
+    case RPE_COMPARE_CAPTURE:
+      {
+        RpeExplorerState *state = compare_state (self);
+        RpeModelPrint    *print = rpe_explorer_state_get_model_print (state);
+
+        if (what != RPE_COMPARE_ATTENTION)
+          {
+            *why = g_strdup (_("Templates do not depend on the content: compare two captures in the attention"));
+            return FALSE;
+          }
+        if (!b_capture_get (self, &b->capture, why))
+          return FALSE;
+        if (b->capture == NULL)
+          {
+            if (rpe_explorer_state_get_capture (state) == NULL)
+              {
+                *why = g_strdup (_("Open a capture, or choose B’s capture"));
+                return FALSE;
+              }
+            b->capture = rpe_explorer_capture_ref (rpe_explorer_state_get_capture (state));
+          }
+        /* B: layer L of the model (when a checkpoint is open) on layer L of B's capture */
+        b->capture_layer = (int) state_uint (self, "compare-b-layer");
+        if (self->checkpoint != NULL)
+          {
+            b->checkpoint = g_strdup (self->checkpoint);
+            b->layer = b->capture_layer;
+          }
+        else if (print != NULL)
+          b->model_print = rpe_model_print_ref (print);
         return TRUE;
       }
     case RPE_COMPARE_OFF:
@@ -187,12 +379,99 @@ sync_controls (RpeCompareView *self)
   gtk_widget_set_visible (self->layer_box, mode == RPE_COMPARE_LAYER);
   gtk_widget_set_visible (self->b_method_box, mode == RPE_COMPARE_METHOD && what == RPE_COMPARE_ATTENTION);
   gtk_widget_set_visible (self->b_checkpoint_box, mode == RPE_COMPARE_CHECKPOINT);
+  gtk_widget_set_visible (self->b_capture_box, what == RPE_COMPARE_ATTENTION
+                                                 && (mode == RPE_COMPARE_CAPTURE || mode == RPE_COMPARE_CHECKPOINT));
+  gtk_widget_set_visible (self->capture_layer_box, what == RPE_COMPARE_ATTENTION && mode == RPE_COMPARE_CAPTURE);
+  sync_capture_list (self);
   g_object_get (compare_state (self), "compare-b-checkpoint", &path, NULL);
   {
     g_autofree char *base = path != NULL ? g_path_get_basename (path) : g_strdup (_("(none)"));
 
     gtk_label_set_text (GTK_LABEL (self->b_checkpoint_label), base);
   }
+}
+
+/* The list shows compare-b-capture: "Current capture", a demo's, or the file (its last item). */
+static void
+sync_capture_list (RpeCompareView *self)
+{
+  g_autofree char *spec = b_capture_spec (self);
+  guint            n_fixed = 1 + self->n_demos, selected = 0;
+  guint            n_items = g_list_model_get_n_items (G_LIST_MODEL (self->b_capture_items));
+
+  if (spec != NULL && !rpe_demos_is_spec (spec) && g_strcmp0 (spec, self->b_file) != 0)
+    {
+      g_free (self->b_file);
+      self->b_file = g_strdup (spec);
+    }
+  self->syncing = TRUE;
+  if (self->b_file != NULL)
+    {
+      g_autofree char *base = g_filename_display_basename (self->b_file);
+      const char      *item[] = { base, NULL };
+
+      gtk_string_list_splice (self->b_capture_items, n_fixed, n_items - n_fixed, item);
+    }
+  else if (n_items > n_fixed)
+    gtk_string_list_splice (self->b_capture_items, n_fixed, n_items - n_fixed, NULL);
+  if (spec != NULL)
+    {
+      selected = n_fixed;
+      for (guint i = 0; i < self->n_demos; i++)
+        if (g_str_has_prefix (spec, "demo:") && g_str_equal (spec + 5, self->demos[i]))
+          selected = 1 + i;
+    }
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->b_capture_drop), selected);
+  self->syncing = FALSE;
+}
+
+static void
+capture_selected (GtkDropDown *drop, GParamSpec *pspec, RpeCompareView *self)
+{
+  guint            i = gtk_drop_down_get_selected (drop);
+  g_autofree char *spec = NULL;
+
+  if (self->syncing || i == GTK_INVALID_LIST_POSITION)
+    return;
+  if (i == 0)
+    spec = g_strdup ("");
+  else if (i <= self->n_demos)
+    spec = g_strdup_printf ("demo:%s", self->demos[i - 1]);
+  else if (self->b_file != NULL)
+    spec = g_strdup (self->b_file);
+  if (spec != NULL)
+    g_object_set (compare_state (self), "compare-b-capture", spec, NULL);
+}
+
+static void
+capture_chooser_response (GtkNativeDialog *dialog, int response, RpeCompareView *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+      if (path != NULL)
+        rpe_compare_view_choose_b_capture (self, path);
+    }
+  g_clear_object (&self->capture_chooser);
+}
+
+static void
+choose_b_capture_file (GtkButton *button, RpeCompareView *self)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+
+  g_clear_object (&self->capture_chooser);
+  self->capture_chooser =
+    gtk_file_chooser_native_new (_("B’s Capture"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                 GTK_FILE_CHOOSER_ACTION_OPEN, _("_Use"), _("_Cancel"));
+  gtk_file_filter_set_name (filter, _("Captures (.npz)"));
+  gtk_file_filter_add_pattern (filter, "*.npz");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->capture_chooser), filter);
+  g_signal_connect (self->capture_chooser, "response", G_CALLBACK (capture_chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->capture_chooser));
 }
 
 static RpeFigurePageUpdate
@@ -255,6 +534,19 @@ rpe_compare_view_dispose (GObject *object)
       gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
       g_clear_object (&self->chooser);
     }
+  if (self->capture_chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->capture_chooser));
+      g_clear_object (&self->capture_chooser);
+    }
+  if (self->b_open != NULL)
+    g_cancellable_cancel (self->b_open);
+  g_clear_object (&self->b_open);
+  g_clear_pointer (&self->b_capture, rpe_explorer_capture_unref);
+  g_clear_pointer (&self->b_path, g_free);
+  g_clear_pointer (&self->b_error, g_free);
+  g_clear_pointer (&self->b_file, g_free);
+  g_clear_pointer (&self->demos, g_strfreev);
   g_clear_pointer (&self->pinned, rpe_explorer_snapshot_unref);
   g_clear_pointer (&self->checkpoint, g_free);
   G_OBJECT_CLASS (rpe_compare_view_parent_class)->dispose (object);
@@ -315,8 +607,8 @@ spin_bound (RpeCompareView *self,
 GtkWidget *
 rpe_compare_view_new (RpeExplorerState *state)
 {
-  const char *modes[] = { _("Off"), _("Pinned A vs current B"), _("Two heads"), _("Two layers"), _("Two methods"),
-                          _("Two checkpoints"), NULL };
+  const char     *modes[] = { _("Off"),         _("Pinned A vs current B"), _("Two heads"),    _("Two layers"),
+                              _("Two methods"), _("Two checkpoints"),       _("Two captures"), NULL };
   const char *whats[] = { _("Templates"), _("Attention"), NULL };
   const char *methods[RPE_EXPLORER_N_METHODS + 1];
   RpeCompareView *self;
@@ -364,6 +656,31 @@ rpe_compare_view_new (RpeExplorerState *state)
   gtk_box_append (GTK_BOX (box), button);
   gtk_box_append (GTK_BOX (row), box);
   self->b_checkpoint_box = box;
+  /* B's capture: the current one, a demo's or a file */
+  self->demos = rpe_demos_list ();
+  self->n_demos = g_strv_length (self->demos);
+  self->b_capture_items = gtk_string_list_new (NULL);
+  gtk_string_list_append (self->b_capture_items, _("Current capture"));
+  for (guint i = 0; i < self->n_demos; i++)
+    {
+      g_autofree char *item = g_strdup_printf ("demo:%s", self->demos[i]);
+
+      gtk_string_list_append (self->b_capture_items, item);
+    }
+  self->b_capture_drop = gtk_drop_down_new (G_LIST_MODEL (self->b_capture_items), NULL);
+  gtk_widget_set_tooltip_text (self->b_capture_drop,
+                               _("B’s input: the current capture (another layer of it), a trained demo’s capture or "
+                                 "a capture file"));
+  g_signal_connect (self->b_capture_drop, "notify::selected", G_CALLBACK (capture_selected), self);
+  box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  labelled (box, _("B ca_pture"), self->b_capture_drop);
+  button = gtk_button_new_with_mnemonic (_("Capture _File…"));
+  gtk_widget_set_tooltip_text (button, _("B: a capture file (.npz) of tools/rpe_capture.py"));
+  g_signal_connect (button, "clicked", G_CALLBACK (choose_b_capture_file), self);
+  gtk_box_append (GTK_BOX (box), button);
+  gtk_box_append (GTK_BOX (row), box);
+  self->b_capture_box = box;
+  self->capture_layer_box = labelled (row, _("B captured la_yer"), spin_bound (self, "compare-b-layer", 4095));
   rpe_figure_page_add_control (RPE_FIGURE_PAGE (self), row);
 
   /* the figure `rpe export compare-*` writes, laid out at the page's size */
@@ -387,6 +704,21 @@ rpe_compare_view_set_checkpoint (RpeCompareView *self,
   self->checkpoint = g_strdup (path);
   if (state_uint (self, "compare-mode") != RPE_COMPARE_OFF)
     rpe_figure_page_request (RPE_FIGURE_PAGE (self));
+}
+
+void
+rpe_compare_view_choose_b_capture (RpeCompareView *self, const char *path)
+{
+  g_return_if_fail (RPE_IS_COMPARE_VIEW (self));
+  g_return_if_fail (path != NULL);
+  capture_open (self, path, TRUE);
+}
+
+gboolean
+rpe_compare_view_is_opening_capture (RpeCompareView *self)
+{
+  g_return_val_if_fail (RPE_IS_COMPARE_VIEW (self), FALSE);
+  return self->b_open != NULL;
 }
 
 void

@@ -27,6 +27,13 @@ void             rpe_compare_view_set_checkpoint (RpeCompareView   *self,
                                                   const char       *path);
 /* Keeps the current state as A and switches to "Pinned vs current". */
 void             rpe_compare_view_pin            (RpeCompareView   *self);
+/* Opens capture `path` (a file or "demo:NAME") on a worker as B's capture (modes "Two captures"
+ * and "Two checkpoints"): compare-b-capture is set once it is opened (and, in "Two captures",
+ * checked against the current model and module); a refused one changes nothing and the caption
+ * says why. */
+void rpe_compare_view_choose_b_capture (RpeCompareView *self, const char *path);
+/* Whether a capture is being opened for B. */
+gboolean rpe_compare_view_is_opening_capture (RpeCompareView *self);
 /* The last comparison shown (NULL if none). */
 RpeComparison   *rpe_compare_view_get_result     (RpeCompareView   *self);
 

@@ -357,14 +357,18 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_auto (GStrv) base = NULL;
   g_autofree char *reason = NULL;
-  g_autofree char *b_path = NULL;
+  g_autofree char    *b_path = NULL, *b_capture = NULL;
   gboolean overview = g_str_equal (page, "overview");
   guint mode = 0, what = 0, feature = 0, kind_t = 0, a_layer = 0, b_layer = 0, b_head = 0, b_method = 0;
+  guint               content = 0, capture_layer = 0;
+  RpeExplorerCapture *captured;
   static const char *methods[] = { "spe", "exact", "ape", "lrpe", "fastrpb", "linear" };
 
-  g_object_get (self->state, "compare-mode", &mode, "compare-what", &what, "feature", &feature,
-                "template-kind", &kind_t, "compare-a-layer", &a_layer, "compare-b-layer", &b_layer,
-                "compare-b-head", &b_head, "compare-b-method", &b_method, "compare-b-checkpoint", &b_path, NULL);
+  g_object_get (self->state, "compare-mode", &mode, "compare-what", &what, "feature", &feature, "template-kind",
+                &kind_t, "compare-a-layer", &a_layer, "compare-b-layer", &b_layer, "compare-b-head", &b_head,
+                "compare-b-method", &b_method, "compare-b-checkpoint", &b_path, "compare-b-capture", &b_capture, NULL);
+  if (b_capture != NULL && *b_capture == '\0')
+    g_clear_pointer (&b_capture, g_free);
   if (overview)
     {
       RpeOverview *ov = rpe_overview_view_get_result (RPE_OVERVIEW_VIEW (self->overview_view));
@@ -373,8 +377,8 @@ _rpe_window_compare_command_line (RpeWindow  *self,
     }
   if (!overview && (mode == RPE_COMPARE_OFF || mode == RPE_COMPARE_PINNED))
     {
-      *why = g_strdup (_("No command draws a pinned state (it is no file): compare two heads, layers, methods or "
-                         "checkpoints to copy a command."));
+      *why = g_strdup (_("No command draws a pinned state (it is no file): compare two heads, layers, methods, "
+                         "checkpoints or captures to copy a command."));
       return NULL;
     }
   if (what == RPE_COMPARE_TEMPLATES && kind_t != RPE_TEMPLATE_ANALYTIC)
@@ -394,6 +398,24 @@ _rpe_window_compare_command_line (RpeWindow  *self,
       *why = g_strdup (_("The command line compares A drawn as the SPE estimate or exact RPE only."));
       return NULL;
     }
+  /* A's captured content: --content CAPTURE --layer l, where l is also the module's layer */
+  captured = rpe_explorer_state_get_capture (self->state);
+  g_object_get (s->state, "content", &content, "capture-layer", &capture_layer, NULL);
+  if (content == RPE_CONTENT_CAPTURE && captured != NULL && what == RPE_COMPARE_ATTENTION)
+    {
+      int module_layer = s->checkpoint.layer;
+
+      if (module_layer >= 0 && (guint) module_layer != capture_layer)
+        {
+          *why = g_strdup_printf (_("Options cannot express this figure (the module's layer %d is drawn on the "
+                                    "capture's layer %u; --layer sets both)."),
+                                  module_layer, capture_layer);
+          return NULL;
+        }
+      g_object_set (s->state, "content", (guint) RPE_CONTENT_UNIT, NULL); /* said below */
+    }
+  else
+    captured = NULL;
   if (!rpe_session_modules_from_checkpoint (s, self->checkpoint != NULL && self->source_path != NULL
                                                && g_str_equal (self->checkpoint->path, self->source_path)
                                                ? self->checkpoint->set : NULL, &reason)
@@ -408,6 +430,11 @@ _rpe_window_compare_command_line (RpeWindow  *self,
   for (guint i = 1; base[i] != NULL; i++)
     if (!g_str_equal (base[i], "--per-cell-scale"))   /* A and B always share one scale here */
       g_ptr_array_add (argv, g_strdup (base[i]));
+  if (captured != NULL)
+    {
+      add_arg (argv, "--content", captured->path);
+      add_int_arg (argv, "--layer", capture_layer); /* the last --layer wins */
+    }
   if (overview)
     {
       if (what == RPE_COMPARE_ATTENTION)
@@ -429,6 +456,19 @@ _rpe_window_compare_command_line (RpeWindow  *self,
         else
           add_arg (argv, "--b-method", rpe_explorer_state_get_spe_kind (self->state) == RPE_SPE_SINE ? "conv" : "sine");
         break;
+      case RPE_COMPARE_CAPTURE:
+        {
+          RpeExplorerCapture *current = rpe_explorer_state_get_capture (self->state);
+
+          if (b_capture == NULL && current == NULL)
+            {
+              *why = g_strdup (_("Choose B's capture first."));
+              return NULL;
+            }
+          add_arg (argv, "--b-content", b_capture != NULL ? b_capture : current->path);
+          add_int_arg (argv, "--b-layer", b_layer);
+        }
+        break;
       case RPE_COMPARE_CHECKPOINT:
       default:
         if (b_path == NULL)
@@ -437,6 +477,8 @@ _rpe_window_compare_command_line (RpeWindow  *self,
             return NULL;
           }
         add_arg (argv, "--b-checkpoint", b_path);
+        if (b_capture != NULL && what == RPE_COMPARE_ATTENTION)
+          add_arg (argv, "--b-content", b_capture);
         break;
       }
   g_ptr_array_add (argv, NULL);
