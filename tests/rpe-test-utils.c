@@ -13,6 +13,7 @@
 #include <cairo.h>
 #include <stdlib.h>
 
+#include "rpe-capture.h"
 #include "rpe-test-utils.h"
 
 double
@@ -550,4 +551,98 @@ rpe_test_address_limit_applies (void)
     }
   g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
   return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+static double
+elu1 (double x)
+{
+  return x > 0 ? x + 1.0 : exp (x);
+}
+
+/* The demo model's map of head h, layer l on its shipped capture, computed here from the stored
+ * tensors as tools/train-demos.py's Layer.forward does (O(N^2) loops in double):
+ *   ape:     q + p, k + p (p = ape.weight for positions < 64, nothing beyond), elu + 1, causal
+ *            linear attention normalised by its row sum;
+ *   lrpe:    elu + 1 first, then the rotation by s theta_j of the pairs (x_2j, x_2j+1) with the
+ *            stored lrpe.theta, unnormalised scores (the model's output is layer-normalised per
+ *            row, so the row-normalised scores are the map that gives it);
+ *   fastrpb: the linear attention of elu + 1 plus the causal bias W[m, n] = w[(m - n + M) mod X]. */
+void
+rpe_test_demo_model_map (const RpeTensorSet *set,
+                         const RpeCapture   *c,
+                         const char         *name,
+                         guint               layer,
+                         gsize               h,
+                         double             *ref,
+                         double             *kappa)
+{
+  const RpeTensor   *q = rpe_capture_get (c, layer, RPE_CAPTURE_QUERIES);
+  const RpeTensor   *k = rpe_capture_get (c, layer, RPE_CAPTURE_KEYS);
+  const gsize        N = q->shape[0], H = q->shape[1], D = q->shape[2];
+  g_autofree double *fq = g_new (double, N *D), *fk = g_new (double, N *D);
+  gboolean           ape = g_str_equal (name, "ape"), lrpe = g_str_equal (name, "lrpe");
+
+  for (gsize m = 0; m < N; m++)
+    for (gsize d = 0; d < D; d++)
+      {
+        double a = q->data[(m * H + h) * D + d], b = k->data[(m * H + h) * D + d];
+
+        if (ape && m < 64)
+          {
+            const RpeTensor *p = rpe_tensor_set_lookup (set, "ape.weight");
+
+            a += p->data[m * H * D + h * D + d];
+            b += p->data[m * H * D + h * D + d];
+          }
+        fq[m * D + d] = elu1 (a);
+        fk[m * D + d] = elu1 (b);
+      }
+  if (lrpe)
+    {
+      const RpeTensor *theta = rpe_tensor_set_lookup (set, "lrpe.theta");
+
+      for (gsize m = 0; m < N; m++)
+        for (gsize j = 0; j < D / 2; j++)
+          {
+            double  ang = (double) m * theta->data[j], cs = cos (ang), sn = sin (ang);
+            double *x[2] = { fq + m * D + 2 * j, fk + m * D + 2 * j };
+
+            for (int i = 0; i < 2; i++)
+              {
+                double x0 = x[i][0], x1 = x[i][1];
+
+                x[i][0] = x0 * cs - x1 * sn;
+                x[i][1] = x1 * cs + x0 * sn;
+              }
+          }
+    }
+  for (gsize m = 0; m < N; m++)
+    {
+      double sum = 0.0, abs_sum = 0.0;
+
+      for (gsize n = 0; n < N; n++)
+        {
+          double s = 0.0;
+
+          for (gsize d = 0; d < D && n <= m; d++)
+            s += fq[m * D + d] * fk[n * D + d];
+          ref[m * N + n] = s;
+          sum += s;
+          abs_sum += fabs (s);
+        }
+      for (gsize n = 0; n <= m; n++)
+        ref[m * N + n] /= sum;
+      /* the condition of the row's normalisation: 1 for positive scores (elu + 1 features), large
+       * where signed LRPE scores nearly cancel in the sum */
+      kappa[m] = abs_sum / fabs (sum);
+      if (g_str_equal (name, "fastrpb"))
+        {
+          g_autofree char *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
+          const RpeTensor *w = rpe_tensor_set_lookup (set, wname);
+          const gsize      X = w->shape[2], M = (X + 1) / 2;
+
+          for (gsize n = 0; n <= m; n++)
+            ref[m * N + n] += w->data[h * X + (m - n + M) % X];
+        }
+    }
 }

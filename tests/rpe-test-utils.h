@@ -4,6 +4,8 @@
 #include <glib.h>
 #include <stddef.h>
 
+#include "rpe-capture.h"
+
 /* max |a - b| / max(max |b|, floor): a relative error against a reference. */
 double rpe_test_max_rel_err (const float  *a,
                              const double *ref,
@@ -96,3 +98,14 @@ void rpe_test_write_capture (const char *path,
  * setrlimit: a child lowers its limit and reads it back.  qemu-user accepts the call and applies
  * nothing (the limit would bind the emulator itself), so the read-back differs there. */
 gboolean rpe_test_address_limit_applies (void);
+
+/* The trained demo model's attention map (N, N) of head h, layer `layer` on a capture of it, as
+ * tools/train-demos.py computes it, naively in double from the stored tensors (name: "ape",
+ * "lrpe" or "fastrpb"); kappa (N): each row's normalisation condition sum |s| / |sum s|. */
+void rpe_test_demo_model_map (const RpeTensorSet *set,
+                              const RpeCapture   *capture,
+                              const char         *name,
+                              guint               layer,
+                              gsize               h,
+                              double             *ref,
+                              double             *kappa);

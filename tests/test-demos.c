@@ -529,38 +529,6 @@ test_capture_print_once (void)
   g_test_trap_assert_passed ();
 }
 
-/* The window-drawn attention methods need an SPE module beside them: on the LRPE, FastRPB and APE
- * demos (which hold none) they are refused with what the file holds and the command that draws its
- * trained module, never a seeded default. */
-static void
-test_window_methods_refused (void)
-{
-  static const char *const cases[][3] = {
-    { "lrpe", "LRPE modules: lrpe;", "rpe compute lrpe-attention --checkpoint demo:lrpe" },
-    { "fastrpb", "FastRPB modules: layers.0.positional_bias, layers.1.positional_bias;",
-      "rpe compute fastrpb --checkpoint demo:fastrpb" },
-    { "ape", "learned APE: ape.weight", "rpe curves extrapolation --models ape --checkpoint demo:ape" },
-  };
-  g_autofree char *png = g_build_filename (rpe_test_tmpdir (), "refused.png", NULL);
-
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autofree char *err = NULL;
-
-      g_unlink (png);
-      g_assert_cmpint (rpe_test_run_cli (NULL, &err,
-                                         "export attention --attention-method %s --checkpoint demo:%s "
-                                         "-o '%s'",
-                                         cases[i][0], cases[i][0], png),
-                       ==, 2);
-      g_assert_nonnull (strstr (err, "holds none"));
-      g_assert_nonnull (strstr (err, cases[i][1]));
-      g_assert_nonnull (strstr (err, cases[i][2]));
-      g_assert_null (strstr (err, "No SPE module found"));
-      g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
-    }
-}
-
 static void run_ok (const char *format, ...) G_GNUC_PRINTF (1, 2);
 
 static void
@@ -880,6 +848,90 @@ test_ape_commands (void)
   g_unlink (csv);
 }
 
+/* ------------------------------------------------ the window-drawn methods on the demos' captures */
+
+/* `rpe export attention --attention-method ape|lrpe|fastrpb` on each demo's shipped capture draws
+ * the trained model's own map: the .npy (every cell) equals model_map for every layer and head.
+ * Tolerance: float32 sums of D = 16 products and row sums over at most N = 256 terms, relative
+ * rounding below N eps = 256 x 6e-8 = 1.5e-5 of the row's largest magnitude, times the row's
+ * condition kappa = sum |s| / |sum s| (1 for the positive scores of elu + 1 features; LRPE's
+ * rotated scores are signed and their sum can nearly cancel); 1e-4 kappa of it. */
+static void
+test_window_maps_on_captures (void)
+{
+  static const char *const names[] = { "ape", "lrpe", "fastrpb" };
+  g_autofree char         *out = tmp_file ("map.npy");
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *spec = g_strconcat ("demo:", names[i], NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
+      g_autoptr (RpeCapture) c = demo_capture (names[i]);
+
+      g_assert_no_error (error);
+      for (guint layer = 0; layer < 2; layer++)
+        for (gsize h = 0; h < DEMO_H; h++)
+          {
+            g_autoptr (RpeTensor) got = NULL;
+            g_autofree double *ref = g_new (double, CAP_N *CAP_N), *kappa = g_new (double, CAP_N);
+            double             worst = 0.0, far = 0.0;
+
+            run_ok ("export attention --attention-method %s --checkpoint %s --content %s --layer %u --head %zu "
+                    "--causal -o '%s'",
+                    names[i], spec, spec, layer, (size_t) h, out);
+            got = read_npy (out);
+            g_assert_cmpuint (got->n_elements, ==, CAP_N * CAP_N);
+            rpe_test_demo_model_map (set, c, names[i], layer, h, ref, kappa);
+            for (gsize m = 0; m < CAP_N; m++)
+              {
+                double row = 0.0, err = 0.0;
+
+                for (gsize n = 0; n < CAP_N; n++)
+                  {
+                    row = MAX (row, fabs (ref[m * CAP_N + n]));
+                    err = MAX (err, fabs (got->data[m * CAP_N + n] - ref[m * CAP_N + n]));
+                    if (m - n >= 32 && m - n < 64 && n <= m)
+                      far = MAX (far, fabs (ref[m * CAP_N + n]));
+                  }
+                g_assert_cmpfloat (err, <=, 1e-4 * kappa[m] * row + 1e-7);
+                worst = MAX (worst, err / MAX (kappa[m] * row, 1e-7));
+              }
+            g_test_message ("%s layer %u head %zu: the exported map vs the model's, max error %.2e of kappa x the row",
+                            names[i], layer, (size_t) h, worst);
+            /* FastRPB: offsets 32 .. 63 (beyond the editor's central taps) carry weight */
+            if (g_str_equal (names[i], "fastrpb"))
+              g_assert_cmpfloat (far, >, 1e-3);
+          }
+    }
+  g_unlink (out);
+}
+
+/* A checkpoint with an SPE module but no trained module of the method: seeded parameters, said
+ * on stderr; one with neither: refused with what it holds. */
+static void
+test_window_methods_seeded_or_refused (void)
+{
+  g_autofree char *png = tmp_file ("seeded.png");
+  g_autofree char *err = NULL, *err2 = NULL;
+
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err,
+                                     "export attention --attention-method lrpe --checkpoint demo:sine-spe "
+                                     "--length 32 -o '%s'",
+                                     png),
+                   ==, 0);
+  g_assert_nonnull (strstr (err, "holds no trained lrpe module"));
+  g_assert_nonnull (strstr (err, "seeded"));
+  g_unlink (png);
+  g_assert_cmpint (rpe_test_run_cli (NULL, &err2,
+                                     "export attention --attention-method ape --checkpoint demo:fastrpb "
+                                     "-o '%s'",
+                                     png),
+                   ==, 2);
+  g_assert_nonnull (strstr (err2, "learned APE: none"));
+  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -894,7 +946,8 @@ main (int   argc,
   g_test_add_func ("/demos/captures", test_captures);
   g_test_add_func ("/demos/capture-other-model", test_capture_other_model);
   g_test_add_func ("/demos/capture-print-once", test_capture_print_once);
-  g_test_add_func ("/demos/window-methods-refused", test_window_methods_refused);
+  g_test_add_func ("/demos/window-maps-on-captures", test_window_maps_on_captures);
+  g_test_add_func ("/demos/window-methods-seeded-or-refused", test_window_methods_seeded_or_refused);
   g_test_add_func ("/demos/sine-spe/commands", test_sine_commands);
   g_test_add_func ("/demos/conv-spe/commands", test_conv_commands);
   g_test_add_func ("/demos/lrpe/commands", test_lrpe_commands);

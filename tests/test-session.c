@@ -24,6 +24,7 @@
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-npy.h"
 #include "rpe-outputs.h"
+#include "rpe-demos.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
 
@@ -504,6 +505,117 @@ test_lrpe_trained (void)
   rpe_lrpe_trained_free (t);
   g_ptr_array_unref (modules);
   rpe_tensor_set_free (set);
+}
+
+/* A checkpoint's trained FastRPB biases (every layer, head and offset) and learned APE: saved with
+ * their values and switches, read back equal; the edited taps switch the bias off and that is
+ * kept.  Hostile "trained-modules" (sizes past the budget, shapes that disagree, wrong types) are
+ * refused with a clear error, before anything is allocated for them. */
+static void
+test_trained_modules (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (RpeTensorSet) set = rpe_demos_read ("demo:fastrpb", &error);
+  g_autoptr (RpeTensorSet) ape_set = rpe_demos_read ("demo:ape", &error);
+  g_autoptr (RpeExplorerState) state = rpe_explorer_state_new ();
+  g_autoptr (RpeExplorerTrained) t = NULL, a = NULL;
+  g_autoptr (RpeSession) s = NULL, back = NULL;
+  g_autofree char         *text = NULL;
+  RpeExplorerTrained      *got;
+  gboolean                 on = FALSE;
+  gsize                    len = 0;
+  static const char *const hostile[][2] = {
+    { "\"taps\" : 256", "\"taps\" : 1048577" }, /* past the taps limit */
+    { "\"taps\" : 256", "\"taps\" : 255" },     /* w's length disagrees */
+    { "\"heads\" : 4", "\"heads\" : 0" },
+    { "\"heads\" : 4", "\"heads\" : 5000" },
+    { "\"dim\" : 16", "\"dim\" : 65536" },               /* APE of 64 x 4 x 65536 values: past the budget */
+    { "\"positions\" : 64", "\"positions\" : 65536" },   /* past the budget */
+    { "\"positions\" : 64", "\"positions\" : 63" },      /* w's length disagrees */
+    { "\"fastrpb\" : [", "\"fastrpb\" : 7, \"x\" : [" }, /* not an array */
+    { "\"layer\" : 0", "\"layer\" : \"zero\"" },
+  };
+
+  g_assert_no_error (error);
+  t = rpe_explorer_trained_from_set (set, 4, 16, "fastrpb.safetensors", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (t);
+  g_assert_cmpuint (t->n_fastrpb, ==, 2);
+  g_assert_cmpuint (t->fastrpb[1].layer, ==, 1);
+  g_assert_cmpuint (t->fastrpb[1].taps, ==, 256);
+  a = rpe_explorer_trained_from_set (ape_set, 4, 16, "ape.safetensors", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (a->ape);
+  /* one set with both (as a checkpoint holding both would give) */
+  g_assert_true (rpe_explorer_trained_set_ape (t, a->ape_positions, a->ape, &error));
+  rpe_explorer_state_set_trained (state, t);
+  g_object_get (state, "fastrpb-trained", &on, NULL);
+  g_assert_true (on);
+  g_object_get (state, "ape-trained", &on, NULL);
+  g_assert_true (on);
+  g_object_set (state, "method", (guint) RPE_EXPLORER_METHOD_FASTRPB, "capture-layer", 1, NULL);
+
+  s = rpe_session_new_from_state (state);
+  g_assert_true (rpe_explorer_state_equal (state, s->state, NULL));
+  text = rpe_session_to_data (s, &len, &error);
+  g_assert_no_error (error);
+  back = rpe_session_load_data (text, len, NULL, &error);
+  g_assert_no_error (error);
+  got = rpe_explorer_state_get_trained (back->state);
+  g_assert_nonnull (got);
+  g_assert_cmpuint (got->n_fastrpb, ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_cmpuint (got->fastrpb[i].taps, ==, 256);
+      g_assert_cmpuint (got->fastrpb[i].layer, ==, i);
+      g_assert_cmpstr (got->fastrpb[i].prefix, ==, t->fastrpb[i].prefix);
+      g_assert_cmpmem (got->fastrpb[i].w, 4 * 511 * sizeof (float), t->fastrpb[i].w, 4 * 511 * sizeof (float));
+    }
+  g_assert_cmpuint (got->ape_positions, ==, 64);
+  g_assert_cmpmem (got->ape, 64 * 64 * sizeof (float), t->ape, 64 * 64 * sizeof (float));
+  g_assert_true (rpe_explorer_state_equal (state, back->state, NULL));
+  {
+    /* the snapshot of the session read back draws the stored bias at every offset */
+    g_autoptr (RpeExplorerSnapshot) snap = rpe_explorer_state_snapshot (back->state);
+    g_autofree float *w = g_new (float, 2 * 256 - 1);
+
+    rpe_explorer_snapshot_fastrpb_weights (snap, 256, w);
+    for (gsize i = 0; i < 2 * 256 - 1; i++)
+      g_assert_cmpfloat (w[i], ==, t->fastrpb[1].w[i]);
+  }
+
+  /* an edit of the central taps switches the trained bias off; the session keeps it off */
+  {
+    float taps[2 * RPE_EXPLORER_FASTRPB_TAPS - 1] = { 0 };
+    g_autoptr (RpeSession) off = NULL, off_back = NULL;
+    g_autofree char *t2 = NULL;
+
+    taps[RPE_EXPLORER_FASTRPB_TAPS - 1] = 0.5f;
+    rpe_explorer_state_set_fastrpb_weights (state, taps, G_N_ELEMENTS (taps));
+    g_object_get (state, "fastrpb-trained", &on, NULL);
+    g_assert_false (on);
+    off = rpe_session_new_from_state (state);
+    t2 = rpe_session_to_data (off, &len, NULL);
+    off_back = rpe_session_load_data (t2, len, NULL, &error);
+    g_assert_no_error (error);
+    g_object_get (off_back->state, "fastrpb-trained", &on, NULL);
+    g_assert_false (on);
+    g_assert_nonnull (rpe_explorer_state_get_trained (off_back->state));
+    g_assert_true (rpe_explorer_state_equal (state, off_back->state, NULL));
+  }
+
+  for (guint i = 0; i < G_N_ELEMENTS (hostile); i++)
+    {
+      g_autoptr (GString) bad = g_string_new (text);
+      g_autoptr (RpeSession) refused = NULL;
+
+      g_assert_cmpuint (g_string_replace (bad, hostile[i][0], hostile[i][1], 1), ==, 1);
+      refused = rpe_session_load_data (bad->str, bad->len, NULL, &error);
+      g_assert_null (refused);
+      g_assert_nonnull (error);
+      g_test_message ("refused (%s): %s", hostile[i][1], error->message);
+      g_clear_error (&error);
+    }
 }
 
 /* ---------------------------------------------------------- the checkpoint */
@@ -1364,6 +1476,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/content-file", test_content_file);
   g_test_add_func ("/session/malformed", test_malformed);
   g_test_add_func ("/session/lrpe-trained", test_lrpe_trained);
+  g_test_add_func ("/session/trained-modules", test_trained_modules);
   g_test_add_func ("/session/checkpoint", test_checkpoint_moved_and_changed);
   g_test_add_func ("/session/cli", test_cli);
   g_test_add_func ("/session/argv", test_argv);

@@ -18,6 +18,9 @@
 #include <adwaita.h>
 
 #include "rpe-attention-view.h"
+#include "rpe-capture.h"
+#include "rpe-compare.h"
+#include "rpe-demos.h"
 #include "rpe-error.h"
 #include "rpe-session.h"
 #include "rpe-test-utils.h"
@@ -478,6 +481,140 @@ test_outputs_values (Fixture *f, gconstpointer data)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The trained LRPE, FastRPB and APE demos opened with their shipped captures: the Attention view
+ * draws each trained model's own map, cell by cell the naive one of rpe_test_demo_model_map (the
+ * same reference `rpe export attention` is held to in test-demos), for two layers and heads. */
+static void
+test_trained_demos (Fixture *f, gconstpointer data)
+{
+  static const char *const       names[] = { "lrpe", "fastrpb", "ape" };
+  static const RpeExplorerMethod methods[] = { RPE_EXPLORER_METHOD_LRPE, RPE_EXPLORER_METHOD_FASTRPB,
+                                               RPE_EXPLORER_METHOD_APE };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      RpeWindow        *window = rpe_window_new (NULL);
+      RpeExplorerState *state = rpe_window_get_state (window);
+      g_autofree char  *spec = g_strconcat ("demo:", names[i], NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (RpeTensorSet) set = rpe_demos_read (spec, &error);
+      g_autoptr (RpeCapture) capture = rpe_capture_open (spec, &error);
+      guint method = 0;
+
+      g_assert_no_error (error);
+      gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+      gtk_window_present (GTK_WINDOW (window));
+      rpe_test_iterate_until (rpe_test_window_idle, window);
+      rpe_window_open_demo (window, spec);
+      rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+      g_assert_null (rpe_window_get_message (window));
+      /* the window picks the demo's trained method */
+      g_object_get (state, "method", &method, NULL);
+      g_assert_cmpuint (method, ==, methods[i]);
+      rpe_window_set_view (window, RPE_WINDOW_VIEW_ATTENTION);
+      load_capture (window, spec);
+      g_assert_null (rpe_window_get_message (window));
+      g_object_set (state, "causal", TRUE, NULL);
+      for (guint layer = 0; layer < 2; layer++)
+        {
+          RpeAttentionImage *img;
+          gsize              h = layer == 0 ? 1 : 3, N;
+          g_autofree double *ref = NULL, *kappa = NULL;
+          double             worst = 0.0, peak = 0.0;
+
+          g_object_set (state, "capture-layer", layer, "head", (guint) h, NULL);
+          img = settle_attention (window);
+          g_assert_cmpint (img->method, ==, methods[i]);
+          N = img->n;
+          g_assert_cmpuint (N, ==, rpe_capture_get (capture, layer, RPE_CAPTURE_QUERIES)->shape[0]);
+          g_assert_true (img->m0 == 0 && img->m1 == N && img->n0 == 0 && img->n1 == N);
+          ref = g_new (double, N *N);
+          kappa = g_new (double, N);
+          rpe_test_demo_model_map (set, capture, names[i], layer, h, ref, kappa);
+          /* every cell drawn (N = 256 fits the view): the bound of test-demos, 1e-4 kappa of the
+           * row's largest magnitude (float32 sums over at most N terms, times the condition of
+           * the row's normalisation) */
+          g_assert_cmpuint (img->rows, ==, N);
+          g_assert_cmpuint (img->cols, ==, N);
+          for (gsize m = 0; m < N; m++)
+            {
+              double row = 0.0, err = 0.0;
+
+              for (gsize n = 0; n < N; n++)
+                {
+                  row = fmax (row, fabs (ref[m * N + n]));
+                  err = fmax (err, fabs (img->values[m * N + n] - ref[m * N + n]));
+                }
+              g_assert_cmpfloat (err, <=, 1e-4 * kappa[m] * row + 1e-7);
+              worst = fmax (worst, err);
+              peak = fmax (peak, row);
+            }
+          g_test_message ("%s layer %u head %zu: max |window - naive| = %.3g of %.3g", names[i], layer, h, worst, peak);
+          if (methods[i] == RPE_EXPLORER_METHOD_FASTRPB)
+            {
+              /* the bias drawn is the stored one at every offset of the N = 256 map, not only the
+               * editor's |tau| < 32: w_tau = w[0, h, (tau + M) mod (2M - 1)] (full layout) */
+              g_autoptr (RpeExplorerSnapshot) snap = rpe_explorer_state_snapshot (state);
+              g_autofree char  *wname = g_strdup_printf ("layers.%u.positional_bias.bias.w", layer);
+              const RpeTensor  *w = rpe_tensor_set_lookup (set, wname);
+              const gsize       X = w->shape[2], M = (X + 1) / 2;
+              g_autofree float *got = g_new (float, 2 * N - 1);
+              gsize             beyond = 0;
+
+              rpe_explorer_snapshot_fastrpb_weights (snap, N, got);
+              for (gsize t = 0; t < 2 * N - 1; t++)
+                {
+                  long  tau = (long) t - (long) (N - 1);
+                  float want = w->data[h * X + (gsize) ((tau + (long) M + (long) X) % (long) X)];
+
+                  g_assert_cmpfloat (got[t], ==, want);
+                  beyond += labs (tau) >= 32 && want != 0.0f;
+                }
+              g_assert_cmpuint (beyond, >, 0);
+            }
+        }
+      {
+        /* the Overview's engine on the window's state: every layer and head of the trained model,
+         * each cell the model's map of that layer and head (the capture's layer, FastRPB's bias
+         * of that layer) */
+        g_autoptr (RpeExplorerSnapshot) snap = rpe_explorer_state_snapshot (state);
+        g_autoptr (RpeOverview) ov = NULL;
+        RpeCompareSide side;
+
+        rpe_compare_side_init (&side, snap);
+        ov = rpe_overview_compute (&side, RPE_COMPARE_ATTENTION, snap->n, 0, NULL, &error);
+        rpe_compare_side_clear (&side);
+        g_assert_no_error (error);
+        g_assert_cmpuint (ov->n_layers, ==, 2);
+        g_assert_cmpuint (ov->n_heads, ==, 4);
+        g_assert_cmpuint (ov->rows, ==, snap->n);
+        for (gsize l = 0; l < 2; l++)
+          for (gsize h = 0; h < 4; h++)
+            {
+              gsize              N = snap->n;
+              g_autofree double *ref = g_new (double, N *N), *kappa = g_new (double, N);
+              const float       *cell = ov->values + (l * 4 + h) * N * N;
+
+              g_assert_cmpint (ov->layers[l], ==, (int) l);
+              rpe_test_demo_model_map (set, capture, names[i], (guint) l, h, ref, kappa);
+              for (gsize m = 0; m < N; m++)
+                {
+                  double row = 0.0, err = 0.0;
+
+                  for (gsize n = 0; n < N; n++)
+                    {
+                      row = fmax (row, fabs (ref[m * N + n]));
+                      err = fmax (err, fabs (cell[m * N + n] - ref[m * N + n]));
+                    }
+                  g_assert_cmpfloat (err, <=, 1e-4 * kappa[m] * row + 1e-7);
+                }
+            }
+      }
+      rpe_test_iterate_until (rpe_test_window_idle_drained, window);
+      gtk_window_destroy (GTK_WINDOW (window));
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -488,5 +625,6 @@ main (int   argc,
   g_test_add ("/ui/capture/refuse", Fixture, NULL, fixture_set_up, test_refuse, fixture_tear_down);
   g_test_add ("/ui/capture/session", Fixture, NULL, fixture_set_up, test_session, fixture_tear_down);
   g_test_add ("/ui/capture/outputs-values", Fixture, NULL, fixture_set_up, test_outputs_values, fixture_tear_down);
+  g_test_add ("/ui/capture/trained-demos", Fixture, NULL, fixture_set_up, test_trained_demos, fixture_tear_down);
   return g_test_run ();
 }

@@ -85,6 +85,10 @@ typedef struct
   RpeGifWriter        *gif;
   RpeSession          *session;   /* --session: its state holds what options cannot say */
   float               *kept_gate; /* --no-gate: the module's gate, kept for --save-session (--gate undoes) */
+  /* --attention-method ape|lrpe|fastrpb: the checkpoint's trained modules (NULL: none); params is
+   * empty (n_heads 0) when the checkpoint holds no SPE module */
+  RpeExplorerTrained *trained;
+  RpeLrpeTrained     *lrpe_trained;
 } Ctx;
 
 static const char *const heatmap_views[] = { "templates", "template", "attention", "spe-vs-rpe", NULL };
@@ -500,16 +504,23 @@ view_attention_explorer (Ctx *c, GError **error)
   RpeAttentionRequest req = { 0 };
 
   if (o->content.queries != NULL || o->content.keys != NULL || o->draw.noise != NULL || o->draw.gate_noise != NULL
-      || o->draw.noise_scheme != NULL || rpe_cli_content_is_capture (o))
+      || o->draw.noise_scheme != NULL)
     return rpe_cli_usage_error (error,
-                                "--attention-method, --rows and --cols draw the window's content (unit, random or a "
-                                "session's .npy): they take no --queries, --keys, captured --content, --noise, "
+                                "--attention-method, --rows and --cols draw the window's content (unit, random, a "
+                                "capture or a session's .npy): they take no --queries, --keys, --noise, "
                                 "--gate-noise or --noise-scheme");
-  if (o->model.head >= 0 && (gsize) o->model.head >= H)
-    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   state = explorer_state (c, error);
   if (state == NULL)
     return FALSE;
+  if (H == 0)
+    {
+      /* no SPE module: the heads of the trained modules' model */
+      g_autoptr (RpeExplorerSnapshot) probe = rpe_explorer_state_snapshot (state);
+
+      H = probe->content_heads;
+    }
+  if (o->model.head >= 0 && (gsize) o->model.head >= H)
+    return rpe_cli_usage_error (error, "--head must be between 0 and %zu (got %d)", (size_t) H - 1, o->model.head);
   g_object_get (state, "length", &train, NULL);
   n = train;
   g_object_get (state, "train-length", &train, NULL);
@@ -1322,7 +1333,7 @@ explorer_state (const Ctx *c, GError **error)
   guint method = o->attention.exact ? RPE_EXPLORER_METHOD_EXACT : RPE_EXPLORER_METHOD_SPE, content = RPE_CONTENT_UNIT,
         v;
 
-  if (rpe_cli_content_is_capture (o))
+  if (rpe_cli_content_is_capture (o) && (!g_str_equal (c->view, "attention") || eo->save_session != NULL))
     return rpe_cli_usage_error (
              error,
              "this figure is drawn by the window's code, which takes unit, random or a session's "
@@ -1365,23 +1376,29 @@ explorer_state (const Ctx *c, GError **error)
     }
   else if (from != NULL)
     source = g_strdup (rpe_explorer_state_get_source (from->state, c->params.method));
-  {
-    /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
-    RpeSpeParams module = c->params;
+  if (c->params.n_heads > 0)
+    {
+      /* the module drawn, with the gate that --no-gate switched off (the state's "gated" says it is off) */
+      RpeSpeParams module = c->params;
 
-    if (c->kept_gate != NULL)
-      module.gate = c->kept_gate;
-    if (c->params.method == RPE_SPE_SINE)
-      {
-        if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters",
-                                             NULL, NULL, error))
-          return NULL;
-      }
-    else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module, source != NULL ? source : "random parameters",
-                                              error))
-      return NULL;
-  }
-  if (o->content.kind != NULL)
+      if (c->kept_gate != NULL)
+        module.gate = c->kept_gate;
+      if (c->params.method == RPE_SPE_SINE)
+        {
+          if (!rpe_explorer_state_set_modules (state, &module, source != NULL ? source : "random parameters", NULL,
+                                               NULL, error))
+            return NULL;
+        }
+      else if (!rpe_explorer_state_set_modules (state, NULL, NULL, &module,
+                                                source != NULL ? source : "random parameters", error))
+        return NULL;
+    }
+  /* the checkpoint's trained FastRPB biases, learned APE, LRPE module */
+  if (c->trained != NULL)
+    rpe_explorer_state_set_trained (state, c->trained);
+  if (c->lrpe_trained != NULL)
+    rpe_explorer_state_set_lrpe_trained (state, c->lrpe_trained, source);
+  if (o->content.kind != NULL && !rpe_cli_content_is_capture (o))
     content = g_str_equal (o->content.kind, "random") ? RPE_CONTENT_RANDOM : RPE_CONTENT_UNIT;
   g_object_set (state, "spe-kind", (guint) c->params.method, "method", method, "length", (guint) n, "realizations",
                 (guint) (o->draw.realizations != RPE_CLI_UNSET ? o->draw.realizations : 64), "seed",
@@ -1427,6 +1444,36 @@ explorer_state (const Ctx *c, GError **error)
            NULL;
   if (o->attention.feature_map != NULL)
     g_object_set (state, "feature-map", v, NULL);
+  if (c->trained != NULL && o->model.prefix != NULL)
+    {
+      /* --prefix names the FastRPB module (layer) drawn */
+      for (guint i = 0; i < c->trained->n_fastrpb; i++)
+        if (g_str_equal (c->trained->fastrpb[i].prefix, o->model.prefix)
+            && c->trained->fastrpb[i].layer != RPE_EXPLORER_TRAINED_NO_LAYER)
+          g_object_set (state, "capture-layer", c->trained->fastrpb[i].layer, NULL);
+    }
+  if (rpe_cli_content_is_capture (o))
+    {
+      /* the capture's layer --layer as the content, as the window's Open Capture */
+      g_autoptr (RpeExplorerCapture) capture = rpe_explorer_capture_open (o->content.kind, error);
+      g_autoptr (RpeTensorSet) set = NULL;
+      guint layer;
+
+      if (capture == NULL)
+        return NULL;
+      if (o->model.checkpoint != NULL && o->model.map == NULL
+          && (set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) != NULL)
+        {
+          g_autoptr (RpeModelPrint) print = rpe_model_print_new (set, o->model.checkpoint);
+
+          rpe_explorer_state_set_model_print (state, print);
+        }
+      else if (o->model.checkpoint != NULL && o->model.map == NULL)
+        return NULL;
+      layer = o->model.layer >= 0 ? (guint) o->model.layer : rpe_capture_layer (capture->capture, 0);
+      if (!rpe_explorer_state_set_capture (state, capture, layer, error))
+        return NULL;
+    }
   return g_steal_pointer (&state);
 }
 
@@ -2061,12 +2108,35 @@ export_main (int argc, char **argv, RpeSession *session)
 
           if (eo.save_session != NULL)
             o.model.no_gate = FALSE;
-          /* a window-drawn method on a checkpoint without an SPE module: say what it holds */
-          if (eo.attention_method != NULL && !g_str_equal (eo.attention_method, "spe")
-              && !g_str_equal (eo.attention_method, "exact")
-              && !rpe_cli_check_method_module (&o, eo.attention_method, FALSE, TRUE, &error))
+          gboolean has_method = FALSE, has_spe = TRUE;
+
+          /* ape, lrpe, fastrpb: the checkpoint's trained module when it holds one; beside an SPE
+           * module, seeded parameters (said on stderr); neither: refused with what it holds */
+          if (eo.attention_method != NULL
+              && (g_str_equal (eo.attention_method, "ape") || g_str_equal (eo.attention_method, "lrpe")
+                  || g_str_equal (eo.attention_method, "fastrpb")))
+            {
+              if (!rpe_cli_trained_modules (&o, eo.attention_method, &c.trained, &c.lrpe_trained, &has_method, &has_spe,
+                                            &error))
+                goto report;
+              if (o.model.checkpoint != NULL && o.model.map == NULL && !has_method)
+                {
+                  if (!has_spe)
+                    {
+                      rpe_cli_check_method_module (&o, eo.attention_method, FALSE, TRUE, &error);
+                      goto report;
+                    }
+                  fprintf (stderr,
+                           _("rpe export %s: note: %s holds no trained %s module: %s is drawn with seeded "
+                             "parameters beside its SPE module\n"),
+                           view, o.model.checkpoint, eo.attention_method, eo.attention_method);
+                }
+            }
+          else if (eo.attention_method != NULL && !g_str_equal (eo.attention_method, "spe")
+                   && !g_str_equal (eo.attention_method, "exact")
+                   && !rpe_cli_check_method_module (&o, eo.attention_method, FALSE, TRUE, &error))
             goto report;
-          loaded = rpe_cli_load_params (&o, &c.params, &error);
+          loaded = !has_spe || rpe_cli_load_params (&o, &c.params, &error);
           o.model.no_gate = no_gate;
           if (!loaded)
             goto report;
@@ -2123,6 +2193,8 @@ report:
 done:
   rpe_spe_params_clear (&c.params);
   rpe_free (c.kept_gate);
+  rpe_explorer_trained_unref (c.trained);
+  rpe_lrpe_trained_free (c.lrpe_trained);
   rpe_cli_own_clear (export_options, &eo);
   rpe_cli_args_clear (&o);
   return status;

@@ -327,25 +327,108 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
       if (found == NULL || found->len == 0)
         {
           summary = rpe_checkpoint_summary (set);
-          g_autofree char *how =
-            lrpe      ? g_strdup_printf ("; its trained LRPE module on its capture: rpe compute lrpe-attention "
-                                              "--checkpoint %s --content CAPTURE --layer L --causal",
-                                         o->model.checkpoint)
-            : fastrpb ? g_strdup_printf ("; its trained FastRPB bias on its capture: rpe compute fastrpb "
-                                         "--checkpoint %s --prefix MODULE --content CAPTURE --values CAPTURE "
-                                         "--layer L",
-                                         o->model.checkpoint)
-            : g_strcmp0 (method, "ape") == 0 ? g_strdup_printf (
-                "; its learned APE: rpe curves extrapolation --models ape --checkpoint %s", o->model.checkpoint)
-                                             : g_strdup ("");
-
+          if (lrpe || fastrpb || g_strcmp0 (method, "ape") == 0)
+            return rpe_set_error (
+              error, RPE_ERROR_NOT_FOUND,
+              _("--attention-method %s: %s holds neither its trained module (%s) nor an SPE module "
+                "to draw seeded parameters beside (it holds %s)"),
+              method, o->model.checkpoint,
+              lrpe      ? "LRPE"
+              : fastrpb ? "FastRPB"
+                        : "learned APE",
+              summary);
           return rpe_set_error (error, RPE_ERROR_NOT_FOUND,
-                                _("--attention-method %s draws the window's map beside an SPE module (seeded "
-                                  "parameters on unit or random content), and %s holds none (it holds %s)%s"),
-                                method, o->model.checkpoint, summary, how);
+                                _("--attention-method %s draws the window's map beside an SPE module, and %s holds "
+                                  "none (it holds %s)"),
+                                method, o->model.checkpoint, summary);
         }
     }
   return TRUE;
+}
+
+gboolean
+rpe_cli_trained_modules (const RpeCliArgs    *o,
+                         const char          *method,
+                         RpeExplorerTrained **trained,
+                         RpeLrpeTrained     **lrpe,
+                         gboolean            *has_method,
+                         gboolean            *has_spe,
+                         GError             **error)
+{
+  g_autoptr (RpeTensorSet) set = NULL;
+  g_autoptr (GPtrArray) spe = NULL, lrpe_modules = NULL, fastrpb = NULL;
+  g_autofree char *base = NULL;
+  gsize            H = 0, D = 0;
+
+  *trained = NULL;
+  *lrpe = NULL;
+  *has_method = *has_spe = FALSE;
+  if (o->model.checkpoint == NULL || o->model.map != NULL)
+    return TRUE;
+  if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
+    return FALSE;
+  spe = rpe_checkpoint_find_modules (set);
+  *has_spe = spe != NULL && spe->len > 0;
+  lrpe_modules = rpe_checkpoint_find_lrpe_modules (set);
+  fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+  base = g_path_get_basename (o->model.checkpoint);
+
+  /* the model's (H, D): the capture's, the demo's metadata, the FastRPB bias's H and --features */
+  if (rpe_cli_content_is_capture (o))
+    {
+      gsize n;
+
+      if (!rpe_cli_capture_shape (o, &n, &H, &D, error))
+        return FALSE;
+    }
+  else if (rpe_demos_is_spec (o->model.checkpoint) && !g_str_equal (o->model.checkpoint, "demo")
+           && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->model.checkpoint, NULL);
+      const char *h = meta != NULL ? g_hash_table_lookup (meta, "heads") : NULL;
+      const char *d = meta != NULL ? g_hash_table_lookup (meta, "features") : NULL;
+
+      H = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
+      D = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
+    }
+  if (H == 0 || D == 0)
+    {
+      const RpeFastrpbModuleInfo *m = fastrpb != NULL && fastrpb->len > 0 ? g_ptr_array_index (fastrpb, 0) : NULL;
+
+      H = m != NULL ? m->n_heads : (gsize) o->model.heads;
+      D = (gsize) o->model.features;
+    }
+  *trained = rpe_explorer_trained_from_set (set, H, D, base, error);
+  if (*trained == NULL && error != NULL && *error != NULL)
+    return FALSE;
+  if (*trained == NULL && lrpe_modules != NULL && lrpe_modules->len > 0)
+    {
+      /* LRPE alone: an empty set that carries the model's shape */
+      if ((*trained = rpe_explorer_trained_new (H, D, base, error)) == NULL)
+        return FALSE;
+    }
+  if (g_strcmp0 (method, "lrpe") == 0 && lrpe_modules != NULL && lrpe_modules->len > 0)
+    {
+      g_autoptr (GPtrArray) modules = NULL;
+      const RpeLrpeModuleInfo *m = rpe_checkpoint_pick_lrpe (set, o->model.prefix, &modules, error);
+      g_autofree char         *from = NULL;
+
+      if (m == NULL)
+        goto fail;
+      from = g_strdup_printf ("%s module “%s”", base, m->prefix[0] != '\0' ? m->prefix : "(top)");
+      if ((*lrpe = rpe_lrpe_trained_new (m->v, m->theta, m->permutation, from, error)) == NULL)
+        goto fail;
+      *has_method = TRUE;
+    }
+  else if (g_strcmp0 (method, "fastrpb") == 0)
+    *has_method = *trained != NULL && (*trained)->n_fastrpb > 0;
+  else if (g_strcmp0 (method, "ape") == 0)
+    *has_method = *trained != NULL && (*trained)->ape != NULL;
+  return TRUE;
+
+fail:
+  g_clear_pointer (trained, rpe_explorer_trained_unref);
+  return FALSE;
 }
 
 gboolean

@@ -5,6 +5,8 @@
 #include <glib.h>
 
 #include "rpe-capture.h"
+#include "rpe-checkpoint-lrpe.h"
+#include "rpe-explorer-trained.h"
 #include "rpe-export.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
@@ -83,6 +85,20 @@ RpeTensorSet *rpe_cli_read_checkpoint (const char *path, GError **error);
  * LRPE or FastRPB module instead.  TRUE without --checkpoint. */
 gboolean
 rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean module, gboolean spe, GError **error);
+
+/* The trained modules of --checkpoint that the window-drawn methods draw (ape, lrpe, fastrpb):
+ * every FastRPB bias and the learned APE in *trained (with the model's (H, D): the --content
+ * capture's layer, else the demo's metadata, else the FastRPB bias's H and --features), the LRPE
+ * module (--prefix picks one of several) in *lrpe.  *has_method: the checkpoint holds `method`'s
+ * trained module; *has_spe: it holds an SPE module.  FALSE and an error only for a checkpoint that
+ * cannot be read or a trained module that is malformed. */
+gboolean rpe_cli_trained_modules (const RpeCliArgs    *o,
+                                  const char          *method,
+                                  RpeExplorerTrained **trained,
+                                  RpeLrpeTrained     **lrpe,
+                                  gboolean            *has_method,
+                                  gboolean            *has_spe,
+                                  GError             **error);
 /* An LRPE or FastRPB reader's error for the CLI: the checkpoint named, and, where several modules
  * were found and no prefix given, the option that chooses one. */
 void          rpe_cli_phrase_pick_error (GError *error, const char *checkpoint, const char *prefix);

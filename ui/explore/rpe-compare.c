@@ -89,6 +89,17 @@ load_params (const RpeTensorSet *set,
   return TRUE;
 }
 
+/* Whether method draws a checkpoint's trained modules' model (rpe-explorer-trained.h): a
+ * window-drawn method with a trained set held (its (H, D) is the content's). */
+static gboolean
+trained_model (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
+{
+  return s->trained != NULL
+         && (method == RPE_EXPLORER_METHOD_APE || method == RPE_EXPLORER_METHOD_LRPE
+             || method == RPE_EXPLORER_METHOD_FASTRPB)
+         && s->content_heads == s->trained->heads && s->content_dim == s->trained->dim;
+}
+
 /* The snapshot the side computes from (a new reference). */
 static RpeExplorerSnapshot *
 side_snapshot (const RpeCompareSide *side,
@@ -98,6 +109,7 @@ side_snapshot (const RpeCompareSide *side,
 {
   RpeExplorerSnapshot *s;
   int kind = side->spe_kind >= 0 ? side->spe_kind : (int) side->snapshot->spe_kind;
+  gboolean             trained;
 
   if (set != NULL)
     {
@@ -114,7 +126,12 @@ side_snapshot (const RpeCompareSide *side,
     }
   else
     s = rpe_explorer_snapshot_copy (side->snapshot, NULL);
-  if (!s->have_spe)
+  if (side->method >= 0 && side->method < RPE_EXPLORER_N_METHODS)
+    s->method = (RpeExplorerMethod) side->method;
+  /* a checkpoint's trained modules (FastRPB, learned APE, LRPE) need no SPE module: their heads
+   * are the trained model's, their layer picks the FastRPB bias */
+  trained = trained_model (s, s->method);
+  if (!s->have_spe && !trained)
     {
       rpe_explorer_snapshot_unref (s);
       g_set_error (error, RPE_ERROR, RPE_ERROR_NOT_FOUND, "no SPE module to compare");
@@ -122,18 +139,20 @@ side_snapshot (const RpeCompareSide *side,
     }
   if (side->head >= 0)
     {
-      if ((gsize) side->head >= s->spe.n_heads)
+      gsize H = trained ? s->content_heads : s->spe.n_heads;
+
+      if ((gsize) side->head >= H)
         {
-          g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "head %zd is out of range (H = %zu)",
-                       side->head, s->spe.n_heads);
+          g_set_error (error, RPE_ERROR, RPE_ERROR_INVALID_ARGUMENT, "head %zd is out of range (H = %zu)", side->head,
+                       H);
           rpe_explorer_snapshot_unref (s);
           return NULL;
         }
       s->head = (gsize) side->head;
       s->content_head = MIN (s->head, MAX (s->content_heads, 1) - 1);
     }
-  if (side->method >= 0 && side->method < RPE_EXPLORER_N_METHODS)
-    s->method = (RpeExplorerMethod) side->method;
+  if (trained && layer >= 0)
+    s->layer = (guint) layer;
   /* captured content: the capture's own layer where it has one */
   if (layer >= 0 && s->capture != NULL && rpe_capture_has_layer (s->capture, (guint) layer))
     s->capture_layer = (guint) layer;
@@ -270,7 +289,8 @@ rpe_compare_side_compute (const RpeCompareSide *side,
         print = rpe_model_print_new (set, side->checkpoint);
       else if (side->model_print != NULL)
         print = rpe_model_print_ref (side->model_print);
-      if (!rpe_explorer_capture_check (side->capture, layer, print, &s->spe, error))
+      if (!rpe_explorer_capture_check_trained (side->capture, layer, print, s->have_spe ? &s->spe : NULL,
+                                               trained_model (s, s->method) ? s->trained : NULL, error))
         return FALSE;
       with = rpe_explorer_snapshot_with_capture (s, side->capture, layer);
       rpe_explorer_snapshot_unref (s);
@@ -629,7 +649,28 @@ overview_new (const RpeCompareSide *base,
   ov->layers = g_new (int, 1);
   ov->layers[0] = -1;
   ov->n_heads = s->have_spe ? s->spe.n_heads : 0;
-  if (base->checkpoint != NULL)
+  if (trained_model (s, base->method >= 0 ? (RpeExplorerMethod) base->method : s->method))
+    {
+      /* the trained model: its heads; the layers of its FastRPB biases, else of the capture */
+      const RpeExplorerTrained *t = s->trained;
+      gboolean                  fastrpb =
+        (base->method >= 0 ? base->method : (gssize) s->method) == RPE_EXPLORER_METHOD_FASTRPB && s->fastrpb_trained;
+      guint count = fastrpb ? t->n_fastrpb : s->capture != NULL ? rpe_capture_n_layers (s->capture) : 0;
+
+      ov->n_heads = s->content_heads;
+      if (count > 0)
+        {
+          ov->n_layers = count;
+          g_free (ov->layers);
+          ov->layers = g_new (int, count);
+          for (guint l = 0; l < count; l++)
+            ov->layers[l] = fastrpb
+                              ? (t->fastrpb[l].layer == RPE_EXPLORER_TRAINED_NO_LAYER ? -1 : (int) t->fastrpb[l].layer)
+                              : (int) rpe_capture_layer (s->capture, l);
+        }
+      g_string_append_printf (caption, "%s: ", t->source);
+    }
+  else if (base->checkpoint != NULL)
     {
       g_autoptr (GPtrArray) modules = NULL;
       g_autofree char *bname = g_path_get_basename (base->checkpoint);

@@ -839,8 +839,46 @@ typedef struct
   float             *enc_q;      /* (N, W) LRPE */
   float             *enc_k;
   float             *w;          /* (2N-1) FASTRPB */
+  gboolean           model;      /* the trained model's own attention on its capture (phi_q, phi_k;
+                                    LRPE: enc_q, enc_k of the feature-mapped rows, row-normalised scores) */
   RpeLogitsSpec      spec;
 } RowSource;
+
+/* Whether a method draws the trained model's own computation: its trained module (learned APE,
+ * FastRPB bias, LRPE parameters) in use on a capture's queries and keys. */
+static gboolean
+draws_model (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
+{
+  gboolean trained = (method == RPE_EXPLORER_METHOD_APE && s->ape_trained)
+                     || (method == RPE_EXPLORER_METHOD_FASTRPB && s->fastrpb_trained)
+                     || (method == RPE_EXPLORER_METHOD_LRPE && s->lrpe_trained != NULL);
+
+  return trained && rpe_explorer_snapshot_captured (s, NULL, NULL, NULL, NULL);
+}
+
+/* phi (n, m) of rows x (n, D) with the snapshot's feature map (the model's elu + 1 by default). */
+static RpeStatus
+feature_rows (const RpeExplorerSnapshot *s,
+              RpeFeatureRole             kind,
+              gsize                      n,
+              gsize                      D,
+              const float               *x,
+              gsize                     *m,
+              float                    **phi,
+              const RpeMonitor          *monitor)
+{
+  RpeFeatureOptions options = { s->seed, 64, TRUE, 1 };
+  RpeStatus         status = rpe_feature_map_dim (s->feature_map, &options, D, m);
+  gsize             count;
+
+  if (status != RPE_OK)
+    return status;
+  if (!rpe_size_mul (n, *m, &count))
+    return RPE_ERROR_OVERFLOW;
+  if ((*phi = rpe_alloc (count, sizeof (float), &status)) == NULL)
+    return status;
+  return rpe_feature_map_apply (s->feature_map, &options, kind, n, 1, D, x, *phi, monitor);
+}
 
 static void
 row_source_clear (RowSource *src)
@@ -873,8 +911,12 @@ row_source_init (RowSource                 *src,
   memset (src, 0, sizeof *src);
   if (n < 1 || s->content_heads < 1 || s->content_dim < 1)
     return RPE_ERROR_INVALID_ARGUMENT;
-  /* every method but LRPE with trained parameters reads the SPE module (its shape is the content's) */
-  if (!s->have_spe && !(method == RPE_EXPLORER_METHOD_LRPE && s->lrpe_trained != NULL))
+  /* SPE, exact and linear read the SPE module; the others need a shape for the content: the SPE
+   * module's, the trained modules' or the trained LRPE parameters' */
+  if (!s->have_spe
+      && (method == RPE_EXPLORER_METHOD_SPE || method == RPE_EXPLORER_METHOD_EXACT
+          || method == RPE_EXPLORER_METHOD_LINEAR
+          || (s->trained == NULL && !(method == RPE_EXPLORER_METHOD_LRPE && s->lrpe_trained != NULL))))
     return RPE_ERROR_INVALID_ARGUMENT;
   H = s->content_heads;
   D = s->content_dim;
@@ -910,6 +952,7 @@ row_source_init (RowSource                 *src,
   src->spec.q = src->q;
   src->spec.k = src->k;
   src->spec.kind = RPE_LOGITS_DOT;
+  src->model = draws_model (s, method);
 
   switch (method)
     {
@@ -975,15 +1018,65 @@ row_source_init (RowSource                 *src,
       break;
 
     case RPE_EXPLORER_METHOD_APE:
-      src->spec.kind = RPE_LOGITS_APE;
+      if (!s->ape_trained || s->trained->heads != H || s->trained->dim != D)
+        {
+          /* the sinusoidal embedding */
+          src->model = FALSE;
+          src->spec.kind = RPE_LOGITS_APE;
+          break;
+        }
+      /* the learned embedding added to q and k at positions below its P (nothing beyond) */
+      for (gsize i = 0; i < MIN (n, s->trained->ape_positions); i++)
+        for (gsize d = 0; d < D; d++)
+          {
+            float e = s->trained->ape[(i * H + head) * D + d];
+
+            src->q[i * D + d] += e;
+            src->k[i * D + d] += e;
+          }
+      if (src->model)
+        {
+          status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
+          if (status == RPE_OK)
+            status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+        }
       break;
 
     case RPE_EXPLORER_METHOD_LRPE:
       {
-        RpeLrpe *lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
+        RpeLrpe *lrpe = NULL;
         gsize width, enc;
         float scale;
 
+        if (src->model)
+          {
+            /* the model's placement: the feature map first, then Lambda P on the features */
+            status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
+            if (status == RPE_OK)
+              status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+            if (status != RPE_OK)
+              goto out;
+            lrpe = rpe_explorer_snapshot_new_lrpe (s, src->m, &status);
+            if (lrpe == NULL)
+              goto out;
+            width = rpe_lrpe_out_width (lrpe);
+            if (!rpe_size_mul (n, width, &enc))
+              {
+                rpe_lrpe_free (lrpe);
+                status = RPE_ERROR_OVERFLOW;
+                goto out;
+              }
+            src->enc_q = rpe_alloc (enc, sizeof (float), &status);
+            src->enc_k = src->enc_q != NULL ? rpe_alloc (enc, sizeof (float), &status) : NULL;
+            if (src->enc_k != NULL)
+              status = rpe_lrpe_encode (lrpe, n, 1, 0, src->phi_q, src->enc_q, monitor);
+            if (status == RPE_OK && src->enc_k != NULL)
+              status = rpe_lrpe_encode (lrpe, n, 1, 0, src->phi_k, src->enc_k, monitor);
+            rpe_lrpe_free (lrpe);
+            src->m = width;
+            break;
+          }
+        lrpe = rpe_explorer_snapshot_new_lrpe (s, D, &status);
         if (lrpe == NULL)
           goto out;
         width = rpe_lrpe_out_width (lrpe);
@@ -1016,6 +1109,13 @@ row_source_init (RowSource                 *src,
       src->w = rpe_alloc (2 * n - 1, sizeof (float), &status);
       if (src->w != NULL)
         rpe_explorer_snapshot_fastrpb_weights (s, n, src->w);
+      if (src->w != NULL && src->model)
+        {
+          /* the model's linear attention on the features, W V added beside it */
+          status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
+          if (status == RPE_OK)
+            status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+        }
       break;
 
     case RPE_EXPLORER_N_METHODS:
@@ -1032,6 +1132,44 @@ out:
 }
 
 /* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
+char *
+rpe_compute_method_parameters (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
+{
+  const char      *what;
+  g_autofree char *layer = NULL;
+
+  switch (method)
+    {
+    case RPE_EXPLORER_METHOD_APE:
+      what = s->ape_trained ? _("learned embedding") : _("sinusoidal");
+      break;
+    case RPE_EXPLORER_METHOD_LRPE:
+      what = s->lrpe_trained != NULL ? _("trained parameters") : _("seeded parameters");
+      break;
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      if (s->fastrpb_trained)
+        {
+          const RpeExplorerFastrpbLayer *l = rpe_explorer_trained_fastrpb (s->trained, s->layer);
+
+          what = layer = l->layer != RPE_EXPLORER_TRAINED_NO_LAYER
+                           ? g_strdup_printf (_("trained bias, layer %u"), l->layer)
+                           : g_strdup_printf (_("trained bias “%s”"), l->prefix);
+        }
+      else
+        what = _("edited weights");
+      break;
+    case RPE_EXPLORER_METHOD_SPE:
+    case RPE_EXPLORER_METHOD_EXACT:
+    case RPE_EXPLORER_METHOD_LINEAR:
+    case RPE_EXPLORER_N_METHODS:
+    default:
+      return g_strdup ("");
+    }
+  if (draws_model (s, method))
+    return g_strdup_printf (_("%s, on capture"), what);
+  return g_strdup (what);
+}
+
 RpeStatus
 rpe_compute_exact_logits_rows (const float *q,
                                const float *k,
@@ -1081,6 +1219,38 @@ exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *us
                                         out);
 }
 
+/* The trained LRPE model's map (rpe_lrpe_attention_map's, one head): the scores of the encoded
+ * features, s(m, n) = enc_q[m] . enc_k[n] (0 for n > m when causal), each row divided by its
+ * sum (a sum nearer 0 than RPE_LRPE_DEN_EPS replaced by +-RPE_LRPE_DEN_EPS). */
+static RpeStatus
+lrpe_score_rows (const RowSource *src, gsize m0, gsize n_rows, float *out)
+{
+  gsize n = src->n, W = src->m;
+
+  for (gsize i = 0; i < n_rows; i++)
+    {
+      gsize  m = m0 + i, last = src->causal ? m + 1 : n;
+      float *row = out + i * n;
+      double sum = 0.0;
+
+      for (gsize c = 0; c < n; c++)
+        {
+          float acc = 0.0f;
+
+          if (c < last)
+            for (gsize d = 0; d < W; d++)
+              acc += src->enc_q[m * W + d] * src->enc_k[c * W + d];
+          row[c] = acc;
+          sum += acc;
+        }
+      if (fabs (sum) < RPE_LRPE_DEN_EPS)
+        sum = sum < 0 ? -RPE_LRPE_DEN_EPS : RPE_LRPE_DEN_EPS;
+      for (gsize c = 0; c < last; c++)
+        row[c] = (float) (row[c] / sum);
+    }
+  return RPE_OK;
+}
+
 /* Rows m0 .. m0 + n_rows - 1 of the map, out (n_rows, N). */
 static RpeStatus
 row_source_rows (RowSource        *src,
@@ -1100,7 +1270,9 @@ row_source_rows (RowSource        *src,
       return rpe_linear_attention_map_rows (n, 1, src->m, src->phi_q, src->phi_k, src->causal,
                                             0, m0, n_rows, out, NULL);
     case RPE_EXPLORER_METHOD_FASTRPB:
-      status = rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
+      status = src->model ? rpe_linear_attention_map_rows (n, 1, src->m, src->phi_q, src->phi_k, src->causal, 0, m0,
+                                                           n_rows, out, NULL)
+                          : rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
       if (status != RPE_OK)
         return status;
       /* the operator applied to V: A + W, W[m, n] = w_{m-n} (causal: zero for n > m) */
@@ -1113,9 +1285,16 @@ row_source_rows (RowSource        *src,
             out[i * n + c] += src->w[m + (n - 1) - c];
         }
       return RPE_OK;
-    case RPE_EXPLORER_METHOD_SPE:
     case RPE_EXPLORER_METHOD_APE:
+      if (src->model)
+        return rpe_linear_attention_map_rows (n, 1, src->m, src->phi_q, src->phi_k, src->causal, 0, m0, n_rows, out,
+                                              NULL);
+      return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
     case RPE_EXPLORER_METHOD_LRPE:
+      if (src->model)
+        return lrpe_score_rows (src, m0, n_rows, out);
+      return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
+    case RPE_EXPLORER_METHOD_SPE:
     case RPE_EXPLORER_N_METHODS:
     default:
       return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
@@ -1189,7 +1368,7 @@ attention_run (Job               *job,
   /* The whole map of a logits-spec method (SPE, APE, LRPE): the core's fused path, logits
    * tiles through an online softmax straight into the pixels, threaded (the same binning,
    * floor (offset * pixels / N); the values of the loop below to float rounding). */
-  if (m0 == 0 && m1 == n && n0 == 0 && n1 == n
+  if (m0 == 0 && m1 == n && n0 == 0 && n1 == n && !src.model
       && (s->method == RPE_EXPLORER_METHOD_SPE || s->method == RPE_EXPLORER_METHOD_APE
           || s->method == RPE_EXPLORER_METHOD_LRPE))
     {
@@ -2236,6 +2415,19 @@ rpe_attention_figure_fill (RpeFigure                 *fig,
                                                img->method == RPE_EXPLORER_METHOD_EXACT, img->head, s->r,
                                                img->causal);
       break;
+    case RPE_EXPLORER_METHOD_APE:
+    case RPE_EXPLORER_METHOD_LRPE:
+    case RPE_EXPLORER_METHOD_FASTRPB:
+      {
+        /* which parameters: trained (and on a capture the trained model's own map) or seeded/edited */
+        g_autofree char *what = rpe_compute_method_parameters (s, img->method);
+
+        strings[2] = g_strdup_printf (_("%s attention, head %zu%s (%s)"), _(rpe_explorer_method_name (img->method)),
+                                      img->head, img->causal ? _(", causal") : "", what);
+      }
+      break;
+    case RPE_EXPLORER_METHOD_LINEAR:
+    case RPE_EXPLORER_N_METHODS:
     default:
       strings[2] = g_strdup_printf (_("%s attention, head %zu%s"), _(rpe_explorer_method_name (img->method)), img->head,
                                     img->causal ? _(", causal") : "");

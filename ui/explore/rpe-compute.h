@@ -424,4 +424,9 @@ void     rpe_job_slot_clear   (RpeJobSlot      *slot);
 /* rpe_compute_jobs_alive () (rpe-job.h) counts every job of this file, rpe-fit-job.c and
  * rpe-outputs-job.c: tests wait for it to reach 0 instead of sleeping. */
 
+/* What parameters a window-drawn method uses, for titles and captions ("learned embedding",
+ * "seeded parameters", "trained bias, layer 1", with ", on capture" when it
+ * draws the trained model's own map of a capture); "" for the SPE methods.  g_free it. */
+char *rpe_compute_method_parameters (const RpeExplorerSnapshot *snapshot, RpeExplorerMethod method);
+
 G_END_DECLS

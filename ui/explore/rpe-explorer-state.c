@@ -72,6 +72,7 @@ typedef struct
   gsize               npy_count;
   RpeLrpeTrained     *trained_copy;
   RpeExplorerCapture *capture;        /* a reference: public.capture is its capture */
+  RpeExplorerTrained *trained;        /* a reference: public.trained */
 } SnapshotPrivate;
 
 static void
@@ -84,6 +85,7 @@ snapshot_clear (gpointer data)
   rpe_free (priv->npy_copy);
   rpe_lrpe_trained_free (priv->trained_copy);
   rpe_explorer_capture_unref (priv->capture);
+  rpe_explorer_trained_unref (priv->trained);
 }
 
 RpeExplorerSnapshot *
@@ -158,6 +160,7 @@ rpe_explorer_snapshot_copy (const RpeExplorerSnapshot *snapshot,
   priv->trained_copy = rpe_lrpe_trained_copy (from->trained_copy);
   s->lrpe_trained = snapshot->lrpe_trained != NULL ? priv->trained_copy : NULL;
   priv->capture = from->capture != NULL ? rpe_explorer_capture_ref (from->capture) : NULL;
+  priv->trained = from->trained != NULL ? rpe_explorer_trained_ref (from->trained) : NULL;
   return s;
 }
 
@@ -328,6 +331,22 @@ rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *s,
                                        float                     *w)
 {
   const long T = RPE_EXPLORER_FASTRPB_TAPS;
+  const RpeExplorerFastrpbLayer *l = s->fastrpb_trained ? rpe_explorer_trained_fastrpb (s->trained, s->layer) : NULL;
+
+  if (l != NULL)
+    {
+      /* the trained bias of the layer, the content head's row, every offset it holds */
+      gsize        h = MIN (s->content_head, s->trained->heads - 1), width = 2 * l->taps - 1;
+      const float *row = l->w + h * width;
+
+      for (gsize i = 0; i < 2 * n - 1; i++)
+        {
+          gsize a = i < n - 1 ? n - 1 - i : i - (n - 1); /* |tau| */
+
+          w[i] = a < l->taps ? row[i + l->taps - n] : 0.0f;
+        }
+      return;
+    }
 
   for (gsize i = 0; i < 2 * n - 1; i++)
     {
@@ -399,6 +418,9 @@ struct _RpeExplorerState
   RpeLrpeTrained     *lrpe_trained;
   char               *lrpe_trained_source;
   gboolean            lrpe_use_trained;
+  RpeExplorerTrained *trained; /* a checkpoint's FastRPB biases and learned APE, or NULL */
+  gboolean            fastrpb_use_trained;
+  gboolean            ape_use_trained;
   RpeSpeParams        conv2d;
   gboolean            have_conv2d;
   char               *conv2d_source;
@@ -461,6 +483,8 @@ enum {
   PROP_GRID_COLS,
   PROP_GRID_QUERY,
   PROP_CAPTURE_LAYER,
+  PROP_FASTRPB_TRAINED,
+  PROP_APE_TRAINED,
   N_PROPS
 };
 
@@ -554,6 +578,12 @@ rpe_explorer_state_get_property (GObject    *object,
     case PROP_LRPE_TRAINED:
       g_value_set_boolean (value, self->lrpe_use_trained);
       return;
+    case PROP_FASTRPB_TRAINED:
+      g_value_set_boolean (value, self->fastrpb_use_trained);
+      return;
+    case PROP_APE_TRAINED:
+      g_value_set_boolean (value, self->ape_use_trained);
+      return;
     default:
       break;
     }
@@ -628,6 +658,23 @@ rpe_explorer_state_set_property (GObject      *object,
           }
       }
       return;
+    case PROP_FASTRPB_TRAINED:
+    case PROP_APE_TRAINED:
+      {
+        /* only on when the held modules have what it uses */
+        gboolean  fastrpb = prop_id == PROP_FASTRPB_TRAINED;
+        gboolean *flag = fastrpb ? &self->fastrpb_use_trained : &self->ape_use_trained;
+        gboolean  v = g_value_get_boolean (value) && self->trained != NULL
+                     && (fastrpb ? self->trained->n_fastrpb > 0 : self->trained->ape != NULL);
+
+        if (*flag != v)
+          {
+            *flag = v;
+            g_object_notify_by_pspec (object, pspec);
+            emit_changed (self, fastrpb ? RPE_EXPLORER_CHANGE_FASTRPB : RPE_EXPLORER_CHANGE_METHOD);
+          }
+      }
+      return;
     case PROP_LRPE_TRAINED:
       {
         /* only on when there are trained parameters to use */
@@ -676,6 +723,7 @@ rpe_explorer_state_finalize (GObject *object)
   g_free (self->compare_b_capture);
   rpe_lrpe_trained_free (self->lrpe_trained);
   g_free (self->lrpe_trained_source);
+  rpe_explorer_trained_unref (self->trained);
   rpe_spe_params_clear (&self->conv2d);
   g_free (self->conv2d_source);
 
@@ -723,6 +771,13 @@ rpe_explorer_state_class_init (RpeExplorerStateClass *klass)
   properties[PROP_LRPE_TRAINED] =
     g_param_spec_boolean ("lrpe-trained", NULL, "Use the trained LRPE parameters (v, theta, permutation) held",
                           FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FASTRPB_TRAINED] =
+    g_param_spec_boolean ("fastrpb-trained", NULL,
+                          "Draw the held checkpoint's FastRPB bias (every head and offset) instead of the edited taps",
+                          FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_APE_TRAINED] = g_param_spec_boolean (
+    "ape-trained", NULL, "APE adds the held checkpoint's learned embedding instead of the sinusoidal one", FALSE,
+    G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_CAUSAL] =
     g_param_spec_boolean ("causal", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1055,6 +1110,12 @@ rpe_explorer_state_set_fastrpb_weights (RpeExplorerState *self,
   count = MIN (count, G_N_ELEMENTS (self->fastrpb_w));
   for (gsize i = 0; i < count; i++)
     self->fastrpb_w[i] = isfinite (w[i]) ? w[i] : 0.0f;
+  /* edited taps: drawn instead of the trained bias (kept, to be switched back on) */
+  if (self->fastrpb_use_trained)
+    {
+      self->fastrpb_use_trained = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FASTRPB_TRAINED]);
+    }
   emit_changed (self, RPE_EXPLORER_CHANGE_FASTRPB);
 }
 
@@ -1162,7 +1223,13 @@ static void
 content_shape (RpeExplorerState    *self,
                RpeExplorerSnapshot *s)
 {
-  gsize H = s->have_spe ? s->spe.n_heads : 1, D = s->have_spe ? s->spe.n_features : 1;
+  /* the window-drawn methods act on the trained modules' model when there are some (an SPE module
+   * held from before may have another shape); SPE, exact and linear on the SPE module's */
+  gboolean window_method = self->method == RPE_EXPLORER_METHOD_APE || self->method == RPE_EXPLORER_METHOD_LRPE
+                           || self->method == RPE_EXPLORER_METHOD_FASTRPB;
+  gboolean model = self->trained != NULL && (window_method || !s->have_spe);
+  gsize    H = model ? self->trained->heads : s->have_spe ? s->spe.n_heads : 1;
+  gsize    D = model ? self->trained->dim : s->have_spe ? s->spe.n_features : 1;
 
   if (self->method == RPE_EXPLORER_METHOD_LRPE && self->lrpe_use_trained && self->lrpe_trained != NULL)
     {
@@ -1247,6 +1314,62 @@ rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
   emit_changed (self, RPE_EXPLORER_CHANGE_LRPE);
 }
 
+void
+rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (trained == self->trained)
+    return;
+  if (trained != NULL)
+    rpe_explorer_trained_ref (trained);
+  rpe_explorer_trained_unref (self->trained);
+  self->trained = trained;
+  g_object_freeze_notify (G_OBJECT (self));
+  /* a switch stays on only while there is something to draw */
+  if (self->fastrpb_use_trained && (trained == NULL || trained->n_fastrpb == 0))
+    {
+      self->fastrpb_use_trained = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FASTRPB_TRAINED]);
+    }
+  if (self->ape_use_trained && (trained == NULL || trained->ape == NULL))
+    {
+      self->ape_use_trained = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APE_TRAINED]);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
+  emit_changed (self, RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_FASTRPB);
+}
+
+void
+rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
+{
+  gboolean fastrpb = trained != NULL && trained->n_fastrpb > 0, ape = trained != NULL && trained->ape != NULL;
+
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  g_object_freeze_notify (G_OBJECT (self));
+  rpe_explorer_state_restore_trained (self, trained);
+  if (self->fastrpb_use_trained != fastrpb)
+    {
+      self->fastrpb_use_trained = fastrpb;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FASTRPB_TRAINED]);
+      emit_changed (self, RPE_EXPLORER_CHANGE_FASTRPB);
+    }
+  if (self->ape_use_trained != ape)
+    {
+      self->ape_use_trained = ape;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APE_TRAINED]);
+      emit_changed (self, RPE_EXPLORER_CHANGE_METHOD);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+RpeExplorerTrained *
+rpe_explorer_state_get_trained (RpeExplorerState *self)
+{
+  g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), NULL);
+  return self->trained;
+}
+
 const RpeLrpeTrained *
 rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *self,
                                      const char       **source)
@@ -1291,6 +1414,14 @@ rpe_explorer_state_snapshot (RpeExplorerState *self)
   s->lrpe_theta = self->lrpe_theta;
   s->train_length = self->train_length;
   memcpy (s->fastrpb_w, self->fastrpb_w, sizeof s->fastrpb_w);
+  s->layer = self->capture_layer;
+  if (self->trained != NULL)
+    {
+      priv->trained = rpe_explorer_trained_ref (self->trained);
+      s->trained = priv->trained;
+      s->fastrpb_trained = self->fastrpb_use_trained && self->trained->n_fastrpb > 0;
+      s->ape_trained = self->ape_use_trained && self->trained->ape != NULL;
+    }
 
   if (self->have[self->spe_kind]
       && rpe_spe_params_copy (&s->spe, &self->modules[self->spe_kind]) == RPE_OK)
@@ -1531,7 +1662,7 @@ rpe_explorer_state_check_capture (RpeExplorerState   *self,
   g_return_val_if_fail (RPE_IS_EXPLORER_STATE (self), FALSE);
   g_return_val_if_fail (capture != NULL, FALSE);
   p = self->have[self->spe_kind] ? &self->modules[self->spe_kind] : NULL;
-  return rpe_explorer_capture_check (capture, layer, self->model_print, p, error);
+  return rpe_explorer_capture_check_trained (capture, layer, self->model_print, p, self->trained, error);
 }
 
 gboolean
@@ -1541,8 +1672,20 @@ rpe_explorer_capture_check (RpeExplorerCapture  *capture,
                             const RpeSpeParams  *p,
                             GError             **error)
 {
+  return rpe_explorer_capture_check_trained (capture, layer, print, p, NULL, error);
+}
+
+gboolean
+rpe_explorer_capture_check_trained (RpeExplorerCapture       *capture,
+                                    guint                     layer,
+                                    const RpeModelPrint      *print,
+                                    const RpeSpeParams       *p,
+                                    const RpeExplorerTrained *trained,
+                                    GError                  **error)
+{
   const RpeTensor *q;
   g_autofree char *base = NULL;
+  gsize heads, dim;
 
   g_return_val_if_fail (capture != NULL, FALSE);
   base = g_path_get_basename (capture->path);
@@ -1557,14 +1700,18 @@ rpe_explorer_capture_check (RpeExplorerCapture  *capture,
   /* a capture of another model than the checkpoint's is refused before anything is drawn */
   if (print != NULL && !rpe_capture_check_model (capture->capture, print, NULL, error))
     return FALSE;
-  if (p == NULL)
+  if (p == NULL && trained == NULL)
     return rpe_set_error (error, RPE_ERROR_NOT_FOUND, "there is no module to apply the capture %s to", base);
-  if (q->ndim != 3 || q->shape[1] != p->n_heads || q->shape[2] != p->n_features)
+  /* the trained modules' model (H, D), else the SPE module's */
+  heads = trained != NULL ? trained->heads : p->n_heads;
+  dim = trained != NULL ? trained->dim : p->n_features;
+  if ((q->ndim != 3 || q->shape[1] != heads || q->shape[2] != dim)
+      && (p == NULL || q->ndim != 3 || q->shape[1] != p->n_heads || q->shape[2] != p->n_features))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "%s, layer %u: queries of shape (N, H, D) = (%zu, %zu, %zu) do not fit the module "
                           "of (H, D) = (%zu, %zu) (a capture of another model?)",
                           base, layer, (size_t) q->shape[0], (size_t) (q->ndim > 1 ? q->shape[1] : 0),
-                          (size_t) (q->ndim > 2 ? q->shape[2] : 0), (size_t) p->n_heads, (size_t) p->n_features);
+                          (size_t) (q->ndim > 2 ? q->shape[2] : 0), (size_t) heads, (size_t) dim);
   if (q->shape[0] < 2 || q->shape[0] > RPE_EXPLORER_MAX_LENGTH)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,
                           "%s, layer %u: N = %zu positions; the explorer draws 2 to %d", base, layer,

@@ -15,6 +15,7 @@
 #include <glib-object.h>
 
 #include "rpe-capture.h"
+#include "rpe-explorer-trained.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-linear-attention.h"
 #include "rpe-plot-render.h"
@@ -133,6 +134,14 @@ typedef struct
   /* Trained LRPE parameters in use (a checkpoint's module or .npy files), or NULL: seeded.
    * rpe_explorer_snapshot_new_lrpe applies them (P and Lambda as they imply). */
   const RpeLrpeTrained *lrpe_trained;
+  /* A checkpoint's trained FastRPB biases and learned absolute embedding, with the model's (H, D)
+   * (rpe-explorer-trained.h), or NULL.  fastrpb_trained: FASTRPB draws the bias of layer `layer`
+   * (every head, every offset it holds) instead of fastrpb_w; ape_trained: APE adds the learned
+   * embedding instead of the sinusoidal one.  layer: the model layer drawn ("capture-layer"). */
+  const RpeExplorerTrained *trained;
+  gboolean                  fastrpb_trained;
+  gboolean                  ape_trained;
+  guint                     layer;
   /* The shape of the queries/keys (rpe_explorer_snapshot_fill_content): the SPE module's
    * (H, D); for LRPE with trained parameters of another width, (H', D) of the loaded content
    * when it fits them, else (1, D).  content_head is the head clamped to content_heads - 1. */
@@ -175,7 +184,8 @@ gboolean  rpe_explorer_snapshot_captured (const RpeExplorerSnapshot *snapshot,
  * has no layer `layer`). */
 RpeExplorerSnapshot *rpe_explorer_snapshot_with_capture_layer (const RpeExplorerSnapshot *snapshot,
                                                                guint                      layer);
-/* The FastRPB weights for length n: (2n - 1) floats, index i <-> tau = i - (n-1). */
+/* The FastRPB weights for length n: (2n - 1) floats, index i <-> tau = i - (n-1): the trained
+ * bias of the snapshot's layer and content head when fastrpb_trained, else the edited taps. */
 void      rpe_explorer_snapshot_fastrpb_weights (const RpeExplorerSnapshot *snapshot,
                                                  gsize                      n,
                                                  float                     *w);
@@ -244,7 +254,8 @@ gboolean  rpe_explorer_state_set_gate     (RpeExplorerState *self,
                                            gsize             d,
                                            double            g,
                                            gboolean          all_features);
-/* FastRPB weights for |tau| < RPE_EXPLORER_FASTRPB_TAPS: w (2T - 1), index i <-> tau = i - (T-1). */
+/* FastRPB weights for |tau| < RPE_EXPLORER_FASTRPB_TAPS: w (2T - 1), index i <-> tau = i - (T-1).
+ * These are the edited taps: setting them turns "fastrpb-trained" off. */
 void      rpe_explorer_state_set_fastrpb_weights (RpeExplorerState *self,
                                                   const float      *w,
                                                   gsize             count);
@@ -299,6 +310,14 @@ gboolean rpe_explorer_capture_check (RpeExplorerCapture  *capture,
                                      const RpeModelPrint *print,
                                      const RpeSpeParams  *p,
                                      GError             **error);
+/* The same with a checkpoint's trained modules (rpe-explorer-trained.h; NULL: none): a capture of
+ * their model's (H, D) is taken too, with or without an SPE module. */
+gboolean rpe_explorer_capture_check_trained (RpeExplorerCapture       *capture,
+                                             guint                     layer,
+                                             const RpeModelPrint      *print,
+                                             const RpeSpeParams       *p,
+                                             const RpeExplorerTrained *trained,
+                                             GError                  **error);
 /* Makes layer `layer` of capture the content (content CAPTURE, capture-layer, length N of the
  * capture), in one "changed" (CONTENT | LENGTH); or, refused by the check above, changes
  * nothing.  capture NULL: forgets the capture (content back to unit if it was CAPTURE). */
@@ -334,6 +353,16 @@ void      rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
 /* The trained parameters held (NULL if none) and their source. */
 const RpeLrpeTrained *rpe_explorer_state_get_lrpe_trained (RpeExplorerState  *self,
                                                            const char       **source);
+/* A checkpoint's trained FastRPB biases and learned APE with the model's (H, D) (takes a
+ * reference; NULL drops them).  Their (H, D) is the content's shape when there is no SPE module
+ * (a capture of that shape can then be opened).  Turns "fastrpb-trained" on when it holds a
+ * FastRPB module and "ape-trained" when it holds a learned embedding; editing the FastRPB taps
+ * (rpe_explorer_state_set_fastrpb_weights) turns "fastrpb-trained" off. */
+void rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained);
+/* Puts back trained modules held before (undo, sessions) without changing the switches. */
+void rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained);
+/* The held set (NULL if none; not a new reference). */
+RpeExplorerTrained *rpe_explorer_state_get_trained (RpeExplorerState *self);
 
 guint64              rpe_explorer_state_get_serial (RpeExplorerState *self);
 RpeExplorerSnapshot *rpe_explorer_state_snapshot   (RpeExplorerState *self);

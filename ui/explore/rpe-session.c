@@ -129,6 +129,8 @@ session_properties (RpeExplorerState *state,
   return all;
 }
 
+static gboolean trained_equal (const RpeExplorerTrained *a, const RpeExplorerTrained *b);
+
 static void
 copy_module (RpeExplorerState *src,
              RpeExplorerState *dest,
@@ -175,6 +177,8 @@ rpe_explorer_state_copy_into (RpeExplorerState *src,
   else
     rpe_explorer_state_clear_npy_content (dest);
   rpe_explorer_state_restore_capture (dest, rpe_explorer_state_get_capture (src));
+  /* the trained FastRPB biases and learned APE (their switches are among the properties) */
+  rpe_explorer_state_restore_trained (dest, rpe_explorer_state_get_trained (src));
   /* the properties last: loading content switches "content" to NPY */
   props = session_properties (src, &n);
   g_object_freeze_notify (G_OBJECT (dest));
@@ -294,6 +298,12 @@ rpe_explorer_state_equal (RpeExplorerState *a,
         return FALSE;
       }
   }
+  if (!trained_equal (rpe_explorer_state_get_trained (a), rpe_explorer_state_get_trained (b)))
+    {
+      if (what != NULL)
+        *what = g_strdup ("the trained FastRPB and APE modules");
+      return FALSE;
+    }
   na = rpe_explorer_state_get_npy_content (a, &nda, sa);
   nb = rpe_explorer_state_get_npy_content (b, &ndb, sb);
   if ((na == NULL) != (nb == NULL)
@@ -498,6 +508,81 @@ add_string (JsonBuilder *b,
 static void write_capture (JsonBuilder      *b,
                            RpeExplorerState *state);
 
+/* Whether FASTRPB draws the held checkpoint's trained bias (`rpe export --checkpoint` draws it too). */
+static gboolean
+fastrpb_trained_on (RpeExplorerState *st)
+{
+  gboolean on = FALSE;
+
+  g_object_get (st, "fastrpb-trained", &on, NULL);
+  return on;
+}
+
+/* "trained-modules": a checkpoint's FastRPB biases and learned APE, the values themselves:
+ *   { "source", "heads", "dim", "fastrpb": [ { "layer" (null: not known), "prefix", "taps" M,
+ *     "w" H (2M - 1) floats } ], "ape": { "positions" P, "w" P H D floats } | null } | absent */
+static void
+write_trained (JsonBuilder *b, const RpeExplorerTrained *t)
+{
+  if (t == NULL)
+    return;
+  json_builder_set_member_name (b, "trained-modules");
+  json_builder_begin_object (b);
+  add_string (b, "source", t->source);
+  json_builder_set_member_name (b, "heads");
+  json_builder_add_int_value (b, (gint64) t->heads);
+  json_builder_set_member_name (b, "dim");
+  json_builder_add_int_value (b, (gint64) t->dim);
+  json_builder_set_member_name (b, "fastrpb");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < t->n_fastrpb; i++)
+    {
+      const RpeExplorerFastrpbLayer *l = &t->fastrpb[i];
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "layer");
+      if (l->layer == RPE_EXPLORER_TRAINED_NO_LAYER)
+        json_builder_add_null_value (b);
+      else
+        json_builder_add_int_value (b, l->layer);
+      add_string (b, "prefix", l->prefix);
+      json_builder_set_member_name (b, "taps");
+      json_builder_add_int_value (b, (gint64) l->taps);
+      add_floats (b, "w", l->w, t->heads * (2 * l->taps - 1));
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "ape");
+  if (t->ape == NULL)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "positions");
+      json_builder_add_int_value (b, (gint64) t->ape_positions);
+      add_floats (b, "w", t->ape, t->ape_positions * t->heads * t->dim);
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+}
+
+static gboolean
+trained_equal (const RpeExplorerTrained *a, const RpeExplorerTrained *b)
+{
+  if (a == b)
+    return TRUE;
+  if (a == NULL || b == NULL || a->heads != b->heads || a->dim != b->dim || a->n_fastrpb != b->n_fastrpb
+      || a->ape_positions != b->ape_positions || (a->ape == NULL) != (b->ape == NULL)
+      || g_strcmp0 (a->source, b->source) != 0)
+    return FALSE;
+  for (guint i = 0; i < a->n_fastrpb; i++)
+    if (a->fastrpb[i].layer != b->fastrpb[i].layer || a->fastrpb[i].taps != b->fastrpb[i].taps
+        || g_strcmp0 (a->fastrpb[i].prefix, b->fastrpb[i].prefix) != 0
+        || memcmp (a->fastrpb[i].w, b->fastrpb[i].w, a->heads * (2 * a->fastrpb[i].taps - 1) * sizeof (float)) != 0)
+      return FALSE;
+  return a->ape == NULL || memcmp (a->ape, b->ape, a->ape_positions * a->heads * a->dim * sizeof (float)) == 0;
+}
+
 char *
 rpe_session_to_data (RpeSession  *session,
                      gsize       *length,
@@ -579,6 +664,8 @@ rpe_session_to_data (RpeSession  *session,
         json_builder_end_object (b);
       }
   }
+
+  write_trained (b, rpe_explorer_state_get_trained (session->state));
 
   json_builder_set_member_name (b, "content");
   npy = rpe_explorer_state_get_npy_content (session->state, &ndim, shape);
@@ -1798,6 +1885,97 @@ read_lrpe_trained (RpeSession  *s,
   return TRUE;
 }
 
+/* The most floats "trained-modules" may hold in all (64 MiB of float32): checked from the
+ * declared shapes before anything is allocated. */
+#define TRAINED_MAX_FLOATS ((gint64) 1 << 24)
+
+/* "trained-modules" (write_trained): every shape checked against the limits and the declared
+ * (H, D) before the values are read; the switches are among the state's properties. */
+static gboolean
+read_trained (RpeSession *s, JsonNode *node, GError **error)
+{
+  JsonObject *o;
+  JsonNode   *fn, *an;
+  g_autoptr (RpeExplorerTrained) t = NULL;
+  gint64  heads, dim, total = 0;
+  GError *local = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (error, "“trained-modules” must be an object");
+  o = json_node_get_object (node);
+  if (!get_int (o, "heads", 1, 4096, &heads, "the trained modules", error)
+      || !get_int (o, "dim", 1, 65536, &dim, "the trained modules", error))
+    return FALSE;
+  fn = json_object_get_member (o, "fastrpb");
+  an = json_object_get_member (o, "ape");
+  if (fn != NULL && !JSON_NODE_HOLDS_NULL (fn) && !JSON_NODE_HOLDS_ARRAY (fn))
+    return bad (error, "“fastrpb” of the trained modules must be an array");
+  if (an != NULL && !JSON_NODE_HOLDS_NULL (an) && !JSON_NODE_HOLDS_OBJECT (an))
+    return bad (error, "“ape” of the trained modules must be an object or null");
+  if (fn != NULL && JSON_NODE_HOLDS_ARRAY (fn)
+      && json_array_get_length (json_node_get_array (fn)) > RPE_EXPLORER_TRAINED_MAX_LAYERS)
+    return bad (error, "the trained modules hold %u FastRPB modules (at most %d)",
+                json_array_get_length (json_node_get_array (fn)), RPE_EXPLORER_TRAINED_MAX_LAYERS);
+  t = rpe_explorer_trained_new ((gsize) heads, (gsize) dim, opt_string (o, "source"), &local);
+  if (t == NULL)
+    return bad (error, "%s", local->message), g_clear_error (&local), FALSE;
+  for (guint i = 0; fn != NULL && JSON_NODE_HOLDS_ARRAY (fn) && i < json_array_get_length (json_node_get_array (fn));
+       i++)
+    {
+      JsonNode   *e = json_array_get_element (json_node_get_array (fn), i);
+      JsonObject *m;
+      JsonNode   *ln;
+      gint64      taps, layer = RPE_EXPLORER_TRAINED_NO_LAYER;
+      float      *w = NULL;
+      gboolean    ok;
+
+      if (!JSON_NODE_HOLDS_OBJECT (e))
+        return bad (error, "FastRPB module %u of the trained modules must be an object", i);
+      m = json_node_get_object (e);
+      if (!get_int (m, "taps", 1, RPE_EXPLORER_TRAINED_MAX_TAPS, &taps, "a trained FastRPB module", error))
+        return FALSE;
+      ln = json_object_get_member (m, "layer");
+      if (ln != NULL && !JSON_NODE_HOLDS_NULL (ln)
+          && !get_int (m, "layer", 0, 999999, &layer, "a trained FastRPB module", error))
+        return FALSE;
+      /* the budget, from the declared shape, before the values are read */
+      total += heads * (2 * taps - 1);
+      if (total > TRAINED_MAX_FLOATS)
+        return bad (error, "the trained modules hold more than %" G_GINT64_FORMAT " values", TRAINED_MAX_FLOATS);
+      if (!get_floats (m, "w", (gsize) (heads * (2 * taps - 1)), -1e6, 1e6, FALSE, &w, "a trained FastRPB module",
+                       error))
+        return FALSE;
+      ok = rpe_explorer_trained_add_fastrpb (t, (guint) layer, opt_string (m, "prefix"), (gsize) taps, w, &local);
+      rpe_free (w);
+      if (!ok)
+        return bad (error, "%s", local->message), g_clear_error (&local), FALSE;
+    }
+  if (an != NULL && JSON_NODE_HOLDS_OBJECT (an))
+    {
+      JsonObject *a = json_node_get_object (an);
+      gint64      positions;
+      float      *w = NULL;
+      gboolean    ok;
+
+      if (!get_int (a, "positions", 1, 65536, &positions, "the learned absolute embedding", error))
+        return FALSE;
+      total += positions * heads * dim;
+      if (total > TRAINED_MAX_FLOATS)
+        return bad (error, "the trained modules hold more than %" G_GINT64_FORMAT " values", TRAINED_MAX_FLOATS);
+      if (!get_floats (a, "w", (gsize) (positions * heads * dim), -1e6, 1e6, FALSE, &w,
+                       "the learned absolute embedding", error))
+        return FALSE;
+      ok = rpe_explorer_trained_set_ape (t, (gsize) positions, w, &local);
+      rpe_free (w);
+      if (!ok)
+        return bad (error, "%s", local->message), g_clear_error (&local), FALSE;
+    }
+  rpe_explorer_state_restore_trained (s->state, t);
+  return TRUE;
+}
+
 static gboolean
 read_content (RpeSession  *s,
               JsonNode    *node,
@@ -2065,6 +2243,8 @@ rpe_session_load_data (const char  *data,
   }
 
   if (!read_lrpe_trained (s, json_object_get_member (o, "lrpe-trained-parameters"), error))
+    return NULL;
+  if (!read_trained (s, json_object_get_member (o, "trained-modules"), error))
     return NULL;
   if (!read_content (s, json_object_get_member (o, "content"), error))
     return NULL;
@@ -2535,7 +2715,8 @@ rpe_session_export_argv (RpeSession  *session,
               return NULL;
             }
         }
-      if (rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB || g_str_equal (view, "curves"))
+      if ((rpe_explorer_state_get_method (st) == RPE_EXPLORER_METHOD_FASTRPB && !fastrpb_trained_on (st))
+          || g_str_equal (view, "curves"))
         {
           g_autoptr (RpeExplorerState) fresh = rpe_explorer_state_new ();
           gsize na = 0, nb = 0;

@@ -141,9 +141,7 @@ load_demo (RpeWindow *self)
 /* The checkpoint's LRPE modules become the sidebar's trained choices (the first is used), and
  * a single FastRPB module's weights are loaded; a file with nothing else shows that method. */
 static void
-offer_trained_modules (RpeWindow         *self,
-                       RpeCheckpointData *data,
-                       const char        *base)
+offer_trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base, RpeExplorerTrained *held)
 {
   g_autoptr (GPtrArray) trained = g_ptr_array_new_with_free_func ((GDestroyNotify) rpe_lrpe_trained_free);
   g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
@@ -169,16 +167,23 @@ offer_trained_modules (RpeWindow         *self,
       g_ptr_array_add (labels, NULL);
       _rpe_window_set_lrpe_choices (self, trained, (const char **) labels->pdata, TRUE, TRUE);
     }
-  if (data->fastrpb_modules != NULL && data->fastrpb_modules->len == 1)
+  if (data->fastrpb_modules != NULL && data->fastrpb_modules->len >= 1)
     {
+      /* the editor's central taps start from the first module's (editing them draws the edit) */
       const RpeFastrpbModuleInfo *m = g_ptr_array_index (data->fastrpb_modules, 0);
       g_autoptr (GError) error = NULL;
 
       if (!_rpe_window_set_fastrpb_tensor (self, m->w, &error))
         rpe_toast_queue_add (self->toasts, adw_toast_new (error->message));
     }
-  if (!data->have_sine && !data->have_conv && (trained->len > 0 || data->fastrpb_modules->len > 0))
-    g_object_set (self->state, "method", trained->len > 0 ? RPE_EXPLORER_METHOD_LRPE : RPE_EXPLORER_METHOD_FASTRPB,
+  /* every FastRPB bias in full and the learned APE: drawn for every head and layer */
+  rpe_explorer_state_set_trained (self->state, held);
+  if (!data->have_sine && !data->have_conv
+      && (trained->len > 0 || data->fastrpb_modules->len > 0 || (held != NULL && held->ape != NULL)))
+    g_object_set (self->state, "method",
+                  trained->len > 0                 ? RPE_EXPLORER_METHOD_LRPE
+                  : data->fastrpb_modules->len > 0 ? RPE_EXPLORER_METHOD_FASTRPB
+                                                   : RPE_EXPLORER_METHOD_APE,
                   NULL);
   if (data->have_conv2d)
     {
@@ -201,6 +206,75 @@ offer_trained_modules (RpeWindow         *self,
 /* Whether the window made a choice for the person: several modules of one kind (a sine and a
  * conv module are the sidebar's "SPE module"), a module of several layers, several gates.  The
  * 2-D module (the grid window's) is no choice. */
+/* The model's (H, D) for its trained FastRPB biases and learned APE: the SPE module's, a demo's
+ * metadata, the FastRPB bias's H (D = the learned APE's width / H, else 64), else one head of the
+ * learned APE's width. */
+static void
+model_shape (RpeCheckpointData *data, gsize *H, gsize *D)
+{
+  const RpeSpeParams *p = data->have_sine ? &data->sine : data->have_conv ? &data->conv : NULL;
+  const RpeTensor    *ape = NULL;
+
+  *H = *D = 0;
+  if (p != NULL)
+    {
+      *H = p->n_heads;
+      *D = p->n_features;
+      return;
+    }
+  if (rpe_demos_is_spec (data->path) && !g_file_test (data->path, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GHashTable) meta = rpe_demos_metadata (data->path, NULL);
+      const char *h = meta != NULL ? g_hash_table_lookup (meta, "heads") : NULL;
+      const char *d = meta != NULL ? g_hash_table_lookup (meta, "features") : NULL;
+
+      *H = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
+      *D = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
+      if (*H > 0 && *D > 0)
+        return;
+    }
+  for (gsize i = 0; i < rpe_tensor_set_size (data->set); i++)
+    {
+      const RpeTensor *t = rpe_tensor_set_get (data->set, i);
+
+      if ((g_str_equal (t->name, "ape.weight") || g_str_has_suffix (t->name, ".ape.weight")) && t->ndim == 2)
+        ape = t;
+    }
+  if (data->fastrpb_modules != NULL && data->fastrpb_modules->len > 0)
+    {
+      const RpeFastrpbModuleInfo *m = g_ptr_array_index (data->fastrpb_modules, 0);
+
+      *H = m->n_heads;
+      *D = ape != NULL && m->n_heads > 0 && ape->shape[1] % m->n_heads == 0 ? ape->shape[1] / m->n_heads : 64;
+      return;
+    }
+  *H = 1;
+  *D = ape != NULL ? ape->shape[1] : 64;
+}
+
+/* The checkpoint's trained FastRPB biases and learned APE (NULL: none; a malformed one is said in
+ * a toast and dropped); with LRPE modules alone, a set that carries the model's shape. */
+static RpeExplorerTrained *
+trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base)
+{
+  g_autoptr (GError) error = NULL;
+  RpeExplorerTrained *t;
+  gsize               H, D;
+
+  model_shape (data, &H, &D);
+  t = rpe_explorer_trained_from_set (data->set, H, D, base, &error);
+  if (t == NULL && error != NULL)
+    {
+      g_autofree char *text = g_strdup_printf (_("The trained modules of %s are not used: %s"), base, error->message);
+
+      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (text));
+      return NULL;
+    }
+  if (t == NULL && !data->have_sine && !data->have_conv && data->lrpe_modules != NULL && data->lrpe_modules->len > 0)
+    t = rpe_explorer_trained_new (H, D, base, NULL);
+  return t;
+}
+
 static gboolean
 has_module_choice (RpeCheckpointData *data)
 {
@@ -229,8 +303,9 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
   g_autofree char *display = g_filename_display_name (base);
   /* what the main views can show: an SPE module, LRPE or FastRPB modules (a 2-D module goes to
    * the grid window, and the views keep what they showed) */
+  g_autoptr (RpeExplorerTrained) held = trained_modules (self, data, base);
   gboolean for_views = data->have_sine || data->have_conv || data->lrpe_modules->len > 0
-                       || data->fastrpb_modules->len > 0;
+                       || data->fastrpb_modules->len > 0 || (held != NULL && held->ape != NULL);
   AdwToast *toast;
 
   if (!for_views && !data->have_conv2d)
@@ -277,7 +352,7 @@ _rpe_window_use_checkpoint (RpeWindow         *self,
                                           || (data->have_conv && data->conv.gate != NULL), NULL);
     }
   _rpe_window_show_message (self, NULL);
-  offer_trained_modules (self, data, base);
+  offer_trained_modules (self, data, base, held);
   g_clear_pointer (&self->checkpoint, rpe_checkpoint_data_unref);
   self->checkpoint = rpe_checkpoint_data_ref (data);
   if (announce)
