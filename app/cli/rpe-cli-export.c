@@ -2126,6 +2126,17 @@ export_main (int argc, char **argv, RpeSession *session)
                       rpe_cli_check_method_module (&o, eo.attention_method, FALSE, TRUE, &error);
                       goto report;
                     }
+                  if (rpe_cli_content_is_capture (&o))
+                    {
+                      /* a capture is drawn by the model's own module: seeded parameters on its
+                       * queries and keys would not be the attention the model computed */
+                      rpe_cli_usage_error (&error,
+                                           _("a captured --content is drawn by the model's own module, and %s "
+                                             "holds no trained %s module (seeded parameters on captured queries "
+                                             "and keys are no model's attention)"),
+                                           o.model.checkpoint, eo.attention_method);
+                      goto report;
+                    }
                   fprintf (stderr,
                            _("rpe export %s: note: %s holds no trained %s module: %s is drawn with seeded "
                              "parameters beside its SPE module\n"),

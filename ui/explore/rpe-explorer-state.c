@@ -1634,6 +1634,21 @@ file_sha256 (const char  *path,
   return g_strdup (g_checksum_get_string (sum));
 }
 
+void
+rpe_explorer_capture_open_in_task (GTask        *task,
+                                   gpointer      source,
+                                   gpointer      task_data,
+                                   GCancellable *cancellable)
+{
+  GError             *error = NULL;
+  RpeExplorerCapture *capture = rpe_explorer_capture_open (task_data, &error);
+
+  if (capture == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, capture, (GDestroyNotify) rpe_explorer_capture_unref);
+}
+
 RpeExplorerCapture *
 rpe_explorer_capture_open (const char  *path_or_demo,
                            GError     **error)

@@ -12,7 +12,7 @@
  */
 #pragma once
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 #include "rpe-capture.h"
 #include "rpe-explorer-trained.h"
@@ -287,6 +287,12 @@ RpeExplorerCapture *rpe_explorer_capture_new   (RpeCapture         *capture,
 /* Opens a capture file or "demo:NAME" and hashes the file (NULL and error when it is refused). */
 RpeExplorerCapture *rpe_explorer_capture_open  (const char         *path_or_demo,
                                                 GError            **error);
+/* A GTaskThreadFunc that opens the capture named by task_data (a path or "demo:NAME", a string
+ * the task owns) on a worker: the task returns the RpeExplorerCapture or the error. */
+void                rpe_explorer_capture_open_in_task (GTask        *task,
+                                                       gpointer      source,
+                                                       gpointer      task_data,
+                                                       GCancellable *cancellable);
 RpeExplorerCapture *rpe_explorer_capture_ref   (RpeExplorerCapture *capture);
 void                rpe_explorer_capture_unref (RpeExplorerCapture *capture);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerCapture, rpe_explorer_capture_unref)

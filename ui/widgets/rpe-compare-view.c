@@ -81,18 +81,6 @@ b_capture_spec (RpeCompareView *self)
   return spec != NULL && *spec != '\0' ? g_steal_pointer (&spec) : NULL;
 }
 
-static void
-capture_open_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GError             *error = NULL;
-  RpeExplorerCapture *capture = rpe_explorer_capture_open (task_data, &error);
-
-  if (capture == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, capture, (GDestroyNotify) rpe_explorer_capture_unref);
-}
-
 static void sync_capture_list (RpeCompareView *self);
 
 static void
@@ -162,7 +150,7 @@ capture_open (RpeCompareView *self, const char *path, gboolean choosing)
   self->b_choosing = choosing;
   task = g_task_new (self, self->b_open, capture_open_done, NULL);
   g_task_set_task_data (task, g_strdup (path), g_free);
-  g_task_run_in_thread (task, capture_open_thread);
+  g_task_run_in_thread (task, rpe_explorer_capture_open_in_task);
 }
 
 /* B's capture: *capture (a new reference; NULL: the current capture), or FALSE and *why while it

@@ -38,6 +38,33 @@ forget_current (Queue *q)
   g_clear_object (&q->current);
 }
 
+static GWeakRef *
+weak_ref_new (gpointer object)
+{
+  GWeakRef *ref = g_new (GWeakRef, 1);
+
+  g_weak_ref_init (ref, object);
+  return ref;
+}
+
+static void
+weak_ref_free (gpointer data)
+{
+  g_weak_ref_clear (data);
+  g_free (data);
+}
+
+static gboolean
+kick (gpointer data)
+{
+  g_autoptr (AdwToastOverlay) overlay = g_weak_ref_get (data);
+  Queue *q = overlay != NULL ? g_object_get_data (G_OBJECT (overlay), QUEUE_KEY) : NULL;
+
+  if (q != NULL)
+    ensure_tick (q);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 current_dismissed (AdwToast *toast, Queue *q)
 {
@@ -46,7 +73,8 @@ current_dismissed (AdwToast *toast, Queue *q)
   forget_current (q);
   /* the overlay started its hide animation at this frame time */
   q->dismissed_us = frame_time (q);
-  ensure_tick (q);
+  /* not from inside the emission: the overlay may be disposing (it dismisses its toasts then) */
+  g_idle_add_full (G_PRIORITY_DEFAULT, kick, weak_ref_new (q->overlay), weak_ref_free);
 }
 
 static void

@@ -45,21 +45,6 @@ _rpe_window_capture_follow_layer (RpeWindow *self)
 /* ---------------------------------------------------------------- opening */
 
 static void
-open_thread (GTask        *task,
-             gpointer      source,
-             gpointer      task_data,
-             GCancellable *cancellable)
-{
-  GError *error = NULL;
-  RpeExplorerCapture *capture = rpe_explorer_capture_open (task_data, &error);
-
-  if (capture == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, capture, (GDestroyNotify) rpe_explorer_capture_unref);
-}
-
-static void
 open_done (GObject      *source,
            GAsyncResult *result,
            gpointer      user_data)
@@ -130,7 +115,7 @@ rpe_window_open_capture (RpeWindow  *self,
   task = g_task_new (self, self->capture_cancellable, open_done, NULL);
   g_task_set_source_tag (task, rpe_window_open_capture);
   g_task_set_task_data (task, g_strdup (path_or_demo), g_free);
-  g_task_run_in_thread (task, open_thread);
+  g_task_run_in_thread (task, rpe_explorer_capture_open_in_task);
 }
 
 gboolean
