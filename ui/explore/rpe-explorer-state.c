@@ -1635,10 +1635,7 @@ file_sha256 (const char  *path,
 }
 
 void
-rpe_explorer_capture_open_in_task (GTask        *task,
-                                   gpointer      source,
-                                   gpointer      task_data,
-                                   GCancellable *cancellable)
+rpe_explorer_capture_open_in_task (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   GError             *error = NULL;
   RpeExplorerCapture *capture = rpe_explorer_capture_open (task_data, &error);

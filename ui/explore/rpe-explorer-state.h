@@ -289,10 +289,7 @@ RpeExplorerCapture *rpe_explorer_capture_open  (const char         *path_or_demo
                                                 GError            **error);
 /* A GTaskThreadFunc that opens the capture named by task_data (a path or "demo:NAME", a string
  * the task owns) on a worker: the task returns the RpeExplorerCapture or the error. */
-void                rpe_explorer_capture_open_in_task (GTask        *task,
-                                                       gpointer      source,
-                                                       gpointer      task_data,
-                                                       GCancellable *cancellable);
+void rpe_explorer_capture_open_in_task (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable);
 RpeExplorerCapture *rpe_explorer_capture_ref   (RpeExplorerCapture *capture);
 void                rpe_explorer_capture_unref (RpeExplorerCapture *capture);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeExplorerCapture, rpe_explorer_capture_unref)
