@@ -160,7 +160,7 @@ rss_meaningful (void)
   if (meaningful < 0)
     {
       static const char *const version[] = { "--version", NULL };
-      Run r = run_rpe (rpe_test_tmpdir (), NULL, 0, version);
+      Run                      r = run_rpe (rpe_test_tmpdir (), NULL, 0, version);
 
       meaningful = r.status == 0 && r.maxrss_kb <= 24 * 1024;
       if (!meaningful)
