@@ -15,6 +15,9 @@
  *   timer, which counts wall time, is switched off), so it is never dismissed before its show
  *   animation has ended.
  * While the overlay is not mapped there are no frames and no animations: toasts go straight in.
+ * Not covered: a person closing a toast within its 300 ms show animation (its close button or
+ * Escape) still meets the overlay's race; AdwToast forgets its overlay at the dismissal's first
+ * emission, so that dismissal cannot be held back here.
  */
 #pragma once
 
