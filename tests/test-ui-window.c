@@ -692,7 +692,7 @@ toast_watch_done (gpointer data)
 static gboolean
 toast_settled (gpointer data)
 {
-  ToastWatch *w = data;
+  ToastWatch    *w = data;
   GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (w->overlay));
 
   /* a frame RPE_TOAST_QUEUE_GAP_MS after the toast entered: its show animation is over */
