@@ -1022,6 +1022,49 @@ out:
 }
 
 RpeStatus
+rpe_lrpe_attention_map_rows (size_t       n,
+                             size_t       width,
+                             size_t       stride,
+                             const float *qe,
+                             const float *ke,
+                             bool         causal,
+                             bool         row_normalise,
+                             size_t       m0,
+                             size_t       n_rows,
+                             float       *out)
+{
+  if (qe == NULL || ke == NULL || out == NULL || width == 0 || stride < width || m0 > n || n_rows > n - m0)
+    return RPE_ERROR_INVALID_ARGUMENT;
+  if (n_rows == 0)
+    return RPE_OK;
+  if (n > (size_t) INT32_MAX || stride > (size_t) INT32_MAX)
+    return RPE_ERROR_INVALID_ARGUMENT;   /* BLAS takes int sizes */
+  /* the rows' scores Qe[m0 ..] Ke^T */
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n_rows, (int) n, (int) width, 1.0f, qe + m0 * stride,
+               (int) stride, ke, (int) stride, 0.0f, out, (int) n);
+  for (size_t i = 0; i < n_rows; i++)
+    {
+      float *row = out + i * n;
+      size_t last = causal ? m0 + i + 1 : n;
+
+      for (size_t j = last; j < n; j++)
+        row[j] = 0.0f;
+      if (row_normalise)
+        {
+          double sum = 0;
+
+          for (size_t j = 0; j < last; j++)
+            sum += row[j];
+          if (fabs (sum) < RPE_LRPE_DEN_EPS)
+            sum = sum < 0 ? -RPE_LRPE_DEN_EPS : RPE_LRPE_DEN_EPS;
+          for (size_t j = 0; j < last; j++)
+            row[j] = (float) (row[j] / sum);
+        }
+    }
+  return RPE_OK;
+}
+
+RpeStatus
 rpe_lrpe_attention_map (const RpeLrpe    *lrpe,
                         size_t            n,
                         size_t            n_heads,
@@ -1078,28 +1121,9 @@ rpe_lrpe_attention_map (const RpeLrpe    *lrpe,
         }
       rpe_monitor_progress (monitor, (double) h / (double) n_heads);
       /* A_h = Qe_h Ke_h^T, rows strided by H * W */
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n, (int) width,
-                   1.0f, qa + h * width, (int) (n_heads * width),
-                   ka + h * width, (int) (n_heads * width), 0.0f, a, (int) n);
-      for (size_t m = 0; m < n; m++)
-        {
-          float *row = a + m * n;
-          size_t last = causal ? m + 1 : n;
-
-          for (size_t j = last; j < n; j++)
-            row[j] = 0.0f;
-          if (row_normalise)
-            {
-              double sum = 0;
-
-              for (size_t j = 0; j < last; j++)
-                sum += row[j];
-              if (fabs (sum) < RPE_LRPE_DEN_EPS)
-                sum = sum < 0 ? -RPE_LRPE_DEN_EPS : RPE_LRPE_DEN_EPS;
-              for (size_t j = 0; j < last; j++)
-                row[j] = (float) (row[j] / sum);
-            }
-        }
+      if ((st = rpe_lrpe_attention_map_rows (n, width, n_heads * width, qa + h * width, ka + h * width, causal,
+                                             row_normalise, 0, n, a)) != RPE_OK)
+        goto out;
     }
   rpe_monitor_progress (monitor, 1.0);
 

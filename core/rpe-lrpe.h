@@ -256,3 +256,18 @@ RpeStatus rpe_lrpe_attention_map (const RpeLrpe    *lrpe,
                                   bool              row_normalise,
                                   float            *out,
                                   const RpeMonitor *monitor);
+
+/* Rows m0 .. m0 + n_rows - 1 of one head's map above from its encoded features (the
+ * rpe_lrpe_encode output, or the features themselves without LRPE): qe, ke (N rows of W
+ * values, row i at i * stride), out (n_rows, N).  rpe_lrpe_attention_map is this over every
+ * row of every head; the explorer draws the rows its viewport shows. */
+RpeStatus rpe_lrpe_attention_map_rows (size_t       n,
+                                       size_t       width,
+                                       size_t       stride,
+                                       const float *qe,
+                                       const float *ke,
+                                       bool         causal,
+                                       bool         row_normalise,
+                                       size_t       m0,
+                                       size_t       n_rows,
+                                       float       *out);
