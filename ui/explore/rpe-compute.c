@@ -856,28 +856,34 @@ draws_model (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
   return trained && rpe_explorer_snapshot_captured (s, NULL, NULL, NULL, NULL);
 }
 
-/* phi (n, m) of rows x (n, D) with the snapshot's feature map (the model's elu + 1 by default). */
+/* The features phi_q, phi_k (n, m) of query and key rows q, k (n, width) with the snapshot's
+ * feature map (the demos' elu + 1 by default): the linear method's and the trained models'. */
 static RpeStatus
 feature_rows (const RpeExplorerSnapshot *s,
-              RpeFeatureRole             kind,
               gsize                      n,
-              gsize                      D,
-              const float               *x,
+              gsize                      width,
+              const float               *q,
+              const float               *k,
               gsize                     *m,
-              float                    **phi,
+              float                    **phi_q,
+              float                    **phi_k,
               const RpeMonitor          *monitor)
 {
   RpeFeatureOptions options = { s->seed, 64, TRUE, 1 };
-  RpeStatus         status = rpe_feature_map_dim (s->feature_map, &options, D, m);
+  RpeStatus         status = rpe_feature_map_dim (s->feature_map, &options, width, m);
   gsize             count;
 
   if (status != RPE_OK)
     return status;
   if (!rpe_size_mul (n, *m, &count))
     return RPE_ERROR_OVERFLOW;
-  if ((*phi = rpe_alloc (count, sizeof (float), &status)) == NULL)
+  if ((*phi_q = rpe_alloc (count, sizeof (float), &status)) == NULL
+      || (*phi_k = rpe_alloc (count, sizeof (float), &status)) == NULL)
     return status;
-  return rpe_feature_map_apply (s->feature_map, &options, kind, n, 1, D, x, *phi, monitor);
+  status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_QUERY, n, 1, width, q, *phi_q, monitor);
+  if (status == RPE_OK)
+    status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_KEY, n, 1, width, k, *phi_k, monitor);
+  return status;
 }
 
 static void
@@ -983,25 +989,7 @@ row_source_init (RowSource                 *src,
         src->spec.q = src->qhat;
         src->spec.k = src->khat;
         if (method == RPE_EXPLORER_METHOD_LINEAR)
-          {
-            RpeFeatureOptions options = { s->seed, 64, TRUE, 1 };
-            gsize feats;
-
-            status = rpe_feature_map_dim (s->feature_map, &options, s->r, &src->m);
-            if (status != RPE_OK)
-              goto out;
-            if (!rpe_size_mul (n, src->m, &feats))
-              return RPE_ERROR_OVERFLOW;
-            src->phi_q = rpe_alloc (feats, sizeof (float), &status);
-            src->phi_k = src->phi_q != NULL ? rpe_alloc (feats, sizeof (float), &status) : NULL;
-            if (src->phi_k == NULL)
-              goto out;
-            status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_QUERY, n, 1, s->r,
-                                            src->qhat, src->phi_q, monitor);
-            if (status == RPE_OK)
-              status = rpe_feature_map_apply (s->feature_map, &options, RPE_FEATURE_KEY, n, 1, s->r,
-                                              src->khat, src->phi_k, monitor);
-          }
+          status = feature_rows (s, n, s->r, src->qhat, src->khat, &src->m, &src->phi_q, &src->phi_k, monitor);
       }
       break;
 
@@ -1036,9 +1024,7 @@ row_source_init (RowSource                 *src,
           }
       if (src->model)
         {
-          status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
-          if (status == RPE_OK)
-            status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+          status = feature_rows (s, n, D, src->q, src->k, &src->m, &src->phi_q, &src->phi_k, monitor);
         }
       break;
 
@@ -1051,9 +1037,7 @@ row_source_init (RowSource                 *src,
         if (src->model)
           {
             /* the model's placement: the feature map first, then Lambda P on the features */
-            status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
-            if (status == RPE_OK)
-              status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+            status = feature_rows (s, n, D, src->q, src->k, &src->m, &src->phi_q, &src->phi_k, monitor);
             if (status != RPE_OK)
               goto out;
             lrpe = rpe_explorer_snapshot_new_lrpe (s, src->m, &status);
@@ -1112,9 +1096,7 @@ row_source_init (RowSource                 *src,
       if (src->w != NULL && src->model)
         {
           /* the model's linear attention on the features, W V added beside it */
-          status = feature_rows (s, RPE_FEATURE_QUERY, n, D, src->q, &src->m, &src->phi_q, monitor);
-          if (status == RPE_OK)
-            status = feature_rows (s, RPE_FEATURE_KEY, n, D, src->k, &src->m, &src->phi_k, monitor);
+          status = feature_rows (s, n, D, src->q, src->k, &src->m, &src->phi_q, &src->phi_k, monitor);
         }
       break;
 
@@ -1131,7 +1113,6 @@ out:
   return status;
 }
 
-/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 char *
 rpe_compute_method_parameters (const RpeExplorerSnapshot *s, RpeExplorerMethod method)
 {
@@ -1170,6 +1151,7 @@ rpe_compute_method_parameters (const RpeExplorerSnapshot *s, RpeExplorerMethod m
   return g_strdup (what);
 }
 
+/* Exact logits (docs/math.md, section 4): l(m, n) = sum_d q[m,d] k[n,d] Ptilde_d(m - n) / sqrt(D). */
 RpeStatus
 rpe_compute_exact_logits_rows (const float *q,
                                const float *k,
@@ -1219,38 +1201,6 @@ exact_logits_rows (size_t m0, size_t n_rows, size_t n_cols, float *out, void *us
                                         out);
 }
 
-/* The trained LRPE model's map (rpe_lrpe_attention_map's, one head): the scores of the encoded
- * features, s(m, n) = enc_q[m] . enc_k[n] (0 for n > m when causal), each row divided by its
- * sum (a sum nearer 0 than RPE_LRPE_DEN_EPS replaced by +-RPE_LRPE_DEN_EPS). */
-static RpeStatus
-lrpe_score_rows (const RowSource *src, gsize m0, gsize n_rows, float *out)
-{
-  gsize n = src->n, W = src->m;
-
-  for (gsize i = 0; i < n_rows; i++)
-    {
-      gsize  m = m0 + i, last = src->causal ? m + 1 : n;
-      float *row = out + i * n;
-      double sum = 0.0;
-
-      for (gsize c = 0; c < n; c++)
-        {
-          float acc = 0.0f;
-
-          if (c < last)
-            for (gsize d = 0; d < W; d++)
-              acc += src->enc_q[m * W + d] * src->enc_k[c * W + d];
-          row[c] = acc;
-          sum += acc;
-        }
-      if (fabs (sum) < RPE_LRPE_DEN_EPS)
-        sum = sum < 0 ? -RPE_LRPE_DEN_EPS : RPE_LRPE_DEN_EPS;
-      for (gsize c = 0; c < last; c++)
-        row[c] = (float) (row[c] / sum);
-    }
-  return RPE_OK;
-}
-
 /* Rows m0 .. m0 + n_rows - 1 of the map, out (n_rows, N). */
 static RpeStatus
 row_source_rows (RowSource        *src,
@@ -1292,7 +1242,8 @@ row_source_rows (RowSource        *src,
       return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
     case RPE_EXPLORER_METHOD_LRPE:
       if (src->model)
-        return lrpe_score_rows (src, m0, n_rows, out);
+        return rpe_lrpe_attention_map_rows (n, src->m, src->m, src->enc_q, src->enc_k, src->causal, TRUE, m0, n_rows,
+                                            out);
       return rpe_attention_rows (&src->spec, 0, m0, n_rows, src->causal, out, NULL);
     case RPE_EXPLORER_METHOD_SPE:
     case RPE_EXPLORER_N_METHODS:
@@ -2012,10 +1963,7 @@ checkpoint_run (Job               *job,
 
   c->path = g_strdup (job->path);
   /* "demo:NAME" is a trained demo embedded in the program, unless a file has that name */
-  if (rpe_demos_is_spec (job->path) && !g_file_test (job->path, G_FILE_TEST_EXISTS))
-    c->set = rpe_demos_read (job->path, &job->error);
-  else
-    c->set = rpe_checkpoint_read (job->path, &job->error);
+  c->set = rpe_demos_read_or_file (job->path, &job->error);
   if (c->set == NULL)
     goto fail;
   if (rpe_monitor_cancelled (monitor))
