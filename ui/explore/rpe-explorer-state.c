@@ -1314,53 +1314,54 @@ rpe_explorer_state_set_lrpe_trained (RpeExplorerState     *self,
   emit_changed (self, RPE_EXPLORER_CHANGE_LRPE);
 }
 
-void
-rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
+/* Holds trained and sets the two switches (each on only while trained has what it draws), in
+ * one "changed": views start one job for it, not one per switch. */
+static void
+put_trained (RpeExplorerState *self, RpeExplorerTrained *trained, gboolean fastrpb, gboolean ape)
 {
-  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
-  if (trained == self->trained)
-    return;
-  if (trained != NULL)
-    rpe_explorer_trained_ref (trained);
-  rpe_explorer_trained_unref (self->trained);
-  self->trained = trained;
-  g_object_freeze_notify (G_OBJECT (self));
-  /* a switch stays on only while there is something to draw */
-  if (self->fastrpb_use_trained && (trained == NULL || trained->n_fastrpb == 0))
-    {
-      self->fastrpb_use_trained = FALSE;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FASTRPB_TRAINED]);
-    }
-  if (self->ape_use_trained && (trained == NULL || trained->ape == NULL))
-    {
-      self->ape_use_trained = FALSE;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APE_TRAINED]);
-    }
-  g_object_thaw_notify (G_OBJECT (self));
-  emit_changed (self, RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_FASTRPB);
-}
+  RpeExplorerChange what = 0;
 
-void
-rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
-{
-  gboolean fastrpb = trained != NULL && trained->n_fastrpb > 0, ape = trained != NULL && trained->ape != NULL;
-
-  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  if (trained != self->trained)
+    {
+      if (trained != NULL)
+        rpe_explorer_trained_ref (trained);
+      rpe_explorer_trained_unref (self->trained);
+      self->trained = trained;
+      what |= RPE_EXPLORER_CHANGE_MODULES | RPE_EXPLORER_CHANGE_FASTRPB;
+    }
+  fastrpb = fastrpb && trained != NULL && trained->n_fastrpb > 0;
+  ape = ape && trained != NULL && trained->ape != NULL;
   g_object_freeze_notify (G_OBJECT (self));
-  rpe_explorer_state_restore_trained (self, trained);
   if (self->fastrpb_use_trained != fastrpb)
     {
       self->fastrpb_use_trained = fastrpb;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FASTRPB_TRAINED]);
-      emit_changed (self, RPE_EXPLORER_CHANGE_FASTRPB);
+      what |= RPE_EXPLORER_CHANGE_FASTRPB;
     }
   if (self->ape_use_trained != ape)
     {
       self->ape_use_trained = ape;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APE_TRAINED]);
-      emit_changed (self, RPE_EXPLORER_CHANGE_METHOD);
+      what |= RPE_EXPLORER_CHANGE_METHOD;
     }
   g_object_thaw_notify (G_OBJECT (self));
+  if (what != 0)
+    emit_changed (self, what);
+}
+
+void
+rpe_explorer_state_restore_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  /* a switch stays on only while there is something to draw */
+  put_trained (self, trained, self->fastrpb_use_trained, self->ape_use_trained);
+}
+
+void
+rpe_explorer_state_set_trained (RpeExplorerState *self, RpeExplorerTrained *trained)
+{
+  g_return_if_fail (RPE_IS_EXPLORER_STATE (self));
+  put_trained (self, trained, TRUE, TRUE);
 }
 
 RpeExplorerTrained *
