@@ -292,9 +292,7 @@ rpe_cli_read_checkpoint (const char *path, GError **error)
 {
   /* "demo" is the embedded demo checkpoint and "demo:NAME" a trained one (rpe-demos.h), unless a
    * file of that name exists */
-  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
-    return rpe_demos_read (path, error);
-  return rpe_checkpoint_read (path, error);
+  return rpe_demos_read_or_file (path, error);
 }
 
 gboolean
@@ -381,16 +379,8 @@ rpe_cli_trained_modules (const RpeCliArgs    *o,
       if (!rpe_cli_capture_shape (o, &n, &H, &D, error))
         return FALSE;
     }
-  else if (rpe_demos_is_spec (o->model.checkpoint) && !g_str_equal (o->model.checkpoint, "demo")
-           && !g_file_test (o->model.checkpoint, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr (GHashTable) meta = rpe_demos_metadata (o->model.checkpoint, NULL);
-      const char *h = meta != NULL ? g_hash_table_lookup (meta, "heads") : NULL;
-      const char *d = meta != NULL ? g_hash_table_lookup (meta, "features") : NULL;
-
-      H = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
-      D = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
-    }
+  else
+    rpe_demos_model_shape (o->model.checkpoint, &H, &D);
   if (H == 0 || D == 0)
     {
       const RpeFastrpbModuleInfo *m = fastrpb != NULL && fastrpb->len > 0 ? g_ptr_array_index (fastrpb, 0) : NULL;

@@ -171,3 +171,35 @@ rpe_demos_read (const char  *spec,
     return NULL;
   return rpe_checkpoint_read_bytes (bytes, spec, error);
 }
+
+gboolean
+rpe_demos_is_builtin (const char *path)
+{
+  return path != NULL && rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+RpeTensorSet *
+rpe_demos_read_or_file (const char  *path,
+                        GError     **error)
+{
+  return rpe_demos_is_builtin (path) ? rpe_demos_read (path, error) : rpe_checkpoint_read (path, error);
+}
+
+gboolean
+rpe_demos_model_shape (const char *path,
+                       gsize      *heads,
+                       gsize      *dim)
+{
+  g_autoptr (GHashTable) meta = NULL;
+  const char *h, *d;
+
+  *heads = *dim = 0;
+  if (!rpe_demos_is_builtin (path) || g_str_equal (path, "demo")
+      || (meta = rpe_demos_metadata (path, NULL)) == NULL)
+    return FALSE;
+  h = g_hash_table_lookup (meta, "heads");
+  d = g_hash_table_lookup (meta, "features");
+  *heads = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
+  *dim = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
+  return *heads > 0 && *dim > 0;
+}

@@ -61,9 +61,7 @@ RpeTensorSet *
 rpe_compare_read_checkpoint (const char  *path,
                              GError     **error)
 {
-  if (rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS))
-    return rpe_demos_read (path, error);
-  return rpe_checkpoint_read (path, error);
+  return rpe_demos_read_or_file (path, error);
 }
 
 static gboolean

@@ -342,7 +342,7 @@ rpe_session_file_sha256 (const char  *path,
 static gboolean
 is_demo (const char *path)
 {
-  return path != NULL && rpe_demos_is_spec (path) && !g_file_test (path, G_FILE_TEST_EXISTS);
+  return rpe_demos_is_builtin (path);
 }
 
 /* *path made absolute against the working directory. */
@@ -1714,8 +1714,7 @@ check_capture_model (RpeSession *s, GError **error)
 
   if (s->checkpoint.path == NULL)
     return TRUE;
-  set = is_demo (s->checkpoint.path) ? rpe_demos_read (s->checkpoint.path, &local)
-                                     : rpe_checkpoint_read (s->checkpoint.path, &local);
+  set = rpe_demos_read_or_file (s->checkpoint.path, &local);
   if (set == NULL)
     {
       if (c != NULL)
@@ -2920,8 +2919,7 @@ rpe_session_modules_from_checkpoint (RpeSession         *session,
     }
   g_object_get (st, "gated", &gated, NULL);
   if (given == NULL)
-    set = is_demo (session->checkpoint.path) ? rpe_demos_read (session->checkpoint.path, &error)
-                                             : rpe_checkpoint_read (session->checkpoint.path, &error);
+    set = rpe_demos_read_or_file (session->checkpoint.path, &error);
   if ((given != NULL || set != NULL) && session->checkpoint.map != NULL)
     {
       map = rpe_tensor_map_new ();

@@ -203,9 +203,6 @@ offer_trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *bas
     }
 }
 
-/* Whether the window made a choice for the person: several modules of one kind (a sine and a
- * conv module are the sidebar's "SPE module"), a module of several layers, several gates.  The
- * 2-D module (the grid window's) is no choice. */
 /* The model's (H, D) for its trained FastRPB biases and learned APE: the SPE module's, a demo's
  * metadata, the FastRPB bias's H (D = the learned APE's width / H, else 64), else one head of the
  * learned APE's width. */
@@ -222,17 +219,8 @@ model_shape (RpeCheckpointData *data, gsize *H, gsize *D)
       *D = p->n_features;
       return;
     }
-  if (rpe_demos_is_spec (data->path) && !g_file_test (data->path, G_FILE_TEST_EXISTS))
-    {
-      g_autoptr (GHashTable) meta = rpe_demos_metadata (data->path, NULL);
-      const char *h = meta != NULL ? g_hash_table_lookup (meta, "heads") : NULL;
-      const char *d = meta != NULL ? g_hash_table_lookup (meta, "features") : NULL;
-
-      *H = h != NULL ? (gsize) g_ascii_strtoull (h, NULL, 10) : 0;
-      *D = d != NULL ? (gsize) g_ascii_strtoull (d, NULL, 10) : 0;
-      if (*H > 0 && *D > 0)
-        return;
-    }
+  if (rpe_demos_model_shape (data->path, H, D))
+    return;
   for (gsize i = 0; i < rpe_tensor_set_size (data->set); i++)
     {
       const RpeTensor *t = rpe_tensor_set_get (data->set, i);
@@ -267,7 +255,7 @@ trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base)
     {
       g_autofree char *text = g_strdup_printf (_("The trained modules of %s are not used: %s"), base, error->message);
 
-      adw_toast_overlay_add_toast (self->toasts, adw_toast_new (text));
+      rpe_toast_queue_add (self->toasts, adw_toast_new (text));
       return NULL;
     }
   if (t == NULL && !data->have_sine && !data->have_conv && data->lrpe_modules != NULL && data->lrpe_modules->len > 0)
@@ -275,6 +263,9 @@ trained_modules (RpeWindow *self, RpeCheckpointData *data, const char *base)
   return t;
 }
 
+/* Whether the window made a choice for the person: several modules of one kind (a sine and a
+ * conv module are the sidebar's "SPE module"), a module of several layers, several gates.  The
+ * 2-D module (the grid window's) is no choice. */
 static gboolean
 has_module_choice (RpeCheckpointData *data)
 {
