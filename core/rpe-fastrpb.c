@@ -430,6 +430,12 @@ rpe_fastrpb_dense_2d (size_t       n1,
   return RPE_OK;
 }
 
+RpeFastrpbLayout
+rpe_fastrpb_reference_layout (size_t width)
+{
+  return width % 2 == 1 ? RPE_FASTRPB_LAYOUT_FULL : RPE_FASTRPB_LAYOUT_SYMMETRIC;
+}
+
 size_t
 rpe_fastrpb_layout_length (RpeFastrpbLayout layout,
                            size_t           width)

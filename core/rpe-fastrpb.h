@@ -81,6 +81,10 @@ typedef enum
 size_t    rpe_fastrpb_layout_length (RpeFastrpbLayout layout,
                                      size_t           width);
 
+/* The layout of the reference's PositionalBias weights (1, H, width) when their width is all
+ * that is known: FULL (2M - 1) for an odd width, SYMMETRIC (M) for an even one. */
+RpeFastrpbLayout rpe_fastrpb_reference_layout (size_t width);
+
 /* centred (rows, 2n - 1) <- stored (rows, width) in `layout`, for length n.
  * RPE_ERROR_INVALID_ARGUMENT if the width is not of the layout or M < n. */
 RpeStatus rpe_fastrpb_to_centred (RpeFastrpbLayout layout,

@@ -174,8 +174,7 @@ rpe_explorer_trained_from_set (const RpeTensorSet *set, gsize heads, gsize dim, 
                  NULL;
         }
       width = w->shape[2];
-      /* the reference's PositionalBias: "full" (2M - 1) unless the width is even (symmetric M) */
-      layout = width % 2 == 1 ? RPE_FASTRPB_LAYOUT_FULL : RPE_FASTRPB_LAYOUT_SYMMETRIC;
+      layout = rpe_fastrpb_reference_layout (width);
       taps = rpe_fastrpb_layout_length (layout, width);
       if (taps == 0 || taps > RPE_EXPLORER_TRAINED_MAX_TAPS || !rpe_size_mul (heads, 2 * taps - 1, &count))
         return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT,

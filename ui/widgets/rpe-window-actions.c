@@ -192,8 +192,7 @@ _rpe_window_set_fastrpb_tensor (RpeWindow       *self,
     {
       rows = w->shape[1];
       width = w->shape[2];
-      /* the reference's PositionalBias: full (2M - 1) unless the width is even (symmetric M) */
-      layout = width % 2 == 1 ? RPE_FASTRPB_LAYOUT_FULL : RPE_FASTRPB_LAYOUT_SYMMETRIC;
+      layout = rpe_fastrpb_reference_layout (width);
     }
   else if (w->ndim == 1 || w->ndim == 2)
     {
