@@ -1038,7 +1038,7 @@ rpe_lrpe_attention_map_rows (size_t       n,
   if (n_rows == 0)
     return RPE_OK;
   if (n > (size_t) INT32_MAX || stride > (size_t) INT32_MAX)
-    return RPE_ERROR_INVALID_ARGUMENT;   /* BLAS takes int sizes */
+    return RPE_ERROR_INVALID_ARGUMENT; /* BLAS takes int sizes */
   /* the rows' scores Qe[m0 ..] Ke^T */
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) n_rows, (int) n, (int) width, 1.0f, qe + m0 * stride,
                (int) stride, ke, (int) stride, 0.0f, out, (int) n);
@@ -1122,7 +1122,8 @@ rpe_lrpe_attention_map (const RpeLrpe    *lrpe,
       rpe_monitor_progress (monitor, (double) h / (double) n_heads);
       /* A_h = Qe_h Ke_h^T, rows strided by H * W */
       if ((st = rpe_lrpe_attention_map_rows (n, width, n_heads * width, qa + h * width, ka + h * width, causal,
-                                             row_normalise, 0, n, a)) != RPE_OK)
+                                             row_normalise, 0, n, a))
+          != RPE_OK)
         goto out;
     }
   rpe_monitor_progress (monitor, 1.0);

@@ -179,23 +179,19 @@ rpe_demos_is_builtin (const char *path)
 }
 
 RpeTensorSet *
-rpe_demos_read_or_file (const char  *path,
-                        GError     **error)
+rpe_demos_read_or_file (const char *path, GError **error)
 {
   return rpe_demos_is_builtin (path) ? rpe_demos_read (path, error) : rpe_checkpoint_read (path, error);
 }
 
 gboolean
-rpe_demos_model_shape (const char *path,
-                       gsize      *heads,
-                       gsize      *dim)
+rpe_demos_model_shape (const char *path, gsize *heads, gsize *dim)
 {
   g_autoptr (GHashTable) meta = NULL;
   const char *h, *d;
 
   *heads = *dim = 0;
-  if (!rpe_demos_is_builtin (path) || g_str_equal (path, "demo")
-      || (meta = rpe_demos_metadata (path, NULL)) == NULL)
+  if (!rpe_demos_is_builtin (path) || g_str_equal (path, "demo") || (meta = rpe_demos_metadata (path, NULL)) == NULL)
     return FALSE;
   h = g_hash_table_lookup (meta, "heads");
   d = g_hash_table_lookup (meta, "features");

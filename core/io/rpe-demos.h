@@ -36,14 +36,11 @@ GBytes *rpe_demos_lookup_capture (const char *spec, GError **error);
 RpeTensorSet *rpe_demos_read       (const char  *spec,
                                     GError     **error);
 /* Whether path names a built-in demo: "demo" or "demo:NAME" with no file of that name. */
-gboolean      rpe_demos_is_builtin (const char  *path);
+gboolean rpe_demos_is_builtin (const char *path);
 /* A checkpoint file, or a built-in demo (rpe_demos_is_builtin). */
-RpeTensorSet *rpe_demos_read_or_file (const char  *path,
-                                      GError     **error);
+RpeTensorSet *rpe_demos_read_or_file (const char *path, GError **error);
 /* The (H, D) a trained demo's metadata records ("heads", "features"); FALSE when path is no
  * built-in demo or its metadata lacks them. */
-gboolean      rpe_demos_model_shape (const char *path,
-                                     gsize      *heads,
-                                     gsize      *dim);
+gboolean rpe_demos_model_shape (const char *path, gsize *heads, gsize *dim);
 
 G_END_DECLS
