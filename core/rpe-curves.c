@@ -463,7 +463,7 @@ curve_table_write_csv (const RpeCurveTable *t,
     {
       if (error_number)
         *error_number = saved;
-      return RPE_ERROR_IO;
+      return rpe_status_for_write_errno (saved);
     }
   return RPE_OK;
 }

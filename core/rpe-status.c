@@ -2,6 +2,8 @@
 
 #include "rpe-status.h"
 
+#include <errno.h>
+
 const char *
 rpe_status_to_string (RpeStatus status)
 {
@@ -28,4 +30,10 @@ rpe_status_to_string (RpeStatus status)
       return "not enough free space on the disk for the output";
     default: return "unknown status";
     }
+}
+
+RpeStatus
+rpe_status_for_write_errno (int saved_errno)
+{
+  return saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EFBIG ? RPE_ERROR_NO_SPACE : RPE_ERROR_IO;
 }

@@ -34,6 +34,12 @@ typedef enum
 
 const char *rpe_status_to_string (RpeStatus status);
 
+/* The status of a write, flush or close that failed with `saved_errno`: a full disk, a quota or
+ * the process's file size limit (ENOSPC, EDQUOT, EFBIG: the system's state, as an output found
+ * too large for the free space before it is written) is RPE_ERROR_NO_SPACE, anything else
+ * RPE_ERROR_IO.  Every writer (arrays, figures, CSV, GIF, sessions) classifies its errors here. */
+RpeStatus rpe_status_for_write_errno (int saved_errno);
+
 /* Progress: fraction in [0, 1].  Called from the computing thread. */
 typedef void (*RpeProgressFunc) (double    fraction,
                                  void     *user_data);

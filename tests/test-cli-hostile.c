@@ -725,6 +725,8 @@ test_outputs (void)
   {
     const char *big[] = { "compute", "template", "--length", "64", "-o", "out.npy", NULL };
     const char *csv[] = { "curves", "profile", "--length", "256", "-o", "out.csv", NULL };
+    const char *session[] = { "export", "attention", "--length", "16", "--save-session", "s.rpe-session",
+                              "-o", "fig.npy", NULL };
 
     r = run_rpe (dir, NULL, 4096, big);
     g_assert_cmpint (r.status, ==, 1);
@@ -734,6 +736,13 @@ test_outputs (void)
     r = run_rpe (dir, NULL, 1024, csv);
     g_assert_cmpint (r.status, ==, 1);
     assert_message (&r, "File too large", NULL);
+    run_clear (&r);
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+    /* the figure fits, its session (the window's whole state, some 200 kB) does not: exit 1
+     * as for every output, and neither file is published */
+    r = run_rpe (dir, NULL, 8192, session);
+    g_assert_cmpint (r.status, ==, 1);
+    assert_message (&r, "s.rpe-session", "File too large", NULL);
     run_clear (&r);
     g_assert_cmpuint (dir_count (dir), ==, 0);
   }

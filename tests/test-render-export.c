@@ -689,8 +689,8 @@ test_disk_full (void)
           RpeExportSize size = { 1600, 1200, 150 };
 
           g_assert_false (rpe_export_figure (&fig, formats[i], &size, path, &error));
-          g_assert_nonnull (error);
           g_test_message ("format %d: %s", (int) formats[i], error->message);
+          g_assert_error (error, RPE_ERROR, RPE_ERROR_NO_SPACE);
           g_clear_error (&error);
           g_assert_true (g_file_get_contents (path, &content, NULL, NULL));
           g_assert_cmpstr (content, ==, "precious");

@@ -337,9 +337,7 @@ io_error (GError    **error,
           const char *path,
           int         saved_errno)
 {
-  /* a full disk (or quota) is the system's state, as an output found too large for the free
-   * space before it is written (rpe_output_space_check): RPE_ERROR_NO_SPACE for both */
-  return rpe_set_error (error, saved_errno == ENOSPC || saved_errno == EDQUOT ? RPE_ERROR_NO_SPACE : RPE_ERROR_IO,
+  return rpe_set_error (error, rpe_status_for_write_errno (saved_errno),
                         "Cannot %s '%s': %s", what, path, g_strerror (saved_errno));
 }
 

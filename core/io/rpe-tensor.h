@@ -88,8 +88,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (RpeTensorSet, rpe_tensor_set_free)
  * any failure (or abort) the temporary file is removed and an existing target
  * is left untouched.  rpe_atomic_file_new refuses what rpe_output_check
  * refuses (an input, a write-protected file).  Errors are RPE_ERROR_IO and name
- * the path; a full disk or quota (ENOSPC, EDQUOT) is RPE_ERROR_NO_SPACE, as an
- * output found too large for the free space before it is written. */
+ * the path; a full disk, a quota or the file size limit (ENOSPC, EDQUOT, EFBIG)
+ * is RPE_ERROR_NO_SPACE, as an output found too large for the free space before
+ * it is written. */
 typedef struct _RpeAtomicFile RpeAtomicFile;
 
 RpeAtomicFile *rpe_atomic_file_new    (const char     *path,

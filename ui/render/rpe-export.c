@@ -1154,7 +1154,8 @@ write_image (const RpeFigure *fig,
   if (status != CAIRO_STATUS_SUCCESS)
     {
       if (sink->err != 0)
-        return rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (sink->err));
+        return rpe_set_error (error, rpe_status_for_write_errno (sink->err), _("%s: cannot write: %s"), path,
+                              g_strerror (sink->err));
       return rpe_set_error (error, status == CAIRO_STATUS_NO_MEMORY ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
                             _("%s: cannot render: %s"), path, cairo_status_to_string (status));
     }
@@ -1206,7 +1207,7 @@ export_image (const RpeFigure     *fig,
   if (fsync (sink.fd) != 0 && errno != EINVAL && errno != EROFS)
     {
       int err = errno;
-      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (err));
+      rpe_set_error (error, rpe_status_for_write_errno (err), _("%s: cannot write: %s"), path, g_strerror (err));
       goto out;
     }
   {
@@ -1216,7 +1217,7 @@ export_image (const RpeFigure     *fig,
     if (close (fd) != 0)
       {
         int err = errno;
-        rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), path, g_strerror (err));
+        rpe_set_error (error, rpe_status_for_write_errno (err), _("%s: cannot write: %s"), path, g_strerror (err));
         goto out;
       }
   }

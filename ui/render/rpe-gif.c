@@ -67,7 +67,8 @@ gif_error (RpeGifWriter *w,
            GError      **error)
 {
   if (w->write_errno != 0)
-    return rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (w->write_errno));
+    return rpe_set_error (error, rpe_status_for_write_errno (w->write_errno), _("%s: cannot write: %s"), w->path,
+                          g_strerror (w->write_errno));
   return rpe_set_error (error, code == E_GIF_ERR_NOT_ENOUGH_MEM ? RPE_ERROR_NO_MEMORY : RPE_ERROR_IO,
                         _("%s: cannot write the GIF: %s"), w->path, GifErrorString (code));
 }
@@ -370,7 +371,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (e));
+      rpe_set_error (error, rpe_status_for_write_errno (e), _("%s: cannot write: %s"), w->path, g_strerror (e));
       rpe_gif_writer_abort (w);
       return FALSE;
     }
@@ -380,7 +381,7 @@ rpe_gif_writer_finish (RpeGifWriter *w,
     {
       int e = errno;
 
-      rpe_set_error (error, RPE_ERROR_IO, _("%s: cannot write: %s"), w->path, g_strerror (e));
+      rpe_set_error (error, rpe_status_for_write_errno (e), _("%s: cannot write: %s"), w->path, g_strerror (e));
       rpe_gif_writer_abort (w);
       return FALSE;
     }
