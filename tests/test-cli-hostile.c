@@ -458,6 +458,7 @@ test_budget_before_work (void)
     const char *budget;
     const char *args[20];
     const char *says;
+    long        rss_below_mb; /* when not 0: refused before a block of this size was made */
   } cases[] = {
     { "64M",
       { "export", "attention", "--length", "64", "--sweep", "seed=1:3", "--frames", "2", "--width", "20000", "--height",
@@ -487,6 +488,11 @@ test_budget_before_work (void)
       { "export", "attention", "--length", "256", "--width", "14400", "--height", "14400", "-o", "a.svg", NULL },
       "pt page needs" },
     { "64M", { "export", "spe-vs-rpe", "--length", "256", "--width", "14400", "-o", "c.pdf", NULL }, "pt page needs" },
+    /* a map of many more cells than the page has points: its images are one pixel a cell (2048^2
+     * here, 36 MiB with cairo's copy beside the 16 MiB map), counted once the map is known and
+     * before anything is drawn (exit 0 and 68 MB resident under 64M before) */
+    { "48M", { "export", "attention", "--length", "2048", "-o", "d.pdf", NULL }, "the images of this 360 x 300 pt page" },
+    { "48M", { "export", "attention", "--length", "2048", "-o", "d.svg", NULL }, "the images of this 360 x 300 pt page" },
     /* a fit: the target, the profiles and the solver's work, before the target is made */
     { "64M",
       { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o", "f.safetensors",
@@ -498,13 +504,16 @@ test_budget_before_work (void)
       "template: the arrays need" },
     /* the default 2-D filters (8 x 64 x 128 x 128, twice, and the gate): 64 MiB and 2 KiB, refused
      * before they are drawn (the filters' check missed the gate: 79 MB resident under 64M) */
-    { "64M", { "compute", "template", "--grid", "1000x1000", "-o", "x.npy", NULL }, "random 2-D filters" },
-    /* filters that fit (49.6 MB) beside a slab and lags that fit (20 MB), but not both: the
-     * template's check counts what the command holds already (it passed, and only the disk
-     * refused the output) */
+    { "64M", { "compute", "template", "--grid", "1000x1000", "-o", "x.npy", NULL }, "template: the arrays need", 40 },
+    /* filters that fit (49.6 MB) beside a slab and lags that fit (20 MB), but not both: one sum,
+     * checked before the filters are drawn (they were drawn, then the template's check refused) */
     { "64M",
       { "compute", "template", "--grid", "1000x1000", "--kernel", "110", "-o", "x.npy", NULL },
-      "template: the arrays need" },
+      "template: the arrays need", 40 },
+    { "64M",
+      { "compute", "codes", "--grid", "300x300", "--kernel", "110", "--realizations", "1", "-o", "x.npy",
+        "--out-keys", "k.npy", NULL },
+      "codes: the arrays need", 40 },
     /* computed arrays: refused by their own check, before they are computed */
     { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
   };
@@ -522,6 +531,8 @@ test_budget_before_work (void)
       g_assert_true (rpe_budget_parse (cases[i].budget, &b));
       if (RSS_MEANINGFUL)
         g_assert_cmpint (r.maxrss_kb * 1024L, <=, (long) b);
+      if (RSS_MEANINGFUL && cases[i].rss_below_mb > 0)
+        g_assert_cmpint (r.maxrss_kb, <, cases[i].rss_below_mb * 1024L);
       run_clear (&r);
     }
   g_assert_cmpuint (dir_count (dir), ==, 0);

@@ -702,6 +702,62 @@ test_disk_full (void)
   g_test_trap_assert_passed ();
 }
 
+/* The memory estimate of an SVG page against the images cairo really embeds: the sum of the
+ * <image> sizes of the written file is at most the estimate (9 bytes a pixel), and the estimate
+ * is not far above it; for one map, three panels and a grid of four.  A map of more cells than the page has points has one pixel a cell (up to
+ * 4096 a side), far above 2 pixels a point: the estimate knew only the page before. */
+static void
+test_vector_bytes (void)
+{
+  static const size_t lengths[] = { 100, 1000, 2048, 5000, 300, 3000, 50, 700 };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (lengths); i++)
+    {
+      size_t n = lengths[i], bytes = 0, embedded = 0;
+      g_autofree float *a = identity_map (n);
+      g_autofree char *path = rpe_test_tmp_path ("bytes.svg");
+      g_autofree char *text = NULL;
+      g_autoptr (GError) error = NULL;
+      RpeExportSize size = { 0 };
+      RpeFigure fig;
+      double wpt, hpt, side;
+
+      RpeHeatmapData cells[4];
+
+      /* one map; three panels side by side; a grid of four */
+      rpe_figure_init (&fig, i % 3 == 0 ? RPE_FIGURE_HEATMAP : i % 3 == 1 ? RPE_FIGURE_COMPARE : RPE_FIGURE_GRID);
+      fig.heatmap.values = a;
+      fig.heatmap.rows = fig.heatmap.cols = n;
+      for (gsize c = 0; c < 4; c++)
+        cells[c] = fig.heatmap;
+      memcpy (fig.panels, cells, 3 * sizeof cells[0]);
+      fig.n_panels = 3;
+      fig.grid.cells = cells;
+      fig.grid.n_cells = 4;
+      g_assert_true (rpe_export_figure (&fig, RPE_EXPORT_SVG, &size, path, &error));
+      g_assert_no_error (error);
+      g_assert_true (rpe_export_resolve_size (&fig, RPE_EXPORT_SVG, &size, &wpt, &hpt, NULL, NULL, &error));
+      g_assert_true (rpe_export_vector_bytes (&fig, wpt, hpt, &bytes));
+      g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+      for (const char *p = strstr (text, "<image "); p != NULL; p = strstr (p + 1, "<image "))
+        {
+          unsigned w = 0, h = 0;
+
+          g_assert_cmpint (sscanf (strstr (p, "width=\""), "width=\"%u\" height=\"%u\"", &w, &h), ==, 2);
+          embedded += (size_t) w * h;
+        }
+      side = MIN ((double) n, (double) RPE_PLOT_MAX_IMAGE_SIDE);
+      g_test_message ("kind %d, N = %zu, %.0f x %.0f pt: %zu pixels embedded, %zu estimated", (int) fig.kind, n, wpt, hpt,
+                      embedded, bytes / 9);
+      g_assert_cmpuint (embedded, <=, bytes / 9);
+      /* above it by at most 4 times the larger of the two (the estimate gives each panel its share
+       * of the page, larger than its plot, and whole-cell replication may double each side) */
+      g_assert_cmpfloat ((double) (bytes / 9), <=, 4.0 * fmax ((double) embedded, 4.0 * wpt * hpt));
+      g_assert_cmpfloat ((double) embedded, >=, side * side);
+      g_unlink (path);
+    }
+}
+
 /* PNG size rules: pixels given, or the default size in inches x dpi. */
 static void
 test_sizes (void)
@@ -870,6 +926,7 @@ main (int argc, char **argv)
   g_test_add_func ("/render/export/atomic", test_atomic);
   g_test_add_func ("/render/export/disk-full", test_disk_full);
   g_test_add_func ("/render/export/sizes", test_sizes);
+  g_test_add_func ("/render/export/vector-bytes", test_vector_bytes);
   g_test_add_func ("/render/export/data-formats", test_data_formats);
   g_test_add_func ("/render/export/all-kinds", test_all_kinds);
   return g_test_run ();

@@ -16,10 +16,44 @@
 
 #define GRID_SLAB_FLOATS ((gsize) 1 << 20)
 
+/* R as given, else 64 (a --noise file's R is checked again when it is read) */
+static gsize
+grid_realizations (const RpeCliArgs *o)
+{
+  return o->draw.realizations != RPE_CLI_UNSET && o->draw.realizations > 0 ? (gsize) o->draw.realizations : 64;
+}
+
+/* The arrays `what` makes over the grid for H heads of D features with L1 x L2 filters, as dims of
+ * floats for rpe_cli_check_budget; returns how many (at most 4).  The template: a slab of rows, the
+ * lags and (empirical) the codes and their noise; codes: both codes and the noise; encode: those
+ * and the encoded queries and keys. */
+static gsize
+grid_work_dims (const char *what, const RpeCliArgs *o, gsize H, gsize D, gsize l1, gsize l2, gsize n1, gsize n2,
+                gsize (*dims)[4])
+{
+  gsize n = n1 * n2, r = grid_realizations (o), k = 0;
+  gboolean empirical = g_str_equal (what, "empirical"), encode = g_str_equal (what, "encode");
+
+  if (empirical || g_str_equal (what, "template"))
+    {
+      memcpy (dims[k++], (gsize[4]) { MAX ((gsize) 1, MIN (n, GRID_SLAB_FLOATS / n)), n, 1, 1 }, sizeof dims[0]);
+      memcpy (dims[k++], (gsize[4]) { 2 * n1 - 1, 2 * n2 - 1, 1, 1 }, sizeof dims[0]);
+    }
+  if (empirical || encode || g_str_equal (what, "codes"))
+    {
+      memcpy (dims[k++], (gsize[4]) { n, H * D, r, 2 }, sizeof dims[0]);
+      memcpy (dims[k++], (gsize[4]) { r, H * D, n1 + 4 * l1, n2 + 4 * l2 }, sizeof dims[0]);
+    }
+  if (encode)
+    memcpy (dims[k++], (gsize[4]) { n, H, r, 2 }, sizeof dims[0]);
+  return k;
+}
+
 /* 2-D convSPE parameters: a checkpoint's 2-D module, or seeded ones of --heads, --features,
- * --kernel L1 and --kernel-cols L2 (default L1). */
+ * --kernel L1 and --kernel-cols L2 (default L1).  Seeded ones are checked against the budget
+ * together with what `what` makes next over the N1 x N2 grid, before any is drawn. */
 static gboolean
-grid_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
+grid_params (const RpeCliArgs *o, const char *what, gsize n1, gsize n2, RpeSpeParams *params, GError **error)
 {
   RpeStatus st;
   gsize l1, l2;
@@ -48,10 +82,15 @@ grid_params (const RpeCliArgs *o, RpeSpeParams *params, GError **error)
   l1 = (gsize) o->model.kernel;
   l2 = o->model.kernel_cols > 0 ? (gsize) o->model.kernel_cols : l1;
   {
-    /* the query and key filters and the gate */
-    const gsize dims[2][4] = { { (gsize) o->model.heads, (gsize) o->model.features, l1 * l2, 2 },
-                               { (gsize) o->model.heads, (gsize) o->model.features, 1, 1 } };
-    if (!rpe_cli_check_budget ("random 2-D filters", 2, dims, error))
+    /* the query and key filters and the gate, and what is made from them: one sum */
+    gsize H = (gsize) o->model.heads, D = (gsize) o->model.features, dims[6][4] = {
+      { H, D, l1 * l2, 2 },
+      { H, D, 1, 1 },
+    };
+    gsize k = 2 + grid_work_dims (what, o, H, D, l1, l2, n1, n2, dims + 2);
+
+    if (!rpe_cli_check_budget (g_str_equal (what, "empirical") ? "template" : what, k, (const gsize (*)[4]) dims,
+                               error))
       return FALSE;
   }
   st = rpe_conv_spe_2d_params_init (params, (gsize) o->model.heads, (gsize) o->model.features, l1, l2, TRUE);
@@ -111,7 +150,7 @@ grid_codes (const RpeCliArgs   *o,
       r = zt->shape[0];
     }
   if (r == 0)
-    r = o->draw.realizations != RPE_CLI_UNSET ? 0 : 64;
+    r = o->draw.realizations != RPE_CLI_UNSET ? 0 : grid_realizations (o);
   if (r == 0 || r > ((gsize) 1 << 24))
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--realizations must be between 1 and %d"), 1 << 24);
   {
@@ -208,13 +247,12 @@ grid_template (const RpeCliArgs   *o,
     }
   rows = MAX ((gsize) 1, MIN (n, GRID_SLAB_FLOATS / n));
   {
-    /* the slab, the lags and (empirical) the codes, together, before any of them is made */
-    gsize r = o->draw.realizations != RPE_CLI_UNSET && o->draw.realizations > 0 ? (gsize) o->draw.realizations : 64;
-    const gsize dims[3][4] = { { rows, n, 1, 1 },
-                               { 2 * n1 - 1, 2 * n2 - 1, 1, 1 },
-                               { n, H * D, r, empirical ? 2 : 0 } };
+    /* the slab, the lags and (empirical) the codes and their noise, together, before any of them
+     * is made */
+    gsize dims[4][4];
+    gsize k = grid_work_dims (empirical ? "empirical" : "template", o, H, D, p->kernel, p->kernel_cols, n1, n2, dims);
 
-    if (!rpe_cli_check_budget ("template", 3, dims, error))
+    if (!rpe_cli_check_budget ("template", k, (const gsize (*)[4]) dims, error))
       goto out;
   }
   /* the output first: a disk that cannot hold it refuses before the codes are drawn */
@@ -287,7 +325,7 @@ rpe_cli_compute_grid (const char *what, const RpeCliArgs *o, int *exit_code, GEr
   n = n1 * n2;
   if (o->draw.length != RPE_CLI_UNSET && (gsize) o->draw.length != n)
     return rpe_set_error (error, RPE_ERROR_INVALID_ARGUMENT, _("--length must be N1*N2 = %zu with --grid"), (size_t) n);
-  if (!grid_params (o, &p, error))
+  if (!grid_params (o, what, n1, n2, &p, error))
     return FALSE;
   gated = p.gate != NULL;
 

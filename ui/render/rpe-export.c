@@ -1019,13 +1019,23 @@ rpe_export_png_bytes (int width, int height, size_t *bytes)
  * (measured: a 4096 x 4096 image peaks at 136 MB in a PDF, 8.1 bytes per pixel). */
 #define VECTOR_BYTES_PER_PIXEL 9u
 
+/* The pixels of one panel's images in a plot of at most w x h points: the map's image
+ * (rpe_plot_vector_image_side, as the renderer sizes it; a panel whose data is not known yet
+ * counts 2 pixels a point) and its colour bar's (1 x RPE_COLORMAP_SIZE). */
+static double
+vector_panel_pixels (const RpeHeatmapData *d, double w, double h)
+{
+  size_t rows = d != NULL && d->values != NULL ? d->rows : 0, cols = d != NULL && d->values != NULL ? d->cols : 0;
+
+  return rpe_plot_vector_image_side (w, cols) * rpe_plot_vector_image_side (h, rows) + RPE_COLORMAP_SIZE;
+}
+
 gboolean
 rpe_export_vector_bytes (const RpeFigure *fig, double width_pt, double height_pt, size_t *bytes)
 {
-  /* an image has at most 2 pixels per point of its plot (rpe-plot-render.c), and at most
-   * RPE_PLOT_MAX_IMAGE_SIDE a side; the panels of a grid or comparison share the page */
-  double w = ceil (fmax (width_pt, 1.0)), h = ceil (fmax (height_pt, 1.0)), px;
-  size_t n = fig->kind == RPE_FIGURE_COMPARE ? MAX (fig->n_panels, (size_t) 1) : 1;
+  /* each image has every cell of its map (at most RPE_PLOT_MAX_IMAGE_SIDE a side) and at least
+   * 2 pixels per point of its plot; the panels of a grid or comparison share the page */
+  double w = ceil (fmax (width_pt, 1.0)), h = ceil (fmax (height_pt, 1.0)), px = 0.0;
 
   if (fig->kind == RPE_FIGURE_CURVES)
     {
@@ -1035,12 +1045,35 @@ rpe_export_vector_bytes (const RpeFigure *fig, double width_pt, double height_pt
   if (!(w < 1e7 && h < 1e7))
     return FALSE;
   if (fig->kind == RPE_FIGURE_GRID)
-    px = 4.0 * w * h; /* as many panels as heads: the page's area bounds them */
-  else if (n == 1)
-    px = fmin (2.0 * w, RPE_PLOT_MAX_IMAGE_SIDE) * fmin (2.0 * h, RPE_PLOT_MAX_IMAGE_SIDE);
+    {
+      size_t n = fig->grid.cells != NULL ? fig->grid.n_cells : 0;
+
+      if (n == 0)
+        px = 4.0 * w * h; /* as many panels as heads: the page's area bounds them */
+      else
+        {
+          size_t columns = fig->grid.n_columns > 0 ? MIN (fig->grid.n_columns, n) : (size_t) ceil (sqrt ((double) n));
+          size_t rows = (n + columns - 1) / columns;
+
+          for (size_t i = 0; i < n; i++)
+            px += vector_panel_pixels (&fig->grid.cells[i], w / (double) columns, h / (double) rows);
+        }
+    }
+  else if (fig->kind == RPE_FIGURE_COMPARE)
+    {
+      size_t n = MAX (fig->n_panels, (size_t) 1);
+      gboolean stacked = compare_stacked (fig, width_pt, height_pt);
+
+      if (fig->n_panels == 0 || fig->panels[0].values == NULL)
+        px = fmin (4.0 * w * h, (double) n * RPE_PLOT_MAX_IMAGE_SIDE * RPE_PLOT_MAX_IMAGE_SIDE);
+      else
+        /* side by side, or one above the other on a narrow page (as compare_layout lays them) */
+        for (size_t i = 0; i < fig->n_panels && i < RPE_FIGURE_MAX_PANELS; i++)
+          px += vector_panel_pixels (&fig->panels[i], stacked ? w : w / (double) n, stacked ? h / (double) n : h);
+    }
   else
-    px = fmin (4.0 * w * h, (double) n * RPE_PLOT_MAX_IMAGE_SIDE * RPE_PLOT_MAX_IMAGE_SIDE);
-  /* px < 4e14: no overflow */
+    px = vector_panel_pixels (&fig->heatmap, w, h);
+  /* px <= 4 x 4096^2 per panel, or 4e14 for the page: no overflow */
   *bytes = (size_t) px * VECTOR_BYTES_PER_PIXEL;
   return TRUE;
 }
@@ -1162,6 +1195,33 @@ write_image (const RpeFigure *fig,
   return TRUE;
 }
 
+/* An SVG or PDF page holds its images until it ends: with the figure's maps known, what they
+ * take (rpe_export_vector_bytes) must fit in the budget beside what is held already (the maps
+ * themselves).  `rpe` checked the page's size before computing; a map of many more cells than
+ * the page has points is found here, before anything is drawn. */
+static gboolean
+check_vector_budget (const RpeFigure *fig, RpeExportFormat format, double wpt, double hpt, const char *path,
+                     GError **error)
+{
+  size_t bytes = 0, total;
+
+  if (format != RPE_EXPORT_SVG && format != RPE_EXPORT_PDF)
+    return TRUE;
+  if (!rpe_export_vector_bytes (fig, wpt, hpt, &bytes) || !rpe_size_add (bytes, rpe_alloc_held (), &total)
+      || rpe_budget_check (total) != RPE_OK)
+    {
+      g_autofree char *need = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *budget = g_format_size_full (rpe_budget_get (), G_FORMAT_SIZE_IEC_UNITS);
+
+      return rpe_set_error (error, RPE_ERROR_NO_MEMORY,
+                            _("%s: the images of this %.0f x %.0f pt page need %s (%zu bytes) beside the figure's "
+                              "data, over the memory budget of %s; nothing was drawn (export a shorter map, or as "
+                              "PNG)"),
+                            path, wpt, hpt, need, bytes, budget);
+    }
+  return TRUE;
+}
+
 static gboolean
 export_image (const RpeFigure     *fig,
               RpeExportFormat      format,
@@ -1183,6 +1243,8 @@ export_image (const RpeFigure     *fig,
   if (!rpe_export_resolve_size (fig, format, size, &wpt, &hpt, &wpx, &hpx, error))
     return FALSE;
   if (check_cancelled (cancellable, error))
+    return FALSE;
+  if (!check_vector_budget (fig, format, wpt, hpt, path, error))
     return FALSE;
 
   if (!rpe_output_check (path, error))

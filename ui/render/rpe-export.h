@@ -151,8 +151,10 @@ gboolean  rpe_export_resolve_size    (const RpeFigure     *fig,
  * command line checks it against the budget before computing the figure. */
 gboolean rpe_export_png_bytes (int width, int height, size_t *bytes);
 /* The same for an SVG or PDF page of width_pt x height_pt points: the heatmap images embedded in
- * it (at most 2 pixels a point, RPE_PLOT_MAX_IMAGE_SIDE a side), which cairo holds with its own
- * encoded copy until the page ends; 0 for curves.  FALSE for an absurd size. */
+ * it, which cairo holds with its own encoded copy until the page ends; 0 for curves.  FALSE for
+ * an absurd size.  A figure whose maps are set counts each image as the renderer sizes it (every
+ * cell, at least 2 pixels a point, RPE_PLOT_MAX_IMAGE_SIDE a side); a probe without data counts
+ * 2 pixels a point.  rpe_export_figure checks it with the maps, beside what is held. */
 gboolean rpe_export_vector_bytes (const RpeFigure *fig, double width_pt, double height_pt, size_t *bytes);
 
 /* Writes the figure to path atomically.  size may be NULL (defaults).  NPY writes

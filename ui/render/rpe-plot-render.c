@@ -1305,6 +1305,22 @@ rpe_plot_render_heatmap_axes (cairo_t              *cr,
 
 /* ----------------------------------------------------------------- render */
 
+double
+rpe_plot_vector_image_side (double device, size_t cells)
+{
+  double side;
+
+  /* every cell (up to the cap), and at least 2 pixels per device unit (144 ppi in points) by
+   * whole-cell replication */
+  if (cells == 0)
+    return fmin (2.0 * device, (double) RPE_PLOT_MAX_IMAGE_SIDE);
+  side = fmin (fmax (2.0 * device, (double) cells), (double) RPE_PLOT_MAX_IMAGE_SIDE);
+  if (side > (double) cells)
+    side = fmax (1.0, fmin (ceil (side / (double) cells), floor (RPE_PLOT_MAX_IMAGE_SIDE / (double) cells)))
+           * (double) cells;
+  return side;
+}
+
 void
 rpe_plot_render_heatmap (cairo_t              *cr,
                          const RpeHeatmapData *data,
@@ -1348,16 +1364,8 @@ rpe_plot_render_heatmap (cairo_t              *cr,
   dh = ceil (fabs (dh));
   if (data->full_resolution)
     {
-      /* Vector output: every cell (up to the cap), and at least 2 pixels per
-       * device unit (144 ppi in points) by whole-cell replication. */
-      dw = fmin (fmax (2.0 * dw, (double) data->cols), (double) RPE_PLOT_MAX_IMAGE_SIDE);
-      dh = fmin (fmax (2.0 * dh, (double) data->rows), (double) RPE_PLOT_MAX_IMAGE_SIDE);
-      if (dw > (double) data->cols)
-        dw = fmax (1.0, fmin (ceil (dw / (double) data->cols),
-                              floor (RPE_PLOT_MAX_IMAGE_SIDE / (double) data->cols))) * (double) data->cols;
-      if (dh > (double) data->rows)
-        dh = fmax (1.0, fmin (ceil (dh / (double) data->rows),
-                              floor (RPE_PLOT_MAX_IMAGE_SIDE / (double) data->rows))) * (double) data->rows;
+      dw = rpe_plot_vector_image_side (dw, data->cols);
+      dh = rpe_plot_vector_image_side (dh, data->rows);
     }
   iw = dw < 1.0 ? 1 : dw > 1e7 ? 10000000 : (size_t) dw;
   ih = dh < 1.0 ? 1 : dh > 1e7 ? 10000000 : (size_t) dh;

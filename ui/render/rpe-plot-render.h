@@ -54,6 +54,13 @@ typedef enum
 /* The largest side, in pixels, of a heatmap image rendered at full resolution. */
 #define RPE_PLOT_MAX_IMAGE_SIDE 4096
 
+/* The side in pixels of a heatmap's image in vector output (full_resolution) for a plot side of
+ * `device` device units (points) and `cells` cells along it: every cell up to the cap, at least
+ * 2 pixels per point by whole-cell replication, at most RPE_PLOT_MAX_IMAGE_SIDE.  `cells` 0 (not
+ * known yet): 2 pixels per point up to the cap.  The renderer draws with it and the export's
+ * memory estimate counts with it. */
+double rpe_plot_vector_image_side (double device, size_t cells);
+
 typedef struct
 {
   const float        *values;        /* rows x cols, C order: values[m * cols + n] */
