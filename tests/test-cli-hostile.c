@@ -1191,6 +1191,40 @@ test_unused_options (void)
       run_clear (&r);
     }
   g_assert_cmpuint (dir_count (dir), ==, 0);
+
+  /* options of the command that this figure does not read: refused, not dropped (each was exit 0,
+   * the file never opened; --map and --prefix without a checkpoint likewise) */
+  {
+    static const char *const taken[][12] = {
+      { "export", "templates", "--noise", "/no/such/z.npy", "-o", "out.png", NULL },
+      { "export", "template", "--gate-noise", "/no/such/e.npy", "-o", "out.png", NULL },
+      { "export", "templates", "--queries", "/no/such/q.npy", "-o", "out.png", NULL },
+      { "export", "attention", "--keys", "/no/such/k.npy", "-o", "out.png", NULL },
+      { "export", "attention", "--exact", "--noise", "/no/such/z.npy", "-o", "out.png", NULL },
+      { "export", "attention", "--attention-method", "fastrpb", "--bias", "/no/such/w.npy", "-o", "out.png", NULL },
+      { "export", "attention", "--attention-method", "lrpe", "--lrpe-v", "/no/such/v.npy", "-o", "out.png", NULL },
+      { "export", "curves", "--lrpe-theta-file", "/no/such/t.npy", "-o", "out.png", NULL },
+      { "export", "spe-vs-rpe", "--lrpe-p", "dct", "-o", "out.png", NULL },
+      { "compute", "template", "--map", "gate=g", "-o", "out.npy", NULL },
+      { "curves", "profile", "--prefix", "layers.0", "-o", "out.csv", NULL },
+    };
+    static const char *const said[][2] = {
+      { "--noise", "is not used by" }, { "--gate-noise", "is not used by" }, { "--queries", "is not used by" },
+      { "--keys", "is not used by" }, { "--noise", "is not used by" }, { "--bias", "is not used by" },
+      { "--lrpe-v", "is not used by" }, { "--lrpe-theta-file", "is not used by" }, { "--lrpe-p", "is not used by" },
+      { "--map", "--checkpoint" }, { "--prefix", "--checkpoint" },
+    };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)
+      {
+        Run r = run_rpe (dir, NULL, 0, (const char *const *) taken[i]);
+
+        g_assert_cmpint (r.status, ==, 2);
+        assert_message (&r, said[i][0], said[i][1], NULL);
+        run_clear (&r);
+      }
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+  }
 }
 
 /* ---- the system's memory limit (ulimit -v) ------------------------------------ */

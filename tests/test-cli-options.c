@@ -255,9 +255,9 @@ static const struct
                            "no-causal no-gate output performer-features prefix queries realizations realizations-list "
                            "seed sines threads train-length value-source values" },
 #define HEATMAP_VIEW                                                                                                  \
-  "all-heads attention-transform bias bias-layout causal checkpoint color-scale colormap content difference dpi "    \
+  "all-heads attention-transform causal checkpoint color-scale colormap content difference dpi "                      \
   "empirical exact feature features force frame-delay frames gamma gate gate-noise head heads height kernel keys "    \
-  "layer length lrpe-householder lrpe-lambda lrpe-p lrpe-permutation lrpe-theta lrpe-theta-file lrpe-v map "         \
+  "layer length lrpe-lambda lrpe-p lrpe-theta map "                                                                   \
   "memory-budget method no-causal no-exact no-gate noise noise-scheme output per-cell-scale percentile prefix "       \
   "preset queries realizations reduce save-session seed session sines sweep threads title train-length width"
   { "export templates", HEATMAP_VIEW },
@@ -276,12 +276,11 @@ static const struct
                             "lrpe-permutation lrpe-theta lrpe-theta-file lrpe-v map max-length memory-budget method "
                             "models no-causal no-gate output panel prefix preset realizations seed sines threads title "
                             "train-length width window" },
-  { "export curves", "all-heads attention-transform bias bias-layout causal checkpoint colormap content difference "
-                     "dpi empirical exact feature features force frame-delay frames gate gate-noise head heads height "
-                     "kernel keys layer length lrpe-householder lrpe-lambda lrpe-p lrpe-permutation lrpe-theta "
-                     "lrpe-theta-file lrpe-v map memory-budget method no-causal no-exact no-gate noise noise-scheme "
-                     "output panel per-cell-scale prefix preset queries realizations reduce save-session seed session "
-                     "sines sweep threads title train-length width" },
+  { "export curves", "all-heads attention-transform causal checkpoint colormap content difference dpi empirical exact "
+                     "feature features force frame-delay frames gate gate-noise head heads height kernel keys layer "
+                     "length lrpe-lambda lrpe-p lrpe-theta map memory-budget method no-causal no-exact no-gate noise "
+                     "noise-scheme output panel per-cell-scale prefix preset queries realizations reduce save-session "
+                     "seed session sines sweep threads title train-length width" },
   { "export outputs", "causal channel channels checkpoint color-scale colormap compare content dpfp-nu dpi draws "
                       "feature feature-map features force gamma gate head heads height impulse-positions kernel keys "
                       "layer length map memory-budget method no-causal no-gate noise-scheme output per-cell-scale "

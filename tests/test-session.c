@@ -785,6 +785,12 @@ test_cli (void)
     { "export", "attention", "--checkpoint", "demo", "--exact", "--no-gate", "--length", "64", "--rows", "5:9",
       "--cols", "0:64", "--colormap", "magma", NULL },
     { "export", "curves", "--checkpoint", "demo", "--length", "40", "--train-length", "16", "--seed", "2", NULL },
+    /* the window's methods on seeded parameters, without a checkpoint (refused as "invalid
+     * argument" when the trained-module lookup left the seeded SPE module out) */
+    { "export", "attention", "--attention-method", "ape", "--length", "40", "--content", "random", NULL },
+    { "export", "attention", "--attention-method", "lrpe", "--heads", "2", "--features", "8", "--length", "40", NULL },
+    { "export", "attention", "--attention-method", "fastrpb", "--method", "conv", "--kernel", "8", "--length", "40",
+      NULL },
     /* the last one is reused below */
     { "export", "templates", "--checkpoint", "demo", "--method", "conv", "--head", "0", "--length", "30",
       "--empirical", "--realizations", "4", "--seed", "1", "--colormap", "rdbu", NULL },

@@ -1117,7 +1117,7 @@ static const RpeCliOption compute_options[] = { { "output", 'o', RPE_CLI_ARG_FIL
   (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_QUERIES | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_F64 \
    | RPE_CLI_TAKES_FORCE | RPE_CLI_TAKES_LAYER)
 #define LINEAR_MAP (RPE_CLI_TAKES_FEATURE_MAP | RPE_CLI_TAKES_FEATURE_OPTIONS | RPE_CLI_TAKES_CAUSAL)
-#define LRPE_ALL (RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_TRAIN_LENGTH)
+#define LRPE_ALL (RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_TRAIN_LENGTH)
 
 static const RpeCliLeaf compute_leaves[] = {
   { "template", N_("The analytic template of the SPE module: (H, D, N, N), or (N, N) of one head and feature"),

@@ -931,7 +931,7 @@ static const RpeCliLeaf curves_leaves[] = {
        "FastRPB's weights (--bias or the checkpoint's, else a synthetic seeded bias) and learned APE.\n"
        "One column per model; --head and --feature pick the template (default the mean over features)."),
     "curves profile --checkpoint demo --length 128 -o profile.csv",
-    CURVES_MODEL | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_CAUSAL,
+    CURVES_MODEL | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_CAUSAL,
     CURVES_MODELS, "checkpoint length models train-length", NULL, NULL, NULL },
   { "error", N_("The SPE estimator's relative error against R (or query position), with its log-log slope"),
     N_("|Phat - Ptilde|_F / |Ptilde|_F, the relative error of the SPE estimate against the analytic\n"
@@ -947,7 +947,7 @@ static const RpeCliLeaf curves_leaves[] = {
        "every model of --models; the positions beyond --train-length (default 64) show how each model\n"
        "extrapolates.  --max-length N_max (default 4 N_train)."),
     "curves extrapolation --checkpoint demo --train-length 64 --max-length 256 -o extrapolation.csv",
-    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_BIAS
+    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_BIAS
       | RPE_CLI_TAKES_CAUSAL,
     CURVES_MODELS | CURVES_EXTRAPOLATION, "checkpoint models train-length", NULL, NULL, NULL },
   { "output-error", N_("The relative error of the SPE output against position or R"),

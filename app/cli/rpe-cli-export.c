@@ -1129,6 +1129,49 @@ out:
 
 static int export_main (int argc, char **argv, RpeSession *session);
 
+/* A file given to a heatmap view is read by its figure: one the view would not read (--noise of
+ * an analytic template, --keys without --queries) is refused by name, not dropped unread (it may
+ * not even exist); the LRPE choices go to --attention-method lrpe or to the session saved.  (The
+ * LRPE and FastRPB files are options of the commands that read them.) */
+static gboolean
+heatmap_view_reads_its_files (const char          *view,
+                              const RpeCliArgs    *o,
+                              const ExportOptions *eo,
+                              gboolean             from_session,
+                              GError             **error)
+{
+  const char *method = eo->attention_method != NULL ? eo->attention_method : o->attention.exact ? "exact" : "spe";
+  gboolean attention = g_str_equal (view, "attention"), templates = g_str_has_prefix (view, "template");
+  gboolean draws = (templates && (eo->empirical || eo->difference)) || g_str_equal (view, "spe-vs-rpe")
+                   || (attention && g_str_equal (method, "spe"));
+  gboolean content = attention || g_str_equal (view, "spe-vs-rpe");
+  /* the Curves page's extrapolation and a session's redraw (its every choice) take them too */
+  gboolean lrpe = eo->save_session != NULL || from_session || g_str_equal (view, "curves")
+                  || (attention && g_str_equal (method, "lrpe"));
+  const struct
+  {
+    const char *name, *value;
+    gboolean    read;
+    const char *why;
+  } files[] = {
+    { "--noise", o->draw.noise, draws, N_("it draws no codes") },
+    { "--gate-noise", o->draw.gate_noise, draws, N_("it draws no codes") },
+    { "--queries", o->content.queries, content, N_("it shows no content") },
+    { "--keys", o->content.keys, content && o->content.queries != NULL,
+      content ? N_("--keys goes with --queries") : N_("it shows no content") },
+    { "--lrpe-p", o->lrpe.p, lrpe, N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
+    { "--lrpe-lambda", o->lrpe.lambda, lrpe,
+      N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
+    { "--lrpe-theta", o->lrpe.theta, lrpe, N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    if (files[i].value != NULL && !files[i].read)
+      return rpe_cli_usage_error (error, _("%s %s is not used by this figure (%s): remove it"), files[i].name,
+                                  files[i].value, _(files[i].why));
+  return TRUE;
+}
+
 /* The argv of `rpe export --session S [VIEW] [options]`: the session's VIEW and
  * options first, the options given after them (GOption keeps the last value
  * of an option, so they override the session's). */
@@ -1640,7 +1683,7 @@ static const RpeCliOption export_options[] = {
   (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_NOISE \
    | RPE_CLI_TAKES_GATE_NOISE | RPE_CLI_TAKES_NOISE_SCHEME | RPE_CLI_TAKES_QUERIES | RPE_CLI_TAKES_CONTENT             \
    | RPE_CLI_TAKES_EXACT | RPE_CLI_TAKES_CAUSAL | RPE_CLI_TAKES_HEAD_FEATURE | RPE_CLI_TAKES_LRPE                      \
-   | RPE_CLI_TAKES_TRAIN_LENGTH | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_FORCE)
+   | RPE_CLI_TAKES_TRAIN_LENGTH | RPE_CLI_TAKES_FORCE)
 #define COMPARE_TAKES                                                                                \
   (RPE_CLI_TAKES_MODEL | RPE_CLI_TAKES_SPE | RPE_CLI_TAKES_SEQUENCE | RPE_CLI_TAKES_REALIZATIONS     \
    | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_EXACT | RPE_CLI_TAKES_CAUSAL | RPE_CLI_TAKES_HEAD_FEATURE \
@@ -2017,6 +2060,12 @@ export_main (int argc, char **argv, RpeSession *session)
     {
       fprintf (stderr, _("rpe export %s: --save-session holds the heatmap views (templates, template, attention, "
                          "spe-vs-rpe)\n"), view);
+      status = EXIT_USAGE;
+      goto done;
+    }
+  if (!curves && !heatmap_view_reads_its_files (view, &o, &eo, session != NULL, &error))
+    {
+      fprintf (stderr, _("rpe export %s: %s\n"), view, error->message);
       status = EXIT_USAGE;
       goto done;
     }

@@ -125,13 +125,13 @@ static const RpeCliOption lrpe_options[] = {
   RPE_CLI_STRING ("lrpe-lambda", A (lrpe.lambda), RPE_CLI_TAKES_LRPE,
                   N_("LRPE Lambda (default rotation)"), "rotation|mixed|complex|permutation"),
   RPE_CLI_STRING ("lrpe-theta", A (lrpe.theta), RPE_CLI_TAKES_LRPE, N_("LRPE theta type (default a, RoPE)"), "a|b|c"),
-  RPE_CLI_FILE ("lrpe-v", A (lrpe.v), RPE_CLI_TAKES_LRPE,
+  RPE_CLI_FILE ("lrpe-v", A (lrpe.v), RPE_CLI_TAKES_LRPE_FILES,
                 N_("LRPE: a trained Householder v, D values (e.g. the module's (1, D, 1) `v`)"), "HOUSEHOLDER.npy"),
-  RPE_CLI_FILE ("lrpe-theta-file", A (lrpe.theta_file), RPE_CLI_TAKES_LRPE,
+  RPE_CLI_FILE ("lrpe-theta-file", A (lrpe.theta_file), RPE_CLI_TAKES_LRPE_FILES,
                 N_("LRPE: a learned theta, (1, 1, D//2) for rotation or (1, 1, D) for complex"), "T.npy"),
-  RPE_CLI_FILE ("lrpe-permutation", A (lrpe.permutation), RPE_CLI_TAKES_LRPE,
+  RPE_CLI_FILE ("lrpe-permutation", A (lrpe.permutation), RPE_CLI_TAKES_LRPE_FILES,
                 N_("LRPE: the permutation buffer T, (1, max_positions, D)"), "P.npy"),
-  RPE_CLI_STRING ("lrpe-householder", A (lrpe.householder), RPE_CLI_TAKES_LRPE,
+  RPE_CLI_STRING ("lrpe-householder", A (lrpe.householder), RPE_CLI_TAKES_LRPE_FILES,
                   N_("LRPE: a given v is learned (used as v/(|v|+1e-6)) or fixed (used as is); auto: fixed when |v| = 1 (default auto)"),
                   "auto|learned|fixed"),
   RPE_CLI_STRING ("lrpe-norm", A (lrpe.norm), RPE_CLI_TAKES_LRPE_NORM,
@@ -905,6 +905,15 @@ rpe_cli_parse (const RpeCliCommand *command,
     }
   else
     ok = TRUE;
+  if (ok && args != NULL && args->model.checkpoint == NULL && (args->model.prefix != NULL || args->model.map != NULL)
+      && !g_strv_contains ((const char *const *) given, "--session"))
+    {
+      /* they name parts of a checkpoint: without one they would be dropped */
+      fprintf (stderr, _("rpe %s: %s names part of a checkpoint: give it with --checkpoint FILE\n"), label,
+               args->model.prefix != NULL ? "--prefix" : "--map");
+      *status = EXIT_USAGE;
+      ok = FALSE;
+    }
   if (also != NULL)
     {
       const RpeCliLeaf *a = rpe_cli_leaf_lookup (leaf->also, leaf->also_leaf);

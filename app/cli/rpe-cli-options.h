@@ -150,7 +150,7 @@ typedef enum
   RPE_CLI_TAKES_CAUSAL = 1 << 16,            /* --causal --no-causal */
   RPE_CLI_TAKES_FEATURE_MAP = 1 << 17,       /* --feature-map */
   RPE_CLI_TAKES_FEATURE_OPTIONS = 1 << 18,   /* --performer-features --dpfp-nu */
-  RPE_CLI_TAKES_LRPE = 1 << 19,              /* --lrpe-p --lrpe-lambda --lrpe-theta --lrpe-v ... --lrpe-householder */
+  RPE_CLI_TAKES_LRPE = 1 << 19,              /* --lrpe-p --lrpe-lambda --lrpe-theta */
   RPE_CLI_TAKES_LRPE_NORM = 1 << 20,         /* --lrpe-norm */
   RPE_CLI_TAKES_LRPE_BEFORE = 1 << 21,       /* --lrpe-before */
   RPE_CLI_TAKES_BIAS = 1 << 22,              /* --bias --bias-layout */
@@ -160,6 +160,7 @@ typedef enum
   RPE_CLI_TAKES_OUT_KEYS = 1 << 26,          /* --out-keys */
   RPE_CLI_TAKES_FORCE = 1 << 27,             /* --force */
   RPE_CLI_TAKES_LAYER = 1 << 28,             /* --layer without the other SPE options (a capture's layer) */
+  RPE_CLI_TAKES_LRPE_FILES = 1 << 29,        /* --lrpe-v --lrpe-theta-file --lrpe-permutation --lrpe-householder */
 } RpeCliTakes;
 
 typedef enum

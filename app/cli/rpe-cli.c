@@ -360,8 +360,11 @@ rpe_cli_trained_modules (const RpeCliArgs    *o,
 
   *trained = NULL;
   *lrpe = NULL;
-  *has_method = *has_spe = FALSE;
-  if (o->model.checkpoint == NULL || o->model.map != NULL)
+  *has_method = FALSE;
+  /* no checkpoint: seeded SPE parameters; --map: the SPE module it names (rpe_cli_load_params
+   * says when it names none) */
+  *has_spe = o->model.checkpoint == NULL || o->model.map != NULL;
+  if (*has_spe)
     return TRUE;
   if ((set = rpe_cli_read_checkpoint (o->model.checkpoint, error)) == NULL)
     return FALSE;

@@ -90,8 +90,9 @@ rpe_cli_check_method_module (const RpeCliArgs *o, const char *method, gboolean m
  * every FastRPB bias and the learned APE in *trained (with the model's (H, D): the --content
  * capture's layer, else the demo's metadata, else the FastRPB bias's H and --features), the LRPE
  * module (--prefix picks one of several) in *lrpe.  *has_method: the checkpoint holds `method`'s
- * trained module; *has_spe: it holds an SPE module.  FALSE and an error only for a checkpoint that
- * cannot be read or a trained module that is malformed. */
+ * trained module; *has_spe: it holds an SPE module (TRUE without --checkpoint: seeded SPE
+ * parameters, and with --map).  FALSE and an error only for a checkpoint that cannot be read or a
+ * trained module that is malformed. */
 gboolean rpe_cli_trained_modules (const RpeCliArgs    *o,
                                   const char          *method,
                                   RpeExplorerTrained **trained,
