@@ -384,6 +384,8 @@ test_malformed (void)
   g_autofree char *method = session_text ("\"method\" : 0", "\"method\" : 6");
   g_autofree char *type = session_text ("\"causal\" : false", "\"causal\" : 1");
   g_autofree char *heads = session_text ("\"heads\" : 2", "\"heads\" : 4000000000");
+  g_autofree char *cmap = session_text ("\"colormap\" : \"viridis\"", "\"colormap\" : \"../../etc/passwd\"");
+  g_autofree char *no_cmap = session_text ("\"colormap\" : \"viridis\"", "\"colormap\" : null");
   g_autofree char *missing = session_text ("\"checkpoint\" : null",
                                            "\"checkpoint\" : { \"path\" : \"/nonexistent/dir/gone.safetensors\" }");
   GString *deep = g_string_new ("{\"format\":\"rpe-session\",\"version\":1,\"x\":");
@@ -415,6 +417,9 @@ test_malformed (void)
   refused ("method", method, "“method” is out of range");
   refused ("type", type, "wrong type");
   refused ("heads", heads, "out of range");
+  /* drawn with the default map before, with no word */
+  refused ("colormap", cmap, "unknown colour map “../../etc/passwd”");
+  refused ("colormap-null", no_cmap, "unknown colour map");
   refused ("missing-checkpoint", missing, "is missing");
   refused ("deep", deep->str, "nested");
   {

@@ -1496,6 +1496,15 @@ read_property (RpeExplorerState *state,
       }
     g_value_unset (&checked);
   }
+  /* a colour map is one of the app's, by name: an unknown one would be drawn as the default */
+  if (g_str_equal (pspec->name, "colormap")
+      && (g_value_get_string (&v) == NULL || rpe_colormap_lookup (g_value_get_string (&v)) == NULL))
+    {
+      g_autofree char *shown = rpe_escape_name (g_value_get_string (&v) != NULL ? g_value_get_string (&v) : "null");
+
+      g_value_unset (&v);
+      return bad (error, "unknown colour map “%s”", shown);
+    }
   g_object_set_property (G_OBJECT (state), pspec->name, &v);
   g_value_unset (&v);
   return TRUE;
