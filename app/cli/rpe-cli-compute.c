@@ -373,8 +373,19 @@ check_output_space (const char *path, gsize ndim, const gsize *shape, gboolean f
     }
   if (!rpe_output_space_check (path, bytes, error))
     {
-      g_prefix_error (error, _("nothing was computed (the output is written a slab at a time, outside the memory "
-                               "budget: reduce --length or --heads): "));
+      /* a disk without room, whatever the memory budget (the output is written as it is computed):
+       * what the check said, and that nothing was computed either */
+      if (error != NULL && *error != NULL)
+        {
+          char *said = (*error)->message;
+
+          if (g_str_has_suffix (said, "; nothing was written"))
+            said[strlen (said) - strlen ("; nothing was written")] = '\0';
+          (*error)->message = g_strdup_printf (_("%s; nothing was computed or written (reduce --length or --heads, or "
+                                                 "write to a disk with room)"),
+                                               said);
+          g_free (said);
+        }
       return FALSE;
     }
   return TRUE;
