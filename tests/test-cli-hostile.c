@@ -616,6 +616,32 @@ test_non_finite (void)
     g_assert_cmpuint (dir_count (dir), ==, 0);
     g_unlink (q);
   }
+
+  /* an empirical template of codes from finite noise of 1e30: refused as overflowing, as `rpe
+   * compute empirical` refuses it (the figure said "no data to draw") */
+  {
+    g_autofree char *dir = case_dir ();
+    g_autofree char *z = g_build_filename (rpe_test_tmpdir (), "huge-z.npy", NULL);
+    float v[1 * 2 * 2 * 4];
+    g_autoptr (GError) error = NULL;
+
+    for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
+      v[i] = 1e30f;
+    g_assert_true (rpe_npy_write (z, v, 4, (gsize[]) { 1, 2, 2, 4 }, FALSE, &error));
+    for (int mode = 0; mode < 2; mode++)
+      {
+        const char *args[] = { "export", "template", mode == 0 ? "--empirical" : "--difference", "--heads", "1",
+                               "--features", "2", "--sines", "1", "--realizations", "4", "--noise", z,
+                               "--length", "8", "-o", "t.png", NULL };
+        Run r = run_rpe (dir, NULL, 0, args);
+
+        g_assert_cmpint (r.status, ==, 2);
+        assert_message (&r, "template", "overflows float32", NULL);
+        run_clear (&r);
+      }
+    g_assert_cmpuint (dir_count (dir), ==, 0);
+    g_unlink (z);
+  }
 }
 
 /* ---- 5. escaping ---------------------------------------------------------------- */

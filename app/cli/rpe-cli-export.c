@@ -190,6 +190,10 @@ template_of (Ctx *c, const RpeCliCodes *codes, gsize n, gsize h, gsize d, float 
   if (st == RPE_OK && c->eo->difference)
     for (gsize i = 0; i < n * n; i++)
       out[i] -= scratch[i];
+  /* finite codes whose products overflow (noise of 1e30): refused as `rpe compute empirical`
+   * refuses them, not drawn as a figure without data */
+  if (st == RPE_OK && !rpe_all_finite_f (out, n * n))
+    st = RPE_ERROR_RANGE;
   return rpe_cli_status_error (st, "template", error);
 }
 
