@@ -205,6 +205,35 @@ test_profile_demo (void)
   rpe_spe_params_clear (&conv);
 }
 
+/* Without --models, a checkpoint's own modules: the SPE methods it holds (demo:sine-spe was
+ * refused for its missing conv module), else its LRPE or FastRPB module (demo:lrpe and
+ * demo:fastrpb were refused for holding no SPE module). */
+static void
+test_profile_own_modules (void)
+{
+  static const struct
+  {
+    const char *args;
+    const char *cols[6];
+  } cases[] = {
+    { "curves profile --checkpoint demo:sine-spe", { "tau", "sine_ungated", "sine_gated", "lrpe", NULL } },
+    { "curves profile --checkpoint demo:conv-spe", { "tau", "conv_ungated", "conv_gated", "lrpe", NULL } },
+    { "curves profile --checkpoint demo:lrpe", { "tau", "lrpe", NULL } },
+    { "curves profile --checkpoint demo:fastrpb --prefix layers.1.positional_bias", { "tau", "fastrpb", NULL } },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = rpe_test_tmp_path ("own.csv");
+      g_autoptr (Csv) c = NULL;
+
+      g_assert_cmpint (rpe_test_run_cli (NULL, NULL, "%s --length 16 -o '%s'", cases[i].args, out), ==, 0);
+      c = csv_read (out);
+      assert_columns (c, cases[i].cols);
+      g_assert_cmpuint (c->n_rows, ==, 31);
+    }
+}
+
 static void
 test_profile_random (void)
 {
@@ -424,6 +453,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cli/curves/profile/demo", test_profile_demo);
   g_test_add_func ("/cli/curves/profile/random", test_profile_random);
+  g_test_add_func ("/cli/curves/profile/own-modules", test_profile_own_modules);
   g_test_add_func ("/cli/curves/error/demo", test_error_demo);
   g_test_add_func ("/cli/curves/error/position", test_error_position);
   g_test_add_func ("/cli/curves/extrapolation/demo", test_extrapolation_demo);

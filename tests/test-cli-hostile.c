@@ -1233,12 +1233,18 @@ test_unused_options (void)
       { "export", "spe-vs-rpe", "--lrpe-p", "dct", "-o", "out.png", NULL },
       { "compute", "template", "--map", "gate=g", "-o", "out.npy", NULL },
       { "curves", "profile", "--prefix", "layers.0", "-o", "out.csv", NULL },
+      { "compute", "attention", "--exact", "--noise", "/no/such/z.npy", "-o", "out.npy", NULL },
+      { "compute", "logits", "--exact", "--gate-noise", "/no/such/e.npy", "-o", "out.npy", NULL },
+      { "curves", "profile", "--models", "sine", "--lrpe-v", "/no/such/v.npy", "-o", "out.csv", NULL },
+      { "curves", "extrapolation", "--models", "sine,lrpe", "--bias", "/no/such/w.npy", "-o", "out.csv", NULL },
     };
     static const char *const said[][2] = {
       { "--noise", "is not used by" }, { "--gate-noise", "is not used by" }, { "--queries", "is not used by" },
       { "--keys", "is not used by" }, { "--noise", "is not used by" }, { "--bias", "is not used by" },
       { "--lrpe-v", "is not used by" }, { "--lrpe-theta-file", "is not used by" }, { "--lrpe-p", "is not used by" },
       { "--map", "--checkpoint" }, { "--prefix", "--checkpoint" },
+      { "--noise", "is not used with --exact" }, { "--gate-noise", "is not used with --exact" },
+      { "--lrpe-v", "--models does not draw" }, { "--bias", "--models does not draw" },
     };
 
     for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)

@@ -979,6 +979,20 @@ rpe_cli_compute (int argc, char **argv)
       return 1;
     }
 
+  if (o.attention.exact && (o.draw.noise != NULL || o.draw.gate_noise != NULL || o.draw.noise_scheme != NULL
+                            || o.draw.realizations != RPE_CLI_UNSET))
+    {
+      /* the exact logits of the template draw no codes: what would shape them is not dropped */
+      fprintf (stderr, _("rpe compute %s: %s is not used with --exact (the exact logits draw no codes): remove it\n"),
+               what,
+               o.draw.noise != NULL          ? "--noise"
+               : o.draw.gate_noise != NULL   ? "--gate-noise"
+               : o.draw.noise_scheme != NULL ? "--noise-scheme"
+                                             : "--realizations");
+      rpe_cli_args_clear (&o);
+      return 2;
+    }
+
   c.o = &o;
   c.exit_code = 0;
   if (g_str_has_prefix (what, "lrpe-") || g_str_equal (what, "fastrpb"))

@@ -19,6 +19,7 @@
 #include "rpe-rng.h"
 #include "rpe-spe.h"
 
+#include "rpe-checkpoint.h"
 #include "rpe-checkpoint-ape.h"
 #include "rpe-checkpoint-lrpe.h"
 #include "rpe-demos.h"
@@ -333,6 +334,37 @@ parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **
 }
 
 /* Parameters of both methods, loaded on demand. */
+/* The LRPE options shape the lrpe model, --bias and --bias-layout the fastrpb one: given for
+ * --models without that model, they would be dropped unread (a file that may not even exist). */
+static gboolean
+check_model_options (const RpeCliArgs *o, const GArray *specs, GError **error)
+{
+  gboolean lrpe = FALSE, fastrpb = FALSE;
+  const char *lrpe_given = o->lrpe.p != NULL             ? "--lrpe-p"
+                           : o->lrpe.lambda != NULL      ? "--lrpe-lambda"
+                           : o->lrpe.theta != NULL       ? "--lrpe-theta"
+                           : o->lrpe.v != NULL           ? "--lrpe-v"
+                           : o->lrpe.theta_file != NULL  ? "--lrpe-theta-file"
+                           : o->lrpe.permutation != NULL ? "--lrpe-permutation"
+                           : o->lrpe.householder != NULL ? "--lrpe-householder"
+                                                         : NULL;
+  const char *bias_given = o->fastrpb.bias != NULL ? "--bias" : o->fastrpb.layout != NULL ? "--bias-layout" : NULL;
+
+  for (guint i = 0; i < specs->len; i++)
+    {
+      lrpe |= g_array_index (specs, ModelSpec, i).base == 3;
+      fastrpb |= g_array_index (specs, ModelSpec, i).base == 4;
+    }
+  if (lrpe_given != NULL && !lrpe)
+    return rpe_cli_usage_error (error, "%s shapes the lrpe model, which --models does not draw: remove it or add lrpe",
+                                lrpe_given);
+  if (bias_given != NULL && !fastrpb)
+    return rpe_cli_usage_error (error,
+                                "%s is the fastrpb model's bias, which --models does not draw: remove it or add fastrpb",
+                                bias_given);
+  return TRUE;
+}
+
 typedef struct
 {
   RpeSpeParams params[2];
@@ -378,12 +410,52 @@ default_models (const RpeCliArgs *o, ParamCache *cache, gboolean profile, GError
 {
   GString *s = g_string_new (profile ? "" : "ape");
   const char *methods[2] = { "sine", "conv" };
+  gboolean present[2] = { TRUE, TRUE };
+
+  if (o->model.checkpoint != NULL && o->model.map == NULL && o->model.method == NULL)
+    {
+      /* a checkpoint's own modules: its SPE methods (those of --prefix), else its LRPE and
+       * FastRPB modules (an LRPE or FastRPB model) */
+      g_autoptr (RpeTensorSet) set = rpe_cli_read_checkpoint (o->model.checkpoint, error);
+      g_autoptr (GPtrArray) spe = NULL, lrpe = NULL, fastrpb = NULL;
+
+      if (set == NULL)
+        {
+          g_string_free (s, TRUE);
+          return NULL;
+        }
+      spe = rpe_checkpoint_find_modules (set);
+      lrpe = rpe_checkpoint_find_lrpe_modules (set);
+      fastrpb = rpe_checkpoint_find_fastrpb_modules (set);
+      if ((spe == NULL || spe->len == 0) && ((lrpe != NULL && lrpe->len > 0) || (fastrpb != NULL && fastrpb->len > 0)))
+        {
+          if (lrpe != NULL && lrpe->len > 0)
+            g_string_append_printf (s, "%slrpe", s->len ? "," : "");
+          if (fastrpb != NULL && fastrpb->len > 0)
+            g_string_append_printf (s, "%sfastrpb", s->len ? "," : "");
+          return g_string_free (s, FALSE);
+        }
+      if (spe != NULL && spe->len > 0)
+        {
+          gboolean any = FALSE, found[2] = { FALSE, FALSE };
+
+          for (guint i = 0; i < spe->len; i++)
+            {
+              const RpeSpeModuleInfo *m = g_ptr_array_index (spe, i);
+
+              if (o->model.prefix == NULL || g_str_equal (o->model.prefix, m->prefix))
+                found[m->method == RPE_SPE_SINE ? 0 : 1] = any = TRUE;
+            }
+          if (any)
+            present[0] = found[0], present[1] = found[1];
+        }
+    }
 
   for (int i = 0; i < 2; i++)
     {
       const RpeSpeParams *p;
 
-      if (o->model.method != NULL && !g_str_equal (o->model.method, methods[i]))
+      if ((o->model.method != NULL && !g_str_equal (o->model.method, methods[i])) || !present[i])
         continue;
       if (!profile)
         {
@@ -430,7 +502,7 @@ curves_profile (Ctx *c, GError **error)
     return NULL;
   head = o->model.head >= 0 ? (gsize) o->model.head : 0;
   models = c->co->models != NULL ? g_strdup (c->co->models) : default_models (o, &cache, TRUE, error);
-  if (models == NULL || !parse_models (models, FALSE, &specs, error))
+  if (models == NULL || !parse_models (models, FALSE, &specs, error) || !check_model_options (o, specs, error))
     goto out;
   if (!make_content (o, D, &content, error))
     goto out;
@@ -787,7 +859,7 @@ curves_extrapolation (Ctx *c, GError **error)
   if (!resolve_shape (o, &H, &D, error) || !check_head_feature (o, H, D, error))
     return NULL;
   models = co->models != NULL ? g_strdup (co->models) : default_models (o, &cache, FALSE, error);
-  if (models == NULL || !parse_models (models, TRUE, &specs, error))
+  if (models == NULL || !parse_models (models, TRUE, &specs, error) || !check_model_options (o, specs, error))
     goto out;
   if (!make_content (o, D, &content, error))
     goto out;
