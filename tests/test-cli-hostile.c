@@ -491,8 +491,12 @@ test_budget_before_work (void)
     /* a map of many more cells than the page has points: its images are one pixel a cell (2048^2
      * here, 36 MiB with cairo's copy beside the 16 MiB map), counted once the map is known and
      * before anything is drawn (exit 0 and 68 MB resident under 64M before) */
-    { "48M", { "export", "attention", "--length", "2048", "-o", "d.pdf", NULL }, "the images of this 360 x 300 pt page" },
-    { "48M", { "export", "attention", "--length", "2048", "-o", "d.svg", NULL }, "the images of this 360 x 300 pt page" },
+    { "48M",
+      { "export", "attention", "--length", "2048", "-o", "d.pdf", NULL },
+      "the images of this 360 x 300 pt page" },
+    { "48M",
+      { "export", "attention", "--length", "2048", "-o", "d.svg", NULL },
+      "the images of this 360 x 300 pt page" },
     /* a fit: the target, the profiles and the solver's work, before the target is made */
     { "64M",
       { "fit", "--target", "alibi", "--heads", "64", "--features", "64", "--length", "65536", "-o", "f.safetensors",
@@ -509,11 +513,13 @@ test_budget_before_work (void)
      * checked before the filters are drawn (they were drawn, then the template's check refused) */
     { "64M",
       { "compute", "template", "--grid", "1000x1000", "--kernel", "110", "-o", "x.npy", NULL },
-      "template: the arrays need", 40 },
+      "template: the arrays need",
+      40 },
     { "64M",
-      { "compute", "codes", "--grid", "300x300", "--kernel", "110", "--realizations", "1", "-o", "x.npy",
-        "--out-keys", "k.npy", NULL },
-      "codes: the arrays need", 40 },
+      { "compute", "codes", "--grid", "300x300", "--kernel", "110", "--realizations", "1", "-o", "x.npy", "--out-keys",
+        "k.npy", NULL },
+      "codes: the arrays need",
+      40 },
     /* computed arrays: refused by their own check, before they are computed */
     { "512M", { "curves", "extrapolation", "--max-length", "60000000", "-o", "e.csv", NULL }, "memory budget" },
   };
@@ -622,7 +628,7 @@ test_non_finite (void)
   {
     g_autofree char *dir = case_dir ();
     g_autofree char *z = g_build_filename (rpe_test_tmpdir (), "huge-z.npy", NULL);
-    float v[1 * 2 * 2 * 4];
+    float            v[1 * 2 * 2 * 4];
     g_autoptr (GError) error = NULL;
 
     for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
@@ -630,10 +636,25 @@ test_non_finite (void)
     g_assert_true (rpe_npy_write (z, v, 4, (gsize[]) { 1, 2, 2, 4 }, FALSE, &error));
     for (int mode = 0; mode < 2; mode++)
       {
-        const char *args[] = { "export", "template", mode == 0 ? "--empirical" : "--difference", "--heads", "1",
-                               "--features", "2", "--sines", "1", "--realizations", "4", "--noise", z,
-                               "--length", "8", "-o", "t.png", NULL };
-        Run r = run_rpe (dir, NULL, 0, args);
+        const char *args[] = { "export",
+                               "template",
+                               mode == 0 ? "--empirical" : "--difference",
+                               "--heads",
+                               "1",
+                               "--features",
+                               "2",
+                               "--sines",
+                               "1",
+                               "--realizations",
+                               "4",
+                               "--noise",
+                               z,
+                               "--length",
+                               "8",
+                               "-o",
+                               "t.png",
+                               NULL };
+        Run         r = run_rpe (dir, NULL, 0, args);
 
         g_assert_cmpint (r.status, ==, 2);
         assert_message (&r, "template", "overflows float32", NULL);
@@ -762,8 +783,8 @@ test_outputs (void)
   {
     const char *big[] = { "compute", "template", "--length", "64", "-o", "out.npy", NULL };
     const char *csv[] = { "curves", "profile", "--length", "256", "-o", "out.csv", NULL };
-    const char *session[] = { "export", "attention", "--length", "16", "--save-session", "s.rpe-session",
-                              "-o", "fig.npy", NULL };
+    const char *session[] = { "export",        "attention", "--length", "16", "--save-session",
+                              "s.rpe-session", "-o",        "fig.npy",  NULL };
 
     r = run_rpe (dir, NULL, 4096, big);
     g_assert_cmpint (r.status, ==, 1);
@@ -1239,12 +1260,21 @@ test_unused_options (void)
       { "curves", "extrapolation", "--models", "sine,lrpe", "--bias", "/no/such/w.npy", "-o", "out.csv", NULL },
     };
     static const char *const said[][2] = {
-      { "--noise", "is not used by" }, { "--gate-noise", "is not used by" }, { "--queries", "is not used by" },
-      { "--keys", "is not used by" }, { "--noise", "is not used by" }, { "--bias", "is not used by" },
-      { "--lrpe-v", "is not used by" }, { "--lrpe-theta-file", "is not used by" }, { "--lrpe-p", "is not used by" },
-      { "--map", "--checkpoint" }, { "--prefix", "--checkpoint" },
-      { "--noise", "is not used with --exact" }, { "--gate-noise", "is not used with --exact" },
-      { "--lrpe-v", "--models does not draw" }, { "--bias", "--models does not draw" },
+      { "--noise", "is not used by" },
+      { "--gate-noise", "is not used by" },
+      { "--queries", "is not used by" },
+      { "--keys", "is not used by" },
+      { "--noise", "is not used by" },
+      { "--bias", "is not used by" },
+      { "--lrpe-v", "is not used by" },
+      { "--lrpe-theta-file", "is not used by" },
+      { "--lrpe-p", "is not used by" },
+      { "--map", "--checkpoint" },
+      { "--prefix", "--checkpoint" },
+      { "--noise", "is not used with --exact" },
+      { "--gate-noise", "is not used with --exact" },
+      { "--lrpe-v", "--models does not draw" },
+      { "--bias", "--models does not draw" },
     };
 
     for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)

@@ -713,14 +713,14 @@ test_vector_bytes (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (lengths); i++)
     {
-      size_t n = lengths[i], bytes = 0, embedded = 0;
+      size_t            n = lengths[i], bytes = 0, embedded = 0;
       g_autofree float *a = identity_map (n);
-      g_autofree char *path = rpe_test_tmp_path ("bytes.svg");
-      g_autofree char *text = NULL;
+      g_autofree char  *path = rpe_test_tmp_path ("bytes.svg");
+      g_autofree char  *text = NULL;
       g_autoptr (GError) error = NULL;
       RpeExportSize size = { 0 };
-      RpeFigure fig;
-      double wpt, hpt, side;
+      RpeFigure     fig;
+      double        wpt, hpt, side;
 
       RpeHeatmapData cells[4];
 
@@ -747,8 +747,8 @@ test_vector_bytes (void)
           embedded += (size_t) w * h;
         }
       side = MIN ((double) n, (double) RPE_PLOT_MAX_IMAGE_SIDE);
-      g_test_message ("kind %d, N = %zu, %.0f x %.0f pt: %zu pixels embedded, %zu estimated", (int) fig.kind, n, wpt, hpt,
-                      embedded, bytes / 9);
+      g_test_message ("kind %d, N = %zu, %.0f x %.0f pt: %zu pixels embedded, %zu estimated", (int) fig.kind, n, wpt,
+                      hpt, embedded, bytes / 9);
       g_assert_cmpuint (embedded, <=, bytes / 9);
       /* above it by at most 4 times the larger of the two (the estimate gives each panel its share
        * of the page, larger than its plot, and whole-cell replication may double each side) */

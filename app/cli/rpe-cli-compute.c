@@ -979,8 +979,9 @@ rpe_cli_compute (int argc, char **argv)
       return 1;
     }
 
-  if (o.attention.exact && (o.draw.noise != NULL || o.draw.gate_noise != NULL || o.draw.noise_scheme != NULL
-                            || o.draw.realizations != RPE_CLI_UNSET))
+  if (o.attention.exact
+      && (o.draw.noise != NULL || o.draw.gate_noise != NULL || o.draw.noise_scheme != NULL
+          || o.draw.realizations != RPE_CLI_UNSET))
     {
       /* the exact logits of the template draw no codes: what would shape them is not dropped */
       fprintf (stderr, _("rpe compute %s: %s is not used with --exact (the exact logits draw no codes): remove it\n"),

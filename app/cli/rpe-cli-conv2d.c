@@ -28,10 +28,17 @@ grid_realizations (const RpeCliArgs *o)
  * lags and (empirical) the codes and their noise; codes: both codes and the noise; encode: those
  * and the encoded queries and keys. */
 static gsize
-grid_work_dims (const char *what, const RpeCliArgs *o, gsize H, gsize D, gsize l1, gsize l2, gsize n1, gsize n2,
+grid_work_dims (const char       *what,
+                const RpeCliArgs *o,
+                gsize             H,
+                gsize             D,
+                gsize             l1,
+                gsize             l2,
+                gsize             n1,
+                gsize             n2,
                 gsize (*dims)[4])
 {
-  gsize n = n1 * n2, r = grid_realizations (o), k = 0;
+  gsize    n = n1 * n2, r = grid_realizations (o), k = 0;
   gboolean empirical = g_str_equal (what, "empirical"), encode = g_str_equal (what, "encode");
 
   if (empirical || g_str_equal (what, "template"))
@@ -83,10 +90,11 @@ grid_params (const RpeCliArgs *o, const char *what, gsize n1, gsize n2, RpeSpePa
   l2 = o->model.kernel_cols > 0 ? (gsize) o->model.kernel_cols : l1;
   {
     /* the query and key filters and the gate, and what is made from them: one sum */
-    gsize H = (gsize) o->model.heads, D = (gsize) o->model.features, dims[6][4] = {
-      { H, D, l1 * l2, 2 },
-      { H, D, 1, 1 },
-    };
+    gsize H = (gsize) o->model.heads, D = (gsize) o->model.features,
+          dims[6][4] = {
+            { H, D, l1 * l2, 2 },
+            { H, D, 1, 1 },
+          };
     gsize k = 2 + grid_work_dims (what, o, H, D, l1, l2, n1, n2, dims + 2);
 
     if (!rpe_cli_check_budget (g_str_equal (what, "empirical") ? "template" : what, k, (const gsize (*)[4]) dims,

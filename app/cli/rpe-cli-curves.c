@@ -339,7 +339,7 @@ parse_models (const char *text, gboolean allow_estimate, GArray **out, GError **
 static gboolean
 check_model_options (const RpeCliArgs *o, const GArray *specs, GError **error)
 {
-  gboolean lrpe = FALSE, fastrpb = FALSE;
+  gboolean    lrpe = FALSE, fastrpb = FALSE;
   const char *lrpe_given = o->lrpe.p != NULL             ? "--lrpe-p"
                            : o->lrpe.lambda != NULL      ? "--lrpe-lambda"
                            : o->lrpe.theta != NULL       ? "--lrpe-theta"
@@ -359,9 +359,8 @@ check_model_options (const RpeCliArgs *o, const GArray *specs, GError **error)
     return rpe_cli_usage_error (error, "%s shapes the lrpe model, which --models does not draw: remove it or add lrpe",
                                 lrpe_given);
   if (bias_given != NULL && !fastrpb)
-    return rpe_cli_usage_error (error,
-                                "%s is the fastrpb model's bias, which --models does not draw: remove it or add fastrpb",
-                                bias_given);
+    return rpe_cli_usage_error (
+      error, "%s is the fastrpb model's bias, which --models does not draw: remove it or add fastrpb", bias_given);
   return TRUE;
 }
 
@@ -410,7 +409,7 @@ default_models (const RpeCliArgs *o, ParamCache *cache, gboolean profile, GError
 {
   GString *s = g_string_new (profile ? "" : "ape");
   const char *methods[2] = { "sine", "conv" };
-  gboolean present[2] = { TRUE, TRUE };
+  gboolean    present[2] = { TRUE, TRUE };
 
   if (o->model.checkpoint != NULL && o->model.map == NULL && o->model.method == NULL)
     {
@@ -1003,7 +1002,8 @@ static const RpeCliLeaf curves_leaves[] = {
        "FastRPB's weights (--bias or the checkpoint's, else a synthetic seeded bias) and learned APE.\n"
        "One column per model; --head and --feature pick the template (default the mean over features)."),
     "curves profile --checkpoint demo --length 128 -o profile.csv",
-    CURVES_MODEL | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_CAUSAL,
+    CURVES_MODEL | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_BIAS
+      | RPE_CLI_TAKES_CAUSAL,
     CURVES_MODELS, "checkpoint length models train-length", NULL, NULL, NULL },
   { "error", N_("The SPE estimator's relative error against R (or query position), with its log-log slope"),
     N_("|Phat - Ptilde|_F / |Ptilde|_F, the relative error of the SPE estimate against the analytic\n"
@@ -1019,8 +1019,8 @@ static const RpeCliLeaf curves_leaves[] = {
        "every model of --models; the positions beyond --train-length (default 64) show how each model\n"
        "extrapolates.  --max-length N_max (default 4 N_train)."),
     "curves extrapolation --checkpoint demo --train-length 64 --max-length 256 -o extrapolation.csv",
-    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES | RPE_CLI_TAKES_BIAS
-      | RPE_CLI_TAKES_CAUSAL,
+    CURVES_MODEL | RPE_CLI_TAKES_REALIZATIONS | RPE_CLI_TAKES_CONTENT | RPE_CLI_TAKES_LRPE | RPE_CLI_TAKES_LRPE_FILES
+      | RPE_CLI_TAKES_BIAS | RPE_CLI_TAKES_CAUSAL,
     CURVES_MODELS | CURVES_EXTRAPOLATION, "checkpoint models train-length", NULL, NULL, NULL },
   { "output-error", N_("The relative error of the SPE output against position or R"),
     N_("err[m] = |Y_spe[m] - Y_ref[m]| / |Y_ref[m]| per position m (mean and sd over --draws), or against R\n"

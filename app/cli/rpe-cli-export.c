@@ -1145,8 +1145,8 @@ heatmap_view_reads_its_files (const char          *view,
                               GError             **error)
 {
   const char *method = eo->attention_method != NULL ? eo->attention_method : o->attention.exact ? "exact" : "spe";
-  gboolean attention = g_str_equal (view, "attention"), templates = g_str_has_prefix (view, "template");
-  gboolean draws = (templates && (eo->empirical || eo->difference)) || g_str_equal (view, "spe-vs-rpe")
+  gboolean    attention = g_str_equal (view, "attention"), templates = g_str_has_prefix (view, "template");
+  gboolean    draws = (templates && (eo->empirical || eo->difference)) || g_str_equal (view, "spe-vs-rpe")
                    || (attention && g_str_equal (method, "spe"));
   gboolean content = attention || g_str_equal (view, "spe-vs-rpe");
   /* the Curves page's extrapolation and a session's redraw (its every choice) take them too */
@@ -1166,7 +1166,8 @@ heatmap_view_reads_its_files (const char          *view,
     { "--lrpe-p", o->lrpe.p, lrpe, N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
     { "--lrpe-lambda", o->lrpe.lambda, lrpe,
       N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
-    { "--lrpe-theta", o->lrpe.theta, lrpe, N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
+    { "--lrpe-theta", o->lrpe.theta, lrpe,
+      N_("only --attention-method lrpe, the Curves page or --save-session takes it") },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)

@@ -337,8 +337,8 @@ io_error (GError    **error,
           const char *path,
           int         saved_errno)
 {
-  return rpe_set_error (error, rpe_status_for_write_errno (saved_errno),
-                        "Cannot %s '%s': %s", what, path, g_strerror (saved_errno));
+  return rpe_set_error (error, rpe_status_for_write_errno (saved_errno), "Cannot %s '%s': %s", what, path,
+                        g_strerror (saved_errno));
 }
 
 RpeAtomicFile *

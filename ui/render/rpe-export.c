@@ -1061,7 +1061,7 @@ rpe_export_vector_bytes (const RpeFigure *fig, double width_pt, double height_pt
     }
   else if (fig->kind == RPE_FIGURE_COMPARE)
     {
-      size_t n = MAX (fig->n_panels, (size_t) 1);
+      size_t   n = MAX (fig->n_panels, (size_t) 1);
       gboolean stacked = compare_stacked (fig, width_pt, height_pt);
 
       if (fig->n_panels == 0 || fig->panels[0].values == NULL)
@@ -1200,8 +1200,12 @@ write_image (const RpeFigure *fig,
  * themselves).  `rpe` checked the page's size before computing; a map of many more cells than
  * the page has points is found here, before anything is drawn. */
 static gboolean
-check_vector_budget (const RpeFigure *fig, RpeExportFormat format, double wpt, double hpt, const char *path,
-                     GError **error)
+check_vector_budget (const RpeFigure *fig,
+                     RpeExportFormat  format,
+                     double           wpt,
+                     double           hpt,
+                     const char      *path,
+                     GError         **error)
 {
   size_t bytes = 0, total;
 
